@@ -1,0 +1,77 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// Three tiers (shared models → server / client → executables). Server and
+// client modules never depend on each other; both depend on VroomXModels.
+let package = Package(
+    name: "VroomX",
+    platforms: [.macOS(.v14), .iOS(.v17)],
+    products: [
+        .library(name: "VroomXModels", targets: ["VroomXModels"]),
+        .library(name: "VroomXServer", targets: ["VroomXServer"]),
+        .executable(name: "vroomx", targets: ["vroomx"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+    ],
+    targets: [
+        // Wire and domain types shared by server and clients. Foundation only.
+        .target(name: "VroomXModels"),
+        // Hashing for secrets people choose (the PIN) and random tokens.
+        .target(
+            name: "VroomXSecurity",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+
+        // The server: HTTP API, storage (SQLite or PostgreSQL), auth, mail.
+        .target(
+            name: "VroomXServer",
+            dependencies: [
+                "VroomXModels",
+                "VroomXSecurity",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+            ],
+            resources: [.copy("Resources/openapi.json")]
+        ),
+        .executableTarget(
+            name: "vroomx",
+            dependencies: [
+                "VroomXServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        .testTarget(name: "VroomXModelsTests", dependencies: ["VroomXModels"]),
+        .testTarget(
+            name: "VroomXServerTests",
+            dependencies: [
+                "VroomXServer",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+    ]
+)

@@ -1,0 +1,86 @@
+/// A stable, machine-readable error code. The set is open so that an older
+/// client still decodes a code added later.
+public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    public init(from decoder: any Decoder) throws {
+        rawValue = try decoder.singleValueContainer().decode(String.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
+    // Request shape
+    public static let malformedJSON = ErrorCode("malformed_json")
+    public static let validationFailed = ErrorCode("validation_failed")
+    public static let invalidParameter = ErrorCode("invalid_parameter")
+    public static let payloadTooLarge = ErrorCode("payload_too_large")
+    public static let unsupportedMediaType = ErrorCode("unsupported_media_type")
+    public static let routeNotFound = ErrorCode("route_not_found")
+    public static let methodNotAllowed = ErrorCode("method_not_allowed")
+    // Authentication and access
+    public static let missingToken = ErrorCode("missing_token")
+    public static let invalidToken = ErrorCode("invalid_token")
+    public static let tokenExpired = ErrorCode("token_expired")
+    public static let sessionRevoked = ErrorCode("session_revoked")
+    public static let forbidden = ErrorCode("forbidden")
+    public static let invalidCode = ErrorCode("invalid_code")
+    public static let codeExpired = ErrorCode("code_expired")
+    public static let tooManyAttempts = ErrorCode("too_many_attempts")
+    public static let invalidRefreshToken = ErrorCode("invalid_refresh_token")
+    public static let refreshTokenReused = ErrorCode("refresh_token_reused")
+    public static let driverNotFound = ErrorCode("driver_not_found")
+    public static let pinNotSet = ErrorCode("pin_not_set")
+    public static let pinIncorrect = ErrorCode("pin_incorrect")
+    public static let pinLocked = ErrorCode("pin_locked")
+    public static let rateLimited = ErrorCode("rate_limited")
+    // Data
+    public static let notFound = ErrorCode("not_found")
+    public static let alreadyExists = ErrorCode("already_exists")
+    public static let invalidTransition = ErrorCode("invalid_transition")
+    public static let conflict = ErrorCode("conflict")
+    public static let idempotencyKeyReused = ErrorCode("idempotency_key_reused")
+    public static let cursorExpired = ErrorCode("cursor_expired")
+    // Server
+    public static let internalError = ErrorCode("internal_error")
+    public static let unavailable = ErrorCode("unavailable")
+}
+
+/// The one error shape every endpoint answers with:
+/// `{"error": {"code": "…", "message": "…", …}}`.
+public struct APIErrorResponse: Codable, Sendable, Hashable, Error {
+    public var error: APIErrorBody
+
+    public init(_ error: APIErrorBody) { self.error = error }
+}
+
+public struct APIErrorBody: Codable, Sendable, Hashable {
+    public var code: ErrorCode
+    /// A sentence a person can read; not meant for parsing.
+    public var message: String
+    /// The request field at fault, as a JSON path (`pickup.address`).
+    public var field: String?
+    /// For PIN and code checks: how many tries remain.
+    public var attemptsLeft: Int?
+    /// For rate limits: seconds until a retry can succeed (also in `Retry-After`).
+    public var retryAfter: Int?
+
+    public init(code: ErrorCode, message: String, field: String? = nil, attemptsLeft: Int? = nil, retryAfter: Int? = nil) {
+        self.code = code
+        self.message = message
+        self.field = field
+        self.attemptsLeft = attemptsLeft
+        self.retryAfter = retryAfter
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case code, message, field
+        case attemptsLeft = "attempts_left"
+        case retryAfter = "retry_after"
+    }
+}

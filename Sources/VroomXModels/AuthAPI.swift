@@ -1,0 +1,121 @@
+import Foundation
+
+public struct SendCodeRequest: Codable, Sendable, Hashable {
+    public var email: String
+    public init(email: String) { self.email = email }
+}
+
+/// The answer to a code request is the same whether or not the email is
+/// known, so the endpoint cannot be used to discover accounts.
+public struct SendCodeResponse: Codable, Sendable, Hashable {
+    public var message: String
+    /// Seconds before another code may be requested for this email.
+    public var resendAfter: Int
+    public init(message: String, resendAfter: Int) {
+        self.message = message
+        self.resendAfter = resendAfter
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case message
+        case resendAfter = "resend_after"
+    }
+}
+
+public struct VerifyCodeRequest: Codable, Sendable, Hashable {
+    public var email: String
+    public var code: String
+    public init(email: String, code: String) {
+        self.email = email
+        self.code = code
+    }
+}
+
+/// A signed-in session: a short-lived access token and a rotating refresh
+/// token, with who the user is.
+public struct AuthSession: Codable, Sendable, Hashable {
+    public var accessToken: String
+    public var tokenType: String
+    public var expiresAt: Date
+    public var refreshToken: String
+    public var user: User
+    /// The driver record linked to the user, for drivers.
+    public var driver: Driver?
+
+    public init(accessToken: String, expiresAt: Date, refreshToken: String, user: User, driver: Driver?) {
+        self.accessToken = accessToken
+        self.tokenType = "Bearer"
+        self.expiresAt = expiresAt
+        self.refreshToken = refreshToken
+        self.user = user
+        self.driver = driver
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case user, driver
+        case accessToken = "access_token"
+        case tokenType = "token_type"
+        case expiresAt = "expires_at"
+        case refreshToken = "refresh_token"
+    }
+}
+
+public struct RefreshRequest: Codable, Sendable, Hashable {
+    public var refreshToken: String
+    public init(refreshToken: String) { self.refreshToken = refreshToken }
+    enum CodingKeys: String, CodingKey { case refreshToken = "refresh_token" }
+}
+
+public typealias LogoutRequest = RefreshRequest
+
+public struct MeResponse: Codable, Sendable, Hashable {
+    public var user: User
+    public var tenant: Tenant
+    public var driver: Driver?
+    public init(user: User, tenant: Tenant, driver: Driver?) {
+        self.user = user
+        self.tenant = tenant
+        self.driver = driver
+    }
+}
+
+public struct PINRequest: Codable, Sendable, Hashable {
+    public var pin: String
+    public init(pin: String) { self.pin = pin }
+
+    /// Exactly four ASCII digits.
+    public static func isValid(_ pin: String) -> Bool {
+        pin.utf8.count == 4 && pin.utf8.allSatisfy { $0 >= 48 && $0 <= 57 }
+    }
+}
+
+public struct PINVerifyResponse: Codable, Sendable, Hashable {
+    public var ok: Bool
+    public var attemptsLeft: Int
+    public init(ok: Bool, attemptsLeft: Int) {
+        self.ok = ok
+        self.attemptsLeft = attemptsLeft
+    }
+    enum CodingKeys: String, CodingKey {
+        case ok
+        case attemptsLeft = "attempts_left"
+    }
+}
+
+public struct RegisterDeviceTokenRequest: Codable, Sendable, Hashable {
+    public var token: String
+    public var platform: DevicePlatform
+    public init(token: String, platform: DevicePlatform) {
+        self.token = token
+        self.platform = platform
+    }
+}
+
+public struct HealthResponse: Codable, Sendable, Hashable {
+    public var status: String
+    public var database: String
+    public init(status: String, database: String) {
+        self.status = status
+        self.database = database
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+
+public struct CreateDriverRequest: Codable, Sendable, Hashable {
+    public var email: String
+    public var name: String
+    public var phone: String?
+    public var payType: PayType
+    public var payRate: Int
+
+    public init(email: String, name: String, phone: String? = nil, payType: PayType, payRate: Int) {
+        self.email = email
+        self.name = name
+        self.phone = phone
+        self.payType = payType
+        self.payRate = payRate
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case email, name, phone
+        case payType = "pay_type"
+        case payRate = "pay_rate"
+    }
+}
+
+public struct CreateTripRequest: Codable, Sendable, Hashable {
+    public var number: String
+    public var driverID: ID<Driver>?
+    public var startDate: LocalDate?
+    public var endDate: LocalDate?
+    public var origin: String
+    public var destination: String
+    public var revenueCents: Int
+    /// Defaults to what the driver's pay terms give for this trip.
+    public var driverPayCents: Int?
+    public var miles: Int
+
+    public init(number: String, driverID: ID<Driver>? = nil, startDate: LocalDate? = nil, endDate: LocalDate? = nil,
+                origin: String, destination: String, revenueCents: Int, driverPayCents: Int? = nil, miles: Int) {
+        self.number = number
+        self.driverID = driverID
+        self.startDate = startDate
+        self.endDate = endDate
+        self.origin = origin
+        self.destination = destination
+        self.revenueCents = revenueCents
+        self.driverPayCents = driverPayCents
+        self.miles = miles
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case number, origin, destination, miles
+        case driverID = "driver_id"
+        case startDate = "start_date"
+        case endDate = "end_date"
+        case revenueCents = "revenue_cents"
+        case driverPayCents = "driver_pay_cents"
+    }
+}
+
+/// A partial update: only the fields present change.
+public struct UpdateTripRequest: Codable, Sendable, Hashable {
+    public var status: TripStatus?
+    public var startDate: LocalDate?
+    public var endDate: LocalDate?
+    public var origin: String?
+    public var destination: String?
+    public var revenueCents: Int?
+    public var driverPayCents: Int?
+    public var miles: Int?
+
+    public init(status: TripStatus? = nil, startDate: LocalDate? = nil, endDate: LocalDate? = nil,
+                origin: String? = nil, destination: String? = nil, revenueCents: Int? = nil,
+                driverPayCents: Int? = nil, miles: Int? = nil) {
+        self.status = status
+        self.startDate = startDate
+        self.endDate = endDate
+        self.origin = origin
+        self.destination = destination
+        self.revenueCents = revenueCents
+        self.driverPayCents = driverPayCents
+        self.miles = miles
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case status, origin, destination, miles
+        case startDate = "start_date"
+        case endDate = "end_date"
+        case revenueCents = "revenue_cents"
+        case driverPayCents = "driver_pay_cents"
+    }
+}
+
+/// Assign to a driver, or unassign with `driver_id: null`.
+public struct AssignTripRequest: Codable, Sendable, Hashable {
+    public var driverID: ID<Driver>?
+    public init(driverID: ID<Driver>?) { self.driverID = driverID }
+    enum CodingKeys: String, CodingKey { case driverID = "driver_id" }
+}
+
+public struct CreateOrderRequest: Codable, Sendable, Hashable {
+    public var number: String
+    /// Putting an order on a trip assigns it to the trip's driver.
+    public var tripID: ID<Trip>?
+    public var vehicle: Vehicle
+    public var pickup: Stop
+    public var delivery: Stop
+    public var revenueCents: Int
+    public var paymentTerms: String?
+
+    public init(number: String, tripID: ID<Trip>? = nil, vehicle: Vehicle, pickup: Stop, delivery: Stop,
+                revenueCents: Int, paymentTerms: String? = nil) {
+        self.number = number
+        self.tripID = tripID
+        self.vehicle = vehicle
+        self.pickup = pickup
+        self.delivery = delivery
+        self.revenueCents = revenueCents
+        self.paymentTerms = paymentTerms
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case number, vehicle, pickup, delivery
+        case tripID = "trip_id"
+        case revenueCents = "revenue_cents"
+        case paymentTerms = "payment_terms"
+    }
+}
+
+/// A partial update by dispatch: only the fields present change. A status
+/// change is validated by the order state machine and notifies the driver.
+public struct UpdateOrderRequest: Codable, Sendable, Hashable {
+    public var status: OrderStatus?
+    public var vehicle: Vehicle?
+    public var pickup: Stop?
+    public var delivery: Stop?
+    public var pickupETA: Date?
+    public var deliveryETA: Date?
+    public var revenueCents: Int?
+    public var paymentTerms: String?
+
+    public init(status: OrderStatus? = nil, vehicle: Vehicle? = nil, pickup: Stop? = nil, delivery: Stop? = nil,
+                pickupETA: Date? = nil, deliveryETA: Date? = nil, revenueCents: Int? = nil, paymentTerms: String? = nil) {
+        self.status = status
+        self.vehicle = vehicle
+        self.pickup = pickup
+        self.delivery = delivery
+        self.pickupETA = pickupETA
+        self.deliveryETA = deliveryETA
+        self.revenueCents = revenueCents
+        self.paymentTerms = paymentTerms
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case status, vehicle, pickup, delivery
+        case pickupETA = "pickup_eta"
+        case deliveryETA = "delivery_eta"
+        case revenueCents = "revenue_cents"
+        case paymentTerms = "payment_terms"
+    }
+}
+
+/// Put an order on a trip (it follows the trip's driver), give it to a driver
+/// directly, or with both null take it back to unassigned.
+public struct AssignOrderRequest: Codable, Sendable, Hashable {
+    public var tripID: ID<Trip>?
+    public var driverID: ID<Driver>?
+
+    public init(tripID: ID<Trip>? = nil, driverID: ID<Driver>? = nil) {
+        self.tripID = tripID
+        self.driverID = driverID
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case tripID = "trip_id"
+        case driverID = "driver_id"
+    }
+}
+
+public struct SendMessageRequest: Codable, Sendable, Hashable {
+    public var driverID: ID<Driver>
+    /// `dispatch_message` or `urgent`.
+    public var type: NotificationType
+    public var title: String
+    public var body: String
+    public var tripID: ID<Trip>?
+    public var orderID: ID<Order>?
+
+    public init(driverID: ID<Driver>, type: NotificationType, title: String, body: String,
+                tripID: ID<Trip>? = nil, orderID: ID<Order>? = nil) {
+        self.driverID = driverID
+        self.type = type
+        self.title = title
+        self.body = body
+        self.tripID = tripID
+        self.orderID = orderID
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case type, title, body
+        case driverID = "driver_id"
+        case tripID = "trip_id"
+        case orderID = "order_id"
+    }
+}

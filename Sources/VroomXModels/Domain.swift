@@ -1,0 +1,336 @@
+import Foundation
+
+// The rows a client stores. Money is integer minor units (cents); instants
+// are `Date` (UTC ISO-8601 on the wire); calendar dates are `LocalDate`.
+// Every mutable row carries a `version` that increases on each change.
+
+public struct Tenant: Codable, Sendable, Hashable, Identifiable {
+    public var id: ID<Tenant>
+    public var name: String
+    public var createdAt: Date
+
+    public init(id: ID<Tenant>, name: String, createdAt: Date) {
+        self.id = id
+        self.name = name
+        self.createdAt = createdAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, name
+        case createdAt = "created_at"
+    }
+}
+
+public struct User: Codable, Sendable, Hashable, Identifiable {
+    public var id: ID<User>
+    public var tenantID: ID<Tenant>
+    public var email: String
+    public var role: UserRole
+    public var hasPIN: Bool
+    public var createdAt: Date
+
+    public init(id: ID<User>, tenantID: ID<Tenant>, email: String, role: UserRole, hasPIN: Bool, createdAt: Date) {
+        self.id = id
+        self.tenantID = tenantID
+        self.email = email
+        self.role = role
+        self.hasPIN = hasPIN
+        self.createdAt = createdAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, email, role
+        case tenantID = "tenant_id"
+        case hasPIN = "has_pin"
+        case createdAt = "created_at"
+    }
+}
+
+public struct Driver: Codable, Sendable, Hashable, Identifiable {
+    public var id: ID<Driver>
+    /// The auth user this driver record belongs to.
+    public var userID: ID<User>
+    public var name: String
+    public var phone: String
+    public var email: String
+    public var payType: PayType
+    /// Basis points for `percentage`, cents for `per_mile` and `per_trip`.
+    public var payRate: Int
+    public var version: Int
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    public init(id: ID<Driver>, userID: ID<User>, name: String, phone: String, email: String, payType: PayType,
+                payRate: Int, version: Int, createdAt: Date, updatedAt: Date) {
+        self.id = id
+        self.userID = userID
+        self.name = name
+        self.phone = phone
+        self.email = email
+        self.payType = payType
+        self.payRate = payRate
+        self.version = version
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, phone, email, version
+        case userID = "user_id"
+        case payType = "pay_type"
+        case payRate = "pay_rate"
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
+    }
+}
+
+public struct Trip: Codable, Sendable, Hashable, Identifiable {
+    public var id: ID<Trip>
+    public var number: String
+    public var driverID: ID<Driver>?
+    public var status: TripStatus
+    public var startDate: LocalDate?
+    public var endDate: LocalDate?
+    public var origin: String
+    public var destination: String
+    public var revenueCents: Int
+    public var driverPayCents: Int
+    public var miles: Int
+    public var version: Int
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    public init(id: ID<Trip>, number: String, driverID: ID<Driver>?, status: TripStatus, startDate: LocalDate?,
+                endDate: LocalDate?, origin: String, destination: String, revenueCents: Int, driverPayCents: Int,
+                miles: Int, version: Int, createdAt: Date, updatedAt: Date) {
+        self.id = id
+        self.number = number
+        self.driverID = driverID
+        self.status = status
+        self.startDate = startDate
+        self.endDate = endDate
+        self.origin = origin
+        self.destination = destination
+        self.revenueCents = revenueCents
+        self.driverPayCents = driverPayCents
+        self.miles = miles
+        self.version = version
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, number, status, origin, destination, miles, version
+        case driverID = "driver_id"
+        case startDate = "start_date"
+        case endDate = "end_date"
+        case revenueCents = "revenue_cents"
+        case driverPayCents = "driver_pay_cents"
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
+    }
+}
+
+/// The vehicle an order moves.
+public struct Vehicle: Codable, Sendable, Hashable {
+    public var year: Int?
+    public var make: String
+    public var model: String
+    public var vin: String
+    public var color: String
+
+    public init(year: Int? = nil, make: String = "", model: String = "", vin: String = "", color: String = "") {
+        self.year = year
+        self.make = make
+        self.model = model
+        self.vin = vin
+        self.color = color
+    }
+
+    /// "2021 Toyota Camry", skipping what is unknown.
+    public var summary: String {
+        [year.map(String.init), make, model].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " ")
+    }
+}
+
+/// Where a vehicle is picked up or delivered, who to call and when.
+public struct Stop: Codable, Sendable, Hashable {
+    public var name: String
+    public var address: String
+    public var contactName: String
+    public var contactPhone: String
+    public var windowStart: LocalDate?
+    public var windowEnd: LocalDate?
+
+    public init(name: String = "", address: String, contactName: String = "", contactPhone: String = "",
+                windowStart: LocalDate? = nil, windowEnd: LocalDate? = nil) {
+        self.name = name
+        self.address = address
+        self.contactName = contactName
+        self.contactPhone = contactPhone
+        self.windowStart = windowStart
+        self.windowEnd = windowEnd
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case name, address
+        case contactName = "contact_name"
+        case contactPhone = "contact_phone"
+        case windowStart = "window_start"
+        case windowEnd = "window_end"
+    }
+}
+
+public struct Order: Codable, Sendable, Hashable, Identifiable {
+    public var id: ID<Order>
+    public var number: String
+    public var tripID: ID<Trip>?
+    public var driverID: ID<Driver>?
+    public var vehicle: Vehicle
+    public var pickup: Stop
+    public var delivery: Stop
+    public var status: OrderStatus
+    public var actualPickupDate: Date?
+    public var actualDeliveryDate: Date?
+    public var pickupETA: Date?
+    public var deliveryETA: Date?
+    public var revenueCents: Int
+    public var paymentTerms: String
+    public var version: Int
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    public init(id: ID<Order>, number: String, tripID: ID<Trip>?, driverID: ID<Driver>?, vehicle: Vehicle,
+                pickup: Stop, delivery: Stop, status: OrderStatus, actualPickupDate: Date?, actualDeliveryDate: Date?,
+                pickupETA: Date?, deliveryETA: Date?, revenueCents: Int, paymentTerms: String, version: Int,
+                createdAt: Date, updatedAt: Date) {
+        self.id = id
+        self.number = number
+        self.tripID = tripID
+        self.driverID = driverID
+        self.vehicle = vehicle
+        self.pickup = pickup
+        self.delivery = delivery
+        self.status = status
+        self.actualPickupDate = actualPickupDate
+        self.actualDeliveryDate = actualDeliveryDate
+        self.pickupETA = pickupETA
+        self.deliveryETA = deliveryETA
+        self.revenueCents = revenueCents
+        self.paymentTerms = paymentTerms
+        self.version = version
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, number, vehicle, pickup, delivery, status, version
+        case tripID = "trip_id"
+        case driverID = "driver_id"
+        case actualPickupDate = "actual_pickup_date"
+        case actualDeliveryDate = "actual_delivery_date"
+        case pickupETA = "pickup_eta"
+        case deliveryETA = "delivery_eta"
+        case revenueCents = "revenue_cents"
+        case paymentTerms = "payment_terms"
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
+    }
+}
+
+public struct Expense: Codable, Sendable, Hashable, Identifiable {
+    public var id: ID<Expense>
+    public var tripID: ID<Trip>
+    /// The driver who recorded it; nil when dispatch did.
+    public var driverID: ID<Driver>?
+    public var category: ExpenseCategory
+    public var amountCents: Int
+    public var date: LocalDate
+    public var notes: String
+    public var createdAt: Date
+
+    public init(id: ID<Expense>, tripID: ID<Trip>, driverID: ID<Driver>?, category: ExpenseCategory,
+                amountCents: Int, date: LocalDate, notes: String, createdAt: Date) {
+        self.id = id
+        self.tripID = tripID
+        self.driverID = driverID
+        self.category = category
+        self.amountCents = amountCents
+        self.date = date
+        self.notes = notes
+        self.createdAt = createdAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, category, date, notes
+        case tripID = "trip_id"
+        case driverID = "driver_id"
+        case amountCents = "amount_cents"
+        case createdAt = "created_at"
+    }
+}
+
+/// What a notification points at, so a tap can open the right screen.
+public struct NotificationData: Codable, Sendable, Hashable {
+    public var tripID: ID<Trip>?
+    public var orderID: ID<Order>?
+
+    public init(tripID: ID<Trip>? = nil, orderID: ID<Order>? = nil) {
+        self.tripID = tripID
+        self.orderID = orderID
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case tripID = "trip_id"
+        case orderID = "order_id"
+    }
+}
+
+public struct DriverNotification: Codable, Sendable, Hashable, Identifiable {
+    public var id: ID<DriverNotification>
+    public var driverID: ID<Driver>
+    public var type: NotificationType
+    public var title: String
+    public var body: String
+    public var data: NotificationData
+    public var readAt: Date?
+    public var createdAt: Date
+
+    public init(id: ID<DriverNotification>, driverID: ID<Driver>, type: NotificationType, title: String, body: String,
+                data: NotificationData, readAt: Date?, createdAt: Date) {
+        self.id = id
+        self.driverID = driverID
+        self.type = type
+        self.title = title
+        self.body = body
+        self.data = data
+        self.readAt = readAt
+        self.createdAt = createdAt
+    }
+
+    public var isUnread: Bool { readAt == nil }
+
+    enum CodingKeys: String, CodingKey {
+        case id, type, title, body, data
+        case driverID = "driver_id"
+        case readAt = "read_at"
+        case createdAt = "created_at"
+    }
+}
+
+public struct DeviceToken: Codable, Sendable, Hashable {
+    public var token: String
+    public var platform: DevicePlatform
+    public var lastActiveAt: Date
+
+    public init(token: String, platform: DevicePlatform, lastActiveAt: Date) {
+        self.token = token
+        self.platform = platform
+        self.lastActiveAt = lastActiveAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case token, platform
+        case lastActiveAt = "last_active_at"
+    }
+}

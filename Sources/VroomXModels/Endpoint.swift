@@ -1,0 +1,123 @@
+/// Every HTTP route of the API, defined once. The server registers its
+/// handlers from these values and clients build their requests from them, so
+/// the two cannot drift; a test checks the OpenAPI document against `all`.
+public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
+    public enum Method: String, Sendable, CaseIterable {
+        case get = "GET", post = "POST", put = "PUT", patch = "PATCH", delete = "DELETE", head = "HEAD", options = "OPTIONS"
+    }
+
+    /// Who may call the endpoint. Tenant and driver always come from the
+    /// access token, never from the request.
+    public enum Access: Sendable, Hashable {
+        case anyone
+        case signedIn
+        case driver
+        case dispatcher
+    }
+
+    public let method: Method
+    /// Path template with `{name}` placeholders, as in OpenAPI.
+    public let path: String
+    public let access: Access
+
+    public init(_ method: Method, _ path: String, _ access: Access) {
+        self.method = method
+        self.path = path
+        self.access = access
+    }
+
+    public var description: String { "\(method.rawValue) \(path)" }
+
+    /// Names of the `{placeholders}` in order.
+    public var parameterNames: [String] {
+        path.split(separator: "/").compactMap { segment in
+            segment.hasPrefix("{") && segment.hasSuffix("}") ? String(segment.dropFirst().dropLast()) : nil
+        }
+    }
+
+    /// The concrete path with each placeholder replaced, in order, by a
+    /// percent-encoded value.
+    public func path(_ values: String...) -> String {
+        precondition(values.count == parameterNames.count, "\(self) takes \(parameterNames.count) parameter(s)")
+        var remaining = values[...]
+        return "/" + path.split(separator: "/").map { segment -> String in
+            guard segment.hasPrefix("{") else { return String(segment) }
+            return Self.percentEncode(remaining.removeFirst())
+        }.joined(separator: "/")
+    }
+
+    static func percentEncode(_ value: String) -> String {
+        var out = ""
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF")
+                out += "%" + String(hex[Int(byte >> 4)]) + String(hex[Int(byte & 0xF)])
+            }
+        }
+        return out
+    }
+}
+
+extension Endpoint {
+    // Service
+    public static let health = Endpoint(.get, "/healthz", .anyone)
+    public static let openAPI = Endpoint(.get, "/openapi.json", .anyone)
+
+    // Sign-in
+    public static let sendCode = Endpoint(.post, "/v1/auth/otp", .anyone)
+    public static let verifyCode = Endpoint(.post, "/v1/auth/verify", .anyone)
+    public static let refresh = Endpoint(.post, "/v1/auth/refresh", .anyone)
+    public static let logout = Endpoint(.post, "/v1/auth/logout", .anyone)
+
+    // The signed-in user
+    public static let me = Endpoint(.get, "/v1/me", .signedIn)
+    public static let setPIN = Endpoint(.put, "/v1/me/pin", .signedIn)
+    public static let verifyPIN = Endpoint(.post, "/v1/me/pin/verify", .signedIn)
+    public static let registerDeviceToken = Endpoint(.post, "/v1/device-tokens", .signedIn)
+    public static let removeDeviceToken = Endpoint(.delete, "/v1/device-tokens/{token}", .signedIn)
+
+    // Driver
+    public static let trips = Endpoint(.get, "/v1/trips", .driver)
+    public static let trip = Endpoint(.get, "/v1/trips/{id}", .driver)
+    public static let tripOrders = Endpoint(.get, "/v1/trips/{id}/orders", .driver)
+    public static let tripExpenses = Endpoint(.get, "/v1/trips/{id}/expenses", .driver)
+    public static let orders = Endpoint(.get, "/v1/orders", .driver)
+    public static let order = Endpoint(.get, "/v1/orders/{id}", .driver)
+    public static let updateOrderStatus = Endpoint(.patch, "/v1/orders/{id}/status", .driver)
+    public static let updateOrderETA = Endpoint(.patch, "/v1/orders/{id}/eta", .driver)
+    public static let createExpense = Endpoint(.post, "/v1/expenses", .driver)
+    public static let deleteExpense = Endpoint(.delete, "/v1/expenses/{id}", .driver)
+    public static let notifications = Endpoint(.get, "/v1/notifications", .driver)
+    public static let markNotificationRead = Endpoint(.post, "/v1/notifications/{id}/read", .driver)
+
+    // Dispatch
+    public static let dispatchDrivers = Endpoint(.get, "/v1/dispatch/drivers", .dispatcher)
+    public static let dispatchCreateDriver = Endpoint(.post, "/v1/dispatch/drivers", .dispatcher)
+    public static let dispatchTrips = Endpoint(.get, "/v1/dispatch/trips", .dispatcher)
+    public static let dispatchCreateTrip = Endpoint(.post, "/v1/dispatch/trips", .dispatcher)
+    public static let dispatchTrip = Endpoint(.get, "/v1/dispatch/trips/{id}", .dispatcher)
+    public static let dispatchUpdateTrip = Endpoint(.patch, "/v1/dispatch/trips/{id}", .dispatcher)
+    public static let dispatchAssignTrip = Endpoint(.post, "/v1/dispatch/trips/{id}/assign", .dispatcher)
+    public static let dispatchTripExpenses = Endpoint(.get, "/v1/dispatch/trips/{id}/expenses", .dispatcher)
+    public static let dispatchOrders = Endpoint(.get, "/v1/dispatch/orders", .dispatcher)
+    public static let dispatchCreateOrder = Endpoint(.post, "/v1/dispatch/orders", .dispatcher)
+    public static let dispatchOrder = Endpoint(.get, "/v1/dispatch/orders/{id}", .dispatcher)
+    public static let dispatchUpdateOrder = Endpoint(.patch, "/v1/dispatch/orders/{id}", .dispatcher)
+    public static let dispatchAssignOrder = Endpoint(.post, "/v1/dispatch/orders/{id}/assign", .dispatcher)
+    public static let dispatchSendMessage = Endpoint(.post, "/v1/dispatch/messages", .dispatcher)
+
+    public static let all: [Endpoint] = [
+        health, openAPI,
+        sendCode, verifyCode, refresh, logout,
+        me, setPIN, verifyPIN, registerDeviceToken, removeDeviceToken,
+        trips, trip, tripOrders, tripExpenses, orders, order, updateOrderStatus, updateOrderETA,
+        createExpense, deleteExpense, notifications, markNotificationRead,
+        dispatchDrivers, dispatchCreateDriver, dispatchTrips, dispatchCreateTrip, dispatchTrip, dispatchUpdateTrip,
+        dispatchAssignTrip, dispatchTripExpenses, dispatchOrders, dispatchCreateOrder, dispatchOrder,
+        dispatchUpdateOrder, dispatchAssignOrder, dispatchSendMessage,
+    ]
+}

@@ -1,0 +1,106 @@
+/// Who a user is within a carrier.
+public enum UserRole: String, Codable, Sendable, CaseIterable {
+    case dispatcher
+    case driver
+}
+
+/// Who is asking for a status change. Drivers may only move an order along
+/// the road (pick up, deliver); dispatch may also assign, unassign and cancel.
+public enum Actor: String, Sendable {
+    case driver
+    case dispatcher
+}
+
+/// The life of an order (one vehicle to move).
+///
+///     new ──▶ assigned ──▶ picked_up ──▶ delivered
+///      │  ◀──   │
+///      ▼        ▼
+///   cancelled ◀─┘
+///
+/// Cancelling is possible while the vehicle has not been loaded; once picked
+/// up it must be delivered. Moving to the current status is not a transition
+/// and is answered as a no-op, so a driver's replayed tap never fails.
+public enum OrderStatus: String, Codable, Sendable, CaseIterable {
+    case new
+    case assigned
+    case pickedUp = "picked_up"
+    case delivered
+    case cancelled
+
+    public var isOpen: Bool { self == .new || self == .assigned || self == .pickedUp }
+
+    /// Statuses an order that is assigned to a driver may hold.
+    public var requiresDriver: Bool { self == .assigned || self == .pickedUp || self == .delivered }
+
+    public func allowedTransitions(by actor: Actor) -> Set<OrderStatus> {
+        switch (self, actor) {
+        case (.assigned, .driver): return [.pickedUp]
+        case (.pickedUp, .driver): return [.delivered]
+        case (_, .driver): return []
+        case (.new, .dispatcher): return [.assigned, .cancelled]
+        case (.assigned, .dispatcher): return [.new, .pickedUp, .cancelled]
+        case (.pickedUp, .dispatcher): return [.delivered]
+        case (.delivered, .dispatcher), (.cancelled, .dispatcher): return []
+        }
+    }
+
+    public func canTransition(to next: OrderStatus, by actor: Actor) -> Bool {
+        allowedTransitions(by: actor).contains(next)
+    }
+}
+
+/// The life of a trip (one truck run carrying several orders), set by dispatch.
+public enum TripStatus: String, Codable, Sendable, CaseIterable {
+    case planned
+    case inProgress = "in_progress"
+    case completed
+    case cancelled
+
+    public func canTransition(to next: TripStatus) -> Bool {
+        switch (self, next) {
+        case (.planned, .inProgress), (.planned, .cancelled),
+             (.inProgress, .completed), (.inProgress, .cancelled), (.inProgress, .planned):
+            return true
+        default:
+            return false
+        }
+    }
+}
+
+public enum ExpenseCategory: String, Codable, Sendable, CaseIterable {
+    case fuel
+    case tolls
+    case repairs
+    case lodging
+    case other
+}
+
+public enum NotificationType: String, Codable, Sendable, CaseIterable {
+    case tripAssignment = "trip_assignment"
+    case statusChange = "status_change"
+    case dispatchMessage = "dispatch_message"
+    case urgent
+}
+
+/// How a driver is paid: a share of trip revenue (rate in basis points,
+/// 2500 = 25 %), an amount per loaded mile (rate in cents) or per trip (cents).
+public enum PayType: String, Codable, Sendable, CaseIterable {
+    case percentage
+    case perMile = "per_mile"
+    case perTrip = "per_trip"
+
+    /// Default driver pay for a trip, in cents.
+    public func driverPay(rate: Int, revenueCents: Int, miles: Int) -> Int {
+        switch self {
+        case .percentage: return revenueCents * rate / 10_000
+        case .perMile: return miles * rate
+        case .perTrip: return rate
+        }
+    }
+}
+
+public enum DevicePlatform: String, Codable, Sendable, CaseIterable {
+    case ios
+    case android
+}

@@ -1,0 +1,140 @@
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import VroomXModels
+import VroomXSecurity
+
+/// The parts of a running server, built once from the configuration. Tests
+/// reach the store and the mailbox through it.
+public struct ServerServices: Sendable {
+    public let configuration: ServerConfiguration
+    public let database: any SQLDatabase
+    public let store: Store
+    public let mailer: any Mailer
+    let secrets: Secrets
+    let tokens: TokenService
+    let authenticator: Authenticator
+    let auth: AuthService
+    public let logger: Logger
+
+    /// Opens the database, applies migrations and prepares the services.
+    public static func make(_ configuration: ServerConfiguration, logger: Logger? = nil) async throws -> ServerServices {
+        var logger = logger ?? Logger(label: "vroomx")
+        logger.logLevel = configuration.logLevel
+        let database = try await openDatabase(configuration, logger: logger)
+        let applied = try await Migrator.migrate(database, now: configuration.clock.now)
+        if !applied.isEmpty { logger.info("applied migrations", metadata: ["versions": "\(applied)"]) }
+        let store = Store(database: database, clock: configuration.clock)
+        let secrets = try Secrets.load(secret: configuration.jwtSecret, keyFile: configuration.keyFile)
+        let tokens = await TokenService(secret: secrets.jwtKey, lifetime: configuration.auth.accessTokenLifetime,
+                                        clock: configuration.clock)
+        let authenticator = Authenticator(tokens: tokens, store: store)
+        let mailer = try configuration.mailer ?? makeMailer(configuration, logger: logger)
+        let auth = AuthService(store: store, secrets: secrets, tokens: tokens, authenticator: authenticator,
+                               mail: CodeMailer(mailer: mailer, logger: logger), policy: configuration.auth, logger: logger)
+        return ServerServices(configuration: configuration, database: database, store: store, mailer: mailer, secrets: secrets,
+                              tokens: tokens, authenticator: authenticator, auth: auth, logger: logger)
+    }
+
+    static func openDatabase(_ configuration: ServerConfiguration, logger: Logger) async throws -> any SQLDatabase {
+        if let url = configuration.databaseURL {
+            return try PostgresDatabase(url: url, logger: logger)
+        }
+        try FileManager.default.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true)
+        return try SQLiteDatabase(path: configuration.sqlitePath)
+    }
+
+    static func makeMailer(_ configuration: ServerConfiguration, logger: Logger) throws -> any Mailer {
+        guard let url = configuration.smtpURL else {
+            logger.notice("VROOMX_SMTP_URL is not set: sign-in codes are printed to this log (development mailbox)")
+            return DevelopmentMailbox(logger: logger)
+        }
+        return try SMTPMailer(url: url, from: configuration.mailFrom, logger: logger)
+    }
+
+    public static var schemaVersion: Int { Migrator.latestVersion }
+
+    /// Issues an access token for a user, as sign-in would (for tools and tests).
+    public func signIn(email: String) async throws -> AuthSession {
+        guard let user = try await store.user(email: email) else { throw AppError.notFound("User") }
+        let driver = try await auth.linkedDriver(of: user)
+        let refresh = SecureToken.random()
+        let session = try await store.createSession(user: user, refreshTokenHash: SecureToken.sha256Hex(refresh),
+                                                    lifetime: configuration.auth.sessionLifetime)
+        let access = try await tokens.issue(user: user, driver: driver?.id, session: session)
+        return AuthSession(accessToken: access.token, expiresAt: access.expiresAt, refreshToken: refresh, user: user, driver: driver)
+    }
+}
+
+/// Builds the HTTP application: one router, every endpoint of the shared
+/// route table, JSON errors everywhere.
+public func buildApplication(_ configuration: ServerConfiguration) async throws -> some ApplicationProtocol {
+    let services = try await ServerServices.make(configuration)
+    if configuration.demo {
+        try await DemoData.seedIfNeeded(services.store, logger: services.logger)
+    }
+    return buildApplication(services)
+}
+
+public func buildApplication(_ services: ServerServices) -> some ApplicationProtocol {
+    let configuration = services.configuration
+    let router = Router(context: AppRequestContext.self)
+    router.add(middleware: ErrorMiddleware())
+    let routes = Routes(router: router, authenticator: services.authenticator, store: services.store)
+
+    routes.on(.health) { _, _ in
+        do {
+            _ = try await services.database.read { try await $0.query("SELECT 1 AS ok") }
+            return try JSONBody.response(HealthResponse(status: "ok", database: services.database.dialect.rawValue))
+        } catch {
+            return try JSONBody.response(HealthResponse(status: "unavailable", database: services.database.dialect.rawValue),
+                                         status: .serviceUnavailable)
+        }
+    }
+    routes.on(.openAPI) { _, _ in
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: OpenAPIDocument.data)))
+    }
+    AuthController(auth: services.auth, store: services.store, trustForwardedFor: configuration.trustForwardedFor).register(routes)
+    DriverController(store: services.store).register(routes)
+    DispatchController(store: services.store).register(routes)
+
+    var app = Application(
+        router: router,
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "vroomx"),
+        logger: services.logger
+    )
+    app.addServices(MaintenanceService(services: services))
+    return app
+}
+
+/// Background upkeep for the lifetime of the server: prunes expired sign-in
+/// data hourly, and closes the database on shutdown.
+struct MaintenanceService: Service {
+    let services: ServerServices
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    try await services.store.pruneExpiredAuthData()
+                } catch {
+                    services.logger.warning("pruning expired sign-in data failed", metadata: ["error": "\(error)"])
+                }
+                try? await Task.sleep(for: .seconds(3600))
+            }
+        }
+        // Services stop in reverse order, so the HTTP server is done by now.
+        await services.database.close()
+    }
+}
+
+enum OpenAPIDocument {
+    static let data: [UInt8] = {
+        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "json"),
+              let data = try? Data(contentsOf: url) else { return Array("{}".utf8) }
+        return [UInt8](data)
+    }()
+}

@@ -1,0 +1,168 @@
+import Foundation
+import Logging
+import NIOPosix
+import VroomXModels
+import VroomXSecurity
+
+/// The limits that protect sign-in. Each is explicit and configurable.
+public struct AuthPolicy: Sendable {
+    public var codeLifetime: TimeInterval = 600
+    public var codeMaxAttempts = 5
+    public var codeResendInterval: TimeInterval = 60
+    /// Code requests per client address per window.
+    public var codeSendsPerAddress = 10
+    /// Code checks per client address per window.
+    public var codeChecksPerAddress = 30
+    public var addressWindow: TimeInterval = 900
+    public var accessTokenLifetime: TimeInterval = 3600
+    /// A session (its chain of refresh tokens) ends this long after sign-in.
+    public var sessionLifetime: TimeInterval = 60 * 86_400
+    /// How long an already-rotated refresh token is still accepted.
+    public var refreshGrace: TimeInterval = 30
+    public var pinMaxAttempts = 5
+    /// scrypt cost exponent for PIN hashes.
+    public var pinHashCost = PINHasher.defaultCost
+
+    public init() {}
+}
+
+/// Email one-time-code sign-in, sessions and PINs (seed 004, made safe).
+struct AuthService: Sendable {
+    let store: Store
+    let secrets: Secrets
+    let tokens: TokenService
+    let authenticator: Authenticator
+    let mail: CodeMailer
+    let policy: AuthPolicy
+    let logger: Logger
+
+    /// Sends a code to a known email. The answer, its timing and the rate
+    /// limits are the same for unknown emails (which get a code that is never
+    /// delivered), so the endpoint reveals nothing about who has an account.
+    func sendCode(_ request: SendCodeRequest, clientAddress: String?) async throws -> SendCodeResponse {
+        let email = try Validate.email(request.email)
+        try await limitPerAddress("otp_send", clientAddress, limit: policy.codeSendsPerAddress)
+        if let wait = try await store.cooldown(bucket: "otp_email", key: email, interval: policy.codeResendInterval) {
+            throw AppError.rateLimited(retryAfter: wait)
+        }
+        let code = String(format: "%06d", UInt32.random(in: 0...999_999))
+        try await store.saveCode(email: email, codeHash: secrets.codeHash(email: email, code: code),
+                                 expiresAt: store.clock.now.addingTimeInterval(policy.codeLifetime))
+        if try await store.user(email: email) != nil {
+            mail.sendCode(code, to: email, validMinutes: Int(policy.codeLifetime / 60))
+        }
+        return SendCodeResponse(message: "If this email belongs to a VroomX account, a sign-in code is on its way.",
+                                resendAfter: Int(policy.codeResendInterval))
+    }
+
+    func verifyCode(_ request: VerifyCodeRequest, clientAddress: String?) async throws -> AuthSession {
+        let email = try Validate.email(request.email)
+        let code = request.code.trimmingCharacters(in: .whitespaces)
+        guard code.utf8.count == 6, code.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
+            throw AppError.validation("code", "The code is 6 digits.")
+        }
+        try await limitPerAddress("otp_verify", clientAddress, limit: policy.codeChecksPerAddress)
+        let expected = secrets.codeHash(email: email, code: code)
+        let check = try await store.checkCode(email: email, matches: { stored in
+            constantTimeEqual(Array(stored.utf8), Array(expected.utf8))
+        }, maxAttempts: policy.codeMaxAttempts)
+        switch check {
+        case .valid:
+            break
+        case .expired:
+            throw AppError(401, .codeExpired, "This code has expired. Request a new one.")
+        case .wrong(let left) where left > 0:
+            throw AppError(401, .invalidCode, "That code is not right.", attemptsLeft: left)
+        case .wrong, .none:
+            throw AppError(401, .invalidCode, "No valid code for this email. Request a new one.", attemptsLeft: 0)
+        }
+        guard let user = try await store.user(email: email) else {
+            throw AppError(401, .invalidCode, "No valid code for this email. Request a new one.", attemptsLeft: 0)
+        }
+        let driver = try await linkedDriver(of: user)
+        let refreshToken = SecureToken.random()
+        let session = try await store.createSession(user: user, refreshTokenHash: SecureToken.sha256Hex(refreshToken),
+                                                    lifetime: policy.sessionLifetime)
+        let access = try await tokens.issue(user: user, driver: driver?.id, session: session)
+        logger.info("signed in", metadata: ["user": "\(user.id)", "tenant": "\(user.tenantID)", "role": "\(user.role.rawValue)"])
+        return AuthSession(accessToken: access.token, expiresAt: access.expiresAt, refreshToken: refreshToken,
+                           user: try await store.user(user.id, tenant: user.tenantID), driver: driver)
+    }
+
+    /// The driver record of a driver user, looked up by auth user id.
+    func linkedDriver(of user: User) async throws -> Driver? {
+        guard user.role == .driver else { return nil }
+        guard let driver = try await store.driver(userID: user.id, tenant: user.tenantID) else {
+            throw AppError(403, .driverNotFound, "Driver account not found. Contact your dispatcher.")
+        }
+        return driver
+    }
+
+    func refresh(_ request: RefreshRequest) async throws -> AuthSession {
+        let newToken = SecureToken.random()
+        let result = try await store.rotateRefreshToken(hash: SecureToken.sha256Hex(request.refreshToken),
+                                                        newHash: SecureToken.sha256Hex(newToken), grace: policy.refreshGrace)
+        switch result {
+        case .rotated(let session, let userID, let tenant):
+            let user = try await store.user(userID, tenant: tenant)
+            let driver = try await linkedDriver(of: user)
+            let access = try await tokens.issue(user: user, driver: driver?.id, session: session)
+            return AuthSession(accessToken: access.token, expiresAt: access.expiresAt, refreshToken: newToken, user: user, driver: driver)
+        case .unknown:
+            throw AppError(401, .invalidRefreshToken, "The refresh token is not valid. Sign in again.")
+        case .expired:
+            throw AppError(401, .invalidRefreshToken, "The session has expired. Sign in again.")
+        case .revoked:
+            throw AppError(401, .sessionRevoked, "This session has ended. Sign in again.")
+        case .reused:
+            logger.warning("refresh token reuse: session revoked")
+            throw AppError(401, .refreshTokenReused, "This refresh token was already used; the session has been ended for safety. Sign in again.")
+        }
+    }
+
+    /// Ends the session of a refresh token. Logging out twice is fine.
+    func logout(_ request: LogoutRequest) async throws {
+        if let session = try await store.revokeSession(refreshTokenHash: SecureToken.sha256Hex(request.refreshToken), reason: "logout") {
+            authenticator.forget(session)
+        }
+    }
+
+    func setPIN(_ request: PINRequest, identity: Identity) async throws {
+        guard PINRequest.isValid(request.pin) else { throw AppError.validation("pin", "The PIN is exactly 4 digits.") }
+        if try await store.pinFailedAttempts(user: identity.user) >= policy.pinMaxAttempts {
+            throw AppError(423, .pinLocked, "PIN unlock is locked after too many wrong PINs. Sign in with your email to set a new PIN.",
+                           attemptsLeft: 0)
+        }
+        let cost = policy.pinHashCost
+        let hash = try await NIOThreadPool.singleton.runIfActive { try PINHasher.hash(request.pin, cost: cost) }
+        try await store.setPIN(user: identity.user, hash: hash)
+    }
+
+    func verifyPIN(_ request: PINRequest, identity: Identity) async throws -> PINVerifyResponse {
+        guard PINRequest.isValid(request.pin) else { throw AppError.validation("pin", "The PIN is exactly 4 digits.") }
+        let limit = policy.pinMaxAttempts
+        switch try await store.claimPINAttempt(user: identity.user, limit: limit) {
+        case .notSet:
+            throw AppError(409, .pinNotSet, "No PIN is set; set one first.")
+        case .locked:
+            throw AppError(423, .pinLocked, "PIN unlock is locked after too many wrong PINs. Sign in with your email.", attemptsLeft: 0)
+        case .claimed(let hash, let used):
+            let matches = try await NIOThreadPool.singleton.runIfActive { PINHasher.verify(request.pin, against: hash) }
+            if matches {
+                try await store.resetPINAttempts(user: identity.user)
+                return PINVerifyResponse(ok: true, attemptsLeft: limit)
+            }
+            if used >= limit {
+                throw AppError(423, .pinLocked, "Too many wrong PINs. Sign in with your email to unlock.", attemptsLeft: 0)
+            }
+            throw AppError(403, .pinIncorrect, "That PIN is not right.", attemptsLeft: limit - used)
+        }
+    }
+
+    private func limitPerAddress(_ bucket: String, _ address: String?, limit: Int) async throws {
+        guard let address else { return }
+        if let wait = try await store.hit(bucket: bucket, key: address, limit: limit, window: policy.addressWindow) {
+            throw AppError.rateLimited(retryAfter: wait)
+        }
+    }
+}

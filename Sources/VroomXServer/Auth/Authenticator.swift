@@ -1,0 +1,58 @@
+import Foundation
+import Hummingbird
+import NIOConcurrencyHelpers
+import VroomXModels
+
+/// Turns the `Authorization: Bearer …` header into an identity: the token
+/// must verify, and its session must still be active. Session state is
+/// cached for a few seconds per instance, so a logout or a reuse-triggered
+/// revocation takes effect everywhere within `sessionCacheTTL`.
+struct Authenticator: Sendable {
+    let tokens: TokenService
+    let store: Store
+    let sessionCacheTTL: TimeInterval
+    private let cache = NIOLockedValueBox<[ID<Session>: (active: Bool, checkedAt: Date)]>([:])
+
+    init(tokens: TokenService, store: Store, sessionCacheTTL: TimeInterval = 10) {
+        self.tokens = tokens
+        self.store = store
+        self.sessionCacheTTL = sessionCacheTTL
+    }
+
+    func authenticate(_ request: Request) async throws -> Identity {
+        guard let header = request.headers[.authorization] else {
+            throw AppError(401, .missingToken, "Send an access token: Authorization: Bearer <token>.")
+        }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+            throw AppError(401, .invalidToken, "The Authorization header must be: Bearer <token>.")
+        }
+        return try await authenticate(token: String(parts[1]).trimmingCharacters(in: .whitespaces))
+    }
+
+    func authenticate(token: String) async throws -> Identity {
+        let identity = try await tokens.verify(token)
+        guard try await sessionIsActive(identity.session) else {
+            throw AppError(401, .sessionRevoked, "This session has ended; sign in again.")
+        }
+        return identity
+    }
+
+    func sessionIsActive(_ session: ID<Session>) async throws -> Bool {
+        let now = store.clock.now
+        if let cached = cache.withLockedValue({ $0[session] }), now.timeIntervalSince(cached.checkedAt) < sessionCacheTTL {
+            return cached.active
+        }
+        let active = try await store.sessionIsActive(session)
+        cache.withLockedValue { cache in
+            if cache.count > 50_000 { cache.removeAll() }
+            cache[session] = (active, now)
+        }
+        return active
+    }
+
+    /// Forgets a session's cached state on this instance (after a logout here).
+    func forget(_ session: ID<Session>) {
+        _ = cache.withLockedValue { $0.removeValue(forKey: session) }
+    }
+}

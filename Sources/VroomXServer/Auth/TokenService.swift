@@ -1,0 +1,60 @@
+import Foundation
+import JWTKit
+import VroomXModels
+
+/// Issues and verifies access tokens: HS256 JWTs that carry who the caller
+/// is, valid for an hour. The signing key comes from `VROOMX_JWT_SECRET` or
+/// a key file kept in the data directory.
+struct TokenService: Sendable {
+    let keys: JWTKeyCollection
+    let lifetime: TimeInterval
+    let clock: Clock
+    static let issuer = "vroomx"
+
+    init(secret: [UInt8], lifetime: TimeInterval, clock: Clock) async {
+        keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(key: .init(data: secret)), digestAlgorithm: .sha256)
+        self.lifetime = lifetime
+        self.clock = clock
+    }
+
+    struct Claims: JWTPayload {
+        var sub: SubjectClaim
+        var iss: IssuerClaim
+        var iat: IssuedAtClaim
+        var exp: ExpirationClaim
+        var tid: String
+        var role: String
+        var sid: String
+        var did: String?
+
+        // Expiry is checked against the server's clock in `verify(_:)`.
+        func verify(using algorithm: some JWTAlgorithm) throws {}
+    }
+
+    func issue(user: User, driver: ID<Driver>?, session: ID<Session>) async throws -> (token: String, expiresAt: Date) {
+        let now = clock.now
+        let expiresAt = now.addingTimeInterval(lifetime)
+        let claims = Claims(sub: .init(value: user.id.rawValue), iss: .init(value: Self.issuer), iat: .init(value: now),
+                            exp: .init(value: expiresAt), tid: user.tenantID.rawValue, role: user.role.rawValue,
+                            sid: session.rawValue, did: driver?.rawValue)
+        return (try await keys.sign(claims), expiresAt)
+    }
+
+    func verify(_ token: String) async throws -> Identity {
+        let claims: Claims
+        do {
+            claims = try await keys.verify(token, as: Claims.self)
+        } catch {
+            throw AppError(401, .invalidToken, "The access token is not valid.")
+        }
+        guard claims.iss.value == Self.issuer, let user = ID<User>(claims.sub.value), let tenant = ID<Tenant>(claims.tid),
+              let role = UserRole(rawValue: claims.role), let session = ID<Session>(claims.sid) else {
+            throw AppError(401, .invalidToken, "The access token is not valid.")
+        }
+        guard claims.exp.value > clock.now else {
+            throw AppError(401, .tokenExpired, "The access token has expired; refresh it.")
+        }
+        return Identity(user: user, tenant: tenant, role: role, session: session, driver: claims.did.flatMap(ID<Driver>.init))
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import Logging
+
+/// Everything `vroomx serve` can be told, from flags and the environment.
+public struct ServerConfiguration: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    /// `postgres://…` for PostgreSQL; nil for the SQLite file in the data directory.
+    public var databaseURL: String?
+    public var dataDirectory = URL(fileURLWithPath: "vroomx-data")
+    /// Signing secret for access tokens; nil to use (or create) the key file.
+    public var jwtSecret: String?
+    /// `smtp://user:pass@host:587` (STARTTLS when offered) or `smtps://…:465`;
+    /// nil for the development mailbox that prints codes to the log.
+    public var smtpURL: String?
+    public var mailFrom = "VroomX <no-reply@vroomx.local>"
+    public var trustForwardedFor = false
+    public var auth = AuthPolicy()
+    public var logLevel: Logger.Level = .info
+    /// Seed the demo carrier on start (once).
+    public var demo = false
+    /// The time source; tests move it by hand.
+    public var clock = Clock.system
+    /// Overrides the mailer (tests pass a `DevelopmentMailbox` they can read).
+    public var mailer: (any Mailer)?
+
+    public init() {}
+
+    public var sqlitePath: String { dataDirectory.appendingPathComponent("vroomx.sqlite").path }
+    public var keyFile: URL { dataDirectory.appendingPathComponent("jwt-secret.key") }
+    public var usesPostgres: Bool { databaseURL != nil }
+
+    /// Reads `VROOMX_*` variables over the defaults.
+    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ServerConfiguration {
+        var configuration = ServerConfiguration()
+        if let host = environment["VROOMX_HOST"], !host.isEmpty { configuration.host = host }
+        if let port = environment["VROOMX_PORT"], !port.isEmpty {
+            guard let value = Int(port), (0...65535).contains(value) else { throw ConfigurationError("VROOMX_PORT must be a port number.") }
+            configuration.port = value
+        }
+        if let url = environment["VROOMX_DATABASE_URL"], !url.isEmpty { configuration.databaseURL = url }
+        if let directory = environment["VROOMX_DATA_DIR"], !directory.isEmpty {
+            configuration.dataDirectory = URL(fileURLWithPath: directory)
+        }
+        if let secret = environment["VROOMX_JWT_SECRET"], !secret.isEmpty { configuration.jwtSecret = secret }
+        if let smtp = environment["VROOMX_SMTP_URL"], !smtp.isEmpty { configuration.smtpURL = smtp }
+        if let from = environment["VROOMX_MAIL_FROM"], !from.isEmpty { configuration.mailFrom = from }
+        if let trust = environment["VROOMX_TRUST_PROXY"] { configuration.trustForwardedFor = ["1", "true", "yes"].contains(trust.lowercased()) }
+        if let level = environment["VROOMX_LOG_LEVEL"], !level.isEmpty {
+            guard let value = Logger.Level(rawValue: level) else {
+                throw ConfigurationError("VROOMX_LOG_LEVEL must be trace, debug, info, notice, warning, error or critical.")
+            }
+            configuration.logLevel = value
+        }
+        return configuration
+    }
+}

@@ -1,0 +1,64 @@
+import Hummingbird
+import VroomXModels
+
+/// What a carrier's dispatchers do: manage drivers, plan trips and orders,
+/// assign work and message drivers. Scoped to the dispatcher's carrier.
+struct DispatchController {
+    let store: Store
+
+    func register(_ routes: Routes) {
+        routes.on(.dispatchDrivers) { _, context in
+            try JSONBody.response(Items(try await store.drivers(tenant: try context.caller().tenant)))
+        }
+        routes.on(.dispatchCreateDriver) { request, context in
+            let body = try await request.decodeJSON(CreateDriverRequest.self)
+            return try JSONBody.response(try await store.createDriver(tenant: try context.caller().tenant, body), status: .created)
+        }
+        routes.on(.dispatchTrips) { request, context in
+            let status = try request.query("status", TripStatus.init(rawValue:), expected: "a trip status")
+            return try JSONBody.response(Items(try await store.trips(try context.caller().scope, status: status)))
+        }
+        routes.on(.dispatchCreateTrip) { request, context in
+            let body = try await request.decodeJSON(CreateTripRequest.self)
+            return try JSONBody.response(try await store.createTrip(body, tenant: try context.caller().tenant), status: .created)
+        }
+        routes.on(.dispatchTrip) { _, context in
+            try JSONBody.response(try await store.trip(try context.id(), try context.caller().scope))
+        }
+        routes.on(.dispatchUpdateTrip) { request, context in
+            let body = try await request.decodeJSON(UpdateTripRequest.self)
+            return try JSONBody.response(try await store.updateTrip(try context.id(), body, tenant: try context.caller().tenant))
+        }
+        routes.on(.dispatchAssignTrip) { request, context in
+            let body = try await request.decodeJSON(AssignTripRequest.self)
+            return try JSONBody.response(try await store.assignTrip(try context.id(), to: body.driverID, tenant: try context.caller().tenant))
+        }
+        routes.on(.dispatchTripExpenses) { _, context in
+            try JSONBody.response(Items(try await store.expenses(trip: try context.id(), try context.caller().scope)))
+        }
+        routes.on(.dispatchOrders) { request, context in
+            let status = try request.query("status", OrderStatus.init(rawValue:), expected: "an order status")
+            let trip = try request.query("trip_id", ID<Trip>.init, expected: "a UUID")
+            return try JSONBody.response(Items(try await store.orders(try context.caller().scope, trip: trip, status: status)))
+        }
+        routes.on(.dispatchCreateOrder) { request, context in
+            let body = try await request.decodeJSON(CreateOrderRequest.self)
+            return try JSONBody.response(try await store.createOrder(body, tenant: try context.caller().tenant), status: .created)
+        }
+        routes.on(.dispatchOrder) { _, context in
+            try JSONBody.response(try await store.order(try context.id(), try context.caller().scope))
+        }
+        routes.on(.dispatchUpdateOrder) { request, context in
+            let body = try await request.decodeJSON(UpdateOrderRequest.self)
+            return try JSONBody.response(try await store.updateOrder(try context.id(), body, tenant: try context.caller().tenant))
+        }
+        routes.on(.dispatchAssignOrder) { request, context in
+            let body = try await request.decodeJSON(AssignOrderRequest.self)
+            return try JSONBody.response(try await store.assignOrder(try context.id(), body, tenant: try context.caller().tenant))
+        }
+        routes.on(.dispatchSendMessage) { request, context in
+            let body = try await request.decodeJSON(SendMessageRequest.self)
+            return try JSONBody.response(try await store.sendMessage(body, tenant: try context.caller().tenant), status: .created)
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+
+/// Applies the schema's migrations that a database has not seen yet, in
+/// order, in one transaction. Safe to run from several server instances at
+/// once: PostgreSQL serializes them on an advisory lock, SQLite on its write
+/// lock.
+enum Migrator {
+    /// Arbitrary, fixed key for the PostgreSQL advisory lock.
+    static let advisoryLockKey: Int64 = 0x76_72_6F_6F_6D_78
+
+    @discardableResult
+    static func migrate(_ database: any SQLDatabase, now: Date) async throws -> [Int] {
+        try await database.write { db in
+            if db.dialect == .postgres {
+                try await db.execute("SELECT pg_advisory_xact_lock(\(advisoryLockKey))")
+            }
+            try await db.execute("""
+                CREATE TABLE IF NOT EXISTS schema_migrations (
+                    version BIGINT PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    applied_at BIGINT NOT NULL
+                )
+                """)
+            let done = Set(try await db.query("SELECT version FROM schema_migrations").map { try $0.int("version") })
+            var applied: [Int] = []
+            for migration in Schema.migrations where !done.contains(migration.version) {
+                for statement in migration.statements {
+                    try await db.execute(SQL(unsafeRaw: statement))
+                }
+                try await db.execute("""
+                    INSERT INTO schema_migrations (version, name, applied_at)
+                    VALUES (\(migration.version), \(migration.name), \(now))
+                    """)
+                applied.append(migration.version)
+            }
+            return applied
+        }
+    }
+
+    static var latestVersion: Int { Schema.migrations.map(\.version).max() ?? 0 }
+}

@@ -1,0 +1,252 @@
+import Foundation
+import VroomXModels
+
+/// A value as the database sees it. Both backends store the same four kinds:
+/// times are epoch milliseconds, ids and calendar dates are text.
+public enum SQLValue: Sendable, Hashable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob([UInt8])
+}
+
+public enum SQLDialect: String, Sendable {
+    case sqlite
+    case postgres
+}
+
+/// A query with its parameters. Interpolated values become bound parameters,
+/// never SQL text, so building a query from input cannot inject SQL:
+///
+///     let sql: SQL = "SELECT * FROM trips WHERE tenant_id = \(tenant) AND id = \(id)"
+///
+/// It renders as `$1`, `$2` for PostgreSQL and `?` for SQLite.
+public struct SQL: Sendable, ExpressibleByStringInterpolation, CustomStringConvertible {
+    enum Part: Sendable {
+        case text(String)
+        case bind(SQLValue)
+    }
+
+    private(set) var parts: [Part]
+
+    public init(stringLiteral value: String) { parts = [.text(value)] }
+    public init(stringInterpolation: StringInterpolation) { parts = stringInterpolation.parts }
+    init(parts: [Part]) { self.parts = parts }
+
+    public struct StringInterpolation: StringInterpolationProtocol {
+        var parts: [Part] = []
+        public init(literalCapacity: Int, interpolationCount: Int) { parts.reserveCapacity(interpolationCount * 2 + 1) }
+        public mutating func appendLiteral(_ literal: String) { parts.append(.text(literal)) }
+        public mutating func appendInterpolation<Value: SQLBindable>(_ value: Value) { parts.append(.bind(value.sqlValue)) }
+        public mutating func appendInterpolation<Value: SQLBindable>(_ value: Value?) { parts.append(.bind(value?.sqlValue ?? .null)) }
+        /// A nested fragment, parameters included.
+        public mutating func appendInterpolation(_ fragment: SQL) { parts.append(contentsOf: fragment.parts) }
+        /// Trusted SQL text: identifiers and keywords chosen by the code, never input.
+        public mutating func appendInterpolation(unsafeRaw text: String) { parts.append(.text(text)) }
+    }
+
+    public static func + (lhs: SQL, rhs: SQL) -> SQL { SQL(parts: lhs.parts + rhs.parts) }
+
+    /// Joins fragments with a separator, e.g. the assignments of an UPDATE.
+    public static func joined(_ fragments: [SQL], separator: String) -> SQL {
+        var parts: [Part] = []
+        for (index, fragment) in fragments.enumerated() {
+            if index > 0 { parts.append(.text(separator)) }
+            parts.append(contentsOf: fragment.parts)
+        }
+        return SQL(parts: parts)
+    }
+
+    public func render(_ dialect: SQLDialect) -> (text: String, binds: [SQLValue]) {
+        var text = ""
+        var binds: [SQLValue] = []
+        for part in parts {
+            switch part {
+            case .text(let literal):
+                text += literal
+            case .bind(let value):
+                binds.append(value)
+                text += dialect == .postgres ? "$\(binds.count)" : "?"
+            }
+        }
+        return (text, binds)
+    }
+
+    public var description: String { render(.postgres).text }
+}
+
+/// A Swift value that can be bound as a query parameter.
+public protocol SQLBindable: Sendable {
+    var sqlValue: SQLValue { get }
+}
+
+extension String: SQLBindable { public var sqlValue: SQLValue { .text(self) } }
+extension Int: SQLBindable { public var sqlValue: SQLValue { .integer(Int64(self)) } }
+extension Int64: SQLBindable { public var sqlValue: SQLValue { .integer(self) } }
+extension Double: SQLBindable { public var sqlValue: SQLValue { .real(self) } }
+extension Bool: SQLBindable { public var sqlValue: SQLValue { .integer(self ? 1 : 0) } }
+extension Date: SQLBindable { public var sqlValue: SQLValue { .integer(WireTime.milliseconds(self)) } }
+extension ID: SQLBindable { public var sqlValue: SQLValue { .text(rawValue) } }
+extension LocalDate: SQLBindable { public var sqlValue: SQLValue { .text(description) } }
+extension SQLValue: SQLBindable { public var sqlValue: SQLValue { self } }
+extension RawRepresentable where Self: SQLBindable, RawValue == String {
+    public var sqlValue: SQLValue { .text(rawValue) }
+}
+extension OrderStatus: SQLBindable {}
+extension TripStatus: SQLBindable {}
+extension ExpenseCategory: SQLBindable {}
+extension NotificationType: SQLBindable {}
+extension PayType: SQLBindable {}
+extension UserRole: SQLBindable {}
+extension DevicePlatform: SQLBindable {}
+
+/// Column names of a result, shared by all its rows.
+final class SQLColumns: Sendable {
+    let names: [String]
+    let index: [String: Int]
+
+    init(_ names: [String]) {
+        self.names = names
+        var index: [String: Int] = [:]
+        for (position, name) in names.enumerated() where index[name] == nil { index[name] = position }
+        self.index = index
+    }
+}
+
+/// The stored data does not have the shape the code expects: a bug or a
+/// damaged database, never the caller's fault.
+public struct SQLDecodingError: Error, CustomStringConvertible {
+    public let column: String
+    public let expected: String
+    public let found: SQLValue
+    public var description: String { "column \(column): expected \(expected), found \(found)" }
+}
+
+public struct SQLRow: Sendable {
+    let columns: SQLColumns
+    let values: [SQLValue]
+
+    public subscript(_ column: String) -> SQLValue {
+        guard let position = columns.index[column] else { return .null }
+        return values[position]
+    }
+
+    public func optionalString(_ column: String) throws -> String? {
+        switch self[column] {
+        case .null: return nil
+        case .text(let text): return text
+        case let other: throw SQLDecodingError(column: column, expected: "text", found: other)
+        }
+    }
+
+    public func string(_ column: String) throws -> String {
+        guard let value = try optionalString(column) else { throw SQLDecodingError(column: column, expected: "text", found: .null) }
+        return value
+    }
+
+    public func optionalInt64(_ column: String) throws -> Int64? {
+        switch self[column] {
+        case .null: return nil
+        case .integer(let value): return value
+        case .real(let value) where value.rounded() == value: return Int64(value)
+        case .text(let text) where Int64(text) != nil: return Int64(text)
+        case let other: throw SQLDecodingError(column: column, expected: "integer", found: other)
+        }
+    }
+
+    public func int64(_ column: String) throws -> Int64 {
+        guard let value = try optionalInt64(column) else { throw SQLDecodingError(column: column, expected: "integer", found: .null) }
+        return value
+    }
+
+    public func int(_ column: String) throws -> Int { Int(try int64(column)) }
+    public func optionalInt(_ column: String) throws -> Int? { try optionalInt64(column).map { Int($0) } }
+    public func bool(_ column: String) throws -> Bool { try int64(column) != 0 }
+
+    public func date(_ column: String) throws -> Date { WireTime.date(milliseconds: try int64(column)) }
+    public func optionalDate(_ column: String) throws -> Date? { try optionalInt64(column).map(WireTime.date(milliseconds:)) }
+
+    public func id<Entity>(_ column: String, as type: Entity.Type = Entity.self) throws -> ID<Entity> {
+        guard let id = try optionalID(column, as: type) else { throw SQLDecodingError(column: column, expected: "uuid", found: .null) }
+        return id
+    }
+
+    public func optionalID<Entity>(_ column: String, as type: Entity.Type = Entity.self) throws -> ID<Entity>? {
+        guard let text = try optionalString(column) else { return nil }
+        guard let id = ID<Entity>(text) else { throw SQLDecodingError(column: column, expected: "uuid", found: .text(text)) }
+        return id
+    }
+
+    public func localDate(_ column: String) throws -> LocalDate {
+        guard let date = try optionalLocalDate(column) else { throw SQLDecodingError(column: column, expected: "date", found: .null) }
+        return date
+    }
+
+    public func optionalLocalDate(_ column: String) throws -> LocalDate? {
+        guard let text = try optionalString(column) else { return nil }
+        guard let date = LocalDate(text) else { throw SQLDecodingError(column: column, expected: "date", found: .text(text)) }
+        return date
+    }
+
+    public func enumeration<Value: RawRepresentable>(_ column: String, as type: Value.Type = Value.self) throws -> Value
+    where Value.RawValue == String {
+        let text = try string(column)
+        guard let value = Value(rawValue: text) else { throw SQLDecodingError(column: column, expected: "\(Value.self)", found: .text(text)) }
+        return value
+    }
+}
+
+/// Runs queries on one connection, inside a transaction when it came from
+/// `write` or `snapshot`.
+public protocol SQLExecutor: Sendable {
+    var dialect: SQLDialect { get }
+    func query(_ sql: SQL) async throws -> [SQLRow]
+}
+
+extension SQLExecutor {
+    public func execute(_ sql: SQL) async throws {
+        _ = try await query(sql)
+    }
+
+    public func first(_ sql: SQL) async throws -> SQLRow? {
+        try await query(sql).first
+    }
+}
+
+/// A database the server can run on. Implementations: `SQLiteDatabase`
+/// (embedded default) and `PostgresDatabase` (production).
+public protocol SQLDatabase: Sendable {
+    var dialect: SQLDialect { get }
+    /// Reads outside a write transaction. On PostgreSQL each statement sees
+    /// its own snapshot; use `snapshot` when several reads must agree.
+    func read<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T
+    /// Several reads from one consistent snapshot.
+    func snapshot<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T
+    /// One atomic transaction: everything in `body` commits, or nothing does.
+    func write<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T
+    func close() async
+}
+
+/// Constraint violations, the same on both backends, so callers can turn a
+/// duplicate trip number into a clear 409 rather than a 500.
+public enum DatabaseConstraintError: Error, CustomStringConvertible {
+    case unique(String)
+    case foreignKey(String)
+    case check(String)
+    case notNull(String)
+
+    public var description: String {
+        switch self {
+        case .unique(let message): return "unique constraint: \(message)"
+        case .foreignKey(let message): return "foreign key constraint: \(message)"
+        case .check(let message): return "check constraint: \(message)"
+        case .notNull(let message): return "not-null constraint: \(message)"
+        }
+    }
+}
+
+extension SQL {
+    /// SQL text that comes from the code itself (migrations), never from input.
+    public init(unsafeRaw text: String) { self.init(parts: [.text(text)]) }
+}

@@ -1,0 +1,217 @@
+import Foundation
+import GRDBSQLite
+import NIOConcurrencyHelpers
+
+/// The embedded default: one SQLite file in WAL mode. Writes go through a
+/// single connection guarded by an async lock (SQLite allows one writer);
+/// reads use a small pool of read-only connections and run concurrently
+/// with the writer. Every read and write is a transaction, so the queries
+/// inside one call always see one consistent snapshot.
+///
+/// Statements run synchronously on the calling task: a page-cache hit costs
+/// microseconds, far less than a hop to a thread pool would.
+public final class SQLiteDatabase: SQLDatabase {
+    public let dialect = SQLDialect.sqlite
+    public let path: String
+    private let writer: SQLiteConnection
+    private let writeLock = AsyncSemaphore(permits: 1)
+    private let readPermits: AsyncSemaphore
+    private let idleReaders = NIOLockedValueBox<[SQLiteConnection]>([])
+
+    public init(path: String, maxReaders: Int = 8) throws {
+        self.path = path
+        writer = try SQLiteConnection(path: path, readOnly: false)
+        try writer.executeScript("""
+            PRAGMA journal_mode = WAL;
+            PRAGMA synchronous = NORMAL;
+            PRAGMA foreign_keys = ON;
+            """)
+        readPermits = AsyncSemaphore(permits: maxReaders)
+    }
+
+    public func read<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
+        try await readPermits.withPermit {
+            let connection = try idleReaders.withLockedValue { $0.popLast() } ?? SQLiteConnection(path: path, readOnly: true)
+            defer { idleReaders.withLockedValue { $0.append(connection) } }
+            try connection.executeScript("BEGIN")
+            do {
+                let result = try await body(connection)
+                try connection.executeScript("COMMIT")
+                return result
+            } catch {
+                try? connection.executeScript("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    public func snapshot<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
+        try await read(body)
+    }
+
+    public func write<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
+        try await writeLock.withPermit {
+            try writer.executeScript("BEGIN IMMEDIATE")
+            do {
+                let result = try await body(writer)
+                try writer.executeScript("COMMIT")
+                return result
+            } catch {
+                try? writer.executeScript("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    /// Runs statements that are not part of a transaction helper (migrations
+    /// manage their own transaction).
+    func withWriter<T>(_ body: (SQLiteConnection) async throws -> T) async throws -> T {
+        try await writeLock.withPermit { try await body(writer) }
+    }
+
+    public func close() async {
+        await writeLock.withPermit {
+            writer.close()
+            idleReaders.withLockedValue { readers in
+                readers.forEach { $0.close() }
+                readers.removeAll()
+            }
+        }
+    }
+}
+
+public struct SQLiteError: Error, CustomStringConvertible {
+    public let code: Int32
+    public let message: String
+    public var description: String { "SQLite error \(code): \(message)" }
+}
+
+/// One sqlite3 handle with a cache of prepared statements. Used by one task
+/// at a time: the database hands it out under a lock or from its pool.
+final class SQLiteConnection: SQLExecutor, @unchecked Sendable {
+    let dialect = SQLDialect.sqlite
+    private var handle: OpaquePointer?
+    private var statements: [String: (statement: OpaquePointer, columns: SQLColumns)] = [:]
+
+    init(path: String, readOnly: Bool) throws {
+        let flags = readOnly
+            ? SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
+            : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        var handle: OpaquePointer?
+        let status = sqlite3_open_v2(path, &handle, flags, nil)
+        guard status == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            sqlite3_close_v2(handle)
+            throw SQLiteError(code: status, message: "\(message) (\(path))")
+        }
+        self.handle = handle
+        sqlite3_extended_result_codes(handle, 1)
+        // Another process (a second `vroomx` command) may hold the write lock briefly.
+        sqlite3_busy_timeout(handle, 5000)
+        try executeScript("PRAGMA foreign_keys = ON")
+    }
+
+    deinit { close() }
+
+    func close() {
+        for entry in statements.values { sqlite3_finalize(entry.statement) }
+        statements.removeAll()
+        if let handle { sqlite3_close_v2(handle) }
+        handle = nil
+    }
+
+    /// Runs one or more statements without parameters or results.
+    func executeScript(_ script: String) throws {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let status = sqlite3_exec(handle, script, nil, nil, &errorMessage)
+        if status != SQLITE_OK {
+            let message = errorMessage.map { String(cString: $0) } ?? "unknown error"
+            sqlite3_free(errorMessage)
+            throw mapError(status, message)
+        }
+    }
+
+    func query(_ sql: SQL) async throws -> [SQLRow] {
+        try run(sql)
+    }
+
+    func run(_ sql: SQL) throws -> [SQLRow] {
+        let (text, binds) = sql.render(.sqlite)
+        let (statement, columns) = try prepared(text)
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        for (offset, value) in binds.enumerated() {
+            let index = Int32(offset + 1)
+            let status: Int32
+            switch value {
+            case .null: status = sqlite3_bind_null(statement, index)
+            case .integer(let number): status = sqlite3_bind_int64(statement, index, number)
+            case .real(let number): status = sqlite3_bind_double(statement, index, number)
+            case .text(let string): status = sqlite3_bind_text(statement, index, string, -1, SQLITE_TRANSIENT)
+            case .blob(let bytes):
+                status = bytes.withUnsafeBytes { sqlite3_bind_blob(statement, index, $0.baseAddress, Int32($0.count), SQLITE_TRANSIENT) }
+            }
+            guard status == SQLITE_OK else { throw mapError(status, lastMessage) }
+        }
+        var rows: [SQLRow] = []
+        let count = Int32(columns.names.count)
+        while true {
+            let status = sqlite3_step(statement)
+            if status == SQLITE_DONE { break }
+            guard status == SQLITE_ROW else { throw mapError(status, lastMessage) }
+            var values: [SQLValue] = []
+            values.reserveCapacity(Int(count))
+            for column in 0..<count {
+                switch sqlite3_column_type(statement, column) {
+                case SQLITE_INTEGER: values.append(.integer(sqlite3_column_int64(statement, column)))
+                case SQLITE_FLOAT: values.append(.real(sqlite3_column_double(statement, column)))
+                case SQLITE_TEXT: values.append(.text(String(cString: sqlite3_column_text(statement, column))))
+                case SQLITE_BLOB:
+                    let length = Int(sqlite3_column_bytes(statement, column))
+                    if let bytes = sqlite3_column_blob(statement, column) {
+                        values.append(.blob(Array(UnsafeRawBufferPointer(start: bytes, count: length))))
+                    } else {
+                        values.append(.blob([]))
+                    }
+                default: values.append(.null)
+                }
+            }
+            rows.append(SQLRow(columns: columns, values: values))
+        }
+        return rows
+    }
+
+    private func prepared(_ text: String) throws -> (OpaquePointer, SQLColumns) {
+        if let cached = statements[text] { return cached }
+        var statement: OpaquePointer?
+        let status = sqlite3_prepare_v3(handle, text, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard status == SQLITE_OK, let statement else { throw mapError(status, "\(lastMessage) in: \(text)") }
+        let names = (0..<sqlite3_column_count(statement)).map { String(cString: sqlite3_column_name(statement, $0)) }
+        let entry = (statement, SQLColumns(names))
+        statements[text] = entry
+        return entry
+    }
+
+    private var lastMessage: String { handle.map { String(cString: sqlite3_errmsg($0)) } ?? "closed" }
+
+    private func mapError(_ status: Int32, _ message: String) -> any Error {
+        switch status {
+        case SQLITE_CONSTRAINT_UNIQUE, SQLITE_CONSTRAINT_PRIMARYKEY: return DatabaseConstraintError.unique(message)
+        case SQLITE_CONSTRAINT_FOREIGNKEY: return DatabaseConstraintError.foreignKey(message)
+        case SQLITE_CONSTRAINT_CHECK: return DatabaseConstraintError.check(message)
+        case SQLITE_CONSTRAINT_NOTNULL: return DatabaseConstraintError.notNull(message)
+        default: return SQLiteError(code: status, message: message)
+        }
+    }
+}
+
+// C macros Swift cannot import: the destructor that makes SQLite copy bound
+// text, and the extended result codes of constraint violations.
+private let SQLITE_CONSTRAINT_CHECK: Int32 = SQLITE_CONSTRAINT | (1 << 8)
+private let SQLITE_CONSTRAINT_FOREIGNKEY: Int32 = SQLITE_CONSTRAINT | (3 << 8)
+private let SQLITE_CONSTRAINT_NOTNULL: Int32 = SQLITE_CONSTRAINT | (5 << 8)
+private let SQLITE_CONSTRAINT_PRIMARYKEY: Int32 = SQLITE_CONSTRAINT | (6 << 8)
+private let SQLITE_CONSTRAINT_UNIQUE: Int32 = SQLITE_CONSTRAINT | (8 << 8)
+private let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)

@@ -1,0 +1,126 @@
+import Foundation
+import Logging
+import VroomXModels
+
+/// A demo carrier to try VroomX with: a dispatcher, three drivers, their
+/// trips, orders, expenses and messages. Seeded once; a second start with
+/// `--demo` finds it and leaves it alone.
+public enum DemoData {
+    public static let dispatcherEmail = "dispatch@demo-carrier.example"
+    public static let driverEmails = ["alex@demo-carrier.example", "sam@demo-carrier.example", "jordan@demo-carrier.example"]
+
+    /// Returns true when it seeded, false when the demo carrier already existed.
+    @discardableResult
+    public static func seedIfNeeded(_ store: Store, logger: Logger) async throws -> Bool {
+        if try await store.user(email: dispatcherEmail) != nil {
+            logger.info("demo carrier already present")
+            return false
+        }
+        let (tenant, _) = try await store.createTenant(name: "Demo Auto Transport", dispatcherEmail: dispatcherEmail)
+        let t = tenant.id
+        let alex = try await store.createDriver(tenant: t, .init(email: driverEmails[0], name: "Alex Rivera", phone: "+1 555 0101",
+                                                                 payType: .percentage, payRate: 2500))
+        let sam = try await store.createDriver(tenant: t, .init(email: driverEmails[1], name: "Sam Chen", phone: "+1 555 0102",
+                                                                payType: .perMile, payRate: 65))
+        let jordan = try await store.createDriver(tenant: t, .init(email: driverEmails[2], name: "Jordan Blake", phone: "+1 555 0103",
+                                                                   payType: .perTrip, payRate: 90000))
+        let today = LocalDate(store.clock.now)
+
+        // Alex: a finished run, one on the road, one coming up.
+        let done = try await trip(store, t, "T-1001", alex, today.adding(days: -9), today.adding(days: -6),
+                                  "Houston, TX", "Atlanta, GA", 640000, 790)
+        let rolling = try await trip(store, t, "T-1002", alex, today.adding(days: -1), today.adding(days: 2),
+                                     "Atlanta, GA", "Miami, FL", 520000, 660)
+        let next = try await trip(store, t, "T-1003", alex, today.adding(days: 4), today.adding(days: 7),
+                                  "Miami, FL", "Dallas, TX", 710000, 1310)
+        try await orders(store, t, done, [
+            ("O-5001", Vehicle(year: 2021, make: "Toyota", model: "Camry", vin: "4T1B11HK5MU123456", color: "Silver"), "Houston, TX", "Atlanta, GA"),
+            ("O-5002", Vehicle(year: 2019, make: "Honda", model: "Accord", vin: "1HGCV1F30KA012345", color: "Black"), "Houston, TX", "Marietta, GA"),
+        ], driver: alex, deliver: true)
+        try await store.updateTrip(done.id, .init(status: .inProgress), tenant: t)
+        try await store.updateTrip(done.id, .init(status: .completed), tenant: t)
+        let rollingOrders = try await orders(store, t, rolling, [
+            ("O-5003", Vehicle(year: 2022, make: "Ford", model: "F-150", vin: "1FTFW1E50NFA00001", color: "Blue"), "Atlanta, GA", "Miami, FL"),
+            ("O-5004", Vehicle(year: 2020, make: "Tesla", model: "Model 3", vin: "5YJ3E1EA7LF000123", color: "White"), "Savannah, GA", "Orlando, FL"),
+            ("O-5005", Vehicle(year: 2018, make: "BMW", model: "X5", vin: "5UXKR0C58J0X00042", color: "Gray"), "Jacksonville, FL", "Miami, FL"),
+        ], driver: alex, deliver: false)
+        try await store.updateTrip(rolling.id, .init(status: .inProgress), tenant: t)
+        _ = try await store.updateOrderStatus(rollingOrders[0].id, to: .pickedUp, occurredAt: nil, .driver(tenant: t, driver: alex.id))
+        try await orders(store, t, next, [
+            ("O-5006", Vehicle(year: 2023, make: "Chevrolet", model: "Tahoe", vin: "1GNSKBKD5PR000777", color: "Red"), "Miami, FL", "Dallas, TX"),
+            ("O-5007", Vehicle(year: 2017, make: "Nissan", model: "Altima", vin: "1N4AL3AP8HC000321", color: "Black"), "Tampa, FL", "Houston, TX"),
+        ], driver: alex, deliver: false)
+
+        // Sam and Jordan.
+        let samTrip = try await trip(store, t, "T-2001", sam, today, today.adding(days: 3), "Chicago, IL", "Denver, CO", 450000, 1000)
+        try await orders(store, t, samTrip, [
+            ("O-6001", Vehicle(year: 2021, make: "Subaru", model: "Outback", vin: "4S4BTANC5M3000111", color: "Green"), "Chicago, IL", "Denver, CO"),
+            ("O-6002", Vehicle(year: 2016, make: "Jeep", model: "Wrangler", vin: "1C4BJWDG6GL000222", color: "Yellow"), "Naperville, IL", "Boulder, CO"),
+        ], driver: sam, deliver: false)
+        let jordanTrip = try await trip(store, t, "T-3001", jordan, today.adding(days: 2), today.adding(days: 5),
+                                        "Seattle, WA", "Los Angeles, CA", 380000, 1135)
+        try await orders(store, t, jordanTrip, [
+            ("O-7001", Vehicle(year: 2024, make: "Rivian", model: "R1S", vin: "7PDSGABA8RN000999", color: "Blue"), "Seattle, WA", "Los Angeles, CA"),
+        ], driver: jordan, deliver: false)
+        _ = try await store.createOrder(.init(number: "O-8001", vehicle: Vehicle(year: 2015, make: "Mazda", model: "CX-5"),
+                                              pickup: Stop(address: "Portland, OR"), delivery: Stop(address: "Reno, NV"),
+                                              revenueCents: 90000, paymentTerms: "COD"), tenant: t)
+
+        // Expenses Alex recorded.
+        let alexScope = Scope.driver(tenant: t, driver: alex.id)
+        for (trip, category, cents, daysAgo, note) in [
+            (done.id, ExpenseCategory.fuel, 48_250, 8, "Love's, Lake Charles"), (done.id, .tolls, 1_875, 7, ""),
+            (done.id, .lodging, 8_900, 7, "Motel 6, Meridian"), (rolling.id, .fuel, 52_010, 1, "Pilot, Macon"),
+        ] {
+            _ = try await store.createExpense(.init(tripID: trip, category: category, amountCents: cents,
+                                                    date: today.adding(days: -daysAgo), notes: note), alexScope)
+        }
+
+        // Messages from dispatch.
+        _ = try await store.sendMessage(.init(driverID: alex.id, type: .dispatchMessage, title: "Gate code for Savannah pickup",
+                                              body: "Gate code is 4471. Ask for Maria at the front office.",
+                                              tripID: rolling.id, orderID: rollingOrders[1].id), tenant: t)
+        _ = try await store.sendMessage(.init(driverID: alex.id, type: .urgent, title: "Hurricane detour",
+                                              body: "I-95 closed south of Jacksonville. Take I-75 and call dispatch.",
+                                              tripID: rolling.id), tenant: t)
+        _ = try await store.sendMessage(.init(driverID: sam.id, type: .dispatchMessage, title: "Welcome to VroomX",
+                                              body: "Your first trip is ready. Call dispatch with any questions."), tenant: t)
+        logger.info("seeded demo carrier", metadata: ["tenant": "\(t)"])
+        return true
+    }
+
+    /// A trip planned for a driver; it is assigned once its orders are on it.
+    private static func trip(_ store: Store, _ tenant: ID<Tenant>, _ number: String, _ driver: Driver, _ start: LocalDate,
+                             _ end: LocalDate, _ origin: String, _ destination: String, _ revenue: Int, _ miles: Int) async throws -> Trip {
+        try await store.createTrip(.init(number: number, startDate: start, endDate: end, origin: origin,
+                                         destination: destination, revenueCents: revenue,
+                                         driverPayCents: driver.payType.driverPay(rate: driver.payRate, revenueCents: revenue, miles: miles),
+                                         miles: miles), tenant: tenant)
+    }
+
+    @discardableResult
+    private static func orders(_ store: Store, _ tenant: ID<Tenant>, _ trip: Trip, _ specs: [(String, Vehicle, String, String)],
+                               driver: Driver, deliver: Bool) async throws -> [Order] {
+        var created: [Order] = []
+        for (number, vehicle, from, to) in specs {
+            let order = try await store.createOrder(.init(
+                number: number, tripID: trip.id, vehicle: vehicle,
+                pickup: Stop(name: "\(from) dealer", address: from, contactName: "Front desk", contactPhone: "+1 555 0199",
+                             windowStart: trip.startDate, windowEnd: trip.startDate?.adding(days: 1)),
+                delivery: Stop(name: "\(to) customer", address: to, contactName: "Customer", contactPhone: "+1 555 0188",
+                               windowStart: trip.endDate, windowEnd: trip.endDate?.adding(days: 1)),
+                revenueCents: trip.revenueCents / max(specs.count, 1), paymentTerms: "Net 30"), tenant: tenant)
+            created.append(order)
+        }
+        _ = try await store.assignTrip(trip.id, to: driver.id, tenant: tenant)
+        guard deliver else { return try await store.orders(.dispatch(tenant: tenant), trip: trip.id) }
+        let scope = Scope.driver(tenant: tenant, driver: driver.id)
+        for order in created {
+            let pickedUp = trip.startDate?.startOfDay.addingTimeInterval(10 * 3600)
+            let delivered = trip.endDate?.startOfDay.addingTimeInterval(15 * 3600)
+            _ = try await store.updateOrderStatus(order.id, to: .pickedUp, occurredAt: pickedUp, scope)
+            _ = try await store.updateOrderStatus(order.id, to: .delivered, occurredAt: delivered, scope)
+        }
+        return try await store.orders(.dispatch(tenant: tenant), trip: trip.id)
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import VroomXModels
+
+/// The outermost middleware: turns every error into the one JSON error shape
+/// with its status, and logs each request once with its outcome. Input that
+/// slips past validation and trips a database constraint still answers 4xx.
+struct ErrorMiddleware: RouterMiddleware {
+    typealias Context = AppRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            let appError = Self.appError(for: error, request: request)
+            if appError.status >= 500 {
+                context.logger.error("request failed", metadata: [
+                    "method": "\(request.method)", "path": "\(request.uri.path)", "error": "\(String(reflecting: error))",
+                ])
+            }
+            response = try Self.response(for: appError)
+        }
+        if context.logger.logLevel <= .debug || response.status.code >= 500 {
+            let elapsed = ContinuousClock.now - start
+            context.logger.log(level: response.status.code >= 500 ? .warning : .debug, "request", metadata: [
+                "method": "\(request.method)", "path": "\(request.uri.path)", "status": "\(response.status.code)",
+                "ms": "\(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)",
+            ])
+        }
+        return response
+    }
+
+    static func response(for error: AppError) throws -> Response {
+        var response = try JSONBody.response(APIErrorResponse(error.body), status: .init(code: error.status))
+        for (name, value) in error.headers {
+            if let field = HTTPField.Name(name) { response.headers[field] = value }
+        }
+        return response
+    }
+
+    static func appError(for error: any Error, request: Request) -> AppError {
+        switch error {
+        case let error as AppError:
+            return error
+        case is NIOTooManyBytesError:
+            return JSONBody.tooLarge
+        case let error as DecodingError:
+            return JSONBody.describe(error)
+        case DatabaseConstraintError.unique:
+            return AppError(409, .alreadyExists, "That already exists.")
+        case DatabaseConstraintError.check, DatabaseConstraintError.notNull, DatabaseConstraintError.foreignKey:
+            return AppError(422, .validationFailed, "The request breaks a data rule.")
+        case let error as HTTPError where error.status == .notFound:
+            return routeMiss(request)
+        case let error as HTTPError where error.status == .contentTooLarge:
+            return JSONBody.tooLarge
+        case let error as HTTPError where error.status.code < 500:
+            return AppError(error.status.code, .init(error.status.reasonPhrase.lowercased().replacingOccurrences(of: " ", with: "_")),
+                            error.body ?? error.status.reasonPhrase)
+        default:
+            return AppError(500, .internalError, "Something went wrong on our side. Try again.")
+        }
+    }
+
+    /// No handler matched: 405 with `Allow` when the path exists for other
+    /// methods, else 404.
+    static func routeMiss(_ request: Request) -> AppError {
+        let segments = request.uri.path.split(separator: "/", omittingEmptySubsequences: true)
+        let methods = Endpoint.all.filter { endpoint in
+            let template = endpoint.path.split(separator: "/")
+            return template.count == segments.count && zip(template, segments).allSatisfy { $0.hasPrefix("{") || $0 == $1 }
+        }.map(\.method.rawValue)
+        if methods.isEmpty {
+            return AppError(404, .routeNotFound, "No such endpoint: \(request.method) \(request.uri.path).")
+        }
+        var error = AppError(405, .methodNotAllowed, "\(request.method) is not allowed here; use \(methods.joined(separator: ", ")).")
+        error.headers["Allow"] = methods.joined(separator: ", ")
+        return error
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import VroomXModels
+
+/// JSON in and out, with the shared wire configuration.
+enum JSONBody {
+    /// Largest JSON body accepted; larger ones answer 413 `payload_too_large`.
+    static let maxBytes = 256 * 1024
+
+    static let encoder = WireJSON.encoder()
+    static let decoder = WireJSON.decoder()
+
+    static func response<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
+        let data = try encoder.encode(value)
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func noContent() -> Response { Response(status: .noContent) }
+
+    /// Decodes a request body, answering each kind of bad input with its own
+    /// code: 415 for a non-JSON content type, 413 when too large, 400
+    /// `malformed_json` for bytes that are not JSON, 422 `validation_failed`
+    /// (naming the field) for JSON of the wrong shape.
+    static func decode<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {
+        if let contentType = request.headers[.contentType]?.lowercased(),
+           !(contentType.hasPrefix("application/json") || contentType.contains("+json")) {
+            throw AppError(415, .unsupportedMediaType, "Send the body as application/json.")
+        }
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: maxBytes)
+        } catch is NIOTooManyBytesError {
+            throw tooLarge
+        }
+        guard buffer.readableBytes > 0 else { throw AppError(400, .malformedJSON, "The request body is empty; send a JSON object.") }
+        do {
+            return try decoder.decode(T.self, from: Data(buffer.readableBytesView))
+        } catch let error as DecodingError {
+            throw describe(error)
+        }
+    }
+
+    static let tooLarge = AppError(413, .payloadTooLarge, "The request body is larger than \(maxBytes / 1024) KiB.")
+
+    static func describe(_ error: DecodingError) -> AppError {
+        func path(_ codingPath: [any CodingKey], _ last: (any CodingKey)? = nil) -> String {
+            (codingPath + (last.map { [$0] } ?? [])).map { key in
+                key.intValue.map { "[\($0)]" } ?? key.stringValue
+            }.joined(separator: ".").replacingOccurrences(of: ".[", with: "[")
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            let field = path(context.codingPath, key)
+            return AppError(422, .validationFailed, "\(field) is required.", field: field)
+        case .valueNotFound(_, let context):
+            let field = path(context.codingPath)
+            return AppError(422, .validationFailed, "\(field) must not be null.", field: field)
+        case .typeMismatch(let type, let context):
+            let field = path(context.codingPath)
+            if context.codingPath.isEmpty {
+                return AppError(422, .validationFailed, "The body must be a JSON object.")
+            }
+            return AppError(422, .validationFailed, "\(field) must be \(typeName(type)).", field: field)
+        case .dataCorrupted(let context):
+            if context.codingPath.isEmpty {
+                return AppError(400, .malformedJSON, "The request body is not valid JSON.")
+            }
+            let field = path(context.codingPath)
+            return AppError(422, .validationFailed, "\(field) is invalid: \(context.debugDescription)", field: field)
+        @unknown default:
+            return AppError(400, .malformedJSON, "The request body could not be read.")
+        }
+    }
+
+    static func typeName(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: return "a string"
+        case is Int.Type, is Int64.Type: return "an integer"
+        case is Double.Type: return "a number"
+        case is Bool.Type: return "true or false"
+        default:
+            let name = String(describing: type)
+            if name.hasPrefix("Array") { return "an array" }
+            if name.hasPrefix("Dictionary") { return "an object" }
+            return "an object"
+        }
+    }
+}
+
+extension Request {
+    func decodeJSON<T: Decodable>(_ type: T.Type) async throws -> T {
+        try await JSONBody.decode(type, from: self)
+    }
+}
+
+extension AppRequestContext {
+    /// A path parameter that must be an id.
+    func id<Entity>(_ name: String = "id", as type: Entity.Type = Entity.self) throws -> ID<Entity> {
+        guard let text = parameters.get(name), let id = ID<Entity>(text) else {
+            throw AppError(400, .invalidParameter, "\(name) must be a UUID.", field: name)
+        }
+        return id
+    }
+}
+
+extension Request {
+    /// A query parameter parsed by `parse`; nil when absent, 400 when present but invalid.
+    func query<T>(_ name: String, _ parse: (String) -> T?, expected: String) throws -> T? {
+        guard let text = uri.queryParameters.get(name) else { return nil }
+        guard let value = parse(text) else {
+            throw AppError(400, .invalidParameter, "\(name) must be \(expected).", field: name)
+        }
+        return value
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import VroomXModels
+
+// Mapping between table rows and the shared models. Each type lists the
+// columns it reads, so a SELECT never depends on `*` and column order.
+
+extension Tenant {
+    static let columns: SQL = "id, name, created_at"
+
+    init(row: SQLRow) throws {
+        self.init(id: try row.id("id"), name: try row.string("name"), createdAt: try row.date("created_at"))
+    }
+}
+
+extension User {
+    static let columns: SQL = "id, tenant_id, email, role, pin_hash, created_at"
+
+    init(row: SQLRow) throws {
+        self.init(id: try row.id("id"), tenantID: try row.id("tenant_id"), email: try row.string("email"),
+                  role: try row.enumeration("role"), hasPIN: try row.optionalString("pin_hash") != nil,
+                  createdAt: try row.date("created_at"))
+    }
+}
+
+extension Driver {
+    /// Drivers are read joined with their user for the email.
+    static let columns: SQL = """
+        d.id, d.user_id, d.name, d.phone, u.email, d.pay_type, d.pay_rate, d.version, d.created_at, d.updated_at
+        """
+    static let from: SQL = "drivers d JOIN users u ON u.id = d.user_id AND u.tenant_id = d.tenant_id"
+
+    init(row: SQLRow) throws {
+        self.init(id: try row.id("id"), userID: try row.id("user_id"), name: try row.string("name"),
+                  phone: try row.string("phone"), email: try row.string("email"), payType: try row.enumeration("pay_type"),
+                  payRate: try row.int("pay_rate"), version: try row.int("version"),
+                  createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"))
+    }
+}
+
+extension Trip {
+    static let columns: SQL = """
+        id, number, driver_id, status, start_date, end_date, origin, destination, revenue_cents, driver_pay_cents, \
+        miles, version, created_at, updated_at
+        """
+    /// Newest work first; trips without a start date after dated ones.
+    static let order: SQL = "start_date DESC NULLS LAST, created_at DESC, id"
+
+    init(row: SQLRow) throws {
+        self.init(id: try row.id("id"), number: try row.string("number"), driverID: try row.optionalID("driver_id"),
+                  status: try row.enumeration("status"), startDate: try row.optionalLocalDate("start_date"),
+                  endDate: try row.optionalLocalDate("end_date"), origin: try row.string("origin"),
+                  destination: try row.string("destination"), revenueCents: try row.int("revenue_cents"),
+                  driverPayCents: try row.int("driver_pay_cents"), miles: try row.int("miles"),
+                  version: try row.int("version"), createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"))
+    }
+}
+
+extension Order {
+    static let columns: SQL = """
+        id, number, trip_id, driver_id, vehicle_year, vehicle_make, vehicle_model, vehicle_vin, vehicle_color, \
+        pickup_name, pickup_address, pickup_contact_name, pickup_contact_phone, pickup_window_start, pickup_window_end, \
+        delivery_name, delivery_address, delivery_contact_name, delivery_contact_phone, delivery_window_start, \
+        delivery_window_end, status, actual_pickup_at, actual_delivery_at, pickup_eta, delivery_eta, revenue_cents, \
+        payment_terms, version, created_at, updated_at
+        """
+    static let order: SQL = "created_at DESC, id"
+
+    init(row: SQLRow) throws {
+        func stop(_ prefix: String) throws -> Stop {
+            Stop(name: try row.string(prefix + "_name"), address: try row.string(prefix + "_address"),
+                 contactName: try row.string(prefix + "_contact_name"), contactPhone: try row.string(prefix + "_contact_phone"),
+                 windowStart: try row.optionalLocalDate(prefix + "_window_start"),
+                 windowEnd: try row.optionalLocalDate(prefix + "_window_end"))
+        }
+        self.init(
+            id: try row.id("id"), number: try row.string("number"), tripID: try row.optionalID("trip_id"),
+            driverID: try row.optionalID("driver_id"),
+            vehicle: Vehicle(year: try row.optionalInt("vehicle_year"), make: try row.string("vehicle_make"),
+                             model: try row.string("vehicle_model"), vin: try row.string("vehicle_vin"),
+                             color: try row.string("vehicle_color")),
+            pickup: try stop("pickup"), delivery: try stop("delivery"), status: try row.enumeration("status"),
+            actualPickupDate: try row.optionalDate("actual_pickup_at"),
+            actualDeliveryDate: try row.optionalDate("actual_delivery_at"),
+            pickupETA: try row.optionalDate("pickup_eta"), deliveryETA: try row.optionalDate("delivery_eta"),
+            revenueCents: try row.int("revenue_cents"), paymentTerms: try row.string("payment_terms"),
+            version: try row.int("version"), createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"))
+    }
+}
+
+extension Expense {
+    static let columns: SQL = "id, trip_id, driver_id, category, amount_cents, expense_date, notes, created_at"
+    static let order: SQL = "expense_date DESC, created_at DESC, id"
+
+    init(row: SQLRow) throws {
+        self.init(id: try row.id("id"), tripID: try row.id("trip_id"), driverID: try row.optionalID("driver_id"),
+                  category: try row.enumeration("category"), amountCents: try row.int("amount_cents"),
+                  date: try row.localDate("expense_date"), notes: try row.string("notes"), createdAt: try row.date("created_at"))
+    }
+}
+
+extension DriverNotification {
+    static let columns: SQL = "id, driver_id, type, title, body, trip_id, order_id, read_at, created_at"
+    static let order: SQL = "created_at DESC, id"
+
+    init(row: SQLRow) throws {
+        self.init(id: try row.id("id"), driverID: try row.id("driver_id"), type: try row.enumeration("type"),
+                  title: try row.string("title"), body: try row.string("body"),
+                  data: NotificationData(tripID: try row.optionalID("trip_id"), orderID: try row.optionalID("order_id")),
+                  readAt: try row.optionalDate("read_at"), createdAt: try row.date("created_at"))
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import VroomXModels
+
+/// Carriers, users and the driver records linked to them.
+extension Store {
+    /// Creates a carrier and its first dispatcher.
+    public func createTenant(name: String, dispatcherEmail: String) async throws -> (Tenant, User) {
+        let name = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...200).contains(name.count) else { throw AppError.validation("name", "A carrier name is 1 to 200 characters.") }
+        let email = try Validate.email(dispatcherEmail)
+        let tenant = Tenant(id: ID(), name: name, createdAt: now)
+        let user = User(id: ID(), tenantID: tenant.id, email: email, role: .dispatcher, hasPIN: false, createdAt: now)
+        try await database.write { db in
+            try await db.execute("INSERT INTO tenants (id, name, created_at) VALUES (\(tenant.id), \(tenant.name), \(tenant.createdAt))")
+            try await insertUser(user, db)
+        }
+        return (tenant, user)
+    }
+
+    func insertUser(_ user: User, _ db: any SQLExecutor) async throws {
+        do {
+            try await db.execute("""
+                INSERT INTO users (id, tenant_id, email, role, created_at)
+                VALUES (\(user.id), \(user.tenantID), \(user.email), \(user.role), \(user.createdAt))
+                """)
+        } catch DatabaseConstraintError.unique {
+            throw AppError(409, .alreadyExists, "A user with this email already exists.", field: "email")
+        }
+    }
+
+    /// Creates a driver: a user who signs in with their email, and the driver
+    /// record linked to it.
+    public func createDriver(tenant: ID<Tenant>, _ request: CreateDriverRequest) async throws -> Driver {
+        let email = try Validate.email(request.email)
+        let name = try Validate.text(request.name, field: "name", max: 200, required: true)
+        let phone = try Validate.text(request.phone ?? "", field: "phone", max: 40)
+        try Validate.payRate(request.payRate, type: request.payType)
+        let now = self.now
+        let user = User(id: ID(), tenantID: tenant, email: email, role: .driver, hasPIN: false, createdAt: now)
+        let driver = Driver(id: ID(), userID: user.id, name: name, phone: phone, email: email, payType: request.payType,
+                            payRate: request.payRate, version: 1, createdAt: now, updatedAt: now)
+        try await write(tenant: tenant) { tx in
+            try await insertUser(user, tx.db)
+            try await tx.execute("""
+                INSERT INTO drivers (id, tenant_id, user_id, name, phone, pay_type, pay_rate, version, created_at, updated_at)
+                VALUES (\(driver.id), \(tenant), \(user.id), \(driver.name), \(driver.phone), \(driver.payType),
+                        \(driver.payRate), 1, \(now), \(now))
+                """)
+            try tx.recordUpsert(.driver, driver, visibleTo: driver.id)
+        }
+        return driver
+    }
+
+    public func tenant(_ id: ID<Tenant>) async throws -> Tenant {
+        guard let row = try await read({ try await $0.first("SELECT \(Tenant.columns) FROM tenants WHERE id = \(id)") }) else {
+            throw AppError.notFound("Carrier")
+        }
+        return try Tenant(row: row)
+    }
+
+    public func user(email: String) async throws -> User? {
+        try await read { db in
+            try await db.first("SELECT \(User.columns) FROM users WHERE email = \(email)").map(User.init(row:))
+        }
+    }
+
+    public func user(_ id: ID<User>, tenant: ID<Tenant>) async throws -> User {
+        guard let user = try await read({ db in
+            try await db.first("SELECT \(User.columns) FROM users WHERE tenant_id = \(tenant) AND id = \(id)").map(User.init(row:))
+        }) else { throw AppError.notFound("User") }
+        return user
+    }
+
+    /// The driver record of a signed-in user, looked up by auth user id.
+    public func driver(userID: ID<User>, tenant: ID<Tenant>) async throws -> Driver? {
+        try await read { db in
+            try await db.first("""
+                SELECT \(Driver.columns) FROM \(Driver.from) WHERE d.tenant_id = \(tenant) AND d.user_id = \(userID)
+                """).map(Driver.init(row:))
+        }
+    }
+
+    public func driver(_ id: ID<Driver>, tenant: ID<Tenant>) async throws -> Driver? {
+        try await read { db in try await fetchDriver(id, tenant: tenant, db) }
+    }
+
+    func fetchDriver(_ id: ID<Driver>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Driver? {
+        try await db.first("SELECT \(Driver.columns) FROM \(Driver.from) WHERE d.tenant_id = \(tenant) AND d.id = \(id)")
+            .map(Driver.init(row:))
+    }
+
+    public func drivers(tenant: ID<Tenant>) async throws -> [Driver] {
+        try await read { db in
+            try await db.query("SELECT \(Driver.columns) FROM \(Driver.from) WHERE d.tenant_id = \(tenant) ORDER BY d.name, d.id")
+                .map(Driver.init(row:))
+        }
+    }
+
+    public func tenants() async throws -> [Tenant] {
+        try await read { db in try await db.query("SELECT \(Tenant.columns) FROM tenants ORDER BY created_at").map(Tenant.init(row:)) }
+    }
+}
+
+/// Device tokens for push notifications.
+extension Store {
+    /// Registers a token for the user, or moves it to them if the device was
+    /// used by someone else before.
+    public func registerDeviceToken(_ request: RegisterDeviceTokenRequest, user: ID<User>, tenant: ID<Tenant>) async throws -> DeviceToken {
+        let token = try Validate.deviceToken(request.token)
+        let now = self.now
+        try await database.write { db in
+            try await db.execute("""
+                INSERT INTO device_tokens (token, tenant_id, user_id, platform, created_at, last_active_at)
+                VALUES (\(token), \(tenant), \(user), \(request.platform), \(now), \(now))
+                ON CONFLICT (token) DO UPDATE SET tenant_id = excluded.tenant_id, user_id = excluded.user_id,
+                    platform = excluded.platform, last_active_at = excluded.last_active_at
+                """)
+        }
+        return DeviceToken(token: token, platform: request.platform, lastActiveAt: now)
+    }
+
+    /// Removes a token of this user. Returns false if they had no such token.
+    public func removeDeviceToken(_ token: String, user: ID<User>, tenant: ID<Tenant>) async throws -> Bool {
+        try await database.write { db in
+            !(try await db.query("""
+                DELETE FROM device_tokens WHERE token = \(token) AND tenant_id = \(tenant) AND user_id = \(user) RETURNING token
+                """).isEmpty)
+        }
+    }
+
+    public func deviceTokens(user: ID<User>, tenant: ID<Tenant>) async throws -> [DeviceToken] {
+        try await read { db in
+            try await db.query("""
+                SELECT token, platform, last_active_at FROM device_tokens
+                WHERE tenant_id = \(tenant) AND user_id = \(user) ORDER BY created_at
+                """).map {
+                DeviceToken(token: try $0.string("token"), platform: try $0.enumeration("platform"),
+                            lastActiveAt: try $0.date("last_active_at"))
+            }
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import VroomXModels
+
+/// Trip expenses (fuel, tolls, repairs, lodging, other) recorded by drivers.
+extension Store {
+    /// Expenses of a trip the caller may see.
+    public func expenses(trip: ID<Trip>, _ scope: Scope) async throws -> [Expense] {
+        try await read { db in
+            guard try await fetchTrip(trip, scope, db) != nil else { throw AppError.notFound("Trip") }
+            return try await db.query("""
+                SELECT \(Expense.columns) FROM trip_expenses WHERE tenant_id = \(scope.tenant) AND trip_id = \(trip)
+                ORDER BY \(Expense.order)
+                """).map(Expense.init(row:))
+        }
+    }
+
+    /// Records an expense on one of the driver's trips. The id may be chosen
+    /// by the client; sending the same expense again returns the stored one.
+    public func createExpense(_ request: CreateExpenseRequest, _ scope: Scope) async throws -> Expense {
+        let amount = try Validate.cents(request.amountCents, field: "amount_cents", allowZero: false, max: 100_000_00)
+        let notes = try Validate.text(request.notes ?? "", field: "notes", max: 2000)
+        return try await write(tenant: scope.tenant) { tx in
+            guard let trip = try await fetchTrip(request.tripID, scope, tx.db) else { throw AppError.notFound("Trip") }
+            let expense = Expense(id: request.id ?? ID(), tripID: trip.id, driverID: scope.driverID, category: request.category,
+                                  amountCents: amount, date: request.date, notes: notes, createdAt: tx.now)
+            if let existing = try await tx.first("""
+                SELECT \(Expense.columns) FROM trip_expenses WHERE tenant_id = \(scope.tenant) AND id = \(expense.id)
+                """).map(Expense.init(row:)) {
+                guard existing.tripID == expense.tripID, existing.category == expense.category,
+                      existing.amountCents == expense.amountCents, existing.date == expense.date,
+                      existing.notes == expense.notes else {
+                    throw AppError(409, .alreadyExists, "An expense with this id already exists.", field: "id")
+                }
+                return existing
+            }
+            do {
+                try await tx.execute("""
+                    INSERT INTO trip_expenses (id, tenant_id, trip_id, driver_id, category, amount_cents, expense_date, notes, created_at)
+                    VALUES (\(expense.id), \(scope.tenant), \(trip.id), \(expense.driverID), \(expense.category), \(amount),
+                            \(expense.date), \(notes), \(tx.now))
+                    """)
+            } catch DatabaseConstraintError.unique {
+                throw AppError(409, .alreadyExists, "An expense with this id already exists.", field: "id")
+            }
+            try tx.recordUpsert(.expense, expense, visibleTo: trip.driverID)
+            return expense
+        }
+    }
+
+    /// Deletes an expense the driver recorded on one of their trips.
+    public func deleteExpense(_ id: ID<Expense>, _ scope: Scope) async throws {
+        try await write(tenant: scope.tenant) { tx in
+            guard let row = try await tx.first("""
+                SELECT e.driver_id, t.driver_id AS trip_driver_id FROM trip_expenses e
+                JOIN trips t ON t.tenant_id = e.tenant_id AND t.id = e.trip_id
+                WHERE e.tenant_id = \(scope.tenant) AND e.id = \(id)
+                """) else { throw AppError.notFound("Expense") }
+            let tripDriver: ID<Driver>? = try row.optionalID("trip_driver_id")
+            if let driver = scope.driverID {
+                guard tripDriver == driver else { throw AppError.notFound("Expense") }
+                guard try row.optionalID("driver_id", as: Driver.self) == driver else {
+                    throw AppError.forbidden("Only dispatch can delete an expense dispatch recorded.")
+                }
+            }
+            try await tx.execute("DELETE FROM trip_expenses WHERE tenant_id = \(scope.tenant) AND id = \(id)")
+            tx.recordDelete(.expense, id: id.rawValue, visibleTo: tripDriver)
+        }
+    }
+}
+
+/// Driver notifications: dispatch messages, assignments, status changes.
+extension Store {
+    public func notifications(_ scope: Scope, unreadOnly: Bool = false, limit: Int = 100) async throws -> [DriverNotification] {
+        let unread: SQL = unreadOnly ? " AND read_at IS NULL" : ""
+        return try await read { db in
+            try await db.query("""
+                SELECT \(DriverNotification.columns) FROM driver_notifications WHERE \(scope.filter())\(unread)
+                ORDER BY \(DriverNotification.order) LIMIT \(limit)
+                """).map(DriverNotification.init(row:))
+        }
+    }
+
+    public func unreadCount(driver: ID<Driver>, tenant: ID<Tenant>) async throws -> Int {
+        try await read { db in
+            try await db.first("""
+                SELECT COUNT(*) AS unread FROM driver_notifications
+                WHERE tenant_id = \(tenant) AND driver_id = \(driver) AND read_at IS NULL
+                """)?.int("unread") ?? 0
+        }
+    }
+
+    /// Marks a notification read. Reading it again keeps the first time.
+    public func markNotificationRead(_ id: ID<DriverNotification>, _ scope: Scope) async throws -> DriverNotification {
+        try await write(tenant: scope.tenant) { tx in
+            guard let current = try await tx.first("""
+                SELECT \(DriverNotification.columns) FROM driver_notifications WHERE \(scope.filter()) AND id = \(id)
+                """).map(DriverNotification.init(row:)) else { throw AppError.notFound("Notification") }
+            if current.readAt != nil { return current }
+            guard let row = try await tx.first("""
+                UPDATE driver_notifications SET read_at = \(tx.now) WHERE tenant_id = \(scope.tenant) AND id = \(id)
+                RETURNING \(DriverNotification.columns)
+                """) else { throw AppError.notFound("Notification") }
+            let updated = try DriverNotification(row: row)
+            try tx.recordUpsert(.notification, updated, visibleTo: updated.driverID)
+            return updated
+        }
+    }
+
+    /// A message from dispatch to a driver.
+    public func sendMessage(_ request: SendMessageRequest, tenant: ID<Tenant>) async throws -> DriverNotification {
+        guard request.type == .dispatchMessage || request.type == .urgent else {
+            throw AppError.validation("type", "A message is dispatch_message or urgent.")
+        }
+        let title = try Validate.text(request.title, field: "title", max: 200, required: true)
+        let body = try Validate.text(request.body, field: "body", max: 4000)
+        let scope = Scope.dispatch(tenant: tenant)
+        return try await write(tenant: tenant) { tx in
+            guard try await fetchDriver(request.driverID, tenant: tenant, tx.db) != nil else {
+                throw AppError(422, .validationFailed, "No such driver in this carrier.", field: "driver_id")
+            }
+            if let trip = request.tripID, try await fetchTrip(trip, scope, tx.db) == nil {
+                throw AppError(422, .validationFailed, "No such trip in this carrier.", field: "trip_id")
+            }
+            if let order = request.orderID, try await fetchOrder(order, scope, tx.db) == nil {
+                throw AppError(422, .validationFailed, "No such order in this carrier.", field: "order_id")
+            }
+            return try await insertNotification(driver: request.driverID, type: request.type, title: title, body: body,
+                                                data: NotificationData(tripID: request.tripID, orderID: request.orderID), tx)
+        }
+    }
+
+    @discardableResult
+    func insertNotification(driver: ID<Driver>, type: NotificationType, title: String, body: String,
+                            data: NotificationData, _ tx: TenantTransaction) async throws -> DriverNotification {
+        let notification = DriverNotification(id: ID(), driverID: driver, type: type, title: String(title.prefix(200)),
+                                              body: String(body.prefix(4000)), data: data, readAt: nil, createdAt: tx.now)
+        try await tx.execute("""
+            INSERT INTO driver_notifications (id, tenant_id, driver_id, type, title, body, trip_id, order_id, created_at)
+            VALUES (\(notification.id), \(tx.tenant), \(driver), \(type), \(notification.title), \(notification.body),
+                    \(data.tripID), \(data.orderID), \(tx.now))
+            """)
+        try tx.recordUpsert(.notification, notification, visibleTo: driver)
+        return notification
+    }
+}

@@ -1,0 +1,252 @@
+import Foundation
+import VroomXModels
+
+/// Orders: one vehicle to pick up and deliver.
+extension Store {
+    public func orders(_ scope: Scope, trip: ID<Trip>? = nil, status: OrderStatus? = nil) async throws -> [Order] {
+        var filter = scope.filter()
+        if let trip { filter = filter + " AND trip_id = \(trip)" }
+        if let status { filter = filter + " AND status = \(status)" }
+        return try await read { db in
+            try await db.query("SELECT \(Order.columns) FROM orders WHERE \(filter) ORDER BY \(Order.order)").map(Order.init(row:))
+        }
+    }
+
+    public func order(_ id: ID<Order>, _ scope: Scope) async throws -> Order {
+        guard let order = try await read({ try await fetchOrder(id, scope, $0) }) else { throw AppError.notFound("Order") }
+        return order
+    }
+
+    func fetchOrder(_ id: ID<Order>, _ scope: Scope, _ db: any SQLExecutor) async throws -> Order? {
+        try await db.first("SELECT \(Order.columns) FROM orders WHERE \(scope.filter()) AND id = \(id)").map(Order.init(row:))
+    }
+
+    /// Orders of a trip the caller may see (a driver: only their own trip).
+    public func tripOrders(_ trip: ID<Trip>, _ scope: Scope) async throws -> [Order] {
+        _ = try await self.trip(trip, scope)
+        return try await orders(.dispatch(tenant: scope.tenant), trip: trip)
+    }
+
+    public func createOrder(_ request: CreateOrderRequest, tenant: ID<Tenant>) async throws -> Order {
+        let number = try Validate.text(request.number, field: "number", max: 64, required: true)
+        let vehicle = try Validate.vehicle(request.vehicle)
+        let pickup = try Validate.stop(request.pickup, field: "pickup")
+        let delivery = try Validate.stop(request.delivery, field: "delivery")
+        let revenue = try Validate.cents(request.revenueCents, field: "revenue_cents")
+        let terms = try Validate.text(request.paymentTerms ?? "", field: "payment_terms", max: 100)
+        return try await write(tenant: tenant) { tx in
+            var trip: Trip?
+            if let tripID = request.tripID {
+                guard let found = try await fetchTrip(tripID, .dispatch(tenant: tenant), tx.db) else {
+                    throw AppError(422, .validationFailed, "No such trip in this carrier.", field: "trip_id")
+                }
+                trip = found
+            }
+            let driver = trip?.driverID
+            let order = Order(id: ID(), number: number, tripID: trip?.id, driverID: driver, vehicle: vehicle, pickup: pickup,
+                              delivery: delivery, status: driver == nil ? .new : .assigned, actualPickupDate: nil,
+                              actualDeliveryDate: nil, pickupETA: nil, deliveryETA: nil, revenueCents: revenue,
+                              paymentTerms: terms, version: 1, createdAt: tx.now, updatedAt: tx.now)
+            do {
+                try await tx.execute("""
+                    INSERT INTO orders (id, tenant_id, number, trip_id, driver_id, vehicle_year, vehicle_make, vehicle_model,
+                        vehicle_vin, vehicle_color, pickup_name, pickup_address, pickup_contact_name, pickup_contact_phone,
+                        pickup_window_start, pickup_window_end, delivery_name, delivery_address, delivery_contact_name,
+                        delivery_contact_phone, delivery_window_start, delivery_window_end, status, revenue_cents,
+                        payment_terms, version, created_at, updated_at)
+                    VALUES (\(order.id), \(tenant), \(order.number), \(order.tripID), \(order.driverID), \(vehicle.year),
+                        \(vehicle.make), \(vehicle.model), \(vehicle.vin), \(vehicle.color), \(pickup.name), \(pickup.address),
+                        \(pickup.contactName), \(pickup.contactPhone), \(pickup.windowStart), \(pickup.windowEnd),
+                        \(delivery.name), \(delivery.address), \(delivery.contactName), \(delivery.contactPhone),
+                        \(delivery.windowStart), \(delivery.windowEnd), \(order.status), \(revenue), \(terms), 1,
+                        \(tx.now), \(tx.now))
+                    """)
+            } catch DatabaseConstraintError.unique {
+                throw AppError(409, .alreadyExists, "An order numbered \(number) already exists.", field: "number")
+            }
+            try tx.recordUpsert(.order, order, visibleTo: driver)
+            if let driver, let trip {
+                try await notifyOrderAssigned(order, trip: trip, to: driver, tx)
+            }
+            return order
+        }
+    }
+
+    /// A status change by a driver (along the road) or by dispatch. Moving to
+    /// the current status is a no-op, so a replayed tap succeeds; anything
+    /// the state machine does not allow is `invalid_transition` and nothing
+    /// is written. Picking up and delivering stamp the actual dates with the
+    /// moment it happened.
+    public func updateOrderStatus(_ id: ID<Order>, to status: OrderStatus, occurredAt: Date?, _ scope: Scope) async throws -> Order {
+        try await write(tenant: scope.tenant) { tx in
+            guard let order = try await fetchOrder(id, scope, tx.db) else { throw AppError.notFound("Order") }
+            return try await changeStatus(order, to: status, occurredAt: occurredAt, by: scope.actor, tx)
+        }
+    }
+
+    func changeStatus(_ current: Order, to status: OrderStatus, occurredAt: Date?, by actor: Actor,
+                      _ tx: TenantTransaction) async throws -> Order {
+        if current.status == status { return current }
+        guard current.status.canTransition(to: status, by: actor) else {
+            throw AppError.invalidTransition(from: current.status.rawValue, to: status.rawValue)
+        }
+        let at = occurredAt ?? tx.now
+        if at > tx.now.addingTimeInterval(300) {
+            throw AppError.validation("occurred_at", "occurred_at cannot be in the future.")
+        }
+        var order = current
+        let previousDriver = order.driverID
+        order.status = status
+        switch status {
+        case .new:
+            order.driverID = nil
+            order.tripID = nil
+        case .assigned:
+            guard order.driverID != nil else {
+                throw AppError(409, .invalidTransition, "Assign the order to a driver or trip to make it assigned.", field: "status")
+            }
+        case .pickedUp:
+            order.actualPickupDate = at
+        case .delivered:
+            if let pickedUp = order.actualPickupDate, at < pickedUp {
+                throw AppError.validation("occurred_at", "Delivery cannot be before pickup.")
+            }
+            order.actualDeliveryDate = at
+        case .cancelled:
+            break
+        }
+        let saved = try await saveOrder(order, previousDriver: previousDriver, tx)
+        if actor == .dispatcher, let driver = saved.driverID ?? previousDriver {
+            try await insertNotification(
+                driver: driver, type: .statusChange, title: "Order \(saved.number) \(saved.status.label)",
+                body: "Dispatch marked order \(saved.number) (\(saved.vehicle.summary)) as \(saved.status.label).",
+                data: NotificationData(tripID: saved.tripID ?? current.tripID, orderID: saved.id), tx)
+        }
+        return saved
+    }
+
+    public func updateETA(_ id: ID<Order>, pickup: Date?, delivery: Date?, _ scope: Scope) async throws -> Order {
+        guard pickup != nil || delivery != nil else {
+            throw AppError.validation("pickup_eta", "Give pickup_eta, delivery_eta or both.")
+        }
+        return try await write(tenant: scope.tenant) { tx in
+            guard var order = try await fetchOrder(id, scope, tx.db) else { throw AppError.notFound("Order") }
+            guard order.status.isOpen else {
+                throw AppError.conflict("Order \(order.number) is \(order.status.label); its ETAs can no longer change.")
+            }
+            if let pickup {
+                guard order.status != .pickedUp else {
+                    throw AppError(409, .conflict, "The vehicle is already picked up.", field: "pickup_eta")
+                }
+                try Self.checkETA(pickup, field: "pickup_eta", now: tx.now)
+                order.pickupETA = pickup
+            }
+            if let delivery {
+                try Self.checkETA(delivery, field: "delivery_eta", now: tx.now)
+                order.deliveryETA = delivery
+            }
+            return try await saveOrder(order, previousDriver: order.driverID, tx)
+        }
+    }
+
+    static func checkETA(_ eta: Date, field: String, now: Date) throws {
+        guard eta > now.addingTimeInterval(-86_400), eta < now.addingTimeInterval(366 * 86_400) else {
+            throw AppError.validation(field, "\(field) must be between yesterday and a year from now.")
+        }
+    }
+
+    /// Dispatch edits: any fields, and a status change through the state machine.
+    public func updateOrder(_ id: ID<Order>, _ request: UpdateOrderRequest, tenant: ID<Tenant>) async throws -> Order {
+        let scope = Scope.dispatch(tenant: tenant)
+        return try await write(tenant: tenant) { tx in
+            guard var order = try await fetchOrder(id, scope, tx.db) else { throw AppError.notFound("Order") }
+            var edited = order
+            if let vehicle = request.vehicle { edited.vehicle = try Validate.vehicle(vehicle) }
+            if let pickup = request.pickup { edited.pickup = try Validate.stop(pickup, field: "pickup") }
+            if let delivery = request.delivery { edited.delivery = try Validate.stop(delivery, field: "delivery") }
+            if let eta = request.pickupETA { try Self.checkETA(eta, field: "pickup_eta", now: tx.now); edited.pickupETA = eta }
+            if let eta = request.deliveryETA { try Self.checkETA(eta, field: "delivery_eta", now: tx.now); edited.deliveryETA = eta }
+            if let revenue = request.revenueCents { edited.revenueCents = try Validate.cents(revenue, field: "revenue_cents") }
+            if let terms = request.paymentTerms { edited.paymentTerms = try Validate.text(terms, field: "payment_terms", max: 100) }
+            if edited != order { order = try await saveOrder(edited, previousDriver: order.driverID, tx) }
+            if let status = request.status {
+                order = try await changeStatus(order, to: status, occurredAt: nil, by: .dispatcher, tx)
+            }
+            return order
+        }
+    }
+
+    /// Puts an order on a trip (it follows the trip's driver), gives it to a
+    /// driver directly (off any trip), or with neither takes it back to
+    /// unassigned. Only orders not yet picked up can move.
+    public func assignOrder(_ id: ID<Order>, _ request: AssignOrderRequest, tenant: ID<Tenant>) async throws -> Order {
+        let scope = Scope.dispatch(tenant: tenant)
+        return try await write(tenant: tenant) { tx in
+            guard var order = try await fetchOrder(id, scope, tx.db) else { throw AppError.notFound("Order") }
+            guard order.status == .new || order.status == .assigned else {
+                throw AppError.conflict("Order \(order.number) is \(order.status.label) and cannot be reassigned.")
+            }
+            let previousDriver = order.driverID
+            var trip: Trip?
+            if let tripID = request.tripID {
+                guard let found = try await fetchTrip(tripID, scope, tx.db) else {
+                    throw AppError(422, .validationFailed, "No such trip in this carrier.", field: "trip_id")
+                }
+                if let driverID = request.driverID, driverID != found.driverID {
+                    throw AppError.validation("driver_id", "An order on a trip goes with the trip's driver.")
+                }
+                trip = found
+                order.tripID = found.id
+                order.driverID = found.driverID
+            } else {
+                if let driverID = request.driverID, try await fetchDriver(driverID, tenant: tenant, tx.db) == nil {
+                    throw AppError(422, .validationFailed, "No such driver in this carrier.", field: "driver_id")
+                }
+                order.tripID = nil
+                order.driverID = request.driverID
+            }
+            order.status = order.driverID == nil ? .new : .assigned
+            let saved = try await saveOrder(order, previousDriver: previousDriver, tx)
+            if let driver = saved.driverID, driver != previousDriver {
+                try await notifyOrderAssigned(saved, trip: trip, to: driver, tx)
+            }
+            return saved
+        }
+    }
+
+    /// Writes an order's fields, bumps its version and records the change;
+    /// when the order changed hands, the previous driver's device drops it.
+    func saveOrder(_ order: Order, previousDriver: ID<Driver>?, _ tx: TenantTransaction) async throws -> Order {
+        guard let row = try await tx.first("""
+            UPDATE orders SET trip_id = \(order.tripID), driver_id = \(order.driverID), vehicle_year = \(order.vehicle.year),
+                vehicle_make = \(order.vehicle.make), vehicle_model = \(order.vehicle.model), vehicle_vin = \(order.vehicle.vin),
+                vehicle_color = \(order.vehicle.color), pickup_name = \(order.pickup.name),
+                pickup_address = \(order.pickup.address), pickup_contact_name = \(order.pickup.contactName),
+                pickup_contact_phone = \(order.pickup.contactPhone), pickup_window_start = \(order.pickup.windowStart),
+                pickup_window_end = \(order.pickup.windowEnd), delivery_name = \(order.delivery.name),
+                delivery_address = \(order.delivery.address), delivery_contact_name = \(order.delivery.contactName),
+                delivery_contact_phone = \(order.delivery.contactPhone),
+                delivery_window_start = \(order.delivery.windowStart), delivery_window_end = \(order.delivery.windowEnd),
+                status = \(order.status), actual_pickup_at = \(order.actualPickupDate),
+                actual_delivery_at = \(order.actualDeliveryDate), pickup_eta = \(order.pickupETA),
+                delivery_eta = \(order.deliveryETA), revenue_cents = \(order.revenueCents),
+                payment_terms = \(order.paymentTerms), version = version + 1, updated_at = \(tx.now)
+            WHERE tenant_id = \(tx.tenant) AND id = \(order.id)
+            RETURNING \(Order.columns)
+            """) else { throw AppError.notFound("Order") }
+        let saved = try Order(row: row)
+        if let previousDriver, previousDriver != saved.driverID {
+            tx.recordRevoke(.order, id: saved.id.rawValue, from: previousDriver)
+        }
+        try tx.recordUpsert(.order, saved, visibleTo: saved.driverID)
+        return saved
+    }
+
+    func notifyOrderAssigned(_ order: Order, trip: Trip?, to driver: ID<Driver>, _ tx: TenantTransaction) async throws {
+        let onTrip = trip.map { " on trip \($0.number)" } ?? ""
+        try await insertNotification(
+            driver: driver, type: .tripAssignment, title: "New order \(order.number)",
+            body: "\(order.vehicle.summary.isEmpty ? "A vehicle" : order.vehicle.summary)\(onTrip): \(order.pickup.address) → \(order.delivery.address).",
+            data: NotificationData(tripID: order.tripID, orderID: order.id), tx)
+    }
+}

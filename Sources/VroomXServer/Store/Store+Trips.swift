@@ -1,0 +1,183 @@
+import Foundation
+import VroomXModels
+
+/// Trips: a truck run carrying several orders, planned by dispatch.
+extension Store {
+    public func trips(_ scope: Scope, status: TripStatus? = nil) async throws -> [Trip] {
+        let statusFilter: SQL = status.map { " AND status = \($0)" } ?? ""
+        return try await read { db in
+            try await db.query("SELECT \(Trip.columns) FROM trips WHERE \(scope.filter())\(statusFilter) ORDER BY \(Trip.order)")
+                .map(Trip.init(row:))
+        }
+    }
+
+    public func trip(_ id: ID<Trip>, _ scope: Scope) async throws -> Trip {
+        guard let trip = try await read({ try await fetchTrip(id, scope, $0) }) else { throw AppError.notFound("Trip") }
+        return trip
+    }
+
+    func fetchTrip(_ id: ID<Trip>, _ scope: Scope, _ db: any SQLExecutor) async throws -> Trip? {
+        try await db.first("SELECT \(Trip.columns) FROM trips WHERE \(scope.filter()) AND id = \(id)").map(Trip.init(row:))
+    }
+
+    public func createTrip(_ request: CreateTripRequest, tenant: ID<Tenant>) async throws -> Trip {
+        let number = try Validate.text(request.number, field: "number", max: 64, required: true)
+        try Validate.dateRange(request.startDate, request.endDate, field: "end_date")
+        let revenue = try Validate.cents(request.revenueCents, field: "revenue_cents")
+        let miles = try Validate.nonNegative(request.miles, field: "miles")
+        let origin = try Validate.text(request.origin, field: "origin", max: 500)
+        let destination = try Validate.text(request.destination, field: "destination", max: 500)
+        return try await write(tenant: tenant) { tx in
+            var driver: Driver?
+            if let driverID = request.driverID {
+                guard let found = try await fetchDriver(driverID, tenant: tenant, tx.db) else {
+                    throw AppError(422, .validationFailed, "No such driver in this carrier.", field: "driver_id")
+                }
+                driver = found
+            }
+            let pay = try request.driverPayCents.map { try Validate.cents($0, field: "driver_pay_cents") }
+                ?? driver.map { $0.payType.driverPay(rate: $0.payRate, revenueCents: revenue, miles: miles) } ?? 0
+            let trip = Trip(id: ID(), number: number, driverID: driver?.id, status: .planned, startDate: request.startDate,
+                            endDate: request.endDate, origin: origin, destination: destination, revenueCents: revenue,
+                            driverPayCents: pay, miles: miles, version: 1, createdAt: tx.now, updatedAt: tx.now)
+            do {
+                try await tx.execute("""
+                    INSERT INTO trips (id, tenant_id, number, driver_id, status, start_date, end_date, origin, destination,
+                                       revenue_cents, driver_pay_cents, miles, version, created_at, updated_at)
+                    VALUES (\(trip.id), \(tenant), \(trip.number), \(trip.driverID), \(trip.status), \(trip.startDate),
+                            \(trip.endDate), \(trip.origin), \(trip.destination), \(trip.revenueCents), \(trip.driverPayCents),
+                            \(trip.miles), 1, \(tx.now), \(tx.now))
+                    """)
+            } catch DatabaseConstraintError.unique {
+                throw AppError(409, .alreadyExists, "A trip numbered \(number) already exists.", field: "number")
+            }
+            try tx.recordUpsert(.trip, trip, visibleTo: trip.driverID)
+            if let driver {
+                try await notifyTripAssigned(trip, to: driver.id, tx)
+            }
+            return trip
+        }
+    }
+
+    public func updateTrip(_ id: ID<Trip>, _ request: UpdateTripRequest, tenant: ID<Tenant>) async throws -> Trip {
+        let scope = Scope.dispatch(tenant: tenant)
+        return try await write(tenant: tenant) { tx in
+            guard var trip = try await fetchTrip(id, scope, tx.db) else { throw AppError.notFound("Trip") }
+            let previousStatus = trip.status
+            if let status = request.status, status != trip.status {
+                guard trip.status.canTransition(to: status) else {
+                    throw AppError.invalidTransition(from: trip.status.rawValue, to: status.rawValue)
+                }
+                if status != .planned, status != .cancelled, trip.driverID == nil {
+                    throw AppError(409, .invalidTransition, "Assign a driver before starting the trip.", field: "status")
+                }
+                trip.status = status
+            }
+            if let start = request.startDate { trip.startDate = start }
+            if let end = request.endDate { trip.endDate = end }
+            try Validate.dateRange(trip.startDate, trip.endDate, field: "end_date")
+            if let origin = request.origin { trip.origin = try Validate.text(origin, field: "origin", max: 500) }
+            if let destination = request.destination { trip.destination = try Validate.text(destination, field: "destination", max: 500) }
+            if let revenue = request.revenueCents { trip.revenueCents = try Validate.cents(revenue, field: "revenue_cents") }
+            if let pay = request.driverPayCents { trip.driverPayCents = try Validate.cents(pay, field: "driver_pay_cents") }
+            if let miles = request.miles { trip.miles = try Validate.nonNegative(miles, field: "miles") }
+            trip = try await saveTrip(trip, tx)
+            if trip.status != previousStatus, let driver = trip.driverID {
+                try await insertNotification(
+                    driver: driver, type: .statusChange, title: "Trip \(trip.number) is \(trip.status.label)",
+                    body: "Dispatch changed trip \(trip.number) (\(trip.origin) → \(trip.destination)) to \(trip.status.label).",
+                    data: NotificationData(tripID: trip.id), tx)
+            }
+            return trip
+        }
+    }
+
+    /// Gives a trip to a driver (or takes it back with nil). Its orders that
+    /// are not yet on a truck follow it; a trip with picked-up vehicles
+    /// cannot change hands, since the vehicles are on the old driver's truck.
+    public func assignTrip(_ id: ID<Trip>, to driverID: ID<Driver>?, tenant: ID<Tenant>) async throws -> Trip {
+        let scope = Scope.dispatch(tenant: tenant)
+        return try await write(tenant: tenant) { tx in
+            guard var trip = try await fetchTrip(id, scope, tx.db) else { throw AppError.notFound("Trip") }
+            let previous = trip.driverID
+            if previous == driverID { return trip }
+            guard trip.status == .planned || trip.status == .inProgress else {
+                throw AppError.conflict("A \(trip.status.label) trip cannot be reassigned.")
+            }
+            if let driverID, try await fetchDriver(driverID, tenant: tenant, tx.db) == nil {
+                throw AppError(422, .validationFailed, "No such driver in this carrier.", field: "driver_id")
+            }
+            if driverID == nil, trip.status == .inProgress {
+                throw AppError.conflict("A trip in progress must keep a driver; reassign it instead.")
+            }
+            let orders = try await tx.query("SELECT \(Order.columns) FROM orders WHERE tenant_id = \(tenant) AND trip_id = \(id)")
+                .map(Order.init(row:))
+            if orders.contains(where: { $0.status == .pickedUp }) {
+                throw AppError.conflict("Trip \(trip.number) has picked-up vehicles and cannot change driver.")
+            }
+            trip.driverID = driverID
+            trip = try await saveTrip(trip, tx)
+            if let previous { tx.recordRevoke(.trip, id: trip.id.rawValue, from: previous) }
+
+            for var order in orders where order.status == .new || order.status == .assigned {
+                order.driverID = driverID
+                order.status = driverID == nil ? .new : .assigned
+                _ = try await saveOrder(order, previousDriver: previous, tx)
+            }
+            let expenses = try await tx.query("SELECT \(Expense.columns) FROM trip_expenses WHERE tenant_id = \(tenant) AND trip_id = \(id)")
+                .map(Expense.init(row:))
+            for expense in expenses {
+                if let previous { tx.recordRevoke(.expense, id: expense.id.rawValue, from: previous) }
+                try tx.recordUpsert(.expense, expense, visibleTo: driverID)
+            }
+            if let driverID { try await notifyTripAssigned(trip, to: driverID, tx) }
+            return trip
+        }
+    }
+
+    /// Writes a trip's fields, bumps its version and records the change.
+    func saveTrip(_ trip: Trip, _ tx: TenantTransaction) async throws -> Trip {
+        guard let row = try await tx.first("""
+            UPDATE trips SET driver_id = \(trip.driverID), status = \(trip.status), start_date = \(trip.startDate),
+                end_date = \(trip.endDate), origin = \(trip.origin), destination = \(trip.destination),
+                revenue_cents = \(trip.revenueCents), driver_pay_cents = \(trip.driverPayCents), miles = \(trip.miles),
+                version = version + 1, updated_at = \(tx.now)
+            WHERE tenant_id = \(tx.tenant) AND id = \(trip.id)
+            RETURNING \(Trip.columns)
+            """) else { throw AppError.notFound("Trip") }
+        let saved = try Trip(row: row)
+        try tx.recordUpsert(.trip, saved, visibleTo: saved.driverID)
+        return saved
+    }
+
+    func notifyTripAssigned(_ trip: Trip, to driver: ID<Driver>, _ tx: TenantTransaction) async throws {
+        let when = trip.startDate.map { ", starting \($0)" } ?? ""
+        try await insertNotification(
+            driver: driver, type: .tripAssignment, title: "New trip \(trip.number)",
+            body: "You have been assigned trip \(trip.number): \(trip.origin) → \(trip.destination)\(when).",
+            data: NotificationData(tripID: trip.id), tx)
+    }
+}
+
+extension TripStatus {
+    var label: String {
+        switch self {
+        case .planned: return "planned"
+        case .inProgress: return "in progress"
+        case .completed: return "completed"
+        case .cancelled: return "cancelled"
+        }
+    }
+}
+
+extension OrderStatus {
+    var label: String {
+        switch self {
+        case .new: return "unassigned"
+        case .assigned: return "assigned"
+        case .pickedUp: return "picked up"
+        case .delivered: return "delivered"
+        case .cancelled: return "cancelled"
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import VroomXModels
+
+/// The data-access layer: every read and write the server does, written once
+/// for both backends. Methods are named for their intent and own their
+/// transaction. Every query on tenant data is scoped by tenant id.
+public struct Store: Sendable {
+    public let database: any SQLDatabase
+    public let clock: Clock
+    /// Told the tenant and last sequence number after each commit that
+    /// appended changes, so realtime subscribers can be woken.
+    let onCommit: @Sendable (ID<Tenant>, Int64) -> Void
+
+    public init(database: any SQLDatabase, clock: Clock, onCommit: @escaping @Sendable (ID<Tenant>, Int64) -> Void = { _, _ in }) {
+        self.database = database
+        self.clock = clock
+        self.onCommit = onCommit
+    }
+
+    var now: Date { clock.now }
+
+    /// A write to one tenant's data. Rows the body records as changed are
+    /// appended to the tenant's change log in the same transaction, just
+    /// before it commits.
+    func write<T: Sendable>(tenant: ID<Tenant>, _ body: (TenantTransaction) async throws -> T) async throws -> T {
+        let now = self.now
+        let (value, lastSequence) = try await database.write { db in
+            let transaction = TenantTransaction(db: db, tenant: tenant, now: now)
+            let value = try await body(transaction)
+            let lastSequence = try await transaction.appendChanges()
+            return (value, lastSequence)
+        }
+        if let lastSequence { onCommit(tenant, lastSequence) }
+        return value
+    }
+
+    /// A read of one tenant's data.
+    func read<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
+        try await database.read(body)
+    }
+}
+
+/// One change to record in the feed: which row, and who may see it.
+struct RecordedChange: Sendable {
+    let entity: ChangeEntity
+    let entityID: String
+    let operation: ChangeOperation
+    /// The driver who sees this change; nil when no driver does.
+    let driverID: ID<Driver>?
+    /// Whether the carrier's dispatchers see it.
+    let dispatchVisible: Bool
+    /// The row as a client should store it (JSON); nil for deletes.
+    let payload: String?
+}
+
+/// The executor of a tenant write, plus the changes it made.
+final class TenantTransaction: @unchecked Sendable {
+    let db: any SQLExecutor
+    let tenant: ID<Tenant>
+    let now: Date
+    private var changes: [RecordedChange] = []
+
+    init(db: any SQLExecutor, tenant: ID<Tenant>, now: Date) {
+        self.db = db
+        self.tenant = tenant
+        self.now = now
+    }
+
+    var dialect: SQLDialect { db.dialect }
+
+    func query(_ sql: SQL) async throws -> [SQLRow] { try await db.query(sql) }
+    func execute(_ sql: SQL) async throws { try await db.execute(sql) }
+    func first(_ sql: SQL) async throws -> SQLRow? { try await db.first(sql) }
+
+    /// Records that a row now has this content, visible to `driver` (its
+    /// owner, if any) and to dispatch.
+    func recordUpsert<Row: Encodable & Identifiable>(_ entity: ChangeEntity, _ row: Row, visibleTo driver: ID<Driver>?)
+    throws where Row.ID: CustomStringConvertible {
+        let payload = String(decoding: try ChangePayload.encoder.encode(row), as: UTF8.self)
+        changes.append(RecordedChange(entity: entity, entityID: row.id.description, operation: .upsert,
+                                      driverID: driver, dispatchVisible: true, payload: payload))
+    }
+
+    /// Records that a row is gone for everyone who could see it.
+    func recordDelete(_ entity: ChangeEntity, id: String, visibleTo driver: ID<Driver>?) {
+        changes.append(RecordedChange(entity: entity, entityID: id, operation: .delete,
+                                      driverID: driver, dispatchVisible: true, payload: nil))
+    }
+
+    /// Records that a driver may no longer see a row (it was reassigned):
+    /// their device drops it; dispatch still has it.
+    func recordRevoke(_ entity: ChangeEntity, id: String, from driver: ID<Driver>) {
+        changes.append(RecordedChange(entity: entity, entityID: id, operation: .delete,
+                                      driverID: driver, dispatchVisible: false, payload: nil))
+    }
+
+    /// Appends the recorded changes to the change log and returns the last
+    /// sequence number, or nil when nothing changed.
+    ///
+    /// The sequence comes from the tenant row, incremented here at the end
+    /// of the transaction. That UPDATE holds the tenant row's lock until
+    /// commit, so a concurrent writer of the same tenant takes its numbers
+    /// only after this transaction has committed (or rolled back, returning
+    /// the numbers). Numbers are therefore handed out in commit order with
+    /// no gaps, and a reader can never see N+1 before N. Writers of
+    /// different tenants do not wait for each other.
+    func appendChanges() async throws -> Int64? {
+        guard !changes.isEmpty else { return nil }
+        guard let row = try await db.first("""
+            UPDATE tenants SET change_seq = change_seq + \(changes.count)
+            WHERE id = \(tenant) RETURNING change_seq
+            """) else { throw AppError.notFound("Carrier") }
+        let last = try row.int64("change_seq")
+        var sequence = last - Int64(changes.count)
+        for change in changes {
+            sequence += 1
+            try await db.execute("""
+                INSERT INTO change_log (tenant_id, seq, entity, entity_id, op, driver_id, dispatch_visible, payload, committed_at)
+                VALUES (\(tenant), \(sequence), \(change.entity.rawValue), \(change.entityID), \(change.operation.rawValue),
+                        \(change.driverID), \(change.dispatchVisible), \(change.payload), \(now))
+                """)
+        }
+        if db.dialect == .postgres {
+            // Delivered to every listening server instance when (and only if) this transaction commits.
+            try await db.execute("SELECT pg_notify('vroomx_changes', \(tenant.rawValue + ":" + String(last)))")
+        }
+        changes.removeAll()
+        return last
+    }
+}
+
+enum ChangePayload {
+    static let encoder: JSONEncoder = {
+        let encoder = WireJSON.encoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+}
+

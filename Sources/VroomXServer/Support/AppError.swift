@@ -1,0 +1,43 @@
+import VroomXModels
+
+/// An error the API answers with: an HTTP status and the shared error body.
+/// Thrown from any layer; the error middleware renders it.
+public struct AppError: Error, Sendable, CustomStringConvertible {
+    public var status: Int
+    public var body: APIErrorBody
+    public var headers: [String: String] = [:]
+
+    public init(_ status: Int, _ code: ErrorCode, _ message: String, field: String? = nil,
+                attemptsLeft: Int? = nil, retryAfter: Int? = nil) {
+        self.status = status
+        self.body = APIErrorBody(code: code, message: message, field: field, attemptsLeft: attemptsLeft, retryAfter: retryAfter)
+        if let retryAfter { headers["Retry-After"] = String(retryAfter) }
+    }
+
+    public var code: ErrorCode { body.code }
+    public var description: String { "\(status) \(body.code): \(body.message)" }
+
+    static func notFound(_ what: String) -> AppError {
+        AppError(404, .notFound, "\(what) not found.")
+    }
+
+    static func validation(_ field: String, _ message: String) -> AppError {
+        AppError(422, .validationFailed, message, field: field)
+    }
+
+    static func forbidden(_ message: String) -> AppError {
+        AppError(403, .forbidden, message)
+    }
+
+    static func invalidTransition(from: String, to: String) -> AppError {
+        AppError(409, .invalidTransition, "Cannot change status from \(from) to \(to).", field: "status")
+    }
+
+    static func conflict(_ message: String) -> AppError {
+        AppError(409, .conflict, message)
+    }
+
+    static func rateLimited(retryAfter: Int) -> AppError {
+        AppError(429, .rateLimited, "Too many requests. Try again in \(retryAfter) s.", retryAfter: retryAfter)
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import VroomXModels
+
+/// Input checks that answer `validation_failed` naming the field at fault.
+enum Validate {
+    static func email(_ raw: String, field: String = "email") throws -> String {
+        let email = raw.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
+        guard email.utf8.count <= 254, parts.count == 2, !parts[0].isEmpty, parts[1].contains("."),
+              !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
+              email.unicodeScalars.allSatisfy({ $0.value > 32 && $0.value < 127 }) else {
+            throw AppError.validation(field, "Enter a valid email address.")
+        }
+        return email
+    }
+
+    /// Trimmed text of at most `max` characters, with no control characters
+    /// other than line breaks and tabs.
+    static func text(_ raw: String, field: String, max: Int, required: Bool = false) throws -> String {
+        let text = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        if required, text.isEmpty { throw AppError.validation(field, "\(field) is required.") }
+        guard text.count <= max else { throw AppError.validation(field, "\(field) is at most \(max) characters.") }
+        guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" && $0 != "\t" && $0 != "\r" }) else {
+            throw AppError.validation(field, "\(field) contains control characters.")
+        }
+        return text
+    }
+
+    static func cents(_ value: Int, field: String, allowZero: Bool = true, max: Int = 100_000_000_00) throws -> Int {
+        guard value >= (allowZero ? 0 : 1), value <= max else {
+            throw AppError.validation(field, allowZero ? "\(field) must be between 0 and \(max)." : "\(field) must be positive.")
+        }
+        return value
+    }
+
+    static func nonNegative(_ value: Int, field: String, max: Int = 10_000_000) throws -> Int {
+        guard value >= 0, value <= max else { throw AppError.validation(field, "\(field) must be between 0 and \(max).") }
+        return value
+    }
+
+    static func payRate(_ rate: Int, type: PayType) throws {
+        switch type {
+        case .percentage where !(0...10_000).contains(rate):
+            throw AppError.validation("pay_rate", "A percentage pay rate is in basis points, 0 to 10000.")
+        case .perMile where !(0...100_00).contains(rate), .perTrip where !(0...1_000_000_00).contains(rate):
+            throw AppError.validation("pay_rate", "The pay rate is out of range.")
+        default: break
+        }
+    }
+
+    static func dateRange(_ start: LocalDate?, _ end: LocalDate?, field: String) throws {
+        if let start, let end, end < start { throw AppError.validation(field, "\(field) ends before it starts.") }
+    }
+
+    static func deviceToken(_ raw: String) throws -> String {
+        let token = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (8...256).contains(token.utf8.count),
+              token.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || "-_:.".unicodeScalars.contains($0)) }) else {
+            throw AppError.validation("token", "A device token is 8 to 256 letters, digits, '-', '_', ':' or '.'.")
+        }
+        return token
+    }
+
+    static func vehicle(_ vehicle: Vehicle) throws -> Vehicle {
+        if let year = vehicle.year, !(1900...2100).contains(year) {
+            throw AppError.validation("vehicle.year", "vehicle.year must be between 1900 and 2100.")
+        }
+        let vin = vehicle.vin.trimmingCharacters(in: .whitespaces).uppercased()
+        guard vin.isEmpty || (vin.count == 17 && vin.allSatisfy({ ($0.isLetter || $0.isNumber) && $0.isASCII && !"IOQ".contains($0) })) else {
+            throw AppError.validation("vehicle.vin", "A VIN is 17 letters and digits (no I, O or Q).")
+        }
+        return Vehicle(year: vehicle.year, make: try text(vehicle.make, field: "vehicle.make", max: 100),
+                       model: try text(vehicle.model, field: "vehicle.model", max: 100), vin: vin,
+                       color: try text(vehicle.color, field: "vehicle.color", max: 50))
+    }
+
+    static func stop(_ stop: Stop, field: String) throws -> Stop {
+        try dateRange(stop.windowStart, stop.windowEnd, field: "\(field).window_end")
+        return Stop(name: try text(stop.name, field: "\(field).name", max: 200),
+                    address: try text(stop.address, field: "\(field).address", max: 500, required: true),
+                    contactName: try text(stop.contactName, field: "\(field).contact_name", max: 200),
+                    contactPhone: try text(stop.contactPhone, field: "\(field).contact_phone", max: 40),
+                    windowStart: stop.windowStart, windowEnd: stop.windowEnd)
+    }
+}

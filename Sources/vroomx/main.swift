@@ -1,0 +1,103 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import VroomXServer
+
+@main
+struct VroomX: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "vroomx",
+        abstract: "The VroomX server: sign-in, tenants, trips, orders and the driver API.",
+        discussion: """
+            Configuration comes from flags and the environment: VROOMX_DATABASE_URL (unset: SQLite in \
+            VROOMX_DATA_DIR, default ./vroomx-data), VROOMX_HOST, VROOMX_PORT, VROOMX_JWT_SECRET, VROOMX_SMTP_URL, \
+            VROOMX_MAIL_FROM, VROOMX_TRUST_PROXY, VROOMX_LOG_LEVEL.
+            """,
+        subcommands: [Serve.self, Migrate.self, TenantCommand.self],
+        defaultSubcommand: Serve.self
+    )
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "serve", abstract: "Run the server.")
+
+    @Option(help: "Port to listen on (default VROOMX_PORT or 8080).") var port: Int?
+    @Option(help: "Address to bind (default VROOMX_HOST or 127.0.0.1).") var host: String?
+    @Flag(help: "Seed a demo carrier (once) and print the emails to sign in with.") var demo = false
+
+    func run() async throws {
+        var configuration = try ServerConfiguration.fromEnvironment()
+        if let port { configuration.port = port }
+        if let host { configuration.host = host }
+        configuration.demo = demo
+        let app = try await buildApplication(configuration)
+        if demo { printDemoAccounts(configuration) }
+        try await app.runService()
+    }
+
+    func printDemoAccounts(_ configuration: ServerConfiguration) {
+        print("""
+
+            VroomX demo carrier "Demo Auto Transport" is ready on http://\(configuration.host):\(configuration.port)
+              dispatcher: \(DemoData.dispatcherEmail)
+              drivers:    \(DemoData.driverEmails.joined(separator: ", "))
+            Sign in: POST /v1/auth/otp {"email": "…"}; the code appears in this log (no SMTP configured).
+
+            """)
+    }
+}
+
+struct Migrate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "migrate", abstract: "Apply database migrations and exit.")
+
+    func run() async throws {
+        let configuration = try ServerConfiguration.fromEnvironment()
+        let services = try await ServerServices.make(configuration)
+        print("Database is at schema version \(ServerServices.schemaVersion) (\(services.database.dialect.rawValue)).")
+        await services.database.close()
+    }
+}
+
+struct TenantCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tenant", abstract: "Manage carriers.", subcommands: [Create.self, List.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a carrier and its first dispatcher.")
+        @Option(help: "The carrier's name.") var name: String
+        @Option(name: .customLong("dispatcher-email"), help: "Email of the first dispatcher.") var dispatcherEmail: String
+
+        func run() async throws {
+            let services = try await ServerServices.make(try ServerConfiguration.fromEnvironment())
+            let result = await Result(catching: { try await services.store.createTenant(name: name, dispatcherEmail: dispatcherEmail) })
+            await services.database.close()
+            switch result {
+            case .success(let (tenant, user)):
+                print("Created carrier \"\(tenant.name)\" (\(tenant.id)); dispatcher \(user.email) can now sign in.")
+            case .failure(let error as AppError):
+                throw ValidationError(error.body.message)
+            case .failure(let error):
+                throw error
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List carriers.")
+
+        func run() async throws {
+            let services = try await ServerServices.make(try ServerConfiguration.fromEnvironment())
+            for tenant in try await services.store.tenants() {
+                print("\(tenant.id)  \(tenant.name)")
+            }
+            await services.database.close()
+        }
+    }
+}
+
+extension Result where Failure == any Error {
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
+}
