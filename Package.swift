@@ -65,11 +65,23 @@ let package = Package(
             ]
         ),
 
+        // Helpers shared by the test targets: a real server on a fresh
+        // database of each backend, and a typed API client for it.
+        .target(
+            name: "VroomXTestSupport",
+            dependencies: [
+                "VroomXServer",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Tests/VroomXTestSupport"
+        ),
         .testTarget(name: "VroomXModelsTests", dependencies: ["VroomXModels"]),
         .testTarget(
             name: "VroomXServerTests",
             dependencies: [
                 "VroomXServer",
+                "VroomXTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),

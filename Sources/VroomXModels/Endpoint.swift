@@ -37,7 +37,9 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
 
     /// The concrete path with each placeholder replaced, in order, by a
     /// percent-encoded value.
-    public func path(_ values: String...) -> String {
+    public func path(_ values: String...) -> String { path(values) }
+
+    public func path(_ values: [String]) -> String {
         precondition(values.count == parameterNames.count, "\(self) takes \(parameterNames.count) parameter(s)")
         var remaining = values[...]
         return "/" + path.split(separator: "/").map { segment -> String in

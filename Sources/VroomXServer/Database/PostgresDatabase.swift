@@ -13,7 +13,15 @@ public final class PostgresDatabase: SQLDatabase {
     let logger: Logger
     private let runTask: Task<Void, Never>
 
-    public init(url: String, maxConnections: Int = 20, logger: Logger) throws {
+    /// Connects a pool; returns once its background task is running.
+    public static func open(url: String, maxConnections: Int = 20, logger: Logger) async throws -> PostgresDatabase {
+        let database = try PostgresDatabase(url: url, maxConnections: maxConnections, logger: logger)
+        // Let the pool's run loop start before the first lease.
+        for _ in 0..<16 { await Task.yield() }
+        return database
+    }
+
+    init(url: String, maxConnections: Int, logger: Logger) throws {
         configuration = try Self.configuration(from: url, maxConnections: maxConnections)
         client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.logger = logger

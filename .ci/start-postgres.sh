@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Starts a throwaway PostgreSQL cluster on 127.0.0.1:${PGPORT:-55432} for the
+# tests, as the postgres user (the server refuses to run as root), and prints
+# the URL to export as VROOMX_TEST_POSTGRES_URL.
+set -euo pipefail
+PGPORT="${PGPORT:-55432}"
+PGDATA="${PGDATA_DIR:-/tmp/vroomx-pg-$PGPORT}"
+BIN="$(dirname "$(readlink -f "$(command -v pg_ctl)")")"
+
+as_postgres() {
+  if [ "$(id -u)" = 0 ]; then su postgres -s /bin/bash -c "$*"; else bash -c "$*"; fi
+}
+
+if [ ! -f "$PGDATA/PG_VERSION" ]; then
+  mkdir -p "$PGDATA"
+  [ "$(id -u)" = 0 ] && chown postgres:postgres "$PGDATA"
+  as_postgres "'$BIN/initdb' -D '$PGDATA' -U postgres --auth=trust --encoding=UTF8 --no-locale >/dev/null"
+fi
+if ! as_postgres "'$BIN/pg_ctl' -D '$PGDATA' status >/dev/null 2>&1"; then
+  # Durability is not needed for throwaway test data; fsync off keeps tests fast.
+  as_postgres "'$BIN/pg_ctl' -D '$PGDATA' -l '$PGDATA/server.log' -w -o \"-p $PGPORT -k /tmp -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300\" start >/dev/null"
+fi
+echo "postgres://postgres@127.0.0.1:$PGPORT/postgres?sslmode=disable"

@@ -1,0 +1,276 @@
+import Foundation
+import Testing
+import VroomXModels
+@testable import VroomXServer
+import VroomXTestSupport
+
+/// Sign-in through the real application: the happy path and each way it
+/// is abused (seed 004, made safe).
+@Suite("Sign-in and sessions")
+struct AuthTests {
+    @Test("code sign-in returns tokens, the user and the driver record", arguments: TestBackend.available)
+    func signIn(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        try await server.run { api in
+            let email = carrier.driver.user.email
+            let session = try await api.signIn(email, server: server)
+            #expect(session.user.email == email)
+            #expect(session.user.role == .driver)
+            #expect(session.driver?.id == carrier.driverID(0))
+            #expect(abs(session.expiresAt.timeIntervalSince(server.clock.now) - 3600) < 0.01)
+            let me = try await api.call(.me, token: session.accessToken).decode(MeResponse.self)
+            #expect(me.driver?.id == carrier.driverID(0))
+            #expect(me.tenant.id == carrier.tenant.id)
+            // The code is single-use.
+            let again = try await api.call(.verifyCode, json: VerifyCodeRequest(email: email, code: try await server.code(for: email)))
+            #expect(again.status == 401)
+            #expect(again.errorCode == "invalid_code")
+        }
+    }
+
+    @Test("asking for a code reveals nothing about who has an account", arguments: TestBackend.available)
+    func noEnumeration(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        try await server.run { api in
+            let known = try await api.call(.sendCode, json: SendCodeRequest(email: carrier.driver.user.email))
+            let unknown = try await api.call(.sendCode, json: SendCodeRequest(email: "nobody@nowhere.example"))
+            #expect(known.status == 202)
+            #expect(unknown.status == 202)
+            #expect(known.body == unknown.body)
+            // Guessing behaves the same way for both.
+            let knownGuess = try await api.call(.verifyCode, json: VerifyCodeRequest(email: carrier.driver.user.email, code: "000000"))
+            let unknownGuess = try await api.call(.verifyCode, json: VerifyCodeRequest(email: "nobody@nowhere.example", code: "000000"))
+            #expect(knownGuess.status == unknownGuess.status)
+            #expect(knownGuess.error?.attemptsLeft == unknownGuess.error?.attemptsLeft)
+            // Resend limits apply to both, too.
+            #expect(try await api.call(.sendCode, json: SendCodeRequest(email: "nobody@nowhere.example")).status == 429)
+            // Only the real account got mail.
+            try await Task.sleep(for: .milliseconds(50))
+            #expect(server.mailbox.sent.map(\.to) == [carrier.driver.user.email])
+        }
+    }
+
+    @Test("a code expires after 10 minutes", arguments: TestBackend.available)
+    func codeExpiry(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        try await server.run { api in
+            let email = carrier.driver.user.email
+            _ = try await api.call(.sendCode, json: SendCodeRequest(email: email))
+            let code = try await server.code(for: email)
+            server.clock.advance(by: 601)
+            let late = try await api.call(.verifyCode, json: VerifyCodeRequest(email: email, code: code))
+            #expect(late.status == 401)
+            #expect(late.errorCode == "code_expired")
+            // Just inside the window works.
+            _ = try await api.call(.sendCode, json: SendCodeRequest(email: email))
+            try await Task.sleep(for: .milliseconds(30))
+            let fresh = try await server.code(for: email)
+            server.clock.advance(by: 599)
+            #expect(try await api.call(.verifyCode, json: VerifyCodeRequest(email: email, code: fresh)).status == 200)
+        }
+    }
+
+    @Test("five wrong guesses burn the code", arguments: TestBackend.available)
+    func attemptCap(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        try await server.run { api in
+            let email = carrier.driver.user.email
+            _ = try await api.call(.sendCode, json: SendCodeRequest(email: email))
+            let code = try await server.code(for: email)
+            let wrong = code == "123456" ? "654321" : "123456"
+            var left: [Int?] = []
+            for _ in 0..<5 {
+                let answer = try await api.call(.verifyCode, json: VerifyCodeRequest(email: email, code: wrong))
+                #expect(answer.status == 401)
+                left.append(answer.error?.attemptsLeft)
+            }
+            #expect(left == [4, 3, 2, 1, 0])
+            // The right code no longer works.
+            let late = try await api.call(.verifyCode, json: VerifyCodeRequest(email: email, code: code))
+            #expect(late.status == 401)
+            #expect(late.errorCode == "invalid_code")
+        }
+    }
+
+    @Test("parallel guesses cannot exceed the attempt cap", arguments: TestBackend.available)
+    func parallelGuesses(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        try await server.run { api in
+            let email = carrier.driver.user.email
+            _ = try await api.call(.sendCode, json: SendCodeRequest(email: email))
+            let code = try await server.code(for: email)
+            // 20 simultaneous wrong guesses, then the right code: at most 5 guesses were counted, so the code is gone.
+            let wrong = (0..<20).map { String(format: "%06d", (Int(code)! + 1 + $0) % 1_000_000) }
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for guess in wrong {
+                    group.addTask { try await api.call(.verifyCode, json: VerifyCodeRequest(email: email, code: guess)).status }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.allSatisfy { $0 == 401 })
+            #expect(try await api.call(.verifyCode, json: VerifyCodeRequest(email: email, code: code)).status == 401)
+        }
+    }
+
+    @Test("one code per email per minute, Retry-After says when", arguments: TestBackend.available)
+    func sendRateLimit(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        try await server.run { api in
+            let email = carrier.driver.user.email
+            #expect(try await api.call(.sendCode, json: SendCodeRequest(email: email)).status == 202)
+            server.clock.advance(by: 20)
+            let limited = try await api.call(.sendCode, json: SendCodeRequest(email: email))
+            #expect(limited.status == 429)
+            #expect(limited.errorCode == "rate_limited")
+            #expect(limited.headers[.retryAfter] == "40")
+            #expect(limited.error?.retryAfter == 40)
+            server.clock.advance(by: 40)
+            #expect(try await api.call(.sendCode, json: SendCodeRequest(email: email)).status == 202)
+        }
+    }
+
+    @Test("each client address may ask for a limited number of codes", arguments: TestBackend.available)
+    func perAddressLimit(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend) { $0.auth.codeSendsPerAddress = 3 }
+        // Real sockets, so the server sees the client's address.
+        try await server.run(.live) { api in
+            for index in 0..<3 {
+                #expect(try await api.call(.sendCode, json: SendCodeRequest(email: "person\(index)@example.com")).status == 202)
+            }
+            let limited = try await api.call(.sendCode, json: SendCodeRequest(email: "person9@example.com"))
+            #expect(limited.status == 429)
+            #expect(Int(limited.headers[.retryAfter] ?? "") ?? 0 > 0)
+        }
+    }
+
+    @Test("refresh rotates; an old token after the grace window ends the session", arguments: TestBackend.available)
+    func refreshReuseDetection(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        try await server.run { api in
+            let first = try await api.signIn(carrier.driver.user.email, server: server)
+            let second = try await api.call(.refresh, json: RefreshRequest(refreshToken: first.refreshToken)).decode(AuthSession.self)
+            #expect(second.refreshToken != first.refreshToken)
+            #expect(try await api.call(.me, token: second.accessToken).status == 200)
+            server.clock.advance(by: 31)
+            // Someone replays the first token: the whole family is revoked.
+            let replay = try await api.call(.refresh, json: RefreshRequest(refreshToken: first.refreshToken))
+            #expect(replay.status == 401)
+            #expect(replay.errorCode == "refresh_token_reused")
+            let afterwards = try await api.call(.refresh, json: RefreshRequest(refreshToken: second.refreshToken))
+            #expect(afterwards.status == 401)
+            #expect(afterwards.errorCode == "session_revoked")
+            // The access tokens of the session stop working too (after the session cache expires).
+            server.clock.advance(by: 11)
+            let me = try await api.call(.me, token: second.accessToken)
+            #expect(me.status == 401)
+            #expect(me.errorCode == "session_revoked")
+        }
+    }
+
+    @Test("a client that lost the refresh answer may retry within the grace window", arguments: TestBackend.available)
+    func refreshGrace(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        try await server.run { api in
+            let first = try await api.signIn(carrier.driver.user.email, server: server)
+            let lost = try await api.call(.refresh, json: RefreshRequest(refreshToken: first.refreshToken)).decode(AuthSession.self)
+            server.clock.advance(by: 5)
+            let retried = try await api.call(.refresh, json: RefreshRequest(refreshToken: first.refreshToken))
+            #expect(retried.status == 200)
+            let kept = try retried.decode(AuthSession.self)
+            // The lost sibling was retired; only the retried lineage continues.
+            server.clock.advance(by: 60)
+            #expect(try await api.call(.refresh, json: RefreshRequest(refreshToken: lost.refreshToken)).errorCode == "refresh_token_reused")
+            _ = kept
+        }
+    }
+
+    @Test("logout ends the session at once", arguments: TestBackend.available)
+    func logout(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        try await server.run { api in
+            let session = try await api.signIn(carrier.driver.user.email, server: server)
+            #expect(try await api.call(.me, token: session.accessToken).status == 200)
+            #expect(try await api.call(.logout, json: LogoutRequest(refreshToken: session.refreshToken)).status == 204)
+            #expect(try await api.call(.me, token: session.accessToken).errorCode == "session_revoked")
+            #expect(try await api.call(.refresh, json: RefreshRequest(refreshToken: session.refreshToken)).errorCode == "session_revoked")
+            // Logging out again is harmless.
+            #expect(try await api.call(.logout, json: LogoutRequest(refreshToken: session.refreshToken)).status == 204)
+        }
+    }
+
+    @Test("access tokens expire after an hour", arguments: TestBackend.available)
+    func tokenExpiry(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        try await server.run { api in
+            let session = try await api.signIn(carrier.driver.user.email, server: server)
+            server.clock.advance(by: 3599)
+            #expect(try await api.call(.me, token: session.accessToken).status == 200)
+            server.clock.advance(by: 2)
+            let expired = try await api.call(.me, token: session.accessToken)
+            #expect(expired.status == 401)
+            #expect(expired.errorCode == "token_expired")
+            // The refresh token still gets a new one.
+            let renewed = try await api.call(.refresh, json: RefreshRequest(refreshToken: session.refreshToken)).decode(AuthSession.self)
+            #expect(try await api.call(.me, token: renewed.accessToken).status == 200)
+        }
+    }
+
+    @Test("a driver user without a driver record gets driver_not_found", arguments: TestBackend.available)
+    func driverNotFound(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        let email = carrier.driver.user.email
+        try await server.store.database.write { try await $0.execute("DELETE FROM drivers WHERE id = \(carrier.driverID(0))") }
+        try await server.run { api in
+            _ = try await api.call(.sendCode, json: SendCodeRequest(email: email))
+            let answer = try await api.call(.verifyCode, json: VerifyCodeRequest(email: email, code: try await server.code(for: email)))
+            #expect(answer.status == 403)
+            #expect(answer.errorCode == "driver_not_found")
+            #expect(answer.error?.message == "Driver account not found. Contact your dispatcher.")
+        }
+    }
+
+    @Test("PIN: set, verify, five failures lock until the next email sign-in", arguments: TestBackend.available)
+    func pinLockout(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        try await server.run { api in
+            let token = carrier.driver.accessToken
+            #expect(try await api.call(.verifyPIN, json: PINRequest(pin: "1234"), token: token).errorCode == "pin_not_set")
+            #expect(try await api.call(.setPIN, json: PINRequest(pin: "12a4"), token: token).errorCode == "validation_failed")
+            #expect(try await api.call(.setPIN, json: PINRequest(pin: "4821"), token: token).status == 204)
+            // Stored as a slow salted hash, never the PIN itself.
+            let stored = try await server.store.database.read { db in
+                try await db.first("SELECT pin_hash FROM users WHERE id = \(carrier.driver.user.id)")?.string("pin_hash")
+            }
+            #expect(stored?.hasPrefix("scrypt$") == true)
+            #expect(stored?.contains("4821") == false)
+
+            #expect(try await api.call(.verifyPIN, json: PINRequest(pin: "4821"), token: token).decode(PINVerifyResponse.self).ok)
+            var left: [Int?] = []
+            for _ in 0..<4 {
+                let wrong = try await api.call(.verifyPIN, json: PINRequest(pin: "0000"), token: token)
+                #expect(wrong.errorCode == "pin_incorrect")
+                left.append(wrong.error?.attemptsLeft)
+            }
+            #expect(left == [4, 3, 2, 1])
+            #expect(try await api.call(.verifyPIN, json: PINRequest(pin: "0000"), token: token).errorCode == "pin_locked")
+            // Locked: even the right PIN, and setting a new one, are refused.
+            #expect(try await api.call(.verifyPIN, json: PINRequest(pin: "4821"), token: token).status == 423)
+            #expect(try await api.call(.setPIN, json: PINRequest(pin: "1111"), token: token).status == 423)
+            // An email sign-in unlocks.
+            let fresh = try await api.signIn(carrier.driver.user.email, server: server)
+            #expect(try await api.call(.verifyPIN, json: PINRequest(pin: "4821"), token: fresh.accessToken).status == 200)
+        }
+    }
+}

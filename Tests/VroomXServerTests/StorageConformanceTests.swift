@@ -1,0 +1,161 @@
+import Foundation
+import Testing
+import VroomXModels
+@testable import VroomXServer
+import VroomXTestSupport
+
+/// The same storage suite on SQLite and PostgreSQL: values round-trip,
+/// migrations are idempotent, the schema rejects what breaks the rules, and
+/// the change log numbers writes without gaps.
+@Suite("Storage conformance")
+struct StorageConformanceTests {
+    @Test("values round-trip through parameters", arguments: TestBackend.available)
+    func valuesRoundTrip(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let tricky = "O'Brien \"quoted\" ; DROP TABLE tenants; -- ünïcødé 🚚"
+        let row = try await server.store.database.read { db in
+            try await db.first("""
+                SELECT \(tricky) AS text, \(Int64.max) AS big, \(-42) AS negative, \(2.5) AS real, \(Optional<String>.none) AS missing
+                """)
+        }
+        #expect(try row?.string("text") == tricky)
+        #expect(try row?.int64("big") == Int64.max)
+        #expect(try row?.int("negative") == -42)
+        #expect(row?["real"] == .real(2.5))
+        #expect(row?["missing"] == .null)
+        await server.store.database.close()
+    }
+
+    @Test("migrations apply once and are recorded", arguments: TestBackend.available)
+    func migrationsAreIdempotent(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let database = server.store.database
+        #expect(try await Migrator.migrate(database, now: Date()).isEmpty)
+        let versions = try await database.read { try await $0.query("SELECT version FROM schema_migrations ORDER BY version") }
+        #expect(try versions.map { try $0.int("version") } == Schema.migrations.map(\.version))
+        await database.close()
+    }
+
+    @Test("the schema rejects rows that break the rules", arguments: TestBackend.available)
+    func schemaEnforcesRules(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let a = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let b = try await CarrierFixture.make(server, name: "Bravo", drivers: 1, tripsPerDriver: 1)
+        let database = server.store.database
+        let trip = a.trips[0][0]
+        let now = Date()
+
+        func rejected(_ sql: SQL) async -> DatabaseConstraintError? {
+            do {
+                try await database.write { try await $0.execute(sql) }
+                return nil
+            } catch let error as DatabaseConstraintError {
+                return error
+            } catch {
+                Issue.record("expected a constraint error, got \(error)")
+                return nil
+            }
+        }
+        func isCheck(_ error: DatabaseConstraintError?) -> Bool { if case .check = error { true } else { false } }
+        func isUnique(_ error: DatabaseConstraintError?) -> Bool { if case .unique = error { true } else { false } }
+        func isForeignKey(_ error: DatabaseConstraintError?) -> Bool { if case .foreignKey = error { true } else { false } }
+        func isNotNull(_ error: DatabaseConstraintError?) -> Bool { if case .notNull = error { true } else { false } }
+
+        // Negative money, unknown statuses and categories.
+        #expect(isCheck(await rejected("UPDATE trips SET revenue_cents = -1 WHERE id = \(trip.id)")))
+        #expect(isCheck(await rejected("UPDATE orders SET status = 'lost' WHERE trip_id = \(trip.id)")))
+        #expect(isCheck(await rejected("UPDATE trip_expenses SET category = 'snacks' WHERE trip_id = \(trip.id)")))
+        #expect(isCheck(await rejected("UPDATE trip_expenses SET amount_cents = 0 WHERE trip_id = \(trip.id)")))
+        // A delivered order must have been picked up; an assigned one needs a driver.
+        #expect(isCheck(await rejected("UPDATE orders SET status = 'delivered' WHERE trip_id = \(trip.id)")))
+        #expect(isCheck(await rejected("UPDATE orders SET driver_id = NULL WHERE trip_id = \(trip.id)")))
+        // Trip numbers are unique within a carrier.
+        #expect(isUnique(await rejected("""
+            INSERT INTO trips (id, tenant_id, number, status, revenue_cents, driver_pay_cents, miles, created_at, updated_at)
+            VALUES (\(ID<Trip>()), \(a.tenant.id), \(trip.number), 'planned', 0, 0, 0, \(now), \(now))
+            """)))
+        // A row can never point at another carrier's row.
+        #expect(isForeignKey(await rejected("UPDATE trips SET driver_id = \(b.driverID(0)) WHERE id = \(trip.id)")))
+        #expect(isForeignKey(await rejected("""
+            INSERT INTO trip_expenses (id, tenant_id, trip_id, category, amount_cents, expense_date, created_at)
+            VALUES (\(ID<Expense>()), \(b.tenant.id), \(trip.id), 'fuel', 100, '2026-01-01', \(now))
+            """)))
+        #expect(isNotNull(await rejected("UPDATE trips SET number = NULL WHERE id = \(trip.id)")))
+        // Nothing was changed by the rejected writes.
+        let after = try await server.store.trip(trip.id, a.scope)
+        #expect(after == trip)
+        await database.close()
+    }
+
+    @Test("change log: every write gets the next number, in commit order, per carrier", arguments: TestBackend.available)
+    func changeLogIsGapFree(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let a = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let b = try await CarrierFixture.make(server, name: "Bravo", drivers: 1, tripsPerDriver: 1)
+        let store = server.store
+        // 40 concurrent writes in two carriers.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<20 {
+                for carrier in [a, b] {
+                    group.addTask {
+                        _ = try await store.sendMessage(.init(driverID: carrier.driverID(0), type: .dispatchMessage,
+                                                              title: "Message \(index)", body: "body"), tenant: carrier.tenant.id)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        for carrier in [a, b] {
+            let rows = try await store.database.read { db in
+                try await db.query("SELECT seq FROM change_log WHERE tenant_id = \(carrier.tenant.id) ORDER BY seq")
+            }
+            let sequence = try rows.map { try $0.int64("seq") }
+            #expect(sequence == Array(1...Int64(sequence.count)))
+            let counter = try await store.database.read { try await $0.first("SELECT change_seq FROM tenants WHERE id = \(carrier.tenant.id)") }
+            #expect(try counter?.int64("change_seq") == Int64(sequence.count))
+        }
+        await store.database.close()
+    }
+
+    @Test("a failed write leaves no rows and no change numbers behind", arguments: TestBackend.available)
+    func failedWriteRollsBack(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let a = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let store = server.store
+        let before = try await store.database.read { try await $0.first("SELECT change_seq FROM tenants WHERE id = \(a.tenant.id)") }
+        // Creating a trip with a duplicate number fails after other work was done in the transaction.
+        await #expect(throws: AppError.self) {
+            _ = try await store.createTrip(.init(number: a.trips[0][0].number, driverID: a.driverID(0), origin: "x",
+                                                 destination: "y", revenueCents: 1, miles: 1), tenant: a.tenant.id)
+        }
+        let after = try await store.database.read { try await $0.first("SELECT change_seq FROM tenants WHERE id = \(a.tenant.id)") }
+        #expect(try before?.int64("change_seq") == after?.int64("change_seq"))
+        #expect(try await store.trips(a.scope).count == 1)
+        await store.database.close()
+    }
+
+    @Test("reads inside one snapshot agree with each other", arguments: TestBackend.available)
+    func snapshotIsConsistent(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let a = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let store = server.store
+        // While messages are being written, every snapshot sees exactly as many
+        // notification changes in the log as the counter says.
+        let writer = Task {
+            for index in 0..<30 {
+                _ = try await store.sendMessage(.init(driverID: a.driverID(0), type: .dispatchMessage, title: "m\(index)", body: ""),
+                                                tenant: a.tenant.id)
+            }
+        }
+        for _ in 0..<30 {
+            let (counter, logged) = try await store.database.snapshot { db in
+                let counter = try await db.first("SELECT change_seq FROM tenants WHERE id = \(a.tenant.id)")!.int64("change_seq")
+                let logged = try await db.first("SELECT COUNT(*) AS n FROM change_log WHERE tenant_id = \(a.tenant.id)")!.int64("n")
+                return (counter, logged)
+            }
+            #expect(counter == logged)
+        }
+        try await writer.value
+        await store.database.close()
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import Logging
+import VroomXServer
+
+/// The storage backends every storage-dependent test runs against. SQLite
+/// always; PostgreSQL when `VROOMX_TEST_POSTGRES_URL` points at a server
+/// (`.ci/run` starts one). Under CI a missing PostgreSQL is an error, never
+/// a silent skip.
+public enum TestBackend: String, Sendable, CustomStringConvertible, CaseIterable {
+    case sqlite
+    case postgres
+
+    public var description: String { rawValue }
+
+    public static var postgresURL: String? {
+        ProcessInfo.processInfo.environment["VROOMX_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// SQLite, and PostgreSQL when configured (always under CI).
+    public static var available: [TestBackend] {
+        if postgresURL != nil || ProcessInfo.processInfo.environment["CI"] == "true" { return [.sqlite, .postgres] }
+        return [.sqlite]
+    }
+
+    /// Only PostgreSQL (multi-instance tests); empty locally without a server.
+    public static var postgresOnly: [TestBackend] { available.filter { $0 == .postgres } }
+
+    /// A configuration pointing at a new, empty database of this backend.
+    public func freshConfiguration() async throws -> ServerConfiguration {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.jwtSecret = "test-secret-" + String(repeating: "x", count: 32)
+        configuration.logLevel = ProcessInfo.processInfo.environment["VROOMX_TEST_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
+        configuration.dataDirectory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("vroomx-test-\(UUID().uuidString.prefix(8))")
+        configuration.auth.pinHashCost = 10 // fast scrypt in tests; production keeps the default
+        if self == .postgres {
+            configuration.databaseURL = try await Self.createDatabase()
+        }
+        return configuration
+    }
+
+    /// Creates a new database on the test server and returns its URL.
+    static func createDatabase() async throws -> String {
+        guard let base = postgresURL, var components = URLComponents(string: base) else {
+            throw TestSetupError("VROOMX_TEST_POSTGRES_URL is not set, but the tests must run on PostgreSQL too. Run .ci/start-postgres.sh and export the URL it prints.")
+        }
+        let name = "vroomx_test_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased())"
+        let admin = try await PostgresDatabase.open(url: base, maxConnections: 1, logger: Logger(label: "test-admin"))
+        do {
+            try await admin.read { try await $0.execute(SQL(unsafeRaw: "CREATE DATABASE \(name)")) }
+        } catch {
+            await admin.close()
+            throw error
+        }
+        await admin.close()
+        components.path = "/" + name
+        return components.string!
+    }
+}
+
+public struct TestSetupError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
