@@ -83,6 +83,7 @@ let package = Package(
                 "VroomXServer",
                 "VroomXTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
     ]

@@ -10,7 +10,7 @@ public enum WireTime {
     }
 
     public static func milliseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        Int64((date.timeIntervalSince1970 * 1000).rounded())
     }
 
     public static func date(milliseconds: Int64) -> Date {
@@ -71,7 +71,7 @@ public enum WireTime {
                 i += 1
             }
             guard digits > 0 else { return nil }
-            for _ in digits..<3 where digits < 3 { millis *= 10 }
+            if digits < 3 { for _ in digits..<3 { millis *= 10 } }
         }
         var offsetMinutes: Int64 = 0
         guard i < b.count else { return nil }

@@ -54,6 +54,11 @@ public struct TestAPI: Sendable {
 
     public func call(_ endpoint: Endpoint, _ parameters: String..., query: String? = nil, json: (any Encodable & Sendable)? = nil,
                      body: String? = nil, token: String? = nil, headers: [String: String] = [:]) async throws -> APIResponse {
+        try await call(endpoint, parameters: parameters, query: query, json: json, body: body, token: token, headers: headers)
+    }
+
+    public func call(_ endpoint: Endpoint, parameters: [String], query: String? = nil, json: (any Encodable & Sendable)? = nil,
+                     body: String? = nil, token: String? = nil, headers: [String: String] = [:]) async throws -> APIResponse {
         var fields = HTTPFields()
         if let token { fields[.authorization] = "Bearer \(token)" }
         var buffer: ByteBuffer?

@@ -17,7 +17,9 @@ public struct Store: Sendable {
         self.onCommit = onCommit
     }
 
-    var now: Date { clock.now }
+    /// The current time at the precision stored (milliseconds), so a model
+    /// returned from a write equals the same row read back.
+    var now: Date { WireTime.date(milliseconds: WireTime.milliseconds(clock.now)) }
 
     /// A write to one tenant's data. Rows the body records as changed are
     /// appended to the tenant's change log in the same transaction, just

@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+import VroomXModels
+
+@Suite("Wire formats")
+struct WireFormatTests {
+    @Test("times print as UTC ISO-8601 with milliseconds and parse back exactly")
+    func timeRoundTrip() throws {
+        #expect(WireTime.string(fromMilliseconds: 0) == "1970-01-01T00:00:00.000Z")
+        #expect(WireTime.string(fromMilliseconds: 951_782_400_123) == "2000-02-29T00:00:00.123Z")
+        #expect(WireTime.string(fromMilliseconds: -1) == "1969-12-31T23:59:59.999Z")
+        // Every millisecond of a range round-trips through text and through Date.
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<10_000 {
+            let ms = Int64.random(in: -2_000_000_000_000...4_000_000_000_000, using: &generator)
+            let text = WireTime.string(fromMilliseconds: ms)
+            #expect(WireTime.parseMilliseconds(text) == ms, "\(text)")
+            #expect(WireTime.milliseconds(WireTime.date(milliseconds: ms)) == ms)
+        }
+    }
+
+    @Test("parsing accepts offsets and short fractions, and rejects the rest")
+    func parsing() {
+        #expect(WireTime.parseMilliseconds("2026-11-22T14:05:09Z") == WireTime.parseMilliseconds("2026-11-22T14:05:09.000Z"))
+        #expect(WireTime.parseMilliseconds("2026-11-22T16:05:09.5+02:00") == WireTime.parseMilliseconds("2026-11-22T14:05:09.500Z"))
+        #expect(WireTime.parseMilliseconds("2026-11-22T09:05:09.123456-05:00") == WireTime.parseMilliseconds("2026-11-22T14:05:09.123Z"))
+        for bad in ["", "2026-11-22", "2026-13-01T00:00:00Z", "2026-02-30T00:00:00Z", "2026-11-22T24:00:00Z",
+                    "2026-11-22T10:00:00", "2026-11-22T10:00:00.Z", "2026-11-22T10:00:00Zjunk", "yesterday"] {
+            #expect(WireTime.parseMilliseconds(bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test("calendar dates")
+    func localDates() {
+        #expect(LocalDate("2024-02-29")?.description == "2024-02-29")
+        #expect(LocalDate("2023-02-29") == nil)
+        #expect(LocalDate("2024-2-01") == nil)
+        #expect(LocalDate("2024-12-31")!.adding(days: 1).description == "2025-01-01")
+        #expect(LocalDate(WireTime.date(milliseconds: 86_400_000 - 1)).description == "1970-01-01")
+    }
+
+    @Test("ids are lowercase on the wire and accept any case")
+    func identifiers() throws {
+        let upper = "E621E1F8-C36C-495A-93FC-0C247A3E6E5F"
+        let id = try #require(ID<Trip>(upper))
+        #expect(id.rawValue == upper.lowercased())
+        let json = try WireJSON.encoder().encode(["id": id])
+        #expect(String(decoding: json, as: UTF8.self) == #"{"id":"e621e1f8-c36c-495a-93fc-0c247a3e6e5f"}"#)
+        #expect(ID<Trip>("not-a-uuid") == nil)
+    }
+
+    @Test("yesterday's JSON still decodes: unknown fields are ignored, unknown error codes kept")
+    func oldClientsKeepWorking() throws {
+        let json = """
+            {"id":"e621e1f8-c36c-495a-93fc-0c247a3e6e5f","number":"T-1","driver_id":null,"status":"planned",
+             "start_date":"2026-11-22","end_date":null,"origin":"A","destination":"B","revenue_cents":100,
+             "driver_pay_cents":25,"miles":10,"version":1,"created_at":"2026-11-22T10:00:00.000Z",
+             "updated_at":"2026-11-22T10:00:00Z","field_added_later":{"nested":true}}
+            """
+        let trip = try WireJSON.decoder().decode(Trip.self, from: Data(json.utf8))
+        #expect(trip.number == "T-1")
+        let error = try WireJSON.decoder().decode(APIErrorResponse.self, from: Data(#"{"error":{"code":"new_code","message":"m"}}"#.utf8))
+        #expect(error.error.code.rawValue == "new_code")
+    }
+
+    @Test("order status machine: drivers move along the road, dispatch also assigns and cancels")
+    func orderStateMachine() {
+        #expect(OrderStatus.assigned.canTransition(to: .pickedUp, by: .driver))
+        #expect(OrderStatus.pickedUp.canTransition(to: .delivered, by: .driver))
+        #expect(!OrderStatus.assigned.canTransition(to: .delivered, by: .driver))
+        #expect(!OrderStatus.new.canTransition(to: .pickedUp, by: .driver))
+        #expect(!OrderStatus.assigned.canTransition(to: .cancelled, by: .driver))
+        #expect(OrderStatus.assigned.canTransition(to: .cancelled, by: .dispatcher))
+        #expect(!OrderStatus.pickedUp.canTransition(to: .cancelled, by: .dispatcher))
+        for terminal in [OrderStatus.delivered, .cancelled] {
+            for next in OrderStatus.allCases {
+                #expect(!terminal.canTransition(to: next, by: .dispatcher))
+                #expect(!terminal.canTransition(to: next, by: .driver))
+            }
+        }
+    }
+
+    @Test("endpoint paths fill placeholders and percent-encode values")
+    func endpointPaths() {
+        #expect(Endpoint.trip.path("abc") == "/v1/trips/abc")
+        #expect(Endpoint.removeDeviceToken.path("a/b c") == "/v1/device-tokens/a%2Fb%20c")
+        #expect(Endpoint.trips.path() == "/v1/trips")
+        #expect(Set(Endpoint.all.map { "\($0.method) \($0.path)" }).count == Endpoint.all.count)
+    }
+}

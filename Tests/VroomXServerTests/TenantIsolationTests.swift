@@ -1,0 +1,230 @@
+import Crypto
+import Foundation
+import Testing
+import VroomXModels
+import VroomXSecurity
+@testable import VroomXServer
+import VroomXTestSupport
+
+/// Every endpoint × every kind of caller. Carrier A's first driver owns the
+/// resources probed; nobody else may read or change them, no answer to a
+/// caller outside carrier A ever contains one of A's ids or emails, and a
+/// sibling driver never sees the owner's work.
+@Suite("Tenant isolation matrix")
+struct TenantIsolationTests {
+    enum Caller: String, CaseIterable, CustomStringConvertible {
+        case sibling = "another driver of the same carrier"
+        case foreignDriver = "a driver of another carrier"
+        case foreignDispatcher = "a dispatcher of another carrier"
+        case noToken = "no token"
+        case forgedToken = "a token signed with another key"
+        case dispatcher = "the carrier's own dispatcher"
+        case owner = "the driver"
+        case expiredToken = "an expired token"
+        var description: String { rawValue }
+    }
+
+    /// One request per endpoint, aimed at carrier A's first driver's data.
+    struct Probe: Sendable {
+        let endpoint: Endpoint
+        let parameters: [String]
+        let body: (any Encodable & Sendable)?
+        /// Whether the request names one of A's rows (in the path or body).
+        let namesCarrierAData: Bool
+    }
+
+    @Test("no caller crosses a carrier or reaches another driver's work", arguments: TestBackend.available)
+    func matrix(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let a = try await CarrierFixture.make(server, name: "Alpha")
+        let b = try await CarrierFixture.make(server, name: "Bravo")
+        let store = server.store
+        let ownerTrip = a.trips[0][0]
+        let ownerOrder = a.orders[ownerTrip.id]![0]
+        let ownerExpense = a.expenses[ownerTrip.id]![0]
+        let ownerNotification = try await store.notifications(.driver(tenant: a.tenant.id, driver: a.driverID(0)))[0]
+        let ownerDeviceToken = "owner-device-token-0001"
+        _ = try await store.registerDeviceToken(.init(token: ownerDeviceToken, platform: .ios), user: a.driver.user.id, tenant: a.tenant.id)
+
+        let probes = makeProbes(a: a, trip: ownerTrip, order: ownerOrder, expense: ownerExpense,
+                                notification: ownerNotification, deviceToken: ownerDeviceToken)
+        // The matrix covers every endpoint that needs a token.
+        let covered = Set(probes.map(\.endpoint))
+        for endpoint in Endpoint.all where endpoint.access != .anyone {
+            #expect(covered.contains(endpoint), "no isolation probe for \(endpoint)")
+        }
+
+        // Strings that must never reach anyone outside carrier A, and those a sibling must not see.
+        let carrierAStrings = try await allIdentifiers(of: a, store: store)
+        let ownerPrivate = Set([ownerDeviceToken] + a.trips[0].map(\.id.rawValue)
+            + a.trips[0].flatMap { a.orders[$0.id]!.map(\.id.rawValue) + a.expenses[$0.id]!.map(\.id.rawValue) }
+            + (try await store.notifications(.driver(tenant: a.tenant.id, driver: a.driverID(0)))).map(\.id.rawValue))
+
+        try await server.run { api in
+            for caller in Caller.allCases {
+                if caller == .expiredToken { server.clock.advance(by: 3601) }
+                let token = forToken(caller, a: a, b: b)
+                for (index, probe) in probes.enumerated() {
+                    let answer = try await api.call(probe.endpoint, parameters: probe.parameters,
+                                                    json: personalize(probe.body, caller: caller, index: index), token: token)
+                    let expected = expectedStatuses(caller, probe)
+                    #expect(expected.contains(answer.status),
+                            "\(probe.endpoint) by \(caller): got \(answer.status) \(answer.text), expected \(expected)")
+                    if answer.status >= 400 {
+                        #expect(answer.error != nil, "\(probe.endpoint) by \(caller): error not in the shared shape: \(answer.text)")
+                    }
+                    switch caller {
+                    case .foreignDriver, .foreignDispatcher, .noToken, .forgedToken, .expiredToken:
+                        for secret in carrierAStrings where answer.text.contains(secret) {
+                            Issue.record("\(probe.endpoint) by \(caller) leaked carrier A's \(secret)")
+                        }
+                    case .sibling:
+                        for secret in ownerPrivate where answer.text.contains(secret) {
+                            Issue.record("\(probe.endpoint) by \(caller) leaked the owner's \(secret)")
+                        }
+                    case .owner, .dispatcher:
+                        break
+                    }
+                }
+                if caller == .forgedToken {
+                    // Nothing the outsiders tried changed the owner's data.
+                    #expect(try await store.order(ownerOrder.id, a.scope) == ownerOrder)
+                    #expect(try await store.trip(ownerTrip.id, a.scope) == ownerTrip)
+                    #expect(try await store.expenses(trip: ownerTrip.id, a.scope).contains(ownerExpense))
+                    #expect(try await store.deviceTokens(user: a.driver.user.id, tenant: a.tenant.id).map(\.token) == [ownerDeviceToken])
+                    let notification = try await store.notifications(.driver(tenant: a.tenant.id, driver: a.driverID(0)))
+                        .first { $0.id == ownerNotification.id }
+                    #expect(notification?.readAt == nil)
+                }
+            }
+            // The owner's own calls did take effect.
+            #expect(try await store.order(ownerOrder.id, a.scope).status == .pickedUp)
+        }
+    }
+
+    func makeProbes(a: CarrierFixture, trip: Trip, order: Order, expense: Expense, notification: DriverNotification,
+                    deviceToken: String) -> [Probe] {
+        let t = trip.id.rawValue, o = order.id.rawValue
+        return [
+            Probe(endpoint: .me, parameters: [], body: nil, namesCarrierAData: false),
+            Probe(endpoint: .setPIN, parameters: [], body: PINRequest(pin: "2468"), namesCarrierAData: false),
+            Probe(endpoint: .verifyPIN, parameters: [], body: PINRequest(pin: "2468"), namesCarrierAData: false),
+            Probe(endpoint: .registerDeviceToken, parameters: [], body: RegisterDeviceTokenRequest(token: "token-%", platform: .ios),
+                  namesCarrierAData: false),
+            Probe(endpoint: .removeDeviceToken, parameters: [deviceToken], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .trips, parameters: [], body: nil, namesCarrierAData: false),
+            Probe(endpoint: .trip, parameters: [t], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .tripOrders, parameters: [t], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .tripExpenses, parameters: [t], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .orders, parameters: [], body: nil, namesCarrierAData: false),
+            Probe(endpoint: .order, parameters: [o], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .createExpense, parameters: [],
+                  body: CreateExpenseRequest(tripID: trip.id, category: .tolls, amountCents: 500, date: LocalDate(Date())),
+                  namesCarrierAData: true),
+            Probe(endpoint: .notifications, parameters: [], body: nil, namesCarrierAData: false),
+            // Dispatch endpoints (the carrier's own dispatcher runs these before the owner's writes below).
+            Probe(endpoint: .dispatchDrivers, parameters: [], body: nil, namesCarrierAData: false),
+            Probe(endpoint: .dispatchCreateDriver, parameters: [],
+                  body: CreateDriverRequest(email: "new-%@example.com", name: "New", payType: .perMile, payRate: 50),
+                  namesCarrierAData: false),
+            Probe(endpoint: .dispatchTrips, parameters: [], body: nil, namesCarrierAData: false),
+            Probe(endpoint: .dispatchCreateTrip, parameters: [],
+                  body: CreateTripRequest(number: "NEW-%", origin: "A", destination: "B", revenueCents: 100, miles: 10),
+                  namesCarrierAData: false),
+            Probe(endpoint: .dispatchTrip, parameters: [t], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .dispatchUpdateTrip, parameters: [t], body: UpdateTripRequest(origin: "Changed origin"), namesCarrierAData: true),
+            Probe(endpoint: .dispatchAssignTrip, parameters: [t], body: AssignTripRequest(driverID: a.driverID(0)), namesCarrierAData: true),
+            Probe(endpoint: .dispatchTripExpenses, parameters: [t], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .dispatchOrders, parameters: [], body: nil, namesCarrierAData: false),
+            Probe(endpoint: .dispatchCreateOrder, parameters: [],
+                  body: CreateOrderRequest(number: "ORD-%", tripID: trip.id, vehicle: Vehicle(make: "Kia"),
+                                           pickup: Stop(address: "P"), delivery: Stop(address: "D"), revenueCents: 100),
+                  namesCarrierAData: true),
+            Probe(endpoint: .dispatchOrder, parameters: [o], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .dispatchUpdateOrder, parameters: [o], body: UpdateOrderRequest(revenueCents: 999), namesCarrierAData: true),
+            Probe(endpoint: .dispatchAssignOrder, parameters: [o], body: AssignOrderRequest(tripID: trip.id), namesCarrierAData: true),
+            Probe(endpoint: .dispatchSendMessage, parameters: [],
+                  body: SendMessageRequest(driverID: a.driverID(0), type: .dispatchMessage, title: "Hi", body: "there"),
+                  namesCarrierAData: true),
+            // The owner's writes come last.
+            Probe(endpoint: .updateOrderStatus, parameters: [o], body: UpdateOrderStatusRequest(status: .pickedUp), namesCarrierAData: true),
+            Probe(endpoint: .updateOrderETA, parameters: [o], body: UpdateETARequest(deliveryETA: Date().addingTimeInterval(86_400)),
+                  namesCarrierAData: true),
+            Probe(endpoint: .deleteExpense, parameters: [expense.id.rawValue], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .markNotificationRead, parameters: [notification.id.rawValue], body: nil, namesCarrierAData: true),
+        ]
+    }
+
+    func expectedStatuses(_ caller: Caller, _ probe: Probe) -> Set<Int> {
+        let ok: Set<Int> = [200, 201, 204]
+        switch caller {
+        case .noToken, .forgedToken, .expiredToken:
+            return [401]
+        case .owner:
+            return probe.endpoint.access == .dispatcher ? [403] : ok
+        case .dispatcher:
+            return probe.endpoint.access == .driver ? [403] : (probe.endpoint == .removeDeviceToken ? [404] : ok)
+        case .sibling, .foreignDriver:
+            if probe.endpoint.access == .dispatcher { return [403] }
+            return probe.namesCarrierAData ? [404] : ok
+        case .foreignDispatcher:
+            if probe.endpoint.access == .driver { return [403] }
+            return probe.namesCarrierAData ? [404, 422] : ok
+        }
+    }
+
+    func forToken(_ caller: Caller, a: CarrierFixture, b: CarrierFixture) -> String? {
+        switch caller {
+        case .owner, .expiredToken: return a.drivers[0].accessToken
+        case .sibling: return a.drivers[1].accessToken
+        case .dispatcher: return a.dispatcher.accessToken
+        case .foreignDriver: return b.drivers[0].accessToken
+        case .foreignDispatcher: return b.dispatcher.accessToken
+        case .noToken: return nil
+        case .forgedToken: return Self.resign(a.drivers[0].accessToken, key: Array("an attacker's key, 32+ bytes long!!".utf8))
+        }
+    }
+
+    /// The same claims, signed with a key the server does not have.
+    static func resign(_ token: String, key: [UInt8]) -> String {
+        let parts = token.split(separator: ".")
+        let signingInput = parts[0] + "." + parts[1]
+        let mac = HMAC<SHA256>.authenticationCode(for: Array(signingInput.utf8), using: SymmetricKey(data: key))
+        return signingInput + "." + SecureToken.base64URL(Array(mac))
+    }
+
+    /// Makes names and tokens in create bodies unique per caller.
+    func personalize(_ body: (any Encodable & Sendable)?, caller: Caller, index: Int) -> (any Encodable & Sendable)? {
+        let tag = "\(caller.hashValue & 0xFFFF)x\(index)"
+        switch body {
+        case var request as RegisterDeviceTokenRequest:
+            request.token = request.token.replacingOccurrences(of: "%", with: tag)
+            return request
+        case var request as CreateDriverRequest:
+            request.email = request.email.replacingOccurrences(of: "%", with: tag)
+            return request
+        case var request as CreateTripRequest:
+            request.number = request.number.replacingOccurrences(of: "%", with: tag)
+            return request
+        case var request as CreateOrderRequest:
+            request.number = request.number.replacingOccurrences(of: "%", with: tag)
+            return request
+        default:
+            return body
+        }
+    }
+
+    func allIdentifiers(of carrier: CarrierFixture, store: Store) async throws -> Set<String> {
+        var strings: Set<String> = [carrier.tenant.id.rawValue, carrier.dispatcher.user.id.rawValue, carrier.dispatcher.user.email]
+        for session in carrier.drivers {
+            strings.formUnion([session.user.id.rawValue, session.user.email, session.driver!.id.rawValue])
+        }
+        for trip in carrier.trips.flatMap({ $0 }) {
+            strings.insert(trip.id.rawValue)
+            strings.formUnion(carrier.orders[trip.id]!.map(\.id.rawValue))
+            strings.formUnion(carrier.expenses[trip.id]!.map(\.id.rawValue))
+        }
+        strings.formUnion(try await store.notifications(carrier.scope, limit: 500).map(\.id.rawValue))
+        return strings
+    }
+}
