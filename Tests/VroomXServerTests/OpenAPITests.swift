@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+import VroomXModels
+@testable import VroomXServer
+import VroomXTestSupport
+
+/// The OpenAPI document, the shared route table and the router agree.
+@Suite("OpenAPI document")
+struct OpenAPITests {
+    @Test("documents exactly the endpoints of the route table, with their access")
+    func documentMatchesRouteTable() throws {
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.data)) as? [String: Any])
+        #expect(document["openapi"] as? String == "3.1.0")
+        let paths = try #require(document["paths"] as? [String: [String: Any]])
+        var documented: Set<String> = []
+        for (path, operations) in paths {
+            for (method, operation) in operations {
+                let key = "\(method.uppercased()) \(path)"
+                documented.insert(key)
+                guard let endpoint = Endpoint.all.first(where: { "\($0.method.rawValue) \($0.path)" == key }),
+                      let operation = operation as? [String: Any] else { continue }
+                let secured = operation["security"] != nil
+                #expect(secured == (endpoint.access != .anyone), "\(key): security does not match its access")
+                let responses = operation["responses"] as? [String: Any] ?? [:]
+                #expect(responses.keys.contains { $0.hasPrefix("2") }, "\(key) documents no success response")
+                if operation["requestBody"] != nil {
+                    #expect(responses["422"] != nil, "\(key) takes a body but documents no 422")
+                }
+            }
+        }
+        let routed = Set(Endpoint.all.map { "\($0.method.rawValue) \($0.path)" })
+        #expect(documented.subtracting(routed).isEmpty, "documented but not routed: \(documented.subtracting(routed))")
+        #expect(routed.subtracting(documented).isEmpty, "routed but not documented: \(routed.subtracting(documented))")
+    }
+
+    @Test("every endpoint of the route table has a handler in the router")
+    func everyEndpointIsRouted() async throws {
+        let server = try await TestServer.make(.sqlite)
+        try await server.run { api in
+            for endpoint in Endpoint.all {
+                let parameters = endpoint.parameterNames.map { _ in UUID().uuidString.lowercased() }
+                let response = try await api.call(endpoint, parameters: parameters)
+                #expect(response.errorCode != "route_not_found" && response.errorCode != "method_not_allowed",
+                        "\(endpoint) has no handler: \(response.text)")
+            }
+        }
+    }
+}
