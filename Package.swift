@@ -73,13 +73,16 @@ let package = Package(
                 "VroomXServer",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
-            path: "Tests/VroomXTestSupport"
+            path: "Tests/VroomXTestSupport",
+            exclude: []
         ),
         .testTarget(name: "VroomXModelsTests", dependencies: ["VroomXModels"]),
         .testTarget(
             name: "VroomXServerTests",
             dependencies: [
+                .product(name: "Logging", package: "swift-log"),
                 "VroomXServer",
                 "VroomXTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

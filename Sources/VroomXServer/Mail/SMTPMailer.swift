@@ -72,7 +72,8 @@ public struct SMTPMailer: Mailer {
             return configuration
         }())
         let implicitTLS = security == .implicitTLS
-        let serverHostname = host
+        // SNI carries names only; an IP literal is sent without it.
+        let serverHostname: String? = (try? SocketAddress(ipAddress: host, port: 0)) == nil ? host : nil
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(.seconds(10))
             .connect(host: host, port: port) { channel in

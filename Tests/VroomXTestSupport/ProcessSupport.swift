@@ -1,0 +1,139 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// A helper process a test starts (a real SMTP server, the vroomx binary, …)
+/// and stops. Its output is collected for assertions and diagnostics.
+public final class ChildProcess: Sendable {
+    private let process: Process
+    private let output = NIOLockedValueBox<String>("")
+
+    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        let output = self.output
+        pipe.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if !data.isEmpty { output.withLockedValue { $0 += String(decoding: data, as: UTF8.self) } }
+        }
+        try process.run()
+        self.process = process
+    }
+
+    public var text: String { output.withLockedValue { $0 } }
+    public var isRunning: Bool { process.isRunning }
+
+    /// Waits until the output contains `marker`.
+    public func waitFor(_ marker: String, timeout: Duration = .seconds(30)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !text.contains(marker) {
+            guard process.isRunning else { throw ProcessError("process exited before \"\(marker)\": \(text)") }
+            guard ContinuousClock.now < deadline else { throw ProcessError("timed out waiting for \"\(marker)\": \(text)") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// Stops the process (SIGTERM, then SIGKILL) and waits for it.
+    public func stop() async {
+        guard process.isRunning else { return }
+        process.terminate()
+        for _ in 0..<250 where process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    /// Kills the process at once, as a crash or `kill -9` would.
+    public func kill9() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// A TCP port nothing listens on right now.
+    public static func freePort() throws -> Int {
+        let channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).wait()
+        let port = channel.localAddress!.port!
+        try channel.close().wait()
+        return port
+    }
+}
+
+public struct ProcessError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// A real SMTP server (aiosmtpd, `Tests/Fixtures/smtp_server.py`) storing
+/// what it receives in a folder.
+public struct SMTPTestServer: Sendable {
+    public let port: Int
+    public let maildir: URL
+    let process: ChildProcess
+
+    public static func start(tls: Bool = false, credentials: (String, String)? = nil) async throws -> SMTPTestServer {
+        let port = try ChildProcess.freePort()
+        let maildir = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-mail-\(UUID().uuidString.prefix(8))")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/smtp_server.py").path
+        var arguments = [script, String(port), maildir.path]
+        if tls { arguments.append("--tls") }
+        if let (user, password) = credentials { arguments += ["--auth", "\(user):\(password)"] }
+        let process = try ChildProcess("/usr/bin/env", ["python3"] + arguments)
+        try await process.waitFor("ready")
+        return SMTPTestServer(port: port, maildir: maildir, process: process)
+    }
+
+    /// Messages received so far (raw RFC 5322 text).
+    public func messages() throws -> [String] {
+        let files = (try? FileManager.default.contentsOfDirectory(at: maildir, includingPropertiesForKeys: nil)) ?? []
+        return try files.filter { $0.pathExtension == "eml" }.map { try String(contentsOf: $0, encoding: .utf8) }
+    }
+
+    public func waitForMessages(_ count: Int, timeout: Duration = .seconds(10)) async throws -> [String] {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let received = try messages()
+            if received.count >= count { return received }
+            guard ContinuousClock.now < deadline else { throw ProcessError("SMTP server received \(received.count) of \(count) messages; log: \(process.text)") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    public func stop() async { await process.stop() }
+
+    /// Whether python3 with aiosmtpd is installed (`.ci/run` installs it).
+    public static var isAvailable: Bool {
+        let check = Process()
+        check.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        check.arguments = ["python3", "-c", "import aiosmtpd, cryptography"]
+        check.standardOutput = FileHandle.nullDevice
+        check.standardError = FileHandle.nullDevice
+        guard (try? check.run()) != nil else { return false }
+        check.waitUntilExit()
+        return check.terminationStatus == 0
+    }
+}
+
+/// Splits a received message into headers and its (base64) body decoded.
+public func parseMail(_ raw: String) -> (headers: [String: String], body: String) {
+    let normalized = raw.replacingOccurrences(of: "\r\n", with: "\n")
+    let parts = normalized.components(separatedBy: "\n\n")
+    var headers: [String: String] = [:]
+    for line in parts[0].split(separator: "\n") {
+        if let colon = line.firstIndex(of: ":") {
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+    }
+    let encoded = parts.dropFirst().joined(separator: "\n\n").replacingOccurrences(of: "\n", with: "")
+    let body = headers["content-transfer-encoding"] == "base64"
+        ? (Data(base64Encoded: encoded).map { String(decoding: $0, as: UTF8.self) } ?? "")
+        : encoded
+    return (headers, body)
+}
