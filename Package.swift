@@ -78,6 +78,18 @@ let package = Package(
             path: "Tests/VroomXTestSupport",
             exclude: []
         ),
+        // Benchmarks: programs that print figures (run in release).
+        .executableTarget(
+            name: "vroomx-bench",
+            dependencies: [
+                "VroomXServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+
         .testTarget(name: "VroomXModelsTests", dependencies: ["VroomXModels"]),
         .testTarget(
             name: "VroomXServerTests",

@@ -77,7 +77,10 @@ public func buildApplication(_ configuration: ServerConfiguration) async throws 
     return buildApplication(services)
 }
 
-public func buildApplication(_ services: ServerServices) -> some ApplicationProtocol {
+/// - Parameter onServerRunning: told the bound port once listening (use
+///   port 0 in the configuration to let the system choose).
+public func buildApplication(_ services: ServerServices,
+                             onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
     let configuration = services.configuration
     let router = Router(context: AppRequestContext.self)
     router.add(middleware: ErrorMiddleware())
@@ -104,6 +107,7 @@ public func buildApplication(_ services: ServerServices) -> some ApplicationProt
     var app = Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "vroomx"),
+        onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
         logger: services.logger
     )
     app.addServices(MaintenanceService(services: services))

@@ -126,6 +126,7 @@ struct DriverAPITests {
             #expect(inbox.first?.data.tripID == trip.id)
 
             // A status change by dispatch notifies the driver with status_change.
+            server.clock.advance(by: 1)
             _ = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(status: .cancelled), token: dispatch)
             inbox = try await api.call(.notifications, token: first).decode(Items<DriverNotification>.self).items
             #expect(inbox.first?.type == .statusChange)

@@ -71,14 +71,14 @@ struct StorageConformanceTests {
         #expect(isCheck(await rejected("UPDATE orders SET driver_id = NULL WHERE trip_id = \(trip.id)")))
         // Trip numbers are unique within a carrier.
         #expect(isUnique(await rejected("""
-            INSERT INTO trips (id, tenant_id, number, status, revenue_cents, driver_pay_cents, miles, created_at, updated_at)
-            VALUES (\(ID<Trip>()), \(a.tenant.id), \(trip.number), 'planned', 0, 0, 0, \(now), \(now))
+            INSERT INTO trips (id, tenant_id, number, status, revenue_cents, driver_pay_cents, miles, created_at, updated_at, doc)
+            VALUES (\(ID<Trip>()), \(a.tenant.id), \(trip.number), 'planned', 0, 0, 0, \(now), \(now), '{}')
             """)))
         // A row can never point at another carrier's row.
         #expect(isForeignKey(await rejected("UPDATE trips SET driver_id = \(b.driverID(0)) WHERE id = \(trip.id)")))
         #expect(isForeignKey(await rejected("""
-            INSERT INTO trip_expenses (id, tenant_id, trip_id, category, amount_cents, expense_date, created_at)
-            VALUES (\(ID<Expense>()), \(b.tenant.id), \(trip.id), 'fuel', 100, '2026-01-01', \(now))
+            INSERT INTO trip_expenses (id, tenant_id, trip_id, category, amount_cents, expense_date, created_at, doc)
+            VALUES (\(ID<Expense>()), \(b.tenant.id), \(trip.id), 'fuel', 100, '2026-01-01', \(now), '{}')
             """)))
         #expect(isNotNull(await rejected("UPDATE trips SET number = NULL WHERE id = \(trip.id)")))
         // Nothing was changed by the rejected writes.
@@ -156,6 +156,45 @@ struct StorageConformanceTests {
             #expect(counter == logged)
         }
         try await writer.value
+        await store.database.close()
+    }
+}
+
+/// Rows keep their wire JSON beside their columns; the two must agree after
+/// every kind of write.
+@Suite("Stored documents")
+struct StoredDocumentTests {
+    @Test("each row's document decodes to the row its columns describe", arguments: TestBackend.available)
+    func documentsMatchColumns(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 2, tripsPerDriver: 2)
+        let store = server.store
+        let scope = carrier.scope
+        // Exercise every write path: updates, reassignment, status changes, reads, deletes.
+        let trip = carrier.trips[0][0]
+        _ = try await store.updateTrip(trip.id, .init(status: .inProgress, origin: "Elsewhere"), tenant: carrier.tenant.id)
+        _ = try await store.assignTrip(carrier.trips[0][1].id, to: carrier.driverID(1), tenant: carrier.tenant.id)
+        let order = carrier.orders[trip.id]![0]
+        _ = try await store.updateOrderStatus(order.id, to: .pickedUp, occurredAt: nil, .driver(tenant: carrier.tenant.id, driver: carrier.driverID(0)))
+        _ = try await store.updateETA(carrier.orders[trip.id]![1].id, pickup: Date().addingTimeInterval(3600), delivery: nil, scope)
+        _ = try await store.assignOrder(carrier.orders[carrier.trips[1][0].id]![0].id, .init(driverID: carrier.driverID(0)), tenant: carrier.tenant.id)
+        let notification = try await store.notifications(scope)[0]
+        _ = try await store.markNotificationRead(notification.id, .driver(tenant: carrier.tenant.id, driver: notification.driverID))
+
+        let decoder = WireJSON.decoder()
+        func check<T: Decodable & Equatable>(_ models: [T], _ documents: [String]) throws {
+            #expect(models.count == documents.count)
+            for (model, document) in zip(models, documents) {
+                #expect(try decoder.decode(T.self, from: Data(document.utf8)) == model)
+            }
+        }
+        try check(try await store.trips(scope), try await store.tripDocuments(scope))
+        try check(try await store.orders(scope), try await store.orderDocuments(scope))
+        try check(try await store.notifications(scope, limit: 500), try await store.notificationDocuments(scope, limit: 500))
+        try check(try await store.drivers(tenant: carrier.tenant.id), try await store.driverDocuments(tenant: carrier.tenant.id))
+        for trip in try await store.trips(scope) {
+            try check(try await store.expenses(trip: trip.id, scope), try await store.expenseDocuments(trip: trip.id, scope))
+        }
         await store.database.close()
     }
 }

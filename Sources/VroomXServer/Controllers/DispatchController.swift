@@ -8,7 +8,7 @@ struct DispatchController {
 
     func register(_ routes: Routes) {
         routes.on(.dispatchDrivers) { _, context in
-            try JSONBody.response(Items(try await store.drivers(tenant: try context.caller().tenant)))
+            JSONBody.items(try await store.driverDocuments(tenant: try context.caller().tenant))
         }
         routes.on(.dispatchCreateDriver) { request, context in
             let body = try await request.decodeJSON(CreateDriverRequest.self)
@@ -16,14 +16,14 @@ struct DispatchController {
         }
         routes.on(.dispatchTrips) { request, context in
             let status = try request.query("status", TripStatus.init(rawValue:), expected: "a trip status")
-            return try JSONBody.response(Items(try await store.trips(try context.caller().scope, status: status)))
+            return JSONBody.items(try await store.tripDocuments(try context.caller().scope, status: status))
         }
         routes.on(.dispatchCreateTrip) { request, context in
             let body = try await request.decodeJSON(CreateTripRequest.self)
             return try JSONBody.response(try await store.createTrip(body, tenant: try context.caller().tenant), status: .created)
         }
         routes.on(.dispatchTrip) { _, context in
-            try JSONBody.response(try await store.trip(try context.id(), try context.caller().scope))
+            JSONBody.document(try await store.tripDocument(try context.id(), try context.caller().scope))
         }
         routes.on(.dispatchUpdateTrip) { request, context in
             let body = try await request.decodeJSON(UpdateTripRequest.self)
@@ -34,19 +34,19 @@ struct DispatchController {
             return try JSONBody.response(try await store.assignTrip(try context.id(), to: body.driverID, tenant: try context.caller().tenant))
         }
         routes.on(.dispatchTripExpenses) { _, context in
-            try JSONBody.response(Items(try await store.expenses(trip: try context.id(), try context.caller().scope)))
+            JSONBody.items(try await store.expenseDocuments(trip: try context.id(), try context.caller().scope))
         }
         routes.on(.dispatchOrders) { request, context in
             let status = try request.query("status", OrderStatus.init(rawValue:), expected: "an order status")
             let trip = try request.query("trip_id", ID<Trip>.init, expected: "a UUID")
-            return try JSONBody.response(Items(try await store.orders(try context.caller().scope, trip: trip, status: status)))
+            return JSONBody.items(try await store.orderDocuments(try context.caller().scope, trip: trip, status: status))
         }
         routes.on(.dispatchCreateOrder) { request, context in
             let body = try await request.decodeJSON(CreateOrderRequest.self)
             return try JSONBody.response(try await store.createOrder(body, tenant: try context.caller().tenant), status: .created)
         }
         routes.on(.dispatchOrder) { _, context in
-            try JSONBody.response(try await store.order(try context.id(), try context.caller().scope))
+            JSONBody.document(try await store.orderDocument(try context.id(), try context.caller().scope))
         }
         routes.on(.dispatchUpdateOrder) { request, context in
             let body = try await request.decodeJSON(UpdateOrderRequest.self)

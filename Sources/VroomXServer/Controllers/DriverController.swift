@@ -8,23 +8,23 @@ struct DriverController {
 
     func register(_ routes: Routes) {
         routes.on(.trips) { _, context in
-            try JSONBody.response(Items(try await store.trips(try context.caller().scope)))
+            JSONBody.items(try await store.tripDocuments(try context.caller().scope))
         }
         routes.on(.trip) { _, context in
-            try JSONBody.response(try await store.trip(try context.id(), try context.caller().scope))
+            JSONBody.document(try await store.tripDocument(try context.id(), try context.caller().scope))
         }
         routes.on(.tripOrders) { _, context in
-            try JSONBody.response(Items(try await store.tripOrders(try context.id(), try context.caller().scope)))
+            JSONBody.items(try await store.tripOrderDocuments(try context.id(), try context.caller().scope))
         }
         routes.on(.tripExpenses) { _, context in
-            try JSONBody.response(Items(try await store.expenses(trip: try context.id(), try context.caller().scope)))
+            JSONBody.items(try await store.expenseDocuments(trip: try context.id(), try context.caller().scope))
         }
         routes.on(.orders) { request, context in
             let status = try request.query("status", OrderStatus.init(rawValue:), expected: "an order status")
-            return try JSONBody.response(Items(try await store.orders(try context.caller().scope, status: status)))
+            return JSONBody.items(try await store.orderDocuments(try context.caller().scope, status: status))
         }
         routes.on(.order) { _, context in
-            try JSONBody.response(try await store.order(try context.id(), try context.caller().scope))
+            JSONBody.document(try await store.orderDocument(try context.id(), try context.caller().scope))
         }
         routes.on(.updateOrderStatus) { request, context in
             let body = try await request.decodeJSON(UpdateOrderStatusRequest.self)
@@ -48,7 +48,7 @@ struct DriverController {
             let unread = try request.query("unread", { ["true": true, "false": false][$0] }, expected: "true or false") ?? false
             let limit = try request.query("limit", { Int($0).flatMap { (1...500).contains($0) ? $0 : nil } },
                                           expected: "an integer from 1 to 500") ?? 100
-            return try JSONBody.response(Items(try await store.notifications(try context.caller().scope, unreadOnly: unread, limit: limit)))
+            return JSONBody.items(try await store.notificationDocuments(try context.caller().scope, unreadOnly: unread, limit: limit))
         }
         routes.on(.markNotificationRead) { _, context in
             try JSONBody.response(try await store.markNotificationRead(try context.id(), try context.caller().scope))

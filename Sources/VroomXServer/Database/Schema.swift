@@ -5,6 +5,12 @@ import Foundation
 /// money is BIGINT cents. Rules the data must obey are constraints, so no
 /// code path can write a row that breaks them.
 ///
+/// Rows the API serves also keep their wire JSON in `doc`, written in the
+/// same statement as their columns. Reads answer with those bytes instead of
+/// decoding columns and encoding JSON again (the dominant cost of a list
+/// request); the columns remain the truth for queries and constraints, and
+/// a test checks that both always agree.
+///
 /// Every tenant-owned table has `UNIQUE (tenant_id, id)`, and references
 /// between tenant-owned rows are composite `(tenant_id, x_id)` foreign keys:
 /// a row can never point at another carrier's row, whatever the code does.
@@ -41,6 +47,7 @@ enum Schema {
                 version BIGINT NOT NULL DEFAULT 1 CHECK (version >= 1),
                 created_at BIGINT NOT NULL,
                 updated_at BIGINT NOT NULL,
+                doc TEXT NOT NULL,
                 UNIQUE (tenant_id, id),
                 FOREIGN KEY (tenant_id, user_id) REFERENCES users (tenant_id, id) ON DELETE CASCADE
             );
@@ -61,6 +68,7 @@ enum Schema {
                 version BIGINT NOT NULL DEFAULT 1 CHECK (version >= 1),
                 created_at BIGINT NOT NULL,
                 updated_at BIGINT NOT NULL,
+                doc TEXT NOT NULL,
                 UNIQUE (tenant_id, id),
                 UNIQUE (tenant_id, number),
                 CHECK (end_date IS NULL OR start_date IS NULL OR end_date >= start_date),
@@ -102,6 +110,7 @@ enum Schema {
                 version BIGINT NOT NULL DEFAULT 1 CHECK (version >= 1),
                 created_at BIGINT NOT NULL,
                 updated_at BIGINT NOT NULL,
+                doc TEXT NOT NULL,
                 UNIQUE (tenant_id, id),
                 UNIQUE (tenant_id, number),
                 CHECK (status NOT IN ('assigned', 'picked_up', 'delivered') OR driver_id IS NOT NULL),
@@ -125,6 +134,7 @@ enum Schema {
                 expense_date TEXT NOT NULL CHECK (expense_date LIKE '____-__-__'),
                 notes TEXT NOT NULL DEFAULT '' CHECK (length(notes) <= 2000),
                 created_at BIGINT NOT NULL,
+                doc TEXT NOT NULL,
                 UNIQUE (tenant_id, id),
                 FOREIGN KEY (tenant_id, trip_id) REFERENCES trips (tenant_id, id),
                 FOREIGN KEY (tenant_id, driver_id) REFERENCES drivers (tenant_id, id)
@@ -142,6 +152,7 @@ enum Schema {
                 order_id TEXT,
                 read_at BIGINT,
                 created_at BIGINT NOT NULL,
+                doc TEXT NOT NULL,
                 UNIQUE (tenant_id, id),
                 FOREIGN KEY (tenant_id, driver_id) REFERENCES drivers (tenant_id, id) ON DELETE CASCADE
             );

@@ -20,6 +20,31 @@ enum JSONBody {
 
     static func noContent() -> Response { Response(status: .noContent) }
 
+    /// `{"items":[…]}` assembled from stored row documents, without decoding
+    /// and re-encoding them.
+    static func items(_ documents: [String]) -> Response {
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(documents.reduce(12) { $0 + $1.utf8.count + 1 })
+        buffer.writeStaticString("{\"items\":[")
+        for (index, document) in documents.enumerated() {
+            if index > 0 { buffer.writeStaticString(",") }
+            buffer.writeString(document)
+        }
+        buffer.writeStaticString("]}")
+        return raw(buffer)
+    }
+
+    /// One stored row document.
+    static func document(_ document: String) -> Response {
+        raw(ByteBuffer(string: document))
+    }
+
+    private static func raw(_ buffer: ByteBuffer) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: buffer))
+    }
+
     /// Decodes a request body, answering each kind of bad input with its own
     /// code: 415 for a non-JSON content type, 413 when too large, 400
     /// `malformed_json` for bytes that are not JSON, 422 `validation_failed`

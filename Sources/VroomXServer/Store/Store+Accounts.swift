@@ -39,14 +39,15 @@ extension Store {
         let user = User(id: ID(), tenantID: tenant, email: email, role: .driver, hasPIN: false, createdAt: now)
         let driver = Driver(id: ID(), userID: user.id, name: name, phone: phone, email: email, payType: request.payType,
                             payRate: request.payRate, version: 1, createdAt: now, updatedAt: now)
+        let doc = try WireDocument.encode(driver)
         try await write(tenant: tenant) { tx in
             try await insertUser(user, tx.db)
             try await tx.execute("""
-                INSERT INTO drivers (id, tenant_id, user_id, name, phone, pay_type, pay_rate, version, created_at, updated_at)
+                INSERT INTO drivers (id, tenant_id, user_id, name, phone, pay_type, pay_rate, version, created_at, updated_at, doc)
                 VALUES (\(driver.id), \(tenant), \(user.id), \(driver.name), \(driver.phone), \(driver.payType),
-                        \(driver.payRate), 1, \(now), \(now))
+                        \(driver.payRate), 1, \(now), \(now), \(doc))
                 """)
-            try tx.recordUpsert(.driver, driver, visibleTo: driver.id)
+            tx.recordUpsert(.driver, id: driver.id.rawValue, document: doc, visibleTo: driver.id)
         }
         return driver
     }
@@ -87,6 +88,10 @@ extension Store {
     func fetchDriver(_ id: ID<Driver>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Driver? {
         try await db.first("SELECT \(Driver.columns) FROM \(Driver.from) WHERE d.tenant_id = \(tenant) AND d.id = \(id)")
             .map(Driver.init(row:))
+    }
+
+    public func driverDocuments(tenant: ID<Tenant>) async throws -> [String] {
+        try await documents("SELECT d.doc FROM drivers d WHERE d.tenant_id = \(tenant) ORDER BY d.name, d.id")
     }
 
     public func drivers(tenant: ID<Tenant>) async throws -> [Driver] {

@@ -3,15 +3,21 @@ import VroomXModels
 
 /// Trip expenses (fuel, tolls, repairs, lodging, other) recorded by drivers.
 extension Store {
+    func expensesQuery(_ select: SQL, trip: ID<Trip>, tenant: ID<Tenant>) -> SQL {
+        "SELECT \(select) FROM trip_expenses WHERE tenant_id = \(tenant) AND trip_id = \(trip) ORDER BY \(Expense.order)"
+    }
+
     /// Expenses of a trip the caller may see.
     public func expenses(trip: ID<Trip>, _ scope: Scope) async throws -> [Expense] {
         try await read { db in
             guard try await fetchTrip(trip, scope, db) != nil else { throw AppError.notFound("Trip") }
-            return try await db.query("""
-                SELECT \(Expense.columns) FROM trip_expenses WHERE tenant_id = \(scope.tenant) AND trip_id = \(trip)
-                ORDER BY \(Expense.order)
-                """).map(Expense.init(row:))
+            return try await db.query(expensesQuery(Expense.columns, trip: trip, tenant: scope.tenant)).map(Expense.init(row:))
         }
+    }
+
+    public func expenseDocuments(trip: ID<Trip>, _ scope: Scope) async throws -> [String] {
+        _ = try await tripDocument(trip, scope)
+        return try await documents(expensesQuery("doc", trip: trip, tenant: scope.tenant))
     }
 
     /// Records an expense on one of the driver's trips. The id may be chosen
@@ -33,16 +39,18 @@ extension Store {
                 }
                 return existing
             }
+            let doc = try WireDocument.encode(expense)
             do {
                 try await tx.execute("""
-                    INSERT INTO trip_expenses (id, tenant_id, trip_id, driver_id, category, amount_cents, expense_date, notes, created_at)
+                    INSERT INTO trip_expenses (id, tenant_id, trip_id, driver_id, category, amount_cents, expense_date, notes,
+                                               created_at, doc)
                     VALUES (\(expense.id), \(scope.tenant), \(trip.id), \(expense.driverID), \(expense.category), \(amount),
-                            \(expense.date), \(notes), \(tx.now))
+                            \(expense.date), \(notes), \(tx.now), \(doc))
                     """)
             } catch DatabaseConstraintError.unique {
                 throw AppError(409, .alreadyExists, "An expense with this id already exists.", field: "id")
             }
-            try tx.recordUpsert(.expense, expense, visibleTo: trip.driverID)
+            tx.recordUpsert(.expense, id: expense.id.rawValue, document: doc, visibleTo: trip.driverID)
             return expense
         }
     }
@@ -70,14 +78,23 @@ extension Store {
 
 /// Driver notifications: dispatch messages, assignments, status changes.
 extension Store {
-    public func notifications(_ scope: Scope, unreadOnly: Bool = false, limit: Int = 100) async throws -> [DriverNotification] {
+    func notificationsQuery(_ select: SQL, _ scope: Scope, unreadOnly: Bool, limit: Int) -> SQL {
         let unread: SQL = unreadOnly ? " AND read_at IS NULL" : ""
-        return try await read { db in
-            try await db.query("""
-                SELECT \(DriverNotification.columns) FROM driver_notifications WHERE \(scope.filter())\(unread)
-                ORDER BY \(DriverNotification.order) LIMIT \(limit)
-                """).map(DriverNotification.init(row:))
+        return """
+            SELECT \(select) FROM driver_notifications WHERE \(scope.filter())\(unread)
+            ORDER BY \(DriverNotification.order) LIMIT \(limit)
+            """
+    }
+
+    public func notifications(_ scope: Scope, unreadOnly: Bool = false, limit: Int = 100) async throws -> [DriverNotification] {
+        try await read { db in
+            try await db.query(notificationsQuery(DriverNotification.columns, scope, unreadOnly: unreadOnly, limit: limit))
+                .map(DriverNotification.init(row:))
         }
+    }
+
+    public func notificationDocuments(_ scope: Scope, unreadOnly: Bool = false, limit: Int = 100) async throws -> [String] {
+        try await documents(notificationsQuery("doc", scope, unreadOnly: unreadOnly, limit: limit))
     }
 
     public func unreadCount(driver: ID<Driver>, tenant: ID<Tenant>) async throws -> Int {
@@ -92,17 +109,18 @@ extension Store {
     /// Marks a notification read. Reading it again keeps the first time.
     public func markNotificationRead(_ id: ID<DriverNotification>, _ scope: Scope) async throws -> DriverNotification {
         try await write(tenant: scope.tenant) { tx in
-            guard let current = try await tx.first("""
+            guard var notification = try await tx.first("""
                 SELECT \(DriverNotification.columns) FROM driver_notifications WHERE \(scope.filter()) AND id = \(id)
                 """).map(DriverNotification.init(row:)) else { throw AppError.notFound("Notification") }
-            if current.readAt != nil { return current }
-            guard let row = try await tx.first("""
-                UPDATE driver_notifications SET read_at = \(tx.now) WHERE tenant_id = \(scope.tenant) AND id = \(id)
-                RETURNING \(DriverNotification.columns)
-                """) else { throw AppError.notFound("Notification") }
-            let updated = try DriverNotification(row: row)
-            try tx.recordUpsert(.notification, updated, visibleTo: updated.driverID)
-            return updated
+            if notification.readAt != nil { return notification }
+            notification.readAt = tx.now
+            let doc = try WireDocument.encode(notification)
+            guard try await tx.first("""
+                UPDATE driver_notifications SET read_at = \(tx.now), doc = \(doc)
+                WHERE tenant_id = \(scope.tenant) AND id = \(id) AND read_at IS NULL RETURNING id
+                """) != nil else { throw WriteConflict() }
+            tx.recordUpsert(.notification, id: id.rawValue, document: doc, visibleTo: notification.driverID)
+            return notification
         }
     }
 
@@ -134,12 +152,13 @@ extension Store {
                             data: NotificationData, _ tx: TenantTransaction) async throws -> DriverNotification {
         let notification = DriverNotification(id: ID(), driverID: driver, type: type, title: String(title.prefix(200)),
                                               body: String(body.prefix(4000)), data: data, readAt: nil, createdAt: tx.now)
+        let doc = try WireDocument.encode(notification)
         try await tx.execute("""
-            INSERT INTO driver_notifications (id, tenant_id, driver_id, type, title, body, trip_id, order_id, created_at)
+            INSERT INTO driver_notifications (id, tenant_id, driver_id, type, title, body, trip_id, order_id, created_at, doc)
             VALUES (\(notification.id), \(tx.tenant), \(driver), \(type), \(notification.title), \(notification.body),
-                    \(data.tripID), \(data.orderID), \(tx.now))
+                    \(data.tripID), \(data.orderID), \(tx.now), \(doc))
             """)
-        try tx.recordUpsert(.notification, notification, visibleTo: driver)
+        tx.recordUpsert(.notification, id: notification.id.rawValue, document: doc, visibleTo: driver)
         return notification
     }
 }

@@ -3,13 +3,19 @@ import VroomXModels
 
 /// Orders: one vehicle to pick up and deliver.
 extension Store {
-    public func orders(_ scope: Scope, trip: ID<Trip>? = nil, status: OrderStatus? = nil) async throws -> [Order] {
+    func ordersQuery(_ select: SQL, _ scope: Scope, trip: ID<Trip>?, status: OrderStatus?) -> SQL {
         var filter = scope.filter()
         if let trip { filter = filter + " AND trip_id = \(trip)" }
         if let status { filter = filter + " AND status = \(status)" }
-        return try await read { db in
-            try await db.query("SELECT \(Order.columns) FROM orders WHERE \(filter) ORDER BY \(Order.order)").map(Order.init(row:))
-        }
+        return "SELECT \(select) FROM orders WHERE \(filter) ORDER BY \(Order.order)"
+    }
+
+    public func orders(_ scope: Scope, trip: ID<Trip>? = nil, status: OrderStatus? = nil) async throws -> [Order] {
+        try await read { db in try await db.query(ordersQuery(Order.columns, scope, trip: trip, status: status)).map(Order.init(row:)) }
+    }
+
+    public func orderDocuments(_ scope: Scope, trip: ID<Trip>? = nil, status: OrderStatus? = nil) async throws -> [String] {
+        try await documents(ordersQuery("doc", scope, trip: trip, status: status))
     }
 
     public func order(_ id: ID<Order>, _ scope: Scope) async throws -> Order {
@@ -17,14 +23,18 @@ extension Store {
         return order
     }
 
+    public func orderDocument(_ id: ID<Order>, _ scope: Scope) async throws -> String {
+        try await document("SELECT doc FROM orders WHERE \(scope.filter()) AND id = \(id)", notFound: "Order")
+    }
+
     func fetchOrder(_ id: ID<Order>, _ scope: Scope, _ db: any SQLExecutor) async throws -> Order? {
         try await db.first("SELECT \(Order.columns) FROM orders WHERE \(scope.filter()) AND id = \(id)").map(Order.init(row:))
     }
 
     /// Orders of a trip the caller may see (a driver: only their own trip).
-    public func tripOrders(_ trip: ID<Trip>, _ scope: Scope) async throws -> [Order] {
-        _ = try await self.trip(trip, scope)
-        return try await orders(.dispatch(tenant: scope.tenant), trip: trip)
+    public func tripOrderDocuments(_ trip: ID<Trip>, _ scope: Scope) async throws -> [String] {
+        _ = try await tripDocument(trip, scope)
+        return try await orderDocuments(.dispatch(tenant: scope.tenant), trip: trip)
     }
 
     public func createOrder(_ request: CreateOrderRequest, tenant: ID<Tenant>) async throws -> Order {
@@ -47,24 +57,25 @@ extension Store {
                               delivery: delivery, status: driver == nil ? .new : .assigned, actualPickupDate: nil,
                               actualDeliveryDate: nil, pickupETA: nil, deliveryETA: nil, revenueCents: revenue,
                               paymentTerms: terms, version: 1, createdAt: tx.now, updatedAt: tx.now)
+            let doc = try WireDocument.encode(order)
             do {
                 try await tx.execute("""
                     INSERT INTO orders (id, tenant_id, number, trip_id, driver_id, vehicle_year, vehicle_make, vehicle_model,
                         vehicle_vin, vehicle_color, pickup_name, pickup_address, pickup_contact_name, pickup_contact_phone,
                         pickup_window_start, pickup_window_end, delivery_name, delivery_address, delivery_contact_name,
                         delivery_contact_phone, delivery_window_start, delivery_window_end, status, revenue_cents,
-                        payment_terms, version, created_at, updated_at)
+                        payment_terms, version, created_at, updated_at, doc)
                     VALUES (\(order.id), \(tenant), \(order.number), \(order.tripID), \(order.driverID), \(vehicle.year),
                         \(vehicle.make), \(vehicle.model), \(vehicle.vin), \(vehicle.color), \(pickup.name), \(pickup.address),
                         \(pickup.contactName), \(pickup.contactPhone), \(pickup.windowStart), \(pickup.windowEnd),
                         \(delivery.name), \(delivery.address), \(delivery.contactName), \(delivery.contactPhone),
                         \(delivery.windowStart), \(delivery.windowEnd), \(order.status), \(revenue), \(terms), 1,
-                        \(tx.now), \(tx.now))
+                        \(tx.now), \(tx.now), \(doc))
                     """)
             } catch DatabaseConstraintError.unique {
                 throw AppError(409, .alreadyExists, "An order numbered \(number) already exists.", field: "number")
             }
-            try tx.recordUpsert(.order, order, visibleTo: driver)
+            tx.recordUpsert(.order, id: order.id.rawValue, document: doc, visibleTo: driver)
             if let driver, let trip {
                 try await notifyOrderAssigned(order, trip: trip, to: driver, tx)
             }
@@ -214,31 +225,35 @@ extension Store {
         }
     }
 
-    /// Writes an order's fields, bumps its version and records the change;
-    /// when the order changed hands, the previous driver's device drops it.
+    /// Writes an order's fields and document with the next version, if
+    /// nobody changed the row since it was read; records the change. When
+    /// the order changed hands, the previous driver's device drops it.
     func saveOrder(_ order: Order, previousDriver: ID<Driver>?, _ tx: TenantTransaction) async throws -> Order {
-        guard let row = try await tx.first("""
-            UPDATE orders SET trip_id = \(order.tripID), driver_id = \(order.driverID), vehicle_year = \(order.vehicle.year),
-                vehicle_make = \(order.vehicle.make), vehicle_model = \(order.vehicle.model), vehicle_vin = \(order.vehicle.vin),
-                vehicle_color = \(order.vehicle.color), pickup_name = \(order.pickup.name),
-                pickup_address = \(order.pickup.address), pickup_contact_name = \(order.pickup.contactName),
-                pickup_contact_phone = \(order.pickup.contactPhone), pickup_window_start = \(order.pickup.windowStart),
-                pickup_window_end = \(order.pickup.windowEnd), delivery_name = \(order.delivery.name),
-                delivery_address = \(order.delivery.address), delivery_contact_name = \(order.delivery.contactName),
-                delivery_contact_phone = \(order.delivery.contactPhone),
-                delivery_window_start = \(order.delivery.windowStart), delivery_window_end = \(order.delivery.windowEnd),
-                status = \(order.status), actual_pickup_at = \(order.actualPickupDate),
-                actual_delivery_at = \(order.actualDeliveryDate), pickup_eta = \(order.pickupETA),
-                delivery_eta = \(order.deliveryETA), revenue_cents = \(order.revenueCents),
-                payment_terms = \(order.paymentTerms), version = version + 1, updated_at = \(tx.now)
-            WHERE tenant_id = \(tx.tenant) AND id = \(order.id)
-            RETURNING \(Order.columns)
-            """) else { throw AppError.notFound("Order") }
-        let saved = try Order(row: row)
+        var saved = order
+        saved.version = order.version + 1
+        saved.updatedAt = tx.now
+        let doc = try WireDocument.encode(saved)
+        let (vehicle, pickup, delivery) = (saved.vehicle, saved.pickup, saved.delivery)
+        guard try await tx.first("""
+            UPDATE orders SET trip_id = \(saved.tripID), driver_id = \(saved.driverID), vehicle_year = \(vehicle.year),
+                vehicle_make = \(vehicle.make), vehicle_model = \(vehicle.model), vehicle_vin = \(vehicle.vin),
+                vehicle_color = \(vehicle.color), pickup_name = \(pickup.name), pickup_address = \(pickup.address),
+                pickup_contact_name = \(pickup.contactName), pickup_contact_phone = \(pickup.contactPhone),
+                pickup_window_start = \(pickup.windowStart), pickup_window_end = \(pickup.windowEnd),
+                delivery_name = \(delivery.name), delivery_address = \(delivery.address),
+                delivery_contact_name = \(delivery.contactName), delivery_contact_phone = \(delivery.contactPhone),
+                delivery_window_start = \(delivery.windowStart), delivery_window_end = \(delivery.windowEnd),
+                status = \(saved.status), actual_pickup_at = \(saved.actualPickupDate),
+                actual_delivery_at = \(saved.actualDeliveryDate), pickup_eta = \(saved.pickupETA),
+                delivery_eta = \(saved.deliveryETA), revenue_cents = \(saved.revenueCents),
+                payment_terms = \(saved.paymentTerms), version = \(saved.version), updated_at = \(saved.updatedAt), doc = \(doc)
+            WHERE tenant_id = \(tx.tenant) AND id = \(order.id) AND version = \(order.version)
+            RETURNING id
+            """) != nil else { throw WriteConflict() }
         if let previousDriver, previousDriver != saved.driverID {
             tx.recordRevoke(.order, id: saved.id.rawValue, from: previousDriver)
         }
-        try tx.recordUpsert(.order, saved, visibleTo: saved.driverID)
+        tx.recordUpsert(.order, id: saved.id.rawValue, document: doc, visibleTo: saved.driverID)
         return saved
     }
 

@@ -3,17 +3,26 @@ import VroomXModels
 
 /// Trips: a truck run carrying several orders, planned by dispatch.
 extension Store {
-    public func trips(_ scope: Scope, status: TripStatus? = nil) async throws -> [Trip] {
+    func tripsQuery(_ select: SQL, _ scope: Scope, status: TripStatus?) -> SQL {
         let statusFilter: SQL = status.map { " AND status = \($0)" } ?? ""
-        return try await read { db in
-            try await db.query("SELECT \(Trip.columns) FROM trips WHERE \(scope.filter())\(statusFilter) ORDER BY \(Trip.order)")
-                .map(Trip.init(row:))
-        }
+        return "SELECT \(select) FROM trips WHERE \(scope.filter())\(statusFilter) ORDER BY \(Trip.order)"
+    }
+
+    public func trips(_ scope: Scope, status: TripStatus? = nil) async throws -> [Trip] {
+        try await read { db in try await db.query(tripsQuery(Trip.columns, scope, status: status)).map(Trip.init(row:)) }
+    }
+
+    public func tripDocuments(_ scope: Scope, status: TripStatus? = nil) async throws -> [String] {
+        try await documents(tripsQuery("doc", scope, status: status))
     }
 
     public func trip(_ id: ID<Trip>, _ scope: Scope) async throws -> Trip {
         guard let trip = try await read({ try await fetchTrip(id, scope, $0) }) else { throw AppError.notFound("Trip") }
         return trip
+    }
+
+    public func tripDocument(_ id: ID<Trip>, _ scope: Scope) async throws -> String {
+        try await document("SELECT doc FROM trips WHERE \(scope.filter()) AND id = \(id)", notFound: "Trip")
     }
 
     func fetchTrip(_ id: ID<Trip>, _ scope: Scope, _ db: any SQLExecutor) async throws -> Trip? {
@@ -40,18 +49,19 @@ extension Store {
             let trip = Trip(id: ID(), number: number, driverID: driver?.id, status: .planned, startDate: request.startDate,
                             endDate: request.endDate, origin: origin, destination: destination, revenueCents: revenue,
                             driverPayCents: pay, miles: miles, version: 1, createdAt: tx.now, updatedAt: tx.now)
+            let doc = try WireDocument.encode(trip)
             do {
                 try await tx.execute("""
                     INSERT INTO trips (id, tenant_id, number, driver_id, status, start_date, end_date, origin, destination,
-                                       revenue_cents, driver_pay_cents, miles, version, created_at, updated_at)
+                                       revenue_cents, driver_pay_cents, miles, version, created_at, updated_at, doc)
                     VALUES (\(trip.id), \(tenant), \(trip.number), \(trip.driverID), \(trip.status), \(trip.startDate),
                             \(trip.endDate), \(trip.origin), \(trip.destination), \(trip.revenueCents), \(trip.driverPayCents),
-                            \(trip.miles), 1, \(tx.now), \(tx.now))
+                            \(trip.miles), 1, \(tx.now), \(tx.now), \(doc))
                     """)
             } catch DatabaseConstraintError.unique {
                 throw AppError(409, .alreadyExists, "A trip numbered \(number) already exists.", field: "number")
             }
-            try tx.recordUpsert(.trip, trip, visibleTo: trip.driverID)
+            tx.recordUpsert(.trip, id: trip.id.rawValue, document: doc, visibleTo: trip.driverID)
             if let driver {
                 try await notifyTripAssigned(trip, to: driver.id, tx)
             }
@@ -63,7 +73,7 @@ extension Store {
         let scope = Scope.dispatch(tenant: tenant)
         return try await write(tenant: tenant) { tx in
             guard var trip = try await fetchTrip(id, scope, tx.db) else { throw AppError.notFound("Trip") }
-            let previousStatus = trip.status
+            let current = trip
             if let status = request.status, status != trip.status {
                 guard trip.status.canTransition(to: status) else {
                     throw AppError.invalidTransition(from: trip.status.rawValue, to: status.rawValue)
@@ -81,8 +91,9 @@ extension Store {
             if let revenue = request.revenueCents { trip.revenueCents = try Validate.cents(revenue, field: "revenue_cents") }
             if let pay = request.driverPayCents { trip.driverPayCents = try Validate.cents(pay, field: "driver_pay_cents") }
             if let miles = request.miles { trip.miles = try Validate.nonNegative(miles, field: "miles") }
+            guard trip != current else { return current }
             trip = try await saveTrip(trip, tx)
-            if trip.status != previousStatus, let driver = trip.driverID {
+            if trip.status != current.status, let driver = trip.driverID {
                 try await insertNotification(
                     driver: driver, type: .statusChange, title: "Trip \(trip.number) is \(trip.status.label)",
                     body: "Dispatch changed trip \(trip.number) (\(trip.origin) → \(trip.destination)) to \(trip.status.label).",
@@ -124,29 +135,34 @@ extension Store {
                 order.status = driverID == nil ? .new : .assigned
                 _ = try await saveOrder(order, previousDriver: previous, tx)
             }
-            let expenses = try await tx.query("SELECT \(Expense.columns) FROM trip_expenses WHERE tenant_id = \(tenant) AND trip_id = \(id)")
-                .map(Expense.init(row:))
+            // The trip's expenses now belong on the new driver's device, not the old one's.
+            let expenses = try await tx.query("SELECT id, doc FROM trip_expenses WHERE tenant_id = \(tenant) AND trip_id = \(id)")
             for expense in expenses {
-                if let previous { tx.recordRevoke(.expense, id: expense.id.rawValue, from: previous) }
-                try tx.recordUpsert(.expense, expense, visibleTo: driverID)
+                let expenseID = try expense.string("id")
+                if let previous { tx.recordRevoke(.expense, id: expenseID, from: previous) }
+                tx.recordUpsert(.expense, id: expenseID, document: try expense.string("doc"), visibleTo: driverID)
             }
             if let driverID { try await notifyTripAssigned(trip, to: driverID, tx) }
             return trip
         }
     }
 
-    /// Writes a trip's fields, bumps its version and records the change.
+    /// Writes a trip's fields and document with the next version, if nobody
+    /// changed the row since it was read; records the change.
     func saveTrip(_ trip: Trip, _ tx: TenantTransaction) async throws -> Trip {
-        guard let row = try await tx.first("""
-            UPDATE trips SET driver_id = \(trip.driverID), status = \(trip.status), start_date = \(trip.startDate),
-                end_date = \(trip.endDate), origin = \(trip.origin), destination = \(trip.destination),
-                revenue_cents = \(trip.revenueCents), driver_pay_cents = \(trip.driverPayCents), miles = \(trip.miles),
-                version = version + 1, updated_at = \(tx.now)
-            WHERE tenant_id = \(tx.tenant) AND id = \(trip.id)
-            RETURNING \(Trip.columns)
-            """) else { throw AppError.notFound("Trip") }
-        let saved = try Trip(row: row)
-        try tx.recordUpsert(.trip, saved, visibleTo: saved.driverID)
+        var saved = trip
+        saved.version = trip.version + 1
+        saved.updatedAt = tx.now
+        let doc = try WireDocument.encode(saved)
+        guard try await tx.first("""
+            UPDATE trips SET driver_id = \(saved.driverID), status = \(saved.status), start_date = \(saved.startDate),
+                end_date = \(saved.endDate), origin = \(saved.origin), destination = \(saved.destination),
+                revenue_cents = \(saved.revenueCents), driver_pay_cents = \(saved.driverPayCents), miles = \(saved.miles),
+                version = \(saved.version), updated_at = \(saved.updatedAt), doc = \(doc)
+            WHERE tenant_id = \(tx.tenant) AND id = \(trip.id) AND version = \(trip.version)
+            RETURNING id
+            """) != nil else { throw WriteConflict() }
+        tx.recordUpsert(.trip, id: saved.id.rawValue, document: doc, visibleTo: saved.driverID)
         return saved
     }
 

@@ -23,17 +23,36 @@ public struct Store: Sendable {
 
     /// A write to one tenant's data. Rows the body records as changed are
     /// appended to the tenant's change log in the same transaction, just
-    /// before it commits.
+    /// before it commits. When an optimistic update finds that another
+    /// transaction changed the row first, the whole body runs again on the
+    /// fresh data (at most three times).
     func write<T: Sendable>(tenant: ID<Tenant>, _ body: (TenantTransaction) async throws -> T) async throws -> T {
-        let now = self.now
-        let (value, lastSequence) = try await database.write { db in
-            let transaction = TenantTransaction(db: db, tenant: tenant, now: now)
-            let value = try await body(transaction)
-            let lastSequence = try await transaction.appendChanges()
-            return (value, lastSequence)
+        var attempt = 1
+        while true {
+            do {
+                let now = self.now
+                let (value, lastSequence) = try await database.write { db in
+                    let transaction = TenantTransaction(db: db, tenant: tenant, now: now)
+                    let value = try await body(transaction)
+                    let lastSequence = try await transaction.appendChanges()
+                    return (value, lastSequence)
+                }
+                if let lastSequence { onCommit(tenant, lastSequence) }
+                return value
+            } catch is WriteConflict where attempt < 3 {
+                attempt += 1
+            }
         }
-        if let lastSequence { onCommit(tenant, lastSequence) }
-        return value
+    }
+
+    /// Lists of stored documents, for answers that are JSON lists.
+    func documents(_ sql: SQL) async throws -> [String] {
+        try await read { db in try await db.query(sql).map { try $0.string("doc") } }
+    }
+
+    func document(_ sql: SQL, notFound what: String) async throws -> String {
+        guard let doc = try await read({ try await $0.first(sql) }) else { throw AppError.notFound(what) }
+        return try doc.string("doc")
     }
 
     /// A read of one tenant's data.
@@ -74,13 +93,11 @@ final class TenantTransaction: @unchecked Sendable {
     func execute(_ sql: SQL) async throws { try await db.execute(sql) }
     func first(_ sql: SQL) async throws -> SQLRow? { try await db.first(sql) }
 
-    /// Records that a row now has this content, visible to `driver` (its
-    /// owner, if any) and to dispatch.
-    func recordUpsert<Row: Encodable & Identifiable>(_ entity: ChangeEntity, _ row: Row, visibleTo driver: ID<Driver>?)
-    throws where Row.ID: CustomStringConvertible {
-        let payload = String(decoding: try ChangePayload.encoder.encode(row), as: UTF8.self)
-        changes.append(RecordedChange(entity: entity, entityID: row.id.description, operation: .upsert,
-                                      driverID: driver, dispatchVisible: true, payload: payload))
+    /// Records that a row now has this content (its stored document),
+    /// visible to `driver` (its owner, if any) and to dispatch.
+    func recordUpsert(_ entity: ChangeEntity, id: String, document: String, visibleTo driver: ID<Driver>?) {
+        changes.append(RecordedChange(entity: entity, entityID: id, operation: .upsert,
+                                      driverID: driver, dispatchVisible: true, payload: document))
     }
 
     /// Records that a row is gone for everyone who could see it.
@@ -131,11 +148,15 @@ final class TenantTransaction: @unchecked Sendable {
     }
 }
 
-enum ChangePayload {
-    static let encoder: JSONEncoder = {
-        let encoder = WireJSON.encoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
+/// The JSON a client stores for a row: what the API answers, what the
+/// change feed carries, and what the row's `doc` column keeps.
+enum WireDocument {
+    static let encoder = WireJSON.encoder()
+
+    static func encode<T: Encodable>(_ value: T) throws -> String {
+        String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
 }
 
+/// An optimistic update found the row changed by another transaction.
+struct WriteConflict: Error {}

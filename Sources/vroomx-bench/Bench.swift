@@ -1,0 +1,90 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import NIOPosix
+import VroomXModels
+import VroomXServer
+
+/// Benchmarks: programs that measure and print figures, run on demand.
+/// Quote medians of several runs; the machine is shared and noisy.
+@main
+struct Bench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "vroomx-bench",
+        abstract: "VroomX benchmarks (run in release: swift run -c release vroomx-bench …).",
+        subcommands: [APIBench.self],
+        defaultSubcommand: APIBench.self
+    )
+}
+
+/// `GET /v1/trips` for a driver with 50 trips, against `GET /healthz` on the
+/// same server, over loopback, on SQLite and (when a URL is given) PostgreSQL.
+struct APIBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "api", abstract: "Requests/s and latency of GET /v1/trips vs GET /healthz.")
+
+    @Option(help: "Seconds per measurement.") var seconds = 5
+    @Option(help: "Concurrent keep-alive connections.") var connections = 32
+    @Option(help: "Measurements per endpoint (the median is reported).") var runs = 3
+    @Option(help: "PostgreSQL URL to also measure (default: VROOMX_BENCH_POSTGRES_URL).") var postgres: String?
+
+    func run() async throws {
+        var backends: [(String, String?)] = [("sqlite", nil)]
+        if let url = postgres ?? ProcessInfo.processInfo.environment["VROOMX_BENCH_POSTGRES_URL"] { backends.append(("postgres", url)) }
+        print("GET /v1/trips (driver with 50 trips) vs GET /healthz — \(connections) connections, \(seconds) s × \(runs) runs, median shown")
+        print("backend    endpoint        req/s     p50 ms   p99 ms")
+        for (name, url) in backends {
+            let (services, token) = try await seed(databaseURL: url)
+            let port = try await startServer(services)
+            let generator = LoadGenerator(host: "127.0.0.1", port: port.port, connections: connections)
+            _ = try await generator.run(path: "/v1/trips", headers: [("Authorization", "Bearer \(token)")], duration: .seconds(1))
+            let health = try await median(generator, path: "/healthz", headers: [])
+            let trips = try await median(generator, path: "/v1/trips", headers: [("Authorization", "Bearer \(token)")])
+            for (label, result) in [("/healthz", health), ("/v1/trips", trips)] {
+                print(String(format: "%-10@ %-12@ %9.0f %9.2f %8.2f%@", name as NSString, label as NSString, result.requestsPerSecond,
+                             result.percentile(0.5), result.percentile(0.99), result.errors > 0 ? " (\(result.errors) errors)" as NSString : ""))
+            }
+            print(String(format: "%-10@ trips/healthz throughput ratio: %.2f", name as NSString, trips.requestsPerSecond / health.requestsPerSecond))
+            port.task.cancel()
+            _ = await port.task.result
+        }
+    }
+
+    func median(_ generator: LoadGenerator, path: String, headers: [(String, String)]) async throws -> LoadGenerator.Result {
+        var results: [LoadGenerator.Result] = []
+        for _ in 0..<runs {
+            results.append(try await generator.run(path: path, headers: headers, duration: .seconds(seconds)))
+        }
+        return results.sorted { $0.requestsPerSecond < $1.requestsPerSecond }[results.count / 2]
+    }
+
+    func seed(databaseURL: String?) async throws -> (ServerServices, String) {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.logLevel = .error
+        configuration.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-bench-\(UUID().uuidString.prefix(8))")
+        configuration.databaseURL = databaseURL
+        let services = try await ServerServices.make(configuration)
+        let slug = UUID().uuidString.prefix(8).lowercased()
+        let (tenant, _) = try await services.store.createTenant(name: "Bench \(slug)", dispatcherEmail: "dispatch-\(slug)@bench.example")
+        let driver = try await services.store.createDriver(tenant: tenant.id, .init(
+            email: "driver-\(slug)@bench.example", name: "Bench Driver", payType: .percentage, payRate: 2500))
+        let today = LocalDate(Date())
+        for index in 0..<50 {
+            _ = try await services.store.createTrip(.init(
+                number: "B-\(index)", driverID: driver.id, startDate: today.adding(days: -index), endDate: today.adding(days: 2 - index),
+                origin: "Houston, TX", destination: "Atlanta, GA", revenueCents: 500_000 + index, miles: 790), tenant: tenant.id)
+        }
+        let session = try await services.signIn(email: driver.email)
+        return (services, session.accessToken)
+    }
+
+    func startServer(_ services: ServerServices) async throws -> (port: Int, task: Task<Void, any Error>) {
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let app = buildApplication(services) { port in continuation.yield(port) }
+        let task = Task { try await app.runService(gracefulShutdownSignals: []) }
+        for await port in ports { return (port, task) }
+        throw CancellationError()
+    }
+}
