@@ -42,10 +42,12 @@ struct APIBench: AsyncParsableCommand {
             let health = try await median(generator, path: "/healthz", headers: [])
             let trips = try await median(generator, path: "/v1/trips", headers: [("Authorization", "Bearer \(token)")])
             for (label, result) in [("/healthz", health), ("/v1/trips", trips)] {
-                print(String(format: "%-10@ %-12@ %9.0f %9.2f %8.2f%@", name as NSString, label as NSString, result.requestsPerSecond,
-                             result.percentile(0.5), result.percentile(0.99), result.errors > 0 ? " (\(result.errors) errors)" as NSString : ""))
+                print(name.padding(toLength: 11, withPad: " ", startingAt: 0) + label.padding(toLength: 12, withPad: " ", startingAt: 0)
+                      + String(format: "%9.0f %9.2f %8.2f", result.requestsPerSecond, result.percentile(0.5), result.percentile(0.99))
+                      + (result.errors > 0 ? " (\(result.errors) errors)" : ""))
             }
-            print(String(format: "%-10@ trips/healthz throughput ratio: %.2f", name as NSString, trips.requestsPerSecond / health.requestsPerSecond))
+            print(name.padding(toLength: 11, withPad: " ", startingAt: 0)
+                  + String(format: "trips/healthz throughput ratio: %.2f", trips.requestsPerSecond / health.requestsPerSecond))
             port.task.cancel()
             _ = await port.task.result
         }
@@ -64,7 +66,10 @@ struct APIBench: AsyncParsableCommand {
         configuration.port = 0
         configuration.logLevel = .error
         configuration.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-bench-\(UUID().uuidString.prefix(8))")
-        configuration.databaseURL = databaseURL
+        if let databaseURL {
+            configuration.databaseURL = try await PostgresDatabase.createDatabase(adminURL: databaseURL, prefix: "vroomx_bench",
+                                                                                  logger: Logger(label: "bench"))
+        }
         let services = try await ServerServices.make(configuration)
         let slug = UUID().uuidString.prefix(8).lowercased()
         let (tenant, _) = try await services.store.createTenant(name: "Bench \(slug)", dispatcherEmail: "dispatch-\(slug)@bench.example")

@@ -42,20 +42,10 @@ public enum TestBackend: String, Sendable, CustomStringConvertible, CaseIterable
 
     /// Creates a new database on the test server and returns its URL.
     static func createDatabase() async throws -> String {
-        guard let base = postgresURL, var components = URLComponents(string: base) else {
+        guard let base = postgresURL else {
             throw TestSetupError("VROOMX_TEST_POSTGRES_URL is not set, but the tests must run on PostgreSQL too. Run .ci/start-postgres.sh and export the URL it prints.")
         }
-        let name = "vroomx_test_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased())"
-        let admin = try await PostgresDatabase.open(url: base, maxConnections: 1, logger: Logger(label: "test-admin"))
-        do {
-            try await admin.read { try await $0.execute(SQL(unsafeRaw: "CREATE DATABASE \(name)")) }
-        } catch {
-            await admin.close()
-            throw error
-        }
-        await admin.close()
-        components.path = "/" + name
-        return components.string!
+        return try await PostgresDatabase.createDatabase(adminURL: base, prefix: "vroomx_test", logger: Logger(label: "test-admin"))
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import JWTKit
+import NIOConcurrencyHelpers
 import VroomXModels
 
 /// Issues and verifies access tokens: HS256 JWTs that carry who the caller
@@ -10,6 +11,12 @@ struct TokenService: Sendable {
     let lifetime: TimeInterval
     let clock: Clock
     static let issuer = "vroomx"
+    /// Tokens already verified, keyed by the whole signed token: a client
+    /// sends the same token for an hour, and parsing and checking it again
+    /// on every request was a fifth of a list request's cost. Expiry is
+    /// still checked on every use.
+    private let verified = NIOLockedValueBox<[String: (identity: Identity, expiresAt: Date)]>([:])
+    private let verifiedLimit = 20_000
 
     init(secret: [UInt8], lifetime: TimeInterval, clock: Clock) async {
         keys = JWTKeyCollection()
@@ -42,6 +49,12 @@ struct TokenService: Sendable {
     }
 
     func verify(_ token: String) async throws -> Identity {
+        if let cached = verified.withLockedValue({ $0[token] }) {
+            guard cached.expiresAt > clock.now else {
+                throw AppError(401, .tokenExpired, "The access token has expired; refresh it.")
+            }
+            return cached.identity
+        }
         let claims: Claims
         do {
             claims = try await keys.verify(token, as: Claims.self)
@@ -55,6 +68,11 @@ struct TokenService: Sendable {
         guard claims.exp.value > clock.now else {
             throw AppError(401, .tokenExpired, "The access token has expired; refresh it.")
         }
-        return Identity(user: user, tenant: tenant, role: role, session: session, driver: claims.did.flatMap(ID<Driver>.init))
+        let identity = Identity(user: user, tenant: tenant, role: role, session: session, driver: claims.did.flatMap(ID<Driver>.init))
+        verified.withLockedValue { cache in
+            if cache.count >= verifiedLimit { cache.removeAll(keepingCapacity: true) }
+            cache[token] = (identity, claims.exp.value)
+        }
+        return identity
     }
 }

@@ -16,6 +16,13 @@ final class AsyncSemaphore: Sendable {
     }
 
     func wait() async {
+        // Fast path: take a free permit without suspending the task.
+        let acquired = state.withLockedValue { state -> Bool in
+            guard state.permits > 0 else { return false }
+            state.permits -= 1
+            return true
+        }
+        if acquired { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let acquired = state.withLockedValue { state -> Bool in
                 if state.permits > 0 {

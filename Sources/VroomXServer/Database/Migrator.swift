@@ -24,7 +24,7 @@ enum Migrator {
             let done = Set(try await db.query("SELECT version FROM schema_migrations").map { try $0.int("version") })
             var applied: [Int] = []
             for migration in Schema.migrations where !done.contains(migration.version) {
-                for statement in migration.statements {
+                for statement in migration.statements(for: db.dialect) {
                     try await db.execute(SQL(unsafeRaw: statement))
                 }
                 try await db.execute("""

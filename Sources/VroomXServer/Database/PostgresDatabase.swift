@@ -57,6 +57,23 @@ public final class PostgresDatabase: SQLDatabase {
         return configuration
     }
 
+    /// Creates a new, empty database on the server of `adminURL` and returns
+    /// its URL (tests and benchmarks each work in a database of their own).
+    public static func createDatabase(adminURL: String, prefix: String, logger: Logger) async throws -> String {
+        guard var components = URLComponents(string: adminURL) else { throw ConfigurationError("not a PostgreSQL URL: \(adminURL)") }
+        let name = prefix + "_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
+        let admin = try await open(url: adminURL, maxConnections: 1, logger: logger)
+        do {
+            try await admin.read { try await $0.execute(SQL(unsafeRaw: "CREATE DATABASE \(name)")) }
+        } catch {
+            await admin.close()
+            throw error
+        }
+        await admin.close()
+        components.path = "/" + name
+        return components.string!
+    }
+
     public func read<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
         try await client.withConnection { connection in
             try await body(PostgresExecutor(connection: connection, logger: logger))

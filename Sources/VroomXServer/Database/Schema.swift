@@ -75,7 +75,6 @@ enum Schema {
                 CHECK (status = 'planned' OR status = 'cancelled' OR driver_id IS NOT NULL),
                 FOREIGN KEY (tenant_id, driver_id) REFERENCES drivers (tenant_id, id)
             );
-            CREATE INDEX trips_by_driver ON trips (tenant_id, driver_id, start_date);
 
             CREATE TABLE orders (
                 id TEXT PRIMARY KEY,
@@ -121,7 +120,7 @@ enum Schema {
                 FOREIGN KEY (tenant_id, trip_id) REFERENCES trips (tenant_id, id),
                 FOREIGN KEY (tenant_id, driver_id) REFERENCES drivers (tenant_id, id)
             );
-            CREATE INDEX orders_by_driver ON orders (tenant_id, driver_id, created_at);
+            CREATE INDEX orders_by_driver ON orders (tenant_id, driver_id, created_at DESC, id);
             CREATE INDEX orders_by_trip ON orders (tenant_id, trip_id);
 
             CREATE TABLE trip_expenses (
@@ -156,7 +155,7 @@ enum Schema {
                 UNIQUE (tenant_id, id),
                 FOREIGN KEY (tenant_id, driver_id) REFERENCES drivers (tenant_id, id) ON DELETE CASCADE
             );
-            CREATE INDEX driver_notifications_by_driver ON driver_notifications (tenant_id, driver_id, created_at);
+            CREATE INDEX driver_notifications_by_driver ON driver_notifications (tenant_id, driver_id, created_at DESC, id);
 
             CREATE TABLE device_tokens (
                 token TEXT PRIMARY KEY CHECK (length(token) BETWEEN 8 AND 256),
@@ -219,7 +218,11 @@ enum Schema {
                 CHECK (op = 'delete' OR payload IS NOT NULL)
             );
             CREATE INDEX change_log_by_driver ON change_log (tenant_id, driver_id, seq);
-            """),
+            """,
+            // Trips list newest start first, undated last. SQLite sorts NULL
+            // lowest (last in a DESC index); PostgreSQL must be told.
+            sqlite: "CREATE INDEX trips_by_driver ON trips (tenant_id, driver_id, start_date DESC, created_at DESC, id)",
+            postgres: "CREATE INDEX trips_by_driver ON trips (tenant_id, driver_id, start_date DESC NULLS LAST, created_at DESC, id)"),
     ]
 }
 
@@ -227,10 +230,14 @@ struct Migration: Sendable {
     let version: Int
     let name: String
     let sql: String
+    /// Statements for one backend only, where the dialects differ.
+    var sqlite: String = ""
+    var postgres: String = ""
 
-    /// The statements of the migration, split on the `;` that ends a line.
-    var statements: [String] {
-        sql.components(separatedBy: ";\n")
+    /// The statements of the migration for a backend, split on the `;` that
+    /// ends a line.
+    func statements(for dialect: SQLDialect) -> [String] {
+        (sql + ";\n" + (dialect == .sqlite ? sqlite : postgres)).components(separatedBy: ";\n")
             .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
             .map { $0.hasSuffix(";") ? String($0.dropLast()) : $0 }
             .filter { !$0.isEmpty }
