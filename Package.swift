@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         // Wire and domain types shared by server and clients. Foundation only.
@@ -74,9 +75,9 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
-            path: "Tests/VroomXTestSupport",
-            exclude: []
+            path: "Tests/VroomXTestSupport"
         ),
         // Benchmarks: programs that print figures (run in release).
         .executableTarget(
@@ -91,6 +92,8 @@ let package = Package(
         ),
 
         .testTarget(name: "VroomXModelsTests", dependencies: ["VroomXModels"]),
+        // Runs the built `vroomx` binary as a process (it is a dependency so it gets built).
+        .testTarget(name: "VroomXCLITests", dependencies: ["vroomx", "VroomXTestSupport"]),
         .testTarget(
             name: "VroomXServerTests",
             dependencies: [

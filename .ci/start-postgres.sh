@@ -5,13 +5,18 @@
 set -euo pipefail
 PGPORT="${PGPORT:-55432}"
 PGDATA="${PGDATA_DIR:-/tmp/vroomx-pg-$PGPORT}"
-BIN="$(dirname "$(readlink -f "$(command -v pg_ctl)")")"
+if command -v pg_ctl >/dev/null 2>&1; then
+  BIN="$(dirname "$(readlink -f "$(command -v pg_ctl)")")"
+else
+  BIN="$(dirname "$(ls -d /usr/lib/postgresql/*/bin/pg_ctl | sort -V | tail -n 1)")"
+fi
 
 as_postgres() {
   if [ "$(id -u)" = 0 ]; then su postgres -s /bin/bash -c "$*"; else bash -c "$*"; fi
 }
 
 if [ ! -f "$PGDATA/PG_VERSION" ]; then
+  rm -rf "$PGDATA"
   mkdir -p "$PGDATA"
   [ "$(id -u)" = 0 ] && chown postgres:postgres "$PGDATA"
   as_postgres "'$BIN/initdb' -D '$PGDATA' -U postgres --auth=trust --encoding=UTF8 --no-locale >/dev/null"

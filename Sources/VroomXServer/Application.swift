@@ -39,7 +39,7 @@ public struct ServerServices: Sendable {
 
     static func openDatabase(_ configuration: ServerConfiguration, logger: Logger) async throws -> any SQLDatabase {
         if let url = configuration.databaseURL {
-            return try await PostgresDatabase.open(url: url, logger: logger)
+            return try await PostgresDatabase.open(url: url, maxConnections: configuration.databasePoolSize, logger: logger)
         }
         try FileManager.default.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true)
         return try SQLiteDatabase(path: configuration.sqlitePath)

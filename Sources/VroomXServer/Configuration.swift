@@ -29,6 +29,8 @@ public struct ServerConfiguration: Sendable {
     public var sqlitePath: String { dataDirectory.appendingPathComponent("vroomx.sqlite").path }
     public var keyFile: URL { dataDirectory.appendingPathComponent("jwt-secret.key") }
     public var usesPostgres: Bool { databaseURL != nil }
+    /// Connections per server instance in the PostgreSQL pool.
+    public var databasePoolSize = 20
 
     /// Reads `VROOMX_*` variables over the defaults.
     public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ServerConfiguration {
@@ -44,6 +46,10 @@ public struct ServerConfiguration: Sendable {
         }
         if let secret = environment["VROOMX_JWT_SECRET"], !secret.isEmpty { configuration.jwtSecret = secret }
         if let smtp = environment["VROOMX_SMTP_URL"], !smtp.isEmpty { configuration.smtpURL = smtp }
+        if let size = environment["VROOMX_DATABASE_POOL_SIZE"], !size.isEmpty {
+            guard let value = Int(size), (1...500).contains(value) else { throw ConfigurationError("VROOMX_DATABASE_POOL_SIZE must be 1 to 500.") }
+            configuration.databasePoolSize = value
+        }
         if let from = environment["VROOMX_MAIL_FROM"], !from.isEmpty { configuration.mailFrom = from }
         if let trust = environment["VROOMX_TRUST_PROXY"] { configuration.trustForwardedFor = ["1", "true", "yes"].contains(trust.lowercased()) }
         if let level = environment["VROOMX_LOG_LEVEL"], !level.isEmpty {

@@ -6,13 +6,42 @@ import VroomXServer
 
 @main
 struct VroomX: AsyncParsableCommand {
+    static func main() async {
+        prepareProcess()
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
+
+    /// Logs as text, or as JSON lines with VROOMX_LOG_FORMAT=json; and makes
+    /// sure SIGTERM and SIGINT reach the graceful-shutdown handler even when
+    /// the parent process passed them down blocked.
+    static func prepareProcess() {
+        let json = ProcessInfo.processInfo.environment["VROOMX_LOG_FORMAT"] == "json"
+        LoggingSystem.bootstrap { label in
+            json ? JSONLogHandler(label: label) as any LogHandler : StreamLogHandler.standardOutput(label: label)
+        }
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGTERM)
+        sigaddset(&signals, SIGINT)
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+    }
+
     static let configuration = CommandConfiguration(
         commandName: "vroomx",
         abstract: "The VroomX server: sign-in, tenants, trips, orders and the driver API.",
         discussion: """
             Configuration comes from flags and the environment: VROOMX_DATABASE_URL (unset: SQLite in \
             VROOMX_DATA_DIR, default ./vroomx-data), VROOMX_HOST, VROOMX_PORT, VROOMX_JWT_SECRET, VROOMX_SMTP_URL, \
-            VROOMX_MAIL_FROM, VROOMX_TRUST_PROXY, VROOMX_LOG_LEVEL.
+            VROOMX_MAIL_FROM, VROOMX_TRUST_PROXY, VROOMX_DATABASE_POOL_SIZE, VROOMX_LOG_LEVEL, VROOMX_LOG_FORMAT (text|json).
             """,
         subcommands: [Serve.self, Migrate.self, TenantCommand.self],
         defaultSubcommand: Serve.self
@@ -37,12 +66,13 @@ struct Serve: AsyncParsableCommand {
     }
 
     func printDemoAccounts(_ configuration: ServerConfiguration) {
-        print("""
+        // Through the log, so the lines keep their order with it (and stay JSON under VROOMX_LOG_FORMAT=json).
+        Logger(label: "vroomx").notice("""
 
             VroomX demo carrier "Demo Auto Transport" is ready on http://\(configuration.host):\(configuration.port)
               dispatcher: \(DemoData.dispatcherEmail)
               drivers:    \(DemoData.driverEmails.joined(separator: ", "))
-            Sign in: POST /v1/auth/otp {"email": "…"}; the code appears in this log (no SMTP configured).
+            Sign in: POST /v1/auth/otp {"email": "…"}; \(configuration.smtpURL == nil ? "the code appears in this log." : "the code is emailed.")
 
             """)
     }

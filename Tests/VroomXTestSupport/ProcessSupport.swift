@@ -30,6 +30,7 @@ public final class ChildProcess: Sendable {
 
     public var text: String { output.withLockedValue { $0 } }
     public var isRunning: Bool { process.isRunning }
+    public var exitStatus: Int32? { process.isRunning ? nil : process.terminationStatus }
 
     /// Waits until the output contains `marker`.
     public func waitFor(_ marker: String, timeout: Duration = .seconds(30)) async throws {

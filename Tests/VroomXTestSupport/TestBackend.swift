@@ -33,6 +33,7 @@ public enum TestBackend: String, Sendable, CustomStringConvertible, CaseIterable
         configuration.logLevel = ProcessInfo.processInfo.environment["VROOMX_TEST_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
         configuration.dataDirectory = FileManager.default.temporaryDirectory
             .appendingPathComponent("vroomx-test-\(UUID().uuidString.prefix(8))")
+        configuration.databasePoolSize = 4
         configuration.auth.pinHashCost = 10 // fast scrypt in tests; production keeps the default
         if self == .postgres {
             configuration.databaseURL = try await Self.createDatabase()

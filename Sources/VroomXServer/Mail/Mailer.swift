@@ -24,7 +24,8 @@ public final class DevelopmentMailbox: Mailer {
 
     public func send(_ message: MailMessage) async throws {
         messages.withLockedValue { $0.append(message) }
-        logger.notice("development mailbox: \(message.subject)", metadata: ["to": "\(message.to)", "body": "\(message.body)"])
+        // One line per message: the subject carries what a developer needs (the code).
+        logger.notice("development mailbox: \(message.subject)", metadata: ["to": "\(message.to)"])
     }
 
     public var sent: [MailMessage] { messages.withLockedValue { $0 } }

@@ -1,0 +1,67 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import NIOCore
+import VroomXModels
+
+/// The executables built beside the test bundle.
+public enum VroomXBinary {
+    /// The build products folder (where the test bundle itself lives).
+    public static var productsDirectory: URL {
+        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
+        var directory = bundle.deletingLastPathComponent()
+        if directory.pathExtension == "xctest" || directory.lastPathComponent == "Contents" { directory.deleteLastPathComponent() }
+        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("vroomx").path), directory.path != "/" {
+            directory.deleteLastPathComponent()
+        }
+        return directory
+    }
+
+    public static func path(_ name: String = "vroomx") -> String { productsDirectory.appendingPathComponent(name).path }
+
+    /// Runs a command to completion.
+    public static func run(_ arguments: [String], binary: String = "vroomx", environment: [String: String] = [:],
+                           timeout: Duration = .seconds(60)) async throws -> (status: Int32, output: String) {
+        let process = try ChildProcess(path(binary), arguments, environment: environment)
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            guard ContinuousClock.now < deadline else {
+                await process.stop()
+                throw ProcessError("\(binary) \(arguments) did not finish: \(process.text)")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await Task.sleep(for: .milliseconds(20)) // let the last output arrive
+        return (process.exitStatus ?? -1, process.text)
+    }
+
+    /// Starts a long-running command (a server).
+    public static func start(_ arguments: [String], binary: String = "vroomx", environment: [String: String] = [:]) throws -> ChildProcess {
+        try ChildProcess(path(binary), arguments, environment: environment)
+    }
+}
+
+/// Plain HTTP to a server running in another process.
+public struct HTTPTestClient: Sendable {
+    public let baseURL: String
+
+    public init(baseURL: String) { self.baseURL = baseURL }
+
+    public func send(_ endpoint: Endpoint, _ parameters: String..., json: (any Encodable & Sendable)? = nil,
+                     token: String? = nil) async throws -> APIResponse {
+        var request = HTTPClientRequest(url: baseURL + endpoint.path(parameters))
+        request.method = .init(rawValue: endpoint.method.rawValue)
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        if let json {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: try WireJSON.encoder().encode(json)))
+        }
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let body = try await response.body.collect(upTo: 16 << 20)
+        var headers = HTTPFields()
+        for header in response.headers {
+            if let name = HTTPField.Name(header.name) { headers.append(HTTPField(name: name, value: header.value)) }
+        }
+        return APIResponse(status: Int(response.status.code), headers: headers, body: Data(body.readableBytesView))
+    }
+}
