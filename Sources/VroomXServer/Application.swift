@@ -96,9 +96,7 @@ public func buildApplication(_ services: ServerServices,
         }
     }
     routes.on(.openAPI) { _, _ in
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json; charset=utf-8"
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: OpenAPIDocument.data)))
+        Reply(status: .ok, body: ByteBuffer(bytes: OpenAPIDocument.data))
     }
     AuthController(auth: services.auth, store: services.store, trustForwardedFor: configuration.trustForwardedFor).register(routes)
     DriverController(store: services.store).register(routes)

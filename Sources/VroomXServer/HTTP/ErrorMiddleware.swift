@@ -23,7 +23,7 @@ struct ErrorMiddleware: RouterMiddleware {
                     "method": "\(request.method)", "path": "\(request.uri.path)", "error": "\(String(reflecting: error))",
                 ])
             }
-            response = try Self.response(for: appError)
+            response = try Self.reply(for: appError).response
         }
         if context.logger.logLevel <= .debug || response.status.code >= 500 {
             let elapsed = ContinuousClock.now - start
@@ -35,12 +35,12 @@ struct ErrorMiddleware: RouterMiddleware {
         return response
     }
 
-    static func response(for error: AppError) throws -> Response {
-        var response = try JSONBody.response(APIErrorResponse(error.body), status: .init(code: error.status))
+    static func reply(for error: AppError) throws -> Reply {
+        var reply = try JSONBody.response(APIErrorResponse(error.body), status: .init(code: error.status))
         for (name, value) in error.headers {
-            if let field = HTTPField.Name(name) { response.headers[field] = value }
+            if let field = HTTPField.Name(name) { reply.headers[field] = value }
         }
-        return response
+        return reply
     }
 
     static func appError(for error: any Error, request: Request) -> AppError {

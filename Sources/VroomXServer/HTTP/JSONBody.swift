@@ -3,6 +3,27 @@ import Hummingbird
 import NIOCore
 import VroomXModels
 
+/// What a handler answers: a status and a JSON body (or none). Kept as
+/// plain bytes so an answer can be stored and replayed for an
+/// `Idempotency-Key`.
+struct Reply: Sendable {
+    var status: HTTPResponse.Status
+    var body: ByteBuffer?
+    var headers = HTTPFields()
+
+    init(status: HTTPResponse.Status, body: ByteBuffer?) {
+        self.status = status
+        self.body = body
+    }
+
+    var response: Response {
+        var headers = self.headers
+        guard let body else { return Response(status: status, headers: headers) }
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: body))
+    }
+}
+
 /// JSON in and out, with the shared wire configuration.
 enum JSONBody {
     /// Largest JSON body accepted; larger ones answer 413 `payload_too_large`.
@@ -11,18 +32,15 @@ enum JSONBody {
     static let encoder = WireJSON.encoder()
     static let decoder = WireJSON.decoder()
 
-    static func response<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
-        let data = try encoder.encode(value)
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json; charset=utf-8"
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    static func response<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Reply {
+        Reply(status: status, body: ByteBuffer(bytes: try encoder.encode(value)))
     }
 
-    static func noContent() -> Response { Response(status: .noContent) }
+    static func noContent() -> Reply { Reply(status: .noContent, body: nil) }
 
     /// `{"items":[…]}` assembled from stored row documents, without decoding
     /// and re-encoding them.
-    static func items(_ documents: [String]) -> Response {
+    static func items(_ documents: [String]) -> Reply {
         var buffer = ByteBuffer()
         buffer.reserveCapacity(documents.reduce(12) { $0 + $1.utf8.count + 1 })
         buffer.writeStaticString("{\"items\":[")
@@ -31,18 +49,12 @@ enum JSONBody {
             buffer.writeString(document)
         }
         buffer.writeStaticString("]}")
-        return raw(buffer)
+        return Reply(status: .ok, body: buffer)
     }
 
     /// One stored row document.
-    static func document(_ document: String) -> Response {
-        raw(ByteBuffer(string: document))
-    }
-
-    private static func raw(_ buffer: ByteBuffer) -> Response {
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json; charset=utf-8"
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: buffer))
+    static func document(_ document: String) -> Reply {
+        Reply(status: .ok, body: ByteBuffer(string: document))
     }
 
     /// Decodes a request body, answering each kind of bad input with its own

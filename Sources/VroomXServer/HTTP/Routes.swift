@@ -2,7 +2,7 @@ import HTTPTypes
 import Hummingbird
 import VroomXModels
 
-typealias Handler = @Sendable (Request, AppRequestContext) async throws -> Response
+typealias Handler = @Sendable (Request, AppRequestContext) async throws -> Reply
 
 /// Registers handlers by `Endpoint`, the shared route table. The wrapper
 /// enforces the endpoint's declared access before the handler runs: the
@@ -17,7 +17,7 @@ struct Routes {
         let access = endpoint.access
         let authenticator = self.authenticator
         router.on(RouterPath(endpoint.routerPath), method: HTTPRequest.Method(rawValue: endpoint.method.rawValue)!) { request, context in
-            guard access != .anyone else { return try await handler(request, context) }
+            guard access != .anyone else { return try await handler(request, context).response }
             var context = context
             let identity = try await authenticator.authenticate(request)
             switch access {
@@ -36,7 +36,7 @@ struct Routes {
                 break
             }
             context.identity = identity
-            return try await handler(request, context)
+            return try await handler(request, context).response
         }
     }
 }
