@@ -46,6 +46,7 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let conflict = ErrorCode("conflict")
     public static let idempotencyKeyReused = ErrorCode("idempotency_key_reused")
     public static let cursorExpired = ErrorCode("cursor_expired")
+    public static let upgradeRequired = ErrorCode("upgrade_required")
     // Server
     public static let internalError = ErrorCode("internal_error")
     public static let unavailable = ErrorCode("unavailable")

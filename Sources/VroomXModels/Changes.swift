@@ -13,3 +13,104 @@ public enum ChangeOperation: String, Codable, Sendable {
     /// Remove this row: it was deleted, or the caller may no longer see it.
     case delete
 }
+
+/// A row of the feed, typed by its entity.
+public enum ChangeRow: Sendable, Hashable {
+    case driver(Driver)
+    case trip(Trip)
+    case order(Order)
+    case expense(Expense)
+    case notification(DriverNotification)
+}
+
+/// One entry of the change feed: the row as the client should store it
+/// (upsert) or the id to drop (delete), with the carrier's sequence number.
+public struct Change: Codable, Sendable, Hashable {
+    public var seq: Int64
+    public var entity: ChangeEntity
+    public var id: String
+    public var op: ChangeOperation
+    public var row: ChangeRow?
+
+    public init(seq: Int64, entity: ChangeEntity, id: String, op: ChangeOperation, row: ChangeRow?) {
+        self.seq = seq
+        self.entity = entity
+        self.id = id
+        self.op = op
+        self.row = row
+    }
+
+    enum CodingKeys: String, CodingKey { case seq, entity, id, op, row }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        seq = try container.decode(Int64.self, forKey: .seq)
+        entity = try container.decode(ChangeEntity.self, forKey: .entity)
+        id = try container.decode(String.self, forKey: .id)
+        op = try container.decode(ChangeOperation.self, forKey: .op)
+        guard op == .upsert, container.contains(.row), try !container.decodeNil(forKey: .row) else {
+            row = nil
+            return
+        }
+        switch entity {
+        case .driver: row = .driver(try container.decode(Driver.self, forKey: .row))
+        case .trip: row = .trip(try container.decode(Trip.self, forKey: .row))
+        case .order: row = .order(try container.decode(Order.self, forKey: .row))
+        case .expense: row = .expense(try container.decode(Expense.self, forKey: .row))
+        case .notification: row = .notification(try container.decode(DriverNotification.self, forKey: .row))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(seq, forKey: .seq)
+        try container.encode(entity, forKey: .entity)
+        try container.encode(id, forKey: .id)
+        try container.encode(op, forKey: .op)
+        switch row {
+        case .driver(let value): try container.encode(value, forKey: .row)
+        case .trip(let value): try container.encode(value, forKey: .row)
+        case .order(let value): try container.encode(value, forKey: .row)
+        case .expense(let value): try container.encode(value, forKey: .row)
+        case .notification(let value): try container.encode(value, forKey: .row)
+        case nil: break
+        }
+    }
+}
+
+/// One page of `GET /v1/sync`.
+///
+/// A client keeps `cursor` (and `snapshot_after` while a snapshot is in
+/// progress) and asks again while `has_more` is true:
+///
+///     since = stored cursor (0 on first launch), after = stored snapshot_after
+///     repeat { page = GET /v1/sync?since=…&snapshot_after=…
+///              if page.reset { clear the cache }; apply page.changes in order
+///              since = page.cursor; after = page.snapshot_after } while page.has_more
+///
+/// `since=0` starts a snapshot of everything the caller may see. Its pages
+/// carry the cursor of the moment it began, so the changes that follow
+/// cover whatever happened while it was being read.
+public struct SyncPage: Codable, Sendable, Hashable {
+    public var changes: [Change]
+    public var cursor: Int64
+    public var hasMore: Bool
+    /// First page of a snapshot: drop the local cache before applying.
+    public var reset: Bool
+    /// More snapshot pages follow: send this back as `snapshot_after`.
+    public var snapshotAfter: String?
+
+    public init(changes: [Change], cursor: Int64, hasMore: Bool, reset: Bool, snapshotAfter: String?) {
+        self.changes = changes
+        self.cursor = cursor
+        self.hasMore = hasMore
+        self.reset = reset
+        self.snapshotAfter = snapshotAfter
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case changes, cursor, reset
+        case hasMore = "has_more"
+        case snapshotAfter = "snapshot_after"
+    }
+}

@@ -28,6 +28,14 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { "\(method.rawValue) \(path)" }
 
+    /// Mutations of carrier data take an `Idempotency-Key` (a client-chosen
+    /// UUID): sending the same request again with it has exactly one effect.
+    /// (The batch endpoint keys each mutation by its own id; PIN calls are
+    /// checks or naturally repeatable.)
+    public var acceptsIdempotencyKey: Bool {
+        method != .get && access != .anyone && self != .mutations && self != .setPIN && self != .verifyPIN
+    }
+
     /// Names of the `{placeholders}` in order.
     public var parameterNames: [String] {
         path.split(separator: "/").compactMap { segment in
@@ -96,6 +104,11 @@ extension Endpoint {
     public static let notifications = Endpoint(.get, "/v1/notifications", .driver)
     public static let markNotificationRead = Endpoint(.post, "/v1/notifications/{id}/read", .driver)
 
+    // Sync
+    public static let sync = Endpoint(.get, "/v1/sync", .signedIn)
+    public static let mutations = Endpoint(.post, "/v1/mutations", .driver)
+    public static let realtime = Endpoint(.get, "/v1/realtime", .signedIn)
+
     // Dispatch
     public static let dispatchDrivers = Endpoint(.get, "/v1/dispatch/drivers", .dispatcher)
     public static let dispatchCreateDriver = Endpoint(.post, "/v1/dispatch/drivers", .dispatcher)
@@ -118,6 +131,7 @@ extension Endpoint {
         me, setPIN, verifyPIN, registerDeviceToken, removeDeviceToken,
         trips, trip, tripOrders, tripExpenses, orders, order, updateOrderStatus, updateOrderETA,
         createExpense, deleteExpense, notifications, markNotificationRead,
+        sync, mutations, realtime,
         dispatchDrivers, dispatchCreateDriver, dispatchTrips, dispatchCreateTrip, dispatchTrip, dispatchUpdateTrip,
         dispatchAssignTrip, dispatchTripExpenses, dispatchOrders, dispatchCreateOrder, dispatchOrder,
         dispatchUpdateOrder, dispatchAssignOrder, dispatchSendMessage,

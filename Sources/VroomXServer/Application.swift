@@ -16,6 +16,7 @@ public struct ServerServices: Sendable {
     let tokens: TokenService
     let authenticator: Authenticator
     let auth: AuthService
+    public let hub: ChangeHub
     public let logger: Logger
 
     /// Opens the database, applies migrations and prepares the services.
@@ -25,7 +26,10 @@ public struct ServerServices: Sendable {
         let database = try await openDatabase(configuration, logger: logger)
         let applied = try await Migrator.migrate(database, now: configuration.clock.now)
         if !applied.isEmpty { logger.info("applied migrations", metadata: ["versions": "\(applied)"]) }
-        let store = Store(database: database, clock: configuration.clock)
+        let commits = CommitSignal()
+        let store = Store(database: database, clock: configuration.clock, onCommit: commits.fire)
+        let hub = ChangeHub(store: store, logger: logger, inboxLimit: configuration.realtimeInboxLimit)
+        commits.connect(hub.committed)
         let secrets = try Secrets.load(secret: configuration.jwtSecret, keyFile: configuration.keyFile)
         let tokens = await TokenService(secret: secrets.jwtKey, lifetime: configuration.auth.accessTokenLifetime,
                                         clock: configuration.clock)
@@ -34,7 +38,7 @@ public struct ServerServices: Sendable {
         let auth = AuthService(store: store, secrets: secrets, tokens: tokens, authenticator: authenticator,
                                mail: CodeMailer(mailer: mailer, logger: logger), policy: configuration.auth, logger: logger)
         return ServerServices(configuration: configuration, database: database, store: store, mailer: mailer, secrets: secrets,
-                              tokens: tokens, authenticator: authenticator, auth: auth, logger: logger)
+                              tokens: tokens, authenticator: authenticator, auth: auth, hub: hub, logger: logger)
     }
 
     static func openDatabase(_ configuration: ServerConfiguration, logger: Logger) async throws -> any SQLDatabase {
@@ -101,35 +105,66 @@ public func buildApplication(_ services: ServerServices,
     AuthController(auth: services.auth, store: services.store, trustForwardedFor: configuration.trustForwardedFor).register(routes)
     DriverController(store: services.store).register(routes)
     DispatchController(store: services.store).register(routes)
+    SyncController(store: services.store).register(routes)
+    routes.on(.realtime) { request, _ in
+        _ = try Realtime.since(request)
+        throw AppError(426, .upgradeRequired, "Connect to this endpoint with a WebSocket.")
+    }
 
+    let webSocketRouter = Realtime.router(hub: services.hub, authenticator: services.authenticator,
+                                          heartbeat: configuration.realtimeHeartbeat, logger: services.logger)
     var app = Application(
         router: router,
+        server: .http1WebSocketUpgrade(webSocketRouter: webSocketRouter,
+                                       configuration: .init(autoPing: .enabled(timePeriod: .seconds(25)))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "vroomx"),
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
         logger: services.logger
     )
     app.addServices(MaintenanceService(services: services))
+    if let postgres = services.database as? PostgresDatabase {
+        app.addServices(PostgresChangeListener(database: postgres, hub: services.hub, logger: services.logger))
+    }
     return app
 }
 
-/// Background upkeep for the lifetime of the server: prunes expired sign-in
-/// data hourly, and closes the database on shutdown.
+/// Background upkeep for the lifetime of the server: hourly, prunes expired
+/// sign-in data, feed history past its retention and idempotency keys older
+/// than 8 days; every 30 s, checks the counters of carriers with realtime
+/// subscribers (a safety net under notifications). Closes the database on
+/// shutdown.
 struct MaintenanceService: Service {
     let services: ServerServices
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    try await services.store.pruneExpiredAuthData()
-                } catch {
-                    services.logger.warning("pruning expired sign-in data failed", metadata: ["error": "\(error)"])
-                }
-                try? await Task.sleep(for: .seconds(3600))
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await every(.seconds(3600), prune) }
+                group.addTask { await every(.seconds(30)) { await services.hub.poll() } }
             }
         }
         // Services stop in reverse order, so the HTTP server is done by now.
         await services.database.close()
+    }
+}
+
+extension MaintenanceService {
+    func prune() async {
+        let store = services.store
+        do {
+            try await store.pruneExpiredAuthData()
+            try await store.pruneChangeLog(olderThan: services.configuration.changeRetention)
+            try await store.pruneIdempotencyKeys(olderThan: 8 * 86_400)
+        } catch {
+            services.logger.warning("pruning failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    func every(_ interval: Duration, _ work: @Sendable () async -> Void) async {
+        while !Task.isCancelled {
+            await work()
+            try? await Task.sleep(for: interval)
+        }
     }
 }
 

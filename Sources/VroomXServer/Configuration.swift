@@ -31,6 +31,12 @@ public struct ServerConfiguration: Sendable {
     public var usesPostgres: Bool { databaseURL != nil }
     /// Connections per server instance in the PostgreSQL pool.
     public var databasePoolSize = 20
+    /// How long the change feed keeps history; older cursors re-snapshot.
+    public var changeRetention: TimeInterval = 30 * 86_400
+    /// Changes a realtime socket may have queued before it is dropped as too slow.
+    public var realtimeInboxLimit = 5000
+    /// Heartbeat period of realtime sockets (also how often a socket notices an expired token).
+    public var realtimeHeartbeat: Duration = .seconds(25)
 
     /// Reads `VROOMX_*` variables over the defaults.
     public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ServerConfiguration {
@@ -49,6 +55,12 @@ public struct ServerConfiguration: Sendable {
         if let size = environment["VROOMX_DATABASE_POOL_SIZE"], !size.isEmpty {
             guard let value = Int(size), (1...500).contains(value) else { throw ConfigurationError("VROOMX_DATABASE_POOL_SIZE must be 1 to 500.") }
             configuration.databasePoolSize = value
+        }
+        if let days = environment["VROOMX_CHANGE_RETENTION_DAYS"], !days.isEmpty {
+            guard let value = Int(days), (1...3650).contains(value) else {
+                throw ConfigurationError("VROOMX_CHANGE_RETENTION_DAYS must be 1 to 3650.")
+            }
+            configuration.changeRetention = TimeInterval(value) * 86_400
         }
         if let from = environment["VROOMX_MAIL_FROM"], !from.isEmpty { configuration.mailFrom = from }
         if let trust = environment["VROOMX_TRUST_PROXY"] { configuration.trustForwardedFor = ["1", "true", "yes"].contains(trust.lowercased()) }

@@ -68,7 +68,8 @@ struct TokenService: Sendable {
         guard claims.exp.value > clock.now else {
             throw AppError(401, .tokenExpired, "The access token has expired; refresh it.")
         }
-        let identity = Identity(user: user, tenant: tenant, role: role, session: session, driver: claims.did.flatMap(ID<Driver>.init))
+        let identity = Identity(user: user, tenant: tenant, role: role, session: session, driver: claims.did.flatMap(ID<Driver>.init),
+                                expiresAt: claims.exp.value)
         verified.withLockedValue { cache in
             if cache.count >= verifiedLimit { cache.removeAll(keepingCapacity: true) }
             cache[token] = (identity, claims.exp.value)

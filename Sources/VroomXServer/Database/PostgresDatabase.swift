@@ -10,6 +10,7 @@ public final class PostgresDatabase: SQLDatabase {
     public let dialect = SQLDialect.postgres
     let client: PostgresClient
     let configuration: PostgresClient.Configuration
+    let sslMode: String
     let logger: Logger
     private let runTask: Task<Void, Never>
 
@@ -23,6 +24,7 @@ public final class PostgresDatabase: SQLDatabase {
 
     init(url: String, maxConnections: Int, logger: Logger) throws {
         configuration = try Self.configuration(from: url, maxConnections: maxConnections)
+        sslMode = URLComponents(string: url)?.queryItems?.first { $0.name == "sslmode" }?.value ?? "prefer"
         client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.logger = logger
         let client = self.client
@@ -117,6 +119,21 @@ public final class PostgresDatabase: SQLDatabase {
                 attempt += 1
             }
         }
+    }
+
+    /// A connection outside the pool, for LISTEN (it stays busy for as long
+    /// as it listens).
+    func makeListenConnection(id: Int) async throws -> PostgresConnection {
+        let tls: PostgresConnection.Configuration.TLS
+        switch sslMode {
+        case "disable": tls = .disable
+        case "require", "verify-full": tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        default: tls = .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        }
+        let connection = PostgresConnection.Configuration(
+            host: configuration.host ?? "localhost", port: configuration.port ?? 5432, username: configuration.username,
+            password: configuration.password, database: configuration.database, tls: tls)
+        return try await PostgresConnection.connect(configuration: connection, id: id, logger: logger)
     }
 
     public func close() async {

@@ -49,11 +49,16 @@ public final class SQLiteDatabase: SQLDatabase {
         try await read(body)
     }
 
+    /// Set while a task holds the writer, to catch a nested write (which
+    /// would wait forever for the lock it holds) as an error.
+    @TaskLocal static var holdsWriter = false
+
     public func write<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
-        try await writeLock.withPermit {
+        guard !Self.holdsWriter else { throw SQLiteError(code: SQLITE_MISUSE, message: "nested write transaction") }
+        return try await writeLock.withPermit {
             _ = try writer.run("BEGIN IMMEDIATE")
             do {
-                let result = try await body(writer)
+                let result = try await Self.$holdsWriter.withValue(true) { try await body(writer) }
                 _ = try writer.run("COMMIT")
                 return result
             } catch {

@@ -223,6 +223,27 @@ enum Schema {
             // lowest (last in a DESC index); PostgreSQL must be told.
             sqlite: "CREATE INDEX trips_by_driver ON trips (tenant_id, driver_id, start_date DESC, created_at DESC, id)",
             postgres: "CREATE INDEX trips_by_driver ON trips (tenant_id, driver_id, start_date DESC NULLS LAST, created_at DESC, id)"),
+
+        Migration(version: 2, name: "sync", sql: """
+            CREATE TABLE idempotency_keys (
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                user_id TEXT NOT NULL,
+                key TEXT NOT NULL,
+                request_hash TEXT NOT NULL,
+                status BIGINT NOT NULL,
+                body TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                PRIMARY KEY (tenant_id, user_id, key)
+            );
+            CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at);
+
+            ALTER TABLE orders ADD COLUMN status_version BIGINT NOT NULL DEFAULT 1;
+            ALTER TABLE orders ADD COLUMN pickup_eta_version BIGINT NOT NULL DEFAULT 1;
+            ALTER TABLE orders ADD COLUMN delivery_eta_version BIGINT NOT NULL DEFAULT 1;
+
+            CREATE INDEX change_log_for_dispatch ON change_log (tenant_id, dispatch_visible, seq);
+            CREATE INDEX change_log_by_age ON change_log (committed_at);
+            """),
     ]
 }
 

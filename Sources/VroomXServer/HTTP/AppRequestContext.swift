@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import NIOCore
 import VroomXModels
@@ -10,6 +11,8 @@ public struct Identity: Sendable, Hashable {
     public let session: ID<Session>
     /// The driver record linked to the user, for drivers.
     public let driver: ID<Driver>?
+    /// When the access token stops being valid.
+    public let expiresAt: Date
 
     /// What this caller's queries are limited to.
     public var scope: Scope {

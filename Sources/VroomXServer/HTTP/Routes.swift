@@ -1,5 +1,8 @@
+import Crypto
+import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOCore
 import VroomXModels
 
 typealias Handler = @Sendable (Request, AppRequestContext) async throws -> Reply
@@ -16,6 +19,7 @@ struct Routes {
     func on(_ endpoint: Endpoint, _ handler: @escaping Handler) {
         let access = endpoint.access
         let authenticator = self.authenticator
+        let store = self.store
         router.on(RouterPath(endpoint.routerPath), method: HTTPRequest.Method(rawValue: endpoint.method.rawValue)!) { request, context in
             guard access != .anyone else { return try await handler(request, context).response }
             var context = context
@@ -36,9 +40,49 @@ struct Routes {
                 break
             }
             context.identity = identity
+            if endpoint.acceptsIdempotencyKey, let key = request.headers[.idempotencyKey] {
+                return try await Self.idempotent(key: key, request, context, store: store, handler).response
+            }
             return try await handler(request, context).response
         }
     }
+
+    /// Serves a mutation once per key: the same key again returns the stored
+    /// answer (marked `Idempotent-Replayed: true`) without applying anything.
+    static func idempotent(key: String, _ request: Request, _ context: AppRequestContext, store: Store,
+                           _ handler: @escaping Handler) async throws -> Reply {
+        guard let uuid = UUID(uuidString: key) else {
+            throw AppError(400, .invalidParameter, "Idempotency-Key must be a UUID.", field: "Idempotency-Key")
+        }
+        let identity = try context.caller()
+        let body: ByteBuffer
+        do {
+            body = try await request.body.collect(upTo: JSONBody.maxBytes)
+        } catch is NIOTooManyBytesError {
+            throw JSONBody.tooLarge
+        }
+        var hasher = SHA256()
+        hasher.update(data: Array("\(request.method) \(request.uri.path)\n".utf8))
+        hasher.update(data: Array(body.readableBytesView))
+        let hash = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        var replayable = request
+        replayable.body = RequestBody(buffer: body)
+        let frozen = replayable
+        let (stored, replayed) = try await store.idempotent(
+            tenant: identity.tenant, user: identity.user, key: uuid.uuidString.lowercased(), requestHash: hash
+        ) {
+            let reply = try await handler(frozen, context)
+            return Store.StoredReply(status: Int(reply.status.code), body: reply.body.map { String(buffer: $0) } ?? "")
+        }
+        var reply = Reply(status: .init(code: stored.status), body: stored.body.isEmpty ? nil : ByteBuffer(string: stored.body))
+        if replayed { reply.headers[.idempotentReplayed] = "true" }
+        return reply
+    }
+}
+
+extension HTTPField.Name {
+    static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
+    static let idempotentReplayed = HTTPField.Name("Idempotent-Replayed")!
 }
 
 extension Endpoint {

@@ -113,8 +113,8 @@ extension Store {
     public func registerDeviceToken(_ request: RegisterDeviceTokenRequest, user: ID<User>, tenant: ID<Tenant>) async throws -> DeviceToken {
         let token = try Validate.deviceToken(request.token)
         let now = self.now
-        try await database.write { db in
-            try await db.execute("""
+        try await write(tenant: tenant) { tx in
+            try await tx.execute("""
                 INSERT INTO device_tokens (token, tenant_id, user_id, platform, created_at, last_active_at)
                 VALUES (\(token), \(tenant), \(user), \(request.platform), \(now), \(now))
                 ON CONFLICT (token) DO UPDATE SET tenant_id = excluded.tenant_id, user_id = excluded.user_id,
@@ -126,8 +126,8 @@ extension Store {
 
     /// Removes a token of this user. Returns false if they had no such token.
     public func removeDeviceToken(_ token: String, user: ID<User>, tenant: ID<Tenant>) async throws -> Bool {
-        try await database.write { db in
-            !(try await db.query("""
+        try await write(tenant: tenant) { tx in
+            !(try await tx.query("""
                 DELETE FROM device_tokens WHERE token = \(token) AND tenant_id = \(tenant) AND user_id = \(user) RETURNING token
                 """).isEmpty)
         }

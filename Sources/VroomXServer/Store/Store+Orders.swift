@@ -106,7 +106,7 @@ extension Store {
             throw AppError.validation("occurred_at", "occurred_at cannot be in the future.")
         }
         var order = current
-        let previousDriver = order.driverID
+        let previousDriver = current.driverID
         order.status = status
         switch status {
         case .new:
@@ -126,7 +126,7 @@ extension Store {
         case .cancelled:
             break
         }
-        let saved = try await saveOrder(order, previousDriver: previousDriver, tx)
+        let saved = try await saveOrder(order, from: current, tx)
         if actor == .dispatcher, let driver = saved.driverID ?? previousDriver {
             try await insertNotification(
                 driver: driver, type: .statusChange, title: "Order \(saved.number) \(saved.status.label)",
@@ -136,15 +136,30 @@ extension Store {
         return saved
     }
 
-    public func updateETA(_ id: ID<Order>, pickup: Date?, delivery: Date?, _ scope: Scope) async throws -> Order {
+    /// New ETAs for an order. Only the fields given change. With a
+    /// `baseVersion`, an ETA that someone else changed after that version to
+    /// a different value is a `conflict` (the caller sees the server's
+    /// value) rather than silently overwritten; without one, the last writer
+    /// wins for that field.
+    public func updateETA(_ id: ID<Order>, pickup: Date?, delivery: Date?, baseVersion: Int? = nil, _ scope: Scope) async throws -> Order {
         guard pickup != nil || delivery != nil else {
             throw AppError.validation("pickup_eta", "Give pickup_eta, delivery_eta or both.")
         }
         return try await write(tenant: scope.tenant) { tx in
-            guard var order = try await fetchOrder(id, scope, tx.db) else { throw AppError.notFound("Order") }
-            guard order.status.isOpen else {
-                throw AppError.conflict("Order \(order.number) is \(order.status.label); its ETAs can no longer change.")
+            guard let current = try await fetchOrder(id, scope, tx.db) else { throw AppError.notFound("Order") }
+            guard current.status.isOpen else {
+                throw AppError.conflict("Order \(current.number) is \(current.status.label); its ETAs can no longer change.")
             }
+            if let baseVersion, baseVersion < current.version {
+                let versions = try await fieldVersions(id, tx)
+                if let pickup, versions.pickupETA > baseVersion, current.pickupETA != pickup {
+                    throw AppError(409, .conflict, "Dispatch changed the pickup ETA since you last saw this order.", field: "pickup_eta")
+                }
+                if let delivery, versions.deliveryETA > baseVersion, current.deliveryETA != delivery {
+                    throw AppError(409, .conflict, "Dispatch changed the delivery ETA since you last saw this order.", field: "delivery_eta")
+                }
+            }
+            var order = current
             if let pickup {
                 guard order.status != .pickedUp else {
                     throw AppError(409, .conflict, "The vehicle is already picked up.", field: "pickup_eta")
@@ -156,8 +171,23 @@ extension Store {
                 try Self.checkETA(delivery, field: "delivery_eta", now: tx.now)
                 order.deliveryETA = delivery
             }
-            return try await saveOrder(order, previousDriver: order.driverID, tx)
+            guard order != current else { return current }
+            return try await saveOrder(order, from: current, tx)
         }
+    }
+
+    struct FieldVersions {
+        let status: Int
+        let pickupETA: Int
+        let deliveryETA: Int
+    }
+
+    func fieldVersions(_ id: ID<Order>, _ tx: TenantTransaction) async throws -> FieldVersions {
+        guard let row = try await tx.first("""
+            SELECT status_version, pickup_eta_version, delivery_eta_version FROM orders WHERE tenant_id = \(tx.tenant) AND id = \(id)
+            """) else { throw AppError.notFound("Order") }
+        return FieldVersions(status: try row.int("status_version"), pickupETA: try row.int("pickup_eta_version"),
+                             deliveryETA: try row.int("delivery_eta_version"))
     }
 
     static func checkETA(_ eta: Date, field: String, now: Date) throws {
@@ -179,7 +209,7 @@ extension Store {
             if let eta = request.deliveryETA { try Self.checkETA(eta, field: "delivery_eta", now: tx.now); edited.deliveryETA = eta }
             if let revenue = request.revenueCents { edited.revenueCents = try Validate.cents(revenue, field: "revenue_cents") }
             if let terms = request.paymentTerms { edited.paymentTerms = try Validate.text(terms, field: "payment_terms", max: 100) }
-            if edited != order { order = try await saveOrder(edited, previousDriver: order.driverID, tx) }
+            if edited != order { order = try await saveOrder(edited, from: order, tx) }
             if let status = request.status {
                 order = try await changeStatus(order, to: status, occurredAt: nil, by: .dispatcher, tx)
             }
@@ -193,11 +223,12 @@ extension Store {
     public func assignOrder(_ id: ID<Order>, _ request: AssignOrderRequest, tenant: ID<Tenant>) async throws -> Order {
         let scope = Scope.dispatch(tenant: tenant)
         return try await write(tenant: tenant) { tx in
-            guard var order = try await fetchOrder(id, scope, tx.db) else { throw AppError.notFound("Order") }
-            guard order.status == .new || order.status == .assigned else {
-                throw AppError.conflict("Order \(order.number) is \(order.status.label) and cannot be reassigned.")
+            guard let current = try await fetchOrder(id, scope, tx.db) else { throw AppError.notFound("Order") }
+            guard current.status == .new || current.status == .assigned else {
+                throw AppError.conflict("Order \(current.number) is \(current.status.label) and cannot be reassigned.")
             }
-            let previousDriver = order.driverID
+            var order = current
+            let previousDriver = current.driverID
             var trip: Trip?
             if let tripID = request.tripID {
                 guard let found = try await fetchTrip(tripID, scope, tx.db) else {
@@ -217,7 +248,8 @@ extension Store {
                 order.driverID = request.driverID
             }
             order.status = order.driverID == nil ? .new : .assigned
-            let saved = try await saveOrder(order, previousDriver: previousDriver, tx)
+            guard order != current else { return current }
+            let saved = try await saveOrder(order, from: current, tx)
             if let driver = saved.driverID, driver != previousDriver {
                 try await notifyOrderAssigned(saved, trip: trip, to: driver, tx)
             }
@@ -228,11 +260,17 @@ extension Store {
     /// Writes an order's fields and document with the next version, if
     /// nobody changed the row since it was read; records the change. When
     /// the order changed hands, the previous driver's device drops it.
-    func saveOrder(_ order: Order, previousDriver: ID<Driver>?, _ tx: TenantTransaction) async throws -> Order {
+    func saveOrder(_ order: Order, from original: Order, _ tx: TenantTransaction) async throws -> Order {
+        precondition(order.id == original.id && order.version == original.version)
         var saved = order
         saved.version = order.version + 1
         saved.updatedAt = tx.now
         let doc = try WireDocument.encode(saved)
+        // The version at which each field a driver edits last changed (for the conflict rule).
+        func fieldVersion(_ changed: Bool, _ column: String) -> SQL { changed ? "\(saved.version)" : "\(unsafeRaw: column)" }
+        let statusVersion = fieldVersion(saved.status != original.status, "status_version")
+        let pickupVersion = fieldVersion(saved.pickupETA != original.pickupETA, "pickup_eta_version")
+        let deliveryVersion = fieldVersion(saved.deliveryETA != original.deliveryETA, "delivery_eta_version")
         let (vehicle, pickup, delivery) = (saved.vehicle, saved.pickup, saved.delivery)
         guard try await tx.first("""
             UPDATE orders SET trip_id = \(saved.tripID), driver_id = \(saved.driverID), vehicle_year = \(vehicle.year),
@@ -246,11 +284,12 @@ extension Store {
                 status = \(saved.status), actual_pickup_at = \(saved.actualPickupDate),
                 actual_delivery_at = \(saved.actualDeliveryDate), pickup_eta = \(saved.pickupETA),
                 delivery_eta = \(saved.deliveryETA), revenue_cents = \(saved.revenueCents),
-                payment_terms = \(saved.paymentTerms), version = \(saved.version), updated_at = \(saved.updatedAt), doc = \(doc)
+                payment_terms = \(saved.paymentTerms), version = \(saved.version), updated_at = \(saved.updatedAt), doc = \(doc),
+                status_version = \(statusVersion), pickup_eta_version = \(pickupVersion), delivery_eta_version = \(deliveryVersion)
             WHERE tenant_id = \(tx.tenant) AND id = \(order.id) AND version = \(order.version)
             RETURNING id
             """) != nil else { throw WriteConflict() }
-        if let previousDriver, previousDriver != saved.driverID {
+        if let previousDriver = original.driverID, previousDriver != saved.driverID {
             tx.recordRevoke(.order, id: saved.id.rawValue, from: previousDriver)
         }
         tx.recordUpsert(.order, id: saved.id.rawValue, document: doc, visibleTo: saved.driverID)

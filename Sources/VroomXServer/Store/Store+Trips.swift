@@ -130,10 +130,11 @@ extension Store {
             trip = try await saveTrip(trip, tx)
             if let previous { tx.recordRevoke(.trip, id: trip.id.rawValue, from: previous) }
 
-            for var order in orders where order.status == .new || order.status == .assigned {
+            for original in orders where original.status == .new || original.status == .assigned {
+                var order = original
                 order.driverID = driverID
                 order.status = driverID == nil ? .new : .assigned
-                _ = try await saveOrder(order, previousDriver: previous, tx)
+                _ = try await saveOrder(order, from: original, tx)
             }
             // The trip's expenses now belong on the new driver's device, not the old one's.
             let expenses = try await tx.query("SELECT id, doc FROM trip_expenses WHERE tenant_id = \(tenant) AND trip_id = \(id)")

@@ -27,6 +27,11 @@ public struct Store: Sendable {
     /// transaction changed the row first, the whole body runs again on the
     /// fresh data (at most three times).
     func write<T: Sendable>(tenant: ID<Tenant>, _ body: (TenantTransaction) async throws -> T) async throws -> T {
+        // Inside an idempotent request, join its transaction.
+        if let ambient = TenantTransaction.ambient {
+            guard ambient.tenant == tenant else { throw AppError(500, .internalError, "A request wrote to two carriers.") }
+            return try await body(ambient)
+        }
         var attempt = 1
         while true {
             do {
@@ -76,6 +81,9 @@ struct RecordedChange: Sendable {
 
 /// The executor of a tenant write, plus the changes it made.
 final class TenantTransaction: @unchecked Sendable {
+    /// The transaction of the idempotent request being served, if any.
+    @TaskLocal static var ambient: TenantTransaction?
+
     let db: any SQLExecutor
     let tenant: ID<Tenant>
     let now: Date

@@ -1,0 +1,232 @@
+import Foundation
+
+/// An offline change a client queued, replayed exactly once by the server.
+/// Its `id` is the idempotency key: sending it again returns the first
+/// result without applying it twice.
+public struct Mutation: Codable, Sendable, Hashable, Identifiable {
+    public var id: ID<Mutation>
+    public var payload: MutationPayload
+    /// The row version the change was made against. With it, a field another
+    /// writer changed since then is a `conflict` instead of being overwritten.
+    public var baseVersion: Int?
+    /// Earlier mutations of the same batch this one needs; if one of them is
+    /// rejected, this one is rejected with `dependency_failed`, unapplied.
+    public var dependsOn: [ID<Mutation>]
+
+    public init(id: ID<Mutation> = ID(), _ payload: MutationPayload, baseVersion: Int? = nil, dependsOn: [ID<Mutation>] = []) {
+        self.id = id
+        self.payload = payload
+        self.baseVersion = baseVersion
+        self.dependsOn = dependsOn
+    }
+
+    public var kind: MutationKind { payload.kind }
+
+    enum CodingKeys: String, CodingKey {
+        case id, kind, payload
+        case baseVersion = "base_version"
+        case dependsOn = "depends_on"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(ID.self, forKey: .id)
+        baseVersion = try container.decodeIfPresent(Int.self, forKey: .baseVersion)
+        dependsOn = try container.decodeIfPresent([ID].self, forKey: .dependsOn) ?? []
+        switch try container.decode(MutationKind.self, forKey: .kind) {
+        case .updateOrderStatus: payload = .updateOrderStatus(try container.decode(OrderStatusChange.self, forKey: .payload))
+        case .updateOrderETA: payload = .updateOrderETA(try container.decode(OrderETAChange.self, forKey: .payload))
+        case .createExpense: payload = .createExpense(try container.decode(CreateExpenseRequest.self, forKey: .payload))
+        case .deleteExpense: payload = .deleteExpense(try container.decode(ExpenseReference.self, forKey: .payload))
+        case .markNotificationRead:
+            payload = .markNotificationRead(try container.decode(NotificationReference.self, forKey: .payload))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(kind, forKey: .kind)
+        try container.encodeIfPresent(baseVersion, forKey: .baseVersion)
+        if !dependsOn.isEmpty { try container.encode(dependsOn, forKey: .dependsOn) }
+        switch payload {
+        case .updateOrderStatus(let value): try container.encode(value, forKey: .payload)
+        case .updateOrderETA(let value): try container.encode(value, forKey: .payload)
+        case .createExpense(let value): try container.encode(value, forKey: .payload)
+        case .deleteExpense(let value): try container.encode(value, forKey: .payload)
+        case .markNotificationRead(let value): try container.encode(value, forKey: .payload)
+        }
+    }
+}
+
+public enum MutationKind: String, Codable, Sendable, CaseIterable {
+    case updateOrderStatus = "update_order_status"
+    case updateOrderETA = "update_order_eta"
+    case createExpense = "create_expense"
+    case deleteExpense = "delete_expense"
+    case markNotificationRead = "mark_notification_read"
+}
+
+public enum MutationPayload: Sendable, Hashable {
+    case updateOrderStatus(OrderStatusChange)
+    case updateOrderETA(OrderETAChange)
+    case createExpense(CreateExpenseRequest)
+    case deleteExpense(ExpenseReference)
+    case markNotificationRead(NotificationReference)
+
+    public var kind: MutationKind {
+        switch self {
+        case .updateOrderStatus: return .updateOrderStatus
+        case .updateOrderETA: return .updateOrderETA
+        case .createExpense: return .createExpense
+        case .deleteExpense: return .deleteExpense
+        case .markNotificationRead: return .markNotificationRead
+        }
+    }
+}
+
+public struct OrderStatusChange: Codable, Sendable, Hashable {
+    public var orderID: ID<Order>
+    public var status: OrderStatus
+    public var occurredAt: Date?
+
+    public init(orderID: ID<Order>, status: OrderStatus, occurredAt: Date? = nil) {
+        self.orderID = orderID
+        self.status = status
+        self.occurredAt = occurredAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case status
+        case orderID = "order_id"
+        case occurredAt = "occurred_at"
+    }
+}
+
+public struct OrderETAChange: Codable, Sendable, Hashable {
+    public var orderID: ID<Order>
+    public var pickupETA: Date?
+    public var deliveryETA: Date?
+
+    public init(orderID: ID<Order>, pickupETA: Date? = nil, deliveryETA: Date? = nil) {
+        self.orderID = orderID
+        self.pickupETA = pickupETA
+        self.deliveryETA = deliveryETA
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case orderID = "order_id"
+        case pickupETA = "pickup_eta"
+        case deliveryETA = "delivery_eta"
+    }
+}
+
+public struct ExpenseReference: Codable, Sendable, Hashable {
+    public var expenseID: ID<Expense>
+    public init(expenseID: ID<Expense>) { self.expenseID = expenseID }
+    enum CodingKeys: String, CodingKey { case expenseID = "expense_id" }
+}
+
+public struct NotificationReference: Codable, Sendable, Hashable {
+    public var notificationID: ID<DriverNotification>
+    public init(notificationID: ID<DriverNotification>) { self.notificationID = notificationID }
+    enum CodingKeys: String, CodingKey { case notificationID = "notification_id" }
+}
+
+public struct MutationBatch: Codable, Sendable, Hashable {
+    public var mutations: [Mutation]
+    public init(_ mutations: [Mutation]) { self.mutations = mutations }
+}
+
+public enum MutationOutcome: String, Codable, Sendable {
+    case applied
+    case rejected
+}
+
+/// What happened to one mutation of a batch.
+public struct MutationResult: Codable, Sendable, Hashable {
+    public var id: ID<Mutation>
+    public var outcome: MutationOutcome
+    /// The mutation had already been applied; this is its original result.
+    public var replayed: Bool
+    /// Why it was rejected: `invalid_transition`, `conflict`, `not_found`,
+    /// `validation_failed`, `dependency_failed`, `idempotency_key_reused`, …
+    public var code: ErrorCode?
+    public var message: String?
+    /// The row as the server now has it, so a client can show the truth
+    /// after a rejection and the confirmed state after success.
+    public var row: ChangeRow?
+
+    public init(id: ID<Mutation>, outcome: MutationOutcome, replayed: Bool = false, code: ErrorCode? = nil,
+                message: String? = nil, row: ChangeRow? = nil) {
+        self.id = id
+        self.outcome = outcome
+        self.replayed = replayed
+        self.code = code
+        self.message = message
+        self.row = row
+    }
+
+    enum CodingKeys: String, CodingKey { case id, outcome, replayed, code, message, entity, row }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(ID<Mutation>.self, forKey: .id)
+        outcome = try container.decode(MutationOutcome.self, forKey: .outcome)
+        replayed = try container.decodeIfPresent(Bool.self, forKey: .replayed) ?? false
+        code = try container.decodeIfPresent(ErrorCode.self, forKey: .code)
+        message = try container.decodeIfPresent(String.self, forKey: .message)
+        if let entity = try container.decodeIfPresent(ChangeEntity.self, forKey: .entity), container.contains(.row),
+           try !container.decodeNil(forKey: .row) {
+            switch entity {
+            case .driver: row = .driver(try container.decode(Driver.self, forKey: .row))
+            case .trip: row = .trip(try container.decode(Trip.self, forKey: .row))
+            case .order: row = .order(try container.decode(Order.self, forKey: .row))
+            case .expense: row = .expense(try container.decode(Expense.self, forKey: .row))
+            case .notification: row = .notification(try container.decode(DriverNotification.self, forKey: .row))
+            }
+        } else {
+            row = nil
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(outcome, forKey: .outcome)
+        try container.encode(replayed, forKey: .replayed)
+        try container.encodeIfPresent(code, forKey: .code)
+        try container.encodeIfPresent(message, forKey: .message)
+        switch row {
+        case .driver(let value): try container.encode(ChangeEntity.driver, forKey: .entity); try container.encode(value, forKey: .row)
+        case .trip(let value): try container.encode(ChangeEntity.trip, forKey: .entity); try container.encode(value, forKey: .row)
+        case .order(let value): try container.encode(ChangeEntity.order, forKey: .entity); try container.encode(value, forKey: .row)
+        case .expense(let value): try container.encode(ChangeEntity.expense, forKey: .entity); try container.encode(value, forKey: .row)
+        case .notification(let value):
+            try container.encode(ChangeEntity.notification, forKey: .entity)
+            try container.encode(value, forKey: .row)
+        case nil: break
+        }
+    }
+}
+
+public struct MutationBatchResult: Codable, Sendable, Hashable {
+    public var results: [MutationResult]
+    public init(_ results: [MutationResult]) { self.results = results }
+}
+
+extension ChangeRow {
+    public var entity: ChangeEntity {
+        switch self {
+        case .driver: return .driver
+        case .trip: return .trip
+        case .order: return .order
+        case .expense: return .expense
+        case .notification: return .notification
+        }
+    }
+}
+
+extension ErrorCode {
+    public static let dependencyFailed = ErrorCode("dependency_failed")
+}

@@ -1,0 +1,119 @@
+import Crypto
+import Foundation
+import Hummingbird
+import NIOCore
+import VroomXModels
+
+/// The change feed and the batch of offline mutations.
+struct SyncController {
+    let store: Store
+    static let defaultPageSize = 500
+    static let maxPageSize = 1000
+    static let maxBatch = 500
+
+    func register(_ routes: Routes) {
+        routes.on(.sync) { request, context in
+            let scope = try context.caller().scope
+            let since = try request.query("since", { Int64($0).flatMap { $0 >= 0 ? $0 : nil } }, expected: "a cursor (an integer ≥ 0)") ?? 0
+            let limit = try request.query("limit", { Int($0).flatMap { (1...Self.maxPageSize).contains($0) ? $0 : nil } },
+                                          expected: "an integer from 1 to \(Self.maxPageSize)") ?? Self.defaultPageSize
+            let snapshotAfter = request.uri.queryParameters.get("snapshot_after")
+            let page: Store.FeedPage
+            if since == 0 || snapshotAfter != nil {
+                page = try await store.snapshot(after: snapshotAfter, cursor: snapshotAfter == nil ? nil : since, limit: limit, scope)
+            } else {
+                page = try await store.feed(since: since, limit: limit, scope)
+            }
+            return Self.reply(page)
+        }
+        routes.on(.mutations) { request, context in
+            let batch = try await request.decodeJSON(MutationBatch.self)
+            guard batch.mutations.count <= Self.maxBatch else {
+                throw AppError.validation("mutations", "A batch holds at most \(Self.maxBatch) mutations.")
+            }
+            guard Set(batch.mutations.map(\.id)).count == batch.mutations.count else {
+                throw AppError.validation("mutations", "Each mutation in a batch needs its own id.")
+            }
+            let results = try await apply(batch, identity: try context.caller())
+            return try JSONBody.response(MutationBatchResult(results))
+        }
+    }
+
+    /// Applies each mutation in order, each atomically and exactly once. A
+    /// rejection does not stop the batch; only mutations that declared a
+    /// dependency on a rejected one are skipped.
+    func apply(_ batch: MutationBatch, identity: Identity) async throws -> [MutationResult] {
+        let scope = identity.scope
+        var rejected: Set<ID<Mutation>> = []
+        var results: [MutationResult] = []
+        for mutation in batch.mutations {
+            if let failed = mutation.dependsOn.first(where: rejected.contains) {
+                rejected.insert(mutation.id)
+                results.append(MutationResult(id: mutation.id, outcome: .rejected, code: .dependencyFailed,
+                                              message: "Not applied: mutation \(failed) it depends on was rejected."))
+                continue
+            }
+            do {
+                let (stored, replayed) = try await store.idempotent(
+                    tenant: identity.tenant, user: identity.user, key: mutation.id.rawValue, requestHash: try Self.hash(mutation)
+                ) {
+                    let row = try await execute(mutation, scope)
+                    let result = MutationResult(id: mutation.id, outcome: .applied, row: row)
+                    return Store.StoredReply(status: 200, body: String(decoding: try JSONBody.encoder.encode(result), as: UTF8.self))
+                }
+                var result = try JSONBody.decoder.decode(MutationResult.self, from: Data(stored.body.utf8))
+                result.replayed = replayed
+                results.append(result)
+            } catch let error as AppError where error.status < 500 {
+                rejected.insert(mutation.id)
+                results.append(MutationResult(id: mutation.id, outcome: .rejected, code: error.code, message: error.body.message,
+                                              row: try? await currentRow(of: mutation, scope)))
+            }
+        }
+        return results
+    }
+
+    func execute(_ mutation: Mutation, _ scope: Scope) async throws -> ChangeRow? {
+        switch mutation.payload {
+        case .updateOrderStatus(let change):
+            return .order(try await store.updateOrderStatus(change.orderID, to: change.status, occurredAt: change.occurredAt, scope))
+        case .updateOrderETA(let change):
+            return .order(try await store.updateETA(change.orderID, pickup: change.pickupETA, delivery: change.deliveryETA,
+                                                    baseVersion: mutation.baseVersion, scope))
+        case .createExpense(let request):
+            guard request.id != nil else { throw AppError.validation("payload.id", "An offline expense carries its own id.") }
+            return .expense(try await store.createExpense(request, scope))
+        case .deleteExpense(let reference):
+            try await store.deleteExpense(reference.expenseID, scope)
+            return nil
+        case .markNotificationRead(let reference):
+            return .notification(try await store.markNotificationRead(reference.notificationID, scope))
+        }
+    }
+
+    /// The server's current row, returned with a rejection so the client can
+    /// put the truth back in its cache.
+    func currentRow(of mutation: Mutation, _ scope: Scope) async throws -> ChangeRow? {
+        switch mutation.payload {
+        case .updateOrderStatus(let change): return .order(try await store.order(change.orderID, scope))
+        case .updateOrderETA(let change): return .order(try await store.order(change.orderID, scope))
+        case .createExpense, .deleteExpense, .markNotificationRead: return nil
+        }
+    }
+
+    static func hash(_ mutation: Mutation) throws -> String {
+        SHA256.hash(data: try JSONBody.encoder.encode(mutation)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// The page as JSON, with each row's stored document spliced in.
+    static func reply(_ page: Store.FeedPage) -> Reply {
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(FeedJSON.capacity(page.changes))
+        buffer.writeStaticString("{\"changes\":")
+        FeedJSON.write(page.changes, into: &buffer)
+        buffer.writeString(",\"cursor\":\(page.cursor),\"has_more\":\(page.hasMore),\"reset\":\(page.reset)")
+        if let after = page.snapshotAfter { buffer.writeString(",\"snapshot_after\":\"\(after)\"") }
+        buffer.writeStaticString("}")
+        return Reply(status: .ok, body: buffer)
+    }
+}

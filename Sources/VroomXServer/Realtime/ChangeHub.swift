@@ -1,0 +1,212 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import VroomXModels
+
+/// Fans committed changes out to the realtime subscribers of this server
+/// instance. A commit (here, or on another instance through PostgreSQL
+/// NOTIFY) names a carrier and its newest sequence number; the hub reads the
+/// new entries once and hands them to every subscriber of that carrier.
+/// Each subscriber filters what it may see and keeps its own cursor, so a
+/// missed or coalesced wake-up can never cause a gap: a subscriber that sees
+/// a hole reads it from the database itself.
+public final class ChangeHub: Sendable {
+    let store: Store
+    let logger: Logger
+    /// Pending entries a subscriber may hold before it is dropped as too slow.
+    let inboxLimit: Int
+
+    private struct Carrier {
+        var subscribers: [ObjectIdentifier: Subscriber] = [:]
+        /// The newest sequence handed to subscribers.
+        var delivered: Int64
+        /// The newest sequence known to exist.
+        var target: Int64
+        var fetching = false
+    }
+
+    private let carriers = NIOLockedValueBox<[ID<Tenant>: Carrier]>([:])
+
+    init(store: Store, logger: Logger, inboxLimit: Int = 5000) {
+        self.store = store
+        self.logger = logger
+        self.inboxLimit = inboxLimit
+    }
+
+    /// A carrier's change log reached `sequence`.
+    public func committed(tenant: ID<Tenant>, sequence: Int64) {
+        let start = carriers.withLockedValue { carriers -> Bool in
+            guard var carrier = carriers[tenant] else { return false }
+            carrier.target = max(carrier.target, sequence)
+            let start = !carrier.fetching && carrier.target > carrier.delivered
+            if start { carrier.fetching = true }
+            carriers[tenant] = carrier
+            return start
+        }
+        if start { Task { await fetch(tenant) } }
+    }
+
+    /// Reads and hands out what is new, until caught up with the target.
+    private func fetch(_ tenant: ID<Tenant>) async {
+        while true {
+            guard let from = carriers.withLockedValue({ $0[tenant]?.delivered }) else { return }
+            let entries: [Store.FeedEntry]
+            do {
+                entries = try await store.tenantChanges(tenant, after: from, limit: 1000)
+            } catch {
+                logger.warning("realtime: reading changes failed", metadata: ["tenant": "\(tenant)", "error": "\(error)"])
+                carriers.withLockedValue { $0[tenant]?.fetching = false }
+                return
+            }
+            let subscribers = carriers.withLockedValue { carriers -> [Subscriber] in
+                guard var carrier = carriers[tenant] else { return [] }
+                if let last = entries.last {
+                    carrier.delivered = last.seq
+                    carrier.target = max(carrier.target, last.seq)
+                }
+                let done = entries.isEmpty || carrier.delivered >= carrier.target
+                if done { carrier.fetching = false }
+                if done, carrier.subscribers.isEmpty {
+                    carriers.removeValue(forKey: tenant)
+                } else {
+                    carriers[tenant] = carrier
+                }
+                return entries.isEmpty ? [] : Array(carrier.subscribers.values)
+            }
+            if !entries.isEmpty {
+                let batch = HubBatch(entries: entries)
+                for subscriber in subscribers { subscriber.deliver(batch) }
+            }
+            let more = carriers.withLockedValue { $0[tenant]?.fetching ?? false }
+            if !more { return }
+        }
+    }
+
+    /// Registers a subscriber. It starts receiving batches at once; it reads
+    /// what it missed before that from the database itself.
+    func subscribe(_ subscriber: Subscriber) async throws {
+        let (counter, _) = try await store.changeCounter(subscriber.scope.tenant)
+        let tenant = subscriber.scope.tenant
+        carriers.withLockedValue { carriers in
+            var carrier = carriers[tenant] ?? Carrier(delivered: counter, target: counter)
+            carrier.subscribers[ObjectIdentifier(subscriber)] = subscriber
+            carriers[tenant] = carrier
+        }
+        committed(tenant: tenant, sequence: counter)
+    }
+
+    func unsubscribe(_ subscriber: Subscriber) {
+        carriers.withLockedValue { carriers in
+            let tenant = subscriber.scope.tenant
+            carriers[tenant]?.subscribers.removeValue(forKey: ObjectIdentifier(subscriber))
+            if carriers[tenant]?.subscribers.isEmpty == true, carriers[tenant]?.fetching == false {
+                carriers.removeValue(forKey: tenant)
+            }
+        }
+    }
+
+    /// Carriers with subscribers here (for the safety poll and reconnects).
+    var watchedTenants: [ID<Tenant>] { carriers.withLockedValue { Array($0.keys) } }
+
+    public var subscriberCount: Int { carriers.withLockedValue { $0.values.reduce(0) { $0 + $1.subscribers.count } } }
+
+    /// Checks every watched carrier's counter: catches anything a lost
+    /// notification would have missed.
+    func poll() async {
+        for tenant in watchedTenants {
+            if let (counter, _) = try? await store.changeCounter(tenant) { committed(tenant: tenant, sequence: counter) }
+        }
+    }
+}
+
+/// Consecutive entries of one carrier's log, shared by all its subscribers.
+struct HubBatch: Sendable {
+    let entries: [Store.FeedEntry]
+    var first: Int64 { entries.first!.seq }
+    var last: Int64 { entries.last!.seq }
+}
+
+/// One realtime connection's view of the hub: batches wait in a bounded
+/// inbox until the connection's sender takes them.
+final class Subscriber: Sendable {
+    let scope: Scope
+    private let limit: Int
+
+    private struct Inbox {
+        var batches: [HubBatch] = []
+        var pending = 0
+        var overflowed = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+
+    private let inbox = NIOLockedValueBox(Inbox())
+
+    init(scope: Scope, limit: Int) {
+        self.scope = scope
+        self.limit = limit
+    }
+
+    /// Never blocks the hub: a subscriber that falls too far behind is marked
+    /// overflowed and dropped by its connection (it resumes from its cursor).
+    func deliver(_ batch: HubBatch) {
+        let waiter = inbox.withLockedValue { inbox -> CheckedContinuation<Void, Never>? in
+            guard !inbox.overflowed else { return nil }
+            if inbox.pending + batch.entries.count > limit {
+                inbox.overflowed = true
+                inbox.batches.removeAll()
+                inbox.pending = 0
+            } else {
+                inbox.batches.append(batch)
+                inbox.pending += batch.entries.count
+            }
+            defer { inbox.waiter = nil }
+            return inbox.waiter
+        }
+        waiter?.resume()
+    }
+
+    enum Next {
+        case batches([HubBatch])
+        case overflowed
+    }
+
+    /// Waits until batches arrive or `wake` is called (then possibly with
+    /// no batches). Cancellation wakes it too.
+    func next() async -> Next {
+        if let ready = take() { return ready }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = inbox.withLockedValue { inbox -> Bool in
+                    if inbox.overflowed || !inbox.batches.isEmpty || Task.isCancelled { return true }
+                    inbox.waiter = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            wake()
+        }
+        return take() ?? .batches([])
+    }
+
+    private func take() -> Next? {
+        inbox.withLockedValue { inbox -> Next? in
+            if inbox.overflowed { return .overflowed }
+            guard !inbox.batches.isEmpty else { return nil }
+            defer {
+                inbox.batches.removeAll(keepingCapacity: true)
+                inbox.pending = 0
+            }
+            return .batches(inbox.batches)
+        }
+    }
+
+    /// Wakes a waiting `next()` without a batch (for heartbeats and shutdown).
+    func wake() {
+        let waiter = inbox.withLockedValue { inbox -> CheckedContinuation<Void, Never>? in
+            defer { inbox.waiter = nil }
+            return inbox.waiter
+        }
+        waiter?.resume()
+    }
+}

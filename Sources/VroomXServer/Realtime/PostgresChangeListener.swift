@@ -1,0 +1,65 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import PostgresNIO
+import ServiceLifecycle
+import VroomXModels
+
+/// Wakes this instance's realtime subscribers when any instance commits:
+/// every write transaction on PostgreSQL ends with
+/// `pg_notify('vroomx_changes', 'tenant:seq')`, delivered on commit to every
+/// listener. After each (re)connection the hub re-reads every watched
+/// carrier's counter, so notifications missed while disconnected are not lost.
+struct PostgresChangeListener: Service {
+    static let channel = "vroomx_changes"
+    let database: PostgresDatabase
+    let hub: ChangeHub
+    let logger: Logger
+
+    func run() async {
+        await cancelWhenGracefulShutdown {
+            var delay: Duration = .milliseconds(250)
+            while !Task.isCancelled {
+                do {
+                    let connection = try await database.makeListenConnection(id: 1)
+                    delay = .milliseconds(250)
+                    do {
+                        try await connection.listen(on: Self.channel) { notifications in
+                            await hub.poll()
+                            for try await notification in notifications { deliver(notification.payload) }
+                        }
+                    } catch {
+                        try? await connection.close()
+                        throw error
+                    }
+                    try? await connection.close()
+                } catch {
+                    if Task.isCancelled { return }
+                    logger.warning("realtime: LISTEN connection lost; reconnecting", metadata: ["error": "\(error)"])
+                    try? await Task.sleep(for: delay)
+                    delay = min(delay * 2, .seconds(10))
+                }
+            }
+        }
+    }
+
+    func deliver(_ payload: String) {
+        let parts = payload.split(separator: ":")
+        guard parts.count == 2, let tenant = ID<Tenant>(String(parts[0])), let sequence = Int64(parts[1]) else { return }
+        hub.committed(tenant: tenant, sequence: sequence)
+    }
+}
+
+/// Carries "this carrier's log reached N" from the store, which is built
+/// first, to the hub, which needs the store.
+final class CommitSignal: Sendable {
+    private let handler = NIOLockedValueBox<(@Sendable (ID<Tenant>, Int64) -> Void)?>(nil)
+
+    func connect(_ handler: @escaping @Sendable (ID<Tenant>, Int64) -> Void) {
+        self.handler.withLockedValue { $0 = handler }
+    }
+
+    func fire(_ tenant: ID<Tenant>, _ sequence: Int64) {
+        handler.withLockedValue { $0 }?(tenant, sequence)
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+import Testing
+import VroomXModels
+@testable import VroomXServer
+import VroomXTestSupport
+
+/// Exactly-once mutations: Idempotency-Key on REST, and the batch endpoint.
+@Suite("Exactly-once mutations")
+struct MutationTests {
+    /// Everything that says what the carrier's data is: replaying must not change it.
+    static func fingerprint(_ server: TestServer, _ carrier: CarrierFixture) async throws -> [String] {
+        let scope = carrier.scope
+        var lines = try await server.store.tripDocuments(scope) + server.store.orderDocuments(scope)
+            + server.store.notificationDocuments(scope, limit: 1000)
+        for trip in try await server.store.trips(scope) { lines += try await server.store.expenseDocuments(trip: trip.id, scope) }
+        lines.append("counter \(try await server.store.changeCounter(carrier.tenant.id).counter)")
+        return lines
+    }
+
+    @Test("the same Idempotency-Key applies once and replays the answer", arguments: TestBackend.available)
+    func restIdempotency(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let trip = carrier.trips[0][0]
+        try await server.run { api in
+            let token = carrier.driver.accessToken
+            let key = UUID().uuidString
+            let request = CreateExpenseRequest(tripID: trip.id, category: .tolls, amountCents: 650, date: LocalDate(Date()))
+            let first = try await api.call(.createExpense, json: request, token: token, headers: ["Idempotency-Key": key])
+            #expect(first.status == 201)
+            let before = try await Self.fingerprint(server, carrier)
+            let again = try await api.call(.createExpense, json: request, token: token, headers: ["Idempotency-Key": key])
+            #expect(again.status == 201)
+            #expect(again.body == first.body)
+            #expect(again.headers[.init("Idempotent-Replayed")!] == "true")
+            #expect(try await Self.fingerprint(server, carrier) == before)
+            // Without the key, the same body is a second expense.
+            #expect(try await api.call(.createExpense, json: request, token: token).status == 201)
+            // The key with another request, and keys that are not UUIDs.
+            var other = request
+            other.amountCents = 1
+            #expect(try await api.call(.createExpense, json: other, token: token, headers: ["Idempotency-Key": key]).errorCode
+                    == "idempotency_key_reused")
+            #expect(try await api.call(.createExpense, json: request, token: token, headers: ["Idempotency-Key": "abc"]).errorCode
+                    == "invalid_parameter")
+            // A request that failed stored nothing: retrying the key tries again.
+            let order = carrier.orders[trip.id]![0]
+            let failKey = UUID().uuidString
+            let skip = UpdateOrderStatusRequest(status: .delivered)
+            #expect(try await api.call(.updateOrderStatus, order.id.rawValue, json: skip, token: token,
+                                       headers: ["Idempotency-Key": failKey]).errorCode == "invalid_transition")
+            #expect(try await api.call(.updateOrderStatus, order.id.rawValue, json: skip, token: token,
+                                       headers: ["Idempotency-Key": failKey]).errorCode == "invalid_transition")
+        }
+    }
+
+    @Test("parallel requests with one key apply once", arguments: TestBackend.available)
+    func parallelSameKey(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let trip = carrier.trips[0][0]
+        try await server.run(.live) { api in
+            let key = UUID().uuidString
+            let request = CreateExpenseRequest(tripID: trip.id, category: .fuel, amountCents: 4_200, date: LocalDate(Date()), notes: "once")
+            let answers = try await withThrowingTaskGroup(of: APIResponse.self) { group in
+                for _ in 0..<10 {
+                    group.addTask {
+                        try await api.call(.createExpense, json: request, token: carrier.driver.accessToken, headers: ["Idempotency-Key": key])
+                    }
+                }
+                return try await group.reduce(into: [APIResponse]()) { $0.append($1) }
+            }
+            #expect(answers.allSatisfy { $0.status == 201 })
+            #expect(Set(answers.map(\.body)).count == 1)
+            let expenses = try await server.store.expenses(trip: trip.id, carrier.scope)
+            #expect(expenses.filter { $0.notes == "once" }.count == 1)
+        }
+    }
+
+    @Test("a batch applies in order, rejects without blocking, and replays without changing anything", arguments: TestBackend.available)
+    func batchReplay(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let trip = carrier.trips[0][0]
+        let (first, second) = (carrier.orders[trip.id]![0], carrier.orders[trip.id]![1])
+        let notification = try await server.store.notifications(.driver(tenant: carrier.tenant.id, driver: carrier.driverID(0)))[0]
+        let expenseID = ID<Expense>()
+        let skip = Mutation(.updateOrderStatus(.init(orderID: second.id, status: .delivered)))
+        let batch = MutationBatch([
+            Mutation(.updateOrderStatus(.init(orderID: first.id, status: .pickedUp, occurredAt: server.clock.now.addingTimeInterval(-60)))),
+            skip,
+            Mutation(.updateOrderETA(.init(orderID: second.id, deliveryETA: server.clock.now.addingTimeInterval(7200))), dependsOn: [skip.id]),
+            Mutation(.createExpense(.init(id: expenseID, tripID: trip.id, category: .fuel, amountCents: 9_999, date: LocalDate(Date())))),
+            Mutation(.markNotificationRead(.init(notificationID: notification.id))),
+            Mutation(.updateOrderStatus(.init(orderID: first.id, status: .delivered))),
+        ])
+        try await server.run { api in
+            let token = carrier.driver.accessToken
+            let results = try await api.call(.mutations, json: batch, token: token).decode(MutationBatchResult.self).results
+            #expect(results.map(\.id) == batch.mutations.map(\.id))
+            #expect(results.map(\.outcome) == [.applied, .rejected, .rejected, .applied, .applied, .applied])
+            #expect(results[1].code == .invalidTransition)
+            if case .order(let current) = results[1].row { #expect(current.status == .assigned) } else { Issue.record("no current row") }
+            #expect(results[2].code == .dependencyFailed)
+            #expect(results.allSatisfy { !$0.replayed })
+            if case .order(let delivered) = results[5].row { #expect(delivered.status == .delivered) } else { Issue.record("no row") }
+
+            // The answer was lost; the client sends the same batch again.
+            let before = try await MutationTests.fingerprint(server, carrier)
+            let replay = try await api.call(.mutations, json: batch, token: token).decode(MutationBatchResult.self).results
+            #expect(replay.map(\.outcome) == results.map(\.outcome))
+            #expect(replay.filter { $0.outcome == .applied }.allSatisfy { $0.replayed })
+            #expect(replay.filter { $0.outcome == .applied }.map(\.row) == results.filter { $0.outcome == .applied }.map(\.row))
+            #expect(try await MutationTests.fingerprint(server, carrier) == before)
+
+            // Batch limits.
+            let tooMany = MutationBatch((0..<501).map { _ in Mutation(.markNotificationRead(.init(notificationID: notification.id))) })
+            #expect(try await api.call(.mutations, json: tooMany, token: token).errorCode == "validation_failed")
+            let duplicate = Mutation(.markNotificationRead(.init(notificationID: notification.id)))
+            #expect(try await api.call(.mutations, json: MutationBatch([duplicate, duplicate]), token: token).errorCode == "validation_failed")
+            #expect(try await api.call(.mutations, json: batch, token: carrier.dispatcher.accessToken).status == 403)
+        }
+    }
+
+    @Test("conflicts: a field someone else changed since base_version is not overwritten", arguments: TestBackend.available)
+    func fieldLevelConflicts(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let order = carrier.orders[carrier.trips[0][0].id]![0]
+        let base = order.version
+        // Dispatch moves the pickup ETA after the driver last synced.
+        let dispatchETA = server.clock.now.addingTimeInterval(3 * 3600)
+        _ = try await server.store.updateOrder(order.id, .init(pickupETA: dispatchETA), tenant: carrier.tenant.id)
+        try await server.run { api in
+            let token = carrier.driver.accessToken
+            let mine = server.clock.now.addingTimeInterval(5 * 3600)
+            let results = try await api.call(.mutations, json: MutationBatch([
+                // Same field, different value: conflict, the server's value comes back.
+                Mutation(.updateOrderETA(.init(orderID: order.id, pickupETA: mine)), baseVersion: base),
+                // Another field dispatch did not touch: applied (field-level merge).
+                Mutation(.updateOrderETA(.init(orderID: order.id, deliveryETA: mine)), baseVersion: base),
+                // Status is checked by the state machine, whatever the base version.
+                Mutation(.updateOrderStatus(.init(orderID: order.id, status: .pickedUp)), baseVersion: base),
+            ]), token: token).decode(MutationBatchResult.self).results
+            #expect(results.map(\.outcome) == [.rejected, .applied, .applied])
+            #expect(results[0].code == .conflict)
+            guard case .order(let current) = results[0].row else { Issue.record("no row"); return }
+            #expect(current.pickupETA.map(WireTime.milliseconds) == WireTime.milliseconds(dispatchETA))
+            let final = try await server.store.order(order.id, carrier.scope)
+            #expect(final.pickupETA.map(WireTime.milliseconds) == WireTime.milliseconds(dispatchETA))
+            #expect(final.deliveryETA.map(WireTime.milliseconds) == WireTime.milliseconds(mine))
+            #expect(final.status == .pickedUp)
+        }
+    }
+}
