@@ -133,8 +133,10 @@ public func buildApplication(_ services: ServerServices,
 /// than 8 days; every 30 s, checks the counters of carriers with realtime
 /// subscribers (a safety net under notifications). Closes the database on
 /// shutdown.
-struct MaintenanceService: Service {
+struct MaintenanceService: Service, CustomStringConvertible {
     let services: ServerServices
+    // Service lifecycle logs its services; never let that print the configuration's secrets.
+    var description: String { "MaintenanceService" }
 
     func run() async throws {
         await cancelWhenGracefulShutdown {

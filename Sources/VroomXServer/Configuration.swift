@@ -2,7 +2,7 @@ import Foundation
 import Logging
 
 /// Everything `vroomx serve` can be told, from flags and the environment.
-public struct ServerConfiguration: Sendable {
+public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     public var host = "127.0.0.1"
     public var port = 8080
     /// `postgres://…` for PostgreSQL; nil for the SQLite file in the data directory.
@@ -25,6 +25,14 @@ public struct ServerConfiguration: Sendable {
     public var mailer: (any Mailer)?
 
     public init() {}
+
+    /// Safe to log: secrets and credentials are left out.
+    public var description: String {
+        "ServerConfiguration(host: \(host), port: \(port), database: \(usesPostgres ? "postgres" : "sqlite"), "
+            + "dataDirectory: \(dataDirectory.path), smtp: \(smtpURL == nil ? "development mailbox" : "configured"))"
+    }
+
+    public var debugDescription: String { description }
 
     public var sqlitePath: String { dataDirectory.appendingPathComponent("vroomx.sqlite").path }
     public var keyFile: URL { dataDirectory.appendingPathComponent("jwt-secret.key") }

@@ -3,7 +3,10 @@ import Foundation
 import VroomXSecurity
 
 /// The server's signing secret, and keys derived from it.
-struct Secrets: Sendable {
+struct Secrets: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    var description: String { "Secrets(redacted)" }
+    var debugDescription: String { description }
+
     let jwtKey: [UInt8]
     /// Keys the hashes of one-time codes, so a database copy alone cannot
     /// be used to recover codes by trying all million of them.

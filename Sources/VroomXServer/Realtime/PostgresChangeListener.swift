@@ -10,8 +10,9 @@ import VroomXModels
 /// `pg_notify('vroomx_changes', 'tenant:seq')`, delivered on commit to every
 /// listener. After each (re)connection the hub re-reads every watched
 /// carrier's counter, so notifications missed while disconnected are not lost.
-struct PostgresChangeListener: Service {
+struct PostgresChangeListener: Service, CustomStringConvertible {
     static let channel = "vroomx_changes"
+    var description: String { "PostgresChangeListener" }
     let database: PostgresDatabase
     let hub: ChangeHub
     let logger: Logger
