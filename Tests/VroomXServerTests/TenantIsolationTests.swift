@@ -31,6 +31,7 @@ struct TenantIsolationTests {
         let body: (any Encodable & Sendable)?
         /// Whether the request names one of A's rows (in the path or body).
         let namesCarrierAData: Bool
+        var query: String? = nil
     }
 
     @Test("no caller crosses a carrier or reaches another driver's work", arguments: TestBackend.available)
@@ -65,13 +66,17 @@ struct TenantIsolationTests {
                 if caller == .expiredToken { server.clock.advance(by: 3601) }
                 let token = forToken(caller, a: a, b: b)
                 for (index, probe) in probes.enumerated() {
-                    let answer = try await api.call(probe.endpoint, parameters: probe.parameters,
+                    let answer = try await api.call(probe.endpoint, parameters: probe.parameters, query: probe.query,
                                                     json: personalize(probe.body, caller: caller, index: index), token: token)
                     let expected = expectedStatuses(caller, probe)
                     #expect(expected.contains(answer.status),
                             "\(probe.endpoint) by \(caller): got \(answer.status) \(answer.text), expected \(expected)")
                     if answer.status >= 400 {
                         #expect(answer.error != nil, "\(probe.endpoint) by \(caller): error not in the shared shape: \(answer.text)")
+                    }
+                    if probe.endpoint == .mutations, caller == .sibling || caller == .foreignDriver {
+                        let results = try answer.decode(MutationBatchResult.self).results
+                        #expect(results.allSatisfy { $0.outcome == .rejected && $0.code == .notFound }, "\(results)")
                     }
                     switch caller {
                     case .foreignDriver, .foreignDispatcher, .noToken, .forgedToken, .expiredToken:
@@ -122,6 +127,9 @@ struct TenantIsolationTests {
                   body: CreateExpenseRequest(tripID: trip.id, category: .tolls, amountCents: 500, date: LocalDate(Date())),
                   namesCarrierAData: true),
             Probe(endpoint: .notifications, parameters: [], body: nil, namesCarrierAData: false),
+            Probe(endpoint: .sync, parameters: [], body: nil, namesCarrierAData: false, query: "since=0"),
+            Probe(endpoint: .sync, parameters: [], body: nil, namesCarrierAData: false, query: "since=1"),
+            Probe(endpoint: .realtime, parameters: [], body: nil, namesCarrierAData: false, query: "since=1"),
             // Dispatch endpoints (the carrier's own dispatcher runs these before the owner's writes below).
             Probe(endpoint: .dispatchDrivers, parameters: [], body: nil, namesCarrierAData: false),
             Probe(endpoint: .dispatchCreateDriver, parameters: [],
@@ -151,12 +159,17 @@ struct TenantIsolationTests {
             Probe(endpoint: .updateOrderETA, parameters: [o], body: UpdateETARequest(deliveryETA: Date().addingTimeInterval(86_400)),
                   namesCarrierAData: true),
             Probe(endpoint: .deleteExpense, parameters: [expense.id.rawValue], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .mutations, parameters: [],
+                  body: MutationBatch([Mutation(.updateOrderETA(.init(orderID: order.id, deliveryETA: Date().addingTimeInterval(7200)))),
+                                       Mutation(.deleteExpense(.init(expenseID: expense.id)))]),
+                  namesCarrierAData: true),
             Probe(endpoint: .markNotificationRead, parameters: [notification.id.rawValue], body: nil, namesCarrierAData: true),
         ]
     }
 
     func expectedStatuses(_ caller: Caller, _ probe: Probe) -> Set<Int> {
-        let ok: Set<Int> = [200, 201, 204]
+        // Without an upgrade, the realtime endpoint answers an allowed caller 426.
+        let ok: Set<Int> = probe.endpoint == .realtime ? [426] : [200, 201, 204]
         switch caller {
         case .noToken, .forgedToken, .expiredToken:
             return [401]
@@ -166,6 +179,8 @@ struct TenantIsolationTests {
             return probe.endpoint.access == .driver ? [403] : (probe.endpoint == .removeDeviceToken ? [404] : ok)
         case .sibling, .foreignDriver:
             if probe.endpoint.access == .dispatcher { return [403] }
+            // A batch answers 200 with each mutation rejected (checked below: nothing changed, nothing leaked).
+            if probe.endpoint == .mutations { return [200] }
             return probe.namesCarrierAData ? [404] : ok
         case .foreignDispatcher:
             if probe.endpoint.access == .driver { return [403] }
