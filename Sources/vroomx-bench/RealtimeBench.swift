@@ -1,0 +1,187 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import VroomXModels
+import VroomXServer
+import WSClient
+
+/// Commit-to-delivery latency with many connected driver sockets, and the
+/// server's memory per idle socket. The server is the real `vroomx` binary
+/// in its own process (built beside this one), so its memory is its own.
+struct RealtimeBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "realtime", abstract: "Realtime latency with N sockets and memory per idle socket.")
+
+    @Option(help: "Driver sockets connected while measuring latency.") var sockets = 1000
+    @Option(help: "Messages to time (each to one random driver).") var messages = 2000
+    @Option(help: "Idle sockets for the memory measurement.") var idleSockets = 10_000
+    @Option(help: "PostgreSQL URL (default: SQLite).") var postgres: String?
+
+    func run() async throws {
+        print("realtime on \(postgres == nil ? "sqlite" : "postgres")")
+        // Memory on a fresh server process, before anything else has grown its heap.
+        let fresh = try await BenchServer.start(postgres: postgres, drivers: 1)
+        try await measureMemory(fresh)
+        fresh.stop()
+        var server = try await BenchServer.start(postgres: postgres, drivers: sockets)
+        defer { server.stop() }
+        try await measureLatency(&server)
+    }
+
+    func measureLatency(_ server: inout BenchServer) async throws {
+        let arrivals = NIOLockedValueBox<[String: UInt64]>([:])
+        let connected = NIOLockedValueBox(0)
+        var sockets: [Task<Void, Never>] = []
+        for driver in server.drivers {
+            sockets.append(BenchServer.connect(port: server.port, token: driver.token, since: server.cursor, connected: connected) { text in
+                // Titles are "bench-<n>"; record when each first arrives.
+                guard let range = text.range(of: #"bench-\d+"#, options: .regularExpression) else { return }
+                let now = DispatchTime.now().uptimeNanoseconds
+                arrivals.withLockedValue { if $0[String(text[range])] == nil { $0[String(text[range])] = now } }
+            })
+        }
+        try await BenchServer.wait("\(self.sockets) sockets ready") { connected.withLockedValue { $0 } >= self.sockets }
+        var sent: [String: UInt64] = [:]
+        for index in 0..<messages {
+            let driver = server.drivers.randomElement()!
+            let title = "bench-\(index)"
+            sent[title] = DispatchTime.now().uptimeNanoseconds
+            try await server.post(.dispatchSendMessage, SendMessageRequest(driverID: driver.id, type: .dispatchMessage, title: title, body: "b"))
+        }
+        try await BenchServer.wait("all deliveries") { arrivals.withLockedValue { $0.count } >= messages }
+        let latencies = sent.compactMap { title, start in arrivals.withLockedValue { $0[title] }.map { Double($0 - start) / 1e6 } }.sorted()
+        func percentile(_ p: Double) -> Double { latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
+        print(String(format: "write-request-to-socket latency with %d driver sockets: p50 %.2f ms, p99 %.2f ms, max %.2f ms (%d deliveries)",
+                     self.sockets, percentile(0.5), percentile(0.99), latencies.last ?? 0, latencies.count))
+        sockets.forEach { $0.cancel() }
+        for socket in sockets { await socket.value }
+    }
+
+    func measureMemory(_ server: BenchServer) async throws {
+        try await Task.sleep(for: .seconds(2))
+        let before = try server.residentBytes()
+        let connected = NIOLockedValueBox(0)
+        let token = server.drivers[0].token
+        var sockets: [Task<Void, Never>] = []
+        for _ in 0..<idleSockets {
+            sockets.append(BenchServer.connect(port: server.port, token: token, since: server.cursor, connected: connected) { _ in })
+            if sockets.count % 500 == 0 { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        try await BenchServer.wait("\(idleSockets) idle sockets", timeout: .seconds(300)) { connected.withLockedValue { $0 } >= idleSockets }
+        try await Task.sleep(for: .seconds(3))
+        let after = try server.residentBytes()
+        print(String(format: "server memory: %.1f MiB before, %.1f MiB with %d idle sockets: %.1f KB per socket",
+                     Double(before) / 1_048_576, Double(after) / 1_048_576, idleSockets, Double(after - before) / Double(idleSockets) / 1024))
+        sockets.forEach { $0.cancel() }
+        for socket in sockets { await socket.value }
+    }
+}
+
+/// A seeded database and the `vroomx` server process running on it.
+struct BenchServer {
+    struct Account { let id: ID<Driver>; let token: String }
+
+    let process: Process
+    let port: Int
+    let dispatcherToken: String
+    let drivers: [Account]
+    let cursor: Int64
+
+    static func start(postgres: String?, drivers count: Int) async throws -> BenchServer {
+        let secret = "bench-secret-" + String(repeating: "k", count: 32)
+        var configuration = ServerConfiguration()
+        configuration.jwtSecret = secret
+        configuration.logLevel = .error
+        configuration.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-bench-\(UUID().uuidString.prefix(8))")
+        if let postgres {
+            configuration.databaseURL = try await PostgresDatabase.createDatabase(adminURL: postgres, prefix: "vroomx_bench", logger: Logger(label: "bench"))
+        }
+        let services = try await ServerServices.make(configuration)
+        let (tenant, dispatcher) = try await services.store.createTenant(name: "Bench", dispatcherEmail: "dispatch@bench.example")
+        var accounts: [Account] = []
+        for index in 0..<count {
+            let driver = try await services.store.createDriver(tenant: tenant.id, .init(
+                email: "driver\(index)@bench.example", name: "Driver \(index)", payType: .perTrip, payRate: 1))
+            accounts.append(Account(id: driver.id, token: try await services.signIn(email: driver.email).accessToken))
+        }
+        let dispatcherToken = try await services.signIn(email: dispatcher.email).accessToken
+        let cursor = try await services.store.database.read { try await $0.first("SELECT change_seq FROM tenants WHERE id = \(tenant.id)")!.int64("change_seq") }
+        await services.database.close()
+
+        let port = Int.random(in: 20_000...40_000)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("vroomx")
+        process.arguments = ["serve", "--port", String(port)]
+        var environment = ProcessInfo.processInfo.environment
+        environment["VROOMX_DATA_DIR"] = configuration.dataDirectory.path
+        environment["VROOMX_JWT_SECRET"] = secret
+        environment["VROOMX_LOG_LEVEL"] = "error"
+        if let url = configuration.databaseURL { environment["VROOMX_DATABASE_URL"] = url }
+        process.environment = environment
+        try process.run()
+        let server = BenchServer(process: process, port: port, dispatcherToken: dispatcherToken, drivers: accounts, cursor: cursor)
+        try await wait("server") { (try? await server.get("/healthz")) == 200 }
+        return server
+    }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    func residentBytes() throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) else { return 0 }
+        return kilobytes * 1024
+    }
+
+    func get(_ path: String) async throws -> UInt {
+        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)"), timeout: .seconds(5))
+        return response.status.code
+    }
+
+    func post<Body: Encodable>(_ endpoint: Endpoint, _ body: Body) async throws {
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(endpoint.path())")
+        request.method = .POST
+        request.headers.add(name: "Authorization", value: "Bearer \(dispatcherToken)")
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(bytes: try WireJSON.encoder().encode(body)))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        guard response.status.code < 300 else { throw ValidationError("POST \(endpoint) answered \(response.status.code)") }
+        _ = try await response.body.collect(upTo: 1 << 20)
+    }
+
+    /// A socket reading text frames until cancelled.
+    static func connect(port: Int, token: String, since: Int64, connected: NIOLockedValueBox<Int>,
+                        onText: @escaping @Sendable (String) -> Void) -> Task<Void, Never> {
+        Task {
+            var configuration = WebSocketClientConfiguration()
+            configuration.additionalHeaders[.authorization] = "Bearer \(token)"
+            configuration.autoPing = .disabled
+            _ = try? await WebSocketClient.connect(url: "ws://127.0.0.1:\(port)/v1/realtime?since=\(since)", configuration: configuration,
+                                                   logger: Logger(label: "bench-ws")) { inbound, _, _ in
+                var counted = false
+                for try await message in inbound.messages(maxSize: 1 << 20) {
+                    guard case .text(let text) = message else { continue }
+                    if !counted, text.contains("\"ready\"") {
+                        counted = true
+                        connected.withLockedValue { $0 += 1 }
+                    }
+                    onText(text)
+                }
+            }
+        }
+    }
+
+    static func wait(_ what: String, timeout: Duration = .seconds(120), _ condition: @Sendable () async -> Bool) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !(await condition()) {
+            guard ContinuousClock.now < deadline else { throw ValidationError("timed out waiting for \(what)") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}
