@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .library(name: "VroomXModels", targets: ["VroomXModels"]),
         .library(name: "VroomXServer", targets: ["VroomXServer"]),
+        .library(name: "DriverKit", targets: ["DriverKit"]),
         .executable(name: "vroomx", targets: ["vroomx"]),
     ],
     dependencies: [
@@ -26,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         // Wire and domain types shared by server and clients. Foundation only.
@@ -82,9 +84,28 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/VroomXTestSupport"
         ),
+        // The offline-first core of the driver app (Linux and Apple platforms).
+        .target(
+            name: "DriverKit",
+            dependencies: [
+                "VroomXModels",
+                "VroomXSecurity",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ]
+        ),
+
         // Benchmarks: programs that print figures (run in release).
         .executableTarget(
             name: "vroomx-bench",
@@ -100,6 +121,15 @@ let package = Package(
         ),
 
         .testTarget(name: "VroomXModelsTests", dependencies: ["VroomXModels"]),
+        .testTarget(
+            name: "DriverKitTests",
+            dependencies: [
+                "DriverKit",
+                "VroomXTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
         // Runs the built `vroomx` binary as a process (it is a dependency so it gets built).
         .testTarget(name: "VroomXCLITests", dependencies: ["vroomx", "VroomXTestSupport"]),
         .testTarget(

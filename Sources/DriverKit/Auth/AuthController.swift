@@ -1,0 +1,279 @@
+import Foundation
+import Observation
+import VroomXModels
+import VroomXSecurity
+
+/// Where the driver is in signing in.
+public enum AuthState: Sendable, Hashable {
+    case signedOut
+    /// A code was emailed; waiting for the driver to type it.
+    case codeSent(email: String)
+    /// Signed in, but no PIN yet (asked for right after the first sign-in).
+    case needsPINSetup
+    /// Signed in with a PIN; the PIN (or biometrics) opens the app.
+    case locked
+    case unlocked
+}
+
+/// Errors a sign-in screen shows as they are.
+public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
+    case driverNotFound
+    case invalidPIN(attemptsLeft: Int)
+    /// Too many wrong PINs: the driver must sign in with email again.
+    case pinLockedOut
+    case pinFormat
+    /// Logout would throw away changes that never reached the server.
+    case unsyncedChanges(count: Int)
+    /// Another driver's unsynced changes are on this device.
+    case otherDriversWork(email: String, count: Int)
+    case server(String)
+
+    public var description: String {
+        switch self {
+        case .driverNotFound: return "Driver account not found. Contact your dispatcher."
+        case .invalidPIN(let left): return "Wrong PIN. \(left) attempt\(left == 1 ? "" : "s") left."
+        case .pinLockedOut: return "Too many wrong PINs. Sign in with your email."
+        case .pinFormat: return "The PIN is 4 digits."
+        case .unsyncedChanges(let count):
+            return "\(count) change\(count == 1 ? " has" : "s have") not reached dispatch yet and would be lost. Sync first, or log out anyway."
+        case .otherDriversWork(let email, let count):
+            return "This device holds \(count) unsynced change\(count == 1 ? "" : "s") of \(email). They must sign in and sync first."
+        case .server(let message): return message
+        }
+    }
+}
+
+/// Sign-in with an emailed code, a 4-digit PIN for quick access (kept only
+/// as a slow salted hash), biometric unlock, and logout (seed 004, made safe).
+@MainActor @Observable
+public final class AuthController {
+    public private(set) var state: AuthState
+    /// What went wrong last, for the screen to show.
+    public private(set) var message: String?
+    public private(set) var isBusy = false
+    public private(set) var biometricsEnabled: Bool
+    /// Someone has signed in on this device before (login, not onboarding).
+    public private(set) var deviceUsedBefore: Bool
+
+    nonisolated static let pinKey = "pin"
+    nonisolated static let pinFailuresKey = "pin_failures"
+    nonisolated static let biometricsKey = "biometrics"
+    /// A PIN set offline, until it reaches the server.
+    nonisolated static let pendingPINKey = "pin_pending_upload"
+    public nonisolated static let maxPINAttempts = 5
+
+    let database: AppDatabase
+    let api: APIClient
+    let credentials: CredentialStore
+    let secureStore: any SecureStore
+    let biometrics: any Biometrics
+    let pinHashCost: Int
+    let clock: @Sendable () -> Date
+    /// Told when a session starts and ends, to start and stop syncing.
+    var onSignedIn: @MainActor () -> Void = {}
+    var onSignedOut: @MainActor () -> Void = {}
+
+    init(database: AppDatabase, api: APIClient, credentials: CredentialStore, secureStore: any SecureStore,
+         biometrics: any Biometrics, pinHashCost: Int, clock: @escaping @Sendable () -> Date) {
+        self.database = database
+        self.api = api
+        self.credentials = credentials
+        self.secureStore = secureStore
+        self.biometrics = biometrics
+        self.pinHashCost = pinHashCost
+        self.clock = clock
+        biometricsEnabled = (try? secureStore.data(for: Self.biometricsKey)) != nil
+        deviceUsedBefore = (try? database.deviceState())?.usedBefore ?? false
+        let account = try? database.account()
+        state = account == nil ? .signedOut : (account!.pinSet ? .locked : .needsPINSetup)
+    }
+
+    public var canUseBiometrics: Bool { biometricsEnabled && biometrics.isAvailable }
+
+    // MARK: Email code
+
+    public func sendCode(to email: String) async throws {
+        try await run {
+            let _: SendCodeResponse = try await api.send(.sendCode, body: SendCodeRequest(email: email))
+            state = .codeSent(email: email.trimmingCharacters(in: .whitespaces).lowercased())
+        }
+    }
+
+    /// Verifies the code and signs in: the driver record comes with the
+    /// session (looked up by auth user id on the server).
+    public func verify(code: String) async throws {
+        guard case .codeSent(let email) = state else { return }
+        try await run {
+            let session: AuthSession
+            do {
+                session = try await api.send(.verifyCode, body: VerifyCodeRequest(email: email, code: code))
+            } catch let error as APIError where error.code == .driverNotFound {
+                throw AuthError.driverNotFound
+            }
+            guard let driver = session.driver else {
+                // Not a driver (a dispatcher's account): this app is for drivers.
+                try? await api.send(.logout, body: LogoutRequest(refreshToken: session.refreshToken))
+                throw AuthError.driverNotFound
+            }
+            if let previous = try database.account(), previous.userID != session.user.id {
+                let unsynced = try database.unsyncedCount()
+                if unsynced > 0 {
+                    try? await api.send(.logout, body: LogoutRequest(refreshToken: session.refreshToken))
+                    throw AuthError.otherDriversWork(email: previous.email, count: unsynced)
+                }
+            }
+            // A PIN on the device belongs to the driver who is still signed in; anyone else sets their own.
+            if try database.account()?.userID != session.user.id { try? secureStore.remove(Self.pinKey) }
+            try await credentials.start(session)
+            try database.saveSignIn(user: session.user, driver: driver, now: clock())
+            deviceUsedBefore = true
+            try secureStore.remove(Self.pinFailuresKey)
+            // Signing in with email proves who this is: a PIN already on the device opens the app directly.
+            let pinSet = (try? secureStore.data(for: Self.pinKey)) != nil
+            try database.setPINState(set: pinSet, serverPending: false)
+            state = pinSet ? .unlocked : .needsPINSetup
+            onSignedIn()
+        }
+    }
+
+    public func cancelCode() {
+        if case .codeSent = state { state = .signedOut }
+    }
+
+    // MARK: PIN
+
+    /// Sets the 4-digit PIN: hashed here with scrypt and kept in the secure
+    /// store; also sent to the server (later, if offline).
+    public func setUpPIN(_ pin: String) async throws {
+        guard PINRequest.isValid(pin) else {
+            message = AuthError.pinFormat.description
+            throw AuthError.pinFormat
+        }
+        try await run {
+            let cost = pinHashCost
+            let hash = try await Task.detached { try PINHasher.hash(pin, cost: cost) }.value
+            try secureStore.set(Data(hash.utf8), for: Self.pinKey)
+            try secureStore.remove(Self.pinFailuresKey)
+            try database.setPINState(set: true, serverPending: true)
+            await pushPINToServer(pin)
+            state = .unlocked
+        }
+    }
+
+    /// Offline, the PIN waits in the secure store for the next sync.
+    func pushPINToServer(_ pin: String) async {
+        do {
+            try await api.send(.setPIN, body: PINRequest(pin: pin))
+            try secureStore.remove(Self.pendingPINKey)
+            try database.setPINState(set: true, serverPending: false)
+        } catch {
+            try? secureStore.set(Data(pin.utf8), for: Self.pendingPINKey)
+        }
+    }
+
+    /// Locks the app (it went to the background).
+    public func lock() {
+        if state == .unlocked, (try? database.account())?.pinSet == true { state = .locked }
+    }
+
+    /// Checks the PIN on the device (works offline). After five wrong PINs
+    /// the driver must sign in with email again; unsynced work is kept.
+    public func unlock(pin: String) async throws {
+        guard state == .locked else { return }
+        guard PINRequest.isValid(pin) else { throw AuthError.pinFormat }
+        try await run {
+            guard let stored = try secureStore.data(for: Self.pinKey).map({ String(decoding: $0, as: UTF8.self) }) else {
+                throw AuthError.pinLockedOut
+            }
+            let matches = await Task.detached { PINHasher.verify(pin, against: stored) }.value
+            if matches {
+                try secureStore.remove(Self.pinFailuresKey)
+                state = .unlocked
+                return
+            }
+            let failures = (try secureStore.data(for: Self.pinFailuresKey).flatMap { Int(String(decoding: $0, as: UTF8.self)) } ?? 0) + 1
+            try secureStore.set(Data(String(failures).utf8), for: Self.pinFailuresKey)
+            guard failures < Self.maxPINAttempts else {
+                await endSession(message: AuthError.pinLockedOut.description)
+                throw AuthError.pinLockedOut
+            }
+            throw AuthError.invalidPIN(attemptsLeft: Self.maxPINAttempts - failures)
+        }
+    }
+
+    /// Face ID / Touch ID, once a PIN is set and the driver turned it on.
+    @discardableResult
+    public func unlockWithBiometrics() async -> Bool {
+        guard state == .locked, canUseBiometrics else { return false }
+        if await biometrics.authenticate(reason: "Unlock VroomX") {
+            state = .unlocked
+            return true
+        }
+        return false
+    }
+
+    public func setBiometrics(enabled: Bool) async -> Bool {
+        if enabled {
+            guard biometrics.isAvailable, (try? database.account())?.pinSet == true,
+                  await biometrics.authenticate(reason: "Use biometrics to unlock VroomX") else { return false }
+            try? secureStore.set(Data([1]), for: Self.biometricsKey)
+        } else {
+            try? secureStore.remove(Self.biometricsKey)
+        }
+        biometricsEnabled = enabled
+        return true
+    }
+
+    // MARK: Ending the session
+
+    /// Logout clears the session, cached data, tokens and PIN (seed 004).
+    /// It refuses while changes have not reached the server, unless forced.
+    public func logout(force: Bool = false) async throws {
+        let unsynced = try database.unsyncedCount()
+        if unsynced > 0, !force {
+            let error = AuthError.unsyncedChanges(count: unsynced)
+            message = error.description
+            throw error
+        }
+        onSignedOut()
+        if let token = try? database.account()?.deviceToken {
+            try? await api.send(.removeDeviceToken, token)
+        }
+        if let refresh = await credentials.current?.refreshToken {
+            try? await api.send(.logout, body: LogoutRequest(refreshToken: refresh))
+        }
+        await credentials.clear()
+        for key in [Self.pinKey, Self.pinFailuresKey, Self.biometricsKey, Self.pendingPINKey] { try? secureStore.remove(key) }
+        biometricsEnabled = false
+        try database.clearForLogout()
+        message = nil
+        state = .signedOut
+    }
+
+    /// The server refused the session, or too many wrong PINs: back to email
+    /// sign-in. Cached rows and unsynced work stay on the device.
+    func endSession(message: String) async {
+        onSignedOut()
+        await credentials.clear()
+        try? secureStore.remove(Self.pinKey)
+        try? secureStore.remove(Self.pinFailuresKey)
+        try? database.endSession()
+        self.message = message
+        state = .signedOut
+    }
+
+    private func run(_ work: () async throws -> Void) async throws {
+        isBusy = true
+        defer { isBusy = false }
+        do {
+            try await work()
+            message = nil
+        } catch let error as AuthError {
+            message = error.description
+            throw error
+        } catch let error as APIError {
+            message = error.description
+            throw error
+        }
+    }
+}

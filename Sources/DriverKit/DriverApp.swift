@@ -1,0 +1,147 @@
+import Foundation
+import Logging
+import VroomXModels
+import VroomXSecurity
+
+/// The driver app's core, the same on iOS and in the terminal: the local
+/// database, sign-in, syncing, routing, and every action a driver takes.
+/// Views (SwiftUI or terminal) stay thin over this.
+@MainActor
+public final class DriverApp {
+    public struct Configuration: Sendable {
+        /// The VroomX server, e.g. `https://api.example.com` or `http://127.0.0.1:8080`.
+        public var serverURL: String
+        /// Where the database and (on Linux) the secrets file live.
+        public var stateDirectory: URL
+        public var secureStore: (any SecureStore)?
+        public var biometrics: any Biometrics = UnavailableBiometrics()
+        public var transport: any HTTPTransport = AsyncHTTPTransport()
+        public var network: (any NetworkMonitor)?
+        public var clock: @Sendable () -> Date = { Date() }
+        /// scrypt cost exponent of the local PIN hash.
+        public var pinHashCost = PINHasher.defaultCost
+        /// Keep a realtime socket open while signed in.
+        public var realtime = true
+        public var logger = Logger(label: "vroomx.driverkit")
+
+        public init(serverURL: String, stateDirectory: URL) {
+            self.serverURL = serverURL
+            self.stateDirectory = stateDirectory
+        }
+    }
+
+    public let database: AppDatabase
+    public let api: APIClient
+    public let auth: AuthController
+    public let router: AppRouter
+    public let status: SyncStatus
+    public let sync: SyncEngine
+    public let network: any NetworkMonitor
+    let credentials: CredentialStore
+    let clock: @Sendable () -> Date
+
+    public init(_ configuration: Configuration) throws {
+        let baseURL = configuration.serverURL.hasSuffix("/") ? String(configuration.serverURL.dropLast()) : configuration.serverURL
+        database = try AppDatabase.open(directory: configuration.stateDirectory)
+        let secureStore = try configuration.secureStore ?? FileSecureStore(directory: configuration.stateDirectory)
+        let transport = configuration.transport
+        network = configuration.network ?? ProbingNetworkMonitor { await APIClient.probe(baseURL: baseURL, transport: transport) }
+        clock = configuration.clock
+        credentials = CredentialStore(secureStore: secureStore, transport: transport, baseURL: baseURL, clock: configuration.clock)
+        api = APIClient(baseURL: baseURL, transport: transport, credentials: credentials, network: network)
+        status = SyncStatus()
+        let realtime = configuration.realtime
+            ? RealtimeConnection(baseURL: baseURL, credentials: credentials, logger: configuration.logger) : nil
+        sync = SyncEngine(database: database, api: api, network: network, status: status, realtime: realtime,
+                          secureStore: secureStore, clock: configuration.clock, logger: configuration.logger)
+        auth = AuthController(database: database, api: api, credentials: credentials, secureStore: secureStore,
+                              biometrics: configuration.biometrics, pinHashCost: configuration.pinHashCost, clock: configuration.clock)
+        router = AppRouter(auth: auth, database: database)
+        status.follow(database)
+        let sync = self.sync
+        auth.onSignedIn = { Task { await sync.start() } }
+        auth.onSignedOut = { Task { await sync.stop() } }
+        let auth = self.auth
+        Task { await credentials.whenSessionEnds { _ in
+            await auth.endSession(message: "Your session has ended. Sign in with your email.")
+        } }
+    }
+
+    /// Starts syncing if someone is signed in, and checks the session with
+    /// the server in the background.
+    public func launch() {
+        guard (try? database.account()) != nil else { return }
+        let sync = self.sync
+        Task { await sync.start() }
+        Task { await verifySession() }
+    }
+
+    /// Refreshes the driver record; only a definitive rejection signs out
+    /// (the credential store ends the session then), never a network error.
+    func verifySession() async {
+        guard let me: MeResponse = try? await api.send(.me), let driver = me.driver else { return }
+        try? await database.writer.write { db in
+            try AppDatabase.store(.driver(driver), db)
+        }
+    }
+
+    /// Whether tokens for a session are on the device.
+    public var hasSession: Bool {
+        get async { await credentials.hasSession }
+    }
+
+    public func shutdown() async {
+        await sync.stop()
+    }
+
+    public func syncNow() async {
+        await sync.syncNow()
+    }
+
+    // MARK: What a driver does (each returns at once, online or not)
+
+    /// Picks up or delivers an order. `at` is when it happened (now by default).
+    public func updateOrderStatus(_ order: ID<Order>, to status: OrderStatus, at: Date? = nil) throws {
+        try enqueue(.updateOrderStatus(.init(orderID: order, status: status, occurredAt: at ?? clock())))
+    }
+
+    public func submitETA(_ order: ID<Order>, pickup: Date? = nil, delivery: Date? = nil) throws {
+        guard pickup != nil || delivery != nil else {
+            throw LocalRejection(code: .validationFailed, message: "Give a pickup or a delivery ETA.")
+        }
+        let version = try database.order(order)?.version
+        try enqueue(.updateOrderETA(.init(orderID: order, pickupETA: pickup, deliveryETA: delivery)), baseVersion: version)
+    }
+
+    @discardableResult
+    public func createExpense(trip: ID<Trip>, category: ExpenseCategory, amountCents: Int, date: LocalDate? = nil,
+                              notes: String? = nil) throws -> ID<Expense> {
+        let id = ID<Expense>()
+        try enqueue(.createExpense(.init(id: id, tripID: trip, category: category, amountCents: amountCents,
+                                         date: date ?? LocalDate(clock()), notes: notes)))
+        return id
+    }
+
+    public func deleteExpense(_ id: ID<Expense>) throws {
+        try enqueue(.deleteExpense(.init(expenseID: id)))
+    }
+
+    public func markNotificationRead(_ id: ID<DriverNotification>) throws {
+        try enqueue(.markNotificationRead(.init(notificationID: id)))
+    }
+
+    /// Retries a change that ran out of attempts; dismisses one the driver has seen.
+    public func retry(_ id: ID<Mutation>) throws {
+        try database.retry(id)
+        let sync = self.sync
+        Task { await sync.requestSync() }
+    }
+
+    public func dismiss(_ id: ID<Mutation>) throws { try database.dismiss(id) }
+
+    private func enqueue(_ payload: MutationPayload, baseVersion: Int? = nil) throws {
+        guard try database.enqueue(Mutation(payload, baseVersion: baseVersion), now: clock()) else { return }
+        let sync = self.sync
+        if network.isOnline { Task { await sync.requestSync() } }
+    }
+}

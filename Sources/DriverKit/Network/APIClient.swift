@@ -1,0 +1,97 @@
+import Foundation
+import VroomXModels
+
+/// Calls the VroomX API by shared `Endpoint`: attaches the access token,
+/// refreshes it once when the server says it expired, and tells the network
+/// monitor what each call saw.
+public struct APIClient: Sendable {
+    public let baseURL: String
+    let transport: any HTTPTransport
+    let credentials: CredentialStore
+    let network: any NetworkMonitor
+
+    init(baseURL: String, transport: any HTTPTransport, credentials: CredentialStore, network: any NetworkMonitor) {
+        self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
+        self.transport = transport
+        self.credentials = credentials
+        self.network = network
+    }
+
+    public func send<Response: Decodable>(_ endpoint: Endpoint, _ parameters: String..., query: String? = nil,
+                                          body: (any Encodable & Sendable)? = nil, headers: [(String, String)] = [],
+                                          as type: Response.Type = Response.self) async throws -> Response {
+        try Self.decode(Response.self, try await call(endpoint, parameters, query: query, body: body, headers: headers))
+    }
+
+    /// For endpoints that answer 204.
+    public func send(_ endpoint: Endpoint, _ parameters: String..., body: (any Encodable & Sendable)? = nil,
+                     headers: [(String, String)] = []) async throws {
+        let response = try await call(endpoint, parameters, query: nil, body: body, headers: headers)
+        try Self.check(response)
+    }
+
+    func call(_ endpoint: Endpoint, _ parameters: [String], query: String?, body: (any Encodable & Sendable)?,
+              headers: [(String, String)]) async throws -> HTTPResponseData {
+        var request = HTTPRequestData(method: endpoint.method.rawValue,
+                                      url: baseURL + endpoint.path(parameters) + (query.map { "?" + $0 } ?? ""),
+                                      headers: headers, body: nil)
+        if let body {
+            request.body = try CacheJSON.encoder.encode(body)
+            request.headers.append(("Content-Type", "application/json"))
+        }
+        guard endpoint.access != .anyone else { return try await deliver(request) }
+        let token = try await credentials.accessToken()
+        var authorized = request
+        authorized.headers.append(("Authorization", "Bearer \(token)"))
+        var response = try await deliver(authorized)
+        if response.status == 401, (try? Self.decodeError(response))?.code == .tokenExpired {
+            // The server's clock says the token expired: refresh once and try again.
+            var retry = request
+            retry.headers.append(("Authorization", "Bearer \(try await credentials.refresh().accessToken)"))
+            response = try await deliver(retry)
+        }
+        if response.status == 401, let body = try? Self.decodeError(response) {
+            await credentials.rejected(accessToken: token, because: .server(status: 401, body: body))
+        }
+        return response
+    }
+
+    private func deliver(_ request: HTTPRequestData) async throws -> HTTPResponseData {
+        do {
+            let response = try await transport.send(request)
+            network.reportSuccess()
+            return response
+        } catch {
+            network.reportFailure()
+            throw APIError.unreachable("\(error)")
+        }
+    }
+
+    static func check(_ response: HTTPResponseData) throws {
+        guard (200..<300).contains(response.status) else {
+            guard let body = try? decodeError(response) else {
+                throw APIError.unreadable("status \(response.status)")
+            }
+            throw APIError.server(status: response.status, body: body)
+        }
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ response: HTTPResponseData) throws -> T {
+        try check(response)
+        do {
+            return try CacheJSON.decoder.decode(T.self, from: response.body)
+        } catch {
+            throw APIError.unreadable("\(error)")
+        }
+    }
+
+    static func decodeError(_ response: HTTPResponseData) throws -> APIErrorBody {
+        try CacheJSON.decoder.decode(APIErrorResponse.self, from: response.body).error
+    }
+
+    /// Whether the server answers at all (the network monitor's probe).
+    public static func probe(baseURL: String, transport: any HTTPTransport) async -> Bool {
+        (try? await transport.send(HTTPRequestData(method: "GET", url: baseURL + Endpoint.health.path(), headers: [], body: nil)))
+            .map { $0.status == 200 } ?? false
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import VroomXModels
+
+/// What can go wrong talking to the server.
+public enum APIError: Error, Sendable, CustomStringConvertible {
+    /// No answer: offline, or the server is unreachable. Retry later.
+    case unreachable(String)
+    /// The server answered with an error.
+    case server(status: Int, body: APIErrorBody)
+    /// The answer could not be read.
+    case unreadable(String)
+    /// There is no signed-in session to make the call with.
+    case notSignedIn
+
+    public var code: ErrorCode? {
+        if case .server(_, let body) = self { return body.code }
+        return nil
+    }
+
+    public var status: Int? {
+        if case .server(let status, _) = self { return status }
+        return nil
+    }
+
+    /// Worth retrying as is: no answer, rate limited, or a server failure.
+    public var isTransient: Bool {
+        switch self {
+        case .unreachable: return true
+        case .server(let status, _): return status >= 500 || status == 429
+        case .unreadable, .notSignedIn: return false
+        }
+    }
+
+    /// The server refused the session itself: only this signs a driver out.
+    public var endsSession: Bool {
+        guard case .server(401, let body) = self else { return false }
+        return [.invalidRefreshToken, .refreshTokenReused, .sessionRevoked, .invalidToken].contains(body.code)
+    }
+
+    public var description: String {
+        switch self {
+        case .unreachable: return "You're offline — the server can't be reached."
+        case .server(_, let body): return body.message
+        case .unreadable(let detail): return "Unexpected answer from the server (\(detail))."
+        case .notSignedIn: return "You are signed out."
+        }
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import VroomXModels
+
+/// The tokens of a signed-in session, kept in the secure store.
+public struct Credentials: Codable, Sendable, Hashable {
+    public var accessToken: String
+    public var refreshToken: String
+    public var expiresAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case accessToken = "access_token"
+        case refreshToken = "refresh_token"
+        case expiresAt = "expires_at"
+    }
+}
+
+/// Holds the session's tokens and refreshes them: one refresh at a time,
+/// shared by every caller that needs it. A network error leaves the session
+/// as it is; only the server refusing the refresh token ends it. Every
+/// sign-in and logout starts a new generation, so a refresh that finishes
+/// after a logout is thrown away instead of bringing the old session back.
+public actor CredentialStore {
+    static let key = "session"
+    let secureStore: any SecureStore
+    let transport: any HTTPTransport
+    let baseURL: String
+    let clock: @Sendable () -> Date
+    private var credentials: Credentials?
+    private var generation = 0
+    private var refreshing: Task<Credentials, any Error>?
+    /// Told when the server ended the session (the refresh was refused).
+    private var onSessionEnded: (@Sendable (APIError) async -> Void)?
+
+    init(secureStore: any SecureStore, transport: any HTTPTransport, baseURL: String, clock: @escaping @Sendable () -> Date) {
+        self.secureStore = secureStore
+        self.transport = transport
+        self.baseURL = baseURL
+        self.clock = clock
+        credentials = (try? secureStore.data(for: Self.key)).flatMap { try? CacheJSON.decoder.decode(Credentials.self, from: $0) }
+    }
+
+    public var hasSession: Bool { credentials != nil }
+    public var current: Credentials? { credentials }
+
+    func whenSessionEnds(_ handler: @escaping @Sendable (APIError) async -> Void) {
+        onSessionEnded = handler
+    }
+
+    /// A new session from sign-in.
+    func start(_ session: AuthSession) throws {
+        generation += 1
+        refreshing?.cancel()
+        refreshing = nil
+        try save(Credentials(accessToken: session.accessToken, refreshToken: session.refreshToken, expiresAt: session.expiresAt))
+    }
+
+    /// Forgets the session (logout, or the server ended it).
+    func clear() {
+        generation += 1
+        refreshing?.cancel()
+        refreshing = nil
+        credentials = nil
+        try? secureStore.remove(Self.key)
+    }
+
+    /// An access token good for at least a minute, refreshing if needed.
+    /// Offline, an older token is still returned while it is valid.
+    func accessToken() async throws -> String {
+        guard let credentials else { throw APIError.notSignedIn }
+        if credentials.expiresAt.timeIntervalSince(clock()) > 60 { return credentials.accessToken }
+        do {
+            return try await refresh().accessToken
+        } catch let error as APIError where error.isTransient && credentials.expiresAt > clock() {
+            return credentials.accessToken
+        }
+    }
+
+    /// The server refused the session outright on a call made with
+    /// `accessToken` (revoked, or a token it no longer accepts). Ignored if
+    /// the session changed since that token was handed out.
+    func rejected(accessToken: String, because error: APIError) async {
+        guard error.endsSession, credentials?.accessToken == accessToken else { return }
+        clear()
+        await onSessionEnded?(error)
+    }
+
+    /// Refreshes now (the server said the token expired), or joins the
+    /// refresh already in flight.
+    @discardableResult
+    func refresh() async throws -> Credentials {
+        if let refreshing { return try await refreshing.value }
+        guard let refreshToken = credentials?.refreshToken else { throw APIError.notSignedIn }
+        let startedGeneration = generation
+        let task = Task { [transport, baseURL] in
+            let outcome: Result<AuthSession, any Error>
+            do {
+                outcome = .success(try await Self.exchange(refreshToken, transport: transport, baseURL: baseURL))
+            } catch {
+                outcome = .failure(error)
+            }
+            return try await self.adopt(outcome, generation: startedGeneration)
+        }
+        refreshing = task
+        return try await task.value
+    }
+
+    /// Takes a refresh's answer, unless its session is gone meanwhile.
+    private func adopt(_ outcome: Result<AuthSession, any Error>, generation startedGeneration: Int) async throws -> Credentials {
+        // Logged out (or signed in again) meanwhile: this answer belongs to a session that is gone.
+        guard generation == startedGeneration else { throw APIError.notSignedIn }
+        refreshing = nil
+        switch outcome {
+        case .success(let session):
+            let fresh = Credentials(accessToken: session.accessToken, refreshToken: session.refreshToken, expiresAt: session.expiresAt)
+            try save(fresh)
+            return fresh
+        case .failure(let error as APIError) where error.endsSession:
+            clear()
+            await onSessionEnded?(error)
+            throw error
+        case .failure(let error):
+            throw error
+        }
+    }
+
+    private func save(_ credentials: Credentials) throws {
+        self.credentials = credentials
+        try secureStore.set(try CacheJSON.encoder.encode(credentials), for: Self.key)
+    }
+
+    static func exchange(_ refreshToken: String, transport: any HTTPTransport, baseURL: String) async throws -> AuthSession {
+        let response: HTTPResponseData
+        do {
+            response = try await transport.send(HTTPRequestData(
+                method: "POST", url: baseURL + Endpoint.refresh.path(), headers: [("Content-Type", "application/json")],
+                body: try CacheJSON.encoder.encode(RefreshRequest(refreshToken: refreshToken))))
+        } catch {
+            throw APIError.unreachable("\(error)")
+        }
+        return try APIClient.decode(AuthSession.self, response)
+    }
+}

@@ -1,0 +1,78 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+public struct HTTPRequestData: Sendable {
+    public init(method: String, url: String, headers: [(String, String)], body: Data?) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+    }
+
+    public var method: String
+    public var url: String
+    public var headers: [(String, String)]
+    public var body: Data?
+}
+
+public struct HTTPResponseData: Sendable {
+    public var status: Int
+    public var headers: [String: String]
+    public var body: Data
+}
+
+/// Sends one HTTP request. The real implementation is `AsyncHTTPTransport`;
+/// tests wrap it to simulate a network that loses answers.
+public protocol HTTPTransport: Sendable {
+    func send(_ request: HTTPRequestData) async throws -> HTTPResponseData
+}
+
+/// The transport could not reach the server or got no answer: the device is
+/// offline or the server is down. Never a reason to sign the driver out.
+public struct TransportError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    public init(description: String) { self.description = description }
+}
+
+/// HTTP over AsyncHTTPClient (SwiftNIO; works on Linux and Apple platforms).
+public struct AsyncHTTPTransport: HTTPTransport {
+    let client: HTTPClient
+    let timeout: TimeAmount
+    let maxResponseBytes: Int
+
+    /// A client for a device that is often offline: a connection that cannot
+    /// be made fails at once (after at most 5 s) instead of being retried
+    /// until the request's deadline, so the app learns it is offline quickly
+    /// and its own backoff decides when to try again.
+    public static let deviceClient: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.connectionPool.idleTimeout = .seconds(30)
+        configuration.timeout.connect = .seconds(5)
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }()
+
+    public init(client: HTTPClient = deviceClient, timeout: TimeAmount = .seconds(20), maxResponseBytes: Int = 64 << 20) {
+        self.client = client
+        self.timeout = timeout
+        self.maxResponseBytes = maxResponseBytes
+    }
+
+    public func send(_ request: HTTPRequestData) async throws -> HTTPResponseData {
+        var outgoing = HTTPClientRequest(url: request.url)
+        outgoing.method = HTTPMethod(rawValue: request.method)
+        for (name, value) in request.headers { outgoing.headers.add(name: name, value: value) }
+        if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
+        do {
+            let response = try await client.execute(outgoing, timeout: timeout)
+            let body = try await response.body.collect(upTo: maxResponseBytes)
+            var headers: [String: String] = [:]
+            for header in response.headers { headers[header.name.lowercased()] = header.value }
+            return HTTPResponseData(status: Int(response.status.code), headers: headers, body: Data(body.readableBytesView))
+        } catch {
+            throw TransportError(description: "\(error)")
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import GRDB
+import VroomXModels
+
+/// The signed-in account as the device remembers it (no secrets here: those
+/// are in the secure store).
+public struct Account: Sendable, Hashable {
+    public var userID: ID<User>
+    public var tenantID: ID<Tenant>
+    public var email: String
+    public var driver: Driver?
+    public var pinSet: Bool
+    /// The PIN was set while offline and still has to reach the server.
+    public var serverPINPending: Bool
+    public var deviceToken: String?
+}
+
+/// What the device knows about itself, for routing before anything loads.
+public struct DeviceState: Sendable, Hashable {
+    public var onboarded: Bool
+    public var usedBefore: Bool
+    public var lastEmail: String?
+}
+
+extension AppDatabase {
+    public func account() throws -> Account? { try reader.read(Self.account) }
+
+    static func account(_ db: Database) throws -> Account? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM account") else { return nil }
+        return Account(userID: ID(row["user_id"] as String)!, tenantID: ID(row["tenant_id"] as String)!, email: row["email"],
+                       driver: try (row["driver_doc"] as String?).map { try CacheJSON.decode(Driver.self, $0) },
+                       pinSet: row["pin_set"], serverPINPending: row["server_pin_pending"], deviceToken: row["device_token"])
+    }
+
+    public func deviceState() throws -> DeviceState { try reader.read(Self.deviceState) }
+
+    static func deviceState(_ db: Database) throws -> DeviceState {
+        let row = try Row.fetchOne(db, sql: "SELECT * FROM device")!
+        return DeviceState(onboarded: row["onboarded"], usedBefore: row["used_before"], lastEmail: row["last_email"])
+    }
+
+    /// Remembers who signed in. A different driver than the cache belongs
+    /// to starts from an empty cache.
+    public func saveSignIn(user: User, driver: Driver?, now: Date) throws {
+        try writer.write { db in
+            let previous = try Self.account(db)
+            if let previous, previous.userID != user.id {
+                try Self.clearRows(db)
+                try db.execute(sql: "UPDATE sync_state SET cursor = 0, snapshot_after = NULL, last_synced_at = NULL")
+            }
+            try db.execute(sql: "DELETE FROM account")
+            try db.execute(sql: """
+                INSERT INTO account (id, user_id, tenant_id, email, driver_doc, pin_set, server_pin_pending, device_token, signed_in_at)
+                VALUES (1, ?, ?, ?, ?, ?, 0, ?, ?)
+                """, arguments: [user.id.rawValue, user.tenantID.rawValue, user.email, try driver.map { try CacheJSON.encode($0) },
+                                 previous?.userID == user.id ? previous?.pinSet ?? false : false,
+                                 previous?.deviceToken, now.timeIntervalSince1970])
+            try db.execute(sql: "UPDATE device SET used_before = 1, onboarded = 1, last_email = ?", arguments: [user.email])
+        }
+    }
+
+    public func setPINState(set: Bool, serverPending: Bool) throws {
+        try writer.write { db in
+            try db.execute(sql: "UPDATE account SET pin_set = ?, server_pin_pending = ?", arguments: [set, serverPending])
+        }
+    }
+
+    public func setDeviceToken(_ token: String?) throws {
+        try writer.write { db in try db.execute(sql: "UPDATE account SET device_token = ?", arguments: [token]) }
+    }
+
+    public func markOnboarded() throws {
+        try writer.write { db in try db.execute(sql: "UPDATE device SET onboarded = 1") }
+    }
+
+    /// Logout: forget the account and everything cached for it. The outbox
+    /// goes too — callers check it is empty (or the driver chose to lose it).
+    public func clearForLogout() throws {
+        try writer.write { db in
+            try db.execute(sql: "DELETE FROM account")
+            try db.execute(sql: "DELETE FROM outbox")
+            try Self.clearRows(db)
+            try db.execute(sql: "UPDATE sync_state SET cursor = 0, snapshot_after = NULL, last_synced_at = NULL")
+        }
+    }
+
+    /// Sign-in ended without logout (the server rejected the session, or too
+    /// many wrong PINs): the account goes, but cached rows and unsynced work
+    /// stay for when the same driver signs in again.
+    public func endSession() throws {
+        try writer.write { db in try db.execute(sql: "DELETE FROM account") }
+    }
+}

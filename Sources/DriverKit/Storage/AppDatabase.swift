@@ -1,0 +1,134 @@
+import Foundation
+import GRDB
+import VroomXModels
+
+/// The driver app's local database: the cache of what the server sent, the
+/// signed-in account, the sync cursor and the outbox of offline mutations.
+/// One type owns the writer and its migrations; each write method is named
+/// for its intent and is one transaction, so "change the cache and queue
+/// the mutation" can never half-happen.
+public struct AppDatabase: Sendable {
+    let writer: any DatabaseWriter
+
+    /// Reads go through a read-only view of the same database.
+    public var reader: any DatabaseReader { writer }
+
+    public init(_ writer: any DatabaseWriter) throws {
+        self.writer = writer
+        try Self.migrator.migrate(writer)
+    }
+
+    /// The database file in `directory` (created if needed), in WAL mode.
+    public static func open(directory: URL) throws -> AppDatabase {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = true
+        let pool = try DatabasePool(path: directory.appendingPathComponent("driver.sqlite").path, configuration: configuration)
+        return try AppDatabase(pool)
+    }
+
+    /// An in-memory database (previews, benchmarks).
+    public static func inMemory() throws -> AppDatabase {
+        try AppDatabase(DatabaseQueue())
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE device (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    onboarded INTEGER NOT NULL DEFAULT 0,
+                    used_before INTEGER NOT NULL DEFAULT 0,
+                    last_email TEXT
+                );
+                INSERT INTO device (id) VALUES (1);
+
+                CREATE TABLE account (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    user_id TEXT NOT NULL,
+                    tenant_id TEXT NOT NULL,
+                    email TEXT NOT NULL,
+                    driver_doc TEXT,
+                    pin_set INTEGER NOT NULL DEFAULT 0,
+                    server_pin_pending INTEGER NOT NULL DEFAULT 0,
+                    device_token TEXT,
+                    signed_in_at REAL NOT NULL
+                );
+
+                CREATE TABLE sync_state (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    cursor INTEGER NOT NULL DEFAULT 0,
+                    snapshot_after TEXT,
+                    last_synced_at REAL
+                );
+                INSERT INTO sync_state (id) VALUES (1);
+
+                CREATE TABLE trips (
+                    id TEXT PRIMARY KEY,
+                    start_date TEXT,
+                    created_at REAL NOT NULL,
+                    doc TEXT NOT NULL
+                );
+                CREATE INDEX trips_by_start ON trips (start_date DESC, created_at DESC);
+
+                CREATE TABLE orders (
+                    id TEXT PRIMARY KEY,
+                    trip_id TEXT,
+                    created_at REAL NOT NULL,
+                    doc TEXT NOT NULL
+                );
+                CREATE INDEX orders_by_trip ON orders (trip_id);
+                CREATE INDEX orders_by_created ON orders (created_at DESC);
+
+                CREATE TABLE expenses (
+                    id TEXT PRIMARY KEY,
+                    trip_id TEXT NOT NULL,
+                    expense_date TEXT NOT NULL,
+                    created_at REAL NOT NULL,
+                    doc TEXT NOT NULL
+                );
+                CREATE INDEX expenses_by_trip ON expenses (trip_id);
+
+                CREATE TABLE notifications (
+                    id TEXT PRIMARY KEY,
+                    created_at REAL NOT NULL,
+                    unread INTEGER NOT NULL,
+                    doc TEXT NOT NULL
+                );
+                CREATE INDEX notifications_by_created ON notifications (created_at DESC);
+
+                CREATE TABLE outbox (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    id TEXT NOT NULL UNIQUE,
+                    kind TEXT NOT NULL,
+                    entity_id TEXT NOT NULL,
+                    mutation TEXT NOT NULL,
+                    created_at REAL NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'failed')),
+                    failure TEXT CHECK (failure IN ('transient', 'rejected')),
+                    error_code TEXT,
+                    error_message TEXT,
+                    next_attempt_at REAL NOT NULL DEFAULT 0
+                );
+                CREATE INDEX outbox_by_entity ON outbox (entity_id);
+                """)
+        }
+        return migrator
+    }
+}
+
+/// JSON for cached rows: the shared wire format.
+enum CacheJSON {
+    static let encoder = WireJSON.encoder()
+    static let decoder = WireJSON.decoder()
+
+    static func encode<T: Encodable>(_ value: T) throws -> String {
+        String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
+        try decoder.decode(T.self, from: Data(text.utf8))
+    }
+}

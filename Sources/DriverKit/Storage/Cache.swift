@@ -1,0 +1,138 @@
+import Foundation
+import GRDB
+import VroomXModels
+
+/// Reading and writing the cached rows.
+extension AppDatabase {
+    // MARK: Reads (every screen renders from these, never from the network)
+
+    public func trips() throws -> [Trip] { try reader.read(Self.trips) }
+    public func trip(_ id: ID<Trip>) throws -> Trip? { try reader.read { try Self.trip(id, $0) } }
+    public func orders() throws -> [Order] { try reader.read(Self.orders) }
+    public func orders(trip: ID<Trip>) throws -> [Order] { try reader.read { try Self.orders(trip: trip, $0) } }
+    public func order(_ id: ID<Order>) throws -> Order? { try reader.read { try Self.order(id, $0) } }
+    public func expenses(trip: ID<Trip>) throws -> [Expense] { try reader.read { try Self.expenses(trip: trip, $0) } }
+    public func notifications() throws -> [DriverNotification] { try reader.read(Self.notifications) }
+    public func unreadCount() throws -> Int { try reader.read(Self.unreadCount) }
+
+    static func trips(_ db: Database) throws -> [Trip] {
+        // Newest start first; trips without a start date last (as on the server).
+        try docs(db, "SELECT doc FROM trips ORDER BY start_date IS NULL, start_date DESC, created_at DESC, id")
+    }
+
+    static func trip(_ id: ID<Trip>, _ db: Database) throws -> Trip? {
+        let trips: [Trip] = try docs(db, "SELECT doc FROM trips WHERE id = ?", [id.rawValue])
+        return trips.first
+    }
+
+    static func orders(_ db: Database) throws -> [Order] {
+        try docs(db, "SELECT doc FROM orders ORDER BY created_at DESC, id")
+    }
+
+    static func orders(trip: ID<Trip>, _ db: Database) throws -> [Order] {
+        try docs(db, "SELECT doc FROM orders WHERE trip_id = ? ORDER BY created_at DESC, id", [trip.rawValue])
+    }
+
+    static func order(_ id: ID<Order>, _ db: Database) throws -> Order? {
+        let orders: [Order] = try docs(db, "SELECT doc FROM orders WHERE id = ?", [id.rawValue])
+        return orders.first
+    }
+
+    static func expenses(trip: ID<Trip>, _ db: Database) throws -> [Expense] {
+        try docs(db, "SELECT doc FROM expenses WHERE trip_id = ? ORDER BY expense_date DESC, created_at DESC, id", [trip.rawValue])
+    }
+
+    static func allExpenses(_ db: Database) throws -> [Expense] {
+        try docs(db, "SELECT doc FROM expenses ORDER BY expense_date DESC, created_at DESC, id")
+    }
+
+    static func notifications(_ db: Database) throws -> [DriverNotification] {
+        try docs(db, "SELECT doc FROM notifications ORDER BY created_at DESC, id")
+    }
+
+    static func unreadCount(_ db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM notifications WHERE unread = 1") ?? 0
+    }
+
+    static func docs<T: Decodable>(_ db: Database, _ sql: String, _ arguments: StatementArguments = []) throws -> [T] {
+        try String.fetchAll(db, sql: sql, arguments: arguments).map { try CacheJSON.decode(T.self, $0) }
+    }
+
+    // MARK: Writes of server rows
+
+    /// Stores a row exactly as the server sent it.
+    static func store(_ row: ChangeRow, _ db: Database) throws {
+        switch row {
+        case .trip(let trip):
+            try db.execute(sql: "INSERT OR REPLACE INTO trips (id, start_date, created_at, doc) VALUES (?, ?, ?, ?)",
+                           arguments: [trip.id.rawValue, trip.startDate?.description, trip.createdAt.timeIntervalSince1970,
+                                       try CacheJSON.encode(trip)])
+        case .order(let order):
+            try db.execute(sql: "INSERT OR REPLACE INTO orders (id, trip_id, created_at, doc) VALUES (?, ?, ?, ?)",
+                           arguments: [order.id.rawValue, order.tripID?.rawValue, order.createdAt.timeIntervalSince1970,
+                                       try CacheJSON.encode(order)])
+        case .expense(let expense):
+            try db.execute(sql: "INSERT OR REPLACE INTO expenses (id, trip_id, expense_date, created_at, doc) VALUES (?, ?, ?, ?, ?)",
+                           arguments: [expense.id.rawValue, expense.tripID.rawValue, expense.date.description,
+                                       expense.createdAt.timeIntervalSince1970, try CacheJSON.encode(expense)])
+        case .notification(let notification):
+            try db.execute(sql: "INSERT OR REPLACE INTO notifications (id, created_at, unread, doc) VALUES (?, ?, ?, ?)",
+                           arguments: [notification.id.rawValue, notification.createdAt.timeIntervalSince1970,
+                                       notification.isUnread, try CacheJSON.encode(notification)])
+        case .driver(let driver):
+            try db.execute(sql: "UPDATE account SET driver_doc = ?", arguments: [try CacheJSON.encode(driver)])
+        }
+    }
+
+    static func remove(_ entity: ChangeEntity, id: String, _ db: Database) throws {
+        switch entity {
+        case .trip: try db.execute(sql: "DELETE FROM trips WHERE id = ?", arguments: [id])
+        case .order: try db.execute(sql: "DELETE FROM orders WHERE id = ?", arguments: [id])
+        case .expense: try db.execute(sql: "DELETE FROM expenses WHERE id = ?", arguments: [id])
+        case .notification: try db.execute(sql: "DELETE FROM notifications WHERE id = ?", arguments: [id])
+        case .driver: break
+        }
+    }
+
+    /// Drops every cached row (a snapshot begins, or logout).
+    static func clearRows(_ db: Database) throws {
+        try db.execute(sql: "DELETE FROM trips; DELETE FROM orders; DELETE FROM expenses; DELETE FROM notifications")
+    }
+
+    /// Applies one page of the feed in one transaction: rows, the cursor,
+    /// and then the driver's own pending changes on top, so an unsynced tap
+    /// is never hidden by an older server state arriving first.
+    public func apply(_ page: SyncPage, syncedAt: Date) throws {
+        try writer.write { db in
+            if page.reset { try Self.clearRows(db) }
+            for change in page.changes {
+                if change.op == .upsert, let row = change.row {
+                    try Self.store(row, db)
+                } else {
+                    try Self.remove(change.entity, id: change.id, db)
+                }
+            }
+            try db.execute(sql: "UPDATE sync_state SET cursor = ?, snapshot_after = ?, last_synced_at = ?",
+                           arguments: [page.cursor, page.snapshotAfter, syncedAt.timeIntervalSince1970])
+            try Self.overlayPending(touching: Set(page.changes.map(\.id)), reset: page.reset, db)
+        }
+    }
+
+    public func syncPosition() throws -> (cursor: Int64, snapshotAfter: String?) {
+        try reader.read { db in
+            let row = try Row.fetchOne(db, sql: "SELECT cursor, snapshot_after FROM sync_state")!
+            return (row["cursor"], row["snapshot_after"])
+        }
+    }
+
+    /// Forgets the cursor so the next sync starts with a snapshot.
+    public func resetSyncPosition() throws {
+        try writer.write { db in try db.execute(sql: "UPDATE sync_state SET cursor = 0, snapshot_after = NULL") }
+    }
+
+    public func lastSyncedAt() throws -> Date? {
+        try reader.read { db in
+            try Double.fetchOne(db, sql: "SELECT last_synced_at FROM sync_state").map(Date.init(timeIntervalSince1970:))
+        }
+    }
+}

@@ -1,0 +1,240 @@
+import Foundation
+import GRDB
+import VroomXModels
+
+/// A queued offline change.
+public struct OutboxEntry: Sendable, Hashable, Identifiable {
+    public enum Status: String, Sendable { case pending, failed }
+    public enum Failure: String, Sendable {
+        /// Could not be delivered after the maximum attempts; can be retried.
+        case transient
+        /// The server refused it; its truth is back in the cache.
+        case rejected
+    }
+
+    public let id: ID<Mutation>
+    public let seq: Int64
+    public let mutation: Mutation
+    public let createdAt: Date
+    public let attempts: Int
+    public let status: Status
+    public let failure: Failure?
+    public let errorCode: String?
+    public let errorMessage: String?
+    public let nextAttemptAt: Date
+
+    /// Work that has not reached the server and still can.
+    public var isUnsynced: Bool { status == .pending || failure == .transient }
+
+    init(row: Row) throws {
+        id = ID(row["id"] as String)!
+        seq = row["seq"]
+        mutation = try CacheJSON.decode(Mutation.self, row["mutation"])
+        createdAt = Date(timeIntervalSince1970: row["created_at"])
+        attempts = row["attempts"]
+        status = Status(rawValue: row["status"])!
+        failure = (row["failure"] as String?).flatMap(Failure.init(rawValue:))
+        errorCode = row["error_code"]
+        errorMessage = row["error_message"]
+        nextAttemptAt = Date(timeIntervalSince1970: row["next_attempt_at"])
+    }
+}
+
+/// Why a change was refused on the device itself (nothing was queued).
+public struct LocalRejection: Error, Sendable, CustomStringConvertible {
+    public let code: ErrorCode
+    public let message: String
+    public var description: String { message }
+}
+
+extension AppDatabase {
+    /// Applies a change to the cache and queues it, in one transaction.
+    /// Returns false when there was nothing to do (e.g. the order already
+    /// has that status), in which case nothing is queued.
+    @discardableResult
+    public func enqueue(_ mutation: Mutation, now: Date) throws -> Bool {
+        try writer.write { db in
+            guard try Self.applyLocally(mutation, now: now, db) else { return false }
+            // Deleting an expense that never left the device cancels both.
+            if case .deleteExpense(let reference) = mutation.payload,
+               try Self.dropPendingCreate(of: reference.expenseID, db) {
+                return true
+            }
+            try db.execute(sql: """
+                INSERT INTO outbox (id, kind, entity_id, mutation, created_at) VALUES (?, ?, ?, ?, ?)
+                """, arguments: [mutation.id.rawValue, mutation.kind.rawValue, mutation.entityID,
+                                 try CacheJSON.encode(mutation), now.timeIntervalSince1970])
+            return true
+        }
+    }
+
+    /// The change's effect on the cache, as the driver expects to see it.
+    /// Throws `LocalRejection` for what the server would refuse anyway.
+    static func applyLocally(_ mutation: Mutation, now: Date, _ db: Database) throws -> Bool {
+        switch mutation.payload {
+        case .updateOrderStatus(let change):
+            guard var order = try order(change.orderID, db) else { throw LocalRejection(code: .notFound, message: "This order is not on your device.") }
+            if order.status == change.status { return false }
+            guard order.status.canTransition(to: change.status, by: .driver) else {
+                throw LocalRejection(code: .invalidTransition, message: "An order that is \(order.status.rawValue) cannot be marked \(change.status.rawValue).")
+            }
+            order.status = change.status
+            let at = change.occurredAt ?? now
+            if change.status == .pickedUp { order.actualPickupDate = at }
+            if change.status == .delivered { order.actualDeliveryDate = at }
+            try store(.order(order), db)
+        case .updateOrderETA(let change):
+            guard var order = try order(change.orderID, db) else { throw LocalRejection(code: .notFound, message: "This order is not on your device.") }
+            guard order.status.isOpen else {
+                throw LocalRejection(code: .conflict, message: "Order \(order.number) is \(order.status.rawValue); its ETAs can no longer change.")
+            }
+            if let pickup = change.pickupETA { order.pickupETA = pickup }
+            if let delivery = change.deliveryETA { order.deliveryETA = delivery }
+            try store(.order(order), db)
+        case .createExpense(let request):
+            guard try trip(request.tripID, db) != nil else { throw LocalRejection(code: .notFound, message: "This trip is not on your device.") }
+            guard let id = request.id else { throw LocalRejection(code: .validationFailed, message: "An offline expense needs its id.") }
+            guard request.amountCents > 0 else { throw LocalRejection(code: .validationFailed, message: "The amount must be positive.") }
+            let driver = try account(db)?.driver?.id
+            let expense = Expense(id: id, tripID: request.tripID, driverID: driver, category: request.category,
+                                  amountCents: request.amountCents, date: request.date, notes: request.notes ?? "", createdAt: now)
+            try store(.expense(expense), db)
+        case .deleteExpense(let reference):
+            guard try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM expenses WHERE id = ?", arguments: [reference.expenseID.rawValue])! > 0 else {
+                throw LocalRejection(code: .notFound, message: "This expense is not on your device.")
+            }
+            try remove(.expense, id: reference.expenseID.rawValue, db)
+        case .markNotificationRead(let reference):
+            let found: [DriverNotification] = try docs(db, "SELECT doc FROM notifications WHERE id = ?", [reference.notificationID.rawValue])
+            guard var notification = found.first else { throw LocalRejection(code: .notFound, message: "This message is not on your device.") }
+            if notification.readAt != nil { return false }
+            notification.readAt = now
+            try store(.notification(notification), db)
+        }
+        return true
+    }
+
+    static func dropPendingCreate(of expense: ID<Expense>, _ db: Database) throws -> Bool {
+        try db.execute(sql: "DELETE FROM outbox WHERE entity_id = ? AND kind = ? AND status = 'pending'",
+                       arguments: [expense.rawValue, MutationKind.createExpense.rawValue])
+        return db.changesCount > 0
+    }
+
+    /// Re-applies pending changes over rows the server just sent (all of
+    /// them after a snapshot reset). A change the new state no longer allows
+    /// is left to the server to refuse; the cache shows the server's truth.
+    static func overlayPending(touching ids: Set<String>, reset: Bool, _ db: Database) throws {
+        let pending = try pendingEntries(db)
+        for entry in pending where reset || ids.contains(entry.mutation.entityID) {
+            _ = try? applyLocally(entry.mutation, now: entry.createdAt, db)
+        }
+    }
+
+    static func pendingEntries(_ db: Database) throws -> [OutboxEntry] {
+        try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE status = 'pending' ORDER BY seq").map(OutboxEntry.init(row:))
+    }
+
+    // MARK: Reading the outbox
+
+    public func outbox() throws -> [OutboxEntry] {
+        try reader.read { db in try Row.fetchAll(db, sql: "SELECT * FROM outbox ORDER BY seq").map(OutboxEntry.init(row:)) }
+    }
+
+    /// Pending changes due to be sent now, oldest first.
+    public func dueEntries(now: Date, limit: Int = 500) throws -> [OutboxEntry] {
+        try reader.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT * FROM outbox WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY seq LIMIT ?
+                """, arguments: [now.timeIntervalSince1970, limit]).map(OutboxEntry.init(row:))
+        }
+    }
+
+    /// Changes that have not reached the server and still can.
+    public func unsyncedCount() throws -> Int {
+        try reader.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE status = 'pending' OR failure = 'transient'") ?? 0
+        }
+    }
+
+    // MARK: Settling entries
+
+    /// The server answered the batch: applied entries leave the outbox and
+    /// their confirmed rows are stored; rejected ones stay, marked failed
+    /// with the reason, and the server's row replaces the local guess.
+    public func settle(_ results: [MutationResult]) throws {
+        try writer.write { db in
+            var touched: Set<String> = []
+            for result in results {
+                guard let entry = try Row.fetchOne(db, sql: "SELECT * FROM outbox WHERE id = ?", arguments: [result.id.rawValue])
+                    .map(OutboxEntry.init(row:)) else { continue }
+                touched.insert(entry.mutation.entityID)
+                switch result.outcome {
+                case .applied:
+                    try db.execute(sql: "DELETE FROM outbox WHERE id = ?", arguments: [result.id.rawValue])
+                    if let row = result.row { try Self.store(row, db) }
+                case .rejected:
+                    try db.execute(sql: """
+                        UPDATE outbox SET status = 'failed', failure = 'rejected', error_code = ?, error_message = ? WHERE id = ?
+                        """, arguments: [result.code?.rawValue, result.message, result.id.rawValue])
+                    if let row = result.row {
+                        try Self.store(row, db)
+                    } else if case .createExpense(let request) = entry.mutation.payload, let id = request.id {
+                        try Self.remove(.expense, id: id.rawValue, db)
+                    }
+                }
+            }
+            try Self.overlayPending(touching: touched, reset: false, db)
+        }
+    }
+
+    /// A send failed for a reason that may pass (offline, server error):
+    /// each entry counts an attempt; after `maxAttempts` it is marked failed
+    /// (the driver sees it and can retry), otherwise it waits until `retryAt`.
+    public func recordFailedAttempt(_ ids: [ID<Mutation>], error: String, retryAt: Date, maxAttempts: Int) throws {
+        try writer.write { db in
+            for id in ids {
+                try db.execute(sql: """
+                    UPDATE outbox SET attempts = attempts + 1, error_message = ?, next_attempt_at = ?,
+                        status = CASE WHEN attempts + 1 >= ? THEN 'failed' ELSE status END,
+                        failure = CASE WHEN attempts + 1 >= ? THEN 'transient' ELSE failure END
+                    WHERE id = ? AND status = 'pending'
+                    """, arguments: [error, retryAt.timeIntervalSince1970, maxAttempts, maxAttempts, id.rawValue])
+            }
+        }
+    }
+
+    /// Makes every pending change due now. Backoff paces automatic retries;
+    /// when the network returns, a session starts or the driver asks to
+    /// sync, waiting longer helps nobody.
+    public func releaseBackoff() throws {
+        try writer.write { db in try db.execute(sql: "UPDATE outbox SET next_attempt_at = 0 WHERE status = 'pending'") }
+    }
+
+    /// Sends a failed change again (the driver asked to).
+    public func retry(_ id: ID<Mutation>) throws {
+        try writer.write { db in
+            try db.execute(sql: """
+                UPDATE outbox SET status = 'pending', failure = NULL, attempts = 0, next_attempt_at = 0, error_code = NULL
+                WHERE id = ? AND failure = 'transient'
+                """, arguments: [id.rawValue])
+        }
+    }
+
+    /// Forgets a failed change the driver has seen.
+    public func dismiss(_ id: ID<Mutation>) throws {
+        try writer.write { db in try db.execute(sql: "DELETE FROM outbox WHERE id = ? AND status = 'failed'", arguments: [id.rawValue]) }
+    }
+}
+
+extension Mutation {
+    /// The id of the row the change is about.
+    public var entityID: String {
+        switch payload {
+        case .updateOrderStatus(let change): return change.orderID.rawValue
+        case .updateOrderETA(let change): return change.orderID.rawValue
+        case .createExpense(let request): return request.id?.rawValue ?? ""
+        case .deleteExpense(let reference): return reference.expenseID.rawValue
+        case .markNotificationRead(let reference): return reference.notificationID.rawValue
+        }
+    }
+}

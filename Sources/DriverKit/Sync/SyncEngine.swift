@@ -1,0 +1,263 @@
+import Foundation
+import Logging
+import VroomXModels
+
+/// Pushes the outbox, then pulls the change feed (seed 000's offline queue
+/// and realtime updates, made exactly-once and gap-free).
+///
+/// - A push sends the due changes as one batch; each carries its own id, so
+///   a batch whose answer was lost is simply sent again.
+/// - A transient failure (offline, server error) counts an attempt for each
+///   change and retries after a backoff; after five attempts the change is
+///   marked failed for the driver to see and retry. A rejection puts the
+///   server's truth back in the cache and keeps the reason.
+/// - A pull applies each page of the feed in one transaction.
+/// - Syncs run one at a time; requests during a run coalesce into one more.
+public actor SyncEngine {
+    let database: AppDatabase
+    let api: APIClient
+    let network: any NetworkMonitor
+    let status: SyncStatus
+    let realtime: RealtimeConnection?
+    let secureStore: (any SecureStore)?
+    let clock: @Sendable () -> Date
+    let logger: Logger
+    public static let maxAttempts = 5
+
+    private var current: Task<Void, Never>?
+    private var again = false
+    private var background: [Task<Void, Never>] = []
+    private var retryTimer: Task<Void, Never>?
+    private var started = false
+
+    init(database: AppDatabase, api: APIClient, network: any NetworkMonitor, status: SyncStatus,
+         realtime: RealtimeConnection?, secureStore: (any SecureStore)?, clock: @escaping @Sendable () -> Date, logger: Logger) {
+        self.secureStore = secureStore
+        self.database = database
+        self.api = api
+        self.network = network
+        self.status = status
+        self.realtime = realtime
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// Begins syncing for a signed-in driver: now, when the network comes
+    /// back, when realtime says there is news, and every minute.
+    public func start() {
+        guard !started else { return }
+        started = true
+        try? database.releaseBackoff()
+        requestSync()
+        let changes = network.changes()
+        background.append(Task { [weak self] in
+            for await online in changes {
+                await self?.networkChanged(online)
+            }
+        })
+        background.append(Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(60))
+                await self?.requestSync()
+            }
+        })
+        if realtime != nil {
+            background.append(Task { [weak self] in await self?.runRealtime() })
+        }
+    }
+
+    public func stop() async {
+        started = false
+        background.forEach { $0.cancel() }
+        background.removeAll()
+        retryTimer?.cancel()
+        retryTimer = nil
+        await current?.value
+        await MainActor.run { status.realtimeConnected = false }
+    }
+
+    private func networkChanged(_ online: Bool) async {
+        await MainActor.run { status.isOnline = online }
+        if online {
+            try? database.releaseBackoff()
+            requestSync()
+        }
+    }
+
+    /// Asks for a sync soon; never waits.
+    public func requestSync() {
+        if current != nil {
+            again = true
+            return
+        }
+        current = Task { await self.runLoop() }
+    }
+
+    /// Syncs now — the driver asked, so pending changes go now whatever
+    /// their backoff — and waits for it (and for any run already going).
+    public func syncNow() async {
+        try? database.releaseBackoff()
+        if let current {
+            // The run in progress goes round once more, covering this request.
+            again = true
+            await current.value
+            return
+        }
+        let task = Task { await self.runLoop() }
+        current = task
+        await task.value
+    }
+
+    private func runLoop() async {
+        repeat {
+            again = false
+            await runOnce()
+        } while again
+        current = nil
+    }
+
+    private func runOnce() async {
+        guard await api.credentials.hasSession else { return }
+        await MainActor.run { status.isSyncing = true }
+        var failure: String?
+        do {
+            try await push()
+            try await pull()
+            try await pushPendingPIN()
+        } catch let error as APIError {
+            failure = error.description
+            logger.debug("sync failed", metadata: ["error": "\(error)"])
+        } catch {
+            failure = "\(error)"
+        }
+        let online = network.isOnline
+        await MainActor.run {
+            status.isSyncing = false
+            status.isOnline = online
+            status.lastError = failure
+        }
+    }
+
+    // MARK: Push
+
+    func push() async throws {
+        while true {
+            let due = try database.dueEntries(now: clock())
+            guard !due.isEmpty else { return }
+            let batch = MutationBatch(Self.withDependencies(due))
+            let results: MutationBatchResult
+            do {
+                results = try await api.send(.mutations, body: batch)
+            } catch let error as APIError where error.isTransient {
+                let attempts = (due.map(\.attempts).max() ?? 0) + 1
+                let retryAt = clock().addingTimeInterval(Backoff.outbox.delay(afterFailures: attempts))
+                try database.recordFailedAttempt(due.map(\.id), error: error.description, retryAt: retryAt, maxAttempts: Self.maxAttempts)
+                scheduleRetry(at: retryAt)
+                throw error
+            }
+            try database.settle(results.results)
+            if due.count < 500 { return }
+        }
+    }
+
+    /// Each change depends on the earlier changes of the same row in the
+    /// batch: if the server refuses one, the later ones are not applied out
+    /// of order (e.g. "delivered" after a refused "picked up").
+    static func withDependencies(_ entries: [OutboxEntry]) -> [Mutation] {
+        var lastForEntity: [String: ID<Mutation>] = [:]
+        return entries.map { entry in
+            var mutation = entry.mutation
+            if let previous = lastForEntity[mutation.entityID] { mutation.dependsOn = [previous] }
+            lastForEntity[mutation.entityID] = mutation.id
+            return mutation
+        }
+    }
+
+    private func scheduleRetry(at date: Date) {
+        retryTimer?.cancel()
+        let delay = max(0, date.timeIntervalSince(clock()))
+        retryTimer = Task { [weak self] in
+            try? await Task.sleep(for: .milliseconds(Int(delay * 1000)))
+            if !Task.isCancelled { await self?.requestSync() }
+        }
+    }
+
+    /// A PIN set while offline reaches the server on the next sync; until
+    /// then it waits in the secure store, never in the database.
+    func pushPendingPIN() async throws {
+        guard let secureStore, let pin = try secureStore.data(for: AuthController.pendingPINKey) else { return }
+        try await api.send(.setPIN, body: PINRequest(pin: String(decoding: pin, as: UTF8.self)))
+        try secureStore.remove(AuthController.pendingPINKey)
+        try database.setPINState(set: true, serverPending: false)
+    }
+
+    // MARK: Pull
+
+    func pull() async throws {
+        while true {
+            let (cursor, snapshotAfter) = try database.syncPosition()
+            var query = "since=\(cursor)"
+            if let snapshotAfter { query += "&snapshot_after=\(snapshotAfter)" }
+            let page: SyncPage
+            do {
+                page = try await api.send(.sync, query: query)
+            } catch let error as APIError where error.code == .cursorExpired {
+                // Older than the server's history: start again with a snapshot.
+                try database.resetSyncPosition()
+                continue
+            }
+            try database.apply(page, syncedAt: clock())
+            if !page.hasMore { return }
+        }
+    }
+
+    // MARK: Realtime
+
+    private var reconnectFailures = 0
+    private var lastCloseCode: UInt16?
+
+    private func runRealtime() async {
+        guard let realtime else { return }
+        while !Task.isCancelled && started {
+            guard network.isOnline, await api.credentials.hasSession else {
+                try? await Task.sleep(for: .seconds(2))
+                continue
+            }
+            let cursor = (try? database.syncPosition().cursor) ?? 0
+            lastCloseCode = nil
+            do {
+                try await realtime.connect(since: cursor) { [weak self] event in await self?.realtimeEvent(event) }
+            } catch {
+                logger.debug("realtime connect failed", metadata: ["error": "\(error)"])
+            }
+            await MainActor.run { status.realtimeConnected = false }
+            switch lastCloseCode.flatMap(RealtimeCloseCode.init(rawValue:)) {
+            case .tokenExpired:
+                _ = try? await api.credentials.refresh()
+                continue
+            case .sessionRevoked:
+                // The refresh endpoint confirms it, and the credential store ends the session.
+                _ = try? await api.credentials.refresh()
+            case .cursorExpired:
+                try? database.resetSyncPosition()
+                requestSync()
+            default:
+                break
+            }
+            reconnectFailures += 1
+            try? await Task.sleep(for: .milliseconds(Int(Backoff.reconnect.delay(afterFailures: reconnectFailures) * 1000)))
+        }
+    }
+
+    private func realtimeEvent(_ event: RealtimeConnection.Event) async {
+        switch event {
+        case .connected:
+            reconnectFailures = 0
+            await MainActor.run { status.realtimeConnected = true }
+        case .newChanges(let cursor):
+            if let local = try? database.syncPosition().cursor, cursor > local { requestSync() }
+        case .closed(let code):
+            lastCloseCode = code
+        }
+    }
+}

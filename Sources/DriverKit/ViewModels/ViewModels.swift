@@ -1,0 +1,173 @@
+import Foundation
+import GRDB
+import Observation
+import VroomXModels
+
+/// A database query whose result views observe. The first value is read
+/// synchronously (screens render from the cache at once); later values
+/// arrive whenever the rows it reads change.
+@MainActor @Observable
+public final class LiveQuery<Value: Sendable> {
+    public private(set) var value: Value
+    @ObservationIgnored private var task: Task<Void, Never>?
+
+    init(_ database: AppDatabase, placeholder: Value, _ fetch: @escaping @Sendable (Database) throws -> Value) {
+        value = (try? database.reader.read(fetch)) ?? placeholder
+        let values = ValueObservation.tracking(fetch).values(in: database.reader)
+        task = Task { [weak self] in
+            do {
+                for try await value in values { self?.value = value }
+            } catch {}
+        }
+    }
+
+    isolated deinit { task?.cancel() }
+}
+
+/// Home: the current trip and the next stop.
+@MainActor @Observable
+public final class HomeViewModel {
+    let trips: LiveQuery<[Trip]>
+    let orders: LiveQuery<[Order]>
+    let account: LiveQuery<Account?>
+    let clock: @Sendable () -> Date
+
+    public init(app: DriverApp) {
+        trips = LiveQuery(app.database, placeholder: [], AppDatabase.trips)
+        orders = LiveQuery(app.database, placeholder: [], AppDatabase.orders)
+        account = LiveQuery(app.database, placeholder: nil, AppDatabase.account)
+        clock = app.clock
+    }
+
+    public var state: HomeState {
+        HomeState(driver: account.value?.driver, trips: trips.value, orders: orders.value, today: LocalDate(clock()))
+    }
+}
+
+/// Trips: the list, newest first.
+@MainActor @Observable
+public final class TripsViewModel {
+    let trips: LiveQuery<[Trip]>
+
+    public init(app: DriverApp) {
+        trips = LiveQuery(app.database, placeholder: [], AppDatabase.trips)
+    }
+
+    public var list: [Trip] { trips.value }
+}
+
+/// One trip with its orders and expenses, and the actions on them.
+@MainActor @Observable
+public final class TripDetailViewModel {
+    let app: DriverApp
+    let tripID: ID<Trip>
+    let detail: LiveQuery<TripDetailState?>
+    public private(set) var lastError: String?
+
+    public init(app: DriverApp, trip: ID<Trip>) {
+        self.app = app
+        tripID = trip
+        detail = LiveQuery(app.database, placeholder: nil) { db in
+            guard let found = try AppDatabase.trip(trip, db) else { return nil }
+            return TripDetailState(trip: found, orders: try AppDatabase.orders(trip: trip, db),
+                                   expenses: try AppDatabase.expenses(trip: trip, db))
+        }
+    }
+
+    public var state: TripDetailState? { detail.value }
+
+    public func updateStatus(_ order: ID<Order>, to status: OrderStatus) { attempt { try app.updateOrderStatus(order, to: status) } }
+    public func addExpense(_ category: ExpenseCategory, amountCents: Int, notes: String?) {
+        attempt { try app.createExpense(trip: tripID, category: category, amountCents: amountCents, notes: notes) }
+    }
+    public func deleteExpense(_ id: ID<Expense>) { attempt { try app.deleteExpense(id) } }
+
+    private func attempt(_ action: () throws -> Void) {
+        do {
+            try action()
+            lastError = nil
+        } catch {
+            lastError = "\(error)"
+        }
+    }
+}
+
+/// Earnings: pay per completed trip, per week and per month.
+@MainActor @Observable
+public final class EarningsViewModel {
+    let trips: LiveQuery<[Trip]>
+    let expenses: LiveQuery<[Expense]>
+    let calendar: Calendar
+
+    public init(app: DriverApp, calendar: Calendar = .current) {
+        trips = LiveQuery(app.database, placeholder: [], AppDatabase.trips)
+        expenses = LiveQuery(app.database, placeholder: [], AppDatabase.allExpenses)
+        self.calendar = calendar
+    }
+
+    public var state: EarningsState { EarningsState(trips: trips.value, expenses: expenses.value, calendar: calendar) }
+}
+
+/// Messages: sections, filters, the unread badge, and opening a message.
+@MainActor @Observable
+public final class MessagesViewModel {
+    public var filter: MessagesState.Filter = .all
+    let app: DriverApp
+    let notifications: LiveQuery<[DriverNotification]>
+    let calendar: Calendar
+
+    public init(app: DriverApp, calendar: Calendar = .current) {
+        self.app = app
+        notifications = LiveQuery(app.database, placeholder: [], AppDatabase.notifications)
+        self.calendar = calendar
+    }
+
+    public var state: MessagesState {
+        MessagesState(notifications.value, filter: filter, now: app.clock(), calendar: calendar)
+    }
+
+    /// The tab badge.
+    public var unreadCount: Int { notifications.value.filter(\.isUnread).count }
+
+    /// Tapping a message marks it read and says what to open.
+    public func open(_ id: ID<DriverNotification>) -> MessageDestination? {
+        guard let notification = notifications.value.first(where: { $0.id == id }) else { return nil }
+        if notification.isUnread { try? app.markNotificationRead(id) }
+        return notification.destination
+    }
+}
+
+/// Profile: who is signed in, and signing out without losing work.
+@MainActor @Observable
+public final class ProfileViewModel {
+    let app: DriverApp
+    let account: LiveQuery<Account?>
+
+    public init(app: DriverApp) {
+        self.app = app
+        account = LiveQuery(app.database, placeholder: nil, AppDatabase.account)
+    }
+
+    public var state: ProfileState {
+        ProfileState(driver: account.value?.driver, email: account.value?.email, unsyncedCount: app.status.unsyncedCount)
+    }
+
+    /// Refuses (with the count) while changes have not reached dispatch,
+    /// unless `force`.
+    public func signOut(force: Bool = false) async throws {
+        try await app.auth.logout(force: force)
+    }
+}
+
+/// The banners shown over every tab.
+@MainActor @Observable
+public final class BannersViewModel {
+    let status: SyncStatus
+
+    public init(app: DriverApp) { status = app.status }
+
+    public var state: BannerState {
+        BannerState(status: SyncStatusSnapshot(isOnline: status.isOnline, isSyncing: status.isSyncing,
+                                               lastError: status.lastError, lastSyncedAt: status.lastSyncedAt))
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import VroomXModels
+
+/// The Home tab: the trip on the road (or the next one) and the next stop.
+public struct HomeState: Sendable, Hashable {
+    public struct NextStop: Sendable, Hashable {
+        public enum Kind: String, Sendable { case pickup, delivery }
+        public let kind: Kind
+        public let order: Order
+        public var stop: Stop { kind == .pickup ? order.pickup : order.delivery }
+        public var eta: Date? { kind == .pickup ? order.pickupETA : order.deliveryETA }
+    }
+
+    public let driverName: String?
+    public let currentTrip: Trip?
+    public let nextStop: NextStop?
+    public let upcomingTrips: [Trip]
+
+    public init(driver: Driver?, trips: [Trip], orders: [Order], today: LocalDate) {
+        driverName = driver?.name
+        let active = trips.filter { $0.status == .inProgress }.sorted { ($0.startDate ?? today) < ($1.startDate ?? today) }
+        let undated = LocalDate(year: 2999, month: 12, day: 31)!
+        let planned = trips.filter { $0.status == .planned }
+            .sorted { ($0.startDate ?? undated, $0.number) < ($1.startDate ?? undated, $1.number) }
+        let current = active.first ?? planned.first
+        currentTrip = current
+        upcomingTrips = planned.filter { $0.id != current?.id }
+        let onTrip = current.map { trip in orders.filter { $0.tripID == trip.id } } ?? []
+        // Deliver what is on the truck first, then go to the next pickup.
+        let deliveries = onTrip.filter { $0.status == .pickedUp }.map { NextStop(kind: .delivery, order: $0) }
+        let pickups = onTrip.filter { $0.status == .assigned }.map { NextStop(kind: .pickup, order: $0) }
+        func soonest(_ stops: [NextStop]) -> NextStop? {
+            stops.min { ($0.eta ?? .distantFuture, $0.stop.windowStart ?? today, $0.order.number)
+                < ($1.eta ?? .distantFuture, $1.stop.windowStart ?? today, $1.order.number) }
+        }
+        nextStop = soonest(deliveries) ?? soonest(pickups)
+    }
+}
+
+/// A trip's detail: its orders, expenses and what they add up to.
+public struct TripDetailState: Sendable, Hashable {
+    public let trip: Trip
+    public let orders: [Order]
+    public let expenses: [Expense]
+    public var expensesTotalCents: Int { expenses.reduce(0) { $0 + $1.amountCents } }
+    public var deliveredCount: Int { orders.filter { $0.status == .delivered }.count }
+    public var route: String { "\(trip.origin) → \(trip.destination)" }
+
+    public init(trip: Trip, orders: [Order], expenses: [Expense]) {
+        self.trip = trip
+        self.orders = orders.sorted { ($0.number) < ($1.number) }
+        self.expenses = expenses
+    }
+}
+
+/// The Earnings tab: driver pay per trip, and totals per week and month.
+public struct EarningsState: Sendable, Hashable {
+    public struct Period: Sendable, Hashable, Identifiable {
+        public let title: String
+        public let start: LocalDate
+        public let payCents: Int
+        public let trips: Int
+        public var id: LocalDate { start }
+    }
+
+    public struct TripPay: Sendable, Hashable, Identifiable {
+        public let trip: Trip
+        public let expensesCents: Int
+        public var id: ID<Trip> { trip.id }
+        public var payCents: Int { trip.driverPayCents }
+    }
+
+    /// Completed trips, newest first.
+    public let completed: [TripPay]
+    /// Pay for trips not finished yet.
+    public let upcomingPayCents: Int
+    public let weeks: [Period]
+    public let months: [Period]
+    public var totalCents: Int { completed.reduce(0) { $0 + $1.payCents } }
+
+    public init(trips: [Trip], expenses: [Expense], calendar: Calendar) {
+        let byTrip = Dictionary(grouping: expenses, by: \.tripID)
+        let done = trips.filter { $0.status == .completed }
+        completed = done.sorted { ($0.endDate ?? $0.startDate ?? LocalDate(Date.distantPast)) > ($1.endDate ?? $1.startDate ?? LocalDate(Date.distantPast)) }
+            .map { TripPay(trip: $0, expensesCents: byTrip[$0.id]?.reduce(0) { $0 + $1.amountCents } ?? 0) }
+        upcomingPayCents = trips.filter { $0.status == .planned || $0.status == .inProgress }.reduce(0) { $0 + $1.driverPayCents }
+        let labels = TimeLabels(calendar: calendar)
+        func periods(_ component: Calendar.Component, title: (Date) -> String) -> [Period] {
+            var totals: [Date: (Int, Int)] = [:]
+            for trip in done {
+                guard let day = (trip.endDate ?? trip.startDate)?.startOfDay,
+                      let start = calendar.dateInterval(of: component, for: day)?.start else { continue }
+                let current = totals[start] ?? (0, 0)
+                totals[start] = (current.0 + trip.driverPayCents, current.1 + 1)
+            }
+            return totals.keys.sorted(by: >).map { start in
+                Period(title: title(start), start: LocalDate(start), payCents: totals[start]!.0, trips: totals[start]!.1)
+            }
+        }
+        weeks = periods(.weekOfYear) { "Week of " + labels.day($0, now: $0) }
+        months = periods(.month) { start in
+            let parts = calendar.dateComponents([.year, .month], from: start)
+            return "\(TimeLabels.months[(parts.month ?? 1) - 1]) \(parts.year ?? 0)"
+        }
+    }
+}
+
+/// The Profile tab, including what signing out would lose.
+public struct ProfileState: Sendable, Hashable {
+    public let driver: Driver?
+    public let email: String?
+    public let unsyncedCount: Int
+
+    public var payTerms: String? {
+        guard let driver else { return nil }
+        switch driver.payType {
+        case .percentage: return String(format: "%.1f%% of trip revenue", Double(driver.payRate) / 100)
+        case .perMile: return MoneyFormat.dollars(driver.payRate) + " per mile"
+        case .perTrip: return MoneyFormat.dollars(driver.payRate) + " per trip"
+        }
+    }
+
+    /// Shown before signing out while changes have not reached dispatch.
+    public var signOutWarning: String? {
+        unsyncedCount == 0 ? nil : AuthError.unsyncedChanges(count: unsyncedCount).description
+    }
+}
+
+/// Banners across the app (seed 000).
+public struct BannerState: Sendable, Hashable {
+    public let offline: String?
+    public let error: String?
+    public let isLoading: Bool
+
+    public init(status: SyncStatusSnapshot) {
+        offline = status.isOnline ? nil : "You're offline — showing cached data"
+        // Being offline is shown by its own banner, not as an error.
+        error = status.isOnline ? status.lastError : nil
+        isLoading = status.isSyncing && status.lastSyncedAt == nil
+    }
+}
+
+/// The parts of `SyncStatus` banners depend on, as a value.
+public struct SyncStatusSnapshot: Sendable, Hashable {
+    public var isOnline: Bool
+    public var isSyncing: Bool
+    public var lastError: String?
+    public var lastSyncedAt: Date?
+
+    public init(isOnline: Bool, isSyncing: Bool, lastError: String?, lastSyncedAt: Date?) {
+        self.isOnline = isOnline
+        self.isSyncing = isSyncing
+        self.lastError = lastError
+        self.lastSyncedAt = lastSyncedAt
+    }
+}

@@ -1,0 +1,155 @@
+import DriverKit
+import Foundation
+import Testing
+import VroomXModels
+import VroomXServer
+import VroomXTestSupport
+
+@Suite("DriverKit sign-in and session")
+@MainActor
+struct SignInTests {
+    @Test("code sign-in, PIN setup, lock and unlock offline, biometrics, lockout after five wrong PINs")
+    func signInAndPIN() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let live = try await LiveServer(server)
+        let device = try DriverDevice.make(server: live, biometrics: ScriptedBiometrics(answer: true))
+        let auth = device.app.auth
+        #expect(auth.state == .signedOut)
+        #expect(device.app.router.route == .onboarding)
+
+        try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox, pin: nil)
+        #expect(auth.state == .needsPINSetup)
+        let account = try #require(try device.app.database.account())
+        #expect(account.driver?.id == carrier.driverID(0))
+        #expect(device.app.router.route == .main)
+        try await auth.setUpPIN("1379")
+        #expect(auth.state == .unlocked)
+        // The PIN reached the server too (and is a slow hash there).
+        let stored = try await serverPINHash(server, user: carrier.driver.user.id)
+        #expect(stored?.hasPrefix("scrypt$") == true)
+        // Never the PIN in clear on the device.
+        let secrets = try String(contentsOf: device.stateDirectory.appendingPathComponent("secrets.json"), encoding: .utf8)
+        #expect(!secrets.contains("1379"))
+
+        // Lock; unlock with the PIN while the server is down.
+        auth.lock()
+        #expect(auth.state == .locked)
+        #expect(device.app.router.route == .locked)
+        await live.stop()
+        try await auth.unlock(pin: "1379")
+        #expect(auth.state == .unlocked)
+
+        // Biometrics, once turned on.
+        #expect(await auth.setBiometrics(enabled: true))
+        auth.lock()
+        #expect(await auth.unlockWithBiometrics())
+        #expect(auth.state == .unlocked)
+
+        // Five wrong PINs send the driver back to email sign-in; work on the device is kept.
+        try device.app.updateOrderStatus(carrier.orders[carrier.trips[0][0].id]![0].id, to: .pickedUp)
+        auth.lock()
+        for attempt in 1...5 {
+            do {
+                try await auth.unlock(pin: "0000")
+                Issue.record("a wrong PIN unlocked")
+            } catch AuthError.invalidPIN(let left) {
+                #expect(left == 5 - attempt)
+            } catch AuthError.pinLockedOut {
+                #expect(attempt == 5)
+            }
+        }
+        #expect(auth.state == .signedOut)
+        #expect(device.app.router.route == .login)
+        #expect(try device.app.database.unsyncedCount() == 1)
+        await device.app.shutdown()
+    }
+
+    @Test("a dispatcher's email or a driver without a record gets driver_not_found")
+    func driverNotFound() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        let live = try await LiveServer(server)
+        let device = try DriverDevice.make(server: live)
+        await #expect(throws: AuthError.driverNotFound) {
+            try await device.signIn(carrier.dispatcher.user.email, mailbox: server.mailbox)
+        }
+        #expect(device.app.auth.message == "Driver account not found. Contact your dispatcher.")
+        #expect(try device.app.database.account() == nil)
+        await live.stop()
+    }
+
+    @Test("the router's four cases are decided synchronously from the device alone")
+    func routerCases() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let live = try await LiveServer(server)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("driverkit-\(UUID().uuidString.prefix(8))")
+        func route() throws -> AppRoute { AppRouter.determineInitialRoute(try AppDatabase.open(directory: directory)) }
+
+        #expect(try route() == .onboarding)                       // fresh install
+        var device = try DriverDevice.make(server: live, stateDirectory: directory)
+        try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox, pin: nil)
+        #expect(try route() == .main)                             // signed in, no PIN yet
+        try await device.app.auth.setUpPIN("2468")
+        await device.app.shutdown()
+        await live.stop()
+        #expect(try route() == .locked)                           // signed in with a PIN (no network needed)
+
+        // Relaunch offline: the first screen is decided without the server; verification waits.
+        device = try DriverDevice.make(server: live, stateDirectory: directory)
+        #expect(device.app.router.route == .locked)
+        device.app.launch()
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(device.app.auth.state == .locked)                 // a network error never signs out
+        try await live.start()
+        try await device.app.auth.unlock(pin: "2468")
+        try await device.app.auth.logout(force: true)
+        #expect(try route() == .login)                            // signed out on a device used before
+        await device.app.shutdown()
+        await live.stop()
+    }
+
+    @Test("a session the server revoked sends the driver to login; unsynced work stays")
+    func revokedSession() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let live = try await LiveServer(server)
+        let device = try DriverDevice.make(server: live)
+        try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox)
+        // Sign-in on the server side is revoked (e.g. a stolen refresh token was replayed).
+        try await revokeSessions(server, user: carrier.driver.user.id)
+        server.clock.advance(by: 11) // past the server's session cache
+        // Work done meanwhile is not lost when the session ends.
+        let order = carrier.orders[carrier.trips[0][0].id]![0]
+        await live.stop()
+        try device.app.updateOrderStatus(order.id, to: .pickedUp)
+        try await live.start()
+        await device.app.syncNow()
+        try await eventually("signed out") { device.app.auth.state == .signedOut }
+        #expect(device.app.auth.message?.contains("session has ended") == true)
+        #expect(try device.app.database.unsyncedCount() == 1)
+        #expect(try device.app.database.order(order.id)?.status == .pickedUp)
+        // The same driver signs in again (after the one-minute resend limit): the change goes through.
+        server.clock.advance(by: 61)
+        try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox, pin: nil)
+        await device.app.syncNow()
+        #expect(try device.app.database.unsyncedCount() == 0)
+        #expect(try await server.store.order(order.id, carrier.scope).status == .pickedUp)
+        await device.app.shutdown()
+        await live.stop()
+    }
+}
+
+nonisolated func serverPINHash(_ server: TestServer, user: ID<User>) async throws -> String? {
+    try await server.store.database.read { db in
+        try await db.first("SELECT pin_hash FROM users WHERE id = \(user)")?.optionalString("pin_hash")
+    }
+}
+
+nonisolated func revokeSessions(_ server: TestServer, user: ID<User>) async throws {
+    try await server.store.database.write { db in
+        try await db.execute("UPDATE sessions SET revoked_at = 1 WHERE user_id = \(user)")
+    }
+}
+

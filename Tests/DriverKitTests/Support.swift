@@ -1,0 +1,96 @@
+import DriverKit
+import Foundation
+import NIOConcurrencyHelpers
+import VroomXModels
+import VroomXServer
+import VroomXTestSupport
+
+/// A driver app (DriverKit) against a live server, in its own state directory.
+@MainActor
+struct DriverDevice {
+    let app: DriverApp
+    let stateDirectory: URL
+
+    static func make(server: LiveServer, stateDirectory: URL? = nil, transport: (any HTTPTransport)? = nil,
+                     biometrics: any Biometrics = UnavailableBiometrics(), realtime: Bool = false,
+                     clock: (@Sendable () -> Date)? = nil) throws -> DriverDevice {
+        let directory = stateDirectory ?? FileManager.default.temporaryDirectory.appendingPathComponent("driverkit-\(UUID().uuidString.prefix(8))")
+        var configuration = DriverApp.Configuration(serverURL: server.baseURL, stateDirectory: directory)
+        if let transport { configuration.transport = transport }
+        configuration.biometrics = biometrics
+        configuration.realtime = realtime
+        configuration.pinHashCost = 10
+        if let clock { configuration.clock = clock }
+        configuration.logger.logLevel = .critical
+        return DriverDevice(app: try DriverApp(configuration), stateDirectory: directory)
+    }
+
+    /// Signs in through the code flow, reading the code from the server's mailbox.
+    func signIn(_ email: String, mailbox: DevelopmentMailbox, pin: String? = "2580") async throws {
+        try await app.auth.sendCode(to: email)
+        let code = try await Self.code(for: email, mailbox: mailbox)
+        try await app.auth.verify(code: code)
+        if let pin { try await app.auth.setUpPIN(pin) }
+    }
+
+    static func code(for email: String, mailbox: DevelopmentMailbox) async throws -> String {
+        for _ in 0..<300 {
+            if let message = mailbox.latest(to: email), let range = message.body.range(of: #"\d{6}"#, options: .regularExpression) {
+                return String(message.body[range])
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw TestSetupError("no code mailed to \(email)")
+    }
+}
+
+/// A transport that can lose the network (requests fail without leaving the
+/// device) or lose answers (the request reaches the server, the answer never
+/// comes back), around the real one.
+final class FlakyTransport: HTTPTransport, Sendable {
+    enum Mode: Sendable { case normal, offline, loseAnswers }
+    let real = AsyncHTTPTransport()
+    private let state = NIOLockedValueBox<(mode: Mode, sent: Int)>((.normal, 0))
+
+    var mode: Mode {
+        get { state.withLockedValue { $0.mode } }
+        set { state.withLockedValue { $0.mode = newValue } }
+    }
+
+    /// Requests that reached the server.
+    var sent: Int { state.withLockedValue { $0.sent } }
+
+    func send(_ request: HTTPRequestData) async throws -> HTTPResponseData {
+        let mode = self.mode
+        if mode == .offline { throw TransportError(description: "offline (test)") }
+        let response = try await real.send(request)
+        state.withLockedValue { $0.sent += 1 }
+        if mode == .loseAnswers { throw TransportError(description: "answer lost (test)") }
+        return response
+    }
+}
+
+/// Face ID stand-in (the real thing cannot exist on Linux): answers as told.
+struct ScriptedBiometrics: Biometrics {
+    let answer: Bool
+    var isAvailable: Bool { true }
+    func authenticate(reason: String) async -> Bool { answer }
+}
+
+/// A clock a test moves by hand.
+final class TestClock: Sendable {
+    private let time = NIOLockedValueBox(Date())
+    var now: Date { time.withLockedValue { $0 } }
+    func advance(by seconds: TimeInterval) { time.withLockedValue { $0 += seconds } }
+    var read: @Sendable () -> Date { { [time] in time.withLockedValue { $0 } } }
+}
+
+/// Waits until a condition holds (the app syncs in the background).
+@MainActor
+func eventually(_ what: String, timeout: Duration = .seconds(15), _ condition: @MainActor () throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while !(try condition()) {
+        guard ContinuousClock.now < deadline else { throw TestSetupError("timed out waiting for \(what)") }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+}

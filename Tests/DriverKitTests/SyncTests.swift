@@ -1,0 +1,256 @@
+import DriverKit
+import Foundation
+import Testing
+import VroomXModels
+import VroomXServer
+import VroomXTestSupport
+
+/// DriverKit's outbox and sync engine against the real server.
+@Suite("DriverKit sync")
+@MainActor
+struct SyncTests {
+    /// The server's view of a carrier: what replays must never change.
+    nonisolated static func serverState(_ server: TestServer, _ carrier: CarrierFixture) async throws -> [String] {
+        let store = server.store
+        var lines = try await store.tripDocuments(carrier.scope) + store.orderDocuments(carrier.scope)
+            + store.notificationDocuments(carrier.scope, limit: 1000)
+        for trip in try await store.trips(carrier.scope) { lines += try await store.expenseDocuments(trip: trip.id, carrier.scope) }
+        return lines
+    }
+
+    @Test("changes made offline show at once, then reach the server exactly once on reconnect")
+    func offlineThenReconnect() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 2)
+        let live = try await LiveServer(server)
+        let device = try DriverDevice.make(server: live)
+        let app = device.app
+        try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox)
+        await app.syncNow()
+        #expect(try app.database.trips().count == 2)
+        let trip = carrier.trips[0][0]
+        let (first, second) = (carrier.orders[trip.id]![0], carrier.orders[trip.id]![1])
+        let notification = try app.database.notifications().first!
+
+        await live.stop()
+        try app.updateOrderStatus(first.id, to: .pickedUp)
+        try app.updateOrderStatus(first.id, to: .delivered)
+        try app.submitETA(second.id, pickup: Date().addingTimeInterval(3600))
+        let expense = try app.createExpense(trip: trip.id, category: .fuel, amountCents: 6_123, notes: "diesel")
+        let doomed = try app.createExpense(trip: trip.id, category: .tolls, amountCents: 300)
+        try app.deleteExpense(doomed) // never left the device: both cancel out
+        try app.markNotificationRead(notification.id)
+        // The cache shows it all at once, offline.
+        #expect(try app.database.order(first.id)?.status == .delivered)
+        #expect(try app.database.expenses(trip: trip.id).contains { $0.id == expense })
+        #expect(try !app.database.expenses(trip: trip.id).contains { $0.id == doomed })
+        #expect(try app.database.notifications().first { $0.id == notification.id }?.readAt != nil)
+        #expect(try app.database.unsyncedCount() == 5)
+        // An invalid change is refused on the device, nothing queued.
+        #expect(throws: LocalRejection.self) { try app.updateOrderStatus(second.id, to: .delivered) }
+        await app.syncNow()
+        try await eventually("offline seen") { !app.status.isOnline }
+        #expect(app.status.offlineBanner == "You're offline — showing cached data")
+
+        try await live.start()
+        await app.syncNow()
+        #expect(try app.database.unsyncedCount() == 0)
+        let order = try await server.store.order(first.id, carrier.scope)
+        #expect(order.status == .delivered)
+        #expect(order.actualPickupDate != nil && order.actualDeliveryDate != nil)
+        #expect(try await server.store.order(second.id, carrier.scope).pickupETA != nil)
+        let expenses = try await server.store.expenses(trip: trip.id, carrier.scope)
+        #expect(expenses.filter { $0.id == expense }.count == 1)
+        #expect(!expenses.contains { $0.id == doomed })
+        #expect(try await server.store.notifications(carrier.scope, limit: 500).first { $0.id == notification.id }?.readAt != nil)
+        // And the device's cache equals the server's truth.
+        #expect(try app.database.order(first.id) == order)
+        try await eventually("online again") { app.status.isOnline }
+        await app.shutdown()
+        await live.stop()
+    }
+
+    @Test("the server applied a batch but the answer was lost: the replay applies nothing twice")
+    func lostAnswer() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let live = try await LiveServer(server)
+        let transport = FlakyTransport()
+        let device = try DriverDevice.make(server: live, transport: transport)
+        let app = device.app
+        try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox)
+        await app.syncNow()
+        let trip = carrier.trips[0][0]
+
+        transport.mode = .loseAnswers
+        try app.updateOrderStatus(carrier.orders[trip.id]![0].id, to: .pickedUp)
+        let expense = try app.createExpense(trip: trip.id, category: .lodging, amountCents: 9_900)
+        await app.syncNow()
+        #expect(transport.sent >= 1)                                       // it reached the server…
+        #expect(try app.database.unsyncedCount() == 2)                     // …but the device never heard back
+        let applied = try await Self.serverState(server, carrier)
+        #expect(try await server.store.expenses(trip: trip.id, carrier.scope).filter { $0.id == expense }.count == 1)
+
+        transport.mode = .normal
+        await app.syncNow()
+        #expect(try app.database.unsyncedCount() == 0)
+        #expect(try await Self.serverState(server, carrier) == applied)      // the replay changed nothing
+        await app.shutdown()
+        await live.stop()
+    }
+
+    @Test("a client killed with changes queued drains them exactly once after restart")
+    func killedAndRestarted() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let live = try await LiveServer(server)
+        var device = try DriverDevice.make(server: live)
+        try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox)
+        await device.app.syncNow()
+        let trip = carrier.trips[0][0]
+        let before = try await Self.serverState(server, carrier)
+
+        await live.stop()
+        let expenses = try (0..<20).map { index in
+            try device.app.createExpense(trip: trip.id, category: .other, amountCents: 100 + index)
+        }
+        try device.app.updateOrderStatus(carrier.orders[trip.id]![0].id, to: .pickedUp)
+        // The process dies: no shutdown, nothing flushed but what is in SQLite.
+        let directory = device.stateDirectory
+        device = try DriverDevice.make(server: live, stateDirectory: directory)
+        #expect(try device.app.database.unsyncedCount() == 21)
+        #expect(device.app.auth.state == .locked)
+
+        try await live.start()
+        device.app.launch()
+        try await eventually("outbox drained") { try device.app.database.unsyncedCount() == 0 }
+        // Start a second time and sync again: nothing more happens.
+        await device.app.syncNow()
+        let serverExpenses = try await server.store.expenses(trip: trip.id, carrier.scope)
+        for id in expenses { #expect(serverExpenses.filter { $0.id == id }.count == 1) }
+        #expect(try await Self.serverState(server, carrier).count == before.count + 20)
+        await device.app.shutdown()
+        await live.stop()
+    }
+
+    @Test("a rejected change puts the server's truth back and says why; other changes go through")
+    func rejection() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let live = try await LiveServer(server)
+        let device = try DriverDevice.make(server: live)
+        let app = device.app
+        try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox)
+        await app.syncNow()
+        let trip = carrier.trips[0][0]
+        let (cancelled, other) = (carrier.orders[trip.id]![0], carrier.orders[trip.id]![1])
+
+        await live.stop()
+        try app.updateOrderStatus(cancelled.id, to: .pickedUp)
+        try app.updateOrderStatus(cancelled.id, to: .delivered)
+        try app.updateOrderStatus(other.id, to: .pickedUp)
+        // Meanwhile dispatch cancelled the first order.
+        _ = try await server.store.updateOrder(cancelled.id, .init(status: .cancelled), tenant: carrier.tenant.id)
+        try await live.start()
+        await app.syncNow()
+
+        #expect(try app.database.order(cancelled.id)?.status == .cancelled)   // the server's truth
+        #expect(try app.database.order(other.id)?.status == .pickedUp)
+        let failed = app.status.failed
+        try await eventually("failures shown") { app.status.failed.count == 2 }
+        #expect(app.status.failed.map(\.errorCode) == ["invalid_transition", "dependency_failed"])
+        #expect(app.status.failed.allSatisfy { $0.failure == .rejected })
+        _ = failed
+        #expect(try app.database.unsyncedCount() == 0)                         // rejected work is not "unsynced"
+        for entry in app.status.failed { try app.dismiss(entry.id) }
+        try await eventually("dismissed") { app.status.failed.isEmpty }
+        await app.shutdown()
+        await live.stop()
+    }
+
+    @Test("five failed attempts mark a change failed; retrying sends it")
+    func attemptsExhausted() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let live = try await LiveServer(server)
+        let transport = FlakyTransport()
+        let clock = TestClock()
+        let device = try DriverDevice.make(server: live, transport: transport, clock: clock.read)
+        let app = device.app
+        try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox)
+        await app.syncNow()
+        transport.mode = .offline
+        let expense = try app.createExpense(trip: carrier.trips[0][0].id, category: .repairs, amountCents: 45_000)
+        // Automatic retries wait out the backoff: 5 s, 10 s, 20 s, 40 s (±20 %).
+        for _ in 0..<5 {
+            await app.sync.requestSync()
+            try await eventually("attempt recorded") { try app.database.outbox().first?.nextAttemptAt ?? .distantPast > clock.now || app.status.failed.count == 1 }
+            clock.advance(by: 100)
+        }
+        let entry = try #require(try app.database.outbox().first)
+        #expect(entry.status == .failed)
+        #expect(entry.failure == .transient)
+        #expect(entry.attempts == SyncEngine.maxAttempts)
+        #expect(try app.database.unsyncedCount() == 1)                  // still the driver's work
+        transport.mode = .normal
+        try app.retry(entry.id)
+        try await eventually("sent after retry") { try app.database.unsyncedCount() == 0 }
+        #expect(try await server.store.expenses(trip: carrier.trips[0][0].id, carrier.scope).contains { $0.id == expense })
+        await app.shutdown()
+        await live.stop()
+    }
+
+    @Test("logout refuses while work is unsynced, unless forced; it clears cache, tokens, PIN and the device token")
+    func logoutRules() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let live = try await LiveServer(server)
+        let device = try DriverDevice.make(server: live)
+        let app = device.app
+        try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox)
+        await app.syncNow()
+        let profile = ProfileViewModel(app: app)
+        _ = try await app.api.send(.registerDeviceToken, body: RegisterDeviceTokenRequest(token: "a1b2c3d4e5f6", platform: .ios)) as DeviceToken
+        try app.database.setDeviceToken("a1b2c3d4e5f6")
+
+        await live.stop()
+        try app.updateOrderStatus(carrier.orders[carrier.trips[0][0].id]![0].id, to: .pickedUp)
+        try await eventually("count shown") { app.status.unsyncedCount == 1 }
+        #expect(profile.state.signOutWarning == "1 change has not reached dispatch yet and would be lost. Sync first, or log out anyway.")
+        await #expect(throws: AuthError.unsyncedChanges(count: 1)) { try await profile.signOut() }
+        #expect(app.auth.state == .unlocked)
+
+        try await live.start()
+        await app.syncNow()
+        try await profile.signOut()
+        #expect(app.auth.state == .signedOut)
+        #expect(try app.database.trips().isEmpty)
+        #expect(try app.database.account() == nil)
+        #expect(await app.hasSession == false)
+        #expect(try await server.store.deviceTokens(user: carrier.driver.user.id, tenant: carrier.tenant.id).isEmpty)
+        let secrets = try String(contentsOf: device.stateDirectory.appendingPathComponent("secrets.json"), encoding: .utf8)
+        #expect(secrets == "{}")
+        await app.shutdown()
+        await live.stop()
+    }
+
+    @Test("a realtime change from dispatch reaches the cache without asking")
+    func realtimeTriggersPull() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let live = try await LiveServer(server)
+        let device = try DriverDevice.make(server: live, realtime: true)
+        let app = device.app
+        try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox)
+        try await eventually("realtime connected") { app.status.realtimeConnected }
+        _ = try await live.services!.store.sendMessage(.init(driverID: carrier.driverID(0), type: .urgent, title: "Storm ahead",
+                                                             body: "Stop at the next safe place."), tenant: carrier.tenant.id)
+        try await eventually("message arrived") { try app.database.notifications().contains { $0.title == "Storm ahead" } }
+        let messages = MessagesViewModel(app: app)
+        let urgent = try #require(try app.database.notifications().first { $0.title == "Storm ahead" })
+        #expect(messages.open(urgent.id) == .alert(title: "Storm ahead", body: "Stop at the next safe place."))
+        try await eventually("read") { try app.database.notifications().first { $0.id == urgent.id }?.readAt != nil }
+        await app.shutdown()
+        await live.stop()
+    }
+}

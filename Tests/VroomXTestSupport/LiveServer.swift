@@ -1,0 +1,57 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOConcurrencyHelpers
+import ServiceLifecycle
+import VroomXServer
+
+/// The real server application listening on a fixed loopback port, which a
+/// test can stop (the driver's phone loses the server) and start again on
+/// the same database.
+public final class LiveServer: Sendable {
+    public let configuration: ServerConfiguration
+    public let port: Int
+    private struct Running {
+        let task: Task<Void, any Error>
+        let group: ServiceGroup
+        let services: ServerServices
+    }
+
+    private let running = NIOLockedValueBox<Running?>(nil)
+
+    /// Starts on a free port with the test server's database and clock.
+    public init(_ server: TestServer) async throws {
+        var configuration = server.services.configuration
+        configuration.port = try ChildProcess.freePort()
+        self.configuration = configuration
+        port = configuration.port
+        try await start()
+    }
+
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    public var isRunning: Bool { running.withLockedValue { $0 != nil } }
+
+    /// The services of the running instance (a new set after each restart).
+    public var services: ServerServices? { running.withLockedValue { $0?.services } }
+
+    public func start() async throws {
+        guard !isRunning else { return }
+        let services = try await ServerServices.make(configuration)
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let app = buildApplication(services) { continuation.yield($0) }
+        let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "live-server")))
+        let task = Task { try await group.run() }
+        for await _ in ports { break }
+        running.withLockedValue { $0 = Running(task: task, group: group, services: services) }
+    }
+
+    /// Shuts down gracefully: in-flight requests finish, connections close.
+    public func stop() async {
+        guard let current = running.withLockedValue({ value -> Running? in
+            defer { value = nil }
+            return value
+        }) else { return }
+        await current.group.triggerGracefulShutdown()
+        _ = await current.task.result
+    }
+}
