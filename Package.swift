@@ -111,6 +111,8 @@ let package = Package(
             name: "vroomx-bench",
             dependencies: [
                 "VroomXServer",
+                "DriverKit",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -31,6 +31,18 @@ public struct Change: Codable, Sendable, Hashable {
     public var id: String
     public var op: ChangeOperation
     public var row: ChangeRow?
+    /// The row's JSON exactly as received (see `SyncPage.decode`), so a
+    /// client can store it without encoding it again. Not part of equality.
+    public var rawRow: String?
+
+    public static func == (lhs: Change, rhs: Change) -> Bool {
+        lhs.seq == rhs.seq && lhs.entity == rhs.entity && lhs.id == rhs.id && lhs.op == rhs.op && lhs.row == rhs.row
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(seq)
+        hasher.combine(id)
+    }
 
     public init(seq: Int64, entity: ChangeEntity, id: String, op: ChangeOperation, row: ChangeRow?) {
         self.seq = seq

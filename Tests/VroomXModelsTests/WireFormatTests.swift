@@ -88,3 +88,30 @@ struct WireFormatTests {
         #expect(Set(Endpoint.all.map { "\($0.method) \($0.path)" }).count == Endpoint.all.count)
     }
 }
+
+@Suite("JSON slicer")
+struct JSONSlicerTests {
+    @Test("each feed row's raw JSON is found exactly, whatever its strings contain")
+    func rawRows() throws {
+        let now = WireTime.date(milliseconds: 1_790_000_000_123)
+        let tricky = #"Gate "B" {code: 44} [north] \ 🚚 , : "#
+        let notification = DriverNotification(id: ID(), driverID: ID(), type: .urgent, title: tricky, body: "line\nbreak\t\"q\"",
+                                              data: NotificationData(), readAt: nil, createdAt: now)
+        let expense = Expense(id: ID(), tripID: ID(), driverID: nil, category: .fuel, amountCents: 1, date: LocalDate(now), notes: "}]", createdAt: now)
+        let page = SyncPage(changes: [
+            Change(seq: 1, entity: .notification, id: notification.id.rawValue, op: .upsert, row: .notification(notification)),
+            Change(seq: 2, entity: .trip, id: "gone", op: .delete, row: nil),
+            Change(seq: 3, entity: .expense, id: expense.id.rawValue, op: .upsert, row: .expense(expense)),
+        ], cursor: 3, hasMore: false, reset: false, snapshotAfter: nil)
+        let data = try WireJSON.encoder().encode(page)
+        let decoded = try SyncPage.decode(data, decoder: WireJSON.decoder())
+        #expect(decoded == page)
+        #expect(decoded.changes[1].rawRow == nil)
+        let rawNotification = try #require(decoded.changes[0].rawRow)
+        #expect(try WireJSON.decoder().decode(DriverNotification.self, from: Data(rawNotification.utf8)) == notification)
+        let rawExpense = try #require(decoded.changes[2].rawRow)
+        #expect(try WireJSON.decoder().decode(Expense.self, from: Data(rawExpense.utf8)) == expense)
+        // Malformed input yields nothing rather than a wrong slice.
+        #expect(JSONSlicer.memberOfElements(Data(#"{"changes":[{"row":{"a":1}"#.utf8), arrayKey: "changes", member: "row") == nil)
+    }
+}

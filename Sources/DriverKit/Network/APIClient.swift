@@ -30,6 +30,17 @@ public struct APIClient: Sendable {
         try Self.check(response)
     }
 
+    /// A feed page, keeping each row's JSON as the server sent it.
+    func syncPage(query: String) async throws -> SyncPage {
+        let response = try await call(.sync, [], query: query, body: nil, headers: [])
+        try Self.check(response)
+        do {
+            return try SyncPage.decode(response.body, decoder: CacheJSON.decoder)
+        } catch {
+            throw APIError.unreadable("\(error)")
+        }
+    }
+
     func call(_ endpoint: Endpoint, _ parameters: [String], query: String?, body: (any Encodable & Sendable)?,
               headers: [(String, String)]) async throws -> HTTPResponseData {
         var request = HTTPRequestData(method: endpoint.method.rawValue,

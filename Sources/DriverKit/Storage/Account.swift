@@ -25,8 +25,13 @@ public struct DeviceState: Sendable, Hashable {
 extension AppDatabase {
     public func account() throws -> Account? { try reader.read(Self.account) }
 
+    /// The signed-in driver's id, without decoding the whole record.
+    static func driverID(_ db: Database) throws -> ID<Driver>? {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT driver_id FROM account")).flatMap(ID.init)
+    }
+
     static func account(_ db: Database) throws -> Account? {
-        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM account") else { return nil }
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM account")) else { return nil }
         return Account(userID: ID(row["user_id"] as String)!, tenantID: ID(row["tenant_id"] as String)!, email: row["email"],
                        driver: try (row["driver_doc"] as String?).map { try CacheJSON.decode(Driver.self, $0) },
                        pinSet: row["pin_set"], serverPINPending: row["server_pin_pending"], deviceToken: row["device_token"])
@@ -50,9 +55,9 @@ extension AppDatabase {
             }
             try db.execute(sql: "DELETE FROM account")
             try db.execute(sql: """
-                INSERT INTO account (id, user_id, tenant_id, email, driver_doc, pin_set, server_pin_pending, device_token, signed_in_at)
-                VALUES (1, ?, ?, ?, ?, ?, 0, ?, ?)
-                """, arguments: [user.id.rawValue, user.tenantID.rawValue, user.email, try driver.map { try CacheJSON.encode($0) },
+                INSERT INTO account (id, user_id, driver_id, tenant_id, email, driver_doc, pin_set, server_pin_pending, device_token, signed_in_at)
+                VALUES (1, ?, ?, ?, ?, ?, ?, 0, ?, ?)
+                """, arguments: [user.id.rawValue, driver?.id.rawValue, user.tenantID.rawValue, user.email, try driver.map { try CacheJSON.encode($0) },
                                  previous?.userID == user.id ? previous?.pinSet ?? false : false,
                                  previous?.deviceToken, now.timeIntervalSince1970])
             try db.execute(sql: "UPDATE device SET used_before = 1, onboarded = 1, last_email = ?", arguments: [user.email])

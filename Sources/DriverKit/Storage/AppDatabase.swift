@@ -47,6 +47,7 @@ public struct AppDatabase: Sendable {
                 CREATE TABLE account (
                     id INTEGER PRIMARY KEY CHECK (id = 1),
                     user_id TEXT NOT NULL,
+                    driver_id TEXT,
                     tenant_id TEXT NOT NULL,
                     email TEXT NOT NULL,
                     driver_doc TEXT,
@@ -99,7 +100,7 @@ public struct AppDatabase: Sendable {
                 CREATE INDEX notifications_by_created ON notifications (created_at DESC);
 
                 CREATE TABLE outbox (
-                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    seq INTEGER PRIMARY KEY,
                     id TEXT NOT NULL UNIQUE,
                     kind TEXT NOT NULL,
                     entity_id TEXT NOT NULL,
@@ -112,7 +113,6 @@ public struct AppDatabase: Sendable {
                     error_message TEXT,
                     next_attempt_at REAL NOT NULL DEFAULT 0
                 );
-                CREATE INDEX outbox_by_entity ON outbox (entity_id);
                 """)
         }
         return migrator

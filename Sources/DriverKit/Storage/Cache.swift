@@ -55,32 +55,32 @@ extension AppDatabase {
     }
 
     static func docs<T: Decodable>(_ db: Database, _ sql: String, _ arguments: StatementArguments = []) throws -> [T] {
-        try String.fetchAll(db, sql: sql, arguments: arguments).map { try CacheJSON.decode(T.self, $0) }
+        try String.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { try CacheJSON.decode(T.self, $0) }
     }
 
     // MARK: Writes of server rows
 
-    /// Stores a row exactly as the server sent it.
-    static func store(_ row: ChangeRow, _ db: Database) throws {
+    /// Stores a row: its JSON as received when there is one (`raw`), else
+    /// encoded here; plus the columns lists sort and filter by.
+    static func store(_ row: ChangeRow, raw: String? = nil, _ db: Database) throws {
+        func doc<T: Encodable>(_ value: T) throws -> String { try raw ?? CacheJSON.encode(value) }
         switch row {
         case .trip(let trip):
-            try db.execute(sql: "INSERT OR REPLACE INTO trips (id, start_date, created_at, doc) VALUES (?, ?, ?, ?)",
-                           arguments: [trip.id.rawValue, trip.startDate?.description, trip.createdAt.timeIntervalSince1970,
-                                       try CacheJSON.encode(trip)])
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO trips (id, start_date, created_at, doc) VALUES (?, ?, ?, ?)").execute(
+                           arguments: [trip.id.rawValue, trip.startDate?.description, trip.createdAt.timeIntervalSince1970, try doc(trip)])
         case .order(let order):
-            try db.execute(sql: "INSERT OR REPLACE INTO orders (id, trip_id, created_at, doc) VALUES (?, ?, ?, ?)",
-                           arguments: [order.id.rawValue, order.tripID?.rawValue, order.createdAt.timeIntervalSince1970,
-                                       try CacheJSON.encode(order)])
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO orders (id, trip_id, created_at, doc) VALUES (?, ?, ?, ?)").execute(
+                           arguments: [order.id.rawValue, order.tripID?.rawValue, order.createdAt.timeIntervalSince1970, try doc(order)])
         case .expense(let expense):
-            try db.execute(sql: "INSERT OR REPLACE INTO expenses (id, trip_id, expense_date, created_at, doc) VALUES (?, ?, ?, ?, ?)",
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO expenses (id, trip_id, expense_date, created_at, doc) VALUES (?, ?, ?, ?, ?)").execute(
                            arguments: [expense.id.rawValue, expense.tripID.rawValue, expense.date.description,
-                                       expense.createdAt.timeIntervalSince1970, try CacheJSON.encode(expense)])
+                                       expense.createdAt.timeIntervalSince1970, try doc(expense)])
         case .notification(let notification):
-            try db.execute(sql: "INSERT OR REPLACE INTO notifications (id, created_at, unread, doc) VALUES (?, ?, ?, ?)",
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO notifications (id, created_at, unread, doc) VALUES (?, ?, ?, ?)").execute(
                            arguments: [notification.id.rawValue, notification.createdAt.timeIntervalSince1970,
-                                       notification.isUnread, try CacheJSON.encode(notification)])
+                                       notification.isUnread, try doc(notification)])
         case .driver(let driver):
-            try db.execute(sql: "UPDATE account SET driver_doc = ?", arguments: [try CacheJSON.encode(driver)])
+            try db.execute(sql: "UPDATE account SET driver_doc = ?, driver_id = ?", arguments: [try doc(driver), driver.id.rawValue])
         }
     }
 
@@ -107,7 +107,7 @@ extension AppDatabase {
             if page.reset { try Self.clearRows(db) }
             for change in page.changes {
                 if change.op == .upsert, let row = change.row {
-                    try Self.store(row, db)
+                    try Self.store(row, raw: change.rawRow, db)
                 } else {
                     try Self.remove(change.entity, id: change.id, db)
                 }

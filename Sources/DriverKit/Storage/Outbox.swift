@@ -60,9 +60,9 @@ extension AppDatabase {
                try Self.dropPendingCreate(of: reference.expenseID, db) {
                 return true
             }
-            try db.execute(sql: """
+            try db.cachedStatement(sql: """
                 INSERT INTO outbox (id, kind, entity_id, mutation, created_at) VALUES (?, ?, ?, ?, ?)
-                """, arguments: [mutation.id.rawValue, mutation.kind.rawValue, mutation.entityID,
+                """).execute(arguments: [mutation.id.rawValue, mutation.kind.rawValue, mutation.entityID,
                                  try CacheJSON.encode(mutation), now.timeIntervalSince1970])
             return true
         }
@@ -92,15 +92,17 @@ extension AppDatabase {
             if let delivery = change.deliveryETA { order.deliveryETA = delivery }
             try store(.order(order), db)
         case .createExpense(let request):
-            guard try trip(request.tripID, db) != nil else { throw LocalRejection(code: .notFound, message: "This trip is not on your device.") }
+            guard try exists("trips", request.tripID.rawValue, db) else {
+                throw LocalRejection(code: .notFound, message: "This trip is not on your device.")
+            }
             guard let id = request.id else { throw LocalRejection(code: .validationFailed, message: "An offline expense needs its id.") }
             guard request.amountCents > 0 else { throw LocalRejection(code: .validationFailed, message: "The amount must be positive.") }
-            let driver = try account(db)?.driver?.id
+            let driver = try driverID(db)
             let expense = Expense(id: id, tripID: request.tripID, driverID: driver, category: request.category,
                                   amountCents: request.amountCents, date: request.date, notes: request.notes ?? "", createdAt: now)
             try store(.expense(expense), db)
         case .deleteExpense(let reference):
-            guard try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM expenses WHERE id = ?", arguments: [reference.expenseID.rawValue])! > 0 else {
+            guard try exists("expenses", reference.expenseID.rawValue, db) else {
                 throw LocalRejection(code: .notFound, message: "This expense is not on your device.")
             }
             try remove(.expense, id: reference.expenseID.rawValue, db)
@@ -112,6 +114,10 @@ extension AppDatabase {
             try store(.notification(notification), db)
         }
         return true
+    }
+
+    static func exists(_ table: String, _ id: String, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM \(table) WHERE id = ?)"), arguments: [id]) ?? false
     }
 
     static func dropPendingCreate(of expense: ID<Expense>, _ db: Database) throws -> Bool {

@@ -200,7 +200,7 @@ public actor SyncEngine {
             if let snapshotAfter { query += "&snapshot_after=\(snapshotAfter)" }
             let page: SyncPage
             do {
-                page = try await api.send(.sync, query: query)
+                page = try await api.syncPage(query: query)
             } catch let error as APIError where error.code == .cursorExpired {
                 // Older than the server's history: start again with a snapshot.
                 try database.resetSyncPosition()

@@ -1,0 +1,170 @@
+import ArgumentParser
+import DriverKit
+import Foundation
+import Logging
+import VroomXModels
+import VroomXServer
+
+/// DriverKit on the device side: applying the feed, queueing offline work,
+/// the first route, and draining the outbox to a loopback server.
+struct DriverKitBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "driverkit", abstract: "DriverKit cache, outbox, routing and drain.")
+
+    @Option(help: "Repetitions (the median is reported).") var runs = 5
+
+    func run() async throws {
+        print("DriverKit (SQLite on disk, WAL), median of \(runs) runs")
+        try await applyChanges()
+        try enqueueMutations()
+        try initialRoute()
+        try await drain()
+    }
+
+    static func directory() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-bench-driverkit-\(UUID().uuidString.prefix(8))")
+    }
+
+    static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
+    /// A feed page as the server would send it: trips, orders, expenses, messages.
+    static func changes(count: Int, startSeq: Int64) -> [Change] {
+        let now = Date()
+        let driver = ID<Driver>()
+        var changes: [Change] = []
+        var trip = ID<Trip>()
+        for index in 0..<count {
+            let seq = startSeq + Int64(index)
+            let row: ChangeRow
+            switch index % 10 {
+            case 0:
+                trip = ID()
+                row = .trip(Trip(id: trip, number: "T-\(index)", driverID: driver, status: .planned, startDate: LocalDate(now),
+                                 endDate: nil, origin: "Houston, TX", destination: "Atlanta, GA", revenueCents: 500_000,
+                                 driverPayCents: 125_000, miles: 790, version: 1, createdAt: now, updatedAt: now))
+            case 1...5:
+                row = .order(Order(id: ID(), number: "O-\(index)", tripID: trip, driverID: driver,
+                                   vehicle: Vehicle(year: 2021, make: "Toyota", model: "Camry", vin: "4T1B11HK5MU123456", color: "Silver"),
+                                   pickup: Stop(name: "Dealer", address: "1 Main St, Houston, TX", contactName: "Ann", contactPhone: "+1 555 0101"),
+                                   delivery: Stop(name: "Customer", address: "9 Peach St, Atlanta, GA", contactName: "Bo", contactPhone: "+1 555 0102"),
+                                   status: .assigned, actualPickupDate: nil, actualDeliveryDate: nil, pickupETA: nil, deliveryETA: nil,
+                                   revenueCents: 100_000, paymentTerms: "Net 30", version: 1, createdAt: now, updatedAt: now))
+            case 6, 7:
+                row = .expense(Expense(id: ID(), tripID: trip, driverID: driver, category: .fuel, amountCents: 12_345,
+                                       date: LocalDate(now), notes: "Pilot", createdAt: now))
+            default:
+                row = .notification(DriverNotification(id: ID(), driverID: driver, type: .dispatchMessage, title: "Message \(index)",
+                                                       body: "Gate code 4471", data: NotificationData(tripID: trip), readAt: nil, createdAt: now))
+            }
+            changes.append(Change(seq: seq, entity: row.entity, id: "\(index)", op: .upsert, row: row))
+        }
+        return changes
+    }
+
+    func applyChanges() async throws {
+        let total = 10_000
+        let pages = stride(from: 0, to: total, by: 500).map { start in
+            SyncPage(changes: Self.changes(count: 500, startSeq: Int64(start + 1)), cursor: Int64(start + 500),
+                     hasMore: start + 500 < total, reset: start == 0, snapshotAfter: nil)
+        }
+        let encoded = try pages.map { try WireJSON.encoder().encode($0) }
+        // As pulled: decoded, each row keeping the JSON it arrived as.
+        let received = try encoded.map { try SyncPage.decode($0, decoder: WireJSON.decoder()) }
+        var applyRates: [Double] = [], fullRates: [Double] = []
+        for _ in 0..<runs {
+            let database = try AppDatabase.open(directory: Self.directory())
+            let start = ContinuousClock.now
+            for page in received { try database.apply(page, syncedAt: Date()) }
+            applyRates.append(Double(total) / Self.seconds(ContinuousClock.now - start))
+
+            let fresh = try AppDatabase.open(directory: Self.directory())
+            let decoder = WireJSON.decoder()
+            let begin = ContinuousClock.now
+            for data in encoded { try fresh.apply(try SyncPage.decode(data, decoder: decoder), syncedAt: Date()) }
+            fullRates.append(Double(total) / Self.seconds(ContinuousClock.now - begin))
+        }
+        print(String(format: "apply 10,000 pulled changes (pages of 500): %.0f changes/s; with JSON decoding of the pages: %.0f changes/s",
+                     Self.median(applyRates), Self.median(fullRates)))
+    }
+
+    func enqueueMutations() throws {
+        var rates: [Double] = []
+        for _ in 0..<runs {
+            let database = try AppDatabase.open(directory: Self.directory())
+            let trip = Self.changes(count: 1, startSeq: 1)[0]
+            try database.apply(SyncPage(changes: [trip], cursor: 1, hasMore: false, reset: true, snapshotAfter: nil), syncedAt: Date())
+            guard case .trip(let tripRow) = trip.row else { continue }
+            let start = ContinuousClock.now
+            for index in 0..<10_000 {
+                try database.enqueue(Mutation(.createExpense(.init(id: ID(), tripID: tripRow.id, category: .tolls,
+                                                                  amountCents: 100 + index, date: LocalDate(Date())))), now: Date())
+            }
+            rates.append(10_000 / Self.seconds(ContinuousClock.now - start))
+        }
+        print(String(format: "enqueue 10,000 offline mutations, one transaction each: %.0f mutations/s", Self.median(rates)))
+    }
+
+    func initialRoute() throws {
+        let database = try AppDatabase.open(directory: Self.directory())
+        let orders = Self.changes(count: 20_000, startSeq: 1).filter { $0.entity == .order }.prefix(10_000)
+        try database.apply(SyncPage(changes: Array(orders), cursor: 10_000, hasMore: false, reset: true, snapshotAfter: nil), syncedAt: Date())
+        var times: [Double] = []
+        for _ in 0..<1000 {
+            let start = ContinuousClock.now
+            _ = AppRouter.determineInitialRoute(database)
+            times.append(Self.seconds(ContinuousClock.now - start) * 1000)
+        }
+        print(String(format: "determineInitialRoute with %d cached orders: median %.3f ms, p99 %.3f ms", orders.count,
+                     Self.median(times), times.sorted()[990]))
+    }
+
+    @MainActor
+    func drain() async throws {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.logLevel = .error
+        configuration.dataDirectory = Self.directory()
+        let services = try await ServerServices.make(configuration)
+        let (tenant, _) = try await services.store.createTenant(name: "Bench", dispatcherEmail: "dispatch@bench.example")
+        let driver = try await services.store.createDriver(tenant: tenant.id, .init(email: "d@bench.example", name: "D", payType: .perTrip, payRate: 1))
+        let trip = try await services.store.createTrip(.init(number: "T", driverID: driver.id, origin: "a", destination: "b",
+                                                             revenueCents: 1, miles: 1), tenant: tenant.id)
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let app = buildApplication(services) { continuation.yield($0) }
+        let serverTask = Task { try await app.runService(gracefulShutdownSignals: []) }
+        var port = 0
+        for await bound in ports { port = bound; break }
+
+        var settings = DriverApp.Configuration(serverURL: "http://127.0.0.1:\(port)", stateDirectory: Self.directory())
+        settings.realtime = false
+        settings.pinHashCost = 10
+        settings.logger.logLevel = .critical
+        let device = try DriverApp(settings)
+        try await device.auth.sendCode(to: driver.email)
+        try await Task.sleep(for: .milliseconds(100))
+        let body = (services.mailer as! DevelopmentMailbox).latest(to: driver.email)!.body
+        let code = String(body[body.range(of: #"\d{6}"#, options: .regularExpression)!])
+        try await device.auth.verify(code: code)
+        await device.syncNow()
+        await device.sync.stop()
+        var times: [Double] = []
+        for _ in 0..<runs {
+            for index in 0..<1000 {
+                try device.database.enqueue(Mutation(.createExpense(.init(id: ID(), tripID: trip.id, category: .fuel,
+                                                                         amountCents: 100 + index, date: LocalDate(Date())))), now: Date())
+            }
+            // Push the outbox (one batch of 500, then the rest), then pull the feed the server now has.
+            let start = ContinuousClock.now
+            await device.syncNow()
+            times.append(Self.seconds(ContinuousClock.now - start))
+            guard try device.database.unsyncedCount() == 0 else { throw ValidationError("not drained") }
+        }
+        print(String(format: "drain 1,000 queued mutations to a loopback server (SQLite), then pull: median %.2f s", Self.median(times)))
+        await device.shutdown()
+        serverTask.cancel()
+        _ = await serverTask.result
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
