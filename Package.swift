@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "VroomXServer", targets: ["VroomXServer"]),
         .library(name: "DriverKit", targets: ["DriverKit"]),
         .executable(name: "vroomx", targets: ["vroomx"]),
+        .executable(name: "vroomx-driver", targets: ["vroomx-driver"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -106,6 +107,15 @@ let package = Package(
             ]
         ),
 
+        // The driver app in the terminal, built only on DriverKit.
+        .executableTarget(
+            name: "vroomx-driver",
+            dependencies: [
+                "DriverKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
         // Benchmarks: programs that print figures (run in release).
         .executableTarget(
             name: "vroomx-bench",
@@ -132,8 +142,9 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
-        // Runs the built `vroomx` binary as a process (it is a dependency so it gets built).
-        .testTarget(name: "VroomXCLITests", dependencies: ["vroomx", "VroomXTestSupport"]),
+        // Runs the built `vroomx` and `vroomx-driver` binaries as processes
+        // (they are dependencies so that they get built).
+        .testTarget(name: "VroomXCLITests", dependencies: ["vroomx", "vroomx-driver", "VroomXTestSupport"]),
         .testTarget(
             name: "VroomXServerTests",
             dependencies: [

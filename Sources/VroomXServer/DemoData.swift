@@ -45,7 +45,9 @@ public enum DemoData {
             ("O-5005", Vehicle(year: 2018, make: "BMW", model: "X5", vin: "5UXKR0C58J0X00042", color: "Gray"), "Jacksonville, FL", "Miami, FL"),
         ], driver: alex, deliver: false)
         try await store.updateTrip(rolling.id, .init(status: .inProgress), tenant: t)
-        _ = try await store.updateOrderStatus(rollingOrders[0].id, to: .pickedUp, occurredAt: nil, .driver(tenant: t, driver: alex.id))
+        let onTruck = rollingOrders.first { $0.number == "O-5003" }!
+        let savannah = rollingOrders.first { $0.number == "O-5004" }!
+        _ = try await store.updateOrderStatus(onTruck.id, to: .pickedUp, occurredAt: nil, .driver(tenant: t, driver: alex.id))
         try await orders(store, t, next, [
             ("O-5006", Vehicle(year: 2023, make: "Chevrolet", model: "Tahoe", vin: "1GNSKBKD5PR000777", color: "Red"), "Miami, FL", "Dallas, TX"),
             ("O-5007", Vehicle(year: 2017, make: "Nissan", model: "Altima", vin: "1N4AL3AP8HC000321", color: "Black"), "Tampa, FL", "Houston, TX"),
@@ -79,7 +81,7 @@ public enum DemoData {
         // Messages from dispatch.
         _ = try await store.sendMessage(.init(driverID: alex.id, type: .dispatchMessage, title: "Gate code for Savannah pickup",
                                               body: "Gate code is 4471. Ask for Maria at the front office.",
-                                              tripID: rolling.id, orderID: rollingOrders[1].id), tenant: t)
+                                              tripID: rolling.id, orderID: savannah.id), tenant: t)
         _ = try await store.sendMessage(.init(driverID: alex.id, type: .urgent, title: "Hurricane detour",
                                               body: "I-95 closed south of Jacksonville. Take I-75 and call dispatch.",
                                               tripID: rolling.id), tenant: t)

@@ -103,6 +103,12 @@ public final class AuthController {
     /// session (looked up by auth user id on the server).
     public func verify(code: String) async throws {
         guard case .codeSent(let email) = state else { return }
+        try await verify(email: email, code: code)
+    }
+
+    /// Verifies a code for an email directly (a client that asked for the
+    /// code in an earlier run, like the terminal client).
+    public func verify(email: String, code: String) async throws {
         try await run {
             let session: AuthSession
             do {
@@ -169,6 +175,13 @@ public final class AuthController {
         } catch {
             try? secureStore.set(Data(pin.utf8), for: Self.pendingPINKey)
         }
+    }
+
+    /// Reopens the app without the PIN, for a client that keeps its own
+    /// short unlock window after a PIN check (the terminal client, where
+    /// every command is a new process).
+    public func resumeUnlocked() {
+        if state == .locked { state = .unlocked }
     }
 
     /// Locks the app (it went to the background).

@@ -149,7 +149,9 @@ public final class ProfileViewModel {
     }
 
     public var state: ProfileState {
-        ProfileState(driver: account.value?.driver, email: account.value?.email, unsyncedCount: app.status.unsyncedCount)
+        // The database, not the status observer: a one-shot reader (the terminal) sees it at once.
+        ProfileState(driver: account.value?.driver, email: account.value?.email,
+                     unsyncedCount: (try? app.database.unsyncedCount()) ?? app.status.unsyncedCount)
     }
 
     /// Refuses (with the count) while changes have not reached dispatch,

@@ -1,0 +1,147 @@
+import DriverKit
+import Foundation
+import VroomXModels
+
+/// Turns DriverKit's view state into terminal text. No logic beyond
+/// presentation lives here.
+@MainActor
+struct Render {
+    let terminal: Terminal
+
+    static let timeFormatter: DateFormatter = {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = .current
+        formatter.dateFormat = "MMM d HH:mm"
+        return formatter
+    }()
+
+    func time(_ date: Date?) -> String { date.map(Render.timeFormatter.string(from:)) ?? "—" }
+    func money(_ cents: Int) -> String { MoneyFormat.dollars(cents) }
+    func shortID(_ id: String) -> String { String(id.prefix(8)) }
+
+    func status(_ status: OrderStatus) -> String {
+        switch status {
+        case .new: return terminal.style("new", .dim)
+        case .assigned: return terminal.style("assigned", .blue)
+        case .pickedUp: return terminal.style("picked_up", .yellow)
+        case .delivered: return terminal.style("delivered", .green)
+        case .cancelled: return terminal.style("cancelled", .red)
+        }
+    }
+
+    func status(_ status: TripStatus) -> String {
+        switch status {
+        case .planned: return terminal.style("planned", .blue)
+        case .inProgress: return terminal.style("in_progress", .yellow)
+        case .completed: return terminal.style("completed", .green)
+        case .cancelled: return terminal.style("cancelled", .red)
+        }
+    }
+
+    func dates(_ trip: Trip) -> String {
+        switch (trip.startDate, trip.endDate) {
+        case let (start?, end?): return "\(start) – \(end)"
+        case let (start?, nil): return "from \(start)"
+        default: return "undated"
+        }
+    }
+
+    func trips(_ trips: [Trip]) {
+        guard !trips.isEmpty else { return terminal.line("No trips yet.") }
+        terminal.table(["TRIP", "STATUS", "DATES", "ROUTE", "PAY", "ID"], trips.map { trip in
+            [trip.number, status(trip.status), dates(trip), "\(trip.origin) → \(trip.destination)", money(trip.driverPayCents), shortID(trip.id.rawValue)]
+        })
+    }
+
+    func orders(_ orders: [Order]) {
+        guard !orders.isEmpty else { return terminal.line("No orders.") }
+        terminal.table(["ORDER", "STATUS", "VEHICLE", "PICKUP", "DELIVERY", "ID"], orders.map { order in
+            [order.number, status(order.status), order.vehicle.summary, order.pickup.address, order.delivery.address, shortID(order.id.rawValue)]
+        })
+    }
+
+    func expenses(_ expenses: [Expense]) {
+        guard !expenses.isEmpty else { return terminal.line("No expenses.") }
+        terminal.table(["DATE", "CATEGORY", "AMOUNT", "NOTE", "ID"], expenses.map { expense in
+            [expense.date.description, expense.category.rawValue, money(expense.amountCents), expense.notes, shortID(expense.id.rawValue)]
+        })
+        terminal.line("Total \(money(expenses.reduce(0) { $0 + $1.amountCents }))")
+    }
+
+    func order(_ order: Order) {
+        terminal.line(terminal.style("Order \(order.number)", .bold) + "  " + status(order.status) + "  " + terminal.style(order.id.rawValue, .dim))
+        terminal.line("Vehicle   \([order.vehicle.summary, order.vehicle.color, order.vehicle.vin].filter { !$0.isEmpty }.joined(separator: " · "))")
+        for (label, stop, eta, actual) in [("Pickup", order.pickup, order.pickupETA, order.actualPickupDate),
+                                           ("Delivery", order.delivery, order.deliveryETA, order.actualDeliveryDate)] {
+            terminal.line("\(label.padding(toLength: 9, withPad: " ", startingAt: 0)) \(stop.address)")
+            let contact = [stop.name, stop.contactName, stop.contactPhone].filter { !$0.isEmpty }.joined(separator: " · ")
+            if !contact.isEmpty { terminal.line("          \(contact)") }
+            let window = [stop.windowStart?.description, stop.windowEnd?.description].compactMap { $0 }.joined(separator: " – ")
+            terminal.line("          window \(window.isEmpty ? "—" : window)  ETA \(time(eta))  done \(time(actual))")
+        }
+        terminal.line("Revenue   \(money(order.revenueCents))\(order.paymentTerms.isEmpty ? "" : " (\(order.paymentTerms))")")
+    }
+
+    func home(_ state: HomeState, unread: Int, pending: Int) {
+        terminal.line(terminal.style("Hi\(state.driverName.map { ", \($0)" } ?? "")!", .bold))
+        if let trip = state.currentTrip {
+            terminal.line("Current trip  \(trip.number)  \(status(trip.status))  \(trip.origin) → \(trip.destination)  \(dates(trip))")
+        } else {
+            terminal.line("No trip planned.")
+        }
+        if let next = state.nextStop {
+            terminal.line("Next \(next.kind.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(next.order.number) \(next.order.vehicle.summary) at \(next.stop.address)  ETA \(time(next.eta))")
+        }
+        if !state.upcomingTrips.isEmpty {
+            terminal.line("Upcoming      " + state.upcomingTrips.map { "\($0.number) (\($0.startDate?.description ?? "undated"))" }.joined(separator: ", "))
+        }
+        terminal.line("Messages      \(unread) unread")
+        if pending > 0 { terminal.line(terminal.style("Not yet synced \(pending) change\(pending == 1 ? "" : "s")", .yellow)) }
+    }
+
+    func messages(_ state: MessagesState) {
+        guard !state.isEmpty else {
+            terminal.line(MessagesState.emptyTitle)
+            terminal.line(terminal.style(MessagesState.emptyBody, .dim))
+            return
+        }
+        for section in state.sections {
+            terminal.line(terminal.style(section.title, .bold))
+            for row in section.rows {
+                let marker = row.isUnread ? terminal.style("●", .blue) : " "
+                let title = row.isUnread ? terminal.style(row.notification.title, .bold) : row.notification.title
+                let urgent = row.notification.type == .urgent ? terminal.style(" URGENT", .red) : ""
+                terminal.line(" \(marker) \(title)\(urgent)  \(terminal.style(row.timeLabel, .dim))  \(terminal.style(shortID(row.id.rawValue), .dim))")
+                terminal.line("   \(row.notification.body.replacingOccurrences(of: "\n", with: " ").prefix(100))")
+            }
+        }
+        terminal.line("\(state.unreadCount) unread")
+    }
+
+    func earnings(_ state: EarningsState) {
+        terminal.line(terminal.style("Earned \(money(state.totalCents))", .bold) + "  (upcoming \(money(state.upcomingPayCents)))")
+        if !state.weeks.isEmpty {
+            terminal.table(["WEEK", "TRIPS", "PAY"], state.weeks.map { [$0.title, String($0.trips), money($0.payCents)] })
+        }
+        if !state.months.isEmpty {
+            terminal.table(["MONTH", "TRIPS", "PAY"], state.months.map { [$0.title, String($0.trips), money($0.payCents)] })
+        }
+        if !state.completed.isEmpty {
+            terminal.table(["TRIP", "ENDED", "PAY", "EXPENSES"], state.completed.map {
+                [$0.trip.number, ($0.trip.endDate ?? $0.trip.startDate)?.description ?? "—", money($0.payCents), money($0.expensesCents)]
+            })
+        }
+    }
+
+    func syncState(_ app: DriverApp, pending: Int, failed: [OutboxEntry], lastSynced: Date?) {
+        terminal.line("Last synced   \(time(lastSynced))")
+        terminal.line("Waiting       \(pending) change\(pending == 1 ? "" : "s")")
+        if !failed.isEmpty {
+            terminal.line(terminal.style("Failed        \(failed.count)", .red))
+            for entry in failed {
+                terminal.line("  \(entry.mutation.kind.rawValue) \(shortID(entry.mutation.entityID)): \(entry.errorMessage ?? "") (\(entry.errorCode ?? entry.failure?.rawValue ?? ""))")
+            }
+        }
+    }
+}

@@ -1,0 +1,157 @@
+import DriverKit
+import Foundation
+import VroomXModels
+
+/// One run of the terminal client: the DriverKit app on the state
+/// directory, and the rules every command shares (signed in, unlocked,
+/// sync when possible, the offline banner).
+@MainActor
+struct Session {
+    let app: DriverApp
+    let terminal: Terminal
+    let stateDirectory: URL
+    let secrets: FileSecureStore
+
+    /// After a PIN check, commands run without it for this long (like a
+    /// phone's screen lock).
+    static let unlockWindow: TimeInterval = 15 * 60
+    static let unlockKey = "cli_unlocked_until"
+
+    static func open(_ options: GlobalOptions, realtime: Bool = false) throws -> Session {
+        let directory = options.stateDirectory
+        let secrets = try FileSecureStore(directory: directory)
+        var configuration = DriverApp.Configuration(serverURL: options.serverURL, stateDirectory: directory)
+        configuration.secureStore = secrets
+        configuration.realtime = realtime
+        configuration.logger.logLevel = .critical
+        let app = try DriverApp(configuration)
+        let session = Session(app: app, terminal: .standard, stateDirectory: directory, secrets: secrets)
+        session.resumeUnlockWindow()
+        return session
+    }
+
+    private func resumeUnlockWindow() {
+        guard app.auth.state == .locked,
+              let data = try? secrets.data(for: Self.unlockKey),
+              let until = Double(String(decoding: data, as: UTF8.self)),
+              Date().timeIntervalSince1970 < until else { return }
+        app.auth.resumeUnlocked()
+    }
+
+    func openUnlockWindow() {
+        try? secrets.set(Data(String(Date().timeIntervalSince1970 + Self.unlockWindow).utf8), for: Self.unlockKey)
+    }
+
+    func closeUnlockWindow() {
+        try? secrets.remove(Self.unlockKey)
+    }
+
+    /// Commands that show or change the driver's work need a signed-in,
+    /// unlocked session.
+    func requireUnlocked() throws {
+        switch app.auth.state {
+        case .unlocked, .needsPINSetup: return
+        case .locked: throw CLIError(.authentication, "Locked. Run: vroomx-driver unlock")
+        case .signedOut, .codeSent:
+            throw CLIError(.authentication, app.auth.message.map { "\($0) Run: vroomx-driver login" } ?? "Not signed in. Run: vroomx-driver login")
+        }
+    }
+
+    /// Pushes what is queued and pulls what is new, if the server answers;
+    /// says so when it does not.
+    @discardableResult
+    func syncIfPossible(quiet: Bool = false) async -> Bool {
+        await app.syncNow()
+        let online = app.network.isOnline && app.status.lastError == nil
+        if !app.network.isOnline, !quiet { terminal.note(terminal.style("You're offline — showing cached data", .yellow)) }
+        if app.network.isOnline, let error = app.status.lastError, !quiet { terminal.note(terminal.style("Sync: \(error)", .red)) }
+        return online
+    }
+
+    /// After a change: saved and sent, or saved and waiting (exit 75).
+    func finishChange(_ done: String) async throws {
+        await syncIfPossible(quiet: true)
+        if let failure = try app.database.outbox().last(where: { $0.failure == .rejected }) {
+            try? app.dismiss(failure.id)
+            throw CLIError(.refused, "Dispatch refused it: \(failure.errorMessage ?? failure.errorCode ?? "rejected") (\(failure.errorCode ?? "rejected"))")
+        }
+        if try app.database.unsyncedCount() > 0 {
+            terminal.note(terminal.style("You're offline — showing cached data", .yellow))
+            terminal.line("\(done) Saved on this device; it will reach dispatch when you're back online (vroomx-driver sync).")
+            throw CLIError(.queuedOffline, "")
+        }
+        terminal.line(done)
+    }
+
+    func shutdown() async {
+        await app.shutdown()
+    }
+}
+
+/// Resolving what a driver types: a full id, an id prefix, or a number
+/// like T-1002 / O-5003.
+@MainActor
+enum Lookup {
+    static func trip(_ text: String, in app: DriverApp) throws -> Trip {
+        try pick(text, try app.database.trips(), id: \.id.rawValue, number: \.number, kind: "trip")
+    }
+
+    static func order(_ text: String, in app: DriverApp) throws -> Order {
+        try pick(text, try app.database.orders(), id: \.id.rawValue, number: \.number, kind: "order")
+    }
+
+    static func message(_ text: String, in app: DriverApp) throws -> DriverNotification {
+        try pick(text, try app.database.notifications(), id: \.id.rawValue, number: nil, kind: "message")
+    }
+
+    static func pick<T>(_ text: String, _ items: [T], id: KeyPath<T, String>, number: KeyPath<T, String>?, kind: String) throws -> T {
+        let needle = text.lowercased()
+        if let number, let exact = items.first(where: { $0[keyPath: number].lowercased() == needle }) { return exact }
+        let matches = items.filter { $0[keyPath: id].hasPrefix(needle) }
+        guard !needle.isEmpty, let first = matches.first else { throw CLIError(.refused, "No \(kind) \(text) on this device.") }
+        guard matches.count == 1 else { throw CLIError(.usage, "\(text) matches \(matches.count) \(kind)s; give more of the id.") }
+        return first
+    }
+}
+
+/// Parsing what a driver types for times and money.
+enum Input {
+    /// "84.20" → 8420 cents.
+    static func cents(_ text: String) throws -> Int {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), let whole = Int(parts[0]), whole >= 0,
+              parts.count == 1 || (1...2).contains(parts[1].count) && Int(parts[1]) != nil else {
+            throw CLIError(.usage, "An amount looks like 84.20.")
+        }
+        let fraction = parts.count == 2 ? Int(parts[1].padding(toLength: 2, withPad: "0", startingAt: 0))! : 0
+        return whole * 100 + fraction
+    }
+
+    /// ISO-8601 ("2026-11-22T15:30:00Z"), "YYYY-MM-DD HH:MM" or "HH:MM" in local
+    /// time (today), or relative "+90m" / "+2h".
+    static func time(_ text: String, now: Date = Date()) throws -> Date {
+        if let date = WireTime.parse(text) { return date }
+        if text.hasPrefix("+"), let amount = Double(text.dropFirst().dropLast()), let unit = text.last {
+            switch unit {
+            case "m": return now.addingTimeInterval(amount * 60)
+            case "h": return now.addingTimeInterval(amount * 3600)
+            case "d": return now.addingTimeInterval(amount * 86_400)
+            default: break
+            }
+        }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = .current
+        for format in ["yyyy-MM-dd HH:mm", "yyyy-MM-dd'T'HH:mm"] {
+            formatter.dateFormat = format
+            if let date = formatter.date(from: text) { return date }
+        }
+        formatter.dateFormat = "HH:mm"
+        if let time = formatter.date(from: text) {
+            let calendar = Calendar.current
+            let parts = calendar.dateComponents([.hour, .minute], from: time)
+            if let date = calendar.date(bySettingHour: parts.hour ?? 0, minute: parts.minute ?? 0, second: 0, of: now) { return date }
+        }
+        throw CLIError(.usage, "A time looks like 15:30, 2026-11-22 15:30, +2h or 2026-11-22T21:30:00Z.")
+    }
+}

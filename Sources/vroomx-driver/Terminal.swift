@@ -1,0 +1,81 @@
+import Foundation
+
+/// Output for people (tables, colour on a terminal) or scripts (plain).
+struct Terminal {
+    let colors: Bool
+
+    static let standard = Terminal(colors: isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil)
+    static var inputIsInteractive: Bool { isatty(STDIN_FILENO) == 1 }
+
+    enum Style: String {
+        case bold = "1", dim = "2", red = "31", green = "32", yellow = "33", blue = "34", cyan = "36"
+    }
+
+    func style(_ text: String, _ styles: Style...) -> String {
+        guard colors, !styles.isEmpty else { return text }
+        return "\u{1B}[" + styles.map(\.rawValue).joined(separator: ";") + "m" + text + "\u{1B}[0m"
+    }
+
+    func line(_ text: String = "") { print(text) }
+
+    /// Lines on standard error: banners and errors never mix with `--json` output.
+    func note(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+
+    /// A table with a header row; columns sized to their widest cell.
+    func table(_ header: [String], _ rows: [[String]]) {
+        guard !rows.isEmpty else { return }
+        let widths = header.indices.map { column in
+            ([header[column]] + rows.map { $0[column] }).map(\.count).max() ?? 0
+        }
+        func render(_ cells: [String]) -> String {
+            cells.enumerated().map { index, cell in
+                index == cells.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }
+        line(style(render(header), .bold))
+        for row in rows { line(render(row)) }
+    }
+
+    /// Asks a question on the terminal; nil at end of input.
+    func prompt(_ question: String, hidden: Bool = false) -> String? {
+        FileHandle.standardError.write(Data(question.utf8))
+        guard hidden, Terminal.inputIsInteractive else { return readLine()?.trimmingCharacters(in: .whitespaces) }
+        var saved = termios()
+        tcgetattr(STDIN_FILENO, &saved)
+        var quiet = saved
+        quiet.c_lflag &= ~tcflag_t(ECHO)
+        tcsetattr(STDIN_FILENO, TCSANOW, &quiet)
+        defer {
+            tcsetattr(STDIN_FILENO, TCSANOW, &saved)
+            FileHandle.standardError.write(Data("\n".utf8))
+        }
+        return readLine()?.trimmingCharacters(in: .whitespaces)
+    }
+}
+
+/// How the command ended, for scripts: distinct exit codes.
+enum Outcome: Int32 {
+    case success = 0
+    case failed = 1
+    /// Bad arguments (as ArgumentParser's own usage errors).
+    case usage = 64
+    /// Refused: the state machine, validation, or the server said no.
+    case refused = 65
+    /// Saved on the device, not yet on the server (offline).
+    case queuedOffline = 75
+    /// Not signed in, locked, or the sign-in failed.
+    case authentication = 77
+}
+
+/// An error that ends the command with a message and an exit code.
+struct CLIError: Error, CustomStringConvertible {
+    let outcome: Outcome
+    let description: String
+
+    init(_ outcome: Outcome, _ description: String) {
+        self.outcome = outcome
+        self.description = description
+    }
+}

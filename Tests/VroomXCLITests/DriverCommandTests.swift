@@ -1,0 +1,102 @@
+import Foundation
+import Logging
+import Testing
+import VroomXModels
+import VroomXServer
+import VroomXTestSupport
+
+/// The terminal client and the server, both as real processes.
+@Suite("vroomx-driver command")
+struct DriverCommandTests {
+    /// A `vroomx serve --demo` process on a data directory that outlives it.
+    enum ServerProcess {
+        static func start(dataDirectory: URL, port: Int) async throws -> ChildProcess {
+            let process = try VroomXBinary.start(["serve", "--demo", "--port", String(port)],
+                                                 environment: ["VROOMX_DATA_DIR": dataDirectory.path, "VROOMX_LOG_LEVEL": "info"])
+            try await process.waitFor("listening on 127.0.0.1:\(port)")
+            return process
+        }
+    }
+
+    /// Runs `vroomx-driver` with the test's server and state directory.
+    static func driver(_ arguments: [String], home: URL, port: Int) async throws -> (status: Int32, output: String) {
+        try await VroomXBinary.run(arguments, binary: "vroomx-driver",
+                                   environment: ["VROOMX_SERVER": "http://127.0.0.1:\(port)", "VROOMX_DRIVER_HOME": home.path, "NO_COLOR": "1"])
+    }
+
+    @Test("sign in with the emailed code, list trips, change an order offline, restart the server, sync: applied exactly once")
+    func firstFiveMinutes() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-cli-\(UUID().uuidString.prefix(8))")
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-driver-\(UUID().uuidString.prefix(8))")
+        let port = try ChildProcess.freePort()
+        var server = try await ServerProcess.start(dataDirectory: data, port: port)
+        let email = DemoData.driverEmails[0]
+
+        // Before signing in: an authentication exit code.
+        #expect(try await Self.driver(["trips"], home: home, port: port).status == 77)
+        // Usage errors have their own code.
+        #expect(try await Self.driver(["order"], home: home, port: port).status == 64)
+
+        let requested = try await Self.driver(["login", "--email", email], home: home, port: port)
+        #expect(requested.status == 0, "\(requested.output)")
+        try await server.waitFor("sign-in code:")
+        let code = try #require(server.text.split(separator: "\n").last { $0.contains(email) && $0.contains("sign-in code:") }
+            .flatMap { line in line.range(of: #"code: \d{6}"#, options: .regularExpression).map { String(line[$0].suffix(6)) } })
+        let login = try await Self.driver(["login", "--email", email, "--code", code, "--pin", "2468"], home: home, port: port)
+        #expect(login.status == 0, "\(login.output)")
+        #expect(login.output.contains("Signed in as Alex Rivera"))
+
+        let trips = try await Self.driver(["trips", "--json"], home: home, port: port)
+        #expect(trips.status == 0)
+        let tripList = try WireJSON.decoder().decode(Items<Trip>.self, from: Data(trips.output.utf8)).items
+        #expect(tripList.map(\.number) == ["T-1003", "T-1002", "T-1001"])
+        let table = try await Self.driver(["trips"], home: home, port: port)
+        #expect(table.output.contains("T-1002") && table.output.contains("in_progress") && table.output.contains("Atlanta, GA → Miami, FL"))
+        let messages = try await Self.driver(["messages"], home: home, port: port)
+        #expect(messages.output.contains("Today") && messages.output.contains("Hurricane detour") && messages.output.contains("unread"))
+
+        // The server goes away; the driver picks up a vehicle anyway.
+        await server.stop()
+        let offline = try await Self.driver(["order", "O-5004", "status", "picked_up"], home: home, port: port)
+        #expect(offline.status == 75, "\(offline.output)")
+        #expect(offline.output.contains("You're offline — showing cached data"))
+        let cached = try await Self.driver(["order", "O-5004", "--json"], home: home, port: port)
+        #expect(try WireJSON.decoder().decode(Order.self, from: Data(cached.output.utf8)).status == .pickedUp)
+        let refused = try await Self.driver(["order", "O-5006", "status", "delivered"], home: home, port: port)
+        #expect(refused.status == 65)
+
+        // Back online: sync delivers it, once.
+        server = try await ServerProcess.start(dataDirectory: data, port: port)
+        let sync = try await Self.driver(["sync"], home: home, port: port)
+        #expect(sync.status == 0, "\(sync.output)")
+        #expect(sync.output.contains("Waiting       0 changes"))
+        #expect(try await Self.driver(["sync"], home: home, port: port).status == 0)
+
+        var configuration = ServerConfiguration()
+        configuration.dataDirectory = data
+        configuration.logLevel = .critical
+        let services = try await ServerServices.make(configuration)
+        let applied = try await pickups(of: "O-5004", services)
+        #expect(applied.count == 1)
+        #expect(applied.first == "picked_up")
+        await services.database.close()
+
+        let logout = try await Self.driver(["logout"], home: home, port: port)
+        #expect(logout.status == 0, "\(logout.output)")
+        #expect(try await Self.driver(["trips"], home: home, port: port).status == 77)
+        await server.stop()
+    }
+
+    /// Every change-log entry that moved the order to picked up.
+    func pickups(of number: String, _ services: ServerServices) async throws -> [String] {
+        try await services.database.read { db in
+            let order = try await db.first("SELECT id FROM orders WHERE number = \(number)")!.string("id")
+            return try await db.query("""
+                SELECT payload FROM change_log WHERE entity_id = \(order) AND op = 'upsert' AND dispatch_visible = 1 ORDER BY seq
+                """).compactMap { row -> String? in
+                let order = try WireJSON.decoder().decode(Order.self, from: Data(try row.string("payload").utf8))
+                return order.status == .pickedUp ? order.status.rawValue : nil
+            }
+        }
+    }
+}
