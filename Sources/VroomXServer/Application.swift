@@ -17,6 +17,7 @@ public struct ServerServices: Sendable {
     let authenticator: Authenticator
     let auth: AuthService
     public let hub: ChangeHub
+    let push: PushService?
     public let logger: Logger
 
     /// Opens the database, applies migrations and prepares the services.
@@ -27,9 +28,19 @@ public struct ServerServices: Sendable {
         let applied = try await Migrator.migrate(database, now: configuration.clock.now)
         if !applied.isEmpty { logger.info("applied migrations", metadata: ["versions": "\(applied)"]) }
         let commits = CommitSignal()
-        let store = Store(database: database, clock: configuration.clock, onCommit: commits.fire)
+        let store = Store(database: database, clock: configuration.clock, pushEnabled: configuration.apns != nil, onCommit: commits.fire)
         let hub = ChangeHub(store: store, logger: logger, inboxLimit: configuration.realtimeInboxLimit)
         commits.connect(hub.committed)
+        var push: PushService?
+        if let apns = configuration.apns {
+            let service = PushService(store: store, client: try await APNsClient(configuration: apns, clock: configuration.clock, logger: logger),
+                                      logger: logger)
+            commits.connect { _, _ in service.poke() }
+            push = service
+            logger.info("push notifications through APNs", metadata: ["apns": "\(apns)"])
+        } else {
+            logger.notice("push notifications are not configured (VROOMX_APNS_KEY_FILE): notifications reach drivers through the feed only")
+        }
         let secrets = try Secrets.load(secret: configuration.jwtSecret, keyFile: configuration.keyFile)
         let tokens = await TokenService(secret: secrets.jwtKey, lifetime: configuration.auth.accessTokenLifetime,
                                         clock: configuration.clock)
@@ -38,7 +49,7 @@ public struct ServerServices: Sendable {
         let auth = AuthService(store: store, secrets: secrets, tokens: tokens, authenticator: authenticator,
                                mail: CodeMailer(mailer: mailer, logger: logger), policy: configuration.auth, logger: logger)
         return ServerServices(configuration: configuration, database: database, store: store, mailer: mailer, secrets: secrets,
-                              tokens: tokens, authenticator: authenticator, auth: auth, hub: hub, logger: logger)
+                              tokens: tokens, authenticator: authenticator, auth: auth, hub: hub, push: push, logger: logger)
     }
 
     static func openDatabase(_ configuration: ServerConfiguration, logger: Logger) async throws -> any SQLDatabase {
@@ -122,6 +133,7 @@ public func buildApplication(_ services: ServerServices,
         logger: services.logger
     )
     app.addServices(MaintenanceService(services: services))
+    if let push = services.push { app.addServices(push) }
     if let postgres = services.database as? PostgresDatabase {
         app.addServices(PostgresChangeListener(database: postgres, hub: services.hub, logger: services.logger))
     }
@@ -157,6 +169,7 @@ extension MaintenanceService {
             try await store.pruneExpiredAuthData()
             try await store.pruneChangeLog(olderThan: services.configuration.changeRetention)
             try await store.pruneIdempotencyKeys(olderThan: 8 * 86_400)
+            try await store.prunePushQueue()
         } catch {
             services.logger.warning("pruning failed", metadata: ["error": "\(error)"])
         }

@@ -43,6 +43,9 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
     public var changeRetention: TimeInterval = 30 * 86_400
     /// Changes a realtime socket may have queued before it is dropped as too slow.
     public var realtimeInboxLimit = 5000
+    /// Apple Push Notification service; nil when not configured (notifications
+    /// are still recorded and reach the app through the feed).
+    public var apns: APNsConfiguration?
     /// Heartbeat period of realtime sockets (also how often a socket notices an expired token).
     public var realtimeHeartbeat: Duration = .seconds(25)
 
@@ -70,6 +73,7 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
             }
             configuration.changeRetention = TimeInterval(value) * 86_400
         }
+        configuration.apns = try APNsConfiguration.fromEnvironment(environment)
         if let from = environment["VROOMX_MAIL_FROM"], !from.isEmpty { configuration.mailFrom = from }
         if let trust = environment["VROOMX_TRUST_PROXY"] { configuration.trustForwardedFor = ["1", "true", "yes"].contains(trust.lowercased()) }
         if let level = environment["VROOMX_LOG_LEVEL"], !level.isEmpty {

@@ -244,6 +244,26 @@ enum Schema {
             CREATE INDEX change_log_for_dispatch ON change_log (tenant_id, dispatch_visible, seq);
             CREATE INDEX change_log_by_age ON change_log (committed_at);
             """),
+
+        Migration(version: 3, name: "push", sql: """
+            CREATE TABLE push_queue (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                notification_id TEXT NOT NULL,
+                device_token TEXT NOT NULL,
+                payload TEXT NOT NULL,
+                priority BIGINT NOT NULL CHECK (priority IN (5, 10)),
+                collapse_id TEXT,
+                expires_at BIGINT NOT NULL,
+                status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'failed')),
+                attempts BIGINT NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+                next_attempt_at BIGINT NOT NULL,
+                last_error TEXT,
+                created_at BIGINT NOT NULL,
+                UNIQUE (notification_id, device_token)
+            );
+            CREATE INDEX push_queue_due ON push_queue (status, next_attempt_at);
+            """),
     ]
 }
 

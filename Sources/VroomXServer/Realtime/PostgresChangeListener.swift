@@ -52,15 +52,15 @@ struct PostgresChangeListener: Service, CustomStringConvertible {
 }
 
 /// Carries "this carrier's log reached N" from the store, which is built
-/// first, to the hub, which needs the store.
+/// first, to those who need the store (the realtime hub, the push worker).
 final class CommitSignal: Sendable {
-    private let handler = NIOLockedValueBox<(@Sendable (ID<Tenant>, Int64) -> Void)?>(nil)
+    private let handlers = NIOLockedValueBox<[@Sendable (ID<Tenant>, Int64) -> Void]>([])
 
     func connect(_ handler: @escaping @Sendable (ID<Tenant>, Int64) -> Void) {
-        self.handler.withLockedValue { $0 = handler }
+        handlers.withLockedValue { $0.append(handler) }
     }
 
     func fire(_ tenant: ID<Tenant>, _ sequence: Int64) {
-        handler.withLockedValue { $0 }?(tenant, sequence)
+        for handler in handlers.withLockedValue({ $0 }) { handler(tenant, sequence) }
     }
 }

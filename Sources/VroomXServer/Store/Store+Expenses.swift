@@ -159,6 +159,7 @@ extension Store {
                     \(data.tripID), \(data.orderID), \(tx.now), \(doc))
             """)
         tx.recordUpsert(.notification, id: notification.id.rawValue, document: doc, visibleTo: driver)
+        if pushEnabled { try await enqueuePushes(for: notification, tx) }
         return notification
     }
 }

@@ -10,10 +10,14 @@ public struct Store: Sendable {
     /// Told the tenant and last sequence number after each commit that
     /// appended changes, so realtime subscribers can be woken.
     let onCommit: @Sendable (ID<Tenant>, Int64) -> Void
+    /// Queue a push for each new driver notification (APNs is configured).
+    let pushEnabled: Bool
 
-    public init(database: any SQLDatabase, clock: Clock, onCommit: @escaping @Sendable (ID<Tenant>, Int64) -> Void = { _, _ in }) {
+    public init(database: any SQLDatabase, clock: Clock, pushEnabled: Bool = false,
+                onCommit: @escaping @Sendable (ID<Tenant>, Int64) -> Void = { _, _ in }) {
         self.database = database
         self.clock = clock
+        self.pushEnabled = pushEnabled
         self.onCommit = onCommit
     }
 

@@ -1,0 +1,130 @@
+import Foundation
+import VroomXModels
+
+/// The durable push queue: a push waits in the database until APNs took it,
+/// so a restart loses none.
+extension Store {
+    /// What APNs shows (under 4 KB): the alert, the badge (the driver's unread
+    /// count), and the data the app routes with.
+    struct APNsPayload: Encodable {
+        struct APS: Encodable {
+            struct Alert: Encodable { let title: String; let body: String }
+            let alert: Alert
+            let badge: Int
+            let sound: String
+        }
+        let aps: APS
+        let notificationType: String
+        let notificationID: String
+        let tripID: String?
+        let orderID: String?
+
+        enum CodingKeys: String, CodingKey {
+            case aps
+            case notificationType = "notification_type"
+            case notificationID = "notification_id"
+            case tripID = "trip_id"
+            case orderID = "order_id"
+        }
+    }
+
+    static let pushLifetime: TimeInterval = 24 * 3600
+
+    /// Queues one push per device of the driver, in the notification's transaction.
+    func enqueuePushes(for notification: DriverNotification, _ tx: TenantTransaction) async throws {
+        let tokens = try await tx.query("""
+            SELECT t.token FROM device_tokens t JOIN drivers d ON d.tenant_id = t.tenant_id AND d.user_id = t.user_id
+            WHERE d.tenant_id = \(tx.tenant) AND d.id = \(notification.driverID)
+            """).map { try $0.string("token") }
+        guard !tokens.isEmpty else { return }
+        let unread = try await tx.first("""
+            SELECT COUNT(*) AS unread FROM driver_notifications
+            WHERE tenant_id = \(tx.tenant) AND driver_id = \(notification.driverID) AND read_at IS NULL
+            """)?.int("unread") ?? 0
+        let payload = APNsPayload(
+            aps: .init(alert: .init(title: String(notification.title.prefix(200)), body: String(notification.body.prefix(2000))),
+                       badge: unread, sound: "default"),
+            notificationType: notification.type.rawValue, notificationID: notification.id.rawValue,
+            tripID: notification.data.tripID?.rawValue, orderID: notification.data.orderID?.rawValue)
+        let json = try WireDocument.encode(payload)
+        // Assignments and urgent messages go at once; the rest may wait for power-saving delivery.
+        let priority = notification.type == .urgent || notification.type == .tripAssignment ? 10 : 5
+        // A newer status change of the same order or trip replaces the older one on the device.
+        let collapse: String? = notification.type == .statusChange
+            ? (notification.data.orderID.map { "order-\($0)" } ?? notification.data.tripID.map { "trip-\($0)" }) : nil
+        for token in tokens {
+            try await tx.execute("""
+                INSERT INTO push_queue (id, tenant_id, notification_id, device_token, payload, priority, collapse_id, expires_at,
+                                        next_attempt_at, created_at)
+                VALUES (\(UUID().uuidString.lowercased()), \(tx.tenant), \(notification.id), \(token), \(json), \(priority), \(collapse),
+                        \(tx.now.addingTimeInterval(Self.pushLifetime)), \(tx.now), \(tx.now))
+                """)
+        }
+    }
+
+    struct QueuedPush: Sendable {
+        let request: PushRequest
+        let attempts: Int
+    }
+
+    /// Claims due pushes for `lease` seconds. Two instances never claim the
+    /// same push: the UPDATE re-checks the due time on the row it locks.
+    func claimDuePushes(limit: Int, lease: TimeInterval) async throws -> [QueuedPush] {
+        let now = self.now
+        return try await database.write { db in
+            try await db.query("""
+                UPDATE push_queue SET next_attempt_at = \(now.addingTimeInterval(lease))
+                WHERE id IN (SELECT id FROM push_queue WHERE status = 'pending' AND next_attempt_at <= \(now)
+                             ORDER BY next_attempt_at LIMIT \(limit))
+                  AND status = 'pending' AND next_attempt_at <= \(now)
+                RETURNING id, device_token, payload, priority, collapse_id, expires_at, attempts
+                """).map { row in
+                QueuedPush(request: PushRequest(id: try row.string("id"), deviceToken: try row.string("device_token"),
+                                                payload: try row.string("payload"), priority: try row.int("priority"),
+                                                collapseID: try row.optionalString("collapse_id"), expiresAt: try row.date("expires_at")),
+                           attempts: try row.int("attempts"))
+            }
+        }
+    }
+
+    func pushDelivered(_ id: String) async throws {
+        try await database.write { db in try await db.execute("DELETE FROM push_queue WHERE id = \(id)") }
+    }
+
+    /// APNs says the token is dead: forget it and whatever was queued for it.
+    func forgetDeviceToken(_ token: String) async throws {
+        try await database.write { db in
+            try await db.execute("DELETE FROM device_tokens WHERE token = \(token)")
+            try await db.execute("DELETE FROM push_queue WHERE device_token = \(token)")
+        }
+    }
+
+    /// Tries again at `retryAt`, unless out of attempts or past expiry.
+    func pushFailed(_ id: String, error: String, retryAt: Date?, maxAttempts: Int) async throws {
+        let now = self.now
+        try await database.write { db in
+            if let retryAt {
+                try await db.execute("""
+                    UPDATE push_queue SET attempts = attempts + 1, last_error = \(error), next_attempt_at = \(retryAt),
+                        status = CASE WHEN attempts + 1 >= \(maxAttempts) OR expires_at <= \(retryAt) THEN 'failed' ELSE 'pending' END
+                    WHERE id = \(id)
+                    """)
+            } else {
+                try await db.execute("""
+                    UPDATE push_queue SET attempts = attempts + 1, last_error = \(error), status = 'failed', next_attempt_at = \(now)
+                    WHERE id = \(id)
+                    """)
+            }
+        }
+    }
+
+    /// Failed pushes are kept a week for support, then dropped.
+    func prunePushQueue() async throws {
+        let cutoff = now.addingTimeInterval(-7 * 86_400)
+        try await database.write { db in try await db.execute("DELETE FROM push_queue WHERE status = 'failed' AND created_at < \(cutoff)") }
+    }
+
+    public func pendingPushCount() async throws -> Int {
+        try await read { db in try await db.first("SELECT COUNT(*) AS n FROM push_queue WHERE status = 'pending'")?.int("n") ?? 0 }
+    }
+}
