@@ -29,6 +29,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
         // Wire and domain types shared by server and clients. Foundation only.
@@ -75,12 +77,31 @@ let package = Package(
             ]
         ),
 
+        // A local server speaking Apple's push provider API (HTTP/2, TLS,
+        // ES256 tokens), for the push tests and the push benchmark.
+        .target(
+            name: "LocalAPNs",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/LocalAPNs"
+        ),
         // Helpers shared by the test targets: a real server on a fresh
         // database of each backend, and a typed API client for it.
         .target(
             name: "VroomXTestSupport",
             dependencies: [
                 "VroomXServer",
+                "LocalAPNs",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -124,6 +145,7 @@ let package = Package(
             dependencies: [
                 "VroomXServer",
                 "DriverKit",
+                "LocalAPNs",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -30,6 +30,7 @@ struct ServerCommandTests {
         let port = try ChildProcess.freePort()
         let server = try VroomXBinary.start(["serve", "--port", String(port)], environment: environment)
         try await server.waitFor("listening on 127.0.0.1:\(port)")
+        #expect(server.text.contains("push notifications are not configured"))
         let client = HTTPTestClient(baseURL: "http://127.0.0.1:\(port)")
         let sent = try await client.send(.sendCode, json: SendCodeRequest(email: "boss@acme.example"))
         #expect(sent.status == 202)

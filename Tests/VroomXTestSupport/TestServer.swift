@@ -14,9 +14,9 @@ public struct TestServer: Sendable {
     public let clock: ManualClock
     public let mailbox: DevelopmentMailbox
 
-    public static func make(_ backend: TestBackend, configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> TestServer {
+    public static func make(_ backend: TestBackend, clock: ManualClock = ManualClock(Date()),
+                            configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> TestServer {
         var configuration = try await backend.freshConfiguration()
-        let clock = ManualClock(Date())
         let mailbox = DevelopmentMailbox(logger: .init(label: "test-mailbox"))
         configuration.clock = clock.clock
         configuration.mailer = mailbox

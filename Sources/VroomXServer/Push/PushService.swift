@@ -27,29 +27,30 @@ final class PushService: Service, CustomStringConvertible, Sendable {
     func poke() { wake.continuation.yield() }
 
     func run() async throws {
-        await cancelWhenGracefulShutdown {
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { [wake = self.wake] in
-                    while !Task.isCancelled {
-                        try? await Task.sleep(for: .seconds(1))
-                        wake.continuation.yield()
+        await client.withConnection { connection in
+            await cancelWhenGracefulShutdown {
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask { [wake = self.wake] in
+                        while !Task.isCancelled {
+                            try? await Task.sleep(for: .seconds(1))
+                            wake.continuation.yield()
+                        }
                     }
-                }
-                group.addTask { [self] in
-                    for await _ in self.wake.stream {
-                        if Task.isCancelled { break }
-                        await deliverDue()
+                    group.addTask {
+                        for await _ in self.wake.stream {
+                            if Task.isCancelled { break }
+                            await self.deliverDue(over: connection)
+                        }
                     }
+                    await group.next()
+                    group.cancelAll()
                 }
-                await group.next()
-                group.cancelAll()
             }
         }
-        await client.shutdown()
     }
 
-    /// Sends everything due, batch after batch.
-    func deliverDue() async {
+    /// Sends everything due, batch after batch, at most `maxInFlight` at once.
+    func deliverDue(over connection: APNsConnection) async {
         while !Task.isCancelled {
             let due: [Store.QueuedPush]
             do {
@@ -66,15 +67,15 @@ final class PushService: Service, CustomStringConvertible, Sendable {
                         await group.next()
                         inFlight -= 1
                     }
-                    group.addTask { await self.deliver(push) }
+                    group.addTask { await self.deliver(push, over: connection) }
                     inFlight += 1
                 }
             }
         }
     }
 
-    func deliver(_ push: Store.QueuedPush) async {
-        let outcome = await client.send(push.request)
+    func deliver(_ push: Store.QueuedPush, over connection: APNsConnection) async {
+        let outcome = await connection.send(push.request)
         do {
             switch outcome {
             case .delivered:

@@ -8,12 +8,12 @@ extension Store {
     /// count), and the data the app routes with.
     struct APNsPayload: Encodable {
         struct APS: Encodable {
-            struct Alert: Encodable { let title: String; let body: String }
-            let alert: Alert
+            struct Alert: Encodable { var title: String; var body: String }
+            var alert: Alert
             let badge: Int
             let sound: String
         }
-        let aps: APS
+        var aps: APS
         let notificationType: String
         let notificationID: String
         let tripID: String?
@@ -26,15 +26,51 @@ extension Store {
             case tripID = "trip_id"
             case orderID = "order_id"
         }
+
+        static let maxBytes = 4096
+
+        /// The JSON, with the body (then the title) shortened until it fits
+        /// APNs' 4 KB limit. The full text is in the app's feed.
+        func encodedFitting() throws -> String {
+            var payload = self
+            while true {
+                let json = try WireDocument.encode(payload)
+                let excess = json.utf8.count - Self.maxBytes
+                if excess <= 0 { return json }
+                if !payload.aps.alert.body.isEmpty {
+                    payload.aps.alert.body = Self.shortened(payload.aps.alert.body, by: excess)
+                } else if !payload.aps.alert.title.isEmpty {
+                    payload.aps.alert.title = Self.shortened(payload.aps.alert.title, by: excess)
+                } else {
+                    return json // cannot happen: the rest is a few hundred bytes
+                }
+            }
+        }
+
+        /// Drops at least `bytes` UTF-8 bytes (whole characters) and marks the cut.
+        static func shortened(_ text: String, by bytes: Int) -> String {
+            let ellipsis = "…"
+            let budget = text.utf8.count - bytes - ellipsis.utf8.count
+            var kept = ""
+            var used = 0
+            for character in text {
+                let size = character.utf8.count
+                if used + size > budget { break }
+                kept.append(character)
+                used += size
+            }
+            return kept.isEmpty ? "" : kept + ellipsis
+        }
     }
 
     static let pushLifetime: TimeInterval = 24 * 3600
 
-    /// Queues one push per device of the driver, in the notification's transaction.
+    /// Queues one push per iOS device of the driver, in the notification's
+    /// transaction (Android tokens are kept for a future FCM sender).
     func enqueuePushes(for notification: DriverNotification, _ tx: TenantTransaction) async throws {
         let tokens = try await tx.query("""
             SELECT t.token FROM device_tokens t JOIN drivers d ON d.tenant_id = t.tenant_id AND d.user_id = t.user_id
-            WHERE d.tenant_id = \(tx.tenant) AND d.id = \(notification.driverID)
+            WHERE d.tenant_id = \(tx.tenant) AND d.id = \(notification.driverID) AND t.platform = 'ios'
             """).map { try $0.string("token") }
         guard !tokens.isEmpty else { return }
         let unread = try await tx.first("""
@@ -42,11 +78,10 @@ extension Store {
             WHERE tenant_id = \(tx.tenant) AND driver_id = \(notification.driverID) AND read_at IS NULL
             """)?.int("unread") ?? 0
         let payload = APNsPayload(
-            aps: .init(alert: .init(title: String(notification.title.prefix(200)), body: String(notification.body.prefix(2000))),
-                       badge: unread, sound: "default"),
+            aps: .init(alert: .init(title: notification.title, body: notification.body), badge: unread, sound: "default"),
             notificationType: notification.type.rawValue, notificationID: notification.id.rawValue,
             tripID: notification.data.tripID?.rawValue, orderID: notification.data.orderID?.rawValue)
-        let json = try WireDocument.encode(payload)
+        let json = try payload.encodedFitting()
         // Assignments and urgent messages go at once; the rest may wait for power-saving delivery.
         let priority = notification.type == .urgent || notification.type == .tripAssignment ? 10 : 5
         // A newer status change of the same order or trip replaces the older one on the device.
