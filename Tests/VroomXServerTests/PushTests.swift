@@ -174,10 +174,16 @@ struct PushTests {
             #expect(setup.apns.received.count == 1)
             clock.advance(by: 2)
             try await waitUntil("the retry after 429") { setup.apns.received.count == 2 }
-            // Then exponential: 2 s after the second failure, 4 s after the third.
+            // Then exponential: 2 s after the second failure, 4 s after the third
+            // (counted from when each failure is recorded).
+            try await waitUntil("the second failure recorded") { try await Self.attempts(store) == 2 }
             clock.advance(by: 2)
             try await waitUntil("the retry after 500") { setup.apns.received.count == 3 }
-            clock.advance(by: 4)
+            try await waitUntil("the third failure recorded") { try await Self.attempts(store) == 3 }
+            clock.advance(by: 3)
+            try await Task.sleep(for: .milliseconds(1500))
+            #expect(setup.apns.received.count == 3)
+            clock.advance(by: 1)
             try await waitUntil("delivery") { setup.apns.received.count == 4 }
             try await waitUntil("an empty queue") { try await store.pendingPushCount() == 0 }
             #expect(setup.apns.received.map(\.reply) == [.tooManyRequests(retryAfter: 30), .internalServerError, .serviceUnavailable, .ok])
@@ -185,6 +191,10 @@ struct PushTests {
             let tokens = try await store.deviceTokens(user: setup.carrier.drivers[0].user.id, tenant: setup.carrier.tenant.id)
             #expect(tokens.map(\.token) == [token], "a transient failure keeps the token")
         }
+    }
+
+    static func attempts(_ store: Store) async throws -> Int {
+        try await store.read { db in try await db.first("SELECT MAX(attempts) AS n FROM push_queue")?.optionalInt("n") ?? 0 }
     }
 
     @Test("a queued push survives a server restart and reaches APNs once it is back", arguments: TestBackend.available)
@@ -204,9 +214,7 @@ struct PushTests {
         let message = try await Self.message(setup, title: "Stored while APNs was away")
         // The push service tries, fails to connect, and schedules a retry.
         try await waitUntil("a failed attempt") {
-            try await server.store.read { db in
-                try await db.first("SELECT attempts FROM push_queue")?.int("attempts") ?? 0
-            } >= 1
+            try await Self.attempts(server.store) >= 1
         }
         await live.stop()
         #expect(try await server.store.pendingPushCount() == 1)
