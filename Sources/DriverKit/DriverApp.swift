@@ -17,6 +17,8 @@ public final class DriverApp {
         public var biometrics: any Biometrics = UnavailableBiometrics()
         public var transport: any HTTPTransport = AsyncHTTPTransport()
         public var network: (any NetworkMonitor)?
+        /// Push notifications (UserNotificationCenterService on iOS).
+        public var pushNotifications: any PushNotificationService = UnavailablePushNotifications()
         public var clock: @Sendable () -> Date = { Date() }
         /// scrypt cost exponent of the local PIN hash.
         public var pinHashCost = PINHasher.defaultCost
@@ -37,6 +39,7 @@ public final class DriverApp {
     public let status: SyncStatus
     public let sync: SyncEngine
     public let network: any NetworkMonitor
+    public let push: PushController
     let credentials: CredentialStore
     let clock: @Sendable () -> Date
 
@@ -57,9 +60,15 @@ public final class DriverApp {
         auth = AuthController(database: database, api: api, credentials: credentials, secureStore: secureStore,
                               biometrics: configuration.biometrics, pinHashCost: configuration.pinHashCost, clock: configuration.clock)
         router = AppRouter(auth: auth, database: database)
+        push = PushController(database: database, sync: sync, service: configuration.pushNotifications, clock: configuration.clock)
         status.follow(database)
+        push.follow()
         let sync = self.sync
-        auth.onSignedIn = { Task { await sync.start() } }
+        let push = self.push
+        auth.onSignedIn = {
+            Task { await sync.start() }
+            Task { await push.activate() }
+        }
         auth.onSignedOut = { Task { await sync.stop() } }
         let auth = self.auth
         Task { await credentials.whenSessionEnds { _ in
@@ -74,6 +83,8 @@ public final class DriverApp {
         let sync = self.sync
         Task { await sync.start() }
         Task { await verifySession() }
+        let push = self.push
+        Task { await push.activate() }
     }
 
     /// Refreshes the driver record; only a definitive rejection signs out

@@ -549,6 +549,9 @@ struct Watch: AsyncParsableCommand {
                     seen.insert(notification.id)
                     let tag = notification.type == .urgent ? terminal.style("URGENT ", .red, .bold) : ""
                     terminal.line("\(terminal.style(Render.timeFormatter.string(from: notification.createdAt), .dim)) \(tag)\(terminal.style(notification.title, .bold)): \(notification.body)")
+                    if let hint = Self.hint(for: NotificationDestination(notification), app: app) {
+                        terminal.line("    \(terminal.style("→ " + hint, .dim))")
+                    }
                 }
                 let screen = Self.summary(home.state, unread: messages.unreadCount, status: app.status)
                 if screen != lastScreen {
@@ -557,6 +560,17 @@ struct Watch: AsyncParsableCommand {
                 }
                 try await Task.sleep(for: .milliseconds(250))
             }
+        }
+    }
+
+    /// The command that opens what a notification is about (as tapping it would in the app).
+    @MainActor
+    static func hint(for destination: NotificationDestination, app: DriverApp) -> String? {
+        switch destination {
+        case .trip(let id): return "vroomx-driver trip \((try? app.database.trip(id))?.number ?? id.rawValue)"
+        case .order(let id): return "vroomx-driver order \((try? app.database.order(id))?.number ?? id.rawValue)"
+        case .messages: return "vroomx-driver messages"
+        case .urgent: return nil
         }
     }
 

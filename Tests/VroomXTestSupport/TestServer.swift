@@ -15,7 +15,7 @@ public struct TestServer: Sendable {
     public let mailbox: DevelopmentMailbox
 
     public static func make(_ backend: TestBackend, clock: ManualClock = ManualClock(Date()),
-                            configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> TestServer {
+                            configure: @Sendable (inout ServerConfiguration) -> Void = { _ in }) async throws -> TestServer {
         var configuration = try await backend.freshConfiguration()
         let mailbox = DevelopmentMailbox(logger: .init(label: "test-mailbox"))
         configuration.clock = clock.clock

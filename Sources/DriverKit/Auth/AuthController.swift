@@ -249,7 +249,8 @@ public final class AuthController {
             throw error
         }
         onSignedOut()
-        if let token = try? database.account()?.deviceToken {
+        // No more pushes for this driver on this device (the token itself stays: it is the app's).
+        if let token = try? database.account()?.registeredPushToken {
             try? await api.send(.removeDeviceToken, token)
         }
         if let refresh = await credentials.current?.refreshToken {

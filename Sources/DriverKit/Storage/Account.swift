@@ -12,7 +12,8 @@ public struct Account: Sendable, Hashable {
     public var pinSet: Bool
     /// The PIN was set while offline and still has to reach the server.
     public var serverPINPending: Bool
-    public var deviceToken: String?
+    /// The push token the server knows for this account (nil: none yet).
+    public var registeredPushToken: String?
 }
 
 /// What the device knows about itself, for routing before anything loads.
@@ -20,6 +21,8 @@ public struct DeviceState: Sendable, Hashable {
     public var onboarded: Bool
     public var usedBefore: Bool
     public var lastEmail: String?
+    /// This device's APNs token, as hex (it belongs to the app install, not to a driver).
+    public var pushToken: String?
 }
 
 extension AppDatabase {
@@ -34,14 +37,15 @@ extension AppDatabase {
         guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM account")) else { return nil }
         return Account(userID: ID(row["user_id"] as String)!, tenantID: ID(row["tenant_id"] as String)!, email: row["email"],
                        driver: try (row["driver_doc"] as String?).map { try CacheJSON.decode(Driver.self, $0) },
-                       pinSet: row["pin_set"], serverPINPending: row["server_pin_pending"], deviceToken: row["device_token"])
+                       pinSet: row["pin_set"], serverPINPending: row["server_pin_pending"], registeredPushToken: row["registered_push_token"])
     }
 
     public func deviceState() throws -> DeviceState { try reader.read(Self.deviceState) }
 
     static func deviceState(_ db: Database) throws -> DeviceState {
         let row = try Row.fetchOne(db, sql: "SELECT * FROM device")!
-        return DeviceState(onboarded: row["onboarded"], usedBefore: row["used_before"], lastEmail: row["last_email"])
+        return DeviceState(onboarded: row["onboarded"], usedBefore: row["used_before"], lastEmail: row["last_email"],
+                           pushToken: row["push_token"])
     }
 
     /// Remembers who signed in. A different driver than the cache belongs
@@ -55,11 +59,12 @@ extension AppDatabase {
             }
             try db.execute(sql: "DELETE FROM account")
             try db.execute(sql: """
-                INSERT INTO account (id, user_id, driver_id, tenant_id, email, driver_doc, pin_set, server_pin_pending, device_token, signed_in_at)
+                INSERT INTO account (id, user_id, driver_id, tenant_id, email, driver_doc, pin_set, server_pin_pending, registered_push_token,
+                                     signed_in_at)
                 VALUES (1, ?, ?, ?, ?, ?, ?, 0, ?, ?)
                 """, arguments: [user.id.rawValue, driver?.id.rawValue, user.tenantID.rawValue, user.email, try driver.map { try CacheJSON.encode($0) },
                                  previous?.userID == user.id ? previous?.pinSet ?? false : false,
-                                 previous?.deviceToken, now.timeIntervalSince1970])
+                                 previous?.userID == user.id ? previous?.registeredPushToken : nil, now.timeIntervalSince1970])
             try db.execute(sql: "UPDATE device SET used_before = 1, onboarded = 1, last_email = ?", arguments: [user.email])
         }
     }
@@ -70,8 +75,25 @@ extension AppDatabase {
         }
     }
 
-    public func setDeviceToken(_ token: String?) throws {
-        try writer.write { db in try db.execute(sql: "UPDATE account SET device_token = ?", arguments: [token]) }
+    /// Remembers the APNs token the system gave this device.
+    public func setPushToken(_ token: String?) throws {
+        try writer.write { db in try db.execute(sql: "UPDATE device SET push_token = ?", arguments: [token]) }
+    }
+
+    /// The device's push token when the server does not know it for this
+    /// account yet, with the one it knows (to replace).
+    func pushTokenToRegister() throws -> (token: String, replacing: String?)? {
+        try reader.read { db in
+            guard let row = try Row.fetchOne(db, sql: """
+                SELECT d.push_token, a.registered_push_token FROM device d, account a
+                WHERE d.push_token IS NOT NULL AND a.registered_push_token IS NOT d.push_token
+                """) else { return nil }
+            return (row[0], row[1])
+        }
+    }
+
+    func setRegisteredPushToken(_ token: String?) throws {
+        try writer.write { db in try db.execute(sql: "UPDATE account SET registered_push_token = ?", arguments: [token]) }
     }
 
     public func markOnboarded() throws {

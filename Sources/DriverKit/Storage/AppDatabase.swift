@@ -40,7 +40,8 @@ public struct AppDatabase: Sendable {
                     id INTEGER PRIMARY KEY CHECK (id = 1),
                     onboarded INTEGER NOT NULL DEFAULT 0,
                     used_before INTEGER NOT NULL DEFAULT 0,
-                    last_email TEXT
+                    last_email TEXT,
+                    push_token TEXT
                 );
                 INSERT INTO device (id) VALUES (1);
 
@@ -53,7 +54,7 @@ public struct AppDatabase: Sendable {
                     driver_doc TEXT,
                     pin_set INTEGER NOT NULL DEFAULT 0,
                     server_pin_pending INTEGER NOT NULL DEFAULT 0,
-                    device_token TEXT,
+                    registered_push_token TEXT,
                     signed_in_at REAL NOT NULL
                 );
 

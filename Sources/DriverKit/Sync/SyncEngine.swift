@@ -124,6 +124,7 @@ public actor SyncEngine {
             try await push()
             try await pull()
             try await pushPendingPIN()
+            try await registerPushToken()
         } catch let error as APIError {
             failure = error.description
             logger.debug("sync failed", metadata: ["error": "\(error)"])
@@ -189,6 +190,15 @@ public actor SyncEngine {
         try await api.send(.setPIN, body: PINRequest(pin: String(decoding: pin, as: UTF8.self)))
         try secureStore.remove(AuthController.pendingPINKey)
         try database.setPINState(set: true, serverPending: false)
+    }
+
+    /// Tells the server where to push for this driver: after sign-in, and
+    /// whenever the system hands the app a new token.
+    func registerPushToken() async throws {
+        guard let (token, replacing) = try database.pushTokenToRegister() else { return }
+        let _: DeviceToken = try await api.send(.registerDeviceToken, body: RegisterDeviceTokenRequest(token: token, platform: .ios))
+        if let replacing { try? await api.send(.removeDeviceToken, replacing) }
+        try database.setRegisteredPushToken(token)
     }
 
     // MARK: Pull

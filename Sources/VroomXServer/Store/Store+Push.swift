@@ -4,65 +4,6 @@ import VroomXModels
 /// The durable push queue: a push waits in the database until APNs took it,
 /// so a restart loses none.
 extension Store {
-    /// What APNs shows (under 4 KB): the alert, the badge (the driver's unread
-    /// count), and the data the app routes with.
-    struct APNsPayload: Encodable {
-        struct APS: Encodable {
-            struct Alert: Encodable { var title: String; var body: String }
-            var alert: Alert
-            let badge: Int
-            let sound: String
-        }
-        var aps: APS
-        let notificationType: String
-        let notificationID: String
-        let tripID: String?
-        let orderID: String?
-
-        enum CodingKeys: String, CodingKey {
-            case aps
-            case notificationType = "notification_type"
-            case notificationID = "notification_id"
-            case tripID = "trip_id"
-            case orderID = "order_id"
-        }
-
-        static let maxBytes = 4096
-
-        /// The JSON, with the body (then the title) shortened until it fits
-        /// APNs' 4 KB limit. The full text is in the app's feed.
-        func encodedFitting() throws -> String {
-            var payload = self
-            while true {
-                let json = try WireDocument.encode(payload)
-                let excess = json.utf8.count - Self.maxBytes
-                if excess <= 0 { return json }
-                if !payload.aps.alert.body.isEmpty {
-                    payload.aps.alert.body = Self.shortened(payload.aps.alert.body, by: excess)
-                } else if !payload.aps.alert.title.isEmpty {
-                    payload.aps.alert.title = Self.shortened(payload.aps.alert.title, by: excess)
-                } else {
-                    return json // cannot happen: the rest is a few hundred bytes
-                }
-            }
-        }
-
-        /// Drops at least `bytes` UTF-8 bytes (whole characters) and marks the cut.
-        static func shortened(_ text: String, by bytes: Int) -> String {
-            let ellipsis = "…"
-            let budget = text.utf8.count - bytes - ellipsis.utf8.count
-            var kept = ""
-            var used = 0
-            for character in text {
-                let size = character.utf8.count
-                if used + size > budget { break }
-                kept.append(character)
-                used += size
-            }
-            return kept.isEmpty ? "" : kept + ellipsis
-        }
-    }
-
     static let pushLifetime: TimeInterval = 24 * 3600
 
     /// Queues one push per iOS device of the driver, in the notification's
@@ -77,10 +18,11 @@ extension Store {
             SELECT COUNT(*) AS unread FROM driver_notifications
             WHERE tenant_id = \(tx.tenant) AND driver_id = \(notification.driverID) AND read_at IS NULL
             """)?.int("unread") ?? 0
-        let payload = APNsPayload(
+        // The badge is the driver's unread count, this notification included.
+        let payload = PushPayload(
             aps: .init(alert: .init(title: notification.title, body: notification.body), badge: unread, sound: "default"),
-            notificationType: notification.type.rawValue, notificationID: notification.id.rawValue,
-            tripID: notification.data.tripID?.rawValue, orderID: notification.data.orderID?.rawValue)
+            notificationType: notification.type, notificationID: notification.id,
+            tripID: notification.data.tripID, orderID: notification.data.orderID)
         let json = try payload.encodedFitting()
         // Assignments and urgent messages go at once; the rest may wait for power-saving delivery.
         let priority = notification.type == .urgent || notification.type == .tripAssignment ? 10 : 5
@@ -161,5 +103,40 @@ extension Store {
 
     public func pendingPushCount() async throws -> Int {
         try await read { db in try await db.first("SELECT COUNT(*) AS n FROM push_queue WHERE status = 'pending'")?.int("n") ?? 0 }
+    }
+}
+
+extension PushPayload {
+    /// The JSON, with the body (then the title) shortened until it fits
+    /// APNs' 4 KB limit. The full text is in the app's feed.
+    func encodedFitting() throws -> String {
+        var payload = self
+        while true {
+            let json = try WireDocument.encode(payload)
+            let excess = json.utf8.count - Self.maxBytes
+            if excess <= 0 { return json }
+            if !payload.aps.alert.body.isEmpty {
+                payload.aps.alert.body = Self.shortened(payload.aps.alert.body, by: excess)
+            } else if !payload.aps.alert.title.isEmpty {
+                payload.aps.alert.title = Self.shortened(payload.aps.alert.title, by: excess)
+            } else {
+                return json // cannot happen: the rest is a few hundred bytes
+            }
+        }
+    }
+
+    /// Drops at least `bytes` UTF-8 bytes (whole characters) and marks the cut.
+    static func shortened(_ text: String, by bytes: Int) -> String {
+        let ellipsis = "…"
+        let budget = text.utf8.count - bytes - ellipsis.utf8.count
+        var kept = ""
+        var used = 0
+        for character in text {
+            let size = character.utf8.count
+            if used + size > budget { break }
+            kept.append(character)
+            used += size
+        }
+        return kept.isEmpty ? "" : kept + ellipsis
     }
 }
