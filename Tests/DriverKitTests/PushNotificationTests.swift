@@ -82,7 +82,10 @@ struct PushNotificationTests {
 
         // Arriving in the foreground: a banner, and the new order is fetched.
         #expect(app.push.willPresent(assignment) == .banner)
-        try await eventually("the new order in the cache") { try app.database.order(order.id) != nil }
+        try await eventually("the new order and its notification in the cache") {
+            try app.database.order(order.id) != nil && app.database.notifications().contains { $0.id == assignment.notificationID }
+        }
+        try await eventually("the badge shows the unread count") { app.push.badgeCount == (try? app.database.unreadCount()) }
 
         // Tapped: the trip opens, the notification is read here and on the server, the badge drops.
         let badgeBefore = app.push.badgeCount

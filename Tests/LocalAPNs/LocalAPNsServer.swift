@@ -6,6 +6,7 @@ import JWTKit
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOPosix
 import NIOSSL
 import ServiceLifecycle
 import SwiftASN1
@@ -97,6 +98,7 @@ public final class LocalAPNsServer: Sendable {
     struct State {
         var scripts: [String: [Reply]] = [:]
         var received: [ReceivedPush] = []
+        var deliveredCount = 0
         /// Requests refused by the protocol checks, with the reason APNs would give.
         var violations: [String] = []
     }
@@ -129,6 +131,8 @@ public final class LocalAPNsServer: Sendable {
         self.tls = tls
     }
 
+    static let eventLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+
     /// Made and listening on a free port.
     public static func started(now: @escaping @Sendable () -> Date = { Date() }) async throws -> LocalAPNsServer {
         let server = try await LocalAPNsServer(now: now)
@@ -151,6 +155,8 @@ public final class LocalAPNsServer: Sendable {
             router: router, server: try .http2Upgrade(tlsConfiguration: tls),
             configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: "local-apns"),
             onServerRunning: { channel in portContinuation.yield(channel.localAddress?.port ?? 0) },
+            // Its own thread, as a remote APNs would be: the sender's connection work is not measured on the same thread.
+            eventLoopGroupProvider: .shared(Self.eventLoop),
             logger: logger)
         let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
         let task = Task { try await group.run() }
@@ -177,6 +183,8 @@ public final class LocalAPNsServer: Sendable {
 
     public var received: [ReceivedPush] { state.withLockedValue { $0.received } }
     public var delivered: [ReceivedPush] { received.filter { $0.reply == .ok } }
+    /// How many were answered 200 (cheap to poll).
+    public var deliveredCount: Int { state.withLockedValue { $0.deliveredCount } }
     public var violations: [String] { state.withLockedValue { $0.violations } }
     /// Distinct TCP connections pushes arrived on.
     public var connections: Set<String> { Set(received.map(\.connection)) }
@@ -208,6 +216,7 @@ public final class LocalAPNsServer: Sendable {
             let reply = state.scripts[token]?.isEmpty == false ? state.scripts[token]!.removeFirst() : .ok
             state.received.append(ReceivedPush(deviceToken: token, headers: headers, body: Data(body.readableBytesView),
                                                providerToken: providerToken, connection: context.connection, reply: reply))
+            if reply == .ok { state.deliveredCount += 1 }
             return reply
         }
         if reply == .ok { return answer(.ok, reason: nil, apnsID: apnsID) }
@@ -254,6 +263,7 @@ struct ProtocolChecks: Sendable {
     let topic: String
     let verifier: JWTKeyCollection
     let now: @Sendable () -> Date
+    let verified = NIOLockedValueBox<[String: ProviderClaims]>([:])
 
     struct ProviderClaims: JWTPayload {
         let iss: IssuerClaim
@@ -279,11 +289,17 @@ struct ProtocolChecks: Sendable {
         guard parts.count == 3, let headerData = Data(base64URL: String(parts[0])),
               let jwtHeader = try? JSONDecoder().decode(Header.self, from: headerData),
               jwtHeader.alg == "ES256", jwtHeader.kid == keyID else { throw refuse(.forbidden, "InvalidProviderToken") }
+        // Like APNs, the signature is checked once per token, then remembered.
         let claims: ProviderClaims
-        do {
-            claims = try await verifier.verify(jwt, as: ProviderClaims.self)
-        } catch {
-            throw refuse(.forbidden, "InvalidProviderToken")
+        if let known = verified.withLockedValue({ $0[jwt] }) {
+            claims = known
+        } else {
+            do {
+                claims = try await verifier.verify(jwt, as: ProviderClaims.self)
+            } catch {
+                throw refuse(.forbidden, "InvalidProviderToken")
+            }
+            verified.withLockedValue { $0[jwt] = claims }
         }
         guard claims.iss.value == teamID else { throw refuse(.forbidden, "InvalidProviderToken") }
         let age = now().timeIntervalSince(claims.iat.value)

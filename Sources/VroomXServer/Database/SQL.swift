@@ -58,6 +58,11 @@ public struct SQL: Sendable, ExpressibleByStringInterpolation, CustomStringConve
         return SQL(parts: parts)
     }
 
+    /// Bound values separated by commas, for `IN (…)`.
+    public static func list<Value: SQLBindable>(_ values: [Value]) -> SQL {
+        joined(values.map { "\($0)" }, separator: ", ")
+    }
+
     public func render(_ dialect: SQLDialect) -> (text: String, binds: [SQLValue]) {
         var text = ""
         var binds: [SQLValue] = []

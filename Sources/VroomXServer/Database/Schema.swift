@@ -263,6 +263,7 @@ enum Schema {
                 UNIQUE (notification_id, device_token)
             );
             CREATE INDEX push_queue_due ON push_queue (status, next_attempt_at);
+            CREATE INDEX push_queue_by_token ON push_queue (device_token);
             """),
     ]
 }

@@ -49,50 +49,71 @@ final class PushService: Service, CustomStringConvertible, Sendable {
         }
     }
 
-    /// Sends everything due, batch after batch, at most `maxInFlight` at once.
+    /// Sends everything due: claims the next batch while the last is still
+    /// in flight (at most `maxInFlight` streams), and records outcomes in
+    /// groups of a hundred beside the sending, so neither waits for the other.
     func deliverDue(over connection: APNsConnection) async {
-        while !Task.isCancelled {
-            let due: [Store.QueuedPush]
-            do {
-                due = try await store.claimDuePushes(limit: 500, lease: 60)
-            } catch {
-                logger.warning("push: claiming the queue failed", metadata: ["error": "\(error)"])
-                return
-            }
-            if due.isEmpty { return }
-            await withTaskGroup(of: Void.self) { group in
-                var inFlight = 0
+        let (answers, answered) = AsyncStream<(Store.QueuedPush, PushOutcome)>.makeStream()
+        async let recording: Void = recordAll(answers)
+        await withTaskGroup(of: Void.self) { group in
+            var inFlight = 0
+            while !Task.isCancelled {
+                let due: [Store.QueuedPush]
+                do {
+                    due = try await store.claimDuePushes(limit: 500, lease: 60)
+                } catch {
+                    logger.warning("push: claiming the queue failed", metadata: ["error": "\(error)"])
+                    break
+                }
+                if due.isEmpty { break }
                 for push in due {
                     if inFlight >= maxInFlight {
                         await group.next()
                         inFlight -= 1
                     }
-                    group.addTask { await self.deliver(push, over: connection) }
+                    group.addTask { answered.yield((push, await connection.send(push.request))) }
                     inFlight += 1
                 }
             }
         }
+        answered.finish()
+        await recording
     }
 
-    func deliver(_ push: Store.QueuedPush, over connection: APNsConnection) async {
-        let outcome = await connection.send(push.request)
-        do {
+    func recordAll(_ answers: AsyncStream<(Store.QueuedPush, PushOutcome)>) async {
+        var group: [(Store.QueuedPush, PushOutcome)] = []
+        for await answer in answers {
+            group.append(answer)
+            if group.count >= 100 {
+                await record(group)
+                group.removeAll(keepingCapacity: true)
+            }
+        }
+        await record(group)
+    }
+
+    func record(_ answered: [(Store.QueuedPush, PushOutcome)]) async {
+        guard !answered.isEmpty else { return }
+        let settlements = answered.map { push, outcome -> (push: PushRequest, settlement: Store.PushSettlement) in
             switch outcome {
             case .delivered:
-                try await store.pushDelivered(push.request.id)
+                return (push.request, .delivered)
             case .invalidToken(let reason):
                 logger.info("push: device token removed", metadata: ["reason": "\(reason)"])
-                try await store.forgetDeviceToken(push.request.deviceToken)
+                return (push.request, .forgetToken)
             case .retry(let reason, let after):
                 let delay = after ?? min(pow(2, Double(push.attempts)), 600)
-                try await store.pushFailed(push.request.id, error: reason, retryAt: store.now.addingTimeInterval(delay),
-                                           maxAttempts: Self.maxAttempts)
+                return (push.request, .retry(at: store.now.addingTimeInterval(delay), error: reason))
             case .rejected(let reason):
                 logger.error("push: APNs refused a push", metadata: ["reason": "\(reason)", "push": "\(push.request.id)"])
-                try await store.pushFailed(push.request.id, error: reason, retryAt: nil, maxAttempts: Self.maxAttempts)
+                return (push.request, .failed(error: reason))
             }
+        }
+        do {
+            try await store.settlePushes(settlements, maxAttempts: Self.maxAttempts)
         } catch {
-            logger.warning("push: recording an outcome failed", metadata: ["error": "\(error)"])
+            // The claims lapse and these pushes are sent again: at least once, never lost.
+            logger.warning("push: recording outcomes failed", metadata: ["error": "\(error)"])
         }
     }
 }

@@ -64,33 +64,54 @@ extension Store {
         }
     }
 
-    func pushDelivered(_ id: String) async throws {
-        try await database.write { db in try await db.execute("DELETE FROM push_queue WHERE id = \(id)") }
+    /// What becomes of a push after APNs answered.
+    enum PushSettlement: Sendable {
+        case delivered
+        /// The token is dead: forget it and everything queued for it.
+        case forgetToken
+        /// Try again at this time (unless out of attempts or past expiry).
+        case retry(at: Date, error: String)
+        case failed(error: String)
     }
 
-    /// APNs says the token is dead: forget it and whatever was queued for it.
-    func forgetDeviceToken(_ token: String) async throws {
-        try await database.write { db in
-            try await db.execute("DELETE FROM device_tokens WHERE token = \(token)")
-            try await db.execute("DELETE FROM push_queue WHERE device_token = \(token)")
-        }
-    }
-
-    /// Tries again at `retryAt`, unless out of attempts or past expiry.
-    func pushFailed(_ id: String, error: String, retryAt: Date?, maxAttempts: Int) async throws {
+    /// Records a group of outcomes in one transaction (one commit for many
+    /// pushes is what lets the queue keep up with APNs).
+    func settlePushes(_ settlements: [(push: PushRequest, settlement: PushSettlement)], maxAttempts: Int) async throws {
+        guard !settlements.isEmpty else { return }
         let now = self.now
+        var delivered: [String] = []
+        var deadTokens: Set<String> = []
+        for (push, settlement) in settlements {
+            switch settlement {
+            case .delivered: delivered.append(push.id)
+            case .forgetToken: deadTokens.insert(push.deviceToken)
+            case .retry, .failed: break
+            }
+        }
         try await database.write { db in
-            if let retryAt {
-                try await db.execute("""
-                    UPDATE push_queue SET attempts = attempts + 1, last_error = \(error), next_attempt_at = \(retryAt),
-                        status = CASE WHEN attempts + 1 >= \(maxAttempts) OR expires_at <= \(retryAt) THEN 'failed' ELSE 'pending' END
-                    WHERE id = \(id)
-                    """)
-            } else {
-                try await db.execute("""
-                    UPDATE push_queue SET attempts = attempts + 1, last_error = \(error), status = 'failed', next_attempt_at = \(now)
-                    WHERE id = \(id)
-                    """)
+            if !delivered.isEmpty {
+                try await db.execute("DELETE FROM push_queue WHERE id IN (\(SQL.list(delivered)))")
+            }
+            if !deadTokens.isEmpty {
+                try await db.execute("DELETE FROM device_tokens WHERE token IN (\(SQL.list(Array(deadTokens))))")
+                try await db.execute("DELETE FROM push_queue WHERE device_token IN (\(SQL.list(Array(deadTokens))))")
+            }
+            for (push, settlement) in settlements {
+                switch settlement {
+                case .delivered, .forgetToken:
+                    continue
+                case .retry(let retryAt, let error):
+                    try await db.execute("""
+                        UPDATE push_queue SET attempts = attempts + 1, last_error = \(error), next_attempt_at = \(retryAt),
+                            status = CASE WHEN attempts + 1 >= \(maxAttempts) OR expires_at <= \(retryAt) THEN 'failed' ELSE 'pending' END
+                        WHERE id = \(push.id)
+                        """)
+                case .failed(let error):
+                    try await db.execute("""
+                        UPDATE push_queue SET attempts = attempts + 1, last_error = \(error), status = 'failed', next_attempt_at = \(now)
+                        WHERE id = \(push.id)
+                        """)
+                }
             }
         }
     }
