@@ -126,8 +126,7 @@ public func buildApplication(_ services: ServerServices,
                                           heartbeat: configuration.realtimeHeartbeat, logger: services.logger)
     var app = Application(
         router: router,
-        server: .http1WebSocketUpgrade(webSocketRouter: webSocketRouter,
-                                       configuration: .init(autoPing: .enabled(timePeriod: .seconds(25)))),
+        server: guardedHTTP1WebSocketServer(webSocketRouter.buildResponder()),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "vroomx"),
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
         logger: services.logger

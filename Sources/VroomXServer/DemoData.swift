@@ -37,14 +37,14 @@ public enum DemoData {
             ("O-5001", Vehicle(year: 2021, make: "Toyota", model: "Camry", vin: "4T1B11HK5MU123456", color: "Silver"), "Houston, TX", "Atlanta, GA"),
             ("O-5002", Vehicle(year: 2019, make: "Honda", model: "Accord", vin: "1HGCV1F30KA012345", color: "Black"), "Houston, TX", "Marietta, GA"),
         ], driver: alex, deliver: true)
-        try await store.updateTrip(done.id, .init(status: .inProgress), tenant: t)
-        try await store.updateTrip(done.id, .init(status: .completed), tenant: t)
+        _ = try await store.updateTrip(done.id, .init(status: .inProgress), tenant: t)
+        _ = try await store.updateTrip(done.id, .init(status: .completed), tenant: t)
         let rollingOrders = try await orders(store, t, rolling, [
             ("O-5003", Vehicle(year: 2022, make: "Ford", model: "F-150", vin: "1FTFW1E50NFA00001", color: "Blue"), "Atlanta, GA", "Miami, FL"),
             ("O-5004", Vehicle(year: 2020, make: "Tesla", model: "Model 3", vin: "5YJ3E1EA7LF000123", color: "White"), "Savannah, GA", "Orlando, FL"),
             ("O-5005", Vehicle(year: 2018, make: "BMW", model: "X5", vin: "5UXKR0C58J0X00042", color: "Gray"), "Jacksonville, FL", "Miami, FL"),
         ], driver: alex, deliver: false)
-        try await store.updateTrip(rolling.id, .init(status: .inProgress), tenant: t)
+        _ = try await store.updateTrip(rolling.id, .init(status: .inProgress), tenant: t)
         let onTruck = rollingOrders.first { $0.number == "O-5003" }!
         let savannah = rollingOrders.first { $0.number == "O-5004" }!
         _ = try await store.updateOrderStatus(onTruck.id, to: .pickedUp, occurredAt: nil, .driver(tenant: t, driver: alex.id))

@@ -22,15 +22,14 @@ public struct JSONLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    public func log(level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?, source: String,
-                    file: String, function: String, line: UInt) {
+    public func log(event: LogEvent) {
         var fields: [String: String] = [:]
-        for (key, value) in metadata.merging(explicit ?? [:], uniquingKeysWith: { $1 }) { fields[key] = "\(value)" }
+        for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) { fields[key] = "\(value)" }
         fields["time"] = WireTime.string(from: Date())
-        fields["level"] = level.rawValue
+        fields["level"] = event.level.rawValue
         fields["label"] = label
-        fields["message"] = "\(message)"
-        fields["source"] = source
+        fields["message"] = "\(event.message)"
+        fields["source"] = event.source
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard let data = try? encoder.encode(fields) else { return }
