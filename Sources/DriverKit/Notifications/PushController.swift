@@ -154,8 +154,9 @@ public final class PushController {
             do {
                 for try await unread in values {
                     guard let self else { return }
-                    self.badgeCount = unread
+                    // The icon first, so whoever sees `badgeCount` change sees the icon agree.
                     await self.service.setBadgeCount(unread)
+                    self.badgeCount = unread
                     for id in self.readWhenSynced {
                         self.readWhenSynced.remove(id)
                         self.markRead(id)
