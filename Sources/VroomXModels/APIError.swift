@@ -47,6 +47,14 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let idempotencyKeyReused = ErrorCode("idempotency_key_reused")
     public static let cursorExpired = ErrorCode("cursor_expired")
     public static let upgradeRequired = ErrorCode("upgrade_required")
+    // Inspections and uploads
+    public static let inspectionIncomplete = ErrorCode("inspection_incomplete")
+    public static let inspectionCompleted = ErrorCode("inspection_completed")
+    public static let uploadOffsetMismatch = ErrorCode("upload_offset_mismatch")
+    public static let uploadLocked = ErrorCode("upload_locked")
+    public static let uploadExpired = ErrorCode("upload_expired")
+    public static let checksumMismatch = ErrorCode("checksum_mismatch")
+    public static let tusVersionUnsupported = ErrorCode("tus_version_unsupported")
     // Server
     public static let internalError = ErrorCode("internal_error")
     public static let unavailable = ErrorCode("unavailable")

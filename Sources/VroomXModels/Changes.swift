@@ -5,6 +5,7 @@ public enum ChangeEntity: String, Codable, Sendable, CaseIterable {
     case order
     case expense
     case notification
+    case inspection
 }
 
 public enum ChangeOperation: String, Codable, Sendable {
@@ -21,6 +22,7 @@ public enum ChangeRow: Sendable, Hashable {
     case order(Order)
     case expense(Expense)
     case notification(DriverNotification)
+    case inspection(Inspection)
 }
 
 /// One entry of the change feed: the row as the client should store it
@@ -70,6 +72,7 @@ public struct Change: Codable, Sendable, Hashable {
         case .order: row = .order(try container.decode(Order.self, forKey: .row))
         case .expense: row = .expense(try container.decode(Expense.self, forKey: .row))
         case .notification: row = .notification(try container.decode(DriverNotification.self, forKey: .row))
+        case .inspection: row = .inspection(try container.decode(Inspection.self, forKey: .row))
         }
     }
 
@@ -85,6 +88,7 @@ public struct Change: Codable, Sendable, Hashable {
         case .order(let value): try container.encode(value, forKey: .row)
         case .expense(let value): try container.encode(value, forKey: .row)
         case .notification(let value): try container.encode(value, forKey: .row)
+        case .inspection(let value): try container.encode(value, forKey: .row)
         case nil: break
         }
     }

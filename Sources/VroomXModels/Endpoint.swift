@@ -33,8 +33,13 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
     /// (The batch endpoint keys each mutation by its own id; PIN calls are
     /// checks or naturally repeatable.)
     public var acceptsIdempotencyKey: Bool {
-        method != .get && access != .anyone && self != .mutations && self != .setPIN && self != .verifyPIN
+        method != .get && method != .head && access != .anyone && self != .mutations && self != .setPIN && self != .verifyPIN
+            && !Self.streamsBody.contains(self)
     }
+
+    /// Endpoints whose body is file bytes, streamed to storage rather than
+    /// held in memory (uploads keep their own exactly-once rules: offsets).
+    public static let streamsBody: Set<Endpoint> = [createUpload, uploadOffset, appendUpload, terminateUpload, putInspectionMedia]
 
     /// Names of the `{placeholders}` in order.
     public var parameterNames: [String] {
@@ -104,6 +109,20 @@ extension Endpoint {
     public static let notifications = Endpoint(.get, "/v1/notifications", .driver)
     public static let markNotificationRead = Endpoint(.post, "/v1/notifications/{id}/read", .driver)
 
+    // Inspections and their media
+    public static let saveInspection = Endpoint(.put, "/v1/inspections/{id}", .driver)
+    public static let inspection = Endpoint(.get, "/v1/inspections/{id}", .driver)
+    public static let completeInspection = Endpoint(.post, "/v1/inspections/{id}/complete", .driver)
+    public static let orderInspections = Endpoint(.get, "/v1/orders/{id}/inspections", .driver)
+    public static let inspectionMedia = Endpoint(.get, "/v1/inspections/{id}/media/{slot}", .signedIn)
+    public static let putInspectionMedia = Endpoint(.put, "/v1/inspections/{id}/media/{slot}", .driver)
+    // Resumable uploads (tus 1.0)
+    public static let uploadOptions = Endpoint(.options, "/v1/uploads", .anyone)
+    public static let createUpload = Endpoint(.post, "/v1/uploads", .driver)
+    public static let uploadOffset = Endpoint(.head, "/v1/uploads/{id}", .driver)
+    public static let appendUpload = Endpoint(.patch, "/v1/uploads/{id}", .driver)
+    public static let terminateUpload = Endpoint(.delete, "/v1/uploads/{id}", .driver)
+
     // Sync
     public static let sync = Endpoint(.get, "/v1/sync", .signedIn)
     public static let mutations = Endpoint(.post, "/v1/mutations", .driver)
@@ -124,6 +143,7 @@ extension Endpoint {
     public static let dispatchUpdateOrder = Endpoint(.patch, "/v1/dispatch/orders/{id}", .dispatcher)
     public static let dispatchAssignOrder = Endpoint(.post, "/v1/dispatch/orders/{id}/assign", .dispatcher)
     public static let dispatchSendMessage = Endpoint(.post, "/v1/dispatch/messages", .dispatcher)
+    public static let dispatchOrderInspections = Endpoint(.get, "/v1/dispatch/orders/{id}/inspections", .dispatcher)
 
     public static let all: [Endpoint] = [
         health, openAPI,
@@ -131,9 +151,11 @@ extension Endpoint {
         me, setPIN, verifyPIN, registerDeviceToken, removeDeviceToken,
         trips, trip, tripOrders, tripExpenses, orders, order, updateOrderStatus, updateOrderETA,
         createExpense, deleteExpense, notifications, markNotificationRead,
+        saveInspection, inspection, completeInspection, orderInspections, inspectionMedia, putInspectionMedia,
+        uploadOptions, createUpload, uploadOffset, appendUpload, terminateUpload,
         sync, mutations, realtime,
         dispatchDrivers, dispatchCreateDriver, dispatchTrips, dispatchCreateTrip, dispatchTrip, dispatchUpdateTrip,
         dispatchAssignTrip, dispatchTripExpenses, dispatchOrders, dispatchCreateOrder, dispatchOrder,
-        dispatchUpdateOrder, dispatchAssignOrder, dispatchSendMessage,
+        dispatchUpdateOrder, dispatchAssignOrder, dispatchSendMessage, dispatchOrderInspections,
     ]
 }

@@ -184,6 +184,7 @@ public struct MutationResult: Codable, Sendable, Hashable {
             case .order: row = .order(try container.decode(Order.self, forKey: .row))
             case .expense: row = .expense(try container.decode(Expense.self, forKey: .row))
             case .notification: row = .notification(try container.decode(DriverNotification.self, forKey: .row))
+            case .inspection: row = .inspection(try container.decode(Inspection.self, forKey: .row))
             }
         } else {
             row = nil
@@ -205,6 +206,9 @@ public struct MutationResult: Codable, Sendable, Hashable {
         case .notification(let value):
             try container.encode(ChangeEntity.notification, forKey: .entity)
             try container.encode(value, forKey: .row)
+        case .inspection(let value):
+            try container.encode(ChangeEntity.inspection, forKey: .entity)
+            try container.encode(value, forKey: .row)
         case nil: break
         }
     }
@@ -223,6 +227,7 @@ extension ChangeRow {
         case .order: return .order
         case .expense: return .expense
         case .notification: return .notification
+        case .inspection: return .inspection
         }
     }
 }

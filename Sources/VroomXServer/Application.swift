@@ -18,6 +18,7 @@ public struct ServerServices: Sendable {
     let auth: AuthService
     public let hub: ChangeHub
     let push: PushService?
+    let media: any MediaStorage
     public let logger: Logger
 
     /// Opens the database, applies migrations and prepares the services.
@@ -48,8 +49,10 @@ public struct ServerServices: Sendable {
         let mailer = try configuration.mailer ?? makeMailer(configuration, logger: logger)
         let auth = AuthService(store: store, secrets: secrets, tokens: tokens, authenticator: authenticator,
                                mail: CodeMailer(mailer: mailer, logger: logger), policy: configuration.auth, logger: logger)
+        let media = try FileMediaStorage(root: configuration.resolvedMediaDirectory)
         return ServerServices(configuration: configuration, database: database, store: store, mailer: mailer, secrets: secrets,
-                              tokens: tokens, authenticator: authenticator, auth: auth, hub: hub, push: push, logger: logger)
+                              tokens: tokens, authenticator: authenticator, auth: auth, hub: hub, push: push, media: media,
+                              logger: logger)
     }
 
     static func openDatabase(_ configuration: ServerConfiguration, logger: Logger) async throws -> any SQLDatabase {
@@ -69,6 +72,15 @@ public struct ServerServices: Sendable {
     }
 
     public static var schemaVersion: Int { Migrator.latestVersion }
+
+    /// Removes uploads past their expiry and their partial files; returns how many.
+    @discardableResult
+    public func pruneExpiredUploads() async throws -> Int {
+        let expired = try await store.expiredUploads()
+        for upload in expired { media.discardPartial(upload) }
+        try await store.deleteUploads(expired)
+        return expired.count
+    }
 
     /// Issues an access token for a user, as sign-in would (for tools and tests).
     public func signIn(email: String) async throws -> AuthSession {
@@ -117,6 +129,9 @@ public func buildApplication(_ services: ServerServices,
     DriverController(store: services.store).register(routes)
     DispatchController(store: services.store).register(routes)
     SyncController(store: services.store).register(routes)
+    let uploads = UploadController(store: services.store, media: services.media, configuration: configuration)
+    uploads.register(routes)
+    InspectionController(store: services.store, media: services.media, uploads: uploads).register(routes)
     routes.on(.realtime) { request, _ in
         _ = try Realtime.since(request)
         throw AppError(426, .upgradeRequired, "Connect to this endpoint with a WebSocket.")
@@ -140,10 +155,10 @@ public func buildApplication(_ services: ServerServices,
 }
 
 /// Background upkeep for the lifetime of the server: hourly, prunes expired
-/// sign-in data, feed history past its retention and idempotency keys older
-/// than 8 days; every 30 s, checks the counters of carriers with realtime
-/// subscribers (a safety net under notifications). Closes the database on
-/// shutdown.
+/// sign-in data, feed history past its retention, idempotency keys older
+/// than 8 days and abandoned uploads (with their partial files); every
+/// 30 s, checks the counters of carriers with realtime subscribers (a
+/// safety net under notifications). Closes the database on shutdown.
 struct MaintenanceService: Service, CustomStringConvertible {
     let services: ServerServices
     // Service lifecycle logs its services; never let that print the configuration's secrets.
@@ -169,6 +184,7 @@ extension MaintenanceService {
             try await store.pruneChangeLog(olderThan: services.configuration.changeRetention)
             try await store.pruneIdempotencyKeys(olderThan: 8 * 86_400)
             try await store.prunePushQueue()
+            try await services.pruneExpiredUploads()
         } catch {
             services.logger.warning("pruning failed", metadata: ["error": "\(error)"])
         }

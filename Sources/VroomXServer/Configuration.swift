@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import VroomXModels
 
 /// Everything `vroomx serve` can be told, from flags and the environment.
 public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
@@ -46,6 +47,25 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
     /// Apple Push Notification service; nil when not configured (notifications
     /// are still recorded and reach the app through the feed).
     public var apns: APNsConfiguration?
+    /// Inspection media: a folder (the embedded default) holding finished
+    /// files and uploads in progress. With several instances, share it.
+    public var mediaDirectory: URL?
+    public var resolvedMediaDirectory: URL { mediaDirectory ?? dataDirectory.appendingPathComponent("media") }
+    /// Largest file accepted per kind of media, in bytes.
+    public var maxPhotoBytes: Int64 = 25 << 20
+    public var maxVideoBytes: Int64 = 500 << 20
+    public var maxSignatureBytes: Int64 = 2 << 20
+    /// How long an unfinished upload may be resumed before it is cleaned up.
+    public var uploadLifetime: TimeInterval = 24 * 3600
+
+    public func maxBytes(_ kind: MediaKind) -> Int64 {
+        switch kind {
+        case .photo: return maxPhotoBytes
+        case .video: return maxVideoBytes
+        case .signature: return maxSignatureBytes
+        }
+    }
+
     /// Heartbeat period of realtime sockets (also how often a socket notices an expired token).
     public var realtimeHeartbeat: Duration = .seconds(25)
 
@@ -74,6 +94,13 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
             configuration.changeRetention = TimeInterval(value) * 86_400
         }
         configuration.apns = try APNsConfiguration.fromEnvironment(environment)
+        if let directory = environment["VROOMX_MEDIA_DIR"], !directory.isEmpty { configuration.mediaDirectory = URL(fileURLWithPath: directory) }
+        for (name, keyPath) in [("VROOMX_MAX_PHOTO_MB", \ServerConfiguration.maxPhotoBytes), ("VROOMX_MAX_VIDEO_MB", \.maxVideoBytes)] {
+            if let text = environment[name], !text.isEmpty {
+                guard let megabytes = Int64(text), (1...100_000).contains(megabytes) else { throw ConfigurationError("\(name) must be 1 to 100000.") }
+                configuration[keyPath: keyPath] = megabytes << 20
+            }
+        }
         if let from = environment["VROOMX_MAIL_FROM"], !from.isEmpty { configuration.mailFrom = from }
         if let trust = environment["VROOMX_TRUST_PROXY"] { configuration.trustForwardedFor = ["1", "true", "yes"].contains(trust.lowercased()) }
         if let level = environment["VROOMX_LOG_LEVEL"], !level.isEmpty {

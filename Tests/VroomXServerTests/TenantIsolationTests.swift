@@ -32,6 +32,16 @@ struct TenantIsolationTests {
         /// Whether the request names one of A's rows (in the path or body).
         let namesCarrierAData: Bool
         var query: String? = nil
+        var bytes: [UInt8]? = nil
+        var headers: [String: String] = [:]
+    }
+
+    /// The owner's open pickup inspection, with every required photo, and
+    /// an upload in progress for one more.
+    struct InspectionFixture {
+        let inspection: ID<Inspection>
+        let upload: String
+        let uploadBytes: [UInt8]
     }
 
     @Test("no caller crosses a carrier or reaches another driver's work", arguments: TestBackend.available)
@@ -47,31 +57,33 @@ struct TenantIsolationTests {
         let ownerDeviceToken = "owner-device-token-0001"
         _ = try await store.registerDeviceToken(.init(token: ownerDeviceToken, platform: .ios), user: a.driver.user.id, tenant: a.tenant.id)
 
-        let probes = makeProbes(a: a, trip: ownerTrip, order: ownerOrder, expense: ownerExpense,
-                                notification: ownerNotification, deviceToken: ownerDeviceToken)
-        // The matrix covers every endpoint that needs a token.
-        let covered = Set(probes.map(\.endpoint))
-        for endpoint in Endpoint.all where endpoint.access != .anyone {
-            #expect(covered.contains(endpoint), "no isolation probe for \(endpoint)")
-        }
-
-        // Strings that must never reach anyone outside carrier A, and those a sibling must not see.
-        let carrierAStrings = try await allIdentifiers(of: a, store: store)
-        let ownerPrivate = Set([ownerDeviceToken] + a.trips[0].map(\.id.rawValue)
-            + a.trips[0].flatMap { a.orders[$0.id]!.map(\.id.rawValue) + a.expenses[$0.id]!.map(\.id.rawValue) }
-            + (try await store.notifications(.driver(tenant: a.tenant.id, driver: a.driverID(0)))).map(\.id.rawValue))
-
         try await server.run { api in
+            let inspection = try await Self.openInspection(api, a, order: ownerOrder)
+            let probes = makeProbes(a: a, trip: ownerTrip, order: ownerOrder, expense: ownerExpense,
+                                    notification: ownerNotification, deviceToken: ownerDeviceToken, inspection: inspection)
+            // The matrix covers every endpoint that needs a token.
+            let covered = Set(probes.map(\.endpoint))
+            for endpoint in Endpoint.all where endpoint.access != .anyone {
+                #expect(covered.contains(endpoint), "no isolation probe for \(endpoint)")
+            }
+
+            // Strings that must never reach anyone outside carrier A, and those a sibling must not see.
+            let carrierAStrings = try await allIdentifiers(of: a, store: store)
+            let ownerPrivate = Set([ownerDeviceToken] + a.trips[0].map(\.id.rawValue)
+                + a.trips[0].flatMap { a.orders[$0.id]!.map(\.id.rawValue) + a.expenses[$0.id]!.map(\.id.rawValue) }
+                + (try await store.notifications(.driver(tenant: a.tenant.id, driver: a.driverID(0)))).map(\.id.rawValue))
+
             for caller in Caller.allCases {
                 if caller == .expiredToken { server.clock.advance(by: 3601) }
                 let token = forToken(caller, a: a, b: b)
                 for (index, probe) in probes.enumerated() {
                     let answer = try await api.call(probe.endpoint, parameters: probe.parameters, query: probe.query,
-                                                    json: personalize(probe.body, caller: caller, index: index), token: token)
+                                                    json: personalize(probe.body, caller: caller, index: index), bytes: probe.bytes,
+                                                    token: token, headers: probe.headers)
                     let expected = expectedStatuses(caller, probe)
                     #expect(expected.contains(answer.status),
                             "\(probe.endpoint) by \(caller): got \(answer.status) \(answer.text), expected \(expected)")
-                    if answer.status >= 400 {
+                    if answer.status >= 400, probe.endpoint.method != .head {  // a HEAD answer has no body
                         #expect(answer.error != nil, "\(probe.endpoint) by \(caller): error not in the shared shape: \(answer.text)")
                     }
                     if probe.endpoint == .mutations, caller == .sibling || caller == .foreignDriver {
@@ -97,6 +109,8 @@ struct TenantIsolationTests {
                     #expect(try await store.trip(ownerTrip.id, a.scope) == ownerTrip)
                     #expect(try await store.expenses(trip: ownerTrip.id, a.scope).contains(ownerExpense))
                     #expect(try await store.deviceTokens(user: a.driver.user.id, tenant: a.tenant.id).map(\.token) == [ownerDeviceToken])
+                    let untouched = try await store.inspection(inspection.inspection, a.scope)
+                    #expect(untouched.completedAt == nil && untouched.notes.isEmpty && untouched.media.count == MediaSlot.requiredPhotos.count)
                     let notification = try await store.notifications(.driver(tenant: a.tenant.id, driver: a.driverID(0)))
                         .first { $0.id == ownerNotification.id }
                     #expect(notification?.readAt == nil)
@@ -104,12 +118,39 @@ struct TenantIsolationTests {
             }
             // The owner's own calls did take effect.
             #expect(try await store.order(ownerOrder.id, a.scope).status == .pickedUp)
+            let completed = try await store.inspection(inspection.inspection, a.scope)
+            #expect(completed.completedAt != nil && completed.notes == "Owner's note")
+        }
+    }
+
+    /// Made through the API by the owner, as the app would.
+    static func openInspection(_ api: TestAPI, _ a: CarrierFixture, order: Order) async throws -> InspectionFixture {
+        let token = a.drivers[0].accessToken
+        let id = ID<Inspection>()
+        do {
+            let saved = try await api.call(.saveInspection, id.rawValue, json: SaveInspectionRequest(
+                orderID: order.id, kind: .pickup, customerUnavailable: true), token: token)
+            guard saved.status == 200 else { throw TestSetupError("save inspection: \(saved.status) \(saved.text)") }
+            for slot in MediaSlot.requiredPhotos {
+                let put = try await api.call(.putInspectionMedia, id.rawValue, slot.rawValue, bytes: MediaSamples.jpeg(), token: token)
+                guard put.status == 200 else { throw TestSetupError("put \(slot): \(put.status) \(put.text)") }
+            }
+            let bytes = MediaSamples.jpeg(size: 300)
+            let created = try await api.call(.createUpload, token: token, headers: [
+                "Tus-Resumable": Tus.version, "Upload-Length": String(bytes.count),
+                "Upload-Metadata": MediaSamples.metadata(id, MediaSlot("damage_1")),
+            ])
+            guard created.status == 201, let location = created.headers[.location] else {
+                throw TestSetupError("create upload: \(created.status) \(created.text)")
+            }
+            return InspectionFixture(inspection: id, upload: String(location.split(separator: "/").last!), uploadBytes: bytes)
         }
     }
 
     func makeProbes(a: CarrierFixture, trip: Trip, order: Order, expense: Expense, notification: DriverNotification,
-                    deviceToken: String) -> [Probe] {
-        let t = trip.id.rawValue, o = order.id.rawValue
+                    deviceToken: String, inspection: InspectionFixture) -> [Probe] {
+        let t = trip.id.rawValue, o = order.id.rawValue, i = inspection.inspection.rawValue, u = inspection.upload
+        let tus = ["Tus-Resumable": Tus.version]
         return [
             Probe(endpoint: .me, parameters: [], body: nil, namesCarrierAData: false),
             Probe(endpoint: .setPIN, parameters: [], body: PINRequest(pin: "2468"), namesCarrierAData: false),
@@ -154,6 +195,23 @@ struct TenantIsolationTests {
             Probe(endpoint: .dispatchSendMessage, parameters: [],
                   body: SendMessageRequest(driverID: a.driverID(0), type: .dispatchMessage, title: "Hi", body: "there"),
                   namesCarrierAData: true),
+            // Inspections and uploads: reads first, the owner's writes after them.
+            Probe(endpoint: .inspection, parameters: [i], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .orderInspections, parameters: [o], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .dispatchOrderInspections, parameters: [o], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .inspectionMedia, parameters: [i, "front"], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .uploadOffset, parameters: [u], body: nil, namesCarrierAData: true, headers: tus),
+            Probe(endpoint: .saveInspection, parameters: [i],
+                  body: SaveInspectionRequest(orderID: order.id, kind: .pickup, notes: "Owner's note"), namesCarrierAData: true),
+            Probe(endpoint: .putInspectionMedia, parameters: [i, "damage_2"], body: nil, namesCarrierAData: true,
+                  bytes: MediaSamples.jpeg()),
+            Probe(endpoint: .createUpload, parameters: [], body: nil, namesCarrierAData: true, headers: tus.merging([
+                "Upload-Length": "1000", "Upload-Metadata": MediaSamples.metadata(inspection.inspection, MediaSlot("damage_3")),
+            ]) { $1 }),
+            Probe(endpoint: .appendUpload, parameters: [u], body: nil, namesCarrierAData: true, bytes: inspection.uploadBytes,
+                  headers: tus.merging(["Upload-Offset": "0", "Content-Type": Tus.patchContentType]) { $1 }),
+            Probe(endpoint: .terminateUpload, parameters: [u], body: nil, namesCarrierAData: true, headers: tus),
+            Probe(endpoint: .completeInspection, parameters: [i], body: nil, namesCarrierAData: true),
             // The owner's writes come last.
             Probe(endpoint: .updateOrderStatus, parameters: [o], body: UpdateOrderStatusRequest(status: .pickedUp), namesCarrierAData: true),
             Probe(endpoint: .updateOrderETA, parameters: [o], body: UpdateETARequest(deliveryETA: Date().addingTimeInterval(86_400)),

@@ -29,6 +29,21 @@ public final class ChildProcess: Sendable {
     }
 
     public var text: String { output.withLockedValue { $0 } }
+
+    /// Runs a program to its end: its exit status and output.
+    public static func run(_ executable: String, _ arguments: [String], timeout: Duration = .seconds(120)) async throws -> (status: Int32, text: String) {
+        let child = try ChildProcess(executable, arguments)
+        let deadline = ContinuousClock.now + timeout
+        while child.isRunning {
+            guard ContinuousClock.now < deadline else {
+                child.kill9()
+                throw ProcessError("\(executable) \(arguments.joined(separator: " ")) did not finish: \(child.text)")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await Task.sleep(for: .milliseconds(20))  // the last output
+        return (child.exitStatus ?? -1, child.text)
+    }
     public var isRunning: Bool { process.isRunning }
     public var exitStatus: Int32? { process.isRunning ? nil : process.terminationStatus }
 

@@ -53,12 +53,14 @@ public struct TestAPI: Sendable {
     public var port: Int? { client.port }
 
     public func call(_ endpoint: Endpoint, _ parameters: String..., query: String? = nil, json: (any Encodable & Sendable)? = nil,
-                     body: String? = nil, token: String? = nil, headers: [String: String] = [:]) async throws -> APIResponse {
-        try await call(endpoint, parameters: parameters, query: query, json: json, body: body, token: token, headers: headers)
+                     body: String? = nil, bytes: [UInt8]? = nil, token: String? = nil,
+                     headers: [String: String] = [:]) async throws -> APIResponse {
+        try await call(endpoint, parameters: parameters, query: query, json: json, body: body, bytes: bytes, token: token, headers: headers)
     }
 
     public func call(_ endpoint: Endpoint, parameters: [String], query: String? = nil, json: (any Encodable & Sendable)? = nil,
-                     body: String? = nil, token: String? = nil, headers: [String: String] = [:]) async throws -> APIResponse {
+                     body: String? = nil, bytes: [UInt8]? = nil, token: String? = nil,
+                     headers: [String: String] = [:]) async throws -> APIResponse {
         var fields = HTTPFields()
         if let token { fields[.authorization] = "Bearer \(token)" }
         var buffer: ByteBuffer?
@@ -68,6 +70,9 @@ public struct TestAPI: Sendable {
         } else if let body {
             fields[.contentType] = "application/json"
             buffer = ByteBuffer(string: body)
+        } else if let bytes {
+            fields[.contentType] = "application/octet-stream"
+            buffer = ByteBuffer(bytes: bytes)
         }
         for (name, value) in headers { fields[HTTPField.Name(name)!] = value }
         let path = endpoint.path(parameters)

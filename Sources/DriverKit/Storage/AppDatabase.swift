@@ -116,6 +116,16 @@ public struct AppDatabase: Sendable {
                 );
                 """)
         }
+        migrator.registerMigration("v2-inspections") { db in
+            try db.execute(sql: """
+                CREATE TABLE inspections (
+                    id TEXT PRIMARY KEY,
+                    order_id TEXT NOT NULL,
+                    doc TEXT NOT NULL
+                );
+                CREATE INDEX inspections_by_order ON inspections (order_id);
+                """)
+        }
         return migrator
     }
 }

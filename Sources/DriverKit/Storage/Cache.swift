@@ -81,6 +81,9 @@ extension AppDatabase {
                                        notification.isUnread, try doc(notification)])
         case .driver(let driver):
             try db.execute(sql: "UPDATE account SET driver_doc = ?, driver_id = ?", arguments: [try doc(driver), driver.id.rawValue])
+        case .inspection(let inspection):
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO inspections (id, order_id, doc) VALUES (?, ?, ?)").execute(
+                           arguments: [inspection.id.rawValue, inspection.orderID.rawValue, try doc(inspection)])
         }
     }
 
@@ -90,13 +93,14 @@ extension AppDatabase {
         case .order: try db.execute(sql: "DELETE FROM orders WHERE id = ?", arguments: [id])
         case .expense: try db.execute(sql: "DELETE FROM expenses WHERE id = ?", arguments: [id])
         case .notification: try db.execute(sql: "DELETE FROM notifications WHERE id = ?", arguments: [id])
+        case .inspection: try db.execute(sql: "DELETE FROM inspections WHERE id = ?", arguments: [id])
         case .driver: break
         }
     }
 
     /// Drops every cached row (a snapshot begins, or logout).
     static func clearRows(_ db: Database) throws {
-        try db.execute(sql: "DELETE FROM trips; DELETE FROM orders; DELETE FROM expenses; DELETE FROM notifications")
+        try db.execute(sql: "DELETE FROM trips; DELETE FROM orders; DELETE FROM expenses; DELETE FROM notifications; DELETE FROM inspections")
     }
 
     /// Applies one page of the feed in one transaction: rows, the cursor,

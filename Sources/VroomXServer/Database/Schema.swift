@@ -265,6 +265,90 @@ enum Schema {
             CREATE INDEX push_queue_due ON push_queue (status, next_attempt_at);
             CREATE INDEX push_queue_by_token ON push_queue (device_token);
             """),
+
+        Migration(version: 4, name: "inspections", sql: """
+            CREATE TABLE inspections (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                order_id TEXT NOT NULL,
+                driver_id TEXT,
+                kind TEXT NOT NULL CHECK (kind IN ('pickup', 'delivery')),
+                odometer BIGINT CHECK (odometer IS NULL OR odometer BETWEEN 0 AND 10000000),
+                notes TEXT NOT NULL DEFAULT '' CHECK (length(notes) <= 4000),
+                customer_unavailable BIGINT NOT NULL DEFAULT 0 CHECK (customer_unavailable IN (0, 1)),
+                completed_at BIGINT,
+                version BIGINT NOT NULL DEFAULT 1 CHECK (version >= 1),
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                doc TEXT NOT NULL,
+                UNIQUE (tenant_id, id),
+                UNIQUE (tenant_id, order_id, kind),
+                FOREIGN KEY (tenant_id, order_id) REFERENCES orders (tenant_id, id),
+                FOREIGN KEY (tenant_id, driver_id) REFERENCES drivers (tenant_id, id)
+            );
+
+            CREATE TABLE inspection_media (
+                tenant_id TEXT NOT NULL,
+                inspection_id TEXT NOT NULL,
+                slot TEXT NOT NULL CHECK (length(slot) BETWEEN 1 AND 32),
+                kind TEXT NOT NULL CHECK (kind IN ('photo', 'video', 'signature')),
+                content_type TEXT NOT NULL,
+                size_bytes BIGINT NOT NULL CHECK (size_bytes > 0),
+                sha256 TEXT NOT NULL CHECK (length(sha256) = 64),
+                storage_key TEXT NOT NULL,
+                uploaded_at BIGINT NOT NULL,
+                PRIMARY KEY (tenant_id, inspection_id, slot),
+                FOREIGN KEY (tenant_id, inspection_id) REFERENCES inspections (tenant_id, id) ON DELETE CASCADE
+            );
+
+            CREATE TABLE uploads (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                inspection_id TEXT NOT NULL,
+                user_id TEXT NOT NULL,
+                slot TEXT NOT NULL CHECK (length(slot) BETWEEN 1 AND 32),
+                kind TEXT NOT NULL CHECK (kind IN ('photo', 'video', 'signature')),
+                length BIGINT NOT NULL CHECK (length > 0),
+                received BIGINT NOT NULL DEFAULT 0 CHECK (received >= 0 AND received <= length),
+                metadata TEXT NOT NULL DEFAULT '' CHECK (length(metadata) <= 4096),
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                completed_at BIGINT,
+                UNIQUE (tenant_id, id),
+                FOREIGN KEY (tenant_id, inspection_id) REFERENCES inspections (tenant_id, id) ON DELETE CASCADE,
+                FOREIGN KEY (tenant_id, user_id) REFERENCES users (tenant_id, id) ON DELETE CASCADE
+            );
+            CREATE INDEX uploads_by_expiry ON uploads (expires_at);
+            """,
+            // The change log learns the new entity. SQLite cannot change a
+            // CHECK constraint, so the table is rebuilt there.
+            sqlite: """
+            CREATE TABLE change_log_v4 (
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                seq BIGINT NOT NULL CHECK (seq >= 1),
+                entity TEXT NOT NULL CHECK (entity IN ('driver', 'trip', 'order', 'expense', 'notification', 'inspection')),
+                entity_id TEXT NOT NULL,
+                op TEXT NOT NULL CHECK (op IN ('upsert', 'delete')),
+                driver_id TEXT,
+                dispatch_visible BIGINT NOT NULL CHECK (dispatch_visible IN (0, 1)),
+                payload TEXT,
+                committed_at BIGINT NOT NULL,
+                PRIMARY KEY (tenant_id, seq),
+                CHECK (op = 'delete' OR payload IS NOT NULL)
+            );
+            INSERT INTO change_log_v4 SELECT tenant_id, seq, entity, entity_id, op, driver_id, dispatch_visible, payload, committed_at
+                FROM change_log;
+            DROP TABLE change_log;
+            ALTER TABLE change_log_v4 RENAME TO change_log;
+            CREATE INDEX change_log_by_driver ON change_log (tenant_id, driver_id, seq);
+            CREATE INDEX change_log_for_dispatch ON change_log (tenant_id, dispatch_visible, seq);
+            CREATE INDEX change_log_by_age ON change_log (committed_at);
+            """,
+            postgres: """
+            ALTER TABLE change_log DROP CONSTRAINT change_log_entity_check;
+            ALTER TABLE change_log ADD CONSTRAINT change_log_entity_check
+                CHECK (entity IN ('driver', 'trip', 'order', 'expense', 'notification', 'inspection'));
+            """),
     ]
 }
 

@@ -17,11 +17,22 @@ struct Routes {
     let store: Store
 
     func on(_ endpoint: Endpoint, _ handler: @escaping Handler) {
+        let store = self.store
+        onResponse(endpoint) { request, context in
+            if endpoint.acceptsIdempotencyKey, let key = request.headers[.idempotencyKey] {
+                return try await Self.idempotent(key: key, request, context, store: store, handler).response
+            }
+            return try await handler(request, context).response
+        }
+    }
+
+    /// Registers a handler that builds its own response (streamed files,
+    /// protocol headers), behind the same access checks.
+    func onResponse(_ endpoint: Endpoint, _ handler: @escaping @Sendable (Request, AppRequestContext) async throws -> Response) {
         let access = endpoint.access
         let authenticator = self.authenticator
-        let store = self.store
         router.on(RouterPath(endpoint.routerPath), method: HTTPRequest.Method(rawValue: endpoint.method.rawValue)!) { request, context in
-            guard access != .anyone else { return try await handler(request, context).response }
+            guard access != .anyone else { return try await handler(request, context) }
             var context = context
             let identity = try await authenticator.authenticate(request)
             switch access {
@@ -40,10 +51,7 @@ struct Routes {
                 break
             }
             context.identity = identity
-            if endpoint.acceptsIdempotencyKey, let key = request.headers[.idempotencyKey] {
-                return try await Self.idempotent(key: key, request, context, store: store, handler).response
-            }
-            return try await handler(request, context).response
+            return try await handler(request, context)
         }
     }
 

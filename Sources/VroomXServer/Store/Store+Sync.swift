@@ -126,6 +126,8 @@ extension Store {
         case (.driver, let driver?): mine = " AND x.id = \(driver)"
         case (.expense, let driver?):
             mine = " AND x.trip_id IN (SELECT t.id FROM trips t WHERE t.tenant_id = \(tenant) AND t.driver_id = \(driver))"
+        case (.inspection, let driver?):
+            mine = " AND x.order_id IN (SELECT o.id FROM orders o WHERE o.tenant_id = \(tenant) AND o.driver_id = \(driver))"
         case (_, let driver?): mine = " AND x.driver_id = \(driver)"
         case (_, nil): mine = ""
         }
@@ -181,17 +183,19 @@ extension ChangeEntity {
         case .order: return "orders"
         case .expense: return "trip_expenses"
         case .notification: return "driver_notifications"
+        case .inspection: return "inspections"
         }
     }
 
-    /// Snapshot order: the driver record, trips, orders, expenses, messages.
+    /// Snapshot order: the driver record, trips, orders, expenses, messages, inspections.
     var nextInSnapshot: ChangeEntity? {
         switch self {
         case .driver: return .trip
         case .trip: return .order
         case .order: return .expense
         case .expense: return .notification
-        case .notification: return nil
+        case .notification: return .inspection
+        case .inspection: return nil
         }
     }
 }

@@ -1,0 +1,277 @@
+import Foundation
+
+/// The condition report a driver makes at every pickup and delivery:
+/// photos per slot, a walkthrough video, damages, odometer, position, and
+/// the customer's signature (or a note that nobody was there to sign).
+public struct Inspection: Codable, Sendable, Hashable, Identifiable {
+    public enum Kind: String, Codable, Sendable, CaseIterable {
+        case pickup
+        case delivery
+    }
+
+    public var id: ID<Inspection>
+    public var orderID: ID<Order>
+    /// The driver who made it.
+    public var driverID: ID<Driver>?
+    public var kind: Kind
+    public var odometer: Int?
+    public var notes: String
+    public var position: GeoPosition?
+    public var damages: [Damage]
+    public var customerUnavailable: Bool
+    /// Uploaded media by slot (photos, `walkthrough`, `signature`).
+    public var media: [InspectionMedia]
+    public var completedAt: Date?
+    public var version: Int
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    public init(id: ID<Inspection>, orderID: ID<Order>, driverID: ID<Driver>?, kind: Kind, odometer: Int? = nil,
+                notes: String = "", position: GeoPosition? = nil, damages: [Damage] = [], customerUnavailable: Bool = false,
+                media: [InspectionMedia] = [], completedAt: Date? = nil, version: Int = 1, createdAt: Date, updatedAt: Date) {
+        self.id = id
+        self.orderID = orderID
+        self.driverID = driverID
+        self.kind = kind
+        self.odometer = odometer
+        self.notes = notes
+        self.position = position
+        self.damages = damages
+        self.customerUnavailable = customerUnavailable
+        self.media = media
+        self.completedAt = completedAt
+        self.version = version
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+
+    /// Required photo slots not uploaded yet.
+    public var missingSlots: [MediaSlot] {
+        let present = Set(media.map(\.slot))
+        return MediaSlot.requiredPhotos.filter { !present.contains($0) }
+    }
+
+    /// Why the inspection cannot be completed yet, if anything stops it.
+    public var incompleteReason: String? {
+        let missing = missingSlots
+        if !missing.isEmpty {
+            return "Photos missing: " + missing.map(\.rawValue).joined(separator: ", ") + "."
+        }
+        if !customerUnavailable && !media.contains(where: { $0.slot == .signature }) {
+            return "Add the customer's signature or mark the customer not available."
+        }
+        return nil
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, kind, odometer, notes, position, damages, media, version
+        case orderID = "order_id"
+        case driverID = "driver_id"
+        case customerUnavailable = "customer_unavailable"
+        case completedAt = "completed_at"
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
+    }
+}
+
+/// Where the inspection was made, from the phone's location services.
+public struct GeoPosition: Codable, Sendable, Hashable {
+    public var latitude: Double
+    public var longitude: Double
+    public var accuracyMeters: Double?
+    public var recordedAt: Date
+
+    public init(latitude: Double, longitude: Double, accuracyMeters: Double? = nil, recordedAt: Date) {
+        self.latitude = latitude
+        self.longitude = longitude
+        self.accuracyMeters = accuracyMeters
+        self.recordedAt = recordedAt
+    }
+
+    public var isValid: Bool {
+        (-90...90).contains(latitude) && (-180...180).contains(longitude) && (accuracyMeters ?? 0) >= 0
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case latitude, longitude
+        case accuracyMeters = "accuracy_meters"
+        case recordedAt = "recorded_at"
+    }
+}
+
+/// One damage marked on the vehicle diagram.
+public struct Damage: Codable, Sendable, Hashable {
+    /// Industry damage codes, as on a bill of lading.
+    public enum Kind: String, Codable, Sendable, CaseIterable {
+        case scratch, dent, chip, crack, broken, missing, rust, paint, other
+    }
+
+    public enum Severity: String, Codable, Sendable, CaseIterable {
+        case minor, moderate, severe
+    }
+
+    /// Where on the vehicle, e.g. `front_bumper`, `left_rear_door`.
+    public var location: String
+    public var type: Kind
+    public var severity: Severity
+    public var note: String
+    /// The photo slot showing it, if any.
+    public var photoSlot: MediaSlot?
+
+    public init(location: String, type: Kind, severity: Severity, note: String = "", photoSlot: MediaSlot? = nil) {
+        self.location = location
+        self.type = type
+        self.severity = severity
+        self.note = note
+        self.photoSlot = photoSlot
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case location, type, severity, note
+        case photoSlot = "photo_slot"
+    }
+}
+
+/// A named place for one file of an inspection: the standard photo angles,
+/// extra photos (`damage_1`, …), the walkthrough video, the signature.
+public struct MediaSlot: RawRepresentable, Codable, Sendable, Hashable, Comparable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    public init(from decoder: any Decoder) throws {
+        rawValue = try decoder.singleValueContainer().decode(String.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    public static let front = MediaSlot("front")
+    public static let rear = MediaSlot("rear")
+    public static let leftSide = MediaSlot("left_side")
+    public static let rightSide = MediaSlot("right_side")
+    public static let odometer = MediaSlot("odometer")
+    public static let vinPlate = MediaSlot("vin_plate")
+    public static let walkthrough = MediaSlot("walkthrough")
+    public static let signature = MediaSlot("signature")
+
+    /// Every inspection needs at least these photos.
+    public static let requiredPhotos: [MediaSlot] = [.front, .rear, .leftSide, .rightSide, .odometer, .vinPlate]
+
+    /// Lowercase letters, digits and `_`, starting with a letter: safe in a
+    /// storage path and a URL.
+    public var isValid: Bool {
+        let bytes = Array(rawValue.utf8)
+        guard (1...32).contains(bytes.count), (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(bytes[0]) else { return false }
+        return bytes.allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+            || $0 == UInt8(ascii: "_") }
+    }
+
+    /// What the slot holds.
+    public var kind: MediaKind {
+        switch self {
+        case .walkthrough: return .video
+        case .signature: return .signature
+        default: return .photo
+        }
+    }
+}
+
+public enum MediaKind: String, Codable, Sendable, CaseIterable {
+    case photo, video, signature
+}
+
+/// A file attached to an inspection, once its upload completed.
+public struct InspectionMedia: Codable, Sendable, Hashable {
+    public var slot: MediaSlot
+    public var kind: MediaKind
+    /// Detected from the bytes, not taken from the client.
+    public var contentType: String
+    public var sizeBytes: Int64
+    /// Hex SHA-256 of the stored file.
+    public var sha256: String
+    public var uploadedAt: Date
+
+    public init(slot: MediaSlot, kind: MediaKind, contentType: String, sizeBytes: Int64, sha256: String, uploadedAt: Date) {
+        self.slot = slot
+        self.kind = kind
+        self.contentType = contentType
+        self.sizeBytes = sizeBytes
+        self.sha256 = sha256
+        self.uploadedAt = uploadedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case slot, kind, sha256
+        case contentType = "content_type"
+        case sizeBytes = "size_bytes"
+        case uploadedAt = "uploaded_at"
+    }
+}
+
+/// `PUT /v1/inspections/{id}`: starts an inspection or updates it while it
+/// is open. The id is the client's, so an inspection begun offline keeps it.
+public struct SaveInspectionRequest: Codable, Sendable, Hashable {
+    public var orderID: ID<Order>
+    public var kind: Inspection.Kind
+    public var odometer: Int?
+    public var notes: String?
+    public var position: GeoPosition?
+    public var damages: [Damage]?
+    public var customerUnavailable: Bool?
+
+    public init(orderID: ID<Order>, kind: Inspection.Kind, odometer: Int? = nil, notes: String? = nil, position: GeoPosition? = nil,
+                damages: [Damage]? = nil, customerUnavailable: Bool? = nil) {
+        self.orderID = orderID
+        self.kind = kind
+        self.odometer = odometer
+        self.notes = notes
+        self.position = position
+        self.damages = damages
+        self.customerUnavailable = customerUnavailable
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case kind, odometer, notes, position, damages
+        case orderID = "order_id"
+        case customerUnavailable = "customer_unavailable"
+    }
+}
+
+/// The tus 1.0 resumable upload protocol as VroomX speaks it
+/// (https://tus.io/protocols/resumable-upload): core, creation,
+/// termination, checksum (sha1, sha256) and expiration.
+public enum Tus {
+    public static let version = "1.0.0"
+    public static let extensions = "creation,termination,checksum,expiration"
+    public static let checksumAlgorithms = "sha1,sha256"
+    public static let patchContentType = "application/offset+octet-stream"
+
+    /// `Upload-Metadata`: comma-separated `key base64(value)` pairs.
+    public static func encodeMetadata(_ values: [String: String]) -> String {
+        values.sorted { $0.key < $1.key }
+            .map { "\($0.key) \(Data($0.value.utf8).base64EncodedString())" }
+            .joined(separator: ",")
+    }
+
+    /// Nil when the header is malformed.
+    public static func decodeMetadata(_ header: String) -> [String: String]? {
+        var values: [String: String] = [:]
+        for pair in header.split(separator: ",") {
+            let parts = pair.trimmingCharacters(in: .whitespaces).split(separator: " ", omittingEmptySubsequences: true)
+            guard let key = parts.first, parts.count <= 2 else { return nil }
+            if parts.count == 1 {
+                values[String(key)] = ""
+            } else {
+                guard let data = Data(base64Encoded: String(parts[1])) else { return nil }
+                values[String(key)] = String(decoding: data, as: UTF8.self)
+            }
+        }
+        return values
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import VroomXModels
+
+/// Inspections at pickup and delivery, and their files: authenticated
+/// downloads with ranges, and a one-request upload for small files (large
+/// ones use the resumable uploads).
+struct InspectionController {
+    let store: Store
+    let media: any MediaStorage
+    let uploads: UploadController
+
+    func register(_ routes: Routes) {
+        routes.on(.saveInspection) { request, context in
+            let body = try await request.decodeJSON(SaveInspectionRequest.self)
+            return try JSONBody.response(try await store.saveInspection(try context.id(), body, try context.caller().scope))
+        }
+        routes.on(.inspection) { _, context in
+            try JSONBody.response(try await store.inspection(try context.id(), try context.caller().scope))
+        }
+        routes.on(.completeInspection) { _, context in
+            try JSONBody.response(try await store.completeInspection(try context.id(), try context.caller().scope))
+        }
+        routes.on(.orderInspections) { _, context in
+            JSONBody.items(try await store.orderInspectionDocuments(try context.id(), try context.caller().scope))
+        }
+        routes.on(.dispatchOrderInspections) { _, context in
+            JSONBody.items(try await store.orderInspectionDocuments(try context.id(), try context.caller().scope))
+        }
+        routes.onResponse(.inspectionMedia) { request, context in
+            try await download(request, context)
+        }
+        routes.onResponse(.putInspectionMedia) { request, context in
+            try await put(request, context)
+        }
+    }
+
+    private func slot(_ context: AppRequestContext) throws -> MediaSlot {
+        let slot = MediaSlot(context.parameters.get("slot") ?? "")
+        guard slot.isValid else { throw AppError(400, .invalidParameter, "slot must be a slot name like front.", field: "slot") }
+        return slot
+    }
+
+    /// The file, whole or the byte range asked for (one range; RFC 9110).
+    private func download(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (described, key) = try await store.media(try context.id(), slot: try slot(context), try context.caller().scope)
+        let reader = try media.open(key)
+        let size = reader.size
+        var headers = HTTPFields()
+        headers[.contentType] = described.contentType
+        headers[.acceptRanges] = "bytes"
+        headers[.eTag] = "\"\(described.sha256)\""
+        headers[.cacheControl] = "private, max-age=31536000, immutable"
+        var requested = Int64(0)..<size
+        var status = HTTPResponse.Status.ok
+        if let header = request.headers[.range], request.headers[.ifRange].map({ $0 == "\"\(described.sha256)\"" }) ?? true {
+            switch Self.parseRange(header, size: size) {
+            case .whole:
+                break
+            case .unsatisfiable:
+                reader.close()
+                var error = AppError(416, .invalidParameter, "The range is outside the file (\(size) bytes).", field: "Range")
+                error.headers["Content-Range"] = "bytes */\(size)"
+                throw error
+            case .part(let part):
+                requested = part
+                status = .partialContent
+                headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(size)"
+            }
+        }
+        let range = requested
+        headers[.contentLength] = String(range.count)
+        let body = ResponseBody(contentLength: Int(range.count)) { writer in
+            defer { reader.close() }
+            var position = range.lowerBound
+            while position < range.upperBound {
+                let chunk = try reader.read(at: position, count: Int(min(256 << 10, range.upperBound - position)))
+                guard chunk.readableBytes > 0 else { break }
+                try await writer.write(chunk)
+                position += Int64(chunk.readableBytes)
+            }
+            try await writer.finish(nil)
+        }
+        return Response(status: status, headers: headers, body: body)
+    }
+
+    enum RangeAnswer: Equatable {
+        case whole
+        case part(Range<Int64>)
+        case unsatisfiable
+    }
+
+    /// `bytes=a-b`, `bytes=a-`, `bytes=-n`. Several ranges, or a header that
+    /// is not a byte range, get the whole file.
+    static func parseRange(_ header: String, size: Int64) -> RangeAnswer {
+        guard header.hasPrefix("bytes="), !header.contains(",") else { return .whole }
+        let spec = header.dropFirst(6).trimmingCharacters(in: .whitespaces)
+        let bounds = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        guard bounds.count == 2 else { return .whole }
+        if bounds[0].isEmpty {
+            guard let suffix = Int64(bounds[1]), suffix > 0 else { return .unsatisfiable }
+            return size == 0 ? .unsatisfiable : .part(max(0, size - suffix)..<size)
+        }
+        guard let start = Int64(bounds[0]), start >= 0 else { return .whole }
+        guard start < size else { return .unsatisfiable }
+        if bounds[1].isEmpty { return .part(start..<size) }
+        guard let end = Int64(bounds[1]), end >= start else { return .whole }
+        return .part(start..<min(end + 1, size))
+    }
+
+    /// A whole file in one request (Content-Length required): the same
+    /// checks and storage as a resumable upload.
+    private func put(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let identity = try context.caller()
+        guard let length = request.headers[.contentLength].flatMap(Int64.init), length > 0 else {
+            throw AppError(411, .invalidParameter, "Send Content-Length with the file.", field: "Content-Length")
+        }
+        let upload = try await uploads.startUpload(inspection: try context.id(), slot: try slot(context), length: length,
+                                                   metadata: "", identity)
+        do {
+            let received = try await uploads.append(request.body, contentLength: length, at: 0, checksum: nil, to: upload, identity)
+            guard received == length else {
+                throw AppError(400, .invalidParameter, "The body ended after \(received) of \(length) bytes.", field: "Content-Length")
+            }
+        } catch {
+            // A one-request upload is not resumed: drop what arrived.
+            uploads.media.discardPartial(upload.id)
+            try? await store.deleteUpload(upload.id, tenant: identity.tenant)
+            throw error
+        }
+        return try JSONBody.response(try await store.inspection(upload.inspectionID, identity.scope)).response
+    }
+}

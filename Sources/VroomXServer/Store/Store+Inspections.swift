@@ -1,0 +1,177 @@
+import Foundation
+import VroomXModels
+
+/// Inspections at pickup and delivery, and the media attached to them.
+/// A driver reaches an inspection through its order (their own orders
+/// only); dispatch sees the carrier's.
+extension Store {
+    /// Starts an inspection or updates it while it is open. Fields left out
+    /// of the request keep their values.
+    public func saveInspection(_ id: ID<Inspection>, _ request: SaveInspectionRequest, _ scope: Scope) async throws -> Inspection {
+        let notes = try request.notes.map { try Validate.text($0, field: "notes", max: 4000) }
+        if let odometer = request.odometer, !(0...10_000_000).contains(odometer) {
+            throw AppError.validation("odometer", "The odometer reading must be 0 to 10,000,000.")
+        }
+        if let position = request.position, !position.isValid {
+            throw AppError.validation("position", "Latitude must be -90 to 90 and longitude -180 to 180.")
+        }
+        if let damages = request.damages {
+            guard damages.count <= 100 else { throw AppError.validation("damages", "At most 100 damages.") }
+            for (index, damage) in damages.enumerated() {
+                guard MediaSlot(damage.location).isValid else {
+                    throw AppError.validation("damages[\(index)].location", "A location is a code like front_bumper.")
+                }
+                if let slot = damage.photoSlot, !slot.isValid || slot.kind != .photo {
+                    throw AppError.validation("damages[\(index)].photo_slot", "Name a photo slot.")
+                }
+                _ = try Validate.text(damage.note, field: "damages[\(index)].note", max: 500)
+            }
+        }
+        return try await write(tenant: scope.tenant) { tx in
+            guard let order = try await fetchOrder(request.orderID, scope, tx.db) else { throw AppError.notFound("Order") }
+            var inspection: Inspection
+            if let existing = try await fetchInspection(id, tenant: scope.tenant, tx.db) {
+                guard existing.orderID == order.id, existing.kind == request.kind else {
+                    throw AppError(409, .alreadyExists, "This inspection id belongs to another order or kind.", field: "id")
+                }
+                guard existing.completedAt == nil else {
+                    throw AppError(409, .inspectionCompleted, "This inspection is completed and can no longer change.")
+                }
+                inspection = existing
+                inspection.version += 1
+            } else {
+                try Self.checkInspectable(order, kind: request.kind)
+                if try await tx.first("""
+                    SELECT id FROM inspections WHERE tenant_id = \(scope.tenant) AND order_id = \(order.id) AND kind = \(request.kind.rawValue)
+                    """) != nil {
+                    throw AppError(409, .alreadyExists, "This order already has a \(request.kind.rawValue) inspection.", field: "kind")
+                }
+                inspection = Inspection(id: id, orderID: order.id, driverID: scope.driverID ?? order.driverID, kind: request.kind,
+                                        createdAt: tx.now, updatedAt: tx.now)
+            }
+            if let odometer = request.odometer { inspection.odometer = odometer }
+            if let notes { inspection.notes = notes }
+            if let position = request.position { inspection.position = position }
+            if let damages = request.damages { inspection.damages = damages }
+            if let unavailable = request.customerUnavailable { inspection.customerUnavailable = unavailable }
+            inspection.updatedAt = tx.now
+            try await storeInspection(inspection, isNew: inspection.version == 1, visibleTo: order.driverID, tx)
+            return inspection
+        }
+    }
+
+    /// Completes an inspection once its required photos and the signature
+    /// (or "customer not available") are in.
+    public func completeInspection(_ id: ID<Inspection>, _ scope: Scope) async throws -> Inspection {
+        try await write(tenant: scope.tenant) { tx in
+            guard var inspection = try await fetchInspection(id, tenant: scope.tenant, tx.db),
+                  let order = try await fetchOrder(inspection.orderID, scope, tx.db) else { throw AppError.notFound("Inspection") }
+            if inspection.completedAt != nil { return inspection }
+            try Self.checkInspectable(order, kind: inspection.kind)
+            if let reason = inspection.incompleteReason {
+                throw AppError(422, .inspectionIncomplete, reason)
+            }
+            inspection.completedAt = tx.now
+            inspection.updatedAt = tx.now
+            inspection.version += 1
+            try await storeInspection(inspection, isNew: false, visibleTo: order.driverID, tx)
+            return inspection
+        }
+    }
+
+    /// A pickup inspection is made on an assigned order, a delivery
+    /// inspection on one that was picked up.
+    static func checkInspectable(_ order: Order, kind: Inspection.Kind) throws {
+        switch (kind, order.status) {
+        case (.pickup, .assigned), (.delivery, .pickedUp):
+            return
+        default:
+            throw AppError(409, .invalidTransition,
+                           "A \(kind.rawValue) inspection cannot be made on an order that is \(order.status.rawValue).", field: "kind")
+        }
+    }
+
+    public func inspection(_ id: ID<Inspection>, _ scope: Scope) async throws -> Inspection {
+        try await read { db in
+            guard let inspection = try await fetchInspection(id, tenant: scope.tenant, db),
+                  try await fetchOrder(inspection.orderID, scope, db) != nil else { throw AppError.notFound("Inspection") }
+            return inspection
+        }
+    }
+
+    public func orderInspectionDocuments(_ order: ID<Order>, _ scope: Scope) async throws -> [String] {
+        try await read { db in
+            guard try await fetchOrder(order, scope, db) != nil else { throw AppError.notFound("Order") }
+            return try await db.query("""
+                SELECT doc FROM inspections WHERE tenant_id = \(scope.tenant) AND order_id = \(order) ORDER BY kind DESC
+                """).map { try $0.string("doc") }
+        }
+    }
+
+    func fetchInspection(_ id: ID<Inspection>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Inspection? {
+        guard let row = try await db.first("SELECT doc FROM inspections WHERE tenant_id = \(tenant) AND id = \(id)") else { return nil }
+        return try WireJSON.decoder().decode(Inspection.self, from: Data(try row.string("doc").utf8))
+    }
+
+    func storeInspection(_ inspection: Inspection, isNew: Bool, visibleTo driver: ID<Driver>?, _ tx: TenantTransaction) async throws {
+        let doc = try WireDocument.encode(inspection)
+        if isNew {
+            try await tx.execute("""
+                INSERT INTO inspections (id, tenant_id, order_id, driver_id, kind, odometer, notes, customer_unavailable,
+                                         completed_at, version, created_at, updated_at, doc)
+                VALUES (\(inspection.id), \(tx.tenant), \(inspection.orderID), \(inspection.driverID), \(inspection.kind.rawValue),
+                        \(inspection.odometer), \(inspection.notes), \(inspection.customerUnavailable), \(inspection.completedAt),
+                        \(inspection.version), \(inspection.createdAt), \(inspection.updatedAt), \(doc))
+                """)
+        } else {
+            guard try await tx.first("""
+                UPDATE inspections SET odometer = \(inspection.odometer), notes = \(inspection.notes),
+                    customer_unavailable = \(inspection.customerUnavailable), completed_at = \(inspection.completedAt),
+                    version = \(inspection.version), updated_at = \(inspection.updatedAt), doc = \(doc)
+                WHERE tenant_id = \(tx.tenant) AND id = \(inspection.id) AND version = \(inspection.version - 1) RETURNING id
+                """) != nil else { throw WriteConflict() }
+        }
+        tx.recordUpsert(.inspection, id: inspection.id.rawValue, document: doc, visibleTo: driver)
+    }
+
+    /// A stored file of an inspection the caller may see: its description
+    /// and storage key.
+    public func media(_ inspection: ID<Inspection>, slot: MediaSlot, _ scope: Scope) async throws -> (InspectionMedia, String) {
+        try await read { db in
+            guard let found = try await fetchInspection(inspection, tenant: scope.tenant, db),
+                  try await fetchOrder(found.orderID, scope, db) != nil,
+                  let media = found.media.first(where: { $0.slot == slot }),
+                  let row = try await db.first("""
+                    SELECT storage_key FROM inspection_media
+                    WHERE tenant_id = \(scope.tenant) AND inspection_id = \(inspection) AND slot = \(slot.rawValue)
+                    """) else { throw AppError.notFound("Media") }
+            return (media, try row.string("storage_key"))
+        }
+    }
+
+    /// Attaches a stored file to an open inspection (replacing the slot's
+    /// previous file), in the transaction that finishes its upload.
+    func attachMedia(_ media: InspectionMedia, key: String, to id: ID<Inspection>, _ scope: Scope,
+                     _ tx: TenantTransaction) async throws -> Inspection {
+        guard var inspection = try await fetchInspection(id, tenant: scope.tenant, tx.db),
+              let order = try await fetchOrder(inspection.orderID, scope, tx.db) else { throw AppError.notFound("Inspection") }
+        guard inspection.completedAt == nil else {
+            throw AppError(409, .inspectionCompleted, "This inspection is completed and can no longer change.")
+        }
+        try await tx.execute("""
+            DELETE FROM inspection_media WHERE tenant_id = \(tx.tenant) AND inspection_id = \(id) AND slot = \(media.slot.rawValue)
+            """)
+        try await tx.execute("""
+            INSERT INTO inspection_media (tenant_id, inspection_id, slot, kind, content_type, size_bytes, sha256, storage_key, uploaded_at)
+            VALUES (\(tx.tenant), \(id), \(media.slot.rawValue), \(media.kind.rawValue), \(media.contentType), \(media.sizeBytes),
+                    \(media.sha256), \(key), \(media.uploadedAt))
+            """)
+        inspection.media.removeAll { $0.slot == media.slot }
+        inspection.media.append(media)
+        inspection.media.sort { $0.slot < $1.slot }
+        inspection.version += 1
+        inspection.updatedAt = tx.now
+        try await storeInspection(inspection, isNew: false, visibleTo: order.driverID, tx)
+        return inspection
+    }
+}
