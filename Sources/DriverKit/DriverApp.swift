@@ -24,6 +24,8 @@ public final class DriverApp {
         public var pinHashCost = PINHasher.defaultCost
         /// Keep a realtime socket open while signed in.
         public var realtime = true
+        /// Bytes per upload request; each acknowledged chunk is never sent again.
+        public var uploadChunkSize = 1 << 20
         public var logger = Logger(label: "vroomx.driverkit")
 
         public init(serverURL: String, stateDirectory: URL) {
@@ -40,6 +42,8 @@ public final class DriverApp {
     public let sync: SyncEngine
     public let network: any NetworkMonitor
     public let push: PushController
+    /// Inspection photos and videos on their way to the server.
+    public let uploads: UploadQueue
     let credentials: CredentialStore
     let clock: @Sendable () -> Date
 
@@ -61,15 +65,24 @@ public final class DriverApp {
                               biometrics: configuration.biometrics, pinHashCost: configuration.pinHashCost, clock: configuration.clock)
         router = AppRouter(auth: auth, database: database)
         push = PushController(database: database, sync: sync, service: configuration.pushNotifications, clock: configuration.clock)
+        uploads = UploadQueue(database: database, api: api, network: network,
+                              directory: configuration.stateDirectory.appendingPathComponent("uploads"), clock: configuration.clock,
+                              chunkSize: configuration.uploadChunkSize, logger: configuration.logger)
         status.follow(database)
         push.follow()
         let sync = self.sync
         let push = self.push
+        let uploads = self.uploads
+        Task { await uploads.onUploaded { await sync.requestSync() } }
         auth.onSignedIn = {
             Task { await sync.start() }
+            Task { await uploads.start() }
             Task { await push.activate() }
         }
-        auth.onSignedOut = { Task { await sync.stop() } }
+        auth.onSignedOut = {
+            Task { await sync.stop() }
+            Task { await uploads.stop() }
+        }
         let auth = self.auth
         Task { await credentials.whenSessionEnds { _ in
             await auth.endSession(message: "Your session has ended. Sign in with your email.")
@@ -82,6 +95,8 @@ public final class DriverApp {
         guard (try? database.account()) != nil else { return }
         let sync = self.sync
         Task { await sync.start() }
+        let uploads = self.uploads
+        Task { await uploads.start() }
         Task { await verifySession() }
         let push = self.push
         Task { await push.activate() }
@@ -102,6 +117,7 @@ public final class DriverApp {
     }
 
     public func shutdown() async {
+        await uploads.stop()
         await sync.stop()
     }
 
@@ -139,6 +155,48 @@ public final class DriverApp {
 
     public func markNotificationRead(_ id: ID<DriverNotification>) throws {
         try enqueue(.markNotificationRead(.init(notificationID: id)))
+    }
+
+    // MARK: Inspections (seed 000's inspection flow)
+
+    /// Starts the pickup or delivery inspection of an order.
+    @discardableResult
+    public func startInspection(order: ID<Order>, kind: Inspection.Kind) throws -> ID<Inspection> {
+        if let existing = try database.inspections(order: order).first(where: { $0.kind == kind }) { return existing.id }
+        let id = ID<Inspection>()
+        try enqueue(.saveInspection(.init(inspectionID: id, inspection: SaveInspectionRequest(orderID: order, kind: kind))))
+        return id
+    }
+
+    /// Records what the driver noted: odometer, notes, position, damages, or
+    /// that the customer was not there to sign. Fields left nil keep their value.
+    public func updateInspection(_ id: ID<Inspection>, odometer: Int? = nil, notes: String? = nil, position: GeoPosition? = nil,
+                                 damages: [Damage]? = nil, customerUnavailable: Bool? = nil) throws {
+        guard let inspection = try database.inspection(id) else {
+            throw LocalRejection(code: .notFound, message: "This inspection is not on your device.")
+        }
+        try enqueue(.saveInspection(.init(inspectionID: id, inspection: SaveInspectionRequest(
+            orderID: inspection.orderID, kind: inspection.kind, odometer: odometer, notes: notes, position: position,
+            damages: damages, customerUnavailable: customerUnavailable))))
+    }
+
+    /// Queues a photo, the walkthrough video or the signature for a slot.
+    /// The file is copied first, so the original may go away.
+    @discardableResult
+    public func attach(_ file: URL, to id: ID<Inspection>, slot: MediaSlot) async throws -> UploadItem {
+        guard let inspection = try database.inspection(id) else {
+            throw LocalRejection(code: .notFound, message: "This inspection is not on your device.")
+        }
+        guard inspection.completedAt == nil else {
+            throw LocalRejection(code: .inspectionCompleted, message: "This inspection is completed and can no longer change.")
+        }
+        return try await uploads.enqueue(file: file, inspection: id, slot: slot)
+    }
+
+    /// Completes an inspection: queued like any change, and sent once its
+    /// files have reached the server.
+    public func completeInspection(_ id: ID<Inspection>) throws {
+        try enqueue(.completeInspection(.init(inspectionID: id)))
     }
 
     /// Retries a change that ran out of attempts; dismisses one the driver has seen.

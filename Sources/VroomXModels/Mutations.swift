@@ -40,6 +40,8 @@ public struct Mutation: Codable, Sendable, Hashable, Identifiable {
         case .deleteExpense: payload = .deleteExpense(try container.decode(ExpenseReference.self, forKey: .payload))
         case .markNotificationRead:
             payload = .markNotificationRead(try container.decode(NotificationReference.self, forKey: .payload))
+        case .saveInspection: payload = .saveInspection(try container.decode(InspectionSave.self, forKey: .payload))
+        case .completeInspection: payload = .completeInspection(try container.decode(InspectionReference.self, forKey: .payload))
         }
     }
 
@@ -55,6 +57,8 @@ public struct Mutation: Codable, Sendable, Hashable, Identifiable {
         case .createExpense(let value): try container.encode(value, forKey: .payload)
         case .deleteExpense(let value): try container.encode(value, forKey: .payload)
         case .markNotificationRead(let value): try container.encode(value, forKey: .payload)
+        case .saveInspection(let value): try container.encode(value, forKey: .payload)
+        case .completeInspection(let value): try container.encode(value, forKey: .payload)
         }
     }
 }
@@ -65,6 +69,8 @@ public enum MutationKind: String, Codable, Sendable, CaseIterable {
     case createExpense = "create_expense"
     case deleteExpense = "delete_expense"
     case markNotificationRead = "mark_notification_read"
+    case saveInspection = "save_inspection"
+    case completeInspection = "complete_inspection"
 }
 
 public enum MutationPayload: Sendable, Hashable {
@@ -73,6 +79,8 @@ public enum MutationPayload: Sendable, Hashable {
     case createExpense(CreateExpenseRequest)
     case deleteExpense(ExpenseReference)
     case markNotificationRead(NotificationReference)
+    case saveInspection(InspectionSave)
+    case completeInspection(InspectionReference)
 
     public var kind: MutationKind {
         switch self {
@@ -81,6 +89,8 @@ public enum MutationPayload: Sendable, Hashable {
         case .createExpense: return .createExpense
         case .deleteExpense: return .deleteExpense
         case .markNotificationRead: return .markNotificationRead
+        case .saveInspection: return .saveInspection
+        case .completeInspection: return .completeInspection
         }
     }
 }
@@ -131,6 +141,26 @@ public struct NotificationReference: Codable, Sendable, Hashable {
     public var notificationID: ID<DriverNotification>
     public init(notificationID: ID<DriverNotification>) { self.notificationID = notificationID }
     enum CodingKeys: String, CodingKey { case notificationID = "notification_id" }
+}
+
+/// Starts or updates an inspection (`PUT /v1/inspections/{id}` as a mutation).
+public struct InspectionSave: Codable, Sendable, Hashable {
+    public var inspectionID: ID<Inspection>
+    public var inspection: SaveInspectionRequest
+    public init(inspectionID: ID<Inspection>, inspection: SaveInspectionRequest) {
+        self.inspectionID = inspectionID
+        self.inspection = inspection
+    }
+    enum CodingKeys: String, CodingKey {
+        case inspection
+        case inspectionID = "inspection_id"
+    }
+}
+
+public struct InspectionReference: Codable, Sendable, Hashable {
+    public var inspectionID: ID<Inspection>
+    public init(inspectionID: ID<Inspection>) { self.inspectionID = inspectionID }
+    enum CodingKeys: String, CodingKey { case inspectionID = "inspection_id" }
 }
 
 public struct MutationBatch: Codable, Sendable, Hashable {

@@ -13,7 +13,8 @@ struct DriverDevice {
 
     static func make(server: LiveServer, stateDirectory: URL? = nil, transport: (any HTTPTransport)? = nil,
                      biometrics: any Biometrics = UnavailableBiometrics(), realtime: Bool = false,
-                     clock: (@Sendable () -> Date)? = nil, push: (any PushNotificationService)? = nil) throws -> DriverDevice {
+                     clock: (@Sendable () -> Date)? = nil, push: (any PushNotificationService)? = nil,
+                     network: (any NetworkMonitor)? = nil, uploadChunkSize: Int? = nil) throws -> DriverDevice {
         let directory = stateDirectory ?? FileManager.default.temporaryDirectory.appendingPathComponent("driverkit-\(UUID().uuidString.prefix(8))")
         var configuration = DriverApp.Configuration(serverURL: server.baseURL, stateDirectory: directory)
         if let transport { configuration.transport = transport }
@@ -22,6 +23,8 @@ struct DriverDevice {
         configuration.pinHashCost = 10
         if let clock { configuration.clock = clock }
         if let push { configuration.pushNotifications = push }
+        if let network { configuration.network = network }
+        if let uploadChunkSize { configuration.uploadChunkSize = uploadChunkSize }
         configuration.logger.logLevel = .critical
         return DriverDevice(app: try DriverApp(configuration), stateDirectory: directory)
     }

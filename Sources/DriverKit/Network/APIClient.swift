@@ -50,7 +50,21 @@ public struct APIClient: Sendable {
             request.body = try CacheJSON.encoder.encode(body)
             request.headers.append(("Content-Type", "application/json"))
         }
-        guard endpoint.access != .anyone else { return try await deliver(request) }
+        return try await authorized(request, access: endpoint.access)
+    }
+
+    /// A request with its own headers and bytes (resumable uploads), to an
+    /// endpoint's path or a URL the server gave.
+    func callRaw(_ endpoint: Endpoint, _ parameters: [String], location: String? = nil, headers: [(String, String)],
+                 body: Data?) async throws -> HTTPResponseData {
+        let url = location.map { $0.hasPrefix("http") ? $0 : baseURL + $0 } ?? baseURL + endpoint.path(parameters)
+        return try await authorized(HTTPRequestData(method: endpoint.method.rawValue, url: url, headers: headers, body: body),
+                                    access: endpoint.access)
+    }
+
+    /// Sends with the access token, refreshing it once if the server says it expired.
+    private func authorized(_ request: HTTPRequestData, access: Endpoint.Access) async throws -> HTTPResponseData {
+        guard access != .anyone else { return try await deliver(request) }
         let token = try await credentials.accessToken()
         var authorized = request
         authorized.headers.append(("Authorization", "Bearer \(token)"))

@@ -101,9 +101,12 @@ extension AppDatabase {
     }
 
     /// Logout: forget the account and everything cached for it. The outbox
-    /// goes too — callers check it is empty (or the driver chose to lose it).
+    /// and queued files go too — callers check nothing is unsynced (or the
+    /// driver chose to lose it).
     public func clearForLogout() throws {
         try writer.write { db in
+            for path in try String.fetchAll(db, sql: "SELECT path FROM upload_queue") { try? FileManager.default.removeItem(atPath: path) }
+            try db.execute(sql: "DELETE FROM upload_queue")
             try db.execute(sql: "DELETE FROM account")
             try db.execute(sql: "DELETE FROM outbox")
             try Self.clearRows(db)

@@ -124,6 +124,23 @@ public struct AppDatabase: Sendable {
                     doc TEXT NOT NULL
                 );
                 CREATE INDEX inspections_by_order ON inspections (order_id);
+
+                CREATE TABLE upload_queue (
+                    id TEXT PRIMARY KEY,
+                    inspection_id TEXT NOT NULL,
+                    slot TEXT NOT NULL,
+                    kind TEXT NOT NULL CHECK (kind IN ('photo', 'video', 'signature')),
+                    path TEXT NOT NULL,
+                    size INTEGER NOT NULL CHECK (size > 0),
+                    status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'uploading', 'failed', 'completed')),
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    sent_bytes INTEGER NOT NULL DEFAULT 0,
+                    upload_url TEXT,
+                    last_error TEXT,
+                    next_retry_at REAL NOT NULL DEFAULT 0,
+                    created_at REAL NOT NULL,
+                    UNIQUE (inspection_id, slot)
+                );
                 """)
         }
         return migrator

@@ -112,8 +112,55 @@ extension AppDatabase {
             if notification.readAt != nil { return false }
             notification.readAt = now
             try store(.notification(notification), db)
+        case .saveInspection(let save):
+            try applyInspectionSave(save, now: now, db)
+        case .completeInspection(let reference):
+            guard var inspection = try Self.inspection(reference.inspectionID, db) else {
+                throw LocalRejection(code: .notFound, message: "This inspection is not on your device.")
+            }
+            if inspection.completedAt != nil { return false }
+            // Files still on their way count: the completion waits for them before it is sent.
+            inspection.media += try queuedMedia(of: inspection.id, db).filter { queued in !inspection.media.contains { $0.slot == queued.slot } }
+            if let reason = inspection.incompleteReason { throw LocalRejection(code: .inspectionIncomplete, message: reason) }
+            guard var stored = try Self.inspection(reference.inspectionID, db) else { return false }
+            stored.completedAt = now
+            try store(.inspection(stored), db)
         }
         return true
+    }
+
+    static func applyInspectionSave(_ save: InspectionSave, now: Date, _ db: Database) throws {
+        let request = save.inspection
+        var inspection: Inspection
+        if let existing = try Self.inspection(save.inspectionID, db) {
+            guard existing.completedAt == nil else {
+                throw LocalRejection(code: .inspectionCompleted, message: "This inspection is completed and can no longer change.")
+            }
+            inspection = existing
+        } else {
+            guard let order = try order(request.orderID, db) else {
+                throw LocalRejection(code: .notFound, message: "This order is not on your device.")
+            }
+            let allowed = request.kind == .pickup ? order.status == .assigned : order.status == .pickedUp
+            guard allowed else {
+                throw LocalRejection(code: .invalidTransition,
+                                     message: "A \(request.kind.rawValue) inspection cannot be made on an order that is \(order.status.rawValue).")
+            }
+            inspection = Inspection(id: save.inspectionID, orderID: order.id, driverID: try driverID(db), kind: request.kind,
+                                    createdAt: now, updatedAt: now)
+        }
+        if let odometer = request.odometer { inspection.odometer = odometer }
+        if let notes = request.notes { inspection.notes = notes }
+        if let position = request.position { inspection.position = position }
+        if let damages = request.damages { inspection.damages = damages }
+        if let unavailable = request.customerUnavailable { inspection.customerUnavailable = unavailable }
+        inspection.updatedAt = now
+        try store(.inspection(inspection), db)
+    }
+
+    static func inspection(_ id: ID<Inspection>, _ db: Database) throws -> Inspection? {
+        let found: [Inspection] = try docs(db, "SELECT doc FROM inspections WHERE id = ?", [id.rawValue])
+        return found.first
     }
 
     static func exists(_ table: String, _ id: String, _ db: Database) throws -> Bool {
@@ -146,19 +193,25 @@ extension AppDatabase {
         try reader.read { db in try Row.fetchAll(db, sql: "SELECT * FROM outbox ORDER BY seq").map(OutboxEntry.init(row:)) }
     }
 
-    /// Pending changes due to be sent now, oldest first.
+    /// Pending changes due to be sent now, oldest first. An inspection's
+    /// completion waits until its files have been uploaded.
     public func dueEntries(now: Date, limit: Int = 500) throws -> [OutboxEntry] {
         try reader.read { db in
             try Row.fetchAll(db, sql: """
-                SELECT * FROM outbox WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY seq LIMIT ?
-                """, arguments: [now.timeIntervalSince1970, limit]).map(OutboxEntry.init(row:))
+                SELECT * FROM outbox WHERE status = 'pending' AND next_attempt_at <= ?
+                AND NOT (kind = ? AND EXISTS (SELECT 1 FROM upload_queue u WHERE u.inspection_id = outbox.entity_id AND u.status <> 'completed'))
+                ORDER BY seq LIMIT ?
+                """, arguments: [now.timeIntervalSince1970, MutationKind.completeInspection.rawValue, limit]).map(OutboxEntry.init(row:))
         }
     }
 
-    /// Changes that have not reached the server and still can.
+    /// Changes and files that have not reached the server.
     public func unsyncedCount() throws -> Int {
         try reader.read { db in
-            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE status = 'pending' OR failure = 'transient'") ?? 0
+            try Int.fetchOne(db, sql: """
+                SELECT (SELECT COUNT(*) FROM outbox WHERE status = 'pending' OR failure = 'transient')
+                     + (SELECT COUNT(*) FROM upload_queue WHERE status <> 'completed')
+                """) ?? 0
         }
     }
 
@@ -241,6 +294,8 @@ extension Mutation {
         case .createExpense(let request): return request.id?.rawValue ?? ""
         case .deleteExpense(let reference): return reference.expenseID.rawValue
         case .markNotificationRead(let reference): return reference.notificationID.rawValue
+        case .saveInspection(let save): return save.inspectionID.rawValue
+        case .completeInspection(let reference): return reference.inspectionID.rawValue
         }
     }
 }

@@ -88,6 +88,10 @@ struct SyncController {
             return nil
         case .markNotificationRead(let reference):
             return .notification(try await store.markNotificationRead(reference.notificationID, scope))
+        case .saveInspection(let save):
+            return .inspection(try await store.saveInspection(save.inspectionID, save.inspection, scope))
+        case .completeInspection(let reference):
+            return .inspection(try await store.completeInspection(reference.inspectionID, scope))
         }
     }
 
@@ -97,6 +101,8 @@ struct SyncController {
         switch mutation.payload {
         case .updateOrderStatus(let change): return .order(try await store.order(change.orderID, scope))
         case .updateOrderETA(let change): return .order(try await store.order(change.orderID, scope))
+        case .saveInspection(let save): return .inspection(try await store.inspection(save.inspectionID, scope))
+        case .completeInspection(let reference): return .inspection(try await store.inspection(reference.inspectionID, scope))
         case .createExpense, .deleteExpense, .markNotificationRead: return nil
         }
     }

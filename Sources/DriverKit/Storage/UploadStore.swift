@@ -1,0 +1,146 @@
+import Foundation
+import GRDB
+import VroomXModels
+
+/// A file waiting to reach the server (seed 000's inspection upload queue),
+/// persisted so it survives the app being killed.
+public struct UploadItem: Sendable, Hashable, Identifiable {
+    public enum Status: String, Sendable { case pending, uploading, failed, completed }
+
+    public let id: String
+    public let inspectionID: VroomXModels.ID<Inspection>
+    public let slot: MediaSlot
+    public let kind: MediaKind
+    /// The app's own copy of the file.
+    public let path: String
+    public let size: Int64
+    public let status: Status
+    public let attempts: Int
+    /// Bytes the server has acknowledged.
+    public let sentBytes: Int64
+    /// The tus upload on the server, once created.
+    public let uploadURL: String?
+    public let lastError: String?
+    public let nextRetryAt: Date
+    public let createdAt: Date
+
+    public var progress: Double { size > 0 ? Double(sentBytes) / Double(size) : 0 }
+
+    init(row: Row) {
+        id = row["id"]
+        inspectionID = VroomXModels.ID<Inspection>(row["inspection_id"] as String)!
+        slot = MediaSlot(row["slot"] as String)
+        kind = MediaKind(rawValue: row["kind"]) ?? .photo
+        path = row["path"]
+        size = row["size"]
+        status = Status(rawValue: row["status"]) ?? .pending
+        attempts = row["attempts"]
+        sentBytes = row["sent_bytes"]
+        uploadURL = row["upload_url"]
+        lastError = row["last_error"]
+        nextRetryAt = Date(timeIntervalSince1970: row["next_retry_at"])
+        createdAt = Date(timeIntervalSince1970: row["created_at"])
+    }
+}
+
+extension AppDatabase {
+    /// Queues a file for a slot, replacing a queued file for the same slot
+    /// that has not finished (the driver retook the photo). Returns the
+    /// replaced item's file, for the caller to delete.
+    func insertUpload(id: String, inspection: ID<Inspection>, slot: MediaSlot, path: String, size: Int64, now: Date) throws -> String? {
+        try writer.write { db in
+            let replaced = try String.fetchOne(db, sql: "SELECT path FROM upload_queue WHERE inspection_id = ? AND slot = ?",
+                                               arguments: [inspection.rawValue, slot.rawValue])
+            try db.execute(sql: "DELETE FROM upload_queue WHERE inspection_id = ? AND slot = ?", arguments: [inspection.rawValue, slot.rawValue])
+            try db.execute(sql: """
+                INSERT INTO upload_queue (id, inspection_id, slot, kind, path, size, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [id, inspection.rawValue, slot.rawValue, slot.kind.rawValue, path, size, now.timeIntervalSince1970])
+            return replaced
+        }
+    }
+
+    public func uploads(inspection: ID<Inspection>? = nil) throws -> [UploadItem] {
+        try reader.read { db in try Self.uploads(inspection: inspection, db) }
+    }
+
+    static func uploads(inspection: ID<Inspection>?, _ db: Database) throws -> [UploadItem] {
+        if let inspection {
+            return try Row.fetchAll(db, sql: "SELECT * FROM upload_queue WHERE inspection_id = ? ORDER BY created_at",
+                                    arguments: [inspection.rawValue]).map(UploadItem.init(row:))
+        }
+        return try Row.fetchAll(db, sql: "SELECT * FROM upload_queue ORDER BY created_at").map(UploadItem.init(row:))
+    }
+
+    /// The next file to send now: oldest first, not failed, not waiting for a retry.
+    func nextDueUpload(now: Date) throws -> UploadItem? {
+        try reader.read { db in
+            try Row.fetchOne(db, sql: """
+                SELECT * FROM upload_queue WHERE status IN ('pending', 'uploading') AND next_retry_at <= ?
+                ORDER BY created_at LIMIT 1
+                """, arguments: [now.timeIntervalSince1970]).map(UploadItem.init(row:))
+        }
+    }
+
+    /// When the next waiting file is due, if any is waiting.
+    func nextUploadRetry() throws -> Date? {
+        try reader.read { db in
+            try Double.fetchOne(db, sql: "SELECT MIN(next_retry_at) FROM upload_queue WHERE status IN ('pending', 'uploading')")
+                .map(Date.init(timeIntervalSince1970:))
+        }
+    }
+
+    func updateUpload(_ id: String, status: UploadItem.Status? = nil, sentBytes: Int64? = nil, uploadURL: String?? = nil,
+                      lastError: String?? = nil, attempts: Int? = nil, nextRetryAt: Date? = nil) throws {
+        try writer.write { db in
+            var assignments: [String] = []
+            var arguments: [(any DatabaseValueConvertible)?] = []
+            if let status { assignments.append("status = ?"); arguments.append(status.rawValue) }
+            if let sentBytes { assignments.append("sent_bytes = ?"); arguments.append(sentBytes) }
+            if let uploadURL { assignments.append("upload_url = ?"); arguments.append(uploadURL) }
+            if let lastError { assignments.append("last_error = ?"); arguments.append(lastError) }
+            if let attempts { assignments.append("attempts = ?"); arguments.append(attempts) }
+            if let nextRetryAt { assignments.append("next_retry_at = ?"); arguments.append(nextRetryAt.timeIntervalSince1970) }
+            guard !assignments.isEmpty else { return }
+            try db.execute(sql: "UPDATE upload_queue SET \(assignments.joined(separator: ", ")) WHERE id = ?",
+                           arguments: StatementArguments(arguments + [id as (any DatabaseValueConvertible)?]))
+        }
+    }
+
+    /// Files of an inspection that are queued and not failed, as the media
+    /// they will become (for checking an inspection locally).
+    static func queuedMedia(of inspection: ID<Inspection>, _ db: Database) throws -> [InspectionMedia] {
+        try uploads(inspection: inspection, db).filter { $0.status != .failed }.map {
+            InspectionMedia(slot: $0.slot, kind: $0.kind, contentType: "", sizeBytes: $0.size, sha256: "", uploadedAt: $0.createdAt)
+        }
+    }
+
+    /// Files that have not reached the server.
+    public func pendingUploadCount() throws -> Int {
+        try reader.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM upload_queue WHERE status <> 'completed'") ?? 0 }
+    }
+
+    /// Makes every waiting file due now (the network came back, or the driver asked).
+    func releaseUploadBackoff() throws {
+        try writer.write { db in
+            try db.execute(sql: "UPDATE upload_queue SET next_retry_at = 0 WHERE status IN ('pending', 'uploading')")
+        }
+    }
+
+    /// Puts a failed file back in the queue.
+    public func retryUpload(_ id: String) throws {
+        try writer.write { db in
+            try db.execute(sql: "UPDATE upload_queue SET status = 'pending', attempts = 0, next_retry_at = 0 WHERE id = ? AND status = 'failed'",
+                           arguments: [id])
+        }
+    }
+}
+
+extension AppDatabase {
+    public func inspection(_ id: ID<Inspection>) throws -> Inspection? {
+        try reader.read { db in try Self.inspection(id, db) }
+    }
+
+    public func inspections(order: ID<Order>) throws -> [Inspection] {
+        try reader.read { db in try Self.docs(db, "SELECT doc FROM inspections WHERE order_id = ? ORDER BY id", [order.rawValue]) }
+    }
+}

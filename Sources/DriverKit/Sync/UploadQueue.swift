@@ -1,0 +1,205 @@
+import Foundation
+import Logging
+import VroomXModels
+
+/// Sends inspection photos and videos (seed 000's InspectionUploadQueue)
+/// with the tus resumable protocol. A queued file is first copied into
+/// app-owned storage (the camera roll's copy may vanish) and recorded in the
+/// database, so it survives the app being killed. Each upload resumes from
+/// the offset the server reports; failures back off 5 s, 10 s, 20 s, …
+/// capped at 15 minutes, with jitter. The queue runs while files wait and
+/// the network is up.
+public actor UploadQueue {
+    let database: AppDatabase
+    let api: APIClient
+    let network: any NetworkMonitor
+    let directory: URL
+    let clock: @Sendable () -> Date
+    let logger: Logger
+    /// Bytes per PATCH; each acknowledged chunk is recorded, so at most one
+    /// chunk is ever sent twice.
+    let chunkSize: Int
+    /// Told when a file has reached the server (the sync engine then sends
+    /// a completion that was waiting for it).
+    private var onUploaded: (@Sendable () async -> Void)?
+    private var runner: Task<Void, Never>?
+    private var networkWatcher: Task<Void, Never>?
+    private var sleeper: Task<Void, Never>?
+
+    init(database: AppDatabase, api: APIClient, network: any NetworkMonitor, directory: URL, clock: @escaping @Sendable () -> Date,
+         chunkSize: Int = 1 << 20, logger: Logger) {
+        self.database = database
+        self.api = api
+        self.network = network
+        self.directory = directory
+        self.clock = clock
+        self.chunkSize = chunkSize
+        self.logger = logger
+    }
+
+    func onUploaded(_ handler: @escaping @Sendable () async -> Void) { onUploaded = handler }
+
+    /// Queues a file for a slot of an inspection (replacing a queued file of
+    /// the same slot) and returns at once.
+    @discardableResult
+    public func enqueue(file: URL, inspection: ID<Inspection>, slot: MediaSlot) throws -> UploadItem {
+        guard slot.isValid else { throw LocalRejection(code: .validationFailed, message: "\(slot) is not a slot name.") }
+        let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0
+        guard size > 0 else { throw LocalRejection(code: .validationFailed, message: "\(file.path) is missing or empty.") }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let id = UUID().uuidString.lowercased()
+        let copy = directory.appendingPathComponent(id)
+        try FileManager.default.copyItem(at: file, to: copy)
+        do {
+            if let replaced = try database.insertUpload(id: id, inspection: inspection, slot: slot, path: copy.path, size: size, now: clock()) {
+                try? FileManager.default.removeItem(atPath: replaced)
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: copy)
+            throw error
+        }
+        wake()
+        return try database.uploads(inspection: inspection).first { $0.id == id }!
+    }
+
+    /// Runs until `stop`: sends due files while the network is up.
+    public func start() {
+        guard runner == nil else { return }
+        // A fresh start (launch, sign-in) tries at once, like the outbox.
+        try? database.releaseUploadBackoff()
+        let changes = network.changes()
+        networkWatcher = Task { [weak self] in
+            for await online in changes where online {
+                try? await self?.database.releaseUploadBackoff()
+                await self?.wake()
+            }
+        }
+        runner = Task { [weak self] in
+            while !Task.isCancelled {
+                guard let self else { return }
+                if await !self.processDue() { await self.nap() }
+            }
+        }
+    }
+
+    public func stop() async {
+        runner?.cancel()
+        networkWatcher?.cancel()
+        sleeper?.cancel()
+        await runner?.value
+        runner = nil
+        networkWatcher = nil
+    }
+
+    /// Sends now whatever waits (the driver asked, or the network returned).
+    public func retryNow() {
+        try? database.releaseUploadBackoff()
+        wake()
+    }
+
+    private func wake() { sleeper?.cancel() }
+
+    /// Sleeps until the next file is due (at most a minute), or until woken.
+    private func nap() async {
+        let next = (try? database.nextUploadRetry()).flatMap { $0 }
+        let seconds = next.map { min(max($0.timeIntervalSince(clock()), 0.05), 60) } ?? 60
+        let task = Task { _ = try? await Task.sleep(for: .milliseconds(Int(seconds * 1000))) }
+        sleeper = task
+        await task.value
+        sleeper = nil
+    }
+
+    /// Sends the next due file, if there is one and the network is up.
+    /// Returns whether it tried.
+    @discardableResult
+    public func processDue() async -> Bool {
+        guard network.isOnline, await api.credentials.hasSession,
+              let item = try? database.nextDueUpload(now: clock()) else { return false }
+        do {
+            try await send(item)
+            try database.updateUpload(item.id, status: .completed, sentBytes: item.size, lastError: .some(nil))
+            try? FileManager.default.removeItem(atPath: item.path)
+            logger.debug("uploaded", metadata: ["slot": "\(item.slot)", "bytes": "\(item.size)"])
+            await onUploaded?()
+        } catch {
+            record(error, for: item)
+        }
+        return true
+    }
+
+    /// A transient failure waits its backoff; a refusal fails the item for
+    /// the driver to see (and retake or retry).
+    private func record(_ error: any Error, for item: UploadItem) {
+        let current = (try? database.uploads(inspection: item.inspectionID).first { $0.id == item.id }) ?? item
+        let attempts = current.attempts + 1
+        switch error {
+        case UploadFailure.restart:
+            try? database.updateUpload(item.id, uploadURL: .some(nil), attempts: attempts, nextRetryAt: clock())
+        case let failure as APIError where failure.isTransient || failure.code == .uploadLocked || failure.code == .uploadOffsetMismatch:
+            let delay = Backoff.outbox.delay(afterFailures: attempts)
+            try? database.updateUpload(item.id, status: .pending, lastError: .some(failure.description), attempts: attempts,
+                                       nextRetryAt: clock().addingTimeInterval(delay))
+        case let failure as APIError:
+            try? database.updateUpload(item.id, status: .failed, lastError: .some(failure.description), attempts: attempts)
+        default:
+            try? database.updateUpload(item.id, status: .failed, lastError: .some("\(error)"), attempts: attempts)
+        }
+    }
+
+    enum UploadFailure: Error {
+        /// The server no longer has the upload (expired): start a new one.
+        case restart
+    }
+
+    private func send(_ item: UploadItem) async throws {
+        let location: String
+        if let existing = item.uploadURL {
+            location = existing
+        } else {
+            location = try await create(item)
+            try database.updateUpload(item.id, uploadURL: .some(location))
+        }
+        var offset = try await serverOffset(location)
+        try database.updateUpload(item.id, status: .uploading, sentBytes: offset)
+        let file = try FileHandle(forReadingFrom: URL(fileURLWithPath: item.path))
+        defer { try? file.close() }
+        while offset < item.size {
+            try file.seek(toOffset: UInt64(offset))
+            let chunk = try file.read(upToCount: chunkSize) ?? Data()
+            guard !chunk.isEmpty else { throw LocalRejection(code: .validationFailed, message: "The queued file is shorter than recorded.") }
+            let response = try await api.callRaw(.appendUpload, [], location: location, headers: [
+                ("Tus-Resumable", Tus.version), ("Upload-Offset", String(offset)), ("Content-Type", Tus.patchContentType),
+            ], body: chunk)
+            if response.status == 404 || response.status == 410 { throw UploadFailure.restart }
+            try APIClient.check(response)
+            guard let next = response.headers["upload-offset"].flatMap(Int64.init), next > offset else {
+                throw APIError.unreadable("no progress in Upload-Offset")
+            }
+            offset = next
+            try database.updateUpload(item.id, sentBytes: offset)
+        }
+    }
+
+    private func create(_ item: UploadItem) async throws -> String {
+        let metadata = Tus.encodeMetadata(["inspection_id": item.inspectionID.rawValue, "slot": item.slot.rawValue])
+        let response = try await api.callRaw(.createUpload, [], headers: [
+            ("Tus-Resumable", Tus.version), ("Upload-Length", String(item.size)), ("Upload-Metadata", metadata),
+        ], body: nil)
+        try APIClient.check(response)
+        guard let location = response.headers["location"] else { throw APIError.unreadable("no Location for the upload") }
+        return location
+    }
+
+    /// Where the server's copy ends: what to send next.
+    private func serverOffset(_ location: String) async throws -> Int64 {
+        let response = try await api.callRaw(.uploadOffset, [], location: location, headers: [("Tus-Resumable", Tus.version)], body: nil)
+        if response.status == 404 || response.status == 410 { throw UploadFailure.restart }
+        guard response.status == 200, let offset = response.headers["upload-offset"].flatMap(Int64.init) else {
+            if response.status >= 500 || response.status == 429 {
+                throw APIError.server(status: response.status, body: APIErrorBody(code: .unavailable, message: "The server is busy."))
+            }
+            throw APIError.unreadable("HEAD answered \(response.status)")
+        }
+        return offset
+    }
+}

@@ -1,0 +1,174 @@
+import Crypto
+import DriverKit
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+import VroomXModels
+import VroomXServer
+import VroomXTestSupport
+
+/// Counts the file bytes each upload request carries, and can stop
+/// answering after a number of chunks (the app is killed mid-upload).
+final class UploadCountingTransport: HTTPTransport, Sendable {
+    let real = AsyncHTTPTransport()
+    private let state = NIOLockedValueBox<(patchBytes: Int, patches: Int, dieAfter: Int?)>((0, 0, nil))
+
+    var patchBytes: Int { state.withLockedValue { $0.patchBytes } }
+    func die(afterPatches count: Int) { state.withLockedValue { $0.dieAfter = count } }
+
+    func send(_ request: HTTPRequestData) async throws -> HTTPResponseData {
+        if request.method == "PATCH" {
+            let dead = state.withLockedValue { state -> Bool in
+                if let limit = state.dieAfter, state.patches >= limit { return true }
+                state.patches += 1
+                state.patchBytes += request.body?.count ?? 0
+                return false
+            }
+            if dead { throw TransportError(description: "the app was killed (test)") }
+        }
+        return try await real.send(request)
+    }
+}
+
+/// A network that is always up: for stepping the upload queue by hand.
+struct AlwaysOnline: NetworkMonitor {
+    let state = NetworkState(online: true)
+    var isOnline: Bool { true }
+    func changes() -> AsyncStream<Bool> { state.changes() }
+    func reportSuccess() {}
+    func reportFailure() {}
+}
+
+@Suite("Inspections in DriverKit")
+@MainActor
+struct InspectionTests {
+    static func hex(_ data: Data) -> String { SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() }
+
+    static func write(_ bytes: [UInt8], name: String) throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("inspect-\(UUID().uuidString.prefix(8))-\(name)")
+        try Data(bytes).write(to: url)
+        return url
+    }
+
+    @Test("an inspection made offline — photos, video, damage, no customer — uploads when the server returns and completes after its files")
+    func offlineInspection() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha")
+        let live = try await LiveServer(server)
+        let device = try DriverDevice.make(server: live, uploadChunkSize: 256 << 10)
+        let app = device.app
+        try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox)
+        await app.syncNow()
+        let order = carrier.orders[carrier.trips[0][0].id]![0]
+        await live.stop()
+
+        // In the yard with no signal.
+        let inspection = try app.startInspection(order: order.id, kind: .pickup)
+        try app.updateInspection(inspection, odometer: 48_210,
+                                 damages: [Damage(location: "rear_bumper", type: .dent, severity: .moderate, note: "fist-sized")],
+                                 customerUnavailable: true)
+        #expect(throws: LocalRejection.self) { try app.completeInspection(inspection) }
+        var files: [MediaSlot: URL] = [:]
+        for slot in MediaSlot.requiredPhotos { files[slot] = try Self.write(MediaSamples.jpeg(size: 40_000), name: "\(slot).jpg") }
+        files[.walkthrough] = try Self.write(MediaSamples.mp4(size: 1_500_000), name: "walk.mp4")
+        for (slot, file) in files { try await app.attach(file, to: inspection, slot: slot) }
+        // The camera's files may go away: the queue kept its own copies.
+        let originals = try files.mapValues { Self.hex(try Data(contentsOf: $0)) }
+        for file in files.values { try FileManager.default.removeItem(at: file) }
+        try app.completeInspection(inspection)
+        #expect(try app.database.inspection(inspection)?.completedAt != nil)
+        #expect(try app.database.pendingUploadCount() == 7)
+        await #expect(throws: AuthError.self) { try await app.auth.logout() }
+
+        // Back in coverage.
+        try await live.start()
+        await app.syncNow()
+        try await eventually("every file uploaded", timeout: .seconds(30)) {
+            try app.database.uploads().allSatisfy { $0.status == .completed }
+        }
+        try await waitUntil("the completion reached the server", timeout: .seconds(30)) {
+            try await server.store.inspection(inspection, carrier.scope).completedAt != nil
+        }
+        let stored = try await server.store.inspection(inspection, carrier.scope)
+        #expect(stored.odometer == 48_210 && stored.customerUnavailable && stored.damages.count == 1)
+        #expect(Dictionary(uniqueKeysWithValues: stored.media.map { ($0.slot, $0.sha256) }) == originals)
+        try await eventually("the server's inspection in the cache") {
+            try app.database.inspection(inspection)?.media.count == 7
+        }
+        #expect(try app.database.unsyncedCount() == 0)
+        await app.shutdown()
+        await live.stop()
+    }
+
+    @Test("an app killed mid-upload resumes after restart without sending acknowledged bytes again")
+    func resumesAfterRestart() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha")
+        let live = try await LiveServer(server)
+        let chunk = 64 << 10
+        let first = UploadCountingTransport()
+        let device = try DriverDevice.make(server: live, transport: first, uploadChunkSize: chunk)
+        try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox)
+        await device.app.syncNow()
+        let order = carrier.orders[carrier.trips[0][0].id]![0]
+        let inspection = try device.app.startInspection(order: order.id, kind: .pickup)
+        await device.app.syncNow()
+        let video = MediaSamples.mp4(size: 1_000_000)
+        first.die(afterPatches: 5)
+        try await device.app.attach(try Self.write(video, name: "walk.mp4"), to: inspection, slot: .walkthrough)
+        try await eventually("five chunks acknowledged") { try device.app.database.uploads().first?.sentBytes == Int64(5 * chunk) }
+        await device.app.shutdown()
+
+        // The app starts again on the same device.
+        let second = UploadCountingTransport()
+        let restarted = try DriverDevice.make(server: live, stateDirectory: device.stateDirectory, transport: second, uploadChunkSize: chunk)
+        restarted.app.launch()
+        try await eventually("the upload finished", timeout: .seconds(30)) {
+            try restarted.app.database.uploads().first?.status == .completed
+        }
+        #expect(first.patchBytes + second.patchBytes == video.count, "no acknowledged byte was sent twice")
+        #expect(second.patchBytes == video.count - 5 * chunk)
+        let stored = try await server.store.inspection(inspection, carrier.scope)
+        #expect(stored.media.first { $0.slot == .walkthrough }?.sha256 == Self.hex(Data(video)))
+        await restarted.app.shutdown()
+        await live.stop()
+    }
+
+    @Test("failed uploads wait 5 s, 10 s, 20 s, … up to 15 minutes, with jitter")
+    func backoffSchedule() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha")
+        let live = try await LiveServer(server)
+        let clock = TestClock()
+        let device = try DriverDevice.make(server: live, clock: clock.read, network: AlwaysOnline())
+        let app = device.app
+        try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox)
+        await app.uploads.stop()
+        let order = carrier.orders[carrier.trips[0][0].id]![0]
+        let inspection = try app.startInspection(order: order.id, kind: .pickup)
+        await app.syncNow()
+        try await app.attach(try Self.write(MediaSamples.jpeg(), name: "front.jpg"), to: inspection, slot: .front)
+        await live.stop()
+
+        var delays: [TimeInterval] = []
+        for attempt in 1...11 {
+            #expect(await app.uploads.processDue(), "attempt \(attempt) is due")
+            let item = try #require(try app.database.uploads().first)
+            #expect(item.status == .pending && item.attempts == attempt && item.lastError != nil)
+            let delay = item.nextRetryAt.timeIntervalSince(clock.now)
+            delays.append(delay)
+            let base = min(5 * pow(2, Double(attempt - 1)), 900)
+            #expect(delay >= base * 0.8 - 0.001 && delay <= min(base * 1.2, 900) + 0.001, "attempt \(attempt): \(delay) s")
+            #expect(await !app.uploads.processDue(), "not due before its time")
+            clock.advance(by: delay + 0.01)
+        }
+        #expect(delays.suffix(3).allSatisfy { $0 <= 900 })
+
+        // The server comes back: the next due attempt delivers.
+        try await live.start()
+        #expect(await app.uploads.processDue())
+        #expect(try app.database.uploads().first?.status == .completed)
+        await app.shutdown()
+        await live.stop()
+    }
+}
