@@ -169,7 +169,8 @@ let package = Package(
         ),
         // Runs the built `vroomx` and `vroomx-driver` binaries as processes
         // (they are dependencies so that they get built).
-        .testTarget(name: "VroomXCLITests", dependencies: ["vroomx", "vroomx-driver", "VroomXTestSupport"]),
+        .testTarget(name: "VroomXCLITests", dependencies: ["vroomx", "vroomx-driver", "VroomXTestSupport",
+                                                       .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(
             name: "VroomXServerTests",
             dependencies: [

@@ -74,6 +74,7 @@ public final class DriverApp {
         let push = self.push
         let uploads = self.uploads
         Task { await uploads.onUploaded { await sync.requestSync() } }
+        Task { await sync.onPushed { await uploads.wake() } }
         auth.onSignedIn = {
             Task { await sync.start() }
             Task { await uploads.start() }

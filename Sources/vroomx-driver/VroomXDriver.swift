@@ -16,7 +16,7 @@ struct VroomXDriver: AsyncParsableCommand {
             """,
         subcommands: [Login.self, Unlock.self, Logout.self, Home.self, Trips.self, TripCommand.self, Orders.self,
                       OrderCommand.self, ExpenseCommand.self, Messages.self, Read.self, Earnings.self, Profile.self,
-                      Sync.self, Watch.self]
+                      Inspect.self, Sync.self, Watch.self]
     )
 
     static func main() async {
@@ -506,8 +506,12 @@ struct Sync: AsyncParsableCommand {
     func run() async throws {
         try await withSession(global) { session in
             try session.requireUnlocked()
-            let online = await session.syncIfPossible(quiet: output.json)
+            var online = await session.syncIfPossible(quiet: output.json)
             let app = session.app
+            if try app.database.pendingUploadCount() > 0 {
+                try await session.sendUploads()
+                online = await session.syncIfPossible(quiet: true)
+            }
             let pending = try app.database.unsyncedCount()
             let failed = try app.database.outbox().filter { $0.status == .failed }
             let lastSynced = try app.database.lastSyncedAt()

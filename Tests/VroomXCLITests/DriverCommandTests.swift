@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 import Testing
@@ -85,6 +86,64 @@ struct DriverCommandTests {
         #expect(logout.status == 0, "\(logout.output)")
         #expect(try await Self.driver(["trips"], home: home, port: port).status == 77)
         await server.stop()
+    }
+
+    @Test("inspect: photos and a video upload with resumable uploads; a client killed mid-video resumes on the next sync")
+    func inspectAndResume() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-cli-\(UUID().uuidString.prefix(8))")
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-driver-\(UUID().uuidString.prefix(8))")
+        let files = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-media-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
+        let port = try ChildProcess.freePort()
+        let server = try await ServerProcess.start(dataDirectory: data, port: port)
+        let email = DemoData.driverEmails[0]
+        _ = try await Self.driver(["login", "--email", email], home: home, port: port)
+        try await server.waitFor("sign-in code:")
+        let code = try #require(server.text.split(separator: "\n").last { $0.contains(email) && $0.contains("sign-in code:") }
+            .flatMap { line in line.range(of: #"code: \d{6}"#, options: .regularExpression).map { String(line[$0].suffix(6)) } })
+        #expect(try await Self.driver(["login", "--email", email, "--code", code, "--pin", "2468"], home: home, port: port).status == 0)
+
+        var arguments = ["inspect", "O-5005", "--pickup", "--customer-unavailable", "--odometer", "61200",
+                         "--damage", "rear_bumper:dent:moderate:fist-sized@damage_1"]
+        for slot in MediaSlot.requiredPhotos + [MediaSlot("damage_1")] {
+            let path = files.appendingPathComponent("\(slot).jpg")
+            try Data(MediaSamples.jpeg(size: 50_000)).write(to: path)
+            arguments += ["--photo", "\(slot)=\(path.path)"]
+        }
+        let video = MediaSamples.mp4(size: 48 << 20)
+        let videoPath = files.appendingPathComponent("walk.mp4")
+        try Data(video).write(to: videoPath)
+        arguments += ["--video", videoPath.path]
+
+        // Killed while the video is on its way.
+        let inspect = try VroomXBinary.start(arguments, binary: "vroomx-driver", environment: [
+            "VROOMX_SERVER": "http://127.0.0.1:\(port)", "VROOMX_DRIVER_HOME": home.path, "NO_COLOR": "1"])
+        try await inspect.waitFor("damage_1", timeout: .seconds(60))
+        try await Task.sleep(for: .milliseconds(100))
+        inspect.kill9()
+        #expect(!inspect.text.contains("complete."), "killed before the video finished: \(inspect.text)")
+
+        let sync = try await Self.driver(["sync"], home: home, port: port)
+        #expect(sync.status == 0, "\(sync.output)")
+        #expect(sync.output.contains("walkthrough") && sync.output.contains("100%"))
+        await server.stop()
+
+        var configuration = ServerConfiguration()
+        configuration.dataDirectory = data
+        configuration.logLevel = .critical
+        let services = try await ServerServices.make(configuration)
+        let (uploads, inspection) = try await services.database.read { db in
+            let order = try await db.first("SELECT id FROM orders WHERE number = 'O-5005'")!.string("id")
+            let doc = try await db.first("SELECT doc FROM inspections WHERE order_id = \(order)")!.string("doc")
+            let count = try await db.first("SELECT COUNT(*) AS n FROM uploads WHERE slot = 'walkthrough'")!.int("n")
+            return (count, doc)
+        }
+        let stored = try WireJSON.decoder().decode(Inspection.self, from: Data(inspection.utf8))
+        #expect(uploads == 1, "the video resumed its upload instead of starting a new one")
+        #expect(stored.completedAt != nil && stored.odometer == 61200 && stored.customerUnavailable && stored.media.count == 8)
+        #expect(stored.media.first { $0.slot == .walkthrough }?.sha256 == SHA256.hash(data: video).map { String(format: "%02x", $0) }.joined())
+        await services.database.close()
+        try? FileManager.default.removeItem(at: files)
     }
 
     /// Every change-log entry that moved the order to picked up.

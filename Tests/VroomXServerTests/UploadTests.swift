@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import NIOCore
 import Testing
 import VroomXModels
 @testable import VroomXServer
@@ -192,28 +193,28 @@ struct UploadTests {
         let server = try await TestServer.make(backend)
         let carrier = try await CarrierFixture.make(server, name: "Alpha")
         let inspection = try await Self.openInspection(server, carrier)
-        let token = carrier.driver.accessToken
-        try await server.run { api in
-            let created = try await api.call(.createUpload, token: token, headers: [
-                "Tus-Resumable": Tus.version, "Upload-Length": "5000", "Upload-Metadata": MediaSamples.metadata(inspection.id, .front),
-            ])
-            let upload = String(try #require(created.headers[.location]).split(separator: "/").last!)
-            let started = try await api.call(.appendUpload, upload, bytes: MediaSamples.jpeg(size: 1000), token: token, headers: [
-                "Tus-Resumable": Tus.version, "Upload-Offset": "0", "Content-Type": Tus.patchContentType,
-            ])
-            #expect(started.status == 204)
-            let partial = server.services.configuration.resolvedMediaDirectory.appendingPathComponent(".partial/\(upload)")
-            #expect(FileManager.default.fileExists(atPath: partial.path))
+        let scope = Scope.driver(tenant: carrier.tenant.id, driver: carrier.driverID(0))
+        // Without a running server, so the hourly upkeep does not race the test's clock.
+        let upload = try await server.store.createUpload(inspection: inspection.id, slot: .front, length: 5000, metadata: "",
+                                                         user: carrier.driver.user.id, scope, lifetime: 24 * 3600)
+        let writer = try server.services.media.openPartial(upload.id)
+        try writer.write(ByteBuffer(bytes: MediaSamples.jpeg(size: 1000)), at: 0)
+        writer.close()
+        let partial = server.services.configuration.resolvedMediaDirectory.appendingPathComponent(".partial/\(upload.id)")
+        #expect(FileManager.default.fileExists(atPath: partial.path))
 
-            server.clock.advance(by: 23 * 3600)
-            #expect(try await server.services.pruneExpiredUploads() == 0)
-            server.clock.advance(by: 3600 + 1)
-            let expired = try await api.call(.uploadOffset, upload, token: server.services.signIn(email: carrier.driver.user.email).accessToken,
-                                              headers: ["Tus-Resumable": Tus.version])
-            #expect(expired.status == 410)
-            #expect(try await server.services.pruneExpiredUploads() == 1)
-            #expect(!FileManager.default.fileExists(atPath: partial.path))
+        server.clock.advance(by: 23 * 3600)
+        #expect(try await server.services.pruneExpiredUploads() == 0)
+        #expect(try await server.store.upload(upload.id, user: carrier.driver.user.id, tenant: carrier.tenant.id).received == 0)
+        server.clock.advance(by: 3600 + 1)
+        do {
+            _ = try await server.store.upload(upload.id, user: carrier.driver.user.id, tenant: carrier.tenant.id)
+            Issue.record("an expired upload can still be resumed")
+        } catch let error as AppError {
+            #expect(error.status == 410 && error.code == .uploadExpired)
         }
+        #expect(try await server.services.pruneExpiredUploads() == 1)
+        #expect(!FileManager.default.fileExists(atPath: partial.path))
     }
 
     @Test("inspections follow the order: pickup while assigned, one per kind, fields validated", arguments: TestBackend.available)

@@ -21,8 +21,15 @@ public enum MediaSamples {
     }
 
     static func header(_ header: [UInt8], size: Int) -> [UInt8] {
-        var generator = SystemRandomNumberGenerator()
-        return header + (0..<max(0, size - header.count)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        var bytes = [UInt8](repeating: 0, count: max(size, header.count))
+        bytes.withUnsafeMutableBytes { raw in
+            var generator = SystemRandomNumberGenerator()
+            let words = raw.count / 8
+            for index in 0..<words { raw.storeBytes(of: generator.next() as UInt64, toByteOffset: index * 8, as: UInt64.self) }
+            for index in (words * 8)..<raw.count { raw[index] = UInt8.random(in: 0...255, using: &generator) }
+        }
+        bytes.replaceSubrange(0..<header.count, with: header)
+        return bytes
     }
 
     /// `Upload-Metadata` for a slot of an inspection.

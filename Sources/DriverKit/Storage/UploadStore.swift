@@ -71,13 +71,16 @@ extension AppDatabase {
         return try Row.fetchAll(db, sql: "SELECT * FROM upload_queue ORDER BY created_at").map(UploadItem.init(row:))
     }
 
-    /// The next file to send now: oldest first, not failed, not waiting for a retry.
+    /// The next file to send now: oldest first, not failed, not waiting for
+    /// a retry, and of an inspection the server already has (its creation
+    /// goes through the outbox first).
     func nextDueUpload(now: Date) throws -> UploadItem? {
         try reader.read { db in
             try Row.fetchOne(db, sql: """
-                SELECT * FROM upload_queue WHERE status IN ('pending', 'uploading') AND next_retry_at <= ?
-                ORDER BY created_at LIMIT 1
-                """, arguments: [now.timeIntervalSince1970]).map(UploadItem.init(row:))
+                SELECT * FROM upload_queue u WHERE u.status IN ('pending', 'uploading') AND u.next_retry_at <= ?
+                AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.entity_id = u.inspection_id AND o.kind = ? AND o.status = 'pending')
+                ORDER BY u.created_at LIMIT 1
+                """, arguments: [now.timeIntervalSince1970, MutationKind.saveInspection.rawValue]).map(UploadItem.init(row:))
         }
     }
 

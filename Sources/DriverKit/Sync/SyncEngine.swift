@@ -66,6 +66,10 @@ public actor SyncEngine {
         }
     }
 
+    /// Called after changes reached the server (files of a new inspection can go now).
+    private var afterPush: (@Sendable () async -> Void)?
+    func onPushed(_ handler: @escaping @Sendable () async -> Void) { afterPush = handler }
+
     public func stop() async {
         started = false
         background.forEach { $0.cancel() }
@@ -122,6 +126,7 @@ public actor SyncEngine {
         var failure: String?
         do {
             try await push()
+            await afterPush?()
             try await pull()
             try await pushPendingPIN()
             try await registerPushToken()

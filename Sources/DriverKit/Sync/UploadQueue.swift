@@ -97,7 +97,8 @@ public actor UploadQueue {
         wake()
     }
 
-    private func wake() { sleeper?.cancel() }
+    /// Looks for due files now (a sync may have made some sendable).
+    public func wake() { sleeper?.cancel() }
 
     /// Sleeps until the next file is due (at most a minute), or until woken.
     private func nap() async {
