@@ -1,0 +1,179 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import VroomXModels
+import VroomXServer
+
+/// Upload throughput of a walkthrough video over loopback: tus (one PATCH,
+/// and 8 MiB chunks as a phone would send them) beside a plain HTTP PUT of
+/// the same bytes to the same server; then an upload cut halfway and
+/// resumed, counting the bytes that had to be sent again.
+struct UploadBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "uploads", abstract: "MB/s of a large video over loopback: tus vs plain PUT, and bytes re-sent on resume.")
+
+    @Option(help: "File size in MB.") var megabytes = 200
+    @Option(help: "Runs (the median is reported).") var runs = 3
+
+    func run() async throws {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.logLevel = .error
+        configuration.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-bench-\(UUID().uuidString.prefix(8))")
+        configuration.maxVideoBytes = Int64(max(megabytes, 1) + 1) << 20
+        let services = try await ServerServices.make(configuration)
+        let (tenant, _) = try await services.store.createTenant(name: "Upload Bench", dispatcherEmail: "dispatch@upload.bench.example")
+        let driver = try await services.store.createDriver(tenant: tenant.id, .init(
+            email: "driver@upload.bench.example", name: "Bench Driver", payType: .perTrip, payRate: 1))
+        let trip = try await services.store.createTrip(.init(number: "T-1", driverID: driver.id, origin: "a", destination: "b",
+                                                             revenueCents: 1, miles: 1), tenant: tenant.id)
+        let scope = Scope.driver(tenant: tenant.id, driver: driver.id)
+        let token = try await services.signIn(email: driver.email).accessToken
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let app = buildApplication(services) { continuation.yield($0) }
+        let serverTask = Task { try await app.runService(gracefulShutdownSignals: []) }
+        var port = 0
+        for await bound in ports { port = bound; break }
+        let base = "http://127.0.0.1:\(port)"
+
+        var file = ByteBuffer(bytes: [0x00, 0x00, 0x00, 0x18] + Array("ftypisom".utf8) + [0, 0, 2, 0])
+        var generator = SystemRandomNumberGenerator()
+        while file.readableBytes < megabytes << 20 { file.writeInteger(generator.next() as UInt64) }
+        let size = file.readableBytes
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        print("uploads over loopback: \(megabytes) MB video, \(runs) runs (SQLite, media folder on local disk)")
+
+        var results: [String: [Double]] = [:]
+        for run in 1...runs {
+            var order = try await services.store.createOrder(.init(
+                number: "O-\(run)", tripID: trip.id, vehicle: Vehicle(make: "Bench"), pickup: Stop(address: "p"), delivery: Stop(address: "d"),
+                revenueCents: 1), tenant: tenant.id)
+            order = try await services.store.order(order.id, scope)
+            let inspection = try await services.store.saveInspection(ID(), .init(orderID: order.id, kind: .pickup), scope)
+            for (name, send) in [
+                ("tus, one PATCH", { try await self.tus(client, base, token, inspection.id, file, chunk: size) }),
+                ("tus, 8 MiB PATCHes", { try await self.tus(client, base, token, inspection.id, file, chunk: 8 << 20) }),
+                ("plain PUT", { try await self.put(client, base, token, inspection.id, file) }),
+            ] as [(String, () async throws -> Void)] {
+                let started = ContinuousClock.now
+                try await send()
+                let rate = Double(size) / 1_048_576 / seconds(ContinuousClock.now - started)
+                results[name, default: []].append(rate)
+                print("run \(run)  \(name.padding(toLength: 20, withPad: " ", startingAt: 0)) " + String(format: "%7.1f MB/s", rate))
+            }
+            let resent = try await cutAndResume(client, base, token, inspection.id, file)
+            results["re-sent KB", default: []].append(Double(resent.resent) / 1024)
+            print(String(format: "run %d  cut after %.1f MB: the server kept %.1f MB; %.1f KB in flight sent again; acknowledged bytes sent again: 0",
+                         run, Double(resent.handedOver) / 1_048_576, Double(resent.offset) / 1_048_576, Double(resent.resent) / 1024))
+        }
+        for name in ["tus, one PATCH", "tus, 8 MiB PATCHes", "plain PUT"] {
+            let values = results[name]!.sorted()
+            print("median \(name.padding(toLength: 20, withPad: " ", startingAt: 0)) " + String(format: "%7.1f MB/s", values[values.count / 2]))
+        }
+        let tus = results["tus, one PATCH"]!.sorted()[runs / 2], put = results["plain PUT"]!.sorted()[runs / 2]
+        print(String(format: "tus / PUT: %.2f", tus / put))
+        let resent = results["re-sent KB"]!.sorted()
+        print(String(format: "median bytes sent again after a cut: %.1f KB (only what was in flight)", resent[resent.count / 2]))
+        try await client.shutdown()
+        serverTask.cancel()
+        _ = await serverTask.result
+    }
+
+    func tus(_ client: HTTPClient, _ base: String, _ token: String, _ inspection: ID<Inspection>, _ file: ByteBuffer,
+             chunk: Int) async throws {
+        let location = try await create(client, base, token, inspection, length: file.readableBytes)
+        var offset = 0
+        while offset < file.readableBytes {
+            let length = min(chunk, file.readableBytes - offset)
+            var request = HTTPClientRequest(url: base + location)
+            request.method = .PATCH
+            request.headers.add(contentsOf: [("Authorization", "Bearer \(token)"), ("Tus-Resumable", Tus.version),
+                                             ("Upload-Offset", String(offset)), ("Content-Type", Tus.patchContentType)])
+            request.body = .bytes(file.getSlice(at: offset, length: length)!)
+            let response = try await client.execute(request, timeout: .minutes(10))
+            guard response.status.code == 204 else { throw BenchError("PATCH answered \(response.status)") }
+            offset += length
+        }
+    }
+
+    func put(_ client: HTTPClient, _ base: String, _ token: String, _ inspection: ID<Inspection>, _ file: ByteBuffer) async throws {
+        var request = HTTPClientRequest(url: base + Endpoint.putInspectionMedia.path(inspection.rawValue, "walkthrough"))
+        request.method = .PUT
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        request.body = .bytes(file)
+        let response = try await client.execute(request, timeout: .minutes(10))
+        guard response.status.code == 200 else { throw BenchError("PUT answered \(response.status)") }
+        _ = try await response.body.collect(upTo: 1 << 20)
+    }
+
+    func create(_ client: HTTPClient, _ base: String, _ token: String, _ inspection: ID<Inspection>, length: Int) async throws -> String {
+        var request = HTTPClientRequest(url: base + Endpoint.createUpload.path())
+        request.method = .POST
+        request.headers.add(contentsOf: [("Authorization", "Bearer \(token)"), ("Tus-Resumable", Tus.version), ("Upload-Length", String(length)),
+                                         ("Upload-Metadata", Tus.encodeMetadata(["inspection_id": inspection.rawValue, "slot": "walkthrough"]))])
+        let response = try await client.execute(request, timeout: .seconds(30))
+        guard response.status.code == 201, let location = response.headers.first(name: "Location") else {
+            throw BenchError("create answered \(response.status)")
+        }
+        return location
+    }
+
+    /// Streams the file, drops the connection halfway, asks the server for
+    /// its offset and sends the rest.
+    func cutAndResume(_ client: HTTPClient, _ base: String, _ token: String, _ inspection: ID<Inspection>,
+                      _ file: ByteBuffer) async throws -> (handedOver: Int, offset: Int, resent: Int) {
+        let location = try await create(client, base, token, inspection, length: file.readableBytes)
+        let cut = file.readableBytes / 2
+        let handedOver = NIOLockedValueBox(0)
+        let (stream, continuation) = AsyncStream<ByteBuffer>.makeStream()
+        var request = HTTPClientRequest(url: base + location)
+        request.method = .PATCH
+        request.headers.add(contentsOf: [("Authorization", "Bearer \(token)"), ("Tus-Resumable", Tus.version),
+                                         ("Upload-Offset", "0"), ("Content-Type", Tus.patchContentType)])
+        request.body = .stream(stream, length: .known(Int64(file.readableBytes)))
+        let sending = Task { try await client.execute(request, timeout: .minutes(10)) }
+        var position = 0
+        while position < cut {
+            let length = min(256 << 10, cut - position)
+            continuation.yield(file.getSlice(at: position, length: length)!)
+            position += length
+            handedOver.withLockedValue { $0 = position }
+        }
+        sending.cancel()  // the connection drops with bytes still in flight
+        continuation.finish()
+        _ = await sending.result
+
+        var offset = -1
+        for _ in 0..<200 {
+            var head = HTTPClientRequest(url: base + location)
+            head.method = .HEAD
+            head.headers.add(contentsOf: [("Authorization", "Bearer \(token)"), ("Tus-Resumable", Tus.version)])
+            let answer = try await client.execute(head, timeout: .seconds(30))
+            let reported = Int(answer.headers.first(name: "Upload-Offset") ?? "") ?? -1
+            if reported == offset { break }  // settled
+            offset = reported
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        var rest = HTTPClientRequest(url: base + location)
+        rest.method = .PATCH
+        rest.headers.add(contentsOf: [("Authorization", "Bearer \(token)"), ("Tus-Resumable", Tus.version),
+                                      ("Upload-Offset", String(offset)), ("Content-Type", Tus.patchContentType)])
+        rest.body = .bytes(file.getSlice(at: offset, length: file.readableBytes - offset)!)
+        let finished = try await client.execute(rest, timeout: .minutes(10))
+        guard finished.status.code == 204 else { throw BenchError("resume answered \(finished.status)") }
+        let sent = handedOver.withLockedValue { $0 }
+        return (sent, offset, max(0, sent - offset))
+    }
+
+    func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
