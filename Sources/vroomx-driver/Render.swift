@@ -83,6 +83,25 @@ struct Render {
         terminal.line("Revenue   \(money(order.revenueCents))\(order.paymentTerms.isEmpty ? "" : " (\(order.paymentTerms))")")
     }
 
+    /// One line per inspection: complete or open, files on the server and still on the device.
+    func inspections(_ inspections: [Inspection], uploads: [UploadItem]) {
+        for inspection in inspections {
+            let mine = uploads.filter { $0.inspectionID == inspection.id && $0.status != .completed }
+            let state = inspection.completedAt.map { "complete \(time($0))" } ?? "open"
+            var parts = ["\(inspection.media.count) file\(inspection.media.count == 1 ? "" : "s") on the server"]
+            if !mine.isEmpty { parts.append("\(mine.count) waiting to upload") }
+            if !inspection.damages.isEmpty { parts.append("\(inspection.damages.count) damage\(inspection.damages.count == 1 ? "" : "s")") }
+            if !inspection.missingSlots.isEmpty && inspection.completedAt == nil {
+                parts.append("missing " + inspection.missingSlots.map(\.rawValue).joined(separator: ", "))
+            }
+            terminal.line("\(inspection.kind.rawValue.capitalized.padding(toLength: 9, withPad: " ", startingAt: 0)) inspection \(state) · "
+                + parts.joined(separator: " · "))
+            for item in mine where item.status == .failed {
+                terminal.line(terminal.style("          \(item.slot): \(item.lastError ?? "refused")", .red))
+            }
+        }
+    }
+
     func home(_ state: HomeState, unread: Int, pending: Int) {
         terminal.line(terminal.style("Hi\(state.driverName.map { ", \($0)" } ?? "")!", .bold))
         if let trip = state.currentTrip {

@@ -295,7 +295,13 @@ struct OrderCommand: AsyncParsableCommand {
             case nil:
                 await session.syncIfPossible(quiet: output.json)
                 let found = try Lookup.order(order, in: app)
-                if output.json { try printJSON(found) } else { Render(terminal: session.terminal).order(found) }
+                if output.json {
+                    try printJSON(found)
+                } else {
+                    let render = Render(terminal: session.terminal)
+                    render.order(found)
+                    render.inspections(try app.database.inspections(order: found.id), uploads: try app.database.uploads())
+                }
             case "status":
                 guard let value, let status = OrderStatus(rawValue: value) else {
                     throw CLIError(.usage, "Give the new status: picked_up or delivered.")
