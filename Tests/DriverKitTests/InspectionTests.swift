@@ -83,10 +83,10 @@ struct InspectionTests {
         // Back in coverage.
         try await live.start()
         await app.syncNow()
-        try await eventually("every file uploaded", timeout: .seconds(30)) {
+        try await eventually("every file uploaded", timeout: .seconds(60)) {
             try app.database.uploads().allSatisfy { $0.status == .completed }
         }
-        try await waitUntil("the completion reached the server", timeout: .seconds(30)) {
+        try await waitUntil("the completion reached the server", timeout: .seconds(60)) {
             try await server.store.inspection(inspection, carrier.scope).completedAt != nil
         }
         let stored = try await server.store.inspection(inspection, carrier.scope)
@@ -95,7 +95,7 @@ struct InspectionTests {
         try await eventually("the server's inspection in the cache") {
             try app.database.inspection(inspection)?.media.count == 7
         }
-        #expect(try app.database.unsyncedCount() == 0)
+        try await eventually("nothing left to sync") { try app.database.unsyncedCount() == 0 }
         await app.shutdown()
         await live.stop()
     }
@@ -123,8 +123,14 @@ struct InspectionTests {
         let second = UploadCountingTransport()
         let restarted = try DriverDevice.make(server: live, stateDirectory: device.stateDirectory, transport: second, uploadChunkSize: chunk)
         restarted.app.launch()
-        try await eventually("the upload finished", timeout: .seconds(30)) {
-            try restarted.app.database.uploads().first?.status == .completed
+        do {
+            try await eventually("the upload finished", timeout: .seconds(60)) {
+                try restarted.app.database.uploads().first?.status == .completed
+            }
+        } catch {
+            let item = try restarted.app.database.uploads().first
+            Issue.record("upload stuck: \(String(describing: item)) online=\(restarted.app.network.isOnline)")
+            throw error
         }
         #expect(first.patchBytes + second.patchBytes == video.count, "no acknowledged byte was sent twice")
         #expect(second.patchBytes == video.count - 5 * chunk)

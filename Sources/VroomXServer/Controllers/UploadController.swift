@@ -187,7 +187,14 @@ struct UploadController {
         if offset < min(prefixLength, upload.length) && position >= min(prefixLength, upload.length) {
             try await checkContent(upload, identity)
         }
-        if let failure { throw failure }
+        if let failure = failure as? AppError { throw failure }
+        if failure != nil {
+            // The connection dropped mid-chunk: what arrived is kept; the client resumes at the offset.
+            var interrupted = AppError(400, .invalidParameter, "The upload was interrupted; resume at Upload-Offset \(position).",
+                                       field: "Upload-Offset")
+            interrupted.headers["Upload-Offset"] = String(position)
+            throw interrupted
+        }
         if position == upload.length { try await finish(upload, identity) }
         return position
     }
