@@ -86,6 +86,39 @@ struct UploadTests {
         #expect(feed.changes.contains { $0.entity == .inspection && $0.document?.contains(video.sha256) == true })
     }
 
+    @Test("a long PATCH records its progress as it goes: HEAD sees it before the request ends")
+    func progressDuringLongRequest() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha")
+        let inspection = try await Self.openInspection(server, carrier)
+        let live = try await LiveServer(server)
+        defer { Task { await live.stop() } }
+        let token = carrier.driver.accessToken
+        let file = MediaSamples.mp4(size: 40 << 20)
+        let created = try await RawHTTP.request(port: live.port, "POST", "/v1/uploads", headers: Self.tus(token, [
+            "Upload-Length": String(file.count), "Upload-Metadata": MediaSamples.metadata(inspection.id, .walkthrough),
+        ]))
+        let location = try #require(created.headers["location"])
+        // 20 MB of the file, and the connection stays open: the request has not ended.
+        let socket = try RawSocket(port: live.port)
+        defer { socket.close() }
+        try await socket.send(RawHTTP.head("PATCH", location, headers: Self.tus(token, [
+            "Upload-Offset": "0", "Content-Type": Tus.patchContentType,
+        ]), contentLength: file.count) + Array(file[0..<(20 << 20)]))
+        var reported = 0
+        for _ in 0..<500 where reported < Int(UploadController.recordEvery) {
+            let head = try await RawHTTP.request(port: live.port, "HEAD", location, headers: Self.tus(token))
+            reported = Int(head.headers["upload-offset"] ?? "") ?? 0
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(reported >= Int(UploadController.recordEvery) && reported <= 20 << 20, "HEAD during the request: \(reported)")
+        // Another writer meanwhile waits its turn.
+        let second = try await RawHTTP.request(port: live.port, "PATCH", location, headers: Self.tus(token, [
+            "Upload-Offset": String(reported), "Content-Type": Tus.patchContentType,
+        ]), body: Array(file[reported..<(reported + 1000)]))
+        #expect(second.status == 423)
+    }
+
     @Test("wrong types, sizes, offsets, versions, checksums and carriers are each refused with their code",
           arguments: TestBackend.available)
     func rejections(_ backend: TestBackend) async throws {

@@ -17,6 +17,8 @@ struct UploadController {
     let media: any MediaStorage
     let configuration: ServerConfiguration
     let locks = UploadLocks()
+    /// Within one PATCH, bytes between progress records.
+    static let recordEvery: Int64 = 16 << 20
 
     func register(_ routes: Routes) {
         routes.onResponse(.uploadOptions) { _, _ in
@@ -157,6 +159,7 @@ struct UploadController {
         let writer = try media.openPartial(upload.id)
         defer { writer.close() }
         var position = offset
+        var recorded = offset
         var hasher = checksum?.hasher()
         var failure: (any Error)?
         do {
@@ -167,13 +170,20 @@ struct UploadController {
                 try writer.write(chunk, at: position)
                 hasher?.update(chunk)
                 position += Int64(chunk.readableBytes)
+                if checksum == nil, position - recorded >= Self.recordEvery {
+                    // Long requests record their progress as they go: a crash of this server
+                    // loses at most the last few MB, and HEAD shows how far it got.
+                    try writer.sync()
+                    try await store.setReceived(upload.id, tenant: identity.tenant, received: position)
+                    recorded = position
+                }
             }
         } catch {
             failure = error
         }
         if failure != nil && (checksum != nil || (failure as? AppError)?.code == .payloadTooLarge) {
-            // Nothing of this chunk can be trusted: back to where it began.
-            position = offset
+            // Nothing unrecorded of this chunk can be trusted (with a checksum nothing was recorded).
+            position = recorded
         }
         if failure == nil, let checksum, let hasher, !checksum.matches(hasher) {
             position = offset
@@ -181,7 +191,7 @@ struct UploadController {
         }
         try writer.truncate(to: position)
         try writer.sync()
-        if position > offset { try await store.setReceived(upload.id, tenant: identity.tenant, received: position) }
+        if position != recorded { try await store.setReceived(upload.id, tenant: identity.tenant, received: position) }
 
         let prefixLength = Int64(ContentSniffer.prefixLength)
         if offset < min(prefixLength, upload.length) && position >= min(prefixLength, upload.length) {
