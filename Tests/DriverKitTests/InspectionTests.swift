@@ -78,6 +78,10 @@ struct InspectionTests {
         try app.completeInspection(inspection)
         #expect(try app.database.inspection(inspection)?.completedAt != nil)
         #expect(try app.database.pendingUploadCount() == 7)
+        let queued = try app.database.outbox().count
+        try await eventually("the sync status shows the waiting files") {
+            app.status.pendingUploads.count == 7 && app.status.unsyncedCount == 7 + queued
+        }
         await #expect(throws: AuthError.self) { try await app.auth.logout() }
 
         // Back in coverage.

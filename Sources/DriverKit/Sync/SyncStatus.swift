@@ -11,8 +11,10 @@ public final class SyncStatus {
     public internal(set) var realtimeConnected = false
     public internal(set) var lastSyncedAt: Date?
     public internal(set) var lastError: String?
-    /// Changes that have not reached the server and still can.
+    /// Changes and files that have not reached the server.
     public internal(set) var unsyncedCount = 0
+    /// Inspection files still on the device, with their progress.
+    public internal(set) var pendingUploads: [UploadItem] = []
     /// Changes that failed: rejected by the server, or out of attempts.
     public internal(set) var failed: [OutboxEntry] = []
 
@@ -20,18 +22,20 @@ public final class SyncStatus {
 
     public init() {}
 
-    /// Follows the outbox and the sync position in the database.
+    /// Follows the outbox, the upload queue and the sync position in the database.
     func follow(_ database: AppDatabase) {
         observation?.cancel()
         let values = ValueObservation.tracking { db in
             (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE status = 'pending' OR failure = 'transient'") ?? 0,
              try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE status = 'failed' ORDER BY seq").map(OutboxEntry.init(row:)),
-             try Double.fetchOne(db, sql: "SELECT last_synced_at FROM sync_state"))
+             try Double.fetchOne(db, sql: "SELECT last_synced_at FROM sync_state"),
+             try Row.fetchAll(db, sql: "SELECT * FROM upload_queue WHERE status <> 'completed' ORDER BY created_at").map(UploadItem.init(row:)))
         }.values(in: database.reader)
         observation = Task { [weak self] in
             do {
-                for try await (unsynced, failed, synced) in values {
-                    self?.unsyncedCount = unsynced
+                for try await (unsynced, failed, synced, uploads) in values {
+                    self?.unsyncedCount = unsynced + uploads.count
+                    self?.pendingUploads = uploads
                     self?.failed = failed
                     self?.lastSyncedAt = synced.map(Date.init(timeIntervalSince1970:))
                 }
