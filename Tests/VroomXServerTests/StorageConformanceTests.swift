@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Testing
 import VroomXModels
 @testable import VroomXServer
@@ -33,6 +34,41 @@ struct StorageConformanceTests {
         #expect(try await Migrator.migrate(database, now: Date()).isEmpty)
         let versions = try await database.read { try await $0.query("SELECT version FROM schema_migrations ORDER BY version") }
         #expect(try versions.map { try $0.int("version") } == Schema.migrations.map(\.version))
+        await database.close()
+    }
+
+    @Test("upgrading a schema 3 database with history keeps its change log and accepts inspections", arguments: TestBackend.available)
+    func upgradeKeepsHistory(_ backend: TestBackend) async throws {
+        let configuration = try await backend.freshConfiguration()
+        let database = try await ServerServices.openDatabase(configuration, logger: Logger(label: "test"))
+        #expect(try await Migrator.migrate(database, now: Date(), upTo: 3) == [1, 2, 3])
+        let now = Date()
+        try await database.write { db in
+            try await db.execute("INSERT INTO tenants (id, name, created_at) VALUES ('t1', 'Old Carrier', \(now))")
+            for seq in 1...3 {
+                try await db.execute("""
+                    INSERT INTO change_log (tenant_id, seq, entity, entity_id, op, driver_id, dispatch_visible, payload, committed_at)
+                    VALUES ('t1', \(seq), 'trip', \("trip-\(seq)"), 'upsert', NULL, 1, '{}', \(now))
+                    """)
+            }
+        }
+        #expect(try await Migrator.migrate(database, now: Date()) == [4])
+        let kept = try await database.read { try await $0.query("SELECT seq, entity_id FROM change_log ORDER BY seq") }
+        #expect(try kept.map { try $0.string("entity_id") } == ["trip-1", "trip-2", "trip-3"])
+        try await database.write { db in
+            try await db.execute("""
+                INSERT INTO change_log (tenant_id, seq, entity, entity_id, op, driver_id, dispatch_visible, payload, committed_at)
+                VALUES ('t1', 4, 'inspection', 'i-1', 'upsert', NULL, 1, '{}', \(now))
+                """)
+        }
+        await #expect(throws: (any Error).self) {
+            try await database.write { db in
+                try await db.execute("""
+                    INSERT INTO change_log (tenant_id, seq, entity, entity_id, op, driver_id, dispatch_visible, payload, committed_at)
+                    VALUES ('t1', 5, 'invoice', 'x', 'upsert', NULL, 1, '{}', \(now))
+                    """)
+            }
+        }
         await database.close()
     }
 

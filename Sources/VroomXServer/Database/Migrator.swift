@@ -8,8 +8,10 @@ enum Migrator {
     /// Arbitrary, fixed key for the PostgreSQL advisory lock.
     static let advisoryLockKey: Int64 = 0x76_72_6F_6F_6D_78
 
+    /// Applies what is missing, up to `version` (all by default; tests stop
+    /// earlier to check an upgrade of an older schema holding data).
     @discardableResult
-    static func migrate(_ database: any SQLDatabase, now: Date) async throws -> [Int] {
+    static func migrate(_ database: any SQLDatabase, now: Date, upTo version: Int = .max) async throws -> [Int] {
         try await database.write { db in
             if db.dialect == .postgres {
                 try await db.execute("SELECT pg_advisory_xact_lock(\(advisoryLockKey))")
@@ -23,7 +25,7 @@ enum Migrator {
                 """)
             let done = Set(try await db.query("SELECT version FROM schema_migrations").map { try $0.int("version") })
             var applied: [Int] = []
-            for migration in Schema.migrations where !done.contains(migration.version) {
+            for migration in Schema.migrations where !done.contains(migration.version) && migration.version <= version {
                 for statement in migration.statements(for: db.dialect) {
                     try await db.execute(SQL(unsafeRaw: statement))
                 }
