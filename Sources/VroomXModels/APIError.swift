@@ -6,15 +6,6 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public init(_ rawValue: String) { self.rawValue = rawValue }
     public var description: String { rawValue }
 
-    public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-
     // Request shape
     public static let malformedJSON = ErrorCode("malformed_json")
     public static let validationFailed = ErrorCode("validation_failed")

@@ -66,14 +66,7 @@ public struct Change: Codable, Sendable, Hashable {
             row = nil
             return
         }
-        switch entity {
-        case .driver: row = .driver(try container.decode(Driver.self, forKey: .row))
-        case .trip: row = .trip(try container.decode(Trip.self, forKey: .row))
-        case .order: row = .order(try container.decode(Order.self, forKey: .row))
-        case .expense: row = .expense(try container.decode(Expense.self, forKey: .row))
-        case .notification: row = .notification(try container.decode(DriverNotification.self, forKey: .row))
-        case .inspection: row = .inspection(try container.decode(Inspection.self, forKey: .row))
-        }
+        row = try ChangeRow.decode(entity, from: container, forKey: .row)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -82,14 +75,33 @@ public struct Change: Codable, Sendable, Hashable {
         try container.encode(entity, forKey: .entity)
         try container.encode(id, forKey: .id)
         try container.encode(op, forKey: .op)
-        switch row {
-        case .driver(let value): try container.encode(value, forKey: .row)
-        case .trip(let value): try container.encode(value, forKey: .row)
-        case .order(let value): try container.encode(value, forKey: .row)
-        case .expense(let value): try container.encode(value, forKey: .row)
-        case .notification(let value): try container.encode(value, forKey: .row)
-        case .inspection(let value): try container.encode(value, forKey: .row)
-        case nil: break
+        try row?.encode(to: &container, forKey: .row)
+    }
+}
+
+extension ChangeRow {
+    /// The row stored under `key`, typed by its entity (feed entries and
+    /// mutation results carry rows the same way).
+    static func decode<Key: CodingKey>(_ entity: ChangeEntity, from container: KeyedDecodingContainer<Key>,
+                                       forKey key: Key) throws -> ChangeRow {
+        switch entity {
+        case .driver: return .driver(try container.decode(Driver.self, forKey: key))
+        case .trip: return .trip(try container.decode(Trip.self, forKey: key))
+        case .order: return .order(try container.decode(Order.self, forKey: key))
+        case .expense: return .expense(try container.decode(Expense.self, forKey: key))
+        case .notification: return .notification(try container.decode(DriverNotification.self, forKey: key))
+        case .inspection: return .inspection(try container.decode(Inspection.self, forKey: key))
+        }
+    }
+
+    func encode<Key: CodingKey>(to container: inout KeyedEncodingContainer<Key>, forKey key: Key) throws {
+        switch self {
+        case .driver(let value): try container.encode(value, forKey: key)
+        case .trip(let value): try container.encode(value, forKey: key)
+        case .order(let value): try container.encode(value, forKey: key)
+        case .expense(let value): try container.encode(value, forKey: key)
+        case .notification(let value): try container.encode(value, forKey: key)
+        case .inspection(let value): try container.encode(value, forKey: key)
         }
     }
 }

@@ -208,14 +208,7 @@ public struct MutationResult: Codable, Sendable, Hashable {
         message = try container.decodeIfPresent(String.self, forKey: .message)
         if let entity = try container.decodeIfPresent(ChangeEntity.self, forKey: .entity), container.contains(.row),
            try !container.decodeNil(forKey: .row) {
-            switch entity {
-            case .driver: row = .driver(try container.decode(Driver.self, forKey: .row))
-            case .trip: row = .trip(try container.decode(Trip.self, forKey: .row))
-            case .order: row = .order(try container.decode(Order.self, forKey: .row))
-            case .expense: row = .expense(try container.decode(Expense.self, forKey: .row))
-            case .notification: row = .notification(try container.decode(DriverNotification.self, forKey: .row))
-            case .inspection: row = .inspection(try container.decode(Inspection.self, forKey: .row))
-            }
+            row = try ChangeRow.decode(entity, from: container, forKey: .row)
         } else {
             row = nil
         }
@@ -228,18 +221,9 @@ public struct MutationResult: Codable, Sendable, Hashable {
         try container.encode(replayed, forKey: .replayed)
         try container.encodeIfPresent(code, forKey: .code)
         try container.encodeIfPresent(message, forKey: .message)
-        switch row {
-        case .driver(let value): try container.encode(ChangeEntity.driver, forKey: .entity); try container.encode(value, forKey: .row)
-        case .trip(let value): try container.encode(ChangeEntity.trip, forKey: .entity); try container.encode(value, forKey: .row)
-        case .order(let value): try container.encode(ChangeEntity.order, forKey: .entity); try container.encode(value, forKey: .row)
-        case .expense(let value): try container.encode(ChangeEntity.expense, forKey: .entity); try container.encode(value, forKey: .row)
-        case .notification(let value):
-            try container.encode(ChangeEntity.notification, forKey: .entity)
-            try container.encode(value, forKey: .row)
-        case .inspection(let value):
-            try container.encode(ChangeEntity.inspection, forKey: .entity)
-            try container.encode(value, forKey: .row)
-        case nil: break
+        if let row {
+            try container.encode(row.entity, forKey: .entity)
+            try row.encode(to: &container, forKey: .row)
         }
     }
 }

@@ -142,6 +142,7 @@ struct UploadTests {
                 ].merging(extra) { $1 })
             }
 
+            #expect(UploadController.httpDate(Date(timeIntervalSince1970: 784_111_777)) == "Sun, 06 Nov 1994 08:49:37 GMT")
             let options = try await api.call(.uploadOptions)
             #expect(options.status == 204 && options.headers[.init("Tus-Extension")!]?.contains("checksum") == true)
 

@@ -120,11 +120,11 @@ extension AppDatabase {
             }
             if inspection.completedAt != nil { return false }
             // Files still on their way count: the completion waits for them before it is sent.
-            inspection.media += try queuedMedia(of: inspection.id, db).filter { queued in !inspection.media.contains { $0.slot == queued.slot } }
-            if let reason = inspection.incompleteReason { throw LocalRejection(code: .inspectionIncomplete, message: reason) }
-            guard var stored = try Self.inspection(reference.inspectionID, db) else { return false }
-            stored.completedAt = now
-            try store(.inspection(stored), db)
+            var withQueued = inspection
+            withQueued.media += try queuedMedia(of: inspection.id, db).filter { queued in !inspection.media.contains { $0.slot == queued.slot } }
+            if let reason = withQueued.incompleteReason { throw LocalRejection(code: .inspectionIncomplete, message: reason) }
+            inspection.completedAt = now
+            try store(.inspection(inspection), db)
         }
         return true
     }
@@ -207,12 +207,14 @@ extension AppDatabase {
 
     /// Changes and files that have not reached the server.
     public func unsyncedCount() throws -> Int {
-        try reader.read { db in
-            try Int.fetchOne(db, sql: """
-                SELECT (SELECT COUNT(*) FROM outbox WHERE status = 'pending' OR failure = 'transient')
-                     + (SELECT COUNT(*) FROM upload_queue WHERE status <> 'completed')
-                """) ?? 0
-        }
+        try reader.read(Self.unsyncedCount)
+    }
+
+    static func unsyncedCount(_ db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: """
+            SELECT (SELECT COUNT(*) FROM outbox WHERE status = 'pending' OR failure = 'transient')
+                 + (SELECT COUNT(*) FROM upload_queue WHERE status <> 'completed')
+            """) ?? 0
     }
 
     // MARK: Settling entries

@@ -26,7 +26,7 @@ public final class SyncStatus {
     func follow(_ database: AppDatabase) {
         observation?.cancel()
         let values = ValueObservation.tracking { db in
-            (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE status = 'pending' OR failure = 'transient'") ?? 0,
+            (try AppDatabase.unsyncedCount(db),
              try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE status = 'failed' ORDER BY seq").map(OutboxEntry.init(row:)),
              try Double.fetchOne(db, sql: "SELECT last_synced_at FROM sync_state"),
              try Row.fetchAll(db, sql: "SELECT * FROM upload_queue WHERE status <> 'completed' ORDER BY created_at").map(UploadItem.init(row:)))
@@ -34,7 +34,7 @@ public final class SyncStatus {
         observation = Task { [weak self] in
             do {
                 for try await (unsynced, failed, synced, uploads) in values {
-                    self?.unsyncedCount = unsynced + uploads.count
+                    self?.unsyncedCount = unsynced
                     self?.pendingUploads = uploads
                     self?.failed = failed
                     self?.lastSyncedAt = synced.map(Date.init(timeIntervalSince1970:))

@@ -131,8 +131,7 @@ public actor UploadQueue {
     /// A transient failure waits its backoff; a refusal fails the item for
     /// the driver to see (and retake or retry).
     private func record(_ error: any Error, for item: UploadItem) {
-        let current = (try? database.uploads(inspection: item.inspectionID).first { $0.id == item.id }) ?? item
-        let attempts = current.attempts + 1
+        let attempts = item.attempts + 1
         switch error {
         case UploadFailure.restart:
             try? database.updateUpload(item.id, uploadURL: .some(nil), attempts: attempts, nextRetryAt: clock())

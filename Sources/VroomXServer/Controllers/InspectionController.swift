@@ -120,7 +120,8 @@ struct InspectionController {
         let upload = try await uploads.startUpload(inspection: try context.id(), slot: try slot(context), length: length,
                                                    metadata: "", identity)
         do {
-            let received = try await uploads.append(request.body, contentLength: length, at: 0, checksum: nil, to: upload, identity)
+            let received = try await uploads.append(request.body, contentLength: length, at: 0, checksum: nil, to: upload.id,
+                                                    identity).received
             guard received == length else {
                 throw AppError(400, .invalidParameter, "The body ended after \(received) of \(length) bytes.", field: "Content-Length")
             }

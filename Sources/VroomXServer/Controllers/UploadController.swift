@@ -126,30 +126,31 @@ struct UploadController {
         }
         let checksum = try request.headers[.uploadChecksum].map(Checksum.init(header:))
         let identity = try context.caller()
-        let upload = try await store.upload(try uploadID(context), user: identity.user, tenant: identity.tenant)
-        let received = try await append(request.body, contentLength: request.headers[.contentLength].flatMap(Int64.init),
-                                        at: offset, checksum: checksum, to: upload, identity)
+        let upload = try await append(request.body, contentLength: request.headers[.contentLength].flatMap(Int64.init),
+                                      at: offset, checksum: checksum, to: try uploadID(context), identity)
         var headers = Self.tusHeaders
-        headers[.uploadOffset] = String(received)
-        if received < upload.length { headers[.uploadExpires] = Self.httpDate(upload.expiresAt) }
+        headers[.uploadOffset] = String(upload.received)
+        if upload.received < upload.length { headers[.uploadExpires] = Self.httpDate(upload.expiresAt) }
         return Response(status: .noContent, headers: headers)
     }
 
-    /// Writes a request body at `offset` of an upload and returns the new
-    /// offset. Bytes that arrive before the connection drops are kept
+    /// Writes a request body at `offset` of an upload and returns the upload
+    /// with its new offset. Bytes that arrive before the connection drops are kept
     /// (unless a checksum covers the chunk, which then cannot be verified);
     /// the last byte finishes the upload.
     func append(_ body: RequestBody, contentLength: Int64?, at offset: Int64, checksum: Checksum?,
-                to upload: UploadRecord, _ identity: Identity) async throws -> Int64 {
-        guard locks.lock(upload.id) else {
+                to uploadID: String, _ identity: Identity) async throws -> UploadRecord {
+        // Read under the lock, so the offset cannot move before the write.
+        // Keyed by the user too: another user's request never learns the upload is busy.
+        let lock = identity.user.rawValue + "/" + uploadID
+        guard locks.lock(lock) else {
             throw AppError(423, .uploadLocked, "Another request is writing to this upload; ask for its offset again shortly.")
         }
-        defer { locks.unlock(upload.id) }
-        // The offset may have moved while this request waited for the lock.
-        let upload = try await store.upload(upload.id, user: identity.user, tenant: identity.tenant)
+        defer { locks.unlock(lock) }
+        var upload = try await store.upload(uploadID, user: identity.user, tenant: identity.tenant)
         guard upload.completedAt == nil else {
             guard offset == upload.length else { throw offsetMismatch(upload.length) }
-            return upload.length
+            return upload
         }
         guard offset == upload.received else { throw offsetMismatch(upload.received) }
         if let contentLength, offset + contentLength > upload.length {
@@ -193,9 +194,11 @@ struct UploadController {
         try writer.sync()
         if position != recorded { try await store.setReceived(upload.id, tenant: identity.tenant, received: position) }
 
-        let prefixLength = Int64(ContentSniffer.prefixLength)
-        if offset < min(prefixLength, upload.length) && position >= min(prefixLength, upload.length) {
-            try await checkContent(upload, identity)
+        // Decided as soon as the first bytes are in, and again when the file is finished.
+        let prefixLength = min(Int64(ContentSniffer.prefixLength), upload.length)
+        var detected: ContentSniffer.Detected? = nil
+        if offset < prefixLength && position >= prefixLength {
+            detected = try await detectContent(upload, identity)
         }
         if let failure = failure as? AppError { throw failure }
         if failure != nil {
@@ -205,8 +208,13 @@ struct UploadController {
             interrupted.headers["Upload-Offset"] = String(position)
             throw interrupted
         }
-        if position == upload.length { try await finish(upload, identity) }
-        return position
+        if position == upload.length {
+            let type: ContentSniffer.Detected
+            if let detected { type = detected } else { type = try await detectContent(upload, identity) }
+            try await finish(upload, as: type, identity)
+        }
+        upload.received = position
+        return upload
     }
 
     private func offsetMismatch(_ expected: Int64) -> AppError {
@@ -218,21 +226,16 @@ struct UploadController {
 
     /// The first bytes decide what the file is; the wrong kind for the slot
     /// ends the upload.
-    private func checkContent(_ upload: UploadRecord, _ identity: Identity) async throws {
+    private func detectContent(_ upload: UploadRecord, _ identity: Identity) async throws -> ContentSniffer.Detected {
         let prefix = try media.partialPrefix(upload.id, count: ContentSniffer.prefixLength)
-        if let detected = ContentSniffer.detect(prefix), ContentSniffer.allowed(detected, for: upload.kind) { return }
+        if let detected = ContentSniffer.detect(prefix), ContentSniffer.allowed(detected, for: upload.kind) { return detected }
         media.discardPartial(upload.id)
         try await store.deleteUpload(upload.id, tenant: identity.tenant)
         throw AppError(415, .unsupportedMediaType, "The \(upload.slot) slot takes \(ContentSniffer.expected(for: upload.kind)).")
     }
 
     /// Moves the finished file to its key and attaches it to the inspection.
-    private func finish(_ upload: UploadRecord, _ identity: Identity) async throws {
-        let prefix = try media.partialPrefix(upload.id, count: ContentSniffer.prefixLength)
-        guard let detected = ContentSniffer.detect(prefix), ContentSniffer.allowed(detected, for: upload.kind) else {
-            try await checkContent(upload, identity)
-            return
-        }
+    private func finish(_ upload: UploadRecord, as detected: ContentSniffer.Detected, _ identity: Identity) async throws {
         let sha256 = try media.partialSHA256(upload.id)
         let folder = switch upload.kind {
         case .photo: "photos"
@@ -256,10 +259,11 @@ struct UploadController {
         try checkVersion(request)
         let identity = try context.caller()
         let upload = try await store.upload(try uploadID(context), user: identity.user, tenant: identity.tenant)
-        guard locks.lock(upload.id) else {
+        let lock = identity.user.rawValue + "/" + upload.id
+        guard locks.lock(lock) else {
             throw AppError(423, .uploadLocked, "Another request is writing to this upload.")
         }
-        defer { locks.unlock(upload.id) }
+        defer { locks.unlock(lock) }
         media.discardPartial(upload.id)
         try await store.deleteUpload(upload.id, tenant: identity.tenant)
         return Response(status: .noContent, headers: Self.tusHeaders)
@@ -270,12 +274,17 @@ struct UploadController {
         return id.lowercased()
     }
 
+    /// `Sun, 06 Nov 1994 08:49:37 GMT` (RFC 9110), built without a formatter
+    /// object on every response.
     static func httpDate(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
+        var seconds = time_t(date.timeIntervalSince1970)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
     }
 }
 
