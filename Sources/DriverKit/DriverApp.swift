@@ -128,7 +128,10 @@ public final class DriverApp {
 
     // MARK: What a driver does (each returns at once, online or not)
 
-    /// Picks up or delivers an order. `at` is when it happened (now by default).
+    /// Marks an order picked up or delivered; `at` is when it happened (now
+    /// by default). A driver does this by completing the inspection, which
+    /// moves the order itself; without a completed inspection this is
+    /// refused with `inspection_required`.
     public func updateOrderStatus(_ order: ID<Order>, to status: OrderStatus, at: Date? = nil) throws {
         try enqueue(.updateOrderStatus(.init(orderID: order, status: status, occurredAt: at ?? clock())))
     }
@@ -194,10 +197,11 @@ public final class DriverApp {
         return try await uploads.enqueue(file: file, inspection: id, slot: slot)
     }
 
-    /// Completes an inspection: queued like any change, and sent once its
-    /// files have reached the server.
+    /// Completes an inspection, which picks the vehicle up (or delivers it)
+    /// at this moment: queued like any change, and sent once its files have
+    /// reached the server.
     public func completeInspection(_ id: ID<Inspection>) throws {
-        try enqueue(.completeInspection(.init(inspectionID: id)))
+        try enqueue(.completeInspection(.init(inspectionID: id, occurredAt: clock())))
     }
 
     /// Retries a change that ran out of attempts; dismisses one the driver has seen.

@@ -41,6 +41,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     // Inspections and uploads
     public static let inspectionIncomplete = ErrorCode("inspection_incomplete")
     public static let inspectionCompleted = ErrorCode("inspection_completed")
+    /// A driver may pick up or deliver only by completing that inspection.
+    public static let inspectionRequired = ErrorCode("inspection_required")
     public static let uploadOffsetMismatch = ErrorCode("upload_offset_mismatch")
     public static let uploadLocked = ErrorCode("upload_locked")
     public static let uploadExpired = ErrorCode("upload_expired")

@@ -7,6 +7,21 @@ public struct Inspection: Codable, Sendable, Hashable, Identifiable {
     public enum Kind: String, Codable, Sendable, CaseIterable {
         case pickup
         case delivery
+
+        /// The order status completing this inspection moves to.
+        public var completedStatus: OrderStatus { self == .pickup ? .pickedUp : .delivered }
+
+        /// The inspection that must be completed to reach `status`, if any.
+        public init?(completing status: OrderStatus) {
+            switch status {
+            case .pickedUp: self = .pickup
+            case .delivered: self = .delivery
+            default: return nil
+            }
+        }
+
+        /// The order status an inspection of this kind is made in.
+        public var orderStatus: OrderStatus { self == .pickup ? .assigned : .pickedUp }
     }
 
     public var id: ID<Inspection>
@@ -203,6 +218,18 @@ public struct InspectionMedia: Codable, Sendable, Hashable {
         case sizeBytes = "size_bytes"
         case uploadedAt = "uploaded_at"
     }
+}
+
+/// `POST /v1/inspections/{id}/complete`, body optional. Completing the
+/// pickup inspection picks the vehicle up; the delivery one delivers it.
+public struct CompleteInspectionRequest: Codable, Sendable, Hashable {
+    /// When the driver completed it, which is also the pickup or delivery
+    /// time; defaults to the server's now.
+    public var occurredAt: Date?
+
+    public init(occurredAt: Date? = nil) { self.occurredAt = occurredAt }
+
+    enum CodingKeys: String, CodingKey { case occurredAt = "occurred_at" }
 }
 
 /// `PUT /v1/inspections/{id}`: starts an inspection or updates it while it

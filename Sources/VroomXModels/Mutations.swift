@@ -157,10 +157,19 @@ public struct InspectionSave: Codable, Sendable, Hashable {
     }
 }
 
+/// Completes an inspection (`POST /v1/inspections/{id}/complete` as a mutation).
 public struct InspectionReference: Codable, Sendable, Hashable {
     public var inspectionID: ID<Inspection>
-    public init(inspectionID: ID<Inspection>) { self.inspectionID = inspectionID }
-    enum CodingKeys: String, CodingKey { case inspectionID = "inspection_id" }
+    /// When the driver completed it; it is also the pickup or delivery time.
+    public var occurredAt: Date?
+    public init(inspectionID: ID<Inspection>, occurredAt: Date? = nil) {
+        self.inspectionID = inspectionID
+        self.occurredAt = occurredAt
+    }
+    enum CodingKeys: String, CodingKey {
+        case inspectionID = "inspection_id"
+        case occurredAt = "occurred_at"
+    }
 }
 
 public struct MutationBatch: Codable, Sendable, Hashable {
@@ -186,18 +195,22 @@ public struct MutationResult: Codable, Sendable, Hashable {
     /// The row as the server now has it, so a client can show the truth
     /// after a rejection and the confirmed state after success.
     public var row: ChangeRow?
+    /// For a change to an inspection: its order as the server now has it
+    /// (completing an inspection picks the vehicle up or delivers it).
+    public var order: Order?
 
     public init(id: ID<Mutation>, outcome: MutationOutcome, replayed: Bool = false, code: ErrorCode? = nil,
-                message: String? = nil, row: ChangeRow? = nil) {
+                message: String? = nil, row: ChangeRow? = nil, order: Order? = nil) {
         self.id = id
         self.outcome = outcome
         self.replayed = replayed
         self.code = code
         self.message = message
         self.row = row
+        self.order = order
     }
 
-    enum CodingKeys: String, CodingKey { case id, outcome, replayed, code, message, entity, row }
+    enum CodingKeys: String, CodingKey { case id, outcome, replayed, code, message, entity, row, order }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -212,6 +225,7 @@ public struct MutationResult: Codable, Sendable, Hashable {
         } else {
             row = nil
         }
+        order = try container.decodeIfPresent(Order.self, forKey: .order)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -225,6 +239,7 @@ public struct MutationResult: Codable, Sendable, Hashable {
             try container.encode(row.entity, forKey: .entity)
             try row.encode(to: &container, forKey: .row)
         }
+        try container.encodeIfPresent(order, forKey: .order)
     }
 }
 

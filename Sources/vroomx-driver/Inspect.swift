@@ -13,7 +13,8 @@ struct Inspect: AsyncParsableCommand {
                 --damage rear_bumper:dent:moderate:"fist-sized" --odometer 48210 --customer-unavailable
             Photos are JPEG, PNG or HEIC; the video MP4 or MOV; the signature a PNG or JPEG. Files upload with \
             resumable uploads (a dropped connection continues where it stopped); offline, everything is kept on \
-            this device and sent by `vroomx-driver sync`. The inspection completes once its files are uploaded.
+            this device and sent by `vroomx-driver sync`. The inspection completes once its files are uploaded; \
+            completing the pickup inspection picks the vehicle up, the delivery inspection delivers it.
             A damage is location:type:severity[:note][@photo_slot], e.g. front_bumper:scratch:minor:"10 cm"@damage_1.
             """)
     @OptionGroup var global: GlobalOptions
@@ -50,7 +51,8 @@ struct Inspect: AsyncParsableCommand {
             for (slot, file) in attachments { try await app.attach(file, to: inspection, slot: slot) }
             if !draft { try app.completeInspection(inspection) }
             let kind = pickup ? "Pickup" : "Delivery"
-            let done = draft ? "\(kind) inspection of \(found.number) saved." : "\(kind) inspection of \(found.number) complete."
+            let done = draft ? "\(kind) inspection of \(found.number) saved."
+                : "\(kind) inspection of \(found.number) complete: \(pickup ? "picked up" : "delivered")."
             // The inspection reaches the server first, then its files, then the completion.
             await session.syncIfPossible(quiet: true)
             try await session.sendUploads(of: inspection)

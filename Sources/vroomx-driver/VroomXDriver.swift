@@ -273,17 +273,14 @@ struct OrderCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "order", abstract: "Show an order, or change it.",
         discussion: """
-            vroomx-driver order O-5003                         show it
-            vroomx-driver order O-5003 status picked_up        picked up now (or --at 14:05)
-            vroomx-driver order O-5003 status delivered
+            vroomx-driver order O-5003                         show it, with its inspections
             vroomx-driver order O-5003 eta --pickup 15:30 --delivery "2026-11-24 09:00"
+            A vehicle is picked up or delivered by completing its inspection: `vroomx-driver inspect O-5003 --pickup …`.
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var output: OutputOptions
     @Argument(help: "Order number (O-5003) or id.") var order: String
-    @Argument(help: "status or eta.") var action: String?
-    @Argument(help: "For status: picked_up or delivered.") var value: String?
-    @Option(help: "When it happened (default now).") var at: String?
+    @Argument(help: "eta, or nothing to show the order.") var action: String?
     @Option(help: "Pickup ETA.") var pickup: String?
     @Option(help: "Delivery ETA.") var delivery: String?
 
@@ -303,19 +300,17 @@ struct OrderCommand: AsyncParsableCommand {
                     render.inspections(try app.database.inspections(order: found.id), uploads: try app.database.uploads())
                 }
             case "status":
-                guard let value, let status = OrderStatus(rawValue: value) else {
-                    throw CLIError(.usage, "Give the new status: picked_up or delivered.")
-                }
-                let found = try Lookup.order(order, in: app)
-                try app.updateOrderStatus(found.id, to: status, at: try at.map { try Input.time($0) })
-                try await session.finishChange("Order \(found.number) is \(status.rawValue).")
+                throw CLIError(.usage, """
+                    A vehicle is picked up or delivered by completing its inspection: \
+                    vroomx-driver inspect \(order) --pickup (or --delivery) with its photos.
+                    """)
             case "eta":
                 guard pickup != nil || delivery != nil else { throw CLIError(.usage, "Give --pickup, --delivery or both.") }
                 let found = try Lookup.order(order, in: app)
                 try app.submitETA(found.id, pickup: try pickup.map { try Input.time($0) }, delivery: try delivery.map { try Input.time($0) })
                 try await session.finishChange("ETA for order \(found.number) updated.")
             case let other?:
-                throw CLIError(.usage, "Unknown action \(other): use status or eta.")
+                throw CLIError(.usage, "Unknown action \(other): use eta.")
             }
         }
     }

@@ -47,7 +47,7 @@ struct SignInTests {
         #expect(auth.state == .unlocked)
 
         // Five wrong PINs send the driver back to email sign-in; work on the device is kept.
-        try device.app.updateOrderStatus(carrier.orders[carrier.trips[0][0].id]![0].id, to: .pickedUp)
+        try device.app.submitETA(carrier.orders[carrier.trips[0][0].id]![0].id, pickup: Date().addingTimeInterval(3600))
         auth.lock()
         for attempt in 1...5 {
             do {
@@ -123,18 +123,18 @@ struct SignInTests {
         // Work done meanwhile is not lost when the session ends.
         let order = carrier.orders[carrier.trips[0][0].id]![0]
         await live.stop()
-        try device.app.updateOrderStatus(order.id, to: .pickedUp)
+        try await device.app.inspectAndComplete(order.id, .pickup)
         try await live.start()
         await device.app.syncNow()
         try await eventually("signed out") { device.app.auth.state == .signedOut }
         #expect(device.app.auth.message?.contains("session has ended") == true)
-        #expect(try device.app.database.unsyncedCount() == 1)
+        #expect(try device.app.database.unsyncedCount() == 3 + MediaSlot.requiredPhotos.count)
         #expect(try device.app.database.order(order.id)?.status == .pickedUp)
-        // The same driver signs in again (after the one-minute resend limit): the change goes through.
+        // The same driver signs in again (after the one-minute resend limit): the pickup and its photos go through.
         server.clock.advance(by: 61)
         try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox, pin: nil)
         await device.app.syncNow()
-        #expect(try device.app.database.unsyncedCount() == 0)
+        try await eventually("synced", timeout: .seconds(60)) { try device.app.database.unsyncedCount() == 0 }
         #expect(try await server.store.order(order.id, carrier.scope).status == .pickedUp)
         await device.app.shutdown()
         await live.stop()

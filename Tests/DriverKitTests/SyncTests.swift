@@ -33,8 +33,11 @@ struct SyncTests {
         let notification = try app.database.notifications().first!
 
         await live.stop()
-        try app.updateOrderStatus(first.id, to: .pickedUp)
-        try app.updateOrderStatus(first.id, to: .delivered)
+        // Picked up and delivered with no signal: two inspections, twelve photos.
+        #expect(throws: LocalRejection.self) { try app.updateOrderStatus(first.id, to: .pickedUp) }
+        let pickup = try await app.inspectAndComplete(first.id, .pickup)
+        #expect(try app.database.order(first.id)?.status == .pickedUp)
+        let delivery = try await app.inspectAndComplete(first.id, .delivery)
         try app.submitETA(second.id, pickup: Date().addingTimeInterval(3600))
         let expense = try app.createExpense(trip: trip.id, category: .fuel, amountCents: 6_123, notes: "diesel")
         let doomed = try app.createExpense(trip: trip.id, category: .tolls, amountCents: 300)
@@ -45,19 +48,33 @@ struct SyncTests {
         #expect(try app.database.expenses(trip: trip.id).contains { $0.id == expense })
         #expect(try !app.database.expenses(trip: trip.id).contains { $0.id == doomed })
         #expect(try app.database.notifications().first { $0.id == notification.id }?.readAt != nil)
-        #expect(try app.database.unsyncedCount() == 5)
-        // An invalid change is refused on the device, nothing queued.
+        // 3 changes per inspection and 6 photos each, the ETA, the expense, the read mark.
+        #expect(try app.database.unsyncedCount() == 2 * (3 + 6) + 3)
+        // Invalid changes are refused on the device, nothing queued.
         #expect(throws: LocalRejection.self) { try app.updateOrderStatus(second.id, to: .delivered) }
+        do {
+            try app.updateOrderStatus(second.id, to: .pickedUp)
+            Issue.record("a pickup without its inspection was accepted")
+        } catch let rejection as LocalRejection {
+            #expect(rejection.code == .inspectionRequired)
+        }
+        let localPickup = try #require(try app.database.order(first.id)?.actualPickupDate)
         await app.syncNow()
         try await eventually("offline seen") { !app.status.isOnline }
         #expect(app.status.offlineBanner == "You're offline — showing cached data")
 
         try await live.start()
         await app.syncNow()
-        #expect(try app.database.unsyncedCount() == 0)
+        try await eventually("everything synced", timeout: .seconds(60)) { try app.database.unsyncedCount() == 0 }
         let order = try await server.store.order(first.id, carrier.scope)
         #expect(order.status == .delivered)
-        #expect(order.actualPickupDate != nil && order.actualDeliveryDate != nil)
+        // Stamped with when the driver completed each inspection, not when it synced.
+        #expect(order.actualPickupDate.map(WireTime.milliseconds) == WireTime.milliseconds(localPickup))
+        #expect(order.actualDeliveryDate != nil)
+        for inspection in [pickup, delivery] {
+            let stored = try await server.store.inspection(inspection, carrier.scope)
+            #expect(stored.completedAt != nil && stored.media.count == MediaSlot.requiredPhotos.count)
+        }
         #expect(try await server.store.order(second.id, carrier.scope).pickupETA != nil)
         let expenses = try await server.store.expenses(trip: trip.id, carrier.scope)
         #expect(expenses.filter { $0.id == expense }.count == 1)
@@ -83,7 +100,7 @@ struct SyncTests {
         let trip = carrier.trips[0][0]
 
         transport.mode = .loseAnswers
-        try app.updateOrderStatus(carrier.orders[trip.id]![0].id, to: .pickedUp)
+        try app.submitETA(carrier.orders[trip.id]![0].id, delivery: Date().addingTimeInterval(86_400))
         let expense = try app.createExpense(trip: trip.id, category: .lodging, amountCents: 9_900)
         await app.syncNow()
         #expect(transport.sent >= 1)                                       // it reached the server…
@@ -114,7 +131,7 @@ struct SyncTests {
         let expenses = try (0..<20).map { index in
             try device.app.createExpense(trip: trip.id, category: .other, amountCents: 100 + index)
         }
-        try device.app.updateOrderStatus(carrier.orders[trip.id]![0].id, to: .pickedUp)
+        try device.app.submitETA(carrier.orders[trip.id]![0].id, pickup: Date().addingTimeInterval(3600))
         // The process dies: no shutdown, nothing flushed but what is in SQLite.
         let directory = device.stateDirectory
         device = try DriverDevice.make(server: live, stateDirectory: directory)
@@ -136,7 +153,7 @@ struct SyncTests {
     @Test("a rejected change puts the server's truth back and says why; other changes go through")
     func rejection() async throws {
         let server = try await TestServer.make(.sqlite)
-        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 2)
         let live = try await LiveServer(server)
         let device = try DriverDevice.make(server: live)
         let app = device.app
@@ -144,24 +161,42 @@ struct SyncTests {
         await app.syncNow()
         let trip = carrier.trips[0][0]
         let (cancelled, other) = (carrier.orders[trip.id]![0], carrier.orders[trip.id]![1])
+        let late = carrier.orders[carrier.trips[0][1].id]![0]
+        // This inspection reaches the server before the signal goes.
+        let lateInspection = try app.startInspection(order: late.id, kind: .pickup)
+        await app.syncNow()
+        #expect(try await server.store.orderInspectionDocuments(late.id, carrier.scope).count == 1)
 
         await live.stop()
-        try app.updateOrderStatus(cancelled.id, to: .pickedUp)
-        try app.updateOrderStatus(cancelled.id, to: .delivered)
-        try app.updateOrderStatus(other.id, to: .pickedUp)
-        // Meanwhile dispatch cancelled the first order.
+        try await app.inspectAndComplete(cancelled.id, .pickup)
+        try await app.inspectAndComplete(other.id, .pickup)
+        try app.updateInspection(lateInspection, customerUnavailable: true)
+        for slot in MediaSlot.requiredPhotos {
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("late-\(slot).jpg")
+            try Data(MediaSamples.jpeg(size: 1024)).write(to: file)
+            try await app.attach(file, to: lateInspection, slot: slot)
+        }
+        try app.completeInspection(lateInspection)
+        #expect(try [cancelled, other, late].allSatisfy { try app.database.order($0.id)?.status == .pickedUp })
+        // Meanwhile dispatch cancelled two of the orders.
         _ = try await server.store.updateOrder(cancelled.id, .init(status: .cancelled), tenant: carrier.tenant.id)
+        _ = try await server.store.updateOrder(late.id, .init(status: .cancelled), tenant: carrier.tenant.id)
         try await live.start()
         await app.syncNow()
 
-        #expect(try app.database.order(cancelled.id)?.status == .cancelled)   // the server's truth
+        try await eventually("everything settled", timeout: .seconds(60)) { try app.database.unsyncedCount() == 0 }
+        // The server's truth: the cancelled orders are back to cancelled, the other one is picked up.
+        #expect(try app.database.order(cancelled.id)?.status == .cancelled)
+        #expect(try app.database.order(late.id)?.status == .cancelled)
         #expect(try app.database.order(other.id)?.status == .pickedUp)
-        let failed = app.status.failed
+        #expect(try await server.store.order(other.id, carrier.scope).status == .pickedUp)
+        // The refused inspection left the device with its files; the one the server has stays, open.
+        #expect(try app.database.inspections(order: cancelled.id).isEmpty)
+        #expect(try app.database.inspection(lateInspection)?.completedAt == nil)
+        #expect(try app.database.uploads().allSatisfy { $0.status == .completed })
         try await eventually("failures shown") { app.status.failed.count == 2 }
-        #expect(app.status.failed.map(\.errorCode) == ["invalid_transition", "dependency_failed"])
+        #expect(Set(app.status.failed.map(\.errorCode)) == ["invalid_transition"])
         #expect(app.status.failed.allSatisfy { $0.failure == .rejected })
-        _ = failed
-        #expect(try app.database.unsyncedCount() == 0)                         // rejected work is not "unsynced"
         for entry in app.status.failed { try app.dismiss(entry.id) }
         try await eventually("dismissed") { app.status.failed.isEmpty }
         await app.shutdown()
@@ -215,7 +250,7 @@ struct SyncTests {
         #expect(try await server.store.deviceTokens(user: carrier.driver.user.id, tenant: carrier.tenant.id).map(\.token) == ["a1b2c3d4e5f6"])
 
         await live.stop()
-        try app.updateOrderStatus(carrier.orders[carrier.trips[0][0].id]![0].id, to: .pickedUp)
+        try app.submitETA(carrier.orders[carrier.trips[0][0].id]![0].id, pickup: Date().addingTimeInterval(3600))
         try await eventually("count shown") { app.status.unsyncedCount == 1 }
         #expect(profile.state.signOutWarning == "1 change has not reached dispatch yet and would be lost. Sync first, or log out anyway.")
         await #expect(throws: AuthError.unsyncedChanges(count: 1)) { try await profile.signOut() }

@@ -56,15 +56,26 @@ struct DriverCommandTests {
         let messages = try await Self.driver(["messages"], home: home, port: port)
         #expect(messages.output.contains("Today") && messages.output.contains("Hurricane detour") && messages.output.contains("unread"))
 
-        // The server goes away; the driver picks up a vehicle anyway.
+        // The server goes away; the driver inspects and picks up a vehicle anyway.
         await server.stop()
-        let offline = try await Self.driver(["order", "O-5004", "status", "picked_up"], home: home, port: port)
+        let photos = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-photos-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: photos, withIntermediateDirectories: true)
+        var inspect = ["inspect", "O-5004", "--pickup", "--customer-unavailable"]
+        for slot in MediaSlot.requiredPhotos {
+            let path = photos.appendingPathComponent("\(slot).jpg")
+            try Data(MediaSamples.jpeg(size: 20_000)).write(to: path)
+            inspect += ["--photo", "\(slot)=\(path.path)"]
+        }
+        let offline = try await Self.driver(inspect, home: home, port: port)
         #expect(offline.status == 75, "\(offline.output)")
         #expect(offline.output.contains("You're offline — showing cached data"))
+        #expect(offline.output.contains("Pickup inspection of O-5004 complete: picked up."))
         let cached = try await Self.driver(["order", "O-5004", "--json"], home: home, port: port)
         #expect(try WireJSON.decoder().decode(Order.self, from: Data(cached.output.utf8)).status == .pickedUp)
-        let refused = try await Self.driver(["order", "O-5006", "status", "delivered"], home: home, port: port)
-        #expect(refused.status == 65)
+        // Marking a status by hand is not how it is done; an inspection the order is not ready for is refused.
+        #expect(try await Self.driver(["order", "O-5006", "status", "delivered"], home: home, port: port).status == 64)
+        let refused = try await Self.driver(["inspect", "O-5006", "--delivery", "--draft"], home: home, port: port)
+        #expect(refused.status == 65, "\(refused.output)")
 
         // Back online: sync delivers it, once.
         server = try await ServerProcess.start(dataDirectory: data, port: port)
@@ -81,6 +92,7 @@ struct DriverCommandTests {
         #expect(applied.count == 1)
         #expect(applied.first == "picked_up")
         await services.database.close()
+        try? FileManager.default.removeItem(at: photos)
 
         let logout = try await Self.driver(["logout"], home: home, port: port)
         #expect(logout.status == 0, "\(logout.output)")
@@ -128,6 +140,7 @@ struct DriverCommandTests {
         #expect(sync.output.contains("walkthrough") && sync.output.contains("100%"))
         let shown = try await Self.driver(["order", "O-5005"], home: home, port: port)
         #expect(shown.output.contains("Pickup    inspection complete") && shown.output.contains("8 files on the server"), "\(shown.output)")
+        #expect(shown.output.contains("picked_up"), "completing the pickup inspection picked the vehicle up: \(shown.output)")
         await server.stop()
 
         var configuration = ServerConfiguration()

@@ -6,7 +6,8 @@ import VroomXTestSupport
 
 @Suite("Driver and dispatch API")
 struct DriverAPITests {
-    @Test("a driver moves an order along the road; the state machine refuses shortcuts", arguments: TestBackend.available)
+    @Test("a driver picks up and delivers by completing inspections; the state machine refuses shortcuts",
+          arguments: TestBackend.available)
     func orderStatusMachine(_ backend: TestBackend) async throws {
         let server = try await TestServer.make(backend)
         let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
@@ -16,31 +17,48 @@ struct DriverAPITests {
             let skip = try await api.call(.updateOrderStatus, order.id.rawValue, json: UpdateOrderStatusRequest(status: .delivered), token: token)
             #expect(skip.status == 409)
             #expect(skip.errorCode == "invalid_transition")
+            // Picking up is completing the pickup inspection; asked directly, it is refused.
+            let direct = try await api.call(.updateOrderStatus, order.id.rawValue, json: UpdateOrderStatusRequest(status: .pickedUp), token: token)
+            #expect(direct.status == 409)
+            #expect(direct.errorCode == "inspection_required")
+            #expect(try await api.call(.saveInspection, ID<Inspection>().rawValue, json: SaveInspectionRequest(orderID: order.id, kind: .delivery),
+                                       token: token).errorCode == "invalid_transition")
             #expect(try await server.store.order(order.id, carrier.scope).status == .assigned)
 
             let pickupTime = server.clock.now.addingTimeInterval(-600)
-            let picked = try await api.call(.updateOrderStatus, order.id.rawValue,
-                                            json: UpdateOrderStatusRequest(status: .pickedUp, occurredAt: pickupTime), token: token)
-                .decode(Order.self)
+            let pickup = try await api.completeInspection(of: order.id, .pickup, token: token, at: pickupTime)
+            #expect(pickup.completedAt.map(WireTime.milliseconds) == WireTime.milliseconds(pickupTime))
+            let picked = try await api.call(.order, order.id.rawValue, token: token).decode(Order.self)
             #expect(picked.status == .pickedUp)
             #expect(picked.actualPickupDate.map(WireTime.milliseconds) == WireTime.milliseconds(pickupTime))
             #expect(picked.version == order.version + 1)
-            // A replayed tap is a no-op, not an error.
+            // A replayed tap or completion is a no-op, not an error.
             let again = try await api.call(.updateOrderStatus, order.id.rawValue, json: UpdateOrderStatusRequest(status: .pickedUp), token: token)
             #expect(again.status == 200)
             #expect(try again.decode(Order.self).version == picked.version)
+            let completedAgain = try await api.call(.completeInspection, pickup.id.rawValue, token: token)
+            #expect(try completedAgain.decode(Inspection.self) == pickup)
+            #expect(try await api.call(.order, order.id.rawValue, token: token).decode(Order.self) == picked)
             // Drivers cannot cancel or go back.
             #expect(try await api.call(.updateOrderStatus, order.id.rawValue, json: UpdateOrderStatusRequest(status: .cancelled),
                                        token: token).errorCode == "invalid_transition")
-            let future = try await api.call(.updateOrderStatus, order.id.rawValue,
-                                            json: UpdateOrderStatusRequest(status: .delivered, occurredAt: server.clock.now.addingTimeInterval(3600)),
-                                            token: token)
+            #expect(try await api.call(.updateOrderStatus, order.id.rawValue, json: UpdateOrderStatusRequest(status: .delivered),
+                                       token: token).errorCode == "inspection_required")
+
+            let delivery = try await api.readyInspection(of: order.id, .delivery, token: token)
+            let future = try await api.call(.completeInspection, delivery.rawValue,
+                                            json: CompleteInspectionRequest(occurredAt: server.clock.now.addingTimeInterval(3600)), token: token)
             #expect(future.status == 422)
             #expect(future.error?.field == "occurred_at")
-            let delivered = try await api.call(.updateOrderStatus, order.id.rawValue, json: UpdateOrderStatusRequest(status: .delivered),
-                                               token: token).decode(Order.self)
+            let beforePickup = try await api.call(.completeInspection, delivery.rawValue,
+                                                  json: CompleteInspectionRequest(occurredAt: pickupTime.addingTimeInterval(-60)), token: token)
+            #expect(beforePickup.error?.field == "occurred_at")
+            #expect(try await server.store.inspection(delivery, carrier.scope).completedAt == nil, "a refused completion changes nothing")
+            // The body is optional: completed now.
+            #expect(try await api.call(.completeInspection, delivery.rawValue, token: token).status == 200)
+            let delivered = try await api.call(.order, order.id.rawValue, token: token).decode(Order.self)
             #expect(delivered.status == .delivered)
-            #expect(delivered.actualDeliveryDate != nil)
+            #expect(delivered.actualDeliveryDate.map(WireTime.milliseconds) == WireTime.milliseconds(server.clock.now))
             // Delivered orders take no more ETAs.
             #expect(try await api.call(.updateOrderETA, order.id.rawValue, json: UpdateETARequest(deliveryETA: server.clock.now),
                                        token: token).status == 409)
@@ -148,7 +166,7 @@ struct DriverAPITests {
             let loaded = try await api.call(.dispatchCreateOrder, json: CreateOrderRequest(
                 number: "O-2", tripID: trip.id, vehicle: Vehicle(), pickup: Stop(address: "a"), delivery: Stop(address: "b"),
                 revenueCents: 1), token: dispatch).decode(Order.self)
-            _ = try await api.call(.updateOrderStatus, loaded.id.rawValue, json: UpdateOrderStatusRequest(status: .pickedUp), token: second)
+            try await api.completeInspection(of: loaded.id, .pickup, token: second)
             #expect(try await api.call(.dispatchAssignTrip, trip.id.rawValue, json: AssignTripRequest(driverID: carrier.driverID(0)),
                                        token: dispatch).status == 409)
             // Drivers and their pay terms.

@@ -86,24 +86,32 @@ struct MutationTests {
         let notification = try await server.store.notifications(.driver(tenant: carrier.tenant.id, driver: carrier.driverID(0)))[0]
         let expenseID = ID<Expense>()
         let skip = Mutation(.updateOrderStatus(.init(orderID: second.id, status: .delivered)))
-        let batch = MutationBatch([
-            Mutation(.updateOrderStatus(.init(orderID: first.id, status: .pickedUp, occurredAt: server.clock.now.addingTimeInterval(-60)))),
-            skip,
-            Mutation(.updateOrderETA(.init(orderID: second.id, deliveryETA: server.clock.now.addingTimeInterval(7200))), dependsOn: [skip.id]),
-            Mutation(.createExpense(.init(id: expenseID, tripID: trip.id, category: .fuel, amountCents: 9_999, date: LocalDate(Date())))),
-            Mutation(.markNotificationRead(.init(notificationID: notification.id))),
-            Mutation(.updateOrderStatus(.init(orderID: first.id, status: .delivered))),
-        ])
+        let pickedUpAt = server.clock.now.addingTimeInterval(-60)
         try await server.run { api in
             let token = carrier.driver.accessToken
+            // The photos went up as files; the completion travels in the batch.
+            let pickup = try await api.readyInspection(of: first.id, .pickup, token: token)
+            let delivery = ID<Inspection>()
+            let batch = MutationBatch([
+                Mutation(.completeInspection(.init(inspectionID: pickup, occurredAt: pickedUpAt))),
+                skip,
+                Mutation(.updateOrderETA(.init(orderID: second.id, deliveryETA: server.clock.now.addingTimeInterval(7200))), dependsOn: [skip.id]),
+                Mutation(.createExpense(.init(id: expenseID, tripID: trip.id, category: .fuel, amountCents: 9_999, date: LocalDate(Date())))),
+                Mutation(.markNotificationRead(.init(notificationID: notification.id))),
+                // Allowed because the completion before it picked the vehicle up.
+                Mutation(.saveInspection(.init(inspectionID: delivery, inspection: SaveInspectionRequest(orderID: first.id, kind: .delivery)))),
+            ])
             let results = try await api.call(.mutations, json: batch, token: token).decode(MutationBatchResult.self).results
             #expect(results.map(\.id) == batch.mutations.map(\.id))
             #expect(results.map(\.outcome) == [.applied, .rejected, .rejected, .applied, .applied, .applied])
+            if case .inspection(let completed) = results[0].row { #expect(completed.completedAt != nil) } else { Issue.record("no row") }
+            #expect(results[0].order?.status == .pickedUp)
+            #expect(results[0].order?.actualPickupDate.map(WireTime.milliseconds) == WireTime.milliseconds(pickedUpAt))
             #expect(results[1].code == .invalidTransition)
             if case .order(let current) = results[1].row { #expect(current.status == .assigned) } else { Issue.record("no current row") }
             #expect(results[2].code == .dependencyFailed)
             #expect(results.allSatisfy { !$0.replayed })
-            if case .order(let delivered) = results[5].row { #expect(delivered.status == .delivered) } else { Issue.record("no row") }
+            if case .inspection(let started) = results[5].row { #expect(started.kind == .delivery) } else { Issue.record("no row") }
 
             // The answer was lost; the client sends the same batch again.
             let before = try await MutationTests.fingerprint(server, carrier)
@@ -139,17 +147,18 @@ struct MutationTests {
                 Mutation(.updateOrderETA(.init(orderID: order.id, pickupETA: mine)), baseVersion: base),
                 // Another field dispatch did not touch: applied (field-level merge).
                 Mutation(.updateOrderETA(.init(orderID: order.id, deliveryETA: mine)), baseVersion: base),
-                // Status is checked by the state machine, whatever the base version.
+                // Status follows the state machine and the inspections, whatever the base version.
                 Mutation(.updateOrderStatus(.init(orderID: order.id, status: .pickedUp)), baseVersion: base),
             ]), token: token).decode(MutationBatchResult.self).results
-            #expect(results.map(\.outcome) == [.rejected, .applied, .applied])
+            #expect(results.map(\.outcome) == [.rejected, .applied, .rejected])
             #expect(results[0].code == .conflict)
+            #expect(results[2].code == .inspectionRequired)
             guard case .order(let current) = results[0].row else { Issue.record("no row"); return }
             #expect(current.pickupETA.map(WireTime.milliseconds) == WireTime.milliseconds(dispatchETA))
             let final = try await server.store.order(order.id, carrier.scope)
             #expect(final.pickupETA.map(WireTime.milliseconds) == WireTime.milliseconds(dispatchETA))
             #expect(final.deliveryETA.map(WireTime.milliseconds) == WireTime.milliseconds(mine))
-            #expect(final.status == .pickedUp)
+            #expect(final.status == .assigned)
         }
     }
 }

@@ -163,9 +163,7 @@ struct RealtimeTests {
                 let socket = RealtimeTestClient(port: try #require(apiB.port), token: a.driver.accessToken, since: start)
                 try await socket.waitForReady()
                 let order = a.orders[a.trips[0][0].id]![0]
-                let picked = try await apiA.call(.updateOrderStatus, order.id.rawValue,
-                                                 json: UpdateOrderStatusRequest(status: .pickedUp), token: a.driver.accessToken)
-                #expect(picked.status == 200)
+                try await apiA.completeInspection(of: order.id, .pickup, token: a.driver.accessToken)
                 try await socket.waitUntil("the pickup from instance A") { messages in
                     messages.flatMap { $0.changes ?? [] }.contains { change in
                         if case .order(let updated) = change.row { return updated.status == .pickedUp }

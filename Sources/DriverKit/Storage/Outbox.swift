@@ -78,10 +78,12 @@ extension AppDatabase {
             guard order.status.canTransition(to: change.status, by: .driver) else {
                 throw LocalRejection(code: .invalidTransition, message: "An order that is \(order.status.rawValue) cannot be marked \(change.status.rawValue).")
             }
-            order.status = change.status
-            let at = change.occurredAt ?? now
-            if change.status == .pickedUp { order.actualPickupDate = at }
-            if change.status == .delivered { order.actualDeliveryDate = at }
+            if let kind = Inspection.Kind(completing: change.status),
+               !(try inspections(order: order.id, db).contains { $0.kind == kind && $0.completedAt != nil }) {
+                throw LocalRejection(code: .inspectionRequired,
+                                     message: "Complete the \(kind.rawValue) inspection of order \(order.number) to mark it \(change.status.rawValue).")
+            }
+            move(&order, to: change.status, at: change.occurredAt ?? now)
             try store(.order(order), db)
         case .updateOrderETA(let change):
             guard var order = try order(change.orderID, db) else { throw LocalRejection(code: .notFound, message: "This order is not on your device.") }
@@ -118,15 +120,50 @@ extension AppDatabase {
             guard var inspection = try Self.inspection(reference.inspectionID, db) else {
                 throw LocalRejection(code: .notFound, message: "This inspection is not on your device.")
             }
-            if inspection.completedAt != nil { return false }
-            // Files still on their way count: the completion waits for them before it is sent.
-            var withQueued = inspection
-            withQueued.media += try queuedMedia(of: inspection.id, db).filter { queued in !inspection.media.contains { $0.slot == queued.slot } }
-            if let reason = withQueued.incompleteReason { throw LocalRejection(code: .inspectionIncomplete, message: reason) }
-            inspection.completedAt = now
-            try store(.inspection(inspection), db)
+            guard var order = try order(inspection.orderID, db) else {
+                throw LocalRejection(code: .notFound, message: "This order is not on your device.")
+            }
+            let at = reference.occurredAt ?? now
+            if inspection.completedAt == nil {
+                guard order.status == inspection.kind.orderStatus else {
+                    throw LocalRejection(code: .invalidTransition,
+                                         message: "Order \(order.number) is \(order.status.rawValue); its \(inspection.kind.rawValue) inspection cannot be completed.")
+                }
+                // Files still on their way count: the completion waits for them before it is sent.
+                var withQueued = inspection
+                withQueued.media += try queuedMedia(of: inspection.id, db).filter { queued in !inspection.media.contains { $0.slot == queued.slot } }
+                if let reason = withQueued.incompleteReason { throw LocalRejection(code: .inspectionIncomplete, message: reason) }
+                inspection.completedAt = at
+                try store(.inspection(inspection), db)
+            }
+            // The completed inspection is the pickup (or delivery), as on the server.
+            guard order.status == inspection.kind.orderStatus else { return false }
+            move(&order, to: inspection.kind.completedStatus, at: inspection.completedAt ?? at)
+            try store(.order(order), db)
         }
         return true
+    }
+
+    /// An order picked up or delivered on the device, stamped with when.
+    static func move(_ order: inout Order, to status: OrderStatus, at: Date) {
+        order.status = status
+        if status == .pickedUp { order.actualPickupDate = at }
+        if status == .delivered { order.actualDeliveryDate = at }
+    }
+
+    static func inspections(order: ID<Order>, _ db: Database) throws -> [Inspection] {
+        try docs(db, "SELECT doc FROM inspections WHERE order_id = ?", [order.rawValue])
+    }
+
+    /// The order a queued change is about, if any (an inspection's through the inspection).
+    static func orderID(of mutation: Mutation, _ db: Database) throws -> ID<Order>? {
+        switch mutation.payload {
+        case .updateOrderStatus(let change): return change.orderID
+        case .updateOrderETA(let change): return change.orderID
+        case .saveInspection(let save): return save.inspection.orderID
+        case .completeInspection(let reference): return try inspection(reference.inspectionID, db)?.orderID
+        case .createExpense, .deleteExpense, .markNotificationRead: return nil
+        }
     }
 
     static func applyInspectionSave(_ save: InspectionSave, now: Date, _ db: Database) throws {
@@ -178,8 +215,10 @@ extension AppDatabase {
     /// is left to the server to refuse; the cache shows the server's truth.
     static func overlayPending(touching ids: Set<String>, reset: Bool, _ db: Database) throws {
         let pending = try pendingEntries(db)
-        for entry in pending where reset || ids.contains(entry.mutation.entityID) {
-            _ = try? applyLocally(entry.mutation, now: entry.createdAt, db)
+        for entry in pending {
+            let touched = try reset || ids.contains(entry.mutation.entityID)
+                || orderID(of: entry.mutation, db).map { ids.contains($0.rawValue) } ?? false
+            if touched { _ = try? applyLocally(entry.mutation, now: entry.createdAt, db) }
         }
     }
 
@@ -194,14 +233,28 @@ extension AppDatabase {
     }
 
     /// Pending changes due to be sent now, oldest first. An inspection's
-    /// completion waits until its files have been uploaded.
+    /// completion waits until its files have been uploaded, and what follows
+    /// it for the same order (a status change, the next inspection) waits
+    /// with it: the server would refuse them before the pickup it records.
     public func dueEntries(now: Date, limit: Int = 500) throws -> [OutboxEntry] {
         try reader.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT * FROM outbox WHERE status = 'pending' AND next_attempt_at <= ?
-                AND NOT (kind = ? AND EXISTS (SELECT 1 FROM upload_queue u WHERE u.inspection_id = outbox.entity_id AND u.status <> 'completed'))
-                ORDER BY seq LIMIT ?
-                """, arguments: [now.timeIntervalSince1970, MutationKind.completeInspection.rawValue, limit]).map(OutboxEntry.init(row:))
+            let due = try Row.fetchAll(db, sql: """
+                SELECT * FROM outbox WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY seq
+                """, arguments: [now.timeIntervalSince1970]).map(OutboxEntry.init(row:))
+            let waiting = try Set(String.fetchAll(db, sql: "SELECT DISTINCT inspection_id FROM upload_queue WHERE status <> 'completed'"))
+            var heldOrders: Set<ID<Order>> = []
+            var sendable: [OutboxEntry] = []
+            for entry in due {
+                let order = entry.mutation.kind == .updateOrderETA ? nil : try Self.orderID(of: entry.mutation, db)
+                if let order, heldOrders.contains(order) { continue }
+                if case .completeInspection(let reference) = entry.mutation.payload, waiting.contains(reference.inspectionID.rawValue) {
+                    if let order { heldOrders.insert(order) }
+                    continue
+                }
+                sendable.append(entry)
+                if sendable.count == limit { break }
+            }
+            return sendable
         }
     }
 
@@ -223,8 +276,9 @@ extension AppDatabase {
     /// their confirmed rows are stored; rejected ones stay, marked failed
     /// with the reason, and the server's row replaces the local guess.
     public func settle(_ results: [MutationResult]) throws {
-        try writer.write { db in
+        let orphanedFiles = try writer.write { db -> [String] in
             var touched: Set<String> = []
+            var orphanedFiles: [String] = []
             for result in results {
                 guard let entry = try Row.fetchOne(db, sql: "SELECT * FROM outbox WHERE id = ?", arguments: [result.id.rawValue])
                     .map(OutboxEntry.init(row:)) else { continue }
@@ -239,13 +293,35 @@ extension AppDatabase {
                         """, arguments: [result.code?.rawValue, result.message, result.id.rawValue])
                     if let row = result.row {
                         try Self.store(row, db)
-                    } else if case .createExpense(let request) = entry.mutation.payload, let id = request.id {
-                        try Self.remove(.expense, id: id.rawValue, db)
+                    } else {
+                        // What the server never created goes from the device too.
+                        switch entry.mutation.payload {
+                        case .createExpense(let request): if let id = request.id { try Self.remove(.expense, id: id.rawValue, db) }
+                        case .saveInspection(let save): orphanedFiles += try Self.dropRefusedInspection(save.inspectionID, keeping: entry.id, db)
+                        default: break
+                        }
                     }
+                }
+                if let order = result.order {
+                    try Self.store(.order(order), db)
+                    touched.insert(order.id.rawValue)
                 }
             }
             try Self.overlayPending(touching: touched, reset: false, db)
+            return orphanedFiles
         }
+        for path in orphanedFiles { try? FileManager.default.removeItem(atPath: path) }
+    }
+
+    /// The server refused to start an inspection: its later changes and its
+    /// files can never land, so they go with it; the one rejection the
+    /// driver sees says why. Returns the files to delete.
+    static func dropRefusedInspection(_ id: ID<Inspection>, keeping rejected: ID<Mutation>, _ db: Database) throws -> [String] {
+        try remove(.inspection, id: id.rawValue, db)
+        try db.execute(sql: "DELETE FROM outbox WHERE entity_id = ? AND id <> ?", arguments: [id.rawValue, rejected.rawValue])
+        let files = try String.fetchAll(db, sql: "SELECT path FROM upload_queue WHERE inspection_id = ?", arguments: [id.rawValue])
+        try db.execute(sql: "DELETE FROM upload_queue WHERE inspection_id = ?", arguments: [id.rawValue])
+        return files
     }
 
     /// A send failed for a reason that may pass (offline, server error):

@@ -20,8 +20,10 @@ struct InspectionController {
         routes.on(.inspection) { _, context in
             try JSONBody.response(try await store.inspection(try context.id(), try context.caller().scope))
         }
-        routes.on(.completeInspection) { _, context in
-            try JSONBody.response(try await store.completeInspection(try context.id(), try context.caller().scope))
+        routes.on(.completeInspection) { request, context in
+            let body = try await request.decodeOptionalJSON(CompleteInspectionRequest.self)
+            return try JSONBody.response(try await store.completeInspection(try context.id(), occurredAt: body?.occurredAt,
+                                                                            try context.caller().scope).inspection)
         }
         routes.on(.orderInspections) { _, context in
             JSONBody.items(try await store.orderInspectionDocuments(try context.id(), try context.caller().scope))

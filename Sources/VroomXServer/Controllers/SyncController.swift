@@ -57,8 +57,8 @@ struct SyncController {
                 let (stored, replayed) = try await store.idempotent(
                     tenant: identity.tenant, user: identity.user, key: mutation.id.rawValue, requestHash: try Self.hash(mutation)
                 ) {
-                    let row = try await execute(mutation, scope)
-                    let result = MutationResult(id: mutation.id, outcome: .applied, row: row)
+                    let (row, order) = try await execute(mutation, scope)
+                    let result = MutationResult(id: mutation.id, outcome: .applied, row: row, order: order)
                     return Store.StoredReply(status: 200, body: String(decoding: try JSONBody.encoder.encode(result), as: UTF8.self))
                 }
                 var result = try JSONBody.decoder.decode(MutationResult.self, from: Data(stored.body.utf8))
@@ -66,44 +66,54 @@ struct SyncController {
                 results.append(result)
             } catch let error as AppError where error.status < 500 {
                 rejected.insert(mutation.id)
+                let truth = try? await currentRows(of: mutation, scope)
                 results.append(MutationResult(id: mutation.id, outcome: .rejected, code: error.code, message: error.body.message,
-                                              row: try? await currentRow(of: mutation, scope)))
+                                              row: truth?.row, order: truth?.order))
             }
         }
         return results
     }
 
-    func execute(_ mutation: Mutation, _ scope: Scope) async throws -> ChangeRow? {
+    /// Applies one mutation: the row it changed, and for an inspection its
+    /// order (which completing the inspection moves).
+    func execute(_ mutation: Mutation, _ scope: Scope) async throws -> (row: ChangeRow?, order: Order?) {
         switch mutation.payload {
         case .updateOrderStatus(let change):
-            return .order(try await store.updateOrderStatus(change.orderID, to: change.status, occurredAt: change.occurredAt, scope))
+            return (.order(try await store.updateOrderStatus(change.orderID, to: change.status, occurredAt: change.occurredAt, scope)), nil)
         case .updateOrderETA(let change):
-            return .order(try await store.updateETA(change.orderID, pickup: change.pickupETA, delivery: change.deliveryETA,
-                                                    baseVersion: mutation.baseVersion, scope))
+            return (.order(try await store.updateETA(change.orderID, pickup: change.pickupETA, delivery: change.deliveryETA,
+                                                     baseVersion: mutation.baseVersion, scope)), nil)
         case .createExpense(let request):
             guard request.id != nil else { throw AppError.validation("payload.id", "An offline expense carries its own id.") }
-            return .expense(try await store.createExpense(request, scope))
+            return (.expense(try await store.createExpense(request, scope)), nil)
         case .deleteExpense(let reference):
             try await store.deleteExpense(reference.expenseID, scope)
-            return nil
+            return (nil, nil)
         case .markNotificationRead(let reference):
-            return .notification(try await store.markNotificationRead(reference.notificationID, scope))
+            return (.notification(try await store.markNotificationRead(reference.notificationID, scope)), nil)
         case .saveInspection(let save):
-            return .inspection(try await store.saveInspection(save.inspectionID, save.inspection, scope))
+            let inspection = try await store.saveInspection(save.inspectionID, save.inspection, scope)
+            return (.inspection(inspection), nil)
         case .completeInspection(let reference):
-            return .inspection(try await store.completeInspection(reference.inspectionID, scope))
+            let (inspection, order) = try await store.completeInspection(reference.inspectionID, occurredAt: reference.occurredAt, scope)
+            return (.inspection(inspection), order)
         }
     }
 
-    /// The server's current row, returned with a rejection so the client can
+    /// The server's current rows, returned with a rejection so the client can
     /// put the truth back in its cache.
-    func currentRow(of mutation: Mutation, _ scope: Scope) async throws -> ChangeRow? {
+    func currentRows(of mutation: Mutation, _ scope: Scope) async throws -> (row: ChangeRow?, order: Order?) {
         switch mutation.payload {
-        case .updateOrderStatus(let change): return .order(try await store.order(change.orderID, scope))
-        case .updateOrderETA(let change): return .order(try await store.order(change.orderID, scope))
-        case .saveInspection(let save): return .inspection(try await store.inspection(save.inspectionID, scope))
-        case .completeInspection(let reference): return .inspection(try await store.inspection(reference.inspectionID, scope))
-        case .createExpense, .deleteExpense, .markNotificationRead: return nil
+        case .updateOrderStatus(let change): return (.order(try await store.order(change.orderID, scope)), nil)
+        case .updateOrderETA(let change): return (.order(try await store.order(change.orderID, scope)), nil)
+        case .saveInspection(let save):
+            // An inspection refused at its start has no row: the client drops its copy.
+            let inspection = try? await store.inspection(save.inspectionID, scope)
+            return (inspection.map(ChangeRow.inspection), try await store.order(save.inspection.orderID, scope))
+        case .completeInspection(let reference):
+            let inspection = try await store.inspection(reference.inspectionID, scope)
+            return (.inspection(inspection), try await store.order(inspection.orderID, scope))
+        case .createExpense, .deleteExpense, .markNotificationRead: return (nil, nil)
         }
     }
 

@@ -62,6 +62,14 @@ enum JSONBody {
     /// `malformed_json` for bytes that are not JSON, 422 `validation_failed`
     /// (naming the field) for JSON of the wrong shape.
     static func decode<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {
+        guard let value = try await decode(type, from: request, emptyAllowed: false) else {
+            throw AppError(400, .malformedJSON, "The request body is empty; send a JSON object.")
+        }
+        return value
+    }
+
+    /// As `decode`, but an empty body is nil (for endpoints whose body is optional).
+    static func decode<T: Decodable>(_ type: T.Type, from request: Request, emptyAllowed: Bool) async throws -> T? {
         if let contentType = request.headers[.contentType]?.lowercased(),
            !(contentType.hasPrefix("application/json") || contentType.contains("+json")) {
             throw AppError(415, .unsupportedMediaType, "Send the body as application/json.")
@@ -72,7 +80,7 @@ enum JSONBody {
         } catch is NIOTooManyBytesError {
             throw tooLarge
         }
-        guard buffer.readableBytes > 0 else { throw AppError(400, .malformedJSON, "The request body is empty; send a JSON object.") }
+        guard buffer.readableBytes > 0 else { return nil }
         do {
             return try decoder.decode(T.self, from: Data(buffer.readableBytesView))
         } catch let error as DecodingError {
@@ -130,6 +138,11 @@ enum JSONBody {
 extension Request {
     func decodeJSON<T: Decodable>(_ type: T.Type) async throws -> T {
         try await JSONBody.decode(type, from: self)
+    }
+
+    /// A JSON body that may be left out.
+    func decodeOptionalJSON<T: Decodable>(_ type: T.Type) async throws -> T? {
+        try await JSONBody.decode(type, from: self, emptyAllowed: true)
     }
 }
 

@@ -61,31 +61,34 @@ extension Store {
     }
 
     /// Completes an inspection once its required photos and the signature
-    /// (or "customer not available") are in.
-    public func completeInspection(_ id: ID<Inspection>, _ scope: Scope) async throws -> Inspection {
+    /// (or "customer not available") are in, and in the same transaction
+    /// moves its order: a completed pickup inspection is the pickup, a
+    /// completed delivery inspection the delivery, both at `occurredAt`.
+    /// Completing again answers the completed inspection and changes nothing.
+    public func completeInspection(_ id: ID<Inspection>, occurredAt: Date? = nil,
+                                   _ scope: Scope) async throws -> (inspection: Inspection, order: Order) {
         try await write(tenant: scope.tenant) { tx in
             guard var inspection = try await fetchInspection(id, tenant: scope.tenant, tx.db),
                   let order = try await fetchOrder(inspection.orderID, scope, tx.db) else { throw AppError.notFound("Inspection") }
-            if inspection.completedAt != nil { return inspection }
+            if inspection.completedAt != nil { return (inspection, order) }
             try Self.checkInspectable(order, kind: inspection.kind)
             if let reason = inspection.incompleteReason {
                 throw AppError(422, .inspectionIncomplete, reason)
             }
-            inspection.completedAt = tx.now
+            inspection.completedAt = occurredAt ?? tx.now
             inspection.updatedAt = tx.now
             inspection.version += 1
             try await storeInspection(inspection, isNew: false, visibleTo: order.driverID, tx)
-            return inspection
+            let moved = try await changeStatus(order, to: inspection.kind.completedStatus, occurredAt: inspection.completedAt,
+                                               by: scope.actor, tx)
+            return (inspection, moved)
         }
     }
 
     /// A pickup inspection is made on an assigned order, a delivery
     /// inspection on one that was picked up.
     static func checkInspectable(_ order: Order, kind: Inspection.Kind) throws {
-        switch (kind, order.status) {
-        case (.pickup, .assigned), (.delivery, .pickedUp):
-            return
-        default:
+        guard order.status == kind.orderStatus else {
             throw AppError(409, .invalidTransition,
                            "A \(kind.rawValue) inspection cannot be made on an order that is \(order.status.rawValue).", field: "kind")
         }

@@ -87,19 +87,37 @@ extension Store {
     /// the current status is a no-op, so a replayed tap succeeds; anything
     /// the state machine does not allow is `invalid_transition` and nothing
     /// is written. Picking up and delivering stamp the actual dates with the
-    /// moment it happened.
+    /// moment it happened. A driver picks up or delivers by completing that
+    /// inspection; asked directly without one, it is `inspection_required`.
     public func updateOrderStatus(_ id: ID<Order>, to status: OrderStatus, occurredAt: Date?, _ scope: Scope) async throws -> Order {
+        try await updateOrderStatus(id, to: status, occurredAt: occurredAt, scope, inspectionWaived: false)
+    }
+
+    /// `inspectionWaived` is for history recorded without inspections (the
+    /// demo carrier's finished trips), never for a request.
+    func updateOrderStatus(_ id: ID<Order>, to status: OrderStatus, occurredAt: Date?, _ scope: Scope,
+                           inspectionWaived: Bool) async throws -> Order {
         try await write(tenant: scope.tenant) { tx in
             guard let order = try await fetchOrder(id, scope, tx.db) else { throw AppError.notFound("Order") }
-            return try await changeStatus(order, to: status, occurredAt: occurredAt, by: scope.actor, tx)
+            return try await changeStatus(order, to: status, occurredAt: occurredAt, by: scope.actor,
+                                          inspectionWaived: inspectionWaived, tx)
         }
     }
 
     func changeStatus(_ current: Order, to status: OrderStatus, occurredAt: Date?, by actor: Actor,
-                      _ tx: TenantTransaction) async throws -> Order {
+                      inspectionWaived: Bool = false, _ tx: TenantTransaction) async throws -> Order {
         if current.status == status { return current }
         guard current.status.canTransition(to: status, by: actor) else {
             throw AppError.invalidTransition(from: current.status.rawValue, to: status.rawValue)
+        }
+        if actor == .driver, !inspectionWaived, let kind = Inspection.Kind(completing: status),
+           try await tx.first("""
+               SELECT id FROM inspections WHERE tenant_id = \(tx.tenant) AND order_id = \(current.id)
+               AND kind = \(kind.rawValue) AND completed_at IS NOT NULL
+               """) == nil {
+            throw AppError(409, .inspectionRequired,
+                           "Complete the \(kind.rawValue) inspection of order \(current.number) to mark it \(status.label).",
+                           field: "status")
         }
         let at = occurredAt ?? tx.now
         if at > tx.now.addingTimeInterval(300) {
