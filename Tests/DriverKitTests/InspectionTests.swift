@@ -104,6 +104,43 @@ struct InspectionTests {
         await live.stop()
     }
 
+    @Test("an order taken away mid-inspection leaves the device with its inspection and waiting files")
+    func reassignedMidInspection() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha")
+        let live = try await LiveServer(server)
+        let device = try DriverDevice.make(server: live)
+        let app = device.app
+        try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox)
+        await app.syncNow()
+        let order = carrier.orders[carrier.trips[0][0].id]![0]
+        let inspection = try app.startInspection(order: order.id, kind: .pickup)
+        await app.syncNow()
+        await live.stop()
+        try await app.attach(try Self.write(MediaSamples.jpeg(), name: "front.jpg"), to: inspection, slot: .front)
+        #expect(try app.database.unsyncedCount() == 1)
+        _ = try await server.store.assignOrder(order.id, .init(driverID: carrier.driverID(1)), tenant: carrier.tenant.id)
+
+        try await live.start()
+        await app.syncNow()
+        try await eventually("the order and its inspection left the device") {
+            try app.database.order(order.id) == nil && app.database.inspection(inspection) == nil
+        }
+        #expect(try app.database.uploads().isEmpty)
+        #expect(try app.database.unsyncedCount() == 0)
+        // The file the queue copied goes at the next start.
+        await app.shutdown()
+        let restarted = try DriverDevice.make(server: live, stateDirectory: device.stateDirectory)
+        restarted.app.launch()
+        try await eventually("the copy deleted") {
+            let copies = FileManager.default.enumerator(at: device.stateDirectory, includingPropertiesForKeys: nil)?
+                .compactMap { $0 as? URL }.filter { (try? Data(contentsOf: $0).prefix(3)) == Data([0xFF, 0xD8, 0xFF]) } ?? []
+            return copies.isEmpty
+        }
+        await restarted.app.shutdown()
+        await live.stop()
+    }
+
     @Test("an app killed mid-upload resumes after restart without sending acknowledged bytes again")
     func resumesAfterRestart() async throws {
         let server = try await TestServer.make(.sqlite)

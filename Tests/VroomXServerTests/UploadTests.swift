@@ -286,6 +286,44 @@ struct UploadTests {
         }
     }
 
+    @Test("an order reassigned mid-inspection takes the inspection to the new driver; the previous driver's feed drops it",
+          arguments: TestBackend.available)
+    func reassignedMidInspection(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha")
+        let order = carrier.orders[carrier.trips[0][0].id]![0]
+        let (first, second) = (carrier.drivers[0].accessToken, carrier.drivers[1].accessToken)
+        try await server.run { api in
+            let inspection = try await api.readyInspection(of: order.id, .pickup, token: first)
+            func cursor(_ token: String) async throws -> Int64 {
+                var page = try await api.call(.sync, query: "since=0", token: token).decode(SyncPage.self)
+                while page.hasMore {
+                    page = try await api.call(.sync, query: "since=\(page.cursor)&snapshot_after=\(page.snapshotAfter ?? "")", token: token)
+                        .decode(SyncPage.self)
+                }
+                return page.cursor
+            }
+            let (firstCursor, secondCursor) = (try await cursor(first), try await cursor(second))
+            #expect(try await api.call(.dispatchAssignOrder, order.id.rawValue, json: AssignOrderRequest(driverID: carrier.driverID(1)),
+                                       token: carrier.dispatcher.accessToken).status == 200)
+
+            let dropped = try await api.call(.sync, query: "since=\(firstCursor)", token: first).decode(SyncPage.self).changes
+            #expect(dropped.contains { $0.entity == .inspection && $0.id == inspection.rawValue && $0.op == .delete })
+            #expect(dropped.contains { $0.entity == .order && $0.id == order.id.rawValue && $0.op == .delete })
+            #expect(try await api.call(.inspection, inspection.rawValue, token: first).status == 404)
+            let received = try await api.call(.sync, query: "since=\(secondCursor)", token: second).decode(SyncPage.self).changes
+            let handedOver = received.compactMap { change -> Inspection? in
+                if case .inspection(let value) = change.row { return value } else { return nil }
+            }
+            #expect(handedOver.map(\.id) == [inspection])
+            #expect(handedOver.first?.driverID == carrier.driverID(1) && handedOver.first?.media.count == MediaSlot.requiredPhotos.count)
+            // The new driver finishes it, which picks the vehicle up.
+            #expect(try await api.call(.completeInspection, inspection.rawValue, token: first).status == 404)
+            #expect(try await api.call(.completeInspection, inspection.rawValue, token: second).status == 200)
+            #expect(try await server.store.order(order.id, carrier.scope).status == .pickedUp)
+        }
+    }
+
     @Test("a standard tus client (tuspy) uploads a photo with checksums")
     func tuspy() async throws {
         guard try await ChildProcess.run("/usr/bin/env", ["python3", "-c", "import tusclient"]).status == 0 else {

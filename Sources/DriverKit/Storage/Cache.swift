@@ -93,7 +93,11 @@ extension AppDatabase {
         case .order: try db.execute(sql: "DELETE FROM orders WHERE id = ?", arguments: [id])
         case .expense: try db.execute(sql: "DELETE FROM expenses WHERE id = ?", arguments: [id])
         case .notification: try db.execute(sql: "DELETE FROM notifications WHERE id = ?", arguments: [id])
-        case .inspection: try db.execute(sql: "DELETE FROM inspections WHERE id = ?", arguments: [id])
+        case .inspection:
+            // Its queued files can no longer land (the order went to another driver); the
+            // upload queue deletes the copies of files it no longer lists.
+            try db.execute(sql: "DELETE FROM inspections WHERE id = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM upload_queue WHERE inspection_id = ?", arguments: [id])
         case .driver: break
         }
     }

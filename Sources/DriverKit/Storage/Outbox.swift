@@ -317,10 +317,9 @@ extension AppDatabase {
     /// files can never land, so they go with it; the one rejection the
     /// driver sees says why. Returns the files to delete.
     static func dropRefusedInspection(_ id: ID<Inspection>, keeping rejected: ID<Mutation>, _ db: Database) throws -> [String] {
+        let files = try String.fetchAll(db, sql: "SELECT path FROM upload_queue WHERE inspection_id = ?", arguments: [id.rawValue])
         try remove(.inspection, id: id.rawValue, db)
         try db.execute(sql: "DELETE FROM outbox WHERE entity_id = ? AND id <> ?", arguments: [id.rawValue, rejected.rawValue])
-        let files = try String.fetchAll(db, sql: "SELECT path FROM upload_queue WHERE inspection_id = ?", arguments: [id.rawValue])
-        try db.execute(sql: "DELETE FROM upload_queue WHERE inspection_id = ?", arguments: [id.rawValue])
         return files
     }
 

@@ -65,6 +65,7 @@ public actor UploadQueue {
     /// Runs until `stop`: sends due files while the network is up.
     public func start() {
         guard runner == nil else { return }
+        deleteUnlistedCopies()
         // A fresh start (launch, sign-in) tries at once, like the outbox.
         try? database.releaseUploadBackoff()
         let changes = network.changes()
@@ -80,6 +81,14 @@ public actor UploadQueue {
                 if await !self.processDue() { await self.nap() }
             }
         }
+    }
+
+    /// Copies whose queue entry is gone (the inspection went to another
+    /// driver, or the app died between copying and recording) are deleted.
+    private func deleteUnlistedCopies() {
+        guard let listed = try? Set(database.uploads().map { URL(fileURLWithPath: $0.path).lastPathComponent }),
+              let copies = try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil) else { return }
+        for copy in copies where !listed.contains(copy.lastPathComponent) { try? FileManager.default.removeItem(at: copy) }
     }
 
     public func stop() async {

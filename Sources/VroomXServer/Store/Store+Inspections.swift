@@ -128,13 +128,28 @@ extension Store {
                 """)
         } else {
             guard try await tx.first("""
-                UPDATE inspections SET odometer = \(inspection.odometer), notes = \(inspection.notes),
+                UPDATE inspections SET driver_id = \(inspection.driverID), odometer = \(inspection.odometer), notes = \(inspection.notes),
                     customer_unavailable = \(inspection.customerUnavailable), completed_at = \(inspection.completedAt),
                     version = \(inspection.version), updated_at = \(inspection.updatedAt), doc = \(doc)
                 WHERE tenant_id = \(tx.tenant) AND id = \(inspection.id) AND version = \(inspection.version - 1) RETURNING id
                 """) != nil else { throw WriteConflict() }
         }
         tx.recordUpsert(.inspection, id: inspection.id.rawValue, document: doc, visibleTo: driver)
+    }
+
+    /// An order that changed hands takes its inspections along (before
+    /// pickup that is at most an unfinished pickup inspection): the
+    /// previous driver's device drops them and the new driver continues.
+    func handOverInspections(of order: Order, from previous: ID<Driver>?, _ tx: TenantTransaction) async throws {
+        let rows = try await tx.query("SELECT doc FROM inspections WHERE tenant_id = \(tx.tenant) AND order_id = \(order.id)")
+        for row in rows {
+            var inspection = try WireJSON.decoder().decode(Inspection.self, from: Data(try row.string("doc").utf8))
+            if let driver = order.driverID { inspection.driverID = driver }
+            inspection.version += 1
+            inspection.updatedAt = tx.now
+            try await storeInspection(inspection, isNew: false, visibleTo: order.driverID, tx)
+            if let previous { tx.recordRevoke(.inspection, id: inspection.id.rawValue, from: previous) }
+        }
     }
 
     /// A stored file of an inspection the caller may see: its description

@@ -311,6 +311,9 @@ extension Store {
             tx.recordRevoke(.order, id: saved.id.rawValue, from: previousDriver)
         }
         tx.recordUpsert(.order, id: saved.id.rawValue, document: doc, visibleTo: saved.driverID)
+        if saved.driverID != original.driverID {
+            try await handOverInspections(of: saved, from: original.driverID, tx)
+        }
         return saved
     }
 
