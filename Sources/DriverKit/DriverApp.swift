@@ -197,6 +197,21 @@ public final class DriverApp {
         return try await uploads.enqueue(file: file, inspection: id, slot: slot)
     }
 
+    /// Sends a failed file again (the driver asked to).
+    public func retryUpload(_ id: String) throws {
+        try database.retryUpload(id)
+        let uploads = self.uploads
+        Task { await uploads.wake() }
+    }
+
+    /// Gives up a failed file the server refuses (the driver retakes the
+    /// photo instead). Only failed files can be discarded.
+    public func discardUpload(_ id: String) async throws {
+        guard try await uploads.discard(id) else {
+            throw LocalRejection(code: .conflict, message: "Only a failed file can be discarded; this one is still on its way.")
+        }
+    }
+
     /// Completes an inspection, which picks the vehicle up (or delivers it)
     /// at this moment: queued like any change, and sent once its files have
     /// reached the server.

@@ -141,6 +141,42 @@ struct InspectionTests {
         await live.stop()
     }
 
+    @Test("a file the server refuses fails with its reason, stays unsynced until the driver discards it, and a retaken photo completes the pickup")
+    func refusedFile() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha")
+        let live = try await LiveServer(server)
+        let device = try DriverDevice.make(server: live)
+        let app = device.app
+        try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox)
+        await app.syncNow()
+        let order = carrier.orders[carrier.trips[0][0].id]![0]
+        let inspection = try app.startInspection(order: order.id, kind: .pickup)
+        try app.updateInspection(inspection, customerUnavailable: true)
+        await app.syncNow()
+        // A document scanned into the front slot: not a photo.
+        let wrong = try await app.attach(try Self.write(MediaSamples.pdf(), name: "front.pdf"), to: inspection, slot: .front)
+        try await eventually("refused") { try app.database.uploads().first { $0.id == wrong.id }?.status == .failed }
+        let reason = try app.database.uploads().first { $0.id == wrong.id }?.lastError ?? ""
+        #expect(reason.contains("takes a JPEG, PNG or HEIC photo"), "\(reason)")
+        #expect(try app.database.unsyncedCount() == 1, "a refused file is not dropped silently")
+        await #expect(throws: AuthError.self) { try await app.auth.logout() }
+        await #expect(throws: LocalRejection.self) { try await app.discardUpload("no-such-file") }
+
+        try await app.discardUpload(wrong.id)
+        #expect(try app.database.unsyncedCount() == 0)
+        #expect(!FileManager.default.fileExists(atPath: wrong.path), "the app's copy is deleted")
+        for slot in MediaSlot.requiredPhotos {
+            try await app.attach(try Self.write(MediaSamples.jpeg(), name: "\(slot).jpg"), to: inspection, slot: slot)
+        }
+        try app.completeInspection(inspection)
+        try await waitUntil("picked up on the server", timeout: .seconds(60)) {
+            try await server.store.order(order.id, carrier.scope).status == .pickedUp
+        }
+        await app.shutdown()
+        await live.stop()
+    }
+
     @Test("an app killed mid-upload resumes after restart without sending acknowledged bytes again")
     func resumesAfterRestart() async throws {
         let server = try await TestServer.make(.sqlite)

@@ -129,6 +129,16 @@ extension AppDatabase {
         }
     }
 
+    /// Forgets a failed file the driver gave up on (say, one the server
+    /// refuses); returns the path of its copy for the caller to delete.
+    func deleteFailedUpload(_ id: String) throws -> String? {
+        try writer.write { db in
+            let path = try String.fetchOne(db, sql: "SELECT path FROM upload_queue WHERE id = ? AND status = 'failed'", arguments: [id])
+            try db.execute(sql: "DELETE FROM upload_queue WHERE id = ? AND status = 'failed'", arguments: [id])
+            return path
+        }
+    }
+
     /// Puts a failed file back in the queue.
     public func retryUpload(_ id: String) throws {
         try writer.write { db in

@@ -106,6 +106,15 @@ public actor UploadQueue {
         wake()
     }
 
+    /// Gives up a failed file, as the driver decided: never silently, and
+    /// never one still on its way. Returns whether one was discarded.
+    @discardableResult
+    public func discard(_ id: String) throws -> Bool {
+        guard let path = try database.deleteFailedUpload(id) else { return false }
+        try? FileManager.default.removeItem(atPath: path)
+        return true
+    }
+
     /// Looks for due files now (a sync may have made some sendable).
     public func wake() { sleeper?.cancel() }
 
