@@ -52,13 +52,8 @@ struct InspectionTests {
 
     @Test("an inspection made offline — photos, video, damage, no customer — uploads when the server returns and completes after its files")
     func offlineInspection() async throws {
-        let server = try await TestServer.make(.sqlite)
-        let carrier = try await CarrierFixture.make(server, name: "Alpha")
-        let live = try await LiveServer(server)
-        let device = try DriverDevice.make(server: live, uploadChunkSize: 256 << 10)
-        let app = device.app
-        try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox)
-        await app.syncNow()
+        let scene = try await DriverScene.make { try DriverDevice.make(server: $0, uploadChunkSize: 256 << 10) }
+        let (server, carrier, live, app) = (scene.server, scene.carrier, scene.live, scene.app)
         let order = carrier.orders[carrier.trips[0][0].id]![0]
         await live.stop()
 
@@ -106,13 +101,8 @@ struct InspectionTests {
 
     @Test("an order taken away mid-inspection leaves the device with its inspection and waiting files")
     func reassignedMidInspection() async throws {
-        let server = try await TestServer.make(.sqlite)
-        let carrier = try await CarrierFixture.make(server, name: "Alpha")
-        let live = try await LiveServer(server)
-        let device = try DriverDevice.make(server: live)
-        let app = device.app
-        try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox)
-        await app.syncNow()
+        let scene = try await DriverScene.make()
+        let (server, carrier, live, device, app) = (scene.server, scene.carrier, scene.live, scene.device, scene.app)
         let order = carrier.orders[carrier.trips[0][0].id]![0]
         let inspection = try app.startInspection(order: order.id, kind: .pickup)
         await app.syncNow()
@@ -143,13 +133,8 @@ struct InspectionTests {
 
     @Test("a file the server refuses fails with its reason, stays unsynced until the driver discards it, and a retaken photo completes the pickup")
     func refusedFile() async throws {
-        let server = try await TestServer.make(.sqlite)
-        let carrier = try await CarrierFixture.make(server, name: "Alpha")
-        let live = try await LiveServer(server)
-        let device = try DriverDevice.make(server: live)
-        let app = device.app
-        try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox)
-        await app.syncNow()
+        let scene = try await DriverScene.make()
+        let (server, carrier, live, app) = (scene.server, scene.carrier, scene.live, scene.app)
         let order = carrier.orders[carrier.trips[0][0].id]![0]
         let inspection = try app.startInspection(order: order.id, kind: .pickup)
         try app.updateInspection(inspection, customerUnavailable: true)
@@ -179,14 +164,10 @@ struct InspectionTests {
 
     @Test("an app killed mid-upload resumes after restart without sending acknowledged bytes again")
     func resumesAfterRestart() async throws {
-        let server = try await TestServer.make(.sqlite)
-        let carrier = try await CarrierFixture.make(server, name: "Alpha")
-        let live = try await LiveServer(server)
         let chunk = 64 << 10
         let first = UploadCountingTransport()
-        let device = try DriverDevice.make(server: live, transport: first, uploadChunkSize: chunk)
-        try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox)
-        await device.app.syncNow()
+        let scene = try await DriverScene.make { try DriverDevice.make(server: $0, transport: first, uploadChunkSize: chunk) }
+        let (server, carrier, live, device) = (scene.server, scene.carrier, scene.live, scene.device)
         let order = carrier.orders[carrier.trips[0][0].id]![0]
         let inspection = try device.app.startInspection(order: order.id, kind: .pickup)
         await device.app.syncNow()

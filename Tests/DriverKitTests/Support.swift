@@ -117,3 +117,24 @@ extension DriverApp {
         return inspection
     }
 }
+
+/// The usual scene: a carrier on a fresh SQLite server, served over real
+/// HTTP, and its first driver signed in on a device that has synced once.
+@MainActor
+struct DriverScene {
+    let server: TestServer
+    let carrier: CarrierFixture
+    let live: LiveServer
+    let device: DriverDevice
+    var app: DriverApp { device.app }
+
+    static func make(device makeDevice: (LiveServer) throws -> DriverDevice = { try DriverDevice.make(server: $0) }) async throws -> DriverScene {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha")
+        let live = try await LiveServer(server)
+        let device = try makeDevice(live)
+        try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox)
+        await device.app.syncNow()
+        return DriverScene(server: server, carrier: carrier, live: live, device: device)
+    }
+}

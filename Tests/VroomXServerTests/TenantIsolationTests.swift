@@ -126,25 +126,16 @@ struct TenantIsolationTests {
     /// Made through the API by the owner, as the app would.
     static func openInspection(_ api: TestAPI, _ a: CarrierFixture, order: Order) async throws -> InspectionFixture {
         let token = a.drivers[0].accessToken
-        let id = ID<Inspection>()
-        do {
-            let saved = try await api.call(.saveInspection, id.rawValue, json: SaveInspectionRequest(
-                orderID: order.id, kind: .pickup, customerUnavailable: true), token: token)
-            guard saved.status == 200 else { throw TestSetupError("save inspection: \(saved.status) \(saved.text)") }
-            for slot in MediaSlot.requiredPhotos {
-                let put = try await api.call(.putInspectionMedia, id.rawValue, slot.rawValue, bytes: MediaSamples.jpeg(), token: token)
-                guard put.status == 200 else { throw TestSetupError("put \(slot): \(put.status) \(put.text)") }
-            }
-            let bytes = MediaSamples.jpeg(size: 300)
-            let created = try await api.call(.createUpload, token: token, headers: [
-                "Tus-Resumable": Tus.version, "Upload-Length": String(bytes.count),
-                "Upload-Metadata": MediaSamples.metadata(id, MediaSlot("damage_1")),
-            ])
-            guard created.status == 201, let location = created.headers[.location] else {
-                throw TestSetupError("create upload: \(created.status) \(created.text)")
-            }
-            return InspectionFixture(inspection: id, upload: String(location.split(separator: "/").last!), uploadBytes: bytes)
+        let id = try await api.readyInspection(of: order.id, .pickup, token: token)
+        let bytes = MediaSamples.jpeg(size: 300)
+        let created = try await api.call(.createUpload, token: token, headers: [
+            "Tus-Resumable": Tus.version, "Upload-Length": String(bytes.count),
+            "Upload-Metadata": MediaSamples.metadata(id, MediaSlot("damage_1")),
+        ])
+        guard created.status == 201, let location = created.headers[.location] else {
+            throw TestSetupError("create upload: \(created.status) \(created.text)")
         }
+        return InspectionFixture(inspection: id, upload: String(location.split(separator: "/").last!), uploadBytes: bytes)
     }
 
     func makeProbes(a: CarrierFixture, trip: Trip, order: Order, expense: Expense, notification: DriverNotification,

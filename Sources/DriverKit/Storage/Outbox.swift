@@ -152,7 +152,7 @@ extension AppDatabase {
     }
 
     static func inspections(order: ID<Order>, _ db: Database) throws -> [Inspection] {
-        try docs(db, "SELECT doc FROM inspections WHERE order_id = ?", [order.rawValue])
+        try docs(db, "SELECT doc FROM inspections WHERE order_id = ? ORDER BY id", [order.rawValue])
     }
 
     /// The order a queued change is about, if any (an inspection's through the inspection).
@@ -178,8 +178,7 @@ extension AppDatabase {
             guard let order = try order(request.orderID, db) else {
                 throw LocalRejection(code: .notFound, message: "This order is not on your device.")
             }
-            let allowed = request.kind == .pickup ? order.status == .assigned : order.status == .pickedUp
-            guard allowed else {
+            guard order.status == request.kind.orderStatus else {
                 throw LocalRejection(code: .invalidTransition,
                                      message: "A \(request.kind.rawValue) inspection cannot be made on an order that is \(order.status.rawValue).")
             }
@@ -214,6 +213,7 @@ extension AppDatabase {
     /// them after a snapshot reset). A change the new state no longer allows
     /// is left to the server to refuse; the cache shows the server's truth.
     static func overlayPending(touching ids: Set<String>, reset: Bool, _ db: Database) throws {
+        guard reset || !ids.isEmpty else { return }
         let pending = try pendingEntries(db)
         for entry in pending {
             let touched = try reset || ids.contains(entry.mutation.entityID)

@@ -154,6 +154,6 @@ extension AppDatabase {
     }
 
     public func inspections(order: ID<Order>) throws -> [Inspection] {
-        try reader.read { db in try Self.docs(db, "SELECT doc FROM inspections WHERE order_id = ? ORDER BY id", [order.rawValue]) }
+        try reader.read { db in try Self.inspections(order: order, db) }
     }
 }
