@@ -19,11 +19,21 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
     /// Path template with `{name}` placeholders, as in OpenAPI.
     public let path: String
     public let access: Access
+    /// The query parameters and headers it reads (path parameters are the
+    /// `{placeholders}`).
+    public let parameters: [Parameter]
 
-    public init(_ method: Method, _ path: String, _ access: Access) {
+    public init(_ method: Method, _ path: String, _ access: Access, _ parameters: [Parameter] = []) {
         self.method = method
         self.path = path
         self.access = access
+        self.parameters = parameters
+    }
+
+    /// A list answer: `{"items":[…],"next_cursor"?}`, paged with `limit`
+    /// and `cursor`, plus the filters given.
+    static func list(_ path: String, _ access: Access, filters: [Parameter] = []) -> Endpoint {
+        Endpoint(.get, path, access, filters + [.pageLimit, .pageCursor])
     }
 
     public var description: String { "\(method.rawValue) \(path)" }
@@ -96,17 +106,17 @@ extension Endpoint {
     public static let removeDeviceToken = Endpoint(.delete, "/v1/device-tokens/{token}", .signedIn)
 
     // Driver
-    public static let trips = Endpoint(.get, "/v1/trips", .driver)
+    public static let trips = list("/v1/trips", .driver)
     public static let trip = Endpoint(.get, "/v1/trips/{id}", .driver)
-    public static let tripOrders = Endpoint(.get, "/v1/trips/{id}/orders", .driver)
-    public static let tripExpenses = Endpoint(.get, "/v1/trips/{id}/expenses", .driver)
-    public static let orders = Endpoint(.get, "/v1/orders", .driver)
+    public static let tripOrders = list("/v1/trips/{id}/orders", .driver)
+    public static let tripExpenses = list("/v1/trips/{id}/expenses", .driver)
+    public static let orders = list("/v1/orders", .driver, filters: [.orderStatus])
     public static let order = Endpoint(.get, "/v1/orders/{id}", .driver)
     public static let updateOrderStatus = Endpoint(.patch, "/v1/orders/{id}/status", .driver)
     public static let updateOrderETA = Endpoint(.patch, "/v1/orders/{id}/eta", .driver)
     public static let createExpense = Endpoint(.post, "/v1/expenses", .driver)
     public static let deleteExpense = Endpoint(.delete, "/v1/expenses/{id}", .driver)
-    public static let notifications = Endpoint(.get, "/v1/notifications", .driver)
+    public static let notifications = list("/v1/notifications", .driver, filters: [.unreadOnly])
     public static let markNotificationRead = Endpoint(.post, "/v1/notifications/{id}/read", .driver)
 
     // Inspections and their media
@@ -114,30 +124,30 @@ extension Endpoint {
     public static let inspection = Endpoint(.get, "/v1/inspections/{id}", .driver)
     public static let completeInspection = Endpoint(.post, "/v1/inspections/{id}/complete", .driver)
     public static let orderInspections = Endpoint(.get, "/v1/orders/{id}/inspections", .driver)
-    public static let inspectionMedia = Endpoint(.get, "/v1/inspections/{id}/media/{slot}", .signedIn)
-    public static let putInspectionMedia = Endpoint(.put, "/v1/inspections/{id}/media/{slot}", .driver)
+    public static let inspectionMedia = Endpoint(.get, "/v1/inspections/{id}/media/{slot}", .signedIn, [.range])
+    public static let putInspectionMedia = Endpoint(.put, "/v1/inspections/{id}/media/{slot}", .driver, [.contentLength])
     // Resumable uploads (tus 1.0)
     public static let uploadOptions = Endpoint(.options, "/v1/uploads", .anyone)
-    public static let createUpload = Endpoint(.post, "/v1/uploads", .driver)
+    public static let createUpload = Endpoint(.post, "/v1/uploads", .driver, [.uploadLength])
     public static let uploadOffset = Endpoint(.head, "/v1/uploads/{id}", .driver)
-    public static let appendUpload = Endpoint(.patch, "/v1/uploads/{id}", .driver)
+    public static let appendUpload = Endpoint(.patch, "/v1/uploads/{id}", .driver, [.uploadOffset, .contentLength])
     public static let terminateUpload = Endpoint(.delete, "/v1/uploads/{id}", .driver)
 
     // Sync
-    public static let sync = Endpoint(.get, "/v1/sync", .signedIn)
+    public static let sync = Endpoint(.get, "/v1/sync", .signedIn, [.since, .syncLimit, .snapshotAfter])
     public static let mutations = Endpoint(.post, "/v1/mutations", .driver)
-    public static let realtime = Endpoint(.get, "/v1/realtime", .signedIn)
+    public static let realtime = Endpoint(.get, "/v1/realtime", .signedIn, [.since, .accessToken])
 
     // Dispatch
-    public static let dispatchDrivers = Endpoint(.get, "/v1/dispatch/drivers", .dispatcher)
+    public static let dispatchDrivers = list("/v1/dispatch/drivers", .dispatcher)
     public static let dispatchCreateDriver = Endpoint(.post, "/v1/dispatch/drivers", .dispatcher)
-    public static let dispatchTrips = Endpoint(.get, "/v1/dispatch/trips", .dispatcher)
+    public static let dispatchTrips = list("/v1/dispatch/trips", .dispatcher, filters: [.tripStatus])
     public static let dispatchCreateTrip = Endpoint(.post, "/v1/dispatch/trips", .dispatcher)
     public static let dispatchTrip = Endpoint(.get, "/v1/dispatch/trips/{id}", .dispatcher)
     public static let dispatchUpdateTrip = Endpoint(.patch, "/v1/dispatch/trips/{id}", .dispatcher)
     public static let dispatchAssignTrip = Endpoint(.post, "/v1/dispatch/trips/{id}/assign", .dispatcher)
-    public static let dispatchTripExpenses = Endpoint(.get, "/v1/dispatch/trips/{id}/expenses", .dispatcher)
-    public static let dispatchOrders = Endpoint(.get, "/v1/dispatch/orders", .dispatcher)
+    public static let dispatchTripExpenses = list("/v1/dispatch/trips/{id}/expenses", .dispatcher)
+    public static let dispatchOrders = list("/v1/dispatch/orders", .dispatcher, filters: [.orderStatus, .tripFilter])
     public static let dispatchCreateOrder = Endpoint(.post, "/v1/dispatch/orders", .dispatcher)
     public static let dispatchOrder = Endpoint(.get, "/v1/dispatch/orders/{id}", .dispatcher)
     public static let dispatchUpdateOrder = Endpoint(.patch, "/v1/dispatch/orders/{id}", .dispatcher)

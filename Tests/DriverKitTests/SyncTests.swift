@@ -9,15 +9,6 @@ import VroomXTestSupport
 @Suite("DriverKit sync")
 @MainActor
 struct SyncTests {
-    /// The server's view of a carrier: what replays must never change.
-    nonisolated static func serverState(_ server: TestServer, _ carrier: CarrierFixture) async throws -> [String] {
-        let store = server.store
-        var lines = try await store.tripDocuments(carrier.scope) + store.orderDocuments(carrier.scope)
-            + store.notificationDocuments(carrier.scope, limit: 1000)
-        for trip in try await store.trips(carrier.scope) { lines += try await store.expenseDocuments(trip: trip.id, carrier.scope) }
-        return lines
-    }
-
     @Test("changes made offline show at once, then reach the server exactly once on reconnect")
     func offlineThenReconnect() async throws {
         let server = try await TestServer.make(.sqlite)
@@ -105,13 +96,13 @@ struct SyncTests {
         await app.syncNow()
         #expect(transport.sent >= 1)                                       // it reached the server…
         #expect(try app.database.unsyncedCount() == 2)                     // …but the device never heard back
-        let applied = try await Self.serverState(server, carrier)
+        let applied = try await carrier.fingerprint(server)
         #expect(try await server.store.expenses(trip: trip.id, carrier.scope).filter { $0.id == expense }.count == 1)
 
         transport.mode = .normal
         await app.syncNow()
         #expect(try app.database.unsyncedCount() == 0)
-        #expect(try await Self.serverState(server, carrier) == applied)      // the replay changed nothing
+        #expect(try await carrier.fingerprint(server) == applied)      // the replay changed nothing
         await app.shutdown()
         await live.stop()
     }
@@ -125,7 +116,7 @@ struct SyncTests {
         try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox)
         await device.app.syncNow()
         let trip = carrier.trips[0][0]
-        let before = try await Self.serverState(server, carrier)
+        let before = try await carrier.fingerprint(server)
 
         await live.stop()
         let expenses = try (0..<20).map { index in
@@ -145,7 +136,7 @@ struct SyncTests {
         await device.app.syncNow()
         let serverExpenses = try await server.store.expenses(trip: trip.id, carrier.scope)
         for id in expenses { #expect(serverExpenses.filter { $0.id == id }.count == 1) }
-        #expect(try await Self.serverState(server, carrier).count == before.count + 20)
+        #expect(try await carrier.fingerprint(server).count == before.count + 20)
         await device.app.shutdown()
         await live.stop()
     }

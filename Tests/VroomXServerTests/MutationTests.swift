@@ -7,16 +7,6 @@ import VroomXTestSupport
 /// Exactly-once mutations: Idempotency-Key on REST, and the batch endpoint.
 @Suite("Exactly-once mutations")
 struct MutationTests {
-    /// Everything that says what the carrier's data is: replaying must not change it.
-    static func fingerprint(_ server: TestServer, _ carrier: CarrierFixture) async throws -> [String] {
-        let scope = carrier.scope
-        var lines = try await server.store.tripDocuments(scope) + server.store.orderDocuments(scope)
-            + server.store.notificationDocuments(scope, limit: 1000)
-        for trip in try await server.store.trips(scope) { lines += try await server.store.expenseDocuments(trip: trip.id, scope) }
-        lines.append("counter \(try await server.store.changeCounter(carrier.tenant.id).counter)")
-        return lines
-    }
-
     @Test("the same Idempotency-Key applies once and replays the answer", arguments: TestBackend.available)
     func restIdempotency(_ backend: TestBackend) async throws {
         let server = try await TestServer.make(backend)
@@ -28,12 +18,12 @@ struct MutationTests {
             let request = CreateExpenseRequest(tripID: trip.id, category: .tolls, amountCents: 650, date: LocalDate(Date()))
             let first = try await api.call(.createExpense, json: request, token: token, headers: ["Idempotency-Key": key])
             #expect(first.status == 201)
-            let before = try await Self.fingerprint(server, carrier)
+            let before = try await carrier.fingerprint(server)
             let again = try await api.call(.createExpense, json: request, token: token, headers: ["Idempotency-Key": key])
             #expect(again.status == 201)
             #expect(again.body == first.body)
             #expect(again.headers[.init("Idempotent-Replayed")!] == "true")
-            #expect(try await Self.fingerprint(server, carrier) == before)
+            #expect(try await carrier.fingerprint(server) == before)
             // Without the key, the same body is a second expense.
             #expect(try await api.call(.createExpense, json: request, token: token).status == 201)
             // The key with another request, and keys that are not UUIDs.
@@ -114,12 +104,12 @@ struct MutationTests {
             if case .inspection(let started) = results[5].row { #expect(started.kind == .delivery) } else { Issue.record("no row") }
 
             // The answer was lost; the client sends the same batch again.
-            let before = try await MutationTests.fingerprint(server, carrier)
+            let before = try await carrier.fingerprint(server)
             let replay = try await api.call(.mutations, json: batch, token: token).decode(MutationBatchResult.self).results
             #expect(replay.map(\.outcome) == results.map(\.outcome))
             #expect(replay.filter { $0.outcome == .applied }.allSatisfy { $0.replayed })
             #expect(replay.filter { $0.outcome == .applied }.map(\.row) == results.filter { $0.outcome == .applied }.map(\.row))
-            #expect(try await MutationTests.fingerprint(server, carrier) == before)
+            #expect(try await carrier.fingerprint(server) == before)
 
             // Batch limits.
             let tooMany = MutationBatch((0..<501).map { _ in Mutation(.markNotificationRead(.init(notificationID: notification.id))) })

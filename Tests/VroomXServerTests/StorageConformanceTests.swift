@@ -224,12 +224,12 @@ struct StoredDocumentTests {
                 #expect(try decoder.decode(T.self, from: Data(document.utf8)) == model)
             }
         }
-        try check(try await store.trips(scope), try await store.tripDocuments(scope))
-        try check(try await store.orders(scope), try await store.orderDocuments(scope))
-        try check(try await store.notifications(scope, limit: 500), try await store.notificationDocuments(scope, limit: 500))
-        try check(try await store.drivers(tenant: carrier.tenant.id), try await store.driverDocuments(tenant: carrier.tenant.id))
+        try check(try await store.trips(scope), try await store.tripDocuments(scope, page: .all).documents)
+        try check(try await store.orders(scope), try await store.orderDocuments(scope, page: .all).documents)
+        try check(try await store.notifications(scope, limit: 500), try await store.notificationDocuments(scope, page: .all).documents)
+        try check(try await store.drivers(tenant: carrier.tenant.id), try await store.driverDocuments(tenant: carrier.tenant.id, page: .all).documents)
         for trip in try await store.trips(scope) {
-            try check(try await store.expenses(trip: trip.id, scope), try await store.expenseDocuments(trip: trip.id, scope))
+            try check(try await store.expenses(trip: trip.id, scope), try await store.expenseDocuments(trip: trip.id, scope, page: .all).documents)
         }
         await store.database.close()
     }

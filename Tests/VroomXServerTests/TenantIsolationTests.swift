@@ -123,6 +123,30 @@ struct TenantIsolationTests {
         }
     }
 
+    @Test("after a trip changes hands, the new driver sees only the orders that moved with it", arguments: TestBackend.available)
+    func reassignedTripKeepsDeliveredOrdersPrivate(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let a = try await CarrierFixture.make(server, name: "Alpha", drivers: 2, tripsPerDriver: 1)
+        let store = server.store
+        let trip = a.trips[0][0]
+        let (delivered, open) = (a.orders[trip.id]![0], a.orders[trip.id]![1])
+        // The first driver carried one vehicle to the end (recorded by dispatch); then the trip goes to the second driver.
+        _ = try await store.updateOrder(delivered.id, UpdateOrderRequest(status: .pickedUp), tenant: a.tenant.id)
+        _ = try await store.updateOrder(delivered.id, UpdateOrderRequest(status: .delivered), tenant: a.tenant.id)
+        _ = try await store.assignTrip(trip.id, to: a.driverID(1), tenant: a.tenant.id)
+        let newDriver = a.drivers[1].accessToken
+        try await server.run { api in
+            let listed = try await api.call(.tripOrders, trip.id.rawValue, token: newDriver)
+            #expect(listed.status == 200)
+            #expect(try listed.decode(Items<Order>.self).items.map(\.id) == [open.id])
+            #expect(!listed.text.contains(delivered.id.rawValue) && !listed.text.contains(delivered.pickup.address))
+            #expect(try await api.call(.order, delivered.id.rawValue, token: newDriver).status == 404)
+            // Dispatch still sees both.
+            let all = try await api.call(.dispatchOrders, query: "trip_id=\(trip.id)", token: a.dispatcher.accessToken)
+            #expect(Set(try all.decode(Items<Order>.self).items.map(\.id)) == [delivered.id, open.id])
+        }
+    }
+
     /// Made through the API by the owner, as the app would.
     static func openInspection(_ api: TestAPI, _ a: CarrierFixture, order: Order) async throws -> InspectionFixture {
         let token = a.drivers[0].accessToken

@@ -61,3 +61,19 @@ public struct CarrierFixture: Sendable {
         return CarrierFixture(tenant: tenant, dispatcher: dispatcher, drivers: sessions, trips: trips, orders: orders, expenses: expenses)
     }
 }
+
+extension CarrierFixture {
+    /// Everything that says what the carrier's data is (documents and the
+    /// feed counter): replays and retries must never change it.
+    public func fingerprint(_ server: TestServer) async throws -> [String] {
+        let store = server.store
+        var lines = try await store.tripDocuments(scope, page: .all).documents
+            + store.orderDocuments(scope, page: .all).documents
+            + store.notificationDocuments(scope, page: .all).documents
+        for trip in try await store.trips(scope) {
+            lines += try await store.expenseDocuments(trip: trip.id, scope, page: .all).documents
+        }
+        lines.append("counter \(try await store.changeCounter(tenant.id).counter)")
+        return lines
+    }
+}

@@ -7,16 +7,16 @@ struct DispatchController {
     let store: Store
 
     func register(_ routes: Routes) {
-        routes.on(.dispatchDrivers) { _, context in
-            JSONBody.items(try await store.driverDocuments(tenant: try context.caller().tenant))
+        routes.on(.dispatchDrivers) { request, context in
+            JSONBody.items(try await store.driverDocuments(tenant: try context.caller().tenant, page: try request.page()))
         }
         routes.on(.dispatchCreateDriver) { request, context in
             let body = try await request.decodeJSON(CreateDriverRequest.self)
             return try JSONBody.response(try await store.createDriver(tenant: try context.caller().tenant, body), status: .created)
         }
         routes.on(.dispatchTrips) { request, context in
-            let status = try request.query("status", TripStatus.init(rawValue:), expected: "a trip status")
-            return JSONBody.items(try await store.tripDocuments(try context.caller().scope, status: status))
+            let status = try request.value(.tripStatus, as: TripStatus.self)
+            return JSONBody.items(try await store.tripDocuments(try context.caller().scope, status: status, page: try request.page()))
         }
         routes.on(.dispatchCreateTrip) { request, context in
             let body = try await request.decodeJSON(CreateTripRequest.self)
@@ -33,13 +33,14 @@ struct DispatchController {
             let body = try await request.decodeJSON(AssignTripRequest.self)
             return try JSONBody.response(try await store.assignTrip(try context.id(), to: body.driverID, tenant: try context.caller().tenant))
         }
-        routes.on(.dispatchTripExpenses) { _, context in
-            JSONBody.items(try await store.expenseDocuments(trip: try context.id(), try context.caller().scope))
+        routes.on(.dispatchTripExpenses) { request, context in
+            JSONBody.items(try await store.expenseDocuments(trip: try context.id(), try context.caller().scope, page: try request.page()))
         }
         routes.on(.dispatchOrders) { request, context in
-            let status = try request.query("status", OrderStatus.init(rawValue:), expected: "an order status")
-            let trip = try request.query("trip_id", ID<Trip>.init, expected: "a UUID")
-            return JSONBody.items(try await store.orderDocuments(try context.caller().scope, trip: trip, status: status))
+            let status = try request.value(.orderStatus, as: OrderStatus.self)
+            let trip = try request.id(.tripFilter, as: Trip.self)
+            return JSONBody.items(try await store.orderDocuments(try context.caller().scope, trip: trip, status: status,
+                                                                 page: try request.page()))
         }
         routes.on(.dispatchCreateOrder) { request, context in
             let body = try await request.decodeJSON(CreateOrderRequest.self)

@@ -7,21 +7,21 @@ struct DriverController {
     let store: Store
 
     func register(_ routes: Routes) {
-        routes.on(.trips) { _, context in
-            JSONBody.items(try await store.tripDocuments(try context.caller().scope))
+        routes.on(.trips) { request, context in
+            JSONBody.items(try await store.tripDocuments(try context.caller().scope, page: try request.page()))
         }
         routes.on(.trip) { _, context in
             JSONBody.document(try await store.tripDocument(try context.id(), try context.caller().scope))
         }
-        routes.on(.tripOrders) { _, context in
-            JSONBody.items(try await store.tripOrderDocuments(try context.id(), try context.caller().scope))
+        routes.on(.tripOrders) { request, context in
+            JSONBody.items(try await store.tripOrderDocuments(try context.id(), try context.caller().scope, page: try request.page()))
         }
-        routes.on(.tripExpenses) { _, context in
-            JSONBody.items(try await store.expenseDocuments(trip: try context.id(), try context.caller().scope))
+        routes.on(.tripExpenses) { request, context in
+            JSONBody.items(try await store.expenseDocuments(trip: try context.id(), try context.caller().scope, page: try request.page()))
         }
         routes.on(.orders) { request, context in
-            let status = try request.query("status", OrderStatus.init(rawValue:), expected: "an order status")
-            return JSONBody.items(try await store.orderDocuments(try context.caller().scope, status: status))
+            let status = try request.value(.orderStatus, as: OrderStatus.self)
+            return JSONBody.items(try await store.orderDocuments(try context.caller().scope, status: status, page: try request.page()))
         }
         routes.on(.order) { _, context in
             JSONBody.document(try await store.orderDocument(try context.id(), try context.caller().scope))
@@ -45,10 +45,9 @@ struct DriverController {
             return JSONBody.noContent()
         }
         routes.on(.notifications) { request, context in
-            let unread = try request.query("unread", { ["true": true, "false": false][$0] }, expected: "true or false") ?? false
-            let limit = try request.query("limit", { Int($0).flatMap { (1...500).contains($0) ? $0 : nil } },
-                                          expected: "an integer from 1 to 500") ?? 100
-            return JSONBody.items(try await store.notificationDocuments(try context.caller().scope, unreadOnly: unread, limit: limit))
+            let unread = try request.boolean(.unreadOnly) ?? false
+            return JSONBody.items(try await store.notificationDocuments(try context.caller().scope, unreadOnly: unread,
+                                                                        page: try request.page()))
         }
         routes.on(.markNotificationRead) { _, context in
             try JSONBody.response(try await store.markNotificationRead(try context.id(), try context.caller().scope))

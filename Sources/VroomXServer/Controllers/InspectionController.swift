@@ -95,28 +95,32 @@ struct InspectionController {
     }
 
     /// `bytes=a-b`, `bytes=a-`, `bytes=-n`. Several ranges, or a header that
-    /// is not a byte range, get the whole file.
+    /// is not a byte range, get the whole file (RFC 9110 lets a server
+    /// ignore a Range it does not support). Bounds are decimal digits only
+    /// (`DecimalText`), so no arithmetic here can overflow.
     static func parseRange(_ header: String, size: Int64) -> RangeAnswer {
         guard header.hasPrefix("bytes="), !header.contains(",") else { return .whole }
         let spec = header.dropFirst(6).trimmingCharacters(in: .whitespaces)
-        let bounds = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        let bounds = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
         guard bounds.count == 2 else { return .whole }
         if bounds[0].isEmpty {
-            guard let suffix = Int64(bounds[1]), suffix > 0 else { return .unsatisfiable }
-            return size == 0 ? .unsatisfiable : .part(max(0, size - suffix)..<size)
+            guard let suffix = DecimalText.int64(bounds[1]) else { return .whole }
+            guard suffix > 0, size > 0 else { return .unsatisfiable }
+            return .part(max(0, size - suffix)..<size)
         }
-        guard let start = Int64(bounds[0]), start >= 0 else { return .whole }
+        guard let start = DecimalText.int64(bounds[0]) else { return .whole }
         guard start < size else { return .unsatisfiable }
         if bounds[1].isEmpty { return .part(start..<size) }
-        guard let end = Int64(bounds[1]), end >= start else { return .whole }
-        return .part(start..<min(end + 1, size))
+        guard let end = DecimalText.int64(bounds[1]), end >= start else { return .whole }
+        // start < size, so size - 1 >= start >= 0 and the + 1 stays within size.
+        return .part(start..<(min(end, size - 1) + 1))
     }
 
     /// A whole file in one request (Content-Length required): the same
     /// checks and storage as a resumable upload.
     private func put(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let identity = try context.caller()
-        guard let length = request.headers[.contentLength].flatMap(Int64.init), length > 0 else {
+        guard let length = try request.integer(.contentLength), length > 0 else {
             throw AppError(411, .invalidParameter, "Send Content-Length with the file.", field: "Content-Length")
         }
         let upload = try await uploads.startUpload(inspection: try context.id(), slot: try slot(context), length: length,

@@ -8,16 +8,14 @@ import VroomXModels
 struct SyncController {
     let store: Store
     static let defaultPageSize = 500
-    static let maxPageSize = 1000
     static let maxBatch = 500
 
     func register(_ routes: Routes) {
         routes.on(.sync) { request, context in
             let scope = try context.caller().scope
-            let since = try request.query("since", { Int64($0).flatMap { $0 >= 0 ? $0 : nil } }, expected: "a cursor (an integer ≥ 0)") ?? 0
-            let limit = try request.query("limit", { Int($0).flatMap { (1...Self.maxPageSize).contains($0) ? $0 : nil } },
-                                          expected: "an integer from 1 to \(Self.maxPageSize)") ?? Self.defaultPageSize
-            let snapshotAfter = request.uri.queryParameters.get("snapshot_after")
+            let since = try request.integer(.since) ?? 0
+            let limit = try request.count(.syncLimit) ?? Self.defaultPageSize
+            let snapshotAfter = request.text(.snapshotAfter)
             let page: Store.FeedPage
             if since == 0 || snapshotAfter != nil {
                 page = try await store.snapshot(after: snapshotAfter, cursor: snapshotAfter == nil ? nil : since, limit: limit, scope)

@@ -67,7 +67,7 @@ struct UploadController {
         if request.headers[.uploadDeferLength] != nil {
             throw AppError(400, .invalidParameter, "Upload-Defer-Length is not supported; send Upload-Length.", field: "Upload-Defer-Length")
         }
-        guard let lengthText = request.headers[.uploadLength], let length = Int64(lengthText), length > 0 else {
+        guard let length = try request.integer(.uploadLength) else {
             throw AppError(400, .invalidParameter, "Upload-Length must be the file size in bytes.", field: "Upload-Length")
         }
         let metadataText = request.headers[.uploadMetadata] ?? ""
@@ -121,13 +121,14 @@ struct UploadController {
         guard request.headers[.contentType]?.lowercased() == Tus.patchContentType else {
             throw AppError(415, .unsupportedMediaType, "Send the bytes as \(Tus.patchContentType).", field: "Content-Type")
         }
-        guard let offsetText = request.headers[.uploadOffset], let offset = Int64(offsetText), offset >= 0 else {
+        guard let offset = try request.integer(.uploadOffset) else {
             throw AppError(400, .invalidParameter, "Upload-Offset must be the byte offset of this chunk.", field: "Upload-Offset")
         }
+        let contentLength = try request.integer(.contentLength)
         let checksum = try request.headers[.uploadChecksum].map(Checksum.init(header:))
         let identity = try context.caller()
-        let upload = try await append(request.body, contentLength: request.headers[.contentLength].flatMap(Int64.init),
-                                      at: offset, checksum: checksum, to: try uploadID(context), identity)
+        let upload = try await append(request.body, contentLength: contentLength, at: offset, checksum: checksum,
+                                      to: try uploadID(context), identity)
         var headers = Self.tusHeaders
         headers[.uploadOffset] = String(upload.received)
         if upload.received < upload.length { headers[.uploadExpires] = Self.httpDate(upload.expiresAt) }
@@ -153,7 +154,8 @@ struct UploadController {
             return upload
         }
         guard offset == upload.received else { throw offsetMismatch(upload.received) }
-        if let contentLength, offset + contentLength > upload.length {
+        // offset == received <= length, so the subtraction cannot overflow; the sum could.
+        if let contentLength, contentLength > upload.length - offset {
             throw AppError(413, .payloadTooLarge, "The chunk goes past Upload-Length (\(upload.length) bytes).", field: "Content-Length")
         }
 

@@ -38,17 +38,24 @@ enum JSONBody {
 
     static func noContent() -> Reply { Reply(status: .noContent, body: nil) }
 
-    /// `{"items":[…]}` assembled from stored row documents, without decoding
-    /// and re-encoding them.
-    static func items(_ documents: [String]) -> Reply {
+    /// `{"items":[…],"next_cursor":…}` assembled from stored row documents,
+    /// without decoding and re-encoding them.
+    static func items(_ page: DocumentPage) -> Reply {
+        items(page.documents, nextCursor: page.nextCursor)
+    }
+
+    static func items(_ documents: [String], nextCursor: String? = nil) -> Reply {
         var buffer = ByteBuffer()
-        buffer.reserveCapacity(documents.reduce(12) { $0 + $1.utf8.count + 1 })
+        buffer.reserveCapacity(documents.reduce(48) { $0 + $1.utf8.count + 1 })
         buffer.writeStaticString("{\"items\":[")
         for (index, document) in documents.enumerated() {
             if index > 0 { buffer.writeStaticString(",") }
             buffer.writeString(document)
         }
-        buffer.writeStaticString("]}")
+        buffer.writeStaticString("]")
+        // Cursors are base64url: nothing in them needs escaping.
+        if let nextCursor { buffer.writeString(",\"next_cursor\":\"\(nextCursor)\"") }
+        buffer.writeStaticString("}")
         return Reply(status: .ok, body: buffer)
     }
 
@@ -153,16 +160,5 @@ extension AppRequestContext {
             throw AppError(400, .invalidParameter, "\(name) must be a UUID.", field: name)
         }
         return id
-    }
-}
-
-extension Request {
-    /// A query parameter parsed by `parse`; nil when absent, 400 when present but invalid.
-    func query<T>(_ name: String, _ parse: (String) -> T?, expected: String) throws -> T? {
-        guard let text = uri.queryParameters.get(name) else { return nil }
-        guard let value = parse(text) else {
-            throw AppError(400, .invalidParameter, "\(name) must be \(expected).", field: name)
-        }
-        return value
     }
 }

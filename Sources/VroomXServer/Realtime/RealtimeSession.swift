@@ -155,14 +155,14 @@ extension Realtime {
     /// The token from `Authorization: Bearer …` or, for clients that cannot
     /// set headers on a WebSocket, the `access_token` query parameter.
     static func authenticate(_ request: Request, _ authenticator: Authenticator) async throws -> Identity {
-        if let token = request.uri.queryParameters.get("access_token"), request.headers[.authorization] == nil {
+        if let token = request.text(.accessToken), request.headers[.authorization] == nil {
             return try await authenticator.authenticate(token: token)
         }
         return try await authenticator.authenticate(request)
     }
 
     static func since(_ request: Request) throws -> Int64 {
-        guard let text = request.uri.queryParameters.get("since"), let since = Int64(text), since >= 0 else {
+        guard let since = try? request.integer(.since) else {
             throw AppError(400, .invalidParameter, "Give since=<cursor> (an integer ≥ 0) from your last sync.", field: "since")
         }
         return since

@@ -28,6 +28,8 @@ extension Driver {
         d.id, d.user_id, d.name, d.phone, u.email, d.pay_type, d.pay_rate, d.version, d.created_at, d.updated_at
         """
     static let from: SQL = "drivers d JOIN users u ON u.id = d.user_id AND u.tenant_id = d.tenant_id"
+    /// By name, as dispatch looks drivers up.
+    static let order = ListOrder(.ascending("d.name"), .ascending("d.id"))
 
     init(row: SQLRow) throws {
         self.init(id: try row.id("id"), userID: try row.id("user_id"), name: try row.string("name"),
@@ -43,7 +45,7 @@ extension Trip {
         miles, version, created_at, updated_at
         """
     /// Newest work first; trips without a start date after dated ones.
-    static let order: SQL = "start_date DESC NULLS LAST, created_at DESC, id"
+    static let order = ListOrder(.descending("start_date", nullable: true), .descending("created_at"), .ascending("id"))
 
     init(row: SQLRow) throws {
         self.init(id: try row.id("id"), number: try row.string("number"), driverID: try row.optionalID("driver_id"),
@@ -63,7 +65,7 @@ extension Order {
         delivery_window_end, status, actual_pickup_at, actual_delivery_at, pickup_eta, delivery_eta, revenue_cents, \
         payment_terms, version, created_at, updated_at
         """
-    static let order: SQL = "created_at DESC, id"
+    static let order = ListOrder(.descending("created_at"), .ascending("id"))
 
     init(row: SQLRow) throws {
         func stop(_ prefix: String) throws -> Stop {
@@ -89,7 +91,7 @@ extension Order {
 
 extension Expense {
     static let columns: SQL = "id, trip_id, driver_id, category, amount_cents, expense_date, notes, created_at"
-    static let order: SQL = "expense_date DESC, created_at DESC, id"
+    static let order = ListOrder(.descending("expense_date"), .descending("created_at"), .ascending("id"))
 
     init(row: SQLRow) throws {
         self.init(id: try row.id("id"), tripID: try row.id("trip_id"), driverID: try row.optionalID("driver_id"),
@@ -100,7 +102,7 @@ extension Expense {
 
 extension DriverNotification {
     static let columns: SQL = "id, driver_id, type, title, body, trip_id, order_id, read_at, created_at"
-    static let order: SQL = "created_at DESC, id"
+    static let order = ListOrder(.descending("created_at"), .ascending("id"))
 
     init(row: SQLRow) throws {
         self.init(id: try row.id("id"), driverID: try row.id("driver_id"), type: try row.enumeration("type"),

@@ -90,13 +90,15 @@ extension Store {
             .map(Driver.init(row:))
     }
 
-    public func driverDocuments(tenant: ID<Tenant>) async throws -> [String] {
-        try await documents("SELECT d.doc FROM drivers d WHERE d.tenant_id = \(tenant) ORDER BY d.name, d.id")
+    public func driverDocuments(tenant: ID<Tenant>, page: PageRequest = .init()) async throws -> DocumentPage {
+        try await read { db in
+            try await documentPage(from: "drivers d", where: "d.tenant_id = \(tenant)", order: Driver.order, page, document: "d.doc", db)
+        }
     }
 
     public func drivers(tenant: ID<Tenant>) async throws -> [Driver] {
         try await read { db in
-            try await db.query("SELECT \(Driver.columns) FROM \(Driver.from) WHERE d.tenant_id = \(tenant) ORDER BY d.name, d.id")
+            try await db.query("SELECT \(Driver.columns) FROM \(Driver.from) WHERE d.tenant_id = \(tenant) ORDER BY \(Driver.order.sql)")
                 .map(Driver.init(row:))
         }
     }

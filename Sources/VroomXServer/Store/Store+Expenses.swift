@@ -3,21 +3,28 @@ import VroomXModels
 
 /// Trip expenses (fuel, tolls, repairs, lodging, other) recorded by drivers.
 extension Store {
-    func expensesQuery(_ select: SQL, trip: ID<Trip>, tenant: ID<Tenant>) -> SQL {
-        "SELECT \(select) FROM trip_expenses WHERE tenant_id = \(tenant) AND trip_id = \(trip) ORDER BY \(Expense.order)"
+    /// Expenses belong to their trip: whoever may see the trip sees them.
+    func expensesFilter(trip: ID<Trip>, tenant: ID<Tenant>) -> SQL {
+        "tenant_id = \(tenant) AND trip_id = \(trip)"
     }
 
     /// Expenses of a trip the caller may see.
     public func expenses(trip: ID<Trip>, _ scope: Scope) async throws -> [Expense] {
         try await read { db in
             guard try await fetchTrip(trip, scope, db) != nil else { throw AppError.notFound("Trip") }
-            return try await db.query(expensesQuery(Expense.columns, trip: trip, tenant: scope.tenant)).map(Expense.init(row:))
+            return try await db.query("""
+                SELECT \(Expense.columns) FROM trip_expenses WHERE \(expensesFilter(trip: trip, tenant: scope.tenant))
+                ORDER BY \(Expense.order.sql)
+                """).map(Expense.init(row:))
         }
     }
 
-    public func expenseDocuments(trip: ID<Trip>, _ scope: Scope) async throws -> [String] {
-        _ = try await tripDocument(trip, scope)
-        return try await documents(expensesQuery("doc", trip: trip, tenant: scope.tenant))
+    public func expenseDocuments(trip: ID<Trip>, _ scope: Scope, page: PageRequest = .init()) async throws -> DocumentPage {
+        try await read { db in
+            guard try await fetchTrip(trip, scope, db) != nil else { throw AppError.notFound("Trip") }
+            return try await documentPage(from: "trip_expenses", where: expensesFilter(trip: trip, tenant: scope.tenant),
+                                          order: Expense.order, page, db)
+        }
     }
 
     /// Records an expense on one of the driver's trips. The id may be chosen
@@ -78,23 +85,24 @@ extension Store {
 
 /// Driver notifications: dispatch messages, assignments, status changes.
 extension Store {
-    func notificationsQuery(_ select: SQL, _ scope: Scope, unreadOnly: Bool, limit: Int) -> SQL {
-        let unread: SQL = unreadOnly ? " AND read_at IS NULL" : ""
-        return """
-            SELECT \(select) FROM driver_notifications WHERE \(scope.filter())\(unread)
-            ORDER BY \(DriverNotification.order) LIMIT \(limit)
-            """
+    func notificationsFilter(_ scope: Scope, unreadOnly: Bool) -> SQL {
+        scope.filter() + (unreadOnly ? " AND read_at IS NULL" : "")
     }
 
     public func notifications(_ scope: Scope, unreadOnly: Bool = false, limit: Int = 100) async throws -> [DriverNotification] {
         try await read { db in
-            try await db.query(notificationsQuery(DriverNotification.columns, scope, unreadOnly: unreadOnly, limit: limit))
-                .map(DriverNotification.init(row:))
+            try await db.query("""
+                SELECT \(DriverNotification.columns) FROM driver_notifications WHERE \(notificationsFilter(scope, unreadOnly: unreadOnly))
+                ORDER BY \(DriverNotification.order.sql) LIMIT \(limit)
+                """).map(DriverNotification.init(row:))
         }
     }
 
-    public func notificationDocuments(_ scope: Scope, unreadOnly: Bool = false, limit: Int = 100) async throws -> [String] {
-        try await documents(notificationsQuery("doc", scope, unreadOnly: unreadOnly, limit: limit))
+    public func notificationDocuments(_ scope: Scope, unreadOnly: Bool = false, page: PageRequest = .init()) async throws -> DocumentPage {
+        try await read { db in
+            try await documentPage(from: "driver_notifications", where: notificationsFilter(scope, unreadOnly: unreadOnly),
+                                   order: DriverNotification.order, page, db)
+        }
     }
 
     public func unreadCount(driver: ID<Driver>, tenant: ID<Tenant>) async throws -> Int {

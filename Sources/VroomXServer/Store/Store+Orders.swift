@@ -3,19 +3,26 @@ import VroomXModels
 
 /// Orders: one vehicle to pick up and deliver.
 extension Store {
-    func ordersQuery(_ select: SQL, _ scope: Scope, trip: ID<Trip>?, status: OrderStatus?) -> SQL {
+    func ordersFilter(_ scope: Scope, trip: ID<Trip>?, status: OrderStatus?) -> SQL {
         var filter = scope.filter()
         if let trip { filter = filter + " AND trip_id = \(trip)" }
         if let status { filter = filter + " AND status = \(status)" }
-        return "SELECT \(select) FROM orders WHERE \(filter) ORDER BY \(Order.order)"
+        return filter
     }
 
     public func orders(_ scope: Scope, trip: ID<Trip>? = nil, status: OrderStatus? = nil) async throws -> [Order] {
-        try await read { db in try await db.query(ordersQuery(Order.columns, scope, trip: trip, status: status)).map(Order.init(row:)) }
+        try await read { db in
+            try await db.query("""
+                SELECT \(Order.columns) FROM orders WHERE \(ordersFilter(scope, trip: trip, status: status)) ORDER BY \(Order.order.sql)
+                """).map(Order.init(row:))
+        }
     }
 
-    public func orderDocuments(_ scope: Scope, trip: ID<Trip>? = nil, status: OrderStatus? = nil) async throws -> [String] {
-        try await documents(ordersQuery("doc", scope, trip: trip, status: status))
+    public func orderDocuments(_ scope: Scope, trip: ID<Trip>? = nil, status: OrderStatus? = nil,
+                               page: PageRequest = .init()) async throws -> DocumentPage {
+        try await read { db in
+            try await documentPage(from: "orders", where: ordersFilter(scope, trip: trip, status: status), order: Order.order, page, db)
+        }
     }
 
     public func order(_ id: ID<Order>, _ scope: Scope) async throws -> Order {
@@ -31,10 +38,14 @@ extension Store {
         try await db.first("SELECT \(Order.columns) FROM orders WHERE \(scope.filter()) AND id = \(id)").map(Order.init(row:))
     }
 
-    /// Orders of a trip the caller may see (a driver: only their own trip).
-    public func tripOrderDocuments(_ trip: ID<Trip>, _ scope: Scope) async throws -> [String] {
-        _ = try await tripDocument(trip, scope)
-        return try await orderDocuments(.dispatch(tenant: scope.tenant), trip: trip)
+    /// Orders of a trip the caller may see: a driver sees their own trip,
+    /// and of its orders only those still theirs (a delivered order of a
+    /// trip reassigned since stays with the driver who carried it).
+    public func tripOrderDocuments(_ trip: ID<Trip>, _ scope: Scope, page: PageRequest = .init()) async throws -> DocumentPage {
+        try await read { db in
+            guard try await fetchTrip(trip, scope, db) != nil else { throw AppError.notFound("Trip") }
+            return try await documentPage(from: "orders", where: ordersFilter(scope, trip: trip, status: nil), order: Order.order, page, db)
+        }
     }
 
     public func createOrder(_ request: CreateOrderRequest, tenant: ID<Tenant>) async throws -> Order {

@@ -65,7 +65,7 @@ extension Store {
         }
     }
 
-    func changeCounter(_ tenant: ID<Tenant>) async throws -> (counter: Int64, floor: Int64) {
+    public func changeCounter(_ tenant: ID<Tenant>) async throws -> (counter: Int64, floor: Int64) {
         try await read { db in try await feedBounds(tenant, db) }
     }
 

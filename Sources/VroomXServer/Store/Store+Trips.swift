@@ -3,17 +3,21 @@ import VroomXModels
 
 /// Trips: a truck run carrying several orders, planned by dispatch.
 extension Store {
-    func tripsQuery(_ select: SQL, _ scope: Scope, status: TripStatus?) -> SQL {
-        let statusFilter: SQL = status.map { " AND status = \($0)" } ?? ""
-        return "SELECT \(select) FROM trips WHERE \(scope.filter())\(statusFilter) ORDER BY \(Trip.order)"
+    func tripsFilter(_ scope: Scope, status: TripStatus?) -> SQL {
+        scope.filter() + (status.map { " AND status = \($0)" } ?? "")
     }
 
     public func trips(_ scope: Scope, status: TripStatus? = nil) async throws -> [Trip] {
-        try await read { db in try await db.query(tripsQuery(Trip.columns, scope, status: status)).map(Trip.init(row:)) }
+        try await read { db in
+            try await db.query("SELECT \(Trip.columns) FROM trips WHERE \(tripsFilter(scope, status: status)) ORDER BY \(Trip.order.sql)")
+                .map(Trip.init(row:))
+        }
     }
 
-    public func tripDocuments(_ scope: Scope, status: TripStatus? = nil) async throws -> [String] {
-        try await documents(tripsQuery("doc", scope, status: status))
+    public func tripDocuments(_ scope: Scope, status: TripStatus? = nil, page: PageRequest = .init()) async throws -> DocumentPage {
+        try await read { db in
+            try await documentPage(from: "trips", where: tripsFilter(scope, status: status), order: Trip.order, page, db)
+        }
     }
 
     public func trip(_ id: ID<Trip>, _ scope: Scope) async throws -> Trip {

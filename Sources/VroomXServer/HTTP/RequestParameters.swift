@@ -1,0 +1,68 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import VroomXModels
+
+/// Reads the query parameters and headers an endpoint declares, each
+/// through its declaration: a number is a decimal within its range before
+/// any arithmetic sees it (Swift traps on overflow, and a trap would end
+/// the process for every carrier), anything else is its declared kind.
+/// Absent is nil; present but invalid is `400 invalid_parameter`.
+extension Request {
+    func text(_ parameter: Parameter) -> String? {
+        switch parameter.location {
+        case .query: return uri.queryParameters.get(parameter.name)
+        case .header: return HTTPField.Name(parameter.name).flatMap { headers[$0] }
+        }
+    }
+
+    func integer(_ parameter: Parameter) throws -> Int64? {
+        guard let text = text(parameter) else { return nil }
+        guard let range = parameter.range, let value = DecimalText.int64(text, in: range) else {
+            throw Self.invalid(parameter, "an integer from \(parameter.range?.lowerBound ?? 0) to \(parameter.range?.upperBound ?? 0)")
+        }
+        return value
+    }
+
+    /// An integer parameter that is an `Int` count (a page size).
+    func count(_ parameter: Parameter) throws -> Int? {
+        try integer(parameter).map { Int($0) }
+    }
+
+    func boolean(_ parameter: Parameter) throws -> Bool? {
+        guard let text = text(parameter) else { return nil }
+        switch text {
+        case "true": return true
+        case "false": return false
+        default: throw Self.invalid(parameter, "true or false")
+        }
+    }
+
+    func value<Value: RawRepresentable>(_ parameter: Parameter, as type: Value.Type) throws -> Value? where Value.RawValue == String {
+        guard let text = text(parameter) else { return nil }
+        guard case .oneOf(let allowed) = parameter.kind, allowed.contains(text), let value = Value(rawValue: text) else {
+            throw Self.invalid(parameter, "one of \(Self.allowed(parameter))")
+        }
+        return value
+    }
+
+    func id<Entity>(_ parameter: Parameter, as type: Entity.Type = Entity.self) throws -> ID<Entity>? {
+        guard let text = text(parameter) else { return nil }
+        guard let id = ID<Entity>(text) else { throw Self.invalid(parameter, "a UUID") }
+        return id
+    }
+
+    /// Which page of a list: `limit` (default `Page.defaultLimit`) and `cursor`.
+    func page() throws -> PageRequest {
+        PageRequest(limit: try count(.pageLimit) ?? Page.defaultLimit, cursor: text(.pageCursor))
+    }
+
+    private static func allowed(_ parameter: Parameter) -> String {
+        if case .oneOf(let words) = parameter.kind { return words.joined(separator: ", ") }
+        return ""
+    }
+
+    static func invalid(_ parameter: Parameter, _ expected: String) -> AppError {
+        AppError(400, .invalidParameter, "\(parameter.name) must be \(expected).", field: parameter.name)
+    }
+}
