@@ -48,6 +48,12 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let uploadExpired = ErrorCode("upload_expired")
     public static let checksumMismatch = ErrorCode("checksum_mismatch")
     public static let tusVersionUnsupported = ErrorCode("tus_version_unsupported")
+    /// Too many unfinished uploads for one user (429, with Retry-After).
+    public static let uploadQuotaExceeded = ErrorCode("upload_quota_exceeded")
+    /// The carrier's media storage quota is used up (507).
+    public static let storageQuotaExceeded = ErrorCode("storage_quota_exceeded")
+    /// The server's disk is full (507, with Retry-After): nothing was lost; try again later.
+    public static let insufficientStorage = ErrorCode("insufficient_storage")
     // Server
     public static let internalError = ErrorCode("internal_error")
     public static let unavailable = ErrorCode("unavailable")

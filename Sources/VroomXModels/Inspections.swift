@@ -60,6 +60,10 @@ public struct Inspection: Codable, Sendable, Hashable, Identifiable {
         self.updatedAt = updatedAt
     }
 
+    /// Limits that keep an inspection (and each change of it in the feed) small.
+    public static let maxNotesLength = 4000
+    public static let maxDamages = MediaSlot.maxDamagePhotos
+
     /// Required photo slots not uploaded yet.
     public var missingSlots: [MediaSlot] {
         let present = Set(media.map(\.slot))
@@ -125,6 +129,8 @@ public struct Damage: Codable, Sendable, Hashable {
         case minor, moderate, severe
     }
 
+    public static let maxNoteLength = 300
+
     /// Where on the vehicle, e.g. `front_bumper`, `left_rear_door`.
     public var location: String
     public var type: Kind
@@ -149,8 +155,10 @@ public struct Damage: Codable, Sendable, Hashable {
 
 /// A named place for one file of an inspection: the standard photo angles,
 /// extra photos (`damage_1`, …), the walkthrough video, the signature.
-public struct MediaSlot: RawRepresentable, Codable, Sendable, Hashable, Comparable, CustomStringConvertible {
+public struct MediaSlot: RawRepresentable, Codable, Sendable, Hashable, Comparable, CustomStringConvertible,
+    ExpressibleByStringLiteral {
     public let rawValue: String
+    public init(stringLiteral value: String) { self.rawValue = value }
     public init(rawValue: String) { self.rawValue = rawValue }
     public init(_ rawValue: String) { self.rawValue = rawValue }
     public var description: String { rawValue }
@@ -168,11 +176,26 @@ public struct MediaSlot: RawRepresentable, Codable, Sendable, Hashable, Comparab
 
     /// Every inspection needs at least these photos.
     public static let requiredPhotos: [MediaSlot] = [.front, .rear, .leftSide, .rightSide, .odometer, .vinPlate]
+    /// Further standard angles a driver may add.
+    public static let optionalPhotos: [MediaSlot] = ["front_left", "front_right", "rear_left", "rear_right", "interior", "roof",
+                                                      "wheels", "keys"].map { MediaSlot(rawValue: $0) }
+    /// Close-ups of damages: `damage_1` … `damage_30`.
+    public static let maxDamagePhotos = 30
+    public static let damagePhotos: [MediaSlot] = (1...maxDamagePhotos).map { MediaSlot("damage_\($0)") }
 
-    /// Lowercase letters, digits and `_`, starting with a letter: safe in a
-    /// storage path and a URL.
-    public var isValid: Bool {
-        let bytes = Array(rawValue.utf8)
+    /// Every slot an inspection has. The list is closed so one inspection
+    /// (and each change of it in the feed) stays small whatever a client sends.
+    public static let all: [MediaSlot] = requiredPhotos + optionalPhotos + damagePhotos + [.walkthrough, .signature]
+    private static let known = Set(all)
+
+    /// One of the inspection's slots.
+    public var isValid: Bool { Self.known.contains(self) }
+
+    /// Lowercase letters, digits and `_`, starting with a letter, at most 32
+    /// characters: the shape of slot names and of damage location codes
+    /// (`front_bumper`), safe in a storage path and a URL.
+    public static func isCode(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
         guard (1...32).contains(bytes.count), (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(bytes[0]) else { return false }
         return bytes.allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
             || $0 == UInt8(ascii: "_") }
@@ -258,6 +281,52 @@ public struct SaveInspectionRequest: Codable, Sendable, Hashable {
         case kind, odometer, notes, position, damages
         case orderID = "order_id"
         case customerUnavailable = "customer_unavailable"
+    }
+}
+
+/// A field of a request that breaks a rule, and why: the server answers
+/// it as `422 validation_failed` naming the field; the app refuses it on
+/// the device before anything is queued.
+public struct FieldProblem: Error, Sendable, Hashable {
+    public let field: String
+    public let message: String
+
+    public init(_ field: String, _ message: String) {
+        self.field = field
+        self.message = message
+    }
+}
+
+extension SaveInspectionRequest {
+    public static let maxOdometer = 10_000_000
+
+    /// The first field that breaks the inspection's rules, if any.
+    public var problem: FieldProblem? {
+        if let odometer, !(0...Self.maxOdometer).contains(odometer) {
+            return FieldProblem("odometer", "The odometer reading must be 0 to 10,000,000.")
+        }
+        if let notes, notes.count > Inspection.maxNotesLength {
+            return FieldProblem("notes", "notes is at most \(Inspection.maxNotesLength) characters.")
+        }
+        if let position, !position.isValid {
+            return FieldProblem("position", "Latitude must be -90 to 90 and longitude -180 to 180.")
+        }
+        guard let damages else { return nil }
+        guard damages.count <= Inspection.maxDamages else {
+            return FieldProblem("damages", "At most \(Inspection.maxDamages) damages.")
+        }
+        for (index, damage) in damages.enumerated() {
+            guard MediaSlot.isCode(damage.location) else {
+                return FieldProblem("damages[\(index)].location", "A location is a code like front_bumper.")
+            }
+            if let slot = damage.photoSlot, !slot.isValid || slot.kind != .photo {
+                return FieldProblem("damages[\(index)].photo_slot", "Name a photo slot (damage_1 … damage_\(MediaSlot.maxDamagePhotos)).")
+            }
+            guard damage.note.count <= Damage.maxNoteLength else {
+                return FieldProblem("damages[\(index)].note", "A damage note is at most \(Damage.maxNoteLength) characters.")
+            }
+        }
+        return nil
     }
 }
 

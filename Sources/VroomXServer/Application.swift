@@ -19,6 +19,7 @@ public struct ServerServices: Sendable {
     public let hub: ChangeHub
     let push: PushService?
     let media: any MediaStorage
+    let uploads: UploadService
     public let logger: Logger
 
     /// Opens the database, applies migrations and prepares the services.
@@ -50,9 +51,10 @@ public struct ServerServices: Sendable {
         let auth = AuthService(store: store, secrets: secrets, tokens: tokens, authenticator: authenticator,
                                mail: CodeMailer(mailer: mailer, logger: logger), policy: configuration.auth, logger: logger)
         let media = try FileMediaStorage(root: configuration.resolvedMediaDirectory)
+        let uploads = UploadService(store: store, media: media, limits: configuration.uploads)
         return ServerServices(configuration: configuration, database: database, store: store, mailer: mailer, secrets: secrets,
                               tokens: tokens, authenticator: authenticator, auth: auth, hub: hub, push: push, media: media,
-                              logger: logger)
+                              uploads: uploads, logger: logger)
     }
 
     static func openDatabase(_ configuration: ServerConfiguration, logger: Logger) async throws -> any SQLDatabase {
@@ -76,10 +78,7 @@ public struct ServerServices: Sendable {
     /// Removes uploads past their expiry and their partial files; returns how many.
     @discardableResult
     public func pruneExpiredUploads() async throws -> Int {
-        let expired = try await store.expiredUploads()
-        for upload in expired { media.discardPartial(upload) }
-        try await store.deleteUploads(expired)
-        return expired.count
+        try await uploads.pruneExpired()
     }
 
     /// Issues an access token for a user, as sign-in would (for tools and tests).
@@ -129,9 +128,8 @@ public func buildApplication(_ services: ServerServices,
     DriverController(store: services.store).register(routes)
     DispatchController(store: services.store).register(routes)
     SyncController(store: services.store).register(routes)
-    let uploads = UploadController(store: services.store, media: services.media, configuration: configuration)
-    uploads.register(routes)
-    InspectionController(store: services.store, media: services.media, uploads: uploads).register(routes)
+    UploadController(uploads: services.uploads).register(routes)
+    InspectionController(store: services.store, media: services.media, uploads: services.uploads).register(routes)
     routes.on(.realtime) { request, _ in
         _ = try Realtime.since(request)
         throw AppError(426, .upgradeRequired, "Connect to this endpoint with a WebSocket.")

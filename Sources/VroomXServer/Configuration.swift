@@ -51,20 +51,8 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
     /// files and uploads in progress. With several instances, share it.
     public var mediaDirectory: URL?
     public var resolvedMediaDirectory: URL { mediaDirectory ?? dataDirectory.appendingPathComponent("media") }
-    /// Largest file accepted per kind of media, in bytes.
-    public var maxPhotoBytes: Int64 = 25 << 20
-    public var maxVideoBytes: Int64 = 500 << 20
-    public var maxSignatureBytes: Int64 = 2 << 20
-    /// How long an unfinished upload may be resumed before it is cleaned up.
-    public var uploadLifetime: TimeInterval = 24 * 3600
-
-    public func maxBytes(_ kind: MediaKind) -> Int64 {
-        switch kind {
-        case .photo: return maxPhotoBytes
-        case .video: return maxVideoBytes
-        case .signature: return maxSignatureBytes
-        }
-    }
+    /// Size caps, lifetime and quotas of media uploads.
+    public var uploads = UploadLimits()
 
     /// Heartbeat period of realtime sockets (also how often a socket notices an expired token).
     public var realtimeHeartbeat: Duration = .seconds(25)
@@ -95,11 +83,17 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
         }
         configuration.apns = try APNsConfiguration.fromEnvironment(environment)
         if let directory = environment["VROOMX_MEDIA_DIR"], !directory.isEmpty { configuration.mediaDirectory = URL(fileURLWithPath: directory) }
-        for (name, keyPath) in [("VROOMX_MAX_PHOTO_MB", \ServerConfiguration.maxPhotoBytes), ("VROOMX_MAX_VIDEO_MB", \.maxVideoBytes)] {
-            if let text = environment[name], !text.isEmpty {
-                guard let megabytes = Int64(text), (1...100_000).contains(megabytes) else { throw ConfigurationError("\(name) must be 1 to 100000.") }
-                configuration[keyPath: keyPath] = megabytes << 20
-            }
+        let settings = EnvironmentSettings(environment)
+        if let megabytes = try settings.integer("VROOMX_MAX_PHOTO_MB", in: 1...100_000) { configuration.uploads.maxPhotoBytes = megabytes << 20 }
+        if let megabytes = try settings.integer("VROOMX_MAX_VIDEO_MB", in: 1...100_000) { configuration.uploads.maxVideoBytes = megabytes << 20 }
+        if let count = try settings.integer("VROOMX_MAX_OPEN_UPLOADS_PER_USER", in: 1...10_000) {
+            configuration.uploads.openUploadsPerUser = Int(count)
+        }
+        if let megabytes = try settings.integer("VROOMX_MAX_OPEN_UPLOAD_MB_PER_USER", in: 1...10_000_000) {
+            configuration.uploads.openBytesPerUser = megabytes << 20
+        }
+        if let gigabytes = try settings.integer("VROOMX_MEDIA_QUOTA_GB_PER_CARRIER", in: 1...1_000_000) {
+            configuration.uploads.storedBytesPerCarrier = gigabytes << 30
         }
         if let from = environment["VROOMX_MAIL_FROM"], !from.isEmpty { configuration.mailFrom = from }
         if let trust = environment["VROOMX_TRUST_PROXY"] { configuration.trustForwardedFor = ["1", "true", "yes"].contains(trust.lowercased()) }
@@ -110,5 +104,22 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
             configuration.logLevel = value
         }
         return configuration
+    }
+}
+
+/// Reads numeric settings from the environment, each range-checked, so a
+/// typo stops the server at start with a message naming the variable.
+struct EnvironmentSettings {
+    let environment: [String: String]
+
+    init(_ environment: [String: String]) { self.environment = environment }
+
+    /// Nil when unset or empty.
+    func integer(_ name: String, in range: ClosedRange<Int64>) throws -> Int64? {
+        guard let text = environment[name], !text.isEmpty else { return nil }
+        guard let value = DecimalText.int64(text, in: range) else {
+            throw ConfigurationError("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound).")
+        }
+        return value
     }
 }

@@ -23,7 +23,7 @@ struct UploadBench: AsyncParsableCommand {
         configuration.port = 0
         configuration.logLevel = .error
         configuration.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-bench-\(UUID().uuidString.prefix(8))")
-        configuration.maxVideoBytes = Int64(max(megabytes, 1) + 1) << 20
+        configuration.uploads.maxVideoBytes = Int64(max(megabytes, 1) + 1) << 20
         let services = try await ServerServices.make(configuration)
         let (tenant, _) = try await services.store.createTenant(name: "Upload Bench", dispatcherEmail: "dispatch@upload.bench.example")
         let driver = try await services.store.createDriver(tenant: tenant.id, .init(

@@ -21,7 +21,7 @@ struct Inspect: AsyncParsableCommand {
     @Argument(help: "Order number (O-5004) or id.") var order: String
     @Flag(help: "The pickup inspection.") var pickup = false
     @Flag(help: "The delivery inspection.") var delivery = false
-    @Option(help: "slot=PATH: front, rear, left_side, right_side, odometer, vin_plate, or extra photos like damage_1.") var photo: [String] = []
+    @Option(help: "slot=PATH: front, rear, left_side, right_side, odometer, vin_plate; optional front_left, front_right, rear_left, rear_right, interior, roof, wheels, keys; damage_1 … damage_30.") var photo: [String] = []
     @Option(help: "The walkthrough video.") var video: String?
     @Option(help: "location:type:severity[:note][@photo_slot].") var damage: [String] = []
     @Option(help: "The customer's signature image.") var signature: String?
@@ -65,7 +65,7 @@ struct Inspect: AsyncParsableCommand {
         for entry in photo {
             let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2, MediaSlot(parts[0]).isValid, MediaSlot(parts[0]).kind == .photo else {
-                throw CLIError(.usage, "--photo takes slot=PATH, e.g. front=front.jpg.")
+                throw CLIError(.usage, "--photo takes slot=PATH with a photo slot (see --help), e.g. front=front.jpg.")
             }
             attachments.append((MediaSlot(parts[0]), try Self.file(parts[1])))
         }

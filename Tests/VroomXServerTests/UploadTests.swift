@@ -77,8 +77,12 @@ struct UploadTests {
         let download = try await RawHTTP.request(port: live.port, "GET", Endpoint.inspectionMedia.path(inspection.id.rawValue, "walkthrough"),
                                            headers: ["Authorization": "Bearer \(token)"])
         #expect(download.status == 200 && Self.hex(download.body) == Self.hex(file))
-        let stored = server.services.configuration.resolvedMediaDirectory
-            .appendingPathComponent("\(carrier.tenant.id.rawValue)/\(inspection.id.rawValue)/videos/walkthrough.mp4")
+        // Each finished upload has a file of its own: `{slot}.{upload}.{extension}`.
+        let folder = server.services.configuration.resolvedMediaDirectory
+            .appendingPathComponent("\(carrier.tenant.id.rawValue)/\(inspection.id.rawValue)/videos")
+        let uploadID = String(location.split(separator: "/").last!)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["walkthrough.\(uploadID).mp4"])
+        let stored = folder.appendingPathComponent("walkthrough.\(uploadID).mp4")
         #expect(Self.hex([UInt8](try Data(contentsOf: stored))) == Self.hex(file))
 
         // The attachment reached the driver's change feed.
@@ -106,12 +110,12 @@ struct UploadTests {
             "Upload-Offset": "0", "Content-Type": Tus.patchContentType,
         ]), contentLength: file.count) + Array(file[0..<(20 << 20)]))
         var reported = 0
-        for _ in 0..<500 where reported < Int(UploadController.recordEvery) {
+        for _ in 0..<500 where reported < Int(UploadService.recordEvery) {
             let head = try await RawHTTP.request(port: live.port, "HEAD", location, headers: Self.tus(token))
             reported = Int(head.headers["upload-offset"] ?? "") ?? 0
             try await Task.sleep(for: .milliseconds(10))
         }
-        #expect(reported >= Int(UploadController.recordEvery) && reported <= 20 << 20, "HEAD during the request: \(reported)")
+        #expect(reported >= Int(UploadService.recordEvery) && reported <= 20 << 20, "HEAD during the request: \(reported)")
         // Another writer meanwhile waits its turn.
         let second = try await RawHTTP.request(port: live.port, "PATCH", location, headers: Self.tus(token, [
             "Upload-Offset": String(reported), "Content-Type": Tus.patchContentType,
@@ -155,7 +159,7 @@ struct UploadTests {
             #expect(try await patch(photoAsVideo, offset: 0, MediaSamples.jpeg()).errorCode == "unsupported_media_type")
 
             // Sizes.
-            let limit = server.services.configuration.maxPhotoBytes
+            let limit = server.services.configuration.uploads.maxPhotoBytes
             let oversize = try await create(.front, length: Int(limit) + 1)
             #expect(oversize.status == 413 && oversize.errorCode == "payload_too_large")
             let photo = MediaSamples.jpeg(size: 4096)
@@ -230,7 +234,7 @@ struct UploadTests {
         let scope = Scope.driver(tenant: carrier.tenant.id, driver: carrier.driverID(0))
         // Without a running server, so the hourly upkeep does not race the test's clock.
         let upload = try await server.store.createUpload(inspection: inspection.id, slot: .front, length: 5000, metadata: "",
-                                                         user: carrier.driver.user.id, scope, lifetime: 24 * 3600)
+                                                         user: carrier.driver.user.id, scope, limits: UploadLimits())
         let writer = try server.services.media.openPartial(upload.id)
         try writer.write(ByteBuffer(bytes: MediaSamples.jpeg(size: 1000)), at: 0)
         writer.close()

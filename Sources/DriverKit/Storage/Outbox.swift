@@ -168,6 +168,7 @@ extension AppDatabase {
 
     static func applyInspectionSave(_ save: InspectionSave, now: Date, _ db: Database) throws {
         let request = save.inspection
+        if let problem = request.problem { throw LocalRejection(code: .validationFailed, message: problem.message) }
         var inspection: Inspection
         if let existing = try Self.inspection(save.inspectionID, db) {
             guard existing.completedAt == nil else {

@@ -10,7 +10,7 @@ import VroomXModels
 struct InspectionController {
     let store: Store
     let media: any MediaStorage
-    let uploads: UploadController
+    let uploads: UploadService
 
     func register(_ routes: Routes) {
         routes.on(.saveInspection) { request, context in
@@ -119,24 +119,11 @@ struct InspectionController {
     /// A whole file in one request (Content-Length required): the same
     /// checks and storage as a resumable upload.
     private func put(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let identity = try context.caller()
         guard let length = try request.integer(.contentLength), length > 0 else {
             throw AppError(411, .invalidParameter, "Send Content-Length with the file.", field: "Content-Length")
         }
-        let upload = try await uploads.startUpload(inspection: try context.id(), slot: try slot(context), length: length,
-                                                   metadata: "", identity)
-        do {
-            let received = try await uploads.append(request.body, contentLength: length, at: 0, checksum: nil, to: upload.id,
-                                                    identity).received
-            guard received == length else {
-                throw AppError(400, .invalidParameter, "The body ended after \(received) of \(length) bytes.", field: "Content-Length")
-            }
-        } catch {
-            // A one-request upload is not resumed: drop what arrived.
-            uploads.media.discardPartial(upload.id)
-            try? await store.deleteUpload(upload.id, tenant: identity.tenant)
-            throw error
-        }
-        return try JSONBody.response(try await store.inspection(upload.inspectionID, identity.scope)).response
+        let inspection = try await uploads.putWhole(request.body, length: length, inspection: try context.id(), slot: try slot(context),
+                                                    try context.caller())
+        return try JSONBody.response(inspection).response
     }
 }

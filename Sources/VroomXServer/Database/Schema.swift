@@ -349,6 +349,14 @@ enum Schema {
             ALTER TABLE change_log ADD CONSTRAINT change_log_entity_check
                 CHECK (entity IN ('driver', 'trip', 'order', 'expense', 'notification', 'inspection'));
             """),
+
+        Migration(version: 5, name: "hardening", sql: """
+            ALTER TABLE uploads ADD COLUMN storage_key TEXT;
+            ALTER TABLE uploads ADD COLUMN sha256 TEXT CHECK (sha256 IS NULL OR length(sha256) = 64);
+            ALTER TABLE uploads ADD COLUMN content_type TEXT;
+            CREATE INDEX uploads_open_by_user ON uploads (tenant_id, user_id, completed_at);
+            CREATE INDEX inspection_media_by_tenant ON inspection_media (tenant_id)
+            """),
     ]
 }
 

@@ -23,8 +23,12 @@ protocol MediaStorage: Sendable {
     func commit(_ upload: String, to key: String) throws
     /// Drops an upload in progress; nothing if there is none.
     func discardPartial(_ upload: String)
+    /// Whether an upload in progress has its bytes here.
+    func hasPartial(_ upload: String) -> Bool
     /// A finished file, for reading.
     func open(_ key: String) throws -> any StoredMediaReader
+    /// Deletes a finished file; nothing if there is none.
+    func remove(_ key: String)
 }
 
 protocol PartialMediaWriter: AnyObject {
@@ -43,8 +47,19 @@ protocol StoredMediaReader: AnyObject, Sendable {
     func close()
 }
 
+/// A storage operation failed; `errno` says why when the system said.
 struct MediaStorageError: Error, CustomStringConvertible {
     let description: String
+    var errno: Int32? = nil
+
+    /// The disk (or the user's disk quota) is full: worth retrying later.
+    var isOutOfSpace: Bool { errno == ENOSPC || errno == EDQUOT || errno == EFBIG }
+
+    /// The failed call and the system's reason, from the current `errno`.
+    static func system(_ operation: String) -> MediaStorageError {
+        let code = Glibc.errno
+        return MediaStorageError(description: "\(operation): \(String(cString: strerror(code)))", errno: code)
+    }
 }
 
 /// The embedded default: a folder in the data directory. Uploads in
@@ -109,9 +124,7 @@ struct FileMediaStorage: MediaStorage {
         let folder = destination.deletingLastPathComponent()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try Self.fsync(path: source.path)
-        guard rename(source.path, destination.path) == 0 else {
-            throw MediaStorageError(description: "rename failed: \(String(cString: strerror(errno)))")
-        }
+        guard rename(source.path, destination.path) == 0 else { throw MediaStorageError.system("rename") }
         try Self.fsync(path: folder.path)
     }
 
@@ -120,15 +133,25 @@ struct FileMediaStorage: MediaStorage {
         try? FileManager.default.removeItem(at: url)
     }
 
+    func hasPartial(_ upload: String) -> Bool {
+        guard let url = try? partialURL(upload) else { return false }
+        return FileManager.default.fileExists(atPath: url.path)
+    }
+
     func open(_ key: String) throws -> any StoredMediaReader {
         try FileReader(path: try fileURL(key).path)
     }
 
+    func remove(_ key: String) {
+        guard let url = try? fileURL(key) else { return }
+        try? FileManager.default.removeItem(at: url)
+    }
+
     static func fsync(path: String) throws {
         let fd = Glibc.open(path, O_RDONLY)
-        guard fd >= 0 else { throw MediaStorageError(description: "open \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw MediaStorageError.system("open \(path)") }
         defer { _ = Glibc.close(fd) }
-        guard Glibc.fsync(fd) == 0 else { throw MediaStorageError(description: "fsync: \(String(cString: strerror(errno)))") }
+        guard Glibc.fsync(fd) == 0 else { throw MediaStorageError.system("fsync") }
     }
 }
 
@@ -138,7 +161,7 @@ final class FileWriter: PartialMediaWriter {
 
     init(path: String) throws {
         fd = Glibc.open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw MediaStorageError(description: "open: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw MediaStorageError.system("open") }
     }
 
     func write(_ bytes: ByteBuffer, at offset: Int64) throws {
@@ -149,7 +172,7 @@ final class FileWriter: PartialMediaWriter {
                 let written = pwrite(fd, UnsafeRawBufferPointer(rebasing: remaining).baseAddress, remaining.count, off_t(position))
                 if written < 0 {
                     if errno == EINTR { continue }
-                    throw MediaStorageError(description: "write: \(String(cString: strerror(errno)))")
+                    throw MediaStorageError.system("write")
                 }
                 remaining = remaining.dropFirst(written)
                 position += Int64(written)
@@ -158,11 +181,11 @@ final class FileWriter: PartialMediaWriter {
     }
 
     func sync() throws {
-        guard fsync(fd) == 0 else { throw MediaStorageError(description: "fsync: \(String(cString: strerror(errno)))") }
+        guard fsync(fd) == 0 else { throw MediaStorageError.system("fsync") }
     }
 
     func truncate(to length: Int64) throws {
-        guard ftruncate(fd, off_t(length)) == 0 else { throw MediaStorageError(description: "truncate: \(String(cString: strerror(errno)))") }
+        guard ftruncate(fd, off_t(length)) == 0 else { throw MediaStorageError.system("truncate") }
     }
 
     func close() { _ = Glibc.close(fd) }
@@ -175,11 +198,12 @@ final class FileReader: StoredMediaReader, Sendable {
 
     init(path: String) throws {
         fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw MediaStorageError(description: "open: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw MediaStorageError.system("open") }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
+            let error = MediaStorageError.system("stat")
             _ = Glibc.close(fd)
-            throw MediaStorageError(description: "stat: \(String(cString: strerror(errno)))")
+            throw error
         }
         size = Int64(info.st_size)
     }
@@ -188,7 +212,7 @@ final class FileReader: StoredMediaReader, Sendable {
         var buffer = ByteBufferAllocator().buffer(capacity: count)
         let read = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
             let result = pread(fd, raw.baseAddress, count, off_t(offset))
-            guard result >= 0 else { throw MediaStorageError(description: "read: \(String(cString: strerror(errno)))") }
+            guard result >= 0 else { throw MediaStorageError.system("read") }
             return result
         }
         _ = read

@@ -8,24 +8,10 @@ extension Store {
     /// Starts an inspection or updates it while it is open. Fields left out
     /// of the request keep their values.
     public func saveInspection(_ id: ID<Inspection>, _ request: SaveInspectionRequest, _ scope: Scope) async throws -> Inspection {
-        let notes = try request.notes.map { try Validate.text($0, field: "notes", max: 4000) }
-        if let odometer = request.odometer, !(0...10_000_000).contains(odometer) {
-            throw AppError.validation("odometer", "The odometer reading must be 0 to 10,000,000.")
-        }
-        if let position = request.position, !position.isValid {
-            throw AppError.validation("position", "Latitude must be -90 to 90 and longitude -180 to 180.")
-        }
-        if let damages = request.damages {
-            guard damages.count <= 100 else { throw AppError.validation("damages", "At most 100 damages.") }
-            for (index, damage) in damages.enumerated() {
-                guard MediaSlot(damage.location).isValid else {
-                    throw AppError.validation("damages[\(index)].location", "A location is a code like front_bumper.")
-                }
-                if let slot = damage.photoSlot, !slot.isValid || slot.kind != .photo {
-                    throw AppError.validation("damages[\(index)].photo_slot", "Name a photo slot.")
-                }
-                _ = try Validate.text(damage.note, field: "damages[\(index)].note", max: 500)
-            }
+        if let problem = request.problem { throw AppError.validation(problem.field, problem.message) }
+        let notes = try request.notes.map { try Validate.text($0, field: "notes", max: Inspection.maxNotesLength) }
+        for (index, damage) in (request.damages ?? []).enumerated() {
+            _ = try Validate.text(damage.note, field: "damages[\(index)].note", max: Damage.maxNoteLength)
         }
         return try await write(tenant: scope.tenant) { tx in
             guard let order = try await fetchOrder(request.orderID, scope, tx.db) else { throw AppError.notFound("Order") }
@@ -168,17 +154,19 @@ extension Store {
     }
 
     /// Attaches a stored file to an open inspection (replacing the slot's
-    /// previous file), in the transaction that finishes its upload.
+    /// previous file), in the transaction that finishes its upload. Returns
+    /// the storage key of the file it replaced, if any.
     func attachMedia(_ media: InspectionMedia, key: String, to id: ID<Inspection>, _ scope: Scope,
-                     _ tx: TenantTransaction) async throws -> Inspection {
+                     _ tx: TenantTransaction) async throws -> String? {
         guard var inspection = try await fetchInspection(id, tenant: scope.tenant, tx.db),
               let order = try await fetchOrder(inspection.orderID, scope, tx.db) else { throw AppError.notFound("Inspection") }
         guard inspection.completedAt == nil else {
             throw AppError(409, .inspectionCompleted, "This inspection is completed and can no longer change.")
         }
-        try await tx.execute("""
+        let replaced = try await tx.first("""
             DELETE FROM inspection_media WHERE tenant_id = \(tx.tenant) AND inspection_id = \(id) AND slot = \(media.slot.rawValue)
-            """)
+            RETURNING storage_key
+            """)?.string("storage_key")
         try await tx.execute("""
             INSERT INTO inspection_media (tenant_id, inspection_id, slot, kind, content_type, size_bytes, sha256, storage_key, uploaded_at)
             VALUES (\(tx.tenant), \(id), \(media.slot.rawValue), \(media.kind.rawValue), \(media.contentType), \(media.sizeBytes),
@@ -190,6 +178,6 @@ extension Store {
         inspection.version += 1
         inspection.updatedAt = tx.now
         try await storeInspection(inspection, isNew: false, visibleTo: order.driverID, tx)
-        return inspection
+        return replaced
     }
 }

@@ -4,6 +4,13 @@ import VroomXModels
 /// An upload in progress (tus): where its bytes go and how many have
 /// durably arrived.
 public struct UploadRecord: Sendable, Hashable {
+    /// Where a finished upload's file was put, recorded before it moved there.
+    public struct StoredFile: Sendable, Hashable {
+        public let key: String
+        public let sha256: String
+        public let contentType: String
+    }
+
     public let id: String
     public let inspectionID: ID<Inspection>
     public let slot: MediaSlot
@@ -13,6 +20,7 @@ public struct UploadRecord: Sendable, Hashable {
     public let metadata: String
     public let expiresAt: Date
     public var completedAt: Date?
+    public var storedFile: StoredFile?
 
     init(row: SQLRow) throws {
         id = try row.string("id")
@@ -24,23 +32,37 @@ public struct UploadRecord: Sendable, Hashable {
         metadata = try row.string("metadata")
         expiresAt = WireTime.date(milliseconds: try row.int64("expires_at"))
         completedAt = try row.optionalInt64("completed_at").map(WireTime.date(milliseconds:))
+        if let key = try row.optionalString("storage_key") {
+            storedFile = StoredFile(key: key, sha256: try row.string("sha256"), contentType: try row.string("content_type"))
+        }
     }
 
-    static let columns: SQL = "id, inspection_id, slot, kind, length, received, metadata, expires_at, completed_at"
+    static let columns: SQL = """
+        id, inspection_id, slot, kind, length, received, metadata, expires_at, completed_at, storage_key, sha256, content_type
+        """
+}
+
+/// An upload past its expiry: its partial file, and a stored file that was
+/// never attached, go with it.
+struct ExpiredUpload: Sendable {
+    let id: String
+    let unattachedKey: String?
 }
 
 extension Store {
-    /// Opens an upload for a slot of an open inspection the driver may see.
+    /// Opens an upload for a slot of an open inspection the driver may see,
+    /// within the user's and the carrier's quotas.
     public func createUpload(inspection: ID<Inspection>, slot: MediaSlot, length: Int64, metadata: String,
-                             user: ID<User>, _ scope: Scope, lifetime: TimeInterval) async throws -> UploadRecord {
+                             user: ID<User>, _ scope: Scope, limits: UploadLimits) async throws -> UploadRecord {
         try await write(tenant: scope.tenant) { tx in
             guard let found = try await fetchInspection(inspection, tenant: scope.tenant, tx.db),
                   try await fetchOrder(found.orderID, scope, tx.db) != nil else { throw AppError.notFound("Inspection") }
             guard found.completedAt == nil else {
                 throw AppError(409, .inspectionCompleted, "This inspection is completed and can no longer change.")
             }
+            try await checkQuotas(length: length, user: user, limits: limits, tx)
             let id = UUID().uuidString.lowercased()
-            let expires = tx.now.addingTimeInterval(lifetime)
+            let expires = tx.now.addingTimeInterval(limits.lifetime)
             try await tx.execute("""
                 INSERT INTO uploads (id, tenant_id, inspection_id, user_id, slot, kind, length, metadata, created_at, expires_at)
                 VALUES (\(id), \(scope.tenant), \(inspection), \(user), \(slot.rawValue), \(slot.kind.rawValue), \(length),
@@ -50,6 +72,35 @@ extension Store {
                 throw AppError.notFound("Upload")
             }
             return try UploadRecord(row: row)
+        }
+    }
+
+    /// A user may hold a bounded number and size of open uploads (429
+    /// until some finish or expire); a carrier's stored files and open
+    /// uploads together stay within its storage quota (507).
+    private func checkQuotas(length: Int64, user: ID<User>, limits: UploadLimits, _ tx: TenantTransaction) async throws {
+        let open = try await tx.first("""
+            SELECT COUNT(*) AS uploads, COALESCE(SUM(length), 0) AS bytes, MIN(expires_at) AS first_expiry FROM uploads
+            WHERE tenant_id = \(tx.tenant) AND user_id = \(user) AND completed_at IS NULL AND expires_at > \(tx.now)
+            """)
+        let uploads = try open?.int64("uploads") ?? 0
+        let bytes = try open?.int64("bytes") ?? 0
+        if uploads >= Int64(limits.openUploadsPerUser) || bytes > limits.openBytesPerUser - length {
+            let firstExpiry = try open?.optionalDate("first_expiry") ?? tx.now
+            let wait = Int(min(max(firstExpiry.timeIntervalSince(tx.now), 1), 900).rounded(.up))
+            throw AppError(429, .uploadQuotaExceeded,
+                           "Too many unfinished uploads (at most \(limits.openUploadsPerUser), \(limits.openBytesPerUser >> 20) MB); finish or cancel some first.",
+                           retryAfter: wait)
+        }
+        let stored = try await tx.first("""
+            SELECT (SELECT COALESCE(SUM(size_bytes), 0) FROM inspection_media WHERE tenant_id = \(tx.tenant))
+                 + (SELECT COALESCE(SUM(length), 0) FROM uploads
+                    WHERE tenant_id = \(tx.tenant) AND completed_at IS NULL AND expires_at > \(tx.now)) AS bytes
+            """)?.int64("bytes") ?? 0
+        if stored > limits.storedBytesPerCarrier - length {
+            throw AppError(507, .storageQuotaExceeded,
+                           "This carrier's media storage (\(limits.storedBytesPerCarrier >> 30) GB) is full; ask your dispatcher.",
+                           retryAfter: 3600)
         }
     }
 
@@ -73,9 +124,20 @@ extension Store {
         }
     }
 
+    /// Records where a finished upload's file is about to be put.
+    func recordStoredFile(_ file: UploadRecord.StoredFile, of id: String, tenant: ID<Tenant>) async throws {
+        try await database.write { db in
+            try await db.execute("""
+                UPDATE uploads SET storage_key = \(file.key), sha256 = \(file.sha256), content_type = \(file.contentType)
+                WHERE tenant_id = \(tenant) AND id = \(id)
+                """)
+        }
+    }
+
     /// Marks an upload finished and attaches its file to the inspection,
     /// in one transaction (the attachment appears in the change feed).
-    func finishUpload(_ upload: UploadRecord, media: InspectionMedia, key: String, _ scope: Scope) async throws -> Inspection {
+    /// Returns the storage key of the file the slot held before, if any.
+    func finishUpload(_ upload: UploadRecord, media: InspectionMedia, key: String, _ scope: Scope) async throws -> String? {
         try await write(tenant: scope.tenant) { tx in
             try await tx.execute("""
                 UPDATE uploads SET received = length, completed_at = \(tx.now) WHERE tenant_id = \(scope.tenant) AND id = \(upload.id)
@@ -90,13 +152,17 @@ extension Store {
         }
     }
 
-    /// Uploads past their expiry (finished ones a day after): the caller
-    /// removes their partial files, then `deleteUploads`.
-    func expiredUploads(limit: Int = 500) async throws -> [String] {
+    /// Uploads past their expiry (finished ones a day after their start):
+    /// the caller removes their files, then `deleteUploads`.
+    func expiredUploads(limit: Int) async throws -> [ExpiredUpload] {
         let now = self.now
         return try await read { db in
-            try await db.query("SELECT id FROM uploads WHERE expires_at < \(now) ORDER BY expires_at LIMIT \(limit)")
-                .map { try $0.string("id") }
+            try await db.query("""
+                SELECT id, storage_key, completed_at FROM uploads WHERE expires_at < \(now) ORDER BY expires_at LIMIT \(limit)
+                """).map { row in
+                ExpiredUpload(id: try row.string("id"),
+                              unattachedKey: try row.optionalInt64("completed_at") == nil ? try row.optionalString("storage_key") : nil)
+            }
         }
     }
 
