@@ -105,9 +105,21 @@ public struct PINVerifyResponse: Codable, Sendable, Hashable {
 public struct RegisterDeviceTokenRequest: Codable, Sendable, Hashable {
     public var token: String
     public var platform: DevicePlatform
-    public init(token: String, platform: DevicePlatform) {
+    /// A secret the app made once for this installation and keeps to
+    /// itself. A device token already registered to another account moves
+    /// only when the same installation registers it (someone else signing
+    /// in on that phone), never on the word of another device.
+    public var installationID: String?
+
+    public init(token: String, platform: DevicePlatform, installationID: String? = nil) {
         self.token = token
         self.platform = platform
+        self.installationID = installationID
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case token, platform
+        case installationID = "installation_id"
     }
 }
 

@@ -67,7 +67,10 @@ public struct ServerServices: Sendable {
 
     static func makeMailer(_ configuration: ServerConfiguration, logger: Logger) throws -> any Mailer {
         guard let url = configuration.smtpURL else {
-            logger.notice("VROOMX_SMTP_URL is not set: sign-in codes are printed to this log (development mailbox)")
+            // Tools (migrate, tenant) never send mail; `serve` refuses to start without a mailer unless asked for this.
+            if configuration.developmentMailbox {
+                logger.notice("VROOMX_SMTP_URL is not set: sign-in codes are printed to this log (development mailbox)")
+            }
             return DevelopmentMailbox(logger: logger)
         }
         return try SMTPMailer(url: url, from: configuration.mailFrom, logger: logger)
@@ -96,6 +99,9 @@ public struct ServerServices: Sendable {
 /// Builds the HTTP application: one router, every endpoint of the shared
 /// route table, JSON errors everywhere.
 public func buildApplication(_ configuration: ServerConfiguration) async throws -> some ApplicationProtocol {
+    var configuration = configuration
+    if configuration.demo { configuration.developmentMailbox = true }
+    try configuration.checkServable()
     let services = try await ServerServices.make(configuration)
     if configuration.demo {
         try await DemoData.seedIfNeeded(services.store, logger: services.logger)
@@ -124,10 +130,10 @@ public func buildApplication(_ services: ServerServices,
     routes.on(.openAPI) { _, _ in
         Reply(status: .ok, body: ByteBuffer(bytes: OpenAPIDocument.data))
     }
-    AuthController(auth: services.auth, store: services.store, trustForwardedFor: configuration.trustForwardedFor).register(routes)
+    AuthController(auth: services.auth, store: services.store, trustedProxyHops: configuration.trustedProxyHops).register(routes)
     DriverController(store: services.store).register(routes)
     DispatchController(store: services.store).register(routes)
-    SyncController(store: services.store).register(routes)
+    SyncController(store: services.store, logger: services.logger).register(routes)
     UploadController(uploads: services.uploads).register(routes)
     InspectionController(store: services.store, media: services.media, uploads: services.uploads).register(routes)
     routes.on(.realtime) { request, _ in

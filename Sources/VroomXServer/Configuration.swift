@@ -15,7 +15,11 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
     /// nil for the development mailbox that prints codes to the log.
     public var smtpURL: String?
     public var mailFrom = "VroomX <no-reply@vroomx.local>"
-    public var trustForwardedFor = false
+    /// Proxies of our own in front that append to `X-Forwarded-For` (0:
+    /// none, the peer is the client).
+    public var trustedProxyHops = 0
+    /// Whether a proxy of our own stands in front.
+    public var trustForwardedFor: Bool { trustedProxyHops > 0 }
     public var auth = AuthPolicy()
     public var logLevel: Logger.Level = .info
     /// Seed the demo carrier on start (once).
@@ -24,6 +28,20 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
     public var clock = Clock.system
     /// Overrides the mailer (tests pass a `DevelopmentMailbox` they can read).
     public var mailer: (any Mailer)?
+    /// Without SMTP, print sign-in codes to the log. Only for development
+    /// (`--demo` or `VROOMX_DEV_MAILBOX=true`): anyone who reads the log
+    /// could sign in as anyone, so a server without either refuses to start.
+    public var developmentMailbox = false
+
+    /// Refuses a setup that would be unsafe to serve with.
+    public func checkServable() throws {
+        guard smtpURL != nil || mailer != nil || developmentMailbox else {
+            throw ConfigurationError("""
+                No mail server is configured, so sign-in codes could not reach anyone. Set VROOMX_SMTP_URL \
+                (smtp://user:password@host:587), or for development VROOMX_DEV_MAILBOX=true (or --demo) to print codes to the log.
+                """)
+        }
+    }
 
     public init() {}
 
@@ -96,7 +114,20 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
             configuration.uploads.storedBytesPerCarrier = gigabytes << 30
         }
         if let from = environment["VROOMX_MAIL_FROM"], !from.isEmpty { configuration.mailFrom = from }
-        if let trust = environment["VROOMX_TRUST_PROXY"] { configuration.trustForwardedFor = ["1", "true", "yes"].contains(trust.lowercased()) }
+        if let devMailbox = environment["VROOMX_DEV_MAILBOX"] {
+            configuration.developmentMailbox = ["1", "true", "yes"].contains(devMailbox.lowercased())
+        }
+        if let trust = environment["VROOMX_TRUST_PROXY"]?.lowercased(), !trust.isEmpty {
+            switch trust {
+            case "true", "yes": configuration.trustedProxyHops = 1
+            case "false", "no": configuration.trustedProxyHops = 0
+            default:
+                guard let hops = DecimalText.int64(trust, in: 0...10) else {
+                    throw ConfigurationError("VROOMX_TRUST_PROXY must be true, false or the number of proxies in front (0 to 10).")
+                }
+                configuration.trustedProxyHops = Int(hops)
+            }
+        }
         if let level = environment["VROOMX_LOG_LEVEL"], !level.isEmpty {
             guard let value = Logger.Level(rawValue: level) else {
                 throw ConfigurationError("VROOMX_LOG_LEVEL must be trace, debug, info, notice, warning, error or critical.")

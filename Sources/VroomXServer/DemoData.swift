@@ -48,7 +48,7 @@ public enum DemoData {
         let onTruck = rollingOrders.first { $0.number == "O-5003" }!
         let savannah = rollingOrders.first { $0.number == "O-5004" }!
         _ = try await store.updateOrderStatus(onTruck.id, to: .pickedUp, occurredAt: nil, .driver(tenant: t, driver: alex.id),
-                                              inspectionWaived: true)
+                                              asHistory: true)
         try await orders(store, t, next, [
             ("O-5006", Vehicle(year: 2023, make: "Chevrolet", model: "Tahoe", vin: "1GNSKBKD5PR000777", color: "Red"), "Miami, FL", "Dallas, TX"),
             ("O-5007", Vehicle(year: 2017, make: "Nissan", model: "Altima", vin: "1N4AL3AP8HC000321", color: "Black"), "Tampa, FL", "Houston, TX"),
@@ -121,8 +121,8 @@ public enum DemoData {
         for order in created {
             let pickedUp = trip.startDate?.startOfDay.addingTimeInterval(10 * 3600)
             let delivered = trip.endDate?.startOfDay.addingTimeInterval(15 * 3600)
-            _ = try await store.updateOrderStatus(order.id, to: .pickedUp, occurredAt: pickedUp, scope, inspectionWaived: true)
-            _ = try await store.updateOrderStatus(order.id, to: .delivered, occurredAt: delivered, scope, inspectionWaived: true)
+            _ = try await store.updateOrderStatus(order.id, to: .pickedUp, occurredAt: pickedUp, scope, asHistory: true)
+            _ = try await store.updateOrderStatus(order.id, to: .delivered, occurredAt: delivered, scope, asHistory: true)
         }
         return try await store.orders(.dispatch(tenant: tenant), trip: trip.id)
     }

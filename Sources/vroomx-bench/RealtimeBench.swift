@@ -119,6 +119,7 @@ struct BenchServer {
         environment["VROOMX_DATA_DIR"] = configuration.dataDirectory.path
         environment["VROOMX_JWT_SECRET"] = secret
         environment["VROOMX_LOG_LEVEL"] = "error"
+        environment["VROOMX_DEV_MAILBOX"] = "true"  // the bench signs in without mail
         if let url = configuration.databaseURL { environment["VROOMX_DATABASE_URL"] = url }
         process.environment = environment
         try process.run()

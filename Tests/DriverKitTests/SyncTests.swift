@@ -54,6 +54,9 @@ struct SyncTests {
         try await eventually("offline seen") { !app.status.isOnline }
         #expect(app.status.offlineBanner == "You're offline — showing cached data")
 
+        // The server's clock stands still in tests; the phone's ran on. Bring the server up to the phone's time
+        // (a change can never reach the server before it happened).
+        server.clock.set(Date().addingTimeInterval(1))
         try await live.start()
         await app.syncNow()
         try await eventually("everything synced", timeout: .seconds(60)) { try app.database.unsyncedCount() == 0 }

@@ -27,6 +27,11 @@ struct ServerCommandTests {
         #expect(duplicate.status != 0)
         #expect(duplicate.output.contains("already exists"))
 
+        // Without a mail server, serving would print everyone's sign-in codes to the log: it refuses unless asked.
+        let refused = try await VroomXBinary.run(["serve", "--port", String(try ChildProcess.freePort())], environment: environment)
+        #expect(refused.status != 0 && refused.output.contains("VROOMX_SMTP_URL"), "\(refused.output)")
+        environment["VROOMX_DEV_MAILBOX"] = "true"
+
         let port = try ChildProcess.freePort()
         let server = try VroomXBinary.start(["serve", "--port", String(port)], environment: environment)
         try await server.waitFor("listening on 127.0.0.1:\(port)")

@@ -174,21 +174,37 @@ struct AuthTests {
         }
     }
 
-    @Test("a client that lost the refresh answer may retry within the grace window", arguments: TestBackend.available)
+    @Test("a lost refresh answer is answered again with the same successor, a few times within the grace window, never after it was used",
+          arguments: TestBackend.available)
     func refreshGrace(_ backend: TestBackend) async throws {
         let server = try await TestServer.make(backend)
         let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        let replays = server.services.configuration.auth.refreshReplays
         try await server.run { api in
             let first = try await api.signIn(carrier.driver.user.email, server: server)
             let lost = try await api.call(.refresh, json: RefreshRequest(refreshToken: first.refreshToken)).decode(AuthSession.self)
-            server.clock.advance(by: 5)
-            let retried = try await api.call(.refresh, json: RefreshRequest(refreshToken: first.refreshToken))
-            #expect(retried.status == 200)
-            let kept = try retried.decode(AuthSession.self)
-            // The lost sibling was retired; only the retried lineage continues.
-            server.clock.advance(by: 60)
-            #expect(try await api.call(.refresh, json: RefreshRequest(refreshToken: lost.refreshToken)).errorCode == "refresh_token_reused")
-            _ = kept
+            // The answer was lost (or a second process refreshed at the same moment): the same token gets the same successor.
+            for _ in 0..<replays {
+                server.clock.advance(by: 5)
+                let retried = try await api.call(.refresh, json: RefreshRequest(refreshToken: first.refreshToken))
+                #expect(retried.status == 200)
+                #expect(try retried.decode(AuthSession.self).refreshToken == lost.refreshToken, "one lineage, nothing new issued")
+            }
+            // One replay more than allowed is someone else's copy: the session ends.
+            let tooMany = try await api.call(.refresh, json: RefreshRequest(refreshToken: first.refreshToken))
+            #expect(tooMany.errorCode == "refresh_token_reused")
+            #expect(try await api.call(.refresh, json: RefreshRequest(refreshToken: lost.refreshToken)).errorCode == "session_revoked")
+        }
+        // Once the successor itself was used, the old token is not answered again, even within the window.
+        let second = try await TestServer.make(backend)
+        let carrier2 = try await CarrierFixture.make(second, name: "Bravo", drivers: 1, tripsPerDriver: 0)
+        try await second.run { api in
+            let first = try await api.signIn(carrier2.driver.user.email, server: second)
+            let next = try await api.call(.refresh, json: RefreshRequest(refreshToken: first.refreshToken)).decode(AuthSession.self)
+            let third = try await api.call(.refresh, json: RefreshRequest(refreshToken: next.refreshToken))
+            #expect(third.status == 200)
+            let stale = try await api.call(.refresh, json: RefreshRequest(refreshToken: first.refreshToken))
+            #expect(stale.errorCode == "refresh_token_reused")
         }
     }
 

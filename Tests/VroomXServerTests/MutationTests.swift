@@ -76,6 +76,7 @@ struct MutationTests {
         let notification = try await server.store.notifications(.driver(tenant: carrier.tenant.id, driver: carrier.driverID(0)))[0]
         let expenseID = ID<Expense>()
         let skip = Mutation(.updateOrderStatus(.init(orderID: second.id, status: .delivered)))
+        server.clock.advance(by: 600)  // the orders have existed ten minutes
         let pickedUpAt = server.clock.now.addingTimeInterval(-60)
         try await server.run { api in
             let token = carrier.driver.accessToken
@@ -149,6 +150,40 @@ struct MutationTests {
             #expect(final.pickupETA.map(WireTime.milliseconds) == WireTime.milliseconds(dispatchETA))
             #expect(final.deliveryETA.map(WireTime.milliseconds) == WireTime.milliseconds(mine))
             #expect(final.status == .assigned)
+        }
+    }
+
+    @Test("a mutation the server fails on is answered on its own; the rest of the batch lands", arguments: TestBackend.available)
+    func poisonMutationDoesNotBlockTheBatch(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let trip = carrier.trips[0][0]
+        // A fault for one row only: inserting an expense noted "poison" fails inside the database.
+        try await server.store.database.write { db in
+            if db.dialect == .sqlite {
+                try await db.execute("""
+                    CREATE TRIGGER poison BEFORE INSERT ON trip_expenses WHEN NEW.notes = 'poison'
+                    BEGIN SELECT RAISE(ABORT, 'simulated fault'); END
+                    """)
+            } else {
+                try await db.execute("""
+                    CREATE FUNCTION poison() RETURNS trigger LANGUAGE plpgsql AS $$
+                    BEGIN IF NEW.notes = 'poison' THEN RAISE EXCEPTION 'simulated fault'; END IF; RETURN NEW; END $$
+                    """)
+                try await db.execute("CREATE TRIGGER poison BEFORE INSERT ON trip_expenses FOR EACH ROW EXECUTE FUNCTION poison()")
+            }
+        }
+        let today = LocalDate(server.clock.now)
+        let batch = MutationBatch([
+            Mutation(.createExpense(.init(id: ID(), tripID: trip.id, category: .fuel, amountCents: 100, date: today, notes: "poison"))),
+            Mutation(.createExpense(.init(id: ID(), tripID: trip.id, category: .tolls, amountCents: 200, date: today, notes: "fine"))),
+        ])
+        try await server.run { api in
+            let answer = try await api.call(.mutations, json: batch, token: carrier.driver.accessToken)
+            #expect(answer.status == 200, "\(answer.text)")
+            let results = try answer.decode(MutationBatchResult.self).results
+            #expect(results.map(\.outcome) == [.rejected, .applied])
+            #expect(results.first?.code == .internalError)
         }
     }
 }

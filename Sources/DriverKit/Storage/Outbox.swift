@@ -45,6 +45,23 @@ public struct LocalRejection: Error, Sendable, CustomStringConvertible {
     public let code: ErrorCode
     public let message: String
     public var description: String { message }
+
+    public init(code: ErrorCode, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// The shared order rule's refusal, as the driver sees it.
+    init(_ refusal: OrderStatusRefusal) {
+        switch refusal {
+        case .invalidTransition(let from, let to):
+            self.init(code: .invalidTransition, message: "An order that is \(from.rawValue) cannot be marked \(to.rawValue).")
+        case .needsDriver:
+            self.init(code: .invalidTransition, message: "This order has no driver.")
+        case .badTime(let problem):
+            self.init(code: .validationFailed, message: problem.message)
+        }
+    }
 }
 
 extension AppDatabase {
@@ -73,18 +90,14 @@ extension AppDatabase {
     static func applyLocally(_ mutation: Mutation, now: Date, _ db: Database) throws -> Bool {
         switch mutation.payload {
         case .updateOrderStatus(let change):
-            guard var order = try order(change.orderID, db) else { throw LocalRejection(code: .notFound, message: "This order is not on your device.") }
-            if order.status == change.status { return false }
-            guard order.status.canTransition(to: change.status, by: .driver) else {
-                throw LocalRejection(code: .invalidTransition, message: "An order that is \(order.status.rawValue) cannot be marked \(change.status.rawValue).")
-            }
+            guard let order = try order(change.orderID, db) else { throw LocalRejection(code: .notFound, message: "This order is not on your device.") }
+            guard let moved = try moved(order, to: change.status, at: change.occurredAt, now: now) else { return false }
             if let kind = Inspection.Kind(completing: change.status),
                !(try inspections(order: order.id, db).contains { $0.kind == kind && $0.completedAt != nil }) {
                 throw LocalRejection(code: .inspectionRequired,
                                      message: "Complete the \(kind.rawValue) inspection of order \(order.number) to mark it \(change.status.rawValue).")
             }
-            move(&order, to: change.status, at: change.occurredAt ?? now)
-            try store(.order(order), db)
+            try store(.order(moved), db)
         case .updateOrderETA(let change):
             guard var order = try order(change.orderID, db) else { throw LocalRejection(code: .notFound, message: "This order is not on your device.") }
             guard order.status.isOpen else {
@@ -120,10 +133,9 @@ extension AppDatabase {
             guard var inspection = try Self.inspection(reference.inspectionID, db) else {
                 throw LocalRejection(code: .notFound, message: "This inspection is not on your device.")
             }
-            guard var order = try order(inspection.orderID, db) else {
+            guard let order = try order(inspection.orderID, db) else {
                 throw LocalRejection(code: .notFound, message: "This order is not on your device.")
             }
-            let at = reference.occurredAt ?? now
             if inspection.completedAt == nil {
                 guard order.status == inspection.kind.orderStatus else {
                     throw LocalRejection(code: .invalidTransition,
@@ -133,22 +145,29 @@ extension AppDatabase {
                 var withQueued = inspection
                 withQueued.media += try queuedMedia(of: inspection.id, db).filter { queued in !inspection.media.contains { $0.slot == queued.slot } }
                 if let reason = withQueued.incompleteReason { throw LocalRejection(code: .inspectionIncomplete, message: reason) }
-                inspection.completedAt = at
+                do throws(OrderStatusRefusal) {
+                    inspection.completedAt = try order.eventTime(reference.occurredAt, of: inspection.kind.completedStatus, now: now)
+                } catch {
+                    throw LocalRejection(error)
+                }
                 try store(.inspection(inspection), db)
             }
             // The completed inspection is the pickup (or delivery), as on the server.
-            guard order.status == inspection.kind.orderStatus else { return false }
-            move(&order, to: inspection.kind.completedStatus, at: inspection.completedAt ?? at)
-            try store(.order(order), db)
+            guard order.status == inspection.kind.orderStatus,
+                  let moved = try moved(order, to: inspection.kind.completedStatus, at: inspection.completedAt, now: now) else { return false }
+            try store(.order(moved), db)
         }
         return true
     }
 
-    /// An order picked up or delivered on the device, stamped with when.
-    static func move(_ order: inout Order, to status: OrderStatus, at: Date) {
-        order.status = status
-        if status == .pickedUp { order.actualPickupDate = at }
-        if status == .delivered { order.actualDeliveryDate = at }
+    /// The order after a driver's move, by the rule the server applies
+    /// (nil: it already has that status).
+    static func moved(_ order: Order, to status: OrderStatus, at reported: Date?, now: Date) throws -> Order? {
+        do throws(OrderStatusRefusal) {
+            return try order.applying(status, reportedAt: reported, by: .driver, now: now)
+        } catch {
+            throw LocalRejection(error)
+        }
     }
 
     static func inspections(order: ID<Order>, _ db: Database) throws -> [Inspection] {

@@ -14,11 +14,20 @@ public struct AuthPolicy: Sendable {
     /// Code checks per client address per window.
     public var codeChecksPerAddress = 30
     public var addressWindow: TimeInterval = 900
+    /// Wrong codes one email may see per day, whoever sends them and from
+    /// however many addresses; then no code is checked or sent until the
+    /// day's window ends. 20 a day makes guessing one 6-digit code a
+    /// 1-in-1,600 chance per month (per-code and per-address limits alone
+    /// allowed ~7,200 guesses a day).
+    public var codeFailuresPerEmail = 20
+    public var failureWindow: TimeInterval = 86_400
     public var accessTokenLifetime: TimeInterval = 3600
     /// A session (its chain of refresh tokens) ends this long after sign-in.
     public var sessionLifetime: TimeInterval = 60 * 86_400
-    /// How long an already-rotated refresh token is still accepted.
+    /// How long an already-rotated refresh token is still answered (with
+    /// the same successor), and how many times.
     public var refreshGrace: TimeInterval = 30
+    public var refreshReplays = 3
     public var pinMaxAttempts = 5
     /// scrypt cost exponent for PIN hashes.
     public var pinHashCost = PINHasher.defaultCost
@@ -42,6 +51,7 @@ struct AuthService: Sendable {
     func sendCode(_ request: SendCodeRequest, clientAddress: String?) async throws -> SendCodeResponse {
         let email = try Validate.email(request.email)
         try await limitPerAddress("otp_send", clientAddress, limit: policy.codeSendsPerAddress)
+        try await refuseAfterTooManyFailures(email)
         if let wait = try await store.cooldown(bucket: "otp_email", key: email, interval: policy.codeResendInterval) {
             throw AppError.rateLimited(retryAfter: wait)
         }
@@ -62,6 +72,7 @@ struct AuthService: Sendable {
             throw AppError.validation("code", "The code is 6 digits.")
         }
         try await limitPerAddress("otp_verify", clientAddress, limit: policy.codeChecksPerAddress)
+        try await refuseAfterTooManyFailures(email)
         let expected = secrets.codeHash(email: email, code: code)
         let check = try await store.checkCode(email: email, matches: { stored in
             constantTimeEqual(Array(stored.utf8), Array(expected.utf8))
@@ -71,9 +82,15 @@ struct AuthService: Sendable {
             break
         case .expired:
             throw AppError(401, .codeExpired, "This code has expired. Request a new one.")
-        case .wrong(let left) where left > 0:
-            throw AppError(401, .invalidCode, "That code is not right.", attemptsLeft: left)
-        case .wrong, .none:
+        case .wrong(let left):
+            if let wait = try await store.hit(bucket: "otp_fail_email", key: email, limit: policy.codeFailuresPerEmail - 1,
+                                              window: policy.failureWindow) {
+                try await store.deleteCode(email: email)
+                throw Self.tooManyFailures(wait)
+            }
+            if left > 0 { throw AppError(401, .invalidCode, "That code is not right.", attemptsLeft: left) }
+            throw AppError(401, .invalidCode, "No valid code for this email. Request a new one.", attemptsLeft: 0)
+        case .none:
             throw AppError(401, .invalidCode, "No valid code for this email. Request a new one.", attemptsLeft: 0)
         }
         guard let user = try await store.user(email: email) else {
@@ -99,9 +116,10 @@ struct AuthService: Sendable {
     }
 
     func refresh(_ request: RefreshRequest) async throws -> AuthSession {
-        let newToken = SecureToken.random()
+        let newToken = secrets.refreshSuccessor(of: request.refreshToken)
         let result = try await store.rotateRefreshToken(hash: SecureToken.sha256Hex(request.refreshToken),
-                                                        newHash: SecureToken.sha256Hex(newToken), grace: policy.refreshGrace)
+                                                        successorHash: SecureToken.sha256Hex(newToken),
+                                                        grace: policy.refreshGrace, maxReplays: policy.refreshReplays)
         switch result {
         case .rotated(let session, let userID, let tenant):
             let user = try await store.user(userID, tenant: tenant)
@@ -159,9 +177,22 @@ struct AuthService: Sendable {
         }
     }
 
+    /// After the day's allowance of wrong codes for an email, nothing is
+    /// checked and no new code is sent until the window ends.
+    private func refuseAfterTooManyFailures(_ email: String) async throws {
+        if let wait = try await store.overLimit(bucket: "otp_fail_email", key: email, limit: policy.codeFailuresPerEmail,
+                                                window: policy.failureWindow) {
+            throw Self.tooManyFailures(wait)
+        }
+    }
+
+    static func tooManyFailures(_ wait: Int) -> AppError {
+        AppError(429, .rateLimited, "Too many wrong codes for this email today. Try again in \(max(1, wait / 3600)) h.", retryAfter: wait)
+    }
+
     private func limitPerAddress(_ bucket: String, _ address: String?, limit: Int) async throws {
         guard let address else { return }
-        if let wait = try await store.hit(bucket: bucket, key: address, limit: limit, window: policy.addressWindow) {
+        if let wait = try await store.hit(bucket: bucket, key: ClientAddress.limitKey(address), limit: limit, window: policy.addressWindow) {
             throw AppError.rateLimited(retryAfter: wait)
         }
     }

@@ -11,11 +11,25 @@ struct Secrets: Sendable, CustomStringConvertible, CustomDebugStringConvertible 
     /// Keys the hashes of one-time codes, so a database copy alone cannot
     /// be used to recover codes by trying all million of them.
     let codePepper: SymmetricKey
+    /// Derives the refresh token that follows another (see `refreshSuccessor`).
+    let refreshKey: SymmetricKey
 
     init(jwtKey: [UInt8]) {
         self.jwtKey = jwtKey
-        codePepper = SymmetricKey(data: HMAC<SHA256>.authenticationCode(for: Array("vroomx one-time codes".utf8),
-                                                                          using: SymmetricKey(data: jwtKey)))
+        codePepper = Self.derive("vroomx one-time codes", from: jwtKey)
+        refreshKey = Self.derive("vroomx refresh successors", from: jwtKey)
+    }
+
+    private static func derive(_ purpose: String, from key: [UInt8]) -> SymmetricKey {
+        SymmetricKey(data: HMAC<SHA256>.authenticationCode(for: Array(purpose.utf8), using: SymmetricKey(data: key)))
+    }
+
+    /// The refresh token that replaces `token` when it is rotated. Derived,
+    /// not random, so that presenting `token` again (a client that lost the
+    /// answer, two processes refreshing at once) yields the very same
+    /// successor instead of a second lineage; unguessable without the key.
+    func refreshSuccessor(of token: String) -> String {
+        SecureToken.base64URL(Array(HMAC<SHA256>.authenticationCode(for: Array(token.utf8), using: refreshKey)))
     }
 
     /// `VROOMX_JWT_SECRET` when given (at least 32 characters), otherwise the

@@ -61,8 +61,10 @@ struct TokenService: Sendable {
         } catch {
             throw AppError(401, .invalidToken, "The access token is not valid.")
         }
+        // A driver's token always names the driver record: without it, nothing could scope the driver's queries.
         guard claims.iss.value == Self.issuer, let user = ID<User>(claims.sub.value), let tenant = ID<Tenant>(claims.tid),
-              let role = UserRole(rawValue: claims.role), let session = ID<Session>(claims.sid) else {
+              let role = UserRole(rawValue: claims.role), let session = ID<Session>(claims.sid),
+              role != .driver || claims.did.flatMap(ID<Driver>.init) != nil else {
             throw AppError(401, .invalidToken, "The access token is not valid.")
         }
         guard claims.exp.value > clock.now else {

@@ -5,18 +5,20 @@ import VroomXModels
 struct AuthController {
     let auth: AuthService
     let store: Store
-    /// Whether a proxy in front sets X-Forwarded-For (rate limits then count
-    /// the original client, not the proxy).
-    let trustForwardedFor: Bool
+    /// How many proxies of our own stand in front and append to
+    /// X-Forwarded-For (rate limits then count the original client).
+    let trustedProxyHops: Int
 
     func register(_ routes: Routes) {
         routes.on(.sendCode) { request, context in
             let body = try await request.decodeJSON(SendCodeRequest.self)
-            return try JSONBody.response(try await auth.sendCode(body, clientAddress: context.clientAddress(request, trustForwardedFor: trustForwardedFor)), status: .accepted)
+            let client = ClientAddress.of(request, peer: context.peerAddress, trustedHops: trustedProxyHops)
+            return try JSONBody.response(try await auth.sendCode(body, clientAddress: client), status: .accepted)
         }
         routes.on(.verifyCode) { request, context in
             let body = try await request.decodeJSON(VerifyCodeRequest.self)
-            return try JSONBody.response(try await auth.verifyCode(body, clientAddress: context.clientAddress(request, trustForwardedFor: trustForwardedFor)))
+            let client = ClientAddress.of(request, peer: context.peerAddress, trustedHops: trustedProxyHops)
+            return try JSONBody.response(try await auth.verifyCode(body, clientAddress: client))
         }
         routes.on(.refresh) { request, _ in
             try JSONBody.response(try await auth.refresh(try await request.decodeJSON(RefreshRequest.self)))
@@ -41,7 +43,8 @@ struct AuthController {
         routes.on(.registerDeviceToken) { request, context in
             let identity = try context.caller()
             let body = try await request.decodeJSON(RegisterDeviceTokenRequest.self)
-            return try JSONBody.response(try await store.registerDeviceToken(body, user: identity.user, tenant: identity.tenant), status: .created)
+            return try JSONBody.response(try await store.registerDeviceToken(body, user: identity.user, tenant: identity.tenant,
+                                                                             session: identity.session), status: .created)
         }
         routes.on(.removeDeviceToken) { _, context in
             let identity = try context.caller()
@@ -51,16 +54,5 @@ struct AuthController {
             }
             return JSONBody.noContent()
         }
-    }
-}
-
-extension AppRequestContext {
-    /// The address rate limits count against: the peer, or with a trusted
-    /// proxy in front, the first address of `X-Forwarded-For`.
-    func clientAddress(_ request: Request, trustForwardedFor: Bool) -> String? {
-        if trustForwardedFor, let forwarded = request.headers[.init("X-Forwarded-For")!] {
-            return forwarded.split(separator: ",").first.map { $0.trimmingCharacters(in: .whitespaces) }
-        }
-        return peerAddress
     }
 }

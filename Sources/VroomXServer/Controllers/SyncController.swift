@@ -1,12 +1,14 @@
 import Crypto
 import Foundation
 import Hummingbird
+import Logging
 import NIOCore
 import VroomXModels
 
 /// The change feed and the batch of offline mutations.
 struct SyncController {
     let store: Store
+    let logger: Logger
     static let defaultPageSize = 500
     static let maxBatch = 500
 
@@ -62,10 +64,18 @@ struct SyncController {
                 var result = try JSONBody.decoder.decode(MutationResult.self, from: Data(stored.body.utf8))
                 result.replayed = replayed
                 results.append(result)
-            } catch let error as AppError where error.status < 500 {
+            } catch {
+                let answer = ErrorMiddleware.appError(for: error)
+                // Without the database or storage nothing else in the batch can land either: the client retries it whole.
+                if answer.status == 503 || answer.status == 507 { throw error }
                 rejected.insert(mutation.id)
-                let truth = try? await currentRows(of: mutation, scope)
-                results.append(MutationResult(id: mutation.id, outcome: .rejected, code: error.code, message: error.body.message,
+                if answer.status >= 500 {
+                    // One change the server cannot apply must not hold up the others behind it: it is
+                    // answered on its own (`internal_error`, which the app retries later) and the batch goes on.
+                    logger.error("mutation failed", metadata: ["kind": "\(mutation.kind.rawValue)", "error": "\(String(reflecting: error))"])
+                }
+                let truth = answer.status < 500 ? try? await currentRows(of: mutation, scope) : nil
+                results.append(MutationResult(id: mutation.id, outcome: .rejected, code: answer.code, message: answer.body.message,
                                               row: truth?.row, order: truth?.order))
             }
         }

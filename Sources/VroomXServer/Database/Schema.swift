@@ -355,7 +355,11 @@ enum Schema {
             ALTER TABLE uploads ADD COLUMN sha256 TEXT CHECK (sha256 IS NULL OR length(sha256) = 64);
             ALTER TABLE uploads ADD COLUMN content_type TEXT;
             CREATE INDEX uploads_open_by_user ON uploads (tenant_id, user_id, completed_at);
-            CREATE INDEX inspection_media_by_tenant ON inspection_media (tenant_id)
+            CREATE INDEX inspection_media_by_tenant ON inspection_media (tenant_id);
+            ALTER TABLE device_tokens ADD COLUMN session_id TEXT;
+            ALTER TABLE device_tokens ADD COLUMN installation_hash TEXT;
+            CREATE INDEX device_tokens_by_session ON device_tokens (session_id);
+            ALTER TABLE refresh_tokens ADD COLUMN grace_uses BIGINT NOT NULL DEFAULT 0
             """),
     ]
 }

@@ -44,6 +44,13 @@ struct ErrorMiddleware: RouterMiddleware {
     }
 
     static func appError(for error: any Error, request: Request) -> AppError {
+        if let error = error as? HTTPError, error.status == .notFound { return routeMiss(request) }
+        return appError(for: error)
+    }
+
+    /// Any error as the answer it gives: its own for an `AppError`, 4xx for
+    /// input the database refused, 500 for what should not happen.
+    static func appError(for error: any Error) -> AppError {
         switch error {
         case let error as AppError:
             return error
@@ -55,8 +62,6 @@ struct ErrorMiddleware: RouterMiddleware {
             return AppError(409, .alreadyExists, "That already exists.")
         case DatabaseConstraintError.check, DatabaseConstraintError.notNull, DatabaseConstraintError.foreignKey:
             return AppError(422, .validationFailed, "The request breaks a data rule.")
-        case let error as HTTPError where error.status == .notFound:
-            return routeMiss(request)
         case let error as HTTPError where error.status == .contentTooLarge:
             return JSONBody.tooLarge
         case let error as HTTPError where error.status.code < 500:

@@ -1,5 +1,6 @@
 import Foundation
 import VroomXModels
+import VroomXSecurity
 
 /// Carriers, users and the driver records linked to them.
 extension Store {
@@ -110,26 +111,44 @@ extension Store {
 
 /// Device tokens for push notifications.
 extension Store {
-    /// Registers a token for the user, or moves it to them if the device was
-    /// used by someone else before.
-    public func registerDeviceToken(_ request: RegisterDeviceTokenRequest, user: ID<User>, tenant: ID<Tenant>) async throws -> DeviceToken {
+    /// Registers a device token for the signed-in session. It lives as long
+    /// as that session: signing out (or the session ending) removes it. A
+    /// token another account holds moves here only when the same app
+    /// installation registers it (another driver signed in on that phone);
+    /// otherwise it is refused and stays with its holder.
+    public func registerDeviceToken(_ request: RegisterDeviceTokenRequest, user: ID<User>, tenant: ID<Tenant>,
+                                    session: ID<Session>? = nil) async throws -> DeviceToken {
         let token = try Validate.deviceToken(request.token)
+        let installation = try request.installationID.map { SecureToken.sha256Hex(try Validate.installationID($0)) }
         let now = self.now
-        try await write(tenant: tenant) { tx in
-            try await tx.execute("""
-                INSERT INTO device_tokens (token, tenant_id, user_id, platform, created_at, last_active_at)
-                VALUES (\(token), \(tenant), \(user), \(request.platform), \(now), \(now))
-                ON CONFLICT (token) DO UPDATE SET tenant_id = excluded.tenant_id, user_id = excluded.user_id,
-                    platform = excluded.platform, last_active_at = excluded.last_active_at
-                """)
+        try await database.write { db in
+            if let holder = try await db.first("SELECT tenant_id, user_id, installation_hash FROM device_tokens WHERE token = \(token)") {
+                let sameHolder = try holder.string("tenant_id") == tenant.rawValue && holder.string("user_id") == user.rawValue
+                let sameInstallation = try installation != nil && holder.optionalString("installation_hash") == installation
+                guard sameHolder || sameInstallation else {
+                    throw AppError(409, .conflict,
+                                   "This device token is registered to another account; it is released when that account signs out on the device.",
+                                   field: "token")
+                }
+                try await db.execute("""
+                    UPDATE device_tokens SET tenant_id = \(tenant), user_id = \(user), session_id = \(session), platform = \(request.platform),
+                        last_active_at = \(now), installation_hash = COALESCE(\(installation), installation_hash)
+                    WHERE token = \(token)
+                    """)
+            } else {
+                try await db.execute("""
+                    INSERT INTO device_tokens (token, tenant_id, user_id, session_id, installation_hash, platform, created_at, last_active_at)
+                    VALUES (\(token), \(tenant), \(user), \(session), \(installation), \(request.platform), \(now), \(now))
+                    """)
+            }
         }
         return DeviceToken(token: token, platform: request.platform, lastActiveAt: now)
     }
 
     /// Removes a token of this user. Returns false if they had no such token.
     public func removeDeviceToken(_ token: String, user: ID<User>, tenant: ID<Tenant>) async throws -> Bool {
-        try await write(tenant: tenant) { tx in
-            !(try await tx.query("""
+        try await database.write { db in
+            !(try await db.query("""
                 DELETE FROM device_tokens WHERE token = \(token) AND tenant_id = \(tenant) AND user_id = \(user) RETURNING token
                 """).isEmpty)
         }

@@ -56,6 +56,10 @@ extension Store {
         }
     }
 
+    func deleteCode(email: String) async throws {
+        try await database.write { db in try await db.execute("DELETE FROM otp_codes WHERE email = \(email)") }
+    }
+
     // MARK: Sessions and refresh tokens
 
     /// Starts a session with its first refresh token. Signing in with a code
@@ -84,41 +88,55 @@ extension Store {
         case reused
     }
 
-    /// Exchanges a refresh token for a new one. A token rotated less than
-    /// `grace` ago is accepted once more (the client may have lost the
-    /// answer); what was issued after it is then retired so that only one
-    /// lineage stays valid.
-    func rotateRefreshToken(hash: String, newHash: String, grace: TimeInterval) async throws -> RotationResult {
+    /// Exchanges a refresh token for its successor (the caller derives it
+    /// from the token, so the same token always has the same successor).
+    /// A token already rotated is answered with that same successor again
+    /// — a client that lost the answer, or a second process that refreshed
+    /// at the same moment — but only within `grace` of the rotation, at
+    /// most `maxReplays` times, and only while the successor itself has not
+    /// been used: then one lineage stays valid and nothing new is issued.
+    /// Anything else presenting a rotated token means a copy is in other
+    /// hands, and the session ends.
+    func rotateRefreshToken(hash: String, successorHash: String, grace: TimeInterval, maxReplays: Int) async throws -> RotationResult {
         let now = self.now
         return try await database.write { db in
             guard let row = try await db.first("""
-                SELECT r.session_id, s.user_id, s.tenant_id, s.expires_at, s.revoked_at
+                SELECT r.session_id, r.rotated_at, r.grace_uses, s.user_id, s.tenant_id, s.expires_at, s.revoked_at
                 FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
                 WHERE r.token_hash = \(hash)
                 """) else { return .unknown }
             let session: ID<Session> = try row.id("session_id")
             if try row.optionalDate("revoked_at") != nil { return .revoked }
             if try row.date("expires_at") <= now { return .expired }
+            let rotated: RotationResult = .rotated(session: session, user: try row.id("user_id"), tenant: try row.id("tenant_id"))
             // Claim the token atomically: of two concurrent refreshes with it, one wins here.
             let claimed = try await db.first("""
                 UPDATE refresh_tokens SET rotated_at = \(now) WHERE token_hash = \(hash) AND rotated_at IS NULL
                 RETURNING token_hash
                 """) != nil
-            if !claimed {
-                let rotatedAt = try await db.first("SELECT rotated_at FROM refresh_tokens WHERE token_hash = \(hash)")?
-                    .optionalDate("rotated_at") ?? .distantPast
-                guard now.timeIntervalSince(rotatedAt) <= grace else {
-                    try await db.execute("""
-                        UPDATE sessions SET revoked_at = \(now), revoked_reason = 'refresh_token_reused' WHERE id = \(session)
-                        """)
-                    return .reused
-                }
+            if claimed {
                 try await db.execute("""
-                    UPDATE refresh_tokens SET rotated_at = \(now) WHERE session_id = \(session) AND rotated_at IS NULL
+                    INSERT INTO refresh_tokens (token_hash, session_id, issued_at) VALUES (\(successorHash), \(session), \(now))
                     """)
+                return rotated
             }
-            try await db.execute("INSERT INTO refresh_tokens (token_hash, session_id, issued_at) VALUES (\(newHash), \(session), \(now))")
-            return .rotated(session: session, user: try row.id("user_id"), tenant: try row.id("tenant_id"))
+            let rotatedAt = try await db.first("SELECT rotated_at FROM refresh_tokens WHERE token_hash = \(hash)")?
+                .optionalDate("rotated_at") ?? .distantPast
+            let successor = try await db.first("""
+                SELECT rotated_at FROM refresh_tokens WHERE token_hash = \(successorHash) AND session_id = \(session)
+                """)
+            let replays = try row.int("grace_uses")
+            let successorRotated = try successor?.optionalDate("rotated_at") != nil
+            let replayable = now.timeIntervalSince(rotatedAt) <= grace && replays < maxReplays && successor != nil && !successorRotated
+            guard replayable else {
+                try await db.execute("""
+                    UPDATE sessions SET revoked_at = \(now), revoked_reason = 'refresh_token_reused' WHERE id = \(session)
+                    """)
+                try await db.execute("DELETE FROM device_tokens WHERE session_id = \(session)")
+                return .reused
+            }
+            try await db.execute("UPDATE refresh_tokens SET grace_uses = grace_uses + 1 WHERE token_hash = \(hash)")
+            return rotated
         }
     }
 
@@ -134,6 +152,7 @@ extension Store {
             try await db.execute("""
                 UPDATE sessions SET revoked_at = \(now), revoked_reason = \(reason) WHERE id = \(session) AND revoked_at IS NULL
                 """)
+            try await db.execute("DELETE FROM device_tokens WHERE session_id = \(session)")
             return session
         }
     }
@@ -210,6 +229,21 @@ extension Store {
         return max(1, Int((windowStart + windowMillis - WireTime.milliseconds(now) + 999) / 1000))
     }
 
+    /// Whether a key has had `limit` hits in the current window, without
+    /// counting one: nil when not, or the seconds until the window resets.
+    func overLimit(bucket: String, key: String, limit: Int, window: TimeInterval) async throws -> Int? {
+        let now = WireTime.milliseconds(self.now)
+        let windowMillis = Int64(window * 1000)
+        let windowStart = now / windowMillis * windowMillis
+        let hits = try await read { db in
+            try await db.first("""
+                SELECT hits FROM rate_limits WHERE bucket = \(bucket) AND key = \(key) AND window_start = \(windowStart)
+                """)?.int("hits")
+        } ?? 0
+        guard hits >= limit else { return nil }
+        return max(1, Int((windowStart + windowMillis - now + 999) / 1000))
+    }
+
     /// Allows one hit per `interval` for a key. Returns nil when allowed, or
     /// the seconds to wait.
     func cooldown(bucket: String, key: String, interval: TimeInterval) async throws -> Int? {
@@ -236,6 +270,10 @@ extension Store {
         try await database.write { db in
             try await db.execute("DELETE FROM otp_codes WHERE expires_at < \(now)")
             try await db.execute("DELETE FROM rate_limits WHERE window_start < \(now - 86_400_000)")
+            // A session's device tokens go when it ends; the session row a week later.
+            try await db.execute("""
+                DELETE FROM device_tokens WHERE session_id IN (SELECT id FROM sessions WHERE expires_at < \(now) OR revoked_at IS NOT NULL)
+                """)
             try await db.execute("DELETE FROM sessions WHERE expires_at < \(now - 7 * 86_400_000)")
         }
     }

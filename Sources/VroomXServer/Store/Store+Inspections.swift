@@ -61,7 +61,12 @@ extension Store {
             if let reason = inspection.incompleteReason {
                 throw AppError(422, .inspectionIncomplete, reason)
             }
-            inspection.completedAt = occurredAt ?? tx.now
+            // The completion is the pickup (or delivery): it happened when the order says it did.
+            do throws(OrderStatusRefusal) {
+                inspection.completedAt = try order.eventTime(occurredAt, of: inspection.kind.completedStatus, now: tx.now)
+            } catch {
+                throw AppError(error)
+            }
             inspection.updatedAt = tx.now
             inspection.version += 1
             try await storeInspection(inspection, isNew: false, visibleTo: order.driverID, tx)

@@ -101,27 +101,39 @@ extension Store {
     /// moment it happened. A driver picks up or delivers by completing that
     /// inspection; asked directly without one, it is `inspection_required`.
     public func updateOrderStatus(_ id: ID<Order>, to status: OrderStatus, occurredAt: Date?, _ scope: Scope) async throws -> Order {
-        try await updateOrderStatus(id, to: status, occurredAt: occurredAt, scope, inspectionWaived: false)
+        try await updateOrderStatus(id, to: status, occurredAt: occurredAt, scope, asHistory: false)
     }
 
-    /// `inspectionWaived` is for history recorded without inspections (the
-    /// demo carrier's finished trips), never for a request.
+    /// `asHistory` is for history the server records itself (the demo
+    /// carrier's finished trips): no inspections, and the dates as given.
+    /// Never for a request.
     func updateOrderStatus(_ id: ID<Order>, to status: OrderStatus, occurredAt: Date?, _ scope: Scope,
-                           inspectionWaived: Bool) async throws -> Order {
+                           asHistory: Bool) async throws -> Order {
         try await write(tenant: scope.tenant) { tx in
             guard let order = try await fetchOrder(id, scope, tx.db) else { throw AppError.notFound("Order") }
-            return try await changeStatus(order, to: status, occurredAt: occurredAt, by: scope.actor,
-                                          inspectionWaived: inspectionWaived, tx)
+            return try await changeStatus(order, to: status, occurredAt: occurredAt, by: scope.actor, asHistory: asHistory, tx)
         }
     }
 
+    /// Moves an order by the shared rule (`Order.applying`), saves it, and
+    /// tells the driver when dispatch moved it. A driver's pickup or
+    /// delivery also needs its completed inspection.
     func changeStatus(_ current: Order, to status: OrderStatus, occurredAt: Date?, by actor: Actor,
-                      inspectionWaived: Bool = false, _ tx: TenantTransaction) async throws -> Order {
-        if current.status == status { return current }
-        guard current.status.canTransition(to: status, by: actor) else {
-            throw AppError.invalidTransition(from: current.status.rawValue, to: status.rawValue)
+                      asHistory: Bool = false, _ tx: TenantTransaction) async throws -> Order {
+        var order: Order
+        do throws(OrderStatusRefusal) {
+            guard let moved = try current.applying(status, reportedAt: asHistory ? nil : occurredAt, by: actor, now: tx.now) else {
+                return current
+            }
+            order = moved
+        } catch {
+            throw AppError(error)
         }
-        if actor == .driver, !inspectionWaived, let kind = Inspection.Kind(completing: status),
+        if asHistory, let occurredAt {
+            if status == .pickedUp { order.actualPickupDate = min(occurredAt, tx.now) }
+            if status == .delivered { order.actualDeliveryDate = min(occurredAt, tx.now) }
+        }
+        if actor == .driver, !asHistory, let kind = Inspection.Kind(completing: status),
            try await tx.first("""
                SELECT id FROM inspections WHERE tenant_id = \(tx.tenant) AND order_id = \(current.id)
                AND kind = \(kind.rawValue) AND completed_at IS NOT NULL
@@ -130,31 +142,7 @@ extension Store {
                            "Complete the \(kind.rawValue) inspection of order \(current.number) to mark it \(status.label).",
                            field: "status")
         }
-        let at = occurredAt ?? tx.now
-        if at > tx.now.addingTimeInterval(300) {
-            throw AppError.validation("occurred_at", "occurred_at cannot be in the future.")
-        }
-        var order = current
         let previousDriver = current.driverID
-        order.status = status
-        switch status {
-        case .new:
-            order.driverID = nil
-            order.tripID = nil
-        case .assigned:
-            guard order.driverID != nil else {
-                throw AppError(409, .invalidTransition, "Assign the order to a driver or trip to make it assigned.", field: "status")
-            }
-        case .pickedUp:
-            order.actualPickupDate = at
-        case .delivered:
-            if let pickedUp = order.actualPickupDate, at < pickedUp {
-                throw AppError.validation("occurred_at", "Delivery cannot be before pickup.")
-            }
-            order.actualDeliveryDate = at
-        case .cancelled:
-            break
-        }
         let saved = try await saveOrder(order, from: current, tx)
         if actor == .dispatcher, let driver = saved.driverID ?? previousDriver {
             try await insertNotification(

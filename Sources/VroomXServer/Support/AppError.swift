@@ -37,6 +37,18 @@ public struct AppError: Error, Sendable, CustomStringConvertible {
         AppError(409, .conflict, message)
     }
 
+    /// The shared order rule's refusal as an answer.
+    init(_ refusal: OrderStatusRefusal) {
+        switch refusal {
+        case .invalidTransition(let from, let to):
+            self = .invalidTransition(from: from.rawValue, to: to.rawValue)
+        case .needsDriver:
+            self.init(409, .invalidTransition, "Assign the order to a driver or trip to make it assigned.", field: "status")
+        case .badTime(let problem):
+            self = .validation(problem.field, problem.message)
+        }
+    }
+
     static func rateLimited(retryAfter: Int) -> AppError {
         AppError(429, .rateLimited, "Too many requests. Try again in \(retryAfter) s.", retryAfter: retryAfter)
     }

@@ -61,6 +61,15 @@ enum Validate {
         return token
     }
 
+    /// An app installation's secret: 16 to 128 URL-safe characters.
+    static func installationID(_ raw: String) throws -> String {
+        guard (16...128).contains(raw.utf8.count),
+              raw.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || "-_".unicodeScalars.contains($0)) }) else {
+            throw AppError.validation("installation_id", "installation_id is 16 to 128 letters, digits, '-' or '_'.")
+        }
+        return raw
+    }
+
     static func vehicle(_ vehicle: Vehicle) throws -> Vehicle {
         if let year = vehicle.year, !(1900...2100).contains(year) {
             throw AppError.validation("vehicle.year", "vehicle.year must be between 1900 and 2100.")
