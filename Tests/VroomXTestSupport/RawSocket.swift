@@ -98,6 +98,42 @@ public struct RawHTTP {
         return Answer(status: status, headers: fields, body: Array(received[end.upperBound...]))
     }
 
+    /// Sends bytes exactly as given (any request line, headers, body) and
+    /// reads one answer: its head and as much body as its Content-Length
+    /// says, without waiting for the server to close the connection (it
+    /// may still be waiting for a body the request promised).
+    public static func exchange(port: Int, _ request: [UInt8], timeout seconds: Int = 15) async throws -> Answer {
+        try await offCooperativePool {
+            let socket = try RawSocket(port: port)
+            defer { socket.close() }
+            try socket.sendBlocking(request)
+            var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+            setsockopt(socket.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            var received: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                if let end = received.firstRange(of: Array("\r\n\r\n".utf8)) {
+                    let head = String(decoding: received[..<end.lowerBound], as: UTF8.self).lowercased()
+                    let length = head.components(separatedBy: "\r\n").first { $0.hasPrefix("content-length:") }
+                        .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+                    if received.count - end.upperBound >= length { break }
+                }
+                let n = recv(socket.fd, &buffer, buffer.count, 0)
+                if n <= 0 { break }
+                received += buffer[0..<n]
+            }
+            guard let end = received.firstRange(of: Array("\r\n\r\n".utf8)) else { throw POSIXError(.EBADMSG) }
+            let lines = String(decoding: received[..<end.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
+            guard let status = lines.first?.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { throw POSIXError(.EBADMSG) }
+            var fields: [String: String] = [:]
+            for line in lines.dropFirst() {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
+            return Answer(status: status, headers: fields, body: Array(received[end.upperBound...]))
+        }
+    }
+
     /// The request line and headers, for sending a body by hand.
     public static func head(_ method: String, _ path: String, headers: [String: String], contentLength: Int) -> [UInt8] {
         var text = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
