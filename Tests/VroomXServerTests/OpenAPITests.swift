@@ -33,6 +33,33 @@ struct OpenAPITests {
         #expect(routed.subtracting(documented).isEmpty, "routed but not documented: \(routed.subtracting(documented))")
     }
 
+    @Test("documents exactly the query parameters each endpoint declares, and each declared header, with the declared ranges")
+    func parametersMatchDeclarations() throws {
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.data)) as? [String: Any])
+        let paths = try #require(document["paths"] as? [String: [String: Any]])
+        for endpoint in Endpoint.all {
+            let operation = try #require(paths[endpoint.path]?[endpoint.method.rawValue.lowercased()] as? [String: Any], "\(endpoint)")
+            let parameters = operation["parameters"] as? [[String: Any]] ?? []
+            func documented(_ declared: Parameter) -> [String: Any]? {
+                parameters.first { ($0["name"] as? String) == declared.name && ($0["in"] as? String) == declared.location.rawValue }
+            }
+            for declared in endpoint.parameters {
+                guard let entry = documented(declared) else {
+                    Issue.record("\(endpoint) declares \(declared) but does not document it")
+                    continue
+                }
+                if let range = declared.range {
+                    let schema = entry["schema"] as? [String: Any] ?? [:]
+                    #expect((schema["minimum"] as? NSNumber)?.int64Value == range.lowerBound, "\(endpoint) \(declared) minimum")
+                    #expect((schema["maximum"] as? NSNumber)?.int64Value == range.upperBound, "\(endpoint) \(declared) maximum")
+                }
+            }
+            let documentedQueries = Set(parameters.filter { ($0["in"] as? String) == "query" }.compactMap { $0["name"] as? String })
+            let declaredQueries = Set(endpoint.parameters.filter { $0.location == .query }.map(\.name))
+            #expect(documentedQueries == declaredQueries, "\(endpoint): documented \(documentedQueries), declared \(declaredQueries)")
+        }
+    }
+
     @Test("every endpoint of the route table has a handler in the router")
     func everyEndpointIsRouted() async throws {
         let server = try await TestServer.make(.sqlite)
