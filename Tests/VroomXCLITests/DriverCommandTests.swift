@@ -132,7 +132,7 @@ struct DriverCommandTests {
             "VROOMX_SERVER": "http://127.0.0.1:\(port)", "VROOMX_DRIVER_HOME": home.path, "NO_COLOR": "1"])
         try await inspect.waitFor("damage_1", timeout: .seconds(60))
         try await Task.sleep(for: .milliseconds(100))
-        inspect.kill9()
+        await inspect.kill9()
         #expect(!inspect.text.contains("complete."), "killed before the video finished: \(inspect.text)")
 
         let sync = try await Self.driver(["sync"], home: home, port: port)

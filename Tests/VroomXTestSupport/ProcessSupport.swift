@@ -1,7 +1,5 @@
 import Foundation
 import NIOConcurrencyHelpers
-import NIOCore
-import NIOPosix
 
 /// A helper process a test starts (a real SMTP server, the vroomx binary, …)
 /// and stops. Its output is collected for assertions and diagnostics.
@@ -36,7 +34,7 @@ public final class ChildProcess: Sendable {
         let deadline = ContinuousClock.now + timeout
         while child.isRunning {
             guard ContinuousClock.now < deadline else {
-                child.kill9()
+                await child.kill9()
                 throw ProcessError("\(executable) \(arguments.joined(separator: " ")) did not finish: \(child.text)")
             }
             try await Task.sleep(for: .milliseconds(20))
@@ -63,21 +61,43 @@ public final class ChildProcess: Sendable {
         process.terminate()
         for _ in 0..<250 where process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        await exit()
     }
 
     /// Kills the process at once, as a crash or `kill -9` would.
-    public func kill9() {
+    public func kill9() async {
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        await exit()
     }
 
-    /// A TCP port nothing listens on right now.
+    /// Waits for the process to end by polling, never `waitUntilExit()`:
+    /// that spins the calling thread's run loop, which on Linux can block a
+    /// thread of the cooperative pool for good (a test run that hung with
+    /// no CPU use). `isRunning` is updated by Foundation's own thread.
+    private func exit() async {
+        while process.isRunning { try? await Task.sleep(for: .milliseconds(10)) }
+    }
+
+    /// A TCP port nothing listens on right now (a plain socket: no event
+    /// loop to block on from a test's task).
     public static func freePort() throws -> Int {
-        let channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).wait()
-        let port = channel.localAddress!.port!
-        try channel.close().wait()
-        return port
+        #if canImport(Glibc)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { throw ProcessError("socket: \(errno)") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw ProcessError("bind: \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 
@@ -132,7 +152,7 @@ public struct SMTPTestServer: Sendable {
         check.standardOutput = FileHandle.nullDevice
         check.standardError = FileHandle.nullDevice
         guard (try? check.run()) != nil else { return false }
-        check.waitUntilExit()
+        while check.isRunning { usleep(10_000) }  // not waitUntilExit(): see `ChildProcess.exit()`
         return check.terminationStatus == 0
     }
 }
