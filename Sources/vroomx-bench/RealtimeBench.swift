@@ -90,7 +90,7 @@ struct BenchServer {
     let drivers: [Account]
     let cursor: Int64
 
-    static func start(postgres: String?, drivers count: Int) async throws -> BenchServer {
+    static func start(postgres: String?, drivers count: Int, environment extra: [String: String] = [:]) async throws -> BenchServer {
         let secret = "bench-secret-" + String(repeating: "k", count: 32)
         var configuration = ServerConfiguration()
         configuration.jwtSecret = secret
@@ -121,6 +121,7 @@ struct BenchServer {
         environment["VROOMX_LOG_LEVEL"] = "error"
         environment["VROOMX_DEV_MAILBOX"] = "true"  // the bench signs in without mail
         if let url = configuration.databaseURL { environment["VROOMX_DATABASE_URL"] = url }
+        environment.merge(extra) { $1 }
         process.environment = environment
         try process.run()
         let server = BenchServer(process: process, port: port, dispatcherToken: dispatcherToken, drivers: accounts, cursor: cursor)
@@ -130,7 +131,12 @@ struct BenchServer {
 
     func stop() {
         process.terminate()
-        process.waitUntilExit()
+        while process.isRunning { usleep(10_000) }
+    }
+
+    /// Descriptors the server process has open.
+    func openDescriptors() -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd").count) ?? 0
     }
 
     func residentBytes() throws -> Int {
