@@ -80,8 +80,38 @@ public struct MeResponse: Codable, Sendable, Hashable {
 }
 
 public struct PINRequest: Codable, Sendable, Hashable {
+    /// The PIN itself (to verify it, or to set it from a device that is online).
     public var pin: String
-    public init(pin: String) { self.pin = pin }
+    /// Setting a PIN: its scrypt hash as the app made it, instead of the
+    /// PIN. A PIN set offline waits for the server only as this hash, never
+    /// in plain text on the device.
+    public var pinHash: String?
+
+    public init(pin: String) {
+        self.pin = pin
+        pinHash = nil
+    }
+
+    public init(pinHash: String) {
+        pin = ""
+        self.pinHash = pinHash
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case pin
+        case pinHash = "pin_hash"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        pinHash = try container.decodeIfPresent(String.self, forKey: .pinHash)
+        pin = try pinHash == nil ? container.decode(String.self, forKey: .pin) : container.decodeIfPresent(String.self, forKey: .pin) ?? ""
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        if let pinHash { try container.encode(pinHash, forKey: .pinHash) } else { try container.encode(pin, forKey: .pin) }
+    }
 
     /// Exactly four ASCII digits.
     public static func isValid(_ pin: String) -> Bool {

@@ -117,17 +117,63 @@ public struct OrderETAChange: Codable, Sendable, Hashable {
     public var orderID: ID<Order>
     public var pickupETA: Date?
     public var deliveryETA: Date?
+    /// What the driver saw before editing: the edit applies only where the
+    /// server still has it (see `ETAExpectation`).
+    public var expected: ETAExpectation?
 
-    public init(orderID: ID<Order>, pickupETA: Date? = nil, deliveryETA: Date? = nil) {
+    public init(orderID: ID<Order>, pickupETA: Date? = nil, deliveryETA: Date? = nil, expected: ETAExpectation? = nil) {
         self.orderID = orderID
         self.pickupETA = pickupETA
         self.deliveryETA = deliveryETA
+        self.expected = expected
     }
 
     enum CodingKeys: String, CodingKey {
         case orderID = "order_id"
         case pickupETA = "pickup_eta"
         case deliveryETA = "delivery_eta"
+        case expected
+    }
+}
+
+/// The ETAs a driver saw when editing them, field by field: an edit applies
+/// only if the server still has what the driver saw, otherwise it is a
+/// `conflict` (someone else changed it meanwhile). Comparing values rather
+/// than row versions lets a driver's own edits follow each other while
+/// still queued: the second expects what the first set. A field left out
+/// has no expectation; `null` expects no ETA.
+public struct ETAExpectation: Codable, Sendable, Hashable {
+    public var pickupETA: Date??
+    public var deliveryETA: Date??
+
+    public init(pickupETA: Date?? = nil, deliveryETA: Date?? = nil) {
+        self.pickupETA = pickupETA
+        self.deliveryETA = deliveryETA
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case pickupETA = "pickup_eta"
+        case deliveryETA = "delivery_eta"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func field(_ key: CodingKeys) throws -> Date?? {
+            guard container.contains(key) else { return nil }
+            return .some(try container.decodeNil(forKey: key) ? nil : try container.decode(Date.self, forKey: key))
+        }
+        pickupETA = try field(.pickupETA)
+        deliveryETA = try field(.deliveryETA)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        func field(_ value: Date??, _ key: CodingKeys) throws {
+            guard let value else { return }
+            if let date = value { try container.encode(date, forKey: key) } else { try container.encodeNil(forKey: key) }
+        }
+        try field(pickupETA, .pickupETA)
+        try field(deliveryETA, .deliveryETA)
     }
 }
 

@@ -30,6 +30,17 @@ public enum PINHasher {
         return constantTimeEqual(key, [UInt8](expected))
     }
 
+    /// Whether a hash made elsewhere (the app) has this format and exactly
+    /// the cost given, so a client can neither weaken stored PINs nor make
+    /// every later check expensive.
+    public static func isWellFormed(_ stored: String, cost: Int) -> Bool {
+        let parts = stored.split(separator: "$", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 6, parts[0] == "scrypt", parts[1] == String(1 << cost), parts[2] == "8", parts[3] == "1",
+              let salt = Data(base64Encoded: parts[4]), salt.count >= 16, salt.count <= 64,
+              let key = Data(base64Encoded: parts[5]), key.count == 32 else { return false }
+        return true
+    }
+
     static func derive(_ pin: String, salt: [UInt8], n: Int, r: Int, p: Int) throws -> [UInt8] {
         let key = try KDF.Scrypt.deriveKey(from: Array(pin.utf8), salt: salt, outputByteCount: 32,
                                            rounds: n, blockSize: r, parallelism: p, maxMemory: 256 * r * n * p + 1 << 20)

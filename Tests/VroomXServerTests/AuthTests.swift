@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VroomXModels
+import VroomXSecurity
 @testable import VroomXServer
 import VroomXTestSupport
 
@@ -205,6 +206,24 @@ struct AuthTests {
             #expect(third.status == 200)
             let stale = try await api.call(.refresh, json: RefreshRequest(refreshToken: first.refreshToken))
             #expect(stale.errorCode == "refresh_token_reused")
+        }
+    }
+
+    @Test("a PIN set offline arrives as the app's scrypt hash: it verifies, and a hash of another cost or shape is refused",
+          arguments: TestBackend.available)
+    func pinFromHash(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        let cost = server.services.configuration.auth.pinHashCost
+        let token = carrier.driver.accessToken
+        try await server.run { api in
+            let hash = try PINHasher.hash("4826", cost: cost)
+            #expect(try await api.call(.setPIN, json: PINRequest(pinHash: hash), token: token).status == 204)
+            #expect(try await api.call(.verifyPIN, json: PINRequest(pin: "4826"), token: token).decode(PINVerifyResponse.self).ok)
+            for bad in [try PINHasher.hash("4826", cost: cost + 6), "scrypt$1024$8$1$c2FsdA==$a2V5", "4826", ""] {
+                let refused = try await api.call(.setPIN, json: PINRequest(pinHash: bad), token: token)
+                #expect(refused.status == 422 && refused.error?.field == "pin_hash", "\(bad): \(refused.text)")
+            }
         }
     }
 

@@ -186,4 +186,35 @@ struct MutationTests {
             #expect(results.first?.code == .internalError)
         }
     }
+
+    @Test("a driver's queued ETA edits follow each other (each expects what the one before set); dispatch's change in between is a conflict",
+          arguments: TestBackend.available)
+    func chainedETAEdits(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let order = carrier.orders[carrier.trips[0][0].id]![0]
+        let (first, second, third) = (server.clock.now.addingTimeInterval(3600), server.clock.now.addingTimeInterval(7200),
+                                      server.clock.now.addingTimeInterval(9000))
+        @Sendable func edit(_ eta: Date, expecting saw: Date?) -> Mutation {
+            Mutation(.updateOrderETA(.init(orderID: order.id, pickupETA: eta, expected: ETAExpectation(pickupETA: .some(saw)))))
+        }
+        try await server.run { api in
+            let token = carrier.driver.accessToken
+            // Offline, the driver changed the pickup ETA twice; both edits go in one batch.
+            let batch = MutationBatch([edit(first, expecting: nil), edit(second, expecting: first)])
+            let results = try await api.call(.mutations, json: batch, token: token).decode(MutationBatchResult.self).results
+            #expect(results.map(\.outcome) == [.applied, .applied], "\(results)")
+            #expect(try await server.store.order(order.id, carrier.scope).pickupETA.map(WireTime.milliseconds) == WireTime.milliseconds(second))
+            // Dispatch moves it; an edit that still expects the driver's last value is refused with the truth.
+            _ = try await server.store.updateOrder(order.id, UpdateOrderRequest(pickupETA: third), tenant: carrier.tenant.id)
+            let stale = try await api.call(.mutations, json: MutationBatch([edit(first, expecting: second)]), token: token)
+                .decode(MutationBatchResult.self).results
+            #expect(stale.first?.outcome == .rejected && stale.first?.code == .conflict)
+            if case .order(let truth) = stale.first?.row {
+                #expect(truth.pickupETA.map(WireTime.milliseconds) == WireTime.milliseconds(third))
+            } else {
+                Issue.record("a refused edit carries the server's row")
+            }
+        }
+    }
 }

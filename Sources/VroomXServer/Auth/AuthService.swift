@@ -145,14 +145,28 @@ struct AuthService: Sendable {
         }
     }
 
+    /// Sets the PIN, from the PIN itself or from the scrypt hash the app
+    /// made (then it must use this server's cost exactly).
     func setPIN(_ request: PINRequest, identity: Identity) async throws {
-        guard PINRequest.isValid(request.pin) else { throw AppError.validation("pin", "The PIN is exactly 4 digits.") }
+        let cost = policy.pinHashCost
+        if let pinHash = request.pinHash {
+            guard PINHasher.isWellFormed(pinHash, cost: cost) else {
+                throw AppError.validation("pin_hash", "pin_hash must be scrypt$\(1 << cost)$8$1$<salt>$<key> as the app makes it.")
+            }
+        } else {
+            guard PINRequest.isValid(request.pin) else { throw AppError.validation("pin", "The PIN is exactly 4 digits.") }
+        }
         if try await store.pinFailedAttempts(user: identity.user) >= policy.pinMaxAttempts {
             throw AppError(423, .pinLocked, "PIN unlock is locked after too many wrong PINs. Sign in with your email to set a new PIN.",
                            attemptsLeft: 0)
         }
-        let cost = policy.pinHashCost
-        let hash = try await NIOThreadPool.singleton.runIfActive { try PINHasher.hash(request.pin, cost: cost) }
+        let pin = request.pin
+        let hash: String
+        if let pinHash = request.pinHash {
+            hash = pinHash
+        } else {
+            hash = try await NIOThreadPool.singleton.runIfActive { try PINHasher.hash(pin, cost: cost) }
+        }
         try await store.setPIN(user: identity.user, hash: hash)
     }
 

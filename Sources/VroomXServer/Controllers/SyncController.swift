@@ -90,7 +90,7 @@ struct SyncController {
             return (.order(try await store.updateOrderStatus(change.orderID, to: change.status, occurredAt: change.occurredAt, scope)), nil)
         case .updateOrderETA(let change):
             return (.order(try await store.updateETA(change.orderID, pickup: change.pickupETA, delivery: change.deliveryETA,
-                                                     baseVersion: mutation.baseVersion, scope)), nil)
+                                                     expected: change.expected, baseVersion: mutation.baseVersion, scope)), nil)
         case .createExpense(let request):
             guard request.id != nil else { throw AppError.validation("payload.id", "An offline expense carries its own id.") }
             return (.expense(try await store.createExpense(request, scope)), nil)

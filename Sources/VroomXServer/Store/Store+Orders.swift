@@ -158,7 +158,8 @@ extension Store {
     /// a different value is a `conflict` (the caller sees the server's
     /// value) rather than silently overwritten; without one, the last writer
     /// wins for that field.
-    public func updateETA(_ id: ID<Order>, pickup: Date?, delivery: Date?, baseVersion: Int? = nil, _ scope: Scope) async throws -> Order {
+    public func updateETA(_ id: ID<Order>, pickup: Date?, delivery: Date?, expected: ETAExpectation? = nil, baseVersion: Int? = nil,
+                          _ scope: Scope) async throws -> Order {
         guard pickup != nil || delivery != nil else {
             throw AppError.validation("pickup_eta", "Give pickup_eta, delivery_eta or both.")
         }
@@ -167,7 +168,15 @@ extension Store {
             guard current.status.isOpen else {
                 throw AppError.conflict("Order \(current.number) is \(current.status.label); its ETAs can no longer change.")
             }
-            if let baseVersion, baseVersion < current.version {
+            if let expected {
+                // What the driver saw is what counts; the version rule below is for clients that only send a base version.
+                if pickup != nil, let saw = expected.pickupETA, saw != current.pickupETA {
+                    throw AppError(409, .conflict, "Dispatch changed the pickup ETA since you last saw this order.", field: "pickup_eta")
+                }
+                if delivery != nil, let saw = expected.deliveryETA, saw != current.deliveryETA {
+                    throw AppError(409, .conflict, "Dispatch changed the delivery ETA since you last saw this order.", field: "delivery_eta")
+                }
+            } else if let baseVersion, baseVersion < current.version {
                 let versions = try await fieldVersions(id, tx)
                 if let pickup, versions.pickupETA > baseVersion, current.pickupETA != pickup {
                     throw AppError(409, .conflict, "Dispatch changed the pickup ETA since you last saw this order.", field: "pickup_eta")
