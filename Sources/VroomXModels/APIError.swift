@@ -50,7 +50,11 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let tusVersionUnsupported = ErrorCode("tus_version_unsupported")
     // Server
     public static let internalError = ErrorCode("internal_error")
+    /// A transient failure (the database is unreachable, busy or timed out):
+    /// answered 503 with `Retry-After`; retrying the same request is safe.
     public static let unavailable = ErrorCode("unavailable")
+    /// The server's storage is full: answered 507 with `Retry-After`.
+    public static let insufficientStorage = ErrorCode("insufficient_storage")
 }
 
 /// The one error shape every endpoint answers with:
@@ -69,7 +73,7 @@ public struct APIErrorBody: Codable, Sendable, Hashable {
     public var field: String?
     /// For PIN and code checks: how many tries remain.
     public var attemptsLeft: Int?
-    /// For rate limits: seconds until a retry can succeed (also in `Retry-After`).
+    /// For rate limits and unavailability: seconds until a retry can succeed (also in `Retry-After`).
     public var retryAfter: Int?
 
     public init(code: ErrorCode, message: String, field: String? = nil, attemptsLeft: Int? = nil, retryAfter: Int? = nil) {

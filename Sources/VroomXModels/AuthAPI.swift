@@ -110,12 +110,3 @@ public struct RegisterDeviceTokenRequest: Codable, Sendable, Hashable {
         self.platform = platform
     }
 }
-
-public struct HealthResponse: Codable, Sendable, Hashable {
-    public var status: String
-    public var database: String
-    public init(status: String, database: String) {
-        self.status = status
-        self.database = database
-    }
-}
