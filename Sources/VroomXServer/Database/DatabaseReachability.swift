@@ -14,6 +14,8 @@ final class DatabaseReachability: Sendable {
     private struct State {
         var isDown = false
         var checking: Task<Void, Never>?
+        /// When a probe last found the database there.
+        var lastAnswered: ContinuousClock.Instant?
         var closed = false
         var watchers: [Int: @Sendable () -> Void] = [:]
         var nextWatcher = 0
@@ -39,10 +41,12 @@ final class DatabaseReachability: Sendable {
         if isDown { throw DatabaseUnavailable(.unreachable, "the database did not answer the last check; checking every \(interval)") }
     }
 
-    /// Starts a check, unless one is running.
+    /// Starts a check, unless one is running or one found the database there
+    /// less than an interval ago (many slow calls at once cost one probe).
     func check() {
         state.withLockedValue { state in
             guard state.checking == nil, !state.closed else { return }
+            if let last = state.lastAnswered, ContinuousClock.now - last < interval { return }
             state.checking = Task { await self.probeUntilReachable() }
         }
     }
@@ -90,6 +94,7 @@ final class DatabaseReachability: Sendable {
         state.withLockedValue { state in
             state.isDown = false
             state.checking = nil
+            state.lastAnswered = .now
         }
     }
 
