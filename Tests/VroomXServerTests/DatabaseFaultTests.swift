@@ -47,7 +47,8 @@ struct DatabaseFaultTests {
             #expect(log.unanswered.isEmpty, "unanswered requests: \(log.unanswered)")
             #expect(log.answers.keys.allSatisfy { [200, 503].contains($0) }, "answers by status: \(log.answers)")
             #expect(log.unavailableWithoutRetryAfter == 0)
-            #expect(log.slowest < Self.answerBound)
+            // A batch makes about three database calls, each bounded by the 2 s deadline.
+            #expect(log.slowest < .seconds(8))
             #expect(log.answers[200, default: 0] > 0 && log.answers[503, default: 0] > 0, "the storm hit the writers: \(log.answers)")
 
             // A client sends what was not acknowledged again, with the same ids, as the app's outbox does.
