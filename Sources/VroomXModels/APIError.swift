@@ -52,11 +52,14 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let uploadQuotaExceeded = ErrorCode("upload_quota_exceeded")
     /// The carrier's media storage quota is used up (507).
     public static let storageQuotaExceeded = ErrorCode("storage_quota_exceeded")
-    /// The server's disk is full (507, with Retry-After): nothing was lost; try again later.
-    public static let insufficientStorage = ErrorCode("insufficient_storage")
     // Server
     public static let internalError = ErrorCode("internal_error")
+    /// A transient failure (the database is unreachable, busy or timed out):
+    /// answered 503 with `Retry-After`; retrying the same request is safe.
     public static let unavailable = ErrorCode("unavailable")
+    /// The server's storage is full (507, with `Retry-After`): nothing
+    /// recorded was lost; try again later.
+    public static let insufficientStorage = ErrorCode("insufficient_storage")
 }
 
 /// The one error shape every endpoint answers with:
@@ -75,7 +78,7 @@ public struct APIErrorBody: Codable, Sendable, Hashable {
     public var field: String?
     /// For PIN and code checks: how many tries remain.
     public var attemptsLeft: Int?
-    /// For rate limits: seconds until a retry can succeed (also in `Retry-After`).
+    /// For rate limits and unavailability: seconds until a retry can succeed (also in `Retry-After`).
     public var retryAfter: Int?
 
     public init(code: ErrorCode, message: String, field: String? = nil, attemptsLeft: Int? = nil, retryAfter: Int? = nil) {

@@ -152,12 +152,3 @@ public struct RegisterDeviceTokenRequest: Codable, Sendable, Hashable {
         case installationID = "installation_id"
     }
 }
-
-public struct HealthResponse: Codable, Sendable, Hashable {
-    public var status: String
-    public var database: String
-    public init(status: String, database: String) {
-        self.status = status
-        self.database = database
-    }
-}

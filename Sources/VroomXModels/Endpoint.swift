@@ -89,7 +89,10 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
 
 extension Endpoint {
     // Service
+    /// Liveness: the process answers (never waits on the database).
     public static let health = Endpoint(.get, "/healthz", .anyone)
+    /// Readiness: the database answers, the folders take writes, disk space is left.
+    public static let ready = Endpoint(.get, "/readyz", .anyone)
     public static let openAPI = Endpoint(.get, "/openapi.json", .anyone)
 
     // Sign-in
@@ -156,7 +159,7 @@ extension Endpoint {
     public static let dispatchOrderInspections = Endpoint(.get, "/v1/dispatch/orders/{id}/inspections", .dispatcher)
 
     public static let all: [Endpoint] = [
-        health, openAPI,
+        health, ready, openAPI,
         sendCode, verifyCode, refresh, logout,
         me, setPIN, verifyPIN, registerDeviceToken, removeDeviceToken,
         trips, trip, tripOrders, tripExpenses, orders, order, updateOrderStatus, updateOrderETA,

@@ -27,7 +27,9 @@ public struct ServerServices: Sendable {
         var logger = logger ?? Logger(label: "vroomx")
         logger.logLevel = configuration.logLevel
         let database = try await openDatabase(configuration, logger: logger)
-        let applied = try await Migrator.migrate(database, now: configuration.clock.now)
+        let applied = try await DatabaseDeadline.allowing(DatabaseDeadline.maintenance) {
+            try await Migrator.migrate(database, now: configuration.clock.now)
+        }
         if !applied.isEmpty { logger.info("applied migrations", metadata: ["versions": "\(applied)"]) }
         let commits = CommitSignal()
         let store = Store(database: database, clock: configuration.clock, pushEnabled: configuration.apns != nil, onCommit: commits.fire)
@@ -59,10 +61,12 @@ public struct ServerServices: Sendable {
 
     static func openDatabase(_ configuration: ServerConfiguration, logger: Logger) async throws -> any SQLDatabase {
         if let url = configuration.databaseURL {
-            return try await PostgresDatabase.open(url: url, maxConnections: configuration.databasePoolSize, logger: logger)
+            return try await PostgresDatabase.open(
+                url: url, maxConnections: configuration.databasePoolSize,
+                options: .init(timeout: configuration.databaseTimeout, probeInterval: configuration.databaseProbeInterval), logger: logger)
         }
         try FileManager.default.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true)
-        return try SQLiteDatabase(path: configuration.sqlitePath)
+        return try SQLiteDatabase(path: configuration.sqlitePath, timeout: configuration.databaseTimeout)
     }
 
     static func makeMailer(_ configuration: ServerConfiguration, logger: Logger) throws -> any Mailer {
@@ -118,18 +122,7 @@ public func buildApplication(_ services: ServerServices,
     router.add(middleware: ErrorMiddleware())
     let routes = Routes(router: router, authenticator: services.authenticator, store: services.store)
 
-    routes.on(.health) { _, _ in
-        do {
-            _ = try await services.database.read { try await $0.query("SELECT 1 AS ok") }
-            return try JSONBody.response(HealthResponse(status: "ok", database: services.database.dialect.rawValue))
-        } catch {
-            return try JSONBody.response(HealthResponse(status: "unavailable", database: services.database.dialect.rawValue),
-                                         status: .serviceUnavailable)
-        }
-    }
-    routes.on(.openAPI) { _, _ in
-        Reply(status: .ok, body: ByteBuffer(bytes: OpenAPIDocument.data))
-    }
+    ServiceController(database: services.database, readiness: Readiness(configuration, database: services.database)).register(routes)
     AuthController(auth: services.auth, store: services.store, trustedProxyHops: configuration.trustedProxyHops).register(routes)
     DriverController(store: services.store).register(routes)
     DispatchController(store: services.store).register(routes)
@@ -181,14 +174,17 @@ struct MaintenanceService: Service, CustomStringConvertible {
 }
 
 extension MaintenanceService {
+    /// Under the maintenance deadline: pruning a large history may take minutes.
     func prune() async {
         let store = services.store
         do {
-            try await store.pruneExpiredAuthData()
-            try await store.pruneChangeLog(olderThan: services.configuration.changeRetention)
-            try await store.pruneIdempotencyKeys(olderThan: 8 * 86_400)
-            try await store.prunePushQueue()
-            try await services.pruneExpiredUploads()
+            try await DatabaseDeadline.allowing(DatabaseDeadline.maintenance) {
+                try await store.pruneExpiredAuthData()
+                try await store.pruneChangeLog(olderThan: services.configuration.changeRetention)
+                try await store.pruneIdempotencyKeys(olderThan: 8 * 86_400)
+                try await store.prunePushQueue()
+                try await services.pruneExpiredUploads()
+            }
         } catch {
             services.logger.warning("pruning failed", metadata: ["error": "\(error)"])
         }

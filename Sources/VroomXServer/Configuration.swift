@@ -58,6 +58,17 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
     public var usesPostgres: Bool { databaseURL != nil }
     /// Connections per server instance in the PostgreSQL pool.
     public var databasePoolSize = 20
+    /// The deadline of every database call, waiting for a connection or a
+    /// lock included: past it the request answers 503 and can be retried.
+    /// Far above any healthy call (milliseconds), short enough that a client
+    /// hears back before it gives up itself.
+    public var databaseTimeout: Duration = .seconds(10)
+    /// How often an unreachable PostgreSQL is tried again while requests fail
+    /// fast; it is also how long a wait for a pooled connection may last
+    /// before the database is checked.
+    public var databaseProbeInterval: Duration = .milliseconds(500)
+    /// Readiness fails below this much free space where the data and media live.
+    public var minFreeDiskBytes: Int64 = 1024 << 20
     /// How long the change feed keeps history; older cursors re-snapshot.
     public var changeRetention: TimeInterval = 30 * 86_400
     /// Changes a realtime socket may have queued before it is dropped as too slow.
@@ -92,6 +103,18 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
         if let size = environment["VROOMX_DATABASE_POOL_SIZE"], !size.isEmpty {
             guard let value = Int(size), (1...500).contains(value) else { throw ConfigurationError("VROOMX_DATABASE_POOL_SIZE must be 1 to 500.") }
             configuration.databasePoolSize = value
+        }
+        if let text = environment["VROOMX_DATABASE_TIMEOUT_SECONDS"], !text.isEmpty {
+            guard let seconds = Double(text), seconds.isFinite, (0.1...600).contains(seconds) else {
+                throw ConfigurationError("VROOMX_DATABASE_TIMEOUT_SECONDS must be a number of seconds from 0.1 to 600.")
+            }
+            configuration.databaseTimeout = .milliseconds(Int64((seconds * 1000).rounded()))
+        }
+        if let text = environment["VROOMX_MIN_FREE_DISK_MB"], !text.isEmpty {
+            guard let megabytes = Int64(text), (0...(1 << 30)).contains(megabytes) else {
+                throw ConfigurationError("VROOMX_MIN_FREE_DISK_MB must be 0 to 1073741824.")
+            }
+            configuration.minFreeDiskBytes = megabytes << 20
         }
         if let days = environment["VROOMX_CHANGE_RETENTION_DAYS"], !days.isEmpty {
             guard let value = Int(days), (1...3650).contains(value) else {

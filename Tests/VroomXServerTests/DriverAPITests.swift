@@ -240,7 +240,7 @@ struct DriverAPITests {
         let server = try await TestServer.make(backend)
         try await server.run { api in
             let health = try await api.call(.health).decode(HealthResponse.self)
-            #expect(health == HealthResponse(status: "ok", database: backend.rawValue))
+            #expect(health == HealthResponse(status: "ok", database: backend.rawValue, databaseReachable: true))
             #expect(try await api.call(.openAPI).status == 200)
         }
     }

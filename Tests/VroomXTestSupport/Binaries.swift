@@ -47,16 +47,16 @@ public struct HTTPTestClient: Sendable {
 
     public init(baseURL: String) { self.baseURL = baseURL }
 
-    public func send(_ endpoint: Endpoint, _ parameters: String..., json: (any Encodable & Sendable)? = nil,
-                     token: String? = nil) async throws -> APIResponse {
-        var request = HTTPClientRequest(url: baseURL + endpoint.path(parameters))
+    public func send(_ endpoint: Endpoint, _ parameters: String..., query: String? = nil, json: (any Encodable & Sendable)? = nil,
+                     token: String? = nil, timeout: Duration = .seconds(30)) async throws -> APIResponse {
+        var request = HTTPClientRequest(url: baseURL + endpoint.path(parameters) + (query.map { "?" + $0 } ?? ""))
         request.method = .init(rawValue: endpoint.method.rawValue)
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         if let json {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(bytes: try WireJSON.encoder().encode(json)))
         }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let response = try await HTTPClient.shared.execute(request, timeout: .nanoseconds(timeout.nanoseconds))
         let body = try await response.body.collect(upTo: 16 << 20)
         var headers = HTTPFields()
         for header in response.headers {
@@ -64,4 +64,9 @@ public struct HTTPTestClient: Sendable {
         }
         return APIResponse(status: Int(response.status.code), headers: headers, body: Data(body.readableBytesView))
     }
+}
+
+extension Duration {
+    public var nanoseconds: Int64 { components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000 }
+    public var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

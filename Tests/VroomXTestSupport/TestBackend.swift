@@ -25,8 +25,9 @@ public enum TestBackend: String, Sendable, CustomStringConvertible, CaseIterable
     /// Only PostgreSQL (multi-instance tests); empty locally without a server.
     public static var postgresOnly: [TestBackend] { available.filter { $0 == .postgres } }
 
-    /// A configuration pointing at a new, empty database of this backend.
-    public func freshConfiguration() async throws -> ServerConfiguration {
+    /// A configuration pointing at a new, empty database of this backend
+    /// (for PostgreSQL: `databaseURL`, else a new database on the test server).
+    public func freshConfiguration(databaseURL: String? = nil) async throws -> ServerConfiguration {
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.jwtSecret = "test-secret-" + String(repeating: "x", count: 32)
@@ -36,7 +37,11 @@ public enum TestBackend: String, Sendable, CustomStringConvertible, CaseIterable
         configuration.databasePoolSize = 4
         configuration.auth.pinHashCost = 10 // fast scrypt in tests; production keeps the default
         if self == .postgres {
-            configuration.databaseURL = try await Self.createDatabase()
+            if let databaseURL {
+                configuration.databaseURL = databaseURL
+            } else {
+                configuration.databaseURL = try await Self.createDatabase()
+            }
         }
         return configuration
     }

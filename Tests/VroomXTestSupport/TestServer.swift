@@ -14,9 +14,11 @@ public struct TestServer: Sendable {
     public let clock: ManualClock
     public let mailbox: DevelopmentMailbox
 
-    public static func make(_ backend: TestBackend, clock: ManualClock = ManualClock(Date()),
+    /// - Parameter databaseURL: for PostgreSQL, a database of the test's own
+    ///   (a `PostgresCluster`); by default a new database on the shared test server.
+    public static func make(_ backend: TestBackend, databaseURL: String? = nil, clock: ManualClock = ManualClock(Date()),
                             configure: @Sendable (inout ServerConfiguration) -> Void = { _ in }) async throws -> TestServer {
-        var configuration = try await backend.freshConfiguration()
+        var configuration = try await backend.freshConfiguration(databaseURL: databaseURL)
         let mailbox = DevelopmentMailbox(logger: .init(label: "test-mailbox"))
         configuration.clock = clock.clock
         configuration.mailer = mailbox

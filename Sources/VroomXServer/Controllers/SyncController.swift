@@ -41,7 +41,9 @@ struct SyncController {
 
     /// Applies each mutation in order, each atomically and exactly once. A
     /// rejection does not stop the batch; only mutations that declared a
-    /// dependency on a rejected one are skipped.
+    /// dependency on a rejected one are skipped. A database that cannot
+    /// serve (`DatabaseUnavailable`) stops it: the request answers 503 and
+    /// the client sends the whole batch again (what was applied replays).
     func apply(_ batch: MutationBatch, identity: Identity) async throws -> [MutationResult] {
         let scope = identity.scope
         var rejected: Set<ID<Mutation>> = []

@@ -6,29 +6,56 @@ import PostgresNIO
 
 /// Production storage: PostgreSQL through a connection pool. Several server
 /// instances can share one database; it is their single source of truth.
+///
+/// Every call has a deadline (`Options.timeout`), the wait for a pooled
+/// connection included, and fails at once while the database is known to be
+/// unreachable; such failures are `DatabaseUnavailable` (503, retried by
+/// the client).
 public final class PostgresDatabase: SQLDatabase {
     public let dialect = SQLDialect.postgres
-    let client: PostgresClient
-    let configuration: PostgresClient.Configuration
-    let sslMode: String
+    /// For connections of their own, outside the pool (LISTEN, probes).
+    let connectionConfiguration: PostgresConnection.Configuration
     let logger: Logger
-    private let runTask: Task<Void, Never>
+    let options: Options
+    private let pool: PostgresPool
+    private let reachability: DatabaseReachability
+
+    public struct Options: Sendable {
+        /// The deadline of each call (see `DatabaseDeadline`).
+        public var timeout: Duration
+        /// How often an unreachable database is tried again; also how long
+        /// a wait for a pooled connection lasts before the database is checked.
+        public var probeInterval: Duration
+
+        public init(timeout: Duration = .seconds(10), probeInterval: Duration = .milliseconds(500)) {
+            self.timeout = timeout
+            self.probeInterval = probeInterval
+        }
+    }
 
     /// Connects a pool; returns once its background task is running.
-    public static func open(url: String, maxConnections: Int = 20, logger: Logger) async throws -> PostgresDatabase {
-        let database = try PostgresDatabase(url: url, maxConnections: maxConnections, logger: logger)
-        // Let the pool's run loop start before the first lease.
-        for _ in 0..<16 { await Task.yield() }
+    public static func open(url: String, maxConnections: Int = 20, options: Options = .init(), logger: Logger) async throws -> PostgresDatabase {
+        let database = try PostgresDatabase(url: url, maxConnections: maxConnections, options: options, logger: logger)
+        await PostgresPool.started()
         return database
     }
 
-    init(url: String, maxConnections: Int, logger: Logger) throws {
-        configuration = try Self.configuration(from: url, maxConnections: maxConnections)
-        sslMode = URLComponents(string: url)?.queryItems?.first { $0.name == "sslmode" }?.value ?? "prefer"
-        client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+    init(url: String, maxConnections: Int, options: Options, logger: Logger) throws {
+        let configuration = try Self.configuration(from: url, maxConnections: maxConnections)
+        let sslMode = URLComponents(string: url)?.queryItems?.first { $0.name == "sslmode" }?.value ?? "prefer"
+        let connectionConfiguration = try Self.connectionConfiguration(configuration, sslMode: sslMode)
+        let pool = PostgresPool(configuration: configuration, logger: logger)
+        // A probe never takes longer than a call may.
+        let probeTimeout = min(options.timeout, max(options.probeInterval * 2, .seconds(1)))
+        reachability = DatabaseReachability(interval: options.probeInterval, logger: logger) {
+            await PostgresProbe.isReachable(connectionConfiguration, within: probeTimeout, logger: logger)
+        } onRecovery: {
+            await pool.renew()
+        }
+        self.connectionConfiguration = connectionConfiguration
+        self.options = options
         self.logger = logger
-        let client = self.client
-        runTask = Task { await client.run() }
+        self.pool = pool
     }
 
     /// Parses `postgres://user:password@host:port/database?sslmode=disable|prefer|require`.
@@ -77,14 +104,11 @@ public final class PostgresDatabase: SQLDatabase {
     }
 
     public func read<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
-        try await client.withConnection { connection in
-            try await body(PostgresExecutor(connection: connection, logger: logger))
-        }
+        try await withConnection { executor in try await body(executor) }
     }
 
     public func snapshot<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
-        try await client.withConnection { connection in
-            let executor = PostgresExecutor(connection: connection, logger: logger)
+        try await withConnection { executor in
             try await executor.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             do {
                 let result = try await body(executor)
@@ -103,8 +127,7 @@ public final class PostgresDatabase: SQLDatabase {
         var attempt = 1
         while true {
             do {
-                return try await client.withConnection { connection in
-                    let executor = PostgresExecutor(connection: connection, logger: logger)
+                return try await withConnection { executor in
                     try await executor.execute("BEGIN")
                     do {
                         let result = try await body(executor)
@@ -121,92 +144,51 @@ public final class PostgresDatabase: SQLDatabase {
         }
     }
 
+    public var isReachable: Bool { !reachability.isDown }
+
+    public func ping(timeout: Duration) async throws {
+        try await withConnection(timeout: timeout) { try await $0.execute("SELECT 1") }
+    }
+
+    /// One call: a pooled connection and the body, both before one deadline.
+    /// A failure to reach the database makes `reachability` check it.
+    private func withConnection<T>(timeout: Duration? = nil, _ body: (PostgresExecutor) async throws -> T) async throws -> T {
+        try reachability.failIfDown()
+        let allowed = DatabaseDeadline.override ?? options.timeout
+        let deadline = NIODeadline.now() + TimeAmount(timeout.map { min($0, allowed) } ?? allowed)
+        do {
+            let lease = try await ConnectionLease.acquire(from: pool.client, until: deadline, checkAfter: TimeAmount(options.probeInterval),
+                                                          reachability: reachability)
+            defer { lease.release() }
+            return try await body(PostgresExecutor(connection: lease.connection, deadline: deadline, logger: logger))
+        } catch let error as DatabaseUnavailable {
+            if error.cause != .storageFull { reachability.check() }
+            throw error
+        }
+    }
+
     /// A connection outside the pool, for LISTEN (it stays busy for as long
     /// as it listens).
     func makeListenConnection(id: Int) async throws -> PostgresConnection {
+        try await PostgresConnection.connect(configuration: connectionConfiguration, id: id, logger: logger)
+    }
+
+    /// The pool's settings for a single connection of its own.
+    static func connectionConfiguration(_ configuration: PostgresClient.Configuration, sslMode: String) throws -> PostgresConnection.Configuration {
         let tls: PostgresConnection.Configuration.TLS
         switch sslMode {
         case "disable": tls = .disable
         case "require", "verify-full": tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
         default: tls = .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
         }
-        let connection = PostgresConnection.Configuration(
+        return PostgresConnection.Configuration(
             host: configuration.host ?? "localhost", port: configuration.port ?? 5432, username: configuration.username,
             password: configuration.password, database: configuration.database, tls: tls)
-        return try await PostgresConnection.connect(configuration: connection, id: id, logger: logger)
     }
 
     public func close() async {
-        runTask.cancel()
-        _ = await runTask.value
-    }
-}
-
-/// A server-side error with its SQLSTATE.
-struct PostgresServerError: Error, CustomStringConvertible {
-    let sqlState: String
-    let message: String
-    var isRetryable: Bool { sqlState == "40001" || sqlState == "40P01" }
-    var description: String { "PostgreSQL \(sqlState): \(message)" }
-}
-
-struct PostgresExecutor: SQLExecutor {
-    let dialect = SQLDialect.postgres
-    let connection: PostgresConnection
-    let logger: Logger
-
-    func query(_ sql: SQL) async throws -> [SQLRow] {
-        let (text, values) = sql.render(.postgres)
-        var bindings = PostgresBindings(capacity: values.count)
-        for value in values {
-            switch value {
-            case .null: bindings.appendNull()
-            case .integer(let number): bindings.append(number)
-            case .real(let number): bindings.append(number)
-            case .text(let string): bindings.append(string)
-            case .blob(let bytes): bindings.append(ByteBuffer(bytes: bytes))
-            }
-        }
-        do {
-            let stream = try await connection.query(PostgresQuery(unsafeSQL: text, binds: bindings), logger: logger)
-            var rows: [SQLRow] = []
-            var columns: SQLColumns?
-            for try await row in stream {
-                let names = columns ?? SQLColumns(row.map(\.columnName))
-                columns = names
-                rows.append(SQLRow(columns: names, values: try row.map(Self.value(of:))))
-            }
-            return rows
-        } catch let error as PSQLError {
-            throw Self.translate(error)
-        }
-    }
-
-    static func value(of cell: PostgresCell) throws -> SQLValue {
-        guard cell.bytes != nil else { return .null }
-        switch cell.dataType {
-        case .int8, .int4, .int2: return .integer(try cell.decode(Int64.self))
-        case .float8, .float4: return .real(try cell.decode(Double.self))
-        case .bool: return .integer(try cell.decode(Bool.self) ? 1 : 0)
-        case .bytea: return .blob(try cell.decode([UInt8].self))
-        case .numeric:
-            let decimal = try cell.decode(Decimal.self)
-            let number = NSDecimalNumber(decimal: decimal)
-            return decimal == Decimal(number.int64Value) ? .integer(number.int64Value) : .real(number.doubleValue)
-        default: return .text(try cell.decode(String.self))
-        }
-    }
-
-    static func translate(_ error: PSQLError) -> any Error {
-        guard let info = error.serverInfo, let state = info[.sqlState] else { return error }
-        let message = info[.message] ?? "\(error)"
-        switch state {
-        case "23505": return DatabaseConstraintError.unique(message)
-        case "23503": return DatabaseConstraintError.foreignKey(message)
-        case "23514": return DatabaseConstraintError.check(message)
-        case "23502": return DatabaseConstraintError.notNull(message)
-        default: return PostgresServerError(sqlState: state, message: message)
-        }
+        await reachability.close()
+        await pool.close()
     }
 }
 

@@ -220,7 +220,9 @@ extension SQLExecutor {
 }
 
 /// A database the server can run on. Implementations: `SQLiteDatabase`
-/// (embedded default) and `PostgresDatabase` (production).
+/// (embedded default) and `PostgresDatabase` (production). Failures that
+/// pass (unreachable, busy, timed out, storage full) are thrown as
+/// `DatabaseUnavailable`.
 public protocol SQLDatabase: Sendable {
     var dialect: SQLDialect { get }
     /// Reads outside a write transaction. On PostgreSQL each statement sees
@@ -230,6 +232,10 @@ public protocol SQLDatabase: Sendable {
     func snapshot<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T
     /// One atomic transaction: everything in `body` commits, or nothing does.
     func write<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T
+    /// Whether the database answered when last needed (never waits).
+    var isReachable: Bool { get }
+    /// Throws unless the database answers within `timeout`.
+    func ping(timeout: Duration) async throws
     func close() async
 }
 

@@ -17,10 +17,15 @@ public final class SQLiteDatabase: SQLDatabase {
     private let writeLock = AsyncSemaphore(permits: 1)
     private let readPermits: AsyncSemaphore
     private let idleReaders = NIOLockedValueBox<[SQLiteConnection]>([])
+    private let timeout: Duration
 
-    public init(path: String, maxReaders: Int = 8) throws {
+    /// - Parameter timeout: how long a call waits for this process's reader
+    ///   or writer, and a statement for a lock held by another process (a
+    ///   second `vroomx` command), before it fails as `DatabaseUnavailable`.
+    public init(path: String, maxReaders: Int = 8, timeout: Duration = .seconds(10)) throws {
         self.path = path
-        writer = try SQLiteConnection(path: path, readOnly: false)
+        self.timeout = timeout
+        writer = try SQLiteConnection(path: path, readOnly: false, busyTimeout: timeout)
         try writer.executeScript("""
             PRAGMA journal_mode = WAL;
             PRAGMA synchronous = NORMAL;
@@ -30,8 +35,10 @@ public final class SQLiteDatabase: SQLDatabase {
     }
 
     public func read<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
-        try await readPermits.withPermit {
-            let connection = try idleReaders.withLockedValue { $0.popLast() } ?? SQLiteConnection(path: path, readOnly: true)
+        let timedOut = DatabaseUnavailable(.timedOut, "no SQLite reader was free before the deadline")
+        return try await readPermits.withPermit(timeout: deadline, orThrow: timedOut) {
+            let connection = try idleReaders.withLockedValue { $0.popLast() }
+                ?? SQLiteConnection(path: path, readOnly: true, busyTimeout: timeout)
             defer { idleReaders.withLockedValue { $0.append(connection) } }
             _ = try connection.run("BEGIN")
             do {
@@ -49,13 +56,26 @@ public final class SQLiteDatabase: SQLDatabase {
         try await read(body)
     }
 
+    /// How long a call waits for this process's reader or writer.
+    private var deadline: Duration { DatabaseDeadline.override ?? timeout }
+
+    /// A file: there when it opens.
+    public var isReachable: Bool { true }
+
+    public func ping(timeout: Duration) async throws {
+        try await DatabaseDeadline.allowing(min(timeout, deadline)) {
+            try await read { try await $0.execute("SELECT 1") }
+        }
+    }
+
     /// Set while a task holds the writer, to catch a nested write (which
     /// would wait forever for the lock it holds) as an error.
     @TaskLocal static var holdsWriter = false
 
     public func write<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
         guard !Self.holdsWriter else { throw SQLiteError(code: SQLITE_MISUSE, message: "nested write transaction") }
-        return try await writeLock.withPermit {
+        let timedOut = DatabaseUnavailable(.timedOut, "the SQLite writer stayed busy past the deadline")
+        return try await writeLock.withPermit(timeout: deadline, orThrow: timedOut) {
             _ = try writer.run("BEGIN IMMEDIATE")
             do {
                 let result = try await Self.$holdsWriter.withValue(true) { try await body(writer) }
@@ -98,7 +118,7 @@ final class SQLiteConnection: SQLExecutor, @unchecked Sendable {
     private var handle: OpaquePointer?
     private var statements: [String: (statement: OpaquePointer, columns: SQLColumns)] = [:]
 
-    init(path: String, readOnly: Bool) throws {
+    init(path: String, readOnly: Bool, busyTimeout: Duration) throws {
         let flags = readOnly
             ? SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
             : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
@@ -112,7 +132,8 @@ final class SQLiteConnection: SQLExecutor, @unchecked Sendable {
         self.handle = handle
         sqlite3_extended_result_codes(handle, 1)
         // Another process (a second `vroomx` command) may hold the write lock briefly.
-        sqlite3_busy_timeout(handle, 5000)
+        let (seconds, attoseconds) = busyTimeout.components
+        sqlite3_busy_timeout(handle, Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000))
         // Memory-mapped reads skip a copy per page for a read-mostly workload.
         try executeScript("PRAGMA foreign_keys = ON; PRAGMA mmap_size = 268435456")
     }
@@ -212,7 +233,13 @@ final class SQLiteConnection: SQLExecutor, @unchecked Sendable {
         case SQLITE_CONSTRAINT_FOREIGNKEY: return DatabaseConstraintError.foreignKey(message)
         case SQLITE_CONSTRAINT_CHECK: return DatabaseConstraintError.check(message)
         case SQLITE_CONSTRAINT_NOTNULL: return DatabaseConstraintError.notNull(message)
-        default: return SQLiteError(code: status, message: message)
+        default:
+            // Extended result codes carry the primary code in the low byte.
+            switch status & 0xFF {
+            case SQLITE_BUSY, SQLITE_LOCKED: return DatabaseUnavailable(.busy, "SQLite \(status): \(message)")
+            case SQLITE_FULL, SQLITE_IOERR: return DatabaseUnavailable(.storageFull, "SQLite \(status): \(message)")
+            default: return SQLiteError(code: status, message: message)
+            }
         }
     }
 }

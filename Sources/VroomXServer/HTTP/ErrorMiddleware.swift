@@ -7,18 +7,22 @@ import VroomXModels
 
 /// The outermost middleware: turns every error into the one JSON error shape
 /// with its status, and logs each request once with its outcome. Input that
-/// slips past validation and trips a database constraint still answers 4xx.
+/// slips past validation and trips a database constraint still answers 4xx;
+/// a database that cannot serve right now answers 503 (507 when its storage
+/// is full) with `Retry-After`, so clients retry.
 struct ErrorMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
         var response: Response
+        var unavailable: DatabaseUnavailable?
         do {
             response = try await next(request, context)
         } catch {
             let appError = Self.appError(for: error, request: request)
-            if appError.status >= 500 {
+            unavailable = error as? DatabaseUnavailable
+            if appError.status >= 500, unavailable == nil {
                 context.logger.error("request failed", metadata: [
                     "method": "\(request.method)", "path": "\(request.uri.path)", "error": "\(String(reflecting: error))",
                 ])
@@ -27,10 +31,13 @@ struct ErrorMiddleware: RouterMiddleware {
         }
         if context.logger.logLevel <= .debug || response.status.code >= 500 {
             let elapsed = ContinuousClock.now - start
-            context.logger.log(level: response.status.code >= 500 ? .warning : .debug, "request", metadata: [
+            var metadata: Logger.Metadata = [
                 "method": "\(request.method)", "path": "\(request.uri.path)", "status": "\(response.status.code)",
                 "ms": "\(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)",
-            ])
+            ]
+            // An expected, retryable failure: one line, with its cause.
+            if let unavailable { metadata["database"] = "\(unavailable)" }
+            context.logger.log(level: response.status.code >= 500 ? .warning : .debug, "request", metadata: metadata)
         }
         return response
     }
@@ -62,6 +69,11 @@ struct ErrorMiddleware: RouterMiddleware {
             return AppError(409, .alreadyExists, "That already exists.")
         case DatabaseConstraintError.check, DatabaseConstraintError.notNull, DatabaseConstraintError.foreignKey:
             return AppError(422, .validationFailed, "The request breaks a data rule.")
+        case let error as DatabaseUnavailable where error.cause == .storageFull:
+            return AppError(507, .insufficientStorage, "The server's storage is full. Try again later.", retryAfter: error.retryAfter)
+        case let error as DatabaseUnavailable:
+            return AppError(503, .unavailable, "The service is briefly unavailable. Try again in \(error.retryAfter) s.",
+                            retryAfter: error.retryAfter)
         case let error as HTTPError where error.status == .contentTooLarge:
             return JSONBody.tooLarge
         case let error as HTTPError where error.status.code < 500:

@@ -38,7 +38,9 @@ struct PostgresChangeListener: Service, CustomStringConvertible {
                     if Task.isCancelled { return }
                     logger.warning("realtime: LISTEN connection lost; reconnecting", metadata: ["error": "\(error)"])
                     try? await Task.sleep(for: delay)
-                    delay = min(delay * 2, .seconds(10))
+                    // Capped at a second: a refused connection costs nothing,
+                    // and other instances' changes arrive soon after the database returns.
+                    delay = min(delay * 2, .seconds(1))
                 }
             }
         }

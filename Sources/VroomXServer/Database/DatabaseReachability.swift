@@ -1,0 +1,112 @@
+import Logging
+import NIOConcurrencyHelpers
+
+/// What this instance knows of the database's reachability, so that calls
+/// fail fast while it is down.
+///
+/// A call that cannot reach the database, or waits too long for a
+/// connection, asks for a check. A probe then tries on its own; while it
+/// fails, the database is down: calls fail at once (503) instead of each
+/// waiting for its deadline, callers waiting for a connection give up, and
+/// the probe repeats every `interval`. When it succeeds again, `onRecovery`
+/// runs before calls go through.
+final class DatabaseReachability: Sendable {
+    private struct State {
+        var isDown = false
+        var checking: Task<Void, Never>?
+        /// When a probe last found the database there.
+        var lastAnswered: ContinuousClock.Instant?
+        var closed = false
+        var watchers: [Int: @Sendable () -> Void] = [:]
+        var nextWatcher = 0
+    }
+
+    private let state = NIOLockedValueBox(State())
+    let interval: Duration
+    private let probe: @Sendable () async -> Bool
+    private let onRecovery: @Sendable () async -> Void
+    private let logger: Logger
+
+    init(interval: Duration, logger: Logger, probe: @escaping @Sendable () async -> Bool,
+         onRecovery: @escaping @Sendable () async -> Void) {
+        self.interval = interval
+        self.logger = logger
+        self.probe = probe
+        self.onRecovery = onRecovery
+    }
+
+    var isDown: Bool { state.withLockedValue { $0.isDown } }
+
+    func failIfDown() throws {
+        if isDown { throw DatabaseUnavailable(.unreachable, "the database did not answer the last check; checking every \(interval)") }
+    }
+
+    /// Starts a check, unless one is running or one found the database there
+    /// less than an interval ago (many slow calls at once cost one probe).
+    func check() {
+        state.withLockedValue { state in
+            guard state.checking == nil, !state.closed else { return }
+            if let last = state.lastAnswered, ContinuousClock.now - last < interval { return }
+            state.checking = Task { await self.probeUntilReachable() }
+        }
+    }
+
+    /// Calls `handler` (once) when the database is found down, at once if it
+    /// is down now, until `unwatch`.
+    func watch(_ handler: @escaping @Sendable () -> Void) -> Int? {
+        let id = state.withLockedValue { state -> Int? in
+            guard !state.isDown else { return nil }
+            state.nextWatcher += 1
+            state.watchers[state.nextWatcher] = handler
+            return state.nextWatcher
+        }
+        if id == nil { handler() }
+        return id
+    }
+
+    func unwatch(_ id: Int) {
+        _ = state.withLockedValue { $0.watchers.removeValue(forKey: id) }
+    }
+
+    func close() async {
+        let checking = state.withLockedValue { state in
+            state.closed = true
+            return state.checking
+        }
+        checking?.cancel()
+        await checking?.value
+    }
+
+    private func probeUntilReachable() async {
+        var wasDown = false
+        while await !probe() {
+            if Task.isCancelled { return }
+            if !wasDown {
+                wasDown = true
+                markDown()
+            }
+            try? await Task.sleep(for: interval)
+        }
+        if wasDown {
+            await onRecovery()
+            logger.notice("database: reachable again")
+        }
+        state.withLockedValue { state in
+            state.isDown = false
+            state.checking = nil
+            state.lastAnswered = .now
+        }
+    }
+
+    private func markDown() {
+        let watchers = state.withLockedValue { state in
+            state.isDown = true
+            defer { state.watchers = [:] }
+            return Array(state.watchers.values)
+        }
+        logger.warning("database: unreachable; requests answer 503 at once until it answers again", metadata: [
+            "check_interval": "\(interval)",
+        ])
+        for watcher in watchers { watcher() }
+    }
+}
