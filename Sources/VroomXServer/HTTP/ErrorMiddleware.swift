@@ -74,6 +74,11 @@ struct ErrorMiddleware: RouterMiddleware {
         case let error as DatabaseUnavailable:
             return AppError(503, .unavailable, "The service is briefly unavailable. Try again in \(error.retryAfter) s.",
                             retryAfter: error.retryAfter)
+        case is WriteConflict:
+            // Others kept changing the same row through every retry: busy, not broken.
+            return AppError(503, .unavailable, "This record is changing fast; try again in a moment.", retryAfter: 1)
+        case let error as PostgresServerError where error.isRetryable:
+            return AppError(503, .unavailable, "The database is busy; try again in a moment.", retryAfter: 1)
         case let error as HTTPError where error.status == .contentTooLarge:
             return JSONBody.tooLarge
         case let error as HTTPError where error.status.code < 500:
