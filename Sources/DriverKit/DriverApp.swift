@@ -46,6 +46,8 @@ public final class DriverApp {
     public let uploads: UploadQueue
     let credentials: CredentialStore
     let clock: @Sendable () -> Date
+    /// The device's clock corrected to the server's: what actions are stamped with.
+    public let serverClock: ServerClock
 
     public init(_ configuration: Configuration) throws {
         let baseURL = configuration.serverURL.hasSuffix("/") ? String(configuration.serverURL.dropLast()) : configuration.serverURL
@@ -54,8 +56,10 @@ public final class DriverApp {
         let transport = configuration.transport
         network = configuration.network ?? ProbingNetworkMonitor { await APIClient.probe(baseURL: baseURL, transport: transport) }
         clock = configuration.clock
-        credentials = CredentialStore(secureStore: secureStore, transport: transport, baseURL: baseURL, clock: configuration.clock)
-        api = APIClient(baseURL: baseURL, transport: transport, credentials: credentials, network: network)
+        serverClock = ServerClock(device: configuration.clock)
+        credentials = CredentialStore(secureStore: secureStore, transport: transport, baseURL: baseURL, clock: configuration.clock,
+                                      lockFile: configuration.stateDirectory.appendingPathComponent("refresh.lock"))
+        api = APIClient(baseURL: baseURL, transport: transport, credentials: credentials, network: network, serverClock: serverClock)
         status = SyncStatus()
         let realtime = configuration.realtime
             ? RealtimeConnection(baseURL: baseURL, credentials: credentials, logger: configuration.logger) : nil
@@ -75,14 +79,15 @@ public final class DriverApp {
         let uploads = self.uploads
         Task { await uploads.onUploaded { await sync.requestSync() } }
         Task { await sync.onPushed { await uploads.wake() } }
-        auth.onSignedIn = {
+        auth.onSignedIn = { [weak auth] in
             Task { await sync.start() }
             Task { await uploads.start() }
             Task { await push.activate() }
+            Task { await auth?.sendPendingLogouts() }
         }
         auth.onSignedOut = {
-            Task { await sync.stop() }
-            Task { await uploads.stop() }
+            await sync.stop()
+            await uploads.stop()
         }
         let auth = self.auth
         Task { await credentials.whenSessionEnds { _ in
@@ -101,6 +106,8 @@ public final class DriverApp {
         Task { await verifySession() }
         let push = self.push
         Task { await push.activate() }
+        let auth = self.auth
+        Task { await auth.sendPendingLogouts() }
     }
 
     /// Refreshes the driver record; only a definitive rejection signs out
@@ -132,28 +139,39 @@ public final class DriverApp {
     /// by default). A driver does this by completing the inspection, which
     /// moves the order itself; without a completed inspection this is
     /// refused with `inspection_required`.
-    public func updateOrderStatus(_ order: ID<Order>, to status: OrderStatus, at: Date? = nil) throws {
-        try enqueue(.updateOrderStatus(.init(orderID: order, status: status, occurredAt: at ?? clock())))
+    @discardableResult
+    public func updateOrderStatus(_ order: ID<Order>, to status: OrderStatus, at: Date? = nil) throws -> ID<Mutation>? {
+        try enqueue(.updateOrderStatus(.init(orderID: order, status: status, occurredAt: at ?? serverClock.now)))
     }
 
-    public func submitETA(_ order: ID<Order>, pickup: Date? = nil, delivery: Date? = nil) throws {
+    /// New ETAs for an order. Each carries what the driver saw, so a later
+    /// edit of a field still queued follows the earlier one, while a change
+    /// dispatch made meanwhile is caught as a conflict.
+    @discardableResult
+    public func submitETA(_ order: ID<Order>, pickup: Date? = nil, delivery: Date? = nil) throws -> ID<Mutation>? {
         guard pickup != nil || delivery != nil else {
             throw LocalRejection(code: .validationFailed, message: "Give a pickup or a delivery ETA.")
         }
-        let version = try database.order(order)?.version
-        try enqueue(.updateOrderETA(.init(orderID: order, pickupETA: pickup, deliveryETA: delivery)), baseVersion: version)
+        guard let current = try database.order(order) else {
+            throw LocalRejection(code: .notFound, message: "This order is not on your device.")
+        }
+        let expected = ETAExpectation(pickupETA: pickup == nil ? nil : .some(current.pickupETA),
+                                      deliveryETA: delivery == nil ? nil : .some(current.deliveryETA))
+        return try enqueue(.updateOrderETA(.init(orderID: order, pickupETA: pickup, deliveryETA: delivery, expected: expected)))
     }
 
+    /// Records an expense; its day defaults to today where the driver is.
     @discardableResult
     public func createExpense(trip: ID<Trip>, category: ExpenseCategory, amountCents: Int, date: LocalDate? = nil,
                               notes: String? = nil) throws -> ID<Expense> {
         let id = ID<Expense>()
         try enqueue(.createExpense(.init(id: id, tripID: trip, category: category, amountCents: amountCents,
-                                         date: date ?? LocalDate(clock()), notes: notes)))
+                                         date: date ?? LocalDate(serverClock.now, in: .current), notes: notes)))
         return id
     }
 
-    public func deleteExpense(_ id: ID<Expense>) throws {
+    @discardableResult
+    public func deleteExpense(_ id: ID<Expense>) throws -> ID<Mutation>? {
         try enqueue(.deleteExpense(.init(expenseID: id)))
     }
 
@@ -215,22 +233,71 @@ public final class DriverApp {
     /// Completes an inspection, which picks the vehicle up (or delivers it)
     /// at this moment: queued like any change, and sent once its files have
     /// reached the server.
-    public func completeInspection(_ id: ID<Inspection>) throws {
-        try enqueue(.completeInspection(.init(inspectionID: id, occurredAt: clock())))
+    @discardableResult
+    public func completeInspection(_ id: ID<Inspection>) throws -> ID<Mutation>? {
+        try enqueue(.completeInspection(.init(inspectionID: id, occurredAt: serverClock.now)))
     }
 
-    /// Retries a change that ran out of attempts; dismisses one the driver has seen.
+    /// Sends a failed change again now (the driver asked to; failed changes
+    /// are also retried on their own, on a long interval).
     public func retry(_ id: ID<Mutation>) throws {
         try database.retry(id)
         let sync = self.sync
         Task { await sync.requestSync() }
     }
 
-    public func dismiss(_ id: ID<Mutation>) throws { try database.dismiss(id) }
+    /// Drops a failed change: a refusal the driver has seen, or a change
+    /// they give up on. The app asks before dropping work that could still land.
+    public func discard(_ id: ID<Mutation>) throws { try database.discard(id) }
 
-    private func enqueue(_ payload: MutationPayload, baseVersion: Int? = nil) throws {
-        guard try database.enqueue(Mutation(payload, baseVersion: baseVersion), now: clock()) else { return }
+    // MARK: Evidence the server will never take
+
+    /// Inspections the server refused (or that went to another driver)
+    /// while their files were still on this phone.
+    public func evidence() throws -> [HeldEvidence] { try database.evidence() }
+
+    /// Writes held evidence to a folder the driver chose — `inspection.json`
+    /// (what was recorded, and why it was not sent) and each file named by
+    /// its slot — and returns the folder made for it.
+    @discardableResult
+    public func exportEvidence(_ id: ID<Inspection>, to directory: URL) throws -> URL {
+        guard let held = try database.evidence().first(where: { $0.id == id }) else {
+            throw LocalRejection(code: .notFound, message: "No kept inspection \(id) on this device.")
+        }
+        let folder = directory.appendingPathComponent("inspection-\(id.rawValue)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        struct Manifest: Encodable {
+            let inspection: Inspection
+            let reason: String
+            let heldAt: Date
+            let files: [String: String]
+            enum CodingKeys: String, CodingKey { case inspection, reason, files; case heldAt = "held_at" }
+        }
+        var files: [String: String] = [:]
+        for file in held.files {
+            let name = file.slot.rawValue + "." + (URL(fileURLWithPath: file.path).pathExtension.isEmpty ? "bin" : URL(fileURLWithPath: file.path).pathExtension)
+            let destination = folder.appendingPathComponent(name)
+            try? FileManager.default.removeItem(at: destination)
+            try FileManager.default.copyItem(at: URL(fileURLWithPath: file.path), to: destination)
+            files[file.slot.rawValue] = name
+        }
+        let manifest = Manifest(inspection: held.inspection, reason: held.reason, heldAt: held.heldAt, files: files)
+        try CacheJSON.encoder.encode(manifest).write(to: folder.appendingPathComponent("inspection.json"))
+        return folder
+    }
+
+    /// Drops held evidence and its files, as the driver decided.
+    public func discardEvidence(_ id: ID<Inspection>) throws {
+        for path in try database.discardEvidence(id) { try? FileManager.default.removeItem(atPath: path) }
+    }
+
+    /// Queues a change; returns its id, or nil when there was nothing to do.
+    @discardableResult
+    private func enqueue(_ payload: MutationPayload) throws -> ID<Mutation>? {
+        let mutation = Mutation(payload)
+        guard try database.enqueue(mutation, now: clock()) else { return nil }
         let sync = self.sync
         if network.isOnline { Task { await sync.requestSync() } }
+        return mutation.id
     }
 }

@@ -164,6 +164,12 @@ public struct LocalDate: Hashable, Sendable, Comparable, Codable, CustomStringCo
         self.day = Int(d)
     }
 
+    /// The calendar date of an instant where the person is (a driver's
+    /// "today" is not UTC's).
+    public init(_ date: Date, in timeZone: TimeZone) {
+        self.init(date.addingTimeInterval(TimeInterval(timeZone.secondsFromGMT(for: date))))
+    }
+
     /// Midnight UTC at the start of this date.
     public var startOfDay: Date {
         WireTime.date(milliseconds: WireTime.daysFromCivil(Int64(year), Int64(month), Int64(day)) * 86_400_000)

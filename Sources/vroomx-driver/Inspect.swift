@@ -42,6 +42,7 @@ struct Inspect: AsyncParsableCommand {
             try session.requireUnlocked()
             let app = session.app
             await session.syncIfPossible(quiet: true)
+            let mark = try session.outboxMark()
             let found = try Lookup.order(order, in: app)
             let inspection = try app.startInspection(order: found.id, kind: pickup ? .pickup : .delivery)
             if odometer != nil || notes != nil || !damages.isEmpty || customerUnavailable {
@@ -56,7 +57,7 @@ struct Inspect: AsyncParsableCommand {
             // The inspection reaches the server first, then its files, then the completion.
             await session.syncIfPossible(quiet: true)
             try await session.sendUploads(of: inspection)
-            try await session.finishChange(done)
+            try await session.finishChange(done, since: mark, files: inspection)
         }
     }
 

@@ -153,14 +153,27 @@ struct Render {
         }
     }
 
-    func syncState(_ app: DriverApp, pending: Int, failed: [OutboxEntry], lastSynced: Date?) {
+    func syncState(_ waiting: WaitingWork, lastSynced: Date?, setAside: [SetAsideWork]) {
         terminal.line("Last synced   \(time(lastSynced))")
-        terminal.line("Waiting       \(pending) change\(pending == 1 ? "" : "s")")
-        if !failed.isEmpty {
-            terminal.line(terminal.style("Failed        \(failed.count)", .red))
-            for entry in failed {
-                terminal.line("  \(entry.mutation.kind.rawValue) \(shortID(entry.mutation.entityID)): \(entry.errorMessage ?? "") (\(entry.errorCode ?? entry.failure?.rawValue ?? ""))")
+        let count = waiting.changes.count + waiting.files.count
+        terminal.line("Waiting       \(count) change\(count == 1 ? "" : "s")")
+        for change in waiting.changes {
+            let text = "  \(shortID(change.entry.id.rawValue))  \(change.entry.mutation.kind.rawValue) \(shortID(change.entry.mutation.entityID)): \(change.why)"
+            terminal.line(change.entry.failure == .transient ? terminal.style(text, .red) : text)
+        }
+        for file in waiting.files {
+            let text = "  \(shortID(file.item.id))  \(file.item.slot) file (\(file.item.size / 1024) KB): \(file.why)"
+            terminal.line(file.item.status == .failed ? terminal.style(text, .red) : text)
+        }
+        if !waiting.refused.isEmpty {
+            terminal.line(terminal.style("Refused       \(waiting.refused.count)", .red))
+            for entry in waiting.refused {
+                terminal.line("  \(shortID(entry.id.rawValue))  \(entry.mutation.kind.rawValue) \(shortID(entry.mutation.entityID)): \(entry.errorMessage ?? "") (\(entry.errorCode ?? "refused"))")
             }
         }
+        if !waiting.evidence.isEmpty {
+            terminal.line(terminal.style("Kept          \(waiting.evidence.count) inspection\(waiting.evidence.count == 1 ? "" : "s") the server will not take (vroomx-driver evidence)", .yellow))
+        }
+        for other in setAside { terminal.line(terminal.style(other.notice, .dim)) }
     }
 }

@@ -68,19 +68,39 @@ struct Session {
         return online
     }
 
-    /// After a change: saved and sent, or saved and waiting (exit 75).
-    func finishChange(_ done: String) async throws {
+    /// Where the outbox stands before a command changes anything: the
+    /// command's own changes are the ones queued after it.
+    func outboxMark() throws -> Int64 {
+        try app.database.outbox().map(\.seq).max() ?? 0
+    }
+
+    /// After a change: sent, refused (exit 65, with the server's reason),
+    /// or saved and waiting (exit 75). Only this command's own changes
+    /// count; an older change's refusal is `sync`'s to report.
+    func finishChange(_ done: String, since mark: Int64, files inspection: ID<Inspection>? = nil) async throws {
         await syncIfPossible(quiet: true)
-        if let failure = try app.database.outbox().last(where: { $0.failure == .rejected }) {
-            try? app.dismiss(failure.id)
-            throw CLIError(.refused, "Dispatch refused it: \(failure.errorMessage ?? failure.errorCode ?? "rejected") (\(failure.errorCode ?? "rejected"))")
+        try requireSessionStillActive()
+        let mine = try app.database.outbox().filter { $0.seq > mark }
+        if let refused = mine.first(where: { $0.failure == .rejected }) {
+            // The driver sees the refusal now: it need not wait in the list of failures.
+            try? app.discard(refused.id)
+            throw CLIError(.refused, "Dispatch refused it: \(refused.errorMessage ?? refused.errorCode ?? "rejected") (\(refused.errorCode ?? "rejected"))")
         }
-        if try app.database.unsyncedCount() > 0 {
-            terminal.note(terminal.style("You're offline — showing cached data", .yellow))
-            terminal.line("\(done) Saved on this device; it will reach dispatch when you're back online (vroomx-driver sync).")
+        let filesWaiting = try inspection.map { try app.database.uploads(inspection: $0).contains { $0.status != .completed } } ?? false
+        if !mine.isEmpty || filesWaiting {
+            if !app.network.isOnline { terminal.note(terminal.style("You're offline — showing cached data", .yellow)) }
+            terminal.line("\(done) Saved on this device; it will reach dispatch when the server answers (vroomx-driver sync).")
             throw CLIError(.queuedOffline, "")
         }
         terminal.line(done)
+    }
+
+    /// The server ended the session during the command (revoked, expired):
+    /// unsynced work stays for the same driver's next sign-in.
+    func requireSessionStillActive() throws {
+        if app.auth.state == .signedOut {
+            throw CLIError(.authentication, "\(app.auth.message ?? "Your session has ended.") Run: vroomx-driver login")
+        }
     }
 
     func shutdown() async {

@@ -12,11 +12,12 @@ struct VroomXDriver: AsyncParsableCommand {
             The server is --server or VROOMX_SERVER (default http://127.0.0.1:8080); state (the local database and \
             secrets) lives in VROOMX_DRIVER_HOME (default ~/.vroomx-driver). Every command works offline against the \
             device's copy; changes queue and reach dispatch on the next sync.
-            Exit codes: 0 done, 64 usage, 65 refused, 75 saved offline (not yet synced), 77 sign-in needed or failed.
+            Exit codes: 0 done, 1 something failed, 64 usage, 65 refused, 75 saved offline (not yet synced), \
+            77 sign-in needed or failed.
             """,
         subcommands: [Login.self, Unlock.self, Logout.self, Home.self, Trips.self, TripCommand.self, Orders.self,
                       OrderCommand.self, ExpenseCommand.self, Messages.self, Read.self, Earnings.self, Profile.self,
-                      Inspect.self, Sync.self, Watch.self]
+                      Inspect.self, Sync.self, Discard.self, Evidence.self, Watch.self]
     )
 
     static func main() async {
@@ -116,6 +117,7 @@ struct Login: AsyncParsableCommand {
             await session.syncIfPossible()
             let name = try session.app.database.account()?.driver?.name ?? email
             terminal.line("Signed in as \(name). \(try session.app.database.trips().count) trips on this device.")
+            for other in auth.setAsideWork { terminal.note(terminal.style(other.notice, .yellow)) }
         }
     }
 }
@@ -307,8 +309,9 @@ struct OrderCommand: AsyncParsableCommand {
             case "eta":
                 guard pickup != nil || delivery != nil else { throw CLIError(.usage, "Give --pickup, --delivery or both.") }
                 let found = try Lookup.order(order, in: app)
+                let mark = try session.outboxMark()
                 try app.submitETA(found.id, pickup: try pickup.map { try Input.time($0) }, delivery: try delivery.map { try Input.time($0) })
-                try await session.finishChange("ETA for order \(found.number) updated.")
+                try await session.finishChange("ETA for order \(found.number) updated.", since: mark)
             case let other?:
                 throw CLIError(.usage, "Unknown action \(other): use eta.")
             }
@@ -335,9 +338,11 @@ struct ExpenseCommand: AsyncParsableCommand {
                 let found = try Lookup.trip(trip, in: session.app)
                 guard date == nil || LocalDate(date!) != nil else { throw CLIError(.usage, "A date looks like 2026-11-22.") }
                 let cents = try Input.cents(amount)
+                let mark = try session.outboxMark()
                 let id = try session.app.createExpense(trip: found.id, category: category, amountCents: cents,
                                                        date: date.flatMap(LocalDate.init), notes: note)
-                try await session.finishChange("Recorded \(MoneyFormat.dollars(cents)) \(category.rawValue) on trip \(found.number) (\(id.rawValue.prefix(8))).")
+                try await session.finishChange("Recorded \(MoneyFormat.dollars(cents)) \(category.rawValue) on trip \(found.number) (\(id.rawValue.prefix(8))).",
+                                               since: mark)
             }
         }
     }
@@ -370,8 +375,9 @@ struct ExpenseCommand: AsyncParsableCommand {
                 var all: [Expense] = []
                 for trip in try session.app.database.trips() { all += try session.app.database.expenses(trip: trip.id) }
                 let found = try Lookup.pick(expense, all, id: \.id.rawValue, number: nil, kind: "expense")
+                let mark = try session.outboxMark()
                 try session.app.deleteExpense(found.id)
-                try await session.finishChange("Deleted the \(MoneyFormat.dollars(found.amountCents)) \(found.category.rawValue) expense.")
+                try await session.finishChange("Deleted the \(MoneyFormat.dollars(found.amountCents)) \(found.category.rawValue) expense.", since: mark)
             }
         }
     }
@@ -500,37 +506,157 @@ struct Profile: AsyncParsableCommand {
 // MARK: Sync
 
 struct Sync: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Send what is waiting, fetch what is new, and show the sync state.")
+    static let configuration = CommandConfiguration(
+        abstract: "Send what is waiting, fetch what is new, and show what still waits and why.",
+        discussion: """
+            Exits 0 when everything reached dispatch, 75 while changes wait for the server to answer, 1 while \
+            something failed (see `vroomx-driver discard` and `vroomx-driver evidence`), 77 when the session ended.
+            """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var output: OutputOptions
+    @Flag(help: "Send failed changes and files again now (they are also retried on their own).") var retry = false
 
     func run() async throws {
         try await withSession(global) { session in
             try session.requireUnlocked()
-            var online = await session.syncIfPossible(quiet: output.json)
             let app = session.app
-            if try app.database.pendingUploadCount() > 0 {
+            if retry {
+                for change in try app.waitingWork().changes where change.entry.failure == .transient { try app.retry(change.entry.id) }
+                for file in try app.waitingWork().files where file.item.status == .failed { try app.retryUpload(file.item.id) }
+            }
+            var online = await session.syncIfPossible(quiet: output.json)
+            try session.requireSessionStillActive()
+            if try app.database.pendingUploadCount() > 0, app.network.isOnline {
                 try await session.sendUploads()
                 online = await session.syncIfPossible(quiet: true)
             }
-            let pending = try app.database.unsyncedCount()
-            let failed = try app.database.outbox().filter { $0.status == .failed }
+            try session.requireSessionStillActive()
+            let waiting = try app.waitingWork()
             let lastSynced = try app.database.lastSyncedAt()
             if output.json {
-                try printJSON(SyncJSON(online: app.network.isOnline, unsynced: pending, lastSyncedAt: lastSynced,
-                                       failed: failed.map { .init(id: $0.id.rawValue, kind: $0.mutation.kind.rawValue, code: $0.errorCode,
-                                                                  message: $0.errorMessage, failure: $0.failure?.rawValue) }))
+                try printJSON(SyncJSON(online: app.network.isOnline, lastSyncedAt: lastSynced, waiting: waiting))
             } else {
-                Render(terminal: session.terminal).syncState(app, pending: pending, failed: failed, lastSynced: lastSynced)
+                Render(terminal: session.terminal).syncState(waiting, lastSynced: lastSynced, setAside: app.auth.setAsideWork)
             }
-            if pending > 0 && !online { throw CLIError(.queuedOffline, "") }
+            if waiting.hasFailures { throw CLIError(.failed, "") }
+            if !waiting.isEmpty { throw CLIError(.queuedOffline, online ? "" : "") }
         }
     }
 
     struct SyncJSON: Encodable {
-        struct Failed: Encodable { let id: String; let kind: String; let code: String?; let message: String?; let failure: String? }
-        let online: Bool; let unsynced: Int; let lastSyncedAt: Date?; let failed: [Failed]
-        enum CodingKeys: String, CodingKey { case online, unsynced, failed, lastSyncedAt = "last_synced_at" }
+        struct Item: Encodable {
+            let id: String; let kind: String; let about: String; let status: String; let code: String?; let why: String
+        }
+        let online: Bool
+        let lastSyncedAt: Date?
+        let waiting: [Item]
+        let failed: [Item]
+        let files: [Item]
+
+        init(online: Bool, lastSyncedAt: Date?, waiting work: WaitingWork) {
+            self.online = online
+            self.lastSyncedAt = lastSyncedAt
+            waiting = work.changes.map {
+                Item(id: $0.entry.id.rawValue, kind: $0.entry.mutation.kind.rawValue, about: $0.entry.mutation.entityID,
+                     status: $0.entry.failure == .transient ? "failed" : "waiting", code: $0.entry.errorCode, why: $0.why)
+            }
+            failed = work.refused.map {
+                Item(id: $0.id.rawValue, kind: $0.mutation.kind.rawValue, about: $0.mutation.entityID, status: "refused",
+                     code: $0.errorCode, why: $0.errorMessage ?? "")
+            }
+            files = work.files.map {
+                Item(id: $0.item.id, kind: $0.item.slot.rawValue, about: $0.item.inspectionID.rawValue, status: $0.item.status.rawValue,
+                     code: nil, why: $0.why)
+            }
+        }
+
+        enum CodingKeys: String, CodingKey { case online, waiting, failed, files, lastSyncedAt = "last_synced_at" }
+    }
+}
+
+struct Discard: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Drop a failed change or file for good (asks first).",
+        discussion: "Nothing is dropped without your word: changes the server failed on are retried until you discard them here.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The id (or its first characters) of a failed change or file, as `vroomx-driver sync` shows it.") var id: String
+    @Flag(help: "Do not ask.") var yes = false
+
+    func run() async throws {
+        try await withSession(global) { session in
+            try session.requireUnlocked()
+            let app = session.app
+            let waiting = try app.waitingWork()
+            let changes = waiting.changes.filter { $0.entry.failure == .transient }.map(\.entry) + waiting.refused
+            let files = waiting.files.filter { $0.item.status == .failed }.map(\.item)
+            let candidates = changes.map { ($0.id.rawValue, "the \($0.mutation.kind.rawValue) change of \($0.mutation.entityID.prefix(8))") }
+                + files.map { ($0.id, "the \($0.slot) file") }
+            let found = try Lookup.pick(id, candidates, id: \.0, number: nil, kind: "failed change or file")
+            if !yes {
+                guard Terminal.inputIsInteractive,
+                      session.terminal.prompt("Drop \(found.1)? It will never reach dispatch. [y/N] ")?.lowercased() == "y" else {
+                    throw CLIError(.refused, "Not dropped. (vroomx-driver discard \(id) --yes)")
+                }
+            }
+            if let change = changes.first(where: { $0.id.rawValue == found.0 }) {
+                try app.discard(change.id)
+            } else {
+                try await app.discardUpload(found.0)
+            }
+            session.terminal.line("Dropped \(found.1).")
+        }
+    }
+}
+
+struct Evidence: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Inspections the server will not take, kept on this device with their photos: list, export or discard.",
+        discussion: """
+            vroomx-driver evidence                          list them
+            vroomx-driver evidence export <id> --to DIR      write inspection.json and every file to DIR
+            vroomx-driver evidence discard <id> --yes        drop one for good
+            """)
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var output: OutputOptions
+    @Argument(help: "list, export or discard.") var action: String = "list"
+    @Argument(help: "The inspection id (or its first characters).") var id: String?
+    @Option(help: "Folder to export into.") var to: String?
+    @Flag(help: "Do not ask before discarding.") var yes = false
+
+    func run() async throws {
+        try await withSession(global) { session in
+            try session.requireUnlocked()
+            let app = session.app
+            let held = try app.evidence()
+            @MainActor func pick() throws -> HeldEvidence {
+                guard let id else { throw CLIError(.usage, "Give the inspection id.") }
+                return try Lookup.pick(id, held, id: \.id.rawValue, number: nil, kind: "kept inspection")
+            }
+            switch action {
+            case "list":
+                if output.json { try printJSON(Items(held.map(\.inspection))); return }
+                guard !held.isEmpty else { session.terminal.line("Nothing kept."); return }
+                for item in held {
+                    session.terminal.line("\(item.id.rawValue.prefix(8))  \(item.inspection.kind.rawValue) inspection, \(item.files.count) files: \(item.reason)")
+                }
+            case "export":
+                guard let to else { throw CLIError(.usage, "Give --to DIR.") }
+                let folder = try app.exportEvidence(try pick().id, to: URL(fileURLWithPath: (to as NSString).expandingTildeInPath))
+                session.terminal.line("Exported to \(folder.path).")
+            case "discard":
+                let item = try pick()
+                if !yes {
+                    guard Terminal.inputIsInteractive,
+                          session.terminal.prompt("Drop this inspection and its \(item.files.count) files for good? [y/N] ")?.lowercased() == "y" else {
+                        throw CLIError(.refused, "Not dropped. (vroomx-driver evidence discard \(item.id.rawValue.prefix(8)) --yes)")
+                    }
+                }
+                try app.discardEvidence(item.id)
+                session.terminal.line("Dropped.")
+            default:
+                throw CLIError(.usage, "Use list, export or discard.")
+            }
+        }
     }
 }
 

@@ -99,7 +99,7 @@ struct InspectionTests {
         await live.stop()
     }
 
-    @Test("an order taken away mid-inspection leaves the device with its inspection and waiting files")
+    @Test("an order taken away mid-inspection leaves the device, but a photo not yet sent stays as evidence until the driver drops it")
     func reassignedMidInspection() async throws {
         let scene = try await DriverScene.make()
         let (server, carrier, live, device, app) = (scene.server, scene.carrier, scene.live, scene.device, scene.app)
@@ -116,17 +116,20 @@ struct InspectionTests {
         try await eventually("the order and its inspection left the device") {
             try app.database.order(order.id) == nil && app.database.inspection(inspection) == nil
         }
-        #expect(try app.database.uploads().isEmpty)
-        #expect(try app.database.unsyncedCount() == 0)
-        // The file the queue copied goes at the next start.
+        // The photo is evidence of the vehicle's condition: kept, counted, never silently deleted.
+        let held = try #require(try app.evidence().first)
+        #expect(held.id == inspection && held.reason.contains("another driver") && held.files.count == 1)
+        #expect(try app.database.unsyncedCount() == 1)
+        // It survives a restart of the app.
         await app.shutdown()
         let restarted = try DriverDevice.make(server: live, stateDirectory: device.stateDirectory)
         restarted.app.launch()
-        try await eventually("the copy deleted") {
-            let copies = FileManager.default.enumerator(at: device.stateDirectory, includingPropertiesForKeys: nil)?
-                .compactMap { $0 as? URL }.filter { (try? Data(contentsOf: $0).prefix(3)) == Data([0xFF, 0xD8, 0xFF]) } ?? []
-            return copies.isEmpty
-        }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(FileManager.default.fileExists(atPath: held.files[0].path))
+        // Only the driver's word drops it.
+        try restarted.app.discardEvidence(inspection)
+        #expect(try restarted.app.database.unsyncedCount() == 0)
+        #expect(!FileManager.default.fileExists(atPath: held.files[0].path))
         await restarted.app.shutdown()
         await live.stop()
     }

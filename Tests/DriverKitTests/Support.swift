@@ -49,28 +49,76 @@ struct DriverDevice {
 }
 
 /// A transport that can lose the network (requests fail without leaving the
-/// device) or lose answers (the request reaches the server, the answer never
-/// comes back), around the real one.
+/// device), lose answers (the request reaches the server, the answer never
+/// comes back), or stand for a failing server (503 before the server sees
+/// the request), around the real one — for every request, or only those
+/// whose URL contains `only`. Requests to the mutation batch can also be
+/// held at a gate until the test opens it.
 final class FlakyTransport: HTTPTransport, Sendable {
-    enum Mode: Sendable { case normal, offline, loseAnswers }
+    enum Mode: Sendable { case normal, offline, loseAnswers, serverFailing, tooLarge }
     let real = AsyncHTTPTransport()
-    private let state = NIOLockedValueBox<(mode: Mode, sent: Int)>((.normal, 0))
+    private struct State {
+        var mode: Mode = .normal
+        var only: String?
+        var sent = 0
+        var held: [CheckedContinuation<Void, Never>] = []
+        var holding = false
+    }
+    private let state = NIOLockedValueBox(State())
 
     var mode: Mode {
         get { state.withLockedValue { $0.mode } }
         set { state.withLockedValue { $0.mode = newValue } }
     }
 
+    /// Applies `mode` only to URLs containing this (nil: all).
+    var only: String? {
+        get { state.withLockedValue { $0.only } }
+        set { state.withLockedValue { $0.only = newValue } }
+    }
+
     /// Requests that reached the server.
     var sent: Int { state.withLockedValue { $0.sent } }
 
+    /// Holds mutation batches (after they are written, before they are sent) until `release`.
+    func holdMutations() { state.withLockedValue { $0.holding = true } }
+    var heldCount: Int { state.withLockedValue { $0.held.count } }
+    func release() {
+        let waiting = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
+            defer { state.held = []; state.holding = false }
+            return state.held
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
     func send(_ request: HTTPRequestData) async throws -> HTTPResponseData {
-        let mode = self.mode
-        if mode == .offline { throw TransportError(description: "offline (test)") }
-        let response = try await real.send(request)
-        state.withLockedValue { $0.sent += 1 }
-        if mode == .loseAnswers { throw TransportError(description: "answer lost (test)") }
-        return response
+        if request.url.contains("/v1/mutations"), state.withLockedValue({ $0.holding }) {
+            await withCheckedContinuation { continuation in
+                let resumeNow = state.withLockedValue { state -> Bool in
+                    guard state.holding else { return true }
+                    state.held.append(continuation)
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        }
+        let (mode, only) = state.withLockedValue { ($0.mode, $0.only) }
+        let applies = only.map { request.url.contains($0) } ?? true
+        switch applies ? mode : .normal {
+        case .offline:
+            throw TransportError(description: "offline (test)")
+        case .serverFailing:
+            let body = #"{"error":{"code":"unavailable","message":"The service is briefly unavailable.","retry_after":2}}"#
+            return HTTPResponseData(status: 503, headers: ["retry-after": "2"], body: Data(body.utf8))
+        case .tooLarge where (request.body?.count ?? 0) > 64 * 1024:
+            let body = #"{"error":{"code":"payload_too_large","message":"The request body is larger than 64 KiB."}}"#
+            return HTTPResponseData(status: 413, headers: [:], body: Data(body.utf8))
+        case .normal, .loseAnswers, .tooLarge:
+            let response = try await real.send(request)
+            state.withLockedValue { $0.sent += 1 }
+            if applies && mode == .loseAnswers { throw TransportError(description: "answer lost (test)") }
+            return response
+        }
     }
 }
 

@@ -178,26 +178,67 @@ struct SyncTests {
         try await live.start()
         await app.syncNow()
 
-        try await eventually("everything settled", timeout: .seconds(60)) { try app.database.unsyncedCount() == 0 }
+        try await eventually("everything settled", timeout: .seconds(60)) {
+            try app.database.outbox().allSatisfy { $0.status == .failed } && app.database.uploads().allSatisfy { $0.status != .pending }
+        }
         // The server's truth: the cancelled orders are back to cancelled, the other one is picked up.
         #expect(try app.database.order(cancelled.id)?.status == .cancelled)
         #expect(try app.database.order(late.id)?.status == .cancelled)
         #expect(try app.database.order(other.id)?.status == .pickedUp)
         #expect(try await server.store.order(other.id, carrier.scope).status == .pickedUp)
-        // The refused inspection left the device with its files; the one the server has stays, open.
+        // The refused inspection's photos are evidence of a vehicle that may be on the truck: kept, never deleted.
         #expect(try app.database.inspections(order: cancelled.id).isEmpty)
+        let held = try #require(try app.evidence().first)
+        #expect(held.inspection.orderID == cancelled.id && held.files.count == MediaSlot.requiredPhotos.count)
+        #expect(held.files.allSatisfy { FileManager.default.fileExists(atPath: $0.path) && $0.status == .failed })
+        #expect(try app.database.unsyncedCount() == MediaSlot.requiredPhotos.count, "kept files count as not on the server")
+        let exported = try app.exportEvidence(held.id, to: FileManager.default.temporaryDirectory.appendingPathComponent("export-\(UUID())"))
+        #expect(FileManager.default.fileExists(atPath: exported.appendingPathComponent("inspection.json").path))
+        let exportedFiles = try FileManager.default.contentsOfDirectory(atPath: exported.path)
+        #expect(exportedFiles.count == MediaSlot.requiredPhotos.count + 1, "\(exportedFiles)")
+        // The one the server has stays, open; its files made it.
         #expect(try app.database.inspection(lateInspection)?.completedAt == nil)
-        #expect(try app.database.uploads().allSatisfy { $0.status == .completed })
-        try await eventually("failures shown") { app.status.failed.count == 2 }
-        #expect(Set(app.status.failed.map(\.errorCode)) == ["invalid_transition"])
+        try await eventually("failures shown") { app.status.failed.count >= 2 }
+        #expect(Set(app.status.failed.map(\.errorCode)).isSubset(of: ["invalid_transition", "dependency_failed"]))
         #expect(app.status.failed.allSatisfy { $0.failure == .rejected })
-        for entry in app.status.failed { try app.dismiss(entry.id) }
+        // The driver decides: the evidence goes (with its changes), the other refusal is dismissed.
+        try app.discardEvidence(held.id)
+        for entry in app.status.failed { try? app.discard(entry.id) }
         try await eventually("dismissed") { app.status.failed.isEmpty }
+        #expect(try app.database.unsyncedCount() == 0)
         await app.shutdown()
         await live.stop()
     }
 
-    @Test("five failed attempts mark a change failed; retrying sends it")
+    @Test("offline is no attempt: changes made while the server cannot be reached wait, however many syncs, and all go when it answers")
+    func offlineIsNoAttempt() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let live = try await LiveServer(server)
+        let transport = FlakyTransport()
+        let device = try DriverDevice.make(server: live, transport: transport)
+        let app = device.app
+        try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox)
+        await app.syncNow()
+        transport.mode = .offline
+        var expenses: [ID<Expense>] = []
+        for index in 0..<7 {
+            expenses.append(try app.createExpense(trip: carrier.trips[0][0].id, category: .tolls, amountCents: 100 + index))
+            await app.syncNow()  // every command of the terminal client tries
+        }
+        for _ in 0..<10 { await app.syncNow() }
+        #expect(try app.database.outbox().allSatisfy { $0.attempts == 0 && $0.status == .pending })
+        #expect(app.status.failed.isEmpty)
+        transport.mode = .normal
+        await app.syncNow()
+        try await eventually("all seven sent") { try app.database.unsyncedCount() == 0 }
+        let onServer = try await server.store.expenses(trip: carrier.trips[0][0].id, carrier.scope).map(\.id)
+        #expect(expenses.allSatisfy(onServer.contains))
+        await app.shutdown()
+        await live.stop()
+    }
+
+    @Test("a failing server counts attempts; after five the driver sees the failure, and the change is still retried on its own")
     func attemptsExhausted() async throws {
         let server = try await TestServer.make(.sqlite)
         let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
@@ -208,7 +249,7 @@ struct SyncTests {
         let app = device.app
         try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox)
         await app.syncNow()
-        transport.mode = .offline
+        transport.mode = .serverFailing
         let expense = try app.createExpense(trip: carrier.trips[0][0].id, category: .repairs, amountCents: 45_000)
         // Automatic retries wait out the backoff: 5 s, 10 s, 20 s, 40 s (±20 %).
         for _ in 0..<5 {
@@ -221,9 +262,11 @@ struct SyncTests {
         #expect(entry.failure == .transient)
         #expect(entry.attempts == SyncEngine.maxAttempts)
         #expect(try app.database.unsyncedCount() == 1)                  // still the driver's work
+        // Nobody pressed retry: once the server answers and the change is due again, it goes by itself.
         transport.mode = .normal
-        try app.retry(entry.id)
-        try await eventually("sent after retry") { try app.database.unsyncedCount() == 0 }
+        clock.advance(by: 1000)
+        await app.syncNow()
+        try await eventually("sent on its own") { try app.database.unsyncedCount() == 0 }
         #expect(try await server.store.expenses(trip: carrier.trips[0][0].id, carrier.scope).contains { $0.id == expense })
         await app.shutdown()
         await live.stop()

@@ -24,8 +24,6 @@ public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     case pinFormat
     /// Logout would throw away changes that never reached the server.
     case unsyncedChanges(count: Int)
-    /// Another driver's unsynced changes are on this device.
-    case otherDriversWork(email: String, count: Int)
     case server(String)
 
     public var description: String {
@@ -36,10 +34,19 @@ public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
         case .pinFormat: return "The PIN is 4 digits."
         case .unsyncedChanges(let count):
             return "\(count) change\(count == 1 ? " has" : "s have") not reached dispatch yet and would be lost. Sync first, or log out anyway."
-        case .otherDriversWork(let email, let count):
-            return "This device holds \(count) unsynced change\(count == 1 ? "" : "s") of \(email). They must sign in and sync first."
         case .server(let message): return message
         }
+    }
+}
+
+/// Another driver's unsynced work kept on this device for them.
+public struct SetAsideWork: Sendable, Hashable {
+    public let email: String
+    public let count: Int
+
+    /// What the driver signed in now is told.
+    public var notice: String {
+        "This phone also holds \(count) unsynced change\(count == 1 ? "" : "s") of \(email). They stay here, untouched, until \(email) signs in again."
     }
 }
 
@@ -54,12 +61,20 @@ public final class AuthController {
     public private(set) var biometricsEnabled: Bool
     /// Someone has signed in on this device before (login, not onboarding).
     public private(set) var deviceUsedBefore: Bool
+    /// Other drivers' unsynced work on this device, kept for them (never
+    /// shown to or sent by whoever is signed in now).
+    public private(set) var setAsideWork: [SetAsideWork] = []
+    /// Where "Forgot PIN" started, to return to if the driver cancels it.
+    private var beforeCode: AuthState?
 
     nonisolated static let pinKey = "pin"
     nonisolated static let pinFailuresKey = "pin_failures"
     nonisolated static let biometricsKey = "biometrics"
     /// A PIN set offline, until it reaches the server.
     nonisolated static let pendingPINKey = "pin_pending_upload"
+    /// Refresh tokens of sessions whose logout could not reach the server:
+    /// sent later, so the session (and the device token it registered) ends there too.
+    nonisolated static let pendingLogoutsKey = "logouts_pending"
     public nonisolated static let maxPINAttempts = 5
 
     let database: AppDatabase
@@ -71,7 +86,8 @@ public final class AuthController {
     let clock: @Sendable () -> Date
     /// Told when a session starts and ends, to start and stop syncing.
     var onSignedIn: @MainActor () -> Void = {}
-    var onSignedOut: @MainActor () -> Void = {}
+    /// Stops syncing and uploading; returns once nothing is in flight.
+    var onSignedOut: @MainActor () async -> Void = {}
 
     init(database: AppDatabase, api: APIClient, credentials: CredentialStore, secureStore: any SecureStore,
          biometrics: any Biometrics, pinHashCost: Int, clock: @escaping @Sendable () -> Date) {
@@ -85,16 +101,24 @@ public final class AuthController {
         biometricsEnabled = (try? secureStore.data(for: Self.biometricsKey)) != nil
         deviceUsedBefore = (try? database.deviceState())?.usedBefore ?? false
         let account = try? database.account()
-        state = account == nil ? .signedOut : (account!.pinSet ? .locked : .needsPINSetup)
+        state = account.map { $0.pinSet ? .locked : .needsPINSetup } ?? .signedOut
+        setAsideWork = Self.setAside(database)
+    }
+
+    private static func setAside(_ database: AppDatabase) -> [SetAsideWork] {
+        ((try? database.setAsideWork()) ?? []).map { SetAsideWork(email: $0.email, count: $0.count) }
     }
 
     public var canUseBiometrics: Bool { biometricsEnabled && biometrics.isAvailable }
 
     // MARK: Email code
 
+    /// Sends a sign-in code (also "Forgot PIN" from the lock screen, which
+    /// `cancelCode` returns to).
     public func sendCode(to email: String) async throws {
         try await run {
             let _: SendCodeResponse = try await api.send(.sendCode, body: SendCodeRequest(email: email))
+            if case .codeSent = state {} else { beforeCode = state }
             state = .codeSent(email: email.trimmingCharacters(in: .whitespaces).lowercased())
         }
     }
@@ -121,17 +145,13 @@ public final class AuthController {
                 try? await api.send(.logout, body: LogoutRequest(refreshToken: session.refreshToken))
                 throw AuthError.driverNotFound
             }
-            if let previous = try database.account(), previous.userID != session.user.id {
-                let unsynced = try database.unsyncedCount()
-                if unsynced > 0 {
-                    try? await api.send(.logout, body: LogoutRequest(refreshToken: session.refreshToken))
-                    throw AuthError.otherDriversWork(email: previous.email, count: unsynced)
-                }
-            }
             // A PIN on the device belongs to the driver who is still signed in; anyone else sets their own.
             if try database.account()?.userID != session.user.id { try? secureStore.remove(Self.pinKey) }
             try await credentials.start(session)
+            // Another driver's unsynced work stays on the device, set aside: this driver never sees or sends it.
             try database.saveSignIn(user: session.user, driver: driver, now: clock())
+            setAsideWork = Self.setAside(database)
+            beforeCode = nil
             deviceUsedBefore = true
             try secureStore.remove(Self.pinFailuresKey)
             // Signing in with email proves who this is: a PIN already on the device opens the app directly.
@@ -142,8 +162,16 @@ public final class AuthController {
         }
     }
 
+    /// Back from the code screen: to the lock screen when the driver came
+    /// from "Forgot PIN" (the session is still good), else to sign-in.
     public func cancelCode() {
-        if case .codeSent = state { state = .signedOut }
+        guard case .codeSent = state else { return }
+        if let previous = beforeCode, (try? database.account()) != nil {
+            state = previous
+        } else {
+            state = .signedOut
+        }
+        beforeCode = nil
     }
 
     // MARK: PIN
@@ -161,19 +189,20 @@ public final class AuthController {
             try secureStore.set(Data(hash.utf8), for: Self.pinKey)
             try secureStore.remove(Self.pinFailuresKey)
             try database.setPINState(set: true, serverPending: true)
-            await pushPINToServer(pin)
+            await pushPINToServer(hash: hash)
             state = .unlocked
         }
     }
 
-    /// Offline, the PIN waits in the secure store for the next sync.
-    func pushPINToServer(_ pin: String) async {
+    /// The server takes the PIN as the scrypt hash made here; offline, that
+    /// hash (never the PIN) waits in the secure store for the next sync.
+    func pushPINToServer(hash: String) async {
         do {
-            try await api.send(.setPIN, body: PINRequest(pin: pin))
+            try await api.send(.setPIN, body: PINRequest(pinHash: hash))
             try secureStore.remove(Self.pendingPINKey)
             try database.setPINState(set: true, serverPending: false)
         } catch {
-            try? secureStore.set(Data(pin.utf8), for: Self.pendingPINKey)
+            try? secureStore.set(Data(hash.utf8), for: Self.pendingPINKey)
         }
     }
 
@@ -248,13 +277,19 @@ public final class AuthController {
             message = error.description
             throw error
         }
-        onSignedOut()
+        // Nothing in flight may refill the cache after it is cleared.
+        await onSignedOut()
         // No more pushes for this driver on this device (the token itself stays: it is the app's).
         if let token = try? database.account()?.registeredPushToken {
             try? await api.send(.removeDeviceToken, token)
         }
         if let refresh = await credentials.current?.refreshToken {
-            try? await api.send(.logout, body: LogoutRequest(refreshToken: refresh))
+            do {
+                try await api.send(.logout, body: LogoutRequest(refreshToken: refresh))
+            } catch let error as APIError where error.isTransient {
+                // Offline: the session (and the device token it registered) ends on the server later.
+                rememberPendingLogout(refresh)
+            } catch {}
         }
         await credentials.clear()
         for key in [Self.pinKey, Self.pinFailuresKey, Self.biometricsKey, Self.pendingPINKey] { try? secureStore.remove(key) }
@@ -264,10 +299,39 @@ public final class AuthController {
         state = .signedOut
     }
 
+    private func rememberPendingLogout(_ refreshToken: String) {
+        var pending = (try? secureStore.data(for: Self.pendingLogoutsKey)).flatMap { try? JSONDecoder().decode([String].self, from: $0) } ?? []
+        pending.append(refreshToken)
+        if let data = try? JSONEncoder().encode(pending) { try? secureStore.set(data, for: Self.pendingLogoutsKey) }
+    }
+
+    /// Ends on the server the sessions whose logout could not get there
+    /// (whoever is signed in now). Those the server answered go from the list.
+    func sendPendingLogouts() async {
+        guard let data = try? secureStore.data(for: Self.pendingLogoutsKey),
+              let pending = try? JSONDecoder().decode([String].self, from: data), !pending.isEmpty else { return }
+        var left: [String] = []
+        for token in pending {
+            do {
+                try await api.send(.logout, body: LogoutRequest(refreshToken: token))
+            } catch let error as APIError where error.isTransient {
+                left.append(token)
+            } catch {}
+        }
+        if left.isEmpty {
+            try? secureStore.remove(Self.pendingLogoutsKey)
+        } else if let data = try? JSONEncoder().encode(left) {
+            try? secureStore.set(data, for: Self.pendingLogoutsKey)
+        }
+    }
+
     /// The server refused the session, or too many wrong PINs: back to email
     /// sign-in. Cached rows and unsynced work stay on the device.
     func endSession(message: String) async {
-        onSignedOut()
+        // Often called from inside a sync (the server refused the session it used): stopping syncing
+        // must not wait for that very sync, so it is not awaited here.
+        let stop = onSignedOut
+        Task { await stop() }
         await credentials.clear()
         try? secureStore.remove(Self.pinKey)
         try? secureStore.remove(Self.pinFailuresKey)

@@ -9,12 +9,16 @@ public struct APIClient: Sendable {
     let transport: any HTTPTransport
     let credentials: CredentialStore
     let network: any NetworkMonitor
+    /// Learns the server's time from every answer.
+    let serverClock: ServerClock
 
-    init(baseURL: String, transport: any HTTPTransport, credentials: CredentialStore, network: any NetworkMonitor) {
+    init(baseURL: String, transport: any HTTPTransport, credentials: CredentialStore, network: any NetworkMonitor,
+         serverClock: ServerClock) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         self.transport = transport
         self.credentials = credentials
         self.network = network
+        self.serverClock = serverClock
     }
 
     public func send<Response: Decodable>(_ endpoint: Endpoint, _ parameters: String..., query: String? = nil,
@@ -85,6 +89,7 @@ public struct APIClient: Sendable {
         do {
             let response = try await transport.send(request)
             network.reportSuccess()
+            serverClock.observe(dateHeader: response.headers["date"])
             return response
         } catch {
             network.reportFailure()

@@ -22,6 +22,19 @@ public enum APIError: Error, Sendable, CustomStringConvertible {
         return nil
     }
 
+    /// No answer at all: the server was not reached (no route, refused,
+    /// timed out before answering).
+    public var isUnreachable: Bool {
+        if case .unreachable = self { return true }
+        return false
+    }
+
+    /// When the server said to come back (`Retry-After`), in seconds.
+    public var retryAfter: Int? {
+        if case .server(_, let body) = self { return body.retryAfter }
+        return nil
+    }
+
     /// Worth retrying as is: no answer, rate limited, or a server failure.
     public var isTransient: Bool {
         switch self {

@@ -15,7 +15,10 @@ public struct Credentials: Codable, Sendable, Hashable {
 }
 
 /// Holds the session's tokens and refreshes them: one refresh at a time,
-/// shared by every caller that needs it. A network error leaves the session
+/// shared by every caller that needs it — and across processes on the same
+/// state directory (a terminal command beside `watch`), through a lock file
+/// and a fresh look at the secure store before exchanging, so two copies
+/// never spend the same refresh token. A network error leaves the session
 /// as it is; only the server refusing the refresh token ends it. Every
 /// sign-in and logout starts a new generation, so a refresh that finishes
 /// after a logout is thrown away instead of bringing the old session back.
@@ -25,18 +28,29 @@ public actor CredentialStore {
     let transport: any HTTPTransport
     let baseURL: String
     let clock: @Sendable () -> Date
+    /// Held while a refresh is exchanged (nil: this process is the only one).
+    let lockFile: URL?
     private var credentials: Credentials?
+    /// Fresh tokens the secure store could not take (a full disk): kept in
+    /// memory and written again at the next chance.
+    private var unsaved = false
     private var generation = 0
     private var refreshing: Task<Credentials, any Error>?
     /// Told when the server ended the session (the refresh was refused).
     private var onSessionEnded: (@Sendable (APIError) async -> Void)?
 
-    init(secureStore: any SecureStore, transport: any HTTPTransport, baseURL: String, clock: @escaping @Sendable () -> Date) {
+    init(secureStore: any SecureStore, transport: any HTTPTransport, baseURL: String, clock: @escaping @Sendable () -> Date,
+         lockFile: URL? = nil) {
         self.secureStore = secureStore
         self.transport = transport
         self.baseURL = baseURL
         self.clock = clock
-        credentials = (try? secureStore.data(for: Self.key)).flatMap { try? CacheJSON.decoder.decode(Credentials.self, from: $0) }
+        self.lockFile = lockFile
+        credentials = Self.stored(in: secureStore)
+    }
+
+    private static func stored(in secureStore: any SecureStore) -> Credentials? {
+        (try? secureStore.data(for: key)).flatMap { try? CacheJSON.decoder.decode(Credentials.self, from: $0) }
     }
 
     public var hasSession: Bool { credentials != nil }
@@ -66,6 +80,7 @@ public actor CredentialStore {
     /// An access token good for at least a minute, refreshing if needed.
     /// Offline, an older token is still returned while it is valid.
     func accessToken() async throws -> String {
+        if unsaved, let credentials { try? save(credentials) }
         guard let credentials else { throw APIError.notSignedIn }
         if credentials.expiresAt.timeIntervalSince(clock()) > 60 { return credentials.accessToken }
         do {
@@ -89,30 +104,52 @@ public actor CredentialStore {
     @discardableResult
     func refresh() async throws -> Credentials {
         if let refreshing { return try await refreshing.value }
-        guard let refreshToken = credentials?.refreshToken else { throw APIError.notSignedIn }
+        guard credentials != nil else { throw APIError.notSignedIn }
         let startedGeneration = generation
-        let task = Task { [transport, baseURL] in
-            let outcome: Result<AuthSession, any Error>
+        let task = Task { [transport, baseURL, lockFile, clock] in
+            let lock = await ProcessLock.acquire(lockFile)
+            defer { lock?.release() }
+            // Another process may have refreshed while this one waited: its tokens are in the store.
+            if let fresher = await self.adoptRefreshedElsewhere(), fresher.expiresAt.timeIntervalSince(clock()) > 60 {
+                return try await self.finishRefresh(.success(fresher), generation: startedGeneration)
+            }
+            guard let refreshToken = await self.credentials?.refreshToken else { throw APIError.notSignedIn }
+            let outcome: Result<Credentials, any Error>
             do {
-                outcome = .success(try await Self.exchange(refreshToken, transport: transport, baseURL: baseURL))
+                let session = try await Self.exchange(refreshToken, transport: transport, baseURL: baseURL)
+                outcome = .success(Credentials(accessToken: session.accessToken, refreshToken: session.refreshToken,
+                                               expiresAt: session.expiresAt))
             } catch {
                 outcome = .failure(error)
             }
-            return try await self.adopt(outcome, generation: startedGeneration)
+            return try await self.finishRefresh(outcome, generation: startedGeneration)
         }
         refreshing = task
         return try await task.value
     }
 
-    /// Takes a refresh's answer, unless its session is gone meanwhile.
-    private func adopt(_ outcome: Result<AuthSession, any Error>, generation startedGeneration: Int) async throws -> Credentials {
+    /// The secure store's tokens when another process changed them since
+    /// this one loaded them.
+    private func adoptRefreshedElsewhere() -> Credentials? {
+        guard let stored = Self.stored(in: secureStore), stored.refreshToken != credentials?.refreshToken, credentials != nil else { return nil }
+        credentials = stored
+        return stored
+    }
+
+    /// Takes a refresh's answer, unless its session is gone meanwhile. The
+    /// fresh tokens are kept even when the store cannot take them now.
+    private func finishRefresh(_ outcome: Result<Credentials, any Error>, generation startedGeneration: Int) async throws -> Credentials {
         // Logged out (or signed in again) meanwhile: this answer belongs to a session that is gone.
         guard generation == startedGeneration else { throw APIError.notSignedIn }
         refreshing = nil
         switch outcome {
-        case .success(let session):
-            let fresh = Credentials(accessToken: session.accessToken, refreshToken: session.refreshToken, expiresAt: session.expiresAt)
-            try save(fresh)
+        case .success(let fresh):
+            credentials = fresh
+            do {
+                try save(fresh)
+            } catch {
+                unsaved = true
+            }
             return fresh
         case .failure(let error as APIError) where error.endsSession:
             clear()
@@ -126,6 +163,7 @@ public actor CredentialStore {
     private func save(_ credentials: Credentials) throws {
         self.credentials = credentials
         try secureStore.set(try CacheJSON.encoder.encode(credentials), for: Self.key)
+        unsaved = false
     }
 
     static func exchange(_ refreshToken: String, transport: any HTTPTransport, baseURL: String) async throws -> AuthSession {
@@ -138,5 +176,30 @@ public actor CredentialStore {
             throw APIError.unreachable("\(error)")
         }
         return try APIClient.decode(AuthSession.self, response)
+    }
+}
+
+/// An exclusive lock on a file, between processes (`flock`), taken without
+/// blocking a thread: it polls, and after 30 s goes ahead without it rather
+/// than hold a refresh forever behind a process that died holding it (the
+/// kernel releases a dead process's locks anyway).
+struct ProcessLock: Sendable {
+    let descriptor: Int32
+
+    static func acquire(_ file: URL?) async -> ProcessLock? {
+        guard let file else { return nil }
+        let descriptor = open(file.path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return nil }
+        for _ in 0..<1500 {
+            if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return ProcessLock(descriptor: descriptor) }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        close(descriptor)
+        return nil
+    }
+
+    func release() {
+        flock(descriptor, LOCK_UN)
+        close(descriptor)
     }
 }

@@ -49,14 +49,18 @@ extension AppDatabase {
     }
 
     /// Remembers who signed in. A different driver than the cache belongs
-    /// to starts from an empty cache.
+    /// to starts from an empty cache; the previous driver's unsynced work
+    /// stays on the device, set aside for them.
     public func saveSignIn(user: User, driver: Driver?, now: Date) throws {
         try writer.write { db in
             let previous = try Self.account(db)
-            if let previous, previous.userID != user.id {
+            let cacheOwner = try String.fetchOne(db, sql: "SELECT cache_owner FROM device")
+            if cacheOwner != user.id.rawValue {
                 try Self.clearRows(db)
                 try db.execute(sql: "UPDATE sync_state SET cursor = 0, snapshot_after = NULL, last_synced_at = NULL")
+                try db.execute(sql: "UPDATE device SET cache_owner = ?", arguments: [user.id.rawValue])
             }
+            try db.execute(sql: "INSERT OR REPLACE INTO owners (user_id, email) VALUES (?, ?)", arguments: [user.id.rawValue, user.email])
             try db.execute(sql: "DELETE FROM account")
             try db.execute(sql: """
                 INSERT INTO account (id, user_id, driver_id, tenant_id, email, driver_doc, pin_set, server_pin_pending, registered_push_token,
@@ -100,17 +104,44 @@ extension AppDatabase {
         try writer.write { db in try db.execute(sql: "UPDATE device SET onboarded = 1") }
     }
 
-    /// Logout: forget the account and everything cached for it. The outbox
-    /// and queued files go too — callers check nothing is unsynced (or the
-    /// driver chose to lose it).
+    /// Logout: forget the account and everything cached for it. The
+    /// driver's outbox and queued files go too — callers check nothing is
+    /// unsynced (or the driver chose to lose it). Other drivers' set-aside
+    /// work stays.
     public func clearForLogout() throws {
         try writer.write { db in
-            for path in try String.fetchAll(db, sql: "SELECT path FROM upload_queue") { try? FileManager.default.removeItem(atPath: path) }
-            try db.execute(sql: "DELETE FROM upload_queue")
+            guard let owner = try String.fetchOne(db, sql: "SELECT user_id FROM account") else { return }
+            for path in try String.fetchAll(db, sql: "SELECT path FROM upload_queue WHERE owner = ?", arguments: [owner]) {
+                try? FileManager.default.removeItem(atPath: path)
+            }
+            try db.execute(sql: "DELETE FROM upload_queue WHERE owner = ?", arguments: [owner])
+            try db.execute(sql: "DELETE FROM outbox WHERE owner = ?", arguments: [owner])
             try db.execute(sql: "DELETE FROM account")
-            try db.execute(sql: "DELETE FROM outbox")
+            try db.execute(sql: "UPDATE device SET cache_owner = NULL")
             try Self.clearRows(db)
             try db.execute(sql: "UPDATE sync_state SET cursor = 0, snapshot_after = NULL, last_synced_at = NULL")
+        }
+    }
+
+    /// Whose queued work is sent and counted: the signed-in driver's, or
+    /// while nobody is signed in (the session ended), the driver whose cache
+    /// this is — their work stays theirs until someone else signs in.
+    static func ownerID(_ db: Database) throws -> String? {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT COALESCE((SELECT user_id FROM account), (SELECT cache_owner FROM device))"))
+    }
+
+    /// Unsynced work of other drivers kept on this device, by their email.
+    public func setAsideWork() throws -> [(email: String, count: Int)] {
+        try reader.read { db in
+            let owner = try Self.ownerID(db)
+            return try Row.fetchAll(db, sql: """
+                SELECT o.email, (SELECT COUNT(*) FROM outbox x WHERE x.owner = o.user_id AND (x.status = 'pending' OR x.failure = 'transient'))
+                     + (SELECT COUNT(*) FROM upload_queue u WHERE u.owner = o.user_id AND u.status <> 'completed') AS waiting
+                FROM owners o WHERE o.user_id IS NOT ? ORDER BY o.email
+                """, arguments: [owner]).compactMap { row in
+                let count: Int = row["waiting"]
+                return count > 0 ? (email: row["email"], count: count) : nil
+            }
         }
     }
 

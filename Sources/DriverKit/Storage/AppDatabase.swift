@@ -143,6 +143,33 @@ public struct AppDatabase: Sendable {
                 );
                 """)
         }
+        migrator.registerMigration("v3-owners") { db in
+            // Whose work each queued change and file is, and whose rows the cache holds: another
+            // driver signing in on this phone never sees or sends them; they wait for their owner.
+            try db.execute(sql: """
+                ALTER TABLE device ADD COLUMN cache_owner TEXT;
+                ALTER TABLE outbox ADD COLUMN owner TEXT;
+                ALTER TABLE outbox ADD COLUMN sending_since REAL;
+                ALTER TABLE upload_queue ADD COLUMN owner TEXT;
+                CREATE TABLE owners (user_id TEXT PRIMARY KEY, email TEXT NOT NULL);
+                UPDATE device SET cache_owner = (SELECT user_id FROM account);
+                UPDATE outbox SET owner = (SELECT user_id FROM account);
+                UPDATE upload_queue SET owner = (SELECT user_id FROM account);
+                INSERT INTO owners (user_id, email) SELECT user_id, email FROM account;
+                CREATE INDEX outbox_by_owner ON outbox (owner, status, next_attempt_at);
+                -- Inspections the server will never take (refused, or the order went to another driver)
+                -- whose files were still on the phone: kept as evidence until the driver exports or
+                -- discards them.
+                CREATE TABLE evidence (
+                    inspection_id TEXT PRIMARY KEY,
+                    order_id TEXT NOT NULL,
+                    owner TEXT,
+                    doc TEXT NOT NULL,
+                    reason TEXT NOT NULL,
+                    held_at REAL NOT NULL
+                );
+                """)
+        }
         return migrator
     }
 }

@@ -94,10 +94,11 @@ extension AppDatabase {
         case .expense: try db.execute(sql: "DELETE FROM expenses WHERE id = ?", arguments: [id])
         case .notification: try db.execute(sql: "DELETE FROM notifications WHERE id = ?", arguments: [id])
         case .inspection:
-            // Its queued files can no longer land (the order went to another driver); the
-            // upload queue deletes the copies of files it no longer lists.
-            try db.execute(sql: "DELETE FROM inspections WHERE id = ?", arguments: [id])
-            try db.execute(sql: "DELETE FROM upload_queue WHERE inspection_id = ?", arguments: [id])
+            // Its queued files can no longer land (the order went to another driver): any the phone
+            // still holds are kept as evidence; the upload queue deletes copies it no longer lists.
+            if let inspection = ID<Inspection>(id) {
+                try holdEvidence(inspection, reason: "The order was given to another driver.", refused: nil, now: Date(), db)
+            }
         case .driver: break
         }
     }

@@ -22,6 +22,10 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable {
     public let errorCode: String?
     public let errorMessage: String?
     public let nextAttemptAt: Date
+    /// The driver whose change it is.
+    public let owner: String?
+    /// Set while a batch holding it is on its way to the server.
+    public let sendingSince: Date?
 
     /// Work that has not reached the server and still can.
     public var isUnsynced: Bool { status == .pending || failure == .transient }
@@ -37,6 +41,8 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable {
         errorCode = row["error_code"]
         errorMessage = row["error_message"]
         nextAttemptAt = Date(timeIntervalSince1970: row["next_attempt_at"])
+        owner = row["owner"]
+        sendingSince = (row["sending_since"] as Double?).map(Date.init(timeIntervalSince1970:))
     }
 }
 
@@ -71,16 +77,19 @@ extension AppDatabase {
     @discardableResult
     public func enqueue(_ mutation: Mutation, now: Date) throws -> Bool {
         try writer.write { db in
+            guard let owner = try Self.ownerID(db) else {
+                throw LocalRejection(code: .missingToken, message: "You are signed out.")
+            }
             guard try Self.applyLocally(mutation, now: now, db) else { return false }
             // Deleting an expense that never left the device cancels both.
             if case .deleteExpense(let reference) = mutation.payload,
-               try Self.dropPendingCreate(of: reference.expenseID, db) {
+               try Self.dropUnsentCreate(of: reference.expenseID, owner: owner, db) {
                 return true
             }
             try db.cachedStatement(sql: """
-                INSERT INTO outbox (id, kind, entity_id, mutation, created_at) VALUES (?, ?, ?, ?, ?)
+                INSERT INTO outbox (id, kind, entity_id, mutation, created_at, owner) VALUES (?, ?, ?, ?, ?, ?)
                 """).execute(arguments: [mutation.id.rawValue, mutation.kind.rawValue, mutation.entityID,
-                                 try CacheJSON.encode(mutation), now.timeIntervalSince1970])
+                                 try CacheJSON.encode(mutation), now.timeIntervalSince1970, owner])
             return true
         }
     }
@@ -123,7 +132,9 @@ extension AppDatabase {
             try remove(.expense, id: reference.expenseID.rawValue, db)
         case .markNotificationRead(let reference):
             let found: [DriverNotification] = try docs(db, "SELECT doc FROM notifications WHERE id = ?", [reference.notificationID.rawValue])
-            guard var notification = found.first else { throw LocalRejection(code: .notFound, message: "This message is not on your device.") }
+            // Opened from a push before its row synced: queued all the same (it survives the app being
+            // killed), and shown read once the row arrives (pending changes are laid over what is pulled).
+            guard var notification = found.first else { return true }
             if notification.readAt != nil { return false }
             notification.readAt = now
             try store(.notification(notification), db)
@@ -223,9 +234,13 @@ extension AppDatabase {
         try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM \(table) WHERE id = ?)"), arguments: [id]) ?? false
     }
 
-    static func dropPendingCreate(of expense: ID<Expense>, _ db: Database) throws -> Bool {
-        try db.execute(sql: "DELETE FROM outbox WHERE entity_id = ? AND kind = ? AND status = 'pending'",
-                       arguments: [expense.rawValue, MutationKind.createExpense.rawValue])
+    /// Cancels the creation of an expense that never left the device (not
+    /// while a batch holding it is on its way: its answer may be a success).
+    static func dropUnsentCreate(of expense: ID<Expense>, owner: String, _ db: Database) throws -> Bool {
+        try db.execute(sql: """
+            DELETE FROM outbox WHERE entity_id = ? AND kind = ? AND owner = ? AND sending_since IS NULL
+                AND (status = 'pending' OR failure = 'transient')
+            """, arguments: [expense.rawValue, MutationKind.createExpense.rawValue, owner])
         return db.changesCount > 0
     }
 
@@ -242,8 +257,11 @@ extension AppDatabase {
         }
     }
 
+    /// The signed-in driver's changes still to reach the server.
     static func pendingEntries(_ db: Database) throws -> [OutboxEntry] {
-        try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE status = 'pending' ORDER BY seq").map(OutboxEntry.init(row:))
+        try Row.fetchAll(db, sql: """
+            SELECT * FROM outbox WHERE owner IS ? AND (status = 'pending' OR failure = 'transient') ORDER BY seq
+            """, arguments: [try ownerID(db)]).map(OutboxEntry.init(row:))
     }
 
     // MARK: Reading the outbox
@@ -252,61 +270,116 @@ extension AppDatabase {
         try reader.read { db in try Row.fetchAll(db, sql: "SELECT * FROM outbox ORDER BY seq").map(OutboxEntry.init(row:)) }
     }
 
-    /// Pending changes due to be sent now, oldest first. An inspection's
-    /// completion waits until its files have been uploaded, and what follows
-    /// it for the same order (a status change, the next inspection) waits
-    /// with it: the server would refuse them before the pickup it records.
+    /// The signed-in driver's changes due to be sent now, oldest first.
+    /// A change waits while an earlier change to the same row has not
+    /// landed (so a delete never overtakes its create), and an inspection's
+    /// completion waits until its files have been uploaded, with what
+    /// follows it for the same order (a status change, the next inspection):
+    /// the server would refuse them before the pickup it records. Failed
+    /// changes the server could not take retry on their own schedule.
     public func dueEntries(now: Date, limit: Int = 500) throws -> [OutboxEntry] {
         try reader.read { db in
-            let due = try Row.fetchAll(db, sql: """
-                SELECT * FROM outbox WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY seq
-                """, arguments: [now.timeIntervalSince1970]).map(OutboxEntry.init(row:))
+            let unsent = try Row.fetchAll(db, sql: """
+                SELECT * FROM outbox WHERE owner IS ? AND (status = 'pending' OR failure = 'transient') ORDER BY seq
+                """, arguments: [try Self.ownerID(db)]).map(OutboxEntry.init(row:))
             let waiting = try Set(String.fetchAll(db, sql: "SELECT DISTINCT inspection_id FROM upload_queue WHERE status <> 'completed'"))
             var heldOrders: Set<ID<Order>> = []
+            var heldEntities: Set<String> = []
             var sendable: [OutboxEntry] = []
-            for entry in due {
+            for entry in unsent {
+                let entity = entry.mutation.entityID
                 let order = entry.mutation.kind == .updateOrderETA ? nil : try Self.orderID(of: entry.mutation, db)
-                if let order, heldOrders.contains(order) { continue }
-                if case .completeInspection(let reference) = entry.mutation.payload, waiting.contains(reference.inspectionID.rawValue) {
-                    if let order { heldOrders.insert(order) }
-                    continue
+                // One on its way from another process may go again: the server applies it once.
+                var due = entry.nextAttemptAt <= now && !heldEntities.contains(entity)
+                if let order, heldOrders.contains(order) { due = false }
+                if due, case .completeInspection(let reference) = entry.mutation.payload, waiting.contains(reference.inspectionID.rawValue) {
+                    due = false
                 }
-                sendable.append(entry)
-                if sendable.count == limit { break }
+                if due {
+                    sendable.append(entry)
+                    if sendable.count == limit { break }
+                } else {
+                    // Whatever comes after it for the same row (or order) waits with it.
+                    heldEntities.insert(entity)
+                    if let order { heldOrders.insert(order) }
+                }
             }
             return sendable
         }
     }
 
-    /// Changes and files that have not reached the server.
+    /// The signed-in driver's changes and files that have not reached the server.
     public func unsyncedCount() throws -> Int {
         try reader.read(Self.unsyncedCount)
     }
 
     static func unsyncedCount(_ db: Database) throws -> Int {
         try Int.fetchOne(db, sql: """
-            SELECT (SELECT COUNT(*) FROM outbox WHERE status = 'pending' OR failure = 'transient')
-                 + (SELECT COUNT(*) FROM upload_queue WHERE status <> 'completed')
-            """) ?? 0
+            SELECT (SELECT COUNT(*) FROM outbox WHERE owner IS ?1 AND (status = 'pending' OR failure = 'transient'))
+                 + (SELECT COUNT(*) FROM upload_queue WHERE owner IS ?1 AND status <> 'completed')
+            """, arguments: [try ownerID(db)]) ?? 0
+    }
+
+    /// Marks changes as on their way (a batch was sent); cleared when its
+    /// answer is settled or the send fails.
+    func markSending(_ ids: [ID<Mutation>], at date: Date) throws {
+        try writer.write { db in
+            for id in ids {
+                try db.execute(sql: "UPDATE outbox SET sending_since = ? WHERE id = ?", arguments: [date.timeIntervalSince1970, id.rawValue])
+            }
+        }
+    }
+
+    /// When the signed-in driver's next waiting change is due, if one waits.
+    func nextAttempt() throws -> Date? {
+        try reader.read { db in
+            try Double.fetchOne(db, sql: """
+                SELECT MIN(next_attempt_at) FROM outbox WHERE owner IS ? AND (status = 'pending' OR failure = 'transient')
+                    AND next_attempt_at > 0
+                """, arguments: [try Self.ownerID(db)]).map(Date.init(timeIntervalSince1970:))
+        }
+    }
+
+    /// These changes are no longer on their way (the send failed).
+    func clearSending(_ ids: [ID<Mutation>]) throws {
+        try writer.write { db in
+            for id in ids { try db.execute(sql: "UPDATE outbox SET sending_since = NULL WHERE id = ?", arguments: [id.rawValue]) }
+        }
+    }
+
+    /// Marks left by a send that never finished (the app was killed), older
+    /// than any request lasts.
+    func clearStaleSending(now: Date) throws {
+        try writer.write { db in
+            try db.execute(sql: "UPDATE outbox SET sending_since = NULL WHERE sending_since < ?",
+                           arguments: [now.addingTimeInterval(-120).timeIntervalSince1970])
+        }
     }
 
     // MARK: Settling entries
 
     /// The server answered the batch: applied entries leave the outbox and
     /// their confirmed rows are stored; rejected ones stay, marked failed
-    /// with the reason, and the server's row replaces the local guess.
-    public func settle(_ results: [MutationResult]) throws {
-        let orphanedFiles = try writer.write { db -> [String] in
+    /// with the reason, and the server's row replaces the local guess. A
+    /// change the server failed on (`internal_error`) is not a refusal: it
+    /// waits and is sent again. What a refused inspection had on the phone is
+    /// kept as evidence, never deleted.
+    public func settle(_ results: [MutationResult], now: Date, retryDelay: (Int) -> TimeInterval, maxAttempts: Int) throws {
+        try writer.write { db in
             var touched: Set<String> = []
-            var orphanedFiles: [String] = []
             for result in results {
                 guard let entry = try Row.fetchOne(db, sql: "SELECT * FROM outbox WHERE id = ?", arguments: [result.id.rawValue])
                     .map(OutboxEntry.init(row:)) else { continue }
+                try db.execute(sql: "UPDATE outbox SET sending_since = NULL WHERE id = ?", arguments: [entry.id.rawValue])
                 touched.insert(entry.mutation.entityID)
                 switch result.outcome {
                 case .applied:
                     try db.execute(sql: "DELETE FROM outbox WHERE id = ?", arguments: [result.id.rawValue])
                     if let row = result.row { try Self.store(row, db) }
+                case .rejected where result.code == .internalError || result.code == .unavailable:
+                    let attempts = entry.attempts + 1
+                    try Self.recordFailure(entry.id, attempts: attempts, error: result.message ?? "The server could not apply it.",
+                                           retryAt: now.addingTimeInterval(retryDelay(attempts)), maxAttempts: maxAttempts, db)
                 case .rejected:
                     try db.execute(sql: """
                         UPDATE outbox SET status = 'failed', failure = 'rejected', error_code = ?, error_message = ? WHERE id = ?
@@ -314,10 +387,13 @@ extension AppDatabase {
                     if let row = result.row {
                         try Self.store(row, db)
                     } else {
-                        // What the server never created goes from the device too.
                         switch entry.mutation.payload {
-                        case .createExpense(let request): if let id = request.id { try Self.remove(.expense, id: id.rawValue, db) }
-                        case .saveInspection(let save): orphanedFiles += try Self.dropRefusedInspection(save.inspectionID, keeping: entry.id, db)
+                        case .createExpense(let request):
+                            // What the server never created goes from the device too.
+                            if let id = request.id { try Self.remove(.expense, id: id.rawValue, db) }
+                        case .saveInspection(let save):
+                            try Self.holdEvidence(save.inspectionID, reason: result.message ?? "The server refused this inspection.",
+                                                  refused: entry.id, now: now, db)
                         default: break
                         }
                     }
@@ -328,45 +404,73 @@ extension AppDatabase {
                 }
             }
             try Self.overlayPending(touching: touched, reset: false, db)
-            return orphanedFiles
         }
-        for path in orphanedFiles { try? FileManager.default.removeItem(atPath: path) }
     }
 
-    /// The server refused to start an inspection: its later changes and its
-    /// files can never land, so they go with it; the one rejection the
-    /// driver sees says why. Returns the files to delete.
-    static func dropRefusedInspection(_ id: ID<Inspection>, keeping rejected: ID<Mutation>, _ db: Database) throws -> [String] {
-        let files = try String.fetchAll(db, sql: "SELECT path FROM upload_queue WHERE inspection_id = ?", arguments: [id.rawValue])
-        try remove(.inspection, id: id.rawValue, db)
-        try db.execute(sql: "DELETE FROM outbox WHERE entity_id = ? AND id <> ?", arguments: [id.rawValue, rejected.rawValue])
-        return files
+    /// An inspection the server will never take (it refused to start it,
+    /// or the order went to another driver) while its files are still on
+    /// the phone: photos of a vehicle that may be on the truck. It moves out
+    /// of the cache into `evidence`, its files stay (failed, with the
+    /// reason, counted as unsynced), and its later changes are marked
+    /// failed too — kept until the driver exports or discards them.
+    static func holdEvidence(_ id: ID<Inspection>, reason: String, refused: ID<Mutation>?, now: Date, _ db: Database) throws {
+        let held = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM evidence WHERE inspection_id = ?)", arguments: [id.rawValue]) ?? false
+        let files = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM upload_queue WHERE inspection_id = ? AND status <> 'completed'",
+                                     arguments: [id.rawValue]) ?? 0
+        if held {
+            // Kept already (a later change of the same inspection was refused with it): nothing more to keep.
+        } else if files > 0, let doc = try String.fetchOne(db, sql: "SELECT doc FROM inspections WHERE id = ?", arguments: [id.rawValue]),
+           let order = try String.fetchOne(db, sql: "SELECT order_id FROM inspections WHERE id = ?", arguments: [id.rawValue]) {
+            try db.execute(sql: """
+                INSERT OR REPLACE INTO evidence (inspection_id, order_id, owner, doc, reason, held_at)
+                VALUES (?, ?, (SELECT user_id FROM account), ?, ?, ?)
+                """, arguments: [id.rawValue, order, doc, reason, now.timeIntervalSince1970])
+            try db.execute(sql: """
+                UPDATE upload_queue SET status = 'failed', last_error = ? WHERE inspection_id = ? AND status <> 'completed'
+                """, arguments: ["Kept on this device: \(reason) Export it or discard it.", id.rawValue])
+        } else {
+            try db.execute(sql: "DELETE FROM upload_queue WHERE inspection_id = ?", arguments: [id.rawValue])
+        }
+        try db.execute(sql: "DELETE FROM inspections WHERE id = ?", arguments: [id.rawValue])
+        try db.execute(sql: """
+            UPDATE outbox SET status = 'failed', failure = 'rejected', error_code = ?, error_message = ?
+            WHERE entity_id = ? AND id IS NOT ? AND (status = 'pending' OR failure = 'transient')
+            """, arguments: [ErrorCode.dependencyFailed.rawValue, "Not sent: the inspection was refused (\(reason))",
+                             id.rawValue, refused?.rawValue])
     }
 
     /// A send failed for a reason that may pass (offline, server error):
-    /// each entry counts an attempt; after `maxAttempts` it is marked failed
-    /// (the driver sees it and can retry), otherwise it waits until `retryAt`.
+    /// each entry counts an attempt and waits until `retryAt`. After
+    /// `maxAttempts` the driver is shown the failure, and the change keeps
+    /// being retried on its schedule: it is dropped only by the driver.
     public func recordFailedAttempt(_ ids: [ID<Mutation>], error: String, retryAt: Date, maxAttempts: Int) throws {
         try writer.write { db in
             for id in ids {
-                try db.execute(sql: """
-                    UPDATE outbox SET attempts = attempts + 1, error_message = ?, next_attempt_at = ?,
-                        status = CASE WHEN attempts + 1 >= ? THEN 'failed' ELSE status END,
-                        failure = CASE WHEN attempts + 1 >= ? THEN 'transient' ELSE failure END
-                    WHERE id = ? AND status = 'pending'
-                    """, arguments: [error, retryAt.timeIntervalSince1970, maxAttempts, maxAttempts, id.rawValue])
+                let attempts = try Int.fetchOne(db, sql: "SELECT attempts FROM outbox WHERE id = ?", arguments: [id.rawValue]) ?? 0
+                try Self.recordFailure(id, attempts: attempts + 1, error: error, retryAt: retryAt, maxAttempts: maxAttempts, db)
             }
         }
     }
 
-    /// Makes every pending change due now. Backoff paces automatic retries;
+    static func recordFailure(_ id: ID<Mutation>, attempts: Int, error: String, retryAt: Date, maxAttempts: Int, _ db: Database) throws {
+        try db.execute(sql: """
+            UPDATE outbox SET attempts = ?, error_message = ?, next_attempt_at = ?, sending_since = NULL,
+                status = CASE WHEN ? >= ? THEN 'failed' ELSE status END,
+                failure = CASE WHEN ? >= ? THEN 'transient' ELSE failure END
+            WHERE id = ? AND (status = 'pending' OR failure = 'transient')
+            """, arguments: [attempts, error, retryAt.timeIntervalSince1970, attempts, maxAttempts, attempts, maxAttempts, id.rawValue])
+    }
+
+    /// Makes every waiting change due now. Backoff paces automatic retries;
     /// when the network returns, a session starts or the driver asks to
     /// sync, waiting longer helps nobody.
     public func releaseBackoff() throws {
-        try writer.write { db in try db.execute(sql: "UPDATE outbox SET next_attempt_at = 0 WHERE status = 'pending'") }
+        try writer.write { db in
+            try db.execute(sql: "UPDATE outbox SET next_attempt_at = 0 WHERE status = 'pending' OR failure = 'transient'")
+        }
     }
 
-    /// Sends a failed change again (the driver asked to).
+    /// Sends a failed change again now (the driver asked to).
     public func retry(_ id: ID<Mutation>) throws {
         try writer.write { db in
             try db.execute(sql: """
@@ -376,9 +480,12 @@ extension AppDatabase {
         }
     }
 
-    /// Forgets a failed change the driver has seen.
-    public func dismiss(_ id: ID<Mutation>) throws {
-        try writer.write { db in try db.execute(sql: "DELETE FROM outbox WHERE id = ? AND status = 'failed'", arguments: [id.rawValue]) }
+    /// Drops a failed change, as the driver decided (a refusal they have
+    /// seen, or a change they give up). Never one still on its way.
+    public func discard(_ id: ID<Mutation>) throws {
+        try writer.write { db in
+            try db.execute(sql: "DELETE FROM outbox WHERE id = ? AND status = 'failed' AND sending_since IS NULL", arguments: [id.rawValue])
+        }
     }
 }
 

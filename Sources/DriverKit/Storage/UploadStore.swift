@@ -53,8 +53,9 @@ extension AppDatabase {
                                                arguments: [inspection.rawValue, slot.rawValue])
             try db.execute(sql: "DELETE FROM upload_queue WHERE inspection_id = ? AND slot = ?", arguments: [inspection.rawValue, slot.rawValue])
             try db.execute(sql: """
-                INSERT INTO upload_queue (id, inspection_id, slot, kind, path, size, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [id, inspection.rawValue, slot.rawValue, slot.kind.rawValue, path, size, now.timeIntervalSince1970])
+                INSERT INTO upload_queue (id, inspection_id, slot, kind, path, size, created_at, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [id, inspection.rawValue, slot.rawValue, slot.kind.rawValue, path, size, now.timeIntervalSince1970,
+                                 try Self.ownerID(db)])
             return replaced
         }
     }
@@ -71,24 +72,28 @@ extension AppDatabase {
         return try Row.fetchAll(db, sql: "SELECT * FROM upload_queue ORDER BY created_at").map(UploadItem.init(row:))
     }
 
-    /// The next file to send now: oldest first, not failed, not waiting for
-    /// a retry, and of an inspection the server already has (its creation
-    /// goes through the outbox first).
+    /// The signed-in driver's next file to send now: oldest first, not
+    /// failed, not waiting for a retry, and of an inspection the server
+    /// already has — a file waits while its inspection's save is unsent or
+    /// failed (the server would answer "not found", which is no fault of
+    /// the file).
     func nextDueUpload(now: Date) throws -> UploadItem? {
         try reader.read { db in
             try Row.fetchOne(db, sql: """
-                SELECT * FROM upload_queue u WHERE u.status IN ('pending', 'uploading') AND u.next_retry_at <= ?
-                AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.entity_id = u.inspection_id AND o.kind = ? AND o.status = 'pending')
+                SELECT * FROM upload_queue u WHERE u.owner IS ? AND u.status IN ('pending', 'uploading') AND u.next_retry_at <= ?
+                AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.entity_id = u.inspection_id AND o.kind = ?)
                 ORDER BY u.created_at LIMIT 1
-                """, arguments: [now.timeIntervalSince1970, MutationKind.saveInspection.rawValue]).map(UploadItem.init(row:))
+                """, arguments: [try Self.ownerID(db), now.timeIntervalSince1970, MutationKind.saveInspection.rawValue])
+                .map(UploadItem.init(row:))
         }
     }
 
-    /// When the next waiting file is due, if any is waiting.
+    /// When the signed-in driver's next waiting file is due, if any is waiting.
     func nextUploadRetry() throws -> Date? {
         try reader.read { db in
-            try Double.fetchOne(db, sql: "SELECT MIN(next_retry_at) FROM upload_queue WHERE status IN ('pending', 'uploading')")
-                .map(Date.init(timeIntervalSince1970:))
+            try Double.fetchOne(db, sql: """
+                SELECT MIN(next_retry_at) FROM upload_queue WHERE owner IS ? AND status IN ('pending', 'uploading')
+                """, arguments: [try Self.ownerID(db)]).map(Date.init(timeIntervalSince1970:))
         }
     }
 
@@ -117,9 +122,12 @@ extension AppDatabase {
         }
     }
 
-    /// Files that have not reached the server.
+    /// The signed-in driver's files that have not reached the server.
     public func pendingUploadCount() throws -> Int {
-        try reader.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM upload_queue WHERE status <> 'completed'") ?? 0 }
+        try reader.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM upload_queue WHERE owner IS ? AND status <> 'completed'",
+                             arguments: [try Self.ownerID(db)]) ?? 0
+        }
     }
 
     /// Makes every waiting file due now (the network came back, or the driver asked).
@@ -155,5 +163,46 @@ extension AppDatabase {
 
     public func inspections(order: ID<Order>) throws -> [Inspection] {
         try reader.read { db in try Self.inspections(order: order, db) }
+    }
+}
+
+/// An inspection the server will never take, kept with its files on the
+/// phone (evidence of a vehicle's condition) until the driver exports or
+/// discards it.
+public struct HeldEvidence: Sendable, Hashable, Identifiable {
+    public let inspection: Inspection
+    public let reason: String
+    public let heldAt: Date
+    public let files: [UploadItem]
+
+    public var id: ID<Inspection> { inspection.id }
+}
+
+extension AppDatabase {
+    /// The signed-in driver's held evidence, newest first.
+    public func evidence() throws -> [HeldEvidence] {
+        try reader.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM evidence WHERE owner IS ? ORDER BY held_at DESC", arguments: [try Self.ownerID(db)])
+                .map { row in
+                    let inspection = try CacheJSON.decode(Inspection.self, row["doc"])
+                    return HeldEvidence(inspection: inspection, reason: row["reason"],
+                                        heldAt: Date(timeIntervalSince1970: row["held_at"]),
+                                        files: try Self.uploads(inspection: inspection.id, db))
+                }
+        }
+    }
+
+    /// Forgets held evidence, as the driver decided: its files (returned for
+    /// deletion) and its failed changes go.
+    func discardEvidence(_ id: ID<Inspection>) throws -> [String] {
+        try writer.write { db in
+            guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM evidence WHERE inspection_id = ?)", arguments: [id.rawValue]) == true
+            else { return [] }
+            let files = try String.fetchAll(db, sql: "SELECT path FROM upload_queue WHERE inspection_id = ?", arguments: [id.rawValue])
+            try db.execute(sql: "DELETE FROM upload_queue WHERE inspection_id = ?", arguments: [id.rawValue])
+            try db.execute(sql: "DELETE FROM outbox WHERE entity_id = ? AND status = 'failed'", arguments: [id.rawValue])
+            try db.execute(sql: "DELETE FROM evidence WHERE inspection_id = ?", arguments: [id.rawValue])
+            return files
+        }
     }
 }

@@ -5,13 +5,19 @@ import VroomXModels
 /// Pushes the outbox, then pulls the change feed (seed 000's offline queue
 /// and realtime updates, made exactly-once and gap-free).
 ///
-/// - A push sends the due changes as one batch; each carries its own id, so
-///   a batch whose answer was lost is simply sent again.
-/// - A transient failure (offline, server error) counts an attempt for each
-///   change and retries after a backoff; after five attempts the change is
-///   marked failed for the driver to see and retry. A rejection puts the
-///   server's truth back in the cache and keeps the reason.
-/// - A pull applies each page of the feed in one transaction.
+/// - A push sends the due changes in batches (by count and by bytes, halved
+///   when the server says one is too large); each change carries its own
+///   id, so a batch whose answer was lost is simply sent again.
+/// - Not reaching the server is no attempt: the changes wait for the
+///   network without limit. A server failure (5xx, 429) counts an attempt
+///   and retries after a backoff (or the server's Retry-After); after five
+///   the driver is shown the failure and the retries go on, on a long
+///   interval and whenever the server is seen healthy — only the driver
+///   drops a change. A rejection puts the server's truth back in the cache
+///   and keeps the reason.
+/// - A pull applies each page of the feed in one transaction, and runs
+///   whether or not the push succeeded (an urgent message must arrive even
+///   while one change is stuck).
 /// - Syncs run one at a time; requests during a run coalesce into one more.
 public actor SyncEngine {
     let database: AppDatabase
@@ -23,6 +29,9 @@ public actor SyncEngine {
     let clock: @Sendable () -> Date
     let logger: Logger
     public static let maxAttempts = 5
+    /// A batch stays well under the server's 256 KiB body limit.
+    static let maxBatchBytes = 192 * 1024
+    static let maxBatchCount = 500
 
     private var current: Task<Void, Never>?
     private var again = false
@@ -47,6 +56,8 @@ public actor SyncEngine {
     public func start() {
         guard !started else { return }
         started = true
+        // A send cut short by the app being killed left its changes marked as on their way.
+        try? database.clearStaleSending(now: clock())
         try? database.releaseBackoff()
         requestSync()
         let changes = network.changes()
@@ -124,17 +135,18 @@ public actor SyncEngine {
         guard await api.credentials.hasSession else { return }
         await MainActor.run { status.isSyncing = true }
         var failure: String?
+        func note(_ error: any Error) {
+            logger.debug("sync step failed", metadata: ["error": "\(error)"])
+            if failure == nil { failure = (error as? APIError)?.description ?? "\(error)" }
+        }
+        do { try await push() } catch { note(error) }
+        await afterPush?()
+        do { try await pull() } catch { note(error) }
         do {
-            try await push()
-            await afterPush?()
-            try await pull()
             try await pushPendingPIN()
             try await registerPushToken()
-        } catch let error as APIError {
-            failure = error.description
-            logger.debug("sync failed", metadata: ["error": "\(error)"])
         } catch {
-            failure = "\(error)"
+            note(error)
         }
         let online = network.isOnline
         await MainActor.run {
@@ -148,22 +160,65 @@ public actor SyncEngine {
 
     func push() async throws {
         while true {
-            let due = try database.dueEntries(now: clock())
+            let due = try database.dueEntries(now: clock(), limit: Self.maxBatchCount)
             guard !due.isEmpty else { return }
-            let batch = MutationBatch(Self.withDependencies(due))
-            let results: MutationBatchResult
-            do {
-                results = try await api.send(.mutations, body: batch)
-            } catch let error as APIError where error.isTransient {
-                let attempts = (due.map(\.attempts).max() ?? 0) + 1
-                let retryAt = clock().addingTimeInterval(Backoff.outbox.delay(afterFailures: attempts))
-                try database.recordFailedAttempt(due.map(\.id), error: error.description, retryAt: retryAt, maxAttempts: Self.maxAttempts)
-                scheduleRetry(at: retryAt)
-                throw error
-            }
-            try database.settle(results.results)
-            if due.count < 500 { return }
+            let batch = Self.firstBatch(of: due)
+            try await send(batch)
+            if batch.count == due.count && due.count < Self.maxBatchCount { return }
         }
+    }
+
+    /// As many of the due changes, in order, as fit the byte budget (at least one).
+    static func firstBatch(of due: [OutboxEntry]) -> [OutboxEntry] {
+        var bytes = 0
+        var batch: [OutboxEntry] = []
+        for entry in due {
+            let size = (try? CacheJSON.encoder.encode(entry.mutation).count) ?? 0
+            if !batch.isEmpty && bytes + size > maxBatchBytes { break }
+            batch.append(entry)
+            bytes += size
+        }
+        return batch
+    }
+
+    /// Sends one batch and settles its answer. Too large for the server:
+    /// sent in halves; one change alone too large can never land, and the
+    /// driver is told so.
+    private func send(_ batch: [OutboxEntry]) async throws {
+        let ids = batch.map(\.id)
+        try database.markSending(ids, at: clock())
+        let results: MutationBatchResult
+        do {
+            results = try await api.send(.mutations, body: MutationBatch(Self.withDependencies(batch)))
+        } catch let error as APIError where error.status == 413 {
+            try database.clearSending(ids)
+            guard batch.count > 1 else {
+                try database.settle([MutationResult(id: batch[0].id, outcome: .rejected, code: .payloadTooLarge,
+                                                    message: "This change is larger than the server accepts.")],
+                                    now: clock(), retryDelay: { Backoff.outbox.delay(afterFailures: $0) }, maxAttempts: Self.maxAttempts)
+                return
+            }
+            try await send(Array(batch[..<(batch.count / 2)]))
+            try await send(Array(batch[(batch.count / 2)...]))
+            return
+        } catch let error as APIError where error.isUnreachable {
+            // No answer is no attempt: the changes wait for the network, however long it takes.
+            try database.clearSending(ids)
+            throw error
+        } catch let error as APIError where error.isTransient {
+            let attempts = (batch.map(\.attempts).max() ?? 0) + 1
+            let delay = max(Backoff.outbox.delay(afterFailures: attempts), TimeInterval(error.retryAfter ?? 0))
+            let retryAt = clock().addingTimeInterval(delay)
+            try database.recordFailedAttempt(ids, error: error.description, retryAt: retryAt, maxAttempts: Self.maxAttempts)
+            scheduleRetry(at: retryAt)
+            throw error
+        } catch {
+            try database.clearSending(ids)
+            throw error
+        }
+        try database.settle(results.results, now: clock(), retryDelay: { Backoff.outbox.delay(afterFailures: $0) },
+                            maxAttempts: Self.maxAttempts)
+        if let next = try database.nextAttempt() { scheduleRetry(at: next) }
     }
 
     /// Each change depends on the earlier changes of the same row in the
@@ -189,10 +244,12 @@ public actor SyncEngine {
     }
 
     /// A PIN set while offline reaches the server on the next sync; until
-    /// then it waits in the secure store, never in the database.
+    /// then its scrypt hash waits in the secure store, never in the database.
     func pushPendingPIN() async throws {
-        guard let secureStore, let pin = try secureStore.data(for: AuthController.pendingPINKey) else { return }
-        try await api.send(.setPIN, body: PINRequest(pin: String(decoding: pin, as: UTF8.self)))
+        guard let secureStore, let stored = try secureStore.data(for: AuthController.pendingPINKey) else { return }
+        let value = String(decoding: stored, as: UTF8.self)
+        // A device updated from a version that kept the PIN itself sends it once more, then never again.
+        try await api.send(.setPIN, body: PINRequest.isValid(value) ? PINRequest(pin: value) : PINRequest(pinHash: value))
         try secureStore.remove(AuthController.pendingPINKey)
         try database.setPINState(set: true, serverPending: false)
     }

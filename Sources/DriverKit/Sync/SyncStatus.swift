@@ -26,10 +26,13 @@ public final class SyncStatus {
     func follow(_ database: AppDatabase) {
         observation?.cancel()
         let values = ValueObservation.tracking { db in
-            (try AppDatabase.unsyncedCount(db),
-             try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE status = 'failed' ORDER BY seq").map(OutboxEntry.init(row:)),
-             try Double.fetchOne(db, sql: "SELECT last_synced_at FROM sync_state"),
-             try Row.fetchAll(db, sql: "SELECT * FROM upload_queue WHERE status <> 'completed' ORDER BY created_at").map(UploadItem.init(row:)))
+            let owner = try AppDatabase.ownerID(db)
+            return (try AppDatabase.unsyncedCount(db),
+                    try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE owner IS ? AND status = 'failed' ORDER BY seq", arguments: [owner])
+                        .map(OutboxEntry.init(row:)),
+                    try Double.fetchOne(db, sql: "SELECT last_synced_at FROM sync_state"),
+                    try Row.fetchAll(db, sql: "SELECT * FROM upload_queue WHERE owner IS ? AND status <> 'completed' ORDER BY created_at",
+                                     arguments: [owner]).map(UploadItem.init(row:)))
         }.values(in: database.reader)
         observation = Task { [weak self] in
             do {

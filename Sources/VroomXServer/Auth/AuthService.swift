@@ -24,9 +24,10 @@ public struct AuthPolicy: Sendable {
     public var accessTokenLifetime: TimeInterval = 3600
     /// A session (its chain of refresh tokens) ends this long after sign-in.
     public var sessionLifetime: TimeInterval = 60 * 86_400
-    /// How long an already-rotated refresh token is still answered (with
-    /// the same successor), and how many times.
-    public var refreshGrace: TimeInterval = 30
+    /// A rotated refresh token whose successor was never used is answered
+    /// again with that successor (the client lost the answer, however long
+    /// ago it asked), at most `refreshReplays` times within this window.
+    public var refreshReplayWindow: TimeInterval = 24 * 3600
     public var refreshReplays = 3
     public var pinMaxAttempts = 5
     /// scrypt cost exponent for PIN hashes.
@@ -119,7 +120,7 @@ struct AuthService: Sendable {
         let newToken = secrets.refreshSuccessor(of: request.refreshToken)
         let result = try await store.rotateRefreshToken(hash: SecureToken.sha256Hex(request.refreshToken),
                                                         successorHash: SecureToken.sha256Hex(newToken),
-                                                        grace: policy.refreshGrace, maxReplays: policy.refreshReplays)
+                                                        replayWindow: policy.refreshReplayWindow, maxReplays: policy.refreshReplays)
         switch result {
         case .rotated(let session, let userID, let tenant):
             let user = try await store.user(userID, tenant: tenant)

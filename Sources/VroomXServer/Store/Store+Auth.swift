@@ -92,12 +92,13 @@ extension Store {
     /// from the token, so the same token always has the same successor).
     /// A token already rotated is answered with that same successor again
     /// — a client that lost the answer, or a second process that refreshed
-    /// at the same moment — but only within `grace` of the rotation, at
-    /// most `maxReplays` times, and only while the successor itself has not
-    /// been used: then one lineage stays valid and nothing new is issued.
-    /// Anything else presenting a rotated token means a copy is in other
-    /// hands, and the session ends.
-    func rotateRefreshToken(hash: String, successorHash: String, grace: TimeInterval, maxReplays: Int) async throws -> RotationResult {
+    /// at the same moment — only while the successor itself has not been
+    /// used, at most `maxReplays` times within `replayWindow`: one lineage
+    /// stays valid and nothing new is issued. Anything else presenting a
+    /// rotated token means a copy is in other hands, and the session ends;
+    /// a thief who replays first shares the lineage with its owner, and
+    /// whichever of them uses it second ends the session.
+    func rotateRefreshToken(hash: String, successorHash: String, replayWindow: TimeInterval, maxReplays: Int) async throws -> RotationResult {
         let now = self.now
         return try await database.write { db in
             guard let row = try await db.first("""
@@ -127,7 +128,7 @@ extension Store {
                 """)
             let replays = try row.int("grace_uses")
             let successorRotated = try successor?.optionalDate("rotated_at") != nil
-            let replayable = now.timeIntervalSince(rotatedAt) <= grace && replays < maxReplays && successor != nil && !successorRotated
+            let replayable = now.timeIntervalSince(rotatedAt) <= replayWindow && replays < maxReplays && successor != nil && !successorRotated
             guard replayable else {
                 try await db.execute("""
                     UPDATE sessions SET revoked_at = \(now), revoked_reason = 'refresh_token_reused' WHERE id = \(session)
