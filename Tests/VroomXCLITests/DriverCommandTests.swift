@@ -161,6 +161,61 @@ struct DriverCommandTests {
         try? FileManager.default.removeItem(at: files)
     }
 
+    @Test("exit codes a script can act on: 75 while changes wait for the network, 0 once they reached dispatch, 77 when the session was revoked")
+    func offlineExitCodes() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-cli-\(UUID().uuidString.prefix(8))")
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-driver-\(UUID().uuidString.prefix(8))")
+        let port = try ChildProcess.freePort()
+        var server = try await ServerProcess.start(dataDirectory: data, port: port)
+        let email = DemoData.driverEmails[0]
+        _ = try await Self.driver(["login", "--email", email], home: home, port: port)
+        try await server.waitFor("sign-in code:")
+        let code = try #require(server.text.split(separator: "\n").last { $0.contains(email) && $0.contains("sign-in code:") }
+            .flatMap { line in line.range(of: #"code: \d{6}"#, options: .regularExpression).map { String(line[$0].suffix(6)) } })
+        #expect(try await Self.driver(["login", "--email", email, "--code", code, "--pin", "2468"], home: home, port: port).status == 0)
+        #expect(try await Self.driver(["sync"], home: home, port: port).status == 0)
+
+        // No server: every expense is kept and says so with 75, and so does sync, naming what it waits for.
+        await server.stop()
+        for index in 1...7 {
+            let added = try await Self.driver(["expense", "add", "--trip", "T-1002", "--category", "fuel", "--amount", "10.0\(index)"],
+                                              home: home, port: port)
+            #expect(added.status == 75, "expense \(index): \(added.output)")
+        }
+        let waiting = try await Self.driver(["sync"], home: home, port: port)
+        #expect(waiting.status == 75, "\(waiting.output)")
+        #expect(waiting.output.contains("Waiting       7 changes"), "\(waiting.output)")
+        #expect(waiting.output.components(separatedBy: "waiting for the network").count - 1 == 7, "\(waiting.output)")
+
+        // The server is back: one sync sends all seven, once each.
+        server = try await ServerProcess.start(dataDirectory: data, port: port)
+        let sent = try await Self.driver(["sync"], home: home, port: port)
+        #expect(sent.status == 0, "\(sent.output)")
+        #expect(sent.output.contains("Waiting       0 changes"), "\(sent.output)")
+        await server.stop()
+        var configuration = ServerConfiguration()
+        configuration.dataDirectory = data
+        configuration.logLevel = .critical
+        let services = try await ServerServices.make(configuration)
+        let amounts = try await services.database.read { db in
+            try await db.query("""
+                SELECT e.amount_cents FROM trip_expenses e JOIN trips t ON t.id = e.trip_id
+                WHERE t.number = 'T-1002' AND e.category = 'fuel' AND e.amount_cents BETWEEN 1001 AND 1007 ORDER BY e.amount_cents
+                """).map { try $0.int("amount_cents") }
+        }
+        #expect(amounts == Array(1001...1007))
+        // The office ends the session (a lost phone): the next sync says the session is over.
+        try await services.database.write { db in
+            try await db.execute("UPDATE sessions SET revoked_at = \(Date()), revoked_reason = 'lost_phone'")
+        }
+        await services.database.close()
+        server = try await ServerProcess.start(dataDirectory: data, port: port)
+        let revoked = try await Self.driver(["sync"], home: home, port: port)
+        #expect(revoked.status == 77, "\(revoked.output)")
+        #expect(try await Self.driver(["trips"], home: home, port: port).status == 77)
+        await server.stop()
+    }
+
     /// Every change-log entry that moved the order to picked up.
     func pickups(of number: String, _ services: ServerServices) async throws -> [String] {
         try await services.database.read { db in
