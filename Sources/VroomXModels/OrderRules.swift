@@ -11,7 +11,58 @@ public enum OrderStatusRefusal: Error, Sendable, Hashable {
     case badTime(FieldProblem)
 }
 
+/// Why an order's ETAs cannot change as asked: the server answers it as
+/// an error, the app refuses before anything is queued.
+public enum ETARefusal: Error, Sendable, Hashable {
+    /// Delivered or cancelled: its times are history.
+    case closed(number: String, status: OrderStatus)
+    /// A pickup ETA once the vehicle is on the truck.
+    case alreadyPickedUp
+    case outOfRange(FieldProblem)
+
+    public var message: String {
+        switch self {
+        case .closed(let number, let status): return "Order \(number) is \(status.label); its ETAs can no longer change."
+        case .alreadyPickedUp: return "The vehicle is already picked up."
+        case .outOfRange(let problem): return problem.message
+        }
+    }
+
+    public var field: String? {
+        switch self {
+        case .closed: return nil
+        case .alreadyPickedUp: return "pickup_eta"
+        case .outOfRange(let problem): return problem.field
+        }
+    }
+}
+
 extension Order {
+    /// The order with new ETAs (only the ones given change) — the rule the
+    /// server applies and the app applies before it queues the change.
+    public func applyingETAs(pickup: Date?, delivery: Date?, now: Date) throws(ETARefusal) -> Order {
+        guard status.isOpen else { throw .closed(number: number, status: status) }
+        var order = self
+        if let pickup {
+            guard status != .pickedUp else { throw .alreadyPickedUp }
+            if let problem = Self.etaProblem(pickup, field: "pickup_eta", now: now) { throw .outOfRange(problem) }
+            order.pickupETA = pickup
+        }
+        if let delivery {
+            if let problem = Self.etaProblem(delivery, field: "delivery_eta", now: now) { throw .outOfRange(problem) }
+            order.deliveryETA = delivery
+        }
+        return order
+    }
+
+    /// An ETA is a plan: from yesterday (a late update) to a year ahead.
+    public static func etaProblem(_ eta: Date, field: String, now: Date) -> FieldProblem? {
+        guard eta > now.addingTimeInterval(-86_400), eta < now.addingTimeInterval(366 * 86_400) else {
+            return FieldProblem(field, "\(field) must be between yesterday and a year from now.")
+        }
+        return nil
+    }
+
     /// How far before its lower bound a reported time may be and still be
     /// taken as a clock a little behind (and moved up to the bound).
     public static let clockSlack: TimeInterval = 24 * 3600

@@ -104,3 +104,28 @@ public enum DevicePlatform: String, Codable, Sendable, CaseIterable {
     case ios
     case android
 }
+
+extension TripStatus {
+    /// How people say it ("picked up", "in progress").
+    public var label: String {
+        switch self {
+        case .planned: return "planned"
+        case .inProgress: return "in progress"
+        case .completed: return "completed"
+        case .cancelled: return "cancelled"
+        }
+    }
+}
+
+extension OrderStatus {
+    /// How people say it ("picked up", "in progress").
+    public var label: String {
+        switch self {
+        case .new: return "unassigned"
+        case .assigned: return "assigned"
+        case .pickedUp: return "picked up"
+        case .delivered: return "delivered"
+        case .cancelled: return "cancelled"
+        }
+    }
+}

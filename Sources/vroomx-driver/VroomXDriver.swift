@@ -514,7 +514,7 @@ struct Sync: AsyncParsableCommand {
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var output: OutputOptions
-    @Flag(help: "Send failed changes and files again now (they are also retried on their own).") var retry = false
+    @Flag(help: "Send failed and backed-off changes and files again now (they are also retried on their own).") var retry = false
 
     func run() async throws {
         try await withSession(global) { session in
@@ -523,6 +523,9 @@ struct Sync: AsyncParsableCommand {
             if retry {
                 for change in try app.waitingWork().changes where change.entry.failure == .transient { try app.retry(change.entry.id) }
                 for file in try app.waitingWork().files where file.item.status == .failed { try app.retryUpload(file.item.id) }
+                // Whatever waits out a backoff goes now too: the driver asked.
+                try app.database.releaseBackoff()
+                await app.uploads.retryNow()
             }
             var online = await session.syncIfPossible(quiet: output.json)
             try session.requireSessionStillActive()

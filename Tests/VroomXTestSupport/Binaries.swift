@@ -49,6 +49,11 @@ public struct HTTPTestClient: Sendable {
 
     public func send(_ endpoint: Endpoint, _ parameters: String..., query: String? = nil, json: (any Encodable & Sendable)? = nil,
                      token: String? = nil, timeout: Duration = .seconds(30)) async throws -> APIResponse {
+        try await send(endpoint, parameters, query: query, json: json, token: token, timeout: timeout)
+    }
+
+    public func send(_ endpoint: Endpoint, _ parameters: [String], query: String? = nil, json: (any Encodable & Sendable)? = nil,
+                     token: String? = nil, timeout: Duration = .seconds(30)) async throws -> APIResponse {
         var request = HTTPClientRequest(url: baseURL + endpoint.path(parameters) + (query.map { "?" + $0 } ?? ""))
         request.method = .init(rawValue: endpoint.method.rawValue)
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }

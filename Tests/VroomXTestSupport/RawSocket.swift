@@ -23,7 +23,10 @@ public final class RawSocket: @unchecked Sendable {
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard fd >= 0, result == 0 else { throw POSIXError(.ECONNREFUSED) }
+        guard fd >= 0, result == 0 else {
+            if fd >= 0 { _ = Glibc.close(fd) }
+            throw POSIXError(.ECONNREFUSED)
+        }
     }
 
     /// Sends everything, on a thread of its own (the server under test may

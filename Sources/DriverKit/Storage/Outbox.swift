@@ -57,6 +57,14 @@ public struct LocalRejection: Error, Sendable, CustomStringConvertible {
         self.message = message
     }
 
+    /// The shared ETA rule's refusal, as the driver sees it.
+    init(_ refusal: ETARefusal) {
+        switch refusal {
+        case .closed, .alreadyPickedUp: self.init(code: .conflict, message: refusal.message)
+        case .outOfRange: self.init(code: .validationFailed, message: refusal.message)
+        }
+    }
+
     /// The shared order rule's refusal, as the driver sees it.
     init(_ refusal: OrderStatusRefusal) {
         switch refusal {
@@ -108,13 +116,14 @@ extension AppDatabase {
             }
             try store(.order(moved), db)
         case .updateOrderETA(let change):
-            guard var order = try order(change.orderID, db) else { throw LocalRejection(code: .notFound, message: "This order is not on your device.") }
-            guard order.status.isOpen else {
-                throw LocalRejection(code: .conflict, message: "Order \(order.number) is \(order.status.rawValue); its ETAs can no longer change.")
+            guard let order = try order(change.orderID, db) else { throw LocalRejection(code: .notFound, message: "This order is not on your device.") }
+            let changed: Order
+            do throws(ETARefusal) {
+                changed = try order.applyingETAs(pickup: change.pickupETA, delivery: change.deliveryETA, now: now)
+            } catch {
+                throw LocalRejection(error)
             }
-            if let pickup = change.pickupETA { order.pickupETA = pickup }
-            if let delivery = change.deliveryETA { order.deliveryETA = delivery }
-            try store(.order(order), db)
+            try store(.order(changed), db)
         case .createExpense(let request):
             guard try exists("trips", request.tripID.rawValue, db) else {
                 throw LocalRejection(code: .notFound, message: "This trip is not on your device.")

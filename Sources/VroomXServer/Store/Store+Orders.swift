@@ -165,8 +165,11 @@ extension Store {
         }
         return try await write(tenant: scope.tenant) { tx in
             guard let current = try await fetchOrder(id, scope, tx.db) else { throw AppError.notFound("Order") }
-            guard current.status.isOpen else {
-                throw AppError.conflict("Order \(current.number) is \(current.status.label); its ETAs can no longer change.")
+            let order: Order
+            do throws(ETARefusal) {
+                order = try current.applyingETAs(pickup: pickup, delivery: delivery, now: tx.now)
+            } catch {
+                throw AppError(error)
             }
             if let expected {
                 // What the driver saw is what counts; the version rule below is for clients that only send a base version.
@@ -184,18 +187,6 @@ extension Store {
                 if let delivery, versions.deliveryETA > baseVersion, current.deliveryETA != delivery {
                     throw AppError(409, .conflict, "Dispatch changed the delivery ETA since you last saw this order.", field: "delivery_eta")
                 }
-            }
-            var order = current
-            if let pickup {
-                guard order.status != .pickedUp else {
-                    throw AppError(409, .conflict, "The vehicle is already picked up.", field: "pickup_eta")
-                }
-                try Self.checkETA(pickup, field: "pickup_eta", now: tx.now)
-                order.pickupETA = pickup
-            }
-            if let delivery {
-                try Self.checkETA(delivery, field: "delivery_eta", now: tx.now)
-                order.deliveryETA = delivery
             }
             guard order != current else { return current }
             return try await saveOrder(order, from: current, tx)
@@ -217,9 +208,7 @@ extension Store {
     }
 
     static func checkETA(_ eta: Date, field: String, now: Date) throws {
-        guard eta > now.addingTimeInterval(-86_400), eta < now.addingTimeInterval(366 * 86_400) else {
-            throw AppError.validation(field, "\(field) must be between yesterday and a year from now.")
-        }
+        if let problem = Order.etaProblem(eta, field: field, now: now) { throw AppError.validation(problem.field, problem.message) }
     }
 
     /// Dispatch edits: any fields, and a status change through the state machine.

@@ -179,26 +179,3 @@ extension Store {
             data: NotificationData(tripID: trip.id), tx)
     }
 }
-
-extension TripStatus {
-    var label: String {
-        switch self {
-        case .planned: return "planned"
-        case .inProgress: return "in progress"
-        case .completed: return "completed"
-        case .cancelled: return "cancelled"
-        }
-    }
-}
-
-extension OrderStatus {
-    var label: String {
-        switch self {
-        case .new: return "unassigned"
-        case .assigned: return "assigned"
-        case .pickedUp: return "picked up"
-        case .delivered: return "delivered"
-        case .cancelled: return "cancelled"
-        }
-    }
-}

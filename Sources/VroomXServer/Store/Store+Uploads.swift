@@ -51,7 +51,8 @@ struct ExpiredUpload: Sendable {
 
 extension Store {
     /// Opens an upload for a slot of an open inspection the driver may see,
-    /// within the user's and the carrier's quotas.
+    /// within the user's and the carrier's quotas; the user's unfinished
+    /// upload for the same slot, if any, ends (answers 410 from now on).
     public func createUpload(inspection: ID<Inspection>, slot: MediaSlot, length: Int64, metadata: String,
                              user: ID<User>, _ scope: Scope, limits: UploadLimits) async throws -> UploadRecord {
         try await write(tenant: scope.tenant) { tx in
@@ -60,6 +61,13 @@ extension Store {
             guard found.completedAt == nil else {
                 throw AppError(409, .inspectionCompleted, "This inspection is completed and can no longer change.")
             }
+            // A new upload for a slot replaces the user's unfinished ones for it (a retry after a lost
+            // answer, a request delivered twice): abandoned uploads never pile up against the quota.
+            try await tx.execute("""
+                UPDATE uploads SET expires_at = \(tx.now)
+                WHERE tenant_id = \(scope.tenant) AND user_id = \(user) AND inspection_id = \(inspection) AND slot = \(slot.rawValue)
+                  AND completed_at IS NULL AND expires_at > \(tx.now)
+                """)
             try await checkQuotas(length: length, user: user, limits: limits, tx)
             let id = UUID().uuidString.lowercased()
             let expires = tx.now.addingTimeInterval(limits.lifetime)

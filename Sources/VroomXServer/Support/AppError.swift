@@ -49,6 +49,13 @@ public struct AppError: Error, Sendable, CustomStringConvertible {
         }
     }
 
+    init(_ refusal: ETARefusal) {
+        switch refusal {
+        case .closed, .alreadyPickedUp: self.init(409, .conflict, refusal.message, field: refusal.field)
+        case .outOfRange(let problem): self = .validation(problem.field, problem.message)
+        }
+    }
+
     static func rateLimited(retryAfter: Int) -> AppError {
         AppError(429, .rateLimited, "Too many requests. Try again in \(retryAfter) s.", retryAfter: retryAfter)
     }

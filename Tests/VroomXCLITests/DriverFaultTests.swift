@@ -1,0 +1,22 @@
+import Foundation
+import Testing
+import VroomXTestSupport
+
+/// The driver's work under a seeded schedule of every fault (see
+/// `DriverFaultSchedule`). `VROOMX_FAULT_SEED` replays a schedule;
+/// `VROOMX_FAULT_OPERATIONS` changes its length (the long run is
+/// `vroomx-bench driver-faults`).
+@Suite("driver work under faults")
+struct DriverFaultTests {
+    @Test("1,000 driver commands against a failing network, server and dispatch: every change once or refused with a reason shown, nothing left waiting, cache equals the server")
+    func randomizedFaults() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let seed = environment["VROOMX_FAULT_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...999_999)
+        let operations = environment["VROOMX_FAULT_OPERATIONS"].flatMap { Int($0) } ?? 1_000
+        print("driver fault schedule: seed \(seed), \(operations) operations (replay with VROOMX_FAULT_SEED=\(seed))")
+        let schedule = try DriverFaultSchedule(.init(seed: seed, operations: operations, log: { print("  \($0)") }))
+        let report = try await schedule.run()
+        print(report)
+        #expect(report.problems.isEmpty, "seed \(seed) (replay with VROOMX_FAULT_SEED=\(seed)):\n\(report.problems.joined(separator: "\n"))")
+    }
+}
