@@ -147,6 +147,8 @@ let package = Package(
                 "VroomXServer",
                 "DriverKit",
                 "LocalAPNs",
+                // The fault proxy and the driver fault schedule, shared with the tests.
+                "VroomXTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),

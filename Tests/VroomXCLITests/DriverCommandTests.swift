@@ -130,8 +130,22 @@ struct DriverCommandTests {
         // Killed while the video is on its way.
         let inspect = try VroomXBinary.start(arguments, binary: "vroomx-driver", environment: [
             "VROOMX_SERVER": "http://127.0.0.1:\(port)", "VROOMX_DRIVER_HOME": home.path, "NO_COLOR": "1"])
-        try await inspect.waitFor("damage_1", timeout: .seconds(60))
-        try await Task.sleep(for: .milliseconds(100))
+        // Killed once the server holds part of the video (over 1 MB of it
+        // in the partial folder, where only the video grows that large):
+        // a fixed pause could miss a 48 MB upload on a fast loopback.
+        let partial = data.appendingPathComponent("media/.partial")
+        func videoUnderWay() -> Bool {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: partial.path)) ?? []
+            return names.contains { name in
+                let size = (try? FileManager.default.attributesOfItem(atPath: partial.appendingPathComponent(name).path)[.size] as? Int) ?? 0
+                return size > 1 << 20 && size < video.count
+            }
+        }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !videoUnderWay() {
+            try #require(ContinuousClock.now < deadline && inspect.isRunning, "the video never started: \(inspect.text)")
+            try await Task.sleep(for: .milliseconds(2))
+        }
         await inspect.kill9()
         #expect(!inspect.text.contains("complete."), "killed before the video finished: \(inspect.text)")
 

@@ -17,6 +17,7 @@ struct DriverFaultTests {
         let schedule = try DriverFaultSchedule(.init(seed: seed, operations: operations, log: { print("  \($0)") }))
         let report = try await schedule.run()
         print(report)
+        if !report.diagnostics.isEmpty { print(report.diagnostics) }
         #expect(report.problems.isEmpty, "seed \(seed) (replay with VROOMX_FAULT_SEED=\(seed)):\n\(report.problems.joined(separator: "\n"))")
     }
 }

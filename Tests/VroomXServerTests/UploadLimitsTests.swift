@@ -238,13 +238,17 @@ struct UploadLimitsTests {
         let scope = Scope.driver(tenant: carrier.tenant.id, driver: carrier.driverID(0))
         let inspection = try await server.store.saveInspection(ID(), SaveInspectionRequest(orderID: order.id, kind: .pickup), scope)
         let past = WireTime.milliseconds(server.clock.now) - 1000
-        try await server.store.database.write { db in
-            for _ in 0..<1_234 {
-                try await db.execute("""
-                    INSERT INTO uploads (id, tenant_id, inspection_id, user_id, slot, kind, length, metadata, created_at, expires_at)
-                    VALUES (\(UUID().uuidString.lowercased()), \(carrier.tenant.id), \(inspection.id), \(carrier.driver.user.id),
-                            'front', 'photo', 100, '', \(past), \(past))
-                    """)
+        // Written 100 rows per transaction: one write of 1,234 single-row
+        // inserts can outlast the database deadline on a loaded machine.
+        for chunk in stride(from: 0, to: 1_234, by: 100) {
+            try await server.store.database.write { db in
+                for _ in chunk..<min(chunk + 100, 1_234) {
+                    try await db.execute("""
+                        INSERT INTO uploads (id, tenant_id, inspection_id, user_id, slot, kind, length, metadata, created_at, expires_at)
+                        VALUES (\(UUID().uuidString.lowercased()), \(carrier.tenant.id), \(inspection.id), \(carrier.driver.user.id),
+                                'front', 'photo', 100, '', \(past), \(past))
+                        """)
+                }
             }
         }
         #expect(try await server.services.pruneExpiredUploads() == 1_234)

@@ -31,7 +31,6 @@ public enum VroomXBinary {
             }
             try await Task.sleep(for: .milliseconds(20))
         }
-        try await Task.sleep(for: .milliseconds(20)) // let the last output arrive
         return (process.exitStatus ?? -1, process.text)
     }
 

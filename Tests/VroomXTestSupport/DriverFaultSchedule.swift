@@ -45,6 +45,8 @@ public final class DriverFaultSchedule {
         public var finalSyncSeconds: Double = 0
         /// What the accounting found wrong; empty when the run passed.
         public var problems: [String] = []
+        /// When something was wrong: what the driver's `sync` says and the end of the server's log.
+        public var diagnostics = ""
 
         public var description: String {
             let sorted = commandSeconds.sorted()
@@ -135,6 +137,11 @@ public final class DriverFaultSchedule {
         }
         try await finish()
         report.faults.merge(proxy.counts) { $0 + $1 }
+        if !report.problems.isEmpty {
+            let sync = try await runToEnd(["sync"], skew: nil)
+            let log = (server?.text ?? "").split(separator: "\n").suffix(40).joined(separator: "\n")
+            report.diagnostics = "vroomx-driver sync (exit \(sync.status)):\n\(sync.output)\nserver log (last 40 lines):\n\(log)"
+        }
         report.seconds = (ContinuousClock.now - started).seconds
         await server?.stop()
         return report
@@ -315,7 +322,7 @@ public final class DriverFaultSchedule {
             _ = outcome(try await command(["messages", "--json"], skew: skew, step: step), "messages", step)
         case .killedSync:
             let process = try start(["sync"], skew: skew)
-            try await Task.sleep(for: .milliseconds(30 + Int(random.next() % 900)))
+            try await Task.sleep(for: .milliseconds(30 + Int(random.next() % 500)))
             fault("client_sigkill")
             await process.kill9()
             report.operations["sync killed", default: 0] += 1
@@ -398,7 +405,6 @@ public final class DriverFaultSchedule {
             }
             try await Task.sleep(for: .milliseconds(10))
         }
-        try await Task.sleep(for: .milliseconds(5))
         report.commandSeconds.append((ContinuousClock.now - started).seconds)
         return (process.exitStatus ?? -1, process.text)
     }

@@ -21,7 +21,7 @@ public final class FaultProxy: @unchecked Sendable {
         /// A quarter of requests are cut before they leave, a quarter after
         /// the server answered (the answer is lost).
         case lossy
-        /// Answers arrive 0.1–1.5 s late.
+        /// Answers arrive 0.05–0.8 s late.
         case slow
         /// Every change (POST, PUT, PATCH, DELETE) reaches the server twice;
         /// the client sees the second answer.
@@ -189,7 +189,7 @@ public final class FaultProxy: @unchecked Sendable {
             }
             if condition == .slow {
                 count("delayed")
-                usleep(useconds_t(100_000 + Int(draw * 1_400_000)))
+                usleep(useconds_t(50_000 + Int(draw * 750_000)))
             }
             count("forwarded")
             guard send(client, answer.raw), !answer.closes else { return }

@@ -5,7 +5,12 @@ import NIOConcurrencyHelpers
 /// and stops. Its output is collected for assertions and diagnostics.
 public final class ChildProcess: Sendable {
     private let process: Process
-    private let output = NIOLockedValueBox<String>("")
+    private struct Output {
+        var text = ""
+        /// The process ended and everything it wrote has been read.
+        var complete = false
+    }
+    private let output = NIOLockedValueBox(Output())
 
     public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
         let process = Process()
@@ -18,15 +23,28 @@ public final class ChildProcess: Sendable {
         process.standardOutput = pipe
         process.standardError = pipe
         let output = self.output
-        pipe.fileHandleForReading.readabilityHandler = { handle in
+        let reading = pipe.fileHandleForReading
+        reading.readabilityHandler = { handle in
             let data = handle.availableData
-            if !data.isEmpty { output.withLockedValue { $0 += String(decoding: data, as: UTF8.self) } }
+            if !data.isEmpty { output.withLockedValue { $0.text += String(decoding: data, as: UTF8.self) } }
+        }
+        // Read what is left and close the pipe when the process ends: a
+        // test that starts thousands of processes must not keep their
+        // descriptors (Foundation's Process.run() fails once too many are open).
+        process.terminationHandler = { _ in
+            reading.readabilityHandler = nil
+            let rest = (try? reading.readToEnd()) ?? nil
+            try? reading.close()
+            output.withLockedValue {
+                if let rest { $0.text += String(decoding: rest, as: UTF8.self) }
+                $0.complete = true
+            }
         }
         try process.run()
         self.process = process
     }
 
-    public var text: String { output.withLockedValue { $0 } }
+    public var text: String { output.withLockedValue { $0.text } }
 
     /// Runs a program to its end: its exit status and output.
     public static func run(_ executable: String, _ arguments: [String], timeout: Duration = .seconds(120)) async throws -> (status: Int32, text: String) {
@@ -39,11 +57,11 @@ public final class ChildProcess: Sendable {
             }
             try await Task.sleep(for: .milliseconds(20))
         }
-        try await Task.sleep(for: .milliseconds(20))  // the last output
         return (child.exitStatus ?? -1, child.text)
     }
-    public var isRunning: Bool { process.isRunning }
-    public var exitStatus: Int32? { process.isRunning ? nil : process.terminationStatus }
+    /// Running, or its last output not yet read.
+    public var isRunning: Bool { process.isRunning || !output.withLockedValue { $0.complete } }
+    public var exitStatus: Int32? { isRunning ? nil : process.terminationStatus }
 
     /// Waits until the output contains `marker`.
     public func waitFor(_ marker: String, timeout: Duration = .seconds(30)) async throws {
@@ -75,7 +93,7 @@ public final class ChildProcess: Sendable {
     /// thread of the cooperative pool for good (a test run that hung with
     /// no CPU use). `isRunning` is updated by Foundation's own thread.
     private func exit() async {
-        while process.isRunning { try? await Task.sleep(for: .milliseconds(10)) }
+        while isRunning { try? await Task.sleep(for: .milliseconds(10)) }
     }
 
     /// A TCP port nothing listens on right now (a plain socket: no event

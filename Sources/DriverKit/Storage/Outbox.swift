@@ -78,6 +78,18 @@ public struct LocalRejection: Error, Sendable, CustomStringConvertible {
     }
 }
 
+/// Why an unsent change is not sent now.
+public enum OutboxHold: Sendable, Hashable {
+    /// It failed and waits out its backoff (or the server's Retry-After).
+    case backoff(until: Date)
+    /// An earlier change to the same row has not gone yet.
+    case earlierChangeToSameRow
+    /// An earlier change about the same order has not gone yet.
+    case earlierChangeToSameOrder
+    /// A completed inspection waits for its files.
+    case filesUploading
+}
+
 extension AppDatabase {
     /// Applies a change to the cache and queues it, in one transaction.
     /// Returns false when there was nothing to do (e.g. the order already
@@ -279,14 +291,17 @@ extension AppDatabase {
         try reader.read { db in try Row.fetchAll(db, sql: "SELECT * FROM outbox ORDER BY seq").map(OutboxEntry.init(row:)) }
     }
 
-    /// The signed-in driver's changes due to be sent now, oldest first.
-    /// A change waits while an earlier change to the same row has not
-    /// landed (so a delete never overtakes its create), and an inspection's
-    /// completion waits until its files have been uploaded, with what
-    /// follows it for the same order (a status change, the next inspection):
-    /// the server would refuse them before the pickup it records. Failed
-    /// changes the server could not take retry on their own schedule.
+    /// The signed-in driver's changes that are due now, oldest first.
     public func dueEntries(now: Date, limit: Int = 500) throws -> [OutboxEntry] {
+        Array(try unsentSchedule(now: now).filter { $0.hold == nil }.map(\.entry).prefix(limit))
+    }
+
+    /// The signed-in driver's unsent changes, oldest first, each with what
+    /// holds it back (nil: due now) — the one rule the sync engine sends by
+    /// and the app explains waiting work with. A change waits out its
+    /// backoff; a later change to the same row, or about the same order,
+    /// waits for the earlier one; a completion waits for its files.
+    public func unsentSchedule(now: Date) throws -> [(entry: OutboxEntry, hold: OutboxHold?)] {
         try reader.read { db in
             let unsent = try Row.fetchAll(db, sql: """
                 SELECT * FROM outbox WHERE owner IS ? AND (status = 'pending' OR failure = 'transient') ORDER BY seq
@@ -294,26 +309,29 @@ extension AppDatabase {
             let waiting = try Set(String.fetchAll(db, sql: "SELECT DISTINCT inspection_id FROM upload_queue WHERE status <> 'completed'"))
             var heldOrders: Set<ID<Order>> = []
             var heldEntities: Set<String> = []
-            var sendable: [OutboxEntry] = []
+            var schedule: [(entry: OutboxEntry, hold: OutboxHold?)] = []
             for entry in unsent {
                 let entity = entry.mutation.entityID
                 let order = entry.mutation.kind == .updateOrderETA ? nil : try Self.orderID(of: entry.mutation, db)
                 // One on its way from another process may go again: the server applies it once.
-                var due = entry.nextAttemptAt <= now && !heldEntities.contains(entity)
-                if let order, heldOrders.contains(order) { due = false }
-                if due, case .completeInspection(let reference) = entry.mutation.payload, waiting.contains(reference.inspectionID.rawValue) {
-                    due = false
+                var hold: OutboxHold?
+                if heldEntities.contains(entity) {
+                    hold = .earlierChangeToSameRow
+                } else if let order, heldOrders.contains(order) {
+                    hold = .earlierChangeToSameOrder
+                } else if case .completeInspection(let reference) = entry.mutation.payload, waiting.contains(reference.inspectionID.rawValue) {
+                    hold = .filesUploading
+                } else if entry.nextAttemptAt > now {
+                    hold = .backoff(until: entry.nextAttemptAt)
                 }
-                if due {
-                    sendable.append(entry)
-                    if sendable.count == limit { break }
-                } else {
+                if hold != nil {
                     // Whatever comes after it for the same row (or order) waits with it.
                     heldEntities.insert(entity)
                     if let order { heldOrders.insert(order) }
                 }
+                schedule.append((entry, hold))
             }
-            return sendable
+            return schedule
         }
     }
 

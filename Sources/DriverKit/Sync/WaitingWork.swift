@@ -39,11 +39,9 @@ extension DriverApp {
         let online = network.isOnline
         let outbox = try database.outbox().filter { $0.owner == (try? database.account())??.userID.rawValue }
         let files = try database.uploads().filter { $0.status != .completed }
-        let filesWaiting = Set(files.map(\.inspectionID.rawValue))
-        var seen: Set<String> = []
+        let holds = Dictionary(try database.unsentSchedule(now: now).map { ($0.entry.id, $0.hold) }) { first, _ in first }
         var changes: [WaitingWork.Change] = []
         for entry in outbox where entry.isUnsynced {
-            let entity = entry.mutation.entityID
             let why: String
             if entry.sendingSince != nil {
                 why = "on its way"
@@ -51,16 +49,15 @@ extension DriverApp {
                 why = "the server could not take it (\(entry.errorMessage ?? "server error")); tried \(entry.attempts) times, again \(Self.when(entry.nextAttemptAt, now: now))"
             } else if !online {
                 why = "waiting for the network"
-            } else if seen.contains(entity) {
-                why = "after an earlier change to the same \(entry.mutation.kind.subject)"
-            } else if case .completeInspection(let reference) = entry.mutation.payload, filesWaiting.contains(reference.inspectionID.rawValue) {
-                why = "waiting for its files to upload"
-            } else if entry.nextAttemptAt > now {
-                why = "retry \(Self.when(entry.nextAttemptAt, now: now)): \(entry.errorMessage ?? "")"
             } else {
-                why = "due now"
+                switch holds[entry.id] ?? nil {
+                case .earlierChangeToSameRow?: why = "after an earlier change to the same \(entry.mutation.kind.subject)"
+                case .earlierChangeToSameOrder?: why = "after an earlier change to the same order"
+                case .filesUploading?: why = "waiting for its files to upload"
+                case .backoff(let until)?: why = "retry \(Self.when(until, now: now)): \(entry.errorMessage ?? "")"
+                case nil: why = "due now"
+                }
             }
-            seen.insert(entity)
             changes.append(.init(entry: entry, why: why))
         }
         let unsentInspections = Set(outbox.filter { $0.mutation.kind == .saveInspection }.map(\.mutation.entityID))
