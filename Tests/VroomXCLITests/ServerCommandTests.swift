@@ -81,6 +81,7 @@ struct ServerCommandTests {
         let exited = await server.waitForExit(timeout: .seconds(12))
         let took = ContinuousClock.now - signalled
         trickle.cancel()
+        _ = await trickle.result
         upload.close()
         if !exited { server.kill9() }
         #expect(exited, "still running 12 s after SIGTERM: \(server.text.suffix(2000))")

@@ -133,9 +133,9 @@ struct GuardedServerChannel: ServerChildChannel {
 
     /// Hummingbird's upgrade channel keeps the negotiation result internal
     /// and answers a refused upgrade with an empty 400; reading the result
-    /// lets that request reach the HTTP router instead. If a later version
-    /// renames the field, this is nil and the library's own handling runs
-    /// (the realtime tests then fail on the empty 400).
+    /// lets the server answer with the reason and guard its WebSockets. If a
+    /// later version renames the field, this is nil and the library's own
+    /// handling runs (the realtime limit tests then fail).
     static func upgradeResult(of value: Value) -> EventLoopFuture<HTTP1WebSocketUpgradeChannel.UpgradeResult>? {
         Mirror(reflecting: value).descendant("upgradeResult") as? EventLoopFuture<HTTP1WebSocketUpgradeChannel.UpgradeResult>
     }
