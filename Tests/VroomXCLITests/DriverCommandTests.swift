@@ -137,7 +137,7 @@ struct DriverCommandTests {
 
         let sync = try await Self.driver(["sync"], home: home, port: port)
         #expect(sync.status == 0, "\(sync.output)")
-        #expect(sync.output.contains("walkthrough") && sync.output.contains("100%"))
+        #expect(sync.output.contains("walkthrough") && sync.output.contains("100%"), "\(sync.output)\nserver: \(server.text.suffix(3000))")
         let shown = try await Self.driver(["order", "O-5005"], home: home, port: port)
         #expect(shown.output.contains("Pickup    inspection complete") && shown.output.contains("8 files on the server"), "\(shown.output)")
         #expect(shown.output.contains("picked_up"), "completing the pickup inspection picked the vehicle up: \(shown.output)")

@@ -67,6 +67,10 @@ struct GuardedServerChannel: ServerChildChannel {
     }
 
     func handle(value: Value, logger: Logger) async {
+        if Task.isShuttingDownGracefully {
+            // The shutdown began while this connection was being set up: its quiesce event may have come before our handlers.
+            value.channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        }
         guard let negotiation = Self.upgradeResult(of: value) else {
             await upgrading.handle(value: value, logger: logger)
             return
