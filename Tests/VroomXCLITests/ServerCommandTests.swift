@@ -65,7 +65,7 @@ struct ServerCommandTests {
         let socket = RealtimeTestClient(port: port, token: token, since: 0)
         try await socket.waitForReady()
         // An upload at 1,000 B/s: within the minimum rate, and far from done when the grace period ends.
-        let upload = try RawSocket(port: port)
+        let upload = try await RawSocket.connect(port: port)
         try await upload.send(RawHTTP.head("POST", Endpoint.sendCode.path(), headers: ["Content-Type": "application/json"],
                                            contentLength: 1 << 20, keepAlive: true) + Array(#"{"email": "x@acme.example""#.utf8))
         let trickle = Task {

@@ -11,7 +11,7 @@ import VroomXTestSupport
 struct RealtimeLimitTests {
     /// Sends a WebSocket upgrade for `query` and reads the HTTP answer.
     static func upgrade(_ port: Int, _ query: String, headers: [String: String] = [:]) async throws -> RawHTTP.Answer {
-        let socket = try RawSocket(port: port)
+        let socket = try await RawSocket.connect(port: port)
         defer { socket.close() }
         try await socket.send(RawHTTP.upgradeHead(Endpoint.realtime.path() + "?" + query, headers: headers))
         return try await socket.readResponse()

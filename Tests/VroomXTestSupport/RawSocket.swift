@@ -32,12 +32,18 @@ public final class RawSocket: @unchecked Sendable {
         }
         var address = Self.address("127.0.0.1", port: port)
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard result == 0 else {
             _ = Glibc.close(fd)
             throw POSIXError(.ECONNREFUSED)
         }
+    }
+
+    /// Connects on a thread of its own: a server with a full accept queue
+    /// makes `connect` wait, which must not hold a task thread.
+    public static func connect(port: Int, from localAddress: String? = nil) async throws -> RawSocket {
+        try await offCooperativePool { try RawSocket(port: port, from: localAddress) }
     }
 
     static func address(_ ip: String, port: Int) -> sockaddr_in {
@@ -233,10 +239,11 @@ public struct RawHTTP {
     }
 }
 
-/// Runs blocking socket calls on a dispatch thread, never on the
-/// cooperative pool the server in the same process needs.
+/// Runs a blocking socket call on a thread of its own: never on the
+/// cooperative pool the server in the same process needs, nor on the global
+/// dispatch queues, which on Linux run about one blocking item per core.
 func offCooperativePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+        Thread { continuation.resume(with: Result { try work() }) }.start()
     }
 }

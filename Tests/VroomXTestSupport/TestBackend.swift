@@ -35,6 +35,9 @@ public enum TestBackend: String, Sendable, CustomStringConvertible, CaseIterable
             .appendingPathComponent("vroomx-test-\(UUID().uuidString.prefix(8))")
         configuration.databasePoolSize = 4
         configuration.auth.pinHashCost = 10 // fast scrypt in tests; production keeps the default
+        // Hummingbird's live test client holds one connection and never reconnects: a slow step of a
+        // test on a loaded machine must not lose it to the keep-alive deadline (tests of it set their own).
+        configuration.connectionLimits.headerTimeout = .seconds(300)
         if self == .postgres {
             configuration.databaseURL = try await Self.createDatabase()
         }

@@ -14,18 +14,21 @@ final class HeadSizeLimitHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private let limit: Int
     private var counting = true
     private var received = 0
-    /// Progress through the blank line that ends a head: LF, optional CR, LF.
-    private var endMatch = EndOfHead.none
+    private var scanner = HeadEndScanner()
     private var exceeded = false
-
-    private enum EndOfHead { case none, lineFeed, lineFeedReturn }
 
     init(limit: Int) { self.limit = limit }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !exceeded else { return }
         if counting {
-            count(unwrapInboundIn(data).readableBytesView)
+            let bytes = unwrapInboundIn(data).readableBytesView
+            if let head = scanner.scan(bytes) {
+                received += head
+                counting = false
+            } else {
+                received += bytes.count
+            }
             if received > limit {
                 exceeded = true
                 context.fireErrorCaught(RequestHeadTooLarge())
@@ -35,27 +38,12 @@ final class HeadSizeLimitHandler: ChannelDuplexHandler, RemovableChannelHandler 
         context.fireChannelRead(data)
     }
 
-    private func count(_ bytes: ByteBufferView) {
-        for byte in bytes {
-            received += 1
-            switch (endMatch, byte) {
-            case (.lineFeed, UInt8(ascii: "\r")): endMatch = .lineFeedReturn
-            case (.lineFeed, UInt8(ascii: "\n")), (.lineFeedReturn, UInt8(ascii: "\n")):
-                counting = false
-                return
-            case (_, UInt8(ascii: "\n")): endMatch = .lineFeed
-            default: endMatch = .none
-            }
-            if received > limit { return }
-        }
-    }
-
     func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
         context.triggerUserOutboundEvent(event, promise: promise)
         guard let phase = event as? HTTPPhase else { return }
         counting = phase == .awaitingHead
         received = 0
-        endMatch = .none
+        scanner.reset()
         if phase == .upgraded { context.pipeline.syncOperations.removeHandler(context: context, promise: nil) }
     }
 }

@@ -10,43 +10,51 @@ import VroomXModels
 /// answer rather than a reset. Without it a decoder error before the first
 /// request ends in silence on an open connection, and a later one in an
 /// empty 400. It sits after the HTTP decoder, which reports its errors
-/// towards the end of the pipeline.
+/// towards the end of the pipeline. An error in the middle of a request
+/// goes on to that request's handler, as Hummingbird expects.
 final class MalformedRequestResponder: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
     private let linger: TimeAmount
-    /// No response is owed, so an answer cannot interleave with one.
+    /// No request is in flight, so an answer cannot interleave with another.
     private var betweenRequests = true
     private var answered = false
 
     init(linger: TimeAmount) { self.linger = linger }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard let refusal = Self.refusal(for: error) else {
-            // The decoder reports every later read as received in its error state.
-            if !(error is ByteToMessageDecoderError) { context.fireErrorCaught(error) }
-            return
+        switch error {
+        case is ByteToMessageDecoderError:
+            break  // the decoder repeats its first error for every later read
+        case _ where !betweenRequests:
+            context.fireErrorCaught(error)
+        case HTTPParserError.invalidEOFState:
+            context.close(promise: nil)  // the client left halfway through a head: nobody to answer
+        default:
+            guard let refusal = Self.refusal(for: error) else {
+                context.fireErrorCaught(error)
+                return
+            }
+            if !answered { answer(refusal, context) }
         }
-        guard !answered else { return }
+    }
+
+    private func answer(_ refusal: AppError, _ context: ChannelHandlerContext) {
         answered = true
-        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        context.eventLoop.assumeIsolated().scheduleTask(in: linger) { loopBound.value.close(promise: nil) }
-        guard betweenRequests else {
-            context.close(promise: nil)
-            return
-        }
         let body = Self.body(refusal)
         var head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: refusal.status))
         head.headers.add(name: "Content-Type", value: "application/json; charset=utf-8")
         head.headers.add(name: "Content-Length", value: String(body.readableBytes))
         head.headers.add(name: "Connection", value: "close")
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
             loopBound.value.close(mode: .output, promise: nil)
         }
+        context.eventLoop.assumeIsolated().scheduleTask(in: linger) { loopBound.value.close(promise: nil) }
     }
 
     func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
@@ -58,14 +66,17 @@ final class MalformedRequestResponder: ChannelDuplexHandler, RemovableChannelHan
 
     static func refusal(for error: any Error) -> AppError? {
         switch error {
-        case is RequestHeadTooLarge, HTTPParserError.headerOverflow:
-            return AppError(431, .requestHeaderFieldsTooLarge, "The request line and headers are too large.")
-        case is HTTPParserError:
-            return AppError(400, .malformedRequest, "This is not an HTTP/1.1 request the server can read.")
-        default:
-            return nil
+        case is RequestHeadTooLarge: return headTooLarge
+        case let error as HTTPParserError: return refusal(parsing: error)
+        default: return nil
         }
     }
+
+    static func refusal(parsing error: HTTPParserError) -> AppError {
+        error == .headerOverflow ? headTooLarge : AppError(400, .malformedRequest, "This is not an HTTP/1.1 request the server can read.")
+    }
+
+    static let headTooLarge = AppError(431, .requestHeaderFieldsTooLarge, "The request line and headers are too large.")
 
     static func body(_ refusal: AppError) -> ByteBuffer {
         // Encoding this plain struct cannot fail.
