@@ -108,18 +108,18 @@ struct RealtimeLimitTests {
     func databaseFailure(_ backend: TestBackend) async throws {
         let server = try await TestServer.make(backend) { $0.realtimeHeartbeat = .milliseconds(100) }
         let a = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
-        try await server.run(.live) { api in
-            let port = try #require(api.port)
-            let socket = RealtimeTestClient(port: port, token: a.driver.accessToken, since: 0)
-            try await socket.waitForReady()
-            // The server loses its database; past the session cache, every check needs it.
-            await server.services.database.close()
-            server.clock.advance(by: 60)
-            #expect(try await socket.waitForClose() == RealtimeCloseCode.tryAgainLater.rawValue)
-            let refused = try await Self.upgrade(port, "since=0", headers: Self.bearer(a.driver.accessToken))
-            #expect(refused.status == 503 && refused.errorCode == "unavailable", "\(refused.status) \(refused.text)")
-            #expect(refused.headers["retry-after"] != nil)
-        }
+        let live = try await LiveServer(server)
+        let services = try #require(live.services)
+        let socket = RealtimeTestClient(port: live.port, token: a.driver.accessToken, since: 0)
+        try await socket.waitForReady()
+        // The server loses its database; past the session cache, every check needs it.
+        await services.database.close()
+        server.clock.advance(by: 60)
+        #expect(try await socket.waitForClose() == RealtimeCloseCode.tryAgainLater.rawValue)
+        let refused = try await Self.upgrade(live.port, "since=0", headers: Self.bearer(a.driver.accessToken))
+        #expect(refused.status == 503 && refused.errorCode == "unavailable", "\(refused.status) \(refused.text)")
+        #expect(refused.headers["retry-after"] != nil)
+        #expect(await live.stop(within: .seconds(30)), "the server did not shut down after losing its database")
     }
 
     @Test("at shutdown, realtime sockets close with 1001 (going away)")
