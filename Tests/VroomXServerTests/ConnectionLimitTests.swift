@@ -41,14 +41,14 @@ struct ConnectionLimitTests {
     @Test("a realtime socket is not held to the HTTP deadlines once upgraded")
     func upgradedSocketOutlivesHeadDeadline() async throws {
         let server = try await TestServer.make(.sqlite) {
-            $0.connectionLimits.headerTimeout = .seconds(1)
+            $0.connectionLimits.headerTimeout = .seconds(3)
             $0.connectionLimits.bodyRateWindow = .seconds(1)
         }
         let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
         let live = try await LiveServer(server)
         let socket = RealtimeTestClient(port: live.port, token: carrier.driver.accessToken, since: 0)
         try await socket.waitForReady()
-        try await Task.sleep(for: .seconds(4))
+        try await Task.sleep(for: .seconds(7))
         #expect(!socket.isFinished, "the socket was closed with \(String(describing: socket.closeCode))")
         await socket.disconnect()
         await live.stop()
