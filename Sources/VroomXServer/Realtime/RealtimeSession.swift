@@ -46,8 +46,9 @@ struct RealtimeSession {
             group.addTask {
                 do {
                     return try await send(to: outbound, from: subscriber)
+                } catch is ChannelError, is NIOAsyncWriterError {
+                    return nil  // the client left while a message was on its way
                 } catch {
-                    // The database failed while serving the socket (or the client left, and nobody reads the code).
                     logger.warning("realtime: serving the socket failed", metadata: ["error": "\(error)"])
                     return .tryAgainLater
                 }
