@@ -14,6 +14,10 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let unsupportedMediaType = ErrorCode("unsupported_media_type")
     public static let routeNotFound = ErrorCode("route_not_found")
     public static let methodNotAllowed = ErrorCode("method_not_allowed")
+    /// The bytes are not an HTTP/1.1 request the server can parse.
+    public static let malformedRequest = ErrorCode("malformed_request")
+    /// The request line and headers together are over the server's limit.
+    public static let requestHeaderFieldsTooLarge = ErrorCode("request_header_fields_too_large")
     // Authentication and access
     public static let missingToken = ErrorCode("missing_token")
     public static let invalidToken = ErrorCode("invalid_token")
@@ -60,6 +64,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// The server's storage is full (507, with `Retry-After`): nothing
     /// recorded was lost; try again later.
     public static let insufficientStorage = ErrorCode("insufficient_storage")
+    /// A cap on connections was reached (realtime sockets per carrier or per server).
+    public static let tooManyConnections = ErrorCode("too_many_connections")
 }
 
 /// The one error shape every endpoint answers with:

@@ -47,6 +47,10 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
             && !Self.streamsBody.contains(self)
     }
 
+    /// The realtime socket also takes its token as `?access_token=`, for
+    /// WebSocket clients that cannot set headers (browsers).
+    public var acceptsQueryToken: Bool { self == .realtime }
+
     /// Endpoints whose body is file bytes, streamed to storage rather than
     /// held in memory (uploads keep their own exactly-once rules: offsets).
     public static let streamsBody: Set<Endpoint> = [createUpload, uploadOffset, appendUpload, terminateUpload, putInspectionMedia]

@@ -33,6 +33,9 @@ public enum RealtimeCloseCode: UInt16, Sendable, CaseIterable {
     case sessionRevoked = 4003
     /// The socket could not keep up; reconnect from the last cursor.
     case tooSlow = 4008
+    /// The user opened more sockets than the server allows; this one (the
+    /// oldest) gave way to a newer one. Reconnect only after a backoff.
+    case tooManyConnections = 4029
     /// The request was malformed (e.g. `since` is not a number).
     case badRequest = 4400
     /// The cursor is older than the history the server keeps: re-snapshot
@@ -40,4 +43,21 @@ public enum RealtimeCloseCode: UInt16, Sendable, CaseIterable {
     case cursorExpired = 4410
     /// The server is shutting down; reconnect (to another instance).
     case goingAway = 1001
+    /// The server cannot serve the socket right now (its database failed):
+    /// reconnect after a backoff.
+    case tryAgainLater = 1013
+
+    /// The reason sent with the code, for people reading logs.
+    public var reason: String {
+        switch self {
+        case .tokenExpired: return "token_expired"
+        case .sessionRevoked: return "session_revoked"
+        case .tooSlow: return "too_slow"
+        case .tooManyConnections: return "too_many_connections"
+        case .badRequest: return "bad_request"
+        case .cursorExpired: return "cursor_expired"
+        case .goingAway: return "going_away"
+        case .tryAgainLater: return "try_again_later"
+        }
+    }
 }

@@ -17,6 +17,7 @@ public struct ServerServices: Sendable {
     let authenticator: Authenticator
     let auth: AuthService
     public let hub: ChangeHub
+    public let realtimeCapacity: RealtimeCapacity
     let push: PushService?
     let media: any MediaStorage
     let uploads: UploadService
@@ -34,6 +35,7 @@ public struct ServerServices: Sendable {
         let commits = CommitSignal()
         let store = Store(database: database, clock: configuration.clock, pushEnabled: configuration.apns != nil, onCommit: commits.fire)
         let hub = ChangeHub(store: store, logger: logger, inboxLimit: configuration.realtimeInboxLimit)
+        let realtimeCapacity = RealtimeCapacity(limits: realtimeLimits(configuration, logger: logger))
         commits.connect(hub.committed)
         var push: PushService?
         if let apns = configuration.apns {
@@ -55,8 +57,18 @@ public struct ServerServices: Sendable {
         let media = try FileMediaStorage(root: configuration.resolvedMediaDirectory)
         let uploads = UploadService(store: store, media: media, limits: configuration.uploads)
         return ServerServices(configuration: configuration, database: database, store: store, mailer: mailer, secrets: secrets,
-                              tokens: tokens, authenticator: authenticator, auth: auth, hub: hub, push: push, media: media,
-                              uploads: uploads, logger: logger)
+                              tokens: tokens, authenticator: authenticator, auth: auth, hub: hub, realtimeCapacity: realtimeCapacity,
+                              push: push, media: media, uploads: uploads, logger: logger)
+    }
+
+    /// Raises the descriptor limit as far as allowed and keeps the realtime
+    /// socket cap within it, with room left for HTTP connections and files.
+    static func realtimeLimits(_ configuration: ServerConfiguration, logger: Logger) -> RealtimeLimits {
+        let descriptors = DescriptorLimit.raiseToHardLimit()
+        var limits = configuration.realtimeLimits
+        limits.sockets = min(limits.sockets, DescriptorLimit.socketBudget(descriptors))
+        logger.info("open files limit \(descriptors): at most \(limits.sockets) realtime sockets")
+        return limits
     }
 
     static func openDatabase(_ configuration: ServerConfiguration, logger: Logger) async throws -> any SQLDatabase {
@@ -134,11 +146,16 @@ public func buildApplication(_ services: ServerServices,
         throw AppError(426, .upgradeRequired, "Connect to this endpoint with a WebSocket.")
     }
 
-    let webSocketRouter = Realtime.router(hub: services.hub, authenticator: services.authenticator,
-                                          heartbeat: configuration.realtimeHeartbeat, logger: services.logger)
+    let refusedUpgrades = RefusedUpgrades()
+    let webSocketRouter = Realtime.router(hub: services.hub, authenticator: services.authenticator, capacity: services.realtimeCapacity,
+                                          refusals: refusedUpgrades, heartbeat: configuration.realtimeHeartbeat, logger: services.logger)
+    // Behind a trusted proxy every connection comes from the proxy: per-client caps belong there.
+    let clients = configuration.trustForwardedFor ? nil
+        : ClientConnectionLimiter(maxPerClient: configuration.connectionLimits.maxConnectionsPerClient)
     var app = Application(
         router: router,
-        server: guardedHTTP1WebSocketServer(webSocketRouter.buildResponder()),
+        server: guardedHTTP1WebSocketServer(webSocketRouter.buildResponder(), refusedUpgrades: refusedUpgrades,
+                                            limits: configuration.connectionLimits, clients: clients),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "vroomx"),
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
         logger: services.logger

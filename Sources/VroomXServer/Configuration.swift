@@ -85,6 +85,10 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
 
     /// Heartbeat period of realtime sockets (also how often a socket notices an expired token).
     public var realtimeHeartbeat: Duration = .seconds(25)
+    /// Deadlines and caps per connection (slow or oversized requests, many connections).
+    public var connectionLimits = ConnectionLimits()
+    /// Caps on realtime sockets per user, carrier and instance.
+    public var realtimeLimits = RealtimeLimits()
 
     /// Reads `VROOMX_*` variables over the defaults.
     public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ServerConfiguration {
@@ -157,6 +161,7 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
             }
             configuration.logLevel = value
         }
+        try readLimits(environment, into: &configuration)
         return configuration
     }
 }

@@ -120,6 +120,10 @@ struct BenchServer {
         environment["VROOMX_JWT_SECRET"] = secret
         environment["VROOMX_LOG_LEVEL"] = "error"
         environment["VROOMX_DEV_MAILBOX"] = "true"  // the bench signs in without mail
+        // Every bench socket comes from one address, and the memory run opens 10,000 for one driver.
+        environment["VROOMX_MAX_CONNECTIONS_PER_CLIENT"] = "1000000"
+        environment["VROOMX_MAX_SOCKETS_PER_USER"] = "10000"
+        environment["VROOMX_MAX_SOCKETS_PER_CARRIER"] = "1000000"
         if let url = configuration.databaseURL { environment["VROOMX_DATABASE_URL"] = url }
         environment.merge(extra) { $1 }
         process.environment = environment

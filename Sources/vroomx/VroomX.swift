@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Hummingbird
 import Logging
+import ServiceLifecycle
 import VroomXServer
 
 @main
@@ -41,7 +42,9 @@ struct VroomX: AsyncParsableCommand {
         discussion: """
             Configuration comes from flags and the environment: VROOMX_DATABASE_URL (unset: SQLite in \
             VROOMX_DATA_DIR, default ./vroomx-data), VROOMX_HOST, VROOMX_PORT, VROOMX_JWT_SECRET, VROOMX_SMTP_URL, \
-            VROOMX_MAIL_FROM, VROOMX_TRUST_PROXY, VROOMX_DATABASE_POOL_SIZE, VROOMX_LOG_LEVEL, VROOMX_LOG_FORMAT (text|json).
+            VROOMX_MAIL_FROM, VROOMX_TRUST_PROXY, VROOMX_DATABASE_POOL_SIZE, VROOMX_LOG_LEVEL, VROOMX_LOG_FORMAT (text|json); \
+            connection limits such as VROOMX_HEADER_TIMEOUT_SECONDS, VROOMX_MAX_CONNECTIONS_PER_CLIENT, VROOMX_MAX_SOCKETS_PER_USER \
+            and VROOMX_SHUTDOWN_GRACE_SECONDS are listed in the README.
             """,
         subcommands: [Serve.self, Migrate.self, TenantCommand.self],
         defaultSubcommand: Serve.self
@@ -62,7 +65,11 @@ struct Serve: AsyncParsableCommand {
         configuration.demo = demo
         let app = try await buildApplication(configuration)
         if demo { printDemoAccounts(configuration) }
-        try await app.runService()
+        var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "vroomx"))
+        // Connections are closed once the grace period ends; should anything else still hold on
+        // (a database call that never returns), cancel it rather than wait forever.
+        group.maximumGracefulShutdownDuration = configuration.connectionLimits.shutdownGrace + .seconds(10)
+        try await ServiceGroup(configuration: group).run()
     }
 
     func printDemoAccounts(_ configuration: ServerConfiguration) {

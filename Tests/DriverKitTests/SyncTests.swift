@@ -327,4 +327,30 @@ struct SyncTests {
         await app.shutdown()
         await live.stop()
     }
+
+    @Test("a socket the server replaced with a newer one (4029) comes back only after a growing backoff, though each had been ready")
+    func backsOffWhenReplaced() async throws {
+        let server = try await TestServer.make(.sqlite) { $0.realtimeLimits.socketsPerUser = 1 }
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let live = try await LiveServer(server)
+        let device = try DriverDevice.make(server: live, realtime: true)
+        let app = device.app
+        try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox)
+        try await eventually("realtime connected") { app.status.realtimeConnected }
+        // Another socket of the driver takes the only place; the app's comes back and takes it over.
+        var waits: [Duration] = []
+        for _ in 0..<3 {
+            let rival = RealtimeTestClient(port: live.port, token: carrier.driver.accessToken, since: 0)
+            try await rival.waitForReady()
+            let replaced = ContinuousClock.now
+            #expect(try await rival.waitForClose(timeout: .seconds(60)) == RealtimeCloseCode.tooManyConnections.rawValue)
+            waits.append(ContinuousClock.now - replaced)
+        }
+        // Reconnect backoff 1 s, 2 s, 4 s (±20 %): it grows although every socket had become ready.
+        #expect(waits[0] >= .milliseconds(700), "\(waits)")
+        #expect(waits[1] >= .milliseconds(1500), "\(waits)")
+        #expect(waits[2] >= .milliseconds(3000), "\(waits)")
+        await app.shutdown()
+        await live.stop()
+    }
 }

@@ -137,7 +137,7 @@ struct DriverCommandTests {
         func videoUnderWay() -> Bool {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: partial.path)) ?? []
             return names.contains { name in
-                let size = (try? FileManager.default.attributesOfItem(atPath: partial.appendingPathComponent(name).path)[.size] as? Int) ?? 0
+                let size = (try? partial.appendingPathComponent(name).resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0
                 return size > 1 << 20 && size < video.count
             }
         }
@@ -151,7 +151,7 @@ struct DriverCommandTests {
 
         let sync = try await Self.driver(["sync"], home: home, port: port)
         #expect(sync.status == 0, "\(sync.output)")
-        #expect(sync.output.contains("walkthrough") && sync.output.contains("100%"))
+        #expect(sync.output.contains("walkthrough") && sync.output.contains("100%"), "\(sync.output)\nserver: \(server.text.suffix(3000))")
         let shown = try await Self.driver(["order", "O-5005"], home: home, port: port)
         #expect(shown.output.contains("Pickup    inspection complete") && shown.output.contains("8 files on the server"), "\(shown.output)")
         #expect(shown.output.contains("picked_up"), "completing the pickup inspection picked the vehicle up: \(shown.output)")

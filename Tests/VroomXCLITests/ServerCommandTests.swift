@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 import VroomXModels
 import VroomXServer
@@ -48,6 +49,66 @@ struct ServerCommandTests {
 
         await server.stop()
         #expect(server.exitStatus == 0, "\(server.text)")
+    }
+
+    @Test("SIGTERM ends the server within the grace period though an upload still trickles in; realtime sockets close with 1001")
+    func shutdownDeadline() async throws {
+        let configuration = try await TestBackend.sqlite.freshConfiguration()
+        let services = try await ServerServices.make(configuration)
+        let (tenant, _) = try await services.store.createTenant(name: "Acme Hauling", dispatcherEmail: "boss@acme.example")
+        let driver = try await services.store.createDriver(tenant: tenant.id, .init(
+            email: "driver@acme.example", name: "Dana", payType: .perMile, payRate: 60))
+        let token = try await services.signIn(email: driver.email).accessToken
+        await services.database.close()
+
+        let port = try ChildProcess.freePort()
+        let server = try VroomXBinary.start(["serve", "--port", String(port)], environment: [
+            "VROOMX_DATA_DIR": configuration.dataDirectory.path, "VROOMX_JWT_SECRET": try #require(configuration.jwtSecret),
+            "VROOMX_SHUTDOWN_GRACE_SECONDS": "2", "VROOMX_LOG_LEVEL": "info", "VROOMX_DEV_MAILBOX": "true",
+        ])
+        try await server.waitFor("listening on 127.0.0.1:\(port)")
+        let socket = RealtimeTestClient(port: port, token: token, since: 0)
+        try await socket.waitForReady()
+        // An upload at 1,000 B/s: within the minimum rate, and far from done when the grace period ends.
+        let upload = try await RawSocket.connect(port: port)
+        try await upload.send(RawHTTP.head("POST", Endpoint.sendCode.path(), headers: ["Content-Type": "application/json"],
+                                           contentLength: 1 << 20, keepAlive: true) + Array(#"{"email": "x@acme.example""#.utf8))
+        let trickle = Task {
+            while !Task.isCancelled {
+                try await upload.send([UInt8](repeating: 0x20, count: 100))
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        try await Task.sleep(for: .seconds(1))
+
+        let signalled = ContinuousClock.now
+        server.terminate()
+        let exited = await server.waitForExit(timeout: .seconds(12))
+        let took = ContinuousClock.now - signalled
+        trickle.cancel()
+        _ = await trickle.result
+        upload.close()
+        if !exited { await server.kill9() }
+        #expect(exited, "still running 12 s after SIGTERM: \(server.text.suffix(2000))")
+        #expect(took < .seconds(12))
+        #expect(server.exitStatus == 0, "\(server.text.suffix(2000))")
+        #expect(try await socket.waitForClose(timeout: .seconds(5)) == RealtimeCloseCode.goingAway.rawValue)
+    }
+
+    @Test("at start the server raises its open-files limit to the hard limit and logs it with the realtime socket cap")
+    func descriptorLimit() async throws {
+        let configuration = try await TestBackend.sqlite.freshConfiguration()
+        var limit = rlimit()
+        #expect(getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0)
+        try #require(limit.rlim_max > 256, "the hard limit leaves nothing to raise")
+        let port = try ChildProcess.freePort()
+        // A shell lowers the soft limit, as a default service manager or login would.
+        let server = try ChildProcess("/bin/sh", ["-c", "ulimit -S -n 256 && exec \"$0\" serve --port \(port)", VroomXBinary.path()],
+                                      environment: ["VROOMX_DATA_DIR": configuration.dataDirectory.path, "VROOMX_LOG_LEVEL": "info",
+                                                    "VROOMX_DEV_MAILBOX": "true"])
+        try await server.waitFor("listening on 127.0.0.1:\(port)")
+        #expect(server.text.contains("open files limit \(limit.rlim_max)"), "\(server.text)")
+        await server.stop()
     }
 
     func codeFromLog(_ process: ChildProcess, email: String) async throws -> String {

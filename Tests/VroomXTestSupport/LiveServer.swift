@@ -45,6 +45,19 @@ public final class LiveServer: Sendable {
         running.withLockedValue { $0 = Running(task: task, group: group, services: services) }
     }
 
+    /// Stops as `stop()`, but gives up waiting after `timeout` (the shutdown
+    /// goes on in the background): false when it did not finish in time.
+    public func stop(within timeout: Duration) async -> Bool {
+        let stopping = Task { await stop() }
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask { await stopping.value; return true }
+            group.addTask { try? await Task.sleep(for: timeout); return false }
+            let finished = await group.next() ?? false
+            group.cancelAll()
+            return finished
+        }
+    }
+
     /// Shuts down gracefully: in-flight requests finish, connections close.
     public func stop() async {
         guard let current = running.withLockedValue({ value -> Running? in

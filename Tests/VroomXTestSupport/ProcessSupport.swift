@@ -82,6 +82,19 @@ public final class ChildProcess: Sendable {
         await exit()
     }
 
+    /// Sends SIGTERM (a graceful shutdown) without waiting.
+    public func terminate() { process.terminate() }
+
+    /// Waits for the process to exit; false if it still runs after `timeout`.
+    public func waitForExit(timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            guard ContinuousClock.now < deadline else { return false }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return true
+    }
+
     /// Kills the process at once, as a crash or `kill -9` would.
     public func kill9() async {
         kill(process.processIdentifier, SIGKILL)

@@ -6,27 +6,52 @@ import Darwin
 import Foundation
 
 /// A plain TCP connection to a loopback port, for what HTTP clients will
-/// not do on purpose: stay silent, or drop a request halfway through.
+/// not do on purpose: stay silent, drop a request halfway through, trickle
+/// bytes, or send more than a server should accept.
 public final class RawSocket: @unchecked Sendable {
     public let fd: Int32
 
-    public init(port: Int) throws {
+    /// - Parameter localAddress: the loopback address to connect from
+    ///   (`127.0.0.2`, …), so that one test can be several clients.
+    public init(port: Int, from localAddress: String? = nil) throws {
         #if canImport(Glibc)
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
         fd = socket(AF_INET, SOCK_STREAM, 0)
         #endif
+        guard fd >= 0 else { throw POSIXError(.EMFILE) }
+        if let localAddress {
+            var local = Self.address(localAddress, port: 0)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                _ = Glibc.close(fd)
+                throw POSIXError(.EADDRNOTAVAIL)
+            }
+        }
+        var address = Self.address("127.0.0.1", port: port)
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else {
+            _ = Glibc.close(fd)
+            throw POSIXError(.ECONNREFUSED)
+        }
+    }
+
+    /// Connects on a thread of its own: a server with a full accept queue
+    /// makes `connect` wait, which must not hold a task thread.
+    public static func connect(port: Int, from localAddress: String? = nil) async throws -> RawSocket {
+        try await offCooperativePool { try RawSocket(port: port, from: localAddress) }
+    }
+
+    static func address(_ ip: String, port: Int) -> sockaddr_in {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard fd >= 0, result == 0 else {
-            if fd >= 0 { _ = Glibc.close(fd) }
-            throw POSIXError(.ECONNREFUSED)
-        }
+        address.sin_addr.s_addr = inet_addr(ip)
+        return address
     }
 
     /// Sends everything, on a thread of its own (the server under test may
@@ -34,6 +59,8 @@ public final class RawSocket: @unchecked Sendable {
     public func send(_ bytes: [UInt8]) async throws {
         try await offCooperativePool { try self.sendBlocking(bytes) }
     }
+
+    public func send(_ text: String) async throws { try await send(Array(text.utf8)) }
 
     func sendBlocking(_ bytes: [UInt8]) throws {
         var sent = 0
@@ -44,20 +71,87 @@ public final class RawSocket: @unchecked Sendable {
         }
     }
 
-    /// Whether the peer closed the connection (end of file) within the time.
-    public func waitForClose(seconds: Int) async -> Bool {
-        (try? await offCooperativePool { self.waitForCloseBlocking(seconds: seconds) }) ?? false
+    /// Sends `bytes` and returns how many the connection took before the
+    /// server closed it. A send that makes no progress for `stallSeconds`
+    /// ends the attempt too.
+    public func sendUntilClosed(_ bytes: [UInt8], stallSeconds: Int = 10) async -> Int {
+        (try? await offCooperativePool { self.sendUntilClosedBlocking(total: bytes.count, stallSeconds: stallSeconds) { bytes[$0] } }) ?? 0
     }
 
-    func waitForCloseBlocking(seconds: Int) -> Bool {
-        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var buffer = [UInt8](repeating: 0, count: 4096)
+    /// Sends `total` filler bytes, as `sendUntilClosed(_:)`.
+    public func sendUntilClosed(total: Int, stallSeconds: Int = 10) async -> Int {
+        let filler = [UInt8](repeating: UInt8(ascii: "x"), count: 65536)
+        return (try? await offCooperativePool {
+            self.sendUntilClosedBlocking(total: total, stallSeconds: stallSeconds) { filler[0..<$0.count] }
+        }) ?? 0
+    }
+
+    func sendUntilClosedBlocking(total: Int, stallSeconds: Int, _ chunk: (Range<Int>) -> ArraySlice<UInt8>) -> Int {
+        var timeout = timeval(tv_sec: stallSeconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var sent = 0
+        while sent < total {
+            let bytes = chunk(sent..<min(sent + 65536, total))
+            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { break }
+            sent += n
+        }
+        return sent
+    }
+
+    /// Whether the peer closed the connection (end of file or reset) within the time.
+    public func waitForClose(seconds: Int) async -> Bool {
+        await closed(within: .seconds(seconds))
+    }
+
+    public func closed(within duration: Duration) async -> Bool {
+        (try? await offCooperativePool { self.waitForCloseBlocking(duration) }) ?? false
+    }
+
+    func waitForCloseBlocking(_ duration: Duration) -> Bool {
+        let deadline = ContinuousClock.now + duration
+        var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return false }
+            setReceiveTimeout(left)
             let n = recv(fd, &buffer, buffer.count, 0)
             if n == 0 { return true }
-            if n < 0 { return false }
+            if n < 0 {
+                if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { continue }
+                return true  // reset by the peer
+            }
         }
+    }
+
+    /// Reads one HTTP/1.1 response: the head and a `Content-Length` body.
+    public func readResponse(timeout: Duration = .seconds(30)) async throws -> RawHTTP.Answer {
+        try await offCooperativePool { try self.readResponseBlocking(timeout: timeout) }
+    }
+
+    func readResponseBlocking(timeout: Duration) throws -> RawHTTP.Answer {
+        let deadline = ContinuousClock.now + timeout
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            if let answer = try RawHTTP.parse(received, complete: false) { return answer }
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { throw POSIXError(.ETIMEDOUT) }
+            setReceiveTimeout(left)
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { continue }
+            if n <= 0 {
+                guard let answer = try RawHTTP.parse(received, complete: true) else { throw POSIXError(.ECONNRESET) }
+                return answer
+            }
+            received += buffer[0..<n]
+        }
+    }
+
+    private func setReceiveTimeout(_ duration: Duration) {
+        let microseconds = max(1000, duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000)
+        var timeout = timeval(tv_sec: Int(microseconds / 1_000_000), tv_usec: Int(microseconds % 1_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
     public func close() { _ = Glibc.close(fd) }
@@ -70,6 +164,15 @@ public struct RawHTTP {
         public let status: Int
         public let headers: [String: String]
         public let body: [UInt8]
+
+        public var text: String { String(decoding: body, as: UTF8.self) }
+
+        /// The `code` of the shared JSON error shape, if the body is one.
+        public var errorCode: String? {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+                  let error = object["error"] as? [String: Any] else { return nil }
+            return error["code"] as? String
+        }
     }
 
     public static func request(port: Int, _ method: String, _ path: String, headers: [String: String] = [:],
@@ -90,7 +193,17 @@ public struct RawHTTP {
             if n <= 0 { break }
             received += buffer[0..<n]
         }
-        guard let end = received.firstRange(of: Array("\r\n\r\n".utf8)) else { throw POSIXError(.EBADMSG) }
+        guard let answer = try parse(received, complete: true) else { throw POSIXError(.EBADMSG) }
+        return answer
+    }
+
+    /// A response from the bytes so far: nil until the head and, when it
+    /// declares a length, the whole body have arrived (or the stream ended).
+    static func parse(_ received: [UInt8], complete: Bool) throws -> Answer? {
+        guard let end = received.firstRange(of: Array("\r\n\r\n".utf8)) else {
+            if complete { throw POSIXError(.EBADMSG) }
+            return nil
+        }
         let lines = String(decoding: received[..<end.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
         guard let status = lines.first?.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { throw POSIXError(.EBADMSG) }
         var fields: [String: String] = [:]
@@ -98,7 +211,14 @@ public struct RawHTTP {
             guard let colon = line.firstIndex(of: ":") else { continue }
             fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
-        return Answer(status: status, headers: fields, body: Array(received[end.upperBound...]))
+        var body = Array(received[end.upperBound...])
+        if let length = fields["content-length"].flatMap({ Int($0) }) {
+            guard body.count >= length else { return complete ? Answer(status: status, headers: fields, body: body) : nil }
+            body = Array(body.prefix(length))
+        } else if !complete {
+            return nil
+        }
+        return Answer(status: status, headers: fields, body: body)
     }
 
     /// Sends bytes exactly as given (any request line, headers, body) and
@@ -138,18 +258,28 @@ public struct RawHTTP {
     }
 
     /// The request line and headers, for sending a body by hand.
-    public static func head(_ method: String, _ path: String, headers: [String: String], contentLength: Int) -> [UInt8] {
-        var text = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+    public static func head(_ method: String, _ path: String, headers: [String: String], contentLength: Int,
+                            keepAlive: Bool = false) -> [UInt8] {
+        var text = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n" + (keepAlive ? "" : "Connection: close\r\n")
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
         if method != "GET" && method != "HEAD" || contentLength > 0 { text += "Content-Length: \(contentLength)\r\n" }
         return Array((text + "\r\n").utf8)
     }
+
+    /// A WebSocket upgrade request for `path` (keep-alive, as clients send it).
+    public static func upgradeHead(_ path: String, headers: [String: String] = [:]) -> [UInt8] {
+        var text = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+            + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        for (name, value) in headers { text += "\(name): \(value)\r\n" }
+        return Array((text + "\r\n").utf8)
+    }
 }
 
-/// Runs blocking socket calls on a dispatch thread, never on the
-/// cooperative pool the server in the same process needs.
+/// Runs a blocking socket call on a thread of its own: never on the
+/// cooperative pool the server in the same process needs, nor on the global
+/// dispatch queues, which on Linux run about one blocking item per core.
 func offCooperativePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+        Thread { continuation.resume(with: Result { try work() }) }.start()
     }
 }

@@ -36,6 +36,12 @@ public enum TestBackend: String, Sendable, CustomStringConvertible, CaseIterable
             .appendingPathComponent("vroomx-test-\(UUID().uuidString.prefix(8))")
         configuration.databasePoolSize = 4
         configuration.auth.pinHashCost = 10 // fast scrypt in tests; production keeps the default
+        // Hummingbird's live test client holds one connection and never reconnects: a slow step of a
+        // test on a loaded machine must not lose it to the keep-alive deadline (tests of it set their own).
+        configuration.connectionLimits.headerTimeout = .seconds(300)
+        // Tests run side by side on two cores, each committing with fsync: a test that queues 40
+        // writes at once can wait past the production deadline (tests of deadlines set their own).
+        configuration.databaseTimeout = .seconds(60)
         if self == .postgres {
             if let databaseURL {
                 configuration.databaseURL = databaseURL

@@ -286,6 +286,8 @@ public actor SyncEngine {
     // MARK: Realtime
 
     private var reconnectFailures = 0
+    /// The current socket sent `ready` (it was admitted and served).
+    private var reachedReady = false
     private var lastCloseCode: UInt16?
 
     private func runRealtime() async {
@@ -297,13 +299,18 @@ public actor SyncEngine {
             }
             let cursor = (try? database.syncPosition().cursor) ?? 0
             lastCloseCode = nil
+            reachedReady = false
             do {
                 try await realtime.connect(since: cursor) { [weak self] event in await self?.realtimeEvent(event) }
             } catch {
                 logger.debug("realtime connect failed", metadata: ["error": "\(error)"])
             }
             await MainActor.run { status.realtimeConnected = false }
-            switch lastCloseCode.flatMap(RealtimeCloseCode.init(rawValue:)) {
+            let closeCode = lastCloseCode.flatMap(RealtimeCloseCode.init(rawValue:))
+            // A socket that served its catch-up starts the backoff over, unless the server
+            // closed it to shed load (too many sockets, database trouble): then keep backing off.
+            if reachedReady, closeCode != .tooManyConnections, closeCode != .tryAgainLater { reconnectFailures = 0 }
+            switch closeCode {
             case .tokenExpired:
                 _ = try? await api.credentials.refresh()
                 continue
@@ -324,7 +331,7 @@ public actor SyncEngine {
     private func realtimeEvent(_ event: RealtimeConnection.Event) async {
         switch event {
         case .connected:
-            reconnectFailures = 0
+            reachedReady = true
             await MainActor.run { status.realtimeConnected = true }
         case .newChanges(let cursor):
             if let local = try? database.syncPosition().cursor, cursor > local { requestSync() }

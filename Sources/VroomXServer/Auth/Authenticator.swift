@@ -19,7 +19,12 @@ struct Authenticator: Sendable {
         self.sessionCacheTTL = sessionCacheTTL
     }
 
-    func authenticate(_ request: Request) async throws -> Identity {
+    /// - Parameter queryTokenAllowed: also take the token from `?access_token=`
+    ///   (the realtime socket, for WebSocket clients that cannot set headers).
+    func authenticate(_ request: Request, queryTokenAllowed: Bool = false) async throws -> Identity {
+        if queryTokenAllowed, request.headers[.authorization] == nil, let token = request.uri.queryParameters.get("access_token") {
+            return try await authenticate(token: token)
+        }
         guard let header = request.headers[.authorization] else {
             throw AppError(401, .missingToken, "Send an access token: Authorization: Bearer <token>.")
         }
@@ -43,7 +48,13 @@ struct Authenticator: Sendable {
         if let cached = cache.withLockedValue({ $0[session] }), now.timeIntervalSince(cached.checkedAt) < sessionCacheTTL {
             return cached.active
         }
-        let active = try await store.sessionIsActive(session)
+        let active: Bool
+        do {
+            active = try await store.sessionIsActive(session)
+        } catch {
+            // Not the caller's fault: ask them to come back rather than fail them.
+            throw AppError(503, .unavailable, "The server cannot check your session right now; try again shortly.", retryAfter: 5)
+        }
         cache.withLockedValue { cache in
             if cache.count > 50_000 { cache.removeAll() }
             cache[session] = (active, now)

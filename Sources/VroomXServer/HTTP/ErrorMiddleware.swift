@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import NIOHTTP1
 import VroomXModels
 
 /// The outermost middleware: turns every error into the one JSON error shape
@@ -63,6 +64,9 @@ struct ErrorMiddleware: RouterMiddleware {
             return error
         case is NIOTooManyBytesError:
             return JSONBody.tooLarge
+        case let error as HTTPParserError:
+            // The body broke off or stopped being HTTP while a handler read it.
+            return MalformedRequestResponder.refusal(parsing: error)
         case let error as DecodingError:
             return JSONBody.describe(error)
         case DatabaseConstraintError.unique:

@@ -3,82 +3,157 @@ import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+import NIOWebSocket
+import ServiceLifecycle
+import VroomXModels
 
-/// HTTP/1.1 with the realtime WebSocket upgrade. Keep-alive connections
-/// close after 75 s idle, connections that never send a request after 30 s
-/// or at shutdown, and sockets are pinged every 25 s.
-func guardedHTTP1WebSocketServer<Responder: HTTPResponder>(_ webSocketResponder: Responder) -> HTTPServerBuilder
-where Responder.Context: WebSocketRequestContext {
-    let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
-        http1: .init(idleTimeout: .seconds(75)),
-        ws: .init(autoPing: .enabled(timePeriod: .seconds(25))))
+/// HTTP/1.1 with the realtime WebSocket upgrade, behind the connection
+/// guards of `ConnectionLimits`; sockets are pinged every 25 s.
+func guardedHTTP1WebSocketServer<Responder: HTTPResponder>(
+    _ webSocketResponder: Responder, refusedUpgrades: RefusedUpgrades, limits: ConnectionLimits, clients: ClientConnectionLimiter?
+) -> HTTPServerBuilder where Responder.Context: WebSocketRequestContext {
+    let decoderLimits = HTTP1Channel.Configuration.DecoderConfiguration(
+        maxHeaderFieldSize: limits.maxHeadBytes, maxHeaderListSize: limits.maxHeadBytes, maxHeaderFieldCount: limits.maxHeaderFields)
+    // Our handlers own every connection deadline, so Hummingbird's idle timeout stays off.
+    let http1 = HTTP1Channel.Configuration(idleTimeout: nil, httpDecoderConfiguration: decoderLimits)
+    let configuration = HTTP1WebSocketUpgradeChannel.Configuration(http1: http1, ws: .init(autoPing: .enabled(timePeriod: .seconds(25))))
     return HTTPServerBuilder { responder in
-        SilentConnectionGuard(
-            inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
-            firstByteTimeout: .seconds(30))
+        GuardedServerChannel(
+            upgrading: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
+            refusedUpgrades: refusedUpgrades, limits: limits, clients: clients)
     }
 }
 
-/// Wraps the server's child channel so that a connection which never sends
-/// a byte cannot hold the server. The HTTP/WebSocket pipeline only learns to
-/// close idle connections once a first request has arrived, so a client's
-/// pooled-but-unused connection would otherwise delay a graceful shutdown
-/// until the client gives up on it, and a silent client could keep sockets
-/// open forever.
-struct SilentConnectionGuard<Inner: ServerChildChannel>: ServerChildChannel {
-    typealias Value = Inner.Value
-    let inner: Inner
-    /// How long a new connection may stay silent before it is closed.
-    let firstByteTimeout: TimeAmount
+/// The server's child channel: HTTP/1.1 and WebSocket upgrades (through
+/// Hummingbird's upgrade channel), with
+///
+/// - a cap on connections per client address, applied as they are accepted;
+/// - small handlers in front of the HTTP decoder, each with one job: the
+///   head deadline, the head size cap, the minimum body rate, the drain cap
+///   and the shutdown grace period; they follow the request cycle through
+///   the phases `HTTPPhaseObserver` announces from behind the decoder;
+/// - JSON answers for requests that cannot be parsed;
+/// - refused WebSocket upgrades answered with the JSON error of the reason
+///   (as the HTTP API would) rather than with an empty 400;
+/// - WebSockets told 1001 when the server shuts down.
+struct GuardedServerChannel: ServerChildChannel {
+    typealias Value = HTTP1WebSocketUpgradeChannel.Value
+    let upgrading: HTTP1WebSocketUpgradeChannel
+    let refusedUpgrades: RefusedUpgrades
+    let limits: ConnectionLimits
+    /// Nil behind a trusted proxy, where every connection comes from the proxy.
+    let clients: ClientConnectionLimiter?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandler(SilentConnectionHandler(timeout: firstByteTimeout), position: .first)
-        }.flatMap {
-            inner.setup(channel: channel, logger: logger)
+        if let clients, !clients.admit(channel) {
+            channel.close(promise: nil)
+            return channel.eventLoop.makeFailedFuture(TooManyConnectionsFromClient())
+        }
+        let limits = self.limits
+        return upgrading.setup(channel: channel, logger: logger).flatMapThrowing { value in
+            let pipeline = channel.pipeline.syncOperations
+            try pipeline.addHandlers([
+                ShutdownGraceHandler(grace: TimeAmount(limits.shutdownGrace)),
+                HeadDeadlineHandler(timeout: TimeAmount(limits.headerTimeout)),
+                HeadSizeLimitHandler(limit: limits.maxHeadBytes),
+                BodyRateHandler(window: TimeAmount(limits.bodyRateWindow), minimumBytes: limits.bodyRateMinimumBytes),
+                DrainLimitHandler(limit: limits.drainLimitBytes),
+            ], position: .first)
+            try pipeline.addHandlers([MalformedRequestResponder(linger: TimeAmount(limits.lingerAfterError)), HTTPPhaseObserver()])
+            return value
         }
     }
 
     func handle(value: Value, logger: Logger) async {
-        await inner.handle(value: value, logger: logger)
+        if Task.isShuttingDownGracefully {
+            // The shutdown began while this connection was being set up: its quiesce event may have come before our handlers.
+            value.channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        }
+        guard let negotiation = Self.upgradeResult(of: value) else {
+            await upgrading.handle(value: value, logger: logger)
+            return
+        }
+        let result: HTTP1WebSocketUpgradeChannel.UpgradeResult
+        do {
+            result = try await negotiation.get()
+        } catch {
+            // Closed before a whole request head arrived (by the client or a guard).
+            logger.trace("connection closed before a request", metadata: ["error": "\(error)"])
+            return
+        }
+        switch result {
+        case .notUpgraded(let http1):
+            await upgrading.handleHTTP(asyncChannel: http1, logger: logger)
+        case .failedUpgrade(let http1, let logger):
+            await answer(http1, refusedUpgrades.take(for: http1.channel) ?? Realtime.notAnUpgrade, logger)
+        case .websocket(let webSocket, let handler, let logger):
+            await handleWebSocket(webSocket, handler, logger)
+        }
+    }
+
+    /// Answers a refused upgrade and closes. (NIO keeps an upgrade request
+    /// to itself, so the HTTP router never sees it.)
+    func answer(_ http1: NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>, _ refusal: AppError, _ logger: Logger) async {
+        logger.debug("WebSocket upgrade refused", metadata: ["error": "\(refusal)"])
+        do {
+            let reply = try ErrorMiddleware.reply(for: refusal)
+            let body = reply.body ?? ByteBuffer()
+            var head = HTTPResponse(status: reply.status, headerFields: reply.headers)
+            head.headerFields[.contentType] = "application/json; charset=utf-8"
+            head.headerFields[.contentLength] = String(body.readableBytes)
+            head.headerFields[.connection] = "close"
+            try await http1.executeThenClose { _, outbound in
+                try await outbound.write(contentsOf: [.head(head), .body(body), .end(nil)])
+            }
+        } catch {
+            logger.trace("could not answer a refused upgrade", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Runs a WebSocket with the close guard in its pipeline. Its shutdown
+    /// handler is registered before the WebSocket library's and is called
+    /// first: the 1001 frame is queued on the channel's event loop before the
+    /// library's own close is even started, so clients see 1001.
+    func handleWebSocket(_ webSocket: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>,
+                         _ handler: HTTP1WebSocketUpgradeChannel.WebSocketChannelHandler, _ logger: Logger) async {
+        let channel = webSocket.channel
+        do {
+            try await channel.eventLoop.submit {
+                let pipeline = channel.pipeline.syncOperations
+                try pipeline.addHandler(CloseFrameGuard(), position: .after(try pipeline.handler(type: WebSocketFrameEncoder.self)))
+            }.get()
+        } catch {
+            logger.trace("WebSocket closed before it started", metadata: ["error": "\(error)"])
+            return
+        }
+        await withGracefulShutdownHandler {
+            await handler(webSocket, logger)
+        } onGracefulShutdown: {
+            channel.writeAndFlush(WebSocketFrame.close(.goingAway), promise: nil)
+        }
+    }
+
+    /// Hummingbird's upgrade channel keeps the negotiation result internal
+    /// and answers a refused upgrade with an empty 400; reading the result
+    /// lets the server answer with the reason and guard its WebSockets. If a
+    /// later version renames the field, this is nil and the library's own
+    /// handling runs (the realtime limit tests then fail).
+    static func upgradeResult(of value: Value) -> EventLoopFuture<HTTP1WebSocketUpgradeChannel.UpgradeResult>? {
+        Mirror(reflecting: value).descendant("upgradeResult") as? EventLoopFuture<HTTP1WebSocketUpgradeChannel.UpgradeResult>
     }
 }
 
-/// Closes the connection on shutdown or after `timeout` unless a byte
-/// arrives first; then steps out of the pipeline for good.
-final class SilentConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = ByteBuffer
-    typealias InboundOut = ByteBuffer
+/// A client address already holds as many connections as it may.
+struct TooManyConnectionsFromClient: Error {}
 
-    private let timeout: TimeAmount
-    private var deadline: Scheduled<Void>?
-
-    init(timeout: TimeAmount) { self.timeout = timeout }
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        deadline = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) {
-            loopBound.value.close(promise: nil)
-        }
-    }
-
-    func handlerRemoved(context: ChannelHandlerContext) {
-        deadline?.cancel()
-        deadline = nil
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        context.fireChannelRead(data)
-        deadline?.cancel()
-        deadline = nil
-        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
-    }
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is ChannelShouldQuiesceEvent {
-            context.close(promise: nil)
-        } else {
-            context.fireUserInboundEventTriggered(event)
-        }
+extension WebSocketFrame {
+    /// A close frame with a realtime close code and its reason.
+    static func close(_ code: RealtimeCloseCode) -> WebSocketFrame {
+        var data = ByteBuffer()
+        data.writeInteger(code.rawValue)
+        data.writeString(code.reason)
+        return WebSocketFrame(fin: true, opcode: .connectionClose, data: data)
     }
 }

@@ -34,7 +34,7 @@ struct Routes {
         router.on(RouterPath(endpoint.routerPath), method: HTTPRequest.Method(rawValue: endpoint.method.rawValue)!) { request, context in
             guard access != .anyone else { return try await handler(request, context) }
             var context = context
-            let identity = try await authenticator.authenticate(request)
+            let identity = try await authenticator.authenticate(request, queryTokenAllowed: endpoint.acceptsQueryToken)
             switch access {
             case .driver:
                 guard identity.role == .driver else {

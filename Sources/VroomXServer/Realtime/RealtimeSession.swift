@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOWebSocket
 import VroomXModels
@@ -14,6 +15,8 @@ struct RealtimeSession {
     let authenticator: Authenticator
     let identity: Identity
     let since: Int64
+    /// Its place among the user's sockets; evicted for a newer one → 4029.
+    let ticket: RealtimeTicket
     let logger: Logger
     var heartbeatInterval: Duration = .seconds(25)
 
@@ -21,31 +24,46 @@ struct RealtimeSession {
 
     func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
         let subscriber = Subscriber(scope: identity.scope, limit: hub.inboxLimit)
+        ticket.onEvict { subscriber.wake() }
         do {
             try await hub.subscribe(subscriber)
         } catch {
-            try await close(outbound, .goingAway, "try again")
+            logger.warning("realtime: subscribing failed", metadata: ["error": "\(error)"])
+            try await close(outbound, .tryAgainLater)
             return
         }
         defer { hub.unsubscribe(subscriber) }
-        let code: RealtimeCloseCode? = try await withThrowingTaskGroup(of: RealtimeCloseCode?.self) { group in
+        let code: RealtimeCloseCode? = await withTaskGroup(of: RealtimeCloseCode?.self) { group in
             // Reading the client side keeps control frames flowing and tells us when it leaves.
             group.addTask {
-                for try await _ in inbound.messages(maxSize: 4096) {}
+                do {
+                    for try await _ in inbound.messages(maxSize: 4096) {}
+                } catch {
+                    logger.debug("realtime: the client broke the protocol", metadata: ["error": "\(error)"])
+                }
                 return nil
             }
-            group.addTask { try await send(to: outbound, from: subscriber) }
+            group.addTask {
+                do {
+                    return try await send(to: outbound, from: subscriber)
+                } catch is ChannelError, is NIOAsyncWriterError {
+                    return nil  // the client left while a message was on its way
+                } catch {
+                    logger.warning("realtime: serving the socket failed", metadata: ["error": "\(error)"])
+                    return .tryAgainLater
+                }
+            }
             group.addTask {
                 while !Task.isCancelled {
-                    try await Task.sleep(for: heartbeatInterval)
+                    try? await Task.sleep(for: heartbeatInterval)
                     subscriber.wake()
                 }
                 return nil
             }
             defer { group.cancelAll() }
-            return try await group.next() ?? nil
+            return await group.next() ?? nil
         }
-        if let code { try await close(outbound, code, Self.reason(code)) }
+        if let code { try await close(outbound, code) }
     }
 
     /// The sending loop. Returns the close code that ends the connection.
@@ -60,7 +78,9 @@ struct RealtimeSession {
         try await outbound.write(.custom(.init(fin: true, opcode: .text, data: FeedJSON.message(.ready, cursor: cursor))))
         var lastHeartbeat = ContinuousClock.now
         while !Task.isCancelled {
-            switch await subscriber.next() {
+            let next = await subscriber.next()
+            if ticket.isEvicted { return .tooManyConnections }
+            switch next {
             case .overflowed:
                 return .tooSlow
             case .batches(let batches):
@@ -102,51 +122,69 @@ struct RealtimeSession {
     }
 
     /// Sends a close frame with an application code. (The WebSocket library
-    /// has no public API for custom codes; the library's own close frame
-    /// that follows is ignored by clients, which act on the first.)
-    private func close(_ outbound: WebSocketOutboundWriter, _ code: RealtimeCloseCode, _ reason: String) async throws {
-        var buffer = ByteBuffer()
-        buffer.writeInteger(code.rawValue)
-        buffer.writeString(reason)
-        try? await outbound.write(.custom(.init(fin: true, opcode: .connectionClose, data: buffer)))
-    }
-
-    static func reason(_ code: RealtimeCloseCode) -> String {
-        switch code {
-        case .tokenExpired: return "token_expired"
-        case .sessionRevoked: return "session_revoked"
-        case .tooSlow: return "too_slow"
-        case .badRequest: return "bad_request"
-        case .cursorExpired: return "cursor_expired"
-        case .goingAway: return "going_away"
-        }
+    /// has no public API for custom codes; its own close frame, which would
+    /// follow, is dropped by `CloseFrameGuard`.)
+    private func close(_ outbound: WebSocketOutboundWriter, _ code: RealtimeCloseCode) async throws {
+        try? await outbound.write(.custom(.close(code)))
     }
 }
 
-/// The request context of the WebSocket upgrade router.
+/// The request context of the WebSocket upgrade router. The admission
+/// decided before the upgrade reaches the socket's handler through it.
 struct RealtimeRequestContext: RequestContext, WebSocketRequestContext {
     var coreContext: CoreRequestContextStorage
     let webSocket: WebSocketHandlerReference<Self>
+    let channel: any Channel
+    let admission = RealtimeAdmission()
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         webSocket = .init()
+        channel = source.channel
     }
+}
+
+/// Who a realtime socket was admitted for, from the upgrade decision.
+final class RealtimeAdmission: Sendable {
+    struct Admitted: Sendable {
+        let identity: Identity
+        let since: Int64
+        let ticket: RealtimeTicket
+    }
+
+    private let admitted = NIOLockedValueBox<Admitted?>(nil)
+
+    var value: Admitted? { admitted.withLockedValue { $0 } }
+
+    func record(_ value: Admitted) { admitted.withLockedValue { $0 = value } }
 }
 
 extension Realtime {
     /// The upgrade router: only `GET /v1/realtime` with a valid token and
-    /// cursor upgrades; anything else falls through to the HTTP router,
-    /// which answers with the usual JSON errors.
-    static func router(hub: ChangeHub, authenticator: Authenticator, heartbeat: Duration, logger: Logger) -> Router<RealtimeRequestContext> {
+    /// cursor, and room under the caps, upgrades. The reason for refusing any
+    /// other is recorded for the connection to answer (see `RefusedUpgrades`).
+    static func router(hub: ChangeHub, authenticator: Authenticator, capacity: RealtimeCapacity, refusals: RefusedUpgrades,
+                       heartbeat: Duration, logger: Logger) -> Router<RealtimeRequestContext> {
         let router = Router(context: RealtimeRequestContext.self)
-        router.ws(RouterPath(Endpoint.realtime.routerPath)) { request, _ in
-            guard (try? await authenticate(request, authenticator)) != nil, (try? since(request)) != nil else { return .dontUpgrade }
-            return .upgrade([:])
+        router.ws(RouterPath(Endpoint.realtime.routerPath)) { request, context in
+            do {
+                let identity = try await authenticator.authenticate(request, queryTokenAllowed: true)
+                let since = try since(request)
+                let ticket = RealtimeTicket()
+                guard capacity.admit(ticket, for: identity, closingWith: context.channel) else {
+                    throw AppError(429, .tooManyConnections, "This server holds as many realtime connections as it may; try again later.",
+                                   retryAfter: 30)
+                }
+                context.admission.record(.init(identity: identity, since: since, ticket: ticket))
+                return .upgrade([:])
+            } catch {
+                refusals.record(error as? AppError ?? unavailable, for: context.channel)
+                return .dontUpgrade
+            }
         } onUpgrade: { inbound, outbound, context in
-            let identity = try await authenticate(context.request, authenticator)
-            let session = RealtimeSession(hub: hub, authenticator: authenticator, identity: identity,
-                                          since: try since(context.request), logger: logger, heartbeatInterval: heartbeat)
+            guard let admitted = context.requestContext.admission.value else { return }
+            let session = RealtimeSession(hub: hub, authenticator: authenticator, identity: admitted.identity, since: admitted.since,
+                                          ticket: admitted.ticket, logger: logger, heartbeatInterval: heartbeat)
             try await session.run(inbound: inbound, outbound: outbound)
         }
         return router
@@ -160,6 +198,13 @@ extension Realtime {
         }
         return try await authenticator.authenticate(request)
     }
+
+    static let unavailable = AppError(503, .unavailable, "Realtime is not available right now; try again shortly.", retryAfter: 5)
+
+    /// What a refused upgrade is told when the router never saw it: another
+    /// path, or WebSocket headers NIO would not accept.
+    static let notAnUpgrade = AppError(400, .invalidParameter,
+                                       "Only GET /v1/realtime upgrades to a WebSocket (version 13, with Sec-WebSocket-Key).")
 
     static func since(_ request: Request) throws -> Int64 {
         guard let since = try? request.integer(.since) else {
