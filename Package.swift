@@ -51,9 +51,11 @@ let package = Package(
                 "VroomXModels",
                 "VroomXSecurity",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -76,12 +78,15 @@ let package = Package(
             dependencies: [
                 "VroomXServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
 
         // A local server speaking Apple's push provider API (HTTP/2, TLS,
-        // ES256 tokens), for the push tests and the push benchmark.
+        // ES256 tokens): the push tests and the push benchmark deliver to it,
+        // and it is a development stand-in for APNs in its own right.
         .target(
             name: "LocalAPNs",
             dependencies: [
@@ -94,10 +99,10 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Tests/LocalAPNs"
+            ]
         ),
         // Helpers shared by the test targets: a real server on a fresh
         // database of each backend, and a typed API client for it.
@@ -105,8 +110,12 @@ let package = Package(
             name: "VroomXTestSupport",
             dependencies: [
                 "VroomXServer",
+                "VroomXModels",
                 "LocalAPNs",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -139,6 +148,7 @@ let package = Package(
             name: "vroomx-driver",
             dependencies: [
                 "DriverKit",
+                "VroomXModels",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -150,9 +160,11 @@ let package = Package(
                 "VroomXServer",
                 "DriverKit",
                 "LocalAPNs",
-                // The fault proxy and the driver fault schedule, shared with the tests.
-                "VroomXTestSupport",
+                "VroomXModels",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -174,8 +186,10 @@ let package = Package(
         ),
         // Runs the built `vroomx` and `vroomx-driver` binaries as processes
         // (they are dependencies so that they get built).
-        .testTarget(name: "VroomXCLITests", dependencies: ["vroomx", "vroomx-driver", "VroomXTestSupport",
-                                                       .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "VroomXCLITests", dependencies: ["vroomx", "vroomx-driver", "VroomXServer", "VroomXModels",
+                                                       "VroomXTestSupport",
+                                                       .product(name: "Crypto", package: "swift-crypto"),
+                                                       .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "VroomXServerTests",
             dependencies: [

@@ -36,7 +36,7 @@ public final class DriverApp {
 
     public let database: AppDatabase
     public let api: APIClient
-    public let auth: AuthController
+    public let auth: AuthFlow
     public let router: AppRouter
     public let status: SyncStatus
     public let sync: SyncEngine
@@ -65,7 +65,7 @@ public final class DriverApp {
             ? RealtimeConnection(baseURL: baseURL, credentials: credentials, logger: configuration.logger) : nil
         sync = SyncEngine(database: database, api: api, network: network, status: status, realtime: realtime,
                           secureStore: secureStore, clock: configuration.clock, logger: configuration.logger)
-        auth = AuthController(database: database, api: api, credentials: credentials, secureStore: secureStore,
+        auth = AuthFlow(database: database, api: api, credentials: credentials, secureStore: secureStore,
                               biometrics: configuration.biometrics, pinHashCost: configuration.pinHashCost, clock: configuration.clock)
         router = AppRouter(auth: auth, database: database)
         push = PushController(database: database, sync: sync, service: configuration.pushNotifications, clock: configuration.clock)

@@ -67,7 +67,7 @@ public enum SecureToken {
     /// SHA-256 as lowercase hex: how high-entropy tokens are stored, so a
     /// database leak does not hand out live tokens.
     public static func sha256Hex(_ text: String) -> String {
-        SHA256.hash(data: Array(text.utf8)).map { String(format: "%02x", $0) }.joined()
+        SHA256.hash(data: Array(text.utf8)).hexString
     }
 
     public static func base64URL(_ bytes: [UInt8]) -> String {

@@ -39,7 +39,7 @@ public struct ServerServices: Sendable {
         commits.connect(hub.committed)
         var push: PushService?
         if let apns = configuration.apns {
-            let service = PushService(store: store, client: try await APNsClient(configuration: apns, clock: configuration.clock),
+            let service = PushService(store: store, provider: try await APNsClient(configuration: apns, clock: configuration.clock),
                                       logger: logger)
             commits.connect { _, _ in service.poke() }
             push = service

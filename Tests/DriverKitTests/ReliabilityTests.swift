@@ -29,7 +29,7 @@ struct ReliabilityTests {
         let expense = try app.createExpense(trip: alexTrip.id, category: .fuel, amountCents: 8420)
         // Alex forgets the PIN: five wrong PINs end the session on the device.
         app.auth.lock()
-        for _ in 0..<AuthController.maxPINAttempts { try? await app.auth.unlock(pin: "0000") }
+        for _ in 0..<AuthFlow.maxPINAttempts { try? await app.auth.unlock(pin: "0000") }
         #expect(app.auth.state == .signedOut)
 
         try await live.start()

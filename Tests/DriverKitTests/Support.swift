@@ -61,6 +61,7 @@ final class FlakyTransport: HTTPTransport, Sendable {
         var mode: Mode = .normal
         var only: String?
         var sent = 0
+        var pulls = 0
         var held: [CheckedContinuation<Void, Never>] = []
         var holding = false
     }
@@ -79,6 +80,8 @@ final class FlakyTransport: HTTPTransport, Sendable {
 
     /// Requests that reached the server.
     var sent: Int { state.withLockedValue { $0.sent } }
+    /// Of them, pulls of the change feed (`GET /v1/sync`).
+    var pulls: Int { state.withLockedValue { $0.pulls } }
 
     /// Holds mutation batches (after they are written, before they are sent) until `release`.
     func holdMutations() { state.withLockedValue { $0.holding = true } }
@@ -115,7 +118,8 @@ final class FlakyTransport: HTTPTransport, Sendable {
             return HTTPResponseData(status: 413, headers: [:], body: Data(body.utf8))
         case .normal, .loseAnswers, .tooLarge:
             let response = try await real.send(request)
-            state.withLockedValue { $0.sent += 1 }
+            let isPull = request.url.contains(Endpoint.sync.path() + "?")
+            state.withLockedValue { $0.sent += 1; if isPull { $0.pulls += 1 } }
             if applies && mode == .loseAnswers { throw TransportError(description: "answer lost (test)") }
             return response
         }

@@ -328,6 +328,40 @@ struct SyncTests {
         await live.stop()
     }
 
+    @Test("realtime changes are applied from the frames: 20 dispatch changes arrive without one pull of the feed")
+    func realtimeAppliesFrames() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let live = try await LiveServer(server)
+        let transport = FlakyTransport()
+        let device = try DriverDevice.make(server: live, transport: transport, realtime: true)
+        let app = device.app
+        try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox)
+        await app.syncNow()
+        try await eventually("realtime connected") { app.status.realtimeConnected }
+        // Let the sign-in's own syncs settle before counting.
+        try await Task.sleep(for: .milliseconds(500))
+        let pullsBefore = transport.pulls
+        let order = carrier.orders[carrier.trips[0][0].id]![0]
+        for index in 0..<20 {
+            _ = try await live.services!.store.sendMessage(.init(driverID: carrier.driverID(0), type: .dispatchMessage,
+                                                                 title: "Note \(index)", body: "b"), tenant: carrier.tenant.id)
+        }
+        _ = try await live.services!.store.updateETA(order.id, pickup: Date().addingTimeInterval(7200), delivery: nil, carrier.scope)
+        try await eventually("all arrived") {
+            try app.database.notifications().filter { $0.title.hasPrefix("Note ") }.count == 20
+                && app.database.order(order.id)?.pickupETA != nil
+        }
+        #expect(transport.pulls == pullsBefore, "changes the frames carried were read again with GET /v1/sync")
+        let tenant = carrier.tenant.id
+        let serverCursor = try await server.store.database.read { @Sendable db in
+            try await db.first("SELECT change_seq FROM tenants WHERE id = \(tenant)")?.int64("change_seq")
+        }
+        try await eventually("cursor caught up") { try app.database.syncPosition().cursor == serverCursor }
+        await app.shutdown()
+        await live.stop()
+    }
+
     @Test("a socket the server replaced with a newer one (4029) comes back only after a growing backoff, though each had been ready")
     func backsOffWhenReplaced() async throws {
         let server = try await TestServer.make(.sqlite) { $0.realtimeLimits.socketsPerUser = 1 }

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Observation
 import VroomXModels
+import VroomXSecurity
 
 /// Where opening a notification takes the driver.
 public enum NotificationDestination: Sendable, Hashable {
@@ -100,7 +101,7 @@ public final class PushController {
 
     /// APNs tokens travel as lowercase hex.
     public nonisolated static func hex(_ token: Data) -> String {
-        token.map { String(format: "%02x", $0) }.joined()
+        token.hexString
     }
 
     /// A notification while the app is open: refresh, raise urgent ones.

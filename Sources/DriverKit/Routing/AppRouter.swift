@@ -17,11 +17,11 @@ public enum AppRoute: Sendable, Hashable {
 /// driver to login only if the server definitively rejects the session.
 @MainActor @Observable
 public final class AppRouter {
-    let auth: AuthController
+    let auth: AuthFlow
     let database: AppDatabase
     private var onboarded: Bool
 
-    init(auth: AuthController, database: AppDatabase) {
+    init(auth: AuthFlow, database: AppDatabase) {
         self.auth = auth
         self.database = database
         onboarded = (try? database.deviceState())?.onboarded ?? false

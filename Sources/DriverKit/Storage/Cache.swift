@@ -9,6 +9,8 @@ extension AppDatabase {
     public func trips() throws -> [Trip] { try reader.read(Self.trips) }
     public func trip(_ id: ID<Trip>) throws -> Trip? { try reader.read { try Self.trip(id, $0) } }
     public func orders() throws -> [Order] { try reader.read(Self.orders) }
+    /// Orders with this status (all when nil), newest first.
+    public func orders(status: OrderStatus?) throws -> [Order] { try orders().filter { status == nil || $0.status == status } }
     public func orders(trip: ID<Trip>) throws -> [Order] { try reader.read { try Self.orders(trip: trip, $0) } }
     public func order(_ id: ID<Order>) throws -> Order? { try reader.read { try Self.order(id, $0) } }
     public func expenses(trip: ID<Trip>) throws -> [Expense] { try reader.read { try Self.expenses(trip: trip, $0) } }
@@ -124,6 +126,34 @@ extension AppDatabase {
             try db.execute(sql: "UPDATE sync_state SET cursor = ?, snapshot_after = ?, last_synced_at = ?",
                            arguments: [page.cursor, page.snapshotAfter, syncedAt.timeIntervalSince1970])
             try Self.overlayPending(touching: Set(page.changes.map(\.id)), reset: page.reset, db)
+        }
+    }
+
+    /// Applies changes a realtime frame carried, in one transaction, when
+    /// they follow on from the cache: the socket had sent everything up to
+    /// `from` and the cache has at least that (changes a pull already
+    /// brought are skipped by their number). False when they do not follow
+    /// on — a gap, a snapshot in progress, nothing synced yet — and the
+    /// caller pulls instead. A frame with no changes moves the cursor.
+    public func applyLive(_ changes: [Change], from: Int64, to cursor: Int64, syncedAt: Date) throws -> Bool {
+        try writer.write { db in
+            let position = try Row.fetchOne(db, sql: "SELECT cursor, snapshot_after FROM sync_state")!
+            let local: Int64 = position["cursor"]
+            let snapshotAfter: String? = position["snapshot_after"]
+            guard snapshotAfter == nil, local > 0, from <= local else { return false }
+            guard cursor > local else { return true }
+            let fresh = changes.filter { $0.seq > local }
+            for change in fresh {
+                if change.op == .upsert, let row = change.row {
+                    try Self.store(row, raw: change.rawRow, db)
+                } else {
+                    try Self.remove(change.entity, id: change.id, db)
+                }
+            }
+            try db.execute(sql: "UPDATE sync_state SET cursor = ?, last_synced_at = ?",
+                           arguments: [cursor, syncedAt.timeIntervalSince1970])
+            try Self.overlayPending(touching: Set(fresh.map(\.id)), reset: false, db)
+            return true
         }
     }
 

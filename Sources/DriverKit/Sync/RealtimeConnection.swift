@@ -5,10 +5,11 @@ import NIOWebSocket
 import VroomXModels
 import WSClient
 
-/// The realtime socket: tells the sync engine when there is something new
-/// after the local cursor. It only triggers pulls — the feed stays the one
-/// way rows reach the cache — and reconnects with backoff, refreshing the
-/// token on 4001 and re-snapshotting on 4410.
+/// The realtime socket: hands the sync engine each frame's changes with the
+/// cursor range they cover, so they are applied straight from the frame
+/// (the engine pulls instead when they do not follow on from the cache),
+/// and reconnects with backoff, refreshing the token on 4001 and
+/// re-snapshotting on 4410.
 struct RealtimeConnection: Sendable {
     let baseURL: String
     let credentials: CredentialStore
@@ -16,7 +17,9 @@ struct RealtimeConnection: Sendable {
 
     enum Event: Sendable {
         case connected
-        case newChanges(cursor: Int64)
+        /// Every change the caller may see after `from`, up to `to`, in order
+        /// (none for a heartbeat or `ready` that only moves the cursor).
+        case changes([Change], from: Int64, to: Int64)
         case closed(code: UInt16?)
     }
 
@@ -28,15 +31,16 @@ struct RealtimeConnection: Sendable {
         configuration.maxFrameSize = 1 << 22
         let url = baseURL.replacingOccurrences(of: "http://", with: "ws://").replacingOccurrences(of: "https://", with: "wss://")
             + Endpoint.realtime.path() + "?since=\(since)"
-        let decoder = JSONDecoder()
+        let decoder = WireJSON.decoder()
         let close = try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger) { inbound, _, _ in
+            // The socket sends its changes in order from `since`: each frame continues from the one before.
+            var reached = since
             for try await message in inbound.messages(maxSize: 1 << 24) {
                 guard case .text(let text) = message,
-                      let header = try? decoder.decode(MessageHeader.self, from: Data(text.utf8)) else { continue }
-                switch header.type {
-                case .ready: await events(.connected); await events(.newChanges(cursor: header.cursor))
-                case .changes, .heartbeat: await events(.newChanges(cursor: header.cursor))
-                }
+                      let frame = try? decoder.decode(RealtimeMessage.self, from: Data(text.utf8)) else { continue }
+                if frame.type == .ready { await events(.connected) }
+                await events(.changes(frame.changes ?? [], from: reached, to: frame.cursor))
+                reached = max(reached, frame.cursor)
             }
         }
         let code = close.flatMap { frame -> UInt16? in
@@ -45,11 +49,5 @@ struct RealtimeConnection: Sendable {
             return buffer.readInteger(as: UInt16.self)
         }
         await events(.closed(code: code))
-    }
-
-    /// Just the fields needed to decide whether to pull.
-    struct MessageHeader: Decodable {
-        let type: RealtimeMessage.Kind
-        let cursor: Int64
     }
 }

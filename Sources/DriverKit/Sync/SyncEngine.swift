@@ -246,11 +246,11 @@ public actor SyncEngine {
     /// A PIN set while offline reaches the server on the next sync; until
     /// then its scrypt hash waits in the secure store, never in the database.
     func pushPendingPIN() async throws {
-        guard let secureStore, let stored = try secureStore.data(for: AuthController.pendingPINKey) else { return }
+        guard let secureStore, let stored = try secureStore.data(for: AuthFlow.pendingPINKey) else { return }
         let value = String(decoding: stored, as: UTF8.self)
         // A device updated from a version that kept the PIN itself sends it once more, then never again.
         try await api.send(.setPIN, body: PINRequest.isValid(value) ? PINRequest(pin: value) : PINRequest(pinHash: value))
-        try secureStore.remove(AuthController.pendingPINKey)
+        try secureStore.remove(AuthFlow.pendingPINKey)
         try database.setPINState(set: true, serverPending: false)
     }
 
@@ -333,8 +333,10 @@ public actor SyncEngine {
         case .connected:
             reachedReady = true
             await MainActor.run { status.realtimeConnected = true }
-        case .newChanges(let cursor):
-            if let local = try? database.syncPosition().cursor, cursor > local { requestSync() }
+        case .changes(let changes, let from, let cursor):
+            // Applied from the frame; when it does not follow on from the cache, a pull fills the gap.
+            let applied = (try? database.applyLive(changes, from: from, to: cursor, syncedAt: clock())) ?? false
+            if !applied, let local = try? database.syncPosition().cursor, cursor > local { requestSync() }
         case .closed(let code):
             lastCloseCode = code
         }

@@ -25,6 +25,11 @@ public struct WaitingWork: Sendable {
     /// Inspections the server will never take, kept with their files.
     public let evidence: [HeldEvidence]
 
+    /// What the driver may drop: changes the server refused or keeps
+    /// failing on (never one that simply waits), and failed files.
+    public var discardableChanges: [OutboxEntry] { changes.filter { $0.entry.failure == .transient }.map(\.entry) + refused }
+    public var failedFiles: [UploadItem] { files.filter { $0.item.status == .failed }.map(\.item) }
+
     public var isEmpty: Bool { changes.isEmpty && refused.isEmpty && files.isEmpty && evidence.isEmpty }
     /// Something failed: the server refused or keeps failing a change, or a file failed.
     public var hasFailures: Bool {

@@ -56,6 +56,6 @@ struct Secrets: Sendable, CustomStringConvertible, CustomDebugStringConvertible 
 
     func codeHash(email: String, code: String) -> String {
         let mac = HMAC<SHA256>.authenticationCode(for: Array("\(email):\(code)".utf8), using: codePepper)
-        return mac.map { String(format: "%02x", $0) }.joined()
+        return mac.hexString
     }
 }

@@ -1,11 +1,11 @@
-import Crypto
 import Foundation
 import Hummingbird
 import Logging
 import NIOCore
 import VroomXModels
 
-/// The change feed and the batch of offline mutations.
+/// The change feed and the batch of offline mutations, over HTTP (the
+/// mutations themselves are applied by `MutationService`).
 struct SyncController {
     let store: Store
     let logger: Logger
@@ -34,101 +34,9 @@ struct SyncController {
             guard Set(batch.mutations.map(\.id)).count == batch.mutations.count else {
                 throw AppError.validation("mutations", "Each mutation in a batch needs its own id.")
             }
-            let results = try await apply(batch, identity: try context.caller())
+            let results = try await MutationService(store: store, logger: logger).apply(batch, identity: try context.caller())
             return try JSONBody.response(MutationBatchResult(results))
         }
-    }
-
-    /// Applies each mutation in order, each atomically and exactly once. A
-    /// rejection does not stop the batch; only mutations that declared a
-    /// dependency on a rejected one are skipped. A database that cannot
-    /// serve (`DatabaseUnavailable`) stops it: the request answers 503 and
-    /// the client sends the whole batch again (what was applied replays).
-    func apply(_ batch: MutationBatch, identity: Identity) async throws -> [MutationResult] {
-        let scope = identity.scope
-        var rejected: Set<ID<Mutation>> = []
-        var results: [MutationResult] = []
-        for mutation in batch.mutations {
-            if let failed = mutation.dependsOn.first(where: rejected.contains) {
-                rejected.insert(mutation.id)
-                results.append(MutationResult(id: mutation.id, outcome: .rejected, code: .dependencyFailed,
-                                              message: "Not applied: mutation \(failed) it depends on was rejected."))
-                continue
-            }
-            do {
-                let (stored, replayed) = try await store.idempotent(
-                    tenant: identity.tenant, user: identity.user, key: mutation.id.rawValue, requestHash: try Self.hash(mutation)
-                ) {
-                    let (row, order) = try await execute(mutation, scope)
-                    let result = MutationResult(id: mutation.id, outcome: .applied, row: row, order: order)
-                    return Store.StoredReply(status: 200, body: String(decoding: try JSONBody.encoder.encode(result), as: UTF8.self))
-                }
-                var result = try JSONBody.decoder.decode(MutationResult.self, from: Data(stored.body.utf8))
-                result.replayed = replayed
-                results.append(result)
-            } catch {
-                let answer = ErrorMiddleware.appError(for: error)
-                // Without the database or storage nothing else in the batch can land either: the client retries it whole.
-                if answer.status == 503 || answer.status == 507 { throw error }
-                rejected.insert(mutation.id)
-                if answer.status >= 500 {
-                    // One change the server cannot apply must not hold up the others behind it: it is
-                    // answered on its own (`internal_error`, which the app retries later) and the batch goes on.
-                    logger.error("mutation failed", metadata: ["kind": "\(mutation.kind.rawValue)", "error": "\(String(reflecting: error))"])
-                }
-                let truth = answer.status < 500 ? try? await currentRows(of: mutation, scope) : nil
-                results.append(MutationResult(id: mutation.id, outcome: .rejected, code: answer.code, message: answer.body.message,
-                                              row: truth?.row, order: truth?.order))
-            }
-        }
-        return results
-    }
-
-    /// Applies one mutation: the row it changed, and for an inspection its
-    /// order (which completing the inspection moves).
-    func execute(_ mutation: Mutation, _ scope: Scope) async throws -> (row: ChangeRow?, order: Order?) {
-        switch mutation.payload {
-        case .updateOrderStatus(let change):
-            return (.order(try await store.updateOrderStatus(change.orderID, to: change.status, occurredAt: change.occurredAt, scope)), nil)
-        case .updateOrderETA(let change):
-            return (.order(try await store.updateETA(change.orderID, pickup: change.pickupETA, delivery: change.deliveryETA,
-                                                     expected: change.expected, baseVersion: mutation.baseVersion, scope)), nil)
-        case .createExpense(let request):
-            guard request.id != nil else { throw AppError.validation("payload.id", "An offline expense carries its own id.") }
-            return (.expense(try await store.createExpense(request, scope)), nil)
-        case .deleteExpense(let reference):
-            try await store.deleteExpense(reference.expenseID, scope)
-            return (nil, nil)
-        case .markNotificationRead(let reference):
-            return (.notification(try await store.markNotificationRead(reference.notificationID, scope)), nil)
-        case .saveInspection(let save):
-            let inspection = try await store.saveInspection(save.inspectionID, save.inspection, scope)
-            return (.inspection(inspection), nil)
-        case .completeInspection(let reference):
-            let (inspection, order) = try await store.completeInspection(reference.inspectionID, occurredAt: reference.occurredAt, scope)
-            return (.inspection(inspection), order)
-        }
-    }
-
-    /// The server's current rows, returned with a rejection so the client can
-    /// put the truth back in its cache.
-    func currentRows(of mutation: Mutation, _ scope: Scope) async throws -> (row: ChangeRow?, order: Order?) {
-        switch mutation.payload {
-        case .updateOrderStatus(let change): return (.order(try await store.order(change.orderID, scope)), nil)
-        case .updateOrderETA(let change): return (.order(try await store.order(change.orderID, scope)), nil)
-        case .saveInspection(let save):
-            // An inspection refused at its start has no row: the client drops its copy.
-            let inspection = try? await store.inspection(save.inspectionID, scope)
-            return (inspection.map(ChangeRow.inspection), try await store.order(save.inspection.orderID, scope))
-        case .completeInspection(let reference):
-            let inspection = try await store.inspection(reference.inspectionID, scope)
-            return (.inspection(inspection), try await store.order(inspection.orderID, scope))
-        case .createExpense, .deleteExpense, .markNotificationRead: return (nil, nil)
-        }
-    }
-
-    static func hash(_ mutation: Mutation) throws -> String {
-        SHA256.hash(data: try JSONBody.encoder.encode(mutation)).map { String(format: "%02x", $0) }.joined()
     }
 
     /// The page as JSON, with each row's stored document spliced in.

@@ -109,15 +109,7 @@ public final class PostgresDatabase: SQLDatabase {
 
     public func snapshot<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
         try await withConnection { executor in
-            try await executor.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            do {
-                let result = try await body(executor)
-                try await executor.execute("COMMIT")
-                return result
-            } catch {
-                try? await executor.execute("ROLLBACK")
-                throw error
-            }
+            try await Self.transaction(executor, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
         }
     }
 
@@ -127,20 +119,24 @@ public final class PostgresDatabase: SQLDatabase {
         var attempt = 1
         while true {
             do {
-                return try await withConnection { executor in
-                    try await executor.execute("BEGIN")
-                    do {
-                        let result = try await body(executor)
-                        try await executor.execute("COMMIT")
-                        return result
-                    } catch {
-                        try? await executor.execute("ROLLBACK")
-                        throw error
-                    }
-                }
+                return try await withConnection { executor in try await Self.transaction(executor, begin: "BEGIN", body) }
             } catch let error as PostgresServerError where error.isRetryable && attempt < 3 {
                 attempt += 1
             }
+        }
+    }
+
+    /// `begin`, the body, then COMMIT — or ROLLBACK when the body throws.
+    private static func transaction<T>(_ executor: PostgresExecutor, begin: String,
+                                       _ body: (any SQLExecutor) async throws -> T) async throws -> T {
+        try await executor.execute(SQL(stringLiteral: begin))
+        do {
+            let result = try await body(executor)
+            try await executor.execute("COMMIT")
+            return result
+        } catch {
+            try? await executor.execute("ROLLBACK")
+            throw error
         }
     }
 

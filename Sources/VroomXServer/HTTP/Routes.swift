@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import VroomXModels
+import VroomXSecurity
 
 typealias Handler = @Sendable (Request, AppRequestContext) async throws -> Reply
 
@@ -72,7 +73,7 @@ struct Routes {
         var hasher = SHA256()
         hasher.update(data: Array("\(request.method) \(request.uri.path)\n".utf8))
         hasher.update(data: Array(body.readableBytesView))
-        let hash = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        let hash = hasher.finalize().hexString
         var replayable = request
         replayable.body = RequestBody(buffer: body)
         let frozen = replayable

@@ -6,6 +6,7 @@ import Darwin
 import Crypto
 import Foundation
 import NIOCore
+import VroomXSecurity
 
 /// Where inspection media lives: uploads in progress under their upload id,
 /// finished files under their storage key
@@ -115,7 +116,7 @@ struct FileMediaStorage: MediaStorage {
         while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
             hasher.update(data: chunk)
         }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return hasher.finalize().hexString
     }
 
     func commit(_ upload: String, to key: String) throws {

@@ -27,13 +27,26 @@ enum PushOutcome: Sendable, Equatable {
     case rejected(String)
 }
 
+/// Where pushes are delivered. The push service sees only this; the one
+/// implementation is Apple's provider API (`APNsClient`), pointed at Apple
+/// in production and at the local APNs-protocol server in tests.
+protocol PushProvider: Sendable {
+    /// Opens what pushes are sent over for as long as `body` runs.
+    func withSender(_ body: (any PushSender) async -> Void) async
+}
+
+/// Sends one push over an open provider connection.
+protocol PushSender: Sendable {
+    func send(_ push: PushRequest) async -> PushOutcome
+}
+
 /// Apple's HTTP/2 provider API with token authentication. All pushes share
 /// one HTTP/2 connection (streams are multiplexed); the ES256 provider token
 /// is reused for 50 minutes (Apple asks for at least 20 and at most 60).
 ///
 /// The HTTP client is opened by `withConnection` for as long as the push
 /// service runs, so a server that never starts it holds no connection.
-final class APNsClient: Sendable {
+final class APNsClient: PushProvider {
     let configuration: APNsConfiguration
     let clock: Clock
     private let signingKey: P256.Signing.PrivateKey
@@ -64,6 +77,10 @@ final class APNsClient: Sendable {
     }
 
     /// Runs `body` with the HTTP client open, and closes it afterwards.
+    func withSender(_ body: (any PushSender) async -> Void) async {
+        await withConnection { await body($0) }
+    }
+
     func withConnection<T: Sendable>(_ body: (APNsConnection) async throws -> T) async rethrows -> T {
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
         let result: T
@@ -118,7 +135,7 @@ final class APNsClient: Sendable {
 }
 
 /// The open HTTP/2 connection pushes are sent over.
-struct APNsConnection: Sendable {
+struct APNsConnection: PushSender {
     let client: APNsClient
     let http: HTTPClient
 

@@ -9,7 +9,7 @@ import VroomXModels
 /// sends them concurrently over the one HTTP/2 connection.
 final class PushService: Service, CustomStringConvertible, Sendable {
     let store: Store
-    let client: APNsClient
+    let provider: any PushProvider
     let logger: Logger
     let maxInFlight = 100
     static let maxAttempts = 12
@@ -17,9 +17,9 @@ final class PushService: Service, CustomStringConvertible, Sendable {
 
     var description: String { "PushService" }
 
-    init(store: Store, client: APNsClient, logger: Logger) {
+    init(store: Store, provider: any PushProvider, logger: Logger) {
         self.store = store
-        self.client = client
+        self.provider = provider
         self.logger = logger
     }
 
@@ -27,7 +27,7 @@ final class PushService: Service, CustomStringConvertible, Sendable {
     func poke() { wake.continuation.yield() }
 
     func run() async throws {
-        await client.withConnection { connection in
+        await provider.withSender { connection in
             await cancelWhenGracefulShutdown {
                 await withTaskGroup(of: Void.self) { group in
                     group.addTask { [wake = self.wake] in
@@ -52,7 +52,7 @@ final class PushService: Service, CustomStringConvertible, Sendable {
     /// Sends everything due: claims the next batch while the last is still
     /// in flight (at most `maxInFlight` streams), and records outcomes in
     /// groups of a hundred beside the sending, so neither waits for the other.
-    func deliverDue(over connection: APNsConnection) async {
+    func deliverDue(over connection: any PushSender) async {
         let (answers, answered) = AsyncStream<(Store.QueuedPush, PushOutcome)>.makeStream()
         async let recording: Void = recordAll(answers)
         await withTaskGroup(of: Void.self) { group in

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import NIOConcurrencyHelpers
 import PostgresNIO
 import ServiceLifecycle
 import VroomXModels
@@ -50,19 +49,5 @@ struct PostgresChangeListener: Service, CustomStringConvertible {
         let parts = payload.split(separator: ":")
         guard parts.count == 2, let tenant = ID<Tenant>(String(parts[0])), let sequence = Int64(parts[1]) else { return }
         hub.committed(tenant: tenant, sequence: sequence)
-    }
-}
-
-/// Carries "this carrier's log reached N" from the store, which is built
-/// first, to those who need the store (the realtime hub, the push worker).
-final class CommitSignal: Sendable {
-    private let handlers = NIOLockedValueBox<[@Sendable (ID<Tenant>, Int64) -> Void]>([])
-
-    func connect(_ handler: @escaping @Sendable (ID<Tenant>, Int64) -> Void) {
-        handlers.withLockedValue { $0.append(handler) }
-    }
-
-    func fire(_ tenant: ID<Tenant>, _ sequence: Int64) {
-        for handler in handlers.withLockedValue({ $0 }) { handler(tenant, sequence) }
     }
 }

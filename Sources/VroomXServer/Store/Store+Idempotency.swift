@@ -21,41 +21,32 @@ extension Store {
     /// it again with the same key tries again.
     func idempotent(tenant: ID<Tenant>, user: ID<User>, key: String, requestHash: String,
                     _ run: @Sendable () async throws -> StoredReply) async throws -> (reply: StoredReply, replayed: Bool) {
-        var attempt = 1
-        while true {
-            do {
-                let now = self.now
-                let (result, lastSequence) = try await database.write { db -> ((StoredReply, Bool), Int64?) in
-                    let claimed = try await db.first("""
-                        INSERT INTO idempotency_keys (tenant_id, user_id, key, request_hash, status, body, created_at)
-                        VALUES (\(tenant), \(user), \(key), \(requestHash), 0, '', \(now))
-                        ON CONFLICT (tenant_id, user_id, key) DO NOTHING
-                        RETURNING key
-                        """) != nil
-                    if !claimed {
-                        guard let stored = try await db.first("""
-                            SELECT request_hash, status, body FROM idempotency_keys
-                            WHERE tenant_id = \(tenant) AND user_id = \(user) AND key = \(key)
-                            """) else { throw WriteConflict() }
-                        guard try stored.string("request_hash") == requestHash else {
-                            throw AppError(422, .idempotencyKeyReused,
-                                           "This Idempotency-Key was already used for a different request.", field: "Idempotency-Key")
-                        }
-                        return ((StoredReply(status: try stored.int("status"), body: try stored.string("body")), true), nil)
-                    }
-                    let transaction = TenantTransaction(db: db, tenant: tenant, now: now)
-                    let reply = try await TenantTransaction.$ambient.withValue(transaction) { try await run() }
-                    try await db.execute("""
-                        UPDATE idempotency_keys SET status = \(reply.status), body = \(reply.body)
-                        WHERE tenant_id = \(tenant) AND user_id = \(user) AND key = \(key)
-                        """)
-                    return ((reply, false), try await transaction.appendChanges())
+        try await committing(tenant: tenant) { transaction in
+            let db = transaction.db
+            let now = transaction.now
+            let claimed = try await db.first("""
+                INSERT INTO idempotency_keys (tenant_id, user_id, key, request_hash, status, body, created_at)
+                VALUES (\(tenant), \(user), \(key), \(requestHash), 0, '', \(now))
+                ON CONFLICT (tenant_id, user_id, key) DO NOTHING
+                RETURNING key
+                """) != nil
+            if !claimed {
+                guard let stored = try await db.first("""
+                    SELECT request_hash, status, body FROM idempotency_keys
+                    WHERE tenant_id = \(tenant) AND user_id = \(user) AND key = \(key)
+                    """) else { throw WriteConflict() }
+                guard try stored.string("request_hash") == requestHash else {
+                    throw AppError(422, .idempotencyKeyReused,
+                                   "This Idempotency-Key was already used for a different request.", field: "Idempotency-Key")
                 }
-                if let lastSequence { onCommit(tenant, lastSequence) }
-                return result
-            } catch is WriteConflict where attempt < 3 {
-                attempt += 1
+                return (StoredReply(status: try stored.int("status"), body: try stored.string("body")), true)
             }
+            let reply = try await TenantTransaction.$ambient.withValue(transaction) { try await run() }
+            try await db.execute("""
+                UPDATE idempotency_keys SET status = \(reply.status), body = \(reply.body)
+                WHERE tenant_id = \(tenant) AND user_id = \(user) AND key = \(key)
+                """)
+            return (reply, false)
         }
     }
 

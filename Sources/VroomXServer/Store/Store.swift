@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import VroomXModels
 
 /// The data-access layer: every read and write the server does, written once
@@ -36,6 +37,13 @@ public struct Store: Sendable {
             guard ambient.tenant == tenant else { throw AppError(500, .internalError, "A request wrote to two carriers.") }
             return try await body(ambient)
         }
+        return try await committing(tenant: tenant, body)
+    }
+
+    /// The one commit path: runs `body` in a transaction, appends the
+    /// changes it recorded to the carrier's log, commits, then signals the
+    /// new log position. A write conflict runs the body again (three tries).
+    func committing<T: Sendable>(tenant: ID<Tenant>, _ body: (TenantTransaction) async throws -> T) async throws -> T {
         var attempt = 1
         while true {
             do {
@@ -43,8 +51,7 @@ public struct Store: Sendable {
                 let (value, lastSequence) = try await database.write { db in
                     let transaction = TenantTransaction(db: db, tenant: tenant, now: now)
                     let value = try await body(transaction)
-                    let lastSequence = try await transaction.appendChanges()
-                    return (value, lastSequence)
+                    return (value, try await transaction.appendChanges())
                 }
                 if let lastSequence { onCommit(tenant, lastSequence) }
                 return value
@@ -172,3 +179,17 @@ enum WireDocument {
 
 /// An optimistic update found the row changed by another transaction.
 struct WriteConflict: Error {}
+
+/// Carries "this carrier's log reached N" from the store, which is built
+/// first, to those who need the store (the realtime hub, the push worker).
+final class CommitSignal: Sendable {
+    private let handlers = NIOLockedValueBox<[@Sendable (ID<Tenant>, Int64) -> Void]>([])
+
+    func connect(_ handler: @escaping @Sendable (ID<Tenant>, Int64) -> Void) {
+        handlers.withLockedValue { $0.append(handler) }
+    }
+
+    func fire(_ tenant: ID<Tenant>, _ sequence: Int64) {
+        for handler in handlers.withLockedValue({ $0 }) { handler(tenant, sequence) }
+    }
+}

@@ -53,7 +53,7 @@ public struct SetAsideWork: Sendable, Hashable {
 /// Sign-in with an emailed code, a 4-digit PIN for quick access (kept only
 /// as a slow salted hash), biometric unlock, and logout (seed 004, made safe).
 @MainActor @Observable
-public final class AuthController {
+public final class AuthFlow {
     public private(set) var state: AuthState
     /// What went wrong last, for the screen to show.
     public private(set) var message: String?

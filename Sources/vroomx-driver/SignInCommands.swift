@@ -1,0 +1,90 @@
+import ArgumentParser
+import DriverKit
+import Foundation
+import VroomXModels
+
+struct Login: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Sign in with the code emailed to you, then set a PIN.")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Your email (asked if missing).") var email: String?
+    @Option(help: "The 6-digit code from the email (asked if missing).") var code: String?
+    @Option(help: "A 4-digit PIN for quick unlock (asked if missing).") var pin: String?
+
+    func run() async throws {
+        try await withSession(global) { session in
+            let auth = session.app.auth
+            let terminal = session.terminal
+            guard let email = email ?? terminal.prompt("Email: "), !email.isEmpty else { throw CLIError(.usage, "An email is needed.") }
+            var code = self.code
+            if code == nil {
+                try await auth.sendCode(to: email)
+                terminal.line("A sign-in code was sent to \(email.lowercased()).")
+                guard Terminal.inputIsInteractive else {
+                    terminal.line("Then run: vroomx-driver login --email \(email.lowercased()) --code <code>")
+                    return
+                }
+                code = terminal.prompt("Code: ")
+            }
+            try await auth.verify(email: email, code: code ?? "")
+            if auth.state == .needsPINSetup {
+                let first = pin ?? terminal.prompt("Choose a 4-digit PIN: ", hidden: true) ?? ""
+                if pin == nil, terminal.prompt("Repeat the PIN: ", hidden: true) != first {
+                    throw CLIError(.usage, "The PINs differ. Run login again to set one.")
+                }
+                try await auth.setUpPIN(first)
+            }
+            session.openUnlockWindow()
+            await session.syncIfPossible()
+            let name = try session.app.database.account()?.driver?.name ?? email
+            terminal.line("Signed in as \(name). \(try session.app.database.trips().count) trips on this device.")
+            for other in auth.setAsideWork { terminal.note(terminal.style(other.notice, .yellow)) }
+        }
+    }
+}
+
+struct Unlock: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Unlock with your PIN (works offline).")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Your PIN (asked if missing).") var pin: String?
+
+    func run() async throws {
+        try await withSession(global) { session in
+            guard session.app.auth.state == .locked else {
+                try session.requireUnlocked()
+                session.terminal.line("Already unlocked.")
+                return
+            }
+            let entered = pin ?? session.terminal.prompt("PIN: ", hidden: true) ?? ""
+            do {
+                try await session.app.auth.unlock(pin: entered)
+            } catch AuthError.pinFormat {
+                throw CLIError(.usage, AuthError.pinFormat.description)
+            }
+            session.openUnlockWindow()
+            session.terminal.line("Unlocked.")
+        }
+    }
+}
+
+struct Logout: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Sign out and clear this device (refuses while changes are unsynced).")
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "Sign out even though unsynced changes would be lost.") var force = false
+
+    func run() async throws {
+        try await withSession(global) { session in
+            await session.syncIfPossible(quiet: true)
+            do {
+                try await session.app.auth.logout(force: force)
+            } catch AuthError.unsyncedChanges(let count) {
+                let warning = AuthError.unsyncedChanges(count: count).description
+                guard Terminal.inputIsInteractive, session.terminal.prompt("\(warning)\nLog out anyway and lose them? [y/N] ")?.lowercased() == "y" else {
+                    throw CLIError(.refused, warning + " (vroomx-driver logout --force)")
+                }
+                try await session.app.auth.logout(force: true)
+            }
+            session.closeUnlockWindow()
+            session.terminal.line("Signed out; this device's copy is cleared.")
+        }
+    }
+}

@@ -1,0 +1,216 @@
+import ArgumentParser
+import DriverKit
+import Foundation
+import VroomXModels
+
+struct Home: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Your current trip and next stop.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var output: OutputOptions
+
+    func run() async throws {
+        try await withSession(global) { session in
+            try session.requireUnlocked()
+            await session.syncIfPossible(quiet: output.json)
+            let state = HomeViewModel(app: session.app).state
+            let unread = try session.app.database.unreadCount()
+            if output.json {
+                try printJSON(HomeJSON(currentTrip: state.currentTrip, nextStop: state.nextStop.map { .init(kind: $0.kind.rawValue, order: $0.order) },
+                                       upcomingTrips: state.upcomingTrips, unreadMessages: unread,
+                                       unsyncedChanges: try session.app.database.unsyncedCount()))
+            } else {
+                Render(terminal: session.terminal).home(state, unread: unread, pending: try session.app.database.unsyncedCount())
+            }
+        }
+    }
+
+    struct HomeJSON: Encodable {
+        struct Next: Encodable { let kind: String; let order: Order }
+        let currentTrip: Trip?
+        let nextStop: Next?
+        let upcomingTrips: [Trip]
+        let unreadMessages: Int
+        let unsyncedChanges: Int
+        enum CodingKeys: String, CodingKey {
+            case currentTrip = "current_trip", nextStop = "next_stop", upcomingTrips = "upcoming_trips"
+            case unreadMessages = "unread_messages", unsyncedChanges = "unsynced_changes"
+        }
+    }
+}
+
+struct Trips: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Your trips, newest first.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var output: OutputOptions
+
+    func run() async throws {
+        try await withSession(global) { session in
+            try session.requireUnlocked()
+            await session.syncIfPossible(quiet: output.json)
+            let trips = try session.app.database.trips()
+            if output.json { try printJSON(Items(trips)) } else { Render(terminal: session.terminal).trips(trips) }
+        }
+    }
+}
+
+struct TripCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "trip", abstract: "One trip: its orders and expenses.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var output: OutputOptions
+    @Argument(help: "Trip number (T-1002) or id.") var trip: String
+
+    func run() async throws {
+        try await withSession(global) { session in
+            try session.requireUnlocked()
+            await session.syncIfPossible(quiet: output.json)
+            let found = try Lookup.trip(trip, in: session.app)
+            guard let detail = TripDetailViewModel(app: session.app, trip: found.id).state else { throw CLIError(.refused, "No trip \(trip).") }
+            if output.json {
+                try printJSON(TripJSON(trip: detail.trip, orders: detail.orders, expenses: detail.expenses))
+                return
+            }
+            let render = Render(terminal: session.terminal)
+            let terminal = session.terminal
+            terminal.line(terminal.style("Trip \(detail.trip.number)", .bold) + "  " + render.status(detail.trip.status) + "  " + terminal.style(detail.trip.id.rawValue, .dim))
+            terminal.line("\(detail.route)  \(render.dates(detail.trip))  \(detail.trip.miles) mi")
+            terminal.line("Pay \(render.money(detail.trip.driverPayCents))  ·  \(detail.deliveredCount)/\(detail.orders.count) delivered")
+            terminal.line()
+            render.orders(detail.orders)
+            terminal.line()
+            render.expenses(detail.expenses)
+        }
+    }
+
+    struct TripJSON: Encodable { let trip: Trip; let orders: [Order]; let expenses: [Expense] }
+}
+
+struct Orders: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Your orders, newest first.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var output: OutputOptions
+    @Option(help: "Only orders with this status.") var status: OrderStatus?
+
+    func run() async throws {
+        try await withSession(global) { session in
+            try session.requireUnlocked()
+            await session.syncIfPossible(quiet: output.json)
+            let orders = try session.app.database.orders(status: status)
+            if output.json { try printJSON(Items(orders)) } else { Render(terminal: session.terminal).orders(orders) }
+        }
+    }
+}
+
+extension OrderStatus: ExpressibleByArgument {}
+extension ExpenseCategory: ExpressibleByArgument {}
+
+struct OrderCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "order", abstract: "Show an order, or change it.",
+        discussion: """
+            vroomx-driver order O-5003                         show it, with its inspections
+            vroomx-driver order O-5003 eta --pickup 15:30 --delivery "2026-11-24 09:00"
+            A vehicle is picked up or delivered by completing its inspection: `vroomx-driver inspect O-5003 --pickup …`.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var output: OutputOptions
+    @Argument(help: "Order number (O-5003) or id.") var order: String
+    @Argument(help: "eta, or nothing to show the order.") var action: String?
+    @Option(help: "Pickup ETA.") var pickup: String?
+    @Option(help: "Delivery ETA.") var delivery: String?
+
+    func run() async throws {
+        try await withSession(global) { session in
+            try session.requireUnlocked()
+            let app = session.app
+            switch action {
+            case nil:
+                await session.syncIfPossible(quiet: output.json)
+                let found = try Lookup.order(order, in: app)
+                if output.json {
+                    try printJSON(found)
+                } else {
+                    let render = Render(terminal: session.terminal)
+                    render.order(found)
+                    render.inspections(try app.database.inspections(order: found.id), uploads: try app.database.uploads())
+                }
+            case "status":
+                throw CLIError(.usage, """
+                    A vehicle is picked up or delivered by completing its inspection: \
+                    vroomx-driver inspect \(order) --pickup (or --delivery) with its photos.
+                    """)
+            case "eta":
+                guard pickup != nil || delivery != nil else { throw CLIError(.usage, "Give --pickup, --delivery or both.") }
+                let found = try Lookup.order(order, in: app)
+                let mark = try session.outboxMark()
+                try app.submitETA(found.id, pickup: try pickup.map { try Input.time($0) }, delivery: try delivery.map { try Input.time($0) })
+                try await session.finishChange("ETA for order \(found.number) updated.", since: mark)
+            case let other?:
+                throw CLIError(.usage, "Unknown action \(other): use eta.")
+            }
+        }
+    }
+}
+
+struct ExpenseCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "expense", abstract: "Record, list and delete trip expenses.",
+                                                    subcommands: [Add.self, List.self, Delete.self])
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Record an expense on a trip.")
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "Trip number or id.") var trip: String
+        @Option(help: "fuel, tolls, repairs, lodging or other.") var category: ExpenseCategory
+        @Option(help: "Amount in dollars, e.g. 84.20.") var amount: String
+        @Option(help: "A note (station, receipt number…).") var note: String?
+        @Option(help: "Date YYYY-MM-DD (default today).") var date: String?
+
+        func run() async throws {
+            try await withSession(global) { session in
+                try session.requireUnlocked()
+                let found = try Lookup.trip(trip, in: session.app)
+                guard date == nil || LocalDate(date!) != nil else { throw CLIError(.usage, "A date looks like 2026-11-22.") }
+                let cents = try Input.cents(amount)
+                let mark = try session.outboxMark()
+                let id = try session.app.createExpense(trip: found.id, category: category, amountCents: cents,
+                                                       date: date.flatMap(LocalDate.init), notes: note)
+                try await session.finishChange("Recorded \(MoneyFormat.dollars(cents)) \(category.rawValue) on trip \(found.number) (\(id.rawValue.prefix(8))).",
+                                               since: mark)
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Expenses of a trip.")
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var output: OutputOptions
+        @Option(help: "Trip number or id.") var trip: String
+
+        func run() async throws {
+            try await withSession(global) { session in
+                try session.requireUnlocked()
+                await session.syncIfPossible(quiet: output.json)
+                let found = try Lookup.trip(trip, in: session.app)
+                let expenses = try session.app.database.expenses(trip: found.id)
+                if output.json { try printJSON(Items(expenses)) } else { Render(terminal: session.terminal).expenses(expenses) }
+            }
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete an expense you recorded.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Expense id (or its first characters).") var expense: String
+
+        func run() async throws {
+            try await withSession(global) { session in
+                try session.requireUnlocked()
+                var all: [Expense] = []
+                for trip in try session.app.database.trips() { all += try session.app.database.expenses(trip: trip.id) }
+                let found = try Lookup.pick(expense, all, id: \.id.rawValue, number: nil, kind: "expense")
+                let mark = try session.outboxMark()
+                try session.app.deleteExpense(found.id)
+                try await session.finishChange("Deleted the \(MoneyFormat.dollars(found.amountCents)) \(found.category.rawValue) expense.", since: mark)
+            }
+        }
+    }
+}
