@@ -56,7 +56,9 @@ public final class DriverApp {
         let transport = configuration.transport
         network = configuration.network ?? ProbingNetworkMonitor { await APIClient.probe(baseURL: baseURL, transport: transport) }
         clock = configuration.clock
-        serverClock = ServerClock(device: configuration.clock)
+        let database = self.database
+        serverClock = ServerClock(device: configuration.clock, saved: try? database.savedClockSkew(),
+                                  save: { try? database.saveClockSkew($0) })
         credentials = CredentialStore(secureStore: secureStore, transport: transport, baseURL: baseURL, clock: configuration.clock,
                                       lockFile: configuration.stateDirectory.appendingPathComponent("refresh.lock"))
         api = APIClient(baseURL: baseURL, transport: transport, credentials: credentials, network: network, serverClock: serverClock)

@@ -51,6 +51,7 @@ struct Read: AsyncParsableCommand {
         try await withSession(global) { session in
             try session.requireUnlocked()
             let found = try Lookup.message(message, in: session.app)
+            let mark = try session.outboxMark()
             let destination = MessagesViewModel(app: session.app).open(found.id)
             let terminal = session.terminal
             terminal.line(terminal.style(found.title, .bold) + (found.type == .urgent ? terminal.style("  URGENT", .red) : ""))
@@ -62,7 +63,12 @@ struct Read: AsyncParsableCommand {
                 if let number = try session.app.database.trip(trip)?.number { terminal.line("→ vroomx-driver trip \(number)") }
             default: break
             }
-            await session.syncIfPossible(quiet: true)
+            // Opening an unread message queues "read": like any change, 75 until dispatch has it.
+            if try session.app.database.outbox().contains(where: { $0.seq > mark }) {
+                try await session.finishChange("Marked read.", since: mark)
+            } else {
+                await session.syncIfPossible(quiet: true)
+            }
         }
     }
 }

@@ -230,6 +230,85 @@ struct DriverCommandTests {
         await server.stop()
     }
 
+    @Test("commands run at once on one device wait for each other's writes: every expense is kept and sent once")
+    func concurrentCommands() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-cli-\(UUID().uuidString.prefix(8))")
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-driver-\(UUID().uuidString.prefix(8))")
+        let port = try ChildProcess.freePort()
+        let server = try await ServerProcess.start(dataDirectory: data, port: port)
+        let email = DemoData.driverEmails[0]
+        _ = try await Self.driver(["login", "--email", email], home: home, port: port)
+        try await server.waitFor("sign-in code:")
+        let code = try #require(server.text.split(separator: "\n").last { $0.contains(email) && $0.contains("sign-in code:") }
+            .flatMap { line in line.range(of: #"code: \d{6}"#, options: .regularExpression).map { String(line[$0].suffix(6)) } })
+        #expect(try await Self.driver(["login", "--email", email, "--code", code, "--pin", "2468"], home: home, port: port).status == 0)
+
+        // A sync beside two expense adds, eight times: each process writes the same database.
+        for round in 0..<8 {
+            async let sync = Self.driver(["sync"], home: home, port: port)
+            async let first = Self.driver(["expense", "add", "--trip", "T-1002", "--category", "other", "--amount", "30.\(10 + 2 * round)"],
+                                          home: home, port: port)
+            async let second = Self.driver(["expense", "add", "--trip", "T-1002", "--category", "other", "--amount", "30.\(11 + 2 * round)"],
+                                           home: home, port: port)
+            let results = try await [sync, first, second]
+            // 75 is honest too: the change is kept and another process has it on its way.
+            for result in results { #expect([0, 75].contains(result.status), "round \(round): \(result.output)") }
+            if let waiting = results.first(where: { $0.status == 75 }) { print("round \(round), exit 75:\n\(waiting.output)") }
+        }
+        #expect(try await Self.driver(["sync"], home: home, port: port).status == 0)
+        await server.stop()
+        var configuration = ServerConfiguration()
+        configuration.dataDirectory = data
+        configuration.logLevel = .critical
+        let services = try await ServerServices.make(configuration)
+        let amounts = try await services.database.read { db in
+            try await db.query("""
+                SELECT e.amount_cents FROM trip_expenses e JOIN trips t ON t.id = e.trip_id
+                WHERE t.number = 'T-1002' AND e.category = 'other' AND e.amount_cents BETWEEN 3010 AND 3025 ORDER BY e.amount_cents
+                """).map { try $0.int("amount_cents") }
+        }
+        #expect(amounts == Array(3010...3025))
+        await services.database.close()
+    }
+
+    static let faketime = ["/usr/bin/faketime", "/usr/local/bin/faketime"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    @Test("a device clock three days slow: once a command has heard the server, the next one dates an expense by the server's day",
+          .enabled(if: faketime != nil, "needs faketime"))
+    func slowClockDatesByServer() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-cli-\(UUID().uuidString.prefix(8))")
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-driver-\(UUID().uuidString.prefix(8))")
+        let port = try ChildProcess.freePort()
+        let server = try await ServerProcess.start(dataDirectory: data, port: port)
+        // Every command of this device runs with its clock three days behind.
+        func slow(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+            let process = try ChildProcess(try #require(Self.faketime), ["-f", "-3d", VroomXBinary.path("vroomx-driver")] + arguments,
+                                           environment: ["VROOMX_SERVER": "http://127.0.0.1:\(port)", "VROOMX_DRIVER_HOME": home.path,
+                                                         "NO_COLOR": "1", "FAKETIME_DONT_FAKE_MONOTONIC": "1"])
+            while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+            return (process.exitStatus ?? -1, process.text)
+        }
+        let email = DemoData.driverEmails[0]
+        _ = try await slow(["login", "--email", email])
+        try await server.waitFor("sign-in code:")
+        let code = try #require(server.text.split(separator: "\n").last { $0.contains(email) && $0.contains("sign-in code:") }
+            .flatMap { line in line.range(of: #"code: \d{6}"#, options: .regularExpression).map { String(line[$0].suffix(6)) } })
+        #expect(try await slow(["login", "--email", email, "--code", code, "--pin", "2468"]).status == 0)
+        // This process stamps its change before it hears from the server: what an earlier one learnt applies.
+        let added = try await slow(["expense", "add", "--trip", "T-1002", "--category", "tolls", "--amount", "7.77"])
+        #expect(added.status == 0, "\(added.output)")
+        await server.stop()
+        var configuration = ServerConfiguration()
+        configuration.dataDirectory = data
+        configuration.logLevel = .critical
+        let services = try await ServerServices.make(configuration)
+        let dates = try await services.database.read { db in
+            try await db.query("SELECT expense_date FROM trip_expenses WHERE amount_cents = 777").map { try $0.string("expense_date") }
+        }
+        #expect(dates == [LocalDate(Date(), in: .current).description], "the server's today, not three days ago")
+        await services.database.close()
+    }
+
     /// Every change-log entry that moved the order to picked up.
     func pickups(of number: String, _ services: ServerServices) async throws -> [String] {
         try await services.database.read { db in

@@ -233,7 +233,7 @@ struct UploadTests {
         let inspection = try await Self.openInspection(server, carrier)
         let scope = Scope.driver(tenant: carrier.tenant.id, driver: carrier.driverID(0))
         // Without a running server, so the hourly upkeep does not race the test's clock.
-        let upload = try await server.store.createUpload(inspection: inspection.id, slot: .front, length: 5000, metadata: "",
+        let (upload, _) = try await server.store.createUpload(inspection: inspection.id, slot: .front, length: 5000, metadata: "",
                                                          user: carrier.driver.user.id, scope, limits: UploadLimits())
         let writer = try server.services.media.openPartial(upload.id)
         try writer.write(ByteBuffer(bytes: MediaSamples.jpeg(size: 1000)), at: 0)

@@ -317,7 +317,7 @@ public final class DriverFaultSchedule {
             let unread = ledger.messages.filter { if case .unread = $0.value { true } else { false } }.map(\.key).sorted { $0.rawValue < $1.rawValue }
             guard let message = pick(unread) else { return try await plainSync(step, skew) }
             let result = try await command(["read", String(message.rawValue.prefix(12))], skew: skew, step: step)
-            if outcome(result, "read", step) == "sent" { ledger.messages[message] = .readAt(step) }
+            if ["sent", "queued"].contains(outcome(result, "read", step)) { ledger.messages[message] = .readAt(step) }
         case .messages:
             _ = outcome(try await command(["messages", "--json"], skew: skew, step: step), "messages", step)
         case .killedSync:

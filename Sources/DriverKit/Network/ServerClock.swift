@@ -8,8 +8,19 @@ import NIOConcurrencyHelpers
 /// happened. Offsets under two seconds are noise (the header has whole
 /// seconds) and are ignored.
 public final class ServerClock: Sendable {
+    /// An offset as remembered between runs, with the moment of boot as the
+    /// device clock read it then: if the device clock is set later, that
+    /// reading moves and the remembered offset no longer applies.
+    public struct Saved: Sendable, Hashable {
+        public var skew: TimeInterval
+        public var boot: TimeInterval
+    }
+
     /// The device's own clock.
     let device: @Sendable () -> Date
+    /// Seconds since boot (monotonic: setting the device clock does not move it).
+    let uptime: @Sendable () -> TimeInterval
+    private let save: @Sendable (Saved) -> Void
     private let offset = NIOLockedValueBox<TimeInterval>(0)
     private let formatter: NIOLockedValueBox<DateFormatter> = {
         let formatter = DateFormatter()
@@ -19,7 +30,22 @@ public final class ServerClock: Sendable {
         return NIOLockedValueBox(formatter)
     }()
 
-    public init(device: @escaping @Sendable () -> Date = { Date() }) { self.device = device }
+    /// - Parameters:
+    ///   - saved: the offset learnt by an earlier run, used until an answer
+    ///     says otherwise (a terminal command stamps its change before it
+    ///     has heard from the server).
+    ///   - save: told each offset learnt, to remember it.
+    public init(device: @escaping @Sendable () -> Date = { Date() },
+                uptime: @escaping @Sendable () -> TimeInterval = { ProcessInfo.processInfo.systemUptime },
+                saved: Saved? = nil, save: @escaping @Sendable (Saved) -> Void = { _ in }) {
+        self.device = device
+        self.uptime = uptime
+        self.save = save
+        if let saved, abs(bootReading() - saved.boot) < 2 { offset.withLockedValue { $0 = saved.skew } }
+    }
+
+    /// When the device clock says the device booted.
+    private func bootReading() -> TimeInterval { device().timeIntervalSince1970 - uptime() }
 
     /// The server's clock minus the device's, in seconds.
     public var skew: TimeInterval { offset.withLockedValue { $0 } }
@@ -33,6 +59,11 @@ public final class ServerClock: Sendable {
         guard let dateHeader, let server = formatter.withLockedValue({ $0.date(from: dateHeader) }) else { return }
         // The header is truncated to the second: the server's clock was in [server, server + 1).
         let measured = server.addingTimeInterval(0.5).timeIntervalSince(local)
-        offset.withLockedValue { $0 = abs(measured) < 2 ? 0 : measured }
+        let learnt = abs(measured) < 2 ? 0 : measured
+        let changed = offset.withLockedValue { current -> Bool in
+            defer { current = learnt }
+            return abs(current - learnt) >= 1 || (learnt == 0) != (current == 0)
+        }
+        if changed { save(Saved(skew: learnt, boot: bootReading())) }
     }
 }

@@ -42,6 +42,21 @@ extension AppDatabase {
 
     public func deviceState() throws -> DeviceState { try reader.read(Self.deviceState) }
 
+    /// The server clock's offset as last learnt (see `ServerClock`).
+    public func savedClockSkew() throws -> ServerClock.Saved? {
+        try reader.read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT clock_skew, clock_boot FROM device"),
+                  let skew: Double = row["clock_skew"], let boot: Double = row["clock_boot"] else { return nil }
+            return ServerClock.Saved(skew: skew, boot: boot)
+        }
+    }
+
+    public func saveClockSkew(_ saved: ServerClock.Saved) throws {
+        try writer.write { db in
+            try db.execute(sql: "UPDATE device SET clock_skew = ?, clock_boot = ?", arguments: [saved.skew, saved.boot])
+        }
+    }
+
     static func deviceState(_ db: Database) throws -> DeviceState {
         let row = try Row.fetchOne(db, sql: "SELECT * FROM device")!
         return DeviceState(onboarded: row["onboarded"], usedBefore: row["used_before"], lastEmail: row["last_email"],

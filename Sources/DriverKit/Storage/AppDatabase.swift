@@ -23,6 +23,9 @@ public struct AppDatabase: Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
+        // Another process may be writing (a second terminal command, an app
+        // extension): wait for its transaction rather than fail the driver's change.
+        configuration.busyMode = .timeout(15)
         let pool = try DatabasePool(path: directory.appendingPathComponent("driver.sqlite").path, configuration: configuration)
         return try AppDatabase(pool)
     }
@@ -168,6 +171,15 @@ public struct AppDatabase: Sendable {
                     reason TEXT NOT NULL,
                     held_at REAL NOT NULL
                 );
+                """)
+        }
+        migrator.registerMigration("v4-clock") { db in
+            // The server's clock minus the device's, as last learnt, and the device clock's reading of
+            // the boot moment then: a new process (each terminal command) starts corrected, unless the
+            // device clock has been set since (the boot moment it reads has moved).
+            try db.execute(sql: """
+                ALTER TABLE device ADD COLUMN clock_skew REAL;
+                ALTER TABLE device ADD COLUMN clock_boot REAL;
                 """)
         }
         return migrator

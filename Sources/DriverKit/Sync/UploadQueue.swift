@@ -49,7 +49,13 @@ public actor UploadQueue {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let id = UUID().uuidString.lowercased()
         let copy = directory.appendingPathComponent(id)
-        try FileManager.default.copyItem(at: file, to: copy)
+        do {
+            try FileManager.default.copyItem(at: file, to: copy)
+        } catch {
+            // A copy cut short (a full disk) must not stay behind unlisted, holding the space.
+            try? FileManager.default.removeItem(at: copy)
+            throw Self.copyFailure(error, file: file, slot: slot, size: size)
+        }
         do {
             if let replaced = try database.insertUpload(id: id, inspection: inspection, slot: slot, path: copy.path, size: size, now: clock()) {
                 try? FileManager.default.removeItem(atPath: replaced)
@@ -59,7 +65,24 @@ public actor UploadQueue {
             throw error
         }
         wake()
-        return try database.uploads(inspection: inspection).first { $0.id == id }!
+        guard let item = try database.uploads(inspection: inspection).first(where: { $0.id == id }) else {
+            throw LocalRejection(code: .notFound, message: "The \(slot) file was replaced while it was being queued.")
+        }
+        return item
+    }
+
+    /// What the driver is told when the file cannot be kept on the device.
+    static func copyFailure(_ error: any Error, file: URL, slot: MediaSlot, size: Int64) -> LocalRejection {
+        let nsError = error as NSError
+        let outOfSpace = (nsError.domain == NSCocoaErrorDomain && nsError.code == NSFileWriteOutOfSpaceError)
+            || (nsError.domain == NSPOSIXErrorDomain && nsError.code == Int(ENOSPC))
+            || ((nsError.userInfo[NSUnderlyingErrorKey] as? NSError).map { $0.domain == NSPOSIXErrorDomain && $0.code == Int(ENOSPC) } ?? false)
+        if outOfSpace {
+            let needed = ByteCountFormatter.string(fromByteCount: size, countStyle: .file)
+            return LocalRejection(code: .insufficientStorage,
+                                  message: "Not enough space on this device to keep the \(slot) file (\(needed)). Free some space and add it again.")
+        }
+        return LocalRejection(code: .validationFailed, message: "Could not keep a copy of \(file.lastPathComponent) for \(slot): \(nsError.localizedDescription)")
     }
 
     /// Runs until `stop`: sends due files while the network is up.

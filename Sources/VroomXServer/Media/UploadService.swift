@@ -52,8 +52,11 @@ struct UploadService: Sendable {
         guard length <= limit else {
             throw AppError(413, .payloadTooLarge, "A \(slot.kind.rawValue) may be at most \(limit >> 20) MB.", field: "Upload-Length")
         }
-        let record = try await store.createUpload(inspection: inspection, slot: slot, length: length, metadata: metadata,
-                                                  user: identity.user, identity.scope, limits: limits)
+        let (record, replaced) = try await store.createUpload(inspection: inspection, slot: slot, length: length, metadata: metadata,
+                                                              user: identity.user, identity.scope, limits: limits)
+        // The bytes of an upload this one replaced no longer count against any quota: they go now,
+        // not at the next upkeep, so repeated replacements cannot fill the disk.
+        for id in replaced { media.discardPartial(id) }
         do {
             try media.openPartial(record.id).close()
         } catch {

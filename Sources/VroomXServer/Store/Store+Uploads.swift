@@ -52,9 +52,10 @@ struct ExpiredUpload: Sendable {
 extension Store {
     /// Opens an upload for a slot of an open inspection the driver may see,
     /// within the user's and the carrier's quotas; the user's unfinished
-    /// upload for the same slot, if any, ends (answers 410 from now on).
+    /// upload for the same slot, if any, ends (answers 410 from now on) and
+    /// its id is returned so its partial file can go at once.
     public func createUpload(inspection: ID<Inspection>, slot: MediaSlot, length: Int64, metadata: String,
-                             user: ID<User>, _ scope: Scope, limits: UploadLimits) async throws -> UploadRecord {
+                             user: ID<User>, _ scope: Scope, limits: UploadLimits) async throws -> (upload: UploadRecord, replaced: [String]) {
         try await write(tenant: scope.tenant) { tx in
             guard let found = try await fetchInspection(inspection, tenant: scope.tenant, tx.db),
                   try await fetchOrder(found.orderID, scope, tx.db) != nil else { throw AppError.notFound("Inspection") }
@@ -63,11 +64,12 @@ extension Store {
             }
             // A new upload for a slot replaces the user's unfinished ones for it (a retry after a lost
             // answer, a request delivered twice): abandoned uploads never pile up against the quota.
-            try await tx.execute("""
+            let replaced = try await tx.query("""
                 UPDATE uploads SET expires_at = \(tx.now)
                 WHERE tenant_id = \(scope.tenant) AND user_id = \(user) AND inspection_id = \(inspection) AND slot = \(slot.rawValue)
                   AND completed_at IS NULL AND expires_at > \(tx.now)
-                """)
+                RETURNING id
+                """).map { try $0.string("id") }
             try await checkQuotas(length: length, user: user, limits: limits, tx)
             let id = UUID().uuidString.lowercased()
             let expires = tx.now.addingTimeInterval(limits.lifetime)
@@ -79,7 +81,7 @@ extension Store {
             guard let row = try await tx.first("SELECT \(UploadRecord.columns) FROM uploads WHERE id = \(id)") else {
                 throw AppError.notFound("Upload")
             }
-            return try UploadRecord(row: row)
+            return (try UploadRecord(row: row), replaced)
         }
     }
 
