@@ -277,7 +277,10 @@ public final class DriverApp {
         }
         var files: [String: String] = [:]
         for file in held.files {
-            let name = file.slot.rawValue + "." + (URL(fileURLWithPath: file.path).pathExtension.isEmpty ? "bin" : URL(fileURLWithPath: file.path).pathExtension)
+            // The kept copy has no extension: name it by what its first bytes say it is.
+            let head = (try? FileHandle(forReadingFrom: URL(fileURLWithPath: file.path)))
+                .flatMap { handle in defer { try? handle.close() }; return try? handle.read(upToCount: ContentSniffer.prefixLength) }
+            let name = file.slot.rawValue + "." + (head.flatMap { ContentSniffer.detect(Array($0)) }?.fileExtension ?? "bin")
             let destination = folder.appendingPathComponent(name)
             try? FileManager.default.removeItem(at: destination)
             try FileManager.default.copyItem(at: URL(fileURLWithPath: file.path), to: destination)

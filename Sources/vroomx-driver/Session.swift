@@ -86,6 +86,12 @@ struct Session {
             try? app.discard(refused.id)
             throw CLIError(.refused, "Dispatch refused it: \(refused.errorMessage ?? refused.errorCode ?? "rejected") (\(refused.errorCode ?? "rejected"))")
         }
+        if let inspection, let refused = try app.database.uploads(inspection: inspection).first(where: { $0.status == .failed }) {
+            throw CLIError(.failed, """
+                \(done) But the server refused the \(refused.slot) file: \(refused.lastError ?? "refused"). \
+                Drop it (vroomx-driver discard \(refused.id.prefix(8))) and add that file again.
+                """)
+        }
         let filesWaiting = try inspection.map { try app.database.uploads(inspection: $0).contains { $0.status != .completed } } ?? false
         if !mine.isEmpty || filesWaiting {
             if !app.network.isOnline { terminal.note(terminal.style("You're offline — showing cached data", .yellow)) }

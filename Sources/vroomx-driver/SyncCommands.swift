@@ -92,6 +92,10 @@ struct Discard: AsyncParsableCommand {
             let files = waiting.failedFiles
             let candidates = changes.map { ($0.id.rawValue, "the \($0.mutation.kind.rawValue) change of \($0.mutation.entityID.prefix(8))") }
                 + files.map { ($0.id, "the \($0.slot) file") }
+            if !candidates.contains(where: { $0.0.hasPrefix(id.lowercased()) }),
+               waiting.changes.contains(where: { $0.id.rawValue.hasPrefix(id.lowercased()) }) || waiting.files.contains(where: { $0.id.hasPrefix(id.lowercased()) }) {
+                throw CLIError(.refused, "\(id) is waiting to be sent, not failed: it goes on its own (vroomx-driver sync shows why it waits).")
+            }
             let found = try Lookup.pick(id, candidates, id: \.0, number: nil, kind: "failed change or file")
             if !yes {
                 guard Terminal.inputIsInteractive,
@@ -114,7 +118,7 @@ struct Evidence: AsyncParsableCommand {
         abstract: "Inspections the server will not take, kept on this device with their photos: list, export or discard.",
         discussion: """
             vroomx-driver evidence                          list them
-            vroomx-driver evidence export <id> --to DIR      write inspection.json and every file to DIR
+            vroomx-driver evidence export <id> --to DIR      write inspection.json and every file to DIR/inspection-<id>/
             vroomx-driver evidence discard <id> --yes        drop one for good
             """)
     @OptionGroup var global: GlobalOptions

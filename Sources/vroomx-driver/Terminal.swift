@@ -16,7 +16,9 @@ struct Terminal {
         return "\u{1B}[" + styles.map(\.rawValue).joined(separator: ";") + "m" + text + "\u{1B}[0m"
     }
 
-    func line(_ text: String = "") { print(text) }
+    /// Written at once, not buffered: into a file or pipe (`watch | tee log`) each line shows as it
+    /// comes, and nothing is lost when the command is interrupted.
+    func line(_ text: String = "") { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
 
     /// Lines on standard error: banners and errors never mix with `--json` output.
     func note(_ text: String) {

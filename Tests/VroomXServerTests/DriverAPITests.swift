@@ -136,6 +136,7 @@ struct DriverAPITests {
             let assigned = try await api.call(.dispatchAssignTrip, trip.id.rawValue, json: AssignTripRequest(driverID: carrier.driverID(0)),
                                               token: dispatch).decode(Trip.self)
             #expect(assigned.driverID == carrier.driverID(0))
+            #expect(assigned.driverPayCents > 0, "a trip made without a driver is paid by the terms of the driver it goes to")
             let first = carrier.drivers[0].accessToken
             let orders = try await api.call(.tripOrders, trip.id.rawValue, token: first).decode(Items<Order>.self).items
             #expect(orders.map(\.status) == [.assigned])
@@ -150,8 +151,12 @@ struct DriverAPITests {
             #expect(inbox.first?.type == .statusChange)
             #expect(inbox.first?.data.orderID == order.id)
 
-            // Reassigning moves the trip: the first driver no longer sees it, the second does.
-            _ = try await api.call(.dispatchAssignTrip, trip.id.rawValue, json: AssignTripRequest(driverID: carrier.driverID(1)), token: dispatch)
+            // Reassigning moves the trip: the first driver no longer sees it, the second does;
+            // pay dispatch set by hand stays with the trip.
+            _ = try await api.call(.dispatchUpdateTrip, trip.id.rawValue, json: UpdateTripRequest(driverPayCents: 12_345), token: dispatch)
+            let moved = try await api.call(.dispatchAssignTrip, trip.id.rawValue, json: AssignTripRequest(driverID: carrier.driverID(1)),
+                                           token: dispatch).decode(Trip.self)
+            #expect(moved.driverPayCents == 12_345)
             #expect(try await api.call(.trip, trip.id.rawValue, token: first).status == 404)
             let second = carrier.drivers[1].accessToken
             #expect(try await api.call(.trip, trip.id.rawValue, token: second).status == 200)

@@ -119,8 +119,12 @@ extension Store {
             guard trip.status == .planned || trip.status == .inProgress else {
                 throw AppError.conflict("A \(trip.status.label) trip cannot be reassigned.")
             }
-            if let driverID, try await fetchDriver(driverID, tenant: tenant, tx.db) == nil {
-                throw AppError(422, .validationFailed, "No such driver in this carrier.", field: "driver_id")
+            var newDriver: Driver?
+            if let driverID {
+                guard let found = try await fetchDriver(driverID, tenant: tenant, tx.db) else {
+                    throw AppError(422, .validationFailed, "No such driver in this carrier.", field: "driver_id")
+                }
+                newDriver = found
             }
             if driverID == nil, trip.status == .inProgress {
                 throw AppError.conflict("A trip in progress must keep a driver; reassign it instead.")
@@ -130,6 +134,14 @@ extension Store {
             if orders.contains(where: { $0.status == .pickedUp }) {
                 throw AppError.conflict("Trip \(trip.number) has picked-up vehicles and cannot change driver.")
             }
+            // Pay that followed the previous driver's terms (or none, with no driver) follows the new
+            // driver's; pay dispatch set by hand stays.
+            var previousTerms: Driver?
+            if let previous { previousTerms = try await fetchDriver(previous, tenant: tenant, tx.db) }
+            let defaultPay = { (driver: Driver?) in
+                driver.map { $0.payType.driverPay(rate: $0.payRate, revenueCents: trip.revenueCents, miles: trip.miles) } ?? 0
+            }
+            if trip.driverPayCents == defaultPay(previousTerms) { trip.driverPayCents = defaultPay(newDriver) }
             trip.driverID = driverID
             trip = try await saveTrip(trip, tx)
             if let previous { tx.recordRevoke(.trip, id: trip.id.rawValue, from: previous) }

@@ -1,17 +1,16 @@
-import VroomXModels
-
 /// Recognizes a media file from its first bytes, never from what the client
-/// says it is: JPEG, PNG and HEIC photos, MP4 and QuickTime videos.
-enum ContentSniffer {
-    struct Detected: Equatable, Sendable {
-        let contentType: String
-        let fileExtension: String
+/// says it is: JPEG, PNG and HEIC photos, MP4 and QuickTime videos. The
+/// server checks uploads with it; the app names exported files by it.
+public enum ContentSniffer {
+    public struct Detected: Equatable, Sendable {
+        public let contentType: String
+        public let fileExtension: String
     }
 
     /// Bytes needed to decide.
-    static let prefixLength = 16
+    public static let prefixLength = 16
 
-    static func detect(_ bytes: [UInt8]) -> Detected? {
+    public static func detect(_ bytes: [UInt8]) -> Detected? {
         if bytes.starts(with: [0xFF, 0xD8, 0xFF]) { return Detected(contentType: "image/jpeg", fileExtension: "jpg") }
         if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
             return Detected(contentType: "image/png", fileExtension: "png")
@@ -38,7 +37,7 @@ enum ContentSniffer {
     }
 
     /// Whether a detected type may fill a slot of this kind.
-    static func allowed(_ detected: Detected, for kind: MediaKind) -> Bool {
+    public static func allowed(_ detected: Detected, for kind: MediaKind) -> Bool {
         switch kind {
         case .photo: return ["image/jpeg", "image/png", "image/heic"].contains(detected.contentType)
         case .signature: return ["image/jpeg", "image/png"].contains(detected.contentType)
@@ -46,7 +45,7 @@ enum ContentSniffer {
         }
     }
 
-    static func expected(for kind: MediaKind) -> String {
+    public static func expected(for kind: MediaKind) -> String {
         switch kind {
         case .photo: return "a JPEG, PNG or HEIC photo"
         case .signature: return "a PNG or JPEG image"
