@@ -25,6 +25,20 @@ struct DriverCommandTests {
                                    environment: ["VROOMX_SERVER": "http://127.0.0.1:\(port)", "VROOMX_DRIVER_HOME": home.path, "NO_COLOR": "1"])
     }
 
+    /// The last sign-in code the server's log shows for this email.
+    static func signInCode(for email: String, in server: ChildProcess) throws -> String {
+        try #require(server.text.split(separator: "\n").last { $0.contains(email) && $0.contains("sign-in code:") }
+            .flatMap { line in line.range(of: #"code: \d{6}"#, options: .regularExpression).map { String(line[$0].suffix(6)) } })
+    }
+
+    /// Signs the device in with the emailed code and PIN 2468.
+    static func signIn(_ email: String, home: URL, port: Int, server: ChildProcess) async throws {
+        _ = try await driver(["login", "--email", email], home: home, port: port)
+        try await server.waitFor("sign-in code:")
+        let code = try signInCode(for: email, in: server)
+        #expect(try await driver(["login", "--email", email, "--code", code, "--pin", "2468"], home: home, port: port).status == 0)
+    }
+
     @Test("sign in with the emailed code, list trips, change an order offline, restart the server, sync: applied exactly once")
     func firstFiveMinutes() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-cli-\(UUID().uuidString.prefix(8))")
@@ -41,8 +55,7 @@ struct DriverCommandTests {
         let requested = try await Self.driver(["login", "--email", email], home: home, port: port)
         #expect(requested.status == 0, "\(requested.output)")
         try await server.waitFor("sign-in code:")
-        let code = try #require(server.text.split(separator: "\n").last { $0.contains(email) && $0.contains("sign-in code:") }
-            .flatMap { line in line.range(of: #"code: \d{6}"#, options: .regularExpression).map { String(line[$0].suffix(6)) } })
+        let code = try Self.signInCode(for: email, in: server)
         let login = try await Self.driver(["login", "--email", email, "--code", code, "--pin", "2468"], home: home, port: port)
         #expect(login.status == 0, "\(login.output)")
         #expect(login.output.contains("Signed in as Alex Rivera"))
@@ -109,11 +122,7 @@ struct DriverCommandTests {
         let port = try ChildProcess.freePort()
         let server = try await ServerProcess.start(dataDirectory: data, port: port)
         let email = DemoData.driverEmails[0]
-        _ = try await Self.driver(["login", "--email", email], home: home, port: port)
-        try await server.waitFor("sign-in code:")
-        let code = try #require(server.text.split(separator: "\n").last { $0.contains(email) && $0.contains("sign-in code:") }
-            .flatMap { line in line.range(of: #"code: \d{6}"#, options: .regularExpression).map { String(line[$0].suffix(6)) } })
-        #expect(try await Self.driver(["login", "--email", email, "--code", code, "--pin", "2468"], home: home, port: port).status == 0)
+        try await Self.signIn(email, home: home, port: port, server: server)
 
         var arguments = ["inspect", "O-5005", "--pickup", "--customer-unavailable", "--odometer", "61200",
                          "--damage", "rear_bumper:dent:moderate:fist-sized@damage_1"]
@@ -182,11 +191,7 @@ struct DriverCommandTests {
         let port = try ChildProcess.freePort()
         var server = try await ServerProcess.start(dataDirectory: data, port: port)
         let email = DemoData.driverEmails[0]
-        _ = try await Self.driver(["login", "--email", email], home: home, port: port)
-        try await server.waitFor("sign-in code:")
-        let code = try #require(server.text.split(separator: "\n").last { $0.contains(email) && $0.contains("sign-in code:") }
-            .flatMap { line in line.range(of: #"code: \d{6}"#, options: .regularExpression).map { String(line[$0].suffix(6)) } })
-        #expect(try await Self.driver(["login", "--email", email, "--code", code, "--pin", "2468"], home: home, port: port).status == 0)
+        try await Self.signIn(email, home: home, port: port, server: server)
         #expect(try await Self.driver(["sync"], home: home, port: port).status == 0)
 
         // No server: every expense is kept and says so with 75, and so does sync, naming what it waits for.
@@ -237,11 +242,7 @@ struct DriverCommandTests {
         let port = try ChildProcess.freePort()
         let server = try await ServerProcess.start(dataDirectory: data, port: port)
         let email = DemoData.driverEmails[0]
-        _ = try await Self.driver(["login", "--email", email], home: home, port: port)
-        try await server.waitFor("sign-in code:")
-        let code = try #require(server.text.split(separator: "\n").last { $0.contains(email) && $0.contains("sign-in code:") }
-            .flatMap { line in line.range(of: #"code: \d{6}"#, options: .regularExpression).map { String(line[$0].suffix(6)) } })
-        #expect(try await Self.driver(["login", "--email", email, "--code", code, "--pin", "2468"], home: home, port: port).status == 0)
+        try await Self.signIn(email, home: home, port: port, server: server)
 
         // A sync beside two expense adds, eight times: each process writes the same database.
         for round in 0..<8 {
@@ -291,8 +292,7 @@ struct DriverCommandTests {
         let email = DemoData.driverEmails[0]
         _ = try await slow(["login", "--email", email])
         try await server.waitFor("sign-in code:")
-        let code = try #require(server.text.split(separator: "\n").last { $0.contains(email) && $0.contains("sign-in code:") }
-            .flatMap { line in line.range(of: #"code: \d{6}"#, options: .regularExpression).map { String(line[$0].suffix(6)) } })
+        let code = try Self.signInCode(for: email, in: server)
         #expect(try await slow(["login", "--email", email, "--code", code, "--pin", "2468"]).status == 0)
         // This process stamps its change before it hears from the server: what an earlier one learnt applies.
         let added = try await slow(["expense", "add", "--trip", "T-1002", "--category", "tolls", "--amount", "7.77"])
