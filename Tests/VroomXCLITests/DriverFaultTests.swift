@@ -18,6 +18,9 @@ struct DriverFaultTests {
         let report = try await schedule.run()
         print(report)
         if !report.diagnostics.isEmpty { print(report.diagnostics) }
-        #expect(report.problems.isEmpty, "seed \(seed) (replay with VROOMX_FAULT_SEED=\(seed)):\n\(report.problems.joined(separator: "\n"))")
+        // The first problems say what happened; a long tail would hide the seed in a CI log.
+        let shown = report.problems.prefix(15).joined(separator: "\n")
+        let more = report.problems.count > 15 ? "\n… and \(report.problems.count - 15) more" : ""
+        #expect(report.problems.isEmpty, "seed \(seed) (replay with VROOMX_FAULT_SEED=\(seed)):\n\(shown)\(more)")
     }
 }

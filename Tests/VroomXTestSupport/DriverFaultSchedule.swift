@@ -134,13 +134,18 @@ public final class DriverFaultSchedule {
         for step in 0..<options.operations {
             try await self.step(step)
             if step % 100 == 99 { options.log("step \(step + 1)/\(options.operations): \(proxyCondition.rawValue), server \(server == nil ? "down" : "up")") }
+            // Everything after a lost session would fail the same way; the first failure is the finding.
+            if signedOutAt != nil { break }
         }
-        try await finish()
+        if signedOutAt == nil { try await finish() }
         report.faults.merge(proxy.counts) { $0 + $1 }
         if !report.problems.isEmpty {
             let sync = try await runToEnd(["sync"], skew: nil)
-            let log = (server?.text ?? "").split(separator: "\n").suffix(40).joined(separator: "\n")
+            let lines = (server?.text ?? "").split(separator: "\n")
+            let log = lines.suffix(40).joined(separator: "\n")
+            let sessions = lines.filter { $0.contains("refresh") || $0.contains("session") || $0.contains("/v1/auth") }.suffix(30).joined(separator: "\n")
             report.diagnostics = "vroomx-driver sync (exit \(sync.status)):\n\(sync.output)\nserver log (last 40 lines):\n\(log)"
+                + "\nserver log, sessions (last 30):\n\(sessions)"
         }
         report.seconds = (ContinuousClock.now - started).seconds
         await server?.stop()
@@ -150,6 +155,15 @@ public final class DriverFaultSchedule {
     // MARK: The schedule
 
     private var proxyCondition = FaultProxy.Condition.normal
+    /// The step at which a command first found the driver signed out.
+    private var signedOutAt: Int?
+
+    /// Notes a command that found the driver signed out (the schedule then stops).
+    private func noteSignedOut(_ output: String, _ step: Int) {
+        guard signedOutAt == nil, output.contains("Not signed in") else { return }
+        signedOutAt = step
+        report.problems.insert("step \(step): the driver was signed out (every later command would fail): \(output.suffix(400))", at: 0)
+    }
 
     private func roll() -> Double { random.unit() }
     private func pick<T>(_ items: [T]) -> T? { items.isEmpty ? nil : items[Int(random.next() % UInt64(items.count))] }
@@ -359,6 +373,7 @@ public final class DriverFaultSchedule {
             outcome = "not_made"  // refused on the device before anything was queued
         default:
             outcome = "broken"
+            noteSignedOut(result.output, step)
             report.problems.append("step \(step): \(kind) exited \(result.status): \(result.output.suffix(600))")
         }
         report.operations["\(kind) \(outcome)", default: 0] += 1
@@ -418,7 +433,10 @@ public final class DriverFaultSchedule {
         }
         let status = process.exitStatus ?? -1
         let locked = status == 77 && process.text.contains("Locked")
-        if ![0, 1, 75].contains(status), !locked { report.problems.append("a background sync exited \(status): \(process.text.suffix(600))") }
+        if ![0, 1, 75].contains(status), !locked {
+            noteSignedOut(process.text, -1)
+            report.problems.append("a background sync exited \(status): \(process.text.suffix(600))")
+        }
         return status
     }
 

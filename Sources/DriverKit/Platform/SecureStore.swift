@@ -16,36 +16,56 @@ public struct SecureStoreError: Error, CustomStringConvertible {
 
 /// On Linux: one JSON file in the app's state directory, readable and
 /// writable by the user only (mode 600), replaced atomically on each write.
+/// Each read-modify-write holds an exclusive `flock` on a lock file beside
+/// it: two processes (a background sync saving refreshed tokens, a command
+/// opening the unlock window) would otherwise each write back the file as
+/// they read it and undo the other's change (an undone token rotation ends
+/// the session on the server as a replayed refresh token).
 public final class FileSecureStore: SecureStore, @unchecked Sendable {
     private let url: URL
+    private let lockURL: URL
     private let lock = NSLock()
 
     public init(directory: URL) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         url = directory.appendingPathComponent("secrets.json")
+        lockURL = directory.appendingPathComponent("secrets.lock")
     }
 
     public func data(for key: String) throws -> Data? {
-        lock.lock()
-        defer { lock.unlock() }
-        return try load()[key].flatMap { Data(base64Encoded: $0) }
+        try locked(LOCK_SH) { try load()[key].flatMap { Data(base64Encoded: $0) } }
     }
 
     public func set(_ data: Data, for key: String) throws {
-        lock.lock()
-        defer { lock.unlock() }
-        var values = try load()
-        values[key] = data.base64EncodedString()
-        try save(values)
+        try locked(LOCK_EX) {
+            var values = try load()
+            values[key] = data.base64EncodedString()
+            try save(values)
+        }
     }
 
     public func remove(_ key: String) throws {
+        try locked(LOCK_EX) {
+            var values = try load()
+            guard values.removeValue(forKey: key) != nil else { return }
+            try save(values)
+        }
+    }
+
+    /// Runs `body` holding this process's lock and the file lock. The lock
+    /// is held for one small file's read and write; the kernel drops it if
+    /// the process dies holding it.
+    private func locked<T>(_ operation: Int32, _ body: () throws -> T) throws -> T {
         lock.lock()
         defer { lock.unlock() }
-        var values = try load()
-        guard values.removeValue(forKey: key) != nil else { return }
-        try save(values)
+        let descriptor = open(lockURL.path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw SecureStoreError(description: "cannot open \(lockURL.path): errno \(errno)") }
+        defer { close(descriptor) }
+        while flock(descriptor, operation) != 0 {
+            guard errno == EINTR else { throw SecureStoreError(description: "cannot lock \(lockURL.path): errno \(errno)") }
+        }
+        return try body()
     }
 
     private func load() throws -> [String: String] {
