@@ -24,6 +24,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let tokenExpired = ErrorCode("token_expired")
     public static let sessionRevoked = ErrorCode("session_revoked")
     public static let forbidden = ErrorCode("forbidden")
+    /// A console form or request without the session's CSRF token.
+    public static let csrfFailed = ErrorCode("csrf_failed")
     public static let invalidCode = ErrorCode("invalid_code")
     public static let codeExpired = ErrorCode("code_expired")
     public static let tooManyAttempts = ErrorCode("too_many_attempts")

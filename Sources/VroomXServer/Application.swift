@@ -21,6 +21,8 @@ public struct ServerServices: Sendable {
     let push: PushService?
     let media: any MediaStorage
     let uploads: UploadService
+    let consolePages: ConsolePages
+    let consoleLive: ConsoleLiveLimit
     public let logger: Logger
 
     /// Opens the database, applies migrations and prepares the services.
@@ -58,7 +60,8 @@ public struct ServerServices: Sendable {
         let uploads = UploadService(store: store, media: media, limits: configuration.uploads)
         return ServerServices(configuration: configuration, database: database, store: store, mailer: mailer, secrets: secrets,
                               tokens: tokens, authenticator: authenticator, auth: auth, hub: hub, realtimeCapacity: realtimeCapacity,
-                              push: push, media: media, uploads: uploads, logger: logger)
+                              push: push, media: media, uploads: uploads, consolePages: try await ConsolePages.load(),
+                              consoleLive: ConsoleLiveLimit(maximum: configuration.realtimeLimits.sockets / 4), logger: logger)
     }
 
     /// Raises the descriptor limit as far as allowed and keeps the realtime
@@ -141,6 +144,9 @@ public func buildApplication(_ services: ServerServices,
     SyncController(store: services.store, logger: services.logger).register(routes)
     UploadController(uploads: services.uploads).register(routes)
     InspectionController(store: services.store, media: services.media, uploads: services.uploads).register(routes)
+    ConsoleController(pages: services.consolePages, store: services.store, auth: services.auth, policy: configuration.auth,
+                      trustedProxyHops: configuration.trustedProxyHops, hub: services.hub, live: services.consoleLive,
+                      media: services.media).register(router)
     routes.on(.realtime) { request, _ in
         _ = try Realtime.since(request)
         throw AppError(426, .upgradeRequired, "Connect to this endpoint with a WebSocket.")

@@ -29,6 +29,10 @@ public struct AuthPolicy: Sendable {
     /// ago it asked), at most `refreshReplays` times within this window.
     public var refreshReplayWindow: TimeInterval = 24 * 3600
     public var refreshReplays = 3
+    /// A dispatcher's browser session ends after this long unused…
+    public var consoleIdleTimeout: TimeInterval = 12 * 3600
+    /// …and this long after sign-in however much it is used.
+    public var consoleSessionLifetime: TimeInterval = 7 * 86_400
     public var pinMaxAttempts = 5
     /// scrypt cost exponent for PIN hashes.
     public var pinHashCost = PINHasher.defaultCost
@@ -67,6 +71,35 @@ struct AuthService: Sendable {
     }
 
     func verifyCode(_ request: VerifyCodeRequest, clientAddress: String?) async throws -> AuthSession {
+        let user = try await checkCode(request, clientAddress: clientAddress)
+        let driver = try await linkedDriver(of: user)
+        let refreshToken = SecureToken.random()
+        let session = try await store.createSession(user: user, refreshTokenHash: SecureToken.sha256Hex(refreshToken),
+                                                    lifetime: policy.sessionLifetime)
+        let access = try await tokens.issue(user: user, driver: driver?.id, session: session)
+        logger.info("signed in", metadata: ["user": "\(user.id)", "tenant": "\(user.tenantID)", "role": "\(user.role.rawValue)"])
+        return AuthSession(accessToken: access.token, expiresAt: access.expiresAt, refreshToken: refreshToken,
+                           user: try await store.user(user.id, tenant: user.tenantID), driver: driver)
+    }
+
+    /// The dispatch console's sign-in: the same code check, limits and log
+    /// line as the app's; a browser session instead of tokens. Drivers are
+    /// refused before any session is made.
+    func signInToConsole(_ request: VerifyCodeRequest, clientAddress: String?) async throws -> String {
+        let user = try await checkCode(request, clientAddress: clientAddress)
+        guard user.role == .dispatcher else {
+            throw AppError(403, .forbidden, "The dispatch console is for dispatchers. Drivers use the VroomX app on their phone.")
+        }
+        let token = SecureToken.random()
+        _ = try await store.createConsoleSession(user: user, tokenHash: SecureToken.sha256Hex(token), csrfToken: SecureToken.random(),
+                                                 lifetime: policy.consoleSessionLifetime)
+        logger.info("signed in", metadata: ["user": "\(user.id)", "tenant": "\(user.tenantID)", "role": "\(user.role.rawValue)",
+                                            "client": "console"])
+        return token
+    }
+
+    /// Checks an emailed code under every limit; the user it signs in.
+    private func checkCode(_ request: VerifyCodeRequest, clientAddress: String?) async throws -> User {
         let email = try Validate.email(request.email)
         let code = request.code.trimmingCharacters(in: .whitespaces)
         guard code.utf8.count == 6, code.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
@@ -97,14 +130,7 @@ struct AuthService: Sendable {
         guard let user = try await store.user(email: email) else {
             throw AppError(401, .invalidCode, "No valid code for this email. Request a new one.", attemptsLeft: 0)
         }
-        let driver = try await linkedDriver(of: user)
-        let refreshToken = SecureToken.random()
-        let session = try await store.createSession(user: user, refreshTokenHash: SecureToken.sha256Hex(refreshToken),
-                                                    lifetime: policy.sessionLifetime)
-        let access = try await tokens.issue(user: user, driver: driver?.id, session: session)
-        logger.info("signed in", metadata: ["user": "\(user.id)", "tenant": "\(user.tenantID)", "role": "\(user.role.rawValue)"])
-        return AuthSession(accessToken: access.token, expiresAt: access.expiresAt, refreshToken: refreshToken,
-                           user: try await store.user(user.id, tenant: user.tenantID), driver: driver)
+        return user
     }
 
     /// The driver record of a driver user, looked up by auth user id.

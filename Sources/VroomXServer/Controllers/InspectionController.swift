@@ -48,6 +48,12 @@ struct InspectionController {
     /// The file, whole or the byte range asked for (one range; RFC 9110).
     private func download(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (described, key) = try await store.media(try context.id(), slot: try slot(context), try context.caller().scope)
+        return try Self.serve(request, described, key: key, media: media)
+    }
+
+    /// A stored file as the answer to a request, whole or the one byte
+    /// range asked for (the API and the console both serve media so).
+    static func serve(_ request: Request, _ described: InspectionMedia, key: String, media: any MediaStorage) throws -> Response {
         let reader = try media.open(key)
         let size = reader.size
         var headers = HTTPFields()

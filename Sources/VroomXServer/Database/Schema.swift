@@ -361,6 +361,24 @@ enum Schema {
             CREATE INDEX device_tokens_by_session ON device_tokens (session_id);
             ALTER TABLE refresh_tokens ADD COLUMN grace_uses BIGINT NOT NULL DEFAULT 0
             """),
+
+        // The dispatch console: a browser session (cookie) belongs to a
+        // sign-in session, so revoking that ends both; the board's indexes.
+        Migration(version: 6, name: "console", sql: """
+            CREATE TABLE console_sessions (
+                token_hash TEXT PRIMARY KEY CHECK (length(token_hash) = 64),
+                session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                user_id TEXT NOT NULL,
+                csrf_token TEXT NOT NULL CHECK (length(csrf_token) >= 32),
+                created_at BIGINT NOT NULL,
+                last_used_at BIGINT NOT NULL CHECK (last_used_at >= created_at),
+                FOREIGN KEY (tenant_id, user_id) REFERENCES users (tenant_id, id) ON DELETE CASCADE
+            );
+            CREATE INDEX console_sessions_by_session ON console_sessions (session_id);
+            CREATE INDEX orders_board ON orders (tenant_id, status, pickup_window_start, id);
+            CREATE INDEX driver_notifications_sent ON driver_notifications (tenant_id, created_at)
+            """),
     ]
 }
 

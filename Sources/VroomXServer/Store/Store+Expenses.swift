@@ -134,24 +134,38 @@ extension Store {
 
     /// A message from dispatch to a driver.
     public func sendMessage(_ request: SendMessageRequest, tenant: ID<Tenant>) async throws -> DriverNotification {
-        guard request.type == .dispatchMessage || request.type == .urgent else {
-            throw AppError.validation("type", "A message is dispatch_message or urgent.")
+        try await sendMessages([request], tenant: tenant)[0]
+    }
+
+    /// Messages from dispatch (to several drivers at once): all are sent, or none.
+    @discardableResult
+    public func sendMessages(_ requests: [SendMessageRequest], tenant: ID<Tenant>) async throws -> [DriverNotification] {
+        for request in requests {
+            guard request.type == .dispatchMessage || request.type == .urgent else {
+                throw AppError.validation("type", "A message is dispatch_message or urgent.")
+            }
+            _ = try Validate.text(request.title, field: "title", max: 200, required: true)
+            _ = try Validate.text(request.body, field: "body", max: 4000)
         }
-        let title = try Validate.text(request.title, field: "title", max: 200, required: true)
-        let body = try Validate.text(request.body, field: "body", max: 4000)
         let scope = Scope.dispatch(tenant: tenant)
         return try await write(tenant: tenant) { tx in
-            guard try await fetchDriver(request.driverID, tenant: tenant, tx.db) != nil else {
-                throw AppError(422, .validationFailed, "No such driver in this carrier.", field: "driver_id")
+            var sent: [DriverNotification] = []
+            for request in requests {
+                guard try await fetchDriver(request.driverID, tenant: tenant, tx.db) != nil else {
+                    throw AppError(422, .validationFailed, "No such driver in this carrier.", field: "driver_id")
+                }
+                if let trip = request.tripID, try await fetchTrip(trip, scope, tx.db) == nil {
+                    throw AppError(422, .validationFailed, "No such trip in this carrier.", field: "trip_id")
+                }
+                if let order = request.orderID, try await fetchOrder(order, scope, tx.db) == nil {
+                    throw AppError(422, .validationFailed, "No such order in this carrier.", field: "order_id")
+                }
+                sent.append(try await insertNotification(
+                    driver: request.driverID, type: request.type, title: try Validate.text(request.title, field: "title", max: 200, required: true),
+                    body: try Validate.text(request.body, field: "body", max: 4000),
+                    data: NotificationData(tripID: request.tripID, orderID: request.orderID), tx))
             }
-            if let trip = request.tripID, try await fetchTrip(trip, scope, tx.db) == nil {
-                throw AppError(422, .validationFailed, "No such trip in this carrier.", field: "trip_id")
-            }
-            if let order = request.orderID, try await fetchOrder(order, scope, tx.db) == nil {
-                throw AppError(422, .validationFailed, "No such order in this carrier.", field: "order_id")
-            }
-            return try await insertNotification(driver: request.driverID, type: request.type, title: title, body: body,
-                                                data: NotificationData(tripID: request.tripID, orderID: request.orderID), tx)
+            return sent
         }
     }
 

@@ -49,49 +49,88 @@ extension Store {
     }
 
     public func createOrder(_ request: CreateOrderRequest, tenant: ID<Tenant>) async throws -> Order {
-        let number = try Validate.text(request.number, field: "number", max: 64, required: true)
-        let vehicle = try Validate.vehicle(request.vehicle)
-        let pickup = try Validate.stop(request.pickup, field: "pickup")
-        let delivery = try Validate.stop(request.delivery, field: "delivery")
-        let revenue = try Validate.cents(request.revenueCents, field: "revenue_cents")
-        let terms = try Validate.text(request.paymentTerms ?? "", field: "payment_terms", max: 100)
-        return try await write(tenant: tenant) { tx in
-            var trip: Trip?
-            if let tripID = request.tripID {
-                guard let found = try await fetchTrip(tripID, .dispatch(tenant: tenant), tx.db) else {
-                    throw AppError(422, .validationFailed, "No such trip in this carrier.", field: "trip_id")
+        let valid = try ValidOrder(request)
+        return try await write(tenant: tenant) { tx in try await insertOrder(valid, tenant: tenant, tx) }
+    }
+
+    /// Many orders in one transaction: all of them, or (the first refusal
+    /// thrown, with the index of its order) none.
+    func createOrders(_ requests: [ValidOrder], tenant: ID<Tenant>) async throws -> Int {
+        try await write(tenant: tenant) { tx in
+            for (index, order) in requests.enumerated() {
+                do {
+                    _ = try await insertOrder(order, tenant: tenant, tx)
+                } catch let error as AppError {
+                    throw BatchRefusal(index: index, error: error)
                 }
-                trip = found
             }
-            let driver = trip?.driverID
-            let order = Order(id: ID(), number: number, tripID: trip?.id, driverID: driver, vehicle: vehicle, pickup: pickup,
-                              delivery: delivery, status: driver == nil ? .new : .assigned, actualPickupDate: nil,
-                              actualDeliveryDate: nil, pickupETA: nil, deliveryETA: nil, revenueCents: revenue,
-                              paymentTerms: terms, version: 1, createdAt: tx.now, updatedAt: tx.now)
-            let doc = try WireDocument.encode(order)
-            do {
-                try await tx.execute("""
-                    INSERT INTO orders (id, tenant_id, number, trip_id, driver_id, vehicle_year, vehicle_make, vehicle_model,
-                        vehicle_vin, vehicle_color, pickup_name, pickup_address, pickup_contact_name, pickup_contact_phone,
-                        pickup_window_start, pickup_window_end, delivery_name, delivery_address, delivery_contact_name,
-                        delivery_contact_phone, delivery_window_start, delivery_window_end, status, revenue_cents,
-                        payment_terms, version, created_at, updated_at, doc)
-                    VALUES (\(order.id), \(tenant), \(order.number), \(order.tripID), \(order.driverID), \(vehicle.year),
-                        \(vehicle.make), \(vehicle.model), \(vehicle.vin), \(vehicle.color), \(pickup.name), \(pickup.address),
-                        \(pickup.contactName), \(pickup.contactPhone), \(pickup.windowStart), \(pickup.windowEnd),
-                        \(delivery.name), \(delivery.address), \(delivery.contactName), \(delivery.contactPhone),
-                        \(delivery.windowStart), \(delivery.windowEnd), \(order.status), \(revenue), \(terms), 1,
-                        \(tx.now), \(tx.now), \(doc))
-                    """)
-            } catch DatabaseConstraintError.unique {
-                throw AppError(409, .alreadyExists, "An order numbered \(number) already exists.", field: "number")
-            }
-            tx.recordUpsert(.order, id: order.id.rawValue, document: doc, visibleTo: driver)
-            if let driver, let trip {
-                try await notifyOrderAssigned(order, trip: trip, to: driver, tx)
-            }
-            return order
+            return requests.count
         }
+    }
+
+    struct BatchRefusal: Error {
+        let index: Int
+        let error: AppError
+    }
+
+    /// An order request checked field by field (before any write).
+    struct ValidOrder: Sendable {
+        let number: String
+        let tripID: ID<Trip>?
+        let vehicle: Vehicle
+        let pickup: Stop
+        let delivery: Stop
+        let revenue: Int
+        let terms: String
+
+        init(_ request: CreateOrderRequest) throws {
+            number = try Validate.text(request.number, field: "number", max: 64, required: true)
+            tripID = request.tripID
+            vehicle = try Validate.vehicle(request.vehicle)
+            pickup = try Validate.stop(request.pickup, field: "pickup")
+            delivery = try Validate.stop(request.delivery, field: "delivery")
+            revenue = try Validate.cents(request.revenueCents, field: "revenue_cents")
+            terms = try Validate.text(request.paymentTerms ?? "", field: "payment_terms", max: 100)
+        }
+    }
+
+    private func insertOrder(_ valid: ValidOrder, tenant: ID<Tenant>, _ tx: TenantTransaction) async throws -> Order {
+        let (number, vehicle, pickup, delivery, revenue, terms) = (valid.number, valid.vehicle, valid.pickup, valid.delivery, valid.revenue, valid.terms)
+        var trip: Trip?
+        if let tripID = valid.tripID {
+            guard let found = try await fetchTrip(tripID, .dispatch(tenant: tenant), tx.db) else {
+                throw AppError(422, .validationFailed, "No such trip in this carrier.", field: "trip_id")
+            }
+            trip = found
+        }
+        let driver = trip?.driverID
+        let order = Order(id: ID(), number: number, tripID: trip?.id, driverID: driver, vehicle: vehicle, pickup: pickup,
+                          delivery: delivery, status: driver == nil ? .new : .assigned, actualPickupDate: nil,
+                          actualDeliveryDate: nil, pickupETA: nil, deliveryETA: nil, revenueCents: revenue,
+                          paymentTerms: terms, version: 1, createdAt: tx.now, updatedAt: tx.now)
+        let doc = try WireDocument.encode(order)
+        do {
+            try await tx.execute("""
+                INSERT INTO orders (id, tenant_id, number, trip_id, driver_id, vehicle_year, vehicle_make, vehicle_model,
+                    vehicle_vin, vehicle_color, pickup_name, pickup_address, pickup_contact_name, pickup_contact_phone,
+                    pickup_window_start, pickup_window_end, delivery_name, delivery_address, delivery_contact_name,
+                    delivery_contact_phone, delivery_window_start, delivery_window_end, status, revenue_cents,
+                    payment_terms, version, created_at, updated_at, doc)
+                VALUES (\(order.id), \(tenant), \(order.number), \(order.tripID), \(order.driverID), \(vehicle.year),
+                    \(vehicle.make), \(vehicle.model), \(vehicle.vin), \(vehicle.color), \(pickup.name), \(pickup.address),
+                    \(pickup.contactName), \(pickup.contactPhone), \(pickup.windowStart), \(pickup.windowEnd),
+                    \(delivery.name), \(delivery.address), \(delivery.contactName), \(delivery.contactPhone),
+                    \(delivery.windowStart), \(delivery.windowEnd), \(order.status), \(revenue), \(terms), 1,
+                    \(tx.now), \(tx.now), \(doc))
+                """)
+        } catch DatabaseConstraintError.unique {
+            throw AppError(409, .alreadyExists, "An order numbered \(number) already exists.", field: "number")
+        }
+        tx.recordUpsert(.order, id: order.id.rawValue, document: doc, visibleTo: driver)
+        if let driver, let trip {
+            try await notifyOrderAssigned(order, trip: trip, to: driver, tx)
+        }
+        return order
     }
 
     /// A status change by a driver (along the road) or by dispatch. Moving to

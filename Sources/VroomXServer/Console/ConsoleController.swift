@@ -1,0 +1,240 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import VroomXModels
+import VroomXSecurity
+
+/// The dispatch console: the carrier's office in the browser, served by the
+/// same binary over the same store and services as the API. Pages are
+/// rendered on the server; a little script adds live updates and keys.
+///
+/// Safety: a session cookie (`HttpOnly`, `SameSite=Lax`, `Secure` behind a
+/// proxy that says the browser came over HTTPS) with idle and absolute
+/// expiry; every form and state-changing request carries the session's
+/// CSRF token (sign-in forms a double-submit cookie); a strict CSP; drivers
+/// are refused; another carrier's ids are simply not found.
+struct ConsoleController {
+    let pages: ConsolePages
+    let store: Store
+    let auth: AuthService
+    let policy: AuthPolicy
+    let trustedProxyHops: Int
+    let hub: ChangeHub
+    let live: ConsoleLiveLimit
+    let media: any MediaStorage
+
+    static let sessionCookie = "vroomx_console"
+    static let signInCookie = "vroomx_signin"
+    /// Forms are small; the CSV import is the largest.
+    static let maxFormBytes = 4 << 20
+
+    func register(_ router: Router<AppRequestContext>) {
+        router.get("/") { request, _ in
+            let signedIn = try await session(request) != nil
+            return ConsolePages.redirect(signedIn ? "/board" : "/sign-in")
+        }
+        router.get("/console/static/:name") { _, context in
+            try pages.asset(context.parameters.get("name") ?? "")
+        }
+        registerSignIn(router)
+        ConsoleOrderPages(console: self).register(router)
+        ConsoleTripPages(console: self).register(router)
+        ConsolePeoplePages(console: self).register(router)
+        ConsoleLive(console: self).register(router)
+    }
+
+    // MARK: Pages behind sign-in
+
+    func get(_ router: Router<AppRequestContext>, _ path: String,
+             _ handler: @escaping @Sendable (ConsoleRequest) async throws -> Response) {
+        router.get(RouterPath(path)) { request, context in
+            guard let session = try await session(request) else {
+                return ConsolePages.redirect("/sign-in?next=" + (request.uri.path.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
+            }
+            return await rendering(session) {
+                try await handler(ConsoleRequest(request: request, context: context, session: session, form: ConsoleForm(), body: nil))
+            }
+        }
+    }
+
+    /// A state-changing request: it must carry the session's CSRF token (a
+    /// form's `_csrf` field, or the `X-CSRF-Token` header from the page's
+    /// script) and, when the browser names its origin, come from this site.
+    func post(_ router: Router<AppRequestContext>, _ path: String,
+              _ handler: @escaping @Sendable (ConsoleRequest) async throws -> Response) {
+        router.post(RouterPath(path)) { request, context in
+            // Signed out meanwhile: nothing is saved; sign in again.
+            guard let session = try await session(request) else { return ConsolePages.redirect("/sign-in?expired=1") }
+            return await rendering(session) {
+                let (form, body) = try await Self.readBody(request)
+                let token = request.headers[.csrfToken] ?? form["_csrf"]
+                guard Self.sameOrigin(request), constantTimeEqual(Array(token.utf8), Array(session.csrfToken.utf8)) else {
+                    throw AppError(403, .csrfFailed, "This form has expired or did not come from this page. Reload the page and try again.")
+                }
+                return try await handler(ConsoleRequest(request: request, context: context, session: session, form: form, body: body))
+            }
+        }
+    }
+
+    /// Errors a page did not handle itself become an error page in the frame.
+    private func rendering(_ session: ConsoleSession, _ body: () async throws -> Response) async -> Response {
+        do {
+            return try await body()
+        } catch {
+            let appError = ErrorMiddleware.appError(for: error)
+            let heading = switch appError.status {
+            case 404: "Not found"
+            case 403: "Not allowed"
+            case 503, 507: "The server is busy"
+            default: "Something went wrong"
+            }
+            return pages.page("message", title: heading, session: session,
+                              ["heading": heading, "text": appError.body.message, "code": appError.body.code.rawValue],
+                              status: HTTPResponse.Status(code: appError.status))
+        }
+    }
+
+    static func readBody(_ request: Request) async throws -> (ConsoleForm, ByteBuffer?) {
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: maxFormBytes)
+        } catch is NIOTooManyBytesError {
+            throw AppError(413, .payloadTooLarge, "That is more than \(maxFormBytes >> 20) MB; send it in parts.")
+        }
+        let type = request.headers[.contentType] ?? ""
+        if type.hasPrefix("application/x-www-form-urlencoded") {
+            return (ConsoleForm(encoded: String(buffer: buffer)), nil)
+        }
+        return (ConsoleForm(), buffer)
+    }
+
+    /// A browser's `Origin` (or, without it, `Referer`) names this host.
+    static func sameOrigin(_ request: Request) -> Bool {
+        guard let host = request.head.authority else { return false }
+        let origin = request.headers[.origin] ?? request.headers[.referer]
+        guard let origin, origin != "null" else { return request.headers[.origin] == nil }
+        guard let url = URL(string: origin), let originHost = url.host else { return false }
+        let originAuthority = url.port.map { "\(originHost):\($0)" } ?? originHost
+        return originAuthority.lowercased() == host.lowercased()
+    }
+
+    // MARK: Sessions
+
+    /// The signed-in dispatcher of a request's cookie, if the session is live.
+    func session(_ request: Request) async throws -> ConsoleSession? {
+        guard let token = Self.cookie(Self.sessionCookie, in: request), token.utf8.count <= 128 else { return nil }
+        let hash = SecureToken.sha256Hex(token)
+        guard let session = try await store.consoleSession(tokenHash: hash, idleTimeout: policy.consoleIdleTimeout),
+              session.identity.role == .dispatcher else { return nil }
+        // One write a minute at most restarts the idle clock.
+        if store.now.timeIntervalSince(session.lastUsedAt) > 60 { try await store.touchConsoleSession(tokenHash: hash) }
+        return session
+    }
+
+    static func cookie(_ name: String, in request: Request) -> String? {
+        for header in request.headers[values: .cookie] {
+            for pair in header.split(separator: ";") {
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                if parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces) == name {
+                    return parts[1].trimmingCharacters(in: .whitespaces)
+                }
+            }
+        }
+        return nil
+    }
+
+    /// Behind a trusted proxy that says the browser used HTTPS, the cookie
+    /// is only ever sent back over HTTPS.
+    func setCookie(_ name: String, _ value: String, maxAge: Int, _ request: Request) -> String {
+        let forwardedHTTPS = trustedProxyHops > 0 && request.headers[.forwardedProto]?.lowercased() == "https"
+        return "\(name)=\(value); Path=/; Max-Age=\(maxAge); HttpOnly; SameSite=Lax" + (forwardedHTTPS ? "; Secure" : "")
+    }
+
+    // MARK: Sign-in
+
+    private func registerSignIn(_ router: Router<AppRequestContext>) {
+        router.get("/sign-in") { request, _ in
+            if try await session(request) != nil { return ConsolePages.redirect("/board") }
+            return signInPage(request, step: .email, values: [:], errors: FieldErrors())
+        }
+        router.post("/sign-in") { request, context in
+            let (form, _) = try await Self.readBody(request)
+            guard Self.sameOrigin(request), signInTokenMatches(request, form) else { return signInExpired(request) }
+            do {
+                let client = ClientAddress.of(request, peer: context.peerAddress, trustedHops: trustedProxyHops)
+                _ = try await auth.sendCode(SendCodeRequest(email: form["email"]), clientAddress: client)
+                return signInPage(request, step: .code, values: ["email": form["email"], "next": form["next"]], errors: FieldErrors(),
+                                  notice: "If \(form["email"]) belongs to a VroomX dispatcher, a 6-digit code is on its way. It is valid for 10 minutes.")
+            } catch let error as AppError {
+                return signInPage(request, step: .email, values: form.firstValues, errors: FieldErrors(error, fallbackField: "email"),
+                                  status: .init(code: error.status))
+            }
+        }
+        router.post("/sign-in/code") { request, context in
+            let (form, _) = try await Self.readBody(request)
+            guard Self.sameOrigin(request), signInTokenMatches(request, form) else { return signInExpired(request) }
+            do {
+                let client = ClientAddress.of(request, peer: context.peerAddress, trustedHops: trustedProxyHops)
+                let token = try await auth.signInToConsole(VerifyCodeRequest(email: form["email"], code: form["code"]), clientAddress: client)
+                let next = form["next"]
+                // Only a path of this site: never a redirect elsewhere.
+                let destination = next.hasPrefix("/") && !next.hasPrefix("//") && !next.contains("\\") ? next : "/board"
+                return ConsolePages.redirect(destination, headers: [
+                    .setCookie: setCookie(Self.sessionCookie, token, maxAge: Int(policy.consoleSessionLifetime), request),
+                ])
+            } catch let error as AppError where error.status == 403 {
+                return signInPage(request, step: .email, values: [:], errors: FieldErrors(error, fallbackField: "email"), status: 403)
+            } catch let error as AppError {
+                let errors = FieldErrors(error, fallbackField: "code")
+                return signInPage(request, step: .code, values: ["email": form["email"], "next": form["next"]], errors: errors,
+                                  status: .init(code: error.status))
+            }
+        }
+        post(router, "/sign-out") { request in
+            if let token = Self.cookie(Self.sessionCookie, in: request.request) {
+                try await store.endConsoleSession(tokenHash: SecureToken.sha256Hex(token))
+            }
+            return ConsolePages.redirect("/sign-in", headers: [.setCookie: setCookie(Self.sessionCookie, "", maxAge: 0, request.request)])
+        }
+    }
+
+    enum SignInStep { case email, code }
+
+    /// The sign-in page; its forms carry a token that must match a cookie
+    /// set here (double submit), as no session exists yet.
+    private func signInPage(_ request: Request, step: SignInStep, values: [String: String], errors: FieldErrors,
+                            notice: String? = nil, status: HTTPResponse.Status = .ok) -> Response {
+        let token = Self.cookie(Self.signInCookie, in: request).flatMap { Self.isToken($0) ? $0 : nil }
+            ?? SecureToken.random()
+        var values = values
+        if values["next"] == nil { values["next"] = request.uri.queryParameters.get("next").map { String($0) } ?? "" }
+        var response = pages.page("sign-in", title: "Sign in", session: nil, [
+            "step_email": step == .email, "step_code": step == .code, "v": values, "e": errors.messages,
+            "notice": present(notice), "signin_token": token,
+        ], status: status)
+        response.headers[.setCookie] = setCookie(Self.signInCookie, token, maxAge: 3600, request)
+        return response
+    }
+
+    /// What `SecureToken.random()` makes: 43 base64url characters.
+    static func isToken(_ text: String) -> Bool {
+        text.utf8.count == 43 && text.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_") }
+    }
+
+    private func signInTokenMatches(_ request: Request, _ form: ConsoleForm) -> Bool {
+        guard let cookie = Self.cookie(Self.signInCookie, in: request) else { return false }
+        return constantTimeEqual(Array(cookie.utf8), Array(form["_signin"].utf8))
+    }
+
+    private func signInExpired(_ request: Request) -> Response {
+        var errors = FieldErrors()
+        errors.add("email", "This sign-in form expired. Enter your email again.")
+        return signInPage(request, step: .email, values: [:], errors: errors, status: .forbidden)
+    }
+}
+
+extension HTTPField.Name {
+    static let csrfToken = HTTPField.Name("X-CSRF-Token")!
+    static let forwardedProto = HTTPField.Name("X-Forwarded-Proto")!
+}

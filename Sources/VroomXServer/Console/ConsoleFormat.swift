@@ -1,0 +1,83 @@
+import Foundation
+import VroomXModels
+
+/// How the console shows values: one place for money, dates and labels.
+enum ConsoleFormat {
+    /// 125050 → "$1,250.50".
+    static func money(_ cents: Int) -> String {
+        let sign = cents < 0 ? "-" : ""
+        let magnitude = cents.magnitude
+        var whole = String(magnitude / 100)
+        var grouped = ""
+        while whole.count > 3 {
+            grouped = "," + whole.suffix(3) + grouped
+            whole.removeLast(3)
+        }
+        let fraction = magnitude % 100
+        return "\(sign)$\(whole)\(grouped).\(fraction < 10 ? "0" : "")\(fraction)"
+    }
+
+    /// Cents as a form shows them: 125050 → "1250.50".
+    static func dollars(_ cents: Int) -> String {
+        "\(cents / 100).\(cents % 100 < 10 ? "0" : "")\(cents % 100)"
+    }
+
+    /// An instant for a `<time>` element: the page's script shows it in the
+    /// reader's zone; without script it reads in UTC.
+    static func time(_ date: Date?) -> [String: String]? {
+        guard let date else { return nil }
+        let utc = WireTime.string(from: date)
+        let day = LocalDate(date)
+        let seconds = Int(date.timeIntervalSince1970.rounded(.down))
+        let minutesOfDay = ((seconds % 86_400) + 86_400) % 86_400 / 60
+        let clock = "\(minutesOfDay / 60 < 10 ? "0" : "")\(minutesOfDay / 60):\(minutesOfDay % 60 < 10 ? "0" : "")\(minutesOfDay % 60)"
+        return ["iso": utc, "text": "\(day) \(clock) UTC"]
+    }
+
+    static func window(_ stop: Stop) -> String {
+        switch (stop.windowStart, stop.windowEnd) {
+        case let (start?, end?) where start == end: return start.description
+        case let (start?, end?): return "\(start) – \(end)"
+        case let (start?, nil): return "from \(start)"
+        case let (nil, end?): return "by \(end)"
+        case (nil, nil): return "any day"
+        }
+    }
+
+    /// "1 Harbor Rd, Savannah, GA 31401" → "Savannah, GA 31401".
+    static func city(_ address: String) -> String {
+        let parts = address.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        return parts.count >= 3 ? parts.suffix(2).joined(separator: ", ") : address
+    }
+
+    static func label(_ status: OrderStatus) -> String {
+        switch status {
+        case .new: "New"
+        case .assigned: "Assigned"
+        case .pickedUp: "Picked up"
+        case .delivered: "Delivered"
+        case .cancelled: "Cancelled"
+        }
+    }
+
+    static func label(_ status: TripStatus) -> String {
+        switch status {
+        case .planned: "Planned"
+        case .inProgress: "In progress"
+        case .completed: "Completed"
+        case .cancelled: "Cancelled"
+        }
+    }
+
+    static func label(_ pay: PayType, rate: Int) -> String {
+        switch pay {
+        case .percentage: "\(rate / 100)\(rate % 100 == 0 ? "" : rate % 100 < 10 ? ".0\(rate % 100)" : ".\(rate % 100)")% of revenue"
+        case .perMile: "\(money(rate)) per mile"
+        case .perTrip: "\(money(rate)) per trip"
+        }
+    }
+
+    static func slotName(_ slot: MediaSlot) -> String {
+        slot.rawValue.replacingOccurrences(of: "_", with: " ").capitalized
+    }
+}

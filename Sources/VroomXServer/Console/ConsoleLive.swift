@@ -1,0 +1,90 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOConcurrencyHelpers
+import NIOCore
+import VroomXModels
+
+/// Live updates for open console pages: a server-sent event stream of what
+/// changed in the carrier, fed by the same change hub as the drivers'
+/// realtime sockets (so on PostgreSQL a change made through another
+/// instance arrives too). The page refreshes the parts that show it.
+struct ConsoleLive {
+    let console: ConsoleController
+
+    static let heartbeat: Duration = .seconds(20)
+
+    func register(_ router: Router<AppRequestContext>) {
+        console.get(router, "/live") { request in
+            guard console.live.claim() else {
+                throw AppError(503, .tooManyConnections, "Too many open console pages on this server; live updates resume shortly.",
+                               retryAfter: 30)
+            }
+            let subscriber = Subscriber(scope: request.scope, limit: 2_000)
+            do {
+                try await console.hub.subscribe(subscriber)
+            } catch {
+                console.live.release()
+                throw error
+            }
+            let hub = console.hub
+            let live = console.live
+            var headers = ConsolePages.securityHeaders
+            headers[.contentType] = "text/event-stream"
+            headers[.cacheControl] = "no-store"
+            headers[.init("X-Accel-Buffering")!] = "no"  // nginx: pass events through at once
+            let body = ResponseBody { writer in
+                let beat = Task {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: Self.heartbeat)
+                        subscriber.wake()
+                    }
+                }
+                defer {
+                    beat.cancel()
+                    hub.unsubscribe(subscriber)
+                    live.release()
+                }
+                // Tells the browser how soon to come back after a cut.
+                try await writer.write(ByteBuffer(string: "retry: 3000\n\n"))
+                while true {
+                    switch await subscriber.next() {
+                    case .overflowed:
+                        // Too far behind: one last "everything changed" and the browser reconnects.
+                        try await writer.write(ByteBuffer(string: "event: change\ndata: {\"entities\":[\"all\"]}\n\n"))
+                        try await writer.finish(nil)
+                        return
+                    case .batches(let batches) where batches.isEmpty:
+                        try await writer.write(ByteBuffer(string: ": ping\n\n"))
+                    case .batches(let batches):
+                        let entities = Set(batches.flatMap(\.entries).filter { $0.visible(to: subscriber.scope) }.map(\.entity.rawValue))
+                        guard !entities.isEmpty else { continue }
+                        let list = entities.sorted().map { "\"\($0)\"" }.joined(separator: ",")
+                        try await writer.write(ByteBuffer(string: "event: change\ndata: {\"entities\":[\(list)]}\n\n"))
+                    }
+                }
+            }
+            return Response(status: .ok, headers: headers, body: body)
+        }
+    }
+}
+
+/// Open live streams on this instance, bounded like realtime sockets.
+final class ConsoleLiveLimit: Sendable {
+    let maximum: Int
+    private let open = NIOLockedValueBox(0)
+
+    init(maximum: Int) { self.maximum = maximum }
+
+    func claim() -> Bool {
+        open.withLockedValue { count in
+            guard count < maximum else { return false }
+            count += 1
+            return true
+        }
+    }
+
+    func release() { open.withLockedValue { $0 -= 1 } }
+
+    var count: Int { open.withLockedValue { $0 } }
+}

@@ -1,0 +1,291 @@
+import Foundation
+import Hummingbird
+import VroomXModels
+
+/// The load board, an order's page and bill of lading, creating, editing,
+/// cancelling and importing orders.
+struct ConsoleOrderPages {
+    let console: ConsoleController
+    var store: Store { console.store }
+    var pages: ConsolePages { console.pages }
+
+    static let boardPageSize = 50
+
+    func register(_ router: Router<AppRequestContext>) {
+        console.get(router, "/board", board)
+        console.get(router, "/orders/new") { request in
+            try await orderForm(request, order: nil, values: ["trip_id": request.query("trip") ?? ""], errors: FieldErrors())
+        }
+        console.post(router, "/orders", create)
+        console.get(router, "/orders/import") { request in
+            pages.page("import", title: "Import orders", session: request.session, section: "board", [:])
+        }
+        console.post(router, "/orders/import", importCSV)
+        console.get(router, "/orders/:id") { request in try await orderPage(request) }
+        console.get(router, "/orders/:id/edit") { request in
+            let order = try await store.order(try request.id("id", "Order"), request.scope)
+            return try await orderForm(request, order: order, values: Self.formValues(order), errors: FieldErrors())
+        }
+        console.post(router, "/orders/:id", update)
+        console.post(router, "/orders/:id/cancel") { request in
+            let id: ID<Order> = try request.id("id", "Order")
+            _ = try await store.updateOrder(id, UpdateOrderRequest(status: .cancelled), tenant: request.tenant)
+            return ConsolePages.redirect("/orders/\(id)")
+        }
+        console.get(router, "/orders/:id/bill-of-lading") { request in try await orderPage(request, template: "bill-of-lading") }
+        router.get("/console/media/:id/:slot") { request, context in
+            guard let session = try await console.session(request) else { throw AppError(401, .missingToken, "Sign in first.") }
+            guard let id = context.parameters.get("id").flatMap(ID<Inspection>.init) else { throw AppError.notFound("Inspection") }
+            let slot = MediaSlot(context.parameters.get("slot") ?? "")
+            guard slot.isValid else { throw AppError.notFound("Photo") }
+            let (described, key) = try await store.media(id, slot: slot, .dispatch(tenant: session.identity.tenant))
+            return try InspectionController.serve(request, described, key: key, media: console.media)
+        }
+    }
+
+    // MARK: The board
+
+    private func board(_ request: ConsoleRequest) async throws -> Response {
+        let status = request.query("status").flatMap(OrderStatus.init(rawValue:)) ?? .new
+        let search = String((request.query("q") ?? "").prefix(100))
+        let newestFirst = request.query("sort") == "pickup_desc"
+        let page = min(max((request.query("page").flatMap { Int($0) } ?? 1), 1), 100_000) - 1
+        let query = Store.BoardQuery(status: status, search: search, pickupNewestFirst: newestFirst, page: page, pageSize: Self.boardPageSize)
+        async let found = store.boardOrders(query, tenant: request.tenant)
+        async let counts = store.orderCounts(tenant: request.tenant)
+        async let names = Names.load(store, tenant: request.tenant)
+        let (orders, total) = try await found
+        let lookup = try await names
+        let tally = try await counts
+        let pages = max(1, (total + Self.boardPageSize - 1) / Self.boardPageSize)
+        func link(status: OrderStatus = status, page: Int = 1, sort: Bool = newestFirst) -> String {
+            var parts = ["status=\(status.rawValue)"]
+            if !search.isEmpty { parts.append("q=" + (search.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")) }
+            if sort { parts.append("sort=pickup_desc") }
+            if page > 1 { parts.append("page=\(page)") }
+            return "/board?" + parts.joined(separator: "&")
+        }
+        let tabs: [[String: Any]] = OrderStatus.allCases.map { tab in
+            ["label": ConsoleFormat.label(tab), "count": tally[tab] ?? 0, "href": link(status: tab), "current": tab == status]
+        }
+        return self.pages.page("board", title: "Load board", session: request.session, section: "board", [
+            "tabs": tabs, "status": status.rawValue, "status_label": ConsoleFormat.label(status), "q": search,
+            "orders": orders.map { Self.row($0, lookup) }, "empty": orders.isEmpty,
+            "total": total, "page": page + 1, "pages": pages,
+            "prev": page > 0 ? link(page: page) as Any : false, "next": page + 1 < pages ? link(page: page + 2) as Any : false,
+            "sort_asc_href": link(sort: false), "sort_desc_href": link(sort: true), "sort_desc": newestFirst,
+            "first_shown": total == 0 ? 0 : page * Self.boardPageSize + 1, "last_shown": page * Self.boardPageSize + orders.count,
+        ])
+    }
+
+    /// Drivers' and trips' names for lists.
+    struct Names: Sendable {
+        var drivers: [ID<Driver>: Driver] = [:]
+        var trips: [ID<Trip>: Trip] = [:]
+
+        static func load(_ store: Store, tenant: ID<Tenant>) async throws -> Names {
+            var names = Names()
+            for driver in try await store.drivers(tenant: tenant) { names.drivers[driver.id] = driver }
+            for trip in try await store.trips(.dispatch(tenant: tenant)) { names.trips[trip.id] = trip }
+            return names
+        }
+    }
+
+    static func row(_ order: Order, _ names: Names) -> [String: Any] {
+        [
+            "id": order.id.rawValue, "number": order.number, "vehicle": order.vehicle.summary, "vin": order.vehicle.vin,
+            "pickup_name": order.pickup.name, "pickup_city": ConsoleFormat.city(order.pickup.address),
+            "pickup_window": ConsoleFormat.window(order.pickup),
+            "delivery_name": order.delivery.name, "delivery_city": ConsoleFormat.city(order.delivery.address),
+            "delivery_window": ConsoleFormat.window(order.delivery),
+            "status": order.status.rawValue, "status_label": ConsoleFormat.label(order.status),
+            "driver": order.driverID.flatMap { names.drivers[$0]?.name } ?? "—",
+            "trip": order.tripID.flatMap { names.trips[$0]?.number } ?? "",
+            "trip_id": order.tripID?.rawValue ?? "",
+            "revenue": ConsoleFormat.money(order.revenueCents),
+        ]
+    }
+
+    // MARK: An order
+
+    private func orderPage(_ request: ConsoleRequest, template: String = "order") async throws -> Response {
+        let id: ID<Order> = try request.id("id", "Order")
+        let order = try await store.order(id, request.scope)
+        let names = try await Names.load(store, tenant: request.tenant)
+        let inspections = try await store.orderInspectionDocuments(id, request.scope).compactMap {
+            try? WireJSON.decoder().decode(Inspection.self, from: Data($0.utf8))
+        }
+        var values = Self.row(order, names)
+        values["order"] = Self.details(order)
+        values["timeline"] = Self.timeline(order)
+        values["pickup_eta"] = present(ConsoleFormat.time(order.pickupETA))
+        values["delivery_eta"] = present(ConsoleFormat.time(order.deliveryETA))
+        values["inspections"] = inspections.sorted { $0.kind == .pickup && $1.kind == .delivery }.map(Self.inspection)
+        values["no_inspections"] = inspections.isEmpty
+        values["can_cancel"] = [.new, .assigned].contains(order.status)
+        values["can_edit"] = ![.delivered, .cancelled].contains(order.status)
+        values["payment_terms"] = order.paymentTerms
+        let title = template == "bill-of-lading" ? "Bill of lading \(order.number)" : "Order \(order.number)"
+        return pages.page(template, title: title, session: request.session, section: "board", values)
+    }
+
+    static func details(_ order: Order) -> [String: Any] {
+        func stop(_ stop: Stop) -> [String: Any] {
+            ["name": stop.name, "address": stop.address, "contact_name": stop.contactName, "contact_phone": stop.contactPhone,
+             "window": ConsoleFormat.window(stop)]
+        }
+        return ["pickup": stop(order.pickup), "delivery": stop(order.delivery),
+                "year": order.vehicle.year.map(String.init) ?? "", "make": order.vehicle.make, "model": order.vehicle.model,
+                "color": order.vehicle.color, "vin": order.vehicle.vin.isEmpty ? "—" : order.vehicle.vin]
+    }
+
+    /// What happened to the order, oldest first, from the order's own dates.
+    static func timeline(_ order: Order) -> [[String: Any]] {
+        var events: [(Date, String)] = [(order.createdAt, "Created")]
+        if let picked = order.actualPickupDate { events.append((picked, "Picked up by the driver")) }
+        if let delivered = order.actualDeliveryDate { events.append((delivered, "Delivered")) }
+        if order.status == .cancelled { events.append((order.updatedAt, "Cancelled")) }
+        if order.updatedAt > events.map(\.0).max() ?? .distantPast {
+            events.append((order.updatedAt, "Last changed (now \(ConsoleFormat.label(order.status).lowercased()), version \(order.version))"))
+        }
+        return events.sorted { $0.0 < $1.0 }.map { ["time": present(ConsoleFormat.time($0.0)), "text": $0.1] }
+    }
+
+    static func inspection(_ inspection: Inspection) -> [String: Any] {
+        let base = "/console/media/\(inspection.id.rawValue)/"
+        let media = inspection.media.sorted { $0.slot < $1.slot }
+        return [
+            "kind": inspection.kind == .pickup ? "Pickup" : "Delivery",
+            "completed": present(ConsoleFormat.time(inspection.completedAt)),
+            "incomplete": inspection.completedAt == nil,
+            "odometer": inspection.odometer.map { "\($0) mi" } ?? "—",
+            "notes": inspection.notes,
+            "customer_unavailable": inspection.customerUnavailable,
+            "photos": media.filter { $0.kind == .photo }.map { ["src": base + $0.slot.rawValue, "name": ConsoleFormat.slotName($0.slot)] },
+            "video": present(media.first { $0.kind == .video }.map { ["src": base + $0.slot.rawValue, "type": $0.contentType] }),
+            "signature": present(media.first { $0.kind == .signature }.map { ["src": base + $0.slot.rawValue] }),
+            "damages": inspection.damages.map {
+                ["location": $0.location, "type": $0.type.rawValue, "severity": $0.severity.rawValue, "note": $0.note]
+            },
+            "no_damages": inspection.damages.isEmpty,
+            "missing": inspection.missingSlots.map { ConsoleFormat.slotName($0) }.joined(separator: ", "),
+        ]
+    }
+
+    // MARK: Creating and editing
+
+    static func formValues(_ order: Order) -> [String: String] {
+        var values: [String: String] = [
+            "number": order.number, "trip_id": order.tripID?.rawValue ?? "",
+            "vehicle_year": order.vehicle.year.map(String.init) ?? "", "vehicle_make": order.vehicle.make,
+            "vehicle_model": order.vehicle.model, "vehicle_vin": order.vehicle.vin, "vehicle_color": order.vehicle.color,
+            "revenue": ConsoleFormat.dollars(order.revenueCents), "payment_terms": order.paymentTerms,
+        ]
+        for (prefix, stop) in [("pickup", order.pickup), ("delivery", order.delivery)] {
+            values["\(prefix)_name"] = stop.name
+            values["\(prefix)_address"] = stop.address
+            values["\(prefix)_contact_name"] = stop.contactName
+            values["\(prefix)_contact_phone"] = stop.contactPhone
+            values["\(prefix)_window_start"] = stop.windowStart?.description ?? ""
+            values["\(prefix)_window_end"] = stop.windowEnd?.description ?? ""
+        }
+        return values
+    }
+
+    private func orderForm(_ request: ConsoleRequest, order: Order?, values: [String: String], errors: FieldErrors,
+                           status: HTTPResponse.Status = .ok) async throws -> Response {
+        let trips = try await store.trips(.dispatch(tenant: request.tenant)).filter { [.planned, .inProgress].contains($0.status) }
+        let selected = values["trip_id"] ?? ""
+        return pages.page("order-form", title: order.map { "Edit \($0.number)" } ?? "New order", session: request.session,
+                          section: "board", [
+                            "editing": order != nil, "order_id": order?.id.rawValue ?? "", "v": values, "e": errors.messages,
+                            "has_errors": !errors.isEmpty,
+                            "trips": trips.map { ["id": $0.id.rawValue, "number": $0.number, "route": "\($0.origin) → \($0.destination)",
+                                                  "selected": $0.id.rawValue == selected] },
+                          ], status: status)
+    }
+
+    /// The form's order, or every field the form itself could not read.
+    static func orderRequest(_ form: ConsoleForm) -> Result<CreateOrderRequest, FieldErrors> {
+        var errors = FieldErrors()
+        let year = FormValue.integer(form["vehicle_year"], field: "vehicle_year", range: 1900...2100, errors: &errors)
+        let revenue = FormValue.cents(form["revenue"], field: "revenue", errors: &errors)
+        let trip: ID<Trip>? = FormValue.id(form["trip_id"], field: "trip_id", errors: &errors)
+        func stop(_ prefix: String) -> Stop {
+            Stop(name: form["\(prefix)_name"], address: form["\(prefix)_address"], contactName: form["\(prefix)_contact_name"],
+                 contactPhone: form["\(prefix)_contact_phone"],
+                 windowStart: FormValue.date(form["\(prefix)_window_start"], field: "\(prefix)_window_start", errors: &errors),
+                 windowEnd: FormValue.date(form["\(prefix)_window_end"], field: "\(prefix)_window_end", errors: &errors))
+        }
+        let pickup = stop("pickup")
+        let delivery = stop("delivery")
+        if revenue == nil, errors.messages["revenue"] == nil { errors.add("revenue", "Enter what the order pays, in dollars.") }
+        guard errors.isEmpty else { return .failure(errors) }
+        return .success(CreateOrderRequest(
+            number: form["number"], tripID: trip,
+            vehicle: Vehicle(year: year, make: form["vehicle_make"], model: form["vehicle_model"], vin: form["vehicle_vin"].uppercased(),
+                             color: form["vehicle_color"]),
+            pickup: pickup, delivery: delivery, revenueCents: revenue ?? 0, paymentTerms: form["payment_terms"]))
+    }
+
+    private func create(_ request: ConsoleRequest) async throws -> Response {
+        switch Self.orderRequest(request.form) {
+        case .failure(let errors):
+            return try await orderForm(request, order: nil, values: request.form.firstValues, errors: errors, status: .unprocessableContent)
+        case .success(let body):
+            do {
+                let order = try await store.createOrder(body, tenant: request.tenant)
+                return ConsolePages.redirect("/orders/\(order.id)")
+            } catch let error as AppError where error.status < 500 {
+                return try await orderForm(request, order: nil, values: request.form.firstValues,
+                                           errors: Self.formErrors(error), status: .init(code: error.status))
+            }
+        }
+    }
+
+    private func update(_ request: ConsoleRequest) async throws -> Response {
+        let id: ID<Order> = try request.id("id", "Order")
+        let order = try await store.order(id, request.scope)
+        switch Self.orderRequest(request.form) {
+        case .failure(let errors):
+            return try await orderForm(request, order: order, values: request.form.firstValues, errors: errors, status: .unprocessableContent)
+        case .success(let body):
+            do {
+                // The number and the trip are not edited here (the trip is assigned from the order's page).
+                let changes = UpdateOrderRequest(vehicle: body.vehicle, pickup: body.pickup, delivery: body.delivery,
+                                                 revenueCents: body.revenueCents, paymentTerms: body.paymentTerms)
+                _ = try await store.updateOrder(id, changes, tenant: request.tenant)
+                return ConsolePages.redirect("/orders/\(id)")
+            } catch let error as AppError where error.status < 500 {
+                return try await orderForm(request, order: order, values: request.form.firstValues,
+                                           errors: Self.formErrors(error), status: .init(code: error.status))
+            }
+        }
+    }
+
+    /// The store's message next to its field (`revenue_cents` is the form's `revenue`).
+    static func formErrors(_ error: AppError) -> FieldErrors {
+        var errors = FieldErrors(error)
+        if let message = errors.messages.removeValue(forKey: "revenue_cents") { errors.messages["revenue"] = message }
+        return errors
+    }
+
+    // MARK: Import
+
+    /// A CSV of orders: every bad line answered with its line number and
+    /// field, and nothing written unless every line is good.
+    private func importCSV(_ request: ConsoleRequest) async throws -> Response {
+        let text = request.body.map { String(buffer: $0) } ?? request.form.values["csv"]?.first ?? ""
+        let result: OrderImport.Outcome
+        do {
+            result = try await OrderImport.run(text, store: store, tenant: request.tenant)
+        } catch let problems as OrderImport.Problems {
+            return pages.page("import", title: "Import orders", session: request.session, section: "board", [
+                "problems": problems.lines.prefix(200).map { ["line": $0.line, "field": $0.field, "message": $0.message] },
+                "more_problems": problems.lines.count > 200 ? problems.lines.count - 200 as Any : false,
+                "problem_count": problems.lines.count, "has_problems": true, "csv": text.count <= 200_000 ? text : "",
+            ], status: .unprocessableContent)
+        }
+        return ConsolePages.redirect("/board?status=\(result.status.rawValue)&imported=\(result.count)")
+    }
+}

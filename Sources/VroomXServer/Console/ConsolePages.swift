@@ -1,0 +1,95 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Mustache
+import NIOCore
+
+/// The console's templates and static files, shipped as package resources
+/// and loaded once at start.
+struct ConsolePages: Sendable {
+    let library: MustacheLibrary
+    /// Static files by name, with their content types.
+    let assets: [String: (body: ByteBuffer, type: String)]
+
+    static func load() async throws -> ConsolePages {
+        guard let templates = Bundle.module.url(forResource: "Templates", withExtension: nil),
+              let statics = Bundle.module.url(forResource: "Static", withExtension: nil) else {
+            throw ConsoleResourceError(description: "the console's templates are missing from the bundle")
+        }
+        let library = try await MustacheLibrary(directory: templates.path)
+        var assets: [String: (ByteBuffer, String)] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: statics.path) {
+            let type = name.hasSuffix(".css") ? "text/css; charset=utf-8" : name.hasSuffix(".js") ? "text/javascript; charset=utf-8" : "application/octet-stream"
+            assets[name] = (ByteBuffer(data: try Data(contentsOf: statics.appendingPathComponent(name))), type)
+        }
+        return ConsolePages(library: library, assets: assets)
+    }
+
+    /// A page inside the console's frame (navigation, the signed-in
+    /// dispatcher, the CSRF token for forms and scripts).
+    func page(_ template: String, title: String, session: ConsoleSession?, section: String = "", _ values: [String: Any] = [:],
+              status: HTTPResponse.Status = .ok) -> Response {
+        var context = values
+        context["title"] = title
+        context["section_" + section] = true
+        if let session {
+            context["session"] = ["email": session.email, "carrier": session.carrier, "csrf": session.csrfToken]
+            context["csrf"] = session.csrfToken
+        }
+        let html = library.render(context, withTemplate: template) ?? "<!doctype html><title>VroomX</title><p>Page \(template) is missing.</p>"
+        return Self.html(html, status: status)
+    }
+
+    static func html(_ html: String, status: HTTPResponse.Status = .ok, headers extra: HTTPFields = [:]) -> Response {
+        var headers = securityHeaders
+        headers[.contentType] = "text/html; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        headers.append(contentsOf: extra)
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    /// After a form: see the result at `location` (a reload never re-posts).
+    static func redirect(_ location: String, headers extra: HTTPFields = [:]) -> Response {
+        var headers = securityHeaders
+        headers[.location] = location
+        headers.append(contentsOf: extra)
+        return Response(status: .seeOther, headers: headers)
+    }
+
+    /// No inline script or style anywhere; nothing framed; forms post here only.
+    static let securityHeaders: HTTPFields = [
+        .contentSecurityPolicy: "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self'; "
+            + "connect-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+        .init("X-Content-Type-Options")!: "nosniff",
+        .init("Referrer-Policy")!: "same-origin",
+        .init("X-Frame-Options")!: "DENY",
+    ]
+
+    func asset(_ name: String) throws -> Response {
+        guard let asset = assets[name] else { throw AppError.notFound("File") }
+        var headers = Self.securityHeaders
+        headers[.contentType] = asset.type
+        headers[.cacheControl] = "public, max-age=300"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: asset.body))
+    }
+}
+
+struct ConsoleResourceError: Error, CustomStringConvertible {
+    let description: String
+}
+
+extension HTTPField.Name {
+    static let contentSecurityPolicy = HTTPField.Name("Content-Security-Policy")!
+}
+
+/// A value for a template section: nil renders as an absent section (an
+/// Optional boxed in `Any` would count as present).
+func present(_ value: Any?) -> Any { value ?? false }
+
+/// In the console's templates an empty string is an absent value, as in
+/// most Mustache implementations: `{{#color}} · {{color}}{{/color}}` shows
+/// nothing for a vehicle without a colour.
+extension String: @retroactive MustacheCustomRenderable {
+    public var renderText: String { self }
+    public var isNull: Bool { isEmpty }
+}

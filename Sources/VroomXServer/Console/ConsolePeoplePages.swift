@@ -1,0 +1,193 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import VroomXModels
+
+/// Drivers (list and invite), messages to drivers, and the pay report.
+struct ConsolePeoplePages {
+    let console: ConsoleController
+    var store: Store { console.store }
+    var pages: ConsolePages { console.pages }
+
+    func register(_ router: Router<AppRequestContext>) {
+        console.get(router, "/drivers", drivers)
+        console.get(router, "/drivers/new") { request in
+            driverForm(request, values: ["pay_type": PayType.percentage.rawValue], errors: FieldErrors())
+        }
+        console.post(router, "/drivers", invite)
+        console.get(router, "/messages") { request in
+            try await messages(request, values: ["driver_id": request.query("driver") ?? ""], errors: FieldErrors())
+        }
+        console.post(router, "/messages", send)
+        console.get(router, "/pay") { request in try await pay(request, csv: false) }
+        console.get(router, "/pay.csv") { request in try await pay(request, csv: true) }
+    }
+
+    // MARK: Drivers
+
+    private func drivers(_ request: ConsoleRequest) async throws -> Response {
+        let overview = try await store.driverOverview(tenant: request.tenant)
+        return pages.page("drivers", title: "Drivers", session: request.session, section: "drivers", [
+            "drivers": overview.sorted { $0.driver.name < $1.driver.name }.map { line in
+                [
+                    "id": line.driver.id.rawValue, "name": line.driver.name, "email": line.driver.email, "phone": line.driver.phone,
+                    "pay": ConsoleFormat.label(line.driver.payType, rate: line.driver.payRate),
+                    "trip": present(line.currentTrip.map { ["id": $0.id.rawValue, "number": $0.number, "status": ConsoleFormat.label($0.status)] }),
+                    "unread": line.unreadMessages,
+                ] as [String: Any]
+            },
+            "empty": overview.isEmpty,
+            "invited": request.query("invited") ?? "",
+        ])
+    }
+
+    private func driverForm(_ request: ConsoleRequest, values: [String: String], errors: FieldErrors,
+                            status: HTTPResponse.Status = .ok) -> Response {
+        let chosen = values["pay_type"] ?? PayType.percentage.rawValue
+        return pages.page("driver-form", title: "Invite a driver", session: request.session, section: "drivers", [
+            "v": values, "e": errors.messages, "has_errors": !errors.isEmpty,
+            "pay_types": [
+                ["value": PayType.percentage.rawValue, "label": "Percentage of revenue (%)", "selected": chosen == PayType.percentage.rawValue],
+                ["value": PayType.perMile.rawValue, "label": "Per mile ($)", "selected": chosen == PayType.perMile.rawValue],
+                ["value": PayType.perTrip.rawValue, "label": "Per trip ($)", "selected": chosen == PayType.perTrip.rawValue],
+            ],
+        ], status: status)
+    }
+
+    /// A new driver, who then signs in to the app with a code sent to this email.
+    private func invite(_ request: ConsoleRequest) async throws -> Response {
+        let form = request.form
+        var errors = FieldErrors()
+        let type = PayType(rawValue: form["pay_type"]) ?? .percentage
+        // Percentages are typed as 25 or 27.5 and stored in basis points; money in cents.
+        let rate = FormValue.cents(form["pay_rate"], field: "pay_rate", errors: &errors)
+        if rate == nil, errors.messages["pay_rate"] == nil { errors.add("pay_rate", "Enter the driver's pay rate.") }
+        guard errors.isEmpty, let rate else { return driverForm(request, values: form.firstValues, errors: errors, status: .unprocessableContent) }
+        let body = CreateDriverRequest(email: form["email"], name: form["name"], phone: form["phone"], payType: type, payRate: rate)
+        do {
+            let driver = try await store.createDriver(tenant: request.tenant, body)
+            return ConsolePages.redirect("/drivers?invited=" + (driver.email.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
+        } catch let error as AppError where error.status < 500 {
+            return driverForm(request, values: form.firstValues, errors: FieldErrors(error), status: .init(code: error.status))
+        }
+    }
+
+    // MARK: Messages
+
+    private func messages(_ request: ConsoleRequest, values: [String: String], errors: FieldErrors,
+                          status: HTTPResponse.Status = .ok) async throws -> Response {
+        let drivers = try await store.drivers(tenant: request.tenant).sorted { $0.name < $1.name }
+        let sent = try await store.sentMessages(tenant: request.tenant, limit: 200)
+        let selected = values["driver_id"] ?? ""
+        return pages.page("messages", title: "Messages", session: request.session, section: "messages", [
+            "v": values, "e": errors.messages, "has_errors": !errors.isEmpty,
+            "drivers": drivers.map { ["id": $0.id.rawValue, "name": $0.name, "selected": $0.id.rawValue == selected] },
+            "all_selected": selected == "today",
+            "urgent": values["type"] == NotificationType.urgent.rawValue,
+            "sent": sent.map { message in
+                [
+                    "driver": message.driverName, "title": message.notification.title, "body": message.notification.body,
+                    "urgent": message.notification.type == .urgent,
+                    "sent_at": present(ConsoleFormat.time(message.notification.createdAt)),
+                    "read_at": present(ConsoleFormat.time(message.notification.readAt)),
+                ] as [String: Any]
+            },
+            "none_sent": sent.isEmpty,
+            "sent_count": request.query("sent") ?? "",
+        ], status: status)
+    }
+
+    /// To one driver, or to every driver on a trip today.
+    private func send(_ request: ConsoleRequest) async throws -> Response {
+        let form = request.form
+        var errors = FieldErrors()
+        let type: NotificationType = form["type"] == NotificationType.urgent.rawValue ? .urgent : .dispatchMessage
+        var recipients: [ID<Driver>] = []
+        if form["driver_id"] == "today" {
+            recipients = try await store.driversOnTripsToday(tenant: request.tenant, today: LocalDate(store.now))
+            if recipients.isEmpty { errors.add("driver_id", "No driver is on a trip today.") }
+        } else if let driver: ID<Driver> = FormValue.id(form["driver_id"], field: "driver_id", errors: &errors) {
+            recipients = [driver]
+        } else {
+            errors.add("driver_id", "Choose who gets the message.")
+        }
+        guard errors.isEmpty else { return try await messages(request, values: form.firstValues, errors: errors, status: .unprocessableContent) }
+        do {
+            try await store.sendMessages(recipients.map {
+                SendMessageRequest(driverID: $0, type: type, title: form["title"], body: form["body"])
+            }, tenant: request.tenant)
+        } catch let error as AppError where error.status < 500 {
+            return try await messages(request, values: form.firstValues, errors: FieldErrors(error, fallbackField: "driver_id"),
+                                      status: .init(code: error.status))
+        }
+        return ConsolePages.redirect("/messages?sent=\(recipients.count)")
+    }
+
+    // MARK: Pay
+
+    private func pay(_ request: ConsoleRequest, csv: Bool) async throws -> Response {
+        let monthly = request.query("period") == "month"
+        let anchor = request.query("date").flatMap(LocalDate.init) ?? LocalDate(store.now)
+        let (from, through) = monthly ? Self.month(of: anchor) : Self.week(of: anchor)
+        let lines = try await store.payReport(tenant: request.tenant, from: from, through: through)
+        if csv {
+            var text = "driver,email,trip,trip_date,origin,destination,miles,revenue,driver_pay\r\n"
+            for line in lines {
+                for trip in line.trips {
+                    text += [line.driver.name, line.driver.email, trip.number, trip.payDay?.description ?? "", trip.origin, trip.destination,
+                             String(trip.miles), ConsoleFormat.dollars(trip.revenueCents), ConsoleFormat.dollars(trip.driverPayCents)]
+                        .map(Self.csvField).joined(separator: ",") + "\r\n"
+                }
+            }
+            var headers = ConsolePages.securityHeaders
+            headers[.contentType] = "text/csv; charset=utf-8"
+            headers[.contentDisposition] = "attachment; filename=\"driver-pay-\(from)-to-\(through).csv\""
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+        }
+        let step = monthly ? nil : 7
+        let previous = step.map { anchor.adding(days: -$0) } ?? Self.month(of: from.adding(days: -1)).0
+        let next = step.map { anchor.adding(days: $0) } ?? through.adding(days: 1)
+        let period = monthly ? "month" : "week"
+        return pages.page("pay", title: "Driver pay", session: request.session, section: "pay", [
+            "monthly": monthly, "from": from.description, "through": through.description, "period": period,
+            "prev_href": "/pay?period=\(period)&date=\(previous)", "next_href": "/pay?period=\(period)&date=\(next)",
+            "week_href": "/pay?period=week&date=\(anchor)", "month_href": "/pay?period=month&date=\(anchor)",
+            "csv_href": "/pay.csv?period=\(period)&date=\(anchor)",
+            "lines": lines.filter { !$0.trips.isEmpty }.map { line in
+                [
+                    "driver": line.driver.name, "pay_terms": ConsoleFormat.label(line.driver.payType, rate: line.driver.payRate),
+                    "trips": line.trips.map { ["id": $0.id.rawValue, "number": $0.number, "date": $0.payDay?.description ?? "",
+                                               "route": "\($0.origin) → \($0.destination)", "miles": $0.miles,
+                                               "revenue": ConsoleFormat.money($0.revenueCents), "pay": ConsoleFormat.money($0.driverPayCents)] },
+                    "total": ConsoleFormat.money(line.payCents), "miles": line.miles, "revenue": ConsoleFormat.money(line.revenueCents),
+                ] as [String: Any]
+            },
+            "none": lines.allSatisfy { $0.trips.isEmpty },
+            "grand_total": ConsoleFormat.money(lines.reduce(0) { $0 + $1.payCents }),
+        ])
+    }
+
+    /// Monday to Sunday around a day.
+    static func week(of day: LocalDate) -> (LocalDate, LocalDate) {
+        // 1970-01-01 was a Thursday: days since then, shifted so Monday is 0.
+        let days = Int((day.startOfDay.timeIntervalSince1970 / 86_400).rounded(.down))
+        let weekday = ((days + 3) % 7 + 7) % 7
+        let monday = day.adding(days: -weekday)
+        return (monday, monday.adding(days: 6))
+    }
+
+    static func month(of day: LocalDate) -> (LocalDate, LocalDate) {
+        let first = LocalDate(year: day.year, month: day.month, day: 1)!
+        let nextMonth = day.month == 12 ? LocalDate(year: day.year + 1, month: 1, day: 1) : LocalDate(year: day.year, month: day.month + 1, day: 1)
+        return (first, (nextMonth ?? first).adding(days: -1))
+    }
+
+    /// A CSV field, quoted when it must be; a leading = + - @ is defused so
+    /// a spreadsheet never runs it as a formula.
+    static func csvField(_ value: String) -> String {
+        var value = value
+        if let first = value.first, "=+-@".contains(first) { value = "'" + value }
+        guard value.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return value }
+        return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}

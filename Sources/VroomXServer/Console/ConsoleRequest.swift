@@ -1,0 +1,128 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import VroomXModels
+
+/// A console request from a signed-in dispatcher, with what pages need:
+/// the session, the form that was posted, query values and ids.
+struct ConsoleRequest: Sendable {
+    let request: Request
+    let context: AppRequestContext
+    let session: ConsoleSession
+    /// The posted form (empty for GET and non-form bodies).
+    let form: ConsoleForm
+    /// A non-form body (a CSV file sent by the page's script).
+    let body: ByteBuffer?
+
+    var tenant: ID<Tenant> { session.identity.tenant }
+    var scope: Scope { .dispatch(tenant: session.identity.tenant) }
+
+    func query(_ name: String) -> String? {
+        request.uri.queryParameters.get(name).map { String($0) }
+    }
+
+    /// A path id; anything that is not one of ours is simply not found.
+    func id<Entity>(_ name: String = "id", _ what: String) throws -> ID<Entity> {
+        guard let text = context.parameters.get(name), let id = ID<Entity>(text) else { throw AppError.notFound(what) }
+        return id
+    }
+}
+
+/// An `application/x-www-form-urlencoded` body.
+struct ConsoleForm: Sendable {
+    var values: [String: [String]] = [:]
+
+    init(values: [String: [String]] = [:]) { self.values = values }
+
+    init(encoded: String) {
+        for pair in encoded.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let key = Self.decode(parts[0]) else { continue }
+            let value = parts.count > 1 ? Self.decode(parts[1]) ?? "" : ""
+            values[key, default: []].append(value)
+        }
+    }
+
+    private static func decode(_ part: Substring) -> String? {
+        part.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+    }
+
+    /// The field's value, trimmed; "" when absent.
+    subscript(_ name: String) -> String {
+        (values[name]?.first ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func all(_ name: String) -> [String] { values[name] ?? [] }
+
+    /// Every field's first value, for refilling a form after an error.
+    var firstValues: [String: String] { values.compactMapValues { $0.first } }
+}
+
+/// Fields a form could not even parse, each with its message, shown next
+/// to the field (the store's validation speaks for the rest).
+struct FieldErrors: Error, Sendable {
+    var messages: [String: String] = [:]
+    var isEmpty: Bool { messages.isEmpty }
+
+    mutating func add(_ field: String, _ message: String) {
+        if messages[field] == nil { messages[field] = message }
+    }
+
+    /// The API's error as a field message: its field in form-field terms
+    /// (`pickup.address` is the form's `pickup_address`).
+    init(_ error: AppError, fallbackField: String = "form") {
+        let field = (error.body.field ?? fallbackField).replacingOccurrences(of: ".", with: "_")
+        messages[field] = error.body.message
+    }
+
+    init() {}
+}
+
+/// Parsing of the form values that are not text.
+enum FormValue {
+    /// "1,250.00", "$1250" or "1250" → cents; nil for empty.
+    static func cents(_ text: String, field: String, errors: inout FieldErrors) -> Int? {
+        let cleaned = text.replacingOccurrences(of: ",", with: "").replacingOccurrences(of: "$", with: "")
+            .trimmingCharacters(in: .whitespaces)
+        guard !cleaned.isEmpty else { return nil }
+        let parts = cleaned.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let whole = Int(parts[0].isEmpty ? "0" : String(parts[0])), whole >= 0, whole <= 100_000_000,
+              parts[0].allSatisfy(\.isASCII), parts.count == 1 || (parts[1].count <= 2 && parts[1].allSatisfy(\.isNumber) && parts[1].allSatisfy(\.isASCII)) else {
+            errors.add(field, "Enter an amount in dollars, like 1250 or 1250.50.")
+            return nil
+        }
+        let fraction = parts.count == 2 ? Int(String(parts[1]).padding(toLength: 2, withPad: "0", startingAt: 0)) ?? 0 : 0
+        return whole * 100 + fraction
+    }
+
+    /// A whole number within `range`; nil for empty.
+    static func integer(_ text: String, field: String, range: ClosedRange<Int>, errors: inout FieldErrors) -> Int? {
+        let cleaned = text.replacingOccurrences(of: ",", with: "")
+        guard !cleaned.isEmpty else { return nil }
+        guard cleaned.utf8.count <= 12, cleaned.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int(cleaned), range.contains(value) else {
+            errors.add(field, "Enter a whole number from \(range.lowerBound) to \(range.upperBound).")
+            return nil
+        }
+        return value
+    }
+
+    /// YYYY-MM-DD (what a date input sends); nil for empty.
+    static func date(_ text: String, field: String, errors: inout FieldErrors) -> LocalDate? {
+        guard !text.isEmpty else { return nil }
+        guard let date = LocalDate(text) else {
+            errors.add(field, "Enter a date as YYYY-MM-DD.")
+            return nil
+        }
+        return date
+    }
+
+    static func id<Entity>(_ text: String, field: String, errors: inout FieldErrors) -> ID<Entity>? {
+        guard !text.isEmpty else { return nil }
+        guard let id = ID<Entity>(text) else {
+            errors.add(field, "Choose one from the list.")
+            return nil
+        }
+        return id
+    }
+}

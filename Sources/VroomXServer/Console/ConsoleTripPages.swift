@@ -1,0 +1,148 @@
+import Foundation
+import Hummingbird
+import VroomXModels
+
+/// Trips: the list, a new trip, a trip's page with its orders, expenses,
+/// revenue, pay and miles; assigning the driver and moving orders on and off.
+struct ConsoleTripPages {
+    let console: ConsoleController
+    var store: Store { console.store }
+    var pages: ConsolePages { console.pages }
+
+    func register(_ router: Router<AppRequestContext>) {
+        console.get(router, "/trips", list)
+        console.get(router, "/trips/new") { request in
+            try await tripForm(request, values: ["driver_id": request.query("driver") ?? ""], errors: FieldErrors())
+        }
+        console.post(router, "/trips", create)
+        console.get(router, "/trips/:id", tripPage)
+        console.post(router, "/trips/:id/assign") { request in
+            let id: ID<Trip> = try request.id("id", "Trip")
+            var errors = FieldErrors()
+            let driver: ID<Driver>? = FormValue.id(request.form["driver_id"], field: "driver_id", errors: &errors)
+            guard errors.isEmpty else { return try await tripPage(request, errors: errors) }
+            do {
+                _ = try await store.assignTrip(id, to: driver, tenant: request.tenant)
+            } catch let error as AppError where error.status < 500 {
+                return try await tripPage(request, errors: FieldErrors(error, fallbackField: "driver_id"), status: .init(code: error.status))
+            }
+            return ConsolePages.redirect("/trips/\(id)")
+        }
+        console.post(router, "/trips/:id/orders") { request in
+            let id: ID<Trip> = try request.id("id", "Trip")
+            var errors = FieldErrors()
+            guard let order: ID<Order> = FormValue.id(request.form["order_id"], field: "order_id", errors: &errors) else {
+                errors.add("order_id", "Choose an order to add.")
+                return try await tripPage(request, errors: errors, status: .unprocessableContent)
+            }
+            do {
+                _ = try await store.assignOrder(order, AssignOrderRequest(tripID: id), tenant: request.tenant)
+            } catch let error as AppError where error.status < 500 {
+                return try await tripPage(request, errors: FieldErrors(error, fallbackField: "order_id"), status: .init(code: error.status))
+            }
+            return ConsolePages.redirect("/trips/\(id)")
+        }
+        console.post(router, "/trips/:id/orders/:order/remove") { request in
+            let id: ID<Trip> = try request.id("id", "Trip")
+            let order: ID<Order> = try request.id("order", "Order")
+            guard try await store.order(order, request.scope).tripID == id else { throw AppError.notFound("Order on this trip") }
+            _ = try await store.assignOrder(order, AssignOrderRequest(), tenant: request.tenant)
+            return ConsolePages.redirect("/trips/\(id)")
+        }
+    }
+
+    private func list(_ request: ConsoleRequest) async throws -> Response {
+        let trips = try await store.trips(.dispatch(tenant: request.tenant))
+        let drivers = Dictionary(uniqueKeysWithValues: try await store.drivers(tenant: request.tenant).map { ($0.id, $0) })
+        let orders = try await store.orders(.dispatch(tenant: request.tenant))
+        let rank: [TripStatus: Int] = [.inProgress: 0, .planned: 1, .completed: 2, .cancelled: 3]
+        let sorted = trips.sorted {
+            (rank[$0.status] ?? 9, $0.startDate ?? .distantFuture, $0.number) < (rank[$1.status] ?? 9, $1.startDate ?? .distantFuture, $1.number)
+        }
+        return pages.page("trips", title: "Trips", session: request.session, section: "trips", [
+            "trips": sorted.map { trip in
+                Self.row(trip, driver: trip.driverID.flatMap { drivers[$0] }, orders: orders.filter { $0.tripID == trip.id }.count)
+            },
+            "empty": trips.isEmpty,
+        ])
+    }
+
+    static func row(_ trip: Trip, driver: Driver?, orders: Int) -> [String: Any] {
+        [
+            "id": trip.id.rawValue, "number": trip.number, "driver": driver?.name ?? "Unassigned", "unassigned": driver == nil,
+            "route": "\(trip.origin) → \(trip.destination)", "origin": trip.origin, "destination": trip.destination,
+            "dates": [trip.startDate?.description, trip.endDate?.description].compactMap { $0 }.joined(separator: " – "),
+            "status": trip.status.rawValue, "status_label": ConsoleFormat.label(trip.status),
+            "orders": orders, "revenue": ConsoleFormat.money(trip.revenueCents), "pay": ConsoleFormat.money(trip.driverPayCents),
+            "miles": trip.miles,
+        ]
+    }
+
+    private func tripPage(_ request: ConsoleRequest) async throws -> Response {
+        try await tripPage(request, errors: FieldErrors())
+    }
+
+    private func tripPage(_ request: ConsoleRequest, errors: FieldErrors, status: HTTPResponse.Status = .ok) async throws -> Response {
+        let id: ID<Trip> = try request.id("id", "Trip")
+        let trip = try await store.trip(id, request.scope)
+        let names = try await ConsoleOrderPages.Names.load(store, tenant: request.tenant)
+        let orders = try await store.orders(request.scope, trip: id)
+        let open = try await store.orders(request.scope, status: .new)
+        let expenses = try await store.expenses(trip: id, request.scope)
+        var values = Self.row(trip, driver: trip.driverID.flatMap { names.drivers[$0] }, orders: orders.count)
+        values["order_rows"] = orders.map { ConsoleOrderPages.row($0, names) }
+        values["no_orders"] = orders.isEmpty
+        values["open_orders"] = open.prefix(500).map { ["id": $0.id.rawValue, "label": "\($0.number) · \($0.vehicle.summary) · \(ConsoleFormat.city($0.pickup.address)) → \(ConsoleFormat.city($0.delivery.address))"] }
+        values["has_open_orders"] = !open.isEmpty
+        values["drivers"] = names.drivers.values.sorted { $0.name < $1.name }.map {
+            ["id": $0.id.rawValue, "name": $0.name, "selected": $0.id == trip.driverID]
+        }
+        values["can_assign"] = [.planned, .inProgress].contains(trip.status)
+        values["expenses"] = expenses.map {
+            ["date": $0.date.description, "category": $0.category.rawValue.capitalized, "amount": ConsoleFormat.money($0.amountCents),
+             "notes": $0.notes]
+        }
+        values["no_expenses"] = expenses.isEmpty
+        let spent = expenses.reduce(0) { $0 + $1.amountCents }
+        values["expense_total"] = ConsoleFormat.money(spent)
+        values["orders_revenue"] = ConsoleFormat.money(orders.reduce(0) { $0 + $1.revenueCents })
+        values["net"] = ConsoleFormat.money(trip.revenueCents - trip.driverPayCents - spent)
+        values["per_mile"] = trip.miles > 0 ? ConsoleFormat.money(trip.revenueCents / trip.miles) : "—"
+        values["e"] = errors.messages
+        return pages.page("trip", title: "Trip \(trip.number)", session: request.session, section: "trips", values, status: status)
+    }
+
+    private func tripForm(_ request: ConsoleRequest, values: [String: String], errors: FieldErrors,
+                          status: HTTPResponse.Status = .ok) async throws -> Response {
+        let drivers = try await store.drivers(tenant: request.tenant).sorted { $0.name < $1.name }
+        let selected = values["driver_id"] ?? ""
+        return pages.page("trip-form", title: "New trip", session: request.session, section: "trips", [
+            "v": values, "e": errors.messages, "has_errors": !errors.isEmpty,
+            "drivers": drivers.map { ["id": $0.id.rawValue, "name": $0.name, "selected": $0.id.rawValue == selected] },
+        ], status: status)
+    }
+
+    private func create(_ request: ConsoleRequest) async throws -> Response {
+        let form = request.form
+        var errors = FieldErrors()
+        let driver: ID<Driver>? = FormValue.id(form["driver_id"], field: "driver_id", errors: &errors)
+        let start = FormValue.date(form["start_date"], field: "start_date", errors: &errors)
+        let end = FormValue.date(form["end_date"], field: "end_date", errors: &errors)
+        let revenue = FormValue.cents(form["revenue"], field: "revenue", errors: &errors)
+        let pay = FormValue.cents(form["driver_pay"], field: "driver_pay", errors: &errors)
+        let miles = FormValue.integer(form["miles"], field: "miles", range: 0...100_000, errors: &errors)
+        guard errors.isEmpty else { return try await tripForm(request, values: form.firstValues, errors: errors, status: .unprocessableContent) }
+        let body = CreateTripRequest(number: form["number"], driverID: driver, startDate: start, endDate: end, origin: form["origin"],
+                                     destination: form["destination"], revenueCents: revenue ?? 0, driverPayCents: pay, miles: miles ?? 0)
+        do {
+            let trip = try await store.createTrip(body, tenant: request.tenant)
+            return ConsolePages.redirect("/trips/\(trip.id)")
+        } catch let error as AppError where error.status < 500 {
+            var errors = FieldErrors(error)
+            for (api, field) in [("revenue_cents", "revenue"), ("driver_pay_cents", "driver_pay")] {
+                if let message = errors.messages.removeValue(forKey: api) { errors.messages[field] = message }
+            }
+            return try await tripForm(request, values: form.firstValues, errors: errors, status: .init(code: error.status))
+        }
+    }
+}

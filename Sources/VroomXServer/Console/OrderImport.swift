@@ -1,0 +1,190 @@
+import Foundation
+import VroomXModels
+
+/// Orders from a CSV file (a header line, then one order per line): every
+/// line is checked by the same rules as the API before anything is
+/// written; any bad line and nothing is imported.
+enum OrderImport {
+    static let maxLines = 5_000
+
+    /// The columns a file may have; the header names them in any order.
+    static let columns = [
+        "number", "trip", "year", "make", "model", "vin", "color",
+        "pickup_name", "pickup_address", "pickup_contact", "pickup_phone", "pickup_from", "pickup_to",
+        "delivery_name", "delivery_address", "delivery_contact", "delivery_phone", "delivery_from", "delivery_to",
+        "revenue", "payment_terms",
+    ]
+    static let required = ["number", "pickup_address", "delivery_address", "revenue"]
+
+    struct Problem: Sendable, Equatable {
+        let line: Int
+        let field: String
+        let message: String
+    }
+
+    struct Problems: Error {
+        var lines: [Problem] = []
+    }
+
+    struct Outcome: Sendable {
+        let count: Int
+        /// The board tab the new orders are on.
+        let status: OrderStatus
+    }
+
+    static func run(_ text: String, store: Store, tenant: ID<Tenant>) async throws -> Outcome {
+        let trips = Dictionary(try await store.trips(.dispatch(tenant: tenant)).map { ($0.number.lowercased(), $0) }) { first, _ in first }
+        let (orders, lines) = try parse(text, trips: trips)
+        do {
+            let count = try await store.createOrders(orders, tenant: tenant)
+            return Outcome(count: count, status: orders.contains { $0.tripID != nil } ? .assigned : .new)
+        } catch let refusal as Store.BatchRefusal {
+            // A number already taken in this carrier (or a trip gone meanwhile): nothing was written.
+            throw Problems(lines: [Problem(line: lines[refusal.index], field: column(for: refusal.error.body.field),
+                                           message: refusal.error.body.message)])
+        }
+    }
+
+    /// Checked orders and the line each came from, or every problem found.
+    static func parse(_ text: String, trips: [String: Trip]) throws -> ([Store.ValidOrder], [Int]) {
+        var problems = Problems()
+        let rows = CSV.rows(text)
+        guard let header = rows.first, !(header.fields.count == 1 && header.fields[0].isEmpty) else {
+            throw Problems(lines: [Problem(line: 1, field: "file", message: "The file is empty. The first line names the columns: \(required.joined(separator: ", ")), …")])
+        }
+        let names = header.fields.map { $0.trimmingCharacters(in: .whitespaces).lowercased().replacingOccurrences(of: " ", with: "_") }
+        for (index, name) in names.enumerated() where !columns.contains(name) {
+            problems.lines.append(Problem(line: header.line, field: name.isEmpty ? "column \(index + 1)" : name,
+                                          message: "Unknown column. Columns are: \(columns.joined(separator: ", "))."))
+        }
+        for name in required where !names.contains(name) {
+            problems.lines.append(Problem(line: header.line, field: name, message: "The \(name) column is required."))
+        }
+        if rows.count - 1 > maxLines {
+            problems.lines.append(Problem(line: rows[maxLines + 1].line, field: "file", message: "At most \(maxLines) orders per file."))
+        }
+        guard problems.lines.isEmpty else { throw problems }
+        var orders: [Store.ValidOrder] = []
+        var lines: [Int] = []
+        var numbers: [String: Int] = [:]
+        for row in rows.dropFirst() where !row.fields.allSatisfy({ $0.trimmingCharacters(in: .whitespaces).isEmpty }) {
+            var value: [String: String] = [:]
+            for (index, name) in names.enumerated() where index < row.fields.count {
+                value[name] = row.fields[index].trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+            if row.fields.count > names.count {
+                problems.lines.append(Problem(line: row.line, field: "line", message: "This line has \(row.fields.count) fields; the header has \(names.count)."))
+                continue
+            }
+            var errors = FieldErrors()
+            let year = FormValue.integer(value["year"] ?? "", field: "year", range: 1900...2100, errors: &errors)
+            let revenue = FormValue.cents(value["revenue"] ?? "", field: "revenue", errors: &errors)
+            if revenue == nil, errors.messages["revenue"] == nil { errors.add("revenue", "Enter what the order pays, in dollars.") }
+            let dates = ["pickup_from", "pickup_to", "delivery_from", "delivery_to"].map {
+                FormValue.date(value[$0] ?? "", field: $0, errors: &errors)
+            }
+            var trip: ID<Trip>?
+            if let number = value["trip"], !number.isEmpty {
+                if let found = trips[number.lowercased()] { trip = found.id } else { errors.add("trip", "No trip numbered \(number).") }
+            }
+            if let problem = errors.messages.sorted(by: { $0.key < $1.key }).first {
+                problems.lines.append(Problem(line: row.line, field: problem.key, message: problem.value))
+                continue
+            }
+            let request = CreateOrderRequest(
+                number: value["number"] ?? "", tripID: trip,
+                vehicle: Vehicle(year: year, make: value["make"] ?? "", model: value["model"] ?? "", vin: (value["vin"] ?? "").uppercased(),
+                                 color: value["color"] ?? ""),
+                pickup: Stop(name: value["pickup_name"] ?? "", address: value["pickup_address"] ?? "",
+                             contactName: value["pickup_contact"] ?? "", contactPhone: value["pickup_phone"] ?? "",
+                             windowStart: dates[0], windowEnd: dates[1]),
+                delivery: Stop(name: value["delivery_name"] ?? "", address: value["delivery_address"] ?? "",
+                               contactName: value["delivery_contact"] ?? "", contactPhone: value["delivery_phone"] ?? "",
+                               windowStart: dates[2], windowEnd: dates[3]),
+                revenueCents: revenue ?? 0, paymentTerms: value["payment_terms"])
+            do {
+                let valid = try Store.ValidOrder(request)
+                if let earlier = numbers[valid.number.lowercased()] {
+                    problems.lines.append(Problem(line: row.line, field: "number", message: "Order \(valid.number) is also on line \(earlier)."))
+                    continue
+                }
+                numbers[valid.number.lowercased()] = row.line
+                orders.append(valid)
+                lines.append(row.line)
+            } catch let error as AppError {
+                problems.lines.append(Problem(line: row.line, field: column(for: error.body.field), message: error.body.message))
+            }
+        }
+        if problems.lines.isEmpty, orders.isEmpty {
+            problems.lines.append(Problem(line: 2, field: "file", message: "The file has a header but no orders."))
+        }
+        guard problems.lines.isEmpty else { throw problems }
+        return (orders, lines)
+    }
+
+    /// The file's column for an API field (`pickup.window_end` → `pickup_to`).
+    static func column(for field: String?) -> String {
+        switch field {
+        case nil: return "line"
+        case "revenue_cents": return "revenue"
+        case "trip_id": return "trip"
+        case let field?:
+            let flat = field.replacingOccurrences(of: ".", with: "_")
+            return [
+                "vehicle_year": "year", "vehicle_make": "make", "vehicle_model": "model", "vehicle_vin": "vin", "vehicle_color": "color",
+                "pickup_contact_name": "pickup_contact", "pickup_contact_phone": "pickup_phone", "pickup_window_end": "pickup_to",
+                "delivery_contact_name": "delivery_contact", "delivery_contact_phone": "delivery_phone", "delivery_window_end": "delivery_to",
+            ][flat] ?? flat
+        }
+    }
+}
+
+/// RFC 4180 CSV: quoted fields may hold commas, quotes ("") and line
+/// breaks; lines end in LF or CRLF. Each row knows the line it starts on.
+enum CSV {
+    struct Row: Sendable {
+        let line: Int
+        let fields: [String]
+    }
+
+    static func rows(_ text: String) -> [Row] {
+        var rows: [Row] = []
+        var fields: [String] = []
+        var field = ""
+        var inQuotes = false
+        var line = 1
+        var rowLine = 1
+        var iterator = Array(text.unicodeScalars).makeIterator()
+        var pending: Unicode.Scalar? = iterator.next()
+        func endRow() {
+            fields.append(field)
+            rows.append(Row(line: rowLine, fields: fields))
+            fields = []
+            field = ""
+        }
+        while let scalar = pending {
+            pending = iterator.next()
+            if inQuotes {
+                if scalar == "\"" {
+                    if pending == "\"" { field.unicodeScalars.append("\""); pending = iterator.next() } else { inQuotes = false }
+                } else {
+                    if scalar == "\n" { line += 1 }
+                    field.unicodeScalars.append(scalar)
+                }
+                continue
+            }
+            switch scalar {
+            case "\"" where field.isEmpty: inQuotes = true
+            case ",": fields.append(field); field = ""
+            case "\r" where pending == "\n": continue
+            case "\n", "\r":
+                endRow()
+                line += 1
+                rowLine = line
+            default: field.unicodeScalars.append(scalar)
+            }
+        }
+        if !field.isEmpty || !fields.isEmpty { endRow() }
+        return rows
+    }
+}

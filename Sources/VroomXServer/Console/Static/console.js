@@ -1,0 +1,113 @@
+// VroomX dispatch console: live updates, keys, confirmations, local times.
+// No inline script anywhere (the page's CSP forbids it); everything here
+// hooks onto data attributes the server renders.
+"use strict";
+
+(function () {
+  const body = document.body;
+
+  // Times arrive in UTC; show them in the reader's own zone.
+  function localTimes(root) {
+    const format = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+    root.querySelectorAll("time[datetime]").forEach((element) => {
+      const date = new Date(element.getAttribute("datetime"));
+      if (!isNaN(date)) { element.textContent = format.format(date); element.title = date.toString(); }
+    });
+  }
+
+  // Rows open their page on click or Enter; j/k move between them.
+  function rows() { return Array.from(document.querySelectorAll("tr[data-href]")); }
+  document.addEventListener("click", (event) => {
+    const row = event.target.closest("tr[data-href]");
+    if (row && !event.target.closest("a, button, input, select, form")) { window.location = row.dataset.href; }
+  });
+
+  // Forms that change something the driver sees ask first.
+  document.addEventListener("submit", (event) => {
+    const form = event.target;
+    if (form.dataset.confirm && !window.confirm(form.dataset.confirm)) { event.preventDefault(); }
+  });
+
+  // A CSV file chosen for import is read into the text box and sent with the form.
+  document.querySelectorAll("[data-csv-file]").forEach((input) => {
+    input.addEventListener("change", () => {
+      const file = input.files && input.files[0];
+      if (!file) { return; }
+      file.text().then((text) => { document.getElementById("csv").value = text; });
+    });
+  });
+
+  document.querySelectorAll("[data-print]").forEach((button) => button.addEventListener("click", () => window.print()));
+
+  // Keys, on pages that list things (never while typing in a field).
+  document.addEventListener("keydown", (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey) { return; }
+    const typing = event.target.closest("input, textarea, select, [contenteditable]");
+    if (typing) {
+      if (event.key === "Escape") { event.target.blur(); }
+      return;
+    }
+    const list = rows();
+    const current = list.indexOf(document.activeElement);
+    if (event.key === "/") {
+      const search = document.querySelector("[data-key='/']");
+      if (search) { event.preventDefault(); search.focus(); search.select(); }
+    } else if ((event.key === "j" || event.key === "ArrowDown") && list.length) {
+      event.preventDefault();
+      list[Math.min(current + 1, list.length - 1)].focus();
+    } else if ((event.key === "k" || event.key === "ArrowUp") && list.length) {
+      event.preventDefault();
+      list[Math.max(current - 1, 0)].focus();
+    } else if (event.key === "Enter" && current >= 0) {
+      window.location = list[current].dataset.href;
+    } else if (event.key === "n") {
+      const link = document.querySelector("[data-key='n']");
+      if (link) { window.location = link.getAttribute("href"); }
+    } else if (/^[1-5]$/.test(event.key)) {
+      const tab = document.querySelectorAll(".tabs a")[Number(event.key) - 1];
+      if (tab) { window.location = tab.getAttribute("href"); }
+    }
+  });
+
+  // Live: when the carrier's data changes, fetch this page again and swap
+  // the parts marked data-live (forms stay as they are, with what is typed).
+  const status = document.getElementById("live-status");
+  function say(text) { if (status) { status.textContent = text; status.hidden = !text; } }
+  let pending = null;
+  function refresh() {
+    pending = null;
+    fetch(window.location.href, { headers: { "Accept": "text/html" }, credentials: "same-origin" })
+      .then((response) => {
+        if (response.redirected || !response.ok) { return null; }
+        return response.text();
+      })
+      .then((html) => {
+        if (!html) { return; }
+        const fresh = new DOMParser().parseFromString(html, "text/html");
+        document.querySelectorAll("[data-live]").forEach((region) => {
+          const replacement = fresh.getElementById(region.id);
+          if (!replacement || replacement.innerHTML === region.innerHTML) { return; }
+          const focusedHref = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.href : null;
+          region.replaceWith(replacement);
+          replacement.classList.add("flash");
+          localTimes(replacement);
+          if (focusedHref) {
+            const again = replacement.querySelector(`tr[data-href="${CSS.escape(focusedHref)}"]`);
+            if (again) { again.focus(); }
+          }
+        });
+      })
+      .catch(() => {});
+  }
+  if (body.dataset.liveUrl && window.EventSource && document.querySelector("[data-live]")) {
+    const source = new EventSource(body.dataset.liveUrl);
+    source.addEventListener("open", () => say(""));
+    source.addEventListener("error", () => say("Reconnecting live updates…"));
+    source.addEventListener("change", () => {
+      // Several changes in a burst become one refresh.
+      if (!pending) { pending = setTimeout(refresh, 250); }
+    });
+  }
+
+  localTimes(document);
+})();

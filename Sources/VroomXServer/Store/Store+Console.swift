@@ -1,0 +1,228 @@
+import Foundation
+import VroomXModels
+import VroomXSecurity
+
+/// A dispatcher's browser session, found by its cookie.
+struct ConsoleSession: Sendable {
+    let identity: Identity
+    let email: String
+    let carrier: String
+    let csrfToken: String
+    let lastUsedAt: Date
+}
+
+/// What the dispatch console reads and writes beyond the API's own store
+/// calls: browser sessions, the board's search and counts, the drivers'
+/// overview, sent messages and the pay report.
+extension Store {
+    // MARK: Browser sessions
+
+    /// A sign-in session for the browser: the `sessions` row (so revoking
+    /// it, as deactivating a user does, ends the browser session too) and
+    /// the cookie's row with its CSRF token.
+    func createConsoleSession(user: User, tokenHash: String, csrfToken: String, lifetime: TimeInterval) async throws -> ID<Session> {
+        let session = try await createSession(user: user, refreshTokenHash: SecureToken.sha256Hex(SecureToken.random()), lifetime: lifetime)
+        let now = self.now
+        try await database.write { db in
+            try await db.execute("""
+                INSERT INTO console_sessions (token_hash, session_id, tenant_id, user_id, csrf_token, created_at, last_used_at)
+                VALUES (\(tokenHash), \(session), \(user.tenantID), \(user.id), \(csrfToken), \(now), \(now))
+                """)
+        }
+        return session
+    }
+
+    /// The live browser session of a cookie: not revoked, not past its
+    /// absolute end (the `sessions` row's expiry), not idle too long.
+    func consoleSession(tokenHash: String, idleTimeout: TimeInterval) async throws -> ConsoleSession? {
+        let now = self.now
+        guard let row = try await read({ db in
+            try await db.first("""
+                SELECT c.session_id, c.user_id, c.tenant_id, c.csrf_token, c.last_used_at, s.expires_at, u.email, u.role, t.name
+                FROM console_sessions c
+                JOIN sessions s ON s.id = c.session_id
+                JOIN users u ON u.id = c.user_id AND u.tenant_id = c.tenant_id
+                JOIN tenants t ON t.id = c.tenant_id
+                WHERE c.token_hash = \(tokenHash) AND s.revoked_at IS NULL AND s.expires_at > \(now)
+                    AND c.last_used_at > \(now.addingTimeInterval(-idleTimeout))
+                """)
+        }) else { return nil }
+        guard let role = UserRole(rawValue: try row.string("role")) else { return nil }
+        let identity = Identity(user: try row.id("user_id"), tenant: try row.id("tenant_id"), role: role, session: try row.id("session_id"),
+                                driver: nil, expiresAt: try row.date("expires_at"))
+        return ConsoleSession(identity: identity, email: try row.string("email"), carrier: try row.string("name"),
+                              csrfToken: try row.string("csrf_token"), lastUsedAt: try row.date("last_used_at"))
+    }
+
+    /// Marks a browser session used now (the idle clock restarts).
+    func touchConsoleSession(tokenHash: String) async throws {
+        let now = self.now
+        try await database.write { db in
+            try await db.execute("UPDATE console_sessions SET last_used_at = \(now) WHERE token_hash = \(tokenHash)")
+        }
+    }
+
+    /// Sign-out: the sign-in session is revoked and the cookie forgotten.
+    func endConsoleSession(tokenHash: String) async throws {
+        let now = self.now
+        try await database.write { db in
+            guard let row = try await db.first("SELECT session_id FROM console_sessions WHERE token_hash = \(tokenHash)") else { return }
+            let session: ID<Session> = try row.id("session_id")
+            try await db.execute("""
+                UPDATE sessions SET revoked_at = \(now), revoked_reason = 'console_sign_out' WHERE id = \(session) AND revoked_at IS NULL
+                """)
+            try await db.execute("DELETE FROM console_sessions WHERE session_id = \(session)")
+        }
+    }
+
+    // MARK: The board
+
+    /// Orders by status, with a search over number, VIN, make/model, the
+    /// stops' names and addresses (city), and contacts; sorted by pickup date.
+    struct BoardQuery: Sendable {
+        var status: OrderStatus
+        var search: String
+        var pickupNewestFirst: Bool
+        var page: Int
+        var pageSize: Int
+    }
+
+    func boardOrders(_ query: BoardQuery, tenant: ID<Tenant>) async throws -> (orders: [Order], total: Int) {
+        var filter: SQL = "tenant_id = \(tenant) AND status = \(query.status)"
+        let words = query.search.split(whereSeparator: \.isWhitespace).prefix(5)
+        for word in words {
+            let pattern = "%" + Self.likeEscaped(word.lowercased()) + "%"
+            filter = filter + """
+                 AND (lower(number) LIKE \(pattern) ESCAPE '\\' OR lower(vehicle_vin) LIKE \(pattern) ESCAPE '\\'
+                    OR lower(vehicle_make) LIKE \(pattern) ESCAPE '\\' OR lower(vehicle_model) LIKE \(pattern) ESCAPE '\\'
+                    OR lower(pickup_name) LIKE \(pattern) ESCAPE '\\' OR lower(pickup_address) LIKE \(pattern) ESCAPE '\\'
+                    OR lower(delivery_name) LIKE \(pattern) ESCAPE '\\' OR lower(delivery_address) LIKE \(pattern) ESCAPE '\\'
+                    OR lower(pickup_contact_name) LIKE \(pattern) ESCAPE '\\' OR lower(delivery_contact_name) LIKE \(pattern) ESCAPE '\\')
+                """
+        }
+        let direction = query.pickupNewestFirst ? "DESC" : "ASC"
+        // Orders without a pickup window come last either way.
+        let order: SQL = """
+            CASE WHEN pickup_window_start IS NULL THEN 1 ELSE 0 END, pickup_window_start \(unsafeRaw: direction), number \(unsafeRaw: direction), id
+            """
+        let offset = query.page * query.pageSize
+        return try await read { db in
+            let total = try await db.first("SELECT COUNT(*) AS n FROM orders WHERE \(filter)")?.int("n") ?? 0
+            let orders = try await db.query("""
+                SELECT \(Order.columns) FROM orders WHERE \(filter) ORDER BY \(order) LIMIT \(query.pageSize) OFFSET \(offset)
+                """).map(Order.init(row:))
+            return (orders, total)
+        }
+    }
+
+    /// How many orders the carrier has in each status.
+    func orderCounts(tenant: ID<Tenant>) async throws -> [OrderStatus: Int] {
+        try await read { db in
+            var counts: [OrderStatus: Int] = [:]
+            for row in try await db.query("SELECT status, COUNT(*) AS n FROM orders WHERE tenant_id = \(tenant) GROUP BY status") {
+                if let status = OrderStatus(rawValue: try row.string("status")) { counts[status] = try row.int("n") }
+            }
+            return counts
+        }
+    }
+
+    /// `%`, `_` and the escape character itself match literally.
+    static func likeEscaped(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            if character == "%" || character == "_" || character == "\\" { escaped.append("\\") }
+            escaped.append(character)
+        }
+        return escaped
+    }
+
+    // MARK: Drivers and messages
+
+    struct DriverOverview: Sendable {
+        let driver: Driver
+        /// The trip in progress, else the next planned one.
+        let currentTrip: Trip?
+        let unreadMessages: Int
+    }
+
+    func driverOverview(tenant: ID<Tenant>) async throws -> [DriverOverview] {
+        let drivers = try await drivers(tenant: tenant)
+        let trips = try await trips(.dispatch(tenant: tenant))
+        let unread = try await read { db in
+            var unread: [ID<Driver>: Int] = [:]
+            for row in try await db.query("""
+                SELECT driver_id, COUNT(*) AS n FROM driver_notifications WHERE tenant_id = \(tenant) AND read_at IS NULL GROUP BY driver_id
+                """) {
+                unread[try row.id("driver_id")] = try row.int("n")
+            }
+            return unread
+        }
+        return drivers.map { driver in
+            let mine = trips.filter { $0.driverID == driver.id }
+            let current = mine.first { $0.status == .inProgress }
+                ?? mine.filter { $0.status == .planned }.min { ($0.startDate ?? .distantFuture) < ($1.startDate ?? .distantFuture) }
+            return DriverOverview(driver: driver, currentTrip: current, unreadMessages: unread[driver.id] ?? 0)
+        }
+    }
+
+    /// Drivers with a trip in progress, or planned to run today.
+    func driversOnTripsToday(tenant: ID<Tenant>, today: LocalDate) async throws -> [ID<Driver>] {
+        let trips = try await trips(.dispatch(tenant: tenant))
+        let driving = trips.filter { trip in
+            guard trip.driverID != nil else { return false }
+            if trip.status == .inProgress { return true }
+            guard trip.status == .planned, let start = trip.startDate else { return false }
+            return start <= today && (trip.endDate ?? start) >= today
+        }
+        return Array(Set(driving.compactMap(\.driverID))).sorted { $0.rawValue < $1.rawValue }
+    }
+
+    struct SentMessage: Sendable {
+        let notification: DriverNotification
+        let driverName: String
+    }
+
+    /// Messages dispatch sent (not the automatic ones), newest first.
+    func sentMessages(tenant: ID<Tenant>, limit: Int) async throws -> [SentMessage] {
+        try await read { db in
+            try await db.query("""
+                SELECT n.id, n.driver_id, n.type, n.title, n.body, n.trip_id, n.order_id, n.read_at, n.created_at, d.name AS driver_name
+                FROM driver_notifications n JOIN drivers d ON d.id = n.driver_id AND d.tenant_id = n.tenant_id
+                WHERE n.tenant_id = \(tenant) AND n.type IN ('dispatch_message', 'urgent')
+                ORDER BY n.created_at DESC, n.id LIMIT \(limit)
+                """).map { SentMessage(notification: try DriverNotification(row: $0), driverName: try $0.string("driver_name")) }
+        }
+    }
+
+    // MARK: Pay
+
+    struct PayLine: Sendable {
+        let driver: Driver
+        let trips: [Trip]
+        var payCents: Int { trips.reduce(0) { $0 + $1.driverPayCents } }
+        var miles: Int { trips.reduce(0) { $0 + $1.miles } }
+        var revenueCents: Int { trips.reduce(0) { $0 + $1.revenueCents } }
+    }
+
+    /// Driver pay for trips that ended (or, without an end date, started)
+    /// within the period, cancelled trips left out.
+    func payReport(tenant: ID<Tenant>, from: LocalDate, through: LocalDate) async throws -> [PayLine] {
+        let drivers = try await drivers(tenant: tenant)
+        let trips = try await trips(.dispatch(tenant: tenant)).filter { trip in
+            guard trip.status != .cancelled, let day = trip.payDay else { return false }
+            return day >= from && day <= through
+        }
+        return drivers.map { driver in
+            PayLine(driver: driver, trips: trips.filter { $0.driverID == driver.id }.sorted { ($0.payDay ?? .distantFuture, $0.number) < ($1.payDay ?? .distantFuture, $1.number) })
+        }
+    }
+}
+
+extension Trip {
+    /// The day a trip's pay counts for: its end, or its start without one.
+    var payDay: LocalDate? { endDate ?? startDate }
+}
+
+extension LocalDate {
+    static let distantFuture = LocalDate(year: 2999, month: 12, day: 31)!
+}

@@ -1,0 +1,280 @@
+"""The dispatch console in a real browser against the real server."""
+import io
+import re
+import subprocess
+import uuid
+
+from PIL import Image, ImageDraw
+from playwright.sync_api import expect
+
+from conftest import BINARY, DRIVER, shot, sign_in
+
+
+def photo(label):
+    """A real JPEG (the server checks what a file is, not what it says)."""
+    image = Image.new("RGB", (320, 240), (90, 120, 160))
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([40, 120, 280, 190], fill=(200, 200, 210))
+    draw.text((50, 40), label, fill=(255, 255, 255))
+    out = io.BytesIO()
+    image.save(out, format="JPEG")
+    return out.getvalue()
+
+
+def create_trip(page, server, number, driver="Alex Rivera"):
+    page.goto(server.base + "/trips/new")
+    page.fill("#number", number)
+    page.select_option("#driver_id", label=driver)
+    page.fill("#origin", "Savannah, GA")
+    page.fill("#destination", "Orlando, FL")
+    page.fill("#start_date", "2026-11-22")
+    page.fill("#end_date", "2026-11-24")
+    page.fill("#revenue", "2400")
+    page.fill("#miles", "310")
+    page.click("button:has-text('Create trip')")
+    page.wait_for_url(re.compile(r"/trips/[0-9a-f-]{36}$"))
+    return page.url.rsplit("/", 1)[1]
+
+
+def create_order(page, server, number, trip_label=None, vin="1HGCM82633A004352"):
+    page.goto(server.base + "/orders/new")
+    page.fill("#number", number)
+    page.fill("#revenue", "1,150.00")
+    page.fill("#vehicle_vin", vin)
+    page.fill("#vehicle_year", "2021")
+    page.fill("#vehicle_make", "Honda")
+    page.fill("#vehicle_model", "Accord")
+    page.fill("#pickup_name", "Port of Savannah")
+    page.fill("#pickup_address", "1 Harbor Rd, Savannah, GA 31401")
+    page.fill("#pickup_window_start", "2026-11-22")
+    page.fill("#delivery_name", "Sunshine Honda")
+    page.fill("#delivery_address", "900 Colonial Dr, Orlando, FL 32803")
+    if trip_label:
+        page.select_option("#trip_id", label=trip_label)
+    page.click("button:has-text('Create order')")
+    page.wait_for_url(re.compile(r"/orders/[0-9a-f-]{36}$"))
+    return page.url.rsplit("/", 1)[1]
+
+
+def test_board_shows_the_demo_carrier_by_status(page, server):
+    page.goto(server.base + "/")
+    page.wait_for_url("**/board")
+    expect(page.locator(".tabs a")).to_have_count(5)
+    expect(page.locator(".who .carrier")).to_have_text("Demo Auto Transport")
+    shot(page, "board")
+    # Search by city narrows the list; an unknown word says so.
+    page.goto(server.base + "/board?status=assigned")
+    page.fill("#q", "zzzz-no-such")
+    page.press("#q", "Enter")
+    expect(page.locator(".empty")).to_contain_text("No Assigned orders match")
+    shot(page, "board-empty-search")
+
+
+def test_create_trip_and_order_then_the_driver_picks_up_while_the_board_is_open(page, server):
+    trip = create_trip(page, server, "T-9701")
+    shot(page, "trip")
+    order = create_order(page, server, "O-9701", trip_label="T-9701 · Savannah, GA → Orlando, FL")
+    expect(page.locator("h1")).to_contain_text("Order O-9701")
+    expect(page.locator("#order-status")).to_have_text("Assigned")
+    page.goto(server.base + f"/trips/{trip}")
+    expect(page.locator("#trip-orders")).to_contain_text("O-9701")
+
+    page.goto(server.base + "/board?status=assigned&q=O-9701")
+    expect(page.locator("tr[data-href]")).to_have_count(1)
+    picked_before = int(page.locator(".tabs a", has_text="Picked up").locator(".count").inner_text())
+    page.evaluate("window.__sameDocument = true")
+
+    # The driver picks the car up through the API: inspection, six photos, complete.
+    token = server.api_sign_in(DRIVER)
+    inspection = str(uuid.uuid4())
+    status, body = server.api("PUT", f"/v1/inspections/{inspection}",
+                              {"order_id": order, "kind": "pickup", "odometer": 41250, "customer_unavailable": True,
+                               "notes": "Light scratch on rear bumper",
+                               "damages": [{"location": "rear_bumper", "type": "scratch", "severity": "minor", "note": "5 cm"}]},
+                              token=token)
+    assert status in (200, 201), body
+    for slot in ["front", "rear", "left_side", "right_side", "odometer", "vin_plate"]:
+        status, body = server.api("PUT", f"/v1/inspections/{inspection}/media/{slot}", token=token, raw=photo(slot),
+                                  headers={"Content-Type": "image/jpeg"})
+        assert status in (200, 201), (slot, body)
+    status, body = server.api("POST", f"/v1/inspections/{inspection}/complete", {}, token=token)
+    assert status == 200, body
+
+    # The open board moves without a reload.
+    expect(page.locator("tr[data-href]")).to_have_count(0, timeout=10_000)
+    expect(page.locator(".tabs a", has_text="Picked up").locator(".count")).to_have_text(str(picked_before + 1))
+    assert page.evaluate("window.__sameDocument") is True
+
+    page.goto(server.base + f"/orders/{order}")
+    expect(page.locator("#order-status")).to_have_text("Picked up")
+    expect(page.locator(".photos img")).to_have_count(6)
+    page.wait_for_function("Array.from(document.querySelectorAll('.photos img')).every(i => i.complete && i.naturalWidth > 0)")
+    expect(page.locator(".damages")).to_contain_text("rear_bumper")
+    shot(page, "order")
+    page.goto(server.base + f"/orders/{order}/bill-of-lading")
+    expect(page.locator("h1")).to_have_text("Bill of lading")
+    page.emulate_media(media="print")
+    shot(page, "bill-of-lading")
+
+
+def test_bad_order_input_is_shown_next_to_the_field_and_nothing_is_saved(page, server):
+    page.goto(server.base + "/orders/new")
+    page.fill("#number", "O-BAD-1")
+    page.fill("#revenue", "twelve")
+    page.fill("#pickup_address", "1 Harbor Rd, Savannah, GA")
+    page.click("button:has-text('Create order')")
+    expect(page.locator("#revenue + .field-error")).to_contain_text("Enter an amount in dollars")
+    expect(page.locator("#number")).to_have_value("O-BAD-1")
+    page.fill("#revenue", "500")
+    page.fill("#vehicle_vin", "TOO-SHORT")
+    page.click("button:has-text('Create order')")
+    expect(page.locator(".field-error").first).to_be_visible()
+    shot(page, "order-form-errors")
+    page.goto(server.base + "/board?status=new&q=O-BAD-1")
+    expect(page.locator(".empty")).to_be_visible()
+
+
+def test_csv_import_lists_bad_lines_and_writes_nothing_then_imports_a_good_file(page, server):
+    bad = ("number,pickup_address,delivery_address,revenue,vin,pickup_from\n"
+           "O-9501,1 Harbor Rd Savannah GA,9 Main St Orlando FL,900,,2026-11-23\n"
+           "O-9502,,9 Main St Orlando FL,900,,\n"
+           "O-9503,1 Harbor Rd Savannah GA,9 Main St Orlando FL,lots,,\n"
+           "O-9501,1 Harbor Rd Savannah GA,9 Main St Orlando FL,900,,2026-13-01\n")
+    page.goto(server.base + "/orders/import")
+    page.fill("#csv", bad)
+    page.click("button:has-text('Import')")
+    problems = page.locator(".form-error tbody tr")
+    expect(problems).to_have_count(3)
+    expect(problems.nth(0)).to_contain_text("3")
+    expect(problems.nth(0)).to_contain_text("pickup_address")
+    expect(problems.nth(1)).to_contain_text("revenue")
+    shot(page, "import-errors")
+    page.goto(server.base + "/board?status=new&q=O-9501")
+    expect(page.locator(".empty")).to_be_visible()
+
+    page.goto(server.base + "/orders/import")
+    page.fill("#csv", "number,pickup_address,delivery_address,revenue\nO-9601,\"1 Harbor Rd, Savannah, GA\",\"9 Main St, Orlando, FL\",\"1,200\"\n"
+                      "O-9602,2 Dock St Brunswick GA,5 Bay Rd Tampa FL,800.50\n")
+    page.click("button:has-text('Import')")
+    page.wait_for_url(re.compile(r"/board\?status=new"))
+    page.goto(server.base + "/board?status=new&q=O-96")
+    expect(page.locator("tr[data-href]")).to_have_count(2)
+
+
+def test_message_to_a_driver_shows_when_it_is_read(page, server):
+    page.goto(server.base + "/messages")
+    page.select_option("#driver_id", label="Alex Rivera")
+    page.fill("#title", "Gate code changed")
+    page.fill("#body", "The Savannah lot gate code is now 4471.")
+    page.check("#urgent")
+    page.click("button:has-text('Send')")
+    page.wait_for_url("**/messages?sent=1")
+    row = page.locator("#sent tbody tr", has_text="Gate code changed")
+    expect(row).to_contain_text("Not yet")
+    token = server.api_sign_in(DRIVER)
+    status, listing = server.api("GET", "/v1/notifications", token=token)
+    assert status == 200
+    message = next(item for item in listing["items"] if item["title"] == "Gate code changed")
+    status, _ = server.api("POST", f"/v1/notifications/{message['id']}/read", {}, token=token)
+    assert status == 200
+    expect(page.locator("#sent tbody tr", has_text="Gate code changed")).to_contain_text("✓", timeout=10_000)
+    shot(page, "messages")
+
+
+def test_drivers_invite_and_pay_pages(page, server):
+    page.goto(server.base + "/drivers/new")
+    page.fill("#name", "Casey Morgan-Villanueva de la Fuente")
+    page.fill("#email", "casey@demo-carrier.example")
+    page.fill("#phone", "+1 912 555 0144")
+    page.select_option("#pay_type", "per_mile")
+    page.fill("#pay_rate", "0.65")
+    page.click("button:has-text('Invite')")
+    page.wait_for_url(re.compile(r"/drivers\?invited="))
+    expect(page.locator(".notice")).to_contain_text("casey@demo-carrier.example")
+    expect(page.locator("table")).to_contain_text("$0.65 per mile")
+    shot(page, "drivers")
+    page.goto(server.base + "/drivers/new")
+    page.fill("#name", "Again")
+    page.fill("#email", "casey@demo-carrier.example")
+    page.fill("#pay_rate", "25")
+    page.click("button:has-text('Invite')")
+    expect(page.locator(".field-error")).to_be_visible()
+    page.goto(server.base + "/pay?period=month&date=2026-11-22")
+    shot(page, "pay")
+    response = page.request.get(server.base + "/pay.csv?period=month&date=2026-11-22")
+    assert response.status == 200
+    assert response.headers["content-type"].startswith("text/csv")
+    assert response.text().startswith("driver,email,trip,")
+    page.goto(server.base + "/trips")
+    shot(page, "trips")
+
+
+def test_keyboard_moves_through_the_board(page, server):
+    page.goto(server.base + "/board?status=assigned")
+    page.keyboard.press("/")
+    expect(page.locator("#q")).to_be_focused()
+    page.keyboard.press("Escape")
+    page.keyboard.press("j")
+    first = page.locator("tr[data-href]").first
+    expect(first).to_be_focused()
+    target = first.get_attribute("data-href")
+    page.keyboard.press("Enter")
+    page.wait_for_url("**" + target)
+    page.keyboard.press("Alt+ArrowLeft")
+    page.goto(server.base + "/board")
+    page.keyboard.press("2")
+    page.wait_for_url("**status=assigned")
+
+
+def test_forms_without_the_session_token_are_refused(page, server):
+    response = page.request.post(server.base + "/orders", form={
+        "_csrf": "forged", "number": "O-CSRF-1", "revenue": "100", "pickup_address": "a", "delivery_address": "b"})
+    assert response.status == 403
+    assert "expired or did not come from this page" in response.text()
+    page.goto(server.base + "/board?status=new&q=O-CSRF-1")
+    expect(page.locator(".empty")).to_be_visible()
+
+
+def test_a_driver_is_refused_politely(anonymous_page, server):
+    sign_in(anonymous_page, server, email="sam@demo-carrier.example", expect_board=False)
+    expect(anonymous_page.locator(".field-error")).to_contain_text("The dispatch console is for dispatchers")
+    shot(anonymous_page, "sign-in-driver-refused")
+    anonymous_page.goto(server.base + "/board")
+    anonymous_page.wait_for_url(re.compile(r"/sign-in"))
+    shot(anonymous_page, "sign-in")
+
+
+def test_another_carriers_order_is_not_found(page, server):
+    created = subprocess.run([str(BINARY), "tenant", "create", "--name", "Other Haulers", "--dispatcher-email", "boss@other.example"],
+                             env={"VROOMX_DATA_DIR": str(server.data), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True)
+    assert created.returncode == 0, created.stdout + created.stderr
+    token = server.api_sign_in("boss@other.example")
+    status, order = server.api("POST", "/v1/dispatch/orders", {
+        "number": "X-1", "vehicle": {"make": "Ford", "model": "F-150", "vin": "", "color": ""},
+        "pickup": {"name": "", "address": "1 A St, Reno, NV", "contact_name": "", "contact_phone": ""},
+        "delivery": {"name": "", "address": "2 B St, Boise, ID", "contact_name": "", "contact_phone": ""}, "revenue_cents": 1000}, token=token)
+    assert status == 201, order
+    response = page.goto(server.base + f"/orders/{order['id']}")
+    assert response.status == 404
+    expect(page.locator("h1")).to_have_text("Not found")
+    assert "X-1" not in page.content()
+
+
+def test_sign_out_ends_the_session_and_its_cookie(browser, server):
+    created = subprocess.run([str(BINARY), "tenant", "create", "--name", "Night Shift Carriers", "--dispatcher-email", "night@third.example"],
+                             env={"VROOMX_DATA_DIR": str(server.data), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True)
+    assert created.returncode == 0, created.stdout + created.stderr
+    context = browser.new_context()
+    page = context.new_page()
+    sign_in(page, server, email="night@third.example")
+    expect(page.locator(".who .carrier")).to_have_text("Night Shift Carriers")
+    expect(page.locator(".empty")).to_be_visible()
+    cookie = next(c for c in context.cookies() if c["name"] == "vroomx_console")
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Lax"
+    page.click("button:has-text('Sign out')")
+    page.wait_for_url(re.compile(r"/sign-in"))
+    # The old cookie, sent again, opens nothing: the session is revoked on the server.
+    context.add_cookies([cookie])
+    page.goto(server.base + "/board")
+    page.wait_for_url(re.compile(r"/sign-in"))
+    context.close()
