@@ -117,6 +117,8 @@ struct SignInTests {
         let live = try await LiveServer(server)
         let device = try DriverDevice.make(server: live)
         try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox)
+        // The device has its work before the session ends (the first sync runs in the background).
+        await device.app.syncNow()
         // Sign-in on the server side is revoked (e.g. a stolen refresh token was replayed).
         try await revokeSessions(server, user: carrier.driver.user.id)
         server.clock.advance(by: 11) // past the server's session cache
