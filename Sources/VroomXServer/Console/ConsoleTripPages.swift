@@ -54,14 +54,14 @@ struct ConsoleTripPages {
     private func list(_ request: ConsoleRequest) async throws -> Response {
         let trips = try await store.trips(.dispatch(tenant: request.tenant))
         let drivers = Dictionary(uniqueKeysWithValues: try await store.drivers(tenant: request.tenant).map { ($0.id, $0) })
-        let orders = try await store.orders(.dispatch(tenant: request.tenant))
+        let counts = try await store.orderCountsByTrip(tenant: request.tenant)
         let rank: [TripStatus: Int] = [.inProgress: 0, .planned: 1, .completed: 2, .cancelled: 3]
         let sorted = trips.sorted {
             (rank[$0.status] ?? 9, $0.startDate ?? .distantFuture, $0.number) < (rank[$1.status] ?? 9, $1.startDate ?? .distantFuture, $1.number)
         }
         return pages.page("trips", title: "Trips", session: request.session, section: "trips", [
             "trips": sorted.map { trip in
-                Self.row(trip, driver: trip.driverID.flatMap { drivers[$0] }, orders: orders.filter { $0.tripID == trip.id }.count)
+                Self.row(trip, driver: trip.driverID.flatMap { drivers[$0] }, orders: counts[trip.id] ?? 0)
             },
             "empty": trips.isEmpty,
         ])
@@ -87,12 +87,14 @@ struct ConsoleTripPages {
         let trip = try await store.trip(id, request.scope)
         let names = try await ConsoleOrderPages.Names.load(store, tenant: request.tenant)
         let orders = try await store.orders(request.scope, trip: id)
-        let open = try await store.orders(request.scope, status: .new)
+        // Unassigned orders to add, soonest pickup first (a long list stops at 500).
+        let open = try await store.boardOrders(.init(status: .new, search: "", pickupNewestFirst: false, page: 0, pageSize: 500),
+                                               tenant: request.tenant).orders
         let expenses = try await store.expenses(trip: id, request.scope)
         var values = Self.row(trip, driver: trip.driverID.flatMap { names.drivers[$0] }, orders: orders.count)
         values["order_rows"] = orders.map { ConsoleOrderPages.row($0, names) }
         values["no_orders"] = orders.isEmpty
-        values["open_orders"] = open.prefix(500).map { ["id": $0.id.rawValue, "label": "\($0.number) · \($0.vehicle.summary) · \(ConsoleFormat.city($0.pickup.address)) → \(ConsoleFormat.city($0.delivery.address))"] }
+        values["open_orders"] = open.map { ["id": $0.id.rawValue, "label": "\($0.number) · \($0.vehicle.summary) · \(ConsoleFormat.city($0.pickup.address)) → \(ConsoleFormat.city($0.delivery.address))"] }
         values["has_open_orders"] = !open.isEmpty
         values["drivers"] = names.drivers.values.sorted { $0.name < $1.name }.map {
             ["id": $0.id.rawValue, "name": $0.name, "selected": $0.id == trip.driverID]

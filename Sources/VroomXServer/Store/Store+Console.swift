@@ -126,6 +126,19 @@ extension Store {
         }
     }
 
+    /// How many orders each trip carries.
+    func orderCountsByTrip(tenant: ID<Tenant>) async throws -> [ID<Trip>: Int] {
+        try await read { db in
+            var counts: [ID<Trip>: Int] = [:]
+            for row in try await db.query("""
+                SELECT trip_id, COUNT(*) AS n FROM orders WHERE tenant_id = \(tenant) AND trip_id IS NOT NULL GROUP BY trip_id
+                """) {
+                counts[try row.id("trip_id")] = try row.int("n")
+            }
+            return counts
+        }
+    }
+
     /// `%`, `_` and the escape character itself match literally.
     static func likeEscaped(_ text: String) -> String {
         var escaped = ""
