@@ -278,3 +278,38 @@ def test_sign_out_ends_the_session_and_its_cookie(browser, server):
     page.goto(server.base + "/board")
     page.wait_for_url(re.compile(r"/sign-in"))
     context.close()
+
+
+def test_sign_in_never_redirects_off_site_and_reads_no_large_bodies(anonymous_page, server):
+    page = anonymous_page
+    created = subprocess.run([str(BINARY), "tenant", "create", "--name", "Redirect Test Lines", "--dispatcher-email", "lead@fourth.example"],
+                             env={"VROOMX_DATA_DIR": str(server.data), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True)
+    assert created.returncode == 0, created.stdout + created.stderr
+    # A tab the browser would strip turns "/\t/evil.example" into "//evil.example".
+    page.goto(server.base + "/sign-in?next=/%09/evil.example/login")
+    before = server.mailbox.count("lead@fourth.example")
+    page.fill("#email", "lead@fourth.example")
+    page.click("button[type=submit]")
+    page.wait_for_selector("#code")
+    assert page.locator("input[name=next]").get_attribute("value") == "/\t/evil.example/login"
+    page.fill("#code", server.mailbox.code("lead@fourth.example", after=before))
+    page.click("button[type=submit]")
+    page.wait_for_url(server.base + "/board")
+    # Before a session exists the server reads no more than a sign-in form.
+    response = page.request.post(server.base + "/sign-in", form={"email": "x@example.com", "pad": "x" * 20_000},
+                                 headers={"Origin": server.base})
+    assert response.status == 413
+
+
+def test_a_decimal_comma_is_refused_not_read_as_a_hundred_times_more(page, server):
+    page.goto(server.base + "/orders/new")
+    page.fill("#number", "O-9801")
+    page.fill("#revenue", "1250,50")
+    page.fill("#pickup_address", "1 Harbor Rd, Savannah, GA")
+    page.fill("#delivery_address", "9 Main St, Orlando, FL")
+    page.click("button:has-text('Create order')")
+    expect(page.locator("#revenue + .field-error")).to_contain_text("Use a dot for cents")
+    page.fill("#revenue", "1,250.50")
+    page.click("button:has-text('Create order')")
+    page.wait_for_url(re.compile(r"/orders/[0-9a-f-]{36}$"))
+    expect(page.locator("dd", has_text="$1,250.50")).to_be_visible()

@@ -28,6 +28,9 @@ struct ConsoleController {
     static let signInCookie = "vroomx_signin"
     /// Forms are small; the CSV import is the largest.
     static let maxFormBytes = 4 << 20
+    /// A sign-in form is an email, a code and two tokens; before a session
+    /// exists nobody may make the server read more.
+    static let maxSignInBytes = 4 << 10
 
     func register(_ router: Router<AppRequestContext>) {
         router.get("/") { request, _ in
@@ -69,7 +72,7 @@ struct ConsoleController {
             return await rendering(session) {
                 let (form, body) = try await Self.readBody(request)
                 let token = request.headers[.csrfToken] ?? form["_csrf"]
-                guard Self.sameOrigin(request), constantTimeEqual(Array(token.utf8), Array(session.csrfToken.utf8)) else {
+                guard sameOrigin(request), constantTimeEqual(Array(token.utf8), Array(session.csrfToken.utf8)) else {
                     throw AppError(403, .csrfFailed, "This form has expired or did not come from this page. Reload the page and try again.")
                 }
                 return try await handler(ConsoleRequest(request: request, context: context, session: session, form: form, body: body))
@@ -95,12 +98,12 @@ struct ConsoleController {
         }
     }
 
-    static func readBody(_ request: Request) async throws -> (ConsoleForm, ByteBuffer?) {
+    static func readBody(_ request: Request, limit: Int = maxFormBytes) async throws -> (ConsoleForm, ByteBuffer?) {
         let buffer: ByteBuffer
         do {
-            buffer = try await request.body.collect(upTo: maxFormBytes)
+            buffer = try await request.body.collect(upTo: limit)
         } catch is NIOTooManyBytesError {
-            throw AppError(413, .payloadTooLarge, "That is more than \(maxFormBytes >> 20) MB; send it in parts.")
+            throw AppError(413, .payloadTooLarge, "That is more than \(limit >> 10) KB; send it in parts.")
         }
         let type = request.headers[.contentType] ?? ""
         if type.hasPrefix("application/x-www-form-urlencoded") {
@@ -109,9 +112,13 @@ struct ConsoleController {
         return (ConsoleForm(), buffer)
     }
 
-    /// A browser's `Origin` (or, without it, `Referer`) names this host.
-    static func sameOrigin(_ request: Request) -> Bool {
-        guard let host = request.head.authority else { return false }
+    /// A browser's `Origin` (or, without it, `Referer`) names this host
+    /// (behind a trusted proxy, the host the browser asked the proxy for).
+    func sameOrigin(_ request: Request) -> Bool {
+        let forwarded = trustedProxyHops > 0 ? request.headers[.forwardedHost]?.split(separator: ",").last.map {
+            $0.trimmingCharacters(in: .whitespaces)
+        } : nil
+        guard let host = forwarded ?? request.head.authority else { return false }
         let origin = request.headers[.origin] ?? request.headers[.referer]
         guard let origin, origin != "null" else { return request.headers[.origin] == nil }
         guard let url = URL(string: origin), let originHost = url.host else { return false }
@@ -159,8 +166,8 @@ struct ConsoleController {
             return signInPage(request, step: .email, values: [:], errors: FieldErrors())
         }
         router.post("/sign-in") { request, context in
-            let (form, _) = try await Self.readBody(request)
-            guard Self.sameOrigin(request), signInTokenMatches(request, form) else { return signInExpired(request) }
+            let (form, _) = try await Self.readBody(request, limit: Self.maxSignInBytes)
+            guard sameOrigin(request), signInTokenMatches(request, form) else { return signInExpired(request) }
             do {
                 let client = ClientAddress.of(request, peer: context.peerAddress, trustedHops: trustedProxyHops)
                 _ = try await auth.sendCode(SendCodeRequest(email: form["email"]), clientAddress: client)
@@ -172,14 +179,12 @@ struct ConsoleController {
             }
         }
         router.post("/sign-in/code") { request, context in
-            let (form, _) = try await Self.readBody(request)
-            guard Self.sameOrigin(request), signInTokenMatches(request, form) else { return signInExpired(request) }
+            let (form, _) = try await Self.readBody(request, limit: Self.maxSignInBytes)
+            guard sameOrigin(request), signInTokenMatches(request, form) else { return signInExpired(request) }
             do {
                 let client = ClientAddress.of(request, peer: context.peerAddress, trustedHops: trustedProxyHops)
                 let token = try await auth.signInToConsole(VerifyCodeRequest(email: form["email"], code: form["code"]), clientAddress: client)
-                let next = form["next"]
-                // Only a path of this site: never a redirect elsewhere.
-                let destination = next.hasPrefix("/") && !next.hasPrefix("//") && !next.contains("\\") ? next : "/board"
+                let destination = Self.isLocalPath(form["next"]) ? form["next"] : "/board"
                 return ConsolePages.redirect(destination, headers: [
                     .setCookie: setCookie(Self.sessionCookie, token, maxAge: Int(policy.consoleSessionLifetime), request),
                 ])
@@ -217,6 +222,16 @@ struct ConsoleController {
         return response
     }
 
+    /// Only a plain path of this site may follow sign-in: a letter after the
+    /// first slash and nothing a browser would strip or reinterpret (tabs,
+    /// backslashes, a second slash), so it can never lead elsewhere.
+    static func isLocalPath(_ path: String) -> Bool {
+        let allowed = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/-_.?=&%")
+        let scalars = Array(path.unicodeScalars)
+        return path.utf8.count <= 512 && scalars.count >= 2 && scalars[0] == "/" && CharacterSet.lowercaseLetters.contains(scalars[1])
+            && scalars.allSatisfy { $0.isASCII && allowed.contains($0) } && !path.contains("//")
+    }
+
     /// What `SecureToken.random()` makes: 43 base64url characters.
     static func isToken(_ text: String) -> Bool {
         text.utf8.count == 43 && text.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_") }
@@ -237,4 +252,5 @@ struct ConsoleController {
 extension HTTPField.Name {
     static let csrfToken = HTTPField.Name("X-CSRF-Token")!
     static let forwardedProto = HTTPField.Name("X-Forwarded-Proto")!
+    static let forwardedHost = HTTPField.Name("X-Forwarded-Host")!
 }

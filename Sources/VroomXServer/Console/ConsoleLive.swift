@@ -8,7 +8,8 @@ import VroomXModels
 /// Live updates for open console pages: a server-sent event stream of what
 /// changed in the carrier, fed by the same change hub as the drivers'
 /// realtime sockets (so on PostgreSQL a change made through another
-/// instance arrives too). The page refreshes the parts that show it.
+/// instance arrives too). The page refreshes the parts that show it. The
+/// session is checked again at every heartbeat: a stream ends with it.
 struct ConsoleLive {
     let console: ConsoleController
 
@@ -29,6 +30,8 @@ struct ConsoleLive {
             }
             let hub = console.hub
             let live = console.live
+            let store = console.store
+            let session = request.session.identity.session
             var headers = ConsolePages.securityHeaders
             headers[.contentType] = "text/event-stream"
             headers[.cacheControl] = "no-store"
@@ -55,6 +58,12 @@ struct ConsoleLive {
                         try await writer.finish(nil)
                         return
                     case .batches(let batches) where batches.isEmpty:
+                        // Signed out (or revoked, or expired) elsewhere: the stream ends with the session.
+                        guard (try? await store.sessionIsActive(session)) != false else {
+                            try await writer.write(ByteBuffer(string: "event: signed-out\ndata: {}\n\n"))
+                            try await writer.finish(nil)
+                            return
+                        }
                         try await writer.write(ByteBuffer(string: ": ping\n\n"))
                     case .batches(let batches):
                         let entities = Set(batches.flatMap(\.entries).filter { $0.visible(to: subscriber.scope) }.map(\.entity.rawValue))

@@ -83,8 +83,17 @@ struct FieldErrors: Error, Sendable {
 enum FormValue {
     /// "1,250.00", "$1250" or "1250" → cents; nil for empty.
     static func cents(_ text: String, field: String, errors: inout FieldErrors) -> Int? {
-        let cleaned = text.replacingOccurrences(of: ",", with: "").replacingOccurrences(of: "$", with: "")
-            .trimmingCharacters(in: .whitespaces)
+        var cleaned = text.replacingOccurrences(of: "$", with: "").trimmingCharacters(in: .whitespaces)
+        // Commas only as thousands separators ("1,250.50"); "1250,50" is refused, never read as 125050.
+        if cleaned.contains(",") {
+            let whole = cleaned.split(separator: ".", maxSplits: 1).first.map(String.init) ?? ""
+            let groups = whole.split(separator: ",", omittingEmptySubsequences: false)
+            guard groups.count > 1, (1...3).contains(groups[0].count), groups.dropFirst().allSatisfy({ $0.count == 3 }) else {
+                errors.add(field, "Use a dot for cents, like 1250.50 (commas only between thousands).")
+                return nil
+            }
+            cleaned = cleaned.replacingOccurrences(of: ",", with: "")
+        }
         guard !cleaned.isEmpty else { return nil }
         let parts = cleaned.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count <= 2, let whole = Int(parts[0].isEmpty ? "0" : String(parts[0])), whole >= 0, whole <= 100_000_000,

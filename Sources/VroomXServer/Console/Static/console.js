@@ -103,6 +103,7 @@
     const source = new EventSource(body.dataset.liveUrl);
     source.addEventListener("open", () => say(""));
     source.addEventListener("error", () => say("Reconnecting live updates…"));
+    source.addEventListener("signed-out", () => { source.close(); window.location = "/sign-in"; });
     source.addEventListener("change", () => {
       // Several changes in a burst become one refresh.
       if (!pending) { pending = setTimeout(refresh, 250); }
