@@ -21,6 +21,13 @@ def photo(label):
     return out.getvalue()
 
 
+def create_carrier(server, name, dispatcher):
+    """Another carrier, made with the admin command on the server's database."""
+    created = subprocess.run([str(BINARY), "tenant", "create", "--name", name, "--dispatcher-email", dispatcher],
+                             env={"VROOMX_DATA_DIR": str(server.data), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True)
+    assert created.returncode == 0, created.stdout + created.stderr
+
+
 def create_trip(page, server, number, driver="Alex Rivera"):
     page.goto(server.base + "/trips/new")
     page.fill("#number", number)
@@ -245,9 +252,7 @@ def test_a_driver_is_refused_politely(anonymous_page, server):
 
 
 def test_another_carriers_order_is_not_found(page, server):
-    created = subprocess.run([str(BINARY), "tenant", "create", "--name", "Other Haulers", "--dispatcher-email", "boss@other.example"],
-                             env={"VROOMX_DATA_DIR": str(server.data), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True)
-    assert created.returncode == 0, created.stdout + created.stderr
+    create_carrier(server, "Other Haulers", "boss@other.example")
     token = server.api_sign_in("boss@other.example")
     status, order = server.api("POST", "/v1/dispatch/orders", {
         "number": "X-1", "vehicle": {"make": "Ford", "model": "F-150", "vin": "", "color": ""},
@@ -261,9 +266,7 @@ def test_another_carriers_order_is_not_found(page, server):
 
 
 def test_sign_out_ends_the_session_and_its_cookie(browser, server):
-    created = subprocess.run([str(BINARY), "tenant", "create", "--name", "Night Shift Carriers", "--dispatcher-email", "night@third.example"],
-                             env={"VROOMX_DATA_DIR": str(server.data), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True)
-    assert created.returncode == 0, created.stdout + created.stderr
+    create_carrier(server, "Night Shift Carriers", "night@third.example")
     context = browser.new_context()
     page = context.new_page()
     sign_in(page, server, email="night@third.example")
@@ -282,9 +285,7 @@ def test_sign_out_ends_the_session_and_its_cookie(browser, server):
 
 def test_sign_in_never_redirects_off_site_and_reads_no_large_bodies(anonymous_page, server):
     page = anonymous_page
-    created = subprocess.run([str(BINARY), "tenant", "create", "--name", "Redirect Test Lines", "--dispatcher-email", "lead@fourth.example"],
-                             env={"VROOMX_DATA_DIR": str(server.data), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True)
-    assert created.returncode == 0, created.stdout + created.stderr
+    create_carrier(server, "Redirect Test Lines", "lead@fourth.example")
     # A tab the browser would strip turns "/\t/evil.example" into "//evil.example".
     page.goto(server.base + "/sign-in?next=/%09/evil.example/login")
     before = server.mailbox.count("lead@fourth.example")

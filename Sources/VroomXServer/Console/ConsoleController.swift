@@ -56,7 +56,7 @@ struct ConsoleController {
                 return ConsolePages.redirect("/sign-in?next=" + (request.uri.path.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
             }
             return await rendering(session) {
-                try await handler(ConsoleRequest(request: request, context: context, session: session, form: ConsoleForm(), body: nil))
+                try await handler(ConsoleRequest(request: request, context: context, session: session, form: ConsoleForm()))
             }
         }
     }
@@ -70,12 +70,12 @@ struct ConsoleController {
             // Signed out meanwhile: nothing is saved; sign in again.
             guard let session = try await session(request) else { return ConsolePages.redirect("/sign-in?expired=1") }
             return await rendering(session) {
-                let (form, body) = try await Self.readBody(request)
+                let form = try await Self.readForm(request)
                 let token = request.headers[.csrfToken] ?? form["_csrf"]
                 guard sameOrigin(request), constantTimeEqual(Array(token.utf8), Array(session.csrfToken.utf8)) else {
                     throw AppError(403, .csrfFailed, "This form has expired or did not come from this page. Reload the page and try again.")
                 }
-                return try await handler(ConsoleRequest(request: request, context: context, session: session, form: form, body: body))
+                return try await handler(ConsoleRequest(request: request, context: context, session: session, form: form))
             }
         }
     }
@@ -98,18 +98,16 @@ struct ConsoleController {
         }
     }
 
-    static func readBody(_ request: Request, limit: Int = maxFormBytes) async throws -> (ConsoleForm, ByteBuffer?) {
+    /// The posted form (pages post only forms; any other body reads as empty).
+    static func readForm(_ request: Request, limit: Int = maxFormBytes) async throws -> ConsoleForm {
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: limit)
         } catch is NIOTooManyBytesError {
             throw AppError(413, .payloadTooLarge, "That is more than \(limit >> 10) KB; send it in parts.")
         }
-        let type = request.headers[.contentType] ?? ""
-        if type.hasPrefix("application/x-www-form-urlencoded") {
-            return (ConsoleForm(encoded: String(buffer: buffer)), nil)
-        }
-        return (ConsoleForm(), buffer)
+        guard (request.headers[.contentType] ?? "").hasPrefix("application/x-www-form-urlencoded") else { return ConsoleForm() }
+        return ConsoleForm(encoded: String(buffer: buffer))
     }
 
     /// A browser's `Origin` (or, without it, `Referer`) names this host
@@ -166,7 +164,7 @@ struct ConsoleController {
             return signInPage(request, step: .email, values: [:], errors: FieldErrors())
         }
         router.post("/sign-in") { request, context in
-            let (form, _) = try await Self.readBody(request, limit: Self.maxSignInBytes)
+            let form = try await Self.readForm(request, limit: Self.maxSignInBytes)
             guard sameOrigin(request), signInTokenMatches(request, form) else { return signInExpired(request) }
             do {
                 let client = ClientAddress.of(request, peer: context.peerAddress, trustedHops: trustedProxyHops)
@@ -179,7 +177,7 @@ struct ConsoleController {
             }
         }
         router.post("/sign-in/code") { request, context in
-            let (form, _) = try await Self.readBody(request, limit: Self.maxSignInBytes)
+            let form = try await Self.readForm(request, limit: Self.maxSignInBytes)
             guard sameOrigin(request), signInTokenMatches(request, form) else { return signInExpired(request) }
             do {
                 let client = ClientAddress.of(request, peer: context.peerAddress, trustedHops: trustedProxyHops)

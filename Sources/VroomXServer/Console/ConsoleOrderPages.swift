@@ -265,9 +265,7 @@ struct ConsoleOrderPages {
 
     /// The store's message next to its field (`revenue_cents` is the form's `revenue`).
     static func formErrors(_ error: AppError) -> FieldErrors {
-        var errors = FieldErrors(error)
-        if let message = errors.messages.removeValue(forKey: "revenue_cents") { errors.messages["revenue"] = message }
-        return errors
+        FieldErrors(error, renamed: ["revenue_cents": "revenue"])
     }
 
     // MARK: Import
@@ -275,7 +273,7 @@ struct ConsoleOrderPages {
     /// A CSV of orders: every bad line answered with its line number and
     /// field, and nothing written unless every line is good.
     private func importCSV(_ request: ConsoleRequest) async throws -> Response {
-        let text = request.body.map { String(buffer: $0) } ?? request.form.values["csv"]?.first ?? ""
+        let text = request.form.values["csv"]?.first ?? ""
         let result: OrderImport.Outcome
         do {
             result = try await OrderImport.run(text, store: store, tenant: request.tenant)

@@ -10,10 +10,8 @@ struct ConsoleRequest: Sendable {
     let request: Request
     let context: AppRequestContext
     let session: ConsoleSession
-    /// The posted form (empty for GET and non-form bodies).
+    /// The posted form (empty for GET).
     let form: ConsoleForm
-    /// A non-form body (a CSV file sent by the page's script).
-    let body: ByteBuffer?
 
     var tenant: ID<Tenant> { session.identity.tenant }
     var scope: Scope { .dispatch(tenant: session.identity.tenant) }
@@ -71,9 +69,10 @@ struct FieldErrors: Error, Sendable {
 
     /// The API's error as a field message: its field in form-field terms
     /// (`pickup.address` is the form's `pickup_address`).
-    init(_ error: AppError, fallbackField: String = "form") {
+    /// `renamed` maps API fields a form names otherwise (`revenue_cents` is typed as `revenue`).
+    init(_ error: AppError, fallbackField: String = "form", renamed: [String: String] = [:]) {
         let field = (error.body.field ?? fallbackField).replacingOccurrences(of: ".", with: "_")
-        messages[field] = error.body.message
+        messages[renamed[field] ?? field] = error.body.message
     }
 
     init() {}

@@ -140,10 +140,7 @@ struct ConsoleTripPages {
             let trip = try await store.createTrip(body, tenant: request.tenant)
             return ConsolePages.redirect("/trips/\(trip.id)")
         } catch let error as AppError where error.status < 500 {
-            var errors = FieldErrors(error)
-            for (api, field) in [("revenue_cents", "revenue"), ("driver_pay_cents", "driver_pay")] {
-                if let message = errors.messages.removeValue(forKey: api) { errors.messages[field] = message }
-            }
+            let errors = FieldErrors(error, renamed: ["revenue_cents": "revenue", "driver_pay_cents": "driver_pay"])
             return try await tripForm(request, values: form.firstValues, errors: errors, status: .init(code: error.status))
         }
     }

@@ -140,17 +140,17 @@ extension Store {
     /// Messages from dispatch (to several drivers at once): all are sent, or none.
     @discardableResult
     public func sendMessages(_ requests: [SendMessageRequest], tenant: ID<Tenant>) async throws -> [DriverNotification] {
-        for request in requests {
+        let texts = try requests.map { request in
             guard request.type == .dispatchMessage || request.type == .urgent else {
                 throw AppError.validation("type", "A message is dispatch_message or urgent.")
             }
-            _ = try Validate.text(request.title, field: "title", max: 200, required: true)
-            _ = try Validate.text(request.body, field: "body", max: 4000)
+            return (title: try Validate.text(request.title, field: "title", max: 200, required: true),
+                    body: try Validate.text(request.body, field: "body", max: 4000))
         }
         let scope = Scope.dispatch(tenant: tenant)
         return try await write(tenant: tenant) { tx in
             var sent: [DriverNotification] = []
-            for request in requests {
+            for (request, text) in zip(requests, texts) {
                 guard try await fetchDriver(request.driverID, tenant: tenant, tx.db) != nil else {
                     throw AppError(422, .validationFailed, "No such driver in this carrier.", field: "driver_id")
                 }
@@ -160,10 +160,8 @@ extension Store {
                 if let order = request.orderID, try await fetchOrder(order, scope, tx.db) == nil {
                     throw AppError(422, .validationFailed, "No such order in this carrier.", field: "order_id")
                 }
-                sent.append(try await insertNotification(
-                    driver: request.driverID, type: request.type, title: try Validate.text(request.title, field: "title", max: 200, required: true),
-                    body: try Validate.text(request.body, field: "body", max: 4000),
-                    data: NotificationData(tripID: request.tripID, orderID: request.orderID), tx))
+                sent.append(try await insertNotification(driver: request.driverID, type: request.type, title: text.title, body: text.body,
+                                                         data: NotificationData(tripID: request.tripID, orderID: request.orderID), tx))
             }
             return sent
         }
