@@ -32,6 +32,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let invalidRefreshToken = ErrorCode("invalid_refresh_token")
     public static let refreshTokenReused = ErrorCode("refresh_token_reused")
     public static let driverNotFound = ErrorCode("driver_not_found")
+    /// The carrier deactivated this driver: no sign-in, no new work.
+    public static let accountDeactivated = ErrorCode("account_deactivated")
     public static let pinNotSet = ErrorCode("pin_not_set")
     public static let pinIncorrect = ErrorCode("pin_incorrect")
     public static let pinLocked = ErrorCode("pin_locked")

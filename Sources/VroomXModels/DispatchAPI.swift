@@ -137,9 +137,14 @@ public struct UpdateOrderRequest: Codable, Sendable, Hashable {
     public var deliveryETA: Date?
     public var revenueCents: Int?
     public var paymentTerms: String?
+    /// The version the edit was based on: details changed by someone else
+    /// since then are a `conflict` instead of being overwritten.
+    public var baseVersion: Int?
 
     public init(status: OrderStatus? = nil, vehicle: Vehicle? = nil, pickup: Stop? = nil, delivery: Stop? = nil,
-                pickupETA: Date? = nil, deliveryETA: Date? = nil, revenueCents: Int? = nil, paymentTerms: String? = nil) {
+                pickupETA: Date? = nil, deliveryETA: Date? = nil, revenueCents: Int? = nil, paymentTerms: String? = nil,
+                baseVersion: Int? = nil) {
+        self.baseVersion = baseVersion
         self.status = status
         self.vehicle = vehicle
         self.pickup = pickup
@@ -156,6 +161,7 @@ public struct UpdateOrderRequest: Codable, Sendable, Hashable {
         case deliveryETA = "delivery_eta"
         case revenueCents = "revenue_cents"
         case paymentTerms = "payment_terms"
+        case baseVersion = "base_version"
     }
 }
 

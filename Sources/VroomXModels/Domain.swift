@@ -59,9 +59,13 @@ public struct Driver: Codable, Sendable, Hashable, Identifiable {
     public var version: Int
     public var createdAt: Date
     public var updatedAt: Date
+    /// Set when the driver left the carrier: they cannot sign in or take
+    /// work; their trips, orders and pay stay on record.
+    public var deactivatedAt: Date?
 
     public init(id: ID<Driver>, userID: ID<User>, name: String, phone: String, email: String, payType: PayType,
-                payRate: Int, version: Int, createdAt: Date, updatedAt: Date) {
+                payRate: Int, version: Int, createdAt: Date, updatedAt: Date, deactivatedAt: Date? = nil) {
+        self.deactivatedAt = deactivatedAt
         self.id = id
         self.userID = userID
         self.name = name
@@ -81,6 +85,7 @@ public struct Driver: Codable, Sendable, Hashable, Identifiable {
         case payRate = "pay_rate"
         case createdAt = "created_at"
         case updatedAt = "updated_at"
+        case deactivatedAt = "deactivated_at"
     }
 }
 

@@ -148,6 +148,8 @@ extension Endpoint {
     // Dispatch
     public static let dispatchDrivers = list("/v1/dispatch/drivers", .dispatcher)
     public static let dispatchCreateDriver = Endpoint(.post, "/v1/dispatch/drivers", .dispatcher)
+    public static let dispatchDeactivateDriver = Endpoint(.post, "/v1/dispatch/drivers/{id}/deactivate", .dispatcher)
+    public static let dispatchReactivateDriver = Endpoint(.post, "/v1/dispatch/drivers/{id}/reactivate", .dispatcher)
     public static let dispatchTrips = list("/v1/dispatch/trips", .dispatcher, filters: [.tripStatus])
     public static let dispatchCreateTrip = Endpoint(.post, "/v1/dispatch/trips", .dispatcher)
     public static let dispatchTrip = Endpoint(.get, "/v1/dispatch/trips/{id}", .dispatcher)
@@ -171,7 +173,7 @@ extension Endpoint {
         saveInspection, inspection, completeInspection, orderInspections, inspectionMedia, putInspectionMedia,
         uploadOptions, createUpload, uploadOffset, appendUpload, terminateUpload,
         sync, mutations, realtime,
-        dispatchDrivers, dispatchCreateDriver, dispatchTrips, dispatchCreateTrip, dispatchTrip, dispatchUpdateTrip,
+        dispatchDrivers, dispatchCreateDriver, dispatchDeactivateDriver, dispatchReactivateDriver, dispatchTrips, dispatchCreateTrip, dispatchTrip, dispatchUpdateTrip,
         dispatchAssignTrip, dispatchTripExpenses, dispatchOrders, dispatchCreateOrder, dispatchOrder,
         dispatchUpdateOrder, dispatchAssignOrder, dispatchSendMessage, dispatchOrderInspections,
     ]

@@ -114,6 +114,9 @@ def test_create_trip_and_order_then_the_driver_picks_up_while_the_board_is_open(
 
     page.goto(server.base + f"/orders/{order}")
     expect(page.locator("#order-status")).to_have_text("Picked up")
+    # The status history names who moved the order.
+    expect(page.locator(".timeline")).to_contain_text("Assigned · by dispatch@demo-carrier.example")
+    expect(page.locator(".timeline")).to_contain_text("Picked up · by Alex Rivera (driver)")
     expect(page.locator(".photos img")).to_have_count(6)
     page.wait_for_function("Array.from(document.querySelectorAll('.photos img')).every(i => i.complete && i.naturalWidth > 0)")
     expect(page.locator(".damages")).to_contain_text("rear_bumper")
@@ -314,3 +317,41 @@ def test_a_decimal_comma_is_refused_not_read_as_a_hundred_times_more(page, serve
     page.click("button:has-text('Create order')")
     page.wait_for_url(re.compile(r"/orders/[0-9a-f-]{36}$"))
     expect(page.locator("dd", has_text="$1,250.50")).to_be_visible()
+
+
+def test_a_driver_who_left_is_deactivated_and_can_come_back(page, server):
+    page.goto(server.base + "/drivers/new")
+    page.fill("#name", "Riley Quinn-Okafor")
+    page.fill("#email", "riley.quinn@demo-carrier.example")
+    page.fill("#pay_rate", "25")
+    page.click("button:has-text('Invite')")
+    page.wait_for_url(re.compile(r"/drivers\?invited="))
+    row = page.locator("tr", has_text="Riley Quinn-Okafor")
+    expect(row).to_contain_text("Never")
+    # The driver uses the app: dispatch sees when.
+    token = server.api_sign_in("riley.quinn@demo-carrier.example")
+    status, _ = server.api("GET", "/v1/me", token=token)
+    assert status == 200
+    page.reload()
+    expect(page.locator("tr", has_text="Riley Quinn-Okafor").locator("time")).to_have_count(1)
+
+    # A driver with open trips cannot be deactivated until the work moves.
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.locator("tr", has_text="Alex Rivera").locator("button:has-text('Deactivate')").click()
+    expect(page.locator(".form-error")).to_contain_text("still has open work")
+
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.locator("tr", has_text="Riley Quinn-Okafor").locator("button:has-text('Deactivate')").click()
+    page.wait_for_url(re.compile(r"/drivers\?changed="))
+    expect(page.locator(".notice")).to_contain_text("Riley Quinn-Okafor is deactivated")
+    expect(page.locator("h2", has_text="Deactivated")).to_be_visible()
+    expect(page.locator(".muted-row", has_text="Riley Quinn-Okafor")).to_be_visible()
+    shot(page, "drivers-deactivated")
+    # No new work goes to them: the trip form does not offer them.
+    page.goto(server.base + "/trips/new")
+    expect(page.locator("#driver_id option", has_text="Riley Quinn-Okafor")).to_have_count(0)
+
+    page.goto(server.base + "/drivers")
+    page.locator(".muted-row", has_text="Riley Quinn-Okafor").locator("button:has-text('Reactivate')").click()
+    expect(page.locator(".notice")).to_contain_text("Riley Quinn-Okafor is active again")
+    expect(page.locator(".muted-row", has_text="Riley Quinn-Okafor")).to_have_count(0)

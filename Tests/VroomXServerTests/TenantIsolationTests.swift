@@ -59,8 +59,12 @@ struct TenantIsolationTests {
 
         try await server.run { api in
             let inspection = try await Self.openInspection(api, a, order: ownerOrder)
+            // A driver without work, whom carrier A's dispatcher can deactivate and reactivate.
+            let idle = try await store.createDriver(tenant: a.tenant.id, CreateDriverRequest(
+                email: "idle-driver@alpha.example", name: "Idle", payType: .perTrip, payRate: 100))
             let probes = makeProbes(a: a, trip: ownerTrip, order: ownerOrder, expense: ownerExpense,
-                                    notification: ownerNotification, deviceToken: ownerDeviceToken, inspection: inspection)
+                                    notification: ownerNotification, deviceToken: ownerDeviceToken, inspection: inspection,
+                                    idleDriver: idle.id)
             // The matrix covers every endpoint that needs a token.
             let covered = Set(probes.map(\.endpoint))
             for endpoint in Endpoint.all where endpoint.access != .anyone {
@@ -163,7 +167,7 @@ struct TenantIsolationTests {
     }
 
     func makeProbes(a: CarrierFixture, trip: Trip, order: Order, expense: Expense, notification: DriverNotification,
-                    deviceToken: String, inspection: InspectionFixture) -> [Probe] {
+                    deviceToken: String, inspection: InspectionFixture, idleDriver: ID<Driver>) -> [Probe] {
         let t = trip.id.rawValue, o = order.id.rawValue, i = inspection.inspection.rawValue, u = inspection.upload
         let tus = ["Tus-Resumable": Tus.version]
         return [
@@ -191,6 +195,8 @@ struct TenantIsolationTests {
             Probe(endpoint: .dispatchCreateDriver, parameters: [],
                   body: CreateDriverRequest(email: "new-%@example.com", name: "New", payType: .perMile, payRate: 50),
                   namesCarrierAData: false),
+            Probe(endpoint: .dispatchDeactivateDriver, parameters: [idleDriver.rawValue], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .dispatchReactivateDriver, parameters: [idleDriver.rawValue], body: nil, namesCarrierAData: true),
             Probe(endpoint: .dispatchTrips, parameters: [], body: nil, namesCarrierAData: false),
             Probe(endpoint: .dispatchCreateTrip, parameters: [],
                   body: CreateTripRequest(number: "NEW-%", origin: "A", destination: "B", revenueCents: 100, miles: 10),

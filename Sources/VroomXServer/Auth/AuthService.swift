@@ -139,6 +139,9 @@ struct AuthService: Sendable {
         guard let driver = try await store.driver(userID: user.id, tenant: user.tenantID) else {
             throw AppError(403, .driverNotFound, "Driver account not found. Contact your dispatcher.")
         }
+        guard driver.deactivatedAt == nil else {
+            throw AppError(403, .accountDeactivated, "Your carrier has deactivated this driver account. Contact your dispatcher.")
+        }
         return driver
     }
 

@@ -12,6 +12,8 @@ struct Authenticator: Sendable {
     let store: Store
     let sessionCacheTTL: TimeInterval
     private let cache = NIOLockedValueBox<[ID<Session>: (active: Bool, checkedAt: Date)]>([:])
+    /// When this instance last recorded each driver as seen.
+    private let seen = NIOLockedValueBox<[ID<Driver>: Date]>([:])
 
     init(tokens: TokenService, store: Store, sessionCacheTTL: TimeInterval = 10) {
         self.tokens = tokens
@@ -40,7 +42,21 @@ struct Authenticator: Sendable {
         guard try await sessionIsActive(identity.session) else {
             throw AppError(401, .sessionRevoked, "This session has ended; sign in again.")
         }
+        if let driver = identity.driver { await noteSeen(driver, tenant: identity.tenant) }
         return identity
+    }
+
+    /// Records a driver's "last seen" for dispatch, at most once a minute
+    /// per driver and instance. A failure here never fails the request.
+    private func noteSeen(_ driver: ID<Driver>, tenant: ID<Tenant>) async {
+        let now = store.clock.now
+        let due = seen.withLockedValue { seen in
+            if let last = seen[driver], now.timeIntervalSince(last) < 60 { return false }
+            if seen.count > 50_000 { seen.removeAll() }
+            seen[driver] = now
+            return true
+        }
+        if due { try? await store.noteDriverSeen(driver, tenant: tenant, at: now) }
     }
 
     func sessionIsActive(_ session: ID<Session>) async throws -> Bool {

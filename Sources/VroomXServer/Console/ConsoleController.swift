@@ -83,7 +83,7 @@ struct ConsoleController {
     /// Errors a page did not handle itself become an error page in the frame.
     private func rendering(_ session: ConsoleSession, _ body: () async throws -> Response) async -> Response {
         do {
-            return try await body()
+            return try await ActingUser.$current.withValue(session.identity.user) { try await body() }
         } catch {
             let appError = ErrorMiddleware.appError(for: error)
             let heading = switch appError.status {

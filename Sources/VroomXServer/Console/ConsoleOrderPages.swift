@@ -103,6 +103,8 @@ struct ConsoleOrderPages {
             "trip": order.tripID.flatMap { names.trips[$0]?.number } ?? "",
             "trip_id": order.tripID?.rawValue ?? "",
             "revenue": ConsoleFormat.money(order.revenueCents),
+            // Only vehicles not yet on a truck change trips.
+            "movable": order.status == .new || order.status == .assigned,
         ]
     }
 
@@ -117,7 +119,8 @@ struct ConsoleOrderPages {
         }
         var values = Self.row(order, names)
         values["order"] = Self.details(order)
-        values["timeline"] = Self.timeline(order)
+        let history = try await store.orderHistory(id, tenant: request.tenant)
+        values["timeline"] = history.isEmpty ? Self.timeline(order) : history.map(Self.historyLine)
         values["pickup_eta"] = present(ConsoleFormat.time(order.pickupETA))
         values["delivery_eta"] = present(ConsoleFormat.time(order.deliveryETA))
         values["inspections"] = inspections.sorted { $0.kind == .pickup && $1.kind == .delivery }.map(Self.inspection)
@@ -139,7 +142,18 @@ struct ConsoleOrderPages {
                 "color": order.vehicle.color, "vin": order.vehicle.vin.isEmpty ? "—" : order.vehicle.vin]
     }
 
-    /// What happened to the order, oldest first, from the order's own dates.
+    /// A status the order reached: when, by whom, and when it reached the
+    /// server if a phone without signal reported it later.
+    static func historyLine(_ event: Store.OrderEvent) -> [String: Any] {
+        let who = event.who.map { event.byDriver ? "by \($0) (driver)" : "by \($0)" } ?? "by VroomX"
+        let late = event.recordedAt.timeIntervalSince(event.occurredAt) > 300
+        return ["time": present(ConsoleFormat.time(event.occurredAt)),
+                "text": "\(ConsoleFormat.label(event.status)) · \(who)",
+                "reported": late ? present(ConsoleFormat.time(event.recordedAt)) : ""]
+    }
+
+    /// What happened to an order recorded before status history was kept,
+    /// oldest first, from the order's own dates.
     static func timeline(_ order: Order) -> [[String: Any]] {
         var events: [(Date, String)] = [(order.createdAt, "Created")]
         if let picked = order.actualPickupDate { events.append((picked, "Picked up by the driver")) }
@@ -180,6 +194,7 @@ struct ConsoleOrderPages {
             "vehicle_year": order.vehicle.year.map(String.init) ?? "", "vehicle_make": order.vehicle.make,
             "vehicle_model": order.vehicle.model, "vehicle_vin": order.vehicle.vin, "vehicle_color": order.vehicle.color,
             "revenue": ConsoleFormat.dollars(order.revenueCents), "payment_terms": order.paymentTerms,
+            "base_version": String(order.version),
         ]
         for (prefix, stop) in [("pickup", order.pickup), ("delivery", order.delivery)] {
             values["\(prefix)_name"] = stop.name
@@ -199,7 +214,7 @@ struct ConsoleOrderPages {
         return pages.page("order-form", title: order.map { "Edit \($0.number)" } ?? "New order", session: request.session,
                           section: "board", [
                             "editing": order != nil, "order_id": order?.id.rawValue ?? "", "v": values, "e": errors.messages,
-                            "has_errors": !errors.isEmpty,
+                            "has_errors": !errors.isEmpty && errors.messages["base_version"] == nil,
                             "trips": trips.map { ["id": $0.id.rawValue, "number": $0.number, "route": "\($0.origin) → \($0.destination)",
                                                   "selected": $0.id.rawValue == selected] },
                           ], status: status)
@@ -252,10 +267,20 @@ struct ConsoleOrderPages {
         case .success(let body):
             do {
                 // The number and the trip are not edited here (the trip is assigned from the order's page).
+                // The form's version: details someone else saved meanwhile are not overwritten unseen.
+                let base = Int(request.form["base_version"])
                 let changes = UpdateOrderRequest(vehicle: body.vehicle, pickup: body.pickup, delivery: body.delivery,
-                                                 revenueCents: body.revenueCents, paymentTerms: body.paymentTerms)
+                                                 revenueCents: body.revenueCents, paymentTerms: body.paymentTerms, baseVersion: base)
                 _ = try await store.updateOrder(id, changes, tenant: request.tenant)
                 return ConsolePages.redirect("/orders/\(id)")
+            } catch let error as AppError where error.status == 409 && error.body.field == "base_version" {
+                // Saving the same form again keeps these values over theirs, knowingly.
+                var values = request.form.firstValues
+                values["base_version"] = String(order.version)
+                var errors = FieldErrors()
+                errors.add("base_version", "Someone else saved changes to this order while you were editing. Nothing was saved: "
+                           + "open the order in another tab to see theirs, then save again to keep yours.")
+                return try await orderForm(request, order: order, values: values, errors: errors, status: .conflict)
             } catch let error as AppError where error.status < 500 {
                 return try await orderForm(request, order: order, values: request.form.firstValues,
                                            errors: Self.formErrors(error), status: .init(code: error.status))

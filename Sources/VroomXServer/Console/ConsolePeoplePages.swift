@@ -10,11 +10,23 @@ struct ConsolePeoplePages {
     var pages: ConsolePages { console.pages }
 
     func register(_ router: Router<AppRequestContext>) {
-        console.get(router, "/drivers", drivers)
+        console.get(router, "/drivers") { request in try await drivers(request) }
         console.get(router, "/drivers/new") { request in
             driverForm(request, values: ["pay_type": PayType.percentage.rawValue], errors: FieldErrors())
         }
         console.post(router, "/drivers", invite)
+        console.post(router, "/drivers/:id/deactivate") { request in
+            do {
+                let driver = try await store.deactivateDriver(try request.id("id", "Driver"), tenant: request.tenant)
+                return ConsolePages.redirect("/drivers?changed=" + driver.id.rawValue)
+            } catch let error as AppError where error.status == 409 {
+                return try await drivers(request, problem: error.body.message, status: .conflict)
+            }
+        }
+        console.post(router, "/drivers/:id/reactivate") { request in
+            let driver = try await store.reactivateDriver(try request.id("id", "Driver"), tenant: request.tenant)
+            return ConsolePages.redirect("/drivers?changed=" + driver.id.rawValue)
+        }
         console.get(router, "/messages") { request in
             try await messages(request, values: ["driver_id": request.query("driver") ?? ""], errors: FieldErrors())
         }
@@ -25,20 +37,32 @@ struct ConsolePeoplePages {
 
     // MARK: Drivers
 
-    private func drivers(_ request: ConsoleRequest) async throws -> Response {
+    /// The drivers, active first, then those who left; `problem` is why an
+    /// action on the page was refused.
+    private func drivers(_ request: ConsoleRequest, problem: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
         let overview = try await store.driverOverview(tenant: request.tenant)
+        let changed = overview.first { $0.driver.id.rawValue == request.query("changed") }?.driver
+        func row(_ line: Store.DriverOverview) -> [String: Any] {
+            [
+                "id": line.driver.id.rawValue, "name": line.driver.name, "email": line.driver.email, "phone": line.driver.phone,
+                "pay": ConsoleFormat.label(line.driver.payType, rate: line.driver.payRate),
+                "trip": present(line.currentTrip.map { ["id": $0.id.rawValue, "number": $0.number, "status": ConsoleFormat.label($0.status)] }),
+                "unread": line.unreadMessages,
+                "seen": present(ConsoleFormat.time(line.lastSeenAt)),
+                "deactivated": present(ConsoleFormat.time(line.driver.deactivatedAt)),
+            ]
+        }
+        let sorted = overview.sorted { $0.driver.name < $1.driver.name }
+        let former = sorted.filter { $0.driver.deactivatedAt != nil }
         return pages.page("drivers", title: "Drivers", session: request.session, section: "drivers", [
-            "drivers": overview.sorted { $0.driver.name < $1.driver.name }.map { line in
-                [
-                    "id": line.driver.id.rawValue, "name": line.driver.name, "email": line.driver.email, "phone": line.driver.phone,
-                    "pay": ConsoleFormat.label(line.driver.payType, rate: line.driver.payRate),
-                    "trip": present(line.currentTrip.map { ["id": $0.id.rawValue, "number": $0.number, "status": ConsoleFormat.label($0.status)] }),
-                    "unread": line.unreadMessages,
-                ] as [String: Any]
-            },
+            "drivers": sorted.filter { $0.driver.deactivatedAt == nil }.map(row),
+            "former": former.map(row),
+            "has_former": !former.isEmpty,
             "empty": overview.isEmpty,
             "invited": request.query("invited") ?? "",
-        ])
+            "changed": present(changed.map { ["name": $0.name, "deactivated": $0.deactivatedAt != nil] }),
+            "problem": problem ?? "",
+        ], status: status)
     }
 
     private func driverForm(_ request: ConsoleRequest, values: [String: String], errors: FieldErrors,
@@ -76,7 +100,7 @@ struct ConsolePeoplePages {
 
     private func messages(_ request: ConsoleRequest, values: [String: String], errors: FieldErrors,
                           status: HTTPResponse.Status = .ok) async throws -> Response {
-        let drivers = try await store.drivers(tenant: request.tenant).sorted { $0.name < $1.name }
+        let drivers = try await store.drivers(tenant: request.tenant).filter { $0.deactivatedAt == nil }.sorted { $0.name < $1.name }
         let sent = try await store.sentMessages(tenant: request.tenant, limit: 200)
         let selected = values["driver_id"] ?? ""
         return pages.page("messages", title: "Messages", session: request.session, section: "messages", [

@@ -96,7 +96,7 @@ struct ConsoleTripPages {
         values["no_orders"] = orders.isEmpty
         values["open_orders"] = open.map { ["id": $0.id.rawValue, "label": "\($0.number) · \($0.vehicle.summary) · \(ConsoleFormat.city($0.pickup.address)) → \(ConsoleFormat.city($0.delivery.address))"] }
         values["has_open_orders"] = !open.isEmpty
-        values["drivers"] = names.drivers.values.sorted { $0.name < $1.name }.map {
+        values["drivers"] = names.drivers.values.filter { $0.deactivatedAt == nil || $0.id == trip.driverID }.sorted { $0.name < $1.name }.map {
             ["id": $0.id.rawValue, "name": $0.name, "selected": $0.id == trip.driverID]
         }
         values["can_assign"] = [.planned, .inProgress].contains(trip.status)
@@ -116,7 +116,7 @@ struct ConsoleTripPages {
 
     private func tripForm(_ request: ConsoleRequest, values: [String: String], errors: FieldErrors,
                           status: HTTPResponse.Status = .ok) async throws -> Response {
-        let drivers = try await store.drivers(tenant: request.tenant).sorted { $0.name < $1.name }
+        let drivers = try await store.drivers(tenant: request.tenant).filter { $0.deactivatedAt == nil }.sorted { $0.name < $1.name }
         let selected = values["driver_id"] ?? ""
         return pages.page("trip-form", title: "New trip", session: request.session, section: "trips", [
             "v": values, "e": errors.messages, "has_errors": !errors.isEmpty,

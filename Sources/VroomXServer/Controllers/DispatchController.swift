@@ -14,6 +14,12 @@ struct DispatchController {
             let body = try await request.decodeJSON(CreateDriverRequest.self)
             return try JSONBody.response(try await store.createDriver(tenant: try context.caller().tenant, body), status: .created)
         }
+        routes.on(.dispatchDeactivateDriver) { _, context in
+            try JSONBody.response(try await store.deactivateDriver(try context.id(), tenant: try context.caller().tenant))
+        }
+        routes.on(.dispatchReactivateDriver) { _, context in
+            try JSONBody.response(try await store.reactivateDriver(try context.id(), tenant: try context.caller().tenant))
+        }
         routes.on(.dispatchTrips) { request, context in
             let status = try request.value(.tripStatus, as: TripStatus.self)
             return JSONBody.items(try await store.tripDocuments(try context.caller().scope, status: status, page: try request.page()))

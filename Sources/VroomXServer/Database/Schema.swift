@@ -379,6 +379,27 @@ enum Schema {
             CREATE INDEX orders_board ON orders (tenant_id, status, pickup_window_start, id);
             CREATE INDEX driver_notifications_sent ON driver_notifications (tenant_id, created_at)
             """),
+
+        // Who moved an order and when; drivers who left (deactivated, their
+        // history kept) and when each was last seen; the version at which an
+        // order's dispatch-edited details last changed (for edit conflicts).
+        Migration(version: 7, name: "people", sql: """
+            CREATE TABLE order_events (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                order_id TEXT NOT NULL,
+                status TEXT NOT NULL CHECK (status IN ('new', 'assigned', 'picked_up', 'delivered', 'cancelled')),
+                user_id TEXT,
+                occurred_at BIGINT NOT NULL,
+                recorded_at BIGINT NOT NULL,
+                FOREIGN KEY (tenant_id, order_id) REFERENCES orders (tenant_id, id) ON DELETE CASCADE
+            );
+            CREATE INDEX order_events_by_order ON order_events (tenant_id, order_id, recorded_at);
+            ALTER TABLE drivers ADD COLUMN deactivated_at BIGINT;
+            ALTER TABLE drivers ADD COLUMN last_seen_at BIGINT;
+            ALTER TABLE orders ADD COLUMN details_version BIGINT NOT NULL DEFAULT 1;
+            UPDATE orders SET details_version = version
+            """),
     ]
 }
 

@@ -52,7 +52,7 @@ struct Routes {
                 break
             }
             context.identity = identity
-            return try await handler(request, context)
+            return try await ActingUser.$current.withValue(identity.user) { try await handler(request, context) }
         }
     }
 

@@ -25,7 +25,7 @@ extension User {
 extension Driver {
     /// Drivers are read joined with their user for the email.
     static let columns: SQL = """
-        d.id, d.user_id, d.name, d.phone, u.email, d.pay_type, d.pay_rate, d.version, d.created_at, d.updated_at
+        d.id, d.user_id, d.name, d.phone, u.email, d.pay_type, d.pay_rate, d.version, d.created_at, d.updated_at, d.deactivated_at
         """
     static let from: SQL = "drivers d JOIN users u ON u.id = d.user_id AND u.tenant_id = d.tenant_id"
     /// By name, as dispatch looks drivers up.
@@ -35,7 +35,8 @@ extension Driver {
         self.init(id: try row.id("id"), userID: try row.id("user_id"), name: try row.string("name"),
                   phone: try row.string("phone"), email: try row.string("email"), payType: try row.enumeration("pay_type"),
                   payRate: try row.int("pay_rate"), version: try row.int("version"),
-                  createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"))
+                  createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
+                  deactivatedAt: try row.optionalDate("deactivated_at"))
     }
 }
 

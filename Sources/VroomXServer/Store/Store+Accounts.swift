@@ -109,6 +109,86 @@ extension Store {
     }
 }
 
+/// Drivers who leave the carrier, and when each was last seen.
+extension Store {
+    /// Deactivates a driver who left: every session ends (the app signs out
+    /// at its next request), push tokens go, and sign-in is refused; their
+    /// trips, orders, inspections and pay stay on record. Open work must be
+    /// handed to someone else first, so no vehicle is left with nobody.
+    public func deactivateDriver(_ id: ID<Driver>, tenant: ID<Tenant>) async throws -> Driver {
+        try await write(tenant: tenant) { tx in
+            guard let driver = try await fetchDriver(id, tenant: tenant, tx.db) else { throw AppError.notFound("Driver") }
+            guard driver.deactivatedAt == nil else { return driver }
+            let open = try await tx.first("""
+                SELECT (SELECT COUNT(*) FROM trips WHERE tenant_id = \(tenant) AND driver_id = \(id)
+                            AND status IN ('planned', 'in_progress')) AS trips,
+                       (SELECT COUNT(*) FROM orders WHERE tenant_id = \(tenant) AND driver_id = \(id)
+                            AND status IN ('assigned', 'picked_up')) AS orders
+                """)
+            let (trips, orders) = (try open?.int("trips") ?? 0, try open?.int("orders") ?? 0)
+            guard trips == 0, orders == 0 else {
+                throw AppError.conflict("\(driver.name) still has open work (trips planned or under way: \(trips); orders not delivered: \(orders)). Give it to another driver first.")
+            }
+            try await tx.execute("""
+                UPDATE sessions SET revoked_at = \(tx.now), revoked_reason = 'driver_deactivated'
+                WHERE tenant_id = \(tenant) AND user_id = \(driver.userID) AND revoked_at IS NULL
+                """)
+            try await tx.execute("DELETE FROM device_tokens WHERE tenant_id = \(tenant) AND user_id = \(driver.userID)")
+            var changed = driver
+            changed.deactivatedAt = tx.now
+            return try await saveDriver(changed, tx)
+        }
+    }
+
+    /// Lets a deactivated driver sign in and take work again.
+    public func reactivateDriver(_ id: ID<Driver>, tenant: ID<Tenant>) async throws -> Driver {
+        try await write(tenant: tenant) { tx in
+            guard let driver = try await fetchDriver(id, tenant: tenant, tx.db) else { throw AppError.notFound("Driver") }
+            guard driver.deactivatedAt != nil else { return driver }
+            var changed = driver
+            changed.deactivatedAt = nil
+            return try await saveDriver(changed, tx)
+        }
+    }
+
+    private func saveDriver(_ driver: Driver, _ tx: TenantTransaction) async throws -> Driver {
+        var saved = driver
+        saved.version += 1
+        saved.updatedAt = tx.now
+        let doc = try WireDocument.encode(saved)
+        guard try await tx.first("""
+            UPDATE drivers SET deactivated_at = \(saved.deactivatedAt), version = \(saved.version), updated_at = \(saved.updatedAt),
+                doc = \(doc)
+            WHERE tenant_id = \(tx.tenant) AND id = \(driver.id) AND version = \(driver.version)
+            RETURNING id
+            """) != nil else { throw WriteConflict() }
+        tx.recordUpsert(.driver, id: saved.id.rawValue, document: doc, visibleTo: saved.id)
+        return saved
+    }
+
+    /// A driver that work can be given to: in this carrier and not deactivated.
+    func assignableDriver(_ id: ID<Driver>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Driver {
+        guard let driver = try await fetchDriver(id, tenant: tenant, db) else {
+            throw AppError(422, .validationFailed, "No such driver in this carrier.", field: "driver_id")
+        }
+        guard driver.deactivatedAt == nil else {
+            throw AppError(422, .validationFailed, "\(driver.name) is deactivated; reactivate them to give them work.", field: "driver_id")
+        }
+        return driver
+    }
+
+    /// Notes that a driver used the API now. Written at most once a minute
+    /// per driver, so a busy phone does not add a write to every request.
+    func noteDriverSeen(_ driver: ID<Driver>, tenant: ID<Tenant>, at now: Date) async throws {
+        try await database.write { db in
+            try await db.execute("""
+                UPDATE drivers SET last_seen_at = \(now)
+                WHERE tenant_id = \(tenant) AND id = \(driver) AND (last_seen_at IS NULL OR last_seen_at < \(now.addingTimeInterval(-60)))
+                """)
+        }
+    }
+}
+
 /// Device tokens for push notifications.
 extension Store {
     /// Registers a device token for the signed-in session. It lives as long

@@ -156,25 +156,32 @@ extension Store {
         /// The trip in progress, else the next planned one.
         let currentTrip: Trip?
         let unreadMessages: Int
+        /// The driver's last API request or socket (to the minute).
+        let lastSeenAt: Date?
     }
 
     func driverOverview(tenant: ID<Tenant>) async throws -> [DriverOverview] {
         let drivers = try await drivers(tenant: tenant)
         let trips = try await trips(.dispatch(tenant: tenant))
-        let unread = try await read { db in
+        let (unread, seen) = try await read { db in
             var unread: [ID<Driver>: Int] = [:]
             for row in try await db.query("""
                 SELECT driver_id, COUNT(*) AS n FROM driver_notifications WHERE tenant_id = \(tenant) AND read_at IS NULL GROUP BY driver_id
                 """) {
                 unread[try row.id("driver_id")] = try row.int("n")
             }
-            return unread
+            var seen: [ID<Driver>: Date] = [:]
+            for row in try await db.query("SELECT id, last_seen_at FROM drivers WHERE tenant_id = \(tenant) AND last_seen_at IS NOT NULL") {
+                seen[try row.id("id")] = try row.date("last_seen_at")
+            }
+            return (unread, seen)
         }
         return drivers.map { driver in
             let mine = trips.filter { $0.driverID == driver.id }
             let current = mine.first { $0.status == .inProgress }
                 ?? mine.filter { $0.status == .planned }.min { ($0.startDate ?? .distantFuture) < ($1.startDate ?? .distantFuture) }
-            return DriverOverview(driver: driver, currentTrip: current, unreadMessages: unread[driver.id] ?? 0)
+            return DriverOverview(driver: driver, currentTrip: current, unreadMessages: unread[driver.id] ?? 0,
+                                  lastSeenAt: seen[driver.id])
         }
     }
 
@@ -188,6 +195,36 @@ extension Store {
             return start <= today && (trip.endDate ?? start) >= today
         }
         return Array(Set(driving.compactMap(\.driverID))).sorted { $0.rawValue < $1.rawValue }
+    }
+
+    /// A line of an order's status history.
+    struct OrderEvent: Sendable {
+        let status: OrderStatus
+        let occurredAt: Date
+        let recordedAt: Date
+        /// The driver's name or the dispatcher's email; nil when the server acted.
+        let who: String?
+        let byDriver: Bool
+    }
+
+    /// Every status an order reached, when, and who moved it, oldest first.
+    func orderHistory(_ order: ID<Order>, tenant: ID<Tenant>) async throws -> [OrderEvent] {
+        try await read { db in
+            try await db.query("""
+                SELECT e.status, e.occurred_at, e.recorded_at, u.email, u.role, d.name AS driver_name
+                FROM order_events e
+                LEFT JOIN users u ON u.tenant_id = e.tenant_id AND u.id = e.user_id
+                LEFT JOIN drivers d ON d.tenant_id = e.tenant_id AND d.user_id = e.user_id
+                WHERE e.tenant_id = \(tenant) AND e.order_id = \(order)
+                ORDER BY e.occurred_at, e.recorded_at LIMIT 500
+                """).map { row in
+                let byDriver = try row.optionalString("role") == UserRole.driver.rawValue
+                return OrderEvent(status: try row.enumeration("status"), occurredAt: try row.date("occurred_at"),
+                                  recordedAt: try row.date("recorded_at"),
+                                  who: byDriver ? try row.optionalString("driver_name") : try row.optionalString("email"),
+                                  byDriver: byDriver)
+            }
+        }
     }
 
     struct SentMessage: Sendable {

@@ -101,6 +101,7 @@ extension Store {
             guard let found = try await fetchTrip(tripID, .dispatch(tenant: tenant), tx.db) else {
                 throw AppError(422, .validationFailed, "No such trip in this carrier.", field: "trip_id")
             }
+            try Self.checkTakesOrders(found)
             trip = found
         }
         let driver = trip?.driverID
@@ -127,6 +128,7 @@ extension Store {
             throw AppError(409, .alreadyExists, "An order numbered \(number) already exists.", field: "number")
         }
         tx.recordUpsert(.order, id: order.id.rawValue, document: doc, visibleTo: driver)
+        try await recordStatusEvent(order, occurredAt: tx.now, tx)
         if let driver, let trip {
             try await notifyOrderAssigned(order, trip: trip, to: driver, tx)
         }
@@ -236,25 +238,35 @@ extension Store {
         let status: Int
         let pickupETA: Int
         let deliveryETA: Int
+        /// Vehicle, stops, revenue and terms: what dispatch edits as a whole.
+        let details: Int
     }
 
     func fieldVersions(_ id: ID<Order>, _ tx: TenantTransaction) async throws -> FieldVersions {
         guard let row = try await tx.first("""
-            SELECT status_version, pickup_eta_version, delivery_eta_version FROM orders WHERE tenant_id = \(tx.tenant) AND id = \(id)
+            SELECT status_version, pickup_eta_version, delivery_eta_version, details_version
+            FROM orders WHERE tenant_id = \(tx.tenant) AND id = \(id)
             """) else { throw AppError.notFound("Order") }
         return FieldVersions(status: try row.int("status_version"), pickupETA: try row.int("pickup_eta_version"),
-                             deliveryETA: try row.int("delivery_eta_version"))
+                             deliveryETA: try row.int("delivery_eta_version"), details: try row.int("details_version"))
     }
 
     static func checkETA(_ eta: Date, field: String, now: Date) throws {
         if let problem = Order.etaProblem(eta, field: field, now: now) { throw AppError.validation(problem.field, problem.message) }
     }
 
-    /// Dispatch edits: any fields, and a status change through the state machine.
+    /// Dispatch edits: any fields, and a status change through the state
+    /// machine. With `base_version` (the version an edit form was filled
+    /// from), details someone else changed since are a `conflict` rather than
+    /// silently overwritten; a driver's status or ETA changes meanwhile are not.
     public func updateOrder(_ id: ID<Order>, _ request: UpdateOrderRequest, tenant: ID<Tenant>) async throws -> Order {
         let scope = Scope.dispatch(tenant: tenant)
         return try await write(tenant: tenant) { tx in
             guard var order = try await fetchOrder(id, scope, tx.db) else { throw AppError.notFound("Order") }
+            if let base = request.baseVersion, base < order.version, try await fieldVersions(id, tx).details > base {
+                throw AppError(409, .conflict, "Someone else changed order \(order.number) since version \(base); it is now version \(order.version).",
+                               field: "base_version")
+            }
             var edited = order
             if let vehicle = request.vehicle { edited.vehicle = try Validate.vehicle(vehicle) }
             if let pickup = request.pickup { edited.pickup = try Validate.stop(pickup, field: "pickup") }
@@ -291,13 +303,12 @@ extension Store {
                 if let driverID = request.driverID, driverID != found.driverID {
                     throw AppError.validation("driver_id", "An order on a trip goes with the trip's driver.")
                 }
+                try Self.checkTakesOrders(found)
                 trip = found
                 order.tripID = found.id
                 order.driverID = found.driverID
             } else {
-                if let driverID = request.driverID, try await fetchDriver(driverID, tenant: tenant, tx.db) == nil {
-                    throw AppError(422, .validationFailed, "No such driver in this carrier.", field: "driver_id")
-                }
+                if let driverID = request.driverID { _ = try await assignableDriver(driverID, tenant: tenant, tx.db) }
                 order.tripID = nil
                 order.driverID = request.driverID
             }
@@ -308,6 +319,14 @@ extension Store {
                 try await notifyOrderAssigned(saved, trip: trip, to: driver, tx)
             }
             return saved
+        }
+    }
+
+    /// Orders go on trips that are still to run or under way, never on a
+    /// finished or cancelled one (its pay and revenue are settled).
+    static func checkTakesOrders(_ trip: Trip) throws {
+        guard trip.status == .planned || trip.status == .inProgress else {
+            throw AppError.validation("trip_id", "Trip \(trip.number) is \(trip.status.label); orders go on planned trips or trips under way.")
         }
     }
 
@@ -325,6 +344,9 @@ extension Store {
         let statusVersion = fieldVersion(saved.status != original.status, "status_version")
         let pickupVersion = fieldVersion(saved.pickupETA != original.pickupETA, "pickup_eta_version")
         let deliveryVersion = fieldVersion(saved.deliveryETA != original.deliveryETA, "delivery_eta_version")
+        let detailsVersion = fieldVersion(saved.vehicle != original.vehicle || saved.pickup != original.pickup
+            || saved.delivery != original.delivery || saved.revenueCents != original.revenueCents
+            || saved.paymentTerms != original.paymentTerms, "details_version")
         let (vehicle, pickup, delivery) = (saved.vehicle, saved.pickup, saved.delivery)
         guard try await tx.first("""
             UPDATE orders SET trip_id = \(saved.tripID), driver_id = \(saved.driverID), vehicle_year = \(vehicle.year),
@@ -339,7 +361,8 @@ extension Store {
                 actual_delivery_at = \(saved.actualDeliveryDate), pickup_eta = \(saved.pickupETA),
                 delivery_eta = \(saved.deliveryETA), revenue_cents = \(saved.revenueCents),
                 payment_terms = \(saved.paymentTerms), version = \(saved.version), updated_at = \(saved.updatedAt), doc = \(doc),
-                status_version = \(statusVersion), pickup_eta_version = \(pickupVersion), delivery_eta_version = \(deliveryVersion)
+                status_version = \(statusVersion), pickup_eta_version = \(pickupVersion), delivery_eta_version = \(deliveryVersion),
+                details_version = \(detailsVersion)
             WHERE tenant_id = \(tx.tenant) AND id = \(order.id) AND version = \(order.version)
             RETURNING id
             """) != nil else { throw WriteConflict() }
@@ -347,10 +370,28 @@ extension Store {
             tx.recordRevoke(.order, id: saved.id.rawValue, from: previousDriver)
         }
         tx.recordUpsert(.order, id: saved.id.rawValue, document: doc, visibleTo: saved.driverID)
+        if saved.status != original.status {
+            let occurredAt = switch saved.status {
+            case .pickedUp: saved.actualPickupDate
+            case .delivered: saved.actualDeliveryDate
+            default: nil as Date?
+            }
+            try await recordStatusEvent(saved, occurredAt: occurredAt ?? tx.now, tx)
+        }
         if saved.driverID != original.driverID {
             try await handOverInspections(of: saved, from: original.driverID, tx)
         }
         return saved
+    }
+
+    /// One line of an order's status history: the status it reached, when
+    /// it happened (a driver offline reports it later), and who acted.
+    private func recordStatusEvent(_ order: Order, occurredAt: Date, _ tx: TenantTransaction) async throws {
+        try await tx.execute("""
+            INSERT INTO order_events (id, tenant_id, order_id, status, user_id, occurred_at, recorded_at)
+            VALUES (\(UUID().uuidString.lowercased()), \(tx.tenant), \(order.id), \(order.status), \(tx.actingUser),
+                    \(occurredAt), \(tx.now))
+            """)
     }
 
     func notifyOrderAssigned(_ order: Order, trip: Trip?, to driver: ID<Driver>, _ tx: TenantTransaction) async throws {

@@ -43,10 +43,7 @@ extension Store {
         return try await write(tenant: tenant) { tx in
             var driver: Driver?
             if let driverID = request.driverID {
-                guard let found = try await fetchDriver(driverID, tenant: tenant, tx.db) else {
-                    throw AppError(422, .validationFailed, "No such driver in this carrier.", field: "driver_id")
-                }
-                driver = found
+                driver = try await assignableDriver(driverID, tenant: tenant, tx.db)
             }
             let pay = try request.driverPayCents.map { try Validate.cents($0, field: "driver_pay_cents") }
                 ?? driver.map { $0.payType.driverPay(rate: $0.payRate, revenueCents: revenue, miles: miles) } ?? 0
@@ -121,10 +118,7 @@ extension Store {
             }
             var newDriver: Driver?
             if let driverID {
-                guard let found = try await fetchDriver(driverID, tenant: tenant, tx.db) else {
-                    throw AppError(422, .validationFailed, "No such driver in this carrier.", field: "driver_id")
-                }
-                newDriver = found
+                newDriver = try await assignableDriver(driverID, tenant: tenant, tx.db)
             }
             if driverID == nil, trip.status == .inProgress {
                 throw AppError.conflict("A trip in progress must keep a driver; reassign it instead.")

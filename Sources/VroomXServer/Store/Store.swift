@@ -98,6 +98,8 @@ final class TenantTransaction: @unchecked Sendable {
     let db: any SQLExecutor
     let tenant: ID<Tenant>
     let now: Date
+    /// Who the writes are made for, when a signed-in user is acting.
+    let actingUser: ID<User>? = ActingUser.current
     private var changes: [RecordedChange] = []
 
     init(db: any SQLExecutor, tenant: ID<Tenant>, now: Date) {

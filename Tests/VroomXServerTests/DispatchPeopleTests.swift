@@ -1,0 +1,150 @@
+import Foundation
+import Testing
+import VroomXModels
+@testable import VroomXServer
+import VroomXTestSupport
+
+/// Drivers who leave, who moved an order, edits that would overwrite
+/// someone else's, and which trips take orders.
+@Suite("Dispatch: people and history")
+struct DispatchPeopleTests {
+    @Test("a deactivated driver is signed out everywhere, cannot sign in or take work, and keeps their history",
+          arguments: TestBackend.available)
+    func deactivation(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 2, tripsPerDriver: 1)
+        let dispatch = carrier.dispatcher.accessToken
+        let leaving = carrier.driverID(0)
+        let trip = carrier.trips[0][0]
+        try await server.run { api in
+            let email = carrier.driver.user.email
+            let device = try await api.signIn(email, server: server)
+            _ = try await api.call(.registerDeviceToken, json: RegisterDeviceTokenRequest(token: "leaving-driver-phone", platform: .ios),
+                                   token: device.accessToken)
+
+            // Open work must go to someone else first.
+            let refused = try await api.call(.dispatchDeactivateDriver, leaving.rawValue, token: dispatch)
+            #expect(refused.status == 409)
+            #expect(refused.error?.message.contains("trips planned or under way: 1") == true, "\(refused.text)")
+            let handedOver = try await api.call(.dispatchAssignTrip, trip.id.rawValue, json: AssignTripRequest(driverID: carrier.driverID(1)),
+                                                token: dispatch)
+            #expect(handedOver.status == 200)
+
+            let deactivated = try await api.call(.dispatchDeactivateDriver, leaving.rawValue, token: dispatch).decode(Driver.self)
+            #expect(deactivated.deactivatedAt != nil)
+            // Sessions end (the per-instance session cache is 10 s), refresh tokens stop working, device tokens go.
+            server.clock.advance(by: 11)
+            #expect(try await api.call(.me, token: device.accessToken).error?.code == .sessionRevoked)
+            #expect(try await api.call(.refresh, json: RefreshRequest(refreshToken: device.refreshToken)).status == 401)
+            #expect(try await server.store.deviceTokens(user: carrier.driver.user.id, tenant: carrier.tenant.id).isEmpty)
+            // Sign-in is refused with a reason; no session is made.
+            server.clock.advance(by: 61)
+            #expect(try await api.call(.sendCode, json: SendCodeRequest(email: email)).status == 202)
+            let signIn = try await api.call(.verifyCode, json: VerifyCodeRequest(email: email, code: try await server.code(for: email)))
+            #expect(signIn.status == 403)
+            #expect(signIn.error?.code == .accountDeactivated)
+            // No new work goes to them.
+            let newTrip = try await api.call(.dispatchCreateTrip, json: CreateTripRequest(
+                number: "T-NEW", driverID: leaving, origin: "A", destination: "B", revenueCents: 100, miles: 1), token: dispatch)
+            #expect(newTrip.status == 422)
+            #expect(newTrip.error?.field == "driver_id")
+            #expect(try await api.call(.dispatchAssignTrip, trip.id.rawValue, json: AssignTripRequest(driverID: leaving),
+                                       token: dispatch).status == 422)
+            // Their history stays: the list still has them, marked.
+            let listed = try await api.call(.dispatchDrivers, token: dispatch).decode(Items<Driver>.self).items
+            #expect(listed.first { $0.id == leaving }?.deactivatedAt != nil)
+
+            // Reactivated, they sign in again.
+            let back = try await api.call(.dispatchReactivateDriver, leaving.rawValue, token: dispatch).decode(Driver.self)
+            #expect(back.deactivatedAt == nil)
+            server.clock.advance(by: 61)
+            let again = try await api.signIn(email, server: server)
+            #expect(again.driver?.id == leaving)
+            // Another carrier's dispatcher cannot touch them.
+            let other = try await CarrierFixture.make(server, name: "Beta", drivers: 1, tripsPerDriver: 0)
+            #expect(try await api.call(.dispatchDeactivateDriver, leaving.rawValue, token: other.dispatcher.accessToken).status == 404)
+        }
+    }
+
+    @Test("an order's status history says who moved it and when",
+          arguments: TestBackend.available)
+    func statusHistory(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        let dispatch = carrier.dispatcher.accessToken
+        try await server.run { api in
+            let trip = try await api.call(.dispatchCreateTrip, json: CreateTripRequest(
+                number: "T-1", driverID: carrier.driverID(0), origin: "A", destination: "B", revenueCents: 100, miles: 1),
+                                          token: dispatch).decode(Trip.self)
+            let order = try await api.call(.dispatchCreateOrder, json: CreateOrderRequest(
+                number: "O-1", tripID: trip.id, vehicle: Vehicle(make: "Kia"), pickup: Stop(address: "P"), delivery: Stop(address: "D"),
+                revenueCents: 100), token: dispatch).decode(Order.self)
+            server.clock.advance(by: 600)
+            try await api.completeInspection(of: order.id, .pickup, token: carrier.driver.accessToken)
+            server.clock.advance(by: 600)
+            _ = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(status: .delivered), token: dispatch)
+
+            let history = try await server.store.orderHistory(order.id, tenant: carrier.tenant.id)
+            #expect(history.map(\.status) == [.assigned, .pickedUp, .delivered])
+            #expect(history.map(\.who) == ["dispatch@alpha.example", carrier.drivers[0].driver!.name, "dispatch@alpha.example"])
+            #expect(history.map(\.byDriver) == [false, true, false])
+            // Another carrier reads nothing of it.
+            let other = try await CarrierFixture.make(server, name: "Beta", drivers: 0, tripsPerDriver: 0)
+            #expect(try await server.store.orderHistory(order.id, tenant: other.tenant.id).isEmpty)
+        }
+    }
+
+    @Test("an edit based on an old version is refused when someone else changed the details, not when only the driver's ETA moved",
+          arguments: TestBackend.available)
+    func editConflicts(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let dispatch = carrier.dispatcher.accessToken
+        let order = try #require(carrier.orders[carrier.trips[0][0].id]?.first)
+        try await server.run { api in
+            // The driver sets an ETA: the dispatcher's form from before still saves.
+            let eta = server.clock.now.addingTimeInterval(3600)
+            #expect(try await api.call(.updateOrderETA, order.id.rawValue, json: UpdateETARequest(pickupETA: eta),
+                                       token: carrier.driver.accessToken).status == 200)
+            let saved = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(
+                vehicle: Vehicle(make: "Honda"), baseVersion: order.version), token: dispatch)
+            #expect(saved.status == 200)
+            let current = try saved.decode(Order.self)
+            #expect(current.vehicle.make == "Honda" && current.pickupETA != nil)
+
+            // A second dispatcher's form from before that save is refused, and nothing is written.
+            let stale = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(
+                revenueCents: 1, baseVersion: order.version), token: dispatch)
+            #expect(stale.status == 409)
+            #expect(stale.error?.field == "base_version")
+            #expect(try await server.store.order(order.id, carrier.scope).revenueCents == order.revenueCents)
+            // Based on the current version, it saves.
+            #expect(try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(
+                revenueCents: 1, baseVersion: current.version), token: dispatch).status == 200)
+        }
+    }
+
+    @Test("orders go on planned trips or trips under way, never on completed or cancelled ones", arguments: TestBackend.available)
+    func closedTripsTakeNoOrders(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        let dispatch = carrier.dispatcher.accessToken
+        try await server.run { api in
+            let trip = try await api.call(.dispatchCreateTrip, json: CreateTripRequest(
+                number: "T-1", origin: "A", destination: "B", revenueCents: 100, miles: 1), token: dispatch).decode(Trip.self)
+            #expect(try await api.call(.dispatchUpdateTrip, trip.id.rawValue, json: UpdateTripRequest(status: .cancelled),
+                                       token: dispatch).status == 200)
+            let created = try await api.call(.dispatchCreateOrder, json: CreateOrderRequest(
+                number: "O-1", tripID: trip.id, vehicle: Vehicle(), pickup: Stop(address: "P"), delivery: Stop(address: "D"),
+                revenueCents: 1), token: dispatch)
+            #expect(created.status == 422)
+            #expect(created.error?.field == "trip_id")
+            let loose = try await api.call(.dispatchCreateOrder, json: CreateOrderRequest(
+                number: "O-2", vehicle: Vehicle(), pickup: Stop(address: "P"), delivery: Stop(address: "D"), revenueCents: 1),
+                                           token: dispatch).decode(Order.self)
+            let assigned = try await api.call(.dispatchAssignOrder, loose.id.rawValue, json: AssignOrderRequest(tripID: trip.id), token: dispatch)
+            #expect(assigned.status == 422)
+            #expect(try await server.store.order(loose.id, carrier.scope).tripID == nil)
+        }
+    }
+}
