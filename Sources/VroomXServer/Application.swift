@@ -56,7 +56,12 @@ public struct ServerServices: Sendable {
         let mailer = try configuration.mailer ?? makeMailer(configuration, logger: logger)
         let auth = AuthService(store: store, secrets: secrets, tokens: tokens, authenticator: authenticator,
                                mail: CodeMailer(mailer: mailer, logger: logger), policy: configuration.auth, logger: logger)
-        let media = try FileMediaStorage(root: configuration.resolvedMediaDirectory)
+        let clock = configuration.clock
+        let media: any MediaStorage = if let s3 = configuration.s3 {
+            S3MediaStorage(client: S3Client(s3, now: { clock.now }))
+        } else {
+            try FileMediaStorage(root: configuration.resolvedMediaDirectory)
+        }
         let uploads = UploadService(store: store, media: media, limits: configuration.uploads)
         return ServerServices(configuration: configuration, database: database, store: store, mailer: mailer, secrets: secrets,
                               tokens: tokens, authenticator: authenticator, auth: auth, hub: hub, realtimeCapacity: realtimeCapacity,

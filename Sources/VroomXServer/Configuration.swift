@@ -80,6 +80,9 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
     /// files and uploads in progress. With several instances, share it.
     public var mediaDirectory: URL?
     public var resolvedMediaDirectory: URL { mediaDirectory ?? dataDirectory.appendingPathComponent("media") }
+    /// Inspection media in an S3-compatible bucket instead of the folder
+    /// (what several instances share); nil for the folder.
+    public var s3: S3Configuration?
     /// Size caps, lifetime and quotas of media uploads.
     public var uploads = UploadLimits()
 
@@ -128,6 +131,7 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
         }
         configuration.apns = try APNsConfiguration.fromEnvironment(environment)
         if let directory = environment["VROOMX_MEDIA_DIR"], !directory.isEmpty { configuration.mediaDirectory = URL(fileURLWithPath: directory) }
+        configuration.s3 = try S3Configuration.fromEnvironment(environment)
         let settings = EnvironmentSettings(environment)
         if let megabytes = try settings.integer("VROOMX_MAX_PHOTO_MB", in: 1...100_000) { configuration.uploads.maxPhotoBytes = megabytes << 20 }
         if let megabytes = try settings.integer("VROOMX_MAX_VIDEO_MB", in: 1...100_000) { configuration.uploads.maxVideoBytes = megabytes << 20 }

@@ -77,12 +77,12 @@ struct UploadTests {
         let download = try await RawHTTP.request(port: live.port, "GET", Endpoint.inspectionMedia.path(inspection.id.rawValue, "walkthrough"),
                                            headers: ["Authorization": "Bearer \(token)"])
         #expect(download.status == 200 && Self.hex(download.body) == Self.hex(file))
-        // Each finished upload has a file of its own: `{slot}.{upload}.{extension}`.
+        // Each finished upload has a file of its own: `{slot}.{upload}` (its type is recorded with it, decided by its bytes).
         let folder = server.services.configuration.resolvedMediaDirectory
             .appendingPathComponent("\(carrier.tenant.id.rawValue)/\(inspection.id.rawValue)/videos")
         let uploadID = String(location.split(separator: "/").last!)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["walkthrough.\(uploadID).mp4"])
-        let stored = folder.appendingPathComponent("walkthrough.\(uploadID).mp4")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["walkthrough.\(uploadID)"])
+        let stored = folder.appendingPathComponent("walkthrough.\(uploadID)")
         #expect(Self.hex([UInt8](try Data(contentsOf: stored))) == Self.hex(file))
 
         // The attachment reached the driver's change feed.
@@ -235,8 +235,11 @@ struct UploadTests {
         // Without a running server, so the hourly upkeep does not race the test's clock.
         let (upload, _) = try await server.store.createUpload(inspection: inspection.id, slot: .front, length: 5000, metadata: "",
                                                          user: carrier.driver.user.id, scope, limits: UploadLimits())
-        let writer = try server.services.media.openPartial(upload.id)
-        try writer.write(ByteBuffer(bytes: MediaSamples.jpeg(size: 1000)), at: 0)
+        let media = server.services.media
+        _ = try await media.beginPartial(upload.id, key: upload.fileKey)
+        let writer = try await media.openPartial(upload.id, key: upload.fileKey, handle: nil, length: upload.length, at: 0)
+        try await writer.append(ByteBuffer(bytes: MediaSamples.jpeg(size: 1000)))
+        try await writer.finish(keeping: 1000)
         writer.close()
         let partial = server.services.configuration.resolvedMediaDirectory.appendingPathComponent(".partial/\(upload.id)")
         #expect(FileManager.default.fileExists(atPath: partial.path))

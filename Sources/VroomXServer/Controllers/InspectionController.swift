@@ -48,13 +48,19 @@ struct InspectionController {
     /// The file, whole or the byte range asked for (one range; RFC 9110).
     private func download(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (described, key) = try await store.media(try context.id(), slot: try slot(context), try context.caller().scope)
-        return try Self.serve(request, described, key: key, media: media)
+        return try await Self.serve(request, described, key: key, media: media)
     }
 
     /// A stored file as the answer to a request, whole or the one byte
     /// range asked for (the API and the console both serve media so).
-    static func serve(_ request: Request, _ described: InspectionMedia, key: String, media: any MediaStorage) throws -> Response {
-        let reader = try media.open(key)
+    static func serve(_ request: Request, _ described: InspectionMedia, key: String, media: any MediaStorage) async throws -> Response {
+        let opened: (any StoredMediaReader)?
+        do {
+            opened = try await media.open(key)
+        } catch {
+            throw UploadService.storageError(error)
+        }
+        guard let reader = opened else { throw AppError.notFound("Media file") }
         let size = reader.size
         var headers = HTTPFields()
         headers[.contentType] = described.contentType
@@ -82,13 +88,7 @@ struct InspectionController {
         headers[.contentLength] = String(range.count)
         let body = ResponseBody(contentLength: Int(range.count)) { writer in
             defer { reader.close() }
-            var position = range.lowerBound
-            while position < range.upperBound {
-                let chunk = try reader.read(at: position, count: Int(min(256 << 10, range.upperBound - position)))
-                guard chunk.readableBytes > 0 else { break }
-                try await writer.write(chunk)
-                position += Int64(chunk.readableBytes)
-            }
+            try await reader.read(range) { chunk in try await writer.write(chunk) }
             try await writer.finish(nil)
         }
         return Response(status: status, headers: headers, body: body)

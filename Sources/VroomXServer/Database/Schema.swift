@@ -400,6 +400,15 @@ enum Schema {
             ALTER TABLE orders ADD COLUMN details_version BIGINT NOT NULL DEFAULT 1;
             UPDATE orders SET details_version = version
             """),
+
+        // Uploads resume on any instance: the storage's handle for an upload
+        // in progress (an S3 multipart upload id), and a lease that lets one
+        // request of any instance write to an upload at a time.
+        Migration(version: 8, name: "shared uploads", sql: """
+            ALTER TABLE uploads ADD COLUMN storage_handle TEXT;
+            ALTER TABLE uploads ADD COLUMN lease_token TEXT;
+            ALTER TABLE uploads ADD COLUMN lease_until BIGINT
+            """),
     ]
 }
 

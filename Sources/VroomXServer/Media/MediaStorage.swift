@@ -10,42 +10,70 @@ import VroomXSecurity
 
 /// Where inspection media lives: uploads in progress under their upload id,
 /// finished files under their storage key
-/// (`{tenant}/{inspection}/photos/{slot}.jpg`). A partial upload is never
-/// visible under a key: `commit` makes the whole file appear at once.
+/// (`{tenant}/{inspection}/photos/{slot}.{upload}`). A partial upload is
+/// never visible under its key: `commit` makes the whole file appear at once.
+///
+/// The database records how many bytes of an upload arrived; storage keeps
+/// at least that many durably, so any instance can resume an upload from
+/// the recorded offset (`openPartial(at:)` drops anything stored beyond it).
 protocol MediaStorage: Sendable {
-    /// Opens an upload in progress for writing (created when new).
-    func openPartial(_ upload: String) throws -> any PartialMediaWriter
-    /// The first bytes of an upload in progress (for content sniffing).
-    func partialPrefix(_ upload: String, count: Int) throws -> [UInt8]
-    /// Hex SHA-256 of an upload in progress.
-    func partialSHA256(_ upload: String) throws -> String
-    /// Makes a finished upload the file at `key`, durably and atomically
-    /// (replacing what was there).
-    func commit(_ upload: String, to key: String) throws
-    /// Drops an upload in progress; nothing if there is none.
-    func discardPartial(_ upload: String)
-    /// Whether an upload in progress has its bytes here.
-    func hasPartial(_ upload: String) -> Bool
-    /// A finished file, for reading.
-    func open(_ key: String) throws -> any StoredMediaReader
+    /// Prepares storage for a new upload that will become `key`; what it
+    /// returns is kept with the upload (S3: the multipart upload id).
+    func beginPartial(_ upload: String, key: String) async throws -> String?
+    /// Opens an upload of `length` bytes in progress to continue after its
+    /// first `offset` bytes.
+    func openPartial(_ upload: String, key: String, handle: String?, length: Int64, at offset: Int64) async throws -> any PartialMediaWriter
+    /// Makes a finished upload of `length` bytes the file at `key`, durably
+    /// and atomically. Done again after it succeeded, it succeeds.
+    func commit(_ upload: String, key: String, handle: String?, length: Int64) async throws
+    /// Drops an upload in progress and its bytes; nothing if there is none.
+    func discardPartial(_ upload: String, key: String, handle: String?) async
+    /// A finished file, for reading; nil when there is none.
+    func open(_ key: String) async throws -> (any StoredMediaReader)?
     /// Deletes a finished file; nothing if there is none.
-    func remove(_ key: String)
+    func remove(_ key: String) async
+    /// Removes what uploads that ended long ago may have left behind
+    /// (storage their cleanup never reached); returns how many.
+    func removeLeftovers(olderThan age: TimeInterval) async throws -> Int
 }
 
+/// Bytes of one upload in progress, written in order by one request.
 protocol PartialMediaWriter: AnyObject {
-    /// Writes at an absolute offset.
-    func write(_ bytes: ByteBuffer, at offset: Int64) throws
-    /// Makes what was written durable.
-    func sync() throws
-    /// Drops everything after `length` (a rejected chunk).
-    func truncate(to length: Int64) throws
+    /// Appends bytes after those already written.
+    func append(_ bytes: ByteBuffer) async throws
+    /// Makes durable what can be made durable cheaply mid-request, and
+    /// returns how many bytes of the upload are now durable.
+    func checkpoint() async throws -> Int64
+    /// Keeps the upload's first `length` bytes (no fewer than the offset it
+    /// was opened at or the last checkpoint) durably, dropping the rest.
+    func finish(keeping length: Int64) async throws
+    /// The upload's first `count` bytes, when this writer holds them.
+    func prefix(_ count: Int) async throws -> [UInt8]?
     func close()
 }
 
+/// A finished file.
 protocol StoredMediaReader: AnyObject, Sendable {
     var size: Int64 { get }
-    func read(at offset: Int64, count: Int) throws -> ByteBuffer
+    /// Sends the bytes of `range` to `consume`, in order, in chunks.
+    func read(_ range: Range<Int64>, into consume: (ByteBuffer) async throws -> Void) async throws
     func close()
+}
+
+extension StoredMediaReader {
+    /// The hex SHA-256 of the whole file.
+    func sha256() async throws -> String {
+        var hasher = SHA256()
+        try await read(0..<size) { chunk in chunk.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) } }
+        return hasher.finalize().hexString
+    }
+
+    /// The first `count` bytes (fewer in a shorter file).
+    func prefix(_ count: Int) async throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        try await read(0..<min(Int64(count), size)) { chunk in bytes += chunk.readableBytesView }
+        return bytes
+    }
 }
 
 /// A storage operation failed; `errno` says why when the system said.
@@ -99,53 +127,56 @@ struct FileMediaStorage: MediaStorage {
             }
     }
 
-    func openPartial(_ upload: String) throws -> any PartialMediaWriter {
-        try FileWriter(path: try partialURL(upload).path)
+    func beginPartial(_ upload: String, key: String) async throws -> String? {
+        let fd = Glibc.open(try partialURL(upload).path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw MediaStorageError.system("open") }
+        _ = Glibc.close(fd)
+        return nil
     }
 
-    func partialPrefix(_ upload: String, count: Int) throws -> [UInt8] {
-        let handle = try FileHandle(forReadingFrom: try partialURL(upload))
-        defer { try? handle.close() }
-        return [UInt8](try handle.read(upToCount: count) ?? Data())
+    func openPartial(_ upload: String, key: String, handle: String?, length: Int64, at offset: Int64) async throws -> any PartialMediaWriter {
+        try FileWriter(path: try partialURL(upload).path, at: offset)
     }
 
-    func partialSHA256(_ upload: String) throws -> String {
-        let handle = try FileHandle(forReadingFrom: try partialURL(upload))
-        defer { try? handle.close() }
-        var hasher = SHA256()
-        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
-            hasher.update(data: chunk)
-        }
-        return hasher.finalize().hexString
-    }
-
-    func commit(_ upload: String, to key: String) throws {
+    func commit(_ upload: String, key: String, handle: String?, length: Int64) async throws {
         let source = try partialURL(upload)
         let destination = try fileURL(key)
+        if !FileManager.default.fileExists(atPath: source.path), FileManager.default.fileExists(atPath: destination.path) { return }
         let folder = destination.deletingLastPathComponent()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        guard Glibc.truncate(source.path, off_t(length)) == 0 else { throw MediaStorageError.system("truncate") }
         try Self.fsync(path: source.path)
         guard rename(source.path, destination.path) == 0 else { throw MediaStorageError.system("rename") }
         try Self.fsync(path: folder.path)
     }
 
-    func discardPartial(_ upload: String) {
+    func discardPartial(_ upload: String, key: String, handle: String?) async {
         guard let url = try? partialURL(upload) else { return }
         try? FileManager.default.removeItem(at: url)
     }
 
-    func hasPartial(_ upload: String) -> Bool {
-        guard let url = try? partialURL(upload) else { return false }
-        return FileManager.default.fileExists(atPath: url.path)
+    func open(_ key: String) async throws -> (any StoredMediaReader)? {
+        let path = try fileURL(key).path
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        return try FileReader(path: path)
     }
 
-    func open(_ key: String) throws -> any StoredMediaReader {
-        try FileReader(path: try fileURL(key).path)
-    }
-
-    func remove(_ key: String) {
+    func remove(_ key: String) async {
         guard let url = try? fileURL(key) else { return }
         try? FileManager.default.removeItem(at: url)
+    }
+
+    /// Partial files whose upload row is gone (removed at expiry already,
+    /// so only files a crash left behind).
+    func removeLeftovers(olderThan age: TimeInterval) async throws -> Int {
+        let folder = root.appendingPathComponent(".partial")
+        let cutoff = Date().addingTimeInterval(-age)
+        var removed = 0
+        for url in (try? FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: [.contentModificationDateKey])) ?? [] {
+            let modified = try? url.resourceValues(forKeys: [.contentModificationDateKey]).contentModificationDate
+            if let modified, modified < cutoff, (try? FileManager.default.removeItem(at: url)) != nil { removed += 1 }
+        }
+        return removed
     }
 
     static func fsync(path: String) throws {
@@ -156,17 +187,18 @@ struct FileMediaStorage: MediaStorage {
     }
 }
 
-/// Positional writes to a file descriptor.
+/// An upload's partial file, written in order from an offset.
 final class FileWriter: PartialMediaWriter {
     private let fd: Int32
+    private var position: Int64
 
-    init(path: String) throws {
-        fd = Glibc.open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+    init(path: String, at offset: Int64) throws {
+        fd = Glibc.open(path, O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { throw MediaStorageError.system("open") }
+        position = offset
     }
 
-    func write(_ bytes: ByteBuffer, at offset: Int64) throws {
-        var position = offset
+    func append(_ bytes: ByteBuffer) async throws {
         try bytes.withUnsafeReadableBytes { raw in
             var remaining = raw[...]
             while !remaining.isEmpty {
@@ -181,12 +213,22 @@ final class FileWriter: PartialMediaWriter {
         }
     }
 
-    func sync() throws {
+    func checkpoint() async throws -> Int64 {
         guard fsync(fd) == 0 else { throw MediaStorageError.system("fsync") }
+        return position
     }
 
-    func truncate(to length: Int64) throws {
+    func finish(keeping length: Int64) async throws {
         guard ftruncate(fd, off_t(length)) == 0 else { throw MediaStorageError.system("truncate") }
+        guard fsync(fd) == 0 else { throw MediaStorageError.system("fsync") }
+        position = length
+    }
+
+    func prefix(_ count: Int) async throws -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let read = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, 0) }
+        guard read >= 0 else { throw MediaStorageError.system("read") }
+        return Array(bytes.prefix(read))
     }
 
     func close() { _ = Glibc.close(fd) }
@@ -209,15 +251,20 @@ final class FileReader: StoredMediaReader, Sendable {
         size = Int64(info.st_size)
     }
 
-    func read(at offset: Int64, count: Int) throws -> ByteBuffer {
-        var buffer = ByteBufferAllocator().buffer(capacity: count)
-        let read = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
-            let result = pread(fd, raw.baseAddress, count, off_t(offset))
-            guard result >= 0 else { throw MediaStorageError.system("read") }
-            return result
+    func read(_ range: Range<Int64>, into consume: (ByteBuffer) async throws -> Void) async throws {
+        var position = range.lowerBound
+        while position < range.upperBound {
+            let count = Int(min(256 << 10, range.upperBound - position))
+            var buffer = ByteBufferAllocator().buffer(capacity: count)
+            let read = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
+                let result = pread(fd, raw.baseAddress, count, off_t(position))
+                guard result >= 0 else { throw MediaStorageError.system("read") }
+                return result
+            }
+            guard read > 0 else { return }
+            try await consume(buffer)
+            position += Int64(read)
         }
-        _ = read
-        return buffer
     }
 
     func close() { _ = Glibc.close(fd) }

@@ -34,16 +34,21 @@ public struct UploadLimits: Sendable, Hashable {
 
 /// The rules of media uploads, apart from the protocol that carries them
 /// (tus in `UploadController`, one-request PUTs in `InspectionController`):
-/// size caps and quotas, one writer per upload, bytes kept across dropped
-/// connections, content decided by the bytes, and the last byte attaching
-/// the file to its inspection.
+/// size caps and quotas, one writer per upload across every instance (a
+/// lease in the database), bytes kept across dropped connections, content
+/// decided by the bytes, and the last byte attaching the file to its
+/// inspection.
 struct UploadService: Sendable {
     let store: Store
     let media: any MediaStorage
     let limits: UploadLimits
-    let locks = UploadLocks()
     /// Within one request, bytes between progress records.
     static let recordEvery: Int64 = 16 << 20
+    /// How long a request may write without renewing its lease; a request
+    /// of a server that died frees the upload after this long.
+    static let leaseDuration: TimeInterval = 60
+    /// A long request renews its lease at least this often.
+    static let renewEvery: TimeInterval = 15
 
     /// Checks the size against the slot's kind and the quotas, and opens the upload.
     func start(inspection: ID<Inspection>, slot: MediaSlot, length: Int64, metadata: String,
@@ -52,14 +57,18 @@ struct UploadService: Sendable {
         guard length <= limit else {
             throw AppError(413, .payloadTooLarge, "A \(slot.kind.rawValue) may be at most \(limit >> 20) MB.", field: "Upload-Length")
         }
-        let (record, replaced) = try await store.createUpload(inspection: inspection, slot: slot, length: length, metadata: metadata,
+        var (record, replaced) = try await store.createUpload(inspection: inspection, slot: slot, length: length, metadata: metadata,
                                                               user: identity.user, identity.scope, limits: limits)
         // The bytes of an upload this one replaced no longer count against any quota: they go now,
-        // not at the next upkeep, so repeated replacements cannot fill the disk.
-        for id in replaced { media.discardPartial(id) }
+        // not at the next upkeep, so repeated replacements cannot fill the storage.
+        for old in replaced { await media.discardPartial(old.id, key: old.fileKey, handle: old.storageHandle) }
         do {
-            try media.openPartial(record.id).close()
+            record.storageHandle = try await media.beginPartial(record.id, key: record.fileKey)
+            if record.storageHandle != nil {
+                try await store.setStorageHandle(record.id, tenant: identity.tenant, handle: record.storageHandle)
+            }
         } catch {
+            await media.discardPartial(record.id, key: record.fileKey, handle: record.storageHandle)
             try? await store.deleteUpload(record.id, tenant: identity.tenant)
             throw Self.storageError(error)
         }
@@ -71,6 +80,29 @@ struct UploadService: Sendable {
         try await store.upload(id, user: identity.user, tenant: identity.tenant)
     }
 
+    /// Runs `body` holding the upload's lease (423 while another request,
+    /// on this instance or another, holds it), and gives it back after.
+    private func withLease<T: Sendable>(_ uploadID: String, _ identity: Identity,
+                                        _ body: (_ lease: String) async throws -> T) async throws -> T {
+        // The upload is looked up for this user first: another user's request never learns it is busy.
+        let upload = try await store.upload(uploadID, user: identity.user, tenant: identity.tenant)
+        let lease = UUID().uuidString
+        guard try await store.claimUpload(upload.id, tenant: identity.tenant, lease: lease,
+                                          until: store.now.addingTimeInterval(Self.leaseDuration)) else {
+            throw Self.locked
+        }
+        do {
+            let result = try await body(lease)
+            try? await store.releaseUpload(upload.id, tenant: identity.tenant, lease: lease)
+            return result
+        } catch {
+            try? await store.releaseUpload(upload.id, tenant: identity.tenant, lease: lease)
+            throw error
+        }
+    }
+
+    static let locked = AppError(423, .uploadLocked, "Another request is writing to this upload; ask for its offset again shortly.")
+
     /// Writes a request body at `offset` of an upload and returns the upload
     /// with its new offset. Bytes that arrive before the connection drops are
     /// kept (unless a checksum covers the chunk, which then cannot be
@@ -78,74 +110,99 @@ struct UploadService: Sendable {
     func append<Body: AsyncSequence & Sendable>(_ body: Body, contentLength: Int64?, at offset: Int64, checksum: Checksum?,
                                                to uploadID: String, _ identity: Identity) async throws -> UploadRecord
     where Body.Element == ByteBuffer {
-        // Read under the lock, so the offset cannot move before the write.
-        // Keyed by the user too: another user's request never learns the upload is busy.
-        let lock = identity.user.rawValue + "/" + uploadID
-        guard locks.lock(lock) else {
-            throw AppError(423, .uploadLocked, "Another request is writing to this upload; ask for its offset again shortly.")
-        }
-        defer { locks.unlock(lock) }
-        var upload = try await store.upload(uploadID, user: identity.user, tenant: identity.tenant)
-        guard upload.completedAt == nil else {
-            guard offset == upload.length else { throw Self.offsetMismatch(upload.length) }
+        try await withLease(uploadID, identity) { lease in
+            // Read under the lease, so the offset cannot move before the write.
+            var upload = try await store.upload(uploadID, user: identity.user, tenant: identity.tenant)
+            guard upload.completedAt == nil else {
+                guard offset == upload.length else { throw Self.offsetMismatch(upload.length) }
+                return upload
+            }
+            guard offset == upload.received else { throw Self.offsetMismatch(upload.received) }
+            // offset == received <= length, so the subtraction cannot overflow; the sum could.
+            if let contentLength, contentLength > upload.length - offset {
+                throw AppError(413, .payloadTooLarge, "The chunk goes past Upload-Length (\(upload.length) bytes).", field: "Content-Length")
+            }
+            if upload.received == upload.length {
+                // Every byte arrived before; only storing or attaching the file is missing.
+                try await finish(upload, identity)
+                return upload
+            }
+            upload.received = try await write(body, at: offset, checksum: checksum, to: upload, lease: lease, identity)
+            if upload.received == upload.length {
+                try await finish(upload, identity)
+            }
             return upload
         }
-        guard offset == upload.received else { throw Self.offsetMismatch(upload.received) }
-        // offset == received <= length, so the subtraction cannot overflow; the sum could.
-        if let contentLength, contentLength > upload.length - offset {
-            throw AppError(413, .payloadTooLarge, "The chunk goes past Upload-Length (\(upload.length) bytes).", field: "Content-Length")
-        }
-        if upload.received == upload.length, upload.storedFile != nil {
-            // Every byte arrived and the file was stored before; only its attachment is missing.
-            try await finish(upload, detected: nil, identity)
-            return upload
-        }
+    }
 
+    /// The body's bytes into storage after `offset`; returns the new durable
+    /// offset, recorded. Throws after recording what it kept when the body
+    /// broke off or was refused.
+    private func write<Body: AsyncSequence & Sendable>(_ body: Body, at offset: Int64, checksum: Checksum?, to upload: UploadRecord,
+                                                       lease: String, _ identity: Identity) async throws -> Int64
+    where Body.Element == ByteBuffer {
         let writer: any PartialMediaWriter
         do {
-            writer = try media.openPartial(upload.id)
+            writer = try await media.openPartial(upload.id, key: upload.fileKey, handle: upload.storageHandle, length: upload.length, at: offset)
         } catch {
             throw Self.storageError(error)
         }
         defer { writer.close() }
+        func record(_ received: Int64) async throws {
+            guard try await store.setReceived(upload.id, tenant: identity.tenant, received: received, lease: lease,
+                                              until: store.now.addingTimeInterval(Self.leaseDuration)) else { throw Self.locked }
+        }
         var position = offset
         var recorded = offset
+        var renewed = store.now
         var hasher = checksum?.hasher()
         var failure: (any Error)?
         var storageFailure: (any Error)?
+        var detected = offset >= min(Int64(ContentSniffer.prefixLength), upload.length)
         do {
             for try await chunk in body {
                 guard position + Int64(chunk.readableBytes) <= upload.length else {
                     throw AppError(413, .payloadTooLarge, "The chunk goes past Upload-Length (\(upload.length) bytes).")
                 }
                 do {
-                    try writer.write(chunk, at: position)
+                    try await writer.append(chunk)
                 } catch {
                     storageFailure = error
                     break
                 }
                 hasher?.update(chunk)
                 position += Int64(chunk.readableBytes)
-                if checksum == nil, position - recorded >= Self.recordEvery {
-                    // Long requests record their progress as they go: a crash of this server
-                    // loses at most the last few MB, and HEAD shows how far it got.
+                if !detected, position >= min(Int64(ContentSniffer.prefixLength), upload.length) {
+                    // Decided as soon as the first bytes are in: a wrong file ends before the rest is sent.
+                    detected = true
+                    if let prefix = try await writer.prefix(ContentSniffer.prefixLength) { try await refuseWrongContent(prefix, upload, identity) }
+                }
+                if checksum == nil, position - recorded >= Self.recordEvery || store.now.timeIntervalSince(renewed) >= Self.renewEvery {
+                    // Long requests record their progress as they go: a crash of this server loses at most
+                    // the last few MB, HEAD (on any instance) shows how far it got, and the lease stays ours.
+                    let durable: Int64
                     do {
-                        try writer.sync()
+                        durable = try await writer.checkpoint()
                     } catch {
                         storageFailure = error
                         break
                     }
-                    try await store.setReceived(upload.id, tenant: identity.tenant, received: position)
-                    recorded = position
+                    try await record(durable)
+                    recorded = durable
+                    renewed = store.now
                 }
             }
         } catch {
             failure = error
         }
         if let storageFailure {
-            // The disk refused: keep what is durably recorded; the client resumes there once space is back.
-            try? writer.truncate(to: recorded)
+            // Storage refused: keep what is durably recorded; the client resumes there once storage is back.
+            try? await writer.finish(keeping: recorded)
             throw Self.storageError(storageFailure)
+        }
+        if let refused = failure as? AppError, refused.code == .unsupportedMediaType || refused.code == .uploadLocked {
+            // The upload is gone, or another request took it over: storage is no longer this request's to touch.
+            throw refused
         }
         if failure != nil && (checksum != nil || (failure as? AppError)?.code == .payloadTooLarge) {
             // Nothing unrecorded of this chunk can be trusted (with a checksum nothing was recorded).
@@ -156,20 +213,12 @@ struct UploadService: Sendable {
             failure = AppError(460, .checksumMismatch, "The chunk does not match Upload-Checksum; send it again.", field: "Upload-Checksum")
         }
         do {
-            try writer.truncate(to: position)
-            try writer.sync()
+            try await writer.finish(keeping: position)
         } catch {
-            try? writer.truncate(to: recorded)
+            try? await writer.finish(keeping: recorded)
             throw Self.storageError(error)
         }
-        if position != recorded { try await store.setReceived(upload.id, tenant: identity.tenant, received: position) }
-
-        // Decided as soon as the first bytes are in, and again when the file is finished.
-        let prefixLength = min(Int64(ContentSniffer.prefixLength), upload.length)
-        var detected: ContentSniffer.Detected? = nil
-        if offset < prefixLength && position >= prefixLength {
-            detected = try await detectContent(upload, identity)
-        }
+        if position != recorded { try await record(position) }
         if let failure = failure as? AppError { throw failure }
         if failure != nil {
             // The connection dropped mid-chunk: what arrived is kept; the client resumes at the offset.
@@ -178,11 +227,7 @@ struct UploadService: Sendable {
             interrupted.headers["Upload-Offset"] = String(position)
             throw interrupted
         }
-        if position == upload.length {
-            try await finish(upload, detected: detected, identity)
-        }
-        upload.received = position
-        return upload
+        return position
     }
 
     /// A whole file in one request: the same checks and storage as a
@@ -196,7 +241,7 @@ struct UploadService: Sendable {
                 throw AppError(400, .invalidParameter, "The body ended after \(received) of \(length) bytes.", field: "Content-Length")
             }
         } catch {
-            media.discardPartial(upload.id)
+            await media.discardPartial(upload.id, key: upload.fileKey, handle: upload.storageHandle)
             try? await store.deleteUpload(upload.id, tenant: identity.tenant)
             throw error
         }
@@ -205,30 +250,31 @@ struct UploadService: Sendable {
 
     /// Ends an upload the client gave up; its bytes go.
     func terminate(_ uploadID: String, _ identity: Identity) async throws {
-        let upload = try await store.upload(uploadID, user: identity.user, tenant: identity.tenant)
-        let lock = identity.user.rawValue + "/" + upload.id
-        guard locks.lock(lock) else {
-            throw AppError(423, .uploadLocked, "Another request is writing to this upload.")
+        try await withLease(uploadID, identity) { _ in
+            let upload = try await store.upload(uploadID, user: identity.user, tenant: identity.tenant)
+            await media.discardPartial(upload.id, key: upload.fileKey, handle: upload.storageHandle)
+            try await store.deleteUpload(upload.id, tenant: identity.tenant)
         }
-        defer { locks.unlock(lock) }
-        media.discardPartial(upload.id)
-        try await store.deleteUpload(upload.id, tenant: identity.tenant)
     }
 
-    /// Removes every upload past its expiry with its partial file (and a
-    /// stored file that was never attached); returns how many.
+    /// Removes every upload past its expiry with its bytes in progress (and
+    /// a stored file that was never attached), then whatever storage holds
+    /// of uploads older than that which no row describes; returns how many
+    /// uploads went.
     func pruneExpired() async throws -> Int {
         var pruned = 0
         while true {
             let expired = try await store.expiredUploads(limit: 500)
-            for upload in expired {
-                media.discardPartial(upload.id)
-                if let orphan = upload.unattachedKey { media.remove(orphan) }
+            for item in expired {
+                await media.discardPartial(item.upload.id, key: item.upload.fileKey, handle: item.upload.storageHandle)
+                if let orphan = item.unattachedKey { await media.remove(orphan) }
             }
-            try await store.deleteUploads(expired.map(\.id))
+            try await store.deleteUploads(expired.map(\.upload.id))
             pruned += expired.count
-            if expired.count < 500 { return pruned }
+            if expired.count < 500 { break }
         }
+        _ = try? await media.removeLeftovers(olderThan: limits.lifetime * 2)
+        return pruned
     }
 
     static func offsetMismatch(_ expected: Int64) -> AppError {
@@ -251,54 +297,51 @@ struct UploadService: Sendable {
 
     /// The first bytes decide what the file is; the wrong kind for the slot
     /// ends the upload.
-    private func detectContent(_ upload: UploadRecord, _ identity: Identity) async throws -> ContentSniffer.Detected {
-        let prefix: [UInt8]
-        do {
-            prefix = try media.partialPrefix(upload.id, count: ContentSniffer.prefixLength)
-        } catch {
-            throw Self.storageError(error)
-        }
+    @discardableResult
+    private func refuseWrongContent(_ prefix: [UInt8], _ upload: UploadRecord, _ identity: Identity) async throws -> ContentSniffer.Detected {
         if let detected = ContentSniffer.detect(prefix), ContentSniffer.allowed(detected, for: upload.kind) { return detected }
-        media.discardPartial(upload.id)
+        await media.discardPartial(upload.id, key: upload.fileKey, handle: upload.storageHandle)
         try await store.deleteUpload(upload.id, tenant: identity.tenant)
         throw AppError(415, .unsupportedMediaType, "The \(upload.slot) slot takes \(ContentSniffer.expected(for: upload.kind)).")
     }
 
-    /// Stores the finished file under a key of its own and attaches it to
-    /// the inspection in one transaction, which also checks that the
-    /// inspection is still open. A file never replaces another in place:
-    /// if the attachment is refused the new file goes, and once it is
-    /// attached the slot's previous file goes. The key is recorded on the
-    /// upload before the file moves there, so a request that fails between
-    /// the move and the attachment (the database went away) is finished by
-    /// the client's retry instead of stranding the upload.
-    private func finish(_ upload: UploadRecord, detected: ContentSniffer.Detected?, _ identity: Identity) async throws {
+    /// Makes the finished upload its file and attaches it to the inspection
+    /// in one transaction, which also checks that the inspection is still
+    /// open. A file never replaces another in place: each upload has a key
+    /// of its own; if the attachment is refused the new file goes, and once
+    /// it is attached the slot's previous file goes. Every step can be done
+    /// again, so a request that fails midway (the database went away) is
+    /// finished by the client's retry instead of stranding the upload.
+    private func finish(_ upload: UploadRecord, _ identity: Identity) async throws {
         let file: UploadRecord.StoredFile
-        if let committed = upload.storedFile, !media.hasPartial(upload.id) {
-            file = committed
+        if let recorded = upload.storedFile {
+            file = recorded
         } else {
-            let type: ContentSniffer.Detected
-            if let detected { type = detected } else { type = try await detectContent(upload, identity) }
+            let key = upload.fileKey
+            let reader: any StoredMediaReader
+            do {
+                try await media.commit(upload.id, key: key, handle: upload.storageHandle, length: upload.length)
+                guard let opened = try await media.open(key) else { throw MediaStorageError(description: "\(key) vanished after commit") }
+                reader = opened
+            } catch {
+                throw Self.storageError(error)
+            }
+            defer { reader.close() }
+            let prefix: [UInt8]
             let sha256: String
             do {
-                sha256 = try media.partialSHA256(upload.id)
+                prefix = try await reader.prefix(ContentSniffer.prefixLength)
+                sha256 = try await reader.sha256()
             } catch {
                 throw Self.storageError(error)
             }
-            let folder = switch upload.kind {
-            case .photo: "photos"
-            case .video: "videos"
-            case .signature: "signatures"
+            guard let detected = ContentSniffer.detect(prefix), ContentSniffer.allowed(detected, for: upload.kind) else {
+                await media.remove(key)
+                try await refuseWrongContent(prefix, upload, identity)
+                return
             }
-            file = UploadRecord.StoredFile(
-                key: "\(identity.tenant.rawValue)/\(upload.inspectionID.rawValue)/\(folder)/\(upload.slot.rawValue).\(upload.id).\(type.fileExtension)",
-                sha256: sha256, contentType: type.contentType)
+            file = UploadRecord.StoredFile(key: key, sha256: sha256, contentType: detected.contentType)
             try await store.recordStoredFile(file, of: upload.id, tenant: identity.tenant)
-            do {
-                try media.commit(upload.id, to: file.key)
-            } catch {
-                throw Self.storageError(error)
-            }
         }
         let attached = InspectionMedia(slot: upload.slot, kind: upload.kind, contentType: file.contentType,
                                        sizeBytes: upload.length, sha256: file.sha256, uploadedAt: store.now)
@@ -307,11 +350,11 @@ struct UploadService: Sendable {
             replaced = try await store.finishUpload(upload, media: attached, key: file.key, identity.scope)
         } catch let error as AppError where error.status < 500 {
             // Refused for good (the inspection was completed meanwhile): the file and the upload go.
-            media.remove(file.key)
+            await media.remove(file.key)
             try? await store.deleteUpload(upload.id, tenant: identity.tenant)
             throw error
         }
-        if let replaced, replaced != file.key { media.remove(replaced) }
+        if let replaced, replaced != file.key { await media.remove(replaced) }
     }
 }
 
@@ -362,13 +405,4 @@ enum ChunkHasher {
         case .sha256(let hasher): return Data(hasher.finalize())
         }
     }
-}
-
-/// Uploads being written by a request of this instance: a second writer
-/// of the same upload waits its turn (423) instead of interleaving bytes.
-final class UploadLocks: Sendable {
-    private let held = NIOLockedValueBox<Set<String>>([])
-
-    func lock(_ id: String) -> Bool { held.withLockedValue { $0.insert(id).inserted } }
-    func unlock(_ id: String) { _ = held.withLockedValue { $0.remove(id) } }
 }

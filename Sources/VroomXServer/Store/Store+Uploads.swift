@@ -12,6 +12,7 @@ public struct UploadRecord: Sendable, Hashable {
     }
 
     public let id: String
+    public let tenantID: ID<Tenant>
     public let inspectionID: ID<Inspection>
     public let slot: MediaSlot
     public let kind: MediaKind
@@ -21,9 +22,23 @@ public struct UploadRecord: Sendable, Hashable {
     public let expiresAt: Date
     public var completedAt: Date?
     public var storedFile: StoredFile?
+    /// The storage's reference to the bytes in progress (an S3 multipart upload id).
+    public var storageHandle: String?
+
+    /// Where the finished file goes: `{tenant}/{inspection}/{photos|videos|signatures}/{slot}.{upload}`.
+    public var fileKey: String {
+        let folder = switch kind {
+        case .photo: "photos"
+        case .video: "videos"
+        case .signature: "signatures"
+        }
+        return "\(tenantID.rawValue)/\(inspectionID.rawValue)/\(folder)/\(slot.rawValue).\(id)"
+    }
 
     init(row: SQLRow) throws {
         id = try row.string("id")
+        tenantID = try row.id("tenant_id")
+        storageHandle = try row.optionalString("storage_handle")
         inspectionID = try row.id("inspection_id")
         slot = MediaSlot(try row.string("slot"))
         kind = MediaKind(rawValue: try row.string("kind")) ?? .photo
@@ -38,24 +53,25 @@ public struct UploadRecord: Sendable, Hashable {
     }
 
     static let columns: SQL = """
-        id, inspection_id, slot, kind, length, received, metadata, expires_at, completed_at, storage_key, sha256, content_type
+        id, tenant_id, inspection_id, slot, kind, length, received, metadata, expires_at, completed_at, storage_key, sha256,
+        content_type, storage_handle
         """
 }
 
-/// An upload past its expiry: its partial file, and a stored file that was
-/// never attached, go with it.
+/// An upload past its expiry: its bytes in progress, and a stored file
+/// that was never attached, go with it.
 struct ExpiredUpload: Sendable {
-    let id: String
-    let unattachedKey: String?
+    let upload: UploadRecord
+    var unattachedKey: String? { upload.completedAt == nil ? upload.storedFile?.key : nil }
 }
 
 extension Store {
     /// Opens an upload for a slot of an open inspection the driver may see,
     /// within the user's and the carrier's quotas; the user's unfinished
     /// upload for the same slot, if any, ends (answers 410 from now on) and
-    /// its id is returned so its partial file can go at once.
+    /// it is returned so its bytes can go at once.
     public func createUpload(inspection: ID<Inspection>, slot: MediaSlot, length: Int64, metadata: String,
-                             user: ID<User>, _ scope: Scope, limits: UploadLimits) async throws -> (upload: UploadRecord, replaced: [String]) {
+                             user: ID<User>, _ scope: Scope, limits: UploadLimits) async throws -> (upload: UploadRecord, replaced: [UploadRecord]) {
         try await write(tenant: scope.tenant) { tx in
             guard let found = try await fetchInspection(inspection, tenant: scope.tenant, tx.db),
                   try await fetchOrder(found.orderID, scope, tx.db) != nil else { throw AppError.notFound("Inspection") }
@@ -68,8 +84,8 @@ extension Store {
                 UPDATE uploads SET expires_at = \(tx.now)
                 WHERE tenant_id = \(scope.tenant) AND user_id = \(user) AND inspection_id = \(inspection) AND slot = \(slot.rawValue)
                   AND completed_at IS NULL AND expires_at > \(tx.now)
-                RETURNING id
-                """).map { try $0.string("id") }
+                RETURNING \(UploadRecord.columns)
+                """).map(UploadRecord.init(row:))
             try await checkQuotas(length: length, user: user, limits: limits, tx)
             let id = UUID().uuidString.lowercased()
             let expires = tx.now.addingTimeInterval(limits.lifetime)
@@ -127,10 +143,45 @@ extension Store {
         return upload
     }
 
-    /// Records how many bytes have durably arrived.
-    func setReceived(_ id: String, tenant: ID<Tenant>, received: Int64) async throws {
+    /// Records the storage's handle for an upload's bytes.
+    func setStorageHandle(_ id: String, tenant: ID<Tenant>, handle: String?) async throws {
         try await database.write { db in
-            try await db.execute("UPDATE uploads SET received = \(received) WHERE tenant_id = \(tenant) AND id = \(id)")
+            try await db.execute("UPDATE uploads SET storage_handle = \(handle) WHERE tenant_id = \(tenant) AND id = \(id)")
+        }
+    }
+
+    /// Takes the right to write to an upload until `until`, unless another
+    /// request (of any instance) holds it. False when it is held.
+    func claimUpload(_ id: String, tenant: ID<Tenant>, lease: String, until: Date) async throws -> Bool {
+        let now = self.now
+        return try await database.write { db in
+            try await db.first("""
+                UPDATE uploads SET lease_token = \(lease), lease_until = \(until)
+                WHERE tenant_id = \(tenant) AND id = \(id) AND (lease_token IS NULL OR lease_until <= \(now) OR lease_token = \(lease))
+                RETURNING id
+                """) != nil
+        }
+    }
+
+    /// Gives the right to write back.
+    func releaseUpload(_ id: String, tenant: ID<Tenant>, lease: String) async throws {
+        try await database.write { db in
+            try await db.execute("""
+                UPDATE uploads SET lease_token = NULL, lease_until = NULL WHERE tenant_id = \(tenant) AND id = \(id) AND lease_token = \(lease)
+                """)
+        }
+    }
+
+    /// Records how many bytes have durably arrived, and extends the lease,
+    /// if this request still holds it; false when it lost it (it stalled
+    /// past the lease and another request took over).
+    func setReceived(_ id: String, tenant: ID<Tenant>, received: Int64, lease: String, until: Date) async throws -> Bool {
+        try await database.write { db in
+            try await db.first("""
+                UPDATE uploads SET received = \(received), lease_until = \(until)
+                WHERE tenant_id = \(tenant) AND id = \(id) AND lease_token = \(lease)
+                RETURNING id
+                """) != nil
         }
     }
 
@@ -168,11 +219,8 @@ extension Store {
         let now = self.now
         return try await read { db in
             try await db.query("""
-                SELECT id, storage_key, completed_at FROM uploads WHERE expires_at < \(now) ORDER BY expires_at LIMIT \(limit)
-                """).map { row in
-                ExpiredUpload(id: try row.string("id"),
-                              unattachedKey: try row.optionalInt64("completed_at") == nil ? try row.optionalString("storage_key") : nil)
-            }
+                SELECT \(UploadRecord.columns) FROM uploads WHERE expires_at < \(now) ORDER BY expires_at LIMIT \(limit)
+                """).map { ExpiredUpload(upload: try UploadRecord(row: $0)) }
         }
     }
 

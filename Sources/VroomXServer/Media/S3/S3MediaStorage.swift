@@ -1,0 +1,223 @@
+import Foundation
+import NIOCore
+
+/// Media in an S3-compatible bucket, for several stateless instances.
+///
+/// An upload is an S3 multipart upload of fixed-size parts (`partSize`,
+/// above S3's 5 MiB minimum). Bytes short of a whole part wait in memory;
+/// when a request ends they are saved as a small "tail" object
+/// (`.partial/{upload}/tail-{k}`, the bytes after part k), so another
+/// instance resumes with the parts already sent plus that tail. The last
+/// byte completes the upload; an upload that ends unfinished is aborted,
+/// and a sweep aborts multipart uploads and removes tails older than the
+/// upload lifetime that a crash left behind.
+///
+/// Files are read back with ranged GETs, streamed through the server (the
+/// bucket need not be reachable by clients, and access is checked in one
+/// place).
+struct S3MediaStorage: MediaStorage {
+    let client: S3Client
+    let partSize: Int
+
+    init(client: S3Client, partSize: Int = 8 << 20) {
+        self.client = client
+        self.partSize = max(partSize, 5 << 20)
+    }
+
+    static func tailPrefix(_ upload: String) -> String { ".partial/\(upload)/" }
+    static func tailKey(_ upload: String, afterPart part: Int) -> String { tailPrefix(upload) + "tail-\(part)" }
+
+    func beginPartial(_ upload: String, key: String) async throws -> String? {
+        try await client.createMultipartUpload(key)
+    }
+
+    func openPartial(_ upload: String, key: String, handle: String?, length: Int64, at offset: Int64) async throws -> any PartialMediaWriter {
+        guard let handle else { throw MediaStorageError(description: "upload \(upload) has no multipart upload") }
+        let writer = S3PartialWriter(storage: self, upload: upload, key: key, multipartID: handle, length: length)
+        try await writer.load(at: offset)
+        return writer
+    }
+
+    func commit(_ upload: String, key: String, handle: String?, length: Int64) async throws {
+        guard let handle else { throw MediaStorageError(description: "upload \(upload) has no multipart upload") }
+        let count = Self.partCount(length: length, partSize: partSize)
+        var parts = Dictionary(try await sentParts(key, handle)?.map { ($0.number, $0) } ?? [], uniquingKeysWith: { $1 })
+        if parts.isEmpty, try await client.headObject(key) == length { return }  // completed before
+        // The last part may still be the tail object of the request that ended the upload.
+        let lastSize = length - Int64(count - 1) * Int64(partSize)
+        if parts[count]?.size != lastSize {
+            guard let tail = try await client.getSmallObject(Self.tailKey(upload, afterPart: count - 1), limit: partSize),
+                  Int64(tail.readableBytes) >= lastSize else {
+                throw MediaStorageError(description: "upload \(upload) is missing its last \(lastSize) bytes")
+            }
+            let etag = try await client.uploadPart(key, uploadID: handle, number: count, body: tail.getSlice(at: 0, length: Int(lastSize)) ?? tail)
+            parts[count] = S3Client.Part(number: count, etag: etag, size: lastSize)
+        }
+        var chosen: [S3Client.Part] = []
+        for number in 1...count {
+            let expected = number == count ? lastSize : Int64(partSize)
+            guard let part = parts[number], part.size == expected else {
+                throw MediaStorageError(description: "upload \(upload) part \(number) is missing or has the wrong size")
+            }
+            chosen.append(part)
+        }
+        do {
+            try await client.completeMultipartUpload(key, uploadID: handle, parts: chosen)
+        } catch let error as S3Error where error.isNotFound {
+            guard try await client.headObject(key) == length else { throw error }
+        }
+        await removeTails(upload)
+    }
+
+    /// The parts sent so far, or nil when the multipart upload is gone (completed).
+    private func sentParts(_ key: String, _ handle: String) async throws -> [S3Client.Part]? {
+        do {
+            return try await client.listParts(key, uploadID: handle)
+        } catch let error as S3Error where error.isNotFound {
+            return nil
+        }
+    }
+
+    func discardPartial(_ upload: String, key: String, handle: String?) async {
+        if let handle { try? await client.abortMultipartUpload(key, uploadID: handle) }
+        await removeTails(upload)
+    }
+
+    private func removeTails(_ upload: String) async {
+        guard let listed = try? await client.listObjects(prefix: Self.tailPrefix(upload)) else { return }
+        for item in listed.keys { try? await client.deleteObject(item.key) }
+    }
+
+    func open(_ key: String) async throws -> (any StoredMediaReader)? {
+        guard let size = try await client.headObject(key) else { return nil }
+        return S3Reader(client: client, key: key, size: size)
+    }
+
+    func remove(_ key: String) async {
+        try? await client.deleteObject(key)
+    }
+
+    func removeLeftovers(olderThan age: TimeInterval) async throws -> Int {
+        let cutoff = client.now().addingTimeInterval(-age)
+        var removed = 0
+        for upload in try await client.listMultipartUploads(prefix: "") where (upload.initiated ?? .distantFuture) < cutoff {
+            try await client.abortMultipartUpload(upload.key, uploadID: upload.uploadID)
+            removed += 1
+        }
+        var continuation: String?
+        repeat {
+            let page = try await client.listObjects(prefix: ".partial/", continuation: continuation)
+            for item in page.keys where (item.modified ?? .distantFuture) < cutoff {
+                try await client.deleteObject(item.key)
+                removed += 1
+            }
+            continuation = page.next
+        } while continuation != nil
+        return removed
+    }
+
+    static func partCount(length: Int64, partSize: Int) -> Int {
+        max(1, Int((length + Int64(partSize) - 1) / Int64(partSize)))
+    }
+}
+
+/// One request's bytes of an S3 upload: whole parts go to S3 as they fill;
+/// the rest waits in `pending` until the request ends.
+final class S3PartialWriter: PartialMediaWriter {
+    private let storage: S3MediaStorage
+    private let upload: String
+    private let key: String
+    private let multipartID: String
+    private let length: Int64
+    private var client: S3Client { storage.client }
+    private var partSize: Int { storage.partSize }
+    /// Whole parts durably sent (parts 1…sentParts).
+    private var sentParts = 0
+    /// Bytes after those parts, not yet in a part.
+    private var pending = ByteBuffer()
+    /// The upload's first bytes, kept while this writer has them (content sniffing).
+    private var head: [UInt8] = []
+    static let headBytes = 4096
+
+    init(storage: S3MediaStorage, upload: String, key: String, multipartID: String, length: Int64) {
+        self.storage = storage
+        self.upload = upload
+        self.key = key
+        self.multipartID = multipartID
+        self.length = length
+    }
+
+    private var pendingStart: Int64 { Int64(sentParts) * Int64(partSize) }
+
+    /// Continues after `offset` bytes: the whole parts below it, then the
+    /// bytes of its tail object.
+    func load(at offset: Int64) async throws {
+        sentParts = Int(offset / Int64(partSize))
+        let rest = Int(offset % Int64(partSize))
+        pending = ByteBuffer()
+        guard rest > 0 else { return }
+        guard let tail = try await client.getSmallObject(S3MediaStorage.tailKey(upload, afterPart: sentParts), limit: partSize),
+              tail.readableBytes >= rest, let kept = tail.getSlice(at: 0, length: rest) else {
+            throw MediaStorageError(description: "upload \(upload) has lost the bytes before offset \(offset)")
+        }
+        pending = kept
+        if sentParts == 0 { head = Array(kept.readableBytesView.prefix(Self.headBytes)) }
+    }
+
+    func append(_ bytes: ByteBuffer) async throws {
+        if sentParts == 0, head.count < Self.headBytes {
+            head += bytes.readableBytesView.prefix(Self.headBytes - head.count)
+        }
+        var bytes = bytes
+        pending.writeBuffer(&bytes)
+        while pending.readableBytes >= partSize, let part = pending.readSlice(length: partSize) {
+            _ = try await client.uploadPart(key, uploadID: multipartID, number: sentParts + 1, body: part)
+            sentParts += 1
+            pending.discardReadBytes()
+        }
+    }
+
+    func checkpoint() async throws -> Int64 { pendingStart }
+
+    func finish(keeping kept: Int64) async throws {
+        if kept < pendingStart {
+            // Back to an offset before parts this request sent: the opening tail or a part boundary.
+            try await load(at: kept)
+            return
+        }
+        pending.moveWriterIndex(to: pending.readerIndex + Int(kept - pendingStart))
+        guard pending.readableBytes > 0 else { return }
+        if kept == length {
+            // The upload's last bytes: its final part.
+            _ = try await client.uploadPart(key, uploadID: multipartID, number: sentParts + 1, body: pending)
+        } else {
+            try await client.putObject(S3MediaStorage.tailKey(upload, afterPart: sentParts), body: pending)
+        }
+    }
+
+    func prefix(_ count: Int) async throws -> [UInt8]? {
+        head.count >= min(count, Int(length)) ? Array(head.prefix(count)) : nil
+    }
+
+    func close() {}
+}
+
+/// A stored object, read with ranged GETs.
+final class S3Reader: StoredMediaReader, Sendable {
+    let client: S3Client
+    let key: String
+    let size: Int64
+
+    init(client: S3Client, key: String, size: Int64) {
+        self.client = client
+        self.key = key
+        self.size = size
+    }
+
+    func read(_ range: Range<Int64>, into consume: (ByteBuffer) async throws -> Void) async throws {
+        guard !range.isEmpty else { return }
+        try await client.getObject(key, range: range, consume: consume)
+    }
+
+    func close() {}
+}
