@@ -355,3 +355,35 @@ def test_a_driver_who_left_is_deactivated_and_can_come_back(page, server):
     page.locator(".muted-row", has_text="Riley Quinn-Okafor").locator("button:has-text('Reactivate')").click()
     expect(page.locator(".notice")).to_contain_text("Riley Quinn-Okafor is active again")
     expect(page.locator(".muted-row", has_text="Riley Quinn-Okafor")).to_have_count(0)
+
+
+def test_search_with_spaces_and_an_edit_conflict_that_keeps_both_sides(page, server, browser, dispatcher_state):
+    order = create_order(page, server, "O-9801")
+    # A search of several words, as the browser's form sends it (spaces as '+').
+    page.goto(server.base + "/board?status=new")
+    page.fill("input[name=q]", "Sunshine Honda O-9801")
+    page.keyboard.press("Enter")
+    expect(page.locator("tr[data-href]")).to_have_count(1)
+    expect(page.locator("input[name=q]")).to_have_value("Sunshine Honda O-9801")
+
+    # Two dispatchers open the same order; the first saves a colour, the second a new model.
+    other = browser.new_context(storage_state=dispatcher_state).new_page()
+    page.goto(server.base + f"/orders/{order}/edit")
+    other.goto(server.base + f"/orders/{order}/edit")
+    page.fill("#vehicle_color", "Red")
+    page.click("button:has-text('Save')")
+    page.wait_for_url(re.compile(r"/orders/[0-9a-f-]{36}$"))
+    other.fill("#vehicle_model", "Civic")
+    other.click("button:has-text('Save')")
+    notice = other.locator(".form-error")
+    expect(notice).to_contain_text("Someone else saved this order")
+    expect(notice).to_contain_text("Model: “Civic” (saved: “Accord”)")
+    # The form now holds the saved order: saving again keeps the first dispatcher's colour.
+    expect(other.locator("#vehicle_color")).to_have_value("Red")
+    other.fill("#vehicle_model", "Civic")
+    other.click("button:has-text('Save')")
+    other.wait_for_url(re.compile(r"/orders/[0-9a-f-]{36}$"))
+    expect(other.locator("main")).to_contain_text("Civic")
+    expect(other.locator("main")).to_contain_text("Red")
+    expect(other.locator(".timeline")).to_contain_text("by dispatch@demo-carrier.example")
+    other.context.close()

@@ -70,6 +70,7 @@ struct ConsoleOrderPages {
         }
         return self.pages.page("board", title: "Load board", session: request.session, section: "board", [
             "tabs": tabs, "status": status.rawValue, "status_label": ConsoleFormat.label(status), "q": search,
+            "imported": request.query("imported").flatMap { Int($0) }.map { String($0) } ?? "",
             "orders": orders.map { Self.row($0, lookup) }, "empty": orders.isEmpty,
             "total": total, "page": page + 1, "pages": pages,
             "prev": page > 0 ? link(page: page) as Any : false, "next": page + 1 < pages ? link(page: page + 2) as Any : false,
@@ -188,6 +189,16 @@ struct ConsoleOrderPages {
 
     // MARK: Creating and editing
 
+    /// The edit form's fields as the dispatcher reads them.
+    static let fieldLabels: [(field: String, label: String)] = [
+        ("revenue", "Revenue"), ("payment_terms", "Payment terms"), ("vehicle_vin", "VIN"), ("vehicle_year", "Year"),
+        ("vehicle_make", "Make"), ("vehicle_model", "Model"), ("vehicle_color", "Color"),
+        ("pickup_name", "Pickup place"), ("pickup_address", "Pickup address"), ("pickup_contact_name", "Pickup contact"),
+        ("pickup_contact_phone", "Pickup phone"), ("pickup_window_start", "Pickup from"), ("pickup_window_end", "Pickup to"),
+        ("delivery_name", "Delivery place"), ("delivery_address", "Delivery address"), ("delivery_contact_name", "Delivery contact"),
+        ("delivery_contact_phone", "Delivery phone"), ("delivery_window_start", "Delivery from"), ("delivery_window_end", "Delivery to"),
+    ]
+
     static func formValues(_ order: Order) -> [String: String] {
         var values: [String: String] = [
             "number": order.number, "trip_id": order.tripID?.rawValue ?? "",
@@ -274,13 +285,16 @@ struct ConsoleOrderPages {
                 _ = try await store.updateOrder(id, changes, tenant: request.tenant)
                 return ConsolePages.redirect("/orders/\(id)")
             } catch let error as AppError where error.status == 409 && error.body.field == "base_version" {
-                // Saving the same form again keeps these values over theirs, knowingly.
-                var values = request.form.firstValues
-                values["base_version"] = String(order.version)
+                // The form shows what is saved now (theirs), and lists what this dispatcher typed that differs,
+                // so saving again never blanks fields they did not touch.
+                let saved = Self.formValues(order)
+                let typed = request.form.firstValues
+                let unsaved = Self.fieldLabels.filter { (typed[$0.field] ?? "") != (saved[$0.field] ?? "") }
+                    .map { "\($0.label): “\(typed[$0.field] ?? "")” (saved: “\(saved[$0.field] ?? "")”)" }
                 var errors = FieldErrors()
-                errors.add("base_version", "Someone else saved changes to this order while you were editing. Nothing was saved: "
-                           + "open the order in another tab to see theirs, then save again to keep yours.")
-                return try await orderForm(request, order: order, values: values, errors: errors, status: .conflict)
+                errors.add("base_version", "Someone else saved this order while you were editing, so your changes were not saved. "
+                           + "The form now shows the saved order" + (unsaved.isEmpty ? "." : "; make your changes again: " + unsaved.joined(separator: "; ") + "."))
+                return try await orderForm(request, order: order, values: saved, errors: errors, status: .conflict)
             } catch let error as AppError where error.status < 500 {
                 return try await orderForm(request, order: order, values: request.form.firstValues,
                                            errors: Self.formErrors(error), status: .init(code: error.status))

@@ -16,8 +16,16 @@ struct ConsoleRequest: Sendable {
     var tenant: ID<Tenant> { session.identity.tenant }
     var scope: Scope { .dispatch(tenant: session.identity.tenant) }
 
+    /// A query value as a browser's GET form sends it: `+` is a space,
+    /// `%2B` a plus.
     func query(_ name: String) -> String? {
-        request.uri.queryParameters.get(name).map { String($0) }
+        for pair in (request.uri.query ?? "").split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.first.map({ $0.replacingOccurrences(of: "+", with: " ").removingPercentEncoding }) == name else { continue }
+            let raw = parts.count > 1 ? String(parts[1]) : ""
+            return raw.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? raw
+        }
+        return nil
     }
 
     /// A path id; anything that is not one of ours is simply not found.

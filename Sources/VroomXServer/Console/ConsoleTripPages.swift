@@ -87,9 +87,10 @@ struct ConsoleTripPages {
         let trip = try await store.trip(id, request.scope)
         let names = try await ConsoleOrderPages.Names.load(store, tenant: request.tenant)
         let orders = try await store.orders(request.scope, trip: id)
-        // Unassigned orders to add, soonest pickup first (a long list stops at 500).
+        // Orders on no trip and with no driver, soonest pickup first (a long list stops at 500):
+        // an order on another trip is moved from that trip's page, never taken from it unseen.
         let open = try await store.boardOrders(.init(status: .new, search: "", pickupNewestFirst: false, page: 0, pageSize: 500),
-                                               tenant: request.tenant).orders
+                                               tenant: request.tenant).orders.filter { $0.tripID == nil }
         let expenses = try await store.expenses(trip: id, request.scope)
         var values = Self.row(trip, driver: trip.driverID.flatMap { names.drivers[$0] }, orders: orders.count)
         values["order_rows"] = orders.map { ConsoleOrderPages.row($0, names) }

@@ -254,12 +254,13 @@ extension Store {
         var revenueCents: Int { trips.reduce(0) { $0 + $1.revenueCents } }
     }
 
-    /// Driver pay for trips that ended (or, without an end date, started)
-    /// within the period, cancelled trips left out.
+    /// Driver pay for completed trips that ended (or, without an end date,
+    /// started) within the period: planned and running trips are not yet
+    /// earned, cancelled ones never are.
     func payReport(tenant: ID<Tenant>, from: LocalDate, through: LocalDate) async throws -> [PayLine] {
         let drivers = try await drivers(tenant: tenant)
         let trips = try await trips(.dispatch(tenant: tenant)).filter { trip in
-            guard trip.status != .cancelled, let day = trip.payDay else { return false }
+            guard trip.status == .completed, let day = trip.payDay else { return false }
             return day >= from && day <= through
         }
         return drivers.map { driver in

@@ -154,6 +154,11 @@ struct S3Client: Sendable {
         return (keys, truncated ? S3XML.value("NextContinuationToken", in: xml) : nil)
     }
 
+    /// Creates the bucket (for tests and first-time setup scripts).
+    func createBucket() async throws {
+        _ = try await send("PUT", key: "")
+    }
+
     // MARK: Multipart uploads
 
     func createMultipartUpload(_ key: String) async throws -> String {
@@ -243,7 +248,7 @@ struct S3Client: Sendable {
         let port = endpoint.port.map { ":\($0)" } ?? ""
         let endpointHost = endpoint.host ?? ""
         let host = (configuration.pathStyle ? endpointHost : "\(configuration.bucket).\(endpointHost)") + port
-        let path = configuration.pathStyle ? "/\(configuration.bucket)/\(key)" : "/\(key)"
+        let path = configuration.pathStyle ? "/\(configuration.bucket)" + (key.isEmpty ? "" : "/\(key)") : "/\(key)"
         return Target(base: "\(scheme)://\(host)", host: host, path: path)
     }
 
