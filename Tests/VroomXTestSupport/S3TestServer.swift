@@ -12,7 +12,7 @@ public actor S3TestServer {
     public func endpoint() async throws -> URL {
         if let started { return URL(string: "http://127.0.0.1:\(started.port)")! }
         let port = try ChildProcess.freePort()
-        let process = try ChildProcess("/usr/bin/env", ["moto_server", "-H", "127.0.0.1", "-p", String(port)])
+        let process = try ChildProcess("/usr/bin/env", ["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", String(port)])
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
             if (try? await ChildProcess.run("/usr/bin/env", ["curl", "-s", "-o", "/dev/null", "http://127.0.0.1:\(port)/"],
