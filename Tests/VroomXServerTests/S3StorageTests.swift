@@ -224,6 +224,13 @@ struct S3StorageTests {
                 "Upload-Offset": "0", "Content-Type": Tus.patchContentType,
             ]))
             #expect(patched.status == 204, "\(patched.text)")
+            // A request resuming there never records less than what the client was told.
+            let record = try await server.store.upload(id, user: carrier.driver.user.id, tenant: carrier.tenant.id)
+            let writer = try await server.services.media.openPartial(id, key: record.fileKey, handle: record.storageHandle,
+                                                                     length: record.length, at: record.received)
+            #expect(record.received == 2000)
+            #expect(try await writer.checkpoint() == 2000)
+            writer.close()
             let client = S3Client(s3)
             #expect(try await client.listMultipartUploads(prefix: "").count == 1)
             #expect(try await client.listObjects(prefix: ".partial/").keys.count == 1)

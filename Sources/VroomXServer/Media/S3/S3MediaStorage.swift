@@ -137,6 +137,8 @@ final class S3PartialWriter: PartialMediaWriter {
     private var pending = ByteBuffer()
     /// The upload's first bytes, kept while this writer has them (content sniffing).
     private var head: [UInt8] = []
+    /// The offset this writer was opened at: durable already (whole parts and a tail object).
+    private var opened: Int64 = 0
     static let headBytes = 4096
 
     init(storage: S3MediaStorage, upload: String, key: String, multipartID: String, length: Int64) {
@@ -152,6 +154,7 @@ final class S3PartialWriter: PartialMediaWriter {
     /// Continues after `offset` bytes: the whole parts below it, then the
     /// bytes of its tail object.
     func load(at offset: Int64) async throws {
+        opened = offset
         sentParts = Int(offset / Int64(partSize))
         let rest = Int(offset % Int64(partSize))
         pending = ByteBuffer()
@@ -177,7 +180,10 @@ final class S3PartialWriter: PartialMediaWriter {
         }
     }
 
-    func checkpoint() async throws -> Int64 { pendingStart }
+    /// The parts sent are durable, and so is everything up to the opening
+    /// offset (its tail object): a checkpoint never goes back past what the
+    /// client was already told.
+    func checkpoint() async throws -> Int64 { max(pendingStart, opened) }
 
     func finish(keeping kept: Int64) async throws {
         if kept < pendingStart {
