@@ -358,13 +358,13 @@ def test_a_driver_who_left_is_deactivated_and_can_come_back(page, server):
 
 
 def test_search_with_spaces_and_an_edit_conflict_that_keeps_both_sides(page, server, browser, dispatcher_state):
-    order = create_order(page, server, "O-9801")
+    order = create_order(page, server, "O-9911")
     # A search of several words, as the browser's form sends it (spaces as '+').
     page.goto(server.base + "/board?status=new")
-    page.fill("input[name=q]", "Sunshine Honda O-9801")
+    page.fill("input[name=q]", "Sunshine Honda O-9911")
     page.keyboard.press("Enter")
     expect(page.locator("tr[data-href]")).to_have_count(1)
-    expect(page.locator("input[name=q]")).to_have_value("Sunshine Honda O-9801")
+    expect(page.locator("input[name=q]")).to_have_value("Sunshine Honda O-9911")
 
     # Two dispatchers open the same order; the first saves a colour, the second a new model.
     other = browser.new_context(storage_state=dispatcher_state).new_page()
