@@ -173,6 +173,15 @@ struct S3StorageTests {
         try await slow.send(RawHTTP.head("PATCH", location, headers: UploadTests.tus(token, [
             "Upload-Offset": String(offset), "Content-Type": Tus.patchContentType,
         ]), contentLength: file.count - offset) + Array(file[offset..<(offset + 1000)]))
+        // Only once A holds the lease: a PATCH from B arriving first would rightly write (and finish) the upload itself.
+        let uploadID = String(location.split(separator: "/").last ?? "")
+        for _ in 0..<500 {
+            let lease = try await first.services.database.read { db in
+                try await db.first("SELECT lease_token FROM uploads WHERE id = \(uploadID)")?.optionalString("lease_token")
+            }
+            if lease != nil { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
         var locked = 0
         for _ in 0..<100 {
             locked = try await RawHTTP.request(port: b.port, "PATCH", location, headers: UploadTests.tus(token, [

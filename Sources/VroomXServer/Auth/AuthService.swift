@@ -139,9 +139,7 @@ struct AuthService: Sendable {
         guard let driver = try await store.driver(userID: user.id, tenant: user.tenantID) else {
             throw AppError(403, .driverNotFound, "Driver account not found. Contact your dispatcher.")
         }
-        guard driver.deactivatedAt == nil else {
-            throw AppError(403, .accountDeactivated, "Your carrier has deactivated this driver account. Contact your dispatcher.")
-        }
+        guard driver.deactivatedAt == nil else { throw AppError.accountDeactivated }
         return driver
     }
 
@@ -161,7 +159,7 @@ struct AuthService: Sendable {
         case .expired:
             throw AppError(401, .invalidRefreshToken, "The session has expired. Sign in again.")
         case .revoked:
-            throw AppError(401, .sessionRevoked, "This session has ended. Sign in again.")
+            throw AppError.sessionEnded
         case .reused:
             logger.warning("refresh token reuse: session revoked")
             throw AppError(401, .refreshTokenReused, "This refresh token was already used; the session has been ended for safety. Sign in again.")

@@ -39,9 +39,7 @@ struct Authenticator: Sendable {
 
     func authenticate(token: String) async throws -> Identity {
         let identity = try await tokens.verify(token)
-        guard try await sessionIsActive(identity.session) else {
-            throw AppError(401, .sessionRevoked, "This session has ended; sign in again.")
-        }
+        guard try await sessionIsActive(identity.session) else { throw AppError.sessionEnded }
         if let driver = identity.driver { await noteSeen(driver, tenant: identity.tenant) }
         return identity
     }
@@ -59,9 +57,10 @@ struct Authenticator: Sendable {
         if due { try? await store.noteDriverSeen(driver, tenant: tenant, at: now) }
     }
 
-    func sessionIsActive(_ session: ID<Session>) async throws -> Bool {
+    /// - Parameter fresh: ask the database even if a recent answer is cached.
+    func sessionIsActive(_ session: ID<Session>, fresh: Bool = false) async throws -> Bool {
         let now = store.clock.now
-        if let cached = cache.withLockedValue({ $0[session] }), now.timeIntervalSince(cached.checkedAt) < sessionCacheTTL {
+        if !fresh, let cached = cache.withLockedValue({ $0[session] }), now.timeIntervalSince(cached.checkedAt) < sessionCacheTTL {
             return cached.active
         }
         let active: Bool

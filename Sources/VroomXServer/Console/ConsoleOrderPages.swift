@@ -279,7 +279,8 @@ struct ConsoleOrderPages {
             do {
                 // The number and the trip are not edited here (the trip is assigned from the order's page).
                 // The form's version: details someone else saved meanwhile are not overwritten unseen.
-                let base = Int(request.form["base_version"])
+                // A form without it is refused (0 is never a version) rather than saved unchecked.
+                let base = Int(request.form["base_version"]) ?? 0
                 let changes = UpdateOrderRequest(vehicle: body.vehicle, pickup: body.pickup, delivery: body.delivery,
                                                  revenueCents: body.revenueCents, paymentTerms: body.paymentTerms, baseVersion: base)
                 _ = try await store.updateOrder(id, changes, tenant: request.tenant)

@@ -93,10 +93,16 @@ struct RealtimeSession {
                     let fresh = batch.entries.filter { $0.seq > cursor && $0.visible(to: scope) }
                     cursor = batch.last
                     if !fresh.isEmpty { try await write(fresh, cursor: cursor, outbound) }
+                    // The driver's own record changed (deactivation among the reasons): is the session still on?
+                    if let driver = identity.driver, fresh.contains(where: { $0.entity == .driver && $0.id == driver.rawValue }),
+                       try await !authenticator.sessionIsActive(identity.session, fresh: true) {
+                        return .sessionRevoked
+                    }
                 }
             }
             if store.clock.now >= identity.expiresAt { return .tokenExpired }
-            if ContinuousClock.now - lastHeartbeat >= heartbeatInterval {
+            // The timer wakes this loop every interval; a little slack keeps a wake that lands a hair early from skipping a beat.
+            if ContinuousClock.now - lastHeartbeat >= heartbeatInterval * 0.9 {
                 lastHeartbeat = ContinuousClock.now
                 guard try await authenticator.sessionIsActive(identity.session) else { return .sessionRevoked }
                 try await outbound.write(.custom(.init(fin: true, opcode: .text, data: FeedJSON.message(.heartbeat, cursor: cursor))))

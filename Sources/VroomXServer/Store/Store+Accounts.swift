@@ -91,6 +91,23 @@ extension Store {
             .map(Driver.init(row:))
     }
 
+    /// Reads a driver and, on PostgreSQL, holds their row until the
+    /// transaction ends, so deactivating them and giving them work (or
+    /// signing them in) happen one after the other, never both on the same
+    /// stale read. (SQLite runs one writer at a time already.)
+    func lockDriver(_ id: ID<Driver>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Driver? {
+        try await db.first("""
+            SELECT \(Driver.columns) FROM \(Driver.from) WHERE d.tenant_id = \(tenant) AND d.id = \(id)\(Self.lockingRows(db, of: "d"))
+            """).map(Driver.init(row:))
+    }
+
+    /// ` FOR UPDATE [OF table]` on PostgreSQL: the rows read stay locked
+    /// until commit. Nothing on SQLite, whose writers never overlap.
+    static func lockingRows(_ db: any SQLExecutor, of table: String? = nil) -> SQL {
+        guard db.dialect == .postgres else { return "" }
+        return SQL(unsafeRaw: " FOR UPDATE" + (table.map { " OF \($0)" } ?? ""))
+    }
+
     public func driverDocuments(tenant: ID<Tenant>, page: PageRequest = .init()) async throws -> DocumentPage {
         try await read { db in
             try await documentPage(from: "drivers d", where: "d.tenant_id = \(tenant)", order: Driver.order, page, document: "d.doc", db)
@@ -117,8 +134,8 @@ extension Store {
     /// handed to someone else first, so no vehicle is left with nobody.
     public func deactivateDriver(_ id: ID<Driver>, tenant: ID<Tenant>) async throws -> Driver {
         try await write(tenant: tenant) { tx in
-            guard let driver = try await fetchDriver(id, tenant: tenant, tx.db) else { throw AppError.notFound("Driver") }
-            guard driver.deactivatedAt == nil else { return driver }
+            guard let driver = try await lockDriver(id, tenant: tenant, tx.db) else { throw AppError.notFound("Driver") }
+            // Deactivating again ends any session that slipped in anyway.
             let open = try await tx.first("""
                 SELECT (SELECT COUNT(*) FROM trips WHERE tenant_id = \(tenant) AND driver_id = \(id)
                             AND status IN ('planned', 'in_progress')) AS trips,
@@ -133,7 +150,12 @@ extension Store {
                 UPDATE sessions SET revoked_at = \(tx.now), revoked_reason = 'driver_deactivated'
                 WHERE tenant_id = \(tenant) AND user_id = \(driver.userID) AND revoked_at IS NULL
                 """)
+            try await tx.execute("""
+                DELETE FROM push_queue WHERE tenant_id = \(tenant)
+                    AND device_token IN (SELECT token FROM device_tokens WHERE tenant_id = \(tenant) AND user_id = \(driver.userID))
+                """)
             try await tx.execute("DELETE FROM device_tokens WHERE tenant_id = \(tenant) AND user_id = \(driver.userID)")
+            guard driver.deactivatedAt == nil else { return driver }
             var changed = driver
             changed.deactivatedAt = tx.now
             return try await saveDriver(changed, tx)
@@ -143,7 +165,7 @@ extension Store {
     /// Lets a deactivated driver sign in and take work again.
     public func reactivateDriver(_ id: ID<Driver>, tenant: ID<Tenant>) async throws -> Driver {
         try await write(tenant: tenant) { tx in
-            guard let driver = try await fetchDriver(id, tenant: tenant, tx.db) else { throw AppError.notFound("Driver") }
+            guard let driver = try await lockDriver(id, tenant: tenant, tx.db) else { throw AppError.notFound("Driver") }
             guard driver.deactivatedAt != nil else { return driver }
             var changed = driver
             changed.deactivatedAt = nil
@@ -166,13 +188,14 @@ extension Store {
         return saved
     }
 
-    /// A driver that work can be given to: in this carrier and not deactivated.
+    /// A driver that work or messages can be given to: in this carrier and
+    /// not deactivated. Their row stays locked until the transaction ends.
     func assignableDriver(_ id: ID<Driver>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Driver {
-        guard let driver = try await fetchDriver(id, tenant: tenant, db) else {
+        guard let driver = try await lockDriver(id, tenant: tenant, db) else {
             throw AppError(422, .validationFailed, "No such driver in this carrier.", field: "driver_id")
         }
         guard driver.deactivatedAt == nil else {
-            throw AppError(422, .validationFailed, "\(driver.name) is deactivated; reactivate them to give them work.", field: "driver_id")
+            throw AppError(422, .validationFailed, "\(driver.name) is deactivated; reactivate them first.", field: "driver_id")
         }
         return driver
     }
@@ -202,6 +225,14 @@ extension Store {
         let installation = try request.installationID.map { SecureToken.sha256Hex(try Validate.installationID($0)) }
         let now = self.now
         try await database.write { db in
+            // The session is held while the token is stored, so a deactivation
+            // (which revokes sessions, then deletes tokens) cannot miss it.
+            if let session {
+                let row = try await db.first("""
+                    SELECT revoked_at, expires_at FROM sessions WHERE id = \(session)\(Self.lockingRows(db))
+                    """)
+                guard let row, try row.optionalDate("revoked_at") == nil, try row.date("expires_at") > now else { throw AppError.sessionEnded }
+            }
             if let holder = try await db.first("SELECT tenant_id, user_id, installation_hash FROM device_tokens WHERE token = \(token)") {
                 let sameHolder = try holder.string("tenant_id") == tenant.rawValue && holder.string("user_id") == user.rawValue
                 let sameInstallation = try installation != nil && holder.optionalString("installation_hash") == installation

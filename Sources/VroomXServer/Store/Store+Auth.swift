@@ -63,11 +63,19 @@ extension Store {
     // MARK: Sessions and refresh tokens
 
     /// Starts a session with its first refresh token. Signing in with a code
-    /// also clears a PIN lockout.
+    /// also clears a PIN lockout. A driver's row is checked (and held) here,
+    /// so a sign-in that races their deactivation either ends first — and
+    /// the deactivation revokes it — or is refused.
     func createSession(user: User, refreshTokenHash: String, lifetime: TimeInterval) async throws -> ID<Session> {
         let session = ID<Session>()
         let now = self.now
         try await database.write { db in
+            if user.role == .driver {
+                let driver = try await db.first("""
+                    SELECT d.deactivated_at FROM drivers d WHERE d.tenant_id = \(user.tenantID) AND d.user_id = \(user.id)\(Self.lockingRows(db, of: "d"))
+                    """)
+                if try driver?.optionalDate("deactivated_at") != nil { throw AppError.accountDeactivated }
+            }
             try await db.execute("""
                 INSERT INTO sessions (id, tenant_id, user_id, created_at, expires_at)
                 VALUES (\(session), \(user.tenantID), \(user.id), \(now), \(now.addingTimeInterval(lifetime)))

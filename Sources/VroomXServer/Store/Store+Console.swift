@@ -208,6 +208,7 @@ extension Store {
     }
 
     /// Every status an order reached, when, and who moved it, oldest first.
+    /// The newest 500 events, oldest first.
     func orderHistory(_ order: ID<Order>, tenant: ID<Tenant>) async throws -> [OrderEvent] {
         try await read { db in
             try await db.query("""
@@ -216,8 +217,8 @@ extension Store {
                 LEFT JOIN users u ON u.tenant_id = e.tenant_id AND u.id = e.user_id
                 LEFT JOIN drivers d ON d.tenant_id = e.tenant_id AND d.user_id = e.user_id
                 WHERE e.tenant_id = \(tenant) AND e.order_id = \(order)
-                ORDER BY e.occurred_at, e.recorded_at LIMIT 500
-                """).map { row in
+                ORDER BY e.occurred_at DESC, e.recorded_at DESC LIMIT 500
+                """).reversed().map { row in
                 let byDriver = try row.optionalString("role") == UserRole.driver.rawValue
                 return OrderEvent(status: try row.enumeration("status"), occurredAt: try row.date("occurred_at"),
                                   recordedAt: try row.date("recorded_at"),

@@ -151,9 +151,7 @@ extension Store {
         return try await write(tenant: tenant) { tx in
             var sent: [DriverNotification] = []
             for (request, text) in zip(requests, texts) {
-                guard try await fetchDriver(request.driverID, tenant: tenant, tx.db) != nil else {
-                    throw AppError(422, .validationFailed, "No such driver in this carrier.", field: "driver_id")
-                }
+                _ = try await assignableDriver(request.driverID, tenant: tenant, tx.db)
                 if let trip = request.tripID, try await fetchTrip(trip, scope, tx.db) == nil {
                     throw AppError(422, .validationFailed, "No such trip in this carrier.", field: "trip_id")
                 }

@@ -263,6 +263,9 @@ extension Store {
         let scope = Scope.dispatch(tenant: tenant)
         return try await write(tenant: tenant) { tx in
             guard var order = try await fetchOrder(id, scope, tx.db) else { throw AppError.notFound("Order") }
+            if let base = request.baseVersion, !(1...order.version).contains(base) {
+                throw AppError.validation("base_version", "base_version is the version the edit started from: 1 to \(order.version).")
+            }
             if let base = request.baseVersion, base < order.version, try await fieldVersions(id, tx).details > base {
                 throw AppError(409, .conflict, "Someone else changed order \(order.number) since version \(base); it is now version \(order.version).",
                                field: "base_version")

@@ -82,6 +82,14 @@ extension Store {
                 if status != .planned, status != .cancelled, trip.driverID == nil {
                     throw AppError(409, .invalidTransition, "Assign a driver before starting the trip.", field: "status")
                 }
+                if status == .completed, let open = try await tx.first("""
+                    SELECT COUNT(*) AS open FROM orders WHERE tenant_id = \(tenant) AND trip_id = \(id)
+                        AND status IN ('new', 'assigned', 'picked_up')
+                    """)?.int("open"), open > 0 {
+                    throw AppError(409, .invalidTransition,
+                                   "Trip \(trip.number) still has \(open) vehicle(s) not delivered; deliver, cancel or move them first.",
+                                   field: "status")
+                }
                 trip.status = status
             }
             if let start = request.startDate { trip.startDate = start }

@@ -37,6 +37,11 @@ public struct AppError: Error, Sendable, CustomStringConvertible {
         AppError(409, .conflict, message)
     }
 
+    static let accountDeactivated = AppError(403, .accountDeactivated,
+                                             "Your carrier has deactivated this driver account. Contact your dispatcher.")
+
+    static let sessionEnded = AppError(401, .sessionRevoked, "This session has ended; sign in again.")
+
     /// The shared order rule's refusal as an answer.
     init(_ refusal: OrderStatusRefusal) {
         switch refusal {
