@@ -99,6 +99,40 @@ struct DeactivationRaceTests {
         await live.stop()
     }
 
+    @Test("a socket opened just after deactivation, on a session this instance still has cached as live, closes at once")
+    func lateSocketCloses() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        let live = try await LiveServer(server)
+        let token = carrier.driver.accessToken
+        #expect(try await RawHTTP.request(port: live.port, "GET", "/v1/trips", headers: ["Authorization": "Bearer \(token)"]).status == 200)
+        _ = try await #require(live.services).store.deactivateDriver(carrier.driverID(0), tenant: carrier.tenant.id)
+        let socket = RealtimeTestClient(port: live.port, token: token, since: 0)
+        let code = try await socket.waitForClose(timeout: .seconds(10))
+        #expect(code == RealtimeCloseCode.sessionRevoked.rawValue)
+        await live.stop()
+    }
+
+    @Test("completing a trip and adding an order to it at the same moment never both succeed", arguments: TestBackend.available)
+    func completionAgainstNewOrders(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        let store = server.store
+        let tenant = carrier.tenant.id
+        for round in 0..<12 {
+            let trip = try await store.createTrip(.init(number: "T-C\(round)", driverID: carrier.driverID(0), origin: "A", destination: "B",
+                                                        revenueCents: 1, miles: 1), tenant: tenant)
+            _ = try await store.updateTrip(trip.id, .init(status: .inProgress), tenant: tenant)
+            async let completed = Self.succeeds { try await store.updateTrip(trip.id, .init(status: .completed), tenant: tenant) }
+            async let added = Self.succeeds {
+                try await store.createOrder(.init(number: "O-C\(round)", tripID: trip.id, vehicle: Vehicle(), pickup: Stop(address: "P"),
+                                                  delivery: Stop(address: "D"), revenueCents: 1), tenant: tenant)
+            }
+            let (done, joined) = await (completed, added)
+            #expect(!(done && joined), "round \(round): the trip completed and took a new order")
+        }
+    }
+
     @Test("no messages to a deactivated driver; a base_version that never existed is refused; a trip completes only when delivered",
           arguments: TestBackend.available)
     func refusals(_ backend: TestBackend) async throws {

@@ -47,15 +47,16 @@ public struct HTTPTestClient: Sendable {
     public init(baseURL: String) { self.baseURL = baseURL }
 
     public func send(_ endpoint: Endpoint, _ parameters: String..., query: String? = nil, json: (any Encodable & Sendable)? = nil,
-                     token: String? = nil, timeout: Duration = .seconds(30)) async throws -> APIResponse {
-        try await send(endpoint, parameters, query: query, json: json, token: token, timeout: timeout)
+                     token: String? = nil, headers: [String: String] = [:], timeout: Duration = .seconds(30)) async throws -> APIResponse {
+        try await send(endpoint, parameters, query: query, json: json, token: token, headers: headers, timeout: timeout)
     }
 
     public func send(_ endpoint: Endpoint, _ parameters: [String], query: String? = nil, json: (any Encodable & Sendable)? = nil,
-                     token: String? = nil, timeout: Duration = .seconds(30)) async throws -> APIResponse {
+                     token: String? = nil, headers: [String: String] = [:], timeout: Duration = .seconds(30)) async throws -> APIResponse {
         var request = HTTPClientRequest(url: baseURL + endpoint.path(parameters) + (query.map { "?" + $0 } ?? ""))
         request.method = .init(rawValue: endpoint.method.rawValue)
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let json {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(bytes: try WireJSON.encoder().encode(json)))

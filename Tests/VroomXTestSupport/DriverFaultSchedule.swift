@@ -468,12 +468,8 @@ public final class DriverFaultSchedule {
     /// its refresh token, which would rotate the device's session). A
     /// second sign-in would wait out the per-email code interval.
     private func deviceSession() throws -> APISession {
-        let file = try Data(contentsOf: home.appendingPathComponent("secrets.json"))
-        guard let secrets = try JSONSerialization.jsonObject(with: file) as? [String: String],
-              let encoded = secrets["session"].flatMap({ Data(base64Encoded: $0) }),
-              let session = try JSONSerialization.jsonObject(with: encoded) as? [String: Any],
-              let token = session["access_token"] as? String else { throw ProcessError("no session in the driver's secret file") }
-        return APISession(client: HTTPTestClient(baseURL: "http://127.0.0.1:\(serverPort)"), accessToken: token, refreshToken: nil)
+        APISession(client: HTTPTestClient(baseURL: "http://127.0.0.1:\(serverPort)"), accessToken: try DriverDevice.accessToken(home: home),
+                   refreshToken: nil)
     }
 
     private func apiSession(_ email: String) async throws -> APISession {
@@ -675,29 +671,43 @@ public final class DriverFaultSchedule {
 
 /// A signed-in API caller (dispatch, or a driver's second session) that
 /// refreshes its token when the server says it has expired.
-final class APISession {
-    let client: HTTPTestClient
+/// The terminal client's state folder, as tests read it.
+public enum DriverDevice {
+    /// The device's current access token, from its secret file.
+    public static func accessToken(home: URL) throws -> String {
+        let file = try Data(contentsOf: home.appendingPathComponent("secrets.json"))
+        guard let secrets = try JSONSerialization.jsonObject(with: file) as? [String: String],
+              let encoded = secrets["session"].flatMap({ Data(base64Encoded: $0) }),
+              let session = try JSONSerialization.jsonObject(with: encoded) as? [String: Any],
+              let token = session["access_token"] as? String else { throw ProcessError("no session in the driver's secret file") }
+        return token
+    }
+}
+
+/// A signed-in API client that refreshes its token once when it expires.
+public final class APISession {
+    public let client: HTTPTestClient
     private var accessToken: String
     private var refreshToken: String?
 
-    init(client: HTTPTestClient, accessToken: String, refreshToken: String?) {
+    public init(client: HTTPTestClient, accessToken: String, refreshToken: String?) {
         self.client = client
         self.accessToken = accessToken
         self.refreshToken = refreshToken
     }
 
-    func call(_ endpoint: Endpoint, _ parameters: String..., json: (any Encodable & Sendable)? = nil) async throws -> APIResponse {
+    public func call(_ endpoint: Endpoint, _ parameters: String..., json: (any Encodable & Sendable)? = nil) async throws -> APIResponse {
         try await send(endpoint, parameters, query: nil, json: json)
     }
 
-    func get<T: Decodable>(_ endpoint: Endpoint, _ type: T.Type, _ parameters: String...) async throws -> T {
+    public func get<T: Decodable>(_ endpoint: Endpoint, _ type: T.Type, _ parameters: String...) async throws -> T {
         let answer = try await send(endpoint, parameters, query: nil, json: nil)
         guard answer.status == 200 else { throw ProcessError("\(endpoint.path): \(answer.status) \(answer.text)") }
         return try answer.decode(type)
     }
 
     /// Every item of a paged list.
-    func list<T: Decodable & Sendable>(_ endpoint: Endpoint, _ type: T.Type, _ parameters: String...) async throws -> [T] {
+    public func list<T: Decodable & Sendable>(_ endpoint: Endpoint, _ type: T.Type, _ parameters: String...) async throws -> [T] {
         var items: [T] = []
         var cursor: String?
         repeat {

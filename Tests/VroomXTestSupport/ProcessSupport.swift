@@ -73,11 +73,12 @@ public final class ChildProcess: Sendable {
         }
     }
 
-    /// Stops the process (SIGTERM, then SIGKILL) and waits for it.
-    public func stop() async {
+    /// Stops the process (SIGTERM, then SIGKILL after `grace`) and waits for it.
+    public func stop(grace: Duration = .seconds(5)) async {
         guard process.isRunning else { return }
         process.terminate()
-        for _ in 0..<250 where process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+        let deadline = ContinuousClock.now + grace
+        while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         await exit()
     }

@@ -12,7 +12,13 @@ public actor S3TestServer {
     public func endpoint() async throws -> URL {
         if let started { return URL(string: "http://127.0.0.1:\(started.port)")! }
         let port = try ChildProcess.freePort()
-        let process = try ChildProcess("/usr/bin/env", ["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", String(port)])
+        // The server goes when this test process does (it would outlive it otherwise; and it inherits
+        // this process's signal mask, SIGTERM blocked, hence -9).
+        let process = try ChildProcess("/bin/sh", ["-c", """
+            python3 -m moto.server -H 127.0.0.1 -p \(port) & server=$!
+            while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done
+            kill -9 $server
+            """])
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
             if (try? await ChildProcess.run("/usr/bin/env", ["curl", "-s", "-o", "/dev/null", "http://127.0.0.1:\(port)/"],

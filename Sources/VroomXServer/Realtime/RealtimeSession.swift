@@ -70,10 +70,14 @@ struct RealtimeSession {
     private func send(to outbound: WebSocketOutboundWriter, from subscriber: Subscriber) async throws -> RealtimeCloseCode? {
         let scope = identity.scope
         var cursor = since
+        // The upgrade was admitted on the cached session state; a socket lives long, so ask the database once.
+        guard try await authenticator.sessionIsActive(identity.session, fresh: true) else { return .sessionRevoked }
         do {
             cursor = try await catchUp(from: cursor, outbound)
         } catch let error as AppError where error.code == .cursorExpired {
             return .cursorExpired
+        } catch is SessionEnded {
+            return .sessionRevoked
         }
         try await outbound.write(.custom(.init(fin: true, opcode: .text, data: FeedJSON.message(.ready, cursor: cursor))))
         var lastHeartbeat = ContinuousClock.now
@@ -85,17 +89,16 @@ struct RealtimeSession {
                 return .tooSlow
             case .batches(let batches):
                 for batch in batches where batch.last > cursor {
-                    if batch.first > cursor + 1 {
-                        // A hole (a wake-up came late or was coalesced): read it from the database.
-                        cursor = try await catchUp(from: cursor, outbound)
-                        guard batch.last > cursor else { continue }
-                    }
-                    let fresh = batch.entries.filter { $0.seq > cursor && $0.visible(to: scope) }
-                    cursor = batch.last
-                    if !fresh.isEmpty { try await write(fresh, cursor: cursor, outbound) }
-                    // The driver's own record changed (deactivation among the reasons): is the session still on?
-                    if let driver = identity.driver, fresh.contains(where: { $0.entity == .driver && $0.id == driver.rawValue }),
-                       try await !authenticator.sessionIsActive(identity.session, fresh: true) {
+                    do {
+                        if batch.first > cursor + 1 {
+                            // A hole (a wake-up came late or was coalesced): read it from the database.
+                            cursor = try await catchUp(from: cursor, outbound)
+                            guard batch.last > cursor else { continue }
+                        }
+                        let fresh = batch.entries.filter { $0.seq > cursor && $0.visible(to: scope) }
+                        cursor = batch.last
+                        if !fresh.isEmpty { try await write(fresh, cursor: cursor, outbound) }
+                    } catch is SessionEnded {
                         return .sessionRevoked
                     }
                 }
@@ -123,9 +126,17 @@ struct RealtimeSession {
         }
     }
 
+    /// Sends changes; throws `SessionEnded` after them when the driver's own
+    /// record was among them (a deactivation, say) and their session is over.
     private func write(_ changes: [Store.FeedEntry], cursor: Int64, _ outbound: WebSocketOutboundWriter) async throws {
         try await outbound.write(.custom(.init(fin: true, opcode: .text, data: FeedJSON.message(.changes, changes: changes, cursor: cursor))))
+        if let driver = identity.driver, changes.contains(where: { $0.entity == .driver && $0.id == driver.rawValue }),
+           try await !authenticator.sessionIsActive(identity.session, fresh: true) {
+            throw SessionEnded()
+        }
     }
+
+    private struct SessionEnded: Error {}
 
     /// Sends a close frame with an application code. (The WebSocket library
     /// has no public API for custom codes; its own close frame, which would

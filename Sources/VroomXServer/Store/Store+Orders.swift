@@ -98,10 +98,12 @@ extension Store {
         let (number, vehicle, pickup, delivery, revenue, terms) = (valid.number, valid.vehicle, valid.pickup, valid.delivery, valid.revenue, valid.terms)
         var trip: Trip?
         if let tripID = valid.tripID {
-            guard let found = try await fetchTrip(tripID, .dispatch(tenant: tenant), tx.db) else {
+            guard let found = try await lockTrip(tripID, .dispatch(tenant: tenant), tx.db) else {
                 throw AppError(422, .validationFailed, "No such trip in this carrier.", field: "trip_id")
             }
             try Self.checkTakesOrders(found)
+            // The order goes to the trip's driver: held too, so they cannot be deactivated meanwhile.
+            if let driver = found.driverID { _ = try await assignableDriver(driver, tenant: tenant, tx.db) }
             trip = found
         }
         let driver = trip?.driverID
@@ -300,13 +302,14 @@ extension Store {
             let previousDriver = current.driverID
             var trip: Trip?
             if let tripID = request.tripID {
-                guard let found = try await fetchTrip(tripID, scope, tx.db) else {
+                guard let found = try await lockTrip(tripID, scope, tx.db) else {
                     throw AppError(422, .validationFailed, "No such trip in this carrier.", field: "trip_id")
                 }
                 if let driverID = request.driverID, driverID != found.driverID {
                     throw AppError.validation("driver_id", "An order on a trip goes with the trip's driver.")
                 }
                 try Self.checkTakesOrders(found)
+                if let driver = found.driverID { _ = try await assignableDriver(driver, tenant: tenant, tx.db) }
                 trip = found
                 order.tripID = found.id
                 order.driverID = found.driverID

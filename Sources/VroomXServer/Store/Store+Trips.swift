@@ -33,6 +33,14 @@ extension Store {
         try await db.first("SELECT \(Trip.columns) FROM trips WHERE \(scope.filter()) AND id = \(id)").map(Trip.init(row:))
     }
 
+    /// Reads a trip and, on PostgreSQL, holds its row until the transaction
+    /// ends, so changes to the trip and to what it carries (its status, its
+    /// driver, orders joining it) happen one after the other. Whoever also
+    /// locks a driver takes the trip first.
+    func lockTrip(_ id: ID<Trip>, _ scope: Scope, _ db: any SQLExecutor) async throws -> Trip? {
+        try await db.first("SELECT \(Trip.columns) FROM trips WHERE \(scope.filter()) AND id = \(id)\(Self.lockingRows(db))").map(Trip.init(row:))
+    }
+
     public func createTrip(_ request: CreateTripRequest, tenant: ID<Tenant>) async throws -> Trip {
         let number = try Validate.text(request.number, field: "number", max: 64, required: true)
         try Validate.dateRange(request.startDate, request.endDate, field: "end_date")
@@ -73,7 +81,7 @@ extension Store {
     public func updateTrip(_ id: ID<Trip>, _ request: UpdateTripRequest, tenant: ID<Tenant>) async throws -> Trip {
         let scope = Scope.dispatch(tenant: tenant)
         return try await write(tenant: tenant) { tx in
-            guard var trip = try await fetchTrip(id, scope, tx.db) else { throw AppError.notFound("Trip") }
+            guard var trip = try await lockTrip(id, scope, tx.db) else { throw AppError.notFound("Trip") }
             let current = trip
             if let status = request.status, status != trip.status {
                 guard trip.status.canTransition(to: status) else {
@@ -118,7 +126,7 @@ extension Store {
     public func assignTrip(_ id: ID<Trip>, to driverID: ID<Driver>?, tenant: ID<Tenant>) async throws -> Trip {
         let scope = Scope.dispatch(tenant: tenant)
         return try await write(tenant: tenant) { tx in
-            guard var trip = try await fetchTrip(id, scope, tx.db) else { throw AppError.notFound("Trip") }
+            guard var trip = try await lockTrip(id, scope, tx.db) else { throw AppError.notFound("Trip") }
             let previous = trip.driverID
             if previous == driverID { return trip }
             guard trip.status == .planned || trip.status == .inProgress else {

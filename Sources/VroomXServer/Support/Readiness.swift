@@ -4,16 +4,20 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import NIOCore
 import VroomXModels
 
 /// What `GET /readyz` checks before this instance takes traffic: the
-/// database answers (within a short timeout), the media folder and the data
-/// folder (where the SQLite file lives) take a write, and the disks holding
-/// them have at least `minFreeBytes` free.
+/// database answers (within a short timeout), media storage takes a write
+/// (the folder, or the S3 bucket when media live there), the data folder
+/// (where the SQLite file lives) too, and the disks holding those folders
+/// have at least `minFreeBytes` free.
 struct Readiness: Sendable {
     let database: any SQLDatabase
     let databaseTimeout: Duration
-    let mediaFolder: URL
+    /// The media folder, unless media live in a bucket.
+    let mediaFolder: URL?
+    let bucket: S3Client?
     /// The data folder, when the server writes there (the SQLite file).
     let dataFolder: URL?
     let minFreeBytes: Int64
@@ -21,17 +25,49 @@ struct Readiness: Sendable {
     init(_ configuration: ServerConfiguration, database: any SQLDatabase) {
         self.database = database
         databaseTimeout = min(configuration.databaseTimeout, .seconds(2))
-        mediaFolder = configuration.resolvedMediaDirectory
+        mediaFolder = configuration.s3 == nil ? configuration.resolvedMediaDirectory : nil
+        let clock = configuration.clock
+        bucket = configuration.s3.map { S3Client($0, now: { clock.now }) }
         dataFolder = configuration.usesPostgres ? nil : configuration.dataDirectory
         minFreeBytes = configuration.minFreeDiskBytes
     }
 
     func check() async -> ReadinessResponse {
-        var checks = [await databaseCheck(), Self.writeProbe("media_folder", mediaFolder)]
+        var checks = [await databaseCheck()]
+        if let mediaFolder { checks.append(Self.writeProbe("media_folder", mediaFolder)) }
+        if let bucket { checks.append(await Self.bucketProbe(bucket, timeout: databaseTimeout)) }
         if let dataFolder { checks.append(Self.writeProbe("data_folder", dataFolder)) }
-        checks.append(freeDiskCheck())
+        if mediaFolder != nil || dataFolder != nil { checks.append(freeDiskCheck()) }
         return ReadinessResponse(checks: checks)
     }
+
+    /// Writes and deletes a small object: wrong credentials, a missing
+    /// bucket or an unreachable store show here before an upload fails.
+    static func bucketProbe(_ bucket: S3Client, timeout: Duration) async -> ReadinessCheck {
+        let key = ".vroomx-ready/\(UUID().uuidString)"
+        let name = bucket.configuration.bucket
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    try await bucket.putObject(key, body: ByteBuffer(string: "ready"))
+                    try await bucket.deleteObject(key)
+                }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    throw S3ProbeTimeout()
+                }
+                try await group.next()
+                group.cancelAll()
+            }
+            return ReadinessCheck(name: "media_bucket", ok: true, detail: "bucket \(name) takes writes")
+        } catch is S3ProbeTimeout {
+            return ReadinessCheck(name: "media_bucket", ok: false, detail: "bucket \(name) did not answer within \(timeout)")
+        } catch {
+            return ReadinessCheck(name: "media_bucket", ok: false, detail: "bucket \(name): \(error)")
+        }
+    }
+
+    private struct S3ProbeTimeout: Error {}
 
     func databaseCheck() async -> ReadinessCheck {
         do {
@@ -63,7 +99,7 @@ struct Readiness: Sendable {
 
     /// The least free space among the filesystems holding the folders.
     func freeDiskCheck() -> ReadinessCheck {
-        let folders = [mediaFolder] + (dataFolder.map { [$0] } ?? [])
+        let folders = [mediaFolder, dataFolder].compactMap { $0 }
         var least: Int64?
         for folder in folders {
             var stats = statvfs()
