@@ -14,7 +14,7 @@ struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "vroomx-bench",
         abstract: "VroomX benchmarks (run in release: swift run -c release vroomx-bench …).",
-        subcommands: [APIBench.self, RealtimeBench.self, MutationBench.self, DriverKitBench.self, PushBench.self, UploadBench.self,
+        subcommands: [APIBench.self, ClusterBench.self, RealtimeBench.self, MutationBench.self, DriverKitBench.self, PushBench.self, UploadBench.self,
                       SoakBench.self],
         defaultSubcommand: APIBench.self
     )

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ArgumentParser
 import AsyncHTTPClient
 import Foundation
@@ -10,76 +13,146 @@ import VroomXServer
 /// Upload throughput of a walkthrough video over loopback: tus (one PATCH,
 /// and 8 MiB chunks as a phone would send them) beside a plain HTTP PUT of
 /// the same bytes to the same server; then an upload cut halfway and
-/// resumed, counting the bytes that had to be sent again.
+/// resumed, counting the bytes that had to be sent again. The same, in the
+/// same run, with the media in an S3-compatible bucket.
 struct UploadBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "uploads", abstract: "MB/s of a large video over loopback: tus vs plain PUT, and bytes re-sent on resume.")
 
     @Option(help: "File size in MB.") var megabytes = 200
     @Option(help: "Runs (the median is reported).") var runs = 3
+    @Option(help: "An S3-compatible endpoint to also measure (default: starts `python3 -m moto.server` if moto is installed; 'none' skips S3).")
+    var s3Endpoint: String?
+
+    /// One server over loopback with its media in a folder or a bucket.
+    struct Target {
+        let name: String
+        let services: ServerServices
+        let base: String
+        let token: String
+        let trip: ID<Trip>
+        let tenant: ID<Tenant>
+        let scope: Scope
+        let task: Task<Void, any Error>
+    }
 
     func run() async throws {
+        var file = ByteBuffer(bytes: [0x00, 0x00, 0x00, 0x18] + Array("ftypisom".utf8) + [0, 0, 2, 0])
+        var generator = SystemRandomNumberGenerator()
+        while file.readableBytes < megabytes << 20 { file.writeInteger(generator.next() as UInt64) }
+        let size = file.readableBytes
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        var moto: Process?
+        // SIGKILL: a child inherits this process's signal mask, where SIGTERM may be blocked.
+        defer { if let moto { kill(moto.processIdentifier, SIGKILL) } }
+        var targets = [try await start("folder", s3: nil)]
+        if s3Endpoint != "none" {
+            var endpoint = s3Endpoint
+            if endpoint == nil, let started = try await Self.startMoto(client) { moto = started.process; endpoint = started.endpoint }
+            if let endpoint, let url = URL(string: endpoint) {
+                let bucket = "vroomx-bench-\(UUID().uuidString.prefix(8).lowercased())"
+                var create = HTTPClientRequest(url: "\(endpoint)/\(bucket)")
+                create.method = .PUT
+                _ = try await client.execute(create, timeout: .seconds(30))
+                targets.append(try await start("S3 (moto)", s3: S3Configuration(
+                    endpoint: url, bucket: bucket, region: "us-east-1", accessKeyID: "bench", secretAccessKey: "bench-secret", pathStyle: true)))
+            } else {
+                print("(no S3-compatible server: pip install 'moto[server]', or pass --s3-endpoint)")
+            }
+        }
+        print("uploads over loopback: \(megabytes) MB video, \(runs) runs, SQLite; media in a folder on local disk"
+              + (targets.count > 1 ? " and in an S3-compatible bucket (moto, same machine)" : ""))
+
+        let kinds = ["tus, one PATCH", "tus, 8 MiB PATCHes", "plain PUT"]
+        var results: [String: [Double]] = [:]
+        for run in 1...runs {
+            for target in targets {
+                var order = try await target.services.store.createOrder(.init(
+                    number: "O-\(run)", tripID: target.trip, vehicle: Vehicle(make: "Bench"), pickup: Stop(address: "p"),
+                    delivery: Stop(address: "d"), revenueCents: 1), tenant: target.tenant)
+                order = try await target.services.store.order(order.id, target.scope)
+                let inspection = try await target.services.store.saveInspection(ID(), .init(orderID: order.id, kind: .pickup), target.scope)
+                let (base, token) = (target.base, target.token)
+                for (name, send) in zip(kinds, [
+                    { try await self.tus(client, base, token, inspection.id, file, chunk: size) },
+                    { try await self.tus(client, base, token, inspection.id, file, chunk: 8 << 20) },
+                    { try await self.put(client, base, token, inspection.id, file) },
+                ] as [() async throws -> Void]) {
+                    let started = ContinuousClock.now
+                    try await send()
+                    let rate = Double(size) / 1_048_576 / seconds(ContinuousClock.now - started)
+                    results["\(target.name): \(name)", default: []].append(rate)
+                    print("run \(run)  \(target.name.padding(toLength: 10, withPad: " ", startingAt: 0)) \(name.padding(toLength: 20, withPad: " ", startingAt: 0)) "
+                          + String(format: "%7.1f MB/s", rate))
+                }
+                let resent = try await cutAndResume(client, base, token, inspection.id, file)
+                results["\(target.name): re-sent KB", default: []].append(Double(resent.resent) / 1024)
+                print(String(format: "run %d  %@ cut after %.1f MB sent: the server kept %.1f MB; %.1f KB that were in flight sent again",
+                             run, target.name, Double(resent.handedOver) / 1_048_576, Double(resent.offset) / 1_048_576,
+                             Double(resent.resent) / 1024))
+            }
+        }
+        func median(_ key: String) -> Double { let values = results[key]!.sorted(); return values[values.count / 2] }
+        for target in targets {
+            for name in kinds {
+                print("median \(target.name.padding(toLength: 10, withPad: " ", startingAt: 0)) \(name.padding(toLength: 20, withPad: " ", startingAt: 0)) "
+                      + String(format: "%7.1f MB/s", median("\(target.name): \(name)")))
+            }
+            print(String(format: "%@: tus / PUT %.2f; median bytes sent again after a cut: %.1f KB", target.name,
+                         median("\(target.name): tus, one PATCH") / median("\(target.name): plain PUT"), median("\(target.name): re-sent KB")))
+        }
+        if targets.count > 1 {
+            for name in kinds {
+                print(String(format: "S3 / folder, %@: %.2f", name, median("\(targets[1].name): \(name)") / median("\(targets[0].name): \(name)")))
+            }
+        }
+        try await client.shutdown()
+        for target in targets {
+            target.task.cancel()
+            _ = await target.task.result
+        }
+    }
+
+    func start(_ name: String, s3: S3Configuration?) async throws -> Target {
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.logLevel = .error
         configuration.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-bench-\(UUID().uuidString.prefix(8))")
         configuration.uploads.maxVideoBytes = Int64(max(megabytes, 1) + 1) << 20
+        configuration.s3 = s3
         let services = try await ServerServices.make(configuration)
         let (tenant, _) = try await services.store.createTenant(name: "Upload Bench", dispatcherEmail: "dispatch@upload.bench.example")
         let driver = try await services.store.createDriver(tenant: tenant.id, .init(
             email: "driver@upload.bench.example", name: "Bench Driver", payType: .perTrip, payRate: 1))
         let trip = try await services.store.createTrip(.init(number: "T-1", driverID: driver.id, origin: "a", destination: "b",
                                                              revenueCents: 1, miles: 1), tenant: tenant.id)
-        let scope = Scope.driver(tenant: tenant.id, driver: driver.id)
         let token = try await services.signIn(email: driver.email).accessToken
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let app = buildApplication(services) { continuation.yield($0) }
-        let serverTask = Task { try await app.runService(gracefulShutdownSignals: []) }
+        let task = Task { try await app.runService(gracefulShutdownSignals: []) }
         var port = 0
         for await bound in ports { port = bound; break }
-        let base = "http://127.0.0.1:\(port)"
+        return Target(name: name, services: services, base: "http://127.0.0.1:\(port)", token: token, trip: trip.id, tenant: tenant.id,
+                      scope: .driver(tenant: tenant.id, driver: driver.id), task: task)
+    }
 
-        var file = ByteBuffer(bytes: [0x00, 0x00, 0x00, 0x18] + Array("ftypisom".utf8) + [0, 0, 2, 0])
-        var generator = SystemRandomNumberGenerator()
-        while file.readableBytes < megabytes << 20 { file.writeInteger(generator.next() as UInt64) }
-        let size = file.readableBytes
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        print("uploads over loopback: \(megabytes) MB video, \(runs) runs (SQLite, media folder on local disk)")
-
-        var results: [String: [Double]] = [:]
-        for run in 1...runs {
-            var order = try await services.store.createOrder(.init(
-                number: "O-\(run)", tripID: trip.id, vehicle: Vehicle(make: "Bench"), pickup: Stop(address: "p"), delivery: Stop(address: "d"),
-                revenueCents: 1), tenant: tenant.id)
-            order = try await services.store.order(order.id, scope)
-            let inspection = try await services.store.saveInspection(ID(), .init(orderID: order.id, kind: .pickup), scope)
-            for (name, send) in [
-                ("tus, one PATCH", { try await self.tus(client, base, token, inspection.id, file, chunk: size) }),
-                ("tus, 8 MiB PATCHes", { try await self.tus(client, base, token, inspection.id, file, chunk: 8 << 20) }),
-                ("plain PUT", { try await self.put(client, base, token, inspection.id, file) }),
-            ] as [(String, () async throws -> Void)] {
-                let started = ContinuousClock.now
-                try await send()
-                let rate = Double(size) / 1_048_576 / seconds(ContinuousClock.now - started)
-                results[name, default: []].append(rate)
-                print("run \(run)  \(name.padding(toLength: 20, withPad: " ", startingAt: 0)) " + String(format: "%7.1f MB/s", rate))
-            }
-            let resent = try await cutAndResume(client, base, token, inspection.id, file)
-            results["re-sent KB", default: []].append(Double(resent.resent) / 1024)
-            print(String(format: "run %d  cut after %.1f MB sent: the server kept %.1f MB; %.1f KB that were in flight sent again",
-                         run, Double(resent.handedOver) / 1_048_576, Double(resent.offset) / 1_048_576, Double(resent.resent) / 1024))
+    /// moto's S3 server on a free port, if Python has it.
+    static func startMoto(_ client: HTTPClient) async throws -> (process: Process, endpoint: String)? {
+        let port = Int.random(in: 20_000...60_000)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", String(port)]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let endpoint = "http://127.0.0.1:\(port)"
+        for _ in 0..<100 {
+            if (try? await client.execute(HTTPClientRequest(url: endpoint + "/"), timeout: .seconds(2))) != nil { return (process, endpoint) }
+            guard process.isRunning else { return nil }
+            try await Task.sleep(for: .milliseconds(200))
         }
-        for name in ["tus, one PATCH", "tus, 8 MiB PATCHes", "plain PUT"] {
-            let values = results[name]!.sorted()
-            print("median \(name.padding(toLength: 20, withPad: " ", startingAt: 0)) " + String(format: "%7.1f MB/s", values[values.count / 2]))
-        }
-        let tus = results["tus, one PATCH"]!.sorted()[runs / 2], put = results["plain PUT"]!.sorted()[runs / 2]
-        print(String(format: "tus / PUT: %.2f", tus / put))
-        let resent = results["re-sent KB"]!.sorted()
-        print(String(format: "median bytes sent again after a cut: %.1f KB (only what was in flight)", resent[resent.count / 2]))
-        try await client.shutdown()
-        serverTask.cancel()
-        _ = await serverTask.result
+        kill(process.processIdentifier, SIGKILL)
+        return nil
     }
 
     func tus(_ client: HTTPClient, _ base: String, _ token: String, _ inspection: ID<Inspection>, _ file: ByteBuffer,
