@@ -54,6 +54,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let uploadOffsetMismatch = ErrorCode("upload_offset_mismatch")
     public static let uploadLocked = ErrorCode("upload_locked")
     public static let uploadExpired = ErrorCode("upload_expired")
+    /// The storage behind an upload lost its bytes: start a new upload.
+    public static let uploadLost = ErrorCode("upload_lost")
     public static let checksumMismatch = ErrorCode("checksum_mismatch")
     public static let tusVersionUnsupported = ErrorCode("tus_version_unsupported")
     /// Too many unfinished uploads for one user (429, with Retry-After).

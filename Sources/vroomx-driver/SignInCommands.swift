@@ -20,10 +20,14 @@ struct Login: AsyncParsableCommand {
                 try await auth.sendCode(to: email)
                 terminal.line("A sign-in code was sent to \(email.lowercased()).")
                 guard Terminal.inputIsInteractive else {
-                    terminal.line("Then run: vroomx-driver login --email \(email.lowercased()) --code <code>")
+                    terminal.line("Then run: vroomx-driver login --email \(email.lowercased()) --code <code> --pin <4 digits>")
                     return
                 }
                 code = terminal.prompt("Code: ")
+            }
+            // Without a terminal to ask on, say so before the code is spent.
+            guard pin != nil || Terminal.inputIsInteractive else {
+                throw CLIError(.usage, "Add --pin <4 digits> (the PIN that unlocks this device): there is no terminal to ask on.")
             }
             try await auth.verify(email: email, code: code ?? "")
             if auth.state == .needsPINSetup {

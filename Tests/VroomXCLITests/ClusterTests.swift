@@ -47,12 +47,43 @@ struct ClusterTests {
         let driverToken = try DriverDevice.accessToken(home: home)
 
         print("cluster: signed in and synced through nginx")
+        try await consoleSignIn(cluster)
+        print("cluster: a dispatcher signed in to the console through nginx")
         try await realtimeCrossesInstances(cluster, dispatcher: dispatcher, token: dispatch.accessToken, driver: alex.id)
         print("cluster: realtime delivered writes made through the other instance")
         try await uploadResumesOnTheOtherInstance(cluster, dispatcher: dispatcher, driverToken: driverToken)
         print("cluster: the upload cut on one instance finished on the other")
         try await survivesAKilledInstance(cluster, dispatcher: dispatcher, token: dispatch.accessToken, device: device)
         print("cluster: nothing lost or duplicated after a SIGKILL")
+    }
+
+    // MARK: The console
+
+    /// The browser's sign-in through nginx: the forms' same-origin check
+    /// sees the host and port the browser used (nginx forwards them).
+    private func consoleSignIn(_ cluster: Cluster) async throws {
+        let email = "office@console-carrier.example"
+        let created = try await VroomXBinary.run(["tenant", "create", "--name", "Console Carrier", "--dispatcher-email", email],
+                                                 environment: ["VROOMX_DATABASE_URL": cluster.databaseURL, "VROOMX_DEV_MAILBOX": "true"])
+        #expect(created.status == 0, "\(created.output)")
+        // As a browser sends them: Host with the port, and Origin on the forms.
+        let host = "127.0.0.1:\(cluster.port)"
+        let page = try await RawHTTP.request(port: cluster.port, "GET", "/sign-in", headers: ["Host": host])
+        let cookie = try #require(page.headers["set-cookie"]?.split(separator: ";").first.map(String.init))
+        let token = try #require(cookie.split(separator: "=", maxSplits: 1).last.map(String.init))
+        let form = ["Content-Type": "application/x-www-form-urlencoded", "Cookie": cookie, "Origin": cluster.baseURL, "Host": host]
+        let encoded = email.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? email
+        let before = cluster.codes(for: email).count
+        let asked = try await RawHTTP.request(port: cluster.port, "POST", "/sign-in", headers: form,
+                                              body: Array("email=\(encoded)&_signin=\(token)".utf8))
+        #expect(asked.status == 200 && asked.text.contains("code is on its way"), "\(asked.status) \(asked.text.prefix(600))")
+        let code = try await cluster.code(for: email, after: before)
+        let signedIn = try await RawHTTP.request(port: cluster.port, "POST", "/sign-in/code", headers: form,
+                                                 body: Array("email=\(encoded)&code=\(code)&_signin=\(token)".utf8))
+        #expect(signedIn.status == 303, "\(signedIn.status) \(signedIn.text.prefix(600))")
+        let session = try #require(signedIn.headers["set-cookie"]?.split(separator: ";").first.map(String.init))
+        let board = try await RawHTTP.request(port: cluster.port, "GET", "/board", headers: ["Cookie": session, "Host": host])
+        #expect(board.status == 200 && board.text.contains("Console Carrier"), "\(board.status)")
     }
 
     // MARK: Realtime

@@ -256,4 +256,112 @@ struct S3StorageTests {
         #expect(try await storage.removeLeftovers(olderThan: 2 * 86_400) == 1)
         #expect(try await client.listMultipartUploads(prefix: "").isEmpty)
     }
+
+    @Test("a checksummed chunk that trickles in past the lease keeps it: no second writer gets in meanwhile")
+    func checksummedChunkKeepsItsLease() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha")
+        let inspection = try await UploadTests.openInspection(server, carrier)
+        let live = try await LiveServer(server)
+        defer { Task { await live.stop() } }
+        let token = carrier.driver.accessToken
+        let photo = MediaSamples.jpeg(size: 64 << 10)
+        let created = try await RawHTTP.request(port: live.port, "POST", "/v1/uploads", headers: UploadTests.tus(token, [
+            "Upload-Length": String(photo.count), "Upload-Metadata": MediaSamples.metadata(inspection.id, .front),
+        ]))
+        let location = try #require(created.headers["location"])
+        let sum = Data(SHA256.hash(data: photo)).base64EncodedString()
+        let slow = try RawSocket(port: live.port)
+        try await slow.send(RawHTTP.head("PATCH", location, headers: UploadTests.tus(token, [
+            "Upload-Offset": "0", "Content-Type": Tus.patchContentType, "Upload-Checksum": "sha256 \(sum)",
+        ]), contentLength: photo.count) + Array(photo[0..<4096]))
+        // Time passes beyond the lease while the chunk is still arriving.
+        var sent = 4096
+        for _ in 0..<3 {
+            try await Task.sleep(for: .milliseconds(200))
+            server.clock.advance(by: 25)
+            try await slow.send(Array(photo[sent..<(sent + 2048)]))
+            sent += 2048
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        let second = try await RawHTTP.request(port: live.port, "PATCH", location, headers: UploadTests.tus(token, [
+            "Upload-Offset": "0", "Content-Type": Tus.patchContentType,
+        ]), body: Array(photo[0..<1000]))
+        #expect(second.status == 423, "a second writer got \(second.status) while the first still held the upload")
+        #expect(second.headers["retry-after"] != nil)
+        try await slow.send(Array(photo[sent...]))
+        #expect(try await slow.readResponse().status == 204)
+        slow.close()
+    }
+
+    @Test("stored bytes that vanished from the bucket: a lost tail rewinds the upload to what is still stored, a lost multipart upload ends it with 410")
+    func lostBytesAreAnsweredNotRetriedForever() async throws {
+        let s3 = try await S3TestServer.shared.configuration()
+        let bucket = S3Client(s3)
+        try await bucket.createBucket()
+        let server = try await TestServer.make(.sqlite) { $0.s3 = s3 }
+        let carrier = try await CarrierFixture.make(server, name: "Alpha")
+        let inspection = try await UploadTests.openInspection(server, carrier)
+        let live = try await LiveServer(server)
+        defer { Task { await live.stop() } }
+        let token = carrier.driver.accessToken
+        let tus = UploadTests.tus(token)
+        let file = MediaSamples.mp4(size: 12 << 20)
+
+        func create() async throws -> String {
+            let created = try await RawHTTP.request(port: live.port, "POST", "/v1/uploads", headers: UploadTests.tus(token, [
+                "Upload-Length": String(file.count), "Upload-Metadata": MediaSamples.metadata(inspection.id, .walkthrough, filename: "walk.mp4"),
+            ]))
+            return try #require(created.headers["location"])
+        }
+        func cut(_ location: String, at end: Int) async throws {
+            let socket = try RawSocket(port: live.port)
+            try await socket.send(RawHTTP.head("PATCH", location, headers: UploadTests.tus(token, [
+                "Upload-Offset": "0", "Content-Type": Tus.patchContentType,
+            ]), contentLength: file.count) + Array(file[0..<end]))
+            socket.close()
+            for _ in 0..<500 {
+                let head = try await RawHTTP.request(port: live.port, "HEAD", location, headers: tus)
+                if head.headers["upload-offset"] == String(end) { break }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        func patch(_ location: String, from offset: Int) async throws -> RawHTTP.Answer {
+            var answer: RawHTTP.Answer
+            var tries = 0
+            repeat {
+                tries += 1
+                answer = try await RawHTTP.request(port: live.port, "PATCH", location, headers: UploadTests.tus(token, [
+                    "Upload-Offset": String(offset), "Content-Type": Tus.patchContentType,
+                ]), body: Array(file[offset...]))
+                if answer.status == 423 { try await Task.sleep(for: .milliseconds(50)) }
+            } while answer.status == 423 && tries < 100
+            return answer
+        }
+
+        // The tail object of a cut at 3 MiB disappears: the next PATCH is told to start again from 0, and then finishes.
+        let first = try await create()
+        try await cut(first, at: 3 << 20)
+        let id = String(first.split(separator: "/").last ?? "")
+        for (key, _) in try await bucket.listObjects(prefix: S3MediaStorage.tailPrefix(id)).keys { try await bucket.deleteObject(key) }
+        // (A chunk of 1 KiB: the answer comes before the body is read.)
+        let rewound = try await RawHTTP.request(port: live.port, "PATCH", first, headers: UploadTests.tus(token, [
+            "Upload-Offset": String(3 << 20), "Content-Type": Tus.patchContentType,
+        ]), body: Array(file[(3 << 20)..<((3 << 20) + 1024)]))
+        #expect(rewound.status == 409 && rewound.headers["upload-offset"] == "0", "\(rewound.status) \(rewound.text)")
+        #expect(try await patch(first, from: 0).status == 204)
+        let stored = try await server.store.inspection(inspection.id, carrier.scope).media.first { $0.slot == .walkthrough }
+        #expect(stored?.sha256 == UploadTests.hex(file))
+
+        // The multipart upload itself is aborted behind the server's back: 410, and the upload is gone (the app starts a new one).
+        let second = try await create()
+        try await cut(second, at: 9 << 20)
+        let record = try await server.store.upload(String(second.split(separator: "/").last ?? ""), user: carrier.driver.user.id,
+                                                   tenant: carrier.tenant.id)
+        try await bucket.abortMultipartUpload(record.fileKey, uploadID: try #require(record.storageHandle))
+        let gone = try await patch(second, from: 9 << 20)
+        #expect(gone.status == 410 && gone.errorCode == "upload_lost", "\(gone.status) \(gone.text)")
+        #expect(try await RawHTTP.request(port: live.port, "HEAD", second, headers: tus).status == 404)
+    }
+
 }

@@ -12,6 +12,7 @@ public final class Cluster: Sendable {
     public let port: Int
     public let instancePorts: [Int]
     public let instancePIDs: [Int32]
+    public let databaseURL: String
     private let script: ChildProcess
 
     /// Whether nginx, PostgreSQL and moto are here (on CI they must be).
@@ -47,15 +48,18 @@ public final class Cluster: Sendable {
             }
         let ports = (1...instances).compactMap { values["INSTANCE_\($0)_PORT"].flatMap(Int.init) }
         let pids = (1...instances).compactMap { values["INSTANCE_\($0)_PID"].flatMap(Int32.init) }
-        guard ports.count == instances, pids.count == instances else { throw ProcessError("cluster.env is incomplete: \(values)") }
-        return Cluster(directory: directory, port: port, instancePorts: ports, instancePIDs: pids, script: script)
+        guard ports.count == instances, pids.count == instances, let databaseURL = values["DATABASE_URL"] else {
+            throw ProcessError("cluster.env is incomplete: \(values)")
+        }
+        return Cluster(directory: directory, port: port, instancePorts: ports, instancePIDs: pids, databaseURL: databaseURL, script: script)
     }
 
-    private init(directory: URL, port: Int, instancePorts: [Int], instancePIDs: [Int32], script: ChildProcess) {
+    private init(directory: URL, port: Int, instancePorts: [Int], instancePIDs: [Int32], databaseURL: String, script: ChildProcess) {
         self.directory = directory
         self.port = port
         self.instancePorts = instancePorts
         self.instancePIDs = instancePIDs
+        self.databaseURL = databaseURL
         self.script = script
     }
 

@@ -260,7 +260,9 @@ public struct RawHTTP {
     /// The request line and headers, for sending a body by hand.
     public static func head(_ method: String, _ path: String, headers: [String: String], contentLength: Int,
                             keepAlive: Bool = false) -> [UInt8] {
-        var text = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n" + (keepAlive ? "" : "Connection: close\r\n")
+        // A Host given in `headers` (with a port, as browsers send it) replaces the default.
+        let host = headers.contains { $0.key.lowercased() == "host" } ? "" : "Host: 127.0.0.1\r\n"
+        var text = "\(method) \(path) HTTP/1.1\r\n\(host)" + (keepAlive ? "" : "Connection: close\r\n")
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
         if method != "GET" && method != "HEAD" || contentLength > 0 { text += "Content-Length: \(contentLength)\r\n" }
         return Array((text + "\r\n").utf8)

@@ -80,6 +80,11 @@ extension StoredMediaReader {
 struct MediaStorageError: Error, CustomStringConvertible {
     let description: String
     var errno: Int32? = nil
+    /// Some of an upload's stored bytes are gone; this many from the start
+    /// are still there (the client can resend from here).
+    var stillStored: Int64? = nil
+    /// An upload's stored bytes are gone altogether (it must start again).
+    var uploadLost = false
 
     /// The disk (or the user's disk quota) is full: worth retrying later.
     var isOutOfSpace: Bool { errno == ENOSPC || errno == EDQUOT || errno == EFBIG }

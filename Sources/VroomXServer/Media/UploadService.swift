@@ -20,6 +20,12 @@ public struct UploadLimits: Sendable, Hashable {
     public var openBytesPerUser: Int64 = 2 << 30
     /// Bytes a carrier may store (finished files plus open uploads).
     public var storedBytesPerCarrier: Int64 = 200 << 30
+    /// How long a request may write without renewing its lease: a request
+    /// of a server that died frees the upload after this long. Longer than
+    /// any one storage call may take (S3: 30 s) plus `leaseRenewal`.
+    public var leaseDuration: TimeInterval = 60
+    /// A long request renews its lease at least this often.
+    public var leaseRenewal: TimeInterval = 15
 
     public init() {}
 
@@ -44,11 +50,6 @@ struct UploadService: Sendable {
     let limits: UploadLimits
     /// Within one request, bytes between progress records.
     static let recordEvery: Int64 = 16 << 20
-    /// How long a request may write without renewing its lease; a request
-    /// of a server that died frees the upload after this long.
-    static let leaseDuration: TimeInterval = 60
-    /// A long request renews its lease at least this often.
-    static let renewEvery: TimeInterval = 15
 
     /// Checks the size against the slot's kind and the quotas, and opens the upload.
     func start(inspection: ID<Inspection>, slot: MediaSlot, length: Int64, metadata: String,
@@ -88,7 +89,7 @@ struct UploadService: Sendable {
         let upload = try await store.upload(uploadID, user: identity.user, tenant: identity.tenant)
         let lease = UUID().uuidString
         guard try await store.claimUpload(upload.id, tenant: identity.tenant, lease: lease,
-                                          until: store.now.addingTimeInterval(Self.leaseDuration)) else {
+                                          until: store.now.addingTimeInterval(limits.leaseDuration)) else {
             throw Self.locked
         }
         do {
@@ -101,7 +102,8 @@ struct UploadService: Sendable {
         }
     }
 
-    static let locked = AppError(423, .uploadLocked, "Another request is writing to this upload; ask for its offset again shortly.")
+    static let locked = AppError(423, .uploadLocked, "Another request is writing to this upload; ask for its offset again shortly.",
+                                 retryAfter: 5)
 
     /// Writes a request body at `offset` of an upload and returns the upload
     /// with its new offset. Bytes that arrive before the connection drops are
@@ -111,28 +113,54 @@ struct UploadService: Sendable {
                                                to uploadID: String, _ identity: Identity) async throws -> UploadRecord
     where Body.Element == ByteBuffer {
         try await withLease(uploadID, identity) { lease in
-            // Read under the lease, so the offset cannot move before the write.
-            var upload = try await store.upload(uploadID, user: identity.user, tenant: identity.tenant)
-            guard upload.completedAt == nil else {
-                guard offset == upload.length else { throw Self.offsetMismatch(upload.length) }
-                return upload
+            do {
+                return try await append(body, contentLength: contentLength, at: offset, checksum: checksum, to: uploadID, lease: lease, identity)
+            } catch let lost as MediaStorageError where lost.uploadLost || lost.stillStored != nil {
+                throw try await recover(uploadID, from: lost, lease: lease, identity)
             }
-            guard offset == upload.received else { throw Self.offsetMismatch(upload.received) }
-            // offset == received <= length, so the subtraction cannot overflow; the sum could.
-            if let contentLength, contentLength > upload.length - offset {
-                throw AppError(413, .payloadTooLarge, "The chunk goes past Upload-Length (\(upload.length) bytes).", field: "Content-Length")
-            }
-            if upload.received == upload.length {
-                // Every byte arrived before; only storing or attaching the file is missing.
-                try await finish(upload, identity)
-                return upload
-            }
-            upload.received = try await write(body, at: offset, checksum: checksum, to: upload, lease: lease, identity)
-            if upload.received == upload.length {
-                try await finish(upload, identity)
-            }
+        }
+    }
+
+    /// Storage lost some of an upload's bytes (a bucket that lost state, a
+    /// multipart upload aborted behind the server's back): the client is
+    /// told where to resume (409 with the offset still stored), or to start
+    /// again (410) when nothing is left — never a 503 it would retry forever.
+    private func recover(_ uploadID: String, from lost: MediaStorageError, lease: String, _ identity: Identity) async throws -> AppError {
+        let upload = try await store.upload(uploadID, user: identity.user, tenant: identity.tenant)
+        if let kept = lost.stillStored, !lost.uploadLost {
+            guard try await store.setReceived(upload.id, tenant: identity.tenant, received: min(kept, upload.received), lease: lease,
+                                              until: store.now.addingTimeInterval(limits.leaseDuration)) else { return Self.locked }
+            return Self.offsetMismatch(min(kept, upload.received))
+        }
+        await media.discardPartial(upload.id, key: upload.fileKey, handle: upload.storageHandle)
+        try await store.deleteUpload(upload.id, tenant: identity.tenant)
+        return AppError(410, .uploadLost, "The stored bytes of this upload are gone; start a new upload of the file.")
+    }
+
+    private func append<Body: AsyncSequence & Sendable>(_ body: Body, contentLength: Int64?, at offset: Int64, checksum: Checksum?,
+                                                       to uploadID: String, lease: String, _ identity: Identity) async throws -> UploadRecord
+    where Body.Element == ByteBuffer {
+        // Read under the lease, so the offset cannot move before the write.
+        var upload = try await store.upload(uploadID, user: identity.user, tenant: identity.tenant)
+        guard upload.completedAt == nil else {
+            guard offset == upload.length else { throw Self.offsetMismatch(upload.length) }
             return upload
         }
+        guard offset == upload.received else { throw Self.offsetMismatch(upload.received) }
+        // offset == received <= length, so the subtraction cannot overflow; the sum could.
+        if let contentLength, contentLength > upload.length - offset {
+            throw AppError(413, .payloadTooLarge, "The chunk goes past Upload-Length (\(upload.length) bytes).", field: "Content-Length")
+        }
+        if upload.received == upload.length {
+            // Every byte arrived before; only storing or attaching the file is missing.
+            try await finish(upload, identity)
+            return upload
+        }
+        upload.received = try await write(body, at: offset, checksum: checksum, to: upload, lease: lease, identity)
+        if upload.received == upload.length {
+            try await finish(upload, identity)
+        }
+        return upload
     }
 
     /// The body's bytes into storage after `offset`; returns the new durable
@@ -145,12 +173,12 @@ struct UploadService: Sendable {
         do {
             writer = try await media.openPartial(upload.id, key: upload.fileKey, handle: upload.storageHandle, length: upload.length, at: offset)
         } catch {
-            throw Self.storageError(error)
+            throw Self.writeFailure(error)
         }
         defer { writer.close() }
         func record(_ received: Int64) async throws {
             guard try await store.setReceived(upload.id, tenant: identity.tenant, received: received, lease: lease,
-                                              until: store.now.addingTimeInterval(Self.leaseDuration)) else { throw Self.locked }
+                                              until: store.now.addingTimeInterval(limits.leaseDuration)) else { throw Self.locked }
         }
         var position = offset
         var recorded = offset
@@ -177,7 +205,8 @@ struct UploadService: Sendable {
                     detected = true
                     if let prefix = try await writer.prefix(ContentSniffer.prefixLength) { try await refuseWrongContent(prefix, upload, identity) }
                 }
-                if checksum == nil, position - recorded >= Self.recordEvery || store.now.timeIntervalSince(renewed) >= Self.renewEvery {
+                let renewDue = store.now.timeIntervalSince(renewed) >= limits.leaseRenewal
+                if checksum == nil, position - recorded >= Self.recordEvery || renewDue {
                     // Long requests record their progress as they go: a crash of this server loses at most
                     // the last few MB, HEAD (on any instance) shows how far it got, and the lease stays ours.
                     let durable: Int64
@@ -190,6 +219,10 @@ struct UploadService: Sendable {
                     try await record(durable)
                     recorded = durable
                     renewed = store.now
+                } else if renewDue {
+                    // A checksummed chunk records nothing until it is verified, but keeps its lease all the same.
+                    try await record(recorded)
+                    renewed = store.now
                 }
             }
         } catch {
@@ -197,8 +230,8 @@ struct UploadService: Sendable {
         }
         if let storageFailure {
             // Storage refused: keep what is durably recorded; the client resumes there once storage is back.
-            try? await writer.finish(keeping: recorded)
-            throw Self.storageError(storageFailure)
+            if (try? await record(recorded)) != nil { try? await writer.finish(keeping: recorded) }
+            throw Self.writeFailure(storageFailure)
         }
         if let refused = failure as? AppError, refused.code == .unsupportedMediaType || refused.code == .uploadLocked {
             // The upload is gone, or another request took it over: storage is no longer this request's to touch.
@@ -212,11 +245,14 @@ struct UploadService: Sendable {
             position = offset
             failure = AppError(460, .checksumMismatch, "The chunk does not match Upload-Checksum; send it again.", field: "Upload-Checksum")
         }
+        // Storage is touched again only while the lease is still this request's (renewed here, so for
+        // another 60 s: longer than any storage call may take).
+        try await record(recorded)
         do {
             try await writer.finish(keeping: position)
         } catch {
             try? await writer.finish(keeping: recorded)
-            throw Self.storageError(error)
+            throw Self.writeFailure(error)
         }
         if position != recorded { try await record(position) }
         if let failure = failure as? AppError { throw failure }
@@ -287,6 +323,13 @@ struct UploadService: Sendable {
     /// A storage failure as the client should see it: the disk is full
     /// (507, retry later: the bytes recorded so far are kept) or storage is
     /// failing (503); never a refusal of the upload itself.
+    /// As `storageError`, but bytes storage reports lost pass through to
+    /// `recover`, which answers them.
+    static func writeFailure(_ error: any Error) -> any Error {
+        if let lost = error as? MediaStorageError, lost.uploadLost || lost.stillStored != nil { return lost }
+        return storageError(error)
+    }
+
     static func storageError(_ error: any Error) -> AppError {
         if let error = error as? AppError { return error }
         if let error = error as? MediaStorageError, error.isOutOfSpace {
@@ -324,7 +367,7 @@ struct UploadService: Sendable {
                 guard let opened = try await media.open(key) else { throw MediaStorageError(description: "\(key) vanished after commit") }
                 reader = opened
             } catch {
-                throw Self.storageError(error)
+                throw Self.writeFailure(error)
             }
             defer { reader.close() }
             let prefix: [UInt8]
@@ -333,7 +376,7 @@ struct UploadService: Sendable {
                 prefix = try await reader.prefix(ContentSniffer.prefixLength)
                 sha256 = try await reader.sha256()
             } catch {
-                throw Self.storageError(error)
+                throw Self.writeFailure(error)
             }
             guard let detected = ContentSniffer.detect(prefix), ContentSniffer.allowed(detected, for: upload.kind) else {
                 await media.remove(key)

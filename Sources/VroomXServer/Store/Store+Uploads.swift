@@ -105,6 +105,8 @@ extension Store {
     /// until some finish or expire); a carrier's stored files and open
     /// uploads together stay within its storage quota (507).
     private func checkQuotas(length: Int64, user: ID<User>, limits: UploadLimits, _ tx: TenantTransaction) async throws {
+        // One upload of a user opens at a time (PostgreSQL), so two cannot both take the last place.
+        _ = try await tx.first("SELECT id FROM users WHERE id = \(user)\(Self.lockingRows(tx.db))")
         let open = try await tx.first("""
             SELECT COUNT(*) AS uploads, COALESCE(SUM(length), 0) AS bytes, MIN(expires_at) AS first_expiry FROM uploads
             WHERE tenant_id = \(tx.tenant) AND user_id = \(user) AND completed_at IS NULL AND expires_at > \(tx.now)

@@ -75,10 +75,21 @@ struct S3Client: Sendable {
     let signer: SigV4Signer
     let http: HTTPClient
     let now: @Sendable () -> Date
-    /// Requests that take longer than this fail (a part is at most a few MB).
-    static let timeout: TimeAmount = .seconds(120)
+    /// Every call ends within this (a part or a read is at most 8 MiB):
+    /// well inside an upload's 60 s lease, which is renewed every 15 s, so a
+    /// request stuck on the store never outlives its right to write.
+    static let timeout: TimeAmount = .seconds(30)
 
-    init(_ configuration: S3Configuration, http: HTTPClient = .shared, now: @escaping @Sendable () -> Date = Date.init) {
+    /// The store's own HTTP client: a connection it refuses fails the call
+    /// at once (503 to the client, which retries) instead of being retried
+    /// with a backoff that outlasts the store's outage.
+    static let sharedHTTP: HTTPClient = {
+        var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(3), read: .seconds(30)))
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }()
+
+    init(_ configuration: S3Configuration, http: HTTPClient = S3Client.sharedHTTP, now: @escaping @Sendable () -> Date = Date.init) {
         self.configuration = configuration
         self.signer = SigV4Signer(credentials: .init(accessKeyID: configuration.accessKeyID, secretAccessKey: configuration.secretAccessKey),
                                   region: configuration.region, service: "s3")

@@ -25,7 +25,10 @@ struct S3MediaStorage: MediaStorage {
     }
 
     static func tailPrefix(_ upload: String) -> String { ".partial/\(upload)/" }
-    static func tailKey(_ upload: String, afterPart part: Int) -> String { tailPrefix(upload) + "tail-\(part)" }
+    /// The bytes after part `part` up to offset `end`. Named by its end, so
+    /// the upload's recorded offset names the one tail that counts, and a
+    /// request that lost its lease can never overwrite it with another.
+    static func tailKey(_ upload: String, afterPart part: Int, end: Int64) -> String { tailPrefix(upload) + "tail-\(part)-\(end)" }
 
     func beginPartial(_ upload: String, key: String) async throws -> String? {
         try await client.createMultipartUpload(key)
@@ -46,9 +49,10 @@ struct S3MediaStorage: MediaStorage {
         // The last part may still be the tail object of the request that ended the upload.
         let lastSize = length - Int64(count - 1) * Int64(partSize)
         if parts[count]?.size != lastSize {
-            guard let tail = try await client.getSmallObject(Self.tailKey(upload, afterPart: count - 1), limit: partSize),
+            guard let tail = try await client.getSmallObject(Self.tailKey(upload, afterPart: count - 1, end: length), limit: partSize),
                   Int64(tail.readableBytes) >= lastSize else {
-                throw MediaStorageError(description: "upload \(upload) is missing its last \(lastSize) bytes")
+                throw MediaStorageError(description: "upload \(upload) is missing its last \(lastSize) bytes",
+                                        stillStored: Int64(count - 1) * Int64(partSize))
             }
             let etag = try await client.uploadPart(key, uploadID: handle, number: count, body: tail.getSlice(at: 0, length: Int(lastSize)) ?? tail)
             parts[count] = S3Client.Part(number: count, etag: etag, size: lastSize)
@@ -57,7 +61,8 @@ struct S3MediaStorage: MediaStorage {
         for number in 1...count {
             let expected = number == count ? lastSize : Int64(partSize)
             guard let part = parts[number], part.size == expected else {
-                throw MediaStorageError(description: "upload \(upload) part \(number) is missing or has the wrong size")
+                throw MediaStorageError(description: "upload \(upload) part \(number) is missing or has the wrong size",
+                                        stillStored: Int64(number - 1) * Int64(partSize))
             }
             chosen.append(part)
         }
@@ -159,9 +164,9 @@ final class S3PartialWriter: PartialMediaWriter {
         let rest = Int(offset % Int64(partSize))
         pending = ByteBuffer()
         guard rest > 0 else { return }
-        guard let tail = try await client.getSmallObject(S3MediaStorage.tailKey(upload, afterPart: sentParts), limit: partSize),
+        guard let tail = try await client.getSmallObject(S3MediaStorage.tailKey(upload, afterPart: sentParts, end: offset), limit: partSize),
               tail.readableBytes >= rest, let kept = tail.getSlice(at: 0, length: rest) else {
-            throw MediaStorageError(description: "upload \(upload) has lost the bytes before offset \(offset)")
+            throw MediaStorageError(description: "upload \(upload) has lost the bytes before offset \(offset)", stillStored: pendingStart)
         }
         pending = kept
         if sentParts == 0 { head = Array(kept.readableBytesView.prefix(Self.headBytes)) }
@@ -174,7 +179,7 @@ final class S3PartialWriter: PartialMediaWriter {
         var bytes = bytes
         pending.writeBuffer(&bytes)
         while pending.readableBytes >= partSize, let part = pending.readSlice(length: partSize) {
-            _ = try await client.uploadPart(key, uploadID: multipartID, number: sentParts + 1, body: part)
+            try await sendPart(part)
             sentParts += 1
             pending.discardReadBytes()
         }
@@ -195,9 +200,22 @@ final class S3PartialWriter: PartialMediaWriter {
         guard pending.readableBytes > 0 else { return }
         if kept == length {
             // The upload's last bytes: its final part.
-            _ = try await client.uploadPart(key, uploadID: multipartID, number: sentParts + 1, body: pending)
+            try await sendPart(pending)
         } else {
-            try await client.putObject(S3MediaStorage.tailKey(upload, afterPart: sentParts), body: pending)
+            try await client.putObject(S3MediaStorage.tailKey(upload, afterPart: sentParts, end: kept), body: pending)
+        }
+    }
+
+    /// Part `sentParts + 1`; a multipart upload the store no longer has
+    /// (aborted, or the bucket lost it) means the upload must start again.
+    private func sendPart(_ part: ByteBuffer) async throws {
+        do {
+            _ = try await client.uploadPart(key, uploadID: multipartID, number: sentParts + 1, body: part)
+        } catch let error as S3Error {
+            // Stores answer a part of a multipart upload they no longer have in various ways; asking for its parts is plain.
+            let stillThere = error.isNotFound ? false : (try? await client.listParts(key, uploadID: multipartID)) != nil
+            guard !stillThere else { throw error }
+            throw MediaStorageError(description: "upload \(upload): the store no longer has its multipart upload", uploadLost: true)
         }
     }
 
@@ -220,10 +238,18 @@ final class S3Reader: StoredMediaReader, Sendable {
         self.size = size
     }
 
+    /// In ranged GETs of 8 MiB, each within the client's deadline however
+    /// long the whole download takes.
     func read(_ range: Range<Int64>, into consume: (ByteBuffer) async throws -> Void) async throws {
-        guard !range.isEmpty else { return }
-        try await client.getObject(key, range: range, consume: consume)
+        var start = range.lowerBound
+        while start < range.upperBound {
+            let end = min(start + Self.chunk, range.upperBound)
+            try await client.getObject(key, range: start..<end, consume: consume)
+            start = end
+        }
     }
+
+    static let chunk: Int64 = 8 << 20
 
     func close() {}
 }
