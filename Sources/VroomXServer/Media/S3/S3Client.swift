@@ -80,14 +80,11 @@ struct S3Client: Sendable {
     /// request stuck on the store never outlives its right to write.
     static let timeout: TimeAmount = .seconds(30)
 
-    /// The store's own HTTP client: a connection it refuses fails the call
-    /// at once (503 to the client, which retries) instead of being retried
-    /// with a backoff that outlasts the store's outage.
-    static let sharedHTTP: HTTPClient = {
-        var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(3), read: .seconds(30)))
-        configuration.connectionPool.retryConnectionEstablishment = false
-        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-    }()
+    /// The store's own HTTP client: a store that refuses connections fails
+    /// the call within the 3 s connect timeout (503 to the client, which
+    /// retries) rather than at the request's deadline.
+    static let sharedHTTP = HTTPClient(eventLoopGroupProvider: .singleton,
+                                       configuration: .init(timeout: .init(connect: .seconds(3), read: .seconds(30))))
 
     init(_ configuration: S3Configuration, http: HTTPClient = S3Client.sharedHTTP, now: @escaping @Sendable () -> Date = Date.init) {
         self.configuration = configuration
