@@ -34,20 +34,15 @@ public final class ChildProcess: Sendable {
         process.terminationHandler = { _ in
             reading.readabilityHandler = nil
             let rest = (try? reading.readToEnd()) ?? nil
-            ChildProcess.launching.withLock { try? reading.close() }
+            try? reading.close()
             output.withLockedValue {
                 if let rest { $0.text += String(decoding: rest, as: UTF8.self) }
                 $0.complete = true
             }
         }
-        try Self.launching.withLock { try process.run() }
+        try process.run()
         self.process = process
     }
-
-    /// Foundation's `Process.run()` on Linux is not safe against another
-    /// thread launching a process or closing descriptors at the same moment
-    /// (a test run crashed inside it, copying memory): one at a time.
-    private static let launching = NIOLock()
 
     public var text: String { output.withLockedValue { $0.text } }
 
