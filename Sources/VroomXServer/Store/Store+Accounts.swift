@@ -101,13 +101,6 @@ extension Store {
             """).map(Driver.init(row:))
     }
 
-    /// ` FOR UPDATE [OF table]` on PostgreSQL: the rows read stay locked
-    /// until commit. Nothing on SQLite, whose writers never overlap.
-    static func lockingRows(_ db: any SQLExecutor, of table: String? = nil) -> SQL {
-        guard db.dialect == .postgres else { return "" }
-        return SQL(unsafeRaw: " FOR UPDATE" + (table.map { " OF \($0)" } ?? ""))
-    }
-
     public func driverDocuments(tenant: ID<Tenant>, page: PageRequest = .init()) async throws -> DocumentPage {
         try await read { db in
             try await documentPage(from: "drivers d", where: "d.tenant_id = \(tenant)", order: Driver.order, page, document: "d.doc", db)

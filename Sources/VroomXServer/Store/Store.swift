@@ -75,6 +75,13 @@ public struct Store: Sendable {
     func read<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
         try await database.read(body)
     }
+
+    /// ` FOR UPDATE [OF table]` on PostgreSQL: the rows read stay locked
+    /// until commit. Nothing on SQLite, whose writers never overlap.
+    static func lockingRows(_ db: any SQLExecutor, of table: String? = nil) -> SQL {
+        guard db.dialect == .postgres else { return "" }
+        return SQL(unsafeRaw: " FOR UPDATE" + (table.map { " OF \($0)" } ?? ""))
+    }
 }
 
 /// One change to record in the feed: which row, and who may see it.
