@@ -3,14 +3,20 @@ import NIOConcurrencyHelpers
 
 /// A helper process a test starts (a real SMTP server, the vroomx binary, …)
 /// and stops. Its output is collected for assertions and diagnostics.
+///
+/// The output goes to an unlinked temporary file read on demand, not to a
+/// pipe with a `readabilityHandler`: closing such a pipe races the
+/// cancellation of its dispatch source, and after a few thousand launches
+/// (the driver fault test) libdispatch trapped on it and took the whole
+/// test process down.
 public final class ChildProcess: Sendable {
     private let process: Process
     private struct Output {
         var text = ""
-        /// The process ended and everything it wrote has been read.
-        var complete = false
+        /// Where the process writes; nil once the process has ended and all it wrote was read.
+        var reader: FileHandle?
     }
-    private let output = NIOLockedValueBox(Output())
+    private let output: NIOLockedValueBox<Output>
 
     public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
         let process = Process()
@@ -19,32 +25,44 @@ public final class ChildProcess: Sendable {
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }
         process.environment = env
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        let output = self.output
-        let reading = pipe.fileHandleForReading
-        reading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if !data.isEmpty { output.withLockedValue { $0.text += String(decoding: data, as: UTF8.self) } }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-child-\(UUID().uuidString)").path
+        guard FileManager.default.createFile(atPath: path, contents: nil),
+              let writer = FileHandle(forWritingAtPath: path), let reader = FileHandle(forReadingAtPath: path) else {
+            throw ProcessError("cannot create the output file \(path)")
         }
-        // Read what is left and close the pipe when the process ends: a
-        // test that starts thousands of processes must not keep their
-        // descriptors (Foundation's Process.run() fails once too many are open).
-        process.terminationHandler = { _ in
-            reading.readabilityHandler = nil
-            let rest = (try? reading.readToEnd()) ?? nil
-            try? reading.close()
-            output.withLockedValue {
-                if let rest { $0.text += String(decoding: rest, as: UTF8.self) }
-                $0.complete = true
-            }
+        unlink(path)  // the open handles keep it; nothing is left behind
+        defer { try? writer.close() }  // the child has its own copy
+        process.standardOutput = writer
+        process.standardError = writer
+        process.standardInput = FileHandle.nullDevice
+        output = NIOLockedValueBox(Output(reader: reader))
+        do { try process.run() } catch {
+            try? reader.close()
+            throw error
         }
-        try process.run()
         self.process = process
     }
 
-    public var text: String { output.withLockedValue { $0.text } }
+    deinit {
+        output.withLockedValue { try? $0.reader?.close() }
+    }
+
+    /// Everything the process wrote so far. Once it has ended, the last
+    /// read closes the file.
+    public var text: String {
+        let ended = !process.isRunning
+        return output.withLockedValue { output in
+            guard let reader = output.reader else { return output.text }
+            if let data = try? reader.readToEnd(), !data.isEmpty {
+                output.text += String(decoding: data, as: UTF8.self)
+            }
+            if ended {
+                try? reader.close()
+                output.reader = nil
+            }
+            return output.text
+        }
+    }
 
     /// Runs a program to its end: its exit status and output.
     public static func run(_ executable: String, _ arguments: [String], timeout: Duration = .seconds(120)) async throws -> (status: Int32, text: String) {
@@ -59,8 +77,7 @@ public final class ChildProcess: Sendable {
         }
         return (child.exitStatus ?? -1, child.text)
     }
-    /// Running, or its last output not yet read.
-    public var isRunning: Bool { process.isRunning || !output.withLockedValue { $0.complete } }
+    public var isRunning: Bool { process.isRunning }
     public var exitStatus: Int32? { isRunning ? nil : process.terminationStatus }
 
     /// Waits until the output contains `marker`.
