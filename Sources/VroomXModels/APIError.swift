@@ -92,8 +92,12 @@ public struct APIErrorBody: Codable, Sendable, Hashable {
     public var attemptsLeft: Int?
     /// For rate limits and unavailability: seconds until a retry can succeed (also in `Retry-After`).
     public var retryAfter: Int?
+    /// For a file (CSV import): every bad line, with its field.
+    public var problems: [LineProblem]?
 
-    public init(code: ErrorCode, message: String, field: String? = nil, attemptsLeft: Int? = nil, retryAfter: Int? = nil) {
+    public init(code: ErrorCode, message: String, field: String? = nil, attemptsLeft: Int? = nil, retryAfter: Int? = nil,
+                problems: [LineProblem]? = nil) {
+        self.problems = problems
         self.code = code
         self.message = message
         self.field = field
@@ -102,8 +106,23 @@ public struct APIErrorBody: Codable, Sendable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case code, message, field
+        case code, message, field, problems
         case attemptsLeft = "attempts_left"
         case retryAfter = "retry_after"
+    }
+}
+
+/// One bad line of an imported file.
+public struct LineProblem: Codable, Sendable, Hashable {
+    /// 1-based; line 1 is the header.
+    public var line: Int
+    /// The column at fault (or `line`, `file`).
+    public var field: String
+    public var message: String
+
+    public init(line: Int, field: String, message: String) {
+        self.line = line
+        self.field = field
+        self.message = message
     }
 }

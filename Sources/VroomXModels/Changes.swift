@@ -6,6 +6,8 @@ public enum ChangeEntity: String, Codable, Sendable, CaseIterable {
     case expense
     case notification
     case inspection
+    /// A truck or trailer: dispatch sees the fleet, a driver the units assigned to them.
+    case equipment
 }
 
 public enum ChangeOperation: String, Codable, Sendable {
@@ -23,6 +25,7 @@ public enum ChangeRow: Sendable, Hashable {
     case expense(Expense)
     case notification(DriverNotification)
     case inspection(Inspection)
+    case equipment(Equipment)
 }
 
 /// One entry of the change feed: the row as the client should store it
@@ -91,6 +94,7 @@ extension ChangeRow {
         case .expense: return .expense(try container.decode(Expense.self, forKey: key))
         case .notification: return .notification(try container.decode(DriverNotification.self, forKey: key))
         case .inspection: return .inspection(try container.decode(Inspection.self, forKey: key))
+        case .equipment: return .equipment(try container.decode(Equipment.self, forKey: key))
         }
     }
 
@@ -102,6 +106,7 @@ extension ChangeRow {
         case .expense(let value): try container.encode(value, forKey: key)
         case .notification(let value): try container.encode(value, forKey: key)
         case .inspection(let value): try container.encode(value, forKey: key)
+        case .equipment(let value): try container.encode(value, forKey: key)
         }
     }
 }

@@ -252,10 +252,13 @@ public struct Expense: Codable, Sendable, Hashable, Identifiable {
     public var amountCents: Int
     public var date: LocalDate
     public var notes: String
+    /// What a fuel expense bought, when the driver said (fuel log).
+    public var fuel: FuelPurchase?
     public var createdAt: Date
 
     public init(id: ID<Expense>, tripID: ID<Trip>, driverID: ID<Driver>?, category: ExpenseCategory,
-                amountCents: Int, date: LocalDate, notes: String, createdAt: Date) {
+                amountCents: Int, date: LocalDate, notes: String, fuel: FuelPurchase? = nil, createdAt: Date) {
+        self.fuel = fuel
         self.id = id
         self.tripID = tripID
         self.driverID = driverID
@@ -267,7 +270,7 @@ public struct Expense: Codable, Sendable, Hashable, Identifiable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, category, date, notes
+        case id, category, date, notes, fuel
         case tripID = "trip_id"
         case driverID = "driver_id"
         case amountCents = "amount_cents"

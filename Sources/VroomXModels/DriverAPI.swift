@@ -50,9 +50,12 @@ public struct CreateExpenseRequest: Codable, Sendable, Hashable {
     public var amountCents: Int
     public var date: LocalDate
     public var notes: String?
+    /// For a fuel expense: the truck, how much fuel and the odometer.
+    public var fuel: FuelPurchase?
 
     public init(id: ID<Expense>? = nil, tripID: ID<Trip>, category: ExpenseCategory, amountCents: Int,
-                date: LocalDate, notes: String? = nil) {
+                date: LocalDate, notes: String? = nil, fuel: FuelPurchase? = nil) {
+        self.fuel = fuel
         self.id = id
         self.tripID = tripID
         self.category = category
@@ -62,7 +65,7 @@ public struct CreateExpenseRequest: Codable, Sendable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, category, date, notes
+        case id, category, date, notes, fuel
         case tripID = "trip_id"
         case amountCents = "amount_cents"
     }

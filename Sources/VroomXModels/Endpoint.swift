@@ -44,7 +44,7 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
     /// checks or naturally repeatable.)
     public var acceptsIdempotencyKey: Bool {
         method != .get && method != .head && access != .anyone && self != .mutations && self != .setPIN && self != .verifyPIN
-            && !Self.streamsBody.contains(self)
+            && !Self.streamsBody.contains(self) && !Self.takesCSV.contains(self)
     }
 
     /// The realtime socket also takes its token as `?access_token=`, for
@@ -54,6 +54,11 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
     /// Endpoints whose body is file bytes, streamed to storage rather than
     /// held in memory (uploads keep their own exactly-once rules: offsets).
     public static let streamsBody: Set<Endpoint> = [createUpload, uploadOffset, appendUpload, terminateUpload, putInspectionMedia]
+
+    /// Endpoints whose body is a CSV file (`text/csv`). An import is all or
+    /// nothing and keyed by its rows' own numbers, so sending it again
+    /// cannot apply it twice.
+    public static let takesCSV: Set<Endpoint> = [dispatchImportEquipment, dispatchImportOrders]
 
     /// Names of the `{placeholders}` in order.
     public var parameterNames: [String] {
@@ -163,6 +168,29 @@ extension Endpoint {
     public static let dispatchAssignOrder = Endpoint(.post, "/v1/dispatch/orders/{id}/assign", .dispatcher)
     public static let dispatchSendMessage = Endpoint(.post, "/v1/dispatch/messages", .dispatcher)
     public static let dispatchOrderInspections = Endpoint(.get, "/v1/dispatch/orders/{id}/inspections", .dispatcher)
+    public static let dispatchImportOrders = Endpoint(.post, "/v1/dispatch/orders/import", .dispatcher)
+
+    // Vehicles: what a VIN says
+    public static let decodeVIN = Endpoint(.get, "/v1/vin/{vin}", .signedIn)
+
+    // Fleet: a driver's own units, odometer readings
+    public static let equipment = list("/v1/equipment", .driver)
+    public static let equipmentUnit = Endpoint(.get, "/v1/equipment/{id}", .driver)
+    public static let recordOdometer = Endpoint(.post, "/v1/odometer-readings", .signedIn)
+
+    // Fleet: dispatch
+    public static let dispatchEquipment = list("/v1/dispatch/equipment", .dispatcher, filters: [.equipmentKind, .equipmentStatus])
+    public static let dispatchCreateEquipment = Endpoint(.post, "/v1/dispatch/equipment", .dispatcher)
+    public static let dispatchEquipmentUnit = Endpoint(.get, "/v1/dispatch/equipment/{id}", .dispatcher)
+    public static let dispatchUpdateEquipment = Endpoint(.patch, "/v1/dispatch/equipment/{id}", .dispatcher)
+    public static let dispatchAssignEquipment = Endpoint(.post, "/v1/dispatch/equipment/{id}/assign", .dispatcher)
+    public static let dispatchEquipmentStatus = Endpoint(.post, "/v1/dispatch/equipment/status", .dispatcher)
+    public static let dispatchImportEquipment = Endpoint(.post, "/v1/dispatch/equipment/import", .dispatcher)
+    public static let dispatchAddEquipmentDocument = Endpoint(.post, "/v1/dispatch/equipment/{id}/documents", .dispatcher)
+    public static let dispatchDeleteEquipmentDocument = Endpoint(.delete, "/v1/dispatch/equipment/{id}/documents/{document}", .dispatcher)
+    public static let dispatchExpiringDocuments = Endpoint(.get, "/v1/dispatch/equipment-documents/expiring", .dispatcher, [.withinDays])
+    public static let dispatchOdometerReadings = list("/v1/dispatch/equipment/{id}/odometer-readings", .dispatcher)
+    public static let dispatchFuelReport = Endpoint(.get, "/v1/dispatch/equipment/{id}/fuel-report", .dispatcher, [.fromDate, .toDate])
 
     public static let all: [Endpoint] = [
         health, ready, openAPI,
@@ -175,6 +203,10 @@ extension Endpoint {
         sync, mutations, realtime,
         dispatchDrivers, dispatchCreateDriver, dispatchDeactivateDriver, dispatchReactivateDriver, dispatchTrips, dispatchCreateTrip, dispatchTrip, dispatchUpdateTrip,
         dispatchAssignTrip, dispatchTripExpenses, dispatchOrders, dispatchCreateOrder, dispatchOrder,
-        dispatchUpdateOrder, dispatchAssignOrder, dispatchSendMessage, dispatchOrderInspections,
+        dispatchUpdateOrder, dispatchAssignOrder, dispatchSendMessage, dispatchOrderInspections, dispatchImportOrders,
+        decodeVIN, equipment, equipmentUnit, recordOdometer,
+        dispatchEquipment, dispatchCreateEquipment, dispatchEquipmentUnit, dispatchUpdateEquipment, dispatchAssignEquipment,
+        dispatchEquipmentStatus, dispatchImportEquipment, dispatchAddEquipmentDocument, dispatchDeleteEquipmentDocument,
+        dispatchExpiringDocuments, dispatchOdometerReadings, dispatchFuelReport,
     ]
 }

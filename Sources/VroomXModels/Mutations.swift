@@ -42,6 +42,7 @@ public struct Mutation: Codable, Sendable, Hashable, Identifiable {
             payload = .markNotificationRead(try container.decode(NotificationReference.self, forKey: .payload))
         case .saveInspection: payload = .saveInspection(try container.decode(InspectionSave.self, forKey: .payload))
         case .completeInspection: payload = .completeInspection(try container.decode(InspectionReference.self, forKey: .payload))
+        case .recordOdometer: payload = .recordOdometer(try container.decode(RecordOdometerRequest.self, forKey: .payload))
         }
     }
 
@@ -59,6 +60,7 @@ public struct Mutation: Codable, Sendable, Hashable, Identifiable {
         case .markNotificationRead(let value): try container.encode(value, forKey: .payload)
         case .saveInspection(let value): try container.encode(value, forKey: .payload)
         case .completeInspection(let value): try container.encode(value, forKey: .payload)
+        case .recordOdometer(let value): try container.encode(value, forKey: .payload)
         }
     }
 }
@@ -71,6 +73,7 @@ public enum MutationKind: String, Codable, Sendable, CaseIterable {
     case markNotificationRead = "mark_notification_read"
     case saveInspection = "save_inspection"
     case completeInspection = "complete_inspection"
+    case recordOdometer = "record_odometer"
 }
 
 public enum MutationPayload: Sendable, Hashable {
@@ -81,6 +84,7 @@ public enum MutationPayload: Sendable, Hashable {
     case markNotificationRead(NotificationReference)
     case saveInspection(InspectionSave)
     case completeInspection(InspectionReference)
+    case recordOdometer(RecordOdometerRequest)
 
     public var kind: MutationKind {
         switch self {
@@ -91,6 +95,7 @@ public enum MutationPayload: Sendable, Hashable {
         case .markNotificationRead: return .markNotificationRead
         case .saveInspection: return .saveInspection
         case .completeInspection: return .completeInspection
+        case .recordOdometer: return .recordOdometer
         }
     }
 }
@@ -303,6 +308,7 @@ extension ChangeRow {
         case .expense: return .expense
         case .notification: return .notification
         case .inspection: return .inspection
+        case .equipment: return .equipment
         }
     }
 }

@@ -19,6 +19,8 @@ public struct Parameter: Hashable, Sendable, CustomStringConvertible {
         case token
         /// `bytes=first-last`, `bytes=first-`, `bytes=-suffix` (RFC 9110).
         case byteRange
+        /// A calendar day, `YYYY-MM-DD`.
+        case date
     }
 
     public let name: String
@@ -44,7 +46,7 @@ public struct Parameter: Hashable, Sendable, CustomStringConvertible {
     public var isNumeric: Bool {
         switch kind {
         case .integer, .byteRange: return true
-        case .boolean, .uuid, .oneOf, .token: return false
+        case .boolean, .uuid, .oneOf, .token, .date: return false
         }
     }
 
@@ -68,6 +70,13 @@ extension Parameter {
     public static let orderStatus = Parameter("status", .oneOf(OrderStatus.allCases.map(\.rawValue)))
     public static let tripStatus = Parameter("status", .oneOf(TripStatus.allCases.map(\.rawValue)))
     public static let tripFilter = Parameter("trip_id", .uuid)
+    public static let equipmentKind = Parameter("kind", .oneOf(EquipmentKind.allCases.map(\.rawValue)))
+    public static let equipmentStatus = Parameter("status", .oneOf(EquipmentStatus.allCases.map(\.rawValue)))
+    /// Papers expiring within this many days (default 30).
+    public static let withinDays = Parameter("days", .integer(0...366))
+    /// A period of calendar days (`YYYY-MM-DD`), both ends included.
+    public static let fromDate = Parameter("from", .date)
+    public static let toDate = Parameter("to", .date)
 
     // Resumable uploads (tus 1.0) and ranged downloads.
     public static let uploadLength = Parameter(header: "Upload-Length", .integer(1...DecimalText.maxValue))

@@ -146,6 +146,7 @@ public func buildApplication(_ services: ServerServices,
     AuthController(auth: services.auth, store: services.store, trustedProxyHops: configuration.trustedProxyHops).register(routes)
     DriverController(store: services.store).register(routes)
     DispatchController(store: services.store).register(routes)
+    FleetController(store: services.store).register(routes)
     SyncController(store: services.store, logger: services.logger).register(routes)
     UploadController(uploads: services.uploads).register(routes)
     InspectionController(store: services.store, media: services.media, uploads: services.uploads).register(routes)
@@ -181,7 +182,8 @@ public func buildApplication(_ services: ServerServices,
 
 /// Background upkeep for the lifetime of the server: hourly, prunes expired
 /// sign-in data, feed history past its retention, idempotency keys older
-/// than 8 days and abandoned uploads (with their partial files); every
+/// than 8 days and abandoned uploads (with their partial files), and tells
+/// dispatch about equipment papers running out within 30 days; every
 /// 30 s, checks the counters of carriers with realtime subscribers (a
 /// safety net under notifications). Closes the database on shutdown.
 struct MaintenanceService: Service, CustomStringConvertible {
@@ -212,6 +214,8 @@ extension MaintenanceService {
                 try await store.pruneIdempotencyKeys(olderThan: 8 * 86_400)
                 try await store.prunePushQueue()
                 try await services.pruneExpiredUploads()
+                let noticed = try await store.noticeExpiringDocuments()
+                if noticed > 0 { services.logger.info("equipment documents expiring soon", metadata: ["count": "\(noticed)"]) }
             }
         } catch {
             services.logger.warning("pruning failed", metadata: ["error": "\(error)"])

@@ -69,14 +69,18 @@ public enum DemoData {
                                               pickup: Stop(address: "Portland, OR"), delivery: Stop(address: "Reno, NV"),
                                               revenueCents: 90000, paymentTerms: "COD"), tenant: t)
 
-        // Expenses Alex recorded.
+        let alexTruck = try await fleet(store, t, today, alex: alex.id, sam: sam.id, jordan: jordan.id)
+
+        // Expenses Alex recorded (fuel with the truck, gallons and odometer: the fuel log).
         let alexScope = Scope.driver(tenant: t, driver: alex.id)
-        for (trip, category, cents, daysAgo, note) in [
-            (done.id, ExpenseCategory.fuel, 48_250, 8, "Love's, Lake Charles"), (done.id, .tolls, 1_875, 7, ""),
-            (done.id, .lodging, 8_900, 7, "Motel 6, Meridian"), (rolling.id, .fuel, 52_010, 1, "Pilot, Macon"),
+        for (trip, category, cents, daysAgo, note, fuel) in [
+            (done.id, ExpenseCategory.fuel, 48_250, 8, "Love's, Lake Charles",
+             FuelPurchase(equipmentID: alexTruck, quantityMilli: 120_500, odometerMiles: 412_350) as FuelPurchase?),
+            (done.id, .tolls, 1_875, 7, "", nil), (done.id, .lodging, 8_900, 7, "Motel 6, Meridian", nil),
+            (rolling.id, .fuel, 52_010, 1, "Pilot, Macon", FuelPurchase(equipmentID: alexTruck, quantityMilli: 131_200, odometerMiles: 413_200)),
         ] {
             _ = try await store.createExpense(.init(tripID: trip, category: category, amountCents: cents,
-                                                    date: today.adding(days: -daysAgo), notes: note), alexScope)
+                                                    date: today.adding(days: -daysAgo), notes: note, fuel: fuel), alexScope)
         }
 
         // Messages from dispatch.
@@ -90,6 +94,43 @@ public enum DemoData {
                                               body: "Your first trip is ready. Call dispatch with any questions."), tenant: t)
         logger.info("seeded demo carrier", metadata: ["tenant": "\(t)"])
         return true
+    }
+
+    /// Trucks and trailers: one of each for Alex and Sam, a truck for
+    /// Jordan, one in the shop; papers (one running out soon, one already
+    /// out) and Alex's odometer readings. Returns Alex's truck.
+    private static func fleet(_ store: Store, _ t: ID<Tenant>, _ today: LocalDate, alex: ID<Driver>, sam: ID<Driver>,
+                              jordan: ID<Driver>) async throws -> ID<Equipment> {
+        let units: [(EquipmentFields, ID<Driver>?)] = [
+            (EquipmentFields(kind: .truck, unitNumber: "T-12", make: "Peterbilt", model: "389", year: 2019, vin: "1XPBDP9X9KD123456",
+                             plate: "TX 4KH 221", plateState: "TX", specs: EquipmentSpecs(gvwrPounds: 80_000, fuelType: .diesel)), alex),
+            (EquipmentFields(kind: .trailer, unitNumber: "TR-7", make: "Cottrell", model: "CX-09LS", year: 2021, vin: "5JYAH1024KM000777",
+                             plate: "TX 9TR 107", plateState: "TX", specs: EquipmentSpecs(trailerType: .open, capacityCars: 9)), alex),
+            (EquipmentFields(kind: .truck, unitNumber: "T-14", make: "Freightliner", model: "Cascadia", year: 2020, vin: "1FUJHHDR0LL654321",
+                             plate: "IL 22 8841", plateState: "IL", specs: EquipmentSpecs(gvwrPounds: 80_000, fuelType: .diesel)), sam),
+            (EquipmentFields(kind: .trailer, unitNumber: "TR-9", make: "Sun Country", model: "Enclosed 53", year: 2022, vin: "4ZEAH1821NT000888",
+                             plate: "IL 91 5510", plateState: "IL", specs: EquipmentSpecs(trailerType: .enclosed, capacityCars: 6)), sam),
+            (EquipmentFields(kind: .truck, unitNumber: "T-15", make: "Kenworth", model: "W900", year: 2022, vin: "1XKYD49X5NJ112233",
+                             plate: "WA C81 022", plateState: "WA", specs: EquipmentSpecs(gvwrPounds: 80_000, fuelType: .diesel)), jordan),
+            (EquipmentFields(kind: .truck, unitNumber: "T-20", make: "Freightliner", model: "Cascadia", year: 2022, vin: "3AKJHHDR9NS999001",
+                             status: .inShop, notes: "Clutch replacement at Rush Truck Center"), nil),
+        ]
+        var ids: [String: ID<Equipment>] = [:]
+        for (fields, driver) in units {
+            let unit = try await store.createEquipment(fields, tenant: t)
+            if let driver { _ = try await store.assignEquipment(unit.id, to: driver, tenant: t) }
+            ids[unit.unitNumber] = unit.id
+            _ = try await store.addEquipmentDocument(unit.id, .init(kind: .insurance, number: "POL-88231", expiresOn: today.adding(days: 200)), tenant: t)
+        }
+        _ = try await store.addEquipmentDocument(ids["T-12"]!, .init(kind: .registration, number: "TX-REG-4KH221", expiresOn: today.adding(days: 18)), tenant: t)
+        _ = try await store.addEquipmentDocument(ids["TR-9"]!, .init(kind: .annualInspection, expiresOn: today.adding(days: -5),
+                                                                    notes: "Book at the Joliet yard"), tenant: t)
+        let truck = ids["T-12"]!
+        for (miles, daysAgo) in [(412_300, 9), (412_980, 6), (413_250, 1)] {
+            _ = try await store.recordOdometer(.init(equipmentID: truck, miles: miles, recordedAt: store.clock.now.addingTimeInterval(-Double(daysAgo) * 86_400)),
+                                               .driver(tenant: t, driver: alex))
+        }
+        return truck
     }
 
     /// A trip planned for a driver; it is assigned once its orders are on it.

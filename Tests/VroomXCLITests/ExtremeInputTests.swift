@@ -188,8 +188,18 @@ struct ExtremeInputTests {
         let target = try await Self.start()
         defer { Task { await target.server.stop() } }
         let unique = { UUID().uuidString.prefix(8) }
+        // The demo driver's truck.
+        let units = try await RawHTTP.request(port: target.port, "GET", Endpoint.equipment.path, headers: ["Authorization": "Bearer \(target.driver)"])
+        let truck = try #require(try WireJSON.decoder().decode(Items<Equipment>.self, from: Data(units.body)).items.first { $0.kind == .truck }).id.rawValue
         // «N» marks the field under test; each template is valid with a sensible number there.
         let templates: [(Endpoint, () -> String)] = [
+            (.dispatchCreateEquipment, { #"{"kind":"truck","unit_number":"X-\#(unique())","year":«N»}"# }),
+            (.dispatchCreateEquipment, { #"{"kind":"trailer","unit_number":"X-\#(unique())","specs":{"capacity_cars":«N»}}"# }),
+            (.dispatchCreateEquipment, { #"{"kind":"truck","unit_number":"X-\#(unique())","specs":{"gvwr_pounds":«N»}}"# }),
+            (.recordOdometer, { #"{"equipment_id":"\#(truck)","miles":«N»}"# }),
+            (.createExpense, { #"{"trip_id":"\#(target.trip)","category":"fuel","amount_cents":100,"date":"2026-11-22","fuel":{"equipment_id":"\#(truck)","quantity_milli":«N»,"unit":"gal"}}"# }),
+            (.createExpense, { #"{"trip_id":"\#(target.trip)","category":"fuel","amount_cents":100,"date":"2026-11-22","fuel":{"equipment_id":"\#(truck)","quantity_milli":1000,"unit":"gal","odometer_miles":«N»}}"# }),
+            (.dispatchAddEquipmentDocument, { #"{"kind":"permit","number":"«N»"}"# }),
             (.createExpense, { #"{"trip_id":"\#(target.trip)","category":"fuel","amount_cents":«N»,"date":"2026-11-22"}"# }),
             (.dispatchCreateDriver, { #"{"email":"x\#(unique())@example.com","name":"X","pay_type":"per_mile","pay_rate":«N»}"# }),
             (.dispatchCreateDriver, { #"{"email":"x\#(unique())@example.com","name":"X","pay_type":"percentage","pay_rate":«N»}"# }),
@@ -225,6 +235,7 @@ struct ExtremeInputTests {
                 (Endpoint.completeInspection, #"{"occurred_at":"\#(time)"}"#),
                 (Endpoint.updateOrderStatus, #"{"status":"picked_up","occurred_at":"\#(time)"}"#),
                 (Endpoint.dispatchUpdateOrder, #"{"delivery_eta":"\#(time)"}"#),
+                (Endpoint.recordOdometer, #"{"equipment_id":"\#(truck)","miles":1,"recorded_at":"\#(time)"}"#),
             ] {
                 let status = try await target.send(endpoint.method.rawValue, target.path(endpoint),
                                                    headers: ["Authorization": "Bearer \(target.token(for: endpoint))", "Content-Type": "application/json"],

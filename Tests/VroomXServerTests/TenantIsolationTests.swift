@@ -62,9 +62,15 @@ struct TenantIsolationTests {
             // A driver without work, whom carrier A's dispatcher can deactivate and reactivate.
             let idle = try await store.createDriver(tenant: a.tenant.id, CreateDriverRequest(
                 email: "idle-driver@alpha.example", name: "Idle", payType: .perTrip, payRate: 100))
+            // The owner's truck, with one paper.
+            let truck = try await store.createEquipment(EquipmentFields(kind: .truck, unitNumber: "T-OWNER"), tenant: a.tenant.id)
+            _ = try await store.assignEquipment(truck.id, to: a.driverID(0), tenant: a.tenant.id)
+            let papered = try await store.addEquipmentDocument(truck.id, AddEquipmentDocumentRequest(kind: .registration, expiresOn: LocalDate(Date())),
+                                                               tenant: a.tenant.id)
+            let fleet = FleetProbeData(unit: truck.id, document: papered.documents[0].id, owner: a.driverID(0))
             let probes = makeProbes(a: a, trip: ownerTrip, order: ownerOrder, expense: ownerExpense,
                                     notification: ownerNotification, deviceToken: ownerDeviceToken, inspection: inspection,
-                                    idleDriver: idle.id)
+                                    idleDriver: idle.id) + fleetProbes(fleet, trip: ownerTrip)
             // The matrix covers every endpoint that needs a token.
             let covered = Set(probes.map(\.endpoint))
             for endpoint in Endpoint.all where endpoint.access != .anyone {
@@ -72,8 +78,8 @@ struct TenantIsolationTests {
             }
 
             // Strings that must never reach anyone outside carrier A, and those a sibling must not see.
-            let carrierAStrings = try await allIdentifiers(of: a, store: store)
-            let ownerPrivate = Set([ownerDeviceToken] + a.trips[0].map(\.id.rawValue)
+            let carrierAStrings = try await allIdentifiers(of: a, store: store).union([fleet.unit.rawValue, fleet.document.rawValue])
+            let ownerPrivate = Set([ownerDeviceToken, fleet.unit.rawValue] + a.trips[0].map(\.id.rawValue)
                 + a.trips[0].flatMap { a.orders[$0.id]!.map(\.id.rawValue) + a.expenses[$0.id]!.map(\.id.rawValue) }
                 + (try await store.notifications(.driver(tenant: a.tenant.id, driver: a.driverID(0)))).map(\.id.rawValue))
 
@@ -246,6 +252,46 @@ struct TenantIsolationTests {
         ]
     }
 
+    struct FleetProbeData {
+        let unit: ID<Equipment>
+        let document: ID<EquipmentDocument>
+        let owner: ID<Driver>
+    }
+
+    /// The fleet endpoints, aimed at the owner's truck (dispatch's reads and
+    /// edits first, deleting its paper last).
+    func fleetProbes(_ fleet: FleetProbeData, trip: Trip) -> [Probe] {
+        let unit = fleet.unit.rawValue
+        let csv = ["Content-Type": "text/csv"]
+        return [
+            Probe(endpoint: .decodeVIN, parameters: ["1HGCM82633A004352"], body: nil, namesCarrierAData: false),
+            Probe(endpoint: .equipment, parameters: [], body: nil, namesCarrierAData: false),
+            Probe(endpoint: .equipmentUnit, parameters: [unit], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .recordOdometer, parameters: [], body: RecordOdometerRequest(equipmentID: fleet.unit, miles: 120_000),
+                  namesCarrierAData: true),
+            Probe(endpoint: .dispatchEquipment, parameters: [], body: nil, namesCarrierAData: false),
+            Probe(endpoint: .dispatchCreateEquipment, parameters: [], body: EquipmentFields(kind: .trailer, unitNumber: "NEW-%"),
+                  namesCarrierAData: false),
+            Probe(endpoint: .dispatchEquipmentUnit, parameters: [unit], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .dispatchUpdateEquipment, parameters: [unit], body: EquipmentFields(notes: "Checked by dispatch"),
+                  namesCarrierAData: true),
+            Probe(endpoint: .dispatchAssignEquipment, parameters: [unit], body: AssignEquipmentRequest(driverID: fleet.owner),
+                  namesCarrierAData: true),
+            Probe(endpoint: .dispatchEquipmentStatus, parameters: [], body: EquipmentStatusChange(ids: [fleet.unit], status: .active),
+                  namesCarrierAData: true),
+            Probe(endpoint: .dispatchImportEquipment, parameters: [], body: nil, namesCarrierAData: false,
+                  bytes: Array("unit_number,kind,notes\nIMPORTED-1,truck,From a file\n".utf8), headers: csv),
+            Probe(endpoint: .dispatchImportOrders, parameters: [], body: nil, namesCarrierAData: false,
+                  bytes: Array("number,pickup_address,delivery_address,revenue\nCSV-1,1 Main St,2 Elm St,450\n".utf8), headers: csv),
+            Probe(endpoint: .dispatchAddEquipmentDocument, parameters: [unit], body: AddEquipmentDocumentRequest(kind: .insurance),
+                  namesCarrierAData: true),
+            Probe(endpoint: .dispatchExpiringDocuments, parameters: [], body: nil, namesCarrierAData: false),
+            Probe(endpoint: .dispatchOdometerReadings, parameters: [unit], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .dispatchFuelReport, parameters: [unit], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .dispatchDeleteEquipmentDocument, parameters: [unit, fleet.document.rawValue], body: nil, namesCarrierAData: true),
+        ]
+    }
+
     func expectedStatuses(_ caller: Caller, _ probe: Probe) -> Set<Int> {
         // Without an upgrade, the realtime endpoint answers an allowed caller 426.
         let ok: Set<Int> = probe.endpoint == .realtime ? [426] : [200, 201, 204]
@@ -302,6 +348,9 @@ struct TenantIsolationTests {
             return request
         case var request as CreateOrderRequest:
             request.number = request.number.replacingOccurrences(of: "%", with: tag)
+            return request
+        case var request as EquipmentFields:
+            request.unitNumber = request.unitNumber?.replacingOccurrences(of: "%", with: tag)
             return request
         default:
             return body

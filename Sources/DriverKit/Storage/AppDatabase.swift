@@ -182,6 +182,10 @@ public struct AppDatabase: Sendable {
                 ALTER TABLE device ADD COLUMN clock_boot REAL;
                 """)
         }
+        migrator.registerMigration("v5-fleet") { db in
+            // The trucks and trailers assigned to the driver.
+            try db.execute(sql: "CREATE TABLE equipment (id TEXT PRIMARY KEY, unit_number TEXT NOT NULL, doc TEXT NOT NULL)")
+        }
         return migrator
     }
 }

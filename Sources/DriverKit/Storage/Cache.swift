@@ -16,6 +16,17 @@ extension AppDatabase {
     public func expenses(trip: ID<Trip>) throws -> [Expense] { try reader.read { try Self.expenses(trip: trip, $0) } }
     public func notifications() throws -> [DriverNotification] { try reader.read(Self.notifications) }
     public func unreadCount() throws -> Int { try reader.read(Self.unreadCount) }
+    /// The truck and trailer assigned to the driver, by unit number.
+    public func equipment() throws -> [Equipment] { try reader.read(Self.equipment) }
+
+    static func equipment(_ db: Database) throws -> [Equipment] {
+        try docs(db, "SELECT doc FROM equipment ORDER BY lower(unit_number), id")
+    }
+
+    static func unit(_ id: ID<Equipment>, _ db: Database) throws -> Equipment? {
+        let units: [Equipment] = try docs(db, "SELECT doc FROM equipment WHERE id = ?", [id.rawValue])
+        return units.first
+    }
 
     static func trips(_ db: Database) throws -> [Trip] {
         // Newest start first; trips without a start date last (as on the server).
@@ -86,6 +97,9 @@ extension AppDatabase {
         case .inspection(let inspection):
             try db.cachedStatement(sql: "INSERT OR REPLACE INTO inspections (id, order_id, doc) VALUES (?, ?, ?)").execute(
                            arguments: [inspection.id.rawValue, inspection.orderID.rawValue, try doc(inspection)])
+        case .equipment(let unit):
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO equipment (id, unit_number, doc) VALUES (?, ?, ?)").execute(
+                           arguments: [unit.id.rawValue, unit.unitNumber, try doc(unit)])
         }
     }
 
@@ -95,6 +109,7 @@ extension AppDatabase {
         case .order: try db.execute(sql: "DELETE FROM orders WHERE id = ?", arguments: [id])
         case .expense: try db.execute(sql: "DELETE FROM expenses WHERE id = ?", arguments: [id])
         case .notification: try db.execute(sql: "DELETE FROM notifications WHERE id = ?", arguments: [id])
+        case .equipment: try db.execute(sql: "DELETE FROM equipment WHERE id = ?", arguments: [id])
         case .inspection:
             // Its queued files can no longer land (the order went to another driver): any the phone
             // still holds are kept as evidence; the upload queue deletes copies it no longer lists.
@@ -107,7 +122,7 @@ extension AppDatabase {
 
     /// Drops every cached row (a snapshot begins, or logout).
     static func clearRows(_ db: Database) throws {
-        try db.execute(sql: "DELETE FROM trips; DELETE FROM orders; DELETE FROM expenses; DELETE FROM notifications; DELETE FROM inspections")
+        try db.execute(sql: "DELETE FROM trips; DELETE FROM orders; DELETE FROM expenses; DELETE FROM notifications; DELETE FROM inspections; DELETE FROM equipment")
     }
 
     /// Applies one page of the feed in one transaction: rows, the cursor,

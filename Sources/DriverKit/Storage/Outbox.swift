@@ -143,8 +143,15 @@ extension AppDatabase {
             guard let id = request.id else { throw LocalRejection(code: .validationFailed, message: "An offline expense needs its id.") }
             guard request.amountCents > 0 else { throw LocalRejection(code: .validationFailed, message: "The amount must be positive.") }
             let driver = try driverID(db)
+            if let fuel = request.fuel {
+                guard request.category == .fuel else { throw LocalRejection(code: .validationFailed, message: "Only a fuel expense says what fuel it bought.") }
+                guard try unit(fuel.equipmentID, db)?.kind == .truck else {
+                    throw LocalRejection(code: .validationFailed, message: "That truck is not assigned to you.")
+                }
+            }
             let expense = Expense(id: id, tripID: request.tripID, driverID: driver, category: request.category,
-                                  amountCents: request.amountCents, date: request.date, notes: request.notes ?? "", createdAt: now)
+                                  amountCents: request.amountCents, date: request.date, notes: request.notes ?? "", fuel: request.fuel,
+                                  createdAt: now)
             try store(.expense(expense), db)
         case .deleteExpense(let reference):
             guard try exists("expenses", reference.expenseID.rawValue, db) else {
@@ -188,6 +195,21 @@ extension AppDatabase {
             guard order.status == inspection.kind.orderStatus,
                   let moved = try moved(order, to: inspection.kind.completedStatus, at: inspection.completedAt, now: now) else { return false }
             try store(.order(moved), db)
+        case .recordOdometer(let reading):
+            guard var unit = try unit(reading.equipmentID, db) else {
+                throw LocalRejection(code: .notFound, message: "This unit is not assigned to you.")
+            }
+            let at = reading.recordedAt ?? now
+            // The same rule as the server's, against what the phone knows: the last reading it has seen.
+            if let last = unit.odometerMiles, let lastAt = unit.odometerAt, at >= lastAt, reading.miles < last {
+                throw LocalRejection(code: .odometerDecreased,
+                                     message: "Unit \(unit.unitNumber) already read \(last) mi; a reading cannot be lower than an earlier one.")
+            }
+            if unit.odometerAt.map({ at >= $0 }) ?? true {
+                unit.odometerMiles = reading.miles
+                unit.odometerAt = at
+                try store(.equipment(unit), db)
+            }
         }
         return true
     }
@@ -213,7 +235,7 @@ extension AppDatabase {
         case .updateOrderETA(let change): return change.orderID
         case .saveInspection(let save): return save.inspection.orderID
         case .completeInspection(let reference): return try inspection(reference.inspectionID, db)?.orderID
-        case .createExpense, .deleteExpense, .markNotificationRead: return nil
+        case .createExpense, .deleteExpense, .markNotificationRead, .recordOdometer: return nil
         }
     }
 
@@ -527,6 +549,7 @@ extension Mutation {
         case .markNotificationRead(let reference): return reference.notificationID.rawValue
         case .saveInspection(let save): return save.inspectionID.rawValue
         case .completeInspection(let reference): return reference.inspectionID.rawValue
+        case .recordOdometer(let reading): return reading.equipmentID.rawValue
         }
     }
 }

@@ -98,6 +98,7 @@ extension MutationKind {
         case .createExpense, .deleteExpense: return "expense"
         case .markNotificationRead: return "message"
         case .saveInspection, .completeInspection: return "inspection"
+        case .recordOdometer: return "odometer reading"
         }
     }
 }

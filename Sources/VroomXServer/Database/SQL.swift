@@ -104,6 +104,12 @@ extension ExpenseCategory: SQLBindable {}
 extension NotificationType: SQLBindable {}
 extension PayType: SQLBindable {}
 extension UserRole: SQLBindable {}
+extension EquipmentKind: SQLBindable {}
+extension EquipmentStatus: SQLBindable {}
+extension TrailerType: SQLBindable {}
+extension FuelType: SQLBindable {}
+extension FuelUnit: SQLBindable {}
+extension EquipmentDocumentKind: SQLBindable {}
 extension DevicePlatform: SQLBindable {}
 
 /// Column names of a result, shared by all its rows.

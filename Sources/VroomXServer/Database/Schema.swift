@@ -409,6 +409,110 @@ enum Schema {
             ALTER TABLE uploads ADD COLUMN lease_token TEXT;
             ALTER TABLE uploads ADD COLUMN lease_until BIGINT
             """),
+
+        // The carrier's fleet: trucks and trailers (one of each per driver
+        // at a time), their papers, odometer readings that only go up, and
+        // fuel bought for a truck on a fuel expense.
+        Migration(version: 9, name: "fleet", sql: """
+            CREATE TABLE equipment (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                kind TEXT NOT NULL CHECK (kind IN ('truck', 'trailer')),
+                unit_number TEXT NOT NULL CHECK (length(unit_number) BETWEEN 1 AND 32),
+                unit_key TEXT NOT NULL,
+                make TEXT NOT NULL DEFAULT '' CHECK (length(make) <= 100),
+                model TEXT NOT NULL DEFAULT '' CHECK (length(model) <= 100),
+                year BIGINT CHECK (year BETWEEN 1900 AND 2100),
+                vin TEXT NOT NULL DEFAULT '' CHECK (length(vin) <= 17),
+                plate TEXT NOT NULL DEFAULT '' CHECK (length(plate) <= 16),
+                plate_state TEXT NOT NULL DEFAULT '' CHECK (length(plate_state) <= 2),
+                trailer_type TEXT CHECK (trailer_type IN ('open', 'enclosed')),
+                capacity_cars BIGINT CHECK (capacity_cars BETWEEN 1 AND 20),
+                gvwr_pounds BIGINT CHECK (gvwr_pounds BETWEEN 1 AND 200000),
+                fuel_type TEXT CHECK (fuel_type IN ('diesel', 'gasoline', 'electric', 'other')),
+                notes TEXT NOT NULL DEFAULT '' CHECK (length(notes) <= 2000),
+                status TEXT NOT NULL CHECK (status IN ('active', 'in_shop', 'out_of_service', 'retired')),
+                driver_id TEXT,
+                odometer_miles BIGINT CHECK (odometer_miles BETWEEN 0 AND 9999999),
+                odometer_at BIGINT,
+                version BIGINT NOT NULL DEFAULT 1 CHECK (version >= 1),
+                details_version BIGINT NOT NULL DEFAULT 1,
+                status_version BIGINT NOT NULL DEFAULT 1,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                doc TEXT NOT NULL,
+                UNIQUE (tenant_id, id),
+                UNIQUE (tenant_id, unit_key),
+                CHECK (driver_id IS NULL OR status <> 'retired'),
+                FOREIGN KEY (tenant_id, driver_id) REFERENCES drivers (tenant_id, id)
+            );
+            CREATE UNIQUE INDEX equipment_one_per_driver ON equipment (tenant_id, driver_id, kind) WHERE driver_id IS NOT NULL;
+
+            CREATE TABLE equipment_documents (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                equipment_id TEXT NOT NULL,
+                kind TEXT NOT NULL CHECK (kind IN ('registration', 'insurance', 'annual_inspection', 'ifta_decal', 'permit', 'other')),
+                number TEXT NOT NULL DEFAULT '' CHECK (length(number) <= 64),
+                expires_on TEXT CHECK (expires_on LIKE '____-__-__'),
+                notes TEXT NOT NULL DEFAULT '' CHECK (length(notes) <= 2000),
+                expiry_notice_at BIGINT,
+                created_at BIGINT NOT NULL,
+                UNIQUE (tenant_id, id),
+                FOREIGN KEY (tenant_id, equipment_id) REFERENCES equipment (tenant_id, id) ON DELETE CASCADE
+            );
+            CREATE INDEX equipment_documents_by_unit ON equipment_documents (tenant_id, equipment_id);
+            CREATE INDEX equipment_documents_expiring ON equipment_documents (expiry_notice_at, expires_on);
+
+            CREATE TABLE odometer_readings (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                equipment_id TEXT NOT NULL,
+                miles BIGINT NOT NULL CHECK (miles BETWEEN 0 AND 9999999),
+                recorded_at BIGINT NOT NULL,
+                driver_id TEXT,
+                created_at BIGINT NOT NULL,
+                doc TEXT NOT NULL,
+                UNIQUE (tenant_id, id),
+                FOREIGN KEY (tenant_id, equipment_id) REFERENCES equipment (tenant_id, id) ON DELETE CASCADE,
+                FOREIGN KEY (tenant_id, driver_id) REFERENCES drivers (tenant_id, id)
+            );
+            CREATE INDEX odometer_readings_by_unit ON odometer_readings (tenant_id, equipment_id, recorded_at);
+
+            ALTER TABLE trip_expenses ADD COLUMN fuel_equipment_id TEXT;
+            ALTER TABLE trip_expenses ADD COLUMN fuel_quantity_milli BIGINT CHECK (fuel_quantity_milli BETWEEN 1 AND 2000000);
+            ALTER TABLE trip_expenses ADD COLUMN fuel_unit TEXT CHECK (fuel_unit IN ('gal', 'l'));
+            ALTER TABLE trip_expenses ADD COLUMN fuel_odometer_miles BIGINT CHECK (fuel_odometer_miles BETWEEN 0 AND 9999999);
+            CREATE INDEX trip_expenses_by_fuel_unit ON trip_expenses (tenant_id, fuel_equipment_id, expense_date)
+            """,
+            // The change log learns the new entity (see version 4).
+            sqlite: """
+            CREATE TABLE change_log_v9 (
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                seq BIGINT NOT NULL CHECK (seq >= 1),
+                entity TEXT NOT NULL CHECK (entity IN ('driver', 'trip', 'order', 'expense', 'notification', 'inspection', 'equipment')),
+                entity_id TEXT NOT NULL,
+                op TEXT NOT NULL CHECK (op IN ('upsert', 'delete')),
+                driver_id TEXT,
+                dispatch_visible BIGINT NOT NULL CHECK (dispatch_visible IN (0, 1)),
+                payload TEXT,
+                committed_at BIGINT NOT NULL,
+                PRIMARY KEY (tenant_id, seq),
+                CHECK (op = 'delete' OR payload IS NOT NULL)
+            );
+            INSERT INTO change_log_v9 SELECT tenant_id, seq, entity, entity_id, op, driver_id, dispatch_visible, payload, committed_at
+                FROM change_log;
+            DROP TABLE change_log;
+            ALTER TABLE change_log_v9 RENAME TO change_log;
+            CREATE INDEX change_log_by_driver ON change_log (tenant_id, driver_id, seq);
+            CREATE INDEX change_log_for_dispatch ON change_log (tenant_id, dispatch_visible, seq);
+            CREATE INDEX change_log_by_age ON change_log (committed_at);
+            """,
+            postgres: """
+            ALTER TABLE change_log DROP CONSTRAINT change_log_entity_check;
+            ALTER TABLE change_log ADD CONSTRAINT change_log_entity_check
+                CHECK (entity IN ('driver', 'trip', 'order', 'expense', 'notification', 'inspection', 'equipment'));
+            """),
     ]
 }
 

@@ -52,6 +52,14 @@ extension Request {
         return id
     }
 
+    func date(_ parameter: Parameter) throws -> LocalDate? {
+        guard let text = text(parameter) else { return nil }
+        guard case .date = parameter.kind, text.utf8.count == 10, let date = LocalDate(text) else {
+            throw Self.invalid(parameter, "a date, YYYY-MM-DD")
+        }
+        return date
+    }
+
     /// Which page of a list: `limit` (default `Page.defaultLimit`) and `cursor`.
     func page() throws -> PageRequest {
         PageRequest(limit: try count(.pageLimit) ?? Page.defaultLimit, cursor: text(.pageCursor))

@@ -79,6 +79,10 @@ struct MutationService {
         case .completeInspection(let reference):
             let (inspection, order) = try await store.completeInspection(reference.inspectionID, occurredAt: reference.occurredAt, scope)
             return (.inspection(inspection), order)
+        case .recordOdometer(let request):
+            guard request.id != nil else { throw AppError.validation("payload.id", "An offline odometer reading carries its own id.") }
+            _ = try await store.recordOdometer(request, scope)
+            return (.equipment(try await store.equipment(request.equipmentID, scope)), nil)
         }
     }
 
@@ -95,6 +99,7 @@ struct MutationService {
         case .completeInspection(let reference):
             let inspection = try await store.inspection(reference.inspectionID, scope)
             return (.inspection(inspection), try await store.order(inspection.orderID, scope))
+        case .recordOdometer(let request): return (.equipment(try await store.equipment(request.equipmentID, scope)), nil)
         case .createExpense, .deleteExpense, .markNotificationRead: return (nil, nil)
         }
     }

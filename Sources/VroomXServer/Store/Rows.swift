@@ -91,13 +91,65 @@ extension Order {
 }
 
 extension Expense {
-    static let columns: SQL = "id, trip_id, driver_id, category, amount_cents, expense_date, notes, created_at"
+    static let columns: SQL = """
+        id, trip_id, driver_id, category, amount_cents, expense_date, notes, created_at,
+        fuel_equipment_id, fuel_quantity_milli, fuel_unit, fuel_odometer_miles
+        """
     static let order = ListOrder(.descending("expense_date"), .descending("created_at"), .ascending("id"))
 
     init(row: SQLRow) throws {
+        var fuel: FuelPurchase?
+        if let unit = try row.optionalID("fuel_equipment_id", as: Equipment.self) {
+            fuel = FuelPurchase(equipmentID: unit, quantityMilli: try row.int("fuel_quantity_milli"), unit: try row.enumeration("fuel_unit"),
+                                odometerMiles: try row.optionalInt("fuel_odometer_miles"))
+        }
         self.init(id: try row.id("id"), tripID: try row.id("trip_id"), driverID: try row.optionalID("driver_id"),
                   category: try row.enumeration("category"), amountCents: try row.int("amount_cents"),
-                  date: try row.localDate("expense_date"), notes: try row.string("notes"), createdAt: try row.date("created_at"))
+                  date: try row.localDate("expense_date"), notes: try row.string("notes"), fuel: fuel, createdAt: try row.date("created_at"))
+    }
+}
+
+extension Equipment {
+    static let columns: SQL = """
+        id, kind, unit_number, make, model, year, vin, plate, plate_state, status, trailer_type, capacity_cars, gvwr_pounds,
+        fuel_type, notes, driver_id, odometer_miles, odometer_at, version, created_at, updated_at
+        """
+    static let order = ListOrder(.ascending("unit_key"), .ascending("id"))
+
+    /// The unit without its papers (`documents` are read from their table).
+    init(row: SQLRow) throws {
+        func optional<Value: RawRepresentable>(_ column: String) throws -> Value? where Value.RawValue == String {
+            try row.optionalString(column) == nil ? nil : try row.enumeration(column, as: Value.self)
+        }
+        self.init(id: try row.id("id"), kind: try row.enumeration("kind"), unitNumber: try row.string("unit_number"),
+                  make: try row.string("make"), model: try row.string("model"), year: try row.optionalInt("year"),
+                  vin: try row.string("vin"), plate: try row.string("plate"), plateState: try row.string("plate_state"),
+                  status: try row.enumeration("status"),
+                  specs: EquipmentSpecs(trailerType: try optional("trailer_type"), capacityCars: try row.optionalInt("capacity_cars"),
+                                        gvwrPounds: try row.optionalInt("gvwr_pounds"), fuelType: try optional("fuel_type")),
+                  notes: try row.string("notes"), driverID: try row.optionalID("driver_id"),
+                  odometerMiles: try row.optionalInt("odometer_miles"), odometerAt: try row.optionalDate("odometer_at"),
+                  version: try row.int("version"), createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"))
+    }
+}
+
+extension EquipmentDocument {
+    static let columns: SQL = "id, equipment_id, kind, number, expires_on, notes, expiry_notice_at, created_at"
+
+    init(row: SQLRow) throws {
+        self.init(id: try row.id("id"), kind: try row.enumeration("kind"), number: try row.string("number"),
+                  expiresOn: try row.optionalLocalDate("expires_on"), notes: try row.string("notes"),
+                  expiryNoticeAt: try row.optionalDate("expiry_notice_at"), createdAt: try row.date("created_at"))
+    }
+}
+
+extension OdometerReading {
+    static let columns: SQL = "id, equipment_id, miles, recorded_at, driver_id"
+    static let order = ListOrder(.descending("recorded_at"), .ascending("id"))
+
+    init(row: SQLRow) throws {
+        self.init(id: try row.id("id"), equipmentID: try row.id("equipment_id"), miles: try row.int("miles"),
+                  recordedAt: try row.date("recorded_at"), driverID: try row.optionalID("driver_id"))
     }
 }
 

@@ -35,24 +35,26 @@ extension Store {
         return try await write(tenant: scope.tenant) { tx in
             guard let trip = try await fetchTrip(request.tripID, scope, tx.db) else { throw AppError.notFound("Trip") }
             let expense = Expense(id: request.id ?? ID(), tripID: trip.id, driverID: scope.driverID, category: request.category,
-                                  amountCents: amount, date: request.date, notes: notes, createdAt: tx.now)
+                                  amountCents: amount, date: request.date, notes: notes, fuel: request.fuel, createdAt: tx.now)
             if let existing = try await tx.first("""
                 SELECT \(Expense.columns) FROM trip_expenses WHERE tenant_id = \(scope.tenant) AND id = \(expense.id)
                 """).map(Expense.init(row:)) {
                 guard existing.tripID == expense.tripID, existing.category == expense.category,
                       existing.amountCents == expense.amountCents, existing.date == expense.date,
-                      existing.notes == expense.notes else {
+                      existing.notes == expense.notes, existing.fuel == expense.fuel else {
                     throw AppError(409, .alreadyExists, "An expense with this id already exists.", field: "id")
                 }
                 return existing
             }
+            if let fuel = expense.fuel { try await checkFuel(fuel, category: expense.category, scope, tx.db) }
             let doc = try WireDocument.encode(expense)
             do {
                 try await tx.execute("""
                     INSERT INTO trip_expenses (id, tenant_id, trip_id, driver_id, category, amount_cents, expense_date, notes,
-                                               created_at, doc)
+                                               created_at, doc, fuel_equipment_id, fuel_quantity_milli, fuel_unit, fuel_odometer_miles)
                     VALUES (\(expense.id), \(scope.tenant), \(trip.id), \(expense.driverID), \(expense.category), \(amount),
-                            \(expense.date), \(notes), \(tx.now), \(doc))
+                            \(expense.date), \(notes), \(tx.now), \(doc), \(expense.fuel?.equipmentID), \(expense.fuel?.quantityMilli),
+                            \(expense.fuel?.unit), \(expense.fuel?.odometerMiles))
                     """)
             } catch DatabaseConstraintError.unique {
                 throw AppError(409, .alreadyExists, "An expense with this id already exists.", field: "id")

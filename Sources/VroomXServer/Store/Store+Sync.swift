@@ -184,10 +184,11 @@ extension ChangeEntity {
         case .expense: return "trip_expenses"
         case .notification: return "driver_notifications"
         case .inspection: return "inspections"
+        case .equipment: return "equipment"
         }
     }
 
-    /// Snapshot order: the driver record, trips, orders, expenses, messages, inspections.
+    /// Snapshot order: the driver record, trips, orders, expenses, messages, inspections, units.
     var nextInSnapshot: ChangeEntity? {
         switch self {
         case .driver: return .trip
@@ -195,7 +196,8 @@ extension ChangeEntity {
         case .order: return .expense
         case .expense: return .notification
         case .notification: return .inspection
-        case .inspection: return nil
+        case .inspection: return .equipment
+        case .equipment: return nil
         }
     }
 }

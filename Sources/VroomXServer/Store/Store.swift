@@ -121,6 +121,19 @@ final class TenantTransaction: @unchecked Sendable {
     func execute(_ sql: SQL) async throws { try await db.execute(sql) }
     func first(_ sql: SQL) async throws -> SQLRow? { try await db.first(sql) }
 
+    /// A write that answers `error` when it would break a unique constraint.
+    func execute(_ sql: SQL, unique error: AppError) async throws {
+        _ = try await first(sql, unique: error)
+    }
+
+    func first(_ sql: SQL, unique error: AppError) async throws -> SQLRow? {
+        do {
+            return try await db.first(sql)
+        } catch DatabaseConstraintError.unique {
+            throw error
+        }
+    }
+
     /// Records that a row now has this content (its stored document),
     /// visible to `driver` (its owner, if any) and to dispatch.
     func recordUpsert(_ entity: ChangeEntity, id: String, document: String, visibleTo driver: ID<Driver>?) {

@@ -83,6 +83,39 @@ enum Validate {
                        color: try text(vehicle.color, field: "vehicle.color", max: 50))
     }
 
+    /// A model year: 1900 to next year (makers sell next year's models early).
+    static func modelYear(_ year: Int, field: String, now: Date) throws -> Int {
+        let latest = LocalDate(now).year + 1
+        guard (1900...latest).contains(year) else { throw AppError.validation(field, "\(field) must be between 1900 and \(latest).") }
+        return year
+    }
+
+    /// A VIN as stored (upper case), or empty. A malformed VIN is refused;
+    /// a North American VIN whose check digit is wrong is refused with
+    /// `vin_check_digit` unless the caller accepted the warning.
+    static func vin(_ raw: String, field: String, acceptWarning: Bool, now: Date) throws -> String {
+        let text = raw.trimmingCharacters(in: .whitespaces).uppercased()
+        guard !text.isEmpty else { return "" }
+        let decoded = VIN.decode(text, currentYear: LocalDate(now).year)
+        guard decoded.isWellFormed else {
+            throw AppError.validation(field, "A VIN is 17 letters and digits (no I, O or Q).")
+        }
+        if decoded.needsConfirmation, !acceptWarning {
+            throw AppError(422, .vinCheckDigit,
+                           "The check digit of \(decoded.vin) should be \(decoded.expectedCheckDigit ?? "?"): check the VIN for a typo, or confirm it as printed.",
+                           field: field)
+        }
+        return decoded.vin
+    }
+
+    /// An instant that has happened: at most `skew` ahead of the server's
+    /// clock (phones' clocks drift) and not before 2000.
+    static func pastInstant(_ date: Date, field: String, now: Date, skew: TimeInterval = 300) throws -> Date {
+        guard date <= now.addingTimeInterval(skew) else { throw AppError.validation(field, "\(field) is in the future.") }
+        guard date >= Date(timeIntervalSince1970: 946_684_800) else { throw AppError.validation(field, "\(field) is before 2000.") }
+        return WireTime.date(milliseconds: WireTime.milliseconds(date))
+    }
+
     static func stop(_ stop: Stop, field: String) throws -> Stop {
         try dateRange(stop.windowStart, stop.windowEnd, field: "\(field).window_end")
         return Stop(name: try text(stop.name, field: "\(field).name", max: 200),

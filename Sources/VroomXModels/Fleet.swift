@@ -1,0 +1,458 @@
+import Foundation
+
+// The carrier's own fleet: trucks (tractors) and the car-hauler trailers
+// they pull, their papers, odometer readings and fuel.
+
+public enum EquipmentKind: String, Codable, Sendable, CaseIterable {
+    case truck
+    case trailer
+}
+
+public enum EquipmentStatus: String, Codable, Sendable, CaseIterable {
+    case active
+    case inShop = "in_shop"
+    case outOfService = "out_of_service"
+    case retired
+
+    public var label: String {
+        switch self {
+        case .active: return "active"
+        case .inShop: return "in shop"
+        case .outOfService: return "out of service"
+        case .retired: return "retired"
+        }
+    }
+}
+
+public enum TrailerType: String, Codable, Sendable, CaseIterable {
+    case open
+    case enclosed
+}
+
+public enum FuelType: String, Codable, Sendable, CaseIterable {
+    case diesel
+    case gasoline
+    case electric
+    case other
+}
+
+/// What a unit can do. Every field is optional: a truck has no car
+/// capacity, an older trailer may have no recorded GVWR.
+public struct EquipmentSpecs: Codable, Sendable, Hashable {
+    public var trailerType: TrailerType?
+    /// Cars a trailer carries.
+    public var capacityCars: Int?
+    /// Gross vehicle weight rating, pounds.
+    public var gvwrPounds: Int?
+    public var fuelType: FuelType?
+
+    public init(trailerType: TrailerType? = nil, capacityCars: Int? = nil, gvwrPounds: Int? = nil, fuelType: FuelType? = nil) {
+        self.trailerType = trailerType
+        self.capacityCars = capacityCars
+        self.gvwrPounds = gvwrPounds
+        self.fuelType = fuelType
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case trailerType = "trailer_type"
+        case capacityCars = "capacity_cars"
+        case gvwrPounds = "gvwr_pounds"
+        case fuelType = "fuel_type"
+    }
+}
+
+public enum EquipmentDocumentKind: String, Codable, Sendable, CaseIterable {
+    case registration
+    case insurance
+    case annualInspection = "annual_inspection"
+    case iftaDecal = "ifta_decal"
+    case permit
+    case other
+
+    public var label: String {
+        switch self {
+        case .registration: return "registration"
+        case .insurance: return "insurance"
+        case .annualInspection: return "annual DOT inspection"
+        case .iftaDecal: return "IFTA decal"
+        case .permit: return "permit"
+        case .other: return "document"
+        }
+    }
+}
+
+/// A paper a unit must carry, and when it runs out.
+public struct EquipmentDocument: Codable, Sendable, Hashable, Identifiable {
+    public var id: ID<EquipmentDocument>
+    public var kind: EquipmentDocumentKind
+    public var number: String
+    public var expiresOn: LocalDate?
+    public var notes: String
+    /// When the server told dispatch it expires within the notice period
+    /// (once per document; nil until then).
+    public var expiryNoticeAt: Date?
+    public var createdAt: Date
+
+    public init(id: ID<EquipmentDocument>, kind: EquipmentDocumentKind, number: String, expiresOn: LocalDate?,
+                notes: String, expiryNoticeAt: Date?, createdAt: Date) {
+        self.id = id
+        self.kind = kind
+        self.number = number
+        self.expiresOn = expiresOn
+        self.notes = notes
+        self.expiryNoticeAt = expiryNoticeAt
+        self.createdAt = createdAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, kind, number, notes
+        case expiresOn = "expires_on"
+        case expiryNoticeAt = "expiry_notice_at"
+        case createdAt = "created_at"
+    }
+}
+
+/// A truck or trailer of the carrier. The driver it is assigned to sees it
+/// (with its papers) in the app; dispatch sees the whole fleet.
+public struct Equipment: Codable, Sendable, Hashable, Identifiable {
+    public var id: ID<Equipment>
+    public var kind: EquipmentKind
+    /// The unit number painted on the door ("T-12"), unique in the carrier.
+    public var unitNumber: String
+    public var make: String
+    public var model: String
+    public var year: Int?
+    public var vin: String
+    public var plate: String
+    /// Two-letter state or province of the plate.
+    public var plateState: String
+    public var status: EquipmentStatus
+    public var specs: EquipmentSpecs
+    public var notes: String
+    public var driverID: ID<Driver>?
+    /// The last odometer reading, miles, and when it was taken.
+    public var odometerMiles: Int?
+    public var odometerAt: Date?
+    public var documents: [EquipmentDocument]
+    public var version: Int
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    public init(id: ID<Equipment>, kind: EquipmentKind, unitNumber: String, make: String = "", model: String = "",
+                year: Int? = nil, vin: String = "", plate: String = "", plateState: String = "", status: EquipmentStatus = .active,
+                specs: EquipmentSpecs = EquipmentSpecs(), notes: String = "", driverID: ID<Driver>? = nil,
+                odometerMiles: Int? = nil, odometerAt: Date? = nil, documents: [EquipmentDocument] = [],
+                version: Int = 1, createdAt: Date, updatedAt: Date) {
+        self.id = id
+        self.kind = kind
+        self.unitNumber = unitNumber
+        self.make = make
+        self.model = model
+        self.year = year
+        self.vin = vin
+        self.plate = plate
+        self.plateState = plateState
+        self.status = status
+        self.specs = specs
+        self.notes = notes
+        self.driverID = driverID
+        self.odometerMiles = odometerMiles
+        self.odometerAt = odometerAt
+        self.documents = documents
+        self.version = version
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+
+    /// "T-12 · 2019 Peterbilt 389".
+    public var summary: String {
+        let vehicle = [year.map(String.init), make, model].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " ")
+        return vehicle.isEmpty ? unitNumber : "\(unitNumber) · \(vehicle)"
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, kind, make, model, year, vin, plate, status, specs, notes, documents, version
+        case unitNumber = "unit_number"
+        case plateState = "plate_state"
+        case driverID = "driver_id"
+        case odometerMiles = "odometer_miles"
+        case odometerAt = "odometer_at"
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
+    }
+}
+
+/// The fields of a unit dispatch sets. Creating needs `kind` and
+/// `unit_number`; an update changes only the fields present.
+public struct EquipmentFields: Codable, Sendable, Hashable {
+    public var kind: EquipmentKind?
+    public var unitNumber: String?
+    public var make: String?
+    public var model: String?
+    public var year: Int?
+    public var vin: String?
+    public var plate: String?
+    public var plateState: String?
+    public var status: EquipmentStatus?
+    public var specs: EquipmentSpecs?
+    public var notes: String?
+    /// For an update: the version the edit started from (see `UpdateOrderRequest`).
+    public var baseVersion: Int?
+    /// A VIN whose check digit is wrong is refused unless this is true
+    /// (some older and imported vehicles carry such VINs).
+    public var acceptVINWarning: Bool?
+
+    public init(kind: EquipmentKind? = nil, unitNumber: String? = nil, make: String? = nil, model: String? = nil,
+                year: Int? = nil, vin: String? = nil, plate: String? = nil, plateState: String? = nil,
+                status: EquipmentStatus? = nil, specs: EquipmentSpecs? = nil, notes: String? = nil,
+                baseVersion: Int? = nil, acceptVINWarning: Bool? = nil) {
+        self.kind = kind
+        self.unitNumber = unitNumber
+        self.make = make
+        self.model = model
+        self.year = year
+        self.vin = vin
+        self.plate = plate
+        self.plateState = plateState
+        self.status = status
+        self.specs = specs
+        self.notes = notes
+        self.baseVersion = baseVersion
+        self.acceptVINWarning = acceptVINWarning
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case kind, make, model, year, vin, plate, status, specs, notes
+        case unitNumber = "unit_number"
+        case plateState = "plate_state"
+        case baseVersion = "base_version"
+        case acceptVINWarning = "accept_vin_warning"
+    }
+}
+
+/// Give a unit to a driver, or take it back with `driver_id: null`. A
+/// driver drives one truck and one trailer at a time: assigning another
+/// unit of the same kind takes the previous one back.
+public struct AssignEquipmentRequest: Codable, Sendable, Hashable {
+    public var driverID: ID<Driver>?
+    public init(driverID: ID<Driver>?) { self.driverID = driverID }
+    enum CodingKeys: String, CodingKey { case driverID = "driver_id" }
+}
+
+/// Several units moved to one status at once (all or none).
+public struct EquipmentStatusChange: Codable, Sendable, Hashable {
+    public var ids: [ID<Equipment>]
+    public var status: EquipmentStatus
+    public init(ids: [ID<Equipment>], status: EquipmentStatus) {
+        self.ids = ids
+        self.status = status
+    }
+}
+
+public struct AddEquipmentDocumentRequest: Codable, Sendable, Hashable {
+    public var kind: EquipmentDocumentKind
+    public var number: String?
+    public var expiresOn: LocalDate?
+    public var notes: String?
+
+    public init(kind: EquipmentDocumentKind, number: String? = nil, expiresOn: LocalDate? = nil, notes: String? = nil) {
+        self.kind = kind
+        self.number = number
+        self.expiresOn = expiresOn
+        self.notes = notes
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case kind, number, notes
+        case expiresOn = "expires_on"
+    }
+}
+
+/// An odometer reading. Readings of a unit only go up: one lower than the
+/// last is refused (`odometer_decreased`).
+public struct OdometerReading: Codable, Sendable, Hashable, Identifiable {
+    public var id: ID<OdometerReading>
+    public var equipmentID: ID<Equipment>
+    public var miles: Int
+    /// When it was read (the phone's time of the tap).
+    public var recordedAt: Date
+    public var driverID: ID<Driver>?
+
+    public init(id: ID<OdometerReading>, equipmentID: ID<Equipment>, miles: Int, recordedAt: Date, driverID: ID<Driver>?) {
+        self.id = id
+        self.equipmentID = equipmentID
+        self.miles = miles
+        self.recordedAt = recordedAt
+        self.driverID = driverID
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, miles
+        case equipmentID = "equipment_id"
+        case recordedAt = "recorded_at"
+        case driverID = "driver_id"
+    }
+}
+
+public struct RecordOdometerRequest: Codable, Sendable, Hashable {
+    /// Client-chosen, so a reading queued offline is recorded once.
+    public var id: ID<OdometerReading>?
+    public var equipmentID: ID<Equipment>
+    public var miles: Int
+    public var recordedAt: Date?
+
+    public init(id: ID<OdometerReading>? = nil, equipmentID: ID<Equipment>, miles: Int, recordedAt: Date? = nil) {
+        self.id = id
+        self.equipmentID = equipmentID
+        self.miles = miles
+        self.recordedAt = recordedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, miles
+        case equipmentID = "equipment_id"
+        case recordedAt = "recorded_at"
+    }
+}
+
+public enum FuelUnit: String, Codable, Sendable, CaseIterable {
+    case gallon = "gal"
+    case litre = "l"
+
+    /// Thousandths of a US gallon in one thousandth of this unit's volume,
+    /// as a ratio (litres are converted for miles per gallon).
+    public func gallons(milli: Int) -> Double {
+        switch self {
+        case .gallon: return Double(milli) / 1000
+        case .litre: return Double(milli) / 1000 / 3.785411784
+        }
+    }
+}
+
+/// What a fuel expense bought: for which truck, how much, at what odometer.
+/// The quantity is in thousandths of the unit (12.345 gal = 12345).
+public struct FuelPurchase: Codable, Sendable, Hashable {
+    public var equipmentID: ID<Equipment>
+    public var quantityMilli: Int
+    public var unit: FuelUnit
+    public var odometerMiles: Int?
+
+    public init(equipmentID: ID<Equipment>, quantityMilli: Int, unit: FuelUnit = .gallon, odometerMiles: Int? = nil) {
+        self.equipmentID = equipmentID
+        self.quantityMilli = quantityMilli
+        self.unit = unit
+        self.odometerMiles = odometerMiles
+    }
+
+    /// Price per unit in tenths of a cent (3.899 $/gal = 3899), from the
+    /// expense's total.
+    public func pricePerUnitMilli(amountCents: Int) -> Int? {
+        guard quantityMilli > 0 else { return nil }
+        return Int((Double(amountCents) * 10 * 1000 / Double(quantityMilli)).rounded())
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case unit
+        case equipmentID = "equipment_id"
+        case quantityMilli = "quantity_milli"
+        case odometerMiles = "odometer_miles"
+    }
+}
+
+/// Fuel economy of a truck over a period, by the full-tank method: miles
+/// between the first and the last fill with an odometer reading, over the
+/// fuel bought after the first of them (the first fill's fuel was burnt
+/// before the period).
+public struct FuelReport: Codable, Sendable, Hashable {
+    public var equipmentID: ID<Equipment>
+    public var from: LocalDate
+    public var to: LocalDate
+    public var fills: Int
+    public var gallons: Double
+    public var costCents: Int
+    /// Miles measured between fills (nil with fewer than two fills with odometers).
+    public var miles: Int?
+    public var milesPerGallon: Double?
+    public var costPerMileCents: Double?
+    /// Average price paid per gallon, cents.
+    public var averagePricePerGallonCents: Double?
+
+    public init(equipmentID: ID<Equipment>, from: LocalDate, to: LocalDate, fills: Int, gallons: Double, costCents: Int,
+                miles: Int?, milesPerGallon: Double?, costPerMileCents: Double?, averagePricePerGallonCents: Double?) {
+        self.equipmentID = equipmentID
+        self.from = from
+        self.to = to
+        self.fills = fills
+        self.gallons = gallons
+        self.costCents = costCents
+        self.miles = miles
+        self.milesPerGallon = milesPerGallon
+        self.costPerMileCents = costPerMileCents
+        self.averagePricePerGallonCents = averagePricePerGallonCents
+    }
+
+    /// One fill of the period, as the report needs it.
+    public struct Fill: Sendable, Hashable {
+        public var date: LocalDate
+        public var amountCents: Int
+        public var gallons: Double
+        public var odometerMiles: Int?
+        public init(date: LocalDate, amountCents: Int, gallons: Double, odometerMiles: Int?) {
+            self.date = date
+            self.amountCents = amountCents
+            self.gallons = gallons
+            self.odometerMiles = odometerMiles
+        }
+    }
+
+    /// The report of these fills (any order).
+    public static func compute(_ equipment: ID<Equipment>, from: LocalDate, to: LocalDate, fills: [Fill]) -> FuelReport {
+        let gallons = fills.reduce(0) { $0 + $1.gallons }
+        let cost = fills.reduce(0) { $0 + $1.amountCents }
+        let measured = fills.filter { $0.odometerMiles != nil }.sorted { ($0.odometerMiles!, $0.date) < ($1.odometerMiles!, $1.date) }
+        var miles: Int?
+        var mpg: Double?
+        var costPerMile: Double?
+        if let first = measured.first, let last = measured.last, measured.count >= 2, let start = first.odometerMiles,
+           let end = last.odometerMiles, end > start {
+            let burnt = measured.dropFirst()
+            let burntGallons = burnt.reduce(0) { $0 + $1.gallons }
+            let burntCost = burnt.reduce(0) { $0 + $1.amountCents }
+            miles = end - start
+            if burntGallons > 0 { mpg = (Double(end - start) / burntGallons * 100).rounded() / 100 }
+            costPerMile = (Double(burntCost) / Double(end - start) * 10).rounded() / 10
+        }
+        return FuelReport(equipmentID: equipment, from: from, to: to, fills: fills.count, gallons: (gallons * 1000).rounded() / 1000,
+                          costCents: cost, miles: miles, milesPerGallon: mpg, costPerMileCents: costPerMile,
+                          averagePricePerGallonCents: gallons > 0 ? (Double(cost) / gallons * 10).rounded() / 10 : nil)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case from, to, fills, gallons, miles
+        case equipmentID = "equipment_id"
+        case costCents = "cost_cents"
+        case milesPerGallon = "miles_per_gallon"
+        case costPerMileCents = "cost_per_mile_cents"
+        case averagePricePerGallonCents = "average_price_per_gallon_cents"
+    }
+}
+
+/// What a CSV import did: every row created or updated, or (nothing
+/// written) the lines that were wrong.
+public struct ImportResult: Codable, Sendable, Hashable {
+    public var created: Int
+    public var updated: Int
+    public init(created: Int, updated: Int) {
+        self.created = created
+        self.updated = updated
+    }
+}
+
+extension ErrorCode {
+    /// An odometer reading lower than the unit's last one.
+    public static let odometerDecreased = ErrorCode("odometer_decreased")
+    /// A VIN whose check digit does not match; send again with the warning accepted.
+    public static let vinCheckDigit = ErrorCode("vin_check_digit")
+    /// A CSV file with bad lines: `details` lists each line and field.
+    public static let importFailed = ErrorCode("import_failed")
+}

@@ -1,0 +1,335 @@
+import Foundation
+import Testing
+import VroomXModels
+@testable import VroomXServer
+import VroomXTestSupport
+
+/// The carrier's trucks and trailers through the API: who sees which unit,
+/// odometer readings that only go up, the fuel log, papers that run out,
+/// CSV imports and bulk changes.
+@Suite("Fleet")
+struct FleetTests {
+    @Test("dispatch adds units and gives them to drivers; a driver sees only their own, in the feed too; a wrong VIN check digit needs confirming",
+          arguments: TestBackend.available)
+    func unitsAndAssignment(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 2, tripsPerDriver: 1)
+        let dispatch = carrier.dispatcher.accessToken
+        let (first, second) = (carrier.drivers[0].accessToken, carrier.drivers[1].accessToken)
+        try await server.run { api in
+            // 1XPBDP9X9KD123456 is valid; with a 1 in position 9 its check digit is wrong.
+            let typo = try await api.call(.dispatchCreateEquipment, json: EquipmentFields(kind: .truck, unitNumber: "T-12", vin: "1XPBDP9X1KD123456"),
+                                          token: dispatch)
+            #expect(typo.status == 422 && typo.errorCode == "vin_check_digit" && typo.error?.field == "vin", "\(typo.text)")
+            #expect(typo.error?.message.contains("should be 9") == true)
+            let confirmed = try await api.call(.dispatchCreateEquipment, json: EquipmentFields(
+                kind: .truck, unitNumber: "T-OLD", vin: "1XPBDP9X1KD123456", acceptVINWarning: true), token: dispatch)
+            #expect(confirmed.status == 201, "\(confirmed.text)")
+
+            let truck = try await api.call(.dispatchCreateEquipment, json: EquipmentFields(
+                kind: .truck, unitNumber: "T-12", make: "Peterbilt", model: "389", year: 2019, vin: "1xpbdp9x9kd123456",
+                plate: "tx 4kh 221", plateState: "tx", specs: EquipmentSpecs(gvwrPounds: 80_000, fuelType: .diesel)), token: dispatch)
+            #expect(truck.status == 201, "\(truck.text)")
+            let unit = try truck.decode(Equipment.self)
+            #expect(unit.vin == "1XPBDP9X9KD123456" && unit.plate == "TX 4KH 221" && unit.plateState == "TX" && unit.status == .active)
+            let duplicate = try await api.call(.dispatchCreateEquipment, json: EquipmentFields(kind: .trailer, unitNumber: " t-12 "), token: dispatch)
+            #expect(duplicate.status == 409 && duplicate.error?.field == "unit_number", "\(duplicate.text)")
+            for (fields, field) in [
+                (EquipmentFields(kind: .truck, unitNumber: "X1", year: LocalDate(Date()).year + 2), "year"),
+                (EquipmentFields(kind: .truck, unitNumber: "X2", plateState: "Texas"), "plate_state"),
+                (EquipmentFields(kind: .truck, unitNumber: "X3", specs: EquipmentSpecs(capacityCars: 9)), "specs.trailer_type"),
+                (EquipmentFields(kind: .trailer, unitNumber: "X4", specs: EquipmentSpecs(trailerType: .open, capacityCars: 99)), "specs.capacity_cars"),
+                (EquipmentFields(kind: .truck, unitNumber: "X5", vin: "SHORT"), "vin"),
+                (EquipmentFields(kind: .truck, unitNumber: ""), "unit_number"),
+                (EquipmentFields(unitNumber: "X6"), "kind"),
+            ] {
+                let refused = try await api.call(.dispatchCreateEquipment, json: fields, token: dispatch)
+                #expect(refused.status == 422 && refused.error?.field == field, "\(field): \(refused.text)")
+            }
+
+            // Nobody's until assigned.
+            #expect(try await api.call(.equipment, token: first).decode(Items<Equipment>.self).items.isEmpty)
+            #expect(try await api.call(.equipmentUnit, unit.id.rawValue, token: first).status == 404)
+            let cursor = try await api.call(.sync, query: "since=0", token: second).decode(SyncPage.self).cursor
+            _ = try await api.call(.dispatchAssignEquipment, unit.id.rawValue, json: AssignEquipmentRequest(driverID: carrier.driverID(1)), token: dispatch)
+            #expect(try await api.call(.equipment, token: second).decode(Items<Equipment>.self).items.map(\.id) == [unit.id])
+            #expect(try await api.call(.equipment, token: first).decode(Items<Equipment>.self).items.isEmpty)
+            // A second truck for the same driver takes the first back.
+            let spare = try await api.call(.dispatchCreateEquipment, json: EquipmentFields(kind: .truck, unitNumber: "T-14"), token: dispatch)
+                .decode(Equipment.self)
+            _ = try await api.call(.dispatchAssignEquipment, spare.id.rawValue, json: AssignEquipmentRequest(driverID: carrier.driverID(1)), token: dispatch)
+            #expect(try await api.call(.equipment, token: second).decode(Items<Equipment>.self).items.map(\.unitNumber) == ["T-14"])
+            _ = try await api.call(.dispatchAssignEquipment, unit.id.rawValue, json: AssignEquipmentRequest(driverID: carrier.driverID(0)), token: dispatch)
+            // The second driver's feed: T-12 arrived, then left; T-14 is theirs.
+            let feed = try await api.call(.sync, query: "since=\(cursor)", token: second).decode(SyncPage.self).changes
+            let last = Dictionary(feed.filter { $0.entity == .equipment }.map { ($0.id, $0.op) }) { _, later in later }
+            #expect(last == [unit.id.rawValue: .delete, spare.id.rawValue: .upsert], "\(feed.map { "\($0.entity) \($0.id) \($0.op)" })")
+            #expect(try await api.call(.equipmentUnit, unit.id.rawValue, token: second).status == 404)
+            #expect(try await api.call(.equipmentUnit, unit.id.rawValue, token: first).decode(Equipment.self).driverID == carrier.driverID(0))
+            // A fresh snapshot of the first driver carries their truck.
+            let snapshot = try await api.call(.sync, query: "since=0", token: first).decode(SyncPage.self).changes
+            #expect(snapshot.filter { $0.entity == .equipment }.map(\.id) == [unit.id.rawValue])
+
+            // Retiring a unit takes it off its driver; a retired unit cannot be given to anyone.
+            let retired = try await api.call(.dispatchUpdateEquipment, unit.id.rawValue, json: EquipmentFields(status: .retired), token: dispatch)
+                .decode(Equipment.self)
+            #expect(retired.status == .retired && retired.driverID == nil)
+            let refused = try await api.call(.dispatchAssignEquipment, unit.id.rawValue, json: AssignEquipmentRequest(driverID: carrier.driverID(0)),
+                                             token: dispatch)
+            #expect(refused.status == 409, "\(refused.text)")
+            // Filters.
+            let trucks = try await api.call(.dispatchEquipment, query: "kind=truck&status=active", token: dispatch).decode(Items<Equipment>.self)
+            #expect(trucks.items.map(\.unitNumber) == ["T-14", "T-OLD"])
+            #expect(try await api.call(.dispatchEquipment, query: "status=parked", token: dispatch).status == 400)
+        }
+    }
+
+    @Test("odometer readings only go up, in the order they were taken; a dispatcher's edit and a driver's reading both survive",
+          arguments: TestBackend.available)
+    func odometer(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 2, tripsPerDriver: 1)
+        let dispatch = carrier.dispatcher.accessToken
+        let driver = carrier.driver.accessToken
+        let now = server.clock.now
+        try await server.run { api in
+            let unit = try await api.call(.dispatchCreateEquipment, json: EquipmentFields(kind: .truck, unitNumber: "T-12"), token: dispatch)
+                .decode(Equipment.self)
+            _ = try await api.call(.dispatchAssignEquipment, unit.id.rawValue, json: AssignEquipmentRequest(driverID: carrier.driverID(0)), token: dispatch)
+            func read(_ miles: Int, hoursAgo: Double, id: ID<OdometerReading>? = nil, token: String? = nil) async throws -> APIResponse {
+                try await api.call(.recordOdometer, json: RecordOdometerRequest(id: id, equipmentID: unit.id, miles: miles,
+                                                                                recordedAt: now.addingTimeInterval(-hoursAgo * 3600)),
+                                   token: token ?? driver)
+            }
+            let first = ID<OdometerReading>()
+            #expect(try await read(100_000, hoursAgo: 48, id: first).status == 201)
+            #expect(try await read(100_000, hoursAgo: 48, id: first).status == 201, "the same reading again is the same reading")
+            #expect(try await read(100_900, hoursAgo: 2).status == 201)
+            let lower = try await read(100_850, hoursAgo: 1)
+            #expect(lower.status == 422 && lower.errorCode == "odometer_decreased" && lower.error?.field == "miles", "\(lower.text)")
+            #expect(lower.error?.message.contains("100900") == true)
+            // A reading taken in between (a phone that synced late) fits; one above a later reading does not.
+            #expect(try await read(100_400, hoursAgo: 24).status == 201)
+            let above = try await read(101_000, hoursAgo: 12)
+            #expect(above.status == 422 && above.errorCode == "odometer_decreased", "\(above.text)")
+            // The unit shows the latest reading, not the last one to arrive.
+            let shown = try await api.call(.equipmentUnit, unit.id.rawValue, token: driver).decode(Equipment.self)
+            #expect(shown.odometerMiles == 100_900)
+            #expect(try await read(-1, hoursAgo: 0).status == 422)
+            #expect(try await read(10_000_000, hoursAgo: 0).status == 422)
+            #expect(try await read(100_950, hoursAgo: -1).status == 422, "an hour in the future")
+            // Another driver cannot read this truck's odometer; dispatch can.
+            #expect(try await read(100_950, hoursAgo: 0, token: carrier.drivers[1].accessToken).status == 404)
+            let readings = try await api.call(.dispatchOdometerReadings, unit.id.rawValue, token: dispatch).decode(Items<OdometerReading>.self)
+            #expect(readings.items.map(\.miles) == [100_900, 100_400, 100_000])
+
+            // Dispatch edits the unit from what it saw (version v) while the driver records a reading: both stand.
+            let seen = try await api.call(.dispatchEquipmentUnit, unit.id.rawValue, token: dispatch).decode(Equipment.self)
+            #expect(try await read(101_200, hoursAgo: 0).status == 201)
+            let edited = try await api.call(.dispatchUpdateEquipment, unit.id.rawValue,
+                                            json: EquipmentFields(plate: "TX 1", baseVersion: seen.version), token: dispatch)
+            #expect(edited.status == 200, "\(edited.text)")
+            let both = try edited.decode(Equipment.self)
+            #expect(both.plate == "TX 1" && both.odometerMiles == 101_200)
+            // Two dispatchers editing from the same version: the second is a conflict.
+            let stale = try await api.call(.dispatchUpdateEquipment, unit.id.rawValue,
+                                           json: EquipmentFields(plate: "TX 2", baseVersion: seen.version), token: dispatch)
+            #expect(stale.status == 409 && stale.errorCode == "conflict", "\(stale.text)")
+            #expect(try await api.call(.dispatchUpdateEquipment, unit.id.rawValue, json: EquipmentFields(notes: "x", baseVersion: 0),
+                                       token: dispatch).status == 422)
+        }
+    }
+
+    @Test("fuel bought for a truck gives miles per gallon and cost per mile over a period", arguments: TestBackend.available)
+    func fuelLog(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 2, tripsPerDriver: 1)
+        let dispatch = carrier.dispatcher.accessToken
+        let driver = carrier.driver.accessToken
+        let trip = carrier.trips[0][0]
+        let today = LocalDate(server.clock.now)
+        try await server.run { api in
+            let truck = try await api.call(.dispatchCreateEquipment, json: EquipmentFields(kind: .truck, unitNumber: "T-12"), token: dispatch)
+                .decode(Equipment.self)
+            let trailer = try await api.call(.dispatchCreateEquipment, json: EquipmentFields(kind: .trailer, unitNumber: "TR-7"), token: dispatch)
+                .decode(Equipment.self)
+            let other = try await api.call(.dispatchCreateEquipment, json: EquipmentFields(kind: .truck, unitNumber: "T-99"), token: dispatch)
+                .decode(Equipment.self)
+            for unit in [truck, trailer] {
+                _ = try await api.call(.dispatchAssignEquipment, unit.id.rawValue, json: AssignEquipmentRequest(driverID: carrier.driverID(0)),
+                                       token: dispatch)
+            }
+            func fill(_ cents: Int, _ milli: Int, odometer: Int?, daysAgo: Int, unit: ID<Equipment>? = nil, unitOfMeasure: FuelUnit = .gallon,
+                      category: ExpenseCategory = .fuel) async throws -> APIResponse {
+                try await api.call(.createExpense, json: CreateExpenseRequest(
+                    tripID: trip.id, category: category, amountCents: cents, date: today.adding(days: -daysAgo),
+                    fuel: FuelPurchase(equipmentID: unit ?? truck.id, quantityMilli: milli, unit: unitOfMeasure, odometerMiles: odometer)),
+                    token: driver)
+            }
+            // Full tanks at 100,000, 100,650 and 101,300 miles: 1,300 miles on the 200 gallons bought after the first.
+            #expect(try await fill(45_000, 110_000, odometer: 100_000, daysAgo: 10).status == 201)
+            #expect(try await fill(40_000, 100_000, odometer: 100_650, daysAgo: 6).status == 201)
+            let third = try await fill(41_000, 378_541, odometer: 101_300, daysAgo: 2, unitOfMeasure: .litre)  // 100 gallons, in litres
+            #expect(third.status == 201, "\(third.text)")
+            #expect(try third.decode(Expense.self).fuel?.unit == .litre)
+            #expect(try await fill(5_000, 10_000, odometer: nil, daysAgo: 40).status == 201, "outside the period")
+
+            let report = try await api.call(.dispatchFuelReport, truck.id.rawValue,
+                                            query: "from=\(today.adding(days: -30))&to=\(today)", token: dispatch).decode(FuelReport.self)
+            #expect(report.fills == 3 && report.costCents == 126_000 && report.miles == 1_300)
+            #expect(report.milesPerGallon == 6.5, "\(report)")
+            #expect(report.costPerMileCents == 62.3, "81,000 cents over 1,300 miles: \(report)")
+            #expect(abs(report.gallons - 310) < 0.01)
+            // The default period is the last 30 days.
+            #expect(try await api.call(.dispatchFuelReport, truck.id.rawValue, token: dispatch).decode(FuelReport.self).fills == 3)
+            #expect(try await api.call(.dispatchFuelReport, truck.id.rawValue, query: "from=2026-13-01", token: dispatch).status == 400)
+            #expect(try await api.call(.dispatchFuelReport, truck.id.rawValue, query: "from=2020-01-01&to=2026-01-01", token: dispatch).status == 400)
+
+            // Refused: fuel on a toll, a trailer, a truck that is not the driver's, impossible quantities.
+            for (response, field) in [
+                (try await fill(1_000, 1_000, odometer: nil, daysAgo: 0, category: .tolls), "fuel"),
+                (try await fill(1_000, 1_000, odometer: nil, daysAgo: 0, unit: trailer.id), "fuel.equipment_id"),
+                (try await fill(1_000, 1_000, odometer: nil, daysAgo: 0, unit: other.id), "fuel.equipment_id"),
+                (try await fill(1_000, 0, odometer: nil, daysAgo: 0), "fuel.quantity_milli"),
+                (try await fill(1_000, Int.max, odometer: nil, daysAgo: 0), "fuel.quantity_milli"),
+                (try await fill(1_000, 1_000, odometer: Int.max, daysAgo: 0), "fuel.odometer_miles"),
+            ] {
+                #expect(response.status == 422 && response.error?.field == field, "\(field): \(response.text)")
+            }
+        }
+    }
+
+    @Test("a paper running out within 30 days is listed and told to dispatch once", arguments: TestBackend.available)
+    func expiringDocuments(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let dispatch = carrier.dispatcher.accessToken
+        let today = LocalDate(server.clock.now)
+        try await server.run { api in
+            let unit = try await api.call(.dispatchCreateEquipment, json: EquipmentFields(kind: .truck, unitNumber: "T-12"), token: dispatch)
+                .decode(Equipment.self)
+            _ = try await api.call(.dispatchAssignEquipment, unit.id.rawValue, json: AssignEquipmentRequest(driverID: carrier.driverID(0)), token: dispatch)
+            for (kind, days) in [(EquipmentDocumentKind.registration, 10), (.insurance, 200), (.annualInspection, -3)] {
+                let added = try await api.call(.dispatchAddEquipmentDocument, unit.id.rawValue,
+                                               json: AddEquipmentDocumentRequest(kind: kind, number: "N-\(days)", expiresOn: today.adding(days: days)),
+                                               token: dispatch)
+                #expect(added.status == 201, "\(added.text)")
+            }
+            let expiring = try await api.call(.dispatchExpiringDocuments, token: dispatch).decode(Items<ExpiringDocument>.self).items
+            #expect(expiring.map(\.document.kind) == [.annualInspection, .registration])
+            #expect(try await api.call(.dispatchExpiringDocuments, query: "days=365", token: dispatch)
+                .decode(Items<ExpiringDocument>.self).items.count == 3)
+            // The driver's truck shows its papers.
+            let seen = try await api.call(.equipmentUnit, unit.id.rawValue, token: carrier.driver.accessToken).decode(Equipment.self)
+            #expect(seen.documents.count == 3)
+
+            let cursor = try await api.call(.sync, query: "since=0", token: dispatch).decode(SyncPage.self).cursor
+            #expect(try await server.store.noticeExpiringDocuments() == 2)
+            #expect(try await server.store.noticeExpiringDocuments() == 0, "once per document")
+            let feed = try await api.call(.sync, query: "since=\(cursor)", token: dispatch).decode(SyncPage.self).changes
+            guard case .equipment(let noticed)? = feed.last?.row else { Issue.record("no unit in the feed: \(feed)"); return }
+            #expect(noticed.documents.filter { $0.expiryNoticeAt != nil }.map(\.kind).sorted { $0.rawValue < $1.rawValue } == [.annualInspection, .registration])
+
+            let paper = try #require(noticed.documents.first { $0.kind == .insurance })
+            let removed = try await api.call(.dispatchDeleteEquipmentDocument, unit.id.rawValue, paper.id.rawValue, token: dispatch)
+            #expect(try removed.decode(Equipment.self).documents.count == 2)
+            #expect(try await api.call(.dispatchDeleteEquipmentDocument, unit.id.rawValue, paper.id.rawValue, token: dispatch).status == 404)
+        }
+    }
+
+    @Test("CSV imports of units and orders: all lines or none, every bad line named; bulk status all or none",
+          arguments: TestBackend.available)
+    func importsAndBulk(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let other = try await CarrierFixture.make(server, name: "Bravo", drivers: 1, tripsPerDriver: 1)
+        let dispatch = carrier.dispatcher.accessToken
+        let csv = ["Content-Type": "text/csv"]
+        try await server.run { api in
+            let good = """
+                unit_number,kind,make,model,year,vin,plate,plate_state,trailer_type,capacity_cars,fuel_type,notes
+                T-12,truck,Peterbilt,389,2019,1XPBDP9X9KD123456,TX 4KH 221,TX,,,diesel,
+                TR-7,trailer,Cottrell,CX-09LS,2021,,TX 9TR 107,tx,open,9,,"Ramp, hydraulic"
+                """
+            let imported = try await api.call(.dispatchImportEquipment, bytes: Array(good.utf8), token: dispatch, headers: csv)
+            #expect(try imported.decode(ImportResult.self) == ImportResult(created: 2, updated: 0), "\(imported.text)")
+
+            // Bad lines: each named; nothing of the file is written (not even its good lines).
+            let bad = """
+                unit_number,kind,year,vin,capacity_cars,status
+                T-12,,2020,,,in_shop
+                T-30,truck,1850,,,
+                TR-8,boat,,,,
+                TR-9,trailer,,1XPBDP9X1KD123456,,
+                TR-10,trailer,,,99,
+                TR-11,trailer,,,,parked
+                T-30,truck,,,,
+                T-40,truck,,,,
+                """
+            let refused = try await api.call(.dispatchImportEquipment, bytes: Array(bad.utf8), token: dispatch, headers: csv)
+            #expect(refused.status == 422 && refused.errorCode == "import_failed", "\(refused.text)")
+            let problems = refused.error?.problems ?? []
+            #expect(problems.map(\.line) == [3, 4, 5, 6, 7, 8], "\(problems)")
+            #expect(problems.map(\.field) == ["year", "kind", "vin", "capacity_cars", "status", "unit_number"], "\(problems)")
+            let units = try await api.call(.dispatchEquipment, token: dispatch).decode(Items<Equipment>.self).items
+            #expect(units.map(\.unitNumber) == ["T-12", "TR-7"] && units[0].status == .active && units[0].year == 2019)
+
+            // The same unit numbers again update them.
+            let update = "unit_number,status,notes\nt-12,in_shop,Brakes\n"
+            #expect(try await api.call(.dispatchImportEquipment, bytes: Array(update.utf8), token: dispatch, headers: csv)
+                .decode(ImportResult.self) == ImportResult(created: 0, updated: 1))
+            let t12 = try await api.call(.dispatchEquipmentUnit, units[0].id.rawValue, token: dispatch).decode(Equipment.self)
+            #expect(t12.status == .inShop && t12.notes == "Brakes" && t12.make == "Peterbilt")
+
+            for (body, headers, status) in [
+                ("", csv, 422), ("unit_number\n", csv, 422), ("unit_number,kind\nT-1,truck\n", ["Content-Type": "application/json"], 415),
+            ] {
+                let answer = try await api.call(.dispatchImportEquipment, bytes: Array(body.utf8), token: dispatch, headers: headers)
+                #expect(answer.status == status, "\(body): \(answer.text)")
+            }
+            let huge = "unit_number,kind\n" + (0..<2_001).map { "U-\($0),truck" }.joined(separator: "\n")
+            let tooMany = try await api.call(.dispatchImportEquipment, bytes: Array(huge.utf8), token: dispatch, headers: csv)
+            #expect(tooMany.status == 422 && tooMany.error?.problems?.first?.field == "file", "\(tooMany.text.prefix(300))")
+            let oversized = try await api.call(.dispatchImportEquipment, bytes: [UInt8](repeating: 65, count: 5 << 20), token: dispatch, headers: csv)
+            #expect(oversized.status == 413)
+
+            // Orders by CSV through the API, with the console's rules.
+            let orders = "number,pickup_address,delivery_address,revenue,vin\nCSV-1,1 Main St,2 Elm St,450,\nCSV-2,,2 Elm St,abc,\n"
+            let refusedOrders = try await api.call(.dispatchImportOrders, bytes: Array(orders.utf8), token: dispatch, headers: csv)
+            #expect(refusedOrders.status == 422 && refusedOrders.error?.problems?.map(\.line) == [3], "\(refusedOrders.text)")
+            let fine = "number,pickup_address,delivery_address,revenue\nCSV-1,1 Main St,2 Elm St,450\n"
+            #expect(try await api.call(.dispatchImportOrders, bytes: Array(fine.utf8), token: dispatch, headers: csv)
+                .decode(ImportResult.self).created == 1)
+
+            // Bulk status: all, or none when one id is not this carrier's.
+            let foreign = try await api.call(.dispatchCreateEquipment, json: EquipmentFields(kind: .truck, unitNumber: "B-1"),
+                                             token: other.dispatcher.accessToken).decode(Equipment.self)
+            let mixed = try await api.call(.dispatchEquipmentStatus, json: EquipmentStatusChange(ids: units.map(\.id) + [foreign.id], status: .outOfService),
+                                           token: dispatch)
+            #expect(mixed.status == 422 && mixed.error?.field == "ids[2]", "\(mixed.text)")
+            #expect(try await api.call(.dispatchEquipment, query: "status=out_of_service", token: dispatch).decode(Items<Equipment>.self).items.isEmpty)
+            let moved = try await api.call(.dispatchEquipmentStatus, json: EquipmentStatusChange(ids: units.map(\.id), status: .outOfService),
+                                           token: dispatch).decode(Items<Equipment>.self)
+            #expect(moved.items.map(\.status) == [.outOfService, .outOfService])
+            #expect(try await api.call(.dispatchEquipmentStatus, json: EquipmentStatusChange(ids: [], status: .active), token: dispatch).status == 422)
+            #expect(try await api.call(.dispatchEquipmentUnit, foreign.id.rawValue, token: dispatch).status == 404)
+        }
+    }
+
+    @Test("GET /v1/vin/{vin} says what a VIN says")
+    func vinEndpoint() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        try await server.run { api in
+            let decoded = try await api.call(.decodeVIN, "1hgcm82633a004352", token: carrier.driver.accessToken).decode(VINDecoding.self)
+            #expect(decoded.isWellFormed && decoded.checkDigitValid && decoded.make == "Honda" && decoded.modelYear == 2003)
+            let typo = try await api.call(.decodeVIN, "1HGCM82643A004352", token: carrier.dispatcher.accessToken).decode(VINDecoding.self)
+            #expect(!typo.checkDigitValid && typo.expectedCheckDigit == "3" && typo.needsConfirmation)
+            let junk = try await api.call(.decodeVIN, "1HGCM82633A00435O", token: carrier.driver.accessToken)
+            #expect(junk.status == 422 && junk.error?.field == "vin" && junk.error?.message.contains("I, O or Q") == true, "\(junk.text)")
+            #expect(try await api.call(.decodeVIN, "🚗", token: carrier.driver.accessToken).status == 422)
+            #expect(try await api.call(.decodeVIN, String(repeating: "A", count: 65), token: carrier.driver.accessToken).status == 400)
+            #expect(try await api.call(.decodeVIN, "1HGCM82633A004352").status == 401)
+        }
+    }
+}
