@@ -165,11 +165,23 @@ public final class DriverApp {
     /// Records an expense; its day defaults to today where the driver is.
     @discardableResult
     public func createExpense(trip: ID<Trip>, category: ExpenseCategory, amountCents: Int, date: LocalDate? = nil,
-                              notes: String? = nil) throws -> ID<Expense> {
+                              notes: String? = nil, fuel: FuelPurchase? = nil) throws -> ID<Expense> {
         let id = ID<Expense>()
         try enqueue(.createExpense(.init(id: id, tripID: trip, category: category, amountCents: amountCents,
-                                         date: date ?? LocalDate(serverClock.now, in: .current), notes: notes)))
+                                         date: date ?? LocalDate(serverClock.now, in: .current), notes: notes, fuel: fuel)))
         return id
+    }
+
+    // MARK: Fleet
+
+    /// The truck and trailer dispatch assigned to the driver.
+    public func units() throws -> [Equipment] { try database.equipment() }
+
+    /// Records what a unit's odometer reads now (or at `at`). Readings only
+    /// go up: one lower than the last is refused here already.
+    @discardableResult
+    public func recordOdometer(_ unit: ID<Equipment>, miles: Int, at: Date? = nil) throws -> ID<Mutation>? {
+        try enqueue(.recordOdometer(.init(id: ID(), equipmentID: unit, miles: miles, recordedAt: at ?? serverClock.now)))
     }
 
     @discardableResult

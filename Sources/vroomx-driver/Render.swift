@@ -64,9 +64,25 @@ struct Render {
     func expenses(_ expenses: [Expense]) {
         guard !expenses.isEmpty else { return terminal.line("No expenses.") }
         terminal.table(["DATE", "CATEGORY", "AMOUNT", "NOTE", "ID"], expenses.map { expense in
-            [expense.date.description, expense.category.rawValue, money(expense.amountCents), expense.notes, shortID(expense.id.rawValue)]
+            let note = [fuel(expense), expense.notes].filter { !$0.isEmpty }.joined(separator: " · ")
+            return [expense.date.description, expense.category.rawValue, money(expense.amountCents), note, shortID(expense.id.rawValue)]
         })
         terminal.line("Total \(money(expenses.reduce(0) { $0 + $1.amountCents }))")
+    }
+
+    /// "120.5 gal at 412350 mi, $4.004/gal" for a fuel fill-up.
+    func fuel(_ expense: Expense) -> String {
+        guard let fuel = expense.fuel else { return "" }
+        let unit = fuel.unit == .gallon ? "gal" : "L"
+        var quantity = String(format: "%.3f", Double(fuel.quantityMilli) / 1000)
+        while quantity.hasSuffix("0") { quantity.removeLast() }
+        if quantity.hasSuffix(".") { quantity.removeLast() }
+        var text = "\(quantity) \(unit)"
+        if let miles = fuel.odometerMiles { text += " at \(miles) mi" }
+        if let price = fuel.pricePerUnitMilli(amountCents: expense.amountCents) {
+            text += String(format: ", $%.3f/%@", Double(price) / 1000, unit)
+        }
+        return text
     }
 
     func order(_ order: Order) {

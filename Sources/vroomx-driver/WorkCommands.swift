@@ -163,6 +163,10 @@ struct ExpenseCommand: AsyncParsableCommand {
         @Option(help: "Amount in dollars, e.g. 84.20.") var amount: String
         @Option(help: "A note (station, receipt number…).") var note: String?
         @Option(help: "Date YYYY-MM-DD (default today).") var date: String?
+        @Option(help: "Fuel bought, in gallons (e.g. 120.5): logs it for your truck.") var gallons: String?
+        @Option(help: "Fuel bought, in litres.") var litres: String?
+        @Option(help: "The truck's odometer at the pump (miles).") var odometer: String?
+        @Option(help: "Unit number of the truck (default: your truck).") var unit: String?
 
         func run() async throws {
             try await withSession(global) { session in
@@ -170,9 +174,17 @@ struct ExpenseCommand: AsyncParsableCommand {
                 let found = try Lookup.trip(trip, in: session.app)
                 guard date == nil || LocalDate(date!) != nil else { throw CLIError(.usage, "A date looks like 2026-11-22.") }
                 let cents = try Input.cents(amount)
+                var fuel: FuelPurchase?
+                if gallons != nil || litres != nil || odometer != nil || unit != nil {
+                    guard category == .fuel else { throw CLIError(.usage, "--gallons, --litres, --odometer and --unit are for a fuel expense.") }
+                    guard (gallons == nil) != (litres == nil) else { throw CLIError(.usage, "Give the fuel in --gallons or in --litres.") }
+                    let truck = try Lookup.unit(unit, kind: .truck, in: session.app)
+                    fuel = FuelPurchase(equipmentID: truck.id, quantityMilli: try Input.milli(gallons ?? litres ?? "", what: "A quantity"),
+                                        unit: gallons != nil ? .gallon : .litre, odometerMiles: try odometer.map(Input.miles))
+                }
                 let mark = try session.outboxMark()
                 let id = try session.app.createExpense(trip: found.id, category: category, amountCents: cents,
-                                                       date: date.flatMap(LocalDate.init), notes: note)
+                                                       date: date.flatMap(LocalDate.init), notes: note, fuel: fuel)
                 try await session.finishChange("Recorded \(MoneyFormat.dollars(cents)) \(category.rawValue) on trip \(found.number) (\(id.rawValue.prefix(8))).",
                                                since: mark)
             }

@@ -235,6 +235,54 @@ struct DriverCommandTests {
         await server.stop()
     }
 
+    @Test("the driver's truck in the terminal: papers, an odometer reading and a fuel fill-up made offline reach dispatch once; a lower reading is refused")
+    func truckOdometerAndFuel() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-cli-\(UUID().uuidString.prefix(8))")
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-driver-\(UUID().uuidString.prefix(8))")
+        let port = try ChildProcess.freePort()
+        var server = try await ServerProcess.start(dataDirectory: data, port: port)
+        try await Self.signIn(DemoData.driverEmails[0], home: home, port: port, server: server)
+        let units = try await Self.driver(["units"], home: home, port: port)
+        #expect(units.status == 0, "\(units.output)")
+        #expect(units.output.contains("Truck T-12") && units.output.contains("Trailer TR-7") && units.output.contains("Odometer 413250 mi"), "\(units.output)")
+        #expect(units.output.contains("Registration TX-REG-4KH221: expires") && units.output.contains("(in 18 days)"), "\(units.output)")
+        #expect(!units.output.contains("T-14"), "another driver's truck: \(units.output)")
+
+        // Offline: refused at once when lower than the last reading, queued otherwise.
+        await server.stop()
+        let lower = try await Self.driver(["odometer", "413000"], home: home, port: port)
+        #expect(lower.status == 65 && lower.output.contains("already read 413250 mi"), "\(lower.output)")
+        #expect(try await Self.driver(["odometer", "413,480"], home: home, port: port).status == 75)
+        let fill = try await Self.driver(["expense", "add", "--trip", "T-1002", "--category", "fuel", "--amount", "412.80",
+                                          "--gallons", "118.25", "--odometer", "413480"], home: home, port: port)
+        #expect(fill.status == 75, "\(fill.output)")
+        let misuse = try await Self.driver(["expense", "add", "--trip", "T-1002", "--category", "tolls", "--amount", "5", "--gallons", "1"],
+                                           home: home, port: port)
+        #expect(misuse.status == 64, "\(misuse.output)")
+        #expect(try await Self.driver(["odometer", "-5"], home: home, port: port).status == 64)
+
+        server = try await ServerProcess.start(dataDirectory: data, port: port)
+        let sent = try await Self.driver(["sync"], home: home, port: port)
+        #expect(sent.status == 0 && sent.output.contains("Waiting       0 changes"), "\(sent.output)")
+        #expect(try await Self.driver(["sync"], home: home, port: port).status == 0)
+        await server.stop()
+
+        var configuration = ServerConfiguration()
+        configuration.dataDirectory = data
+        configuration.logLevel = .critical
+        let services = try await ServerServices.make(configuration)
+        let (readings, fills, odometer) = try await services.database.read { db in
+            (try await db.query("SELECT r.miles FROM odometer_readings r JOIN equipment e ON e.id = r.equipment_id WHERE e.unit_number = 'T-12' ORDER BY r.miles")
+                .map { try $0.int("miles") },
+             try await db.query("SELECT fuel_quantity_milli FROM trip_expenses WHERE fuel_odometer_miles = 413480").map { try $0.int("fuel_quantity_milli") },
+             try await db.first("SELECT odometer_miles FROM equipment WHERE unit_number = 'T-12'")?.int("odometer_miles"))
+        }
+        #expect(readings == [412_300, 412_980, 413_250, 413_480])
+        #expect(fills == [118_250])
+        #expect(odometer == 413_480)
+        await services.database.close()
+    }
+
     @Test("commands run at once on one device wait for each other's writes: every expense is kept and sent once")
     func concurrentCommands() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-cli-\(UUID().uuidString.prefix(8))")

@@ -1,0 +1,65 @@
+import ArgumentParser
+import DriverKit
+import Foundation
+import VroomXModels
+
+struct Units: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "The truck and trailer assigned to you, with their papers and odometer.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var output: OutputOptions
+
+    func run() async throws {
+        try await withSession(global) { session in
+            try session.requireUnlocked()
+            await session.syncIfPossible(quiet: output.json)
+            let units = try session.app.units()
+            if output.json { try printJSON(Items(units)) } else { Render(terminal: session.terminal).units(units, today: LocalDate(Date(), in: .current)) }
+        }
+    }
+}
+
+struct Odometer: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Record what your truck's (or a unit's) odometer reads.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Miles, e.g. 412350.") var miles: String
+    @Option(help: "Unit number (default: your truck).") var unit: String?
+
+    func run() async throws {
+        try await withSession(global) { session in
+            try session.requireUnlocked()
+            let found = try Lookup.unit(unit, kind: .truck, in: session.app)
+            let reading = try Input.miles(miles)
+            let mark = try session.outboxMark()
+            try session.app.recordOdometer(found.id, miles: reading)
+            try await session.finishChange("Recorded \(reading) mi on \(found.unitNumber).", since: mark)
+        }
+    }
+}
+
+extension Render {
+    func units(_ units: [Equipment], today: LocalDate) {
+        guard !units.isEmpty else { return terminal.line("No truck or trailer is assigned to you.") }
+        for unit in units {
+            let status = unit.status == .active ? "" : "  " + terminal.style(unit.status.label, .yellow)
+            terminal.line(terminal.style("\(unit.kind.rawValue.capitalized) \(unit.unitNumber)", .bold) + status)
+            let vehicle = [[unit.year.map(String.init), unit.make, unit.model].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " "),
+                           unit.vin].filter { !$0.isEmpty }.joined(separator: " · ")
+            if !vehicle.isEmpty { terminal.line("  \(vehicle)") }
+            if !unit.plate.isEmpty { terminal.line("  Plate \(unit.plate)\(unit.plateState.isEmpty ? "" : " (\(unit.plateState))")") }
+            if let trailer = unit.specs.trailerType {
+                terminal.line("  \(trailer.rawValue.capitalized) trailer\(unit.specs.capacityCars.map { ", \($0) cars" } ?? "")")
+            }
+            if let miles = unit.odometerMiles { terminal.line("  Odometer \(miles) mi (\(time(unit.odometerAt)))") }
+            for paper in unit.documents {
+                var line = "  \(paper.kind.label.capitalized)\(paper.number.isEmpty ? "" : " \(paper.number)")"
+                if let expires = paper.expiresOn {
+                    let days = Int((expires.startOfDay.timeIntervalSince(today.startOfDay) / 86_400).rounded())
+                    let when = days < 0 ? terminal.style("expired \(expires)", .red)
+                        : days <= 30 ? terminal.style("expires \(expires) (in \(days) days)", .yellow) : "expires \(expires)"
+                    line += ": " + when
+                }
+                terminal.line(line)
+            }
+        }
+    }
+}
