@@ -103,15 +103,15 @@ public enum DemoData {
                               jordan: ID<Driver>) async throws -> ID<Equipment> {
         let units: [(EquipmentFields, ID<Driver>?)] = [
             (EquipmentFields(kind: .truck, unitNumber: "T-12", make: "Peterbilt", model: "389", year: 2019, vin: "1XPBDP9X9KD123456",
-                             plate: "TX 4KH 221", plateState: "TX", specs: EquipmentSpecs(gvwrPounds: 80_000, fuelType: .diesel)), alex),
+                             plate: "4KH 221", plateState: "TX", specs: EquipmentSpecs(gvwrPounds: 80_000, fuelType: .diesel)), alex),
             (EquipmentFields(kind: .trailer, unitNumber: "TR-7", make: "Cottrell", model: "CX-09LS", year: 2021, vin: "5JYAH1024KM000777",
-                             plate: "TX 9TR 107", plateState: "TX", specs: EquipmentSpecs(trailerType: .open, capacityCars: 9)), alex),
+                             plate: "9TR 107", plateState: "TX", specs: EquipmentSpecs(trailerType: .open, capacityCars: 9)), alex),
             (EquipmentFields(kind: .truck, unitNumber: "T-14", make: "Freightliner", model: "Cascadia", year: 2020, vin: "1FUJHHDR0LL654321",
-                             plate: "IL 22 8841", plateState: "IL", specs: EquipmentSpecs(gvwrPounds: 80_000, fuelType: .diesel)), sam),
+                             plate: "22 8841", plateState: "IL", specs: EquipmentSpecs(gvwrPounds: 80_000, fuelType: .diesel)), sam),
             (EquipmentFields(kind: .trailer, unitNumber: "TR-9", make: "Sun Country", model: "Enclosed 53", year: 2022, vin: "4ZEAH1821NT000888",
-                             plate: "IL 91 5510", plateState: "IL", specs: EquipmentSpecs(trailerType: .enclosed, capacityCars: 6)), sam),
+                             plate: "91 5510", plateState: "IL", specs: EquipmentSpecs(trailerType: .enclosed, capacityCars: 6)), sam),
             (EquipmentFields(kind: .truck, unitNumber: "T-15", make: "Kenworth", model: "W900", year: 2022, vin: "1XKYD49X5NJ112233",
-                             plate: "WA C81 022", plateState: "WA", specs: EquipmentSpecs(gvwrPounds: 80_000, fuelType: .diesel)), jordan),
+                             plate: "C81 022", plateState: "WA", specs: EquipmentSpecs(gvwrPounds: 80_000, fuelType: .diesel)), jordan),
             (EquipmentFields(kind: .truck, unitNumber: "T-20", make: "Freightliner", model: "Cascadia", year: 2022, vin: "3AKJHHDR9NS999001",
                              status: .inShop, notes: "Clutch replacement at Rush Truck Center"), nil),
         ]

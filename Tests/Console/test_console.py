@@ -387,3 +387,19 @@ def test_search_with_spaces_and_an_edit_conflict_that_keeps_both_sides(page, ser
     expect(other.locator("main")).to_contain_text("Red")
     expect(other.locator(".timeline")).to_contain_text("by dispatch@demo-carrier.example")
     other.context.close()
+
+
+def test_fleet_page_flags_papers_and_shows_fuel_economy(page, server):
+    page.goto(server.base + "/fleet")
+    expect(page.locator("h1")).to_have_text("Fleet")
+    row = page.locator("tr[data-unit='T-12']")
+    expect(row).to_contain_text("Alex Rivera")
+    expect(row).to_contain_text("413,250 mi")
+    expect(row).to_contain_text("mpg")
+    due = page.locator(".warn-panel")
+    expect(due).to_contain_text("T-12")
+    expect(due.locator(".paper-due")).to_contain_text("due")
+    expect(due.locator(".paper-expired")).to_contain_text("expired")
+    expect(page.locator("tr[data-unit='T-20']")).to_contain_text("Unassigned")
+    expect(page.locator("tr[data-unit='T-20'] .badge")).to_have_text("in shop")
+    shot(page, "fleet")

@@ -44,6 +44,7 @@ struct ConsoleController {
         ConsoleOrderPages(console: self).register(router)
         ConsoleTripPages(console: self).register(router)
         ConsolePeoplePages(console: self).register(router)
+        ConsoleFleetPages(console: self).register(router)
         ConsoleLive(console: self).register(router)
     }
 

@@ -7,14 +7,19 @@ enum ConsoleFormat {
     static func money(_ cents: Int) -> String {
         let sign = cents < 0 ? "-" : ""
         let magnitude = cents.magnitude
-        var whole = String(magnitude / 100)
-        var grouped = ""
+        let fraction = magnitude % 100
+        return "\(sign)$\(grouped(magnitude / 100)).\(fraction < 10 ? "0" : "")\(fraction)"
+    }
+
+    /// 413250 → "413,250".
+    static func grouped<Value: BinaryInteger>(_ value: Value) -> String {
+        var whole = String(value.magnitude)
+        var groups = ""
         while whole.count > 3 {
-            grouped = "," + whole.suffix(3) + grouped
+            groups = "," + whole.suffix(3) + groups
             whole.removeLast(3)
         }
-        let fraction = magnitude % 100
-        return "\(sign)$\(whole)\(grouped).\(fraction < 10 ? "0" : "")\(fraction)"
+        return (value < 0 ? "-" : "") + whole + groups
     }
 
     /// Cents as a form shows them: 125050 → "1250.50".

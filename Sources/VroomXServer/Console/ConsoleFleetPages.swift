@@ -1,0 +1,60 @@
+import Foundation
+import Hummingbird
+import VroomXModels
+
+/// The fleet: every truck and trailer with its driver, odometer, papers
+/// (expired and due ones flagged) and, for trucks, the last 30 days of fuel.
+struct ConsoleFleetPages {
+    let console: ConsoleController
+    var store: Store { console.store }
+
+    func register(_ router: Router<AppRequestContext>) {
+        console.get(router, "/fleet") { request in try await fleet(request) }
+    }
+
+    private func fleet(_ request: ConsoleRequest) async throws -> Response {
+        let units = try await store.fleet(tenant: request.tenant)
+        let drivers = Dictionary(try await store.drivers(tenant: request.tenant).map { ($0.id, $0.name) }) { first, _ in first }
+        let today = LocalDate(store.now)
+        let monthAgo = LocalDate(today.startOfDay.addingTimeInterval(-29 * 86_400))
+        var rows: [[String: Any]] = []
+        var due: [[String: Any]] = []
+        for unit in units {
+            var fuel: Any = false
+            if unit.kind == .truck {
+                let report = try await store.fuelReport(unit.id, from: monthAgo, to: today, tenant: request.tenant)
+                if report.fills > 0 {
+                    fuel = ["mpg": present(report.milesPerGallon.map { String(format: "%.1f mpg", $0) }),
+                            "cost_per_mile": present(report.costPerMileCents.map { String(format: "$%.2f/mi", $0 / 100) }),
+                            "spent": ConsoleFormat.money(report.costCents), "fills": report.fills]
+                }
+            }
+            let papers: [[String: Any]] = unit.documents.map { paper in
+                let days = paper.expiresOn.map { Int(($0.startOfDay.timeIntervalSince(today.startOfDay) / 86_400).rounded()) }
+                let state = days.map { $0 < 0 ? "expired" : $0 <= FleetRules.expiryNoticeDays ? "due" : "ok" } ?? "ok"
+                let line: [String: Any] = ["kind": paper.kind.label.prefix(1).uppercased() + paper.kind.label.dropFirst(), "number": paper.number,
+                                           "expires": present(paper.expiresOn?.description), "state": state,
+                                           "expired": state == "expired", "due": state == "due",
+                                           "days": days.map { $0 < 0 ? "\(-$0) days ago" : "in \($0) days" } ?? ""]
+                if state != "ok" { due.append(line.merging(["unit": unit.unitNumber]) { first, _ in first }) }
+                return line
+            }
+            rows.append([
+                "unit": unit.unitNumber, "kind": unit.kind.rawValue, "truck": unit.kind == .truck,
+                "vehicle": [unit.year.map(String.init), unit.make, unit.model].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " "),
+                "vin": unit.vin, "plate": [unit.plate, unit.plateState.isEmpty ? "" : "(\(unit.plateState))"].filter { !$0.isEmpty }.joined(separator: " "),
+                "status": unit.status.rawValue, "status_label": unit.status.label,
+                "spec": [unit.specs.trailerType.map { "\($0.rawValue) trailer" }, unit.specs.capacityCars.map { "\($0) cars" },
+                         unit.specs.fuelType?.rawValue].compactMap { $0 }.joined(separator: ", "),
+                "driver": present(unit.driverID.map { drivers[$0] ?? "—" }),
+                "odometer": present(unit.odometerMiles.map { "\(ConsoleFormat.grouped($0)) mi" }),
+                "odometer_at": present(ConsoleFormat.time(unit.odometerAt)),
+                "papers": papers, "fuel": fuel,
+            ])
+        }
+        return console.pages.page("fleet", title: "Fleet", session: request.session, section: "fleet", [
+            "units": rows, "empty": rows.isEmpty, "due": due, "has_due": !due.isEmpty,
+            "trucks": units.filter { $0.kind == .truck }.count, "trailers": units.filter { $0.kind == .trailer }.count,
+        ])
+    }
+}
