@@ -362,7 +362,7 @@ public struct FuelPurchase: Codable, Sendable, Hashable {
 /// Fuel economy of a truck over a period, by the full-tank method: miles
 /// between the first and the last fill with an odometer reading, over the
 /// fuel bought after the first of them (the first fill's fuel was burnt
-/// before the period).
+/// before the period). Fills count in the order they were bought.
 public struct FuelReport: Codable, Sendable, Hashable {
     public var equipmentID: ID<Equipment>
     public var from: LocalDate
@@ -409,7 +409,12 @@ public struct FuelReport: Codable, Sendable, Hashable {
     public static func compute(_ equipment: ID<Equipment>, from: LocalDate, to: LocalDate, fills: [Fill]) -> FuelReport {
         let gallons = fills.reduce(0) { $0 + $1.gallons }
         let cost = fills.reduce(0) { $0 + $1.amountCents }
-        let measured = fills.filter { $0.odometerMiles != nil }.sorted { ($0.odometerMiles!, $0.date) < ($1.odometerMiles!, $1.date) }
+        // In the order they were bought; a fill whose odometer is below an earlier fill's (a typo) is left out.
+        var measured: [Fill] = []
+        for fill in fills.filter({ $0.odometerMiles != nil }).sorted(by: { ($0.date, $0.odometerMiles ?? 0) < ($1.date, $1.odometerMiles ?? 0) })
+        where (fill.odometerMiles ?? 0) >= (measured.last?.odometerMiles ?? 0) {
+            measured.append(fill)
+        }
         var miles: Int?
         var mpg: Double?
         var costPerMile: Double?

@@ -88,15 +88,27 @@ public enum VIN {
 
     /// Position 10 names a year in a 30-year cycle (1980–2009, 2010–2039).
     /// For cars and light trucks since 2010, a letter in position 7 means
-    /// the later cycle; otherwise the later reading unless it is in the future.
+    /// the later cycle and a digit the earlier one; heavy trucks and
+    /// trailers do not follow that rule, so for their makers (and wherever
+    /// position 7 says nothing) the later reading counts unless it is more
+    /// than a year ahead.
     static func modelYear(_ characters: [Character], currentYear: Int) -> Int? {
         let codes = Array("ABCDEFGHJKLMNPRSTVWXY123456789")
         guard let index = codes.firstIndex(of: characters[9]) else { return nil }
         let early = 1980 + index, late = 2010 + index
-        if characters[6].isLetter, late <= currentYear + 1 { return late }
-        if characters[6].isNumber { return early }
+        if !heavyVehicleMakers.contains(String(characters[0..<3])) {
+            if characters[6].isLetter, late <= currentYear + 1 { return late }
+            if characters[6].isNumber { return early }
+        }
         return late <= currentYear + 1 ? late : early
     }
+
+    /// Makers of heavy trucks and car-hauler trailers (whose VINs do not
+    /// use position 7 for the model-year cycle).
+    static let heavyVehicleMakers: Set<String> = [
+        "1XP", "2XP", "1XK", "2XK", "1NK", "2NK", "1FU", "1FV", "3AK", "3AL", "1M1", "1M2", "4V4", "4V5", "4VG", "1HT", "1HS", "3HS",
+        "3HA", "5PV", "5KJ", "5KK", "1GR", "1JJ", "1UY", "1DW", "4WW", "5JY", "4ZE", "5TB", "1C9", "4V1",
+    ]
 
     static func region(_ first: Character) -> String? {
         switch first {
@@ -118,6 +130,9 @@ public enum VIN {
     /// World manufacturer identifiers of the makers a US car hauler sees most.
     static let manufacturers: [String: String] = [
         "1C3": "Chrysler", "1C4": "Jeep", "1C6": "Ram", "1FA": "Ford", "1FM": "Ford", "1FT": "Ford", "1FD": "Ford", "1G1": "Chevrolet",
+        "1XP": "Peterbilt", "2XP": "Peterbilt", "1XK": "Kenworth", "2XK": "Kenworth", "1NK": "Kenworth", "1FU": "Freightliner",
+        "1FV": "Freightliner", "3AK": "Freightliner", "3AL": "Freightliner", "1M1": "Mack", "1M2": "Mack", "4V4": "Volvo Trucks",
+        "4V5": "Volvo Trucks", "1HT": "International", "1HS": "International", "3HS": "International", "5KJ": "Western Star",
         "1GC": "Chevrolet", "1GN": "Chevrolet", "1GT": "GMC", "1GK": "GMC", "1G6": "Cadillac", "1GY": "Cadillac", "1HG": "Honda",
         "1J4": "Jeep", "1LN": "Lincoln", "1N4": "Nissan", "1N6": "Nissan", "19X": "Honda", "19U": "Acura", "2C3": "Chrysler",
         "2C4": "Chrysler", "2FM": "Ford", "2G1": "Chevrolet", "2HG": "Honda", "2HK": "Honda", "2T1": "Toyota", "2T3": "Toyota",

@@ -11,6 +11,10 @@ struct VINTests {
         // An X check digit, and a numeric 7th character keeping the year in the first cycle.
         let truck = VIN.decode("1M8GDM9AXKP042788", currentYear: 2026)
         #expect(truck.checkDigitValid && truck.expectedCheckDigit == "X" && truck.modelYear == 1989 && truck.make == nil)
+        // Heavy trucks and trailers do not use position 7 for the year cycle: this Peterbilt is a 2019, not a 1989.
+        let peterbilt = VIN.decode("1XPBDP9X9KD123456", currentYear: 2026)
+        #expect(peterbilt.checkDigitValid && peterbilt.modelYear == 2019 && peterbilt.make == "Peterbilt")
+        #expect(VIN.decode("1FUJHHDR0LL654321", currentYear: 2026).modelYear == 2020)
         // Spaces, dashes and lower case are what people type; the decoding is of the VIN itself.
         #expect(VIN.decode("5yj3e1ea-9lf 000123", currentYear: 2026).vin == "5YJ3E1EA9LF000123")
     }

@@ -32,8 +32,17 @@ struct FleetTests {
             #expect(truck.status == 201, "\(truck.text)")
             let unit = try truck.decode(Equipment.self)
             #expect(unit.vin == "1XPBDP9X9KD123456" && unit.plate == "TX 4KH 221" && unit.plateState == "TX" && unit.status == .active)
-            let duplicate = try await api.call(.dispatchCreateEquipment, json: EquipmentFields(kind: .trailer, unitNumber: " t-12 "), token: dispatch)
-            #expect(duplicate.status == 409 && duplicate.error?.field == "unit_number", "\(duplicate.text)")
+            for lookalike in [" t-12 ", "Ｔ-12", "T\u{2011}12".replacingOccurrences(of: "\u{2011}", with: "-")] {
+                let duplicate = try await api.call(.dispatchCreateEquipment, json: EquipmentFields(kind: .trailer, unitNumber: lookalike), token: dispatch)
+                #expect(duplicate.status == 409 && duplicate.error?.field == "unit_number", "\(lookalike): \(duplicate.text)")
+            }
+            let composed = try await api.call(.dispatchCreateEquipment, json: EquipmentFields(kind: .truck, unitNumber: "Caf\u{E9}-1"), token: dispatch)
+            #expect(composed.status == 201)
+            #expect(try await api.call(.dispatchCreateEquipment, json: EquipmentFields(kind: .truck, unitNumber: "Cafe\u{301}-1"), token: dispatch).status == 409)
+            for hidden in ["NL-1\nNL-2", "A\u{202E}1-T", String(repeating: "👨‍👩‍👧", count: 12)] {
+                let refused = try await api.call(.dispatchCreateEquipment, json: EquipmentFields(kind: .truck, unitNumber: hidden), token: dispatch)
+                #expect(refused.status == 422 && refused.error?.field == "unit_number", "\(refused.text)")
+            }
             for (fields, field) in [
                 (EquipmentFields(kind: .truck, unitNumber: "X1", year: LocalDate(Date()).year + 2), "year"),
                 (EquipmentFields(kind: .truck, unitNumber: "X2", plateState: "Texas"), "plate_state"),
@@ -79,7 +88,7 @@ struct FleetTests {
             #expect(refused.status == 409, "\(refused.text)")
             // Filters.
             let trucks = try await api.call(.dispatchEquipment, query: "kind=truck&status=active", token: dispatch).decode(Items<Equipment>.self)
-            #expect(trucks.items.map(\.unitNumber) == ["T-14", "T-OLD"])
+            #expect(trucks.items.map(\.unitNumber) == ["Caf\u{E9}-1", "T-14", "T-OLD"])
             #expect(try await api.call(.dispatchEquipment, query: "status=parked", token: dispatch).status == 400)
         }
     }
@@ -115,6 +124,9 @@ struct FleetTests {
             // The unit shows the latest reading, not the last one to arrive.
             let shown = try await api.call(.equipmentUnit, unit.id.rawValue, token: driver).decode(Equipment.self)
             #expect(shown.odometerMiles == 100_900)
+            // A digit too many is not a reading: more than the truck can have driven since the last one.
+            let typo = try await read(1_009_000, hoursAgo: 1)
+            #expect(typo.status == 422 && typo.error?.field == "miles" && typo.error?.message.contains("more than it can have driven") == true, "\(typo.text)")
             #expect(try await read(-1, hoursAgo: 0).status == 422)
             #expect(try await read(10_000_000, hoursAgo: 0).status == 422)
             #expect(try await read(100_950, hoursAgo: -1).status == 422, "an hour in the future")
@@ -137,6 +149,17 @@ struct FleetTests {
             #expect(stale.status == 409 && stale.errorCode == "conflict", "\(stale.text)")
             #expect(try await api.call(.dispatchUpdateEquipment, unit.id.rawValue, json: EquipmentFields(notes: "x", baseVersion: 0),
                                        token: dispatch).status == 422)
+
+            // Offline, as a mutation: the answer carries the unit with the new reading.
+            let mutation = Mutation(.recordOdometer(RecordOdometerRequest(id: ID(), equipmentID: unit.id, miles: 101_500, recordedAt: now)))
+            let result = try await api.call(.mutations, json: MutationBatch([mutation]), token: driver).decode(MutationBatchResult.self).results[0]
+            guard case .equipment(let row)? = result.row else { Issue.record("no unit in \(result)"); return }
+            #expect(result.outcome == .applied && row.odometerMiles == 101_500 && row.version > both.version)
+
+            // A driver who leaves hands their truck back.
+            _ = try await api.call(.dispatchAssignTrip, carrier.trips[0][0].id.rawValue, json: AssignTripRequest(driverID: carrier.driverID(1)), token: dispatch)
+            #expect(try await api.call(.dispatchDeactivateDriver, carrier.driverID(0).rawValue, token: dispatch).status == 200)
+            #expect(try await api.call(.dispatchEquipmentUnit, unit.id.rawValue, token: dispatch).decode(Equipment.self).driverID == nil)
         }
     }
 
@@ -183,6 +206,9 @@ struct FleetTests {
             // The default period is the last 30 days.
             #expect(try await api.call(.dispatchFuelReport, truck.id.rawValue, token: dispatch).decode(FuelReport.self).fills == 3)
             #expect(try await api.call(.dispatchFuelReport, truck.id.rawValue, query: "from=2026-13-01", token: dispatch).status == 400)
+            #expect(try await api.call(.dispatchFuelReport, trailer.id.rawValue, token: dispatch).status == 422)
+            #expect(try await api.call(.dispatchFuelReport, truck.id.rawValue, query: "to=1900-01-01", token: dispatch).decode(FuelReport.self).from
+                    == LocalDate(year: 1900, month: 1, day: 1))
             #expect(try await api.call(.dispatchFuelReport, truck.id.rawValue, query: "from=2020-01-01&to=2026-01-01", token: dispatch).status == 400)
 
             // Refused: fuel on a toll, a trailer, a truck that is not the driver's, impossible quantities.
@@ -292,6 +318,21 @@ struct FleetTests {
             #expect(tooMany.status == 422 && tooMany.error?.problems?.first?.field == "file", "\(tooMany.text.prefix(300))")
             let oversized = try await api.call(.dispatchImportEquipment, bytes: [UInt8](repeating: 65, count: 5 << 20), token: dispatch, headers: csv)
             #expect(oversized.status == 413)
+
+            // A quote left open would swallow the rest of the file: refused, naming where it opened.
+            let open = "unit_number,kind,notes\nQ-1,truck,fine\nQ-2,truck,\"unterminated\nQ-3,truck,x\n"
+            let unclosed = try await api.call(.dispatchImportEquipment, bytes: Array(open.utf8), token: dispatch, headers: csv)
+            #expect(unclosed.status == 422 && unclosed.error?.problems?.first?.line == 3, "\(unclosed.text)")
+            let twice = try await api.call(.dispatchImportEquipment, bytes: Array("unit_number,kind,kind\nQ-1,truck,trailer\n".utf8),
+                                           token: dispatch, headers: csv)
+            #expect(twice.status == 422 && twice.error?.problems?.first?.field == "kind", "\(twice.text)")
+            let wide = "unit_number" + String(repeating: ",", count: 70_000) + "\nQ-1\n"
+            let tooWide = try await api.call(.dispatchImportEquipment, bytes: Array(wide.utf8), token: dispatch, headers: csv)
+            #expect(tooWide.status == 422 && tooWide.error?.problems?.count == 1, "\(tooWide.text.prefix(300))")
+            // A spreadsheet's byte-order mark and trailing blank lines are fine.
+            let bom = "\u{FEFF}unit_number,kind\r\nQ-1,truck\r\n\r\n\r\n"
+            #expect(try await api.call(.dispatchImportEquipment, bytes: Array(bom.utf8), token: dispatch, headers: csv)
+                .decode(ImportResult.self) == ImportResult(created: 1, updated: 0))
 
             // Orders by CSV through the API, with the console's rules.
             let orders = "number,pickup_address,delivery_address,revenue,vin\nCSV-1,1 Main St,2 Elm St,450,\nCSV-2,,2 Elm St,abc,\n"

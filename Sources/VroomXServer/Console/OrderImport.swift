@@ -6,6 +6,8 @@ import VroomXModels
 /// written; any bad line and nothing is imported.
 enum OrderImport {
     static let maxLines = 5_000
+    /// A file this wrong is answered with its first problems only.
+    static let maxProblems = 1_000
 
     /// The columns a file may have; the header names them in any order.
     static let columns = [
@@ -48,26 +50,34 @@ enum OrderImport {
     /// Checked orders and the line each came from, or every problem found.
     static func parse(_ text: String, trips: [String: Trip]) throws -> ([Store.ValidOrder], [Int]) {
         var problems = Problems()
-        let rows = CSV.rows(text)
+        let rows: [CSV.Row]
+        do {
+            rows = try CSV.rows(text, maxRows: maxLines + 1)
+        } catch {
+            throw Problems(lines: [Problem(line: error.line, field: "file", message: error.message)])
+        }
         guard let header = rows.first, !(header.fields.count == 1 && header.fields[0].isEmpty) else {
             throw Problems(lines: [Problem(line: 1, field: "file", message: "The file is empty. The first line names the columns: \(required.joined(separator: ", ")), …")])
         }
-        let names = header.fields.map { $0.trimmingCharacters(in: .whitespaces).lowercased().replacingOccurrences(of: " ", with: "_") }
+        let (names, repeated) = CSV.header(header)
         for (index, name) in names.enumerated() where !columns.contains(name) {
             problems.lines.append(Problem(line: header.line, field: name.isEmpty ? "column \(index + 1)" : name,
                                           message: "Unknown column. Columns are: \(columns.joined(separator: ", "))."))
         }
+        if let repeated { problems.lines.append(Problem(line: header.line, field: repeated, message: "The \(repeated) column appears twice.")) }
         for name in required where !names.contains(name) {
             problems.lines.append(Problem(line: header.line, field: name, message: "The \(name) column is required."))
         }
-        if rows.count - 1 > maxLines {
-            problems.lines.append(Problem(line: rows[maxLines + 1].line, field: "file", message: "At most \(maxLines) orders per file."))
+        let filled = rows.dropFirst().filter { !$0.fields.allSatisfy { $0.trimmingCharacters(in: .whitespaces).isEmpty } }
+        if filled.count > maxLines {
+            problems.lines.append(Problem(line: filled[filled.startIndex + maxLines].line, field: "file", message: "At most \(maxLines) orders per file."))
         }
         guard problems.lines.isEmpty else { throw problems }
         var orders: [Store.ValidOrder] = []
         var lines: [Int] = []
         var numbers: [String: Int] = [:]
         for row in rows.dropFirst() where !row.fields.allSatisfy({ $0.trimmingCharacters(in: .whitespaces).isEmpty }) {
+            guard problems.lines.count < maxProblems else { break }
             var value: [String: String] = [:]
             for (index, name) in names.enumerated() where index < row.fields.count {
                 value[name] = row.fields[index].trimmingCharacters(in: .whitespacesAndNewlines)
@@ -147,18 +157,36 @@ enum CSV {
         let fields: [String]
     }
 
-    static func rows(_ text: String) -> [Row] {
+    /// A file the parser refuses: where, and why.
+    struct Refusal: Error, Sendable {
+        let line: Int
+        let message: String
+    }
+
+    /// More fields on a line than any import has columns: refused before
+    /// the work grows with the file (a header of a million commas).
+    static let maxFields = 64
+
+    /// The rows of a file (a leading byte-order mark, as spreadsheets write,
+    /// is skipped). A quote left open would swallow the rest of the file
+    /// into one field, so it is refused, naming the line it opened on.
+    /// Blank lines are skipped; more than `maxRows` rows (the header
+    /// included) are refused at the first one too many.
+    static func rows(_ text: String, maxRows: Int = .max) throws(Refusal) -> [Row] {
         var rows: [Row] = []
         var fields: [String] = []
         var field = ""
         var inQuotes = false
+        var quoteLine = 1
         var line = 1
         var rowLine = 1
-        var iterator = Array(text.unicodeScalars).makeIterator()
+        var scalars = text.unicodeScalars[...]
+        if scalars.first == "\u{FEFF}" { scalars = scalars.dropFirst() }
+        var iterator = scalars.makeIterator()
         var pending: Unicode.Scalar? = iterator.next()
         func endRow() {
             fields.append(field)
-            rows.append(Row(line: rowLine, fields: fields))
+            if fields != [""] { rows.append(Row(line: rowLine, fields: fields)) }
             fields = []
             field = ""
         }
@@ -174,17 +202,36 @@ enum CSV {
                 continue
             }
             switch scalar {
-            case "\"" where field.isEmpty: inQuotes = true
-            case ",": fields.append(field); field = ""
+            case "\"" where field.isEmpty:
+                inQuotes = true
+                quoteLine = line
+            case ",":
+                fields.append(field)
+                field = ""
+                guard fields.count < maxFields else {
+                    throw Refusal(line: rowLine, message: "This line has more than \(maxFields) fields.")
+                }
             case "\r" where pending == "\n": continue
             case "\n", "\r":
                 endRow()
+                guard rows.count <= maxRows else { throw Refusal(line: rowLine, message: "At most \(maxRows - 1) lines besides the header.") }
                 line += 1
                 rowLine = line
             default: field.unicodeScalars.append(scalar)
             }
         }
+        if inQuotes { throw Refusal(line: quoteLine, message: "A quote opened on this line is never closed.") }
         if !field.isEmpty || !fields.isEmpty { endRow() }
         return rows
+    }
+
+    /// Header names as written (trimmed, lower case, spaces as `_`), or
+    /// the problem with them: a name twice would let one column silently
+    /// override the other.
+    static func header(_ row: Row) -> (names: [String], repeated: String?) {
+        let names = row.fields.map { $0.trimmingCharacters(in: .whitespaces).lowercased().replacingOccurrences(of: " ", with: "_") }
+        var seen: Set<String> = []
+        let repeated = names.first { !$0.isEmpty && !seen.insert($0).inserted }
+        return (names, repeated)
     }
 }

@@ -32,7 +32,7 @@ struct FleetController {
         }
         routes.on(.recordOdometer) { request, context in
             let body = try await request.decodeJSON(RecordOdometerRequest.self)
-            return try JSONBody.response(try await store.recordOdometer(body, try context.caller().scope), status: .created)
+            return try JSONBody.response(try await store.recordOdometer(body, try context.caller().scope).reading, status: .created)
         }
 
         // Dispatch
@@ -92,7 +92,7 @@ struct FleetController {
         routes.on(.dispatchFuelReport) { request, context in
             let today = LocalDate(store.now)
             let to = try request.date(.toDate) ?? today
-            let from = try request.date(.fromDate) ?? LocalDate(to.startOfDay.addingTimeInterval(-29 * 86_400))
+            let from = try request.date(.fromDate) ?? max(LocalDate(to.startOfDay.addingTimeInterval(-29 * 86_400)), LocalDate(year: 1900, month: 1, day: 1)!)
             guard to.startOfDay.timeIntervalSince(from.startOfDay) <= 3 * 366 * 86_400 else {
                 throw AppError(400, .invalidParameter, "A fuel report covers at most three years.", field: "from")
             }

@@ -22,26 +22,34 @@ enum EquipmentImport {
     /// Each line's fields, or every problem of the file's shape and values.
     static func parse(_ text: String) throws -> [(line: Int, fields: EquipmentFields)] {
         var problems: [LineProblem] = []
-        let rows = CSV.rows(text)
+        let rows: [CSV.Row]
+        do {
+            rows = try CSV.rows(text, maxRows: maxLines + 1)
+        } catch {
+            throw failure([LineProblem(line: error.line, field: "file", message: error.message)])
+        }
         guard let header = rows.first, !(header.fields.count == 1 && header.fields[0].isEmpty) else {
             throw failure([LineProblem(line: 1, field: "file", message: "The file is empty. The first line names the columns: unit_number, kind, …")])
         }
-        let names = header.fields.map { $0.trimmingCharacters(in: .whitespaces).lowercased().replacingOccurrences(of: " ", with: "_") }
+        let (names, repeated) = CSV.header(header)
         for (index, name) in names.enumerated() where !columns.contains(name) {
             problems.append(LineProblem(line: header.line, field: name.isEmpty ? "column \(index + 1)" : name,
                                         message: "Unknown column. Columns are: \(columns.joined(separator: ", "))."))
         }
+        if let repeated { problems.append(LineProblem(line: header.line, field: repeated, message: "The \(repeated) column appears twice.")) }
         if !names.contains("unit_number") {
             problems.append(LineProblem(line: header.line, field: "unit_number", message: "The unit_number column is required."))
         }
-        if rows.count - 1 > maxLines {
-            problems.append(LineProblem(line: rows[maxLines + 1].line, field: "file", message: "At most \(maxLines) units per file."))
+        let filled = rows.dropFirst().filter { !$0.fields.allSatisfy { $0.trimmingCharacters(in: .whitespaces).isEmpty } }
+        if filled.count > maxLines {
+            problems.append(LineProblem(line: filled[filled.startIndex + maxLines].line, field: "file", message: "At most \(maxLines) units per file."))
         }
         guard problems.isEmpty else { throw failure(problems) }
 
         var parsed: [(line: Int, fields: EquipmentFields)] = []
         var seen: [String: Int] = [:]
         for row in rows.dropFirst() where !row.fields.allSatisfy({ $0.trimmingCharacters(in: .whitespaces).isEmpty }) {
+            guard problems.count < OrderImport.maxProblems else { break }
             guard row.fields.count <= names.count else {
                 problems.append(LineProblem(line: row.line, field: "line", message: "This line has \(row.fields.count) fields; the header has \(names.count)."))
                 continue
@@ -98,7 +106,7 @@ enum EquipmentImport {
         }
         func number(_ name: String, _ range: ClosedRange<Int64>) throws -> Int? {
             guard let text = value[name] else { return nil }
-            guard let number = DecimalText.int64(text.replacingOccurrences(of: ",", with: ""), in: range) else {
+            guard let number = DecimalText.int64(text, in: range) else {
                 throw Refusal(field: name, message: "\(name) is a whole number from \(range.lowerBound) to \(range.upperBound).")
             }
             return Int(number)

@@ -81,8 +81,7 @@ struct MutationService {
             return (.inspection(inspection), order)
         case .recordOdometer(let request):
             guard request.id != nil else { throw AppError.validation("payload.id", "An offline odometer reading carries its own id.") }
-            _ = try await store.recordOdometer(request, scope)
-            return (.equipment(try await store.equipment(request.equipmentID, scope)), nil)
+            return (.equipment(try await store.recordOdometer(request, scope).unit), nil)
         }
     }
 

@@ -255,27 +255,30 @@ extension Store {
     @discardableResult
     public func noticeExpiringDocuments(within days: Int = 30) async throws -> Int {
         let until = LocalDate(now.addingTimeInterval(TimeInterval(days) * 86_400))
-        let due = try await read { db in
-            try await db.query("""
-                SELECT d.tenant_id, d.equipment_id, d.id FROM equipment_documents d
-                JOIN equipment e ON e.tenant_id = d.tenant_id AND e.id = d.equipment_id
-                WHERE d.expiry_notice_at IS NULL AND d.expires_on IS NOT NULL AND d.expires_on <= \(until) AND e.status <> 'retired'
-                ORDER BY d.tenant_id, d.equipment_id LIMIT 5000
-                """).map { (try $0.id("tenant_id", as: Tenant.self), try $0.id("equipment_id", as: Equipment.self),
-                            try $0.id("id", as: EquipmentDocument.self)) }
-        }
         var noticed = 0
-        for ((tenant, unit), documents) in Dictionary(grouping: due, by: { Pair($0.0, $0.1) }).map({ (($0.key.a, $0.key.b), $0.value) }) {
-            noticed += try await write(tenant: tenant) { tx in
-                var marked = 0
-                for (_, _, document) in documents {
-                    if try await tx.first("""
-                        UPDATE equipment_documents SET expiry_notice_at = \(tx.now)
-                        WHERE tenant_id = \(tenant) AND id = \(document) AND expiry_notice_at IS NULL RETURNING id
-                        """) != nil { marked += 1 }
+        // Carrier by carrier, a bounded share each: one carrier's thousands of papers never hold back another's.
+        for tenant in try await tenants() {
+            let due = try await read { db in
+                try await db.query("""
+                    SELECT d.equipment_id, d.id FROM equipment_documents d
+                    JOIN equipment e ON e.tenant_id = d.tenant_id AND e.id = d.equipment_id
+                    WHERE d.tenant_id = \(tenant.id) AND d.expiry_notice_at IS NULL AND d.expires_on IS NOT NULL
+                    AND d.expires_on <= \(until) AND e.status <> 'retired'
+                    ORDER BY d.expires_on LIMIT 500
+                    """).map { (try $0.id("equipment_id", as: Equipment.self), try $0.id("id", as: EquipmentDocument.self)) }
+            }
+            for (unit, papers) in Dictionary(grouping: due, by: \.0) {
+                noticed += try await write(tenant: tenant.id) { tx in
+                    var marked = 0
+                    for (_, paper) in papers {
+                        if try await tx.first("""
+                            UPDATE equipment_documents SET expiry_notice_at = \(tx.now)
+                            WHERE tenant_id = \(tenant.id) AND id = \(paper) AND expiry_notice_at IS NULL RETURNING id
+                            """) != nil { marked += 1 }
+                    }
+                    if marked > 0 { _ = try await resaveEquipment(unit, tx) }
+                    return marked
                 }
-                if marked > 0 { _ = try await resaveEquipment(unit, tx) }
-                return marked
             }
         }
         return noticed
@@ -287,7 +290,8 @@ extension Store {
     /// than a reading taken before it (or higher than one taken after it,
     /// when a phone syncs late) is `odometer_decreased`. A driver records
     /// readings of their own units only; the same id again is the same reading.
-    public func recordOdometer(_ request: RecordOdometerRequest, _ scope: Scope) async throws -> OdometerReading {
+    @discardableResult
+    public func recordOdometer(_ request: RecordOdometerRequest, _ scope: Scope) async throws -> (reading: OdometerReading, unit: Equipment) {
         let miles = try Validate.nonNegative(request.miles, field: "miles", max: FleetRules.maxOdometer)
         return try await write(tenant: scope.tenant) { tx in
             let recordedAt = try Validate.pastInstant(request.recordedAt ?? tx.now, field: "recorded_at", now: tx.now)
@@ -295,19 +299,30 @@ extension Store {
             if let existing = try await tx.first("""
                 SELECT \(OdometerReading.columns) FROM odometer_readings WHERE tenant_id = \(scope.tenant) AND id = \(readingID)
                 """).map(OdometerReading.init(row:)) {
-                guard existing.equipmentID == request.equipmentID, existing.miles == miles else {
+                guard existing.equipmentID == request.equipmentID, existing.miles == miles,
+                      let unit = try await fetchEquipment(request.equipmentID, scope, tx.db) else {
                     throw AppError(409, .alreadyExists, "An odometer reading with this id already exists.", field: "id")
                 }
-                return existing
+                return (existing, unit)
             }
             guard let unit = try await fetchEquipment(request.equipmentID, scope, locking: true, tx.db) else { throw AppError.notFound("Unit") }
             if let before = try await tx.first("""
                 SELECT miles, recorded_at FROM odometer_readings WHERE tenant_id = \(scope.tenant) AND equipment_id = \(unit.id)
                 AND recorded_at <= \(recordedAt) ORDER BY miles DESC LIMIT 1
-                """), try before.int("miles") > miles {
-                throw AppError(422, .odometerDecreased,
-                               "Unit \(unit.unitNumber) already read \(try before.int("miles")) mi; a reading cannot be lower than an earlier one.",
-                               field: "miles")
+                """) {
+                let last = try before.int("miles")
+                guard last <= miles else {
+                    throw AppError(422, .odometerDecreased,
+                                   "Unit \(unit.unitNumber) already read \(last) mi; a reading cannot be lower than an earlier one.", field: "miles")
+                }
+                // A typo (a digit too many) would otherwise block every later reading of the unit.
+                let hours = max(0, recordedAt.timeIntervalSince(try before.date("recorded_at")) / 3600)
+                let plausible = FleetRules.plausibleMiles(afterHours: hours)
+                guard Double(miles - last) <= plausible else {
+                    throw AppError(422, .validationFailed,
+                                   "Unit \(unit.unitNumber) read \(last) mi \(Int(hours.rounded())) h before; \(miles) mi is more than it can have driven. Check the reading.",
+                                   field: "miles")
+                }
             }
             if let after = try await tx.first("""
                 SELECT miles FROM odometer_readings WHERE tenant_id = \(scope.tenant) AND equipment_id = \(unit.id)
@@ -323,13 +338,13 @@ extension Store {
                 VALUES (\(reading.id), \(scope.tenant), \(unit.id), \(miles), \(recordedAt), \(scope.driverID), \(tx.now),
                         \(try WireDocument.encode(reading)))
                 """, unique: AppError(409, .alreadyExists, "An odometer reading with this id already exists.", field: "id"))
-            if unit.odometerAt.map({ recordedAt >= $0 }) ?? true {
-                var edited = unit
-                edited.odometerMiles = miles
-                edited.odometerAt = recordedAt
-                try await saveEquipment(edited, from: unit, detailsChanged: false, statusChanged: false, tx)
+            guard unit.odometerAt.map({ recordedAt >= $0 }) ?? true, unit.odometerMiles != miles || unit.odometerAt == nil else {
+                return (reading, unit)
             }
-            return reading
+            var edited = unit
+            edited.odometerMiles = miles
+            edited.odometerAt = recordedAt
+            return (reading, try await saveEquipment(edited, from: unit, detailsChanged: false, statusChanged: false, tx))
         }
     }
 
@@ -347,7 +362,8 @@ extension Store {
     public func fuelReport(_ id: ID<Equipment>, from: LocalDate, to: LocalDate, tenant: ID<Tenant>) async throws -> FuelReport {
         guard from <= to else { throw AppError(400, .invalidParameter, "to is before from.", field: "to") }
         return try await read { db in
-            guard try await fetchEquipment(id, .dispatch(tenant: tenant), db) != nil else { throw AppError.notFound("Unit") }
+            guard let unit = try await fetchEquipment(id, .dispatch(tenant: tenant), db) else { throw AppError.notFound("Unit") }
+            guard unit.kind == .truck else { throw AppError(422, .validationFailed, "Fuel reports are for trucks; \(unit.unitNumber) is a trailer.", field: "id") }
             let fills = try await db.query("""
                 SELECT \(Expense.columns) FROM trip_expenses
                 WHERE tenant_id = \(tenant) AND fuel_equipment_id = \(id) AND expense_date >= \(from) AND expense_date <= \(to)
@@ -390,15 +406,6 @@ public struct ExpiringDocument: Codable, Sendable, Hashable {
     }
 }
 
-private struct Pair<A: Hashable, B: Hashable>: Hashable {
-    let a: A
-    let b: B
-    init(_ a: A, _ b: B) {
-        self.a = a
-        self.b = b
-    }
-}
-
 /// The rules of a unit's fields, applied the same way by the API, the CSV
 /// import and the console.
 enum FleetRules {
@@ -407,8 +414,13 @@ enum FleetRules {
     static let maxDocuments = 50
     static let expiryNoticeDays = 30
 
-    /// Unit numbers are unique regardless of case and surrounding spaces.
-    static func key(_ unitNumber: String) -> String { unitNumber.lowercased() }
+    /// The most a unit can have driven in `hours`: 1,000 miles of slack
+    /// (readings taken minutes apart, clocks off) plus 100 mph around the clock.
+    static func plausibleMiles(afterHours hours: Double) -> Double { 1_000 + 100 * hours }
+
+    /// Unit numbers are unique regardless of case, width and composition
+    /// ("Café-1" written either way, "ＤＵＰ-1" and "DUP-1" are one unit).
+    static func key(_ unitNumber: String) -> String { unitNumber.precomposedStringWithCompatibilityMapping.lowercased() }
 
     static func unitNumberTaken(_ number: String) -> AppError {
         AppError(409, .alreadyExists, "Unit \(number) already exists in this carrier.", field: "unit_number")
@@ -424,7 +436,13 @@ enum FleetRules {
     /// Applies the fields present, each checked.
     static func apply(_ fields: EquipmentFields, to unit: inout Equipment, now: Date) throws {
         if let number = fields.unitNumber {
-            unit.unitNumber = try Validate.text(number, field: "unit_number", max: 32, required: true)
+            let number = try Validate.text(number, field: "unit_number", max: 32, required: true).precomposedStringWithCanonicalMapping
+            // One line of visible text: no line breaks, tabs or direction overrides that make two numbers look alike.
+            guard number.unicodeScalars.count <= 32,
+                  !number.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }) else {
+                throw AppError.validation("unit_number", "A unit number is up to 32 letters, digits and signs on one line.")
+            }
+            unit.unitNumber = number
         } else if unit.unitNumber.isEmpty {
             throw AppError.validation("unit_number", "unit_number is required.")
         }
