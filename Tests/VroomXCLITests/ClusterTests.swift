@@ -158,21 +158,33 @@ struct ClusterTests {
         // HEAD until the offset settles, then send the rest so that nginx's round-robin gives it to the other instance.
         var offset = -1
         var finished = false
+        // nginx logs a request just after answering it: wait for the line of the request just made.
+        func servedAfter(_ prefix: String, count before: Int) async throws -> Cluster.Served? {
+            for _ in 0..<200 {
+                let lines = cluster.served().filter { $0.request.hasPrefix(prefix) }
+                if lines.count > before { return lines.last }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            return nil
+        }
         for _ in 0..<200 where !finished {
+            let heads = cluster.served().filter { $0.request.hasPrefix("HEAD /v1/uploads/") }.count
             let head = try await RawHTTP.request(port: cluster.port, "HEAD", path, headers: tus)
             let reported = Int(head.headers["upload-offset"] ?? "") ?? -1
-            guard reported > 0, reported == offset, cluster.lastServed("HEAD /v1/uploads/")?.instancePort == cutOn else {
+            let headServer = try await servedAfter("HEAD /v1/uploads/", count: heads)?.instancePort
+            guard reported > 0, reported == offset, headServer == cutOn else {
                 offset = reported
                 try await Task.sleep(for: .milliseconds(100))
                 continue
             }
             // The HEAD just now went to the instance that was cut: the next request goes to the other one.
+            let patches = cluster.served().filter { $0.request.hasPrefix("PATCH /v1/uploads/") }.count
             let rest = try await RawHTTP.request(port: cluster.port, "PATCH", path, headers: tus.merging([
                 "Upload-Offset": String(offset), "Content-Type": Tus.patchContentType,
             ]) { $1 }, body: Array(file[offset...]))
             if rest.status == 204 {
                 finished = true
-                #expect(cluster.lastServed("PATCH /v1/uploads/")?.instancePort != cutOn, "the rest went to the instance that was cut")
+                #expect(try await servedAfter("PATCH /v1/uploads/", count: patches)?.instancePort != cutOn, "the rest went to the instance that was cut")
             } else {
                 #expect([409, 423].contains(rest.status), "\(rest.status) \(rest.text)")
                 offset = -1
