@@ -46,7 +46,30 @@ public final class PostgresCluster: Sendable {
 
     /// Starts the stopped cluster and waits until it accepts connections.
     public func start() async throws {
-        try await pgctl("-l '\(directory)/server.log' -o \"\(Self.options(port: port))\" start")
+        try await retryingWhilePortBusy { try await pgctl("-l '\(directory)/server.log' -o \"\(Self.options(port: port))\" start") }
+    }
+
+    /// The port was free when chosen, but while the server is down another
+    /// process of a full test run (a client's ephemeral port, a server
+    /// probing for a free port) may hold it for a moment: try again.
+    private func retryingWhilePortBusy(_ body: () async throws -> Void) async throws {
+        var attempt = 1
+        while true {
+            let before = logText().utf8.count
+            do {
+                return try await body()
+            } catch {
+                guard attempt < 10, portWasBusy(since: before) else { throw error }
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(500))
+            }
+        }
+    }
+
+    private func logText() -> String { (try? String(contentsOfFile: "\(directory)/server.log", encoding: .utf8)) ?? "" }
+
+    private func portWasBusy(since offset: Int) -> Bool {
+        String(decoding: logText().utf8.dropFirst(offset), as: UTF8.self).contains("Address already in use")
     }
 
     /// `mode`: `fast` (clients are disconnected cleanly) or `immediate`
@@ -56,7 +79,13 @@ public final class PostgresCluster: Sendable {
     }
 
     public func restart(mode: String = "fast") async throws {
-        try await pgctl("-m \(mode) -l '\(directory)/server.log' -o \"\(Self.options(port: port))\" restart")
+        let before = logText().utf8.count
+        do {
+            try await pgctl("-m \(mode) -l '\(directory)/server.log' -o \"\(Self.options(port: port))\" restart")
+        } catch where portWasBusy(since: before) {
+            // Stopped, but its port was taken while it was down: start it again once the port is back.
+            try await start()
+        }
     }
 
     /// Stops the cluster and deletes its files.
