@@ -322,33 +322,8 @@ enum Schema {
             """,
             // The change log learns the new entity. SQLite cannot change a
             // CHECK constraint, so the table is rebuilt there.
-            sqlite: """
-            CREATE TABLE change_log_v4 (
-                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
-                seq BIGINT NOT NULL CHECK (seq >= 1),
-                entity TEXT NOT NULL CHECK (entity IN ('driver', 'trip', 'order', 'expense', 'notification', 'inspection')),
-                entity_id TEXT NOT NULL,
-                op TEXT NOT NULL CHECK (op IN ('upsert', 'delete')),
-                driver_id TEXT,
-                dispatch_visible BIGINT NOT NULL CHECK (dispatch_visible IN (0, 1)),
-                payload TEXT,
-                committed_at BIGINT NOT NULL,
-                PRIMARY KEY (tenant_id, seq),
-                CHECK (op = 'delete' OR payload IS NOT NULL)
-            );
-            INSERT INTO change_log_v4 SELECT tenant_id, seq, entity, entity_id, op, driver_id, dispatch_visible, payload, committed_at
-                FROM change_log;
-            DROP TABLE change_log;
-            ALTER TABLE change_log_v4 RENAME TO change_log;
-            CREATE INDEX change_log_by_driver ON change_log (tenant_id, driver_id, seq);
-            CREATE INDEX change_log_for_dispatch ON change_log (tenant_id, dispatch_visible, seq);
-            CREATE INDEX change_log_by_age ON change_log (committed_at);
-            """,
-            postgres: """
-            ALTER TABLE change_log DROP CONSTRAINT change_log_entity_check;
-            ALTER TABLE change_log ADD CONSTRAINT change_log_entity_check
-                CHECK (entity IN ('driver', 'trip', 'order', 'expense', 'notification', 'inspection'));
-            """),
+            sqlite: ChangeLogEntities.sqlite("v4", ["driver", "trip", "order", "expense", "notification", "inspection"]),
+            postgres: ChangeLogEntities.postgres(["driver", "trip", "order", "expense", "notification", "inspection"])),
 
         Migration(version: 5, name: "hardening", sql: """
             ALTER TABLE uploads ADD COLUMN storage_key TEXT;
@@ -486,34 +461,47 @@ enum Schema {
             CREATE INDEX trip_expenses_by_fuel_unit ON trip_expenses (tenant_id, fuel_equipment_id, expense_date)
             """,
             // The change log learns the new entity (see version 4).
-            sqlite: """
-            CREATE TABLE change_log_v9 (
-                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
-                seq BIGINT NOT NULL CHECK (seq >= 1),
-                entity TEXT NOT NULL CHECK (entity IN ('driver', 'trip', 'order', 'expense', 'notification', 'inspection', 'equipment')),
-                entity_id TEXT NOT NULL,
-                op TEXT NOT NULL CHECK (op IN ('upsert', 'delete')),
-                driver_id TEXT,
-                dispatch_visible BIGINT NOT NULL CHECK (dispatch_visible IN (0, 1)),
-                payload TEXT,
-                committed_at BIGINT NOT NULL,
-                PRIMARY KEY (tenant_id, seq),
-                CHECK (op = 'delete' OR payload IS NOT NULL)
-            );
-            INSERT INTO change_log_v9 SELECT tenant_id, seq, entity, entity_id, op, driver_id, dispatch_visible, payload, committed_at
-                FROM change_log;
-            DROP TABLE change_log;
-            ALTER TABLE change_log_v9 RENAME TO change_log;
-            CREATE INDEX change_log_by_driver ON change_log (tenant_id, driver_id, seq);
-            CREATE INDEX change_log_for_dispatch ON change_log (tenant_id, dispatch_visible, seq);
-            CREATE INDEX change_log_by_age ON change_log (committed_at);
-            """,
-            postgres: """
-            ALTER TABLE change_log DROP CONSTRAINT change_log_entity_check;
-            ALTER TABLE change_log ADD CONSTRAINT change_log_entity_check
-                CHECK (entity IN ('driver', 'trip', 'order', 'expense', 'notification', 'inspection', 'equipment'));
-            """),
+            sqlite: ChangeLogEntities.sqlite("v9", ["driver", "trip", "order", "expense", "notification", "inspection", "equipment"]),
+            postgres: ChangeLogEntities.postgres(["driver", "trip", "order", "expense", "notification", "inspection", "equipment"])),
     ]
+}
+
+/// A migration that adds an entity to the change log's CHECK constraint.
+/// SQLite cannot change a CHECK constraint, so the table is rebuilt there.
+enum ChangeLogEntities {
+    static func sqlite(_ suffix: String, _ entities: [String]) -> String {
+        """
+        CREATE TABLE change_log_\(suffix) (
+            tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+            seq BIGINT NOT NULL CHECK (seq >= 1),
+            entity TEXT NOT NULL CHECK (entity IN (\(list(entities)))),
+            entity_id TEXT NOT NULL,
+            op TEXT NOT NULL CHECK (op IN ('upsert', 'delete')),
+            driver_id TEXT,
+            dispatch_visible BIGINT NOT NULL CHECK (dispatch_visible IN (0, 1)),
+            payload TEXT,
+            committed_at BIGINT NOT NULL,
+            PRIMARY KEY (tenant_id, seq),
+            CHECK (op = 'delete' OR payload IS NOT NULL)
+        );
+        INSERT INTO change_log_\(suffix) SELECT tenant_id, seq, entity, entity_id, op, driver_id, dispatch_visible, payload, committed_at
+            FROM change_log;
+        DROP TABLE change_log;
+        ALTER TABLE change_log_\(suffix) RENAME TO change_log;
+        CREATE INDEX change_log_by_driver ON change_log (tenant_id, driver_id, seq);
+        CREATE INDEX change_log_for_dispatch ON change_log (tenant_id, dispatch_visible, seq);
+        CREATE INDEX change_log_by_age ON change_log (committed_at);
+        """
+    }
+
+    static func postgres(_ entities: [String]) -> String {
+        """
+        ALTER TABLE change_log DROP CONSTRAINT change_log_entity_check;
+        ALTER TABLE change_log ADD CONSTRAINT change_log_entity_check CHECK (entity IN (\(list(entities))));
+        """
+    }
+
+    private static func list(_ entities: [String]) -> String { entities.map { "'\($0)'" }.joined(separator: ", ") }
 }
 
 struct Migration: Sendable {
