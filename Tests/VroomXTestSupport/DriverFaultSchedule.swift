@@ -100,6 +100,8 @@ public final class DriverFaultSchedule {
             var driverETAs: [(step: Int, field: String, value: Date)] = []
             var dispatchETAs: [(step: Int, field: String, value: Date)] = []
             var reassignedAt: [Int] = []
+            /// What `inspect` printed, by step (explains a problem found at the end).
+            var inspectOutput: [Int: String] = [:]
             var refusedAt: [Int] = []
         }
         var expenses: [ExpenseOp] = []
@@ -324,6 +326,7 @@ public final class DriverFaultSchedule {
             switch outcome(result, kind == "--pickup" ? "pickup" : "delivery", step) {
             case "sent", "queued":
                 if kind == "--pickup" { ledger.orders[order]?.pickupMade = step } else { ledger.orders[order]?.deliveryMade = step }
+                ledger.orders[order]?.inspectOutput[step] = String(result.output.suffix(300))
             case "refused": ledger.orders[order]?.refusedAt.append(step)
             default: break
             }
@@ -605,7 +608,10 @@ public final class DriverFaultSchedule {
                 if let inspection = mine.first, inspection.completedAt != nil {
                     if !inspection.missingSlots.isEmpty { report.problems.append("\(state.number): \(kind) completed without \(inspection.missingSlots)") }
                 } else if !kept && !refusedNow && !state.reassignedAt.contains(where: { $0 >= made }) {
-                    report.problems.append("\(state.number): \(kind) inspection of step \(made) is neither complete on the server, nor kept, nor refused")
+                    let server = mine.first.map { "started on the server, missing \($0.missingSlots.map(\.rawValue))" } ?? "not on the server"
+                    report.problems.append("\(state.number): \(kind) inspection of step \(made) is neither complete on the server, nor kept, nor refused"
+                                           + " (\(server); order \((try? await dispatch.get(.dispatchOrder, Order.self, order.rawValue))?.status.rawValue ?? "?")"
+                                           + "; reassigned at \(state.reassignedAt), refused at \(state.refusedAt); the command said: \(state.inspectOutput[made] ?? "?"))")
                 }
             }
             // ETAs: the driver's last edit stands, unless dispatch edited the field later or the edit was refused.

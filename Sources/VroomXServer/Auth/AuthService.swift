@@ -26,9 +26,12 @@ public struct AuthPolicy: Sendable {
     public var sessionLifetime: TimeInterval = 60 * 86_400
     /// A rotated refresh token whose successor was never used is answered
     /// again with that successor (the client lost the answer, however long
-    /// ago it asked), at most `refreshReplays` times within this window.
+    /// ago it asked), at most `refreshReplays` times within this window. A
+    /// phone on a network that loses answers, behind a proxy that repeats
+    /// requests, or killed mid-refresh, presents one token many times; a
+    /// copy in other hands is still caught the moment the lineage moves on.
     public var refreshReplayWindow: TimeInterval = 24 * 3600
-    public var refreshReplays = 3
+    public var refreshReplays = 20
     /// A dispatcher's browser session ends after this long unused…
     public var consoleIdleTimeout: TimeInterval = 12 * 3600
     /// …and this long after sign-in however much it is used.
@@ -160,8 +163,8 @@ struct AuthService: Sendable {
             throw AppError(401, .invalidRefreshToken, "The session has expired. Sign in again.")
         case .revoked:
             throw AppError.sessionEnded
-        case .reused:
-            logger.warning("refresh token reuse: session revoked")
+        case .reused(let why):
+            logger.warning("refresh token reuse (\(why)): session revoked")
             throw AppError(401, .refreshTokenReused, "This refresh token was already used; the session has been ended for safety. Sign in again.")
         }
     }

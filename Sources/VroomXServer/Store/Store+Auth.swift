@@ -91,9 +91,9 @@ extension Store {
         case unknown
         case expired
         case revoked
-        /// An already-rotated token came back after the grace window: the
-        /// session is revoked (someone may hold a stolen copy).
-        case reused
+        /// An already-rotated token came back when it may not be: the session
+        /// is revoked (someone may hold a stolen copy). Says why, for the log.
+        case reused(String)
     }
 
     /// Exchanges a refresh token for its successor (the caller derives it
@@ -142,7 +142,9 @@ extension Store {
                     UPDATE sessions SET revoked_at = \(now), revoked_reason = 'refresh_token_reused' WHERE id = \(session)
                     """)
                 try await db.execute("DELETE FROM device_tokens WHERE session_id = \(session)")
-                return .reused
+                let age = Int(now.timeIntervalSince(rotatedAt))
+                return .reused(successorRotated ? "rotated \(age) s ago; its successor was used since"
+                               : "rotated \(age) s ago; \(replays) replays so far")
             }
             try await db.execute("UPDATE refresh_tokens SET grace_uses = grace_uses + 1 WHERE token_hash = \(hash)")
             return rotated
