@@ -166,9 +166,15 @@ public struct Stop: Codable, Sendable, Hashable {
     public var contactPhone: String
     public var windowStart: LocalDate?
     public var windowEnd: LocalDate?
+    /// Where the stop is, when dispatch set it (or an address lookup found it).
+    public var location: GeoPoint?
+    /// The arrival fence around `location`; nil is `LocationRules.defaultRadiusMeters`.
+    public var geofenceRadiusMeters: Int?
 
     public init(name: String = "", address: String, contactName: String = "", contactPhone: String = "",
-                windowStart: LocalDate? = nil, windowEnd: LocalDate? = nil) {
+                windowStart: LocalDate? = nil, windowEnd: LocalDate? = nil, location: GeoPoint? = nil, geofenceRadiusMeters: Int? = nil) {
+        self.location = location
+        self.geofenceRadiusMeters = geofenceRadiusMeters
         self.name = name
         self.address = address
         self.contactName = contactName
@@ -183,6 +189,8 @@ public struct Stop: Codable, Sendable, Hashable {
         case contactPhone = "contact_phone"
         case windowStart = "window_start"
         case windowEnd = "window_end"
+        case location
+        case geofenceRadiusMeters = "geofence_radius_meters"
     }
 }
 
@@ -201,6 +209,10 @@ public struct Order: Codable, Sendable, Hashable, Identifiable {
     public var deliveryETA: Date?
     public var revenueCents: Int
     public var paymentTerms: String
+    /// When the truck's positions first stayed inside the stop's fence
+    /// (see `Geofence.arrival`).
+    public var arrivedAtPickup: Date?
+    public var arrivedAtDelivery: Date?
     public var version: Int
     public var createdAt: Date
     public var updatedAt: Date
@@ -208,7 +220,9 @@ public struct Order: Codable, Sendable, Hashable, Identifiable {
     public init(id: ID<Order>, number: String, tripID: ID<Trip>?, driverID: ID<Driver>?, vehicle: Vehicle,
                 pickup: Stop, delivery: Stop, status: OrderStatus, actualPickupDate: Date?, actualDeliveryDate: Date?,
                 pickupETA: Date?, deliveryETA: Date?, revenueCents: Int, paymentTerms: String, version: Int,
-                createdAt: Date, updatedAt: Date) {
+                createdAt: Date, updatedAt: Date, arrivedAtPickup: Date? = nil, arrivedAtDelivery: Date? = nil) {
+        self.arrivedAtPickup = arrivedAtPickup
+        self.arrivedAtDelivery = arrivedAtDelivery
         self.id = id
         self.number = number
         self.tripID = tripID
@@ -238,9 +252,14 @@ public struct Order: Codable, Sendable, Hashable, Identifiable {
         case deliveryETA = "delivery_eta"
         case revenueCents = "revenue_cents"
         case paymentTerms = "payment_terms"
+        case arrivedAtPickup = "arrived_at_pickup"
+        case arrivedAtDelivery = "arrived_at_delivery"
         case createdAt = "created_at"
         case updatedAt = "updated_at"
     }
+
+    public func stop(_ kind: StopKind) -> Stop { kind == .pickup ? pickup : delivery }
+    public func arrived(at kind: StopKind) -> Date? { kind == .pickup ? arrivedAtPickup : arrivedAtDelivery }
 }
 
 public struct Expense: Codable, Sendable, Hashable, Identifiable {

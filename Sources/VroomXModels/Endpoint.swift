@@ -192,6 +192,12 @@ extension Endpoint {
     public static let dispatchOdometerReadings = list("/v1/dispatch/equipment/{id}/odometer-readings", .dispatcher)
     public static let dispatchFuelReport = Endpoint(.get, "/v1/dispatch/equipment/{id}/fuel-report", .dispatcher, [.fromDate, .toDate])
 
+    // Location: a driver's positions; dispatch reads where drivers are and where they went
+    public static let recordLocations = Endpoint(.post, "/v1/locations", .driver)
+    public static let dispatchPositions = Endpoint(.get, "/v1/dispatch/positions", .dispatcher)
+    public static let dispatchTripTrack = Endpoint(.get, "/v1/dispatch/trips/{id}/track", .dispatcher)
+    public static let dispatchOrderProgress = Endpoint(.get, "/v1/dispatch/orders/{id}/progress", .dispatcher)
+
     public static let all: [Endpoint] = [
         health, ready, openAPI,
         sendCode, verifyCode, refresh, logout,
@@ -208,5 +214,6 @@ extension Endpoint {
         dispatchEquipment, dispatchCreateEquipment, dispatchEquipmentUnit, dispatchUpdateEquipment, dispatchAssignEquipment,
         dispatchEquipmentStatus, dispatchImportEquipment, dispatchAddEquipmentDocument, dispatchDeleteEquipmentDocument,
         dispatchExpiringDocuments, dispatchOdometerReadings, dispatchFuelReport,
+        recordLocations, dispatchPositions, dispatchTripTrack, dispatchOrderProgress,
     ]
 }

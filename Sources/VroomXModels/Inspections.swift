@@ -97,24 +97,35 @@ public struct Inspection: Codable, Sendable, Hashable, Identifiable {
 public struct GeoPosition: Codable, Sendable, Hashable {
     public var latitude: Double
     public var longitude: Double
+    /// Horizontal accuracy (radius of 68 % confidence), metres.
     public var accuracyMeters: Double?
     public var recordedAt: Date
+    /// Metres per second, when the phone knows.
+    public var speedMetersPerSecond: Double?
+    /// Degrees clockwise from true north, when the phone knows.
+    public var heading: Double?
 
-    public init(latitude: Double, longitude: Double, accuracyMeters: Double? = nil, recordedAt: Date) {
+    public init(latitude: Double, longitude: Double, accuracyMeters: Double? = nil, recordedAt: Date,
+                speedMetersPerSecond: Double? = nil, heading: Double? = nil) {
         self.latitude = latitude
         self.longitude = longitude
         self.accuracyMeters = accuracyMeters
         self.recordedAt = recordedAt
+        self.speedMetersPerSecond = speedMetersPerSecond
+        self.heading = heading
     }
 
     public var isValid: Bool {
-        (-90...90).contains(latitude) && (-180...180).contains(longitude) && (accuracyMeters ?? 0) >= 0
+        point.isValid && (accuracyMeters ?? 0) >= 0
     }
 
+    public var point: GeoPoint { GeoPoint(latitude: latitude, longitude: longitude) }
+
     enum CodingKeys: String, CodingKey {
-        case latitude, longitude
+        case latitude, longitude, heading
         case accuracyMeters = "accuracy_meters"
         case recordedAt = "recorded_at"
+        case speedMetersPerSecond = "speed_meters_per_second"
     }
 }
 

@@ -43,6 +43,7 @@ public struct Mutation: Codable, Sendable, Hashable, Identifiable {
         case .saveInspection: payload = .saveInspection(try container.decode(InspectionSave.self, forKey: .payload))
         case .completeInspection: payload = .completeInspection(try container.decode(InspectionReference.self, forKey: .payload))
         case .recordOdometer: payload = .recordOdometer(try container.decode(RecordOdometerRequest.self, forKey: .payload))
+        case .recordLocations: payload = .recordLocations(try container.decode(RecordLocationsRequest.self, forKey: .payload))
         }
     }
 
@@ -61,6 +62,7 @@ public struct Mutation: Codable, Sendable, Hashable, Identifiable {
         case .saveInspection(let value): try container.encode(value, forKey: .payload)
         case .completeInspection(let value): try container.encode(value, forKey: .payload)
         case .recordOdometer(let value): try container.encode(value, forKey: .payload)
+        case .recordLocations(let value): try container.encode(value, forKey: .payload)
         }
     }
 }
@@ -74,6 +76,7 @@ public enum MutationKind: String, Codable, Sendable, CaseIterable {
     case saveInspection = "save_inspection"
     case completeInspection = "complete_inspection"
     case recordOdometer = "record_odometer"
+    case recordLocations = "record_locations"
 }
 
 public enum MutationPayload: Sendable, Hashable {
@@ -85,6 +88,7 @@ public enum MutationPayload: Sendable, Hashable {
     case saveInspection(InspectionSave)
     case completeInspection(InspectionReference)
     case recordOdometer(RecordOdometerRequest)
+    case recordLocations(RecordLocationsRequest)
 
     public var kind: MutationKind {
         switch self {
@@ -96,6 +100,7 @@ public enum MutationPayload: Sendable, Hashable {
         case .saveInspection: return .saveInspection
         case .completeInspection: return .completeInspection
         case .recordOdometer: return .recordOdometer
+        case .recordLocations: return .recordLocations
         }
     }
 }

@@ -147,6 +147,7 @@ public func buildApplication(_ services: ServerServices,
     DriverController(store: services.store).register(routes)
     DispatchController(store: services.store).register(routes)
     FleetController(store: services.store).register(routes)
+    LocationController(store: services.store).register(routes)
     SyncController(store: services.store, logger: services.logger).register(routes)
     UploadController(uploads: services.uploads).register(routes)
     InspectionController(store: services.store, media: services.media, uploads: services.uploads).register(routes)
@@ -182,7 +183,7 @@ public func buildApplication(_ services: ServerServices,
 
 /// Background upkeep for the lifetime of the server: hourly, prunes expired
 /// sign-in data, feed history past its retention, idempotency keys older
-/// than 8 days and abandoned uploads (with their partial files), and tells
+/// than 8 days, breadcrumbs past their retention, abandoned uploads (with their partial files), and tells
 /// dispatch about equipment papers running out within 30 days; every
 /// 30 s, checks the counters of carriers with realtime subscribers (a
 /// safety net under notifications). Closes the database on shutdown.
@@ -212,6 +213,7 @@ extension MaintenanceService {
                 try await store.pruneExpiredAuthData()
                 try await store.pruneChangeLog(olderThan: services.configuration.changeRetention)
                 try await store.pruneIdempotencyKeys(olderThan: 8 * 86_400)
+                try await store.pruneLocationFixes(olderThan: services.configuration.locationRetention)
                 try await store.prunePushQueue()
                 try await services.pruneExpiredUploads()
                 let noticed = try await store.noticeExpiringDocuments()

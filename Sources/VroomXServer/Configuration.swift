@@ -71,6 +71,8 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
     public var minFreeDiskBytes: Int64 = 1024 << 20
     /// How long the change feed keeps history; older cursors re-snapshot.
     public var changeRetention: TimeInterval = 30 * 86_400
+    /// How long drivers' breadcrumbs are kept (their last position stays).
+    public var locationRetention: TimeInterval = TimeInterval(LocationRules.defaultRetentionDays) * 86_400
     /// Changes a realtime socket may have queued before it is dropped as too slow.
     public var realtimeInboxLimit = 5000
     /// Apple Push Notification service; nil when not configured (notifications
@@ -128,6 +130,9 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
                 throw ConfigurationError("VROOMX_CHANGE_RETENTION_DAYS must be 1 to 3650.")
             }
             configuration.changeRetention = TimeInterval(value) * 86_400
+        }
+        if let days = try EnvironmentSettings(environment).integer("VROOMX_LOCATION_RETENTION_DAYS", in: 1...3650) {
+            configuration.locationRetention = TimeInterval(days) * 86_400
         }
         configuration.apns = try APNsConfiguration.fromEnvironment(environment)
         if let directory = environment["VROOMX_MEDIA_DIR"], !directory.isEmpty { configuration.mediaDirectory = URL(fileURLWithPath: directory) }

@@ -222,6 +222,13 @@ struct TenantIsolationTests {
             Probe(endpoint: .dispatchSendMessage, parameters: [],
                   body: SendMessageRequest(driverID: a.driverID(0), type: .dispatchMessage, title: "Hi", body: "there"),
                   namesCarrierAData: true),
+            // Positions: anyone's own go in; dispatch reads a trip's track and an order's progress.
+            Probe(endpoint: .recordLocations, parameters: [], body: RecordLocationsRequest(fixes: [
+                GeoPosition(latitude: 41.5, longitude: -88.1, accuracyMeters: 10, recordedAt: Date().addingTimeInterval(-30))]),
+                  namesCarrierAData: false),
+            Probe(endpoint: .dispatchPositions, parameters: [], body: nil, namesCarrierAData: false),
+            Probe(endpoint: .dispatchTripTrack, parameters: [trip.id.rawValue], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .dispatchOrderProgress, parameters: [o], body: nil, namesCarrierAData: true),
             // Inspections and uploads: reads first, the owner's writes after them.
             Probe(endpoint: .inspection, parameters: [i], body: nil, namesCarrierAData: true),
             Probe(endpoint: .orderInspections, parameters: [o], body: nil, namesCarrierAData: true),

@@ -210,6 +210,8 @@ extension AppDatabase {
                 unit.odometerAt = at
                 try store(.equipment(unit), db)
             }
+        case .recordLocations:
+            break  // Positions are not shown from the cache; arrivals they make come back through the feed.
         }
         return true
     }
@@ -235,7 +237,7 @@ extension AppDatabase {
         case .updateOrderETA(let change): return change.orderID
         case .saveInspection(let save): return save.inspection.orderID
         case .completeInspection(let reference): return try inspection(reference.inspectionID, db)?.orderID
-        case .createExpense, .deleteExpense, .markNotificationRead, .recordOdometer: return nil
+        case .createExpense, .deleteExpense, .markNotificationRead, .recordOdometer, .recordLocations: return nil
         }
     }
 
@@ -550,6 +552,7 @@ extension Mutation {
         case .saveInspection(let save): return save.inspectionID.rawValue
         case .completeInspection(let reference): return reference.inspectionID.rawValue
         case .recordOdometer(let reading): return reading.equipmentID.rawValue
+        case .recordLocations(let batch): return batch.id?.rawValue ?? "positions"
         }
     }
 }

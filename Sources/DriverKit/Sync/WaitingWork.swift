@@ -99,6 +99,7 @@ extension MutationKind {
         case .markNotificationRead: return "message"
         case .saveInspection, .completeInspection: return "inspection"
         case .recordOdometer: return "odometer reading"
+        case .recordLocations: return "positions"
         }
     }
 }

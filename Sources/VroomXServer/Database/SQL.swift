@@ -171,6 +171,21 @@ public struct SQLRow: Sendable {
         return value
     }
 
+    public func optionalDouble(_ column: String) throws -> Double? {
+        switch self[column] {
+        case .null: return nil
+        case .real(let value): return value
+        case .integer(let value): return Double(value)
+        case .text(let text) where Double(text) != nil: return Double(text)
+        case let other: throw SQLDecodingError(column: column, expected: "number", found: other)
+        }
+    }
+
+    public func double(_ column: String) throws -> Double {
+        guard let value = try optionalDouble(column) else { throw SQLDecodingError(column: column, expected: "number", found: .null) }
+        return value
+    }
+
     public func int(_ column: String) throws -> Int { Int(try int64(column)) }
     public func optionalInt(_ column: String) throws -> Int? { try optionalInt64(column).map { Int($0) } }
     public func bool(_ column: String) throws -> Bool { try int64(column) != 0 }

@@ -463,6 +463,50 @@ enum Schema {
             // The change log learns the new entity (see version 4).
             sqlite: ChangeLogEntities.sqlite("v9", ["driver", "trip", "order", "expense", "notification", "inspection", "equipment"]),
             postgres: ChangeLogEntities.postgres(["driver", "trip", "order", "expense", "notification", "inspection", "equipment"])),
+        // Where drivers are: breadcrumbs (one per driver and instant, so an
+        // upload sent twice stores each fix once), each driver's last
+        // position, and the stops' coordinates, fences and arrivals.
+        Migration(version: 10, name: "location", sql: """
+            CREATE TABLE location_fixes (
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                driver_id TEXT NOT NULL,
+                recorded_at BIGINT NOT NULL,
+                trip_id TEXT,
+                latitude DOUBLE PRECISION NOT NULL CHECK (latitude BETWEEN -90 AND 90),
+                longitude DOUBLE PRECISION NOT NULL CHECK (longitude BETWEEN -180 AND 180),
+                accuracy_m DOUBLE PRECISION NOT NULL CHECK (accuracy_m >= 0),
+                speed_mps DOUBLE PRECISION,
+                heading DOUBLE PRECISION,
+                received_at BIGINT NOT NULL,
+                PRIMARY KEY (tenant_id, driver_id, recorded_at),
+                FOREIGN KEY (tenant_id, driver_id) REFERENCES drivers (tenant_id, id)
+            );
+            CREATE INDEX location_fixes_by_trip ON location_fixes (tenant_id, trip_id, recorded_at);
+            CREATE INDEX location_fixes_by_age ON location_fixes (recorded_at);
+
+            CREATE TABLE driver_positions (
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                driver_id TEXT NOT NULL,
+                recorded_at BIGINT NOT NULL,
+                trip_id TEXT,
+                latitude DOUBLE PRECISION NOT NULL,
+                longitude DOUBLE PRECISION NOT NULL,
+                accuracy_m DOUBLE PRECISION NOT NULL,
+                speed_mps DOUBLE PRECISION,
+                heading DOUBLE PRECISION,
+                PRIMARY KEY (tenant_id, driver_id),
+                FOREIGN KEY (tenant_id, driver_id) REFERENCES drivers (tenant_id, id)
+            );
+
+            ALTER TABLE orders ADD COLUMN pickup_latitude DOUBLE PRECISION CHECK (pickup_latitude BETWEEN -90 AND 90);
+            ALTER TABLE orders ADD COLUMN pickup_longitude DOUBLE PRECISION CHECK (pickup_longitude BETWEEN -180 AND 180);
+            ALTER TABLE orders ADD COLUMN pickup_radius_m BIGINT CHECK (pickup_radius_m BETWEEN 25 AND 5000);
+            ALTER TABLE orders ADD COLUMN delivery_latitude DOUBLE PRECISION CHECK (delivery_latitude BETWEEN -90 AND 90);
+            ALTER TABLE orders ADD COLUMN delivery_longitude DOUBLE PRECISION CHECK (delivery_longitude BETWEEN -180 AND 180);
+            ALTER TABLE orders ADD COLUMN delivery_radius_m BIGINT CHECK (delivery_radius_m BETWEEN 25 AND 5000);
+            ALTER TABLE orders ADD COLUMN arrived_at_pickup BIGINT;
+            ALTER TABLE orders ADD COLUMN arrived_at_delivery BIGINT
+            """),
     ]
 }
 

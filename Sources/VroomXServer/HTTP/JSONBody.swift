@@ -19,7 +19,7 @@ struct Reply: Sendable {
     var response: Response {
         var headers = self.headers
         guard let body else { return Response(status: status, headers: headers) }
-        headers[.contentType] = "application/json; charset=utf-8"
+        if headers[.contentType] == nil { headers[.contentType] = "application/json; charset=utf-8" }
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: body))
     }
 }

@@ -82,6 +82,10 @@ struct MutationService {
         case .recordOdometer(let request):
             guard request.id != nil else { throw AppError.validation("payload.id", "An offline odometer reading carries its own id.") }
             return (.equipment(try await store.recordOdometer(request, scope).unit), nil)
+        case .recordLocations(let request):
+            // Positions are not rows of the device's cache; the arrivals they make reach it through the feed.
+            _ = try await store.recordLocations(request, scope)
+            return (nil, nil)
         }
     }
 
@@ -99,7 +103,7 @@ struct MutationService {
             let inspection = try await store.inspection(reference.inspectionID, scope)
             return (.inspection(inspection), try await store.order(inspection.orderID, scope))
         case .recordOdometer(let request): return (.equipment(try await store.equipment(request.equipmentID, scope)), nil)
-        case .createExpense, .deleteExpense, .markNotificationRead: return (nil, nil)
+        case .createExpense, .deleteExpense, .markNotificationRead, .recordLocations: return (nil, nil)
         }
     }
 

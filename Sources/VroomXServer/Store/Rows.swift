@@ -64,16 +64,22 @@ extension Order {
         pickup_name, pickup_address, pickup_contact_name, pickup_contact_phone, pickup_window_start, pickup_window_end, \
         delivery_name, delivery_address, delivery_contact_name, delivery_contact_phone, delivery_window_start, \
         delivery_window_end, status, actual_pickup_at, actual_delivery_at, pickup_eta, delivery_eta, revenue_cents, \
-        payment_terms, version, created_at, updated_at
+        payment_terms, version, created_at, updated_at, pickup_latitude, pickup_longitude, pickup_radius_m, \
+        delivery_latitude, delivery_longitude, delivery_radius_m, arrived_at_pickup, arrived_at_delivery
         """
     static let order = ListOrder(.descending("created_at"), .ascending("id"))
 
     init(row: SQLRow) throws {
         func stop(_ prefix: String) throws -> Stop {
-            Stop(name: try row.string(prefix + "_name"), address: try row.string(prefix + "_address"),
-                 contactName: try row.string(prefix + "_contact_name"), contactPhone: try row.string(prefix + "_contact_phone"),
-                 windowStart: try row.optionalLocalDate(prefix + "_window_start"),
-                 windowEnd: try row.optionalLocalDate(prefix + "_window_end"))
+            var location: GeoPoint?
+            if let latitude = try row.optionalDouble(prefix + "_latitude"), let longitude = try row.optionalDouble(prefix + "_longitude") {
+                location = GeoPoint(latitude: latitude, longitude: longitude)
+            }
+            return Stop(name: try row.string(prefix + "_name"), address: try row.string(prefix + "_address"),
+                        contactName: try row.string(prefix + "_contact_name"), contactPhone: try row.string(prefix + "_contact_phone"),
+                        windowStart: try row.optionalLocalDate(prefix + "_window_start"),
+                        windowEnd: try row.optionalLocalDate(prefix + "_window_end"),
+                        location: location, geofenceRadiusMeters: try row.optionalInt(prefix + "_radius_m"))
         }
         self.init(
             id: try row.id("id"), number: try row.string("number"), tripID: try row.optionalID("trip_id"),
@@ -86,7 +92,8 @@ extension Order {
             actualDeliveryDate: try row.optionalDate("actual_delivery_at"),
             pickupETA: try row.optionalDate("pickup_eta"), deliveryETA: try row.optionalDate("delivery_eta"),
             revenueCents: try row.int("revenue_cents"), paymentTerms: try row.string("payment_terms"),
-            version: try row.int("version"), createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"))
+            version: try row.int("version"), createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
+            arrivedAtPickup: try row.optionalDate("arrived_at_pickup"), arrivedAtDelivery: try row.optionalDate("arrived_at_delivery"))
     }
 }
 

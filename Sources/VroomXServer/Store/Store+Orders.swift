@@ -118,13 +118,16 @@ extension Store {
                     vehicle_vin, vehicle_color, pickup_name, pickup_address, pickup_contact_name, pickup_contact_phone,
                     pickup_window_start, pickup_window_end, delivery_name, delivery_address, delivery_contact_name,
                     delivery_contact_phone, delivery_window_start, delivery_window_end, status, revenue_cents,
-                    payment_terms, version, created_at, updated_at, doc)
+                    payment_terms, version, created_at, updated_at, doc, pickup_latitude, pickup_longitude, pickup_radius_m,
+                    delivery_latitude, delivery_longitude, delivery_radius_m)
                 VALUES (\(order.id), \(tenant), \(order.number), \(order.tripID), \(order.driverID), \(vehicle.year),
                     \(vehicle.make), \(vehicle.model), \(vehicle.vin), \(vehicle.color), \(pickup.name), \(pickup.address),
                     \(pickup.contactName), \(pickup.contactPhone), \(pickup.windowStart), \(pickup.windowEnd),
                     \(delivery.name), \(delivery.address), \(delivery.contactName), \(delivery.contactPhone),
                     \(delivery.windowStart), \(delivery.windowEnd), \(order.status), \(revenue), \(terms), 1,
-                    \(tx.now), \(tx.now), \(doc))
+                    \(tx.now), \(tx.now), \(doc), \(pickup.location?.latitude), \(pickup.location?.longitude),
+                    \(pickup.geofenceRadiusMeters), \(delivery.location?.latitude), \(delivery.location?.longitude),
+                    \(delivery.geofenceRadiusMeters))
                 """)
         } catch DatabaseConstraintError.unique {
             throw AppError(409, .alreadyExists, "An order numbered \(number) already exists.", field: "number")
@@ -368,7 +371,11 @@ extension Store {
                 delivery_eta = \(saved.deliveryETA), revenue_cents = \(saved.revenueCents),
                 payment_terms = \(saved.paymentTerms), version = \(saved.version), updated_at = \(saved.updatedAt), doc = \(doc),
                 status_version = \(statusVersion), pickup_eta_version = \(pickupVersion), delivery_eta_version = \(deliveryVersion),
-                details_version = \(detailsVersion)
+                details_version = \(detailsVersion), pickup_latitude = \(pickup.location?.latitude),
+                pickup_longitude = \(pickup.location?.longitude), pickup_radius_m = \(pickup.geofenceRadiusMeters),
+                delivery_latitude = \(delivery.location?.latitude), delivery_longitude = \(delivery.location?.longitude),
+                delivery_radius_m = \(delivery.geofenceRadiusMeters), arrived_at_pickup = \(saved.arrivedAtPickup),
+                arrived_at_delivery = \(saved.arrivedAtDelivery)
             WHERE tenant_id = \(tx.tenant) AND id = \(order.id) AND version = \(order.version)
             RETURNING id
             """) != nil else { throw WriteConflict() }

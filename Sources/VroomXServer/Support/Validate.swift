@@ -122,6 +122,24 @@ enum Validate {
                     address: try text(stop.address, field: "\(field).address", max: 500, required: true),
                     contactName: try text(stop.contactName, field: "\(field).contact_name", max: 200),
                     contactPhone: try text(stop.contactPhone, field: "\(field).contact_phone", max: 40),
-                    windowStart: stop.windowStart, windowEnd: stop.windowEnd)
+                    windowStart: stop.windowStart, windowEnd: stop.windowEnd,
+                    location: try stop.location.map { try point($0, field: "\(field).location") },
+                    geofenceRadiusMeters: try stop.geofenceRadiusMeters.map {
+                        try range($0, LocationRules.radiusRange, field: "\(field).geofence_radius_meters", unit: "metres")
+                    })
+    }
+
+    static func point(_ point: GeoPoint, field: String) throws -> GeoPoint {
+        guard point.isValid else {
+            throw AppError.validation(field, "\(field) needs a latitude from -90 to 90 and a longitude from -180 to 180.")
+        }
+        return point
+    }
+
+    static func range(_ value: Int, _ range: ClosedRange<Int>, field: String, unit: String) throws -> Int {
+        guard range.contains(value) else {
+            throw AppError.validation(field, "\(field) must be between \(range.lowerBound) and \(range.upperBound) \(unit).")
+        }
+        return value
     }
 }

@@ -1,0 +1,285 @@
+import Foundation
+
+// Where drivers are: positions a phone records while a trip is under way,
+// the fences around pickup and delivery stops, and the rules that turn
+// positions into arrivals and an estimated time of arrival. Server and
+// phone apply the same rules, so they are written once here.
+
+/// A point on the earth, in degrees (WGS 84).
+public struct GeoPoint: Codable, Sendable, Hashable {
+    public var latitude: Double
+    public var longitude: Double
+
+    public init(latitude: Double, longitude: Double) {
+        self.latitude = latitude
+        self.longitude = longitude
+    }
+
+    /// Finite and on the globe.
+    public var isValid: Bool {
+        latitude.isFinite && longitude.isFinite && (-90...90).contains(latitude) && (-180...180).contains(longitude)
+    }
+
+    /// "41.87811, -87.62980" or "41.87811 -87.62980": what a dispatcher
+    /// pastes from a map. Nil when it is not a valid point.
+    public init?(text: String) {
+        let parts = text.split(whereSeparator: { $0 == "," || $0 == " " || $0 == ";" })
+        guard parts.count == 2, let latitude = Double(parts[0]), let longitude = Double(parts[1]) else { return nil }
+        self.init(latitude: latitude, longitude: longitude)
+        guard isValid else { return nil }
+    }
+
+    public var text: String { String(format: "%.5f, %.5f", latitude, longitude) }
+
+    /// Great-circle distance in metres (haversine; within 0.5 % of the
+    /// ellipsoid, far closer than a phone's fix).
+    public func distance(to other: GeoPoint) -> Double {
+        let radians = Double.pi / 180
+        let dLat = (other.latitude - latitude) * radians, dLon = (other.longitude - longitude) * radians
+        let a = sin(dLat / 2) * sin(dLat / 2) + cos(latitude * radians) * cos(other.latitude * radians) * sin(dLon / 2) * sin(dLon / 2)
+        return 2 * 6_371_008.8 * asin(min(1, a.squareRoot()))
+    }
+}
+
+/// A batch of fixes a phone uploads (through the outbox, exactly once: the
+/// same fix twice is stored once).
+public struct RecordLocationsRequest: Codable, Sendable, Hashable {
+    public var id: ID<RecordLocationsRequest>?
+    public var fixes: [GeoPosition]
+
+    public init(id: ID<RecordLocationsRequest>? = ID(), fixes: [GeoPosition]) {
+        self.id = id
+        self.fixes = fixes
+    }
+}
+
+public struct RecordLocationsResult: Codable, Sendable, Hashable {
+    /// Fixes stored now.
+    public var stored: Int
+    /// Fixes the server already had (a batch sent again).
+    public var duplicates: Int
+    /// Fixes too inaccurate to keep.
+    public var dropped: Int
+    /// Stops this batch marked as arrived.
+    public var arrivals: [StopArrival]
+
+    public init(stored: Int, duplicates: Int, dropped: Int, arrivals: [StopArrival]) {
+        self.stored = stored
+        self.duplicates = duplicates
+        self.dropped = dropped
+        self.arrivals = arrivals
+    }
+}
+
+public enum StopKind: String, Codable, Sendable, CaseIterable {
+    case pickup
+    case delivery
+}
+
+public struct StopArrival: Codable, Sendable, Hashable {
+    public var orderID: ID<Order>
+    public var stop: StopKind
+    public var arrivedAt: Date
+
+    public init(orderID: ID<Order>, stop: StopKind, arrivedAt: Date) {
+        self.orderID = orderID
+        self.stop = stop
+        self.arrivedAt = arrivedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case stop
+        case orderID = "order_id"
+        case arrivedAt = "arrived_at"
+    }
+}
+
+/// A driver's last known position, for dispatch.
+public struct DriverPosition: Codable, Sendable, Hashable {
+    public var driverID: ID<Driver>
+    public var driverName: String
+    public var tripID: ID<Trip>?
+    public var fix: GeoPosition
+
+    public init(driverID: ID<Driver>, driverName: String, tripID: ID<Trip>?, fix: GeoPosition) {
+        self.driverID = driverID
+        self.driverName = driverName
+        self.tripID = tripID
+        self.fix = fix
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case fix
+        case driverID = "driver_id"
+        case driverName = "driver_name"
+        case tripID = "trip_id"
+    }
+}
+
+/// Where an order's driver is against its next stop, for dispatch: the
+/// computed arrival beside the one the driver gave.
+public struct OrderProgress: Codable, Sendable, Hashable {
+    public var orderID: ID<Order>
+    /// The stop still to reach (nil once delivered or before assignment).
+    public var nextStop: StopKind?
+    public var position: GeoPosition?
+    /// Straight-line distance to the next stop, metres.
+    public var distanceMeters: Double?
+    public var computedETA: Date?
+    public var driverETA: Date?
+    public var arrivedAtPickup: Date?
+    public var arrivedAtDelivery: Date?
+
+    public init(orderID: ID<Order>, nextStop: StopKind?, position: GeoPosition?, distanceMeters: Double?, computedETA: Date?,
+                driverETA: Date?, arrivedAtPickup: Date?, arrivedAtDelivery: Date?) {
+        self.orderID = orderID
+        self.nextStop = nextStop
+        self.position = position
+        self.distanceMeters = distanceMeters
+        self.computedETA = computedETA
+        self.driverETA = driverETA
+        self.arrivedAtPickup = arrivedAtPickup
+        self.arrivedAtDelivery = arrivedAtDelivery
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case position
+        case orderID = "order_id"
+        case nextStop = "next_stop"
+        case distanceMeters = "distance_meters"
+        case computedETA = "computed_eta"
+        case driverETA = "driver_eta"
+        case arrivedAtPickup = "arrived_at_pickup"
+        case arrivedAtDelivery = "arrived_at_delivery"
+    }
+}
+
+/// A trip's track as GeoJSON (RFC 7946): a Feature whose LineString runs
+/// through the fixes in time order, coordinates longitude first.
+public struct TripTrack: Codable, Sendable, Hashable {
+    public struct Geometry: Codable, Sendable, Hashable {
+        public var type = "LineString"
+        public var coordinates: [[Double]]
+    }
+
+    public struct Properties: Codable, Sendable, Hashable {
+        public var tripID: ID<Trip>
+        public var driverID: ID<Driver>?
+        /// When each coordinate was recorded, in the same order.
+        public var times: [Date]
+        /// True when the track was cut at `LocationRules.maxTrackPoints`.
+        public var truncated: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case times, truncated
+            case tripID = "trip_id"
+            case driverID = "driver_id"
+        }
+    }
+
+    public var type = "Feature"
+    public var geometry: Geometry
+    public var properties: Properties
+
+    public init(tripID: ID<Trip>, driverID: ID<Driver>?, fixes: [GeoPosition], truncated: Bool) {
+        geometry = Geometry(coordinates: fixes.map { [$0.longitude, $0.latitude] })
+        properties = Properties(tripID: tripID, driverID: driverID, times: fixes.map(\.recordedAt), truncated: truncated)
+    }
+}
+
+public enum LocationRules {
+    /// Fixes less accurate than this say little about where the truck is: not kept.
+    public static let maxAccuracyMeters = 100.0
+    public static let maxFixesPerBatch = 500
+    /// A phone's clock may run this far ahead of the server's.
+    public static let futureSkew: TimeInterval = 300
+    public static let defaultRetentionDays = 90
+    public static let maxTrackPoints = 20_000
+    /// How long a truck stays inside a stop's fence before it counts as arrived.
+    public static let dwell: TimeInterval = 120
+    public static let defaultRadiusMeters = 150
+    public static let radiusRange = 25...5_000
+
+    /// Leaving counts only this far out, so GPS jitter at the fence does
+    /// not flap: the radius plus 10 % of it, at least 20 m more.
+    public static func exitRadius(_ radius: Double) -> Double { radius + max(radius * 0.1, 20) }
+
+    /// Whether a phone should keep a fix at all.
+    public static func isUsable(_ fix: GeoPosition) -> Bool {
+        guard let accuracy = fix.accuracyMeters else { return false }
+        return fix.point.isValid && accuracy.isFinite && accuracy >= 0 && accuracy <= maxAccuracyMeters
+    }
+}
+
+/// The fence around a stop with coordinates.
+public struct Geofence: Sendable, Hashable {
+    public var center: GeoPoint
+    public var radiusMeters: Double
+
+    public init(center: GeoPoint, radiusMeters: Double) {
+        self.center = center
+        self.radiusMeters = radiusMeters
+    }
+
+    public init?(_ stop: Stop) {
+        guard let point = stop.location else { return nil }
+        self.init(center: point, radiusMeters: Double(stop.geofenceRadiusMeters ?? LocationRules.defaultRadiusMeters))
+    }
+
+    public var exitRadiusMeters: Double { LocationRules.exitRadius(radiusMeters) }
+
+    /// When the truck arrived, judged from fixes in any order: the first
+    /// entry into the radius after which every fix stayed within the exit
+    /// radius for at least `LocationRules.dwell`. Nil when it only passed by.
+    public func arrival(in fixes: [GeoPosition]) -> Date? {
+        var enteredAt: Date?
+        for fix in fixes.sorted(by: { $0.recordedAt < $1.recordedAt }) {
+            let distance = center.distance(to: fix.point)
+            if let entered = enteredAt {
+                if distance > exitRadiusMeters {
+                    enteredAt = nil
+                } else if fix.recordedAt.timeIntervalSince(entered) >= LocationRules.dwell {
+                    return entered
+                }
+            } else if distance <= radiusMeters {
+                enteredAt = fix.recordedAt
+            }
+        }
+        return nil
+    }
+
+    /// Whether any of these fixes could start or extend a stay (a batch
+    /// with none cannot make an arrival).
+    public func touches(_ fixes: [GeoPosition]) -> Bool {
+        fixes.contains { center.distance(to: $0.point) <= exitRadiusMeters }
+    }
+}
+
+/// An arrival estimate from where the truck is and how fast it has been
+/// going: straight-line distance over recent speed. Straight-line distance
+/// undercounts roads, so it is stretched by the usual detour factor.
+public enum ComputedETA {
+    public static let roadFactor = 1.25
+    /// Below this (stopped in traffic, at a fuel stop) recent speed says
+    /// nothing about the rest of the way: highway speed is assumed.
+    public static let minimumSpeed = 5.0
+    public static let assumedSpeed = 24.6  // 55 mph in m/s
+
+    /// Average speed over the fixes (distance between consecutive ones over
+    /// the time they span), metres per second; nil with fewer than two.
+    public static func recentSpeed(_ fixes: [GeoPosition]) -> Double? {
+        let sorted = fixes.sorted { $0.recordedAt < $1.recordedAt }
+        guard let first = sorted.first, let last = sorted.last else { return nil }
+        let seconds = last.recordedAt.timeIntervalSince(first.recordedAt)
+        guard seconds >= 60 else { return nil }
+        var metres = 0.0
+        for (a, b) in zip(sorted, sorted.dropFirst()) { metres += a.point.distance(to: b.point) }
+        return metres / seconds
+    }
+
+    public static func estimate(from fix: GeoPosition, to target: GeoPoint, recentSpeed: Double?, now: Date) -> Date {
+        let metres = fix.point.distance(to: target) * roadFactor
+        let speed = recentSpeed.flatMap { $0 >= minimumSpeed ? $0 : nil } ?? assumedSpeed
+        return max(now, fix.recordedAt).addingTimeInterval(metres / speed)
+    }
+}

@@ -1,0 +1,208 @@
+import Foundation
+import VroomXModels
+
+// Drivers' positions: breadcrumbs stored once each, the last known position,
+// and the geofenced arrivals they make at pickup and delivery stops.
+
+extension GeoPosition {
+    static let columns: SQL = "recorded_at, latitude, longitude, accuracy_m, speed_mps, heading"
+
+    init(row: SQLRow) throws {
+        self.init(latitude: try row.double("latitude"), longitude: try row.double("longitude"),
+                  accuracyMeters: try row.double("accuracy_m"), recordedAt: try row.date("recorded_at"),
+                  speedMetersPerSecond: try row.optionalDouble("speed_mps"), heading: try row.optionalDouble("heading"))
+    }
+}
+
+extension Store {
+    /// How far around a batch the stored fixes are read again to judge an
+    /// arrival: a stay begun before the batch, or continued by fixes that
+    /// arrived before it (a phone that was offline sends late).
+    static let arrivalLookback: TimeInterval = 2 * 3600
+    static let arrivalFixLimit = 20_000
+
+    /// Stores a driver's fixes (each instant once: a batch sent again adds
+    /// nothing), moves their last position forward, and marks the stops of
+    /// their orders they have arrived at. Fixes are judged in the order they
+    /// were recorded, whenever they arrive.
+    public func recordLocations(_ request: RecordLocationsRequest, _ scope: Scope) async throws -> RecordLocationsResult {
+        guard let driver = scope.driverID else { throw AppError.forbidden("Only a driver records positions.") }
+        guard !request.fixes.isEmpty else { throw AppError.validation("fixes", "Send at least one position.") }
+        guard request.fixes.count <= LocationRules.maxFixesPerBatch else {
+            throw AppError.validation("fixes", "Send at most \(LocationRules.maxFixesPerBatch) positions at a time.")
+        }
+        return try await write(tenant: scope.tenant) { tx in
+            var usable: [Date: GeoPosition] = [:]
+            var dropped = 0
+            for (index, raw) in request.fixes.enumerated() {
+                let fix = try Self.validFix(raw, field: "fixes[\(index)]", now: tx.now)
+                if !LocationRules.isUsable(fix) { dropped += 1; continue }
+                usable[fix.recordedAt] = fix
+            }
+            let fixes = usable.values.sorted { $0.recordedAt < $1.recordedAt }
+            guard let newest = fixes.last else { return RecordLocationsResult(stored: 0, duplicates: 0, dropped: dropped, arrivals: []) }
+            // Held, so a deactivation cannot slip between this check and the insert.
+            guard let me = try await lockDriver(driver, tenant: scope.tenant, tx.db), me.deactivatedAt == nil else {
+                throw AppError.accountDeactivated
+            }
+            let trip = try await tx.first("""
+                SELECT id FROM trips WHERE tenant_id = \(tx.tenant) AND driver_id = \(driver) AND status = 'in_progress'
+                ORDER BY start_date, id LIMIT 1
+                """).map { try $0.id("id", as: Trip.self) }
+            let stored = try await insertFixes(fixes, driver: driver, trip: trip, tx)
+            try await tx.execute("""
+                INSERT INTO driver_positions (tenant_id, driver_id, recorded_at, trip_id, latitude, longitude, accuracy_m, speed_mps, heading)
+                VALUES (\(tx.tenant), \(driver), \(newest.recordedAt), \(trip), \(newest.latitude), \(newest.longitude),
+                        \(newest.accuracyMeters), \(newest.speedMetersPerSecond), \(newest.heading))
+                ON CONFLICT (tenant_id, driver_id) DO UPDATE SET recorded_at = excluded.recorded_at, trip_id = excluded.trip_id,
+                    latitude = excluded.latitude, longitude = excluded.longitude, accuracy_m = excluded.accuracy_m,
+                    speed_mps = excluded.speed_mps, heading = excluded.heading
+                WHERE driver_positions.recorded_at < excluded.recorded_at
+                """)
+            let arrivals = stored == 0 ? [] : try await markArrivals(driver: driver, batch: fixes, tx)
+            return RecordLocationsResult(stored: stored, duplicates: fixes.count - stored, dropped: dropped, arrivals: arrivals)
+        }
+    }
+
+    static func validFix(_ fix: GeoPosition, field: String, now: Date) throws -> GeoPosition {
+        _ = try Validate.point(fix.point, field: field)
+        guard let accuracy = fix.accuracyMeters, accuracy.isFinite, (0...100_000).contains(accuracy) else {
+            throw AppError.validation("\(field).accuracy_meters", "\(field).accuracy_meters is metres, 0 to 100000.")
+        }
+        if let speed = fix.speedMetersPerSecond, !(speed.isFinite && (0...150).contains(speed)) {
+            throw AppError.validation("\(field).speed_meters_per_second", "\(field).speed_meters_per_second is 0 to 150.")
+        }
+        if let heading = fix.heading, !(heading.isFinite && (0...360).contains(heading)) {
+            throw AppError.validation("\(field).heading", "\(field).heading is degrees, 0 to 360.")
+        }
+        var valid = fix
+        valid.recordedAt = try Validate.pastInstant(fix.recordedAt, field: "\(field).recorded_at", now: now, skew: LocationRules.futureSkew)
+        return valid
+    }
+
+    /// Inserts the fixes the table does not have yet; returns how many.
+    private func insertFixes(_ fixes: [GeoPosition], driver: ID<Driver>, trip: ID<Trip>?, _ tx: TenantTransaction) async throws -> Int {
+        var stored = 0
+        // A few hundred rows per statement keeps within both databases' parameter limits.
+        for chunk in stride(from: 0, to: fixes.count, by: 100).map({ fixes[$0..<min($0 + 100, fixes.count)] }) {
+            let values = SQL.joined(chunk.map { fix in
+                "(\(tx.tenant), \(driver), \(fix.recordedAt), \(trip), \(fix.latitude), \(fix.longitude), \(fix.accuracyMeters), \(fix.speedMetersPerSecond), \(fix.heading), \(tx.now))"
+            }, separator: ", ")
+            stored += try await tx.query("""
+                INSERT INTO location_fixes (tenant_id, driver_id, recorded_at, trip_id, latitude, longitude, accuracy_m, speed_mps, heading, received_at)
+                VALUES \(values)
+                ON CONFLICT (tenant_id, driver_id, recorded_at) DO NOTHING
+                RETURNING recorded_at
+                """).count
+        }
+        return stored
+    }
+
+    /// The stops of the driver's open orders this batch may have reached:
+    /// each is judged on the stored fixes around the batch, in time order.
+    private func markArrivals(driver: ID<Driver>, batch: [GeoPosition], _ tx: TenantTransaction) async throws -> [StopArrival] {
+        let scope = Scope.driver(tenant: tx.tenant, driver: driver)
+        let open = try await tx.query("""
+            SELECT \(Order.columns) FROM orders WHERE \(scope.filter()) AND status IN ('assigned', 'picked_up')
+            AND ((pickup_latitude IS NOT NULL AND arrived_at_pickup IS NULL)
+                 OR (delivery_latitude IS NOT NULL AND arrived_at_delivery IS NULL))
+            ORDER BY id LIMIT 200
+            """).map(Order.init(row:))
+        guard let first = batch.first, let last = batch.last else { return [] }
+        var around: [GeoPosition]?
+        var arrivals: [StopArrival] = []
+        for var order in open {
+            let original = order
+            for kind in StopKind.allCases where order.arrived(at: kind) == nil {
+                guard let fence = Geofence(order.stop(kind)), fence.touches(batch) else { continue }
+                if around == nil {
+                    around = try await tx.query("""
+                        SELECT \(GeoPosition.columns) FROM location_fixes
+                        WHERE tenant_id = \(tx.tenant) AND driver_id = \(driver)
+                        AND recorded_at BETWEEN \(first.recordedAt.addingTimeInterval(-Self.arrivalLookback))
+                            AND \(last.recordedAt.addingTimeInterval(Self.arrivalLookback))
+                        ORDER BY recorded_at LIMIT \(Self.arrivalFixLimit)
+                        """).map(GeoPosition.init(row:))
+                }
+                guard let arrivedAt = fence.arrival(in: around ?? batch) else { continue }
+                if kind == .pickup { order.arrivedAtPickup = arrivedAt } else { order.arrivedAtDelivery = arrivedAt }
+                arrivals.append(StopArrival(orderID: order.id, stop: kind, arrivedAt: arrivedAt))
+            }
+            // One save per order: its version moves once, and the feed tells dispatch (and the driver) once.
+            if order != original { _ = try await saveOrder(order, from: original, tx) }
+        }
+        return arrivals
+    }
+
+    /// Each driver's last known position, newest first.
+    public func positions(tenant: ID<Tenant>) async throws -> [DriverPosition] {
+        try await read { db in
+            try await db.query("""
+                SELECT p.driver_id, p.trip_id, d.name, p.recorded_at, p.latitude, p.longitude, p.accuracy_m, p.speed_mps, p.heading
+                FROM driver_positions p JOIN drivers d ON d.tenant_id = p.tenant_id AND d.id = p.driver_id
+                WHERE p.tenant_id = \(tenant) AND d.deactivated_at IS NULL
+                ORDER BY p.recorded_at DESC LIMIT 5000
+                """).map { row in
+                DriverPosition(driverID: try row.id("driver_id"), driverName: try row.string("name"), tripID: try row.optionalID("trip_id"),
+                               fix: try GeoPosition(row: row))
+            }
+        }
+    }
+
+    /// A trip's breadcrumbs in time order, at most `LocationRules.maxTrackPoints`.
+    public func track(of tripID: ID<Trip>, tenant: ID<Tenant>) async throws -> TripTrack {
+        try await read { db in
+            guard let trip = try await db.first("SELECT driver_id FROM trips WHERE tenant_id = \(tenant) AND id = \(tripID)") else {
+                throw AppError.notFound("Trip")
+            }
+            let fixes = try await db.query("""
+                SELECT \(GeoPosition.columns) FROM location_fixes WHERE tenant_id = \(tenant) AND trip_id = \(tripID)
+                ORDER BY recorded_at LIMIT \(LocationRules.maxTrackPoints + 1)
+                """).map(GeoPosition.init(row:))
+            return TripTrack(tripID: tripID, driverID: try trip.optionalID("driver_id"),
+                             fixes: Array(fixes.prefix(LocationRules.maxTrackPoints)), truncated: fixes.count > LocationRules.maxTrackPoints)
+        }
+    }
+
+    /// Where an order's driver is against its next stop: distance, and an
+    /// arrival computed from the last position and recent speed (none
+    /// without a position of the last 6 hours or the stop's coordinates).
+    public func progress(of id: ID<Order>, tenant: ID<Tenant>) async throws -> OrderProgress {
+        let order = try await self.order(id, .dispatch(tenant: tenant))
+        let next: StopKind? = switch order.status {
+        case .assigned: .pickup
+        case .pickedUp: .delivery
+        default: nil
+        }
+        var progress = OrderProgress(orderID: order.id, nextStop: next, position: nil, distanceMeters: nil, computedETA: nil,
+                                     driverETA: next == .pickup ? order.pickupETA : next == .delivery ? order.deliveryETA : nil,
+                                     arrivedAtPickup: order.arrivedAtPickup, arrivedAtDelivery: order.arrivedAtDelivery)
+        guard let driver = order.driverID, next != nil else { return progress }
+        let recent = try await read { db in
+            try await db.query("""
+                SELECT \(GeoPosition.columns) FROM location_fixes WHERE tenant_id = \(tenant) AND driver_id = \(driver)
+                ORDER BY recorded_at DESC LIMIT 60
+                """).map(GeoPosition.init(row:))
+        }
+        guard let position = recent.first, now.timeIntervalSince(position.recordedAt) < 6 * 3600 else { return progress }
+        progress.position = position
+        guard let next, let target = order.stop(next).location else { return progress }
+        progress.distanceMeters = position.point.distance(to: target)
+        let lastHalfHour = recent.filter { position.recordedAt.timeIntervalSince($0.recordedAt) <= 1800 }
+        progress.computedETA = ComputedETA.estimate(from: position, to: target, recentSpeed: ComputedETA.recentSpeed(lastHalfHour), now: now)
+        return progress
+    }
+
+    /// Deletes breadcrumbs recorded before the retention (last positions stay).
+    public func pruneLocationFixes(olderThan retention: TimeInterval) async throws {
+        let cutoff = now.addingTimeInterval(-retention)
+        // In slices, so a large backlog never holds the writer for long.
+        while try await database.write({ db in
+            try await db.query("""
+                DELETE FROM location_fixes WHERE (tenant_id, driver_id, recorded_at) IN (
+                    SELECT tenant_id, driver_id, recorded_at FROM location_fixes WHERE recorded_at < \(cutoff) LIMIT 10000)
+                RETURNING recorded_at
+                """).count
+        }) == 10_000 {}
+    }
+}

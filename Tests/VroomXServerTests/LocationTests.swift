@@ -1,0 +1,220 @@
+import Foundation
+import Testing
+import VroomXModels
+@testable import VroomXServer
+import VroomXTestSupport
+
+/// Drivers' positions through the API: breadcrumbs stored once, geofenced
+/// arrivals (dwell, pass-by, jitter at the fence, late offline batches),
+/// tracks, last positions and the computed ETA, each carrier's alone.
+@Suite("Location")
+struct LocationTests {
+    /// A pickup yard in Joliet, IL.
+    static let yard = GeoPoint(latitude: 41.52519, longitude: -88.08340)
+
+    /// A point `metres` north of the yard.
+    static func north(_ metres: Double) -> GeoPoint {
+        GeoPoint(latitude: yard.latitude + metres / 111_195, longitude: yard.longitude)
+    }
+
+    /// Fixes every `every` seconds from `start`, at the given distances north of the yard.
+    static func fixes(_ distances: [Double], from start: Date, every: TimeInterval = 30, accuracy: Double = 8) -> [GeoPosition] {
+        distances.enumerated().map { index, metres in
+            let point = north(metres)
+            return GeoPosition(latitude: point.latitude, longitude: point.longitude, accuracyMeters: accuracy,
+                               recordedAt: start.addingTimeInterval(Double(index) * every), speedMetersPerSecond: nil)
+        }
+    }
+
+    /// Instants as the wire carries them (milliseconds), so they compare equal after a round trip.
+    static func wholeSeconds(_ date: Date) -> Date { Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down)) }
+
+    /// The carrier's first order with its pickup at the yard (fence `radius`).
+    static func fencedOrder(_ api: TestAPI, _ carrier: CarrierFixture, radius: Int? = nil) async throws -> Order {
+        let order = carrier.orders[carrier.trips[0][0].id]![0]
+        var pickup = order.pickup
+        pickup.location = yard
+        pickup.geofenceRadiusMeters = radius
+        let updated = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(pickup: pickup),
+                                         token: carrier.dispatcher.accessToken)
+        #expect(updated.status == 200, "\(updated.text)")
+        return try updated.decode(Order.self)
+    }
+
+    static func record(_ api: TestAPI, _ fixes: [GeoPosition], token: String) async throws -> RecordLocationsResult {
+        let answer = try await api.call(.recordLocations, json: RecordLocationsRequest(fixes: fixes), token: token)
+        #expect(answer.status == 200, "\(answer.text)")
+        return try answer.decode(RecordLocationsResult.self)
+    }
+
+    @Test("two minutes inside the fence is an arrival, stamped when the truck came in, in the feed once; driving through is not",
+          arguments: TestBackend.available)
+    func dwellAndPassBy(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 2, tripsPerDriver: 1)
+        let driver = carrier.driver.accessToken, dispatch = carrier.dispatcher.accessToken
+        try await server.run { api in
+            let order = try await Self.fencedOrder(api, carrier)
+            #expect(order.pickup.location == Self.yard && order.arrivedAtPickup == nil)
+            let start = Self.wholeSeconds(server.clock.now).addingTimeInterval(-3600)
+            // Driving through at highway speed: 60 s inside the 150 m fence, then gone.
+            let passBy = try await Self.record(api, Self.fixes([2000, 1000, 400, 120, 20, 100, 140, 600, 1500], from: start), token: driver)
+            #expect(passBy.stored == 9 && passBy.arrivals.isEmpty)
+            let cursor = try await api.call(.sync, query: "since=0", token: dispatch).decode(SyncPage.self).cursor
+            // Back later and parked in the yard for three minutes.
+            let parked = Self.fixes([900, 300, 140, 60, 40, 45, 50, 42, 38], from: start.addingTimeInterval(1200))
+            let result = try await Self.record(api, parked, token: driver)
+            #expect(result.arrivals == [StopArrival(orderID: order.id, stop: .pickup, arrivedAt: parked[2].recordedAt)])
+            let arrived = try await api.call(.dispatchOrder, order.id.rawValue, token: dispatch).decode(Order.self)
+            #expect(arrived.arrivedAtPickup == parked[2].recordedAt && arrived.version == order.version + 1)
+            let feed = try await api.call(.sync, query: "since=\(cursor)", token: dispatch).decode(SyncPage.self).changes
+            #expect(feed.filter { $0.id == order.id.rawValue }.count == 1)
+            // The driver's phone hears of it too.
+            let mine = try await api.call(.order, order.id.rawValue, token: driver).decode(Order.self)
+            #expect(mine.arrivedAtPickup == parked[2].recordedAt)
+            // Staying longer changes nothing more: dispatch is told once.
+            let more = try await Self.record(api, Self.fixes([30, 35, 30], from: start.addingTimeInterval(1600)), token: driver)
+            #expect(more.arrivals.isEmpty)
+            #expect(try await api.call(.dispatchOrder, order.id.rawValue, token: dispatch).decode(Order.self).version == arrived.version)
+            // The other driver parked at the same yard arrives nowhere: it is not their order.
+            let other = try await Self.record(api, Self.fixes([40, 40, 40, 40, 40, 40, 40], from: start), token: carrier.drivers[1].accessToken)
+            #expect(other.arrivals.isEmpty)
+        }
+    }
+
+    @Test("jitter across the fence does not reset the stay; leaving beyond radius + max(10 %, 20 m) does", arguments: TestBackend.available)
+    func hysteresis(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let driver = carrier.driver.accessToken
+        try await server.run { api in
+            let order = try await Self.fencedOrder(api, carrier)  // 150 m: leaving counts beyond 170 m
+            let start = Self.wholeSeconds(server.clock.now).addingTimeInterval(-7200)
+            // In and out past 170 m every minute: never two minutes in a row.
+            let flapping = try await Self.record(api, Self.fixes([140, 150, 200, 145, 148, 190, 140, 146, 400], from: start), token: driver)
+            #expect(flapping.arrivals.isEmpty)
+            // Jitter between 140 m and 165 m (outside the radius, inside the exit radius) for three minutes: arrived.
+            let jitter = Self.fixes([300, 140, 165, 150, 162, 149, 165, 160], from: start.addingTimeInterval(1800))
+            let result = try await Self.record(api, jitter, token: driver)
+            #expect(result.arrivals.map(\.arrivedAt) == [jitter[1].recordedAt])
+            #expect(try await api.call(.dispatchOrder, order.id.rawValue, token: carrier.dispatcher.accessToken)
+                .decode(Order.self).arrivedAtPickup == jitter[1].recordedAt)
+        }
+    }
+
+    @Test("a late batch from an offline phone is judged in the order the fixes were recorded; the same batch twice is stored once",
+          arguments: TestBackend.available)
+    func lateBatches(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let driver = carrier.driver.accessToken
+        try await server.run { api in
+            let order = try await Self.fencedOrder(api, carrier, radius: 300)
+            let start = Self.wholeSeconds(server.clock.now).addingTimeInterval(-5400)
+            let stay = Self.fixes([250, 100, 80, 90, 70, 85, 1000], from: start)
+            // The end of the stay arrives first (the phone sent what it had when it got signal)…
+            let later = try await Self.record(api, Array(stay[3...]), token: driver)
+            #expect(later.arrivals.isEmpty, "90 s inside is not yet a stay")
+            // …then the start, recorded earlier: together they are three minutes inside, from the first fix in.
+            let earlier = try await Self.record(api, Array(stay[..<3]), token: driver)
+            #expect(earlier.arrivals == [StopArrival(orderID: order.id, stop: .pickup, arrivedAt: stay[0].recordedAt)])
+            // Sent again (the answer was lost): nothing new.
+            let again = try await Self.record(api, stay, token: driver)
+            #expect(again.stored == 0 && again.duplicates == stay.count && again.arrivals.isEmpty)
+            // Through the outbox path, as a mutation, the same.
+            let mutation = Mutation(.recordLocations(RecordLocationsRequest(fixes: stay)))
+            let batch = try await api.call(.mutations, json: MutationBatch([mutation]), token: driver).decode(MutationBatchResult.self)
+            #expect(batch.results.map(\.outcome) == [.applied])
+        }
+    }
+
+    @Test("bad positions are refused with the field named, inaccurate ones dropped, and a batch is bounded", arguments: TestBackend.available)
+    func badInput(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let driver = carrier.driver.accessToken
+        try await server.run { api in
+            let now = Self.wholeSeconds(server.clock.now)
+            let good = GeoPosition(latitude: 41.5, longitude: -88.1, accuracyMeters: 10, recordedAt: now.addingTimeInterval(-60))
+            func with(_ change: (inout GeoPosition) -> Void) -> GeoPosition { var fix = good; change(&fix); return fix }
+            for (fix, field) in [
+                (with { $0.latitude = 91 }, "fixes[0]"),
+                (with { $0.longitude = -180.5 }, "fixes[0]"),
+                (with { $0.accuracyMeters = -1 }, "fixes[0].accuracy_meters"),
+                (with { $0.accuracyMeters = nil }, "fixes[0].accuracy_meters"),
+                (with { $0.speedMetersPerSecond = 500 }, "fixes[0].speed_meters_per_second"),
+                (with { $0.heading = 720 }, "fixes[0].heading"),
+                (with { $0.recordedAt = now.addingTimeInterval(3600) }, "fixes[0].recorded_at"),
+            ] {
+                let refused = try await api.call(.recordLocations, json: RecordLocationsRequest(fixes: [fix]), token: driver)
+                #expect(refused.status == 422 && refused.error?.field == field, "\(field): \(refused.text)")
+            }
+            let empty = try await api.call(.recordLocations, json: RecordLocationsRequest(fixes: []), token: driver)
+            #expect(empty.status == 422 && empty.error?.field == "fixes")
+            let tooMany = (0...LocationRules.maxFixesPerBatch).map { index in with { $0.recordedAt = now.addingTimeInterval(-Double(index)) } }
+            let refused = try await api.call(.recordLocations, json: RecordLocationsRequest(fixes: tooMany), token: driver)
+            #expect(refused.status == 422 && refused.error?.field == "fixes")
+            let mixed = try await Self.record(api, [good, with { $0.accuracyMeters = 400; $0.recordedAt = now }], token: driver)
+            #expect(mixed.stored == 1 && mixed.dropped == 1)
+            // Dispatch does not record positions; a stop's point must be on the globe.
+            #expect(try await api.call(.recordLocations, json: RecordLocationsRequest(fixes: [good]), token: carrier.dispatcher.accessToken).status == 403)
+            let order = carrier.orders[carrier.trips[0][0].id]![0]
+            var pickup = order.pickup
+            pickup.location = GeoPoint(latitude: 100, longitude: 0)
+            let badStop = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(pickup: pickup),
+                                             token: carrier.dispatcher.accessToken)
+            #expect(badStop.status == 422 && badStop.error?.field == "pickup.location")
+            pickup.location = Self.yard
+            pickup.geofenceRadiusMeters = 10
+            let badRadius = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(pickup: pickup),
+                                               token: carrier.dispatcher.accessToken)
+            #expect(badRadius.status == 422 && badRadius.error?.field == "pickup.geofence_radius_meters")
+        }
+    }
+
+    @Test("dispatch sees last positions, a trip's track as GeoJSON and a computed ETA; another carrier sees none of it; old breadcrumbs go",
+          arguments: TestBackend.available)
+    func positionsTracksAndRetention(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let beta = try await CarrierFixture.make(server, name: "Beta", drivers: 1, tripsPerDriver: 1)
+        let driver = alpha.driver.accessToken, dispatch = alpha.dispatcher.accessToken
+        try await server.run { api in
+            let trip = alpha.trips[0][0]
+            #expect(try await api.call(.dispatchUpdateTrip, trip.id.rawValue, json: UpdateTripRequest(status: .inProgress), token: dispatch).status == 200)
+            let order = try await Self.fencedOrder(api, alpha)
+            // Heading for the yard at 25 m/s, 30 s apart: 15 km to go at the last fix.
+            let start = Self.wholeSeconds(server.clock.now).addingTimeInterval(-600)
+            let approach = Self.fixes(stride(from: 30_000.0, through: 15_000, by: -750).map { $0 }, from: start)
+            _ = try await Self.record(api, approach, token: driver)
+
+            let positions = try await api.call(.dispatchPositions, token: dispatch).decode(Items<DriverPosition>.self).items
+            #expect(positions.count == 1 && positions[0].fix == approach.last && positions[0].tripID == trip.id)
+            #expect(try await api.call(.dispatchPositions, token: beta.dispatcher.accessToken).decode(Items<DriverPosition>.self).items.isEmpty)
+
+            let track = try await api.call(.dispatchTripTrack, trip.id.rawValue, token: dispatch)
+            #expect(track.status == 200 && track.headers[.contentType]?.hasPrefix("application/geo+json") == true)
+            let line = try track.decode(TripTrack.self)
+            #expect(line.geometry.type == "LineString" && line.geometry.coordinates.count == approach.count)
+            #expect(line.geometry.coordinates.first == [approach[0].longitude, approach[0].latitude], "GeoJSON is longitude first")
+            #expect(try await api.call(.dispatchTripTrack, trip.id.rawValue, token: beta.dispatcher.accessToken).status == 404)
+            #expect(try await api.call(.dispatchTripTrack, trip.id.rawValue, token: driver).status == 403)
+
+            let progress = try await api.call(.dispatchOrderProgress, order.id.rawValue, token: dispatch).decode(OrderProgress.self)
+            #expect(progress.nextStop == .pickup && progress.position == approach.last)
+            let metres = try #require(progress.distanceMeters)
+            #expect(abs(metres - 15_000) < 10)
+            // 15 km × 1.25 road factor at 25 m/s: 750 s after the last fix (or now, if later).
+            let eta = try #require(progress.computedETA)
+            let expected = max(server.clock.now, approach.last!.recordedAt).addingTimeInterval(750)
+            #expect(abs(eta.timeIntervalSince(expected)) < 5, "\(eta) vs \(expected)")
+            #expect(try await api.call(.dispatchOrderProgress, order.id.rawValue, token: beta.dispatcher.accessToken).status == 404)
+
+            // 91 days on, the breadcrumbs are gone; the last position stays.
+            server.clock.advance(by: 91 * 86_400)
+            try await server.store.pruneLocationFixes(olderThan: TimeInterval(LocationRules.defaultRetentionDays) * 86_400)
+            #expect(try await server.store.track(of: trip.id, tenant: alpha.tenant.id).geometry.coordinates.isEmpty)
+            #expect(try await server.store.positions(tenant: alpha.tenant.id).count == 1)
+        }
+    }
+}
