@@ -308,6 +308,21 @@ public final class DriverApp {
         for path in try database.discardEvidence(id) { try? FileManager.default.removeItem(atPath: path) }
     }
 
+    // MARK: Location
+
+    /// Records positions while the driver shares them and a trip is under way.
+    public private(set) lazy var location = LocationRecorder(database: database) { [unowned self] batch in
+        _ = try self.enqueue(.recordLocations(batch))
+    }
+
+    public var locationSharing: Bool { (try? database.locationSharing()) ?? true }
+
+    /// Pauses or resumes sharing; pausing queues what was recorded so far.
+    public func setLocationSharing(_ on: Bool) throws {
+        if !on { try location.flush() }
+        try database.setLocationSharing(on)
+    }
+
     /// Queues a change; returns its id, or nil when there was nothing to do.
     @discardableResult
     private func enqueue(_ payload: MutationPayload) throws -> ID<Mutation>? {

@@ -9,6 +9,20 @@ public enum DemoData {
     public static let dispatcherEmail = "dispatch@demo-carrier.example"
     public static let driverEmails = ["alex@demo-carrier.example", "sam@demo-carrier.example", "jordan@demo-carrier.example"]
 
+    /// Where the demo's stops are (city centres), so arrivals, the map and
+    /// computed ETAs have something to work with.
+    public static let places: [String: GeoPoint] = [
+        "Houston, TX": GeoPoint(latitude: 29.7604, longitude: -95.3698), "Atlanta, GA": GeoPoint(latitude: 33.7490, longitude: -84.3880),
+        "Marietta, GA": GeoPoint(latitude: 33.9526, longitude: -84.5499), "Miami, FL": GeoPoint(latitude: 25.7617, longitude: -80.1918),
+        "Savannah, GA": GeoPoint(latitude: 32.0809, longitude: -81.0912), "Orlando, FL": GeoPoint(latitude: 28.5384, longitude: -81.3789),
+        "Jacksonville, FL": GeoPoint(latitude: 30.3322, longitude: -81.6557), "Dallas, TX": GeoPoint(latitude: 32.7767, longitude: -96.7970),
+        "Tampa, FL": GeoPoint(latitude: 27.9506, longitude: -82.4572), "Chicago, IL": GeoPoint(latitude: 41.8781, longitude: -87.6298),
+        "Denver, CO": GeoPoint(latitude: 39.7392, longitude: -104.9903), "Naperville, IL": GeoPoint(latitude: 41.7508, longitude: -88.1535),
+        "Boulder, CO": GeoPoint(latitude: 40.0150, longitude: -105.2705), "Seattle, WA": GeoPoint(latitude: 47.6062, longitude: -122.3321),
+        "Los Angeles, CA": GeoPoint(latitude: 34.0522, longitude: -118.2437), "Portland, OR": GeoPoint(latitude: 45.5152, longitude: -122.6784),
+        "Reno, NV": GeoPoint(latitude: 39.5296, longitude: -119.8138),
+    ]
+
     /// Returns true when it seeded, false when the demo carrier already existed.
     @discardableResult
     public static func seedIfNeeded(_ store: Store, logger: Logger) async throws -> Bool {
@@ -66,10 +80,21 @@ public enum DemoData {
             ("O-7001", Vehicle(year: 2024, make: "Rivian", model: "R1S", vin: "7PDSGABA8RN000999", color: "Blue"), "Seattle, WA", "Los Angeles, CA"),
         ], driver: jordan, deliver: false)
         _ = try await store.createOrder(.init(number: "O-8001", vehicle: Vehicle(year: 2015, make: "Mazda", model: "CX-5"),
-                                              pickup: Stop(address: "Portland, OR"), delivery: Stop(address: "Reno, NV"),
+                                              pickup: Stop(address: "Portland, OR", location: places["Portland, OR"]),
+                                              delivery: Stop(address: "Reno, NV", location: places["Reno, NV"]),
                                               revenueCents: 90000, paymentTerms: "COD"), tenant: t)
 
         let alexTruck = try await fleet(store, t, today, alex: alex.id, sam: sam.id, jordan: jordan.id)
+
+        // Alex on I-16 towards the Savannah pickup until an hour ago, a fix a minute.
+        let road = (from: GeoPoint(latitude: 32.6000, longitude: -82.3000), to: GeoPoint(latitude: 32.2500, longitude: -81.5000))
+        let fixes = (0...120).map { minute in
+            let share = Double(minute) / 120
+            return GeoPosition(latitude: road.from.latitude + (road.to.latitude - road.from.latitude) * share,
+                               longitude: road.from.longitude + (road.to.longitude - road.from.longitude) * share, accuracyMeters: 6,
+                               recordedAt: store.clock.now.addingTimeInterval(Double(minute - 180) * 60), speedMetersPerSecond: 11.6)
+        }
+        _ = try await store.recordLocations(RecordLocationsRequest(fixes: fixes), .driver(tenant: t, driver: alex.id))
 
         // Expenses Alex recorded (fuel with the truck, gallons and odometer: the fuel log).
         let alexScope = Scope.driver(tenant: t, driver: alex.id)
@@ -150,9 +175,9 @@ public enum DemoData {
             let order = try await store.createOrder(.init(
                 number: number, tripID: trip.id, vehicle: vehicle,
                 pickup: Stop(name: "\(from) dealer", address: from, contactName: "Front desk", contactPhone: "+1 555 0199",
-                             windowStart: trip.startDate, windowEnd: trip.startDate?.adding(days: 1)),
+                             windowStart: trip.startDate, windowEnd: trip.startDate?.adding(days: 1), location: places[from]),
                 delivery: Stop(name: "\(to) customer", address: to, contactName: "Customer", contactPhone: "+1 555 0188",
-                               windowStart: trip.endDate, windowEnd: trip.endDate?.adding(days: 1)),
+                               windowStart: trip.endDate, windowEnd: trip.endDate?.adding(days: 1), location: places[to]),
                 revenueCents: trip.revenueCents / max(specs.count, 1), paymentTerms: "Net 30"), tenant: tenant)
             created.append(order)
         }

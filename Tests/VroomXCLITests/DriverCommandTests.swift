@@ -283,6 +283,72 @@ struct DriverCommandTests {
         await services.database.close()
     }
 
+    /// A GPX track from `metres` north of `stop` (every 10 s), as the test describes it.
+    static func gpx(_ legs: [(metresNorth: Double, seconds: Int)], around stop: GeoPoint) -> String {
+        let start = Date(timeIntervalSince1970: 1_700_000_000)
+        var points: [String] = []
+        var offset = 0
+        for leg in legs {
+            for _ in 0..<max(leg.seconds / 10, 1) {
+                let latitude = stop.latitude + leg.metresNorth / 111_195
+                points.append(#"<trkpt lat="\#(latitude)" lon="\#(stop.longitude)"><time>\#(WireTime.string(from: start.addingTimeInterval(Double(offset))))</time></trkpt>"#)
+                offset += 10
+            }
+        }
+        return #"<?xml version="1.0"?><gpx version="1.1" creator="test"><trk><trkseg>"# + points.joined(separator: "\n") + "</trkseg></trk></gpx>"
+    }
+
+    @Test("driving a GPX route: parked two minutes at a pickup arrives there, driving past another does not; sharing can be paused")
+    func driveRoute() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-cli-\(UUID().uuidString.prefix(8))")
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-driver-\(UUID().uuidString.prefix(8))")
+        let port = try ChildProcess.freePort()
+        let server = try await ServerProcess.start(dataDirectory: data, port: port)
+        try await Self.signIn(DemoData.driverEmails[0], home: home, port: port, server: server)
+        let routes = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-routes-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: routes, withIntermediateDirectories: true)
+        // Past the Jacksonville pickup (O-5005) at highway speed: 20 s within the fence.
+        let passBy = routes.appendingPathComponent("pass.gpx")
+        try Self.gpx([(-3000, 10), (-2000, 10), (-1000, 10), (-60, 10), (60, 10), (1000, 10), (2000, 10), (3000, 10)],
+                     around: DemoData.places["Jacksonville, FL"]!).write(to: passBy, atomically: true, encoding: .utf8)
+        // Into the Savannah yard (O-5004) and parked three minutes, with GPS wander of a few metres.
+        let parked = routes.appendingPathComponent("savannah.gpx")
+        try Self.gpx([(-4000, 30), (-2500, 30), (-1000, 30), (-200, 10), (40, 60), (55, 60), (35, 60), (800, 20)],
+                     around: DemoData.places["Savannah, GA"]!).write(to: parked, atomically: true, encoding: .utf8)
+
+        // (A replay is stamped to end as it ends, so each drive's positions are the latest.)
+        let arrival = try await Self.driver(["drive", "--track", parked.path, "--speed", "40x"], home: home, port: port)
+        #expect(arrival.status == 0 && arrival.output.contains("Arrived at pickup of O-5004"), "\(arrival.output)")
+        #expect(arrival.output.contains("to pickup of O-5004"), "the way to the next stop is shown: \(arrival.output)")
+        let past = try await Self.driver(["drive", "--track", passBy.path, "--speed", "60x"], home: home, port: port)
+        #expect(past.status == 0 && past.output.contains("Recorded ") && !past.output.contains("Arrived at pickup of O-5005"), "\(past.output)")
+
+        let paused = try await Self.driver(["location", "off"], home: home, port: port)
+        #expect(paused.status == 0 && paused.output.contains("paused"), "\(paused.output)")
+        let refused = try await Self.driver(["drive", "--track", parked.path, "--speed", "40x"], home: home, port: port)
+        #expect(refused.status == 1 && refused.output.contains("location on"), "\(refused.output)")
+        #expect(try await Self.driver(["location", "on"], home: home, port: port).output.contains("T-1002"))
+        for bad in [["--speed", "0x"], ["--speed", "fast"]] {
+            #expect(try await Self.driver(["drive", "--track", parked.path] + bad, home: home, port: port).status == 64)
+        }
+        #expect(try await Self.driver(["drive", "--track", routes.appendingPathComponent("none.gpx").path], home: home, port: port).status == 64)
+        try Data("<gpx><trkpt lat=\"95\" lon=\"0\"></trkpt></gpx>".utf8).write(to: passBy)
+        let broken = try await Self.driver(["drive", "--track", passBy.path], home: home, port: port)
+        #expect(broken.status == 64 && broken.output.contains("Track point 1"), "\(broken.output)")
+        await server.stop()
+
+        var configuration = ServerConfiguration()
+        configuration.dataDirectory = data
+        configuration.logLevel = .critical
+        let services = try await ServerServices.make(configuration)
+        let arrived = try await services.database.read { db in
+            try await db.query("SELECT number, arrived_at_pickup FROM orders WHERE number IN ('O-5004', 'O-5005') ORDER BY number")
+                .map { (try $0.string("number"), try $0.optionalDate("arrived_at_pickup")) }
+        }
+        #expect(arrived.map(\.0) == ["O-5004", "O-5005"] && arrived[0].1 != nil && arrived[1].1 == nil, "\(arrived)")
+        await services.database.close()
+    }
+
     @Test("commands run at once on one device wait for each other's writes: every expense is kept and sent once")
     func concurrentCommands() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-cli-\(UUID().uuidString.prefix(8))")

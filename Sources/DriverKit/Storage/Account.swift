@@ -119,6 +119,15 @@ extension AppDatabase {
         try writer.write { db in try db.execute(sql: "UPDATE device SET onboarded = 1") }
     }
 
+    /// Whether positions are shared while a trip is under way (on unless the driver paused it).
+    public func locationSharing() throws -> Bool {
+        try reader.read { db in try Bool.fetchOne(db, sql: "SELECT location_sharing FROM device") ?? true }
+    }
+
+    public func setLocationSharing(_ on: Bool) throws {
+        try writer.write { db in try db.execute(sql: "UPDATE device SET location_sharing = ?", arguments: [on]) }
+    }
+
     /// Logout: forget the account and everything cached for it. The
     /// driver's outbox and queued files go too — callers check nothing is
     /// unsynced (or the driver chose to lose it). Other drivers' set-aside

@@ -186,6 +186,10 @@ public struct AppDatabase: Sendable {
             // The trucks and trailers assigned to the driver.
             try db.execute(sql: "CREATE TABLE equipment (id TEXT PRIMARY KEY, unit_number TEXT NOT NULL, doc TEXT NOT NULL)")
         }
+        migrator.registerMigration("v6-location") { db in
+            // Whether the driver shares their position while a trip is under way (they can pause it).
+            try db.execute(sql: "ALTER TABLE device ADD COLUMN location_sharing INTEGER NOT NULL DEFAULT 1")
+        }
         return migrator
     }
 }

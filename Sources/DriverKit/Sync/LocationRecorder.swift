@@ -1,0 +1,90 @@
+import Foundation
+import VroomXModels
+
+/// Turns the phone's positions into breadcrumbs for dispatch: only while
+/// the driver shares their location and has a trip under way (never off
+/// duty), only fixes accurate enough to mean something, thinned to one
+/// every few seconds, and queued in batches in the outbox, so they are
+/// kept offline and reach the server exactly once with everything else.
+@MainActor
+public final class LocationRecorder {
+    public enum Outcome: Equatable, Sendable {
+        case kept
+        /// Too inaccurate, or too soon after the last one kept.
+        case dropped
+        /// Sharing is paused, or no trip is under way.
+        case notRecording
+    }
+
+    public struct Counts: Equatable, Sendable {
+        public var kept = 0
+        public var dropped = 0
+        public var notRecording = 0
+        public var batches = 0
+    }
+
+    /// One fix per this many seconds is plenty for a truck (and a battery).
+    public var minimumSpacing: TimeInterval = 5
+    /// A batch goes to the outbox at this many fixes…
+    public var batchSize = 60
+    /// …or once its first fix is this old.
+    public var batchAge: TimeInterval = 60
+
+    public private(set) var counts = Counts()
+    private var buffer: [GeoPosition] = []
+    private var lastKept: Date?
+    private let database: AppDatabase
+    private let enqueue: (RecordLocationsRequest) throws -> Void
+
+    init(database: AppDatabase, enqueue: @escaping (RecordLocationsRequest) throws -> Void) {
+        self.database = database
+        self.enqueue = enqueue
+    }
+
+    /// Whether positions are recorded now: sharing on and a trip in progress.
+    public var isRecording: Bool {
+        ((try? database.locationSharing()) ?? false) && ((try? database.trips().contains { $0.status == .inProgress }) ?? false)
+    }
+
+    /// Takes one fix from the provider.
+    @discardableResult
+    public func record(_ fix: GeoPosition) throws -> Outcome {
+        guard isRecording else {
+            counts.notRecording += 1
+            return .notRecording
+        }
+        guard LocationRules.isUsable(fix), lastKept.map({ fix.recordedAt.timeIntervalSince($0) >= minimumSpacing }) ?? true else {
+            counts.dropped += 1
+            return .dropped
+        }
+        buffer.append(fix)
+        lastKept = fix.recordedAt
+        counts.kept += 1
+        if let first = buffer.first, buffer.count >= batchSize || fix.recordedAt.timeIntervalSince(first.recordedAt) >= batchAge {
+            try flush()
+        }
+        return .kept
+    }
+
+    /// Queues what is buffered (at the end of a drive, when the app goes to
+    /// the background, when sharing is paused).
+    public func flush() throws {
+        guard !buffer.isEmpty else { return }
+        for start in stride(from: 0, to: buffer.count, by: LocationRules.maxFixesPerBatch) {
+            try enqueue(RecordLocationsRequest(fixes: Array(buffer[start..<min(start + LocationRules.maxFixesPerBatch, buffer.count)])))
+            counts.batches += 1
+        }
+        buffer.removeAll()
+    }
+
+    /// Records every position the provider gives until it ends or the task
+    /// is cancelled, then queues the rest. `observe` sees each fix with what
+    /// became of it.
+    public func run(_ provider: any LocationProvider, observe: (GeoPosition, Outcome) async throws -> Void = { _, _ in }) async throws {
+        for await fix in provider.positions() {
+            let outcome = try record(fix)
+            try await observe(fix, outcome)
+        }
+        try flush()
+    }
+}

@@ -1,0 +1,143 @@
+import ArgumentParser
+import DriverKit
+import Foundation
+import VroomXModels
+
+struct LocationSharing: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "location", abstract: "Show, pause or resume sharing your position with dispatch (only ever during a trip).")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "on or off (leave out to see where sharing stands).") var state: String?
+
+    func run() async throws {
+        try await withSession(global) { session in
+            try session.requireUnlocked()
+            switch state?.lowercased() {
+            case nil: break
+            case "on": try session.app.setLocationSharing(true)
+            case "off": try session.app.setLocationSharing(false)
+            case let other?: throw CLIError(.usage, "Say on or off, not \(other).")
+            }
+            await session.syncIfPossible(quiet: true)
+            let trip = try session.app.database.trips().first { $0.status == .inProgress }
+            let sharing = session.app.locationSharing
+            session.terminal.line("Sharing your location: " + (sharing ? session.terminal.style("on", .green) : session.terminal.style("paused", .yellow)))
+            let explanation = switch (sharing, trip) {
+            case (true, let trip?): "Dispatch sees where you are while trip \(trip.number) is under way."
+            case (true, nil): "Nothing is recorded now: no trip is under way."
+            case (false, _): "Nothing is recorded. Resume with: vroomx-driver location on"
+            }
+            session.terminal.line(explanation)
+        }
+    }
+}
+
+/// Drives a recorded route as if the phone were on the truck: its positions
+/// are recorded and synced like the app's, and arrivals at stops are shown
+/// as the server marks them.
+struct Drive: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Drive a recorded route (GPX or CSV): your positions go to dispatch as on the road.")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "A GPX file (track points with times) or CSV of time,latitude,longitude[,accuracy].") var track: String
+    @Option(help: "How much faster than recorded, e.g. 20x (default 1x).") var speed: String = "1x"
+
+    static let maxTrackBytes = 64 << 20
+
+    func run() async throws {
+        let factor = try Self.speedFactor(speed)
+        let route = try Self.load(track)
+        try await withSession(global) { session in
+            try session.requireUnlocked()
+            await session.syncIfPossible(quiet: true)
+            let app = session.app
+            guard app.locationSharing else { throw CLIError(.failed, "Location sharing is paused. Resume with: vroomx-driver location on") }
+            guard let trip = try app.database.trips().first(where: { $0.status == .inProgress }) else {
+                throw CLIError(.failed, "No trip is under way: positions are recorded only during a trip. Start one with: vroomx-driver trip <number> start")
+            }
+            let terminal = session.terminal
+            let minutes = Int((route.duration / 60).rounded())
+            terminal.line("Driving \(route.points.count) points (\(minutes) min) of trip \(trip.number) at \(Self.label(factor))…")
+            var arrived = Set(try Self.arrivals(app))
+            var batches = 0
+            try await app.location.run(ReplayLocationProvider(track: route, speed: factor)) { fix, _ in
+                guard app.location.counts.batches > batches else { return }
+                batches = app.location.counts.batches
+                await session.syncIfPossible(quiet: true)
+                terminal.line("\(Self.clock(fix.recordedAt))  \(fix.point.text)\(Self.nextStop(from: fix, app))")
+                for arrival in try Self.arrivals(app) where !arrived.contains(arrival) {
+                    arrived.insert(arrival)
+                    terminal.line(terminal.style("Arrived at \(arrival.stop.rawValue) of \(arrival.number) at \(Self.clock(arrival.at))", .green))
+                }
+            }
+            let online = await session.syncIfPossible(quiet: true)
+            for arrival in try Self.arrivals(app) where !arrived.contains(arrival) {
+                terminal.line(terminal.style("Arrived at \(arrival.stop.rawValue) of \(arrival.number) at \(Self.clock(arrival.at))", .green))
+            }
+            let counts = app.location.counts
+            terminal.line("Recorded \(counts.kept) positions in \(counts.batches) batch\(counts.batches == 1 ? "" : "es")"
+                          + (counts.dropped > 0 ? " (\(counts.dropped) left out: inaccurate or seconds apart)" : "") + ".")
+            try session.requireSessionStillActive()
+            let waiting = try app.database.outbox().contains { $0.mutation.kind == .recordLocations && $0.failure == nil }
+            if !online || waiting {
+                terminal.line("Positions are saved on this device; they reach dispatch when the server answers (vroomx-driver sync).")
+                throw CLIError(.queuedOffline, "")
+            }
+        }
+    }
+
+    struct Arrival: Hashable {
+        let number: String
+        let stop: StopKind
+        let at: Date
+    }
+
+    /// The arrivals the phone knows of (from the feed).
+    @MainActor
+    static func arrivals(_ app: DriverApp) throws -> [Arrival] {
+        try app.database.orders().flatMap { order in
+            StopKind.allCases.compactMap { kind in order.arrived(at: kind).map { Arrival(number: order.number, stop: kind, at: $0) } }
+        }
+    }
+
+    /// "· 2.4 km to pickup of O-1001", for the next stop with coordinates.
+    @MainActor
+    static func nextStop(from fix: GeoPosition, _ app: DriverApp) -> String {
+        let open = ((try? app.database.orders()) ?? []).compactMap { order -> (String, StopKind, GeoPoint)? in
+            let kind: StopKind? = order.status == .assigned ? .pickup : order.status == .pickedUp ? .delivery : nil
+            guard let kind, order.arrived(at: kind) == nil, let point = order.stop(kind).location else { return nil }
+            return (order.number, kind, point)
+        }
+        guard let nearest = open.min(by: { fix.point.distance(to: $0.2) < fix.point.distance(to: $1.2) }) else { return "" }
+        let metres = fix.point.distance(to: nearest.2)
+        let distance = metres < 1000 ? "\(Int(metres)) m" : String(format: metres < 100_000 ? "%.1f km" : "%.0f km", metres / 1000)
+        return "  · \(distance) to \(nearest.1.rawValue) of \(nearest.0)"
+    }
+
+    static func speedFactor(_ text: String) throws -> Double {
+        let digits = text.lowercased().hasSuffix("x") ? String(text.dropLast()) : text
+        guard let factor = Double(digits), factor.isFinite, (1...10_000).contains(factor) else {
+            throw CLIError(.usage, "Give the speed as 1x to 10000x, e.g. 20x.")
+        }
+        return factor
+    }
+
+    static func label(_ factor: Double) -> String { factor == factor.rounded() ? "\(Int(factor))×" : "\(factor)×" }
+
+    static func load(_ path: String) throws -> Track {
+        let url = URL(fileURLWithPath: path)
+        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? nil
+        guard let size else { throw CLIError(.usage, "No track file at \(path).") }
+        guard size <= maxTrackBytes else { throw CLIError(.usage, "\(path) is larger than \(maxTrackBytes >> 20) MB.") }
+        do {
+            return try Track.parse(String(decoding: try Data(contentsOf: url), as: UTF8.self))
+        } catch let problem as Track.Problem {
+            throw CLIError(.usage, "\(path): \(problem.description)")
+        }
+    }
+
+    static func clock(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.dateFormat = "HH:mm:ss"
+        return formatter.string(from: date)
+    }
+}
