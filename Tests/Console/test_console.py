@@ -403,3 +403,42 @@ def test_fleet_page_flags_papers_and_shows_fuel_economy(page, server):
     expect(page.locator("tr[data-unit='T-20']")).to_contain_text("Unassigned")
     expect(page.locator("tr[data-unit='T-20'] .badge")).to_have_text("in shop")
     shot(page, "fleet")
+
+
+def test_map_shows_drivers_tracks_and_fences_and_an_order_marks_its_arrival(page, server):
+    import datetime
+    page.goto(server.base + "/map")
+    expect(page.locator("h1")).to_have_text("Map")
+    expect(page.locator("svg .driver")).to_contain_text("Alex Rivera")
+    expect(page.locator("svg .track title").first).to_have_text("Trip T-1002")
+    expect(page.locator("svg .fence.pickup text", has_text="O-5004")).to_have_count(1)
+    row = page.locator("tbody tr", has_text="Alex Rivera")
+    expect(row).to_contain_text("pickup of O-5004")
+    expect(row).to_contain_text("km")
+    expect(row.locator("td").nth(6).locator("time")).to_have_count(1)  # a computed ETA
+    shot(page, "map")
+
+    # Alex parks three minutes in the Savannah yard: the order says when the truck arrived.
+    token = server.api_sign_in(DRIVER)
+    status, orders = server.api("GET", "/v1/orders", token=token)
+    assert status == 200
+    order = next(o for o in orders["items"] if o["number"] == "O-5004")
+    yard = order["pickup"]["location"]
+    now = datetime.datetime.now(datetime.timezone.utc)
+    fixes = [{"latitude": yard["latitude"] + 0.0003, "longitude": yard["longitude"], "accuracy_meters": 6,
+              "recorded_at": (now - datetime.timedelta(seconds=240 - 20 * i)).strftime("%Y-%m-%dT%H:%M:%S.000Z")} for i in range(10)]
+    status, result = server.api("POST", "/v1/locations", {"fixes": fixes}, token=token)
+    assert status == 200 and result["arrivals"][0]["stop"] == "pickup", result
+    page.goto(server.base + f"/orders/{order['id']}")
+    expect(page.locator(".arrived")).to_contain_text("Arrived")
+    expect(page.locator("body")).to_contain_text("Map point 32.08090, -81.09120")
+
+    # The dispatcher moves the delivery's map point: a wrong one is refused next to the field.
+    page.goto(server.base + f"/orders/{order['id']}/edit")
+    page.fill("#delivery_point", "north of here")
+    page.click("text=Save changes")
+    expect(page.locator("#delivery_point + .field-error, #delivery_point ~ .field-error")).to_contain_text("latitude, longitude")
+    page.fill("#delivery_point", "28.4810, -81.3470")
+    page.fill("#delivery_radius", "300")
+    page.click("text=Save changes")
+    expect(page.locator("body")).to_contain_text("Map point 28.48100, -81.34700 · fence 300 m")

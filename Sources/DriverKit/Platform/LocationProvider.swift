@@ -150,3 +150,36 @@ public struct ReplayLocationProvider: LocationProvider {
         }
     }
 }
+
+#if canImport(CoreLocation)
+import CoreLocation
+
+/// The phone's own positions (Apple platforms; compiled on a Mac, not on
+/// Linux). Asks for "when in use" permission; the app's background location
+/// mode keeps fixes coming while a trip is under way.
+public struct CoreLocationProvider: LocationProvider {
+    public init() {}
+
+    public func positions() -> AsyncStream<GeoPosition> {
+        AsyncStream { continuation in
+            let task = Task { @MainActor in
+                let manager = CLLocationManager()
+                manager.requestWhenInUseAuthorization()
+                do {
+                    for try await update in CLLocationUpdate.liveUpdates(.automotiveNavigation) {
+                        guard let location = update.location else { continue }
+                        continuation.yield(GeoPosition(
+                            latitude: location.coordinate.latitude, longitude: location.coordinate.longitude,
+                            accuracyMeters: location.horizontalAccuracy >= 0 ? location.horizontalAccuracy : nil,
+                            recordedAt: location.timestamp,
+                            speedMetersPerSecond: location.speed >= 0 ? location.speed : nil,
+                            heading: location.course >= 0 ? location.course : nil))
+                    }
+                } catch {}
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}
+#endif

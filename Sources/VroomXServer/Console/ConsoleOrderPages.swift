@@ -124,6 +124,11 @@ struct ConsoleOrderPages {
         values["timeline"] = history.isEmpty ? Self.timeline(order) : history.map(Self.historyLine)
         values["pickup_eta"] = present(ConsoleFormat.time(order.pickupETA))
         values["delivery_eta"] = present(ConsoleFormat.time(order.deliveryETA))
+        let progress = try await store.progress(of: id, tenant: request.tenant)
+        values["computed_eta"] = present(ConsoleFormat.time(progress.computedETA))
+        values["computed_stop"] = progress.nextStop?.rawValue ?? ""
+        values["distance"] = present(progress.distanceMeters.map(ConsoleFormat.distance))
+        values["seen"] = present(ConsoleFormat.time(progress.position?.recordedAt))
         values["inspections"] = inspections.sorted { $0.kind == .pickup && $1.kind == .delivery }.map(Self.inspection)
         values["no_inspections"] = inspections.isEmpty
         values["can_cancel"] = [.new, .assigned].contains(order.status)
@@ -134,11 +139,14 @@ struct ConsoleOrderPages {
     }
 
     static func details(_ order: Order) -> [String: Any] {
-        func stop(_ stop: Stop) -> [String: Any] {
+        func stop(_ stop: Stop, arrived: Date?) -> [String: Any] {
             ["name": stop.name, "address": stop.address, "contact_name": stop.contactName, "contact_phone": stop.contactPhone,
-             "window": ConsoleFormat.window(stop)]
+             "window": ConsoleFormat.window(stop), "arrived": present(ConsoleFormat.time(arrived)),
+             "point": present(stop.location.map { point in
+                 ["text": point.text, "radius": stop.geofenceRadiusMeters ?? LocationRules.defaultRadiusMeters] as [String: Any]
+             })]
         }
-        return ["pickup": stop(order.pickup), "delivery": stop(order.delivery),
+        return ["pickup": stop(order.pickup, arrived: order.arrivedAtPickup), "delivery": stop(order.delivery, arrived: order.arrivedAtDelivery),
                 "year": order.vehicle.year.map(String.init) ?? "", "make": order.vehicle.make, "model": order.vehicle.model,
                 "color": order.vehicle.color, "vin": order.vehicle.vin.isEmpty ? "—" : order.vehicle.vin]
     }
@@ -197,6 +205,8 @@ struct ConsoleOrderPages {
         ("pickup_contact_phone", "Pickup phone"), ("pickup_window_start", "Pickup from"), ("pickup_window_end", "Pickup to"),
         ("delivery_name", "Delivery place"), ("delivery_address", "Delivery address"), ("delivery_contact_name", "Delivery contact"),
         ("delivery_contact_phone", "Delivery phone"), ("delivery_window_start", "Delivery from"), ("delivery_window_end", "Delivery to"),
+        ("pickup_point", "Pickup map point"), ("pickup_radius", "Pickup fence"),
+        ("delivery_point", "Delivery map point"), ("delivery_radius", "Delivery fence"),
     ]
 
     static func formValues(_ order: Order) -> [String: String] {
@@ -214,6 +224,8 @@ struct ConsoleOrderPages {
             values["\(prefix)_contact_phone"] = stop.contactPhone
             values["\(prefix)_window_start"] = stop.windowStart?.description ?? ""
             values["\(prefix)_window_end"] = stop.windowEnd?.description ?? ""
+            values["\(prefix)_point"] = stop.location?.text ?? ""
+            values["\(prefix)_radius"] = stop.geofenceRadiusMeters.map(String.init) ?? ""
         }
         return values
     }
@@ -241,7 +253,10 @@ struct ConsoleOrderPages {
             Stop(name: form["\(prefix)_name"], address: form["\(prefix)_address"], contactName: form["\(prefix)_contact_name"],
                  contactPhone: form["\(prefix)_contact_phone"],
                  windowStart: FormValue.date(form["\(prefix)_window_start"], field: "\(prefix)_window_start", errors: &errors),
-                 windowEnd: FormValue.date(form["\(prefix)_window_end"], field: "\(prefix)_window_end", errors: &errors))
+                 windowEnd: FormValue.date(form["\(prefix)_window_end"], field: "\(prefix)_window_end", errors: &errors),
+                 location: FormValue.point(form["\(prefix)_point"], field: "\(prefix)_point", errors: &errors),
+                 geofenceRadiusMeters: FormValue.integer(form["\(prefix)_radius"], field: "\(prefix)_radius",
+                                                         range: LocationRules.radiusRange, errors: &errors))
         }
         let pickup = stop("pickup")
         let delivery = stop("delivery")

@@ -113,6 +113,17 @@ enum FormValue {
     }
 
     /// A whole number within `range`; nil for empty.
+    /// "latitude, longitude" as pasted from a map; nil for empty.
+    static func point(_ text: String, field: String, errors: inout FieldErrors) -> GeoPoint? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty else { return nil }
+        guard trimmed.utf8.count <= 64, let point = GeoPoint(text: trimmed) else {
+            errors.add(field, "Enter latitude, longitude in degrees, e.g. 32.08090, -81.09120.")
+            return nil
+        }
+        return point
+    }
+
     static func integer(_ text: String, field: String, range: ClosedRange<Int>, errors: inout FieldErrors) -> Int? {
         let cleaned = text.replacingOccurrences(of: ",", with: "")
         guard !cleaned.isEmpty else { return nil }

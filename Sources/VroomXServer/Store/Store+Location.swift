@@ -155,13 +155,23 @@ extension Store {
             guard let trip = try await db.first("SELECT driver_id FROM trips WHERE tenant_id = \(tenant) AND id = \(tripID)") else {
                 throw AppError.notFound("Trip")
             }
-            let fixes = try await db.query("""
-                SELECT \(GeoPosition.columns) FROM location_fixes WHERE tenant_id = \(tenant) AND trip_id = \(tripID)
-                ORDER BY recorded_at LIMIT \(LocationRules.maxTrackPoints + 1)
-                """).map(GeoPosition.init(row:))
+            let fixes = try await Self.trackFixes(tripID, tenant: tenant, since: nil, limit: LocationRules.maxTrackPoints + 1, db)
             return TripTrack(tripID: tripID, driverID: try trip.optionalID("driver_id"),
                              fixes: Array(fixes.prefix(LocationRules.maxTrackPoints)), truncated: fixes.count > LocationRules.maxTrackPoints)
         }
+    }
+
+    /// A trip's latest fixes since an instant (the map's last day), at most 2,000, in time order.
+    public func track(of tripID: ID<Trip>, tenant: ID<Tenant>, since: Date) async throws -> [GeoPosition] {
+        try await read { db in try await Self.trackFixes(tripID, tenant: tenant, since: since, limit: 2_000, newest: true, db).reversed() }
+    }
+
+    private static func trackFixes(_ trip: ID<Trip>, tenant: ID<Tenant>, since: Date?, limit: Int, newest: Bool = false,
+                                   _ db: any SQLExecutor) async throws -> [GeoPosition] {
+        try await db.query("""
+            SELECT \(GeoPosition.columns) FROM location_fixes WHERE tenant_id = \(tenant) AND trip_id = \(trip)
+            AND recorded_at >= \(since ?? Date(timeIntervalSince1970: 0)) ORDER BY recorded_at \(unsafeRaw: newest ? "DESC" : "ASC") LIMIT \(limit)
+            """).map(GeoPosition.init(row:))
     }
 
     /// Where an order's driver is against its next stop: distance, and an

@@ -110,5 +110,9 @@
     });
   }
 
+  // Pages whose facts do not all come through the feed (positions) look again on a timer.
+  const polled = document.querySelector("[data-poll]");
+  if (polled) { setInterval(refresh, Math.max(10, Number(polled.dataset.poll) || 30) * 1000); }
+
   localTimes(document);
 })();

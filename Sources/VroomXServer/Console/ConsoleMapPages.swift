@@ -1,0 +1,123 @@
+import Foundation
+import Hummingbird
+import VroomXModels
+
+/// The live map: each driver's last position, the tracks of trips under
+/// way and the fences of stops still to reach, drawn as SVG by the server
+/// (no map library, no tiles: the shapes stand on their own), with the same
+/// facts in a table for keyboards and screen readers. The page polls every
+/// 30 s; arrivals also come through the live feed.
+struct ConsoleMapPages {
+    let console: ConsoleController
+    var store: Store { console.store }
+
+    func register(_ router: Router<AppRequestContext>) {
+        console.get(router, "/map") { request in try await map(request) }
+    }
+
+    private func map(_ request: ConsoleRequest) async throws -> Response {
+        let tenant = request.tenant
+        let positions = try await store.positions(tenant: tenant)
+        let trips = try await store.trips(.dispatch(tenant: tenant), status: .inProgress)
+        var tracks: [(Trip, [GeoPosition])] = []
+        for trip in trips.prefix(50) {
+            let track = try await store.track(of: trip.id, tenant: tenant, since: store.now.addingTimeInterval(-24 * 3600))
+            if !track.isEmpty { tracks.append((trip, track)) }
+        }
+        // The stops still ahead on trips under way (a planned trip's stops would only crowd the map).
+        let underWay = Set(trips.map(\.id))
+        let open = try await store.orders(.dispatch(tenant: tenant)).filter {
+            ($0.status == .assigned || $0.status == .pickedUp) && $0.tripID.map(underWay.contains) == true
+        }
+        var stops: [(Order, StopKind, GeoPoint, Double)] = []
+        for order in open.prefix(500) {
+            let ahead: [StopKind] = order.status == .assigned ? [.pickup, .delivery] : [.delivery]
+            for kind in ahead {
+                if let fence = Geofence(order.stop(kind)) { stops.append((order, kind, fence.center, fence.radiusMeters)) }
+            }
+        }
+        let canvas = MapCanvas(points: positions.map(\.fix.point) + tracks.flatMap { $0.1.map(\.point) } + stops.map(\.2))
+        var rows: [[String: Any]] = []
+        for position in positions {
+            let next = open.filter { $0.driverID == position.driverID }.compactMap { order -> (Order, StopKind, GeoPoint)? in
+                let kind: StopKind = order.status == .assigned ? .pickup : .delivery
+                return order.stop(kind).location.map { (order, kind, $0) }
+            }.min { position.fix.point.distance(to: $0.2) < position.fix.point.distance(to: $1.2) }
+            var row: [String: Any] = ["name": position.driverName, "seen": present(ConsoleFormat.time(position.fix.recordedAt)),
+                                      "point": position.fix.point.text, "trip": trips.first { $0.id == position.tripID }?.number ?? "—",
+                                      "next": false]
+            if let (order, kind, point) = next {
+                let progress = try await store.progress(of: order.id, tenant: tenant)
+                row["next"] = ["order": order.number, "order_id": order.id.rawValue, "stop": kind.rawValue,
+                               "distance": ConsoleFormat.distance(position.fix.point.distance(to: point)),
+                               "eta": present(ConsoleFormat.time(progress.computedETA)),
+                               "driver_eta": present(ConsoleFormat.time(progress.driverETA))] as [String: Any]
+            }
+            rows.append(row)
+        }
+        return console.pages.page("map", title: "Map", session: request.session, section: "map", [
+            "width": MapCanvas.width, "height": MapCanvas.height,
+            "drivers": positions.map { position -> [String: Any] in
+                let (x, y) = canvas.xy(position.fix.point)
+                let stale = store.now.timeIntervalSince(position.fix.recordedAt) > 3600
+                return ["x": x, "y": y, "label_x": x + 10, "label_y": y + 4, "name": position.driverName, "stale": stale]
+            },
+            "tracks": tracks.map { trip, fixes in
+                ["number": trip.number, "points": fixes.map { canvas.xy($0.point) }.map { "\($0.0),\($0.1)" }.joined(separator: " ")]
+            },
+            "fences": stops.map { order, kind, point, radius -> [String: Any] in
+                let (x, y) = canvas.xy(point)
+                return ["x": x, "y": y, "r": max(canvas.pixels(metres: radius, at: point), 5), "kind": kind.rawValue,
+                        "label": "\(kind == .pickup ? "Pickup" : "Delivery") of \(order.number): \(order.stop(kind).address)",
+                        "number": order.number, "label_x": x - 8, "label_y": y - 8]
+            },
+            "rows": rows, "empty": positions.isEmpty,
+        ])
+    }
+}
+
+/// Web Mercator (the projection map tiles use), fitted to the points shown.
+struct MapCanvas {
+    static let width = 960.0
+    static let height = 540.0
+    static let padding = 48.0
+    private let minX: Double, minY: Double, scale: Double, offsetX: Double, offsetY: Double
+
+    init(points: [GeoPoint]) {
+        let projected = points.map(Self.project)
+        var (minX, maxX) = (projected.map(\.0).min() ?? -1.5, projected.map(\.0).max() ?? -1.3)
+        var (minY, maxY) = (projected.map(\.1).min() ?? 0.6, projected.map(\.1).max() ?? 0.8)
+        // At least a few kilometres across, so one point is not infinitely zoomed.
+        let least = 0.002
+        if maxX - minX < least { (minX, maxX) = ((minX + maxX - least) / 2, (minX + maxX + least) / 2) }
+        if maxY - minY < least { (minY, maxY) = ((minY + maxY - least) / 2, (minY + maxY + least) / 2) }
+        let scale = min((Self.width - 2 * Self.padding) / (maxX - minX), (Self.height - 2 * Self.padding) / (maxY - minY))
+        self.minX = minX
+        self.minY = minY
+        self.scale = scale
+        offsetX = (Self.width - (maxX - minX) * scale) / 2
+        offsetY = (Self.height - (maxY - minY) * scale) / 2
+    }
+
+    /// Longitude and latitude in radians, y growing southwards as on screen.
+    static func project(_ point: GeoPoint) -> (Double, Double) {
+        let latitude = max(min(point.latitude, 85), -85) * .pi / 180
+        return (point.longitude * .pi / 180, -log(tan(.pi / 4 + latitude / 2)))
+    }
+
+    func xy(_ point: GeoPoint) -> (Double, Double) {
+        let (x, y) = Self.project(point)
+        return (((x - minX) * scale + offsetX).rounded(toPlaces: 1), ((y - minY) * scale + offsetY).rounded(toPlaces: 1))
+    }
+
+    func pixels(metres: Double, at point: GeoPoint) -> Double {
+        (metres / (6_371_008.8 * cos(point.latitude * .pi / 180)) * scale).rounded(toPlaces: 1)
+    }
+}
+
+extension Double {
+    fileprivate func rounded(toPlaces places: Int) -> Double {
+        let factor = Foundation.pow(10, Double(places))
+        return (self * factor).rounded() / factor
+    }
+}
