@@ -90,7 +90,8 @@ struct BenchServer {
     let drivers: [Account]
     let cursor: Int64
 
-    static func start(postgres: String?, drivers count: Int, environment extra: [String: String] = [:]) async throws -> BenchServer {
+    static func start(postgres: String?, drivers count: Int, environment extra: [String: String] = [:],
+                      seed: (ServerServices, ID<Tenant>, [Account]) async throws -> Void = { _, _, _ in }) async throws -> BenchServer {
         let secret = "bench-secret-" + String(repeating: "k", count: 32)
         var configuration = ServerConfiguration()
         configuration.jwtSecret = secret
@@ -107,6 +108,7 @@ struct BenchServer {
                 email: "driver\(index)@bench.example", name: "Driver \(index)", payType: .perTrip, payRate: 1))
             accounts.append(Account(id: driver.id, token: try await services.signIn(email: driver.email).accessToken))
         }
+        try await seed(services, tenant.id, accounts)
         let dispatcherToken = try await services.signIn(email: dispatcher.email).accessToken
         let cursor = try await services.store.database.read { try await $0.first("SELECT change_seq FROM tenants WHERE id = \(tenant.id)")!.int64("change_seq") }
         await services.database.close()
