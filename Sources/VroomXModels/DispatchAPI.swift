@@ -106,9 +106,12 @@ public struct CreateOrderRequest: Codable, Sendable, Hashable {
     public var delivery: Stop
     public var revenueCents: Int
     public var paymentTerms: String?
+    /// The VIN is right as printed although its check digit says otherwise.
+    public var acceptVINWarning: Bool?
 
     public init(number: String, tripID: ID<Trip>? = nil, vehicle: Vehicle, pickup: Stop, delivery: Stop,
-                revenueCents: Int, paymentTerms: String? = nil) {
+                revenueCents: Int, paymentTerms: String? = nil, acceptVINWarning: Bool? = nil) {
+        self.acceptVINWarning = acceptVINWarning
         self.number = number
         self.tripID = tripID
         self.vehicle = vehicle
@@ -123,6 +126,7 @@ public struct CreateOrderRequest: Codable, Sendable, Hashable {
         case tripID = "trip_id"
         case revenueCents = "revenue_cents"
         case paymentTerms = "payment_terms"
+        case acceptVINWarning = "accept_vin_warning"
     }
 }
 
@@ -140,10 +144,13 @@ public struct UpdateOrderRequest: Codable, Sendable, Hashable {
     /// The version the edit was based on: details changed by someone else
     /// since then are a `conflict` instead of being overwritten.
     public var baseVersion: Int?
+    /// The VIN is right as printed although its check digit says otherwise.
+    public var acceptVINWarning: Bool?
 
     public init(status: OrderStatus? = nil, vehicle: Vehicle? = nil, pickup: Stop? = nil, delivery: Stop? = nil,
                 pickupETA: Date? = nil, deliveryETA: Date? = nil, revenueCents: Int? = nil, paymentTerms: String? = nil,
-                baseVersion: Int? = nil) {
+                baseVersion: Int? = nil, acceptVINWarning: Bool? = nil) {
+        self.acceptVINWarning = acceptVINWarning
         self.baseVersion = baseVersion
         self.status = status
         self.vehicle = vehicle
@@ -162,6 +169,7 @@ public struct UpdateOrderRequest: Codable, Sendable, Hashable {
         case revenueCents = "revenue_cents"
         case paymentTerms = "payment_terms"
         case baseVersion = "base_version"
+        case acceptVINWarning = "accept_vin_warning"
     }
 }
 

@@ -167,7 +167,8 @@ public struct TripTrack: Codable, Sendable, Hashable {
         public var driverID: ID<Driver>?
         /// When each coordinate was recorded, in the same order.
         public var times: [Date]
-        /// True when the track was cut at `LocationRules.maxTrackPoints`.
+        /// True when the track had more than `LocationRules.maxTrackPoints`
+        /// fixes and was thinned evenly over its time to that many.
         public var truncated: Bool
 
         enum CodingKeys: String, CodingKey {
@@ -191,10 +192,17 @@ public enum LocationRules {
     /// Fixes less accurate than this say little about where the truck is: not kept.
     public static let maxAccuracyMeters = 100.0
     public static let maxFixesPerBatch = 500
+    /// The positions of one batch lie within this many seconds of each other.
+    public static let maxBatchSpan: TimeInterval = 6 * 3600
+    /// The longest route a replay drives (a week).
+    public static let maxTrackDuration: TimeInterval = 7 * 86_400
     /// A phone's clock may run this far ahead of the server's.
     public static let futureSkew: TimeInterval = 300
     public static let defaultRetentionDays = 90
     public static let maxTrackPoints = 20_000
+    /// Positions this long before an order was made still count towards
+    /// arriving at it (the truck was waiting at the yard); older ones do not.
+    public static let arrivalLeadTime: TimeInterval = 12 * 3600
     /// How long a truck stays inside a stop's fence before it counts as arrived.
     public static let dwell: TimeInterval = 120
     public static let defaultRadiusMeters = 150
@@ -203,6 +211,11 @@ public enum LocationRules {
     /// Leaving counts only this far out, so GPS jitter at the fence does
     /// not flap: the radius plus 10 % of it, at least 20 m more.
     public static func exitRadius(_ radius: Double) -> Double { radius + max(radius * 0.1, 20) }
+
+    /// Positions are kept one per second: the instant a fix is filed under.
+    public static func second(of date: Date) -> Date {
+        Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
+    }
 
     /// Whether a phone should keep a fix at all.
     public static func isUsable(_ fix: GeoPosition) -> Bool {

@@ -35,7 +35,8 @@ public struct ServerServices: Sendable {
         }
         if !applied.isEmpty { logger.info("applied migrations", metadata: ["versions": "\(applied)"]) }
         let commits = CommitSignal()
-        let store = Store(database: database, clock: configuration.clock, pushEnabled: configuration.apns != nil, onCommit: commits.fire)
+        let store = Store(database: database, clock: configuration.clock, pushEnabled: configuration.apns != nil,
+                          locationRetention: configuration.locationRetention, onCommit: commits.fire)
         let hub = ChangeHub(store: store, logger: logger, inboxLimit: configuration.realtimeInboxLimit)
         let realtimeCapacity = RealtimeCapacity(limits: realtimeLimits(configuration, logger: logger))
         commits.connect(hub.committed)

@@ -48,15 +48,15 @@ public enum DemoData {
         let next = try await trip(store, t, "T-1003", alex, today.adding(days: 4), today.adding(days: 7),
                                   "Miami, FL", "Dallas, TX", 710000, 1310)
         try await orders(store, t, done, [
-            ("O-5001", Vehicle(year: 2021, make: "Toyota", model: "Camry", vin: "4T1B11HK5MU123456", color: "Silver"), "Houston, TX", "Atlanta, GA"),
-            ("O-5002", Vehicle(year: 2019, make: "Honda", model: "Accord", vin: "1HGCV1F30KA012345", color: "Black"), "Houston, TX", "Marietta, GA"),
+            ("O-5001", Vehicle(year: 2021, make: "Toyota", model: "Camry", vin: "4T1B11HK4MU123456", color: "Silver"), "Houston, TX", "Atlanta, GA"),
+            ("O-5002", Vehicle(year: 2019, make: "Honda", model: "Accord", vin: "1HGCV1F39KA012345", color: "Black"), "Houston, TX", "Marietta, GA"),
         ], driver: alex, deliver: true)
         _ = try await store.updateTrip(done.id, .init(status: .inProgress), tenant: t)
         _ = try await store.updateTrip(done.id, .init(status: .completed), tenant: t)
         let rollingOrders = try await orders(store, t, rolling, [
-            ("O-5003", Vehicle(year: 2022, make: "Ford", model: "F-150", vin: "1FTFW1E50NFA00001", color: "Blue"), "Atlanta, GA", "Miami, FL"),
-            ("O-5004", Vehicle(year: 2020, make: "Tesla", model: "Model 3", vin: "5YJ3E1EA7LF000123", color: "White"), "Savannah, GA", "Orlando, FL"),
-            ("O-5005", Vehicle(year: 2018, make: "BMW", model: "X5", vin: "5UXKR0C58J0X00042", color: "Gray"), "Jacksonville, FL", "Miami, FL"),
+            ("O-5003", Vehicle(year: 2022, make: "Ford", model: "F-150", vin: "1FTFW1E51NFA00001", color: "Blue"), "Atlanta, GA", "Miami, FL"),
+            ("O-5004", Vehicle(year: 2020, make: "Tesla", model: "Model 3", vin: "5YJ3E1EA9LF000123", color: "White"), "Savannah, GA", "Orlando, FL"),
+            ("O-5005", Vehicle(year: 2018, make: "BMW", model: "X5", vin: "5UXKR0C50J0X00042", color: "Gray"), "Jacksonville, FL", "Miami, FL"),
         ], driver: alex, deliver: false)
         _ = try await store.updateTrip(rolling.id, .init(status: .inProgress), tenant: t)
         let onTruck = rollingOrders.first { $0.number == "O-5003" }!
@@ -64,20 +64,20 @@ public enum DemoData {
         _ = try await store.updateOrderStatus(onTruck.id, to: .pickedUp, occurredAt: nil, .driver(tenant: t, driver: alex.id),
                                               asHistory: true)
         try await orders(store, t, next, [
-            ("O-5006", Vehicle(year: 2023, make: "Chevrolet", model: "Tahoe", vin: "1GNSKBKD5PR000777", color: "Red"), "Miami, FL", "Dallas, TX"),
-            ("O-5007", Vehicle(year: 2017, make: "Nissan", model: "Altima", vin: "1N4AL3AP8HC000321", color: "Black"), "Tampa, FL", "Houston, TX"),
+            ("O-5006", Vehicle(year: 2023, make: "Chevrolet", model: "Tahoe", vin: "1GNSKBKD1PR000777", color: "Red"), "Miami, FL", "Dallas, TX"),
+            ("O-5007", Vehicle(year: 2017, make: "Nissan", model: "Altima", vin: "1N4AL3AP6HC000321", color: "Black"), "Tampa, FL", "Houston, TX"),
         ], driver: alex, deliver: false)
 
         // Sam and Jordan.
         let samTrip = try await trip(store, t, "T-2001", sam, today, today.adding(days: 3), "Chicago, IL", "Denver, CO", 450000, 1000)
         try await orders(store, t, samTrip, [
-            ("O-6001", Vehicle(year: 2021, make: "Subaru", model: "Outback", vin: "4S4BTANC5M3000111", color: "Green"), "Chicago, IL", "Denver, CO"),
-            ("O-6002", Vehicle(year: 2016, make: "Jeep", model: "Wrangler", vin: "1C4BJWDG6GL000222", color: "Yellow"), "Naperville, IL", "Boulder, CO"),
+            ("O-6001", Vehicle(year: 2021, make: "Subaru", model: "Outback", vin: "4S4BTANC6M3000111", color: "Green"), "Chicago, IL", "Denver, CO"),
+            ("O-6002", Vehicle(year: 2016, make: "Jeep", model: "Wrangler", vin: "1C4BJWDG4GL000222", color: "Yellow"), "Naperville, IL", "Boulder, CO"),
         ], driver: sam, deliver: false)
         let jordanTrip = try await trip(store, t, "T-3001", jordan, today.adding(days: 2), today.adding(days: 5),
                                         "Seattle, WA", "Los Angeles, CA", 380000, 1135)
         try await orders(store, t, jordanTrip, [
-            ("O-7001", Vehicle(year: 2024, make: "Rivian", model: "R1S", vin: "7PDSGABA8RN000999", color: "Blue"), "Seattle, WA", "Los Angeles, CA"),
+            ("O-7001", Vehicle(year: 2024, make: "Rivian", model: "R1S", vin: "7PDSGABA1RN000999", color: "Blue"), "Seattle, WA", "Los Angeles, CA"),
         ], driver: jordan, deliver: false)
         _ = try await store.createOrder(.init(number: "O-8001", vehicle: Vehicle(year: 2015, make: "Mazda", model: "CX-5"),
                                               pickup: Stop(address: "Portland, OR", location: places["Portland, OR"]),

@@ -46,7 +46,7 @@ struct DriverKitBench: AsyncParsableCommand {
                                  driverPayCents: 125_000, miles: 790, version: 1, createdAt: now, updatedAt: now))
             case 1...5:
                 row = .order(Order(id: ID(), number: "O-\(index)", tripID: trip, driverID: driver,
-                                   vehicle: Vehicle(year: 2021, make: "Toyota", model: "Camry", vin: "4T1B11HK5MU123456", color: "Silver"),
+                                   vehicle: Vehicle(year: 2021, make: "Toyota", model: "Camry", vin: "4T1B11HK4MU123456", color: "Silver"),
                                    pickup: Stop(name: "Dealer", address: "1 Main St, Houston, TX", contactName: "Ann", contactPhone: "+1 555 0101"),
                                    delivery: Stop(name: "Customer", address: "9 Peach St, Atlanta, GA", contactName: "Bo", contactPhone: "+1 555 0102"),
                                    status: .assigned, actualPickupDate: nil, actualDeliveryDate: nil, pickupETA: nil, deliveryETA: nil,

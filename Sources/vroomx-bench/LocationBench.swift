@@ -48,7 +48,13 @@ struct LocationBench: AsyncParsableCommand {
         let socket = BenchServer.connect(port: server.port, token: server.dispatcherToken, since: server.cursor, connected: connected) { text in
             guard text.contains("arrived_at_pickup") else { return }
             let now = DispatchTime.now().uptimeNanoseconds
-            for id in orderIDs where text.contains(id) { seen.withLockedValue { if $0[id] == nil { $0[id] = now } } }
+            // Look up each id the frame names rather than search the frame once per order.
+            var rest = Substring(text)
+            while let found = rest.range(of: #""id":""#) {
+                let id = String(rest[found.upperBound...].prefix(36))
+                if orderIDs.contains(id) { seen.withLockedValue { if $0[id] == nil { $0[id] = now } } }
+                rest = rest[found.upperBound...]
+            }
         }
         try await BenchServer.wait("dispatch socket") { connected.withLockedValue { $0 } >= 1 }
 

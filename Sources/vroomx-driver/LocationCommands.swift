@@ -39,7 +39,7 @@ struct Drive: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Drive a recorded route (GPX or CSV): your positions go to dispatch as on the road.")
     @OptionGroup var global: GlobalOptions
     @Option(help: "A GPX file (track points with times) or CSV of time,latitude,longitude[,accuracy].") var track: String
-    @Option(help: "How much faster than recorded, e.g. 20x (default 1x).") var speed: String = "1x"
+    @Option(help: "How much faster than recorded, e.g. 20x.") var speed: String = "1x"
 
     static let maxTrackBytes = 64 << 20
 
@@ -63,11 +63,12 @@ struct Drive: AsyncParsableCommand {
                 guard app.location.counts.batches > batches else { return }
                 batches = app.location.counts.batches
                 await session.syncIfPossible(quiet: true)
-                terminal.line("\(Self.clock(fix.recordedAt))  \(fix.point.text)\(Self.nextStop(from: fix, app))")
+                // An arrival the server found in these fixes comes first: it happened at or before this position.
                 for arrival in try Self.arrivals(app) where !arrived.contains(arrival) {
                     arrived.insert(arrival)
                     terminal.line(terminal.style("Arrived at \(arrival.stop.rawValue) of \(arrival.number) at \(Self.clock(arrival.at))", .green))
                 }
+                terminal.line("\(Self.clock(fix.recordedAt))  \(fix.point.text)\(Self.nextStop(from: fix, app))")
             }
             let online = await session.syncIfPossible(quiet: true)
             for arrival in try Self.arrivals(app) where !arrived.contains(arrival) {
@@ -99,23 +100,25 @@ struct Drive: AsyncParsableCommand {
         }
     }
 
-    /// "· 2.4 km to pickup of O-1001", for the next stop with coordinates.
+    /// "· 2.4 km to pickup of O-1001", for the nearest stop still to work
+    /// (a pickup until the vehicle is on the truck, then its delivery).
     @MainActor
     static func nextStop(from fix: GeoPosition, _ app: DriverApp) -> String {
-        let open = ((try? app.database.orders()) ?? []).compactMap { order -> (String, StopKind, GeoPoint)? in
+        let open = ((try? app.database.orders()) ?? []).compactMap { order -> (Order, StopKind, GeoPoint)? in
             let kind: StopKind? = order.status == .assigned ? .pickup : order.status == .pickedUp ? .delivery : nil
-            guard let kind, order.arrived(at: kind) == nil, let point = order.stop(kind).location else { return nil }
-            return (order.number, kind, point)
+            guard let kind, let point = order.stop(kind).location else { return nil }
+            return (order, kind, point)
         }
-        guard let nearest = open.min(by: { fix.point.distance(to: $0.2) < fix.point.distance(to: $1.2) }) else { return "" }
-        let metres = fix.point.distance(to: nearest.2)
+        guard let (order, kind, point) = open.min(by: { fix.point.distance(to: $0.2) < fix.point.distance(to: $1.2) }) else { return "" }
+        let metres = fix.point.distance(to: point)
         let distance = metres < 1000 ? "\(Int(metres)) m" : String(format: metres < 100_000 ? "%.1f km" : "%.0f km", metres / 1000)
-        return "  · \(distance) to \(nearest.1.rawValue) of \(nearest.0)"
+        return "  · \(distance) \(order.arrived(at: kind) == nil ? "to" : "from") \(kind.rawValue) of \(order.number)"
     }
 
     static func speedFactor(_ text: String) throws -> Double {
         let digits = text.lowercased().hasSuffix("x") ? String(text.dropLast()) : text
-        guard let factor = Double(digits), factor.isFinite, (1...10_000).contains(factor) else {
+        guard digits.utf8.count <= 12, digits.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+              let factor = Double(digits), factor.isFinite, (1...10_000).contains(factor) else {
             throw CLIError(.usage, "Give the speed as 1x to 10000x, e.g. 20x.")
         }
         return factor
@@ -125,8 +128,10 @@ struct Drive: AsyncParsableCommand {
 
     static func load(_ path: String) throws -> Track {
         let url = URL(fileURLWithPath: path)
-        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? nil
-        guard let size else { throw CLIError(.usage, "No track file at \(path).") }
+        var directory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &directory) else { throw CLIError(.usage, "No track file at \(path).") }
+        guard !directory.boolValue else { throw CLIError(.usage, "\(path) is a folder; give the GPX or CSV file in it.") }
+        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
         guard size <= maxTrackBytes else { throw CLIError(.usage, "\(path) is larger than \(maxTrackBytes >> 20) MB.") }
         do {
             return try Track.parse(String(decoding: try Data(contentsOf: url), as: UTF8.self))

@@ -88,13 +88,16 @@ struct Render {
     func order(_ order: Order) {
         terminal.line(terminal.style("Order \(order.number)", .bold) + "  " + status(order.status) + "  " + terminal.style(order.id.rawValue, .dim))
         terminal.line("Vehicle   \([order.vehicle.summary, order.vehicle.color, order.vehicle.vin].filter { !$0.isEmpty }.joined(separator: " · "))")
-        for (label, stop, eta, actual) in [("Pickup", order.pickup, order.pickupETA, order.actualPickupDate),
-                                           ("Delivery", order.delivery, order.deliveryETA, order.actualDeliveryDate)] {
+        for (label, stop, eta, actual, arrived) in [("Pickup", order.pickup, order.pickupETA, order.actualPickupDate, order.arrivedAtPickup),
+                                                    ("Delivery", order.delivery, order.deliveryETA, order.actualDeliveryDate, order.arrivedAtDelivery)] {
             terminal.line("\(label.padding(toLength: 9, withPad: " ", startingAt: 0)) \(stop.address)")
             let contact = [stop.name, stop.contactName, stop.contactPhone].filter { !$0.isEmpty }.joined(separator: " · ")
             if !contact.isEmpty { terminal.line("          \(contact)") }
             let window = [stop.windowStart?.description, stop.windowEnd?.description].compactMap { $0 }.joined(separator: " – ")
             terminal.line("          window \(window.isEmpty ? "—" : window)  ETA \(time(eta))  done \(time(actual))")
+            if let point = stop.location {
+                terminal.line("          map point \(point.text)" + (arrived.map { "  " + terminal.style("arrived \(time($0))", .green) } ?? ""))
+            }
         }
         terminal.line("Revenue   \(money(order.revenueCents))\(order.paymentTerms.isEmpty ? "" : " (\(order.paymentTerms))")")
     }

@@ -442,3 +442,22 @@ def test_map_shows_drivers_tracks_and_fences_and_an_order_marks_its_arrival(page
     page.fill("#delivery_radius", "300")
     page.click("text=Save changes")
     expect(page.locator("body")).to_contain_text("Map point 28.48100, -81.34700 · fence 300 m")
+
+
+def test_an_order_vin_with_a_wrong_check_digit_is_kept_only_when_confirmed(page, server):
+    page.goto(server.base + "/orders/new")
+    page.fill("#number", "VIN-CHECK-1")
+    page.fill("#vehicle_make", "Honda")
+    page.fill("#vehicle_vin", "1HGCM82633A004353")  # …352 is right: a typo in the last digit
+    page.fill("#pickup_address", "Savannah, GA")
+    page.fill("#delivery_address", "Orlando, FL")
+    page.fill("#revenue", "900")
+    page.click("text=Create order")
+    field = page.locator("#vehicle_vin ~ .field-error")
+    expect(field).to_contain_text("check digit")
+    expect(page.locator("input[name=accept_vin_warning]")).to_have_count(1)
+    shot(page, "order-vin-warning")
+    page.check("input[name=accept_vin_warning]")
+    page.click("text=Create order")
+    expect(page.locator("h1")).to_contain_text("VIN-CHECK-1")
+    expect(page.locator("body")).to_contain_text("1HGCM82633A004353")

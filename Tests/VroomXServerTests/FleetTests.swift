@@ -338,9 +338,30 @@ struct FleetTests {
             let orders = "number,pickup_address,delivery_address,revenue,vin\nCSV-1,1 Main St,2 Elm St,450,\nCSV-2,,2 Elm St,abc,\n"
             let refusedOrders = try await api.call(.dispatchImportOrders, bytes: Array(orders.utf8), token: dispatch, headers: csv)
             #expect(refusedOrders.status == 422 && refusedOrders.error?.problems?.map(\.line) == [3], "\(refusedOrders.text)")
-            let fine = "number,pickup_address,delivery_address,revenue\nCSV-1,1 Main St,2 Elm St,450\n"
+            // A North American VIN with a wrong check digit (…F30… should be …F39…) is a line to confirm, not silently taken.
+            let typo = "number,pickup_address,delivery_address,revenue,vin\nCSV-1,1 Main St,2 Elm St,450,1HGCV1F30KA012345\n"
+            let warned = try await api.call(.dispatchImportOrders, bytes: Array(typo.utf8), token: dispatch, headers: csv)
+            #expect(warned.status == 422 && warned.error?.problems?.first?.field == "vin"
+                    && warned.error?.problems?.first?.message.contains("should be 9") == true, "\(warned.text)")
+            let fine = "number,pickup_address,delivery_address,revenue,vin,vin_confirmed\nCSV-1,1 Main St,2 Elm St,450,1HGCV1F30KA012345,yes\n"
             #expect(try await api.call(.dispatchImportOrders, bytes: Array(fine.utf8), token: dispatch, headers: csv)
                 .decode(ImportResult.self).created == 1)
+            // The same rule for an order made or edited through the API; a VIN from outside North America has no check digit.
+            let request = CreateOrderRequest(number: "VIN-1", vehicle: Vehicle(make: "Honda", vin: "1HGCV1F30KA012345"),
+                                             pickup: Stop(address: "A"), delivery: Stop(address: "B"), revenueCents: 100)
+            let refusedOrder = try await api.call(.dispatchCreateOrder, json: request, token: dispatch)
+            #expect(refusedOrder.status == 422 && refusedOrder.errorCode == "vin_check_digit" && refusedOrder.error?.field == "vehicle.vin")
+            var confirmed = request
+            confirmed.acceptVINWarning = true
+            let made = try await api.call(.dispatchCreateOrder, json: confirmed, token: dispatch)
+            #expect(made.status == 201, "\(made.text)")
+            let order = try made.decode(Order.self)
+            let edit = try await api.call(.dispatchUpdateOrder, order.id.rawValue,
+                                          json: UpdateOrderRequest(vehicle: Vehicle(make: "Ford", vin: "1FTFW1E50NFA00001")), token: dispatch)
+            #expect(edit.errorCode == "vin_check_digit", "\(edit.text)")
+            let korean = try await api.call(.dispatchUpdateOrder, order.id.rawValue,
+                                            json: UpdateOrderRequest(vehicle: Vehicle(make: "Kia", vin: "KNDC4DLC0N5000001")), token: dispatch)
+            #expect(korean.status == 200, "\(korean.text)")
 
             // Bulk status: all, or none when one id is not this carrier's.
             let foreign = try await api.call(.dispatchCreateEquipment, json: EquipmentFields(kind: .truck, unitNumber: "B-1"),

@@ -30,7 +30,9 @@ struct LocationTests {
     static func wholeSeconds(_ date: Date) -> Date { Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down)) }
 
     /// The carrier's first order with its pickup at the yard (fence `radius`).
-    static func fencedOrder(_ api: TestAPI, _ carrier: CarrierFixture, radius: Int? = nil) async throws -> Order {
+    /// Positions count on a trip under way, and from when the order exists:
+    /// the trip is started and the clock moved on 40 minutes (tokens last an hour).
+    static func fencedOrder(_ api: TestAPI, _ carrier: CarrierFixture, _ server: TestServer, radius: Int? = nil) async throws -> Order {
         let order = carrier.orders[carrier.trips[0][0].id]![0]
         var pickup = order.pickup
         pickup.location = yard
@@ -38,6 +40,11 @@ struct LocationTests {
         let updated = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(pickup: pickup),
                                          token: carrier.dispatcher.accessToken)
         #expect(updated.status == 200, "\(updated.text)")
+        // Positions count on a trip under way.
+        let started = try await api.call(.dispatchUpdateTrip, carrier.trips[0][0].id.rawValue, json: UpdateTripRequest(status: .inProgress),
+                                         token: carrier.dispatcher.accessToken)
+        #expect(started.status == 200, "\(started.text)")
+        server.clock.advance(by: 2400)
         return try updated.decode(Order.self)
     }
 
@@ -54,9 +61,9 @@ struct LocationTests {
         let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 2, tripsPerDriver: 1)
         let driver = carrier.driver.accessToken, dispatch = carrier.dispatcher.accessToken
         try await server.run { api in
-            let order = try await Self.fencedOrder(api, carrier)
+            let order = try await Self.fencedOrder(api, carrier, server)
             #expect(order.pickup.location == Self.yard && order.arrivedAtPickup == nil)
-            let start = Self.wholeSeconds(server.clock.now).addingTimeInterval(-3600)
+            let start = Self.wholeSeconds(server.clock.now).addingTimeInterval(-2300)
             // Driving through at highway speed: 60 s inside the 150 m fence, then gone.
             let passBy = try await Self.record(api, Self.fixes([2000, 1000, 400, 120, 20, 100, 140, 600, 1500], from: start), token: driver)
             #expect(passBy.stored == 9 && passBy.arrivals.isEmpty)
@@ -88,8 +95,8 @@ struct LocationTests {
         let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
         let driver = carrier.driver.accessToken
         try await server.run { api in
-            let order = try await Self.fencedOrder(api, carrier)  // 150 m: leaving counts beyond 170 m
-            let start = Self.wholeSeconds(server.clock.now).addingTimeInterval(-7200)
+            let order = try await Self.fencedOrder(api, carrier, server)  // 150 m: leaving counts beyond 170 m
+            let start = Self.wholeSeconds(server.clock.now).addingTimeInterval(-2300)
             // In and out past 170 m every minute: never two minutes in a row.
             let flapping = try await Self.record(api, Self.fixes([140, 150, 200, 145, 148, 190, 140, 146, 400], from: start), token: driver)
             #expect(flapping.arrivals.isEmpty)
@@ -109,8 +116,8 @@ struct LocationTests {
         let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
         let driver = carrier.driver.accessToken
         try await server.run { api in
-            let order = try await Self.fencedOrder(api, carrier, radius: 300)
-            let start = Self.wholeSeconds(server.clock.now).addingTimeInterval(-5400)
+            let order = try await Self.fencedOrder(api, carrier, server, radius: 300)
+            let start = Self.wholeSeconds(server.clock.now).addingTimeInterval(-2300)
             let stay = Self.fixes([250, 100, 80, 90, 70, 85, 1000], from: start)
             // The end of the stay arrives first (the phone sent what it had when it got signal)…
             let later = try await Self.record(api, Array(stay[3...]), token: driver)
@@ -128,12 +135,67 @@ struct LocationTests {
         }
     }
 
+    @Test("arrivals count on trips under way, from when the order exists, pickup before delivery; a late batch moves one earlier; a moved stop starts over",
+          arguments: TestBackend.available)
+    func arrivalRules(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 2, tripsPerDriver: 1)
+        let driver = carrier.driver.accessToken, dispatch = carrier.dispatcher.accessToken
+        try await server.run { api in
+            var order = try await Self.fencedOrder(api, carrier, server)
+            let now = Self.wholeSeconds(server.clock.now)
+            // Parked in the yard long before the order existed: not an arrival at it.
+            let before = try await Self.record(api, Self.fixes([30, 30, 30, 30, 30, 30, 30],
+                                                               from: order.createdAt.addingTimeInterval(-LocationRules.arrivalLeadTime - 900)), token: driver)
+            #expect(before.stored == 7 && before.arrivals.isEmpty, "\(before)")
+            // At the delivery while the vehicle is not yet on the truck: not a delivery arrival.
+            var delivery = order.delivery
+            delivery.location = GeoPoint(latitude: 41.0, longitude: -87.0)
+            order = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(delivery: delivery), token: dispatch)
+                .decode(Order.self)
+            let atDelivery = (0..<7).map { index in
+                GeoPosition(latitude: 41.0, longitude: -87.0, accuracyMeters: 5, recordedAt: now.addingTimeInterval(Double(-2000 + index * 30)))
+            }
+            #expect(try await Self.record(api, atDelivery, token: driver).arrivals.isEmpty)
+            // Parked in the yard; then a late batch shows the stay began earlier: the arrival moves back to it.
+            let later = Self.fixes([40, 40, 40, 40, 40, 40, 40], from: now.addingTimeInterval(-900))
+            #expect(try await Self.record(api, later, token: driver).arrivals.map(\.arrivedAt) == [later[0].recordedAt])
+            let earlier = Self.fixes([45, 45, 45, 45, 45, 45], from: now.addingTimeInterval(-1100))
+            #expect(try await Self.record(api, earlier, token: driver).arrivals.map(\.arrivedAt) == [earlier[0].recordedAt])
+            // Dispatch moves the pickup: the arrival at the old place no longer stands.
+            var pickup = order.pickup
+            pickup.location = Self.north(5000)
+            let moved = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(pickup: pickup), token: dispatch)
+                .decode(Order.self)
+            #expect(moved.arrivedAtPickup == nil)
+            // One batch spans at most 6 hours; fixes older than the retention are left out; off a trip, nothing is kept.
+            let wide = [GeoPosition(latitude: 41, longitude: -87, accuracyMeters: 5, recordedAt: now.addingTimeInterval(-7 * 3600)),
+                        GeoPosition(latitude: 41, longitude: -87, accuracyMeters: 5, recordedAt: now)]
+            let refused = try await api.call(.recordLocations, json: RecordLocationsRequest(fixes: wide), token: driver)
+            #expect(refused.status == 422 && refused.error?.field == "fixes", "\(refused.text)")
+            let ancient = try await Self.record(api, [GeoPosition(latitude: 41, longitude: -87, accuracyMeters: 5,
+                                                                  recordedAt: now.addingTimeInterval(-91 * 86_400))], token: driver)
+            #expect(ancient.stored == 0 && ancient.dropped == 1)
+            let offDuty = try await Self.record(api, Self.fixes([10, 20], from: now.addingTimeInterval(-60)), token: carrier.drivers[1].accessToken)
+            #expect(offDuty.stored == 0 && offDuty.dropped == 2)
+            #expect(try await api.call(.dispatchPositions, token: dispatch).decode(Items<DriverPosition>.self).items.map(\.driverID)
+                    == [carrier.drivers[0].driver!.id])
+            // Two fixes in the same second are one.
+            let twice = [GeoPosition(latitude: 41.1, longitude: -87, accuracyMeters: 5, recordedAt: now.addingTimeInterval(-10.2)),
+                         GeoPosition(latitude: 41.2, longitude: -87, accuracyMeters: 5, recordedAt: now.addingTimeInterval(-10.7))]
+            let same = try await Self.record(api, twice, token: driver)
+            #expect(same.stored == 1 && same.duplicates == 1, "\(same)")
+        }
+    }
+
     @Test("bad positions are refused with the field named, inaccurate ones dropped, and a batch is bounded", arguments: TestBackend.available)
     func badInput(_ backend: TestBackend) async throws {
         let server = try await TestServer.make(backend)
         let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
         let driver = carrier.driver.accessToken
         try await server.run { api in
+            #expect(try await api.call(.dispatchUpdateTrip, carrier.trips[0][0].id.rawValue, json: UpdateTripRequest(status: .inProgress),
+                                        token: carrier.dispatcher.accessToken).status == 200)
             let now = Self.wholeSeconds(server.clock.now)
             let good = GeoPosition(latitude: 41.5, longitude: -88.1, accuracyMeters: 10, recordedAt: now.addingTimeInterval(-60))
             func with(_ change: (inout GeoPosition) -> Void) -> GeoPosition { var fix = good; change(&fix); return fix }
@@ -181,8 +243,7 @@ struct LocationTests {
         let driver = alpha.driver.accessToken, dispatch = alpha.dispatcher.accessToken
         try await server.run { api in
             let trip = alpha.trips[0][0]
-            #expect(try await api.call(.dispatchUpdateTrip, trip.id.rawValue, json: UpdateTripRequest(status: .inProgress), token: dispatch).status == 200)
-            let order = try await Self.fencedOrder(api, alpha)
+            let order = try await Self.fencedOrder(api, alpha, server)
             // Heading for the yard at 25 m/s, 30 s apart: 15 km to go at the last fix.
             let start = Self.wholeSeconds(server.clock.now).addingTimeInterval(-600)
             let approach = Self.fixes(stride(from: 30_000.0, through: 15_000, by: -750).map { $0 }, from: start)

@@ -88,10 +88,16 @@ public struct Track: Sendable, Hashable {
     }
 
     private static func ordered(_ points: [Point]) throws(Problem) -> Track {
+        for (index, point) in points.enumerated() where !point.offset.isFinite || abs(point.offset) > 1e10 {
+            throw Problem(description: "Point \(index + 1) has a time out of range.")
+        }
         for (a, b) in zip(points, points.dropFirst()) where b.offset < a.offset {
             throw Problem(description: "The track's times go backwards at \(b.latitude), \(b.longitude).")
         }
         guard let first = points.first else { return Track(points: []) }
+        if let last = points.last, last.offset - first.offset > LocationRules.maxTrackDuration {
+            throw Problem(description: "The track lasts more than \(Int(LocationRules.maxTrackDuration / 86_400)) days.")
+        }
         return Track(points: points.map { Point(offset: $0.offset - first.offset, latitude: $0.latitude, longitude: $0.longitude,
                                                 accuracyMeters: $0.accuracyMeters) })
     }
@@ -142,7 +148,7 @@ public struct ReplayLocationProvider: LocationProvider {
                     if wait > 0 { try? await Task.sleep(for: .milliseconds(Int(wait * 1000))) }
                     if Task.isCancelled { break }
                     continuation.yield(GeoPosition(latitude: point.latitude, longitude: point.longitude, accuracyMeters: point.accuracyMeters,
-                                                   recordedAt: origin.addingTimeInterval(point.offset)))
+                                                   recordedAt: min(origin.addingTimeInterval(point.offset), clock())))
                 }
                 continuation.finish()
             }

@@ -49,6 +49,7 @@ struct ConsoleMapPages {
             if let (order, kind, point) = next {
                 let progress = try await store.progress(of: order.id, tenant: tenant)
                 row["next"] = ["order": order.number, "order_id": order.id.rawValue, "stop": kind.rawValue,
+                               "arrived": present(ConsoleFormat.time(order.arrived(at: kind))),
                                "distance": ConsoleFormat.distance(position.fix.point.distance(to: point)),
                                "eta": present(ConsoleFormat.time(progress.computedETA)),
                                "driver_eta": present(ConsoleFormat.time(progress.driverETA))] as [String: Any]
@@ -65,12 +66,16 @@ struct ConsoleMapPages {
             "tracks": tracks.map { trip, fixes in
                 ["number": trip.number, "points": fixes.map { canvas.xy($0.point) }.map { "\($0.0),\($0.1)" }.joined(separator: " ")]
             },
-            "fences": stops.map { order, kind, point, radius -> [String: Any] in
-                let (x, y) = canvas.xy(point)
-                return ["x": x, "y": y, "r": max(canvas.pixels(metres: radius, at: point), 5), "kind": kind.rawValue,
-                        "label": "\(kind == .pickup ? "Pickup" : "Delivery") of \(order.number): \(order.stop(kind).address)",
-                        "number": order.number, "label_x": x - 8, "label_y": y - 8]
-            },
+            // Stops at the same place (two deliveries to one dealer) share one fence and one label.
+            "fences": Dictionary(grouping: stops) { _, kind, point, _ in "\(kind.rawValue) \(point.text)" }.values
+                .sorted { $0[0].0.number < $1[0].0.number }.map { group -> [String: Any] in
+                    let (_, kind, point, radius) = group[0]
+                    let (x, y) = canvas.xy(point)
+                    let numbers = group.map(\.0.number).joined(separator: ", ")
+                    return ["x": x, "y": y, "r": max(canvas.pixels(metres: radius, at: point), 5), "kind": kind.rawValue,
+                            "label": "\(kind == .pickup ? "Pickup" : "Delivery") of \(numbers): \(group[0].0.stop(kind).address)",
+                            "number": "\(numbers) \(kind.rawValue)", "label_x": x - 8, "label_y": y - 8]
+                },
             "rows": rows, "empty": positions.isEmpty,
         ])
     }
@@ -85,8 +90,12 @@ struct MapCanvas {
 
     init(points: [GeoPoint]) {
         let projected = points.map(Self.project)
-        var (minX, maxX) = (projected.map(\.0).min() ?? -1.5, projected.map(\.0).max() ?? -1.3)
-        var (minY, maxY) = (projected.map(\.1).min() ?? 0.6, projected.map(\.1).max() ?? 0.8)
+        // The outermost 2 % on each side do not set the view: one stray fix must not shrink everyone else to a dot.
+        let trim = projected.count >= 20 ? projected.count / 50 : 0
+        let xs = projected.map(\.0).sorted().dropFirst(trim).dropLast(trim)
+        let ys = projected.map(\.1).sorted().dropFirst(trim).dropLast(trim)
+        var (minX, maxX) = (xs.first ?? -1.5, xs.last ?? -1.3)
+        var (minY, maxY) = (ys.first ?? 0.6, ys.last ?? 0.8)
         // At least a few kilometres across, so one point is not infinitely zoomed.
         let least = 0.002
         if maxX - minX < least { (minX, maxX) = ((minX + maxX - least) / 2, (minX + maxX + least) / 2) }

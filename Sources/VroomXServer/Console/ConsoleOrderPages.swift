@@ -121,7 +121,13 @@ struct ConsoleOrderPages {
         var values = Self.row(order, names)
         values["order"] = Self.details(order)
         let history = try await store.orderHistory(id, tenant: request.tenant)
-        values["timeline"] = history.isEmpty ? Self.timeline(order) : history.map(Self.historyLine)
+        // Arrivals the truck's positions showed take their place among the status changes.
+        let arrivals: [(Date, [String: Any])] = [(order.arrivedAtPickup, "Arrived at the pickup (truck's position)"),
+                                                  (order.arrivedAtDelivery, "Arrived at the delivery (truck's position)")]
+            .compactMap { when, text in when.map { ($0, ["time": present(ConsoleFormat.time($0)), "text": text] as [String: Any]) } }
+        let statuses: [(Date, [String: Any])] = history.isEmpty ? Self.timeline(order)
+            : history.map { ($0.occurredAt, Self.historyLine($0)) }
+        values["timeline"] = (statuses + arrivals).sorted { $0.0 < $1.0 }.map(\.1)
         values["pickup_eta"] = present(ConsoleFormat.time(order.pickupETA))
         values["delivery_eta"] = present(ConsoleFormat.time(order.deliveryETA))
         let progress = try await store.progress(of: id, tenant: request.tenant)
@@ -163,7 +169,7 @@ struct ConsoleOrderPages {
 
     /// What happened to an order recorded before status history was kept,
     /// oldest first, from the order's own dates.
-    static func timeline(_ order: Order) -> [[String: Any]] {
+    static func timeline(_ order: Order) -> [(Date, [String: Any])] {
         var events: [(Date, String)] = [(order.createdAt, "Created")]
         if let picked = order.actualPickupDate { events.append((picked, "Picked up by the driver")) }
         if let delivered = order.actualDeliveryDate { events.append((delivered, "Delivered")) }
@@ -171,7 +177,7 @@ struct ConsoleOrderPages {
         if order.updatedAt > events.map(\.0).max() ?? .distantPast {
             events.append((order.updatedAt, "Last changed (now \(ConsoleFormat.label(order.status).lowercased()), version \(order.version))"))
         }
-        return events.sorted { $0.0 < $1.0 }.map { ["time": present(ConsoleFormat.time($0.0)), "text": $0.1] }
+        return events.map { ($0.0, ["time": present(ConsoleFormat.time($0.0)), "text": $0.1]) }
     }
 
     static func inspection(_ inspection: Inspection) -> [String: Any] {
@@ -266,7 +272,8 @@ struct ConsoleOrderPages {
             number: form["number"], tripID: trip,
             vehicle: Vehicle(year: year, make: form["vehicle_make"], model: form["vehicle_model"], vin: form["vehicle_vin"].uppercased(),
                              color: form["vehicle_color"]),
-            pickup: pickup, delivery: delivery, revenueCents: revenue ?? 0, paymentTerms: form["payment_terms"]))
+            pickup: pickup, delivery: delivery, revenueCents: revenue ?? 0, paymentTerms: form["payment_terms"],
+            acceptVINWarning: form["accept_vin_warning"] == "yes"))
     }
 
     private func create(_ request: ConsoleRequest) async throws -> Response {
@@ -278,7 +285,7 @@ struct ConsoleOrderPages {
                 let order = try await store.createOrder(body, tenant: request.tenant)
                 return ConsolePages.redirect("/orders/\(order.id)")
             } catch let error as AppError where error.status < 500 {
-                return try await orderForm(request, order: nil, values: request.form.firstValues,
+                return try await orderForm(request, order: nil, values: Self.typed(request, after: error),
                                            errors: Self.formErrors(error), status: .init(code: error.status))
             }
         }
@@ -297,7 +304,8 @@ struct ConsoleOrderPages {
                 // A form without it is refused (0 is never a version) rather than saved unchecked.
                 let base = Int(request.form["base_version"]) ?? 0
                 let changes = UpdateOrderRequest(vehicle: body.vehicle, pickup: body.pickup, delivery: body.delivery,
-                                                 revenueCents: body.revenueCents, paymentTerms: body.paymentTerms, baseVersion: base)
+                                                 revenueCents: body.revenueCents, paymentTerms: body.paymentTerms, baseVersion: base,
+                                                 acceptVINWarning: body.acceptVINWarning)
                 _ = try await store.updateOrder(id, changes, tenant: request.tenant)
                 return ConsolePages.redirect("/orders/\(id)")
             } catch let error as AppError where error.status == 409 && error.body.field == "base_version" {
@@ -312,13 +320,21 @@ struct ConsoleOrderPages {
                            + "The form now shows the saved order" + (unsaved.isEmpty ? "." : "; make your changes again: " + unsaved.joined(separator: "; ") + "."))
                 return try await orderForm(request, order: order, values: saved, errors: errors, status: .conflict)
             } catch let error as AppError where error.status < 500 {
-                return try await orderForm(request, order: order, values: request.form.firstValues,
+                return try await orderForm(request, order: order, values: Self.typed(request, after: error),
                                            errors: Self.formErrors(error), status: .init(code: error.status))
             }
         }
     }
 
     /// The store's message next to its field (`revenue_cents` is the form's `revenue`).
+    /// What the dispatcher typed, shown again; a VIN whose check digit is
+    /// wrong also offers to keep it as printed.
+    static func typed(_ request: ConsoleRequest, after error: AppError) -> [String: String] {
+        var values = request.form.firstValues
+        if error.body.code == .vinCheckDigit { values["vin_warning"] = "yes" }
+        return values
+    }
+
     static func formErrors(_ error: AppError) -> FieldErrors {
         FieldErrors(error, renamed: ["revenue_cents": "revenue"])
     }

@@ -14,7 +14,7 @@ enum OrderImport {
         "number", "trip", "year", "make", "model", "vin", "color",
         "pickup_name", "pickup_address", "pickup_contact", "pickup_phone", "pickup_from", "pickup_to",
         "delivery_name", "delivery_address", "delivery_contact", "delivery_phone", "delivery_from", "delivery_to",
-        "revenue", "payment_terms",
+        "revenue", "payment_terms", "vin_confirmed",
     ]
     static let required = ["number", "pickup_address", "delivery_address", "revenue"]
 
@@ -36,7 +36,7 @@ enum OrderImport {
 
     static func run(_ text: String, store: Store, tenant: ID<Tenant>) async throws -> Outcome {
         let trips = Dictionary(try await store.trips(.dispatch(tenant: tenant)).map { ($0.number.lowercased(), $0) }) { first, _ in first }
-        let (orders, lines) = try parse(text, trips: trips)
+        let (orders, lines) = try parse(text, trips: trips, now: store.now)
         do {
             let count = try await store.createOrders(orders, tenant: tenant)
             return Outcome(count: count, status: orders.contains { $0.tripID != nil } ? .assigned : .new)
@@ -48,7 +48,7 @@ enum OrderImport {
     }
 
     /// Checked orders and the line each came from, or every problem found.
-    static func parse(_ text: String, trips: [String: Trip]) throws -> ([Store.ValidOrder], [Int]) {
+    static func parse(_ text: String, trips: [String: Trip], now: Date) throws -> ([Store.ValidOrder], [Int]) {
         var problems = Problems()
         let rows: [CSV.Row]
         do {
@@ -111,9 +111,10 @@ enum OrderImport {
                 delivery: Stop(name: value["delivery_name"] ?? "", address: value["delivery_address"] ?? "",
                                contactName: value["delivery_contact"] ?? "", contactPhone: value["delivery_phone"] ?? "",
                                windowStart: dates[2], windowEnd: dates[3]),
-                revenueCents: revenue ?? 0, paymentTerms: value["payment_terms"])
+                revenueCents: revenue ?? 0, paymentTerms: value["payment_terms"],
+                acceptVINWarning: ["yes", "true", "1", "y"].contains((value["vin_confirmed"] ?? "").lowercased()))
             do {
-                let valid = try Store.ValidOrder(request)
+                let valid = try Store.ValidOrder(request, now: now)
                 if let earlier = numbers[valid.number.lowercased()] {
                     problems.lines.append(Problem(line: row.line, field: "number", message: "Order \(valid.number) is also on line \(earlier)."))
                     continue

@@ -108,6 +108,7 @@ enum JSONBody {
             let field = path(context.codingPath, key)
             return AppError(422, .validationFailed, "\(field) is required.", field: field)
         case .valueNotFound(_, let context):
+            if context.codingPath.isEmpty { return AppError(422, .validationFailed, "The body must be a JSON object.") }
             let field = path(context.codingPath)
             return AppError(422, .validationFailed, "\(field) must not be null.", field: field)
         case .typeMismatch(let type, let context):
@@ -121,7 +122,9 @@ enum JSONBody {
                 return AppError(400, .malformedJSON, "The request body is not valid JSON.")
             }
             let field = path(context.codingPath)
-            return AppError(422, .validationFailed, "\(field) is invalid: \(context.debugDescription)", field: field)
+            // The reason may quote the value sent: a page of it is enough.
+            let reason = context.debugDescription.count > 200 ? context.debugDescription.prefix(200) + "…" : Substring(context.debugDescription)
+            return AppError(422, .validationFailed, "\(field) is invalid: \(reason)", field: field)
         @unknown default:
             return AppError(400, .malformedJSON, "The request body could not be read.")
         }

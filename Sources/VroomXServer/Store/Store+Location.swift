@@ -19,12 +19,16 @@ extension Store {
     /// arrival: a stay begun before the batch, or continued by fixes that
     /// arrived before it (a phone that was offline sends late).
     static let arrivalLookback: TimeInterval = 2 * 3600
-    static let arrivalFixLimit = 20_000
+    /// Fixes are kept one per second at most, so the window around a batch
+    /// (its span plus the lookback each side) holds at most this many.
+    static let arrivalFixLimit = Int(LocationRules.maxBatchSpan + 2 * arrivalLookback) + LocationRules.maxFixesPerBatch
 
-    /// Stores a driver's fixes (each instant once: a batch sent again adds
+    /// Stores a driver's fixes (one per second: a batch sent again adds
     /// nothing), moves their last position forward, and marks the stops of
     /// their orders they have arrived at. Fixes are judged in the order they
-    /// were recorded, whenever they arrive.
+    /// were recorded, whenever they arrive. Positions belong to a trip: with
+    /// none under way, only fixes recorded before the driver's last trip
+    /// ended are kept (a phone that was offline); the rest are left out.
     public func recordLocations(_ request: RecordLocationsRequest, _ scope: Scope) async throws -> RecordLocationsResult {
         guard let driver = scope.driverID else { throw AppError.forbidden("Only a driver records positions.") }
         guard !request.fixes.isEmpty else { throw AppError.validation("fixes", "Send at least one position.") }
@@ -33,22 +37,47 @@ extension Store {
         }
         return try await write(tenant: scope.tenant) { tx in
             var usable: [Date: GeoPosition] = [:]
-            var dropped = 0
+            var dropped = 0, repeated = 0
+            let oldest = tx.now.addingTimeInterval(-locationRetention)
             for (index, raw) in request.fixes.enumerated() {
-                let fix = try Self.validFix(raw, field: "fixes[\(index)]", now: tx.now)
-                if !LocationRules.isUsable(fix) { dropped += 1; continue }
-                usable[fix.recordedAt] = fix
+                var fix = try Self.validFix(raw, field: "fixes[\(index)]", now: tx.now)
+                // Older than what is kept, or too inaccurate to say where the truck is.
+                if !LocationRules.isUsable(fix) || fix.recordedAt < oldest { dropped += 1; continue }
+                fix.recordedAt = LocationRules.second(of: fix.recordedAt)
+                if usable[fix.recordedAt] != nil { repeated += 1 } else { usable[fix.recordedAt] = fix }
             }
-            let fixes = usable.values.sorted { $0.recordedAt < $1.recordedAt }
-            guard let newest = fixes.last else { return RecordLocationsResult(stored: 0, duplicates: 0, dropped: dropped, arrivals: []) }
+            var fixes = usable.values.sorted { $0.recordedAt < $1.recordedAt }
+            if let first = fixes.first, let last = fixes.last, last.recordedAt.timeIntervalSince(first.recordedAt) > LocationRules.maxBatchSpan {
+                throw AppError.validation("fixes", "A batch's positions span at most \(Int(LocationRules.maxBatchSpan / 3600)) hours; send older ones in batches of their own.")
+            }
             // Held, so a deactivation cannot slip between this check and the insert.
             guard let me = try await lockDriver(driver, tenant: scope.tenant, tx.db), me.deactivatedAt == nil else {
                 throw AppError.accountDeactivated
             }
-            let trip = try await tx.first("""
+            let trip: ID<Trip>?
+            if let underWay = try await tx.first("""
                 SELECT id FROM trips WHERE tenant_id = \(tx.tenant) AND driver_id = \(driver) AND status = 'in_progress'
                 ORDER BY start_date, id LIMIT 1
-                """).map { try $0.id("id", as: Trip.self) }
+                """) {
+                trip = try underWay.id("id", as: Trip.self)
+            } else if let ended = try await tx.first("""
+                SELECT id, updated_at FROM trips WHERE tenant_id = \(tx.tenant) AND driver_id = \(driver) AND status = 'completed'
+                ORDER BY updated_at DESC LIMIT 1
+                """) {
+                // Recorded while that trip ran, sent after it ended: they are that trip's.
+                let endedAt = try ended.date("updated_at")
+                let before = fixes.count
+                fixes.removeAll { $0.recordedAt > endedAt }
+                dropped += before - fixes.count
+                trip = try ended.id("id", as: Trip.self)
+            } else {
+                trip = nil
+                dropped += fixes.count
+                fixes = []
+            }
+            guard let newest = fixes.last, let trip else {
+                return RecordLocationsResult(stored: 0, duplicates: repeated, dropped: dropped, arrivals: [])
+            }
             let stored = try await insertFixes(fixes, driver: driver, trip: trip, tx)
             try await tx.execute("""
                 INSERT INTO driver_positions (tenant_id, driver_id, recorded_at, trip_id, latitude, longitude, accuracy_m, speed_mps, heading)
@@ -60,7 +89,7 @@ extension Store {
                 WHERE driver_positions.recorded_at < excluded.recorded_at
                 """)
             let arrivals = stored == 0 ? [] : try await markArrivals(driver: driver, batch: fixes, tx)
-            return RecordLocationsResult(stored: stored, duplicates: fixes.count - stored, dropped: dropped, arrivals: arrivals)
+            return RecordLocationsResult(stored: stored, duplicates: fixes.count - stored + repeated, dropped: dropped, arrivals: arrivals)
         }
     }
 
@@ -98,22 +127,30 @@ extension Store {
         return stored
     }
 
-    /// The stops of the driver's open orders this batch may have reached:
-    /// each is judged on the stored fixes around the batch, in time order.
+    /// The stops of the driver's orders on trips under way that this batch
+    /// may have reached (a pickup until the vehicle is delivered, a delivery
+    /// once it is on the truck): each is judged on the stored fixes around
+    /// the batch, in time order, counting only fixes from shortly before the
+    /// order was made (a driver already waiting at the yard when dispatch
+    /// enters it) on. An arrival already marked moves earlier when a late batch shows
+    /// the stay began before it.
     private func markArrivals(driver: ID<Driver>, batch: [GeoPosition], _ tx: TenantTransaction) async throws -> [StopArrival] {
-        let scope = Scope.driver(tenant: tx.tenant, driver: driver)
+        guard let first = batch.first, let last = batch.last else { return [] }
         let open = try await tx.query("""
-            SELECT \(Order.columns) FROM orders WHERE \(scope.filter()) AND status IN ('assigned', 'picked_up')
-            AND ((pickup_latitude IS NOT NULL AND arrived_at_pickup IS NULL)
-                 OR (delivery_latitude IS NOT NULL AND arrived_at_delivery IS NULL))
+            SELECT \(Order.columns) FROM orders
+            WHERE tenant_id = \(tx.tenant) AND driver_id = \(driver) AND status IN ('assigned', 'picked_up')
+            AND (pickup_latitude IS NOT NULL OR delivery_latitude IS NOT NULL)
+            AND trip_id IN (SELECT id FROM trips WHERE tenant_id = \(tx.tenant) AND driver_id = \(driver) AND status = 'in_progress')
             ORDER BY id LIMIT 200
             """).map(Order.init(row:))
-        guard let first = batch.first, let last = batch.last else { return [] }
         var around: [GeoPosition]?
         var arrivals: [StopArrival] = []
         for var order in open {
             let original = order
-            for kind in StopKind.allCases where order.arrived(at: kind) == nil {
+            let stops: [StopKind] = order.status == .assigned ? [.pickup] : [.pickup, .delivery]
+            for kind in stops {
+                let marked = order.arrived(at: kind)
+                if let marked, first.recordedAt >= marked { continue }
                 guard let fence = Geofence(order.stop(kind)), fence.touches(batch) else { continue }
                 if around == nil {
                     around = try await tx.query("""
@@ -124,11 +161,12 @@ extension Store {
                         ORDER BY recorded_at LIMIT \(Self.arrivalFixLimit)
                         """).map(GeoPosition.init(row:))
                 }
-                guard let arrivedAt = fence.arrival(in: around ?? batch) else { continue }
+                let since = (around ?? batch).filter { $0.recordedAt >= order.createdAt.addingTimeInterval(-LocationRules.arrivalLeadTime) }
+                guard let arrivedAt = fence.arrival(in: since), marked.map({ arrivedAt < $0 }) ?? true else { continue }
                 if kind == .pickup { order.arrivedAtPickup = arrivedAt } else { order.arrivedAtDelivery = arrivedAt }
                 arrivals.append(StopArrival(orderID: order.id, stop: kind, arrivedAt: arrivedAt))
             }
-            // One save per order: its version moves once, and the feed tells dispatch (and the driver) once.
+            // One save per order: its version moves once, and the feed tells dispatch (and the driver).
             if order != original { _ = try await saveOrder(order, from: original, tx) }
         }
         return arrivals
@@ -155,9 +193,25 @@ extension Store {
             guard let trip = try await db.first("SELECT driver_id FROM trips WHERE tenant_id = \(tenant) AND id = \(tripID)") else {
                 throw AppError.notFound("Trip")
             }
-            let fixes = try await Self.trackFixes(tripID, tenant: tenant, since: nil, limit: LocationRules.maxTrackPoints + 1, db)
-            return TripTrack(tripID: tripID, driverID: try trip.optionalID("driver_id"),
-                             fixes: Array(fixes.prefix(LocationRules.maxTrackPoints)), truncated: fixes.count > LocationRules.maxTrackPoints)
+            let span = try await db.first("""
+                SELECT COUNT(*) AS fixes, MIN(recorded_at) AS first, MAX(recorded_at) AS last FROM location_fixes
+                WHERE tenant_id = \(tenant) AND trip_id = \(tripID)
+                """)
+            let count = try span?.int("fixes") ?? 0
+            guard count > LocationRules.maxTrackPoints, let first = try span?.int64("first"), let last = try span?.int64("last") else {
+                let fixes = try await Self.trackFixes(tripID, tenant: tenant, since: nil, limit: LocationRules.maxTrackPoints, db)
+                return TripTrack(tripID: tripID, driverID: try trip.optionalID("driver_id"), fixes: fixes, truncated: false)
+            }
+            // Too many to send: the first fix of each of evenly spaced slices of time, start to end.
+            let slice = max(1, (last - first) / Int64(LocationRules.maxTrackPoints) + 1)
+            let fixes = try await db.query("""
+                SELECT \(GeoPosition.columns) FROM location_fixes WHERE tenant_id = \(tenant) AND trip_id = \(tripID)
+                AND recorded_at IN (SELECT MIN(recorded_at) FROM location_fixes WHERE tenant_id = \(tenant) AND trip_id = \(tripID)
+                                    GROUP BY (recorded_at - \(first)) / \(slice))
+                ORDER BY recorded_at LIMIT \(LocationRules.maxTrackPoints + 1)
+                """).map(GeoPosition.init(row:))
+            return TripTrack(tripID: tripID, driverID: try trip.optionalID("driver_id"), fixes: Array(fixes.prefix(LocationRules.maxTrackPoints)),
+                             truncated: true)
         }
     }
 
@@ -198,6 +252,7 @@ extension Store {
         progress.position = position
         guard let next, let target = order.stop(next).location else { return progress }
         progress.distanceMeters = position.point.distance(to: target)
+        guard order.arrived(at: next) == nil else { return progress }  // there already: nothing to estimate
         let lastHalfHour = recent.filter { position.recordedAt.timeIntervalSince($0.recordedAt) <= 1800 }
         progress.computedETA = ComputedETA.estimate(from: position, to: target, recentSpeed: ComputedETA.recentSpeed(lastHalfHour), now: now)
         return progress

@@ -49,7 +49,7 @@ extension Store {
     }
 
     public func createOrder(_ request: CreateOrderRequest, tenant: ID<Tenant>) async throws -> Order {
-        let valid = try ValidOrder(request)
+        let valid = try ValidOrder(request, now: now)
         return try await write(tenant: tenant) { tx in try await insertOrder(valid, tenant: tenant, tx) }
     }
 
@@ -83,10 +83,10 @@ extension Store {
         let revenue: Int
         let terms: String
 
-        init(_ request: CreateOrderRequest) throws {
+        init(_ request: CreateOrderRequest, now: Date) throws {
             number = try Validate.text(request.number, field: "number", max: 64, required: true)
             tripID = request.tripID
-            vehicle = try Validate.vehicle(request.vehicle)
+            vehicle = try Validate.vehicle(request.vehicle, acceptVINWarning: request.acceptVINWarning ?? false, now: now)
             pickup = try Validate.stop(request.pickup, field: "pickup")
             delivery = try Validate.stop(request.delivery, field: "delivery")
             revenue = try Validate.cents(request.revenueCents, field: "revenue_cents")
@@ -276,7 +276,9 @@ extension Store {
                                field: "base_version")
             }
             var edited = order
-            if let vehicle = request.vehicle { edited.vehicle = try Validate.vehicle(vehicle) }
+            if let vehicle = request.vehicle {
+                edited.vehicle = try Validate.vehicle(vehicle, acceptVINWarning: request.acceptVINWarning ?? false, now: tx.now)
+            }
             if let pickup = request.pickup { edited.pickup = try Validate.stop(pickup, field: "pickup") }
             if let delivery = request.delivery { edited.delivery = try Validate.stop(delivery, field: "delivery") }
             if let eta = request.pickupETA { try Self.checkETA(eta, field: "pickup_eta", now: tx.now); edited.pickupETA = eta }
@@ -345,6 +347,15 @@ extension Store {
     func saveOrder(_ order: Order, from original: Order, _ tx: TenantTransaction) async throws -> Order {
         precondition(order.id == original.id && order.version == original.version)
         var saved = order
+        // An arrival belongs to the driver who made it at the place the stop was: a new driver or a moved stop starts over.
+        if saved.driverID != original.driverID { (saved.arrivedAtPickup, saved.arrivedAtDelivery) = (nil, nil) }
+        if saved.pickup.location != original.pickup.location || saved.pickup.geofenceRadiusMeters != original.pickup.geofenceRadiusMeters {
+            saved.arrivedAtPickup = nil
+        }
+        if saved.delivery.location != original.delivery.location
+            || saved.delivery.geofenceRadiusMeters != original.delivery.geofenceRadiusMeters {
+            saved.arrivedAtDelivery = nil
+        }
         saved.version = order.version + 1
         saved.updatedAt = tx.now
         let doc = try WireDocument.encode(saved)

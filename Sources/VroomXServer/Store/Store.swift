@@ -13,9 +13,13 @@ public struct Store: Sendable {
     let onCommit: @Sendable (ID<Tenant>, Int64) -> Void
     /// Queue a push for each new driver notification (APNs is configured).
     let pushEnabled: Bool
+    /// How long breadcrumbs are kept: older fixes are not taken in.
+    let locationRetention: TimeInterval
 
     public init(database: any SQLDatabase, clock: Clock, pushEnabled: Bool = false,
+                locationRetention: TimeInterval = TimeInterval(LocationRules.defaultRetentionDays) * 86_400,
                 onCommit: @escaping @Sendable (ID<Tenant>, Int64) -> Void = { _, _ in }) {
+        self.locationRetention = locationRetention
         self.database = database
         self.clock = clock
         self.pushEnabled = pushEnabled

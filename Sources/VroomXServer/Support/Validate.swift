@@ -70,14 +70,12 @@ enum Validate {
         return raw
     }
 
-    static func vehicle(_ vehicle: Vehicle) throws -> Vehicle {
+    /// The vehicle of an order; its VIN by the rule of every VIN (see `vin`).
+    static func vehicle(_ vehicle: Vehicle, acceptVINWarning: Bool, now: Date) throws -> Vehicle {
         if let year = vehicle.year, !(1900...2100).contains(year) {
             throw AppError.validation("vehicle.year", "vehicle.year must be between 1900 and 2100.")
         }
-        let vin = vehicle.vin.trimmingCharacters(in: .whitespaces).uppercased()
-        guard vin.isEmpty || (vin.count == 17 && vin.allSatisfy({ ($0.isLetter || $0.isNumber) && $0.isASCII && !"IOQ".contains($0) })) else {
-            throw AppError.validation("vehicle.vin", "A VIN is 17 letters and digits (no I, O or Q).")
-        }
+        let vin = try self.vin(vehicle.vin, field: "vehicle.vin", acceptWarning: acceptVINWarning, now: now)
         return Vehicle(year: vehicle.year, make: try text(vehicle.make, field: "vehicle.make", max: 100),
                        model: try text(vehicle.model, field: "vehicle.model", max: 100), vin: vin,
                        color: try text(vehicle.color, field: "vehicle.color", max: 50))
