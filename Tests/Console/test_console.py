@@ -461,3 +461,20 @@ def test_an_order_vin_with_a_wrong_check_digit_is_kept_only_when_confirmed(page,
     page.click("text=Create order")
     expect(page.locator("h1")).to_contain_text("VIN-CHECK-1")
     expect(page.locator("body")).to_contain_text("1HGCM82633A004353")
+
+
+def test_fleet_csv_import_names_bad_lines_and_then_adds_the_units(page, server):
+    page.goto(server.base + "/fleet")
+    page.click("text=Import CSV")
+    expect(page.locator("h1")).to_have_text("Import trucks and trailers")
+    page.fill("#csv", "unit_number,kind,make,year,vin\nT-50,truck,Kenworth,2021,1XKYD49X8MJ441234\nTR-51,boat,,,\n")
+    page.click("button:has-text('Import')")
+    problems = page.locator(".form-error")
+    expect(problems).to_contain_text("Nothing was imported")
+    expect(problems.locator("tr", has_text="kind")).to_contain_text("3")
+    shot(page, "fleet-import-problems")
+    page.fill("#csv", "unit_number,kind,make,year,notes\nT-50,truck,Kenworth,2021,\nTR-51,trailer,Cottrell,2019,\nT-12,truck,Peterbilt,2019,New tires Nov 2026\n")
+    page.click("button:has-text('Import')")
+    expect(page.locator(".notice")).to_contain_text("Imported: 2 new, 1 updated.")
+    expect(page.locator("tr[data-unit='T-50']")).to_contain_text("Kenworth")
+    expect(page.locator("tr[data-unit='TR-51']")).to_contain_text("Cottrell")

@@ -10,6 +10,27 @@ struct ConsoleFleetPages {
 
     func register(_ router: Router<AppRequestContext>) {
         console.get(router, "/fleet") { request in try await fleet(request) }
+        console.get(router, "/fleet/import") { request in
+            console.pages.page("import", title: "Import units", session: request.session, section: "fleet", Self.importPage)
+        }
+        console.post(router, "/fleet/import", importCSV)
+    }
+
+    static var importPage: [String: Any] { ["heading": "Import trucks and trailers", "units": true, "action": "/fleet/import",
+                                            "back": "/fleet", "back_label": "Fleet"] }
+
+    /// A CSV of units: created, or updated by unit number; all lines or none.
+    private func importCSV(_ request: ConsoleRequest) async throws -> Response {
+        let text = request.form.values["csv"]?.first ?? ""
+        do {
+            let result = try await EquipmentImport.run(text, store: store, tenant: request.tenant)
+            return ConsolePages.redirect("/fleet?created=\(result.created)&updated=\(result.updated)")
+        } catch let error as AppError where error.body.code == .importFailed {
+            let lines = (error.body.problems ?? []).map { ($0.line, $0.field, $0.message) }
+            return console.pages.page("import", title: "Import units", session: request.session, section: "fleet",
+                                      Self.importPage.merging(ConsoleOrderPages.importProblems(lines, csv: text)) { $1 },
+                                      status: .unprocessableContent)
+        }
     }
 
     private func fleet(_ request: ConsoleRequest) async throws -> Response {
@@ -54,6 +75,8 @@ struct ConsoleFleetPages {
         }
         return console.pages.page("fleet", title: "Fleet", session: request.session, section: "fleet", [
             "units": rows, "empty": rows.isEmpty, "due": due, "has_due": !due.isEmpty,
+            "imported": request.query("created").flatMap { Int($0) }.map { created in
+                "Imported: \(created) new, \(request.query("updated").flatMap { Int($0) } ?? 0) updated." } ?? "",
             "trucks": units.filter { $0.kind == .truck }.count, "trailers": units.filter { $0.kind == .trailer }.count,
         ])
     }

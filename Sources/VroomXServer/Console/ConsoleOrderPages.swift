@@ -18,7 +18,7 @@ struct ConsoleOrderPages {
         }
         console.post(router, "/orders", create)
         console.get(router, "/orders/import") { request in
-            pages.page("import", title: "Import orders", session: request.session, section: "board", [:])
+            pages.page("import", title: "Import orders", session: request.session, section: "board", Self.importPage)
         }
         console.post(router, "/orders/import", importCSV)
         console.get(router, "/orders/:id") { request in try await orderPage(request) }
@@ -349,12 +349,20 @@ struct ConsoleOrderPages {
         do {
             result = try await OrderImport.run(text, store: store, tenant: request.tenant)
         } catch let problems as OrderImport.Problems {
-            return pages.page("import", title: "Import orders", session: request.session, section: "board", [
-                "problems": problems.lines.prefix(200).map { ["line": $0.line, "field": $0.field, "message": $0.message] },
-                "more_problems": problems.lines.count > 200 ? problems.lines.count - 200 as Any : false,
-                "problem_count": problems.lines.count, "has_problems": true, "csv": text.count <= 200_000 ? text : "",
-            ], status: .unprocessableContent)
+            return pages.page("import", title: "Import orders", session: request.session, section: "board",
+                              Self.importPage.merging(Self.importProblems(problems.lines.map { ($0.line, $0.field, $0.message) }, csv: text)) { $1 },
+                              status: .unprocessableContent)
         }
         return ConsolePages.redirect("/board?status=\(result.status.rawValue)&imported=\(result.count)")
+    }
+
+    static var importPage: [String: Any] { ["heading": "Import orders", "orders": true, "action": "/orders/import",
+                                            "back": "/board", "back_label": "Board"] }
+
+    /// An import's problems as the page lists them (the first 200), with the file kept for another try.
+    static func importProblems(_ lines: [(line: Int, field: String, message: String)], csv: String) -> [String: Any] {
+        ["problems": lines.prefix(200).map { ["line": $0.line, "field": $0.field, "message": $0.message] },
+         "more_problems": lines.count > 200 ? lines.count - 200 as Any : false,
+         "problem_count": lines.count, "has_problems": true, "csv": csv.count <= 200_000 ? csv : ""]
     }
 }

@@ -35,49 +35,36 @@ extension Store {
         guard request.fixes.count <= LocationRules.maxFixesPerBatch else {
             throw AppError.validation("fixes", "Send at most \(LocationRules.maxFixesPerBatch) positions at a time.")
         }
+        let now = self.now
+        var usable: [Date: GeoPosition] = [:]
+        var dropped = 0, repeated = 0
+        let oldest = now.addingTimeInterval(-locationRetention)
+        for (index, raw) in request.fixes.enumerated() {
+            var fix = try Self.validFix(raw, field: "fixes[\(index)]", now: now)
+            // Older than what is kept, or too inaccurate to say where the truck is.
+            if !LocationRules.isUsable(fix) || fix.recordedAt < oldest { dropped += 1; continue }
+            fix.recordedAt = LocationRules.second(of: fix.recordedAt)
+            if usable[fix.recordedAt] != nil { repeated += 1 } else { usable[fix.recordedAt] = fix }
+        }
+        var fixes = usable.values.sorted { $0.recordedAt < $1.recordedAt }
+        if let first = fixes.first, let last = fixes.last, last.recordedAt.timeIntervalSince(first.recordedAt) > LocationRules.maxBatchSpan {
+            throw AppError.validation("fixes", "A batch's positions span at most \(Int(LocationRules.maxBatchSpan / 3600)) hours; send older ones in batches of their own.")
+        }
+        // Who, which trip, which fences: read before the write, which then only stores (the writer is shared;
+        // a deactivation racing this batch at worst keeps its positions).
+        let placement = try await read { db in try await self.placement(of: driver, tenant: scope.tenant, db) }
+        guard placement.active else { throw AppError.accountDeactivated }
+        if let endedAt = placement.tripEndedAt {
+            // Recorded while that trip ran, sent after it ended: they are that trip's.
+            let before = fixes.count
+            fixes.removeAll { $0.recordedAt > endedAt }
+            dropped += before - fixes.count
+        }
+        guard let newest = fixes.last, let trip = placement.trip else {
+            return RecordLocationsResult(stored: 0, duplicates: repeated, dropped: dropped + fixes.count, arrivals: [])
+        }
+        let mayArrive = placement.fences.contains { $0.touches(fixes) }
         return try await write(tenant: scope.tenant) { tx in
-            var usable: [Date: GeoPosition] = [:]
-            var dropped = 0, repeated = 0
-            let oldest = tx.now.addingTimeInterval(-locationRetention)
-            for (index, raw) in request.fixes.enumerated() {
-                var fix = try Self.validFix(raw, field: "fixes[\(index)]", now: tx.now)
-                // Older than what is kept, or too inaccurate to say where the truck is.
-                if !LocationRules.isUsable(fix) || fix.recordedAt < oldest { dropped += 1; continue }
-                fix.recordedAt = LocationRules.second(of: fix.recordedAt)
-                if usable[fix.recordedAt] != nil { repeated += 1 } else { usable[fix.recordedAt] = fix }
-            }
-            var fixes = usable.values.sorted { $0.recordedAt < $1.recordedAt }
-            if let first = fixes.first, let last = fixes.last, last.recordedAt.timeIntervalSince(first.recordedAt) > LocationRules.maxBatchSpan {
-                throw AppError.validation("fixes", "A batch's positions span at most \(Int(LocationRules.maxBatchSpan / 3600)) hours; send older ones in batches of their own.")
-            }
-            // Held, so a deactivation cannot slip between this check and the insert.
-            guard let me = try await lockDriver(driver, tenant: scope.tenant, tx.db), me.deactivatedAt == nil else {
-                throw AppError.accountDeactivated
-            }
-            let trip: ID<Trip>?
-            if let underWay = try await tx.first("""
-                SELECT id FROM trips WHERE tenant_id = \(tx.tenant) AND driver_id = \(driver) AND status = 'in_progress'
-                ORDER BY start_date, id LIMIT 1
-                """) {
-                trip = try underWay.id("id", as: Trip.self)
-            } else if let ended = try await tx.first("""
-                SELECT id, updated_at FROM trips WHERE tenant_id = \(tx.tenant) AND driver_id = \(driver) AND status = 'completed'
-                ORDER BY updated_at DESC LIMIT 1
-                """) {
-                // Recorded while that trip ran, sent after it ended: they are that trip's.
-                let endedAt = try ended.date("updated_at")
-                let before = fixes.count
-                fixes.removeAll { $0.recordedAt > endedAt }
-                dropped += before - fixes.count
-                trip = try ended.id("id", as: Trip.self)
-            } else {
-                trip = nil
-                dropped += fixes.count
-                fixes = []
-            }
-            guard let newest = fixes.last, let trip else {
-                return RecordLocationsResult(stored: 0, duplicates: repeated, dropped: dropped, arrivals: [])
-            }
             let stored = try await insertFixes(fixes, driver: driver, trip: trip, tx)
             try await tx.execute("""
                 INSERT INTO driver_positions (tenant_id, driver_id, recorded_at, trip_id, latitude, longitude, accuracy_m, speed_mps, heading)
@@ -88,9 +75,56 @@ extension Store {
                     speed_mps = excluded.speed_mps, heading = excluded.heading
                 WHERE driver_positions.recorded_at < excluded.recorded_at
                 """)
-            let arrivals = stored == 0 ? [] : try await markArrivals(driver: driver, batch: fixes, tx)
+            let arrivals = stored > 0 && mayArrive ? try await markArrivals(driver: driver, batch: fixes, tx) : []
             return RecordLocationsResult(stored: stored, duplicates: fixes.count - stored + repeated, dropped: dropped, arrivals: arrivals)
         }
+    }
+
+    struct Placement {
+        var active: Bool
+        /// The trip under way, or else the last one completed.
+        var trip: ID<Trip>?
+        /// When that last trip ended (nil while one is under way).
+        var tripEndedAt: Date?
+        /// The fences of stops the driver may still arrive at.
+        var fences: [Geofence]
+    }
+
+    private func placement(of driver: ID<Driver>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Placement {
+        guard let me = try await fetchDriver(driver, tenant: tenant, db), me.deactivatedAt == nil else {
+            return Placement(active: false, trip: nil, tripEndedAt: nil, fences: [])
+        }
+        if let underWay = try await db.first("""
+            SELECT id FROM trips WHERE tenant_id = \(tenant) AND driver_id = \(driver) AND status = 'in_progress' ORDER BY start_date, id LIMIT 1
+            """) {
+            let fences = try await Self.arrivalCandidates(driver: driver, tenant: tenant, db).flatMap { order in
+                Self.stopsToArrive(order).compactMap { Geofence(order.stop($0)) }
+            }
+            return Placement(active: true, trip: try underWay.id("id"), tripEndedAt: nil, fences: fences)
+        }
+        if let ended = try await db.first("""
+            SELECT id, updated_at FROM trips WHERE tenant_id = \(tenant) AND driver_id = \(driver) AND status = 'completed'
+            ORDER BY updated_at DESC LIMIT 1
+            """) {
+            return Placement(active: true, trip: try ended.id("id"), tripEndedAt: try ended.date("updated_at"), fences: [])
+        }
+        return Placement(active: true, trip: nil, tripEndedAt: nil, fences: [])
+    }
+
+    /// The driver's orders on trips under way with a stop still to arrive at.
+    static func arrivalCandidates(driver: ID<Driver>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [Order] {
+        try await db.query("""
+            SELECT \(Order.columns) FROM orders
+            WHERE tenant_id = \(tenant) AND driver_id = \(driver) AND status IN ('assigned', 'picked_up')
+            AND (pickup_latitude IS NOT NULL OR delivery_latitude IS NOT NULL)
+            AND trip_id IN (SELECT id FROM trips WHERE tenant_id = \(tenant) AND driver_id = \(driver) AND status = 'in_progress')
+            ORDER BY id LIMIT 200
+            """).map(Order.init(row:))
+    }
+
+    /// A pickup until the vehicle is delivered, a delivery once it is on the truck.
+    static func stopsToArrive(_ order: Order) -> [StopKind] {
+        order.status == .assigned ? [.pickup] : [.pickup, .delivery]
     }
 
     static func validFix(_ fix: GeoPosition, field: String, now: Date) throws -> GeoPosition {
@@ -136,19 +170,12 @@ extension Store {
     /// the stay began before it.
     private func markArrivals(driver: ID<Driver>, batch: [GeoPosition], _ tx: TenantTransaction) async throws -> [StopArrival] {
         guard let first = batch.first, let last = batch.last else { return [] }
-        let open = try await tx.query("""
-            SELECT \(Order.columns) FROM orders
-            WHERE tenant_id = \(tx.tenant) AND driver_id = \(driver) AND status IN ('assigned', 'picked_up')
-            AND (pickup_latitude IS NOT NULL OR delivery_latitude IS NOT NULL)
-            AND trip_id IN (SELECT id FROM trips WHERE tenant_id = \(tx.tenant) AND driver_id = \(driver) AND status = 'in_progress')
-            ORDER BY id LIMIT 200
-            """).map(Order.init(row:))
+        let open = try await Self.arrivalCandidates(driver: driver, tenant: tx.tenant, tx.db)
         var around: [GeoPosition]?
         var arrivals: [StopArrival] = []
         for var order in open {
             let original = order
-            let stops: [StopKind] = order.status == .assigned ? [.pickup] : [.pickup, .delivery]
-            for kind in stops {
+            for kind in Self.stopsToArrive(order) {
                 let marked = order.arrived(at: kind)
                 if let marked, first.recordedAt >= marked { continue }
                 guard let fence = Geofence(order.stop(kind)), fence.touches(batch) else { continue }
