@@ -154,7 +154,7 @@ public func buildApplication(_ services: ServerServices,
     InspectionController(store: services.store, media: services.media, uploads: services.uploads).register(routes)
     ConsoleController(pages: services.consolePages, store: services.store, auth: services.auth, policy: configuration.auth,
                       trustedProxyHops: configuration.trustedProxyHops, hub: services.hub, live: services.consoleLive,
-                      media: services.media).register(router)
+                      media: services.media, mapTiles: configuration.mapTiles).register(router)
     routes.on(.realtime) { request, _ in
         _ = try Realtime.since(request)
         throw AppError(426, .upgradeRequired, "Connect to this endpoint with a WebSocket.")

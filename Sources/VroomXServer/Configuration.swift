@@ -71,6 +71,8 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
     public var minFreeDiskBytes: Int64 = 1024 << 20
     /// How long the change feed keeps history; older cursors re-snapshot.
     public var changeRetention: TimeInterval = 30 * 86_400
+    /// Tiles behind the console's map (`VROOMX_MAP_TILE_URL`); none by default.
+    public var mapTiles: MapTiles?
     /// How long drivers' breadcrumbs are kept (their last position stays).
     public var locationRetention: TimeInterval = TimeInterval(LocationRules.defaultRetentionDays) * 86_400
     /// Changes a realtime socket may have queued before it is dropped as too slow.
@@ -130,6 +132,12 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
                 throw ConfigurationError("VROOMX_CHANGE_RETENTION_DAYS must be 1 to 3650.")
             }
             configuration.changeRetention = TimeInterval(value) * 86_400
+        }
+        if let template = environment["VROOMX_MAP_TILE_URL"], !template.isEmpty {
+            guard let tiles = MapTiles(template: template) else {
+                throw ConfigurationError("VROOMX_MAP_TILE_URL must be an http(s) URL with {z}, {x} and {y}, e.g. https://tile.example.com/{z}/{x}/{y}.png.")
+            }
+            configuration.mapTiles = tiles
         }
         if let days = try EnvironmentSettings(environment).integer("VROOMX_LOCATION_RETENTION_DAYS", in: 1...3650) {
             configuration.locationRetention = TimeInterval(days) * 86_400

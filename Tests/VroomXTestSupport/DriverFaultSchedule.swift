@@ -79,7 +79,11 @@ public final class DriverFaultSchedule {
     private var dispatch: APISession!
     private var ids = DemoIDs()
     private var ledger = Ledger()
-    private let faketime: String? = ["/usr/bin/faketime", "/usr/local/bin/faketime"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    /// libfaketime, preloaded directly: the `faketime` wrapper opens a named
+    /// semaphore per process id, and with thousands of launches (some killed)
+    /// it once found one left behind and refused to run the command.
+    private let faketime: String? = ["/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
+                                     "/usr/local/lib/faketime/libfaketime.so.1"].first { FileManager.default.fileExists(atPath: $0) }
     private let etaBase: Date
 
     struct DemoIDs {
@@ -223,6 +227,9 @@ public final class DriverFaultSchedule {
             if try await dispatch.call(.dispatchAssignOrder, order.rawValue, json: AssignOrderRequest(tripID: ids.samTrip)).status == 200 {
                 ledger.orders[order]?.onAlexTrip = false
                 ledger.orders[order]?.reassignedAt.append(step)
+                // Only a vehicle not yet picked up moves: a pickup the phone had queued never reached the server,
+                // so should the order come back, its next inspection is a pickup again, not a delivery.
+                ledger.orders[order]?.pickupMade = nil
                 fault("dispatch_reassign_away")
             }
         case 3:
@@ -393,7 +400,8 @@ public final class DriverFaultSchedule {
     private func start(_ arguments: [String], skew: Int?) throws -> ChildProcess {
         let driver = VroomXBinary.path("vroomx-driver")
         if let skew, let faketime {
-            return try ChildProcess(faketime, ["-f", skew > 0 ? "+\(skew)" : "\(skew)", driver] + arguments, environment: environment)
+            let skewed = environment.merging(["LD_PRELOAD": faketime, "FAKETIME": skew > 0 ? "+\(skew)" : "\(skew)"]) { $1 }
+            return try ChildProcess(driver, arguments, environment: skewed)
         }
         return try ChildProcess(driver, arguments, environment: environment)
     }

@@ -23,6 +23,8 @@ struct ConsoleController {
     let hub: ChangeHub
     let live: ConsoleLiveLimit
     let media: any MediaStorage
+    /// Tiles behind the map, when the carrier configured a tile server.
+    var mapTiles: MapTiles? = nil
 
     static let sessionCookie = "vroomx_console"
     static let signInCookie = "vroomx_signin"

@@ -56,8 +56,10 @@ struct ConsoleMapPages {
             }
             rows.append(row)
         }
-        return console.pages.page("map", title: "Map", session: request.session, section: "map", [
-            "width": MapCanvas.width, "height": MapCanvas.height,
+        let tiles = console.mapTiles.map { $0.tiles(for: canvas) } ?? []
+        var response = console.pages.page("map", title: "Map", session: request.session, section: "map", [
+            "width": MapCanvas.width, "height": MapCanvas.height, "tiles": tiles,
+            "tile_source": present(console.mapTiles.map(\.origin)),
             "drivers": positions.map { position -> [String: Any] in
                 let (x, y) = canvas.xy(position.fix.point)
                 let stale = store.now.timeIntervalSince(position.fix.recordedAt) > 3600
@@ -78,6 +80,10 @@ struct ConsoleMapPages {
                 },
             "rows": rows, "empty": positions.isEmpty,
         ])
+        if let origin = console.mapTiles?.origin, let policy = response.headers[.contentSecurityPolicy] {
+            response.headers[.contentSecurityPolicy] = policy.replacingOccurrences(of: "img-src 'self' data:", with: "img-src 'self' data: \(origin)")
+        }
+        return response
     }
 }
 
@@ -86,7 +92,7 @@ struct MapCanvas {
     static let width = 960.0
     static let height = 540.0
     static let padding = 48.0
-    private let minX: Double, minY: Double, scale: Double, offsetX: Double, offsetY: Double
+    let minX: Double, minY: Double, scale: Double, offsetX: Double, offsetY: Double
 
     init(points: [GeoPoint]) {
         let projected = points.map(Self.project)
@@ -128,5 +134,49 @@ extension Double {
     fileprivate func rounded(toPlaces places: Int) -> Double {
         let factor = Foundation.pow(10, Double(places))
         return (self * factor).rounded() / factor
+    }
+}
+
+/// Map tiles behind the shapes, from a tile server the carrier configures
+/// (`VROOMX_MAP_TILE_URL`, e.g. `https://tile.example.com/{z}/{x}/{y}.png`):
+/// off by default, and the map draws the same without them.
+public struct MapTiles: Sendable, Hashable {
+    public let template: String
+    /// Scheme, host and port: what the page's CSP lets images load from.
+    public let origin: String
+    static let maxTiles = 64
+
+    /// Nil unless the template is an http(s) URL with {z}, {x} and {y} and
+    /// nothing that could break out of an attribute or a CSP.
+    public init?(template: String) {
+        guard template.utf8.count <= 500, let url = URL(string: template.replacingOccurrences(of: "{", with: "").replacingOccurrences(of: "}", with: "")),
+              let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http", let host = url.host, !host.isEmpty,
+              ["{z}", "{x}", "{y}"].allSatisfy(template.contains),
+              !template.contains(where: { $0.isWhitespace || "\"'<>;,`\\".contains($0) }) else { return nil }
+        self.template = template
+        origin = "\(scheme)://\(host)" + (url.port.map { ":\($0)" } ?? "")
+    }
+
+    /// The tiles covering the canvas at the zoom closest to its scale (at most 64).
+    func tiles(for canvas: MapCanvas) -> [[String: Any]] {
+        let world = canvas.scale * 2 * .pi
+        var zoom = max(0, min(19, Int(log2(max(world / 256, 1)).rounded(.up))))
+        while true {
+            let count = Double(1 << zoom), size = world / count
+            func index(_ canvasPosition: Double, _ offset: Double, _ minimum: Double) -> Int {
+                Int((((canvasPosition - offset) / canvas.scale + minimum) + .pi) / (2 * .pi) * count)
+            }
+            let xs = index(0, canvas.offsetX, canvas.minX)...index(MapCanvas.width, canvas.offsetX, canvas.minX)
+            let ys = max(0, index(0, canvas.offsetY, canvas.minY))...min(Int(count) - 1, index(MapCanvas.height, canvas.offsetY, canvas.minY))
+            if xs.count * max(ys.count, 0) > Self.maxTiles, zoom > 0 { zoom -= 1; continue }
+            return ys.flatMap { y in xs.map { x -> [String: Any] in
+                let wrapped = ((x % Int(count)) + Int(count)) % Int(count)
+                let href = template.replacingOccurrences(of: "{z}", with: String(zoom)).replacingOccurrences(of: "{x}", with: String(wrapped))
+                    .replacingOccurrences(of: "{y}", with: String(y))
+                return ["href": href, "size": (size * 1000).rounded() / 1000,
+                        "x": ((Double(x) * 2 * .pi / count - .pi - canvas.minX) * canvas.scale + canvas.offsetX).rounded(),
+                        "y": ((Double(y) * 2 * .pi / count - .pi - canvas.minY) * canvas.scale + canvas.offsetY).rounded()]
+            } }
+        }
     }
 }

@@ -1,0 +1,45 @@
+import Foundation
+import Testing
+import VroomXModels
+@testable import VroomXServer
+
+/// Tiles behind the console's map: a configured template, checked; the
+/// tiles that cover the drawn area at a sensible zoom.
+@Suite("Map tiles")
+struct MapTilesTests {
+    @Test("only an http(s) template with {z}, {x} and {y} and nothing that breaks out of an attribute is taken")
+    func templates() throws {
+        for bad in ["ftp://tiles.example/{z}/{x}/{y}.png", "https://tiles.example/{z}/{x}.png", "tiles.example/{z}/{x}/{y}.png",
+                    "https://tiles.example/{z}/{x}/{y}.png\"onload=x", "https://tiles example/{z}/{x}/{y}.png",
+                    "https://tiles.example/{z}/{x}/{y}.png; script-src *"] {
+            #expect(MapTiles(template: bad) == nil, "\(bad)")
+            #expect(throws: ConfigurationError.self) { try ServerConfiguration.fromEnvironment(["VROOMX_MAP_TILE_URL": bad]) }
+        }
+        let tiles = try #require(MapTiles(template: "https://tile.example.com:8443/osm/{z}/{x}/{y}.png"))
+        #expect(tiles.origin == "https://tile.example.com:8443")
+        #expect(try ServerConfiguration.fromEnvironment(["VROOMX_MAP_TILE_URL": tiles.template]).mapTiles == tiles)
+        #expect(try ServerConfiguration.fromEnvironment([:]).mapTiles == nil)
+    }
+
+    @Test("the tiles cover the drawn area, at most 64, at the zoom of the drawing", arguments: [
+        [GeoPoint(latitude: 32.08, longitude: -81.09), GeoPoint(latitude: 32.6, longitude: -82.3)],     // a few dozen kilometres
+        [GeoPoint(latitude: 47.6, longitude: -122.3), GeoPoint(latitude: 25.76, longitude: -80.19)],     // the whole country
+        [GeoPoint(latitude: 32.08, longitude: -81.09)],                                                 // one point
+    ])
+    func cover(_ points: [GeoPoint]) throws {
+        let canvas = MapCanvas(points: points)
+        let tiles = try #require(MapTiles(template: "https://t.example/{z}/{x}/{y}.png")).tiles(for: canvas)
+        #expect(!tiles.isEmpty && tiles.count <= 64)
+        let size = try #require(tiles.first?["size"] as? Double)
+        #expect(size >= 128 && size <= 512, "a tile is drawn near its own size, not stretched: \(size)")
+        let xs = tiles.compactMap { $0["x"] as? Double }, ys = tiles.compactMap { $0["y"] as? Double }
+        #expect(xs.min()! <= 0 && xs.max()! + size >= MapCanvas.width)
+        #expect(ys.min()! <= 0 || ys.min()! <= MapCanvas.padding)
+        #expect(ys.max()! + size >= MapCanvas.height - MapCanvas.padding)
+        for tile in tiles {
+            let parts = (tile["href"] as? String ?? "").split(separator: "/").suffix(3).map { Int($0.split(separator: ".")[0]) ?? -1 }
+            let zoom = parts[0]
+            #expect((0...19).contains(zoom) && (0..<(1 << zoom)).contains(parts[1]) && (0..<(1 << zoom)).contains(parts[2]), "\(tile)")
+        }
+    }
+}
