@@ -79,11 +79,7 @@ public final class DriverFaultSchedule {
     private var dispatch: APISession!
     private var ids = DemoIDs()
     private var ledger = Ledger()
-    /// libfaketime, preloaded directly: the `faketime` wrapper opens a named
-    /// semaphore per process id, and with thousands of launches (some killed)
-    /// it once found one left behind and refused to run the command.
-    private let faketime: String? = ["/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
-                                     "/usr/local/lib/faketime/libfaketime.so.1"].first { FileManager.default.fileExists(atPath: $0) }
+    private let faketime: String? = ["/usr/bin/faketime", "/usr/local/bin/faketime"].first { FileManager.default.isExecutableFile(atPath: $0) }
     private let etaBase: Date
 
     struct DemoIDs {
@@ -400,8 +396,7 @@ public final class DriverFaultSchedule {
     private func start(_ arguments: [String], skew: Int?) throws -> ChildProcess {
         let driver = VroomXBinary.path("vroomx-driver")
         if let skew, let faketime {
-            let skewed = environment.merging(["LD_PRELOAD": faketime, "FAKETIME": skew > 0 ? "+\(skew)" : "\(skew)"]) { $1 }
-            return try ChildProcess(driver, arguments, environment: skewed)
+            return try ChildProcess(faketime, ["-f", skew > 0 ? "+\(skew)" : "\(skew)", driver] + arguments, environment: environment)
         }
         return try ChildProcess(driver, arguments, environment: environment)
     }
@@ -420,6 +415,17 @@ public final class DriverFaultSchedule {
     }
 
     private func runToEnd(_ arguments: [String], skew: Int?) async throws -> (status: Int32, output: String) {
+        let result = try await runOnce(arguments, skew: skew)
+        // The faketime wrapper names a semaphore after its process id; with thousands of launches (some
+        // SIGKILLed) it once found one left behind and refused to start: the command never ran, so run it again.
+        if result.output.contains("faketime: sem_open") {
+            fault("faketime_retry")
+            return try await runOnce(arguments, skew: skew)
+        }
+        return result
+    }
+
+    private func runOnce(_ arguments: [String], skew: Int?) async throws -> (status: Int32, output: String) {
         let started = ContinuousClock.now
         let process = try start(arguments, skew: skew)
         let deadline = started + .seconds(180)
