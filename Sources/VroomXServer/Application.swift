@@ -23,6 +23,8 @@ public struct ServerServices: Sendable {
     let uploads: UploadService
     let consolePages: ConsolePages
     let consoleLive: ConsoleLiveLimit
+    /// Fills in stops' coordinates from their addresses, when a geocoder is configured.
+    let stops: StopLocator
     public let logger: Logger
 
     /// Opens the database, applies migrations and prepares the services.
@@ -67,7 +69,9 @@ public struct ServerServices: Sendable {
         return ServerServices(configuration: configuration, database: database, store: store, mailer: mailer, secrets: secrets,
                               tokens: tokens, authenticator: authenticator, auth: auth, hub: hub, realtimeCapacity: realtimeCapacity,
                               push: push, media: media, uploads: uploads, consolePages: try await ConsolePages.load(),
-                              consoleLive: ConsoleLiveLimit(maximum: configuration.realtimeLimits.sockets / 4), logger: logger)
+                              consoleLive: ConsoleLiveLimit(maximum: configuration.realtimeLimits.sockets / 4),
+                              stops: StopLocator(geocoder: configuration.geocoderURL.map { NominatimGeocoder(baseURL: $0) }, logger: logger),
+                              logger: logger)
     }
 
     /// Raises the descriptor limit as far as allowed and keeps the realtime
@@ -146,7 +150,7 @@ public func buildApplication(_ services: ServerServices,
     ServiceController(database: services.database, readiness: Readiness(configuration, database: services.database)).register(routes)
     AuthController(auth: services.auth, store: services.store, trustedProxyHops: configuration.trustedProxyHops).register(routes)
     DriverController(store: services.store).register(routes)
-    DispatchController(store: services.store).register(routes)
+    DispatchController(store: services.store, stops: services.stops).register(routes)
     FleetController(store: services.store).register(routes)
     LocationController(store: services.store).register(routes)
     SyncController(store: services.store, logger: services.logger).register(routes)
@@ -154,7 +158,7 @@ public func buildApplication(_ services: ServerServices,
     InspectionController(store: services.store, media: services.media, uploads: services.uploads).register(routes)
     ConsoleController(pages: services.consolePages, store: services.store, auth: services.auth, policy: configuration.auth,
                       trustedProxyHops: configuration.trustedProxyHops, hub: services.hub, live: services.consoleLive,
-                      media: services.media, mapTiles: configuration.mapTiles).register(router)
+                      media: services.media, mapTiles: configuration.mapTiles, stops: services.stops).register(router)
     routes.on(.realtime) { request, _ in
         _ = try Realtime.since(request)
         throw AppError(426, .upgradeRequired, "Connect to this endpoint with a WebSocket.")

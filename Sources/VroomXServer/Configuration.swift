@@ -71,6 +71,9 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
     public var minFreeDiskBytes: Int64 = 1024 << 20
     /// How long the change feed keeps history; older cursors re-snapshot.
     public var changeRetention: TimeInterval = 30 * 86_400
+    /// A Nominatim search server that finds stops' coordinates from their
+    /// addresses (`VROOMX_GEOCODER_URL`); off by default.
+    public var geocoderURL: String?
     /// Tiles behind the console's map (`VROOMX_MAP_TILE_URL`); none by default.
     public var mapTiles: MapTiles?
     /// How long drivers' breadcrumbs are kept (their last position stays).
@@ -132,6 +135,12 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
                 throw ConfigurationError("VROOMX_CHANGE_RETENTION_DAYS must be 1 to 3650.")
             }
             configuration.changeRetention = TimeInterval(value) * 86_400
+        }
+        if let url = environment["VROOMX_GEOCODER_URL"], !url.isEmpty {
+            guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""), parsed.host != nil else {
+                throw ConfigurationError("VROOMX_GEOCODER_URL must be the http(s) address of a Nominatim server, e.g. https://nominatim.example.com.")
+            }
+            configuration.geocoderURL = url
         }
         if let template = environment["VROOMX_MAP_TILE_URL"], !template.isEmpty {
             guard let tiles = MapTiles(template: template) else {

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Logging
 import Hummingbird
 import NIOCore
 import VroomXModels
@@ -25,6 +26,8 @@ struct ConsoleController {
     let media: any MediaStorage
     /// Tiles behind the map, when the carrier configured a tile server.
     var mapTiles: MapTiles? = nil
+    /// Fills in stops' coordinates from their addresses, when a geocoder is configured.
+    var stops = StopLocator(geocoder: nil, logger: Logger(label: "vroomx"))
 
     static let sessionCookie = "vroomx_console"
     static let signInCookie = "vroomx_signin"

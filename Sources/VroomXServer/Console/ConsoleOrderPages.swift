@@ -282,7 +282,7 @@ struct ConsoleOrderPages {
             return try await orderForm(request, order: nil, values: request.form.firstValues, errors: errors, status: .unprocessableContent)
         case .success(let body):
             do {
-                let order = try await store.createOrder(body, tenant: request.tenant)
+                let order = try await store.createOrder(await console.stops.located(body), tenant: request.tenant)
                 return ConsolePages.redirect("/orders/\(order.id)")
             } catch let error as AppError where error.status < 500 {
                 return try await orderForm(request, order: nil, values: Self.typed(request, after: error),
@@ -306,7 +306,7 @@ struct ConsoleOrderPages {
                 let changes = UpdateOrderRequest(vehicle: body.vehicle, pickup: body.pickup, delivery: body.delivery,
                                                  revenueCents: body.revenueCents, paymentTerms: body.paymentTerms, baseVersion: base,
                                                  acceptVINWarning: body.acceptVINWarning)
-                _ = try await store.updateOrder(id, changes, tenant: request.tenant)
+                _ = try await store.updateOrder(id, await console.stops.located(changes), tenant: request.tenant)
                 return ConsolePages.redirect("/orders/\(id)")
             } catch let error as AppError where error.status == 409 && error.body.field == "base_version" {
                 // The form shows what is saved now (theirs), and lists what this dispatcher typed that differs,

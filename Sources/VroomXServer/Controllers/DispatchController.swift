@@ -5,6 +5,7 @@ import VroomXModels
 /// assign work and message drivers. Scoped to the dispatcher's carrier.
 struct DispatchController {
     let store: Store
+    let stops: StopLocator
 
     func register(_ routes: Routes) {
         routes.on(.dispatchDrivers) { request, context in
@@ -50,14 +51,16 @@ struct DispatchController {
         }
         routes.on(.dispatchCreateOrder) { request, context in
             let body = try await request.decodeJSON(CreateOrderRequest.self)
-            return try JSONBody.response(try await store.createOrder(body, tenant: try context.caller().tenant), status: .created)
+            let tenant = try context.caller().tenant
+            return try JSONBody.response(try await store.createOrder(await stops.located(body), tenant: tenant), status: .created)
         }
         routes.on(.dispatchOrder) { _, context in
             JSONBody.document(try await store.orderDocument(try context.id(), try context.caller().scope))
         }
         routes.on(.dispatchUpdateOrder) { request, context in
             let body = try await request.decodeJSON(UpdateOrderRequest.self)
-            return try JSONBody.response(try await store.updateOrder(try context.id(), body, tenant: try context.caller().tenant))
+            let (id, tenant) = (try context.id() as ID<Order>, try context.caller().tenant)
+            return try JSONBody.response(try await store.updateOrder(id, await stops.located(body), tenant: tenant))
         }
         routes.on(.dispatchAssignOrder) { request, context in
             let body = try await request.decodeJSON(AssignOrderRequest.self)

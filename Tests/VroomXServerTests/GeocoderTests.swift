@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+import VroomXModels
+@testable import VroomXServer
+import VroomXTestSupport
+
+/// Address lookup for stops without coordinates, against a local server
+/// that speaks the Nominatim search API (never the public one).
+@Suite("Address lookup")
+struct GeocoderTests {
+    /// Answers `/search?q=…&format=jsonv2&limit=1` for one address, [] for any other.
+    static let stub = """
+        import http.server, json, sys, urllib.parse
+        class H(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                url = urllib.parse.urlparse(self.path)
+                q = urllib.parse.parse_qs(url.query)
+                ok = url.path == "/search" and q.get("format") == ["jsonv2"] and q.get("limit") == ["1"]
+                places = [{"lat": "32.0809", "lon": "-81.0912", "display_name": "Savannah"}] if ok and q.get("q") == ["Savannah, GA"] else []
+                body = json.dumps(places).encode()
+                self.send_response(200 if ok else 400); self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
+            def log_message(self, *args): pass
+        http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+        """
+
+    @Test("a stop without coordinates gets the geocoder's point for its address; an unknown address or a geocoder that is down leaves it without",
+          arguments: TestBackend.available)
+    func fillsStops(_ backend: TestBackend) async throws {
+        let port = try ChildProcess.freePort()
+        let geocoder = try ChildProcess("/usr/bin/env", ["python3", "-c", Self.stub, String(port)])
+        let server = try await TestServer.make(backend) { $0.geocoderURL = "http://127.0.0.1:\(port)" }
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        let dispatch = carrier.dispatcher.accessToken
+        try await server.run { api in
+            // The stub takes a moment to listen.
+            let deadline = ContinuousClock.now + .seconds(15)
+            while (try? await RawHTTP.request(port: port, "GET", "/search?q=x&format=jsonv2&limit=1")) == nil {
+                guard ContinuousClock.now < deadline else { throw ProcessError("the stub geocoder did not start: \(geocoder.text)") }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let order = try await api.call(.dispatchCreateOrder, json: CreateOrderRequest(
+                number: "GEO-2", vehicle: Vehicle(make: "Ford"), pickup: Stop(address: "Savannah, GA"),
+                delivery: Stop(address: "Nowhere In Particular"), revenueCents: 100), token: dispatch).decode(Order.self)
+            #expect(order.pickup.location == GeoPoint(latitude: 32.0809, longitude: -81.0912))
+            #expect(order.delivery.location == nil, "an address the geocoder does not know has no point")
+            // A point dispatch gave is kept as given.
+            let given = GeoPoint(latitude: 32.1, longitude: -81.2)
+            let kept = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(
+                pickup: Stop(address: "Savannah, GA", location: given)), token: dispatch).decode(Order.self)
+            #expect(kept.pickup.location == given)
+            // The geocoder down: the edit is saved, without a point.
+            await geocoder.stop()
+            let saved = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(
+                delivery: Stop(address: "Orlando, FL")), token: dispatch)
+            #expect(saved.status == 200, "\(saved.text)")
+            #expect(try saved.decode(Order.self).delivery.location == nil)
+        }
+    }
+
+    @Test("VROOMX_GEOCODER_URL must be an http(s) address")
+    func configuration() throws {
+        #expect(throws: ConfigurationError.self) { try ServerConfiguration.fromEnvironment(["VROOMX_GEOCODER_URL": "nominatim.example.com"]) }
+        #expect(try ServerConfiguration.fromEnvironment(["VROOMX_GEOCODER_URL": "https://nominatim.example.com"]).geocoderURL
+                == "https://nominatim.example.com")
+        #expect(try ServerConfiguration.fromEnvironment([:]).geocoderURL == nil)
+    }
+}
