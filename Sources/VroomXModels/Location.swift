@@ -217,6 +217,11 @@ public enum LocationRules {
         Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
     }
 
+    /// Metres as people read them: "850 m", "12.4 km", "318 km".
+    public static func distanceText(_ metres: Double) -> String {
+        metres < 1000 ? "\(Int(metres.rounded())) m" : String(format: metres < 100_000 ? "%.1f km" : "%.0f km", metres / 1000)
+    }
+
     /// Whether a phone should keep a fix at all.
     public static func isUsable(_ fix: GeoPosition) -> Bool {
         guard let accuracy = fix.accuracyMeters else { return false }
@@ -294,5 +299,17 @@ public enum ComputedETA {
         let metres = fix.point.distance(to: target) * roadFactor
         let speed = recentSpeed.flatMap { $0 >= minimumSpeed ? $0 : nil } ?? assumedSpeed
         return max(now, fix.recordedAt).addingTimeInterval(metres / speed)
+    }
+}
+
+extension Order {
+    /// The stop the truck works next: the pickup until the vehicle is on
+    /// it, then the delivery; none before assignment or once it is done.
+    public var nextStop: StopKind? {
+        switch status {
+        case .assigned: return .pickup
+        case .pickedUp: return .delivery
+        default: return nil
+        }
     }
 }

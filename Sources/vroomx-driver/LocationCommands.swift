@@ -105,13 +105,11 @@ struct Drive: AsyncParsableCommand {
     @MainActor
     static func nextStop(from fix: GeoPosition, _ app: DriverApp) -> String {
         let open = ((try? app.database.orders()) ?? []).compactMap { order -> (Order, StopKind, GeoPoint)? in
-            let kind: StopKind? = order.status == .assigned ? .pickup : order.status == .pickedUp ? .delivery : nil
-            guard let kind, let point = order.stop(kind).location else { return nil }
+            guard let kind = order.nextStop, let point = order.stop(kind).location else { return nil }
             return (order, kind, point)
         }
         guard let (order, kind, point) = open.min(by: { fix.point.distance(to: $0.2) < fix.point.distance(to: $1.2) }) else { return "" }
-        let metres = fix.point.distance(to: point)
-        let distance = metres < 1000 ? "\(Int(metres)) m" : String(format: metres < 100_000 ? "%.1f km" : "%.0f km", metres / 1000)
+        let distance = LocationRules.distanceText(fix.point.distance(to: point))
         return "  · \(distance) \(order.arrived(at: kind) == nil ? "to" : "from") \(kind.rawValue) of \(order.number)"
     }
 

@@ -29,11 +29,6 @@ enum ConsoleFormat {
 
     /// An instant for a `<time>` element: the page's script shows it in the
     /// reader's zone; without script it reads in UTC.
-    /// Metres as a dispatcher reads them: "850 m", "12.4 km", "318 km".
-    static func distance(_ metres: Double) -> String {
-        metres < 1000 ? "\(Int(metres.rounded())) m" : String(format: metres < 100_000 ? "%.1f km" : "%.0f km", metres / 1000)
-    }
-
     static func time(_ date: Date?) -> [String: String]? {
         guard let date else { return nil }
         let utc = WireTime.string(from: date)

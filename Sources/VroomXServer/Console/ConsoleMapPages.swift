@@ -40,8 +40,8 @@ struct ConsoleMapPages {
         var rows: [[String: Any]] = []
         for position in positions {
             let next = open.filter { $0.driverID == position.driverID }.compactMap { order -> (Order, StopKind, GeoPoint)? in
-                let kind: StopKind = order.status == .assigned ? .pickup : .delivery
-                return order.stop(kind).location.map { (order, kind, $0) }
+                guard let kind = order.nextStop, let point = order.stop(kind).location else { return nil }
+                return (order, kind, point)
             }.min { position.fix.point.distance(to: $0.2) < position.fix.point.distance(to: $1.2) }
             var row: [String: Any] = ["name": position.driverName, "seen": present(ConsoleFormat.time(position.fix.recordedAt)),
                                       "point": position.fix.point.text, "trip": trips.first { $0.id == position.tripID }?.number ?? "—",
@@ -50,7 +50,7 @@ struct ConsoleMapPages {
                 let progress = try await store.progress(of: order.id, tenant: tenant)
                 row["next"] = ["order": order.number, "order_id": order.id.rawValue, "stop": kind.rawValue,
                                "arrived": present(ConsoleFormat.time(order.arrived(at: kind))),
-                               "distance": ConsoleFormat.distance(position.fix.point.distance(to: point)),
+                               "distance": LocationRules.distanceText(position.fix.point.distance(to: point)),
                                "eta": present(ConsoleFormat.time(progress.computedETA)),
                                "driver_eta": present(ConsoleFormat.time(progress.driverETA))] as [String: Any]
             }

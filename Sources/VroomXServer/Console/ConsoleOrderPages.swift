@@ -133,7 +133,7 @@ struct ConsoleOrderPages {
         let progress = try await store.progress(of: id, tenant: request.tenant)
         values["computed_eta"] = present(ConsoleFormat.time(progress.computedETA))
         values["computed_stop"] = progress.nextStop?.rawValue ?? ""
-        values["distance"] = present(progress.distanceMeters.map(ConsoleFormat.distance))
+        values["distance"] = present(progress.distanceMeters.map(LocationRules.distanceText))
         values["seen"] = present(ConsoleFormat.time(progress.position?.recordedAt))
         values["inspections"] = inspections.sorted { $0.kind == .pickup && $1.kind == .delivery }.map(Self.inspection)
         values["no_inspections"] = inspections.isEmpty

@@ -260,11 +260,7 @@ extension Store {
     /// without a position of the last 6 hours or the stop's coordinates).
     public func progress(of id: ID<Order>, tenant: ID<Tenant>) async throws -> OrderProgress {
         let order = try await self.order(id, .dispatch(tenant: tenant))
-        let next: StopKind? = switch order.status {
-        case .assigned: .pickup
-        case .pickedUp: .delivery
-        default: nil
-        }
+        let next = order.nextStop
         var progress = OrderProgress(orderID: order.id, nextStop: next, position: nil, distanceMeters: nil, computedETA: nil,
                                      driverETA: next == .pickup ? order.pickupETA : next == .delivery ? order.deliveryETA : nil,
                                      arrivedAtPickup: order.arrivedAtPickup, arrivedAtDelivery: order.arrivedAtDelivery)
