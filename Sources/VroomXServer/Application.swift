@@ -138,9 +138,12 @@ public func buildApplication(_ configuration: ServerConfiguration) async throws 
     return buildApplication(services)
 }
 
-/// - Parameter onServerRunning: told the bound port once listening (use
-///   port 0 in the configuration to let the system choose).
-public func buildApplication(_ services: ServerServices,
+/// - Parameters:
+///   - onServerRunning: told the bound port once listening (use port 0 in
+///     the configuration to let the system choose).
+///   - upkeep: whether the hourly upkeep runs (tests run each step
+///     themselves, when they choose, so it never races what they check).
+public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
                              onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
     let configuration = services.configuration
     let router = Router(context: AppRequestContext.self)
@@ -178,7 +181,7 @@ public func buildApplication(_ services: ServerServices,
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
         logger: services.logger
     )
-    app.addServices(MaintenanceService(services: services))
+    app.addServices(MaintenanceService(services: services, upkeep: upkeep))
     if let push = services.push { app.addServices(push) }
     if let postgres = services.database as? PostgresDatabase {
         app.addServices(PostgresChangeListener(database: postgres, hub: services.hub, logger: services.logger))
@@ -194,13 +197,14 @@ public func buildApplication(_ services: ServerServices,
 /// safety net under notifications). Closes the database on shutdown.
 struct MaintenanceService: Service, CustomStringConvertible {
     let services: ServerServices
+    let upkeep: Bool
     // Service lifecycle logs its services; never let that print the configuration's secrets.
     var description: String { "MaintenanceService" }
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
-                group.addTask { await every(.seconds(3600), prune) }
+                if upkeep { group.addTask { await every(.seconds(3600), prune) } }
                 group.addTask { await every(.seconds(30)) { await services.hub.poll() } }
             }
         }

@@ -263,6 +263,26 @@ struct FleetTests {
         }
     }
 
+    @Test("the server's upkeep tells dispatch about a paper running out by itself", arguments: TestBackend.available)
+    func upkeepNoticesPapers(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let dispatch = carrier.dispatcher.accessToken
+        let unit = try await server.store.createEquipment(EquipmentFields(kind: .truck, unitNumber: "T-12"), tenant: carrier.tenant.id)
+        _ = try await server.store.addEquipmentDocument(
+            unit.id, AddEquipmentDocumentRequest(kind: .registration, number: "R-1", expiresOn: LocalDate(server.clock.now).adding(days: 5)),
+            tenant: carrier.tenant.id)
+        // Upkeep runs as the server starts, then hourly.
+        try await server.run(upkeep: true) { api in
+            for _ in 0..<1_000 {
+                let seen = try await api.call(.dispatchEquipmentUnit, unit.id.rawValue, token: dispatch).decode(Equipment.self)
+                if seen.documents.first?.expiryNoticeAt != nil { return }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            Issue.record("the paper was never noticed")
+        }
+    }
+
     @Test("CSV imports of units and orders: all lines or none, every bad line named; bulk status all or none",
           arguments: TestBackend.available)
     func importsAndBulk(_ backend: TestBackend) async throws {

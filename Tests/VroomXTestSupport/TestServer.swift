@@ -31,8 +31,11 @@ public struct TestServer: Sendable {
 
     /// Runs the application for the test body (in-process router by default,
     /// `.live` for real sockets) and shuts it down afterwards.
-    public func run<T: Sendable>(_ setup: TestingSetup = .router, _ body: @Sendable (TestAPI) async throws -> T) async throws -> T {
-        let app = buildApplication(services)
+    /// The hourly upkeep stays off unless asked for: tests run each step
+    /// themselves, and one running at start-up would race what they check.
+    public func run<T: Sendable>(_ setup: TestingSetup = .router, upkeep: Bool = false,
+                                 _ body: @Sendable (TestAPI) async throws -> T) async throws -> T {
+        let app = buildApplication(services, upkeep: upkeep)
         return try await app.test(setup) { client in try await body(TestAPI(client: client)) }
     }
 
