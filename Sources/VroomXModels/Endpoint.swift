@@ -53,7 +53,8 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
 
     /// Endpoints whose body is file bytes, streamed to storage rather than
     /// held in memory (uploads keep their own exactly-once rules: offsets).
-    public static let streamsBody: Set<Endpoint> = [createUpload, uploadOffset, appendUpload, terminateUpload, putInspectionMedia]
+    public static let streamsBody: Set<Endpoint> = [createUpload, uploadOffset, appendUpload, terminateUpload, putInspectionMedia,
+                                                    addUnitPhoto]
 
     /// Endpoints whose body is a CSV file (`text/csv`). An import is all or
     /// nothing and keyed by its rows' own numbers, so sending it again
@@ -177,6 +178,11 @@ extension Endpoint {
     public static let equipment = list("/v1/equipment", .driver)
     public static let equipmentUnit = Endpoint(.get, "/v1/equipment/{id}", .driver)
     public static let recordOdometer = Endpoint(.post, "/v1/odometer-readings", .signedIn)
+    // A unit's photos: a driver on their own units, dispatch on every unit (large
+    // files go through the resumable uploads with `equipment_id` in their metadata)
+    public static let unitPhoto = Endpoint(.get, "/v1/equipment/{id}/photos/{photo}", .signedIn, [.range])
+    public static let addUnitPhoto = Endpoint(.post, "/v1/equipment/{id}/photos", .signedIn, [.contentLength])
+    public static let deleteUnitPhoto = Endpoint(.delete, "/v1/equipment/{id}/photos/{photo}", .signedIn)
 
     // Fleet: dispatch
     public static let dispatchEquipment = list("/v1/dispatch/equipment", .dispatcher, filters: [.equipmentKind, .equipmentStatus])
@@ -210,7 +216,7 @@ extension Endpoint {
         dispatchDrivers, dispatchCreateDriver, dispatchDeactivateDriver, dispatchReactivateDriver, dispatchTrips, dispatchCreateTrip, dispatchTrip, dispatchUpdateTrip,
         dispatchAssignTrip, dispatchTripExpenses, dispatchOrders, dispatchCreateOrder, dispatchOrder,
         dispatchUpdateOrder, dispatchAssignOrder, dispatchSendMessage, dispatchOrderInspections, dispatchImportOrders,
-        decodeVIN, equipment, equipmentUnit, recordOdometer,
+        decodeVIN, equipment, equipmentUnit, recordOdometer, unitPhoto, addUnitPhoto, deleteUnitPhoto,
         dispatchEquipment, dispatchCreateEquipment, dispatchEquipmentUnit, dispatchUpdateEquipment, dispatchAssignEquipment,
         dispatchEquipmentStatus, dispatchImportEquipment, dispatchAddEquipmentDocument, dispatchDeleteEquipmentDocument,
         dispatchExpiringDocuments, dispatchOdometerReadings, dispatchFuelReport,

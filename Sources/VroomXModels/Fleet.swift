@@ -112,6 +112,39 @@ public struct EquipmentDocument: Codable, Sendable, Hashable, Identifiable {
     }
 }
 
+/// A photo of a unit (a dent, the tyres, the plate), stored through the
+/// same media pipeline as inspection photos; its bytes are at
+/// `GET /v1/equipment/{unit}/photos/{id}`.
+public struct EquipmentPhoto: Codable, Sendable, Hashable, Identifiable {
+    /// A unit keeps at most this many photos.
+    public static let maxPerUnit = 30
+
+    public var id: ID<EquipmentPhoto>
+    public var contentType: String
+    public var sizeBytes: Int64
+    public var sha256: String
+    /// Who took it (a driver of the unit or a dispatcher).
+    public var uploadedBy: ID<User>
+    public var uploadedAt: Date
+
+    public init(id: ID<EquipmentPhoto>, contentType: String, sizeBytes: Int64, sha256: String, uploadedBy: ID<User>, uploadedAt: Date) {
+        self.id = id
+        self.contentType = contentType
+        self.sizeBytes = sizeBytes
+        self.sha256 = sha256
+        self.uploadedBy = uploadedBy
+        self.uploadedAt = uploadedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, sha256
+        case contentType = "content_type"
+        case sizeBytes = "size_bytes"
+        case uploadedBy = "uploaded_by"
+        case uploadedAt = "uploaded_at"
+    }
+}
+
 /// A truck or trailer of the carrier. The driver it is assigned to sees it
 /// (with its papers) in the app; dispatch sees the whole fleet.
 public struct Equipment: Codable, Sendable, Hashable, Identifiable {
@@ -134,6 +167,8 @@ public struct Equipment: Codable, Sendable, Hashable, Identifiable {
     public var odometerMiles: Int?
     public var odometerAt: Date?
     public var documents: [EquipmentDocument]
+    /// Oldest first.
+    public var photos: [EquipmentPhoto]
     public var version: Int
     public var createdAt: Date
     public var updatedAt: Date
@@ -142,7 +177,7 @@ public struct Equipment: Codable, Sendable, Hashable, Identifiable {
                 year: Int? = nil, vin: String = "", plate: String = "", plateState: String = "", status: EquipmentStatus = .active,
                 specs: EquipmentSpecs = EquipmentSpecs(), notes: String = "", driverID: ID<Driver>? = nil,
                 odometerMiles: Int? = nil, odometerAt: Date? = nil, documents: [EquipmentDocument] = [],
-                version: Int = 1, createdAt: Date, updatedAt: Date) {
+                photos: [EquipmentPhoto] = [], version: Int = 1, createdAt: Date, updatedAt: Date) {
         self.id = id
         self.kind = kind
         self.unitNumber = unitNumber
@@ -159,9 +194,36 @@ public struct Equipment: Codable, Sendable, Hashable, Identifiable {
         self.odometerMiles = odometerMiles
         self.odometerAt = odometerAt
         self.documents = documents
+        self.photos = photos
         self.version = version
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+    }
+
+    /// Documents stored, and phones' caches written, before units had
+    /// photos decode with none.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(VroomXModels.ID<Equipment>.self, forKey: .id)
+        kind = try c.decode(EquipmentKind.self, forKey: .kind)
+        unitNumber = try c.decode(String.self, forKey: .unitNumber)
+        make = try c.decode(String.self, forKey: .make)
+        model = try c.decode(String.self, forKey: .model)
+        year = try c.decodeIfPresent(Int.self, forKey: .year)
+        vin = try c.decode(String.self, forKey: .vin)
+        plate = try c.decode(String.self, forKey: .plate)
+        plateState = try c.decode(String.self, forKey: .plateState)
+        status = try c.decode(EquipmentStatus.self, forKey: .status)
+        specs = try c.decode(EquipmentSpecs.self, forKey: .specs)
+        notes = try c.decode(String.self, forKey: .notes)
+        driverID = try c.decodeIfPresent(VroomXModels.ID<Driver>.self, forKey: .driverID)
+        odometerMiles = try c.decodeIfPresent(Int.self, forKey: .odometerMiles)
+        odometerAt = try c.decodeIfPresent(Date.self, forKey: .odometerAt)
+        documents = try c.decode([EquipmentDocument].self, forKey: .documents)
+        photos = try c.decodeIfPresent([EquipmentPhoto].self, forKey: .photos) ?? []
+        version = try c.decode(Int.self, forKey: .version)
+        createdAt = try c.decode(Date.self, forKey: .createdAt)
+        updatedAt = try c.decode(Date.self, forKey: .updatedAt)
     }
 
     /// "T-12 · 2019 Peterbilt 389".
@@ -171,7 +233,7 @@ public struct Equipment: Codable, Sendable, Hashable, Identifiable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, kind, make, model, year, vin, plate, status, specs, notes, documents, version
+        case id, kind, make, model, year, vin, plate, status, specs, notes, documents, photos, version
         case unitNumber = "unit_number"
         case plateState = "plate_state"
         case driverID = "driver_id"

@@ -159,6 +159,7 @@ public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
     SyncController(store: services.store, logger: services.logger).register(routes)
     UploadController(uploads: services.uploads).register(routes)
     InspectionController(store: services.store, media: services.media, uploads: services.uploads).register(routes)
+    UnitPhotoController(store: services.store, media: services.media, uploads: services.uploads).register(routes)
     ConsoleController(pages: services.consolePages, store: services.store, auth: services.auth, policy: configuration.auth,
                       trustedProxyHops: configuration.trustedProxyHops, hub: services.hub, live: services.consoleLive,
                       media: services.media, mapTiles: configuration.mapTiles, stops: services.stops).register(router)

@@ -283,6 +283,97 @@ struct FleetTests {
         }
     }
 
+    @Test("photos of a unit: dispatch and the unit's driver add them (one request or resumable), only they see them, the bytes decide, a unit holds 30",
+          arguments: TestBackend.available)
+    func unitPhotos(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 2, tripsPerDriver: 1)
+        let other = try await CarrierFixture.make(server, name: "Bravo", drivers: 1, tripsPerDriver: 1)
+        let dispatch = carrier.dispatcher.accessToken
+        let (driver, sibling) = (carrier.drivers[0].accessToken, carrier.drivers[1].accessToken)
+        try await server.run { api in
+            let unit = try await api.call(.dispatchCreateEquipment, json: EquipmentFields(kind: .truck, unitNumber: "T-12"), token: dispatch)
+                .decode(Equipment.self)
+            _ = try await api.call(.dispatchAssignEquipment, unit.id.rawValue, json: AssignEquipmentRequest(driverID: carrier.driverID(0)),
+                                   token: dispatch)
+            let u = unit.id.rawValue
+            let cursor = try await api.call(.sync, query: "since=0", token: driver).decode(SyncPage.self).cursor
+
+            // Dispatch adds one in one request.
+            let shop = MediaSamples.jpeg(size: 70_000)
+            let added = try await api.call(.addUnitPhoto, u, bytes: shop, token: dispatch)
+            #expect(added.status == 201, "\(added.text)")
+            let withOne = try added.decode(Equipment.self)
+            let first = try #require(withOne.photos.first)
+            #expect(withOne.photos.count == 1 && first.contentType == "image/jpeg" && first.sizeBytes == 70_000
+                    && first.sha256 == UploadTests.hex(shop) && first.uploadedBy == carrier.dispatcher.user.id)
+
+            // The driver's phone sends one resumably, in two pieces, a minute later.
+            server.clock.advance(by: 60)
+            let dent = MediaSamples.png(size: 50_000)
+            let created = try await api.call(.createUpload, token: driver, headers: [
+                "Tus-Resumable": Tus.version, "Upload-Length": String(dent.count),
+                "Upload-Metadata": Tus.encodeMetadata(["equipment_id": u, "filename": "dent.png"]),
+            ])
+            #expect(created.status == 201, "\(created.text)")
+            let upload = String(try #require(created.headers[.location]).split(separator: "/").last!)
+            for (offset, piece) in [(0, Array(dent[..<20_000])), (20_000, Array(dent[20_000...]))] {
+                let patched = try await api.call(.appendUpload, upload, bytes: piece, token: driver, headers: [
+                    "Tus-Resumable": Tus.version, "Upload-Offset": String(offset), "Content-Type": Tus.patchContentType])
+                #expect(patched.status == 204, "\(patched.text)")
+            }
+            let seen = try await api.call(.equipmentUnit, u, token: driver).decode(Equipment.self)
+            #expect(seen.photos.map(\.contentType) == ["image/jpeg", "image/png"])
+            let second = seen.photos[1]
+            #expect(second.uploadedBy == carrier.drivers[0].user.id)
+            // The driver's feed carries the unit with its photos.
+            let feed = try await api.call(.sync, query: "since=\(cursor)", token: driver).decode(SyncPage.self).changes
+            guard case .equipment(let fed)? = feed.last?.row else { Issue.record("no unit in the feed: \(feed)"); return }
+            #expect(fed.photos.count == 2)
+
+            // The bytes, whole and by range, to whoever sees the unit.
+            let whole = try await api.call(.unitPhoto, u, first.id.rawValue, token: driver)
+            #expect(whole.status == 200 && Array(whole.body) == shop && whole.headers[.contentType] == "image/jpeg")
+            let part = try await api.call(.unitPhoto, u, second.id.rawValue, token: dispatch, headers: ["Range": "bytes=10-19"])
+            #expect(part.status == 206 && Array(part.body) == Array(dent[10..<20]))
+            for token in [sibling, other.dispatcher.accessToken, other.driver.accessToken] {
+                #expect(try await api.call(.unitPhoto, u, first.id.rawValue, token: token).status == 404)
+                #expect(try await api.call(.addUnitPhoto, u, bytes: MediaSamples.jpeg(), token: token).status == 404)
+                #expect(try await api.call(.deleteUnitPhoto, u, first.id.rawValue, token: token).status == 404)
+            }
+            #expect(try await api.call(.createUpload, token: sibling, headers: [
+                "Tus-Resumable": Tus.version, "Upload-Length": "2048", "Upload-Metadata": Tus.encodeMetadata(["equipment_id": u])]).status == 404)
+
+            // The bytes decide what a file is; a photo has a size cap; nothing is kept of a refused one.
+            let pdf = try await api.call(.addUnitPhoto, u, bytes: MediaSamples.pdf(), token: dispatch)
+            #expect(pdf.status == 415 && pdf.errorCode == "unsupported_media_type", "\(pdf.text)")
+            let huge = try await api.call(.createUpload, token: driver, headers: [
+                "Tus-Resumable": Tus.version, "Upload-Length": String(26 << 20), "Upload-Metadata": Tus.encodeMetadata(["equipment_id": u])])
+            #expect(huge.status == 413 && huge.errorCode == "payload_too_large")
+            let both = try await api.call(.createUpload, token: driver, headers: [
+                "Tus-Resumable": Tus.version, "Upload-Length": "2048",
+                "Upload-Metadata": Tus.encodeMetadata(["equipment_id": u, "inspection_id": UUID().uuidString])])
+            #expect(both.status == 400 && both.error?.field == "Upload-Metadata")
+            #expect(try await api.call(.equipmentUnit, u, token: driver).decode(Equipment.self).photos.count == 2)
+
+            // A driver removes only photos they took; dispatch removes any; the bytes go with the photo.
+            #expect(try await api.call(.deleteUnitPhoto, u, first.id.rawValue, token: driver).status == 404)
+            let key = try await server.store.unitPhoto(unit.id, photo: second.id, carrier.scope).key
+            let removed = try await api.call(.deleteUnitPhoto, u, second.id.rawValue, token: driver)
+            #expect(try removed.decode(Equipment.self).photos.map(\.id) == [first.id], "\(removed.text)")
+            #expect(try await server.services.media.open(key) == nil)
+            #expect(try await api.call(.unitPhoto, u, second.id.rawValue, token: driver).status == 404)
+            #expect(try await api.call(.deleteUnitPhoto, u, first.id.rawValue, token: dispatch).decode(Equipment.self).photos.isEmpty)
+
+            // A unit holds at most 30 photos.
+            for _ in 0..<EquipmentPhoto.maxPerUnit {
+                #expect(try await api.call(.addUnitPhoto, u, bytes: MediaSamples.jpeg(size: 600), token: dispatch).status == 201)
+            }
+            let full = try await api.call(.addUnitPhoto, u, bytes: MediaSamples.jpeg(size: 600), token: dispatch)
+            #expect(full.status == 422 && full.error?.field == "photos", "\(full.text)")
+        }
+    }
+
     @Test("CSV imports of units and orders: all lines or none, every bad line named; bulk status all or none",
           arguments: TestBackend.available)
     func importsAndBulk(_ backend: TestBackend) async throws {

@@ -67,7 +67,14 @@ struct TenantIsolationTests {
             _ = try await store.assignEquipment(truck.id, to: a.driverID(0), tenant: a.tenant.id)
             let papered = try await store.addEquipmentDocument(truck.id, AddEquipmentDocumentRequest(kind: .registration, expiresOn: LocalDate(Date())),
                                                                tenant: a.tenant.id)
-            let fleet = FleetProbeData(unit: truck.id, document: papered.documents[0].id, owner: a.driverID(0))
+            // Two photos the driver took of it: one to read, one to remove.
+            var photos: [ID<EquipmentPhoto>] = []
+            for _ in 0..<2 {
+                photos.append(try await api.call(.addUnitPhoto, truck.id.rawValue, bytes: MediaSamples.jpeg(), token: a.driver.accessToken)
+                    .decode(Equipment.self).photos.last!.id)
+            }
+            let fleet = FleetProbeData(unit: truck.id, document: papered.documents[0].id, owner: a.driverID(0), photo: photos[0],
+                                       doomedPhoto: photos[1])
             let probes = makeProbes(a: a, trip: ownerTrip, order: ownerOrder, expense: ownerExpense,
                                     notification: ownerNotification, deviceToken: ownerDeviceToken, inspection: inspection,
                                     idleDriver: idle.id) + fleetProbes(fleet, trip: ownerTrip)
@@ -78,7 +85,8 @@ struct TenantIsolationTests {
             }
 
             // Strings that must never reach anyone outside carrier A, and those a sibling must not see.
-            let carrierAStrings = try await allIdentifiers(of: a, store: store).union([fleet.unit.rawValue, fleet.document.rawValue])
+            let carrierAStrings = try await allIdentifiers(of: a, store: store).union([fleet.unit.rawValue, fleet.document.rawValue,
+                                                                                                 fleet.photo.rawValue, fleet.doomedPhoto.rawValue])
             let ownerPrivate = Set([ownerDeviceToken, fleet.unit.rawValue] + a.trips[0].map(\.id.rawValue)
                 + a.trips[0].flatMap { a.orders[$0.id]!.map(\.id.rawValue) + a.expenses[$0.id]!.map(\.id.rawValue) }
                 + (try await store.notifications(.driver(tenant: a.tenant.id, driver: a.driverID(0)))).map(\.id.rawValue))
@@ -263,6 +271,8 @@ struct TenantIsolationTests {
         let unit: ID<Equipment>
         let document: ID<EquipmentDocument>
         let owner: ID<Driver>
+        let photo: ID<EquipmentPhoto>
+        let doomedPhoto: ID<EquipmentPhoto>
     }
 
     /// The fleet endpoints, aimed at the owner's truck (dispatch's reads and
@@ -296,6 +306,9 @@ struct TenantIsolationTests {
             Probe(endpoint: .dispatchOdometerReadings, parameters: [unit], body: nil, namesCarrierAData: true),
             Probe(endpoint: .dispatchFuelReport, parameters: [unit], body: nil, namesCarrierAData: true),
             Probe(endpoint: .dispatchDeleteEquipmentDocument, parameters: [unit, fleet.document.rawValue], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .unitPhoto, parameters: [unit, fleet.photo.rawValue], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .addUnitPhoto, parameters: [unit], body: nil, namesCarrierAData: true, bytes: MediaSamples.jpeg()),
+            Probe(endpoint: .deleteUnitPhoto, parameters: [unit, fleet.doomedPhoto.rawValue], body: nil, namesCarrierAData: true),
         ]
     }
 
@@ -306,6 +319,8 @@ struct TenantIsolationTests {
         case .noToken, .forgedToken, .expiredToken:
             return [401]
         case .owner:
+            // The carrier's dispatcher (asked just before) removed the photo already.
+            if probe.endpoint == .deleteUnitPhoto { return [404] }
             return probe.endpoint.access == .dispatcher ? [403] : ok
         case .dispatcher:
             return probe.endpoint.access == .driver ? [403] : (probe.endpoint == .removeDeviceToken ? [404] : ok)

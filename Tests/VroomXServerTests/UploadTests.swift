@@ -232,8 +232,8 @@ struct UploadTests {
         let carrier = try await CarrierFixture.make(server, name: "Alpha")
         let inspection = try await Self.openInspection(server, carrier)
         let scope = Scope.driver(tenant: carrier.tenant.id, driver: carrier.driverID(0))
-        // Without a running server, so the hourly upkeep does not race the test's clock.
-        let (upload, _) = try await server.store.createUpload(inspection: inspection.id, slot: .front, length: 5000, metadata: "",
+        // Straight through the store: nothing races the test's clock.
+        let (upload, _) = try await server.store.createUpload(.inspection(inspection.id, .front), length: 5000, metadata: "",
                                                          user: carrier.driver.user.id, scope, limits: UploadLimits())
         let media = server.services.media
         _ = try await media.beginPartial(upload.id, key: upload.fileKey)

@@ -39,7 +39,8 @@ struct ConsoleOrderPages {
             let slot = MediaSlot(context.parameters.get("slot") ?? "")
             guard slot.isValid else { throw AppError.notFound("Photo") }
             let (described, key) = try await store.media(id, slot: slot, .dispatch(tenant: session.identity.tenant))
-            return try await InspectionController.serve(request, described, key: key, media: console.media)
+            return try await InspectionController.serve(request, contentType: described.contentType, sha256: described.sha256, key: key,
+                                                        media: console.media)
         }
     }
 

@@ -48,12 +48,12 @@ struct InspectionController {
     /// The file, whole or the byte range asked for (one range; RFC 9110).
     private func download(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (described, key) = try await store.media(try context.id(), slot: try slot(context), try context.caller().scope)
-        return try await Self.serve(request, described, key: key, media: media)
+        return try await Self.serve(request, contentType: described.contentType, sha256: described.sha256, key: key, media: media)
     }
 
     /// A stored file as the answer to a request, whole or the one byte
     /// range asked for (the API and the console both serve media so).
-    static func serve(_ request: Request, _ described: InspectionMedia, key: String, media: any MediaStorage) async throws -> Response {
+    static func serve(_ request: Request, contentType: String, sha256: String, key: String, media: any MediaStorage) async throws -> Response {
         let opened: (any StoredMediaReader)?
         do {
             opened = try await media.open(key)
@@ -63,13 +63,13 @@ struct InspectionController {
         guard let reader = opened else { throw AppError.notFound("Media file") }
         let size = reader.size
         var headers = HTTPFields()
-        headers[.contentType] = described.contentType
+        headers[.contentType] = contentType
         headers[.acceptRanges] = "bytes"
-        headers[.eTag] = "\"\(described.sha256)\""
+        headers[.eTag] = "\"\(sha256)\""
         headers[.cacheControl] = "private, max-age=31536000, immutable"
         var requested = Int64(0)..<size
         var status = HTTPResponse.Status.ok
-        if let header = request.headers[.range], request.headers[.ifRange].map({ $0 == "\"\(described.sha256)\"" }) ?? true {
+        if let header = request.headers[.range], request.headers[.ifRange].map({ $0 == "\"\(sha256)\"" }) ?? true {
             switch Self.parseRange(header, size: size) {
             case .whole:
                 break
@@ -128,8 +128,8 @@ struct InspectionController {
         guard let length = try request.integer(.contentLength), length > 0 else {
             throw AppError(411, .invalidParameter, "Send Content-Length with the file.", field: "Content-Length")
         }
-        let inspection = try await uploads.putWhole(request.body, length: length, inspection: try context.id(), slot: try slot(context),
-                                                    try context.caller())
-        return try JSONBody.response(inspection).response
+        let id: ID<Inspection> = try context.id()
+        try await uploads.putWhole(request.body, length: length, to: .inspection(id, try slot(context)), try context.caller())
+        return try JSONBody.response(try await store.inspection(id, try context.caller().scope)).response
     }
 }

@@ -6,10 +6,11 @@ import VroomXModels
 
 /// Resumable media uploads over tus 1.0 (core, creation, termination,
 /// checksum, expiration), so any standard tus client can send a photo or a
-/// walkthrough video: create an upload for an inspection slot, PATCH bytes
-/// at offsets, HEAD to learn the offset after an interruption. Bytes that
-/// arrived before a connection dropped are kept. A finished upload becomes
-/// the slot's file and the inspection's change reaches the feed.
+/// walkthrough video: create an upload for an inspection slot (or a photo of
+/// a unit), PATCH bytes at offsets, HEAD to learn the offset after an
+/// interruption. Bytes that arrived before a connection dropped are kept. A
+/// finished upload becomes the slot's file (or the unit's photo) and the
+/// change reaches the feed.
 struct UploadController {
     let uploads: UploadService
 
@@ -68,19 +69,32 @@ struct UploadController {
         guard metadataText.utf8.count <= 4096, let metadata = Tus.decodeMetadata(metadataText) else {
             throw AppError(400, .invalidParameter, "Upload-Metadata must be comma-separated `key base64` pairs.", field: "Upload-Metadata")
         }
+        let record = try await uploads.start(try Self.target(metadata), length: length, metadata: metadataText, identity)
+        var headers = Self.tusHeaders
+        headers[.location] = Endpoint.appendUpload.path(record.id)
+        headers[.uploadExpires] = Self.httpDate(record.expiresAt)
+        return Response(status: .created, headers: headers)
+    }
+
+    /// `inspection_id` with the `slot` it fills, or `equipment_id` for a photo of a unit.
+    static func target(_ metadata: [String: String]) throws -> UploadTarget {
+        if let unit = metadata["equipment_id"] {
+            guard metadata["inspection_id"] == nil, let id = ID<Equipment>(unit) else {
+                throw AppError(400, .invalidParameter, "Upload-Metadata names either an inspection_id or an equipment_id (a unit id).",
+                               field: "Upload-Metadata")
+            }
+            return .unitPhoto(id)
+        }
         guard let inspection = metadata["inspection_id"].flatMap(ID<Inspection>.init) else {
-            throw AppError(400, .invalidParameter, "Upload-Metadata must name the inspection_id.", field: "Upload-Metadata")
+            throw AppError(400, .invalidParameter, "Upload-Metadata must name the inspection_id (or the equipment_id of a unit's photo).",
+                           field: "Upload-Metadata")
         }
         let slot = MediaSlot(metadata["slot"] ?? "")
         guard slot.isValid else {
             throw AppError(400, .invalidParameter, "Upload-Metadata must name a slot of the inspection (like front or walkthrough).",
                            field: "Upload-Metadata")
         }
-        let record = try await uploads.start(inspection: inspection, slot: slot, length: length, metadata: metadataText, identity)
-        var headers = Self.tusHeaders
-        headers[.location] = Endpoint.appendUpload.path(record.id)
-        headers[.uploadExpires] = Self.httpDate(record.expiresAt)
-        return Response(status: .created, headers: headers)
+        return .inspection(inspection, slot)
     }
 
     // MARK: Core

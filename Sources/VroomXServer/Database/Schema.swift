@@ -507,6 +507,69 @@ enum Schema {
             ALTER TABLE orders ADD COLUMN arrived_at_pickup BIGINT;
             ALTER TABLE orders ADD COLUMN arrived_at_delivery BIGINT
             """),
+
+        // Photos of a unit, uploaded as inspection photos are: an upload now
+        // goes to an inspection's slot or to a unit, never both. SQLite cannot
+        // drop a NOT NULL, so the uploads table is rebuilt there.
+        Migration(version: 11, name: "unit photos", sql: """
+            CREATE TABLE equipment_photos (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                equipment_id TEXT NOT NULL,
+                content_type TEXT NOT NULL,
+                size_bytes BIGINT NOT NULL CHECK (size_bytes > 0),
+                sha256 TEXT NOT NULL CHECK (length(sha256) = 64),
+                storage_key TEXT NOT NULL,
+                uploaded_by TEXT NOT NULL,
+                uploaded_at BIGINT NOT NULL,
+                UNIQUE (tenant_id, id),
+                FOREIGN KEY (tenant_id, equipment_id) REFERENCES equipment (tenant_id, id) ON DELETE CASCADE
+            );
+            CREATE INDEX equipment_photos_by_unit ON equipment_photos (tenant_id, equipment_id, uploaded_at)
+            """,
+            sqlite: """
+            CREATE TABLE uploads_v11 (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                inspection_id TEXT,
+                equipment_id TEXT,
+                user_id TEXT NOT NULL,
+                slot TEXT NOT NULL CHECK (length(slot) BETWEEN 1 AND 32),
+                kind TEXT NOT NULL CHECK (kind IN ('photo', 'video', 'signature')),
+                length BIGINT NOT NULL CHECK (length > 0),
+                received BIGINT NOT NULL DEFAULT 0 CHECK (received >= 0 AND received <= length),
+                metadata TEXT NOT NULL DEFAULT '' CHECK (length(metadata) <= 4096),
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                completed_at BIGINT,
+                storage_key TEXT,
+                sha256 TEXT CHECK (sha256 IS NULL OR length(sha256) = 64),
+                content_type TEXT,
+                storage_handle TEXT,
+                lease_token TEXT,
+                lease_until BIGINT,
+                UNIQUE (tenant_id, id),
+                CHECK ((inspection_id IS NULL) <> (equipment_id IS NULL)),
+                FOREIGN KEY (tenant_id, inspection_id) REFERENCES inspections (tenant_id, id) ON DELETE CASCADE,
+                FOREIGN KEY (tenant_id, equipment_id) REFERENCES equipment (tenant_id, id) ON DELETE CASCADE,
+                FOREIGN KEY (tenant_id, user_id) REFERENCES users (tenant_id, id) ON DELETE CASCADE
+            );
+            INSERT INTO uploads_v11 (id, tenant_id, inspection_id, user_id, slot, kind, length, received, metadata, created_at,
+                                     expires_at, completed_at, storage_key, sha256, content_type, storage_handle, lease_token, lease_until)
+                SELECT id, tenant_id, inspection_id, user_id, slot, kind, length, received, metadata, created_at,
+                       expires_at, completed_at, storage_key, sha256, content_type, storage_handle, lease_token, lease_until
+                FROM uploads;
+            DROP TABLE uploads;
+            ALTER TABLE uploads_v11 RENAME TO uploads;
+            CREATE INDEX uploads_by_expiry ON uploads (expires_at);
+            CREATE INDEX uploads_open_by_user ON uploads (tenant_id, user_id, completed_at)
+            """,
+            postgres: """
+            ALTER TABLE uploads ALTER COLUMN inspection_id DROP NOT NULL;
+            ALTER TABLE uploads ADD COLUMN equipment_id TEXT;
+            ALTER TABLE uploads ADD FOREIGN KEY (tenant_id, equipment_id) REFERENCES equipment (tenant_id, id) ON DELETE CASCADE;
+            ALTER TABLE uploads ADD CHECK ((inspection_id IS NULL) <> (equipment_id IS NULL))
+            """),
     ]
 }
 

@@ -43,7 +43,7 @@ public struct UploadLimits: Sendable, Hashable {
 /// size caps and quotas, one writer per upload across every instance (a
 /// lease in the database), bytes kept across dropped connections, content
 /// decided by the bytes, and the last byte attaching the file to its
-/// inspection.
+/// inspection or unit.
 struct UploadService: Sendable {
     let store: Store
     let media: any MediaStorage
@@ -52,13 +52,13 @@ struct UploadService: Sendable {
     static let recordEvery: Int64 = 16 << 20
 
     /// Checks the size against the slot's kind and the quotas, and opens the upload.
-    func start(inspection: ID<Inspection>, slot: MediaSlot, length: Int64, metadata: String,
-               _ identity: Identity) async throws -> UploadRecord {
-        let limit = limits.maxBytes(slot.kind)
+    func start(_ target: UploadTarget, length: Int64, metadata: String, _ identity: Identity) async throws -> UploadRecord {
+        let kind = target.slot.kind
+        let limit = limits.maxBytes(kind)
         guard length <= limit else {
-            throw AppError(413, .payloadTooLarge, "A \(slot.kind.rawValue) may be at most \(limit >> 20) MB.", field: "Upload-Length")
+            throw AppError(413, .payloadTooLarge, "A \(kind.rawValue) may be at most \(limit >> 20) MB.", field: "Upload-Length")
         }
-        var (record, replaced) = try await store.createUpload(inspection: inspection, slot: slot, length: length, metadata: metadata,
+        var (record, replaced) = try await store.createUpload(target, length: length, metadata: metadata,
                                                               user: identity.user, identity.scope, limits: limits)
         // The bytes of an upload this one replaced no longer count against any quota: they go now,
         // not at the next upkeep, so repeated replacements cannot fill the storage.
@@ -268,9 +268,9 @@ struct UploadService: Sendable {
 
     /// A whole file in one request: the same checks and storage as a
     /// resumable upload, but nothing is kept if the request fails.
-    func putWhole<Body: AsyncSequence & Sendable>(_ body: Body, length: Int64, inspection: ID<Inspection>, slot: MediaSlot,
-                                                 _ identity: Identity) async throws -> Inspection where Body.Element == ByteBuffer {
-        let upload = try await start(inspection: inspection, slot: slot, length: length, metadata: "", identity)
+    func putWhole<Body: AsyncSequence & Sendable>(_ body: Body, length: Int64, to target: UploadTarget,
+                                                 _ identity: Identity) async throws where Body.Element == ByteBuffer {
+        let upload = try await start(target, length: length, metadata: "", identity)
         do {
             let received = try await append(body, contentLength: length, at: 0, checksum: nil, to: upload.id, identity).received
             guard received == length else {
@@ -281,7 +281,6 @@ struct UploadService: Sendable {
             try? await store.deleteUpload(upload.id, tenant: identity.tenant)
             throw error
         }
-        return try await store.inspection(upload.inspectionID, identity.scope)
     }
 
     /// Ends an upload the client gave up; its bytes go.
@@ -349,8 +348,8 @@ struct UploadService: Sendable {
     }
 
     /// Makes the finished upload its file and attaches it to the inspection
-    /// in one transaction, which also checks that the inspection is still
-    /// open. A file never replaces another in place: each upload has a key
+    /// (or unit) in one transaction, which also checks that the inspection
+    /// is still open (or the unit still the caller's, with room for it). A file never replaces another in place: each upload has a key
     /// of its own; if the attachment is refused the new file goes, and once
     /// it is attached the slot's previous file goes. Every step can be done
     /// again, so a request that fails midway (the database went away) is
@@ -386,13 +385,12 @@ struct UploadService: Sendable {
             file = UploadRecord.StoredFile(key: key, sha256: sha256, contentType: detected.contentType)
             try await store.recordStoredFile(file, of: upload.id, tenant: identity.tenant)
         }
-        let attached = InspectionMedia(slot: upload.slot, kind: upload.kind, contentType: file.contentType,
-                                       sizeBytes: upload.length, sha256: file.sha256, uploadedAt: store.now)
         let replaced: String?
         do {
-            replaced = try await store.finishUpload(upload, media: attached, key: file.key, identity.scope)
+            replaced = try await store.finishUpload(upload, file: file, user: identity.user, identity.scope)
         } catch let error as AppError where error.status < 500 {
-            // Refused for good (the inspection was completed meanwhile): the file and the upload go.
+            // Refused for good (the inspection was completed meanwhile, the unit is another driver's or
+            // has no room left): the file and the upload go.
             await media.remove(file.key)
             try? await store.deleteUpload(upload.id, tenant: identity.tenant)
             throw error

@@ -150,6 +150,15 @@ extension EquipmentDocument {
     }
 }
 
+extension EquipmentPhoto {
+    static let columns: SQL = "id, equipment_id, content_type, size_bytes, sha256, uploaded_by, uploaded_at"
+
+    init(row: SQLRow) throws {
+        self.init(id: try row.id("id"), contentType: try row.string("content_type"), sizeBytes: try row.int64("size_bytes"),
+                  sha256: try row.string("sha256"), uploadedBy: try row.id("uploaded_by"), uploadedAt: try row.date("uploaded_at"))
+    }
+}
+
 extension OdometerReading {
     static let columns: SQL = "id, equipment_id, miles, recorded_at, driver_id"
     static let order = ListOrder(.descending("recorded_at"), .ascending("id"))

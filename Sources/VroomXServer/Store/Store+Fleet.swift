@@ -32,10 +32,14 @@ extension Store {
             let documents = Dictionary(grouping: try await db.query("""
                 SELECT \(EquipmentDocument.columns) FROM equipment_documents WHERE tenant_id = \(tenant) ORDER BY expires_on, id
                 """).map { (try $0.id("equipment_id", as: Equipment.self), try EquipmentDocument(row: $0)) }, by: \.0)
+            let photos = Dictionary(grouping: try await db.query("""
+                SELECT \(EquipmentPhoto.columns) FROM equipment_photos WHERE tenant_id = \(tenant) ORDER BY uploaded_at, id
+                """).map { (try $0.id("equipment_id", as: Equipment.self), try EquipmentPhoto(row: $0)) }, by: \.0)
             return try await db.query("SELECT \(Equipment.columns) FROM equipment WHERE tenant_id = \(tenant) ORDER BY unit_key")
                 .map { row in
                     var unit = try Equipment(row: row)
                     unit.documents = documents[unit.id]?.map(\.1) ?? []
+                    unit.photos = photos[unit.id]?.map(\.1) ?? []
                     return unit
                 }
         }
@@ -52,6 +56,10 @@ extension Store {
             SELECT \(EquipmentDocument.columns) FROM equipment_documents
             WHERE tenant_id = \(scope.tenant) AND equipment_id = \(id) ORDER BY expires_on, id
             """).map(EquipmentDocument.init(row:))
+        unit.photos = try await db.query("""
+            SELECT \(EquipmentPhoto.columns) FROM equipment_photos
+            WHERE tenant_id = \(scope.tenant) AND equipment_id = \(id) ORDER BY uploaded_at, id
+            """).map(EquipmentPhoto.init(row:))
         return unit
     }
 
@@ -282,6 +290,63 @@ extension Store {
             }
         }
         return noticed
+    }
+
+    // MARK: Photos
+
+    /// A photo of a unit the scope sees, and where its bytes are stored.
+    public func unitPhoto(_ id: ID<Equipment>, photo: ID<EquipmentPhoto>, _ scope: Scope) async throws -> (photo: EquipmentPhoto, key: String) {
+        try await read { db in
+            guard try await db.first("SELECT id FROM equipment WHERE \(scope.filter()) AND id = \(id)") != nil,
+                  let row = try await db.first("""
+                      SELECT \(EquipmentPhoto.columns), storage_key FROM equipment_photos
+                      WHERE tenant_id = \(scope.tenant) AND equipment_id = \(id) AND id = \(photo)
+                      """) else { throw AppError.notFound("Photo") }
+            return (try EquipmentPhoto(row: row), try row.string("storage_key"))
+        }
+    }
+
+    /// A unit the scope may add photos to, and has room for another.
+    func checkRoomForPhoto(of id: ID<Equipment>, _ scope: Scope, _ tx: TenantTransaction) async throws {
+        guard try await tx.first("SELECT id FROM equipment WHERE \(scope.filter()) AND id = \(id)") != nil else {
+            throw AppError.notFound("Unit")
+        }
+        let photos = try await tx.first("""
+            SELECT COUNT(*) AS photos FROM equipment_photos WHERE tenant_id = \(tx.tenant) AND equipment_id = \(id)
+            """)?.int("photos") ?? 0
+        guard photos < EquipmentPhoto.maxPerUnit else {
+            throw AppError(422, .validationFailed, "A unit keeps at most \(EquipmentPhoto.maxPerUnit) photos; delete old ones first.",
+                           field: "photos")
+        }
+    }
+
+    /// Attaches a finished upload as a photo of a unit (a new version of
+    /// the unit for everyone who sees it).
+    func addPhoto(_ photo: EquipmentPhoto, key: String, to id: ID<Equipment>, _ scope: Scope, _ tx: TenantTransaction) async throws {
+        guard try await fetchEquipment(id, scope, locking: true, tx.db) != nil else { throw AppError.notFound("Unit") }
+        try await checkRoomForPhoto(of: id, scope, tx)
+        try await tx.execute("""
+            INSERT INTO equipment_photos (id, tenant_id, equipment_id, content_type, size_bytes, sha256, storage_key, uploaded_by, uploaded_at)
+            VALUES (\(photo.id), \(tx.tenant), \(id), \(photo.contentType), \(photo.sizeBytes), \(photo.sha256), \(key),
+                    \(photo.uploadedBy), \(photo.uploadedAt))
+            """)
+        _ = try await resaveEquipment(id, tx)
+    }
+
+    /// Removes a photo: dispatch any, a driver only one they took of their
+    /// own unit. Returns the unit and where the photo's bytes were, for the
+    /// caller to remove once this has committed.
+    public func deleteUnitPhoto(_ id: ID<Equipment>, photo: ID<EquipmentPhoto>, user: ID<User>,
+                                _ scope: Scope) async throws -> (unit: Equipment, key: String) {
+        try await write(tenant: scope.tenant) { tx in
+            guard try await fetchEquipment(id, scope, locking: true, tx.db) != nil else { throw AppError.notFound("Unit") }
+            let takenBy: SQL = scope.driverID == nil ? "" : " AND uploaded_by = \(user)"
+            guard let key = try await tx.first("""
+                DELETE FROM equipment_photos WHERE tenant_id = \(tx.tenant) AND equipment_id = \(id) AND id = \(photo)\(takenBy)
+                RETURNING storage_key
+                """).map({ try $0.string("storage_key") }) else { throw AppError.notFound("Photo") }
+            return (try await resaveEquipment(id, tx), key)
+        }
     }
 
     // MARK: Odometer

@@ -1,6 +1,26 @@
 import Foundation
 import VroomXModels
 
+/// What a finished upload becomes: the file of an inspection's slot, or a
+/// photo of a unit.
+public enum UploadTarget: Sendable, Hashable {
+    case inspection(ID<Inspection>, MediaSlot)
+    case unitPhoto(ID<Equipment>)
+
+    /// The slot the upload fills (a unit's photos are all `unit_photo`).
+    var slot: MediaSlot {
+        switch self {
+        case .inspection(_, let slot): slot
+        case .unitPhoto: .unitPhoto
+        }
+    }
+}
+
+extension MediaSlot {
+    /// Where uploads of a unit's photos go; not one of an inspection's slots.
+    static let unitPhoto = MediaSlot("unit_photo")
+}
+
 /// An upload in progress (tus): where its bytes go and how many have
 /// durably arrived.
 public struct UploadRecord: Sendable, Hashable {
@@ -13,8 +33,8 @@ public struct UploadRecord: Sendable, Hashable {
 
     public let id: String
     public let tenantID: ID<Tenant>
-    public let inspectionID: ID<Inspection>
-    public let slot: MediaSlot
+    public let target: UploadTarget
+    public var slot: MediaSlot { target.slot }
     public let kind: MediaKind
     public let length: Int64
     public var received: Int64
@@ -25,22 +45,31 @@ public struct UploadRecord: Sendable, Hashable {
     /// The storage's reference to the bytes in progress (an S3 multipart upload id).
     public var storageHandle: String?
 
-    /// Where the finished file goes: `{tenant}/{inspection}/{photos|videos|signatures}/{slot}.{upload}`.
+    /// Where the finished file goes: `{tenant}/{inspection}/{photos|videos|signatures}/{slot}.{upload}`,
+    /// or `{tenant}/equipment/{unit}/photos/{upload}`.
     public var fileKey: String {
-        let folder = switch kind {
-        case .photo: "photos"
-        case .video: "videos"
-        case .signature: "signatures"
+        switch target {
+        case .inspection(let inspection, let slot):
+            let folder = switch kind {
+            case .photo: "photos"
+            case .video: "videos"
+            case .signature: "signatures"
+            }
+            return "\(tenantID.rawValue)/\(inspection.rawValue)/\(folder)/\(slot.rawValue).\(id)"
+        case .unitPhoto(let unit):
+            return "\(tenantID.rawValue)/equipment/\(unit.rawValue)/photos/\(id)"
         }
-        return "\(tenantID.rawValue)/\(inspectionID.rawValue)/\(folder)/\(slot.rawValue).\(id)"
     }
 
     init(row: SQLRow) throws {
         id = try row.string("id")
         tenantID = try row.id("tenant_id")
         storageHandle = try row.optionalString("storage_handle")
-        inspectionID = try row.id("inspection_id")
-        slot = MediaSlot(try row.string("slot"))
+        if let unit = try row.optionalID("equipment_id", as: Equipment.self) {
+            target = .unitPhoto(unit)
+        } else {
+            target = .inspection(try row.id("inspection_id"), MediaSlot(try row.string("slot")))
+        }
         kind = MediaKind(rawValue: try row.string("kind")) ?? .photo
         length = try row.int64("length")
         received = try row.int64("received")
@@ -53,7 +82,7 @@ public struct UploadRecord: Sendable, Hashable {
     }
 
     static let columns: SQL = """
-        id, tenant_id, inspection_id, slot, kind, length, received, metadata, expires_at, completed_at, storage_key, sha256,
+        id, tenant_id, inspection_id, equipment_id, slot, kind, length, received, metadata, expires_at, completed_at, storage_key, sha256,
         content_type, storage_handle
         """
 }
@@ -67,32 +96,44 @@ struct ExpiredUpload: Sendable {
 
 extension Store {
     /// Opens an upload for a slot of an open inspection the driver may see,
-    /// within the user's and the carrier's quotas; the user's unfinished
-    /// upload for the same slot, if any, ends (answers 410 from now on) and
-    /// it is returned so its bytes can go at once.
-    public func createUpload(inspection: ID<Inspection>, slot: MediaSlot, length: Int64, metadata: String,
+    /// or for a photo of a unit the caller may see, within the user's and
+    /// the carrier's quotas. The user's unfinished upload for the same
+    /// inspection slot, if any, ends (answers 410 from now on) and it is
+    /// returned so its bytes can go at once.
+    public func createUpload(_ target: UploadTarget, length: Int64, metadata: String,
                              user: ID<User>, _ scope: Scope, limits: UploadLimits) async throws -> (upload: UploadRecord, replaced: [UploadRecord]) {
         try await write(tenant: scope.tenant) { tx in
-            guard let found = try await fetchInspection(inspection, tenant: scope.tenant, tx.db),
-                  try await fetchOrder(found.orderID, scope, tx.db) != nil else { throw AppError.notFound("Inspection") }
-            guard found.completedAt == nil else {
-                throw AppError(409, .inspectionCompleted, "This inspection is completed and can no longer change.")
+            let replaced: [UploadRecord]
+            let inspectionID: ID<Inspection>?
+            let unitID: ID<Equipment>?
+            switch target {
+            case .inspection(let inspection, let slot):
+                guard let found = try await fetchInspection(inspection, tenant: scope.tenant, tx.db),
+                      try await fetchOrder(found.orderID, scope, tx.db) != nil else { throw AppError.notFound("Inspection") }
+                guard found.completedAt == nil else {
+                    throw AppError(409, .inspectionCompleted, "This inspection is completed and can no longer change.")
+                }
+                // A new upload for a slot replaces the user's unfinished ones for it (a retry after a lost
+                // answer, a request delivered twice): abandoned uploads never pile up against the quota.
+                replaced = try await tx.query("""
+                    UPDATE uploads SET expires_at = \(tx.now)
+                    WHERE tenant_id = \(scope.tenant) AND user_id = \(user) AND inspection_id = \(inspection) AND slot = \(slot.rawValue)
+                      AND completed_at IS NULL AND expires_at > \(tx.now)
+                    RETURNING \(UploadRecord.columns)
+                    """).map(UploadRecord.init(row:))
+                (inspectionID, unitID) = (inspection, nil)
+            case .unitPhoto(let unit):
+                try await checkRoomForPhoto(of: unit, scope, tx)
+                replaced = []
+                (inspectionID, unitID) = (nil, unit)
             }
-            // A new upload for a slot replaces the user's unfinished ones for it (a retry after a lost
-            // answer, a request delivered twice): abandoned uploads never pile up against the quota.
-            let replaced = try await tx.query("""
-                UPDATE uploads SET expires_at = \(tx.now)
-                WHERE tenant_id = \(scope.tenant) AND user_id = \(user) AND inspection_id = \(inspection) AND slot = \(slot.rawValue)
-                  AND completed_at IS NULL AND expires_at > \(tx.now)
-                RETURNING \(UploadRecord.columns)
-                """).map(UploadRecord.init(row:))
             try await checkQuotas(length: length, user: user, limits: limits, tx)
             let id = UUID().uuidString.lowercased()
             let expires = tx.now.addingTimeInterval(limits.lifetime)
             try await tx.execute("""
-                INSERT INTO uploads (id, tenant_id, inspection_id, user_id, slot, kind, length, metadata, created_at, expires_at)
-                VALUES (\(id), \(scope.tenant), \(inspection), \(user), \(slot.rawValue), \(slot.kind.rawValue), \(length),
-                        \(metadata), \(tx.now), \(expires))
+                INSERT INTO uploads (id, tenant_id, inspection_id, equipment_id, user_id, slot, kind, length, metadata, created_at, expires_at)
+                VALUES (\(id), \(scope.tenant), \(inspectionID), \(unitID), \(user), \(target.slot.rawValue), \(target.slot.kind.rawValue),
+                        \(length), \(metadata), \(tx.now), \(expires))
                 """)
             guard let row = try await tx.first("SELECT \(UploadRecord.columns) FROM uploads WHERE id = \(id)") else {
                 throw AppError.notFound("Upload")
@@ -122,6 +163,7 @@ extension Store {
         }
         let stored = try await tx.first("""
             SELECT (SELECT COALESCE(SUM(size_bytes), 0) FROM inspection_media WHERE tenant_id = \(tx.tenant))
+                 + (SELECT COALESCE(SUM(size_bytes), 0) FROM equipment_photos WHERE tenant_id = \(tx.tenant))
                  + (SELECT COALESCE(SUM(length), 0) FROM uploads
                     WHERE tenant_id = \(tx.tenant) AND completed_at IS NULL AND expires_at > \(tx.now)) AS bytes
             """)?.int64("bytes") ?? 0
@@ -197,15 +239,25 @@ extension Store {
         }
     }
 
-    /// Marks an upload finished and attaches its file to the inspection,
-    /// in one transaction (the attachment appears in the change feed).
-    /// Returns the storage key of the file the slot held before, if any.
-    func finishUpload(_ upload: UploadRecord, media: InspectionMedia, key: String, _ scope: Scope) async throws -> String? {
+    /// Marks an upload finished and attaches its file to its inspection or
+    /// unit, in one transaction (the change appears in the feed). Returns
+    /// the storage key of the file the inspection's slot held before, if any.
+    func finishUpload(_ upload: UploadRecord, file: UploadRecord.StoredFile, user: ID<User>, _ scope: Scope) async throws -> String? {
         try await write(tenant: scope.tenant) { tx in
             try await tx.execute("""
                 UPDATE uploads SET received = length, completed_at = \(tx.now) WHERE tenant_id = \(scope.tenant) AND id = \(upload.id)
                 """)
-            return try await attachMedia(media, key: key, to: upload.inspectionID, scope, tx)
+            switch upload.target {
+            case .inspection(let inspection, let slot):
+                let media = InspectionMedia(slot: slot, kind: upload.kind, contentType: file.contentType,
+                                            sizeBytes: upload.length, sha256: file.sha256, uploadedAt: tx.now)
+                return try await attachMedia(media, key: file.key, to: inspection, scope, tx)
+            case .unitPhoto(let unit):
+                let photo = EquipmentPhoto(id: ID(), contentType: file.contentType, sizeBytes: upload.length, sha256: file.sha256,
+                                           uploadedBy: user, uploadedAt: tx.now)
+                try await addPhoto(photo, key: file.key, to: unit, scope, tx)
+                return nil
+            }
         }
     }
 
