@@ -162,7 +162,8 @@ public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
     UnitPhotoController(store: services.store, media: services.media, uploads: services.uploads).register(routes)
     ConsoleController(pages: services.consolePages, store: services.store, auth: services.auth, policy: configuration.auth,
                       trustedProxyHops: configuration.trustedProxyHops, hub: services.hub, live: services.consoleLive,
-                      media: services.media, mapTiles: configuration.mapTiles, stops: services.stops).register(router)
+                      media: services.media, uploads: services.uploads, mapTiles: configuration.mapTiles,
+                      stops: services.stops).register(router)
     routes.on(.realtime) { request, _ in
         _ = try Realtime.since(request)
         throw AppError(426, .upgradeRequired, "Connect to this endpoint with a WebSocket.")

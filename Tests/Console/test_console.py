@@ -478,3 +478,75 @@ def test_fleet_csv_import_names_bad_lines_and_then_adds_the_units(page, server):
     expect(page.locator(".notice")).to_contain_text("Imported: 2 new, 1 updated.")
     expect(page.locator("tr[data-unit='T-50']")).to_contain_text("Kenworth")
     expect(page.locator("tr[data-unit='TR-51']")).to_contain_text("Cottrell")
+
+
+def test_a_unit_page_adds_edits_assigns_and_keeps_papers_and_photos(page, server, tmp_path):
+    page.goto(server.base + "/fleet")
+    page.click("text=Add trailer")
+    expect(page.locator("h1")).to_have_text("New trailer")
+    page.fill("#unit_number", "TR-60")
+    page.fill("#year", "1850")
+    page.fill("#capacity_cars", "9")
+    page.select_option("#trailer_type", "open")
+    page.click("button:has-text('Add trailer')")
+    expect(page.locator("#year + .field-error, .field:has(#year) .field-error")).to_contain_text("1900")
+    expect(page.locator("#unit_number")).to_have_value("TR-60")  # what was typed stays
+    page.fill("#year", "2020")
+    page.click("button:has-text('Add trailer')")
+    expect(page.locator("h1")).to_contain_text("TR-60")
+    expect(page.locator("#capacity_cars")).to_have_value("9")
+
+    # Details edit with the form's version.
+    page.fill("#make", "Cottrell")
+    page.fill("#model", "CX-09LS")
+    page.click("button:has-text('Save details')")
+    expect(page.locator(".notice")).to_have_text("Saved.")
+    expect(page.locator(".page-head")).to_contain_text("2020 Cottrell CX-09LS")
+
+    # Someone else saves meanwhile: this form's save is refused and says so.
+    page.fill("#notes", "Ramp 3 sticks")
+    other = page.context.new_page()  # another tab (or another dispatcher) saves first
+    other.goto(page.url)
+    other.fill("#make", "Cottrell Inc")
+    other.click("button:has-text('Save details')")
+    expect(other.locator(".notice")).to_have_text("Saved.")
+    other.close()
+    page.click("button:has-text('Save details')")
+    expect(page.locator(".form-error")).to_contain_text("Someone else changed this unit")
+    expect(page.locator("#make")).to_have_value("Cottrell Inc")
+
+    # Given to a driver.
+    page.select_option("#driver_id", label="Alex Rivera")
+    page.click("#driver button:has-text('Assign')")
+    expect(page.locator("#driver_id option:checked")).to_have_text("Alex Rivera")
+
+    # A paper, checked before it is kept.
+    page.select_option("#paper_kind", "registration")
+    page.fill("#paper_number", "TX-REG-60")
+    page.fill("#paper_expires", "2027-01-15")
+    page.click("button:has-text('Add paper')")
+    expect(page.locator("#papers tr[data-paper='Registration']")).to_contain_text("TX-REG-60")
+
+    # Photos: a JPEG is kept; a PDF is refused with the server's reason.
+    jpeg = tmp_path / "ramp.jpg"
+    jpeg.write_bytes(photo("TR-60 ramp"))
+    pdf = tmp_path / "title.pdf"
+    pdf.write_bytes(b"%PDF-1.7\n%" + bytes(2_000))
+    page.set_input_files("#photo-files", str(pdf))
+    page.click("#photos button:has-text('Upload')")
+    expect(page.locator("[data-upload-error]")).to_contain_text("title.pdf")
+    expect(page.locator("[data-upload-error]")).to_contain_text("photo")
+    page.set_input_files("#photo-files", str(jpeg))
+    page.click("#photos button:has-text('Upload')")
+    expect(page.locator("#photos figure")).to_have_count(1)
+    image = page.locator("#photos figure img")
+    expect(image).to_have_attribute("alt", re.compile("Photo of TR-60"))
+    answer = page.request.get(server.base + image.get_attribute("src"))
+    assert answer.status == 200 and answer.body() == jpeg.read_bytes()
+    shot(page, "unit")
+
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#photos button:has-text('Delete')")
+    expect(page.locator("#photos figure")).to_have_count(0)
+    page.goto(server.base + "/fleet")
+    expect(page.locator("tr[data-unit='TR-60']")).to_contain_text("Alex Rivera")

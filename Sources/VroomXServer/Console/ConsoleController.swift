@@ -24,6 +24,8 @@ struct ConsoleController {
     let hub: ChangeHub
     let live: ConsoleLiveLimit
     let media: any MediaStorage
+    /// Photos of units go through the same upload path as the API's.
+    let uploads: UploadService
     /// Tiles behind the map, when the carrier configured a tile server.
     var mapTiles: MapTiles? = nil
     /// Fills in stops' coordinates from their addresses, when a geocoder is configured.
@@ -50,6 +52,7 @@ struct ConsoleController {
         ConsoleTripPages(console: self).register(router)
         ConsolePeoplePages(console: self).register(router)
         ConsoleFleetPages(console: self).register(router)
+        ConsoleUnitPages(console: self).register(router)
         ConsoleMapPages(console: self).register(router)
         ConsoleLive(console: self).register(router)
     }
@@ -83,6 +86,24 @@ struct ConsoleController {
                     throw AppError(403, .csrfFailed, "This form has expired or did not come from this page. Reload the page and try again.")
                 }
                 return try await handler(ConsoleRequest(request: request, context: context, session: session, form: form))
+            }
+        }
+    }
+
+    /// A file sent by a page's script as the request body (streamed, never
+    /// held whole): the session's CSRF token comes in the `X-CSRF-Token`
+    /// header, and errors are answered in the API's JSON shape for the
+    /// script to show.
+    func postFile(_ router: Router<AppRequestContext>, _ path: String,
+                  _ handler: @escaping @Sendable (ConsoleRequest) async throws -> Response) {
+        router.post(RouterPath(path)) { request, context in
+            guard let session = try await session(request) else { throw AppError(401, .missingToken, "Sign in again.") }
+            let token = request.headers[.csrfToken] ?? ""
+            guard sameOrigin(request), constantTimeEqual(Array(token.utf8), Array(session.csrfToken.utf8)) else {
+                throw AppError(403, .csrfFailed, "This page has expired. Reload it and try again.")
+            }
+            return try await ActingUser.$current.withValue(session.identity.user) {
+                try await handler(ConsoleRequest(request: request, context: context, session: session, form: ConsoleForm()))
             }
         }
     }

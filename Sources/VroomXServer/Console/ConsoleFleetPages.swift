@@ -3,7 +3,8 @@ import Hummingbird
 import VroomXModels
 
 /// The fleet: every truck and trailer with its driver, odometer, papers
-/// (expired and due ones flagged) and, for trucks, the last 30 days of fuel.
+/// (expired and due ones flagged) and, for trucks, the last 30 days of fuel;
+/// each unit's own page is `ConsoleUnitPages`.
 struct ConsoleFleetPages {
     let console: ConsoleController
     var store: Store { console.store }
@@ -33,6 +34,19 @@ struct ConsoleFleetPages {
         }
     }
 
+    /// A paper as the pages show it: expired, due within the notice period, or fine.
+    static func paperLine(_ paper: EquipmentDocument, today: LocalDate) -> [String: Any] {
+        let days = paper.expiresOn.map { Int(($0.startOfDay.timeIntervalSince(today.startOfDay) / 86_400).rounded()) }
+        let state = days.map { $0 < 0 ? "expired" : $0 <= FleetRules.expiryNoticeDays ? "due" : "ok" } ?? "ok"
+        return ["kind": capitalized(paper.kind.label), "number": paper.number,
+                "expires": present(paper.expiresOn?.description), "state": state,
+                "expired": state == "expired", "due": state == "due",
+                "days": days.map { $0 < 0 ? "\(-$0) days ago" : "in \($0) days" } ?? ""]
+    }
+
+    /// "annual DOT inspection" → "Annual DOT inspection".
+    static func capitalized(_ label: String) -> String { label.prefix(1).uppercased() + label.dropFirst() }
+
     private func fleet(_ request: ConsoleRequest) async throws -> Response {
         let units = try await store.fleet(tenant: request.tenant)
         let drivers = Dictionary(try await store.drivers(tenant: request.tenant).map { ($0.id, $0.name) }) { first, _ in first }
@@ -50,18 +64,12 @@ struct ConsoleFleetPages {
                             "spent": ConsoleFormat.money(report.costCents), "fills": report.fills]
                 }
             }
-            let papers: [[String: Any]] = unit.documents.map { paper in
-                let days = paper.expiresOn.map { Int(($0.startOfDay.timeIntervalSince(today.startOfDay) / 86_400).rounded()) }
-                let state = days.map { $0 < 0 ? "expired" : $0 <= FleetRules.expiryNoticeDays ? "due" : "ok" } ?? "ok"
-                let line: [String: Any] = ["kind": paper.kind.label.prefix(1).uppercased() + paper.kind.label.dropFirst(), "number": paper.number,
-                                           "expires": present(paper.expiresOn?.description), "state": state,
-                                           "expired": state == "expired", "due": state == "due",
-                                           "days": days.map { $0 < 0 ? "\(-$0) days ago" : "in \($0) days" } ?? ""]
-                if state != "ok" { due.append(line.merging(["unit": unit.unitNumber]) { first, _ in first }) }
-                return line
+            let papers = unit.documents.map { Self.paperLine($0, today: today) }
+            for paper in papers where paper["state"] as? String != "ok" {
+                due.append(paper.merging(["unit": unit.unitNumber, "unit_id": unit.id.rawValue]) { first, _ in first })
             }
             rows.append([
-                "unit": unit.unitNumber, "kind": unit.kind.rawValue, "truck": unit.kind == .truck,
+                "id": unit.id.rawValue, "photos": unit.photos.isEmpty ? "" : "\(unit.photos.count)", "unit": unit.unitNumber, "kind": unit.kind.rawValue, "truck": unit.kind == .truck,
                 "vehicle": [unit.year.map(String.init), unit.make, unit.model].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " "),
                 "vin": unit.vin, "plate": [unit.plate, unit.plateState.isEmpty ? "" : "(\(unit.plateState))"].filter { !$0.isEmpty }.joined(separator: " "),
                 "status": unit.status.rawValue, "status_label": unit.status.label,

@@ -37,6 +37,49 @@
     });
   });
 
+  // Photos are sent one by one as the request body (no form encoding, so a
+  // large file streams); the server answers errors in the API's JSON shape.
+  document.querySelectorAll("form[data-photo-upload]").forEach((form) => {
+    const input = form.querySelector("input[type=file]");
+    const status = form.querySelector("[data-upload-status]");
+    const problem = form.querySelector("[data-upload-error]");
+    const button = form.querySelector("button[type=submit]");
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const files = Array.from(input.files || []);
+      if (!files.length) { input.focus(); return; }
+      problem.hidden = true;
+      button.disabled = true;
+      let sent = 0;
+      for (const file of files) {
+        status.textContent = "Uploading " + (sent + 1) + " of " + files.length + "…";
+        let answer;
+        try {
+          answer = await fetch(form.getAttribute("action"), {
+            method: "POST", body: file, credentials: "same-origin",
+            headers: { "Content-Type": file.type || "application/octet-stream", "X-CSRF-Token": form.elements["_csrf"].value },
+          });
+        } catch (error) {
+          answer = null;
+        }
+        if (!answer || !answer.ok) {
+          let message = "The upload did not reach the server; check the connection and try again.";
+          if (answer) {
+            try { message = (await answer.json()).error.message; } catch (error) { message = "The server refused " + file.name + "."; }
+          }
+          problem.textContent = file.name + ": " + message + (sent ? " (" + sent + " uploaded before it.)" : "");
+          problem.hidden = false;
+          status.textContent = "";
+          button.disabled = false;
+          return;
+        }
+        sent += 1;
+      }
+      status.textContent = sent + (sent === 1 ? " photo" : " photos") + " uploaded.";
+      window.location.reload();
+    });
+  });
+
   document.querySelectorAll("[data-print]").forEach((button) => button.addEventListener("click", () => window.print()));
 
   // Keys, on pages that list things (never while typing in a field).

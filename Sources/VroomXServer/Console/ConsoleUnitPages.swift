@@ -1,0 +1,231 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import VroomXModels
+
+/// One truck or trailer: add it, edit its details (a dispatcher's edit never
+/// overwrites someone else's unseen), give it to a driver, keep its papers
+/// and photos. Every change goes through the same store calls as the API.
+struct ConsoleUnitPages {
+    let console: ConsoleController
+    var store: Store { console.store }
+
+    func register(_ router: Router<AppRequestContext>) {
+        console.get(router, "/fleet/new") { request in
+            try await unitPage(request, unit: nil, values: ["kind": request.query("kind") == "trailer" ? "trailer" : "truck"], errors: FieldErrors())
+        }
+        console.post(router, "/fleet/new", create)
+        console.get(router, "/fleet/:id") { request in
+            let unit = try await store.equipment(try request.id("id", "Unit"), request.scope)
+            return try await unitPage(request, unit: unit, values: Self.formValues(unit), errors: FieldErrors())
+        }
+        console.post(router, "/fleet/:id", update)
+        console.post(router, "/fleet/:id/assign") { request in
+            let id: ID<Equipment> = try request.id("id", "Unit")
+            var errors = FieldErrors()
+            let driver: ID<Driver>? = FormValue.id(request.form["driver_id"], field: "driver_id", errors: &errors)
+            guard errors.isEmpty else { return try await rerender(request, id, errors) }
+            do {
+                _ = try await store.assignEquipment(id, to: driver, tenant: request.tenant)
+            } catch let error as AppError where error.status < 500 && error.status != 404 {
+                return try await rerender(request, id, FieldErrors(error, fallbackField: "driver_id"))
+            }
+            return ConsolePages.redirect("/fleet/\(id)#driver")
+        }
+        console.post(router, "/fleet/:id/papers", addPaper)
+        console.post(router, "/fleet/:id/papers/:paper/delete") { request in
+            let id: ID<Equipment> = try request.id("id", "Unit")
+            _ = try await store.deleteEquipmentDocument(id, document: try request.id("paper", "Document"), tenant: request.tenant)
+            return ConsolePages.redirect("/fleet/\(id)#papers")
+        }
+        console.postFile(router, "/fleet/:id/photos", addPhoto)
+        console.post(router, "/fleet/:id/photos/:photo/delete") { request in
+            let id: ID<Equipment> = try request.id("id", "Unit")
+            let (_, key) = try await store.deleteUnitPhoto(id, photo: try request.id("photo", "Photo"), user: request.session.identity.user,
+                                                          request.scope)
+            await console.media.remove(key)
+            return ConsolePages.redirect("/fleet/\(id)#photos")
+        }
+        console.get(router, "/fleet/:id/photos/:photo") { request in
+            let (photo, key) = try await store.unitPhoto(try request.id("id", "Unit"), photo: try request.id("photo", "Photo"), request.scope)
+            return try await InspectionController.serve(request.request, contentType: photo.contentType, sha256: photo.sha256, key: key,
+                                                        media: console.media)
+        }
+    }
+
+    // MARK: Details
+
+    private func create(_ request: ConsoleRequest) async throws -> Response {
+        let kind: EquipmentKind = request.form["kind"] == "trailer" ? .trailer : .truck
+        switch Self.fields(request.form, kind: kind) {
+        case .failure(let errors):
+            return try await unitPage(request, unit: nil, values: request.form.firstValues, errors: errors, status: .unprocessableContent)
+        case .success(var fields):
+            fields.kind = kind
+            do {
+                let unit = try await store.createEquipment(fields, tenant: request.tenant)
+                return ConsolePages.redirect("/fleet/\(unit.id)")
+            } catch let error as AppError where error.status < 500 {
+                return try await unitPage(request, unit: nil, values: ConsoleOrderPages.typed(request, after: error),
+                                          errors: Self.formErrors(error), status: .init(code: error.status))
+            }
+        }
+    }
+
+    private func update(_ request: ConsoleRequest) async throws -> Response {
+        let id: ID<Equipment> = try request.id("id", "Unit")
+        let unit = try await store.equipment(id, request.scope)
+        switch Self.fields(request.form, kind: unit.kind) {
+        case .failure(let errors):
+            return try await unitPage(request, unit: unit, values: request.form.firstValues, errors: errors, status: .unprocessableContent)
+        case .success(var fields):
+            // The form's version: details someone else saved meanwhile are not overwritten unseen
+            // (a form without it is refused: 0 is never a version).
+            fields.baseVersion = Int(request.form["base_version"]) ?? 0
+            do {
+                _ = try await store.updateEquipment(id, fields, tenant: request.tenant)
+                return ConsolePages.redirect("/fleet/\(id)?saved=1")
+            } catch let error as AppError where error.status == 409 && error.body.code == .conflict {
+                var errors = FieldErrors()
+                errors.add("base_version", "Someone else changed this unit while you were editing, so your changes were not saved. "
+                           + "The form now shows what is saved; make your changes again.")
+                return try await unitPage(request, unit: unit, values: Self.formValues(unit), errors: errors, status: .conflict)
+            } catch let error as AppError where error.status < 500 {
+                return try await unitPage(request, unit: unit, values: ConsoleOrderPages.typed(request, after: error),
+                                          errors: Self.formErrors(error), status: .init(code: error.status))
+            }
+        }
+    }
+
+    /// The details form as the API's fields; numbers that do not parse are
+    /// named next to their field before anything is saved.
+    static func fields(_ form: ConsoleForm, kind: EquipmentKind) -> Result<EquipmentFields, FieldErrors> {
+        var errors = FieldErrors()
+        let year = form["year"].isEmpty ? nil : FormValue.integer(form["year"], field: "year", range: 1900...2100, errors: &errors)
+        let capacity = form["capacity_cars"].isEmpty ? nil
+            : FormValue.integer(form["capacity_cars"], field: "capacity_cars", range: 1...20, errors: &errors)
+        let gvwr = form["gvwr_pounds"].isEmpty ? nil
+            : FormValue.integer(form["gvwr_pounds"].replacingOccurrences(of: ",", with: ""), field: "gvwr_pounds", range: 1...200_000, errors: &errors)
+        let status = EquipmentStatus(rawValue: form["status"])
+        if !form["status"].isEmpty, status == nil { errors.add("status", "Choose a status from the list.") }
+        guard errors.isEmpty else { return .failure(errors) }
+        let specs = kind == .trailer
+            ? EquipmentSpecs(trailerType: TrailerType(rawValue: form["trailer_type"]), capacityCars: capacity, gvwrPounds: gvwr)
+            : EquipmentSpecs(gvwrPounds: gvwr, fuelType: FuelType(rawValue: form["fuel_type"]))
+        return .success(EquipmentFields(unitNumber: form["unit_number"], make: form["make"], model: form["model"], year: year,
+                                        vin: form["vin"], plate: form["plate"], plateState: form["plate_state"], status: status,
+                                        specs: specs, notes: form["notes"], acceptVINWarning: form["accept_vin_warning"] == "yes"))
+    }
+
+    static func formValues(_ unit: Equipment) -> [String: String] {
+        ["kind": unit.kind.rawValue, "unit_number": unit.unitNumber, "make": unit.make, "model": unit.model,
+         "year": unit.year.map(String.init) ?? "", "vin": unit.vin, "plate": unit.plate, "plate_state": unit.plateState,
+         "status": unit.status.rawValue, "trailer_type": unit.specs.trailerType?.rawValue ?? "",
+         "capacity_cars": unit.specs.capacityCars.map(String.init) ?? "", "gvwr_pounds": unit.specs.gvwrPounds.map(String.init) ?? "",
+         "fuel_type": unit.specs.fuelType?.rawValue ?? "", "notes": unit.notes, "base_version": String(unit.version)]
+    }
+
+    /// The store's message next to its field (`specs.capacity_cars` is the form's `capacity_cars`).
+    static func formErrors(_ error: AppError) -> FieldErrors {
+        FieldErrors(error, renamed: ["specs.capacity_cars": "capacity_cars", "specs.gvwr_pounds": "gvwr_pounds",
+                                     "specs.trailer_type": "trailer_type", "specs.fuel_type": "fuel_type"])
+    }
+
+    // MARK: Papers and photos
+
+    private func addPaper(_ request: ConsoleRequest) async throws -> Response {
+        let id: ID<Equipment> = try request.id("id", "Unit")
+        var errors = FieldErrors()
+        let kind = EquipmentDocumentKind(rawValue: request.form["paper_kind"])
+        if kind == nil { errors.add("paper_kind", "Choose which paper this is.") }
+        let expires = FormValue.date(request.form["paper_expires"], field: "paper_expires", errors: &errors)
+        guard let kind, errors.isEmpty else { return try await rerender(request, id, errors) }
+        do {
+            _ = try await store.addEquipmentDocument(id, AddEquipmentDocumentRequest(
+                kind: kind, number: request.form["paper_number"], expiresOn: expires, notes: request.form["paper_notes"]), tenant: request.tenant)
+        } catch let error as AppError where error.status < 500 && error.status != 404 {
+            return try await rerender(request, id, FieldErrors(error, renamed: ["kind": "paper_kind", "number": "paper_number",
+                                                                                "notes": "paper_notes", "expires_on": "paper_expires"]))
+        }
+        return ConsolePages.redirect("/fleet/\(id)#papers")
+    }
+
+    /// The file is the request body (sent by the page's script), streamed
+    /// through the same upload path as the API's; answered as the API is.
+    private func addPhoto(_ request: ConsoleRequest) async throws -> Response {
+        let id: ID<Equipment> = try request.id("id", "Unit")
+        guard let length = try request.request.integer(.contentLength), length > 0 else {
+            throw AppError(411, .invalidParameter, "Send the photo with its Content-Length.", field: "Content-Length")
+        }
+        try await console.uploads.putWhole(request.request.body, length: length, to: .unitPhoto(id), request.session.identity)
+        return try JSONBody.response(try await store.equipment(id, request.scope), status: .created).response
+    }
+
+    /// The unit's page again, with what went wrong next to its field.
+    private func rerender(_ request: ConsoleRequest, _ id: ID<Equipment>, _ errors: FieldErrors) async throws -> Response {
+        let unit = try await store.equipment(id, request.scope)
+        return try await unitPage(request, unit: unit, values: Self.formValues(unit).merging(request.form.firstValues) { $1 }, errors: errors,
+                                  status: .unprocessableContent)
+    }
+
+    // MARK: Page
+
+    private func unitPage(_ request: ConsoleRequest, unit: Equipment?, values: [String: String], errors: FieldErrors,
+                          status: HTTPResponse.Status = .ok) async throws -> Response {
+        let kind = unit?.kind ?? (values["kind"] == "trailer" ? .trailer : .truck)
+        var page: [String: Any] = [
+            "new": unit == nil, "v": values, "e": errors.messages,
+            "has_errors": !errors.isEmpty && errors.messages["base_version"] == nil,
+            "trailer": kind == .trailer, "truck": kind == .truck, "kind": kind.rawValue,
+            "statuses": EquipmentStatus.allCases.map { ["value": $0.rawValue, "label": $0.label, "selected": values["status"] == $0.rawValue] },
+            "trailer_types": TrailerType.allCases.map { ["value": $0.rawValue, "selected": values["trailer_type"] == $0.rawValue] },
+            "fuel_types": FuelType.allCases.map { ["value": $0.rawValue, "selected": values["fuel_type"] == $0.rawValue] },
+            "paper_kinds": EquipmentDocumentKind.allCases.map {
+                ["value": $0.rawValue, "label": ConsoleFleetPages.capitalized($0.label), "selected": values["paper_kind"] == $0.rawValue]
+            },
+        ]
+        guard let unit else {
+            return console.pages.page("unit", title: "New \(kind.rawValue)", session: request.session, section: "fleet", page, status: status)
+        }
+        let drivers = try await store.drivers(tenant: request.tenant)
+        let names = Dictionary(drivers.map { ($0.userID, $0.name) }) { first, _ in first }
+        let today = LocalDate(store.now)
+        let vehicle = [unit.year.map(String.init), unit.make, unit.model].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " ")
+        page.merge([
+            "unit_id": unit.id.rawValue, "unit_number": unit.unitNumber,
+            "summary": [ConsoleFleetPages.capitalized(unit.kind.rawValue), vehicle].filter { !$0.isEmpty }.joined(separator: " · "),
+            "status": unit.status.rawValue, "status_label": unit.status.label, "version": unit.version,
+            "saved": request.query("saved") == "1",
+            "drivers": drivers.filter { $0.deactivatedAt == nil || $0.id == unit.driverID }.map {
+                ["id": $0.id.rawValue, "name": $0.name, "selected": $0.id == unit.driverID]
+            },
+            "driver": present(unit.driverID.flatMap { id in drivers.first { $0.id == id }?.name }),
+            "retired": unit.status == .retired,
+            "odometer": present(unit.odometerMiles.map { "\(ConsoleFormat.grouped($0)) mi" }),
+            "odometer_at": present(ConsoleFormat.time(unit.odometerAt)),
+            "papers": unit.documents.map { paper -> [String: Any] in
+                ConsoleFleetPages.paperLine(paper, today: today).merging(["id": paper.id.rawValue, "notes": paper.notes]) { $1 }
+            },
+            "photos": unit.photos.map { photo -> [String: Any] in
+                ["id": photo.id.rawValue, "src": "/fleet/\(unit.id)/photos/\(photo.id)",
+                 "taken": ConsoleFormat.time(photo.uploadedAt) ?? [:], "by": names[photo.uploadedBy] ?? "Dispatch",
+                 "size": ByteCountFormatter.string(fromByteCount: photo.sizeBytes, countStyle: .file)]
+            },
+            "has_papers": !unit.documents.isEmpty, "has_photos": !unit.photos.isEmpty, "photo_count": unit.photos.count,
+            "photo_room": EquipmentPhoto.maxPerUnit - unit.photos.count,
+            "photos_full": unit.photos.count >= EquipmentPhoto.maxPerUnit,
+            "max_photos": EquipmentPhoto.maxPerUnit,
+            "max_photo_mb": console.uploads.limits.maxPhotoBytes >> 20,
+        ]) { $1 }
+        if unit.kind == .truck {
+            let report = try await store.fuelReport(unit.id, from: LocalDate(today.startOfDay.addingTimeInterval(-89 * 86_400)), to: today,
+                                                    tenant: request.tenant)
+            page["fuel"] = report.fills == 0 ? false : [
+                "mpg": present(report.milesPerGallon.map { String(format: "%.1f mpg", $0) }),
+                "cost_per_mile": present(report.costPerMileCents.map { String(format: "$%.2f a mile", $0 / 100) }),
+                "spent": ConsoleFormat.money(report.costCents), "fills": report.fills,
+            ] as [String: Any]
+        }
+        return console.pages.page("unit", title: unit.unitNumber, session: request.session, section: "fleet", page, status: status)
+    }
+}
