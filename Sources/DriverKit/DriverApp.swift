@@ -229,6 +229,21 @@ public final class DriverApp {
         return try await uploads.enqueue(file: file, inspection: id, slot: slot)
     }
 
+    /// Queues a photo of one of the driver's units (a dent, the tyres); it
+    /// reaches the server when there is signal, as inspection photos do.
+    @discardableResult
+    public func addUnitPhoto(_ file: URL, to id: ID<Equipment>) async throws -> UploadItem {
+        guard let unit = try database.equipment().first(where: { $0.id == id }) else {
+            throw LocalRejection(code: .notFound, message: "This unit is not assigned to you.")
+        }
+        let waiting = try database.uploads().filter { $0.equipmentID == id && $0.status != .completed }.count
+        guard unit.photos.count + waiting < EquipmentPhoto.maxPerUnit else {
+            throw LocalRejection(code: .validationFailed,
+                                 message: "\(unit.unitNumber) keeps at most \(EquipmentPhoto.maxPerUnit) photos; ask dispatch to remove old ones.")
+        }
+        return try await uploads.enqueue(file: file, unit: id)
+    }
+
     /// Sends a failed file again (the driver asked to).
     public func retryUpload(_ id: String) throws {
         try database.retryUpload(id)

@@ -36,6 +36,24 @@ struct Odometer: AsyncParsableCommand {
     }
 }
 
+struct UnitPhoto: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "unit-photo",
+                                                    abstract: "Add a photo of your truck (or trailer): a dent, the tyres, the plate.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The photo (JPEG, PNG or HEIC).", completion: .file()) var file: String
+    @Option(help: "Unit number (default: your truck).") var unit: String?
+
+    func run() async throws {
+        try await withSession(global) { session in
+            try session.requireUnlocked()
+            let found = try Lookup.unit(unit, kind: .truck, in: session.app)
+            let mark = try session.outboxMark()
+            let queued = try await session.app.addUnitPhoto(URL(fileURLWithPath: file), to: found.id)
+            try await session.finishChange("Added a photo of \(found.unitNumber).", since: mark, upload: queued.id)
+        }
+    }
+}
+
 extension Render {
     func units(_ units: [Equipment], today: LocalDate) {
         guard !units.isEmpty else { return terminal.line("No truck or trailer is assigned to you.") }
@@ -50,6 +68,7 @@ extension Render {
                 terminal.line("  \(trailer.rawValue.capitalized) trailer\(unit.specs.capacityCars.map { ", \($0) cars" } ?? "")")
             }
             if let miles = unit.odometerMiles { terminal.line("  Odometer \(miles) mi (\(time(unit.odometerAt)))") }
+            if !unit.photos.isEmpty { terminal.line("  \(unit.photos.count) photo\(unit.photos.count == 1 ? "" : "s"), the last \(time(unit.photos.last?.uploadedAt))") }
             for paper in unit.documents {
                 var line = "  \(paper.kind.label.capitalized)\(paper.number.isEmpty ? "" : " \(paper.number)")"
                 if let expires = paper.expiresOn {

@@ -66,7 +66,8 @@ struct Sync: AsyncParsableCommand {
                      code: $0.errorCode, why: $0.errorMessage ?? "")
             }
             files = work.files.map {
-                Item(id: $0.item.id, kind: $0.item.slot.rawValue, about: $0.item.inspectionID.rawValue, status: $0.item.status.rawValue,
+                Item(id: $0.item.id, kind: $0.item.about, about: ($0.item.inspectionID?.rawValue ?? $0.item.equipmentID?.rawValue) ?? "",
+                     status: $0.item.status.rawValue,
                      code: nil, why: $0.why)
             }
         }

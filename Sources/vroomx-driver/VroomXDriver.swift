@@ -17,7 +17,7 @@ struct VroomXDriver: AsyncParsableCommand {
             """,
         subcommands: [Login.self, Unlock.self, Logout.self, Home.self, Trips.self, TripCommand.self, Orders.self,
                       OrderCommand.self, ExpenseCommand.self, Messages.self, Read.self, Earnings.self, Profile.self,
-                      Inspect.self, Units.self, Odometer.self, LocationSharing.self, Drive.self, Sync.self, Discard.self, Evidence.self, Watch.self]
+                      Inspect.self, Units.self, Odometer.self, UnitPhoto.self, LocationSharing.self, Drive.self, Sync.self, Discard.self, Evidence.self, Watch.self]
     )
 
     static func main() async {

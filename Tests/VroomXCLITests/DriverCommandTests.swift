@@ -235,7 +235,7 @@ struct DriverCommandTests {
         await server.stop()
     }
 
-    @Test("the driver's truck in the terminal: papers, an odometer reading and a fuel fill-up made offline reach dispatch once; a lower reading is refused")
+    @Test("the driver's truck in the terminal: papers, an odometer reading, a fuel fill-up and a photo made offline reach dispatch once; a lower reading is refused")
     func truckOdometerAndFuel() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-cli-\(UUID().uuidString.prefix(8))")
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-driver-\(UUID().uuidString.prefix(8))")
@@ -260,10 +260,20 @@ struct DriverCommandTests {
                                            home: home, port: port)
         #expect(misuse.status == 64, "\(misuse.output)")
         #expect(try await Self.driver(["odometer", "-5"], home: home, port: port).status == 64)
+        // A photo of the truck waits on the device like an inspection photo.
+        let photo = home.appendingPathComponent("dent.jpg")
+        let photoBytes = MediaSamples.jpeg(size: 40_000)
+        try Data(photoBytes).write(to: photo)
+        let queued = try await Self.driver(["unit-photo", photo.path], home: home, port: port)
+        #expect(queued.status == 75 && queued.output.contains("Added a photo of T-12."), "\(queued.output)")
+        #expect(try await Self.driver(["unit-photo", photo.path, "--unit", "T-14"], home: home, port: port).status == 65,
+                "another driver's truck")
 
         server = try await ServerProcess.start(dataDirectory: data, port: port)
         let sent = try await Self.driver(["sync"], home: home, port: port)
         #expect(sent.status == 0 && sent.output.contains("Waiting       0 changes"), "\(sent.output)")
+        let withPhoto = try await Self.driver(["units"], home: home, port: port)
+        #expect(withPhoto.output.contains("1 photo,"), "\(withPhoto.output)")
         #expect(try await Self.driver(["sync"], home: home, port: port).status == 0)
         await server.stop()
 
@@ -277,6 +287,11 @@ struct DriverCommandTests {
              try await db.query("SELECT fuel_quantity_milli FROM trip_expenses WHERE fuel_odometer_miles = 413480").map { try $0.int("fuel_quantity_milli") },
              try await db.first("SELECT odometer_miles FROM equipment WHERE unit_number = 'T-12'")?.int("odometer_miles"))
         }
+        let photos = try await services.database.read { db in
+            try await db.query("SELECT p.sha256 FROM equipment_photos p JOIN equipment e ON e.id = p.equipment_id WHERE e.unit_number = 'T-12'")
+                .map { try $0.string("sha256") }
+        }
+        #expect(photos == [SHA256.hash(data: photoBytes).map { String(format: "%02x", $0) }.joined()], "sent once, intact")
         #expect(readings == [412_300, 412_980, 413_250, 413_480])
         #expect(fills == [118_250])
         #expect(odometer == 413_480)

@@ -70,8 +70,9 @@ struct TenantIsolationTests {
             // Two photos the driver took of it: one to read, one to remove.
             var photos: [ID<EquipmentPhoto>] = []
             for _ in 0..<2 {
-                photos.append(try await api.call(.addUnitPhoto, truck.id.rawValue, bytes: MediaSamples.jpeg(), token: a.driver.accessToken)
-                    .decode(Equipment.self).photos.last!.id)
+                let unit = try await api.call(.addUnitPhoto, truck.id.rawValue, bytes: MediaSamples.jpeg(), token: a.driver.accessToken)
+                    .decode(Equipment.self)
+                photos += unit.photos.map(\.id).filter { !photos.contains($0) }
             }
             let fleet = FleetProbeData(unit: truck.id, document: papered.documents[0].id, owner: a.driverID(0), photo: photos[0],
                                        doomedPhoto: photos[1])

@@ -190,6 +190,37 @@ public struct AppDatabase: Sendable {
             // Whether the driver shares their position while a trip is under way (they can pause it).
             try db.execute(sql: "ALTER TABLE device ADD COLUMN location_sharing INTEGER NOT NULL DEFAULT 1")
         }
+        migrator.registerMigration("v7-unit-photos") { db in
+            // A queued file is for an inspection's slot or a photo of one of the driver's units
+            // (SQLite cannot drop a NOT NULL, so the table is rebuilt).
+            try db.execute(sql: """
+                CREATE TABLE upload_queue_v7 (
+                    id TEXT PRIMARY KEY,
+                    inspection_id TEXT,
+                    equipment_id TEXT,
+                    slot TEXT NOT NULL,
+                    kind TEXT NOT NULL CHECK (kind IN ('photo', 'video', 'signature')),
+                    path TEXT NOT NULL,
+                    size INTEGER NOT NULL CHECK (size > 0),
+                    status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'uploading', 'failed', 'completed')),
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    sent_bytes INTEGER NOT NULL DEFAULT 0,
+                    upload_url TEXT,
+                    last_error TEXT,
+                    next_retry_at REAL NOT NULL DEFAULT 0,
+                    created_at REAL NOT NULL,
+                    owner TEXT,
+                    UNIQUE (inspection_id, slot),
+                    CHECK ((inspection_id IS NULL) <> (equipment_id IS NULL))
+                );
+                INSERT INTO upload_queue_v7 (id, inspection_id, slot, kind, path, size, status, attempts, sent_bytes, upload_url,
+                                             last_error, next_retry_at, created_at, owner)
+                    SELECT id, inspection_id, slot, kind, path, size, status, attempts, sent_bytes, upload_url,
+                           last_error, next_retry_at, created_at, owner FROM upload_queue;
+                DROP TABLE upload_queue;
+                ALTER TABLE upload_queue_v7 RENAME TO upload_queue;
+                """)
+        }
         return migrator
     }
 }

@@ -2,13 +2,17 @@ import Foundation
 import GRDB
 import VroomXModels
 
-/// A file waiting to reach the server (seed 000's inspection upload queue),
-/// persisted so it survives the app being killed.
+/// A file waiting to reach the server (seed 000's inspection upload queue):
+/// a slot's file of an inspection, or a photo of one of the driver's units.
+/// Persisted so it survives the app being killed.
 public struct UploadItem: Sendable, Hashable, Identifiable {
     public enum Status: String, Sendable { case pending, uploading, failed, completed }
 
     public let id: String
-    public let inspectionID: VroomXModels.ID<Inspection>
+    /// The inspection the file is for, or nil for a unit's photo.
+    public let inspectionID: VroomXModels.ID<Inspection>?
+    /// The unit a photo is of, or nil for an inspection's file.
+    public let equipmentID: VroomXModels.ID<Equipment>?
     public let slot: MediaSlot
     public let kind: MediaKind
     /// The app's own copy of the file.
@@ -24,11 +28,18 @@ public struct UploadItem: Sendable, Hashable, Identifiable {
     public let nextRetryAt: Date
     public let createdAt: Date
 
+    /// The slot unit photos are queued under (the server's name for it).
+    static let unitPhotoSlot = MediaSlot("unit_photo")
+
     public var progress: Double { size > 0 ? Double(sentBytes) / Double(size) : 0 }
+
+    /// What the file is for, in the driver's words.
+    public var about: String { equipmentID == nil ? slot.rawValue : "unit photo" }
 
     init(row: Row) {
         id = row["id"]
-        inspectionID = VroomXModels.ID<Inspection>(row["inspection_id"] as String)!
+        inspectionID = (row["inspection_id"] as String?).flatMap(VroomXModels.ID<Inspection>.init)
+        equipmentID = (row["equipment_id"] as String?).flatMap(VroomXModels.ID<Equipment>.init)
         slot = MediaSlot(row["slot"] as String)
         kind = MediaKind(rawValue: row["kind"]) ?? .photo
         path = row["path"]
@@ -58,6 +69,20 @@ extension AppDatabase {
                                  try Self.ownerID(db)])
             return replaced
         }
+    }
+
+    /// Queues a photo of a unit (a unit keeps many; nothing is replaced).
+    func insertUnitPhoto(id: String, unit: ID<Equipment>, path: String, size: Int64, now: Date) throws {
+        try writer.write { db in
+            try db.execute(sql: """
+                INSERT INTO upload_queue (id, equipment_id, slot, kind, path, size, created_at, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [id, unit.rawValue, UploadItem.unitPhotoSlot.rawValue, MediaKind.photo.rawValue, path, size,
+                                 now.timeIntervalSince1970, try Self.ownerID(db)])
+        }
+    }
+
+    public func upload(_ id: String) throws -> UploadItem? {
+        try reader.read { db in try Row.fetchOne(db, sql: "SELECT * FROM upload_queue WHERE id = ?", arguments: [id]).map(UploadItem.init(row:)) }
     }
 
     public func uploads(inspection: ID<Inspection>? = nil) throws -> [UploadItem] {

@@ -2,7 +2,8 @@ import Foundation
 import Logging
 import VroomXModels
 
-/// Sends inspection photos and videos (seed 000's InspectionUploadQueue)
+/// Sends inspection photos and videos (seed 000's InspectionUploadQueue),
+/// and photos of the driver's units,
 /// with the tus resumable protocol. A queued file is first copied into
 /// app-owned storage (the camera roll's copy may vanish) and recorded in the
 /// database, so it survives the app being killed. Each upload resumes from
@@ -44,6 +45,30 @@ public actor UploadQueue {
     @discardableResult
     public func enqueue(file: URL, inspection: ID<Inspection>, slot: MediaSlot) throws -> UploadItem {
         guard slot.isValid else { throw LocalRejection(code: .validationFailed, message: "\(slot) is not a slot name.") }
+        let id = try keep(file, for: slot.rawValue) { id, copy, size in
+            if let replaced = try database.insertUpload(id: id, inspection: inspection, slot: slot, path: copy.path, size: size, now: clock()) {
+                try? FileManager.default.removeItem(atPath: replaced)
+            }
+        }
+        guard let item = try database.uploads(inspection: inspection).first(where: { $0.id == id }) else {
+            throw LocalRejection(code: .notFound, message: "The \(slot) file was replaced while it was being queued.")
+        }
+        return item
+    }
+
+    /// Queues a photo of a unit and returns at once.
+    @discardableResult
+    public func enqueue(file: URL, unit: ID<Equipment>) throws -> UploadItem {
+        let id = try keep(file, for: "unit photo") { id, copy, size in
+            try database.insertUnitPhoto(id: id, unit: unit, path: copy.path, size: size, now: clock())
+        }
+        guard let item = try database.upload(id) else { throw LocalRejection(code: .notFound, message: "The photo was not queued.") }
+        return item
+    }
+
+    /// Copies the file into app-owned storage, records it with `record`
+    /// (the copy goes if that fails) and wakes the queue; returns its id.
+    private func keep(_ file: URL, for what: String, record: (_ id: String, _ copy: URL, _ size: Int64) throws -> Void) throws -> String {
         let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0
         guard size > 0 else { throw LocalRejection(code: .validationFailed, message: "\(file.path) is missing or empty.") }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -54,25 +79,20 @@ public actor UploadQueue {
         } catch {
             // A copy cut short (a full disk) must not stay behind unlisted, holding the space.
             try? FileManager.default.removeItem(at: copy)
-            throw Self.copyFailure(error, file: file, slot: slot, size: size)
+            throw Self.copyFailure(error, file: file, what: what, size: size)
         }
         do {
-            if let replaced = try database.insertUpload(id: id, inspection: inspection, slot: slot, path: copy.path, size: size, now: clock()) {
-                try? FileManager.default.removeItem(atPath: replaced)
-            }
+            try record(id, copy, size)
         } catch {
             try? FileManager.default.removeItem(at: copy)
             throw error
         }
         wake()
-        guard let item = try database.uploads(inspection: inspection).first(where: { $0.id == id }) else {
-            throw LocalRejection(code: .notFound, message: "The \(slot) file was replaced while it was being queued.")
-        }
-        return item
+        return id
     }
 
     /// What the driver is told when the file cannot be kept on the device.
-    static func copyFailure(_ error: any Error, file: URL, slot: MediaSlot, size: Int64) -> LocalRejection {
+    static func copyFailure(_ error: any Error, file: URL, what: String, size: Int64) -> LocalRejection {
         let nsError = error as NSError
         let outOfSpace = (nsError.domain == NSCocoaErrorDomain && nsError.code == NSFileWriteOutOfSpaceError)
             || (nsError.domain == NSPOSIXErrorDomain && nsError.code == Int(ENOSPC))
@@ -80,9 +100,9 @@ public actor UploadQueue {
         if outOfSpace {
             let needed = ByteCountFormatter.string(fromByteCount: size, countStyle: .file)
             return LocalRejection(code: .insufficientStorage,
-                                  message: "Not enough space on this device to keep the \(slot) file (\(needed)). Free some space and add it again.")
+                                  message: "Not enough space on this device to keep the \(what) file (\(needed)). Free some space and add it again.")
         }
-        return LocalRejection(code: .validationFailed, message: "Could not keep a copy of \(file.lastPathComponent) for \(slot): \(nsError.localizedDescription)")
+        return LocalRejection(code: .validationFailed, message: "Could not keep a copy of \(file.lastPathComponent) for \(what): \(nsError.localizedDescription)")
     }
 
     /// Runs until `stop`: sends due files while the network is up.
@@ -222,7 +242,11 @@ public actor UploadQueue {
     }
 
     private func create(_ item: UploadItem) async throws -> String {
-        let metadata = Tus.encodeMetadata(["inspection_id": item.inspectionID.rawValue, "slot": item.slot.rawValue])
+        let metadata = if let unit = item.equipmentID {
+            Tus.encodeMetadata(["equipment_id": unit.rawValue])
+        } else {
+            Tus.encodeMetadata(["inspection_id": item.inspectionID?.rawValue ?? "", "slot": item.slot.rawValue])
+        }
         let response = try await api.callRaw(.createUpload, [], headers: [
             ("Tus-Resumable", Tus.version), ("Upload-Length", String(item.size)), ("Upload-Metadata", metadata),
         ], body: nil)

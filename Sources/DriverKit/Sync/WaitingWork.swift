@@ -68,11 +68,11 @@ extension DriverApp {
         let unsentInspections = Set(outbox.filter { $0.mutation.kind == .saveInspection }.map(\.mutation.entityID))
         let evidence = try database.evidence()
         let held = Set(evidence.map(\.id.rawValue))
-        let waitingFiles = files.filter { !held.contains($0.inspectionID.rawValue) }.map { item -> WaitingWork.File in
+        let waitingFiles = files.filter { !held.contains($0.inspectionID?.rawValue ?? "") }.map { item -> WaitingWork.File in
             let why: String
             switch item.status {
             case .failed: why = item.lastError ?? "refused by the server"
-            case _ where unsentInspections.contains(item.inspectionID.rawValue): why = "waiting for its inspection to reach the server"
+            case _ where unsentInspections.contains(item.inspectionID?.rawValue ?? ""): why = "waiting for its inspection to reach the server"
             case _ where !online: why = "waiting for the network"
             case _ where item.nextRetryAt > now: why = "retry \(Self.when(item.nextRetryAt, now: now)): \(item.lastError ?? "")"
             default: why = "\(Int(item.progress * 100))% sent"
