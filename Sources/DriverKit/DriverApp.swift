@@ -69,7 +69,7 @@ public final class DriverApp {
                           secureStore: secureStore, clock: configuration.clock, logger: configuration.logger)
         auth = AuthFlow(database: database, api: api, credentials: credentials, secureStore: secureStore,
                               biometrics: configuration.biometrics, pinHashCost: configuration.pinHashCost, clock: configuration.clock)
-        router = AppRouter(auth: auth, database: database)
+        router = AppRouter(auth: auth, database: database, status: status)
         push = PushController(database: database, sync: sync, service: configuration.pushNotifications, clock: configuration.clock)
         uploads = UploadQueue(database: database, api: api, network: network,
                               directory: configuration.stateDirectory.appendingPathComponent("uploads"), clock: configuration.clock,

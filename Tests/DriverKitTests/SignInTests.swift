@@ -16,15 +16,18 @@ struct SignInTests {
         let device = try DriverDevice.make(server: live, biometrics: ScriptedBiometrics(answer: true))
         let auth = device.app.auth
         #expect(auth.state == .signedOut)
-        #expect(device.app.router.route == .onboarding)
+        #expect(device.app.router.route == .onboarding(.welcome))
 
         try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox, pin: nil)
         #expect(auth.state == .needsPINSetup)
         let account = try #require(try device.app.database.account())
         #expect(account.driver?.id == carrier.driverID(0))
-        #expect(device.app.router.route == .main)
+        #expect(device.app.router.route == .onboarding(.pin))
         try await auth.setUpPIN("1379")
         #expect(auth.state == .unlocked)
+        #expect(device.app.router.route == .onboarding(.biometrics))  // this device has Face ID: offered once
+        #expect(await device.app.router.answerBiometricsOffer(enable: false) == false)
+        try await eventually("the app") { device.app.router.route == .main }
         // The PIN reached the server too (and is a slow hash there).
         let stored = try await serverPINHash(server, user: carrier.driver.user.id)
         #expect(stored?.hasPrefix("scrypt$") == true)
@@ -65,6 +68,95 @@ struct SignInTests {
         await device.app.shutdown()
     }
 
+    @Test("first run: welcome, email, code, PIN and the Face ID offer, each resumed after the app closes; loading only while nothing is cached")
+    func firstRun() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let live = try await LiveServer(server)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("driverkit-\(UUID().uuidString.prefix(8))")
+        let transport = FlakyTransport()
+        func launch() throws -> DriverDevice {
+            try DriverDevice.make(server: live, stateDirectory: directory, transport: transport, biometrics: ScriptedBiometrics(answer: true))
+        }
+        func firstScreen(at now: Date = Date()) throws -> AppRoute { AppRouter.determineInitialRoute(try AppDatabase.open(directory: directory), now: now) }
+        let email = carrier.driver.user.email
+
+        var device = try launch()
+        #expect(device.app.router.route == .onboarding(.welcome))
+        device.app.router.continueFromWelcome()
+        #expect(device.app.router.route == .onboarding(.email))
+        await device.app.shutdown()
+        #expect(try firstScreen() == .onboarding(.email))           // closed and opened again: still at the email
+        device = try launch()
+        #expect(device.app.router.route == .onboarding(.email))
+
+        try await device.app.router.requestCode(for: "driver0@alpha.exmaple")  // a typo in the address
+        #expect(device.app.router.route == .onboarding(.code))
+        device.app.router.backToEmail()
+        #expect(device.app.router.route == .onboarding(.email))
+        try await device.app.router.requestCode(for: email)
+        #expect(device.app.router.route == .onboarding(.code))
+        await device.app.shutdown()
+        #expect(try firstScreen() == .onboarding(.code))            // the code is still good: back at the code
+        #expect(try firstScreen(at: Date().addingTimeInterval(11 * 60)) == .onboarding(.email))  // it ran out
+        device = try launch()
+        #expect(device.app.router.route == .onboarding(.code))
+        #expect(device.app.auth.state == .codeSent(email: email))
+
+        transport.hold(Endpoint.sync.path())                         // the first download takes its time
+        try await device.app.router.signIn(code: try await DriverDevice.code(for: email, mailbox: server.mailbox))
+        #expect(device.app.router.route == .onboarding(.pin))
+        try await device.app.router.setUpPIN("4826")
+        #expect(device.app.router.route == .onboarding(.biometrics))
+        #expect(await device.app.router.answerBiometricsOffer(enable: true))
+        #expect(device.app.auth.biometricsEnabled)
+        #expect(device.app.router.route == .loading)                 // nothing on the device yet
+        #expect(device.app.router.loadingMessage == "Loading your trips…")
+        try await eventually("the first download asked for") { transport.heldCount > 0 }
+        transport.release()
+        try await eventually("the app, once the trips are in") { device.app.router.route == .main }
+        #expect(try device.app.database.trips().count == 1)
+
+        // Relaunched: locked, Face ID not offered again; signed out: the login screen, no introduction.
+        await device.app.shutdown()
+        #expect(try firstScreen() == .locked)
+        device = try launch()
+        #expect(await device.app.auth.unlockWithBiometrics())
+        #expect(device.app.router.route == .main)
+        try await device.app.router.logOut(force: true)
+        #expect(device.app.router.route == .login)
+        #expect(try firstScreen() == .login)
+        await device.app.shutdown()
+        await live.stop()
+    }
+
+    @Test("the lock screen greets the driver by name, counts wrong PINs, unlocks, and offers email sign-in")
+    func lockScreen() async throws {
+        let scene = try await DriverScene.make()
+        let app = scene.device.app
+        app.auth.lock()
+        let lock = LockScreenViewModel(app: app)
+        let first = (scene.carrier.drivers[0].driver?.name ?? "").split(separator: " ").first.map(String.init) ?? ""
+        #expect(lock.greeting == "Welcome back, \(first)")
+        #expect(!lock.canUseBiometrics)
+        for digit in [1, 1, 1] { await lock.type(digit) }
+        #expect(lock.progressLabel == "3 of 4 digits entered")
+        lock.deleteDigit()
+        await lock.type(1)
+        await lock.type(1)                                           // 1111: wrong
+        #expect(lock.message == "Wrong PIN. 4 attempts left.")
+        #expect(lock.progressLabel == "0 of 4 digits entered")
+        for digit in [2, 5, 8, 0] { await lock.type(digit) }         // the PIN the scene set
+        #expect(app.auth.state == .unlocked && lock.message == nil)
+        app.auth.lock()
+        scene.server.clock.advance(by: 61)                           // past the pause between codes
+        await lock.forgotPIN()
+        #expect(app.auth.state == .codeSent(email: scene.carrier.driver.user.email))
+        app.auth.cancelCode()
+        #expect(app.auth.state == .locked)
+        await scene.live.stop()
+    }
+
     @Test("a dispatcher's email or a driver without a record gets driver_not_found")
     func driverNotFound() async throws {
         let server = try await TestServer.make(.sqlite)
@@ -79,7 +171,7 @@ struct SignInTests {
         await live.stop()
     }
 
-    @Test("the router's four cases are decided synchronously from the device alone")
+    @Test("the router's cases are decided synchronously from the device alone")
     func routerCases() async throws {
         let server = try await TestServer.make(.sqlite)
         let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
@@ -87,10 +179,10 @@ struct SignInTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("driverkit-\(UUID().uuidString.prefix(8))")
         func route() throws -> AppRoute { AppRouter.determineInitialRoute(try AppDatabase.open(directory: directory)) }
 
-        #expect(try route() == .onboarding)                       // fresh install
+        #expect(try route() == .onboarding(.welcome))             // fresh install
         var device = try DriverDevice.make(server: live, stateDirectory: directory)
         try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox, pin: nil)
-        #expect(try route() == .main)                             // signed in, no PIN yet
+        #expect(try route() == .onboarding(.pin))                 // signed in, no PIN yet
         try await device.app.auth.setUpPIN("2468")
         await device.app.shutdown()
         await live.stop()

@@ -63,7 +63,8 @@ final class FlakyTransport: HTTPTransport, Sendable {
         var sent = 0
         var pulls = 0
         var held: [CheckedContinuation<Void, Never>] = []
-        var holding = false
+        /// Requests to URLs containing this wait until `release`.
+        var holding: String?
     }
     private let state = NIOLockedValueBox(State())
 
@@ -84,21 +85,23 @@ final class FlakyTransport: HTTPTransport, Sendable {
     var pulls: Int { state.withLockedValue { $0.pulls } }
 
     /// Holds mutation batches (after they are written, before they are sent) until `release`.
-    func holdMutations() { state.withLockedValue { $0.holding = true } }
+    func holdMutations() { hold("/v1/mutations") }
+    /// Holds requests to URLs containing `fragment` until `release` (a slow network).
+    func hold(_ fragment: String) { state.withLockedValue { $0.holding = fragment } }
     var heldCount: Int { state.withLockedValue { $0.held.count } }
     func release() {
         let waiting = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
-            defer { state.held = []; state.holding = false }
+            defer { state.held = []; state.holding = nil }
             return state.held
         }
         for continuation in waiting { continuation.resume() }
     }
 
     func send(_ request: HTTPRequestData) async throws -> HTTPResponseData {
-        if request.url.contains("/v1/mutations"), state.withLockedValue({ $0.holding }) {
+        if let fragment = state.withLockedValue({ $0.holding }), request.url.contains(fragment) {
             await withCheckedContinuation { continuation in
                 let resumeNow = state.withLockedValue { state -> Bool in
-                    guard state.holding else { return true }
+                    guard let held = state.holding, request.url.contains(held) else { return true }
                     state.held.append(continuation)
                     return false
                 }

@@ -54,13 +54,35 @@ struct ViewStateTests {
         #expect(MessagesState([], filter: .all, now: Self.now, calendar: Self.calendar).isEmpty)
     }
 
-    @Test("tapping a message opens its order, trip, an alert, or shows it inline")
+    @Test("tapping a message leads where tapping its push does: an assignment to the trip, a status change to the order")
     func messageDestinations() {
         let trip = ID<Trip>(), order = ID<Order>()
-        #expect(Self.message("a", "2026-02-11T20:00:00Z", trip: trip, order: order).destination == .order(order, trip: trip))
-        #expect(Self.message("b", "2026-02-11T20:00:00Z", trip: trip).destination == .trip(trip))
+        // "New order O-5001 on trip T-1002": the trip, as its push opens it (seed 003).
+        #expect(Self.message("a", "2026-02-11T20:00:00Z", type: .tripAssignment, trip: trip, order: order).destination == .trip(trip))
+        #expect(Self.message("b", "2026-02-11T20:00:00Z", type: .statusChange, trip: trip, order: order).destination == .order(order, trip: trip))
         #expect(Self.message("c", "2026-02-11T20:00:00Z", type: .urgent, trip: trip).destination == .alert(title: "c", body: "body of c"))
-        #expect(Self.message("d", "2026-02-11T20:00:00Z").destination == .inline)
+        #expect(Self.message("d", "2026-02-11T20:00:00Z", trip: trip).destination == .inline)  // a dispatch message reads in Messages
+        for message in [Self.message("e", "2026-02-11T20:00:00Z", type: .tripAssignment, trip: trip, order: order),
+                        Self.message("f", "2026-02-11T20:00:00Z", type: .statusChange, trip: trip, order: order)] {
+            let push = NotificationDestination(message)
+            switch (message.destination, push) {
+            case (.trip(let a), .trip(let b)): #expect(a == b)
+            case (.order(let a, _), .order(let b)): #expect(a == b)
+            default: Issue.record("\(message.type): the message opens \(message.destination), its push \(push)")
+            }
+        }
+    }
+
+    @Test("banners: offline, the first download's loading message, an error that says why")
+    func banners() {
+        let offline = BannerState(status: SyncStatusSnapshot(isOnline: false, isSyncing: false, lastError: "x", lastSyncedAt: nil))
+        #expect(offline.offline == "You're offline — showing cached data" && offline.error == nil)
+        let first = BannerState(status: SyncStatusSnapshot(isOnline: true, isSyncing: true, lastError: nil, lastSyncedAt: nil))
+        #expect(first.loading == "Loading your trips…")
+        let later = BannerState(status: SyncStatusSnapshot(isOnline: true, isSyncing: true, lastError: nil, lastSyncedAt: Self.now))
+        #expect(later.loading == nil)                                   // a routine sync shows nothing
+        let failing = BannerState(status: SyncStatusSnapshot(isOnline: true, isSyncing: false, lastError: "The server is busy.", lastSyncedAt: Self.now))
+        #expect(failing.error == "Couldn't sync: The server is busy.")
     }
 
     @Test("home: the trip on the road, deliveries before the next pickup")
@@ -114,16 +136,6 @@ struct ViewStateTests {
         #expect(state.months.map(\.payCents) == [250_000, 70_000])
         #expect(MoneyFormat.dollars(123_456_78) == "$123,456.78")
         #expect(MoneyFormat.dollars(5) == "$0.05")
-    }
-
-    @Test("banners: offline, error with retry, loading")
-    func banners() {
-        #expect(BannerState(status: .init(isOnline: false, isSyncing: false, lastError: "x", lastSyncedAt: nil)).offline
-                == "You're offline — showing cached data")
-        #expect(BannerState(status: .init(isOnline: false, isSyncing: false, lastError: "x", lastSyncedAt: nil)).error == nil)
-        #expect(BannerState(status: .init(isOnline: true, isSyncing: false, lastError: "Server error", lastSyncedAt: nil)).error == "Server error")
-        #expect(BannerState(status: .init(isOnline: true, isSyncing: true, lastError: nil, lastSyncedAt: nil)).isLoading)
-        #expect(!BannerState(status: .init(isOnline: true, isSyncing: true, lastError: nil, lastSyncedAt: Self.now)).isLoading)
     }
 
     @Test("backoff: 5 s, 10 s, 20 s, 40 s … capped at 15 minutes, spread ±20 %")

@@ -102,6 +102,11 @@ public final class AuthFlow {
         deviceUsedBefore = (try? database.deviceState())?.usedBefore ?? false
         let account = try? database.account()
         state = account.map { $0.pinSet ? .locked : .needsPINSetup } ?? .signedOut
+        // A code asked for before the app was closed: back to the code screen while it is still good.
+        if account == nil, let code = (try? database.deviceState())?.pendingCode,
+           clock().timeIntervalSince(code.sentAt) < AppRouter.codeResumeWindow {
+            state = .codeSent(email: code.email)
+        }
         setAsideWork = Self.setAside(database)
     }
 
@@ -110,6 +115,8 @@ public final class AuthFlow {
     }
 
     public var canUseBiometrics: Bool { biometricsEnabled && biometrics.isAvailable }
+    /// The device has Face ID or Touch ID set up (whether or not the driver turned it on here).
+    public var biometricsAvailable: Bool { biometrics.isAvailable }
 
     // MARK: Email code
 
@@ -119,7 +126,9 @@ public final class AuthFlow {
         try await run {
             let _: SendCodeResponse = try await api.send(.sendCode, body: SendCodeRequest(email: email))
             if case .codeSent = state {} else { beforeCode = state }
-            state = .codeSent(email: email.trimmingCharacters(in: .whitespaces).lowercased())
+            let address = email.trimmingCharacters(in: .whitespaces).lowercased()
+            state = .codeSent(email: address)
+            if try database.account() == nil { try? database.setPendingCode(address, at: clock()) }
         }
     }
 
@@ -153,6 +162,7 @@ public final class AuthFlow {
             setAsideWork = Self.setAside(database)
             beforeCode = nil
             deviceUsedBefore = true
+            try? database.setPendingCode(nil, at: clock())
             try secureStore.remove(Self.pinFailuresKey)
             // Signing in with email proves who this is: a PIN already on the device opens the app directly.
             let pinSet = (try? secureStore.data(for: Self.pinKey)) != nil
@@ -172,6 +182,7 @@ public final class AuthFlow {
             state = .signedOut
         }
         beforeCode = nil
+        try? database.setPendingCode(nil, at: clock())
     }
 
     // MARK: PIN

@@ -23,6 +23,17 @@ public struct DeviceState: Sendable, Hashable {
     public var lastEmail: String?
     /// This device's APNs token, as hex (it belongs to the app install, not to a driver).
     public var pushToken: String?
+    /// The first-run screen the driver reached (resumed at the next launch).
+    public var onboardingStep: OnboardingStep? = nil
+    /// A sign-in code asked for and not used yet.
+    public var pendingCode: PendingCode? = nil
+    /// Whether the driver answered the Face ID offer after setting a PIN.
+    public var biometricsOffered: Bool = false
+
+    public struct PendingCode: Sendable, Hashable {
+        public let email: String
+        public let sentAt: Date
+    }
 }
 
 extension AppDatabase {
@@ -59,8 +70,28 @@ extension AppDatabase {
 
     static func deviceState(_ db: Database) throws -> DeviceState {
         let row = try Row.fetchOne(db, sql: "SELECT * FROM device")!
+        let pendingEmail: String? = row["pending_code_email"]
+        let pendingAt: Double? = row["pending_code_at"]
         return DeviceState(onboarded: row["onboarded"], usedBefore: row["used_before"], lastEmail: row["last_email"],
-                           pushToken: row["push_token"])
+                           pushToken: row["push_token"], onboardingStep: (row["onboarding_step"] as String?).flatMap(OnboardingStep.init),
+                           pendingCode: pendingEmail.flatMap { email in pendingAt.map { .init(email: email, sentAt: Date(timeIntervalSince1970: $0)) } },
+                           biometricsOffered: row["biometrics_offered"])
+    }
+
+    func setOnboardingStep(_ step: OnboardingStep) throws {
+        try writer.write { db in try db.execute(sql: "UPDATE device SET onboarding_step = ?", arguments: [step.rawValue]) }
+    }
+
+    /// Remembers a code was asked for (nil: used or given up).
+    func setPendingCode(_ email: String?, at date: Date) throws {
+        try writer.write { db in
+            try db.execute(sql: "UPDATE device SET pending_code_email = ?, pending_code_at = ?",
+                           arguments: [email, email == nil ? nil : date.timeIntervalSince1970])
+        }
+    }
+
+    func markBiometricsOffered() throws {
+        try writer.write { db in try db.execute(sql: "UPDATE device SET biometrics_offered = 1") }
     }
 
     /// Remembers who signed in. A different driver than the cache belongs

@@ -221,6 +221,16 @@ public struct AppDatabase: Sendable {
                 ALTER TABLE upload_queue_v7 RENAME TO upload_queue;
                 """)
         }
+        migrator.registerMigration("v8-onboarding") { db in
+            // Where a driver left the first-run screens, a code asked for (to resume at the code
+            // screen after the app was closed), and whether they answered the Face ID offer.
+            try db.execute(sql: """
+                ALTER TABLE device ADD COLUMN onboarding_step TEXT;
+                ALTER TABLE device ADD COLUMN pending_code_email TEXT;
+                ALTER TABLE device ADD COLUMN pending_code_at REAL;
+                ALTER TABLE device ADD COLUMN biometrics_offered INTEGER NOT NULL DEFAULT 0;
+                """)
+        }
         return migrator
     }
 }

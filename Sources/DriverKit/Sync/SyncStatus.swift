@@ -46,6 +46,9 @@ public final class SyncStatus {
         }
     }
 
+    /// The driver closed the error banner; the next failure shows again.
+    public func dismissError() { lastError = nil }
+
     /// The offline banner (seed 000).
     public var offlineBanner: String? { isOnline ? nil : "You're offline — showing cached data" }
 }

@@ -90,10 +90,15 @@ public enum MessageDestination: Sendable, Hashable {
 }
 
 extension DriverNotification {
+    /// Where tapping it leads: the same rule as tapping its push (seed 003)
+    /// — a trip assignment opens the trip, a status change its order, an
+    /// urgent message raises an alert, a dispatch message reads inline.
     public var destination: MessageDestination {
-        if type == .urgent { return .alert(title: title, body: body) }
-        if let order = data.orderID { return .order(order, trip: data.tripID) }
-        if let trip = data.tripID { return .trip(trip) }
-        return .inline
+        switch NotificationDestination(self) {
+        case .trip(let trip): return .trip(trip)
+        case .order(let order): return .order(order, trip: data.tripID)
+        case .urgent(let title, let body): return .alert(title: title, body: body)
+        case .messages: return .inline
+        }
     }
 }

@@ -129,6 +129,10 @@ public final class MessagesViewModel {
     /// The tab badge.
     public var unreadCount: Int { notifications.value.filter(\.isUnread).count }
 
+    /// Pull to refresh: asks the server for what is new (messages and the
+    /// rest), then the list follows the cache.
+    public func refresh() async { await app.syncNow() }
+
     /// Tapping a message marks it read and says what to open.
     public func open(_ id: ID<DriverNotification>) -> MessageDestination? {
         guard let notification = notifications.value.first(where: { $0.id == id }) else { return nil }
@@ -161,15 +165,25 @@ public final class ProfileViewModel {
     }
 }
 
-/// The banners shown over every tab.
+/// The banners shown over every tab: offline, loading, and an error the
+/// driver can retry or dismiss (seed 000).
 @MainActor @Observable
 public final class BannersViewModel {
-    let status: SyncStatus
+    let app: DriverApp
+    var status: SyncStatus { app.status }
 
-    public init(app: DriverApp) { status = app.status }
+    public init(app: DriverApp) { self.app = app }
 
     public var state: BannerState {
         BannerState(status: SyncStatusSnapshot(isOnline: status.isOnline, isSyncing: status.isSyncing,
                                                lastError: status.lastError, lastSyncedAt: status.lastSyncedAt))
     }
+
+    /// Syncs again now; the banner goes if it works and comes back with the new reason if not.
+    public func retry() async {
+        status.dismissError()
+        await app.syncNow()
+    }
+
+    public func dismissError() { status.dismissError() }
 }

@@ -129,13 +129,18 @@ public struct ProfileState: Sendable, Hashable {
 /// Banners across the app (seed 000).
 public struct BannerState: Sendable, Hashable {
     public let offline: String?
+    /// What went wrong, with Retry and Dismiss beside it.
     public let error: String?
     public let isLoading: Bool
+    /// What the loading banner says, while the first download runs.
+    public var loading: String? { isLoading ? "Loading your trips…" : nil }
+    public static let retryTitle = "Retry"
+    public static let dismissTitle = "Dismiss"
 
     public init(status: SyncStatusSnapshot) {
         offline = status.isOnline ? nil : "You're offline — showing cached data"
         // Being offline is shown by its own banner, not as an error.
-        error = status.isOnline ? status.lastError : nil
+        error = status.isOnline ? status.lastError.map { "Couldn't sync: \($0)" } : nil
         isLoading = status.isSyncing && status.lastSyncedAt == nil
     }
 }
