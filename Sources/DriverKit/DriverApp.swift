@@ -236,6 +236,15 @@ public final class DriverApp {
         guard let unit = try database.equipment().first(where: { $0.id == id }) else {
             throw LocalRejection(code: .notFound, message: "This unit is not assigned to you.")
         }
+        // The bytes decide, as on the server: a PDF or a video is refused here, at once.
+        let head = (try? FileHandle(forReadingFrom: file)).flatMap { handle in
+            defer { try? handle.close() }
+            return try? handle.read(upToCount: ContentSniffer.prefixLength)
+        }
+        guard let detected = head.flatMap({ ContentSniffer.detect(Array($0)) }), ContentSniffer.allowed(detected, for: .photo) else {
+            throw LocalRejection(code: .unsupportedMediaType,
+                                 message: "\(file.lastPathComponent) is not a photo: choose \(ContentSniffer.expected(for: .photo)).")
+        }
         let waiting = try database.uploads().filter { $0.equipmentID == id && $0.status != .completed }.count
         guard unit.photos.count + waiting < EquipmentPhoto.maxPerUnit else {
             throw LocalRejection(code: .validationFailed,

@@ -49,6 +49,8 @@ struct UnitPhoto: AsyncParsableCommand {
             let found = try Lookup.unit(unit, kind: .truck, in: session.app)
             let mark = try session.outboxMark()
             let queued = try await session.app.addUnitPhoto(URL(fileURLWithPath: file), to: found.id)
+            // Sent now when the server answers (with a progress bar); otherwise it waits on the device.
+            if await session.syncIfPossible(quiet: true) { try await session.sendUploads() }
             try await session.finishChange("Added a photo of \(found.unitNumber).", since: mark, upload: queued.id)
         }
     }

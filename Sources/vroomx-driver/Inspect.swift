@@ -113,7 +113,7 @@ extension Session {
                     let percent = Int(item.progress * 100)
                     guard bars, shown[item.id] != percent else { continue }
                     shown[item.id] = percent
-                    FileHandle.standardError.write(Data("\r\(Self.progressLine(item))".utf8))
+                    Terminal.write("\r\(Self.progressLine(item))", to: STDERR_FILENO)
                 }
                 try? await Task.sleep(for: .milliseconds(100))
             }
@@ -128,7 +128,7 @@ extension Session {
                     terminal.note((bars ? "\r" : "") + Self.progressLine(item))
                 case .failed:
                     reported.insert(item.id)
-                    terminal.note(terminal.style("\(item.slot): \(item.lastError ?? "refused")", .red))
+                    terminal.note(terminal.style("\(item.about): \(item.lastError ?? "refused")", .red))
                 case .pending, .uploading:
                     break
                 }
@@ -140,7 +140,7 @@ extension Session {
         let width = 24
         let filled = Int(item.progress * Double(width))
         let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
-        let name = item.slot.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)
+        let name = item.about.padding(toLength: 12, withPad: " ", startingAt: 0)
         return "\(name) \(bar) \(String(format: "%3d", Int(item.progress * 100)))%  \(ByteCountFormatter.string(fromByteCount: item.size, countStyle: .file))"
     }
 }

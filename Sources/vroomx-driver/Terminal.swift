@@ -1,4 +1,11 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+private let systemWrite = Glibc.write
+#elseif canImport(Darwin)
+import Darwin
+private let systemWrite = Darwin.write
+#endif
 
 /// Output for people (tables, colour on a terminal) or scripts (plain).
 struct Terminal {
@@ -18,11 +25,24 @@ struct Terminal {
 
     /// Written at once, not buffered: into a file or pipe (`watch | tee log`) each line shows as it
     /// comes, and nothing is lost when the command is interrupted.
-    func line(_ text: String = "") { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
+    func line(_ text: String = "") { Self.write(text + "\n", to: STDOUT_FILENO) }
 
     /// Lines on standard error: banners and errors never mix with `--json` output.
-    func note(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+    func note(_ text: String) { Self.write(text + "\n", to: STDERR_FILENO) }
+
+    /// Writes all of `text`. A reader that went away (`vroomx-driver units | head -3`) ends the
+    /// command quietly, as other command-line tools do, instead of an error about a broken pipe.
+    static func write(_ text: String, to descriptor: Int32) {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { systemWrite(descriptor, $0.baseAddress, $0.count) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                if errno == EPIPE { exit(0) }
+                return
+            }
+            bytes = bytes.dropFirst(written)
+        }
     }
 
     /// A table with a header row; columns sized to their widest cell.
@@ -42,7 +62,7 @@ struct Terminal {
 
     /// Asks a question on the terminal; nil at end of input.
     func prompt(_ question: String, hidden: Bool = false) -> String? {
-        FileHandle.standardError.write(Data(question.utf8))
+        Self.write(question, to: STDERR_FILENO)
         guard hidden, Terminal.inputIsInteractive else { return readLine()?.trimmingCharacters(in: .whitespaces) }
         var saved = termios()
         tcgetattr(STDIN_FILENO, &saved)
@@ -51,7 +71,7 @@ struct Terminal {
         tcsetattr(STDIN_FILENO, TCSANOW, &quiet)
         defer {
             tcsetattr(STDIN_FILENO, TCSANOW, &saved)
-            FileHandle.standardError.write(Data("\n".utf8))
+            Self.write("\n", to: STDERR_FILENO)
         }
         return readLine()?.trimmingCharacters(in: .whitespaces)
     }

@@ -78,5 +78,5 @@ func withSession(_ options: GlobalOptions, realtime: Bool = false, _ body: @Main
 func printJSON<T: Encodable>(_ value: T) throws {
     let encoder = WireJSON.encoder()
     encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-    FileHandle.standardOutput.write(Data((String(decoding: try encoder.encode(value), as: UTF8.self) + "\n").utf8))
+    Terminal.write(String(decoding: try encoder.encode(value), as: UTF8.self) + "\n", to: STDOUT_FILENO)
 }

@@ -247,6 +247,11 @@ struct DriverCommandTests {
         #expect(units.output.contains("Truck T-12") && units.output.contains("Trailer TR-7") && units.output.contains("Odometer 413250 mi"), "\(units.output)")
         #expect(units.output.contains("Registration TX-REG-4KH221: expires") && units.output.contains("(in 18 days)"), "\(units.output)")
         #expect(!units.output.contains("T-14"), "another driver's truck: \(units.output)")
+        // Read by a pager or `head` that stops early: the command ends quietly, never with a crash.
+        let piped = try await VroomXBinary.run(["-c", "set -o pipefail; '\(VroomXBinary.path("vroomx-driver"))' units | head -1"], binary: "/bin/bash",
+                                               environment: ["VROOMX_SERVER": "http://127.0.0.1:\(port)", "VROOMX_DRIVER_HOME": home.path,
+                                                             "NO_COLOR": "1"])
+        #expect(piped.status == 0 && !piped.output.contains("Fatal error"), "\(piped.output)")
 
         // Offline: refused at once when lower than the last reading, queued otherwise.
         await server.stop()
@@ -268,12 +273,24 @@ struct DriverCommandTests {
         #expect(queued.status == 75 && queued.output.contains("Added a photo of T-12."), "\(queued.output)")
         #expect(try await Self.driver(["unit-photo", photo.path, "--unit", "T-14"], home: home, port: port).status == 65,
                 "another driver's truck")
+        let scan = home.appendingPathComponent("registration.jpg")  // a PDF, whatever its name says
+        try Data(MediaSamples.pdf()).write(to: scan)
+        let notPhoto = try await Self.driver(["unit-photo", scan.path], home: home, port: port)
+        #expect(notPhoto.status == 65 && notPhoto.output.contains("is not a photo"), "\(notPhoto.output)")
+        let waiting = try await Self.driver(["sync"], home: home, port: port)
+        #expect(waiting.status == 75, "a photo waiting offline: \(waiting.output)")
 
         server = try await ServerProcess.start(dataDirectory: data, port: port)
         let sent = try await Self.driver(["sync"], home: home, port: port)
         #expect(sent.status == 0 && sent.output.contains("Waiting       0 changes"), "\(sent.output)")
         let withPhoto = try await Self.driver(["units"], home: home, port: port)
         #expect(withPhoto.output.contains("1 photo,"), "\(withPhoto.output)")
+        // With the server up, a photo goes at once.
+        let second = home.appendingPathComponent("tyres.png")
+        let secondBytes = MediaSamples.png(size: 20_000)
+        try Data(secondBytes).write(to: second)
+        let sentNow = try await Self.driver(["unit-photo", second.path], home: home, port: port)
+        #expect(sentNow.status == 0 && sentNow.output.contains("Added a photo of T-12."), "\(sentNow.output)")
         #expect(try await Self.driver(["sync"], home: home, port: port).status == 0)
         await server.stop()
 
@@ -291,7 +308,8 @@ struct DriverCommandTests {
             try await db.query("SELECT p.sha256 FROM equipment_photos p JOIN equipment e ON e.id = p.equipment_id WHERE e.unit_number = 'T-12'")
                 .map { try $0.string("sha256") }
         }
-        #expect(photos == [SHA256.hash(data: photoBytes).map { String(format: "%02x", $0) }.joined()], "sent once, intact")
+        #expect(Set(photos) == Set([photoBytes, secondBytes].map { SHA256.hash(data: $0).map { String(format: "%02x", $0) }.joined() })
+                && photos.count == 2, "each sent once, intact")
         #expect(readings == [412_300, 412_980, 413_250, 413_480])
         #expect(fills == [118_250])
         #expect(odometer == 413_480)

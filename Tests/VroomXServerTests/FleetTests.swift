@@ -334,6 +334,8 @@ struct FleetTests {
             // The bytes, whole and by range, to whoever sees the unit.
             let whole = try await api.call(.unitPhoto, u, first.id.rawValue, token: driver)
             #expect(whole.status == 200 && Array(whole.body) == shop && whole.headers[.contentType] == "image/jpeg")
+            #expect(whole.headers[.init("X-Content-Type-Options")!] == "nosniff")
+            #expect(whole.headers[.init("Content-Security-Policy")!]?.hasPrefix("sandbox") == true)
             let part = try await api.call(.unitPhoto, u, second.id.rawValue, token: dispatch, headers: ["Range": "bytes=10-19"])
             #expect(part.status == 206 && Array(part.body) == Array(dent[10..<20]))
             for token in [sibling, other.dispatcher.accessToken, other.driver.accessToken] {
@@ -347,6 +349,7 @@ struct FleetTests {
             // The bytes decide what a file is; a photo has a size cap; nothing is kept of a refused one.
             let pdf = try await api.call(.addUnitPhoto, u, bytes: MediaSamples.pdf(), token: dispatch)
             #expect(pdf.status == 415 && pdf.errorCode == "unsupported_media_type", "\(pdf.text)")
+            #expect(pdf.error?.message.hasPrefix("A unit photo takes") == true, "\(pdf.text)")
             let huge = try await api.call(.createUpload, token: driver, headers: [
                 "Tus-Resumable": Tus.version, "Upload-Length": String(26 << 20), "Upload-Metadata": Tus.encodeMetadata(["equipment_id": u])])
             #expect(huge.status == 413 && huge.errorCode == "payload_too_large")
@@ -371,6 +374,28 @@ struct FleetTests {
             }
             let full = try await api.call(.addUnitPhoto, u, bytes: MediaSamples.jpeg(size: 600), token: dispatch)
             #expect(full.status == 422 && full.error?.field == "photos", "\(full.text)")
+        }
+    }
+
+    @Test("text limits count what the database counts: a note with browser line breaks fits, one of many-part emoji is refused by field",
+          arguments: TestBackend.available)
+    func textLimits(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let dispatch = carrier.dispatcher.accessToken
+        try await server.run { api in
+            let unit = try await api.call(.dispatchCreateEquipment, json: EquipmentFields(kind: .truck, unitNumber: "T-12"), token: dispatch)
+                .decode(Equipment.self)
+            // 1,999 characters as a browser's text box sends them (\r\n line breaks: 2,018 code points).
+            let lines = Array(repeating: String(repeating: "a", count: 99), count: 20)
+            let saved = try await api.call(.dispatchUpdateEquipment, unit.id.rawValue,
+                                           json: EquipmentFields(notes: lines.joined(separator: "\r\n")), token: dispatch)
+            #expect(saved.status == 200, "\(saved.text)")
+            #expect(try saved.decode(Equipment.self).notes == lines.joined(separator: "\n"))
+            // 286 family emoji: 286 characters, 2,002 code points.
+            let family = String(repeating: "👨‍👩‍👧‍👦", count: 286)
+            let refused = try await api.call(.dispatchUpdateEquipment, unit.id.rawValue, json: EquipmentFields(notes: family), token: dispatch)
+            #expect(refused.status == 422 && refused.error?.field == "notes", "\(refused.text)")
         }
     }
 

@@ -19,10 +19,10 @@ public enum VroomXBinary {
 
     public static func path(_ name: String = "vroomx") -> String { productsDirectory.appendingPathComponent(name).path }
 
-    /// Runs a command to completion.
+    /// Runs a command to completion (one of the package's binaries, or a system one by absolute path).
     public static func run(_ arguments: [String], binary: String = "vroomx", environment: [String: String] = [:],
                            timeout: Duration = .seconds(60)) async throws -> (status: Int32, output: String) {
-        let process = try ChildProcess(path(binary), arguments, environment: environment)
+        let process = try ChildProcess(binary.hasPrefix("/") ? binary : path(binary), arguments, environment: environment)
         let deadline = ContinuousClock.now + timeout
         while process.isRunning {
             guard ContinuousClock.now < deadline else {

@@ -330,7 +330,9 @@ extension AppDatabase {
             let unsent = try Row.fetchAll(db, sql: """
                 SELECT * FROM outbox WHERE owner IS ? AND (status = 'pending' OR failure = 'transient') ORDER BY seq
                 """, arguments: [try Self.ownerID(db)]).map(OutboxEntry.init(row:))
-            let waiting = try Set(String.fetchAll(db, sql: "SELECT DISTINCT inspection_id FROM upload_queue WHERE status <> 'completed'"))
+            let waiting = try Set(String.fetchAll(db, sql: """
+                SELECT DISTINCT inspection_id FROM upload_queue WHERE status <> 'completed' AND inspection_id IS NOT NULL
+                """))
             var heldOrders: Set<ID<Order>> = []
             var heldEntities: Set<String> = []
             var schedule: [(entry: OutboxEntry, hold: OutboxHold?)] = []

@@ -69,7 +69,7 @@ struct ConsoleFleetPages {
                 due.append(paper.merging(["unit": unit.unitNumber, "unit_id": unit.id.rawValue]) { first, _ in first })
             }
             rows.append([
-                "id": unit.id.rawValue, "photos": unit.photos.isEmpty ? "" : "\(unit.photos.count)", "unit": unit.unitNumber, "kind": unit.kind.rawValue, "truck": unit.kind == .truck,
+                "id": unit.id.rawValue, "photos": unit.photos.isEmpty ? "" : unit.photos.count == 1 ? "1 photo" : "\(unit.photos.count) photos", "unit": unit.unitNumber, "kind": unit.kind.rawValue, "truck": unit.kind == .truck,
                 "vehicle": [unit.year.map(String.init), unit.make, unit.model].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " "),
                 "vin": unit.vin, "plate": [unit.plate, unit.plateState.isEmpty ? "" : "(\(unit.plateState))"].filter { !$0.isEmpty }.joined(separator: " "),
                 "status": unit.status.rawValue, "status_label": unit.status.label,

@@ -60,7 +60,7 @@ struct ConsolePages: Sendable {
     static let securityHeaders: HTTPFields = [
         .contentSecurityPolicy: "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self'; "
             + "connect-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
-        .init("X-Content-Type-Options")!: "nosniff",
+        .xContentTypeOptions: "nosniff",
         .init("Referrer-Policy")!: "same-origin",
         .init("X-Frame-Options")!: "DENY",
     ]
@@ -80,6 +80,7 @@ struct ConsoleResourceError: Error, CustomStringConvertible {
 
 extension HTTPField.Name {
     static let contentSecurityPolicy = HTTPField.Name("Content-Security-Policy")!
+    static let xContentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
 }
 
 /// A value for a template section: nil renders as an absent section (an

@@ -30,7 +30,7 @@ struct ConsoleUnitPages {
             } catch let error as AppError where error.status < 500 && error.status != 404 {
                 return try await rerender(request, id, FieldErrors(error, fallbackField: "driver_id"))
             }
-            return ConsolePages.redirect("/fleet/\(id)#driver")
+            return ConsolePages.redirect("/fleet/\(id)?assigned=1#driver")
         }
         console.post(router, "/fleet/:id/papers", addPaper)
         console.post(router, "/fleet/:id/papers/:paper/delete") { request in
@@ -64,7 +64,7 @@ struct ConsoleUnitPages {
             fields.kind = kind
             do {
                 let unit = try await store.createEquipment(fields, tenant: request.tenant)
-                return ConsolePages.redirect("/fleet/\(unit.id)")
+                return ConsolePages.redirect("/fleet/\(unit.id)?added=1")
             } catch let error as AppError where error.status < 500 {
                 return try await unitPage(request, unit: nil, values: ConsoleOrderPages.typed(request, after: error),
                                           errors: Self.formErrors(error), status: .init(code: error.status))
@@ -101,6 +101,7 @@ struct ConsoleUnitPages {
     /// named next to their field before anything is saved.
     static func fields(_ form: ConsoleForm, kind: EquipmentKind) -> Result<EquipmentFields, FieldErrors> {
         var errors = FieldErrors()
+        if form["unit_number"].isEmpty { errors.add("unit_number", "Enter the unit number painted on the door, like T-12.") }
         let year = form["year"].isEmpty ? nil : FormValue.integer(form["year"], field: "year", range: 1900...2100, errors: &errors)
         let capacity = form["capacity_cars"].isEmpty ? nil
             : FormValue.integer(form["capacity_cars"], field: "capacity_cars", range: 1...20, errors: &errors)
@@ -108,10 +109,14 @@ struct ConsoleUnitPages {
             : FormValue.integer(form["gvwr_pounds"].replacingOccurrences(of: ",", with: ""), field: "gvwr_pounds", range: 1...200_000, errors: &errors)
         let status = EquipmentStatus(rawValue: form["status"])
         if !form["status"].isEmpty, status == nil { errors.add("status", "Choose a status from the list.") }
+        let trailerType = TrailerType(rawValue: form["trailer_type"])
+        if kind == .trailer, !form["trailer_type"].isEmpty, trailerType == nil { errors.add("trailer_type", "Choose open or enclosed.") }
+        let fuelType = FuelType(rawValue: form["fuel_type"])
+        if kind == .truck, !form["fuel_type"].isEmpty, fuelType == nil { errors.add("fuel_type", "Choose a fuel from the list.") }
         guard errors.isEmpty else { return .failure(errors) }
         let specs = kind == .trailer
-            ? EquipmentSpecs(trailerType: TrailerType(rawValue: form["trailer_type"]), capacityCars: capacity, gvwrPounds: gvwr)
-            : EquipmentSpecs(gvwrPounds: gvwr, fuelType: FuelType(rawValue: form["fuel_type"]))
+            ? EquipmentSpecs(trailerType: trailerType, capacityCars: capacity, gvwrPounds: gvwr)
+            : EquipmentSpecs(gvwrPounds: gvwr, fuelType: fuelType)
         return .success(EquipmentFields(unitNumber: form["unit_number"], make: form["make"], model: form["model"], year: year,
                                         vin: form["vin"], plate: form["plate"], plateState: form["plate_state"], status: status,
                                         specs: specs, notes: form["notes"], acceptVINWarning: form["accept_vin_warning"] == "yes"))
@@ -195,7 +200,10 @@ struct ConsoleUnitPages {
             "unit_id": unit.id.rawValue, "unit_number": unit.unitNumber,
             "summary": [ConsoleFleetPages.capitalized(unit.kind.rawValue), vehicle].filter { !$0.isEmpty }.joined(separator: " · "),
             "status": unit.status.rawValue, "status_label": unit.status.label, "version": unit.version,
-            "saved": request.query("saved") == "1",
+            "notice": request.query("saved") == "1" ? "Saved." : request.query("added") == "1" ? "Added \(unit.unitNumber)."
+                : request.query("assigned") == "1" ? (unit.driverID == nil ? "\(unit.unitNumber) is back in the yard."
+                    : "Given to \(drivers.first { $0.id == unit.driverID }?.name ?? "the driver"); any \(unit.kind.rawValue) they had before went back to the yard.")
+                : "",
             "drivers": drivers.filter { $0.deactivatedAt == nil || $0.id == unit.driverID }.map {
                 ["id": $0.id.rawValue, "name": $0.name, "selected": $0.id == unit.driverID]
             },

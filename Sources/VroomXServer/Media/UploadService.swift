@@ -270,17 +270,31 @@ struct UploadService: Sendable {
     /// resumable upload, but nothing is kept if the request fails.
     func putWhole<Body: AsyncSequence & Sendable>(_ body: Body, length: Int64, to target: UploadTarget,
                                                  _ identity: Identity) async throws where Body.Element == ByteBuffer {
-        let upload = try await start(target, length: length, metadata: "", identity)
+        let upload: UploadRecord
+        do {
+            upload = try await start(target, length: length, metadata: "", identity)
+        } catch var error as AppError where error.body.field == "Upload-Length" {
+            error.body.field = "Content-Length"  // this request named its size there
+            throw error
+        }
         do {
             let received = try await append(body, contentLength: length, at: 0, checksum: nil, to: upload.id, identity).received
-            guard received == length else {
-                throw AppError(400, .invalidParameter, "The body ended after \(received) of \(length) bytes.", field: "Content-Length")
-            }
+            guard received == length else { throw Self.cutShort(received, of: length) }
         } catch {
             await media.discardPartial(upload.id, key: upload.fileKey, handle: upload.storageHandle)
             try? await store.deleteUpload(upload.id, tenant: identity.tenant)
+            // Nothing of a one-request upload is kept: an interrupted body is sent again whole.
+            if let interrupted = error as? AppError, interrupted.body.field == "Upload-Offset",
+               let offset = interrupted.headers["Upload-Offset"].flatMap(Int64.init) {
+                throw Self.cutShort(offset, of: length)
+            }
             throw error
         }
+    }
+
+    private static func cutShort(_ received: Int64, of length: Int64) -> AppError {
+        AppError(400, .invalidParameter, "The body ended after \(received) of \(length) bytes; send the whole file again.",
+                 field: "Content-Length")
     }
 
     /// Ends an upload the client gave up; its bytes go.
@@ -344,7 +358,8 @@ struct UploadService: Sendable {
         if let detected = ContentSniffer.detect(prefix), ContentSniffer.allowed(detected, for: upload.kind) { return detected }
         await media.discardPartial(upload.id, key: upload.fileKey, handle: upload.storageHandle)
         try await store.deleteUpload(upload.id, tenant: identity.tenant)
-        throw AppError(415, .unsupportedMediaType, "The \(upload.slot) slot takes \(ContentSniffer.expected(for: upload.kind)).")
+        let what = if case .unitPhoto = upload.target { "A unit photo" } else { "The \(upload.slot) slot" }
+        throw AppError(415, .unsupportedMediaType, "\(what) takes \(ContentSniffer.expected(for: upload.kind)).")
     }
 
     /// Makes the finished upload its file and attaches it to the inspection

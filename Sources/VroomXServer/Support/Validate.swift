@@ -17,9 +17,11 @@ enum Validate {
     /// Trimmed text of at most `max` characters, with no control characters
     /// other than line breaks and tabs.
     static func text(_ raw: String, field: String, max: Int, required: Bool = false) throws -> String {
-        let text = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        // Browsers send a text box's line breaks as \r\n: kept as \n. The limit counts code points,
+        // as the database's length() does (a family emoji is seven).
+        let text = raw.replacingOccurrences(of: "\r\n", with: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
         if required, text.isEmpty { throw AppError.validation(field, "\(field) is required.") }
-        guard text.count <= max else { throw AppError.validation(field, "\(field) is at most \(max) characters.") }
+        guard text.unicodeScalars.count <= max else { throw AppError.validation(field, "\(field) is at most \(max) characters.") }
         guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" && $0 != "\t" && $0 != "\r" }) else {
             throw AppError.validation(field, "\(field) contains control characters.")
         }
