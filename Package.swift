@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "VroomXModels", targets: ["VroomXModels"]),
         .library(name: "VroomXServer", targets: ["VroomXServer"]),
         .library(name: "DriverKit", targets: ["DriverKit"]),
+        .library(name: "DriverUI", targets: ["DriverUI"]),
         .executable(name: "vroomx", targets: ["vroomx"]),
         .executable(name: "vroomx-driver", targets: ["vroomx-driver"]),
     ],
@@ -144,6 +145,10 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ]
         ),
+
+        // The iOS app's SwiftUI screens over DriverKit: every file is inside
+        // `#if canImport(SwiftUI)`, so on Linux this target is empty.
+        .target(name: "DriverUI", dependencies: ["DriverKit", "VroomXModels"]),
 
         // The driver app in the terminal, built only on DriverKit.
         .executableTarget(

@@ -212,6 +212,31 @@ public struct MediaSlot: RawRepresentable, Codable, Sendable, Hashable, Comparab
             || $0 == UInt8(ascii: "_") }
     }
 
+    /// How people read it: "Front", "Left side", "VIN plate", "Damage 3".
+    public var title: String {
+        switch self {
+        case .vinPlate: return "VIN plate"
+        default:
+            let words = rawValue.replacingOccurrences(of: "_", with: " ")
+            return words.prefix(1).uppercased() + words.dropFirst()
+        }
+    }
+
+    /// What the camera screen tells the driver to frame (the outline drawn over the viewfinder).
+    public var framing: String {
+        switch self {
+        case .front: return "The whole front of the vehicle, bumper to roof"
+        case .rear: return "The whole rear of the vehicle, bumper to roof"
+        case .leftSide: return "The driver's side, front wheel to rear wheel"
+        case .rightSide: return "The passenger's side, front wheel to rear wheel"
+        case .odometer: return "The odometer, readable, with the ignition on"
+        case .vinPlate: return "The VIN plate at the base of the windshield, all 17 characters sharp"
+        case .walkthrough: return "Walk around the vehicle slowly, filming every panel"
+        case .signature: return "The customer signs for the vehicle"
+        default: return kind == .photo && rawValue.hasPrefix("damage_") ? "Close up on the damage, with a panel edge in frame" : "The \(title.lowercased()), in focus"
+        }
+    }
+
     /// What the slot holds.
     public var kind: MediaKind {
         switch self {

@@ -74,6 +74,8 @@ public enum ExpenseCategory: String, Codable, Sendable, CaseIterable {
     case repairs
     case lodging
     case other
+
+    public var label: String { rawValue.capitalized }
 }
 
 public enum NotificationType: String, Codable, Sendable, CaseIterable {
@@ -106,6 +108,9 @@ public enum DevicePlatform: String, Codable, Sendable, CaseIterable {
 }
 
 extension TripStatus {
+    /// At the start of a line or on a badge: "In progress".
+    public var title: String { label.prefix(1).uppercased() + label.dropFirst() }
+
     /// How people say it ("picked up", "in progress").
     public var label: String {
         switch self {
@@ -118,6 +123,9 @@ extension TripStatus {
 }
 
 extension OrderStatus {
+    /// At the start of a line or on a badge: "Picked up".
+    public var title: String { label.prefix(1).uppercased() + label.dropFirst() }
+
     /// How people say it ("picked up", "in progress").
     public var label: String {
         switch self {

@@ -161,33 +161,20 @@ enum Lookup {
 enum Input {
     /// "84.20" → 8420 cents.
     static func cents(_ text: String) throws -> Int {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard (1...2).contains(parts.count), let whole = Int(parts[0]), (0...100_000_000).contains(whole),
-              parts.count == 1 || (1...2).contains(parts[1].count) && Int(parts[1]) != nil else {
-            throw CLIError(.usage, "An amount looks like 84.20.")
-        }
-        let fraction = parts.count == 2 ? Int(parts[1].padding(toLength: 2, withPad: "0", startingAt: 0))! : 0
-        return whole * 100 + fraction
+        guard let cents = DriverInput.cents(text) else { throw CLIError(.usage, "An amount looks like 84.20.") }
+        return cents
     }
 
     /// "120.5" → 120500 thousandths (gallons or litres, up to three decimals).
     static func milli(_ text: String, what: String) throws -> Int {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard (1...2).contains(parts.count), parts[0].count <= 7, let whole = Int(parts[0]), whole >= 0,
-              parts.count == 1 || ((1...3).contains(parts[1].count) && parts[1].allSatisfy(\.isASCII) && Int(parts[1]) != nil) else {
-            throw CLIError(.usage, "\(what) looks like 120.5 (at most three decimals).")
-        }
-        let fraction = parts.count == 2 ? Int(parts[1].padding(toLength: 3, withPad: "0", startingAt: 0)) ?? 0 : 0
-        return whole * 1000 + fraction
+        guard let milli = DriverInput.milli(text) else { throw CLIError(.usage, "\(what) looks like 120.5 (at most three decimals).") }
+        return milli
     }
 
     /// Whole miles, "412350" or "412,350".
     static func miles(_ text: String) throws -> Int {
-        let digits = text.replacingOccurrences(of: ",", with: "")
-        guard let value = DecimalText.int64(digits, in: 0...9_999_999) else {
-            throw CLIError(.usage, "An odometer reading is whole miles, 0 to 9999999.")
-        }
-        return Int(value)
+        guard let miles = DriverInput.miles(text) else { throw CLIError(.usage, "An odometer reading is whole miles, 0 to 9999999.") }
+        return miles
     }
 
     /// ISO-8601 ("2026-11-22T15:30:00Z"), "YYYY-MM-DD HH:MM" or "HH:MM" in local

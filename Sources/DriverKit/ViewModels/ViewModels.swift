@@ -161,8 +161,17 @@ public final class ProfileViewModel {
     /// Refuses (with the count) while changes have not reached dispatch,
     /// unless `force`.
     public func signOut(force: Bool = false) async throws {
-        try await app.auth.logout(force: force)
+        try await app.router.logOut(force: force)
     }
+
+    /// Whether dispatch sees the driver's position while a trip is under way.
+    public var locationSharing: Bool {
+        get { access(keyPath: \.locationSharing); return app.locationSharing }
+        set {
+            withMutation(keyPath: \.locationSharing) { try? app.setLocationSharing(newValue) }
+        }
+    }
+    public static let locationSharingNote = "Shared only while a trip is under way, and only with your dispatcher."
 }
 
 /// The banners shown over every tab: offline, loading, and an error the
@@ -186,4 +195,57 @@ public final class BannersViewModel {
     }
 
     public func dismissError() { status.dismissError() }
+}
+
+/// One order (seed 002): the vehicle, both stops with their windows and
+/// contacts, the driver's ETAs, and the inspection that moves it next.
+@MainActor @Observable
+public final class OrderDetailViewModel {
+    public private(set) var lastError: String?
+    let app: DriverApp
+    let orderID: ID<Order>
+    let live: LiveQuery<Order?>
+
+    public init(app: DriverApp, order: ID<Order>) {
+        self.app = app
+        orderID = order
+        live = LiveQuery(app.database, placeholder: nil) { db in try AppDatabase.order(order, db) }
+    }
+
+    public var order: Order? { live.value }
+
+    /// The inspection that moves the order on: pickup while assigned,
+    /// delivery once picked up; none otherwise.
+    public var nextInspection: Inspection.Kind? {
+        switch order?.status {
+        case .assigned?: return .pickup
+        case .pickedUp?: return .delivery
+        default: return nil
+        }
+    }
+
+    public var nextInspectionTitle: String? {
+        nextInspection.map { $0 == .pickup ? "Start pickup inspection" : "Start delivery inspection" }
+    }
+
+    /// Whether the ETA for a stop can still change (not once it is done).
+    public func canSetETA(_ kind: HomeState.NextStop.Kind) -> Bool {
+        guard let status = order?.status else { return false }
+        return kind == .pickup ? status == .assigned : status == .assigned || status == .pickedUp
+    }
+
+    public func setETA(_ kind: HomeState.NextStop.Kind, _ date: Date) {
+        do {
+            if kind == .pickup { try app.submitETA(orderID, pickup: date) } else { try app.submitETA(orderID, delivery: date) }
+            lastError = nil
+        } catch {
+            lastError = (error as? LocalRejection)?.message ?? "\(error)"
+        }
+    }
+
+    /// The inspection screen for the next step (opens or resumes it).
+    public func inspection() throws -> InspectionViewModel? {
+        guard let kind = nextInspection else { return nil }
+        return try InspectionViewModel(app: app, order: orderID, kind: kind)
+    }
 }

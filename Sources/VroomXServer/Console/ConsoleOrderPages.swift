@@ -191,14 +191,14 @@ struct ConsoleOrderPages {
             "odometer": inspection.odometer.map { "\($0) mi" } ?? "—",
             "notes": inspection.notes,
             "customer_unavailable": inspection.customerUnavailable,
-            "photos": media.filter { $0.kind == .photo }.map { ["src": base + $0.slot.rawValue, "name": ConsoleFormat.slotName($0.slot)] },
+            "photos": media.filter { $0.kind == .photo }.map { ["src": base + $0.slot.rawValue, "name": $0.slot.title] },
             "video": present(media.first { $0.kind == .video }.map { ["src": base + $0.slot.rawValue, "type": $0.contentType] }),
             "signature": present(media.first { $0.kind == .signature }.map { ["src": base + $0.slot.rawValue] }),
             "damages": inspection.damages.map {
                 ["location": $0.location, "type": $0.type.rawValue, "severity": $0.severity.rawValue, "note": $0.note]
             },
             "no_damages": inspection.damages.isEmpty,
-            "missing": inspection.missingSlots.map { ConsoleFormat.slotName($0) }.joined(separator: ", "),
+            "missing": inspection.missingSlots.map { $0.title }.joined(separator: ", "),
         ]
     }
 

@@ -1,0 +1,82 @@
+#if canImport(SwiftUI) && canImport(UIKit)
+import DriverKit
+import DriverUI
+import SwiftUI
+import UIKit
+import UserNotifications
+import VroomXModels
+
+/// The iOS app: DriverKit with Apple's Keychain, Face ID, notifications,
+/// network path and location, under DriverUI's screens. The first screen is
+/// decided before the first frame (`AppRouter.determineInitialRoute`).
+@main
+struct VroomXDriverApp: App {
+    @UIApplicationDelegateAdaptor(AppDelegate.self) private var delegate
+    @Environment(\.scenePhase) private var scenePhase
+
+    var body: some Scene {
+        WindowGroup {
+            DriverRootView(app: delegate.app)
+        }
+        .onChange(of: scenePhase) { _, phase in
+            switch phase {
+            case .background: delegate.app.auth.lock()
+            case .active: delegate.app.launch()
+            default: break
+            }
+        }
+    }
+}
+
+/// Builds the app core once, and forwards APNs and notification taps to it.
+@MainActor
+final class AppDelegate: NSObject, UIApplicationDelegate, UNUserNotificationCenterDelegate {
+    let app: DriverApp
+
+    override init() {
+        let server = Bundle.main.object(forInfoDictionaryKey: "VroomXServerURL") as? String ?? "http://127.0.0.1:8080"
+        let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
+            .appendingPathComponent("VroomX", isDirectory: true)
+        var configuration = DriverApp.Configuration(serverURL: server, stateDirectory: support)
+        configuration.secureStore = KeychainSecureStore()
+        configuration.biometrics = LocalAuthenticationBiometrics()
+        configuration.pushNotifications = UserNotificationCenterService()
+        let transport = configuration.transport
+        configuration.network = PathNetworkMonitor { await APIClient.probe(baseURL: server, transport: transport) }
+        do {
+            app = try DriverApp(configuration)
+        } catch {
+            // The database could not open (no space left, a damaged file): nothing can run without it.
+            fatalError("VroomX Driver cannot open its storage: \(error)")
+        }
+        super.init()
+    }
+
+    func application(_ application: UIApplication, didFinishLaunchingWithOptions options: [UIApplication.LaunchOptionsKey: Any]? = nil) -> Bool {
+        UNUserNotificationCenter.current().delegate = self
+        app.launch()
+        Task { @MainActor in try? await app.location.run(CoreLocationProvider()) }
+        return true
+    }
+
+    func application(_ application: UIApplication, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data) {
+        app.push.didRegister(deviceToken: deviceToken)
+    }
+
+    nonisolated func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification)
+        async -> UNNotificationPresentationOptions {
+        let userInfo = notification.request.content.userInfo
+        return await MainActor.run {
+            guard let payload = PushPayload(userInfo: userInfo) else { return [.banner, .sound] }
+            return app.push.willPresent(payload) == .soundOnly ? [.sound] : [.banner, .sound, .badge]
+        }
+    }
+
+    nonisolated func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse) async {
+        let userInfo = response.notification.request.content.userInfo
+        await MainActor.run {
+            if let payload = PushPayload(userInfo: userInfo) { app.push.didOpen(payload) }
+        }
+    }
+}
+#endif

@@ -1,0 +1,175 @@
+#if canImport(SwiftUI)
+import DriverKit
+import VroomXModels
+import SwiftUI
+
+/// The pickup or delivery inspection (seed 002): a camera per photo slot
+/// with what to frame, the walkthrough video, damages with their close-ups,
+/// the odometer, and the customer's signature or "customer not available".
+/// Everything is kept on the phone and uploads when there is signal.
+struct InspectionView: View {
+    @State var model: InspectionViewModel
+    @State private var capturing: MediaSlot?
+    @State private var signing = false
+    @State private var addingDamage = false
+    @State private var odometer = ""
+    @Environment(\.dismiss) private var dismiss
+
+    var body: some View {
+        List {
+            if let state = model.state {
+                Section {
+                    ForEach(state.photos) { slot in slotRow(slot) }
+                    if !state.optionalAngles.isEmpty {
+                        Menu {
+                            ForEach(state.optionalAngles, id: \.self) { angle in
+                                Button(angle.title) { capturing = angle }
+                            }
+                        } label: {
+                            Label("Add another angle", systemImage: "plus")
+                        }
+                    }
+                } header: {
+                    Text("Photos")
+                } footer: {
+                    Text("Each photo shows an outline of what to frame.")
+                }
+                Section("Walkthrough video") { slotRow(state.walkthrough) }
+                Section("Damages") {
+                    ForEach(Array(state.inspection.damages.enumerated()), id: \.offset) { index, damage in
+                        VStack(alignment: .leading) {
+                            Text("\(damage.type.rawValue.capitalized) · \(damage.severity.rawValue)").font(.headline)
+                            Text(damage.location.replacingOccurrences(of: "_", with: " "))
+                            if !damage.note.isEmpty { Text(damage.note).font(.caption) }
+                        }
+                        .accessibilityElement(children: .combine)
+                        .swipeActions { Button("Remove", role: .destructive) { model.removeDamage(at: index) } }
+                    }
+                    if state.nextDamageSlot != nil, !state.isCompleted {
+                        Button("Mark a damage", systemImage: "exclamationmark.triangle") { addingDamage = true }
+                    }
+                }
+                Section("Odometer") {
+                    TextField(state.inspection.odometer.map { "\($0) mi" } ?? "Miles, e.g. 48,210", text: $odometer)
+                        #if os(iOS)
+                        .keyboardType(.numberPad)
+                        #endif
+                        .onSubmit { model.setOdometer(odometer) }
+                        .accessibilityLabel("Odometer reading in miles")
+                }
+                Section("Customer") {
+                    slotRow(state.signature)
+                    Toggle("Customer not available to sign", isOn: Binding(
+                        get: { state.inspection.customerUnavailable }, set: { model.setCustomerUnavailable($0) }))
+                }
+                Section {
+                    if let reason = state.blockedReason, !state.isCompleted {
+                        Label(reason, systemImage: "info.circle").foregroundStyle(.secondary)
+                    }
+                    Button(state.inspection.kind == .pickup ? "Complete pickup" : "Complete delivery") {
+                        model.setOdometer(odometer)
+                        model.complete()
+                        if model.lastError == nil { dismiss() }
+                    }
+                    .buttonStyle(.borderedProminent)
+                    .disabled(!state.canComplete)
+                }
+                if let error = model.lastError { Text(error).foregroundStyle(.red).accessibilityLabel("Error: \(error)") }
+            }
+        }
+        .navigationTitle(model.state?.title ?? "Inspection")
+        .toolbar { ToolbarItem(placement: .cancellationAction) { Button("Close") { dismiss() } } }
+        .sheet(item: Binding(get: { capturing.map(SlotCapture.init) }, set: { capturing = $0?.slot })) { capture in
+            CameraCaptureView(slot: capture.slot) { file in
+                capturing = nil
+                if let file { Task { await model.attach(file, to: capture.slot) } }
+            }
+        }
+        .sheet(isPresented: $signing) {
+            SignaturePadView { file in
+                signing = false
+                if let file { Task { await model.attach(file, to: .signature) } }
+            }
+        }
+        .sheet(isPresented: $addingDamage) {
+            if let slot = model.state?.nextDamageSlot {
+                DamageForm(photoSlot: slot) { damage in
+                    addingDamage = false
+                    if let damage {
+                        model.addDamage(damage)
+                        capturing = slot
+                    }
+                }
+            }
+        }
+    }
+
+    private func slotRow(_ slot: InspectionSlotState) -> some View {
+        HStack {
+            Image(systemName: slot.symbol).accessibilityHidden(true)
+            VStack(alignment: .leading) {
+                Text(slot.title)
+                Text(slot.statusText).font(.caption).foregroundStyle(.secondary)
+            }
+            Spacer()
+            switch slot.status {
+            case .failed(_, let upload):
+                Button("Retry") { model.retry(upload) }
+                Button("Retake") { Task { await model.discard(upload); capturing = slot.slot } }
+            case .done:
+                EmptyView()
+            case .missing, .waiting:
+                if model.state?.isCompleted == false {
+                    Button(slot.status == .missing ? "Take" : "Retake") {
+                        if slot.slot == .signature { signing = true } else { capturing = slot.slot }
+                    }
+                }
+            }
+        }
+        .accessibilityElement(children: .contain)
+        .accessibilityLabel(slot.accessibilityLabel)
+    }
+}
+
+private struct SlotCapture: Identifiable {
+    let slot: MediaSlot
+    var id: String { slot.rawValue }
+}
+
+/// A damage: where, what, how bad; its close-up is taken next.
+struct DamageForm: View {
+    let photoSlot: MediaSlot
+    let done: (Damage?) -> Void
+    @State private var location = "front_bumper"
+    @State private var type: Damage.Kind = .scratch
+    @State private var severity: Damage.Severity = .minor
+    @State private var note = ""
+
+    static let locations = ["front_bumper", "rear_bumper", "hood", "roof", "trunk", "left_front_door", "left_rear_door",
+                            "right_front_door", "right_rear_door", "left_fender", "right_fender", "windshield", "wheels", "interior"]
+
+    var body: some View {
+        NavigationStack {
+            Form {
+                Picker("Where", selection: $location) {
+                    ForEach(Self.locations, id: \.self) { Text($0.replacingOccurrences(of: "_", with: " ").capitalized).tag($0) }
+                }
+                Picker("What", selection: $type) {
+                    ForEach(Damage.Kind.allCases, id: \.self) { Text($0.rawValue.capitalized).tag($0) }
+                }
+                Picker("How bad", selection: $severity) {
+                    ForEach(Damage.Severity.allCases, id: \.self) { Text($0.rawValue.capitalized).tag($0) }
+                }
+                TextField("Note (size, where exactly)", text: $note)
+            }
+            .navigationTitle("Mark a damage")
+            .toolbar {
+                ToolbarItem(placement: .cancellationAction) { Button("Cancel") { done(nil) } }
+                ToolbarItem(placement: .confirmationAction) {
+                    Button("Take close-up") { done(Damage(location: location, type: type, severity: severity, note: note, photoSlot: photoSlot)) }
+                }
+            }
+        }
+    }
+}
+#endif

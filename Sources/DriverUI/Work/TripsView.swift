@@ -1,0 +1,205 @@
+#if canImport(SwiftUI)
+import DriverKit
+import VroomXModels
+import SwiftUI
+
+/// Trips: the list, newest first; a push or message opens a trip or an
+/// order on top of it.
+struct TripsView: View {
+    let app: DriverApp
+    let shell: TabShellViewModel
+    @State private var model: TripsViewModel
+    @State private var path = NavigationPath()
+
+    init(app: DriverApp, shell: TabShellViewModel) {
+        self.app = app
+        self.shell = shell
+        _model = State(initialValue: TripsViewModel(app: app))
+    }
+
+    var body: some View {
+        NavigationStack(path: $path) {
+            List(model.list) { trip in
+                NavigationLink(value: trip.id) { TripRow(trip: trip) }
+            }
+            .overlay { if model.list.isEmpty { ContentUnavailableView("No trips yet", systemImage: "shippingbox") } }
+            .navigationTitle("Trips")
+            .navigationDestination(for: ID<Trip>.self) { TripDetailView(app: app, model: TripDetailViewModel(app: app, trip: $0)) }
+            .navigationDestination(for: ID<Order>.self) { OrderDetailView(app: app, model: OrderDetailViewModel(app: app, order: $0)) }
+            .refreshable { await app.syncNow() }
+        }
+        .onChange(of: shell.opened, initial: true) { open() }
+    }
+
+    private func open() {
+        switch shell.opened {
+        case .trip(let trip)?: path = NavigationPath([trip])
+        case .order(let order)?: path = NavigationPath([order])
+        case nil: return
+        }
+        shell.opened = nil
+    }
+}
+
+/// A trip's orders, expenses and totals.
+struct TripDetailView: View {
+    let app: DriverApp
+    @State var model: TripDetailViewModel
+    @State private var addingExpense = false
+
+    var body: some View {
+        List {
+            if let state = model.state {
+                Section {
+                    LabeledContent("Route", value: state.route)
+                    LabeledContent("Status", value: state.trip.status.title)
+                    LabeledContent("Miles", value: "\(state.trip.miles)")
+                    LabeledContent("Your pay", value: MoneyFormat.dollars(state.trip.driverPayCents))
+                    LabeledContent("Delivered", value: "\(state.deliveredCount) of \(state.orders.count)")
+                }
+                Section("Orders") {
+                    ForEach(state.orders) { order in
+                        NavigationLink(value: order.id) {
+                            VStack(alignment: .leading) {
+                                HStack {
+                                    Text(order.number).font(.headline)
+                                    Spacer()
+                                    Text(order.status.title).font(.caption)
+                                }
+                                Text(order.vehicle.summary).font(.subheadline)
+                                Text("\(order.pickup.address) → \(order.delivery.address)").font(.caption).foregroundStyle(.secondary)
+                            }
+                            .accessibilityElement(children: .combine)
+                        }
+                    }
+                }
+                Section {
+                    ForEach(state.expenses) { expense in
+                        LabeledContent(expense.category.label, value: MoneyFormat.dollars(expense.amountCents))
+                            .swipeActions { Button("Delete", role: .destructive) { model.deleteExpense(expense.id) } }
+                    }
+                    Button("Add expense", systemImage: "plus") { addingExpense = true }
+                } header: {
+                    Text("Expenses · \(MoneyFormat.dollars(state.expensesTotalCents))")
+                }
+                if let error = model.lastError { Text(error).foregroundStyle(.red) }
+            }
+        }
+        .navigationTitle(model.state?.trip.number ?? "Trip")
+        .sheet(isPresented: $addingExpense) { ExpenseForm(model: model) }
+    }
+}
+
+/// An expense on a trip: category, amount as typed, a note.
+struct ExpenseForm: View {
+    let model: TripDetailViewModel
+    @Environment(\.dismiss) private var dismiss
+    @State private var category: ExpenseCategory = .fuel
+    @State private var amount = ""
+    @State private var notes = ""
+
+    var body: some View {
+        NavigationStack {
+            Form {
+                Picker("Category", selection: $category) {
+                    ForEach(ExpenseCategory.allCases, id: \.self) { Text($0.label).tag($0) }
+                }
+                TextField("Amount, e.g. 84.20", text: $amount)
+                    #if os(iOS)
+                    .keyboardType(.decimalPad)
+                    #endif
+                    .accessibilityLabel("Amount in dollars")
+                TextField("Note", text: $notes)
+                if !amount.isEmpty && DriverInput.cents(amount) == nil {
+                    Text("An amount looks like 84.20.").foregroundStyle(.red)
+                }
+            }
+            .navigationTitle("New expense")
+            .toolbar {
+                ToolbarItem(placement: .cancellationAction) { Button("Cancel") { dismiss() } }
+                ToolbarItem(placement: .confirmationAction) {
+                    Button("Save") {
+                        guard let cents = DriverInput.cents(amount) else { return }
+                        model.addExpense(category, amountCents: cents, notes: notes.isEmpty ? nil : notes)
+                        dismiss()
+                    }
+                    .disabled(DriverInput.cents(amount) == nil)
+                }
+            }
+        }
+    }
+}
+
+/// One order: the vehicle, both stops, the ETAs, and the inspection that moves it.
+struct OrderDetailView: View {
+    let app: DriverApp
+    @State var model: OrderDetailViewModel
+    @State private var inspection: InspectionViewModel?
+    @State private var editingETA: HomeState.NextStop.Kind?
+    @State private var eta = Date()
+
+    var body: some View {
+        List {
+            if let order = model.order {
+                Section("Vehicle") {
+                    Text(order.vehicle.summary).font(.headline)
+                    if !order.vehicle.vin.isEmpty { LabeledContent("VIN", value: order.vehicle.vin).font(.body.monospaced()) }
+                    LabeledContent("Status", value: order.status.title)
+                }
+                stopSection("Pickup", order.pickup, eta: order.pickupETA, kind: .pickup)
+                stopSection("Delivery", order.delivery, eta: order.deliveryETA, kind: .delivery)
+                if let title = model.nextInspectionTitle {
+                    Section {
+                        Button(title, systemImage: "camera") { inspection = try? model.inspection() }
+                    }
+                }
+                if let error = model.lastError { Text(error).foregroundStyle(.red) }
+            }
+        }
+        .navigationTitle(model.order?.number ?? "Order")
+        .sheet(item: Binding(get: { inspection.map(InspectionSheet.init) }, set: { inspection = $0?.model })) { sheet in
+            NavigationStack { InspectionView(model: sheet.model) }
+        }
+        .sheet(item: $editingETA) { kind in
+            NavigationStack {
+                Form {
+                    DatePicker("ETA", selection: $eta, in: Date()...)
+                }
+                .navigationTitle(kind == .pickup ? "Pickup ETA" : "Delivery ETA")
+                .toolbar {
+                    ToolbarItem(placement: .confirmationAction) {
+                        Button("Save") { model.setETA(kind, eta); editingETA = nil }
+                    }
+                    ToolbarItem(placement: .cancellationAction) { Button("Cancel") { editingETA = nil } }
+                }
+            }
+        }
+    }
+
+    private func stopSection(_ title: String, _ stop: Stop, eta: Date?, kind: HomeState.NextStop.Kind) -> some View {
+        Section(title) {
+            if !stop.name.isEmpty { Text(stop.name).font(.headline) }
+            Text(stop.address)
+            if !stop.contactName.isEmpty || !stop.contactPhone.isEmpty {
+                LabeledContent("Contact", value: [stop.contactName, stop.contactPhone].filter { !$0.isEmpty }.joined(separator: " · "))
+            }
+            if let start = stop.windowStart {
+                LabeledContent("Window", value: [start.description, stop.windowEnd?.description].compactMap { $0 }.joined(separator: " – "))
+            }
+            LabeledContent("Your ETA", value: eta?.formatted(date: .abbreviated, time: .shortened) ?? "Not set")
+            if model.canSetETA(kind) {
+                Button(eta == nil ? "Set ETA" : "Change ETA") { self.eta = eta ?? Date(); editingETA = kind }
+            }
+        }
+    }
+}
+
+private struct InspectionSheet: Identifiable {
+    let model: InspectionViewModel
+    var id: ID<Inspection> { model.inspectionID }
+}
+
+extension HomeState.NextStop.Kind: @retroactive Identifiable {
+    public var id: String { rawValue }
+}
+#endif
