@@ -44,6 +44,8 @@ public final class DriverApp {
     public let push: PushController
     /// Inspection photos and videos on their way to the server.
     public let uploads: UploadQueue
+    /// Syncing and uploading being stopped (a session ended); a sign-in starts them after it.
+    private var stopping: Task<Void, Never>?
     let credentials: CredentialStore
     let clock: @Sendable () -> Date
     /// The device's clock corrected to the server's: what actions are stamped with.
@@ -81,15 +83,25 @@ public final class DriverApp {
         let uploads = self.uploads
         Task { await uploads.onUploaded { await sync.requestSync() } }
         Task { await sync.onPushed { await uploads.wake() } }
-        auth.onSignedIn = { [weak auth] in
-            Task { await sync.start() }
-            Task { await uploads.start() }
+        // Starting waits for a stop still under way (a session that ended moments before this sign-in):
+        // otherwise the late stop would leave the new session with nothing syncing or uploading.
+        auth.onSignedIn = { [weak self, weak auth] in
+            let stopping = self?.stopping
+            Task {
+                await stopping?.value
+                await sync.start()
+                await uploads.start()
+            }
             Task { await push.activate() }
             Task { await auth?.sendPendingLogouts() }
         }
-        auth.onSignedOut = {
-            await sync.stop()
-            await uploads.stop()
+        auth.onSignedOut = { [weak self] in
+            let stopping = Task {
+                await sync.stop()
+                await uploads.stop()
+            }
+            self?.stopping = stopping
+            await stopping.value
         }
         let auth = self.auth
         Task { await credentials.whenSessionEnds { _ in

@@ -211,6 +211,7 @@ struct InspectionTests {
         let app = device.app
         try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox)
         await app.uploads.stop()
+        await app.syncNow()  // the order on the device (the first sync after sign-in runs in the background)
         let order = carrier.orders[carrier.trips[0][0].id]![0]
         let inspection = try app.startInspection(order: order.id, kind: .pickup)
         await app.syncNow()

@@ -20,12 +20,24 @@ public final class LiveServer: Sendable {
     private let running = NIOLockedValueBox<Running?>(nil)
 
     /// Starts on a free port with the test server's database and clock.
+    /// Another test may take the port between choosing and binding it: then
+    /// another port is tried.
     public init(_ server: TestServer) async throws {
         var configuration = server.services.configuration
-        configuration.port = try ChildProcess.freePort()
+        var attempt = 0
+        while true {
+            configuration.port = try ChildProcess.freePort()
+            do {
+                let started = try await Self.launch(configuration)
+                running.withLockedValue { $0 = started }
+                break
+            } catch {
+                attempt += 1
+                if attempt >= 5 { throw error }
+            }
+        }
         self.configuration = configuration
         port = configuration.port
-        try await start()
     }
 
     public var baseURL: String { "http://127.0.0.1:\(port)" }
@@ -34,15 +46,30 @@ public final class LiveServer: Sendable {
     /// The services of the running instance (a new set after each restart).
     public var services: ServerServices? { running.withLockedValue { $0?.services } }
 
+    /// Starts again on the same port (the phone keeps its server address).
     public func start() async throws {
         guard !isRunning else { return }
+        let started = try await Self.launch(configuration)
+        running.withLockedValue { $0 = started }
+    }
+
+    /// Runs the application; returns once it listens, or throws why it could
+    /// not (a port taken meanwhile) instead of waiting forever.
+    private static func launch(_ configuration: ServerConfiguration) async throws -> Running {
         let services = try await ServerServices.make(configuration)
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let app = buildApplication(services) { continuation.yield($0) }
         let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "live-server")))
-        let task = Task { try await group.run() }
-        for await _ in ports { break }
-        running.withLockedValue { $0 = Running(task: task, group: group, services: services) }
+        let task = Task {
+            defer { continuation.finish() }
+            try await group.run()
+        }
+        for await _ in ports {
+            return Running(task: task, group: group, services: services)
+        }
+        // The group ended before listening.
+        if case .failure(let error) = await task.result { throw error }
+        throw TestSetupError("the server on port \(configuration.port) stopped before it listened")
     }
 
     /// Stops as `stop()`, but gives up waiting after `timeout` (the shutdown

@@ -21,7 +21,7 @@ struct VroomXDriverApp: App {
         .onChange(of: scenePhase) { _, phase in
             switch phase {
             case .background: delegate.app.auth.lock()
-            case .active: delegate.app.launch()
+            case .active: delegate.app.launch()  // the first time too: launching syncs and checks the session
             default: break
             }
         }
@@ -54,7 +54,8 @@ final class AppDelegate: NSObject, UIApplicationDelegate, UNUserNotificationCent
 
     func application(_ application: UIApplication, didFinishLaunchingWithOptions options: [UIApplication.LaunchOptionsKey: Any]? = nil) -> Bool {
         UNUserNotificationCenter.current().delegate = self
-        app.launch()
+        // Positions are recorded only while a trip is under way and sharing is on (LocationRecorder);
+        // the system asks for permission when this first runs.
         Task { @MainActor in try? await app.location.run(CoreLocationProvider()) }
         return true
     }
@@ -65,18 +66,15 @@ final class AppDelegate: NSObject, UIApplicationDelegate, UNUserNotificationCent
 
     nonisolated func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification)
         async -> UNNotificationPresentationOptions {
-        let userInfo = notification.request.content.userInfo
-        return await MainActor.run {
-            guard let payload = PushPayload(userInfo: userInfo) else { return [.banner, .sound] }
-            return app.push.willPresent(payload) == .soundOnly ? [.sound] : [.banner, .sound, .badge]
-        }
+        // Decoded here: only the Sendable payload crosses to the main actor.
+        guard let payload = PushPayload(userInfo: notification.request.content.userInfo) else { return [.banner, .sound] }
+        let presentation = await MainActor.run { app.push.willPresent(payload) }
+        return presentation == .soundOnly ? [.sound] : [.banner, .sound, .badge]
     }
 
     nonisolated func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse) async {
-        let userInfo = response.notification.request.content.userInfo
-        await MainActor.run {
-            if let payload = PushPayload(userInfo: userInfo) { app.push.didOpen(payload) }
-        }
+        guard let payload = PushPayload(userInfo: response.notification.request.content.userInfo) else { return }
+        await MainActor.run { app.push.didOpen(payload) }
     }
 }
 #endif

@@ -11,7 +11,7 @@ struct UnitsView: View {
     @State private var fuelAmount = ""
     @State private var gallons = ""
     @State private var fuelOdometer = ""
-    @State private var photographing: ID<Equipment>?
+    @State private var photographing: UnitPhotoTarget?
 
     var body: some View {
         List {
@@ -27,12 +27,13 @@ struct UnitsView: View {
                         }
                     }
                     LabeledContent("Photos", value: "\(unit.photos.count)")
-                    Button("Add a photo", systemImage: "camera") { photographing = unit.id }
+                    Button("Add a photo of \(unit.unitNumber)", systemImage: "camera") { photographing = UnitPhotoTarget(id: unit.id) }
                 }
             }
             if let truck = model.truck {
                 Section("Odometer reading") {
                     TextField("Miles, e.g. 413,480", text: $odometer)
+                        .accessibilityLabel("Odometer reading in miles")
                         #if os(iOS)
                         .keyboardType(.numberPad)
                         #endif
@@ -45,20 +46,21 @@ struct UnitsView: View {
                     Button("Log fill-up") { model.recordFuel(amount: fuelAmount, gallons: gallons, odometer: fuelOdometer) }
                 }
             }
-            if let error = model.lastError { Text(error).foregroundStyle(.red) }
+            if let error = model.lastError { ErrorText(error) }
             if let done = model.confirmation { Label(done, systemImage: "checkmark.circle") }
         }
         .navigationTitle("My truck and trailer")
-        .sheet(item: $photographing) { unit in
+        .sheet(item: $photographing) { target in
             CameraCaptureView(slot: MediaSlot("unit_photo")) { file in
                 photographing = nil
-                if let file { Task { await model.addPhoto(file, to: unit) } }
+                if let file { Task { await model.addPhoto(file, to: target.id) } }
             }
         }
     }
 }
 
-extension VroomXModels.ID: @retroactive Identifiable {
-    public var id: String { rawValue }
+/// The unit a photo is being taken of (the camera sheet's item).
+private struct UnitPhotoTarget: Identifiable {
+    let id: ID<Equipment>
 }
 #endif

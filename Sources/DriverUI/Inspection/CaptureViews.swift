@@ -101,15 +101,17 @@ struct SignaturePadView: View {
                 .overlay(RoundedRectangle(cornerRadius: 8).stroke(.secondary))
                 .gesture(DragGesture(minimumDistance: 0)
                     .onChanged { value in
-                        if !drawing { strokes.append([]); drawing = true }
+                        if !drawing || strokes.isEmpty { strokes.append([]); drawing = true }
                         strokes[strokes.count - 1].append(value.location)
                     }
                     .onEnded { _ in drawing = false })
+                .accessibilityAddTraits(.allowsDirectInteraction)
                 .accessibilityLabel("Signature area")
                 .accessibilityHint("The customer draws their signature here")
-                Button("Clear") { strokes = [] }
+                Button("Clear") { strokes = []; drawing = false }
             }
             .padding()
+            .interactiveDismissDisabled()  // a downward stroke must not close the pad
             .navigationTitle("Signature")
             .toolbar {
                 ToolbarItem(placement: .cancellationAction) { Button("Cancel") { done(nil) } }

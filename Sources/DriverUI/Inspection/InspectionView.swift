@@ -13,6 +13,7 @@ struct InspectionView: View {
     @State private var signing = false
     @State private var addingDamage = false
     @State private var odometer = ""
+    @State private var closeUpNext: MediaSlot?
     @Environment(\.dismiss) private var dismiss
 
     var body: some View {
@@ -50,12 +51,16 @@ struct InspectionView: View {
                     }
                 }
                 Section("Odometer") {
-                    TextField(state.inspection.odometer.map { "\($0) mi" } ?? "Miles, e.g. 48,210", text: $odometer)
-                        #if os(iOS)
-                        .keyboardType(.numberPad)
-                        #endif
-                        .onSubmit { model.setOdometer(odometer) }
-                        .accessibilityLabel("Odometer reading in miles")
+                    HStack {
+                        TextField(state.inspection.odometer.map { "\($0) mi" } ?? "Miles, e.g. 48,210", text: $odometer)
+                            #if os(iOS)
+                            .keyboardType(.numberPad)
+                            #endif
+                            .onSubmit { model.setOdometer(odometer) }
+                            .accessibilityLabel("Odometer reading in miles")
+                        // A number pad has no Return key: saved here, and again on Complete.
+                        Button("Save") { model.setOdometer(odometer) }.disabled(odometer.isEmpty)
+                    }
                 }
                 Section("Customer") {
                     slotRow(state.signature)
@@ -74,7 +79,7 @@ struct InspectionView: View {
                     .buttonStyle(.borderedProminent)
                     .disabled(!state.canComplete)
                 }
-                if let error = model.lastError { Text(error).foregroundStyle(.red).accessibilityLabel("Error: \(error)") }
+                if let error = model.lastError { ErrorText(error) }
             }
         }
         .navigationTitle(model.state?.title ?? "Inspection")
@@ -91,15 +96,24 @@ struct InspectionView: View {
                 if let file { Task { await model.attach(file, to: .signature) } }
             }
         }
-        .sheet(isPresented: $addingDamage) {
+        .sheet(isPresented: $addingDamage, onDismiss: {
+            // The close-up's camera opens once the damage sheet has gone (two sheets cannot show at once).
+            if let slot = closeUpNext { closeUpNext = nil; capturing = slot }
+        }) {
             if let slot = model.state?.nextDamageSlot {
                 DamageForm(photoSlot: slot) { damage in
-                    addingDamage = false
                     if let damage {
                         model.addDamage(damage)
-                        capturing = slot
+                        closeUpNext = slot
                     }
+                    addingDamage = false
                 }
+            } else {
+                VStack {
+                    Text("This inspection holds \(Inspection.maxDamages) damages already.")
+                    Button("Close") { addingDamage = false }
+                }
+                .padding()
             }
         }
     }
@@ -115,7 +129,9 @@ struct InspectionView: View {
             switch slot.status {
             case .failed(_, let upload):
                 Button("Retry") { model.retry(upload) }
+                    .accessibilityLabel("Send \(slot.title) again")
                 Button("Retake") { Task { await model.discard(upload); capturing = slot.slot } }
+                    .accessibilityLabel("Retake \(slot.title)")
             case .done:
                 EmptyView()
             case .missing, .waiting:
@@ -123,6 +139,7 @@ struct InspectionView: View {
                     Button(slot.status == .missing ? "Take" : "Retake") {
                         if slot.slot == .signature { signing = true } else { capturing = slot.slot }
                     }
+                    .accessibilityLabel("\(slot.status == .missing ? "Take" : "Retake") \(slot.title)")
                 }
             }
         }

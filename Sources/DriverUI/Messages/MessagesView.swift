@@ -12,10 +12,10 @@ struct MessagesView: View {
     @State private var expanded: Set<ID<DriverNotification>> = []
 
     var body: some View {
-        @Bindable var model = model
+        @Bindable var bindable = model
         NavigationStack {
             List {
-                Picker("Show", selection: $model.filter) {
+                Picker("Show", selection: $bindable.filter) {
                     ForEach(MessagesState.Filter.allCases, id: \.self) { Text($0.title).tag($0) }
                 }
                 ForEach(model.state.sections) { section in

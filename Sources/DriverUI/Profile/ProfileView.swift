@@ -12,7 +12,7 @@ struct ProfileView: View {
     @State private var signOutError: String?
 
     var body: some View {
-        @Bindable var model = model
+        @Bindable var bindable = model
         NavigationStack {
             List {
                 let state = model.state
@@ -22,22 +22,30 @@ struct ProfileView: View {
                     if let pay = state.payTerms { LabeledContent("Pay", value: pay) }
                 }
                 Section {
-                    NavigationLink("My truck and trailer") { UnitsView(model: UnitsViewModel(app: app)) }
-                    NavigationLink("Files waiting to upload") { UploadsView(model: UploadsViewModel(app: app)) }
+                    NavigationLink("My truck and trailer", value: ProfileDestination.units)
+                    NavigationLink("Files waiting to upload", value: ProfileDestination.uploads)
                 }
                 Section {
-                    Toggle("Share my location on trips", isOn: $model.locationSharing)
+                    Toggle("Share my location on trips", isOn: $bindable.locationSharing)
                 } footer: {
                     Text(ProfileViewModel.locationSharingNote)
                 }
                 Section {
                     Button("Sign out", role: .destructive) {
-                        if state.signOutWarning != nil { confirmingSignOut = true } else { signOut(force: false) }
+                        // Read now, not from the last render: work may have been queued since.
+                        if model.state.signOutWarning != nil { confirmingSignOut = true } else { signOut(force: false) }
                     }
                 }
-                if let signOutError { Text(signOutError).foregroundStyle(.red) }
+                if let signOutError { ErrorText(signOutError) }
             }
             .navigationTitle("Profile")
+            // Built when opened, not on every render of the profile.
+            .navigationDestination(for: ProfileDestination.self) { destination in
+                switch destination {
+                case .units: UnitsView(model: UnitsViewModel(app: app))
+                case .uploads: UploadsView(model: UploadsViewModel(app: app))
+                }
+            }
             .confirmationDialog(model.state.signOutWarning ?? "", isPresented: $confirmingSignOut, titleVisibility: .visible) {
                 Button("Sign out and lose them", role: .destructive) { signOut(force: true) }
                 Button("Stay signed in", role: .cancel) {}
@@ -47,10 +55,18 @@ struct ProfileView: View {
 
     private func signOut(force: Bool) {
         Task {
-            do { try await model.signOut(force: force) } catch { signOutError = "\(error)" }
+            do {
+                try await model.signOut(force: force)
+            } catch AuthError.unsyncedChanges {
+                confirmingSignOut = true  // work was queued meanwhile: ask first
+            } catch {
+                signOutError = "\(error)"
+            }
         }
     }
 }
+
+enum ProfileDestination: Hashable { case units, uploads }
 
 /// Files still on the phone (seed 000): progress, and Retry or Discard for refused ones.
 struct UploadsView: View {
@@ -63,9 +79,10 @@ struct UploadsView: View {
                 VStack(alignment: .leading, spacing: 4) {
                     Text(item.about.replacingOccurrences(of: "_", with: " ").capitalized).font(.headline)
                     ProgressView(value: item.progress)
-                        .accessibilityLabel("\(Int(item.progress * 100)) percent sent")
+                        .accessibilityLabel("Sent")
+                        .accessibilityValue("\(Int(item.progress * 100)) percent")
                     if item.status == .failed {
-                        Text(item.lastError ?? "Refused by the server").foregroundStyle(.red)
+                        ErrorText(item.lastError ?? "Refused by the server")
                         HStack {
                             Button("Retry") { model.retry(item.id) }
                             Button("Discard", role: .destructive) { Task { await model.discard(item.id) } }

@@ -19,10 +19,15 @@ public struct DriverRootView: View {
                 OnboardingView(app: app, step: step)
             case .login:
                 LoginView(app: app)
-            case .locked:
-                LockView(model: LockScreenViewModel(app: app))
-            case .main:
+            case .main, .locked:
+                // The lock covers the app instead of replacing it: what the driver had open
+                // (a trip, an inspection half done) is there again after the PIN.
                 MainTabView(app: app)
+                    .overlay {
+                        if app.router.route == .locked {
+                            LockView(app: app).background(.background)
+                        }
+                    }
             }
         }
         .animation(.easeInOut(duration: 0.25), value: app.router.route)
@@ -39,6 +44,18 @@ extension EnvironmentValues {
     public var driverApp: DriverApp? {
         get { self[DriverAppKey.self] }
         set { self[DriverAppKey.self] = newValue }
+    }
+}
+
+/// An error next to what it is about: an icon and the word for VoiceOver, not colour alone.
+struct ErrorText: View {
+    let text: String
+    init(_ text: String) { self.text = text }
+
+    var body: some View {
+        Label(text, systemImage: "exclamationmark.circle")
+            .foregroundStyle(.red)
+            .accessibilityLabel("Error: \(text)")
     }
 }
 

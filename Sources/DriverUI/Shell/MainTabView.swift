@@ -6,27 +6,38 @@ import SwiftUI
 /// message switches to its tab and opens what it names.
 struct MainTabView: View {
     let app: DriverApp
+    // Built once for the life of the shell: each follows the database on its own.
     @State private var shell: TabShellViewModel
+    @State private var banners: BannersViewModel
+    @State private var home: HomeViewModel
+    @State private var earnings: EarningsViewModel
+    @State private var messages: MessagesViewModel
+    @State private var profile: ProfileViewModel
 
     init(app: DriverApp) {
         self.app = app
         _shell = State(initialValue: TabShellViewModel(app: app))
+        _banners = State(initialValue: BannersViewModel(app: app))
+        _home = State(initialValue: HomeViewModel(app: app))
+        _earnings = State(initialValue: EarningsViewModel(app: app))
+        _messages = State(initialValue: MessagesViewModel(app: app))
+        _profile = State(initialValue: ProfileViewModel(app: app))
     }
 
     var body: some View {
         @Bindable var shell = shell
         TabView(selection: $shell.selected) {
             ForEach(MainTab.allCases) { tab in
-                BannersView(model: BannersViewModel(app: app)) {
+                BannersView(model: banners) {
                     content(tab)
                 }
                 .tabItem { Label(tab.title, systemImage: tab.symbol) }
                 .badge(shell.badge(tab))
-                .accessibilityLabel(shell.accessibilityLabel(tab))
                 .tag(tab)
             }
         }
-        .onChange(of: app.push.destination) { shell.openPushDestination() }
+        // Initial too: a notification tapped while the app was locked opens once it is unlocked.
+        .onChange(of: app.push.destination, initial: true) { shell.openPushDestination() }
         .alert(shell.alert?.title ?? "", isPresented: Binding(get: { shell.alert != nil }, set: { if !$0 { shell.dismissAlert() } })) {
             Button("OK") { shell.dismissAlert() }
         } message: {
@@ -43,11 +54,11 @@ struct MainTabView: View {
     @ViewBuilder
     private func content(_ tab: MainTab) -> some View {
         switch tab {
-        case .home: HomeView(app: app, model: HomeViewModel(app: app))
+        case .home: HomeView(app: app, model: home)
         case .trips: TripsView(app: app, shell: shell)
-        case .earnings: EarningsView(model: EarningsViewModel(app: app))
-        case .messages: MessagesView(model: MessagesViewModel(app: app), shell: shell)
-        case .profile: ProfileView(app: app, model: ProfileViewModel(app: app))
+        case .earnings: EarningsView(model: earnings)
+        case .messages: MessagesView(model: messages, shell: shell)
+        case .profile: ProfileView(app: app, model: profile)
         }
     }
 }
@@ -76,19 +87,26 @@ struct BannersView<Content: View>: View {
                         .accessibilityElement(children: .combine)
                     }
                     if let error = model.state.error {
-                        HStack {
-                            Image(systemName: "exclamationmark.triangle.fill").accessibilityHidden(true)
-                            Text(error).frame(maxWidth: .infinity, alignment: .leading)
-                            Button(BannerState.retryTitle) { Task { await model.retry() } }
-                            Button(BannerState.dismissTitle, systemImage: "xmark") { model.dismissError() }
-                                .labelStyle(.iconOnly)
-                                .accessibilityLabel(BannerState.dismissTitle)
+                        ViewThatFits(in: .horizontal) {
+                            HStack { errorText(error); errorButtons }
+                            VStack(alignment: .leading) { errorText(error); HStack { errorButtons } }
                         }
                         .padding(8)
                         .background(Color.red.opacity(0.15))
                     }
                 }
             }
+    }
+
+    private func errorText(_ error: String) -> some View {
+        Label(error, systemImage: "exclamationmark.triangle.fill").frame(maxWidth: .infinity, alignment: .leading)
+    }
+
+    @ViewBuilder private var errorButtons: some View {
+        Button(BannerState.retryTitle) { Task { await model.retry() } }
+        Button(BannerState.dismissTitle, systemImage: "xmark") { model.dismissError() }
+            .labelStyle(.iconOnly)
+            .accessibilityLabel(BannerState.dismissTitle)
     }
 
     private func banner(_ text: String, symbol: String) -> some View {

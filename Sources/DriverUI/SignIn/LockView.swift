@@ -5,15 +5,19 @@ import SwiftUI
 /// The lock screen (seed 004 paths B and C): "Welcome back, Alex", the PIN
 /// pad, Face ID when turned on; five wrong PINs lead to email sign-in.
 struct LockView: View {
-    @State var model: LockScreenViewModel
+    @State private var model: LockScreenViewModel
+    @Environment(\.scenePhase) private var scenePhase
+
+    init(app: DriverApp) { _model = State(initialValue: LockScreenViewModel(app: app)) }
 
     var body: some View {
+        ScrollView {
         VStack(spacing: 24) {
             Text(model.greeting).font(.title2.bold())
             PINDots(count: model.entered.count, length: LockScreenViewModel.pinLength)
                 .accessibilityLabel(model.progressLabel)
             if let message = model.message {
-                Text(message).foregroundStyle(.red).multilineTextAlignment(.center)
+                ErrorText(message).multilineTextAlignment(.center)
             }
             PINPad(onDigit: { digit in Task { await model.type(digit) } }, onDelete: { model.deleteDigit() })
                 .disabled(model.isChecking)
@@ -24,7 +28,11 @@ struct LockView: View {
                 .font(.footnote)
         }
         .padding()
-        .task { if model.canUseBiometrics { await model.unlockWithBiometrics() } }
+        }
+        // Face ID asks once the app is in front (it cannot while the app is still in the background).
+        .onChange(of: scenePhase, initial: true) {
+            if scenePhase == .active, model.canUseBiometrics { Task { await model.unlockWithBiometrics() } }
+        }
     }
 }
 
@@ -49,6 +57,8 @@ struct PINDots: View {
 struct PINPad: View {
     let onDigit: @MainActor (Int) -> Void
     let onDelete: @MainActor () -> Void
+    /// Keys grow with the text size.
+    @ScaledMetric(relativeTo: .title) private var key: CGFloat = 64
 
     var body: some View {
         Grid(horizontalSpacing: 24, verticalSpacing: 16) {
@@ -58,10 +68,10 @@ struct PINPad: View {
                 }
             }
             GridRow {
-                Color.clear.frame(width: 64, height: 64)
+                Color.clear.frame(width: key, height: key)
                 key(0)
                 Button(action: onDelete) {
-                    Image(systemName: "delete.left").font(.title2).frame(width: 64, height: 64)
+                    Image(systemName: "delete.left").font(.title2).frame(width: key, height: key)
                 }
                 .accessibilityLabel("Delete last digit")
             }
@@ -70,7 +80,7 @@ struct PINPad: View {
 
     private func key(_ digit: Int) -> some View {
         Button { onDigit(digit) } label: {
-            Text("\(digit)").font(.title.monospacedDigit()).frame(width: 64, height: 64)
+            Text("\(digit)").font(.title.monospacedDigit()).frame(width: key, height: key)
         }
         .buttonStyle(.bordered)
         .clipShape(Circle())

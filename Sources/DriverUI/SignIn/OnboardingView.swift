@@ -24,8 +24,8 @@ struct WelcomeView: View {
     let router: AppRouter
 
     var body: some View {
+        ScrollView {
         VStack(spacing: 24) {
-            Spacer()
             Image(systemName: "car.ferry.fill")
                 .font(.system(size: 64))
                 .accessibilityHidden(true)
@@ -36,12 +36,12 @@ struct WelcomeView: View {
                 Label("Messages and pay from your dispatcher", systemImage: "message")
             }
             .font(.body)
-            Spacer()
             Button("Get started") { router.continueFromWelcome() }
                 .buttonStyle(.borderedProminent)
                 .controlSize(.large)
         }
         .padding()
+        }
     }
 }
 
@@ -81,7 +81,7 @@ struct EmailStepView: View {
             } footer: {
                 Text("Use the email your dispatcher invited. We'll send you a 6-digit code.")
             }
-            if let error { Text(error).foregroundStyle(.red).accessibilityLabel("Error: \(error)") }
+            if let error { ErrorText(error) }
             Button(sending ? "Sending…" : "Send code") {
                 Task {
                     sending = true
@@ -120,7 +120,7 @@ struct CodeStepView: View {
             } footer: {
                 Text("We sent it to \(email). It works for 10 minutes.")
             }
-            if let error { Text(error).foregroundStyle(.red).accessibilityLabel("Error: \(error)") }
+            if let error { ErrorText(error) }
             Button(verifying ? "Checking…" : "Verify") {
                 Task {
                     verifying = true
@@ -150,8 +150,8 @@ struct PINSetupView: View {
                 .font(.title3.bold())
                 .multilineTextAlignment(.center)
             PINDots(count: entered.count, length: LockScreenViewModel.pinLength)
-            if let error { Text(error).foregroundStyle(.red) }
-            PINPad(onDigit: add, onDelete: { if !entered.isEmpty { entered.removeLast() } })
+            if let error { ErrorText(error) }
+            PINPad(onDigit: { add($0) }, onDelete: { if !entered.isEmpty { entered.removeLast() } })
         }
         .padding()
     }
@@ -182,6 +182,7 @@ struct BiometricsOfferView: View {
     let router: AppRouter
 
     var body: some View {
+        ScrollView {
         VStack(spacing: 24) {
             Image(systemName: "faceid").font(.system(size: 64)).accessibilityHidden(true)
             Text("Unlock with Face ID?").font(.title2.bold())
@@ -192,6 +193,7 @@ struct BiometricsOfferView: View {
             Button("Not now") { Task { await router.answerBiometricsOffer(enable: false) } }
         }
         .padding()
+        }
     }
 }
 #endif

@@ -39,14 +39,18 @@ struct HomeView: View {
                     }
                 }
             }
-            .navigationTitle(state(model).driverName.map { "Hi, \($0.split(separator: " ").first ?? "")" } ?? "Home")
+            .navigationTitle(title)
             .navigationDestination(for: ID<Trip>.self) { TripDetailView(app: app, model: TripDetailViewModel(app: app, trip: $0)) }
             .navigationDestination(for: ID<Order>.self) { OrderDetailView(app: app, model: OrderDetailViewModel(app: app, order: $0)) }
             .refreshable { await app.syncNow() }
         }
     }
 
-    private func state(_ model: HomeViewModel) -> HomeState { model.state }
+    /// "Hi, Alex", or "Home" before the driver's name is known.
+    private var title: String {
+        guard let name = model.state.driverName, let first = name.split(separator: " ").first else { return "Home" }
+        return "Hi, \(first)"
+    }
 }
 
 struct TripRow: View {

@@ -82,7 +82,7 @@ struct TripDetailView: View {
                 } header: {
                     Text("Expenses · \(MoneyFormat.dollars(state.expensesTotalCents))")
                 }
-                if let error = model.lastError { Text(error).foregroundStyle(.red) }
+                if let error = model.lastError { ErrorText(error) }
             }
         }
         .navigationTitle(model.state?.trip.number ?? "Trip")
@@ -135,8 +135,9 @@ struct OrderDetailView: View {
     let app: DriverApp
     @State var model: OrderDetailViewModel
     @State private var inspection: InspectionViewModel?
-    @State private var editingETA: HomeState.NextStop.Kind?
+    @State private var editingETA: ETAEdit?
     @State private var eta = Date()
+    @State private var openError: String?
 
     var body: some View {
         List {
@@ -150,17 +151,20 @@ struct OrderDetailView: View {
                 stopSection("Delivery", order.delivery, eta: order.deliveryETA, kind: .delivery)
                 if let title = model.nextInspectionTitle {
                     Section {
-                        Button(title, systemImage: "camera") { inspection = try? model.inspection() }
+                        Button(title, systemImage: "camera") {
+                            do { inspection = try model.inspection() } catch { openError = "\(error)" }
+                        }
                     }
                 }
-                if let error = model.lastError { Text(error).foregroundStyle(.red) }
+                if let error = model.lastError ?? openError { ErrorText(error) }
             }
         }
         .navigationTitle(model.order?.number ?? "Order")
-        .sheet(item: Binding(get: { inspection.map(InspectionSheet.init) }, set: { inspection = $0?.model })) { sheet in
+        .sheet(item: Binding(get: { inspection.map { InspectionSheet(model: $0, id: $0.inspectionID) } }, set: { inspection = $0?.model })) { sheet in
             NavigationStack { InspectionView(model: sheet.model) }
         }
-        .sheet(item: $editingETA) { kind in
+        .sheet(item: $editingETA) { edit in
+            let kind = edit.kind
             NavigationStack {
                 Form {
                     DatePicker("ETA", selection: $eta, in: Date()...)
@@ -188,7 +192,7 @@ struct OrderDetailView: View {
             }
             LabeledContent("Your ETA", value: eta?.formatted(date: .abbreviated, time: .shortened) ?? "Not set")
             if model.canSetETA(kind) {
-                Button(eta == nil ? "Set ETA" : "Change ETA") { self.eta = eta ?? Date(); editingETA = kind }
+                Button(eta == nil ? "Set ETA" : "Change ETA") { self.eta = eta ?? Date(); editingETA = ETAEdit(kind: kind) }
             }
         }
     }
@@ -196,10 +200,12 @@ struct OrderDetailView: View {
 
 private struct InspectionSheet: Identifiable {
     let model: InspectionViewModel
-    var id: ID<Inspection> { model.inspectionID }
+    let id: ID<Inspection>
 }
 
-extension HomeState.NextStop.Kind: @retroactive Identifiable {
-    public var id: String { rawValue }
+/// A stop whose ETA is being edited (the sheet's item).
+private struct ETAEdit: Identifiable {
+    let kind: HomeState.NextStop.Kind
+    var id: String { kind.rawValue }
 }
 #endif

@@ -92,12 +92,15 @@ struct UploadService: Sendable {
                                           until: store.now.addingTimeInterval(limits.leaseDuration)) else {
             throw Self.locked
         }
+        // Given back even when the request was cancelled (the client went away, the server is shutting
+        // down): otherwise the upload stays locked until the lease runs out.
+        let release = { [store] in await Task { try? await store.releaseUpload(upload.id, tenant: identity.tenant, lease: lease) }.value }
         do {
             let result = try await body(lease)
-            try? await store.releaseUpload(upload.id, tenant: identity.tenant, lease: lease)
+            await release()
             return result
         } catch {
-            try? await store.releaseUpload(upload.id, tenant: identity.tenant, lease: lease)
+            await release()
             throw error
         }
     }
