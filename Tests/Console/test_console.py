@@ -548,5 +548,13 @@ def test_a_unit_page_adds_edits_assigns_and_keeps_papers_and_photos(page, server
     page.once("dialog", lambda dialog: dialog.accept())
     page.click("#photos button:has-text('Delete')")
     expect(page.locator("#photos figure")).to_have_count(0)
+
+    # Alex photographs his new trailer from the road: the open page shows it without a reload.
+    unit_id = page.url.split("/fleet/")[1].split("?")[0].split("#")[0]
+    status, unit = server.api("POST", f"/v1/equipment/{unit_id}/photos", token=server.api_sign_in(DRIVER), raw=photo("from the road"),
+                              headers={"Content-Type": "image/jpeg"})
+    assert status == 201 and len(unit["photos"]) == 1, (status, unit)
+    expect(page.locator("#photos figure")).to_have_count(1)
+    expect(page.locator("#photos figcaption")).to_contain_text("Alex Rivera")
     page.goto(server.base + "/fleet")
     expect(page.locator("tr[data-unit='TR-60']")).to_contain_text("Alex Rivera")

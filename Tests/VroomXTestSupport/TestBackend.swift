@@ -57,7 +57,18 @@ public enum TestBackend: String, Sendable, CustomStringConvertible, CaseIterable
         guard let base = postgresURL else {
             throw TestSetupError("VROOMX_TEST_POSTGRES_URL is not set, but the tests must run on PostgreSQL too. Run .ci/start-postgres.sh and export the URL it prints.")
         }
-        return try await PostgresDatabase.createDatabase(adminURL: base, prefix: "vroomx_test", logger: Logger(label: "test-admin"))
+        // Hundreds of tests start side by side on two cores: a connection that cannot be made within
+        // the client's deadline at that moment is tried again (the test itself has not begun).
+        var attempt = 1
+        while true {
+            do {
+                return try await PostgresDatabase.createDatabase(adminURL: base, prefix: "vroomx_test", logger: Logger(label: "test-admin"))
+            } catch let error as DatabaseUnavailable where attempt < 5 {
+                _ = error
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(500 * attempt))
+            }
+        }
     }
 }
 

@@ -48,7 +48,9 @@ struct ConsoleFleetPages {
     static func capitalized(_ label: String) -> String { label.prefix(1).uppercased() + label.dropFirst() }
 
     private func fleet(_ request: ConsoleRequest) async throws -> Response {
+        // T-9 before T-10, as people count.
         let units = try await store.fleet(tenant: request.tenant)
+            .sorted { $0.unitNumber.localizedStandardCompare($1.unitNumber) == .orderedAscending }
         let drivers = Dictionary(try await store.drivers(tenant: request.tenant).map { ($0.id, $0.name) }) { first, _ in first }
         let today = LocalDate(store.now)
         let monthAgo = LocalDate(today.startOfDay.addingTimeInterval(-29 * 86_400))
