@@ -31,15 +31,18 @@ struct DriverDevice {
 
     /// Signs in through the code flow, reading the code from the server's mailbox.
     func signIn(_ email: String, mailbox: DevelopmentMailbox, pin: String? = "2580") async throws {
+        let earlier = mailbox.sent.filter { $0.to == email }.count
         try await app.auth.sendCode(to: email)
-        let code = try await Self.code(for: email, mailbox: mailbox)
+        let code = try await Self.code(for: email, mailbox: mailbox, after: earlier)
         try await app.auth.verify(code: code)
         if let pin { try await app.auth.setUpPIN(pin) }
     }
 
-    static func code(for email: String, mailbox: DevelopmentMailbox) async throws -> String {
+    /// The newest code mailed to `email`, once more than `earlier` messages went there (not an older code).
+    static func code(for email: String, mailbox: DevelopmentMailbox, after earlier: Int = 0) async throws -> String {
         for _ in 0..<300 {
-            if let message = mailbox.latest(to: email), let range = message.body.range(of: #"\d{6}"#, options: .regularExpression) {
+            if mailbox.sent.filter({ $0.to == email }).count > earlier, let message = mailbox.latest(to: email),
+               let range = message.body.range(of: #"\d{6}"#, options: .regularExpression) {
                 return String(message.body[range])
             }
             try await Task.sleep(for: .milliseconds(10))

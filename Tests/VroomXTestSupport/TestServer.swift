@@ -39,16 +39,22 @@ public struct TestServer: Sendable {
         return try await app.test(setup) { client in try await body(TestAPI(client: client)) }
     }
 
-    /// The newest sign-in code mailed to an address (codes are mailed in the background).
-    public func code(for email: String) async throws -> String {
-        for _ in 0..<200 {
-            if let message = mailbox.latest(to: email), let range = message.body.range(of: #"\d{6}"#, options: .regularExpression) {
+    /// The newest sign-in code mailed to an address (codes are mailed in the
+    /// background); with `after`, only one mailed after that many messages
+    /// to the address (not an earlier code still in the mailbox).
+    public func code(for email: String, after earlier: Int = 0) async throws -> String {
+        for _ in 0..<300 {
+            if mailCount(to: email) > earlier, let message = mailbox.latest(to: email),
+               let range = message.body.range(of: #"\d{6}"#, options: .regularExpression) {
                 return String(message.body[range])
             }
             try await Task.sleep(for: .milliseconds(10))
         }
         throw TestSetupError("no code was mailed to \(email)")
     }
+
+    /// Messages mailed to an address so far.
+    public func mailCount(to email: String) -> Int { mailbox.sent.filter { $0.to == email }.count }
 }
 
 /// JSON calls against the application under test, by shared `Endpoint`.
@@ -97,9 +103,10 @@ public struct TestAPI: Sendable {
 
     /// Signs in through the code flow, as a client would.
     public func signIn(_ email: String, server: TestServer) async throws -> AuthSession {
+        let earlier = server.mailCount(to: email)
         let sent = try await call(.sendCode, json: SendCodeRequest(email: email))
         guard sent.status == 202 else { throw TestSetupError("sending a code answered \(sent.status): \(sent.text)") }
-        let code = try await server.code(for: email)
+        let code = try await server.code(for: email, after: earlier)
         return try await call(.verifyCode, json: VerifyCodeRequest(email: email, code: code)).decode(AuthSession.self)
     }
 }
