@@ -145,6 +145,34 @@ public struct EquipmentPhoto: Codable, Sendable, Hashable, Identifiable {
     }
 }
 
+extension EquipmentDocument {
+    /// Dispatch is told, and pages flag, papers running out within this many days.
+    public static let noticeDays = 30
+
+    /// Where a paper stands on a day: whole days from `today` to its expiry.
+    public enum Standing: Sendable, Hashable {
+        case noExpiry
+        case expired(daysAgo: Int)
+        /// Runs out within `noticeDays`.
+        case due(inDays: Int)
+        case valid(inDays: Int)
+
+        public var needsRenewal: Bool {
+            switch self {
+            case .expired, .due: return true
+            case .noExpiry, .valid: return false
+            }
+        }
+    }
+
+    public func standing(on today: LocalDate) -> Standing {
+        guard let expiresOn else { return .noExpiry }
+        let days = Int((expiresOn.startOfDay.timeIntervalSince(today.startOfDay) / 86_400).rounded())
+        if days < 0 { return .expired(daysAgo: -days) }
+        return days <= Self.noticeDays ? .due(inDays: days) : .valid(inDays: days)
+    }
+}
+
 /// A truck or trailer of the carrier. The driver it is assigned to sees it
 /// (with its papers) in the app; dispatch sees the whole fleet.
 public struct Equipment: Codable, Sendable, Hashable, Identifiable {

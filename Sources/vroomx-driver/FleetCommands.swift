@@ -74,10 +74,11 @@ extension Render {
             for paper in unit.documents {
                 var line = "  \(paper.kind.label.capitalized)\(paper.number.isEmpty ? "" : " \(paper.number)")"
                 if let expires = paper.expiresOn {
-                    let days = Int((expires.startOfDay.timeIntervalSince(today.startOfDay) / 86_400).rounded())
-                    let when = days < 0 ? terminal.style("expired \(expires)", .red)
-                        : days <= 30 ? terminal.style("expires \(expires) (in \(days) days)", .yellow) : "expires \(expires)"
-                    line += ": " + when
+                    switch paper.standing(on: today) {
+                    case .expired: line += ": " + terminal.style("expired \(expires)", .red)
+                    case .due(let left): line += ": " + terminal.style("expires \(expires) (in \(left) days)", .yellow)
+                    case .valid, .noExpiry: line += ": expires \(expires)"
+                    }
                 }
                 terminal.line(line)
             }

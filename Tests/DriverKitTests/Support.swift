@@ -31,23 +31,15 @@ struct DriverDevice {
 
     /// Signs in through the code flow, reading the code from the server's mailbox.
     func signIn(_ email: String, mailbox: DevelopmentMailbox, pin: String? = "2580") async throws {
-        let earlier = mailbox.sent.filter { $0.to == email }.count
+        let earlier = mailbox.count(to: email)
         try await app.auth.sendCode(to: email)
         let code = try await Self.code(for: email, mailbox: mailbox, after: earlier)
         try await app.auth.verify(code: code)
         if let pin { try await app.auth.setUpPIN(pin) }
     }
 
-    /// The newest code mailed to `email`, once more than `earlier` messages went there (not an older code).
     static func code(for email: String, mailbox: DevelopmentMailbox, after earlier: Int = 0) async throws -> String {
-        for _ in 0..<300 {
-            if mailbox.sent.filter({ $0.to == email }).count > earlier, let message = mailbox.latest(to: email),
-               let range = message.body.range(of: #"\d{6}"#, options: .regularExpression) {
-                return String(message.body[range])
-            }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        throw TestSetupError("no code mailed to \(email)")
+        try await mailbox.code(for: email, after: earlier)
     }
 }
 

@@ -43,18 +43,11 @@ public struct TestServer: Sendable {
     /// background); with `after`, only one mailed after that many messages
     /// to the address (not an earlier code still in the mailbox).
     public func code(for email: String, after earlier: Int = 0) async throws -> String {
-        for _ in 0..<300 {
-            if mailCount(to: email) > earlier, let message = mailbox.latest(to: email),
-               let range = message.body.range(of: #"\d{6}"#, options: .regularExpression) {
-                return String(message.body[range])
-            }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        throw TestSetupError("no code was mailed to \(email)")
+        try await mailbox.code(for: email, after: earlier)
     }
 
     /// Messages mailed to an address so far.
-    public func mailCount(to email: String) -> Int { mailbox.sent.filter { $0.to == email }.count }
+    public func mailCount(to email: String) -> Int { mailbox.count(to: email) }
 }
 
 /// JSON calls against the application under test, by shared `Endpoint`.
@@ -131,3 +124,21 @@ public struct APIResponse: Sendable {
     public var errorCode: String? { error?.code.rawValue }
 }
 
+
+extension DevelopmentMailbox {
+    /// Messages mailed to an address so far.
+    public func count(to email: String) -> Int { sent.filter { $0.to == email }.count }
+
+    /// The newest sign-in code mailed to an address, once more than
+    /// `earlier` messages went there (codes are mailed in the background).
+    public func code(for email: String, after earlier: Int = 0) async throws -> String {
+        for _ in 0..<300 {
+            if count(to: email) > earlier, let message = latest(to: email),
+               let range = message.body.range(of: #"\d{6}"#, options: .regularExpression) {
+                return String(message.body[range])
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw TestSetupError("no code was mailed to \(email)")
+    }
+}

@@ -27,11 +27,14 @@ public final class UnitsViewModel {
     /// Papers of a unit, each with how soon it runs out in words ("expired 3 days ago", "expires in 18 days").
     public func papers(of unit: Equipment, today: LocalDate = LocalDate(Date(), in: .current)) -> [(paper: EquipmentDocument, note: String, urgent: Bool)] {
         unit.documents.map { paper in
-            guard let expires = paper.expiresOn else { return (paper, "No expiry", false) }
-            let days = Int((expires.startOfDay.timeIntervalSince(today.startOfDay) / 86_400).rounded())
-            if days < 0 { return (paper, "Expired \(-days) day\(days == -1 ? "" : "s") ago", true) }
-            if days <= 30 { return (paper, "Expires in \(days) day\(days == 1 ? "" : "s")", true) }
-            return (paper, "Expires \(expires)", false)
+            let standing = paper.standing(on: today)
+            let note = switch standing {
+            case .noExpiry: "No expiry"
+            case .expired(let ago): "Expired \(ago) day\(ago == 1 ? "" : "s") ago"
+            case .due(let left): "Expires in \(left) day\(left == 1 ? "" : "s")"
+            case .valid: "Expires \(paper.expiresOn?.description ?? "")"
+            }
+            return (paper, note, standing.needsRenewal)
         }
     }
 

@@ -81,10 +81,7 @@ struct ConsoleController {
             guard let session = try await session(request) else { return ConsolePages.redirect("/sign-in?expired=1") }
             return await rendering(session) {
                 let form = try await Self.readForm(request)
-                let token = request.headers[.csrfToken] ?? form["_csrf"]
-                guard sameOrigin(request), constantTimeEqual(Array(token.utf8), Array(session.csrfToken.utf8)) else {
-                    throw AppError(403, .csrfFailed, "This form has expired or did not come from this page. Reload the page and try again.")
-                }
+                try checkCSRF(request, token: request.headers[.csrfToken] ?? form["_csrf"], session: session)
                 return try await handler(ConsoleRequest(request: request, context: context, session: session, form: form))
             }
         }
@@ -98,13 +95,17 @@ struct ConsoleController {
                   _ handler: @escaping @Sendable (ConsoleRequest) async throws -> Response) {
         router.post(RouterPath(path)) { request, context in
             guard let session = try await session(request) else { throw AppError(401, .missingToken, "Sign in again.") }
-            let token = request.headers[.csrfToken] ?? ""
-            guard sameOrigin(request), constantTimeEqual(Array(token.utf8), Array(session.csrfToken.utf8)) else {
-                throw AppError(403, .csrfFailed, "This page has expired. Reload it and try again.")
-            }
+            try checkCSRF(request, token: request.headers[.csrfToken] ?? "", session: session)
             return try await ActingUser.$current.withValue(session.identity.user) {
                 try await handler(ConsoleRequest(request: request, context: context, session: session, form: ConsoleForm()))
             }
+        }
+    }
+
+    /// The session's CSRF token, from a page of this site.
+    private func checkCSRF(_ request: Request, token: String, session: ConsoleSession) throws {
+        guard sameOrigin(request), constantTimeEqual(Array(token.utf8), Array(session.csrfToken.utf8)) else {
+            throw AppError(403, .csrfFailed, "This form has expired or did not come from this page. Reload the page and try again.")
         }
     }
 

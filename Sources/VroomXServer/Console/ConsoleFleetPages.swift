@@ -36,12 +36,15 @@ struct ConsoleFleetPages {
 
     /// A paper as the pages show it: expired, due within the notice period, or fine.
     static func paperLine(_ paper: EquipmentDocument, today: LocalDate) -> [String: Any] {
-        let days = paper.expiresOn.map { Int(($0.startOfDay.timeIntervalSince(today.startOfDay) / 86_400).rounded()) }
-        let state = days.map { $0 < 0 ? "expired" : $0 <= FleetRules.expiryNoticeDays ? "due" : "ok" } ?? "ok"
+        let (state, days): (String, String) = switch paper.standing(on: today) {
+        case .noExpiry: ("ok", "")
+        case .expired(let ago): ("expired", "\(ago) days ago")
+        case .due(let left): ("due", "in \(left) days")
+        case .valid(let left): ("ok", "in \(left) days")
+        }
         return ["kind": capitalized(paper.kind.label), "number": paper.number,
                 "expires": present(paper.expiresOn?.description), "state": state,
-                "expired": state == "expired", "due": state == "due",
-                "days": days.map { $0 < 0 ? "\(-$0) days ago" : "in \($0) days" } ?? ""]
+                "expired": state == "expired", "due": state == "due", "days": days]
     }
 
     /// "annual DOT inspection" → "Annual DOT inspection".

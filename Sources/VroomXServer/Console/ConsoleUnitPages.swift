@@ -159,10 +159,7 @@ struct ConsoleUnitPages {
     /// through the same upload path as the API's; answered as the API is.
     private func addPhoto(_ request: ConsoleRequest) async throws -> Response {
         let id: ID<Equipment> = try request.id("id", "Unit")
-        guard let length = try request.request.integer(.contentLength), length > 0 else {
-            throw AppError(411, .invalidParameter, "Send the photo with its Content-Length.", field: "Content-Length")
-        }
-        try await console.uploads.putWhole(request.request.body, length: length, to: .unitPhoto(id), request.session.identity)
+        try await console.uploads.putWhole(request.request, to: .unitPhoto(id), request.session.identity)
         return try JSONBody.response(try await store.equipment(id, request.scope), status: .created).response
     }
 

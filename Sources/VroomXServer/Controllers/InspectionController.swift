@@ -128,11 +128,8 @@ struct InspectionController {
     /// A whole file in one request (Content-Length required): the same
     /// checks and storage as a resumable upload.
     private func put(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        guard let length = try request.integer(.contentLength), length > 0 else {
-            throw AppError(411, .invalidParameter, "Send Content-Length with the file.", field: "Content-Length")
-        }
         let id: ID<Inspection> = try context.id()
-        try await uploads.putWhole(request.body, length: length, to: .inspection(id, try slot(context)), try context.caller())
+        try await uploads.putWhole(request, to: .inspection(id, try slot(context)), try context.caller())
         return try JSONBody.response(try await store.inspection(id, try context.caller().scope)).response
     }
 }

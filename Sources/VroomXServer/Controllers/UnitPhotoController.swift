@@ -14,12 +14,9 @@ struct UnitPhotoController {
 
     func register(_ routes: Routes) {
         routes.onResponse(.addUnitPhoto) { request, context in
-            guard let length = try request.integer(.contentLength), length > 0 else {
-                throw AppError(411, .invalidParameter, "Send Content-Length with the photo.", field: "Content-Length")
-            }
             let identity = try context.caller()
             let unit: ID<Equipment> = try context.id()
-            try await uploads.putWhole(request.body, length: length, to: .unitPhoto(unit), identity)
+            try await uploads.putWhole(request, to: .unitPhoto(unit), identity)
             return try JSONBody.response(try await store.equipment(unit, identity.scope), status: .created).response
         }
         routes.onResponse(.unitPhoto) { request, context in

@@ -271,8 +271,12 @@ struct UploadService: Sendable {
 
     /// A whole file in one request: the same checks and storage as a
     /// resumable upload, but nothing is kept if the request fails.
-    func putWhole<Body: AsyncSequence & Sendable>(_ body: Body, length: Int64, to target: UploadTarget,
-                                                 _ identity: Identity) async throws where Body.Element == ByteBuffer {
+    /// The request says its size (Content-Length), which the size caps check first.
+    func putWhole(_ request: Request, to target: UploadTarget, _ identity: Identity) async throws {
+        guard let length = try request.integer(.contentLength), length > 0 else {
+            throw AppError(411, .invalidParameter, "Send Content-Length with the file.", field: "Content-Length")
+        }
+        let body = request.body
         let upload: UploadRecord
         do {
             upload = try await start(target, length: length, metadata: "", identity)

@@ -477,7 +477,7 @@ enum FleetRules {
     static let maxOdometer = 9_999_999
     static let maxFuelMilli = 2_000_000
     static let maxDocuments = 50
-    static let expiryNoticeDays = 30
+    static let expiryNoticeDays = EquipmentDocument.noticeDays
 
     /// The most a unit can have driven in `hours`: 1,000 miles of slack
     /// (readings taken minutes apart, clocks off) plus 100 mph around the clock.
