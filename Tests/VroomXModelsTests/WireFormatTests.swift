@@ -49,6 +49,29 @@ struct WireFormatTests {
         #expect(ID<Trip>("not-a-uuid") == nil)
     }
 
+    @Test("ids are read and written as Foundation writes them, read only in the canonical form, and sort as their text")
+    func identifierText() {
+        for _ in 0..<5_000 {
+            let uuid = UUID()
+            #expect(UUIDText.lowercase(uuid) == uuid.uuidString.lowercased())
+            #expect(UUIDText.parse(uuid.uuidString) == uuid)
+            #expect(UUIDText.parse(uuid.uuidString.lowercased()) == uuid)
+            let other = ID<Trip>(UUID())
+            #expect((ID<Trip>(uuid) < other) == (uuid.uuidString.lowercased() < other.rawValue))
+        }
+        let good = "e621e1f8-c36c-495a-93fc-0c247a3e6e5f"
+        for bad in ["", String(good.dropLast()), good + "0", good.replacingOccurrences(of: "-", with: "0"),
+                    "e621e1f8c-36c-495a-93fc-0c247a3e6e5f", "g621e1f8-c36c-495a-93fc-0c247a3e6e5f",
+                    "e621e1f8-c36c-495a-93fc-0c247a3e6e5\u{e9}", " 621e1f8-c36c-495a-93fc-0c247a3e6e5f",
+                    "{621e1f8-c36c-495a-93fc-0c247a3e6e5}"] {
+            #expect(UUIDText.parse(bad) == nil, "\(bad)")
+        }
+        // Stricter than Foundation's sscanf-based parser, which reads a space, a sign or a
+        // single digit before a dash as part of a number (" 621e1f8-…" became 0621e1f8-…).
+        #expect(UUIDText.parse(" 621e1f8-c36c-495a-93fc-0c247a3e6e5f") == nil)
+        #expect(UUIDText.parse("+621e1f8-c36c-495a-93fc-0c247a3e6e5f") == nil)
+    }
+
     @Test("yesterday's JSON still decodes: unknown fields are ignored, unknown error codes kept")
     func oldClientsKeepWorking() throws {
         let json = """

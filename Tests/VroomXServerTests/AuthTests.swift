@@ -9,6 +9,14 @@ import VroomXTestSupport
 /// is abused (seed 004, made safe).
 @Suite("Sign-in and sessions")
 struct AuthTests {
+    @Test("the bearer token is trimmed of the same spaces as Foundation trims")
+    func bearerTrimming() {
+        for text in ["abc", "  abc\t", "\u{00A0}a b\u{3000}", "\t\t", "", "\n abc \n", "\u{2003}é\u{202F}", " \u{1F69A} ", "\u{200B}x\u{200B}", "\u{FEFF}x\u{180E}", "\u{85}x", " \u{301}x "] {
+            #expect(text.trimmingHorizontalSpace() == text.trimmingCharacters(in: .whitespaces), "\(text.unicodeScalars.map(\.value))")
+            #expect(text[...].trimmingHorizontalSpace() == text.trimmingCharacters(in: .whitespaces))
+        }
+    }
+
     @Test("code sign-in returns tokens, the user and the driver record", arguments: TestBackend.available)
     func signIn(_ backend: TestBackend) async throws {
         let server = try await TestServer.make(backend)

@@ -265,22 +265,45 @@ public actor SyncEngine {
 
     // MARK: Pull
 
+    /// Reads the feed to its end. The next page is fetched and decoded
+    /// while the current one is written to the cache, so a long catch-up
+    /// costs the slower of the two rather than their sum.
     func pull() async throws {
+        var prefetched: (task: Task<SyncPage, any Error>, from: (cursor: Int64, snapshotAfter: String?))?
+        defer { prefetched?.task.cancel() }
         while true {
-            let (cursor, snapshotAfter) = try database.syncPosition()
-            var query = "since=\(cursor)"
-            if let snapshotAfter { query += "&snapshot_after=\(snapshotAfter)" }
+            let position = try database.syncPosition()
             let page: SyncPage
             do {
-                page = try await api.syncPage(query: query)
+                if let ahead = prefetched, ahead.from == position {
+                    prefetched = nil
+                    let early = try await ahead.task.value
+                    // A realtime frame may have moved the cache while this actor waited:
+                    // then the page no longer follows on, and the next turn asks afresh.
+                    guard try database.syncPosition() == ahead.from else { continue }
+                    page = early
+                } else {
+                    prefetched?.task.cancel()
+                    prefetched = nil
+                    page = try await api.syncPage(query: Self.query(position.cursor, position.snapshotAfter))
+                }
             } catch let error as APIError where error.code == .cursorExpired {
                 // Older than the server's history: start again with a snapshot.
                 try database.resetSyncPosition()
                 continue
             }
+            if page.hasMore {
+                let api = self.api, query = Self.query(page.cursor, page.snapshotAfter)
+                // Detached: this actor is busy applying the page meanwhile.
+                prefetched = (Task.detached { try await api.syncPage(query: query) }, (page.cursor, page.snapshotAfter))
+            }
             try database.apply(page, syncedAt: clock())
             if !page.hasMore { return }
         }
+    }
+
+    static func query(_ cursor: Int64, _ snapshotAfter: String?) -> String {
+        "since=\(cursor)" + (snapshotAfter.map { "&snapshot_after=\($0)" } ?? "")
     }
 
     // MARK: Realtime

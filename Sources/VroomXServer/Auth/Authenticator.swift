@@ -34,7 +34,7 @@ struct Authenticator: Sendable {
         guard parts.count == 2, parts[0].lowercased() == "bearer" else {
             throw AppError(401, .invalidToken, "The Authorization header must be: Bearer <token>.")
         }
-        return try await authenticate(token: String(parts[1]).trimmingCharacters(in: .whitespaces))
+        return try await authenticate(token: parts[1].trimmingHorizontalSpace())
     }
 
     func authenticate(token: String) async throws -> Identity {

@@ -136,11 +136,20 @@ public struct SQLDecodingError: Error, CustomStringConvertible {
 
 public struct SQLRow: Sendable {
     let columns: SQLColumns
-    let values: [SQLValue]
+    /// This row's values start at `offset`: the rows of one result may
+    /// share one array (one allocation per result, not per row).
+    private let values: [SQLValue]
+    private let offset: Int
+
+    init(columns: SQLColumns, values: [SQLValue], offset: Int = 0) {
+        self.columns = columns
+        self.values = values
+        self.offset = offset
+    }
 
     public subscript(_ column: String) -> SQLValue {
         guard let position = columns.index[column] else { return .null }
-        return values[position]
+        return values[offset + position]
     }
 
     public func optionalString(_ column: String) throws -> String? {

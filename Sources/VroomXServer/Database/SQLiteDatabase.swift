@@ -182,14 +182,15 @@ final class SQLiteConnection: SQLExecutor, @unchecked Sendable {
             }
             guard status == SQLITE_OK else { throw mapError(status, lastMessage) }
         }
-        var rows: [SQLRow] = []
+        // Every row's values in one array, in row order.
+        var values: [SQLValue] = []
         let count = Int32(columns.names.count)
+        var rowCount = 0
         while true {
             let status = sqlite3_step(statement)
             if status == SQLITE_DONE { break }
             guard status == SQLITE_ROW else { throw mapError(status, lastMessage) }
-            var values: [SQLValue] = []
-            values.reserveCapacity(Int(count))
+            rowCount += 1
             for column in 0..<count {
                 switch sqlite3_column_type(statement, column) {
                 case SQLITE_INTEGER: values.append(.integer(sqlite3_column_int64(statement, column)))
@@ -209,9 +210,8 @@ final class SQLiteConnection: SQLExecutor, @unchecked Sendable {
                 default: values.append(.null)
                 }
             }
-            rows.append(SQLRow(columns: columns, values: values))
         }
-        return rows
+        return (0..<rowCount).map { SQLRow(columns: columns, values: values, offset: $0 * Int(count)) }
     }
 
     private func prepared(_ text: String) throws -> (OpaquePointer, SQLColumns) {

@@ -14,7 +14,7 @@ enum ClientAddress {
     /// `hops`-th entry from the right was added by a proxy we trust.
     static func of(_ request: Request, peer: String?, trustedHops hops: Int) -> String? {
         guard hops > 0, let header = request.headers[.init("X-Forwarded-For")!] else { return peer }
-        let entries = header.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let entries = header.split(separator: ",").map { $0.trimmingHorizontalSpace() }.filter { !$0.isEmpty }
         guard !entries.isEmpty else { return peer }
         return entries[max(0, entries.count - hops)]
     }

@@ -45,12 +45,13 @@ enum JSONBody {
     }
 
     static func items(_ documents: [String], nextCursor: String? = nil) -> Reply {
-        var buffer = ByteBuffer()
-        buffer.reserveCapacity(documents.reduce(48) { $0 + $1.utf8.count + 1 })
+        var capacity = 48 + (nextCursor?.utf8.count ?? 0)
+        for index in documents.indices { capacity += documents[index].utf8.count + 1 }
+        var buffer = ByteBufferAllocator().buffer(capacity: capacity)
         buffer.writeStaticString("{\"items\":[")
-        for (index, document) in documents.enumerated() {
+        for index in documents.indices {
             if index > 0 { buffer.writeStaticString(",") }
-            buffer.writeString(document)
+            buffer.writeString(documents[index])
         }
         buffer.writeStaticString("]")
         // Cursors are base64url: nothing in them needs escaping.

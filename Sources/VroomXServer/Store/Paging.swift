@@ -20,19 +20,18 @@ struct ListOrder: Sendable {
 
     /// The sort keys; the last one is unique, so the order is total.
     let keys: [Key]
-
-    init(_ keys: Key...) { self.keys = keys }
-
     /// `ORDER BY` text (without the keywords).
-    var sql: SQL {
-        SQL(unsafeRaw: keys.map { key in
+    let sql: SQL
+    /// The key columns, selected beside the document to build the next cursor.
+    let selection: SQL
+
+    // Orders are static: their SQL is written once, not on every request.
+    init(_ keys: Key...) {
+        self.keys = keys
+        sql = SQL(unsafeRaw: keys.map { key in
             key.column + (key.isDescending ? " DESC" : "") + (key.nullable ? " NULLS LAST" : "")
         }.joined(separator: ", "))
-    }
-
-    /// The key columns, selected beside the document to build the next cursor.
-    var selection: SQL {
-        SQL(unsafeRaw: keys.enumerated().map { "\($0.element.column) AS page_key_\($0.offset)" }.joined(separator: ", "))
+        selection = SQL(unsafeRaw: keys.enumerated().map { "\($0.element.column) AS page_key_\($0.offset)" }.joined(separator: ", "))
     }
 
     /// The rows after the cursor's row in this order.
