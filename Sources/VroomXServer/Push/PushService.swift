@@ -30,6 +30,8 @@ final class PushService: Service, CustomStringConvertible, Sendable {
         await provider.withSender { connection in
             await cancelWhenGracefulShutdown {
                 await withTaskGroup(of: Void.self) { group in
+                    // What waited while no instance ran (a restart, an outage) goes out now, not at the first tick.
+                    self.wake.continuation.yield()
                     group.addTask { [wake = self.wake] in
                         while !Task.isCancelled {
                             try? await Task.sleep(for: .seconds(1))
