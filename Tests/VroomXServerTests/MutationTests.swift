@@ -121,6 +121,81 @@ struct MutationTests {
         }
     }
 
+    @Test("a batch longer than one transaction: dependencies hold across the boundary, a refusal carries the row as the batch left it, the feed has each change once",
+          arguments: TestBackend.available)
+    func batchAcrossTransactions(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let trip = carrier.trips[0][0]
+        let order = carrier.orders[trip.id]![0]
+        let today = LocalDate(server.clock.now)
+        let eta = server.clock.now.addingTimeInterval(3600)
+        func expense(cents: Int = 100) -> Mutation {
+            Mutation(.createExpense(.init(id: ID(), tripID: trip.id, category: .tolls, amountCents: cents, date: today)))
+        }
+        let boundary = MutationService.mutationsPerTransaction
+        // The driver set the pickup ETA, then edited it expecting a value it never had: refused.
+        var mutations = [
+            Mutation(.updateOrderETA(.init(orderID: order.id, pickupETA: eta, expected: ETAExpectation(pickupETA: .some(nil))))),
+            Mutation(.updateOrderETA(.init(orderID: order.id, pickupETA: eta.addingTimeInterval(60),
+                                           expected: ETAExpectation(pickupETA: .some(eta.addingTimeInterval(7200)))))),
+        ]
+        mutations += (mutations.count..<(boundary - 1)).map { _ in expense() }
+        let refused = expense(cents: 0)  // the last of the first transaction
+        mutations.append(refused)
+        mutations.append(Mutation(.createExpense(.init(id: ID(), tripID: trip.id, category: .fuel, amountCents: 1, date: today)),
+                                  dependsOn: [refused.id]))  // the first of the second
+        mutations += (0..<(boundary + 10)).map { _ in expense() }
+        let batch = MutationBatch(mutations)
+
+        let feedEnd = try await Self.feed(server, carrier, since: 0).cursor
+        try await server.run { api in
+            let token = carrier.driver.accessToken
+            let results = try await api.call(.mutations, json: batch, token: token).decode(MutationBatchResult.self).results
+            #expect(results.map(\.id) == batch.mutations.map(\.id))
+            let rejected = results.indices.filter { results[$0].outcome == .rejected }
+            #expect(rejected == [1, boundary - 1, boundary], "\(rejected)")
+            #expect(results[1].code == .conflict)
+            #expect(results[boundary - 1].code == .validationFailed)
+            #expect(results[boundary].code == .dependencyFailed)
+            guard case .order(let truth) = results[1].row else { Issue.record("a refused edit carries the server's row"); return }
+            #expect(truth.pickupETA.map(WireTime.milliseconds) == WireTime.milliseconds(eta), "the ETA the batch set before it")
+
+            let applied = Set(batch.mutations.indices.filter { !rejected.contains($0) }.compactMap { Self.expenseID(batch.mutations[$0]) })
+            let stored = Set(try await server.store.expenses(trip: trip.id, carrier.scope).map(\.id.rawValue))
+            #expect(applied.isSubset(of: stored))
+            #expect(!stored.contains(Self.expenseID(refused)!))
+            let page = try await Self.feed(server, carrier, since: feedEnd)
+            #expect(page.changes.map(\.seq) == Array((feedEnd + 1)...page.cursor), "numbered without gaps")
+            let announced = page.changes.filter { $0.entity == .expense }.map(\.id)
+            #expect(announced.count == applied.count && Set(announced) == applied, "each applied expense once, nothing refused")
+            #expect(page.changes.filter { $0.entity == .order }.count == 1)
+
+            // Sent again: what applied replays, the refusals stand, the feed does not move.
+            let replay = try await api.call(.mutations, json: batch, token: token).decode(MutationBatchResult.self).results
+            #expect(replay.map(\.outcome) == results.map(\.outcome))
+            #expect(replay.filter { $0.outcome == .applied }.allSatisfy { $0.replayed })
+            #expect(try await Self.feed(server, carrier, since: page.cursor).changes.isEmpty)
+        }
+    }
+
+    static func expenseID(_ mutation: Mutation) -> String? {
+        if case .createExpense(let request) = mutation.payload { return request.id?.rawValue }
+        return nil
+    }
+
+    /// The carrier's feed as dispatch sees it, after `cursor`, all pages.
+    static func feed(_ server: TestServer, _ carrier: CarrierFixture, since cursor: Int64) async throws -> (changes: [Store.FeedEntry], cursor: Int64) {
+        var changes: [Store.FeedEntry] = []
+        var position = cursor
+        while true {
+            let page = try await server.store.feed(since: position, limit: 1000, carrier.scope)
+            changes += page.changes
+            position = page.cursor
+            if !page.hasMore { return (changes, position) }
+        }
+    }
+
     @Test("conflicts: a field someone else changed since base_version is not overwritten", arguments: TestBackend.available)
     func fieldLevelConflicts(_ backend: TestBackend) async throws {
         let server = try await TestServer.make(backend)

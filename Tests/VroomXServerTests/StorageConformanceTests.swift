@@ -153,6 +153,52 @@ struct StorageConformanceTests {
         await store.database.close()
     }
 
+    @Test("a transaction's changes, more than one statement holds, are logged in the order recorded with every field",
+          arguments: TestBackend.available)
+    func largeTransactionIsLoggedInOrder(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let a = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let store = server.store
+        let driver = a.driverID(0)
+        let start = try await Self.changeCounter(a, store)
+        let ids = (0..<(TenantTransaction.changesPerStatement * 2 + 1)).map { _ in ID<Expense>().rawValue }
+        try await store.write(tenant: a.tenant.id) { tx in
+            for (index, id) in ids.enumerated() {
+                switch index % 3 {
+                case 0: tx.recordUpsert(.expense, id: id, document: "{\"n\":\(index)}", visibleTo: driver)
+                case 1: tx.recordDelete(.expense, id: id, visibleTo: nil)
+                default: tx.recordRevoke(.expense, id: id, from: driver)
+                }
+            }
+        }
+        let rows = try await store.database.read { db in
+            try await db.query("""
+                SELECT seq, entity_id, op, driver_id, dispatch_visible, payload FROM change_log
+                WHERE tenant_id = \(a.tenant.id) AND seq > \(start) ORDER BY seq
+                """)
+        }
+        #expect(try rows.map { try $0.int64("seq") } == Array((start + 1)...(start + Int64(ids.count))))
+        #expect(try rows.map { try $0.string("entity_id") } == ids)
+        for (index, row) in rows.enumerated() {
+            let expected: (op: String, driver: String?, dispatch: Int64, payload: String?) = switch index % 3 {
+            case 0: ("upsert", driver.rawValue, 1, "{\"n\":\(index)}")
+            case 1: ("delete", nil, 1, nil)
+            default: ("delete", driver.rawValue, 0, nil)
+            }
+            #expect(try row.string("op") == expected.op)
+            #expect(try row.optionalString("driver_id") == expected.driver)
+            #expect(try row.int64("dispatch_visible") == expected.dispatch)
+            #expect(try row.optionalString("payload") == expected.payload)
+        }
+        #expect(try await Self.changeCounter(a, store) == start + Int64(ids.count))
+        await store.database.close()
+    }
+
+    static func changeCounter(_ carrier: CarrierFixture, _ store: Store) async throws -> Int64 {
+        let row = try await store.database.read { try await $0.first("SELECT change_seq FROM tenants WHERE id = \(carrier.tenant.id)") }
+        return try row?.int64("change_seq") ?? -1
+    }
+
     @Test("a failed write leaves no rows and no change numbers behind", arguments: TestBackend.available)
     func failedWriteRollsBack(_ backend: TestBackend) async throws {
         let server = try await TestServer.make(backend)

@@ -22,32 +22,47 @@ extension Store {
     func idempotent(tenant: ID<Tenant>, user: ID<User>, key: String, requestHash: String,
                     _ run: @Sendable () async throws -> StoredReply) async throws -> (reply: StoredReply, replayed: Bool) {
         try await committing(tenant: tenant) { transaction in
-            let db = transaction.db
-            let now = transaction.now
-            let claimed = try await db.first("""
-                INSERT INTO idempotency_keys (tenant_id, user_id, key, request_hash, status, body, created_at)
-                VALUES (\(tenant), \(user), \(key), \(requestHash), 0, '', \(now))
-                ON CONFLICT (tenant_id, user_id, key) DO NOTHING
-                RETURNING key
-                """) != nil
-            if !claimed {
-                guard let stored = try await db.first("""
-                    SELECT request_hash, status, body FROM idempotency_keys
-                    WHERE tenant_id = \(tenant) AND user_id = \(user) AND key = \(key)
-                    """) else { throw WriteConflict() }
-                guard try stored.string("request_hash") == requestHash else {
-                    throw AppError(422, .idempotencyKeyReused,
-                                   "This Idempotency-Key was already used for a different request.", field: "Idempotency-Key")
-                }
-                return (StoredReply(status: try stored.int("status"), body: try stored.string("body")), true)
-            }
-            let reply = try await TenantTransaction.$ambient.withValue(transaction) { try await run() }
-            try await db.execute("""
-                UPDATE idempotency_keys SET status = \(reply.status), body = \(reply.body)
-                WHERE tenant_id = \(tenant) AND user_id = \(user) AND key = \(key)
-                """)
-            return (reply, false)
+            try await claimAndRun(transaction, user: user, key: key, requestHash: requestHash, run)
         }
+    }
+
+    /// The same, as one step of a larger transaction (a batch of offline
+    /// mutations): a failing mutation undoes its own writes and claim only,
+    /// and the transaction goes on with the next one.
+    func idempotent(in transaction: TenantTransaction, user: ID<User>, key: String, requestHash: String,
+                    _ run: @Sendable () async throws -> StoredReply) async throws -> (reply: StoredReply, replayed: Bool) {
+        try await transaction.step {
+            try await claimAndRun(transaction, user: user, key: key, requestHash: requestHash, run)
+        }
+    }
+
+    private func claimAndRun(_ transaction: TenantTransaction, user: ID<User>, key: String, requestHash: String,
+                             _ run: @Sendable () async throws -> StoredReply) async throws -> (reply: StoredReply, replayed: Bool) {
+        let db = transaction.db
+        let tenant = transaction.tenant
+        let claimed = try await db.first("""
+            INSERT INTO idempotency_keys (tenant_id, user_id, key, request_hash, status, body, created_at)
+            VALUES (\(tenant), \(user), \(key), \(requestHash), 0, '', \(transaction.now))
+            ON CONFLICT (tenant_id, user_id, key) DO NOTHING
+            RETURNING key
+            """) != nil
+        if !claimed {
+            guard let stored = try await db.first("""
+                SELECT request_hash, status, body FROM idempotency_keys
+                WHERE tenant_id = \(tenant) AND user_id = \(user) AND key = \(key)
+                """) else { throw WriteConflict() }
+            guard try stored.string("request_hash") == requestHash else {
+                throw AppError(422, .idempotencyKeyReused,
+                               "This Idempotency-Key was already used for a different request.", field: "Idempotency-Key")
+            }
+            return (StoredReply(status: try stored.int("status"), body: try stored.string("body")), true)
+        }
+        let reply = try await TenantTransaction.$ambient.withValue(transaction) { try await run() }
+        try await db.execute("""
+            UPDATE idempotency_keys SET status = \(reply.status), body = \(reply.body)
+            WHERE tenant_id = \(tenant) AND user_id = \(user) AND key = \(key)
+            """)
+        return (reply, false)
     }
 
     /// Forgets keys older than `age` (kept at least 7 days).

@@ -86,11 +86,17 @@ extension Store {
     }
 
     public func inspection(_ id: ID<Inspection>, _ scope: Scope) async throws -> Inspection {
-        try await read { db in
-            guard let inspection = try await fetchInspection(id, tenant: scope.tenant, db),
-                  try await fetchOrder(inspection.orderID, scope, db) != nil else { throw AppError.notFound("Inspection") }
-            return inspection
+        guard let inspection = try await read({ try await fetchVisibleInspection(id, scope, $0) }) else {
+            throw AppError.notFound("Inspection")
         }
+        return inspection
+    }
+
+    /// An inspection of an order the caller may see.
+    func fetchVisibleInspection(_ id: ID<Inspection>, _ scope: Scope, _ db: any SQLExecutor) async throws -> Inspection? {
+        guard let inspection = try await fetchInspection(id, tenant: scope.tenant, db),
+              try await fetchOrder(inspection.orderID, scope, db) != nil else { return nil }
+        return inspection
     }
 
     public func orderInspectionDocuments(_ order: ID<Order>, _ scope: Scope) async throws -> [String] {

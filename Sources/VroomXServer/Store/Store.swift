@@ -158,6 +158,31 @@ final class TenantTransaction: @unchecked Sendable {
                                       driverID: driver, dispatchVisible: false, payload: nil))
     }
 
+    /// Runs `body` as one step of the transaction (a savepoint): when it
+    /// throws, what it wrote and the changes it recorded are undone and the
+    /// transaction can go on. When the undo fails, the transaction is lost
+    /// as a whole and `DatabaseUnavailable` says so.
+    func step<T>(_ body: () async throws -> T) async throws -> T {
+        let recorded = changes.count
+        try await db.execute("SAVEPOINT step")
+        do {
+            let value = try await body()
+            try await db.execute("RELEASE SAVEPOINT step")
+            return value
+        } catch {
+            do {
+                try await db.execute("ROLLBACK TO SAVEPOINT step")
+                try await db.execute("RELEASE SAVEPOINT step")
+            } catch let undo {
+                // The database ended the whole transaction itself (SQLite does on an interrupt at the
+                // deadline or a full disk): nothing of it may go on, whatever the step's own error was.
+                throw error is DatabaseUnavailable ? error : DatabaseUnavailable(.connectionLost, "transaction lost: \(undo)")
+            }
+            changes.removeSubrange(recorded...)
+            throw error
+        }
+    }
+
     /// Appends the recorded changes to the change log and returns the last
     /// sequence number, or nil when nothing changed.
     ///
@@ -168,28 +193,67 @@ final class TenantTransaction: @unchecked Sendable {
     /// the numbers). Numbers are therefore handed out in commit order with
     /// no gaps, and a reader can never see N+1 before N. Writers of
     /// different tenants do not wait for each other.
+    ///
+    /// On PostgreSQL one statement takes the numbers, logs the changes and
+    /// queues the notification, so the lock every writer of the carrier
+    /// waits for is held for one round trip and the commit.
     func appendChanges() async throws -> Int64? {
         guard !changes.isEmpty else { return nil }
-        guard let row = try await db.first("""
-            UPDATE tenants SET change_seq = change_seq + \(changes.count)
-            WHERE id = \(tenant) RETURNING change_seq
-            """) else { throw AppError.notFound("Carrier") }
-        let last = try row.int64("change_seq")
-        var sequence = last - Int64(changes.count)
-        for change in changes {
-            sequence += 1
-            try await db.execute("""
-                INSERT INTO change_log (tenant_id, seq, entity, entity_id, op, driver_id, dispatch_visible, payload, committed_at)
-                VALUES (\(tenant), \(sequence), \(change.entity.rawValue), \(change.entityID), \(change.operation.rawValue),
-                        \(change.driverID), \(change.dispatchVisible), \(change.payload), \(now))
-                """)
-        }
+        let count = Int64(changes.count)
+        let first = changes.prefix(Self.changesPerStatement)
+        let last: Int64
         if db.dialect == .postgres {
+            guard let row = try await db.first("""
+                WITH counter AS (
+                    UPDATE tenants SET change_seq = change_seq + \(count) WHERE id = \(tenant) RETURNING change_seq
+                ), logged AS (
+                    INSERT INTO change_log (tenant_id, seq, entity, entity_id, op, driver_id, dispatch_visible, payload, committed_at)
+                    SELECT \(tenant), counter.change_seq - \(count) + v.ord, v.entity, v.entity_id, v.op, v.driver_id,
+                           v.dispatch_visible, v.payload, \(now)
+                    FROM counter, (VALUES \(values(first, firstOrdinal: 1, withCarrierAndTime: false)))
+                        AS v (ord, entity, entity_id, op, driver_id, dispatch_visible, payload)
+                )
+                SELECT change_seq, pg_notify('vroomx_changes', \(tenant.rawValue) || ':' || change_seq) FROM counter
+                """) else { throw AppError.notFound("Carrier") }
             // Delivered to every listening server instance when (and only if) this transaction commits.
-            try await db.execute("SELECT pg_notify('vroomx_changes', \(tenant.rawValue + ":" + String(last)))")
+            last = try row.int64("change_seq")
+        } else {
+            guard let row = try await db.first("""
+                UPDATE tenants SET change_seq = change_seq + \(count) WHERE id = \(tenant) RETURNING change_seq
+                """) else { throw AppError.notFound("Carrier") }
+            last = try row.int64("change_seq")
+            try await insertChanges(first, firstSequence: last - count + 1)
+        }
+        var next = first.endIndex
+        while next < changes.endIndex {
+            let rows = changes[next..<min(next + Self.changesPerStatement, changes.endIndex)]
+            try await insertChanges(rows, firstSequence: last - count + 1 + Int64(next))
+            next = rows.endIndex
         }
         changes.removeAll()
         return last
+    }
+
+    /// Rows per INSERT: well under both databases' limits on parameters.
+    static let changesPerStatement = 500
+
+    private func insertChanges(_ rows: ArraySlice<RecordedChange>, firstSequence: Int64) async throws {
+        try await db.execute("""
+            INSERT INTO change_log (seq, entity, entity_id, op, driver_id, dispatch_visible, payload, tenant_id, committed_at)
+            VALUES \(values(rows, firstOrdinal: firstSequence, withCarrierAndTime: true))
+            """)
+    }
+
+    /// `(n, entity, entity_id, op, driver_id, dispatch_visible, payload[, tenant_id, committed_at])`
+    /// for each change, n counting up from `firstOrdinal`.
+    private func values(_ slice: ArraySlice<RecordedChange>, firstOrdinal: Int64, withCarrierAndTime: Bool) -> SQL {
+        let tail: SQL = withCarrierAndTime ? ", \(tenant), \(now)" : ""
+        return SQL.joined(slice.enumerated().map { offset, change in
+            """
+            (\(unsafeRaw: String(firstOrdinal + Int64(offset))), \(change.entity.rawValue), \(change.entityID),
+             \(change.operation.rawValue), \(change.driverID), \(change.dispatchVisible), \(change.payload)\(tail))
+            """
+        }, separator: ", ")
     }
 }
 
