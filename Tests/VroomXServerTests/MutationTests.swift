@@ -179,6 +179,43 @@ struct MutationTests {
         }
     }
 
+    @Test("the same long batch sent four times at once applies each mutation once; an id reused for another change is refused on its own",
+          arguments: TestBackend.available)
+    func concurrentBatches(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let trip = carrier.trips[0][0]
+        let today = LocalDate(server.clock.now)
+        let batch = MutationBatch((0..<(MutationService.mutationsPerTransaction * 2 + 10)).map { index in
+            Mutation(.createExpense(.init(id: ID(), tripID: trip.id, category: .tolls, amountCents: 100 + index, date: today)))
+        })
+        let feedEnd = try await Self.feed(server, carrier, since: 0).cursor
+        try await server.run(.live) { api in
+            let token = carrier.driver.accessToken
+            let answers = try await withThrowingTaskGroup(of: [MutationResult].self) { group in
+                for _ in 0..<4 {
+                    group.addTask { try await api.call(.mutations, json: batch, token: token).decode(MutationBatchResult.self).results }
+                }
+                return try await group.reduce(into: [[MutationResult]]()) { $0.append($1) }
+            }
+            #expect(answers.allSatisfy { $0.map(\.id) == batch.mutations.map(\.id) && $0.allSatisfy { $0.outcome == .applied } })
+            let freshCounts = batch.mutations.indices.map { index in answers.filter { !$0[index].replayed }.count }
+            #expect(freshCounts.allSatisfy { $0 == 1 }, "each mutation applied in exactly one of the answers")
+            let announced = try await Self.feed(server, carrier, since: feedEnd).changes.filter { $0.entity == .expense }.map(\.id)
+            #expect(announced.count == batch.mutations.count && Set(announced) == Set(batch.mutations.compactMap(Self.expenseID)))
+
+            // The id of an applied mutation, sent again for another change: that one is refused, the other applies.
+            guard case .createExpense(var changed) = batch.mutations[5].payload else { return }
+            changed.amountCents += 1
+            let fresh = Mutation(.createExpense(.init(id: ID(), tripID: trip.id, category: .fuel, amountCents: 7, date: today)))
+            let mixed = try await api.call(.mutations, json: MutationBatch([Mutation(id: batch.mutations[5].id, .createExpense(changed)), fresh]),
+                                           token: token).decode(MutationBatchResult.self).results
+            #expect(mixed.map(\.outcome) == [.rejected, .applied])
+            #expect(mixed.first?.code == .idempotencyKeyReused)
+            #expect(try await server.store.expenses(trip: trip.id, carrier.scope).contains { $0.id.rawValue == Self.expenseID(fresh) })
+        }
+    }
+
     static func expenseID(_ mutation: Mutation) -> String? {
         if case .createExpense(let request) = mutation.payload { return request.id?.rawValue }
         return nil

@@ -21,25 +21,13 @@ struct MutationService {
     /// dependency on a rejected one are skipped. A database that cannot
     /// serve (`DatabaseUnavailable`) stops it: the request answers 503 and
     /// the client sends the whole batch again (what was applied replays).
-    ///
-    /// Up to `mutationsPerTransaction` mutations share a transaction, each
-    /// in its own savepoint, so a rejected one undoes only itself.
     func apply(_ batch: MutationBatch, identity: Identity) async throws -> [MutationResult] {
         var results: [MutationResult] = []
         var rejected: Set<ID<Mutation>> = []
         var start = batch.mutations.startIndex
         while start < batch.mutations.endIndex {
             let chunk = batch.mutations[start..<min(start + Self.mutationsPerTransaction, batch.mutations.endIndex)]
-            let rejectedBefore = rejected
-            // A write conflict or a deadlock runs the whole chunk again, from the state before it.
-            let (chunkResults, chunkRejected) = try await store.committing(tenant: identity.tenant) { transaction in
-                var rejected = rejectedBefore
-                var results: [MutationResult] = []
-                for mutation in chunk {
-                    results.append(try await apply(mutation, in: transaction, identity: identity, rejected: &rejected))
-                }
-                return (results, rejected)
-            }
+            let (chunkResults, chunkRejected) = try await applyInOneTransaction(chunk, identity: identity, rejected: rejected)
             results += chunkResults
             rejected = chunkRejected
             start = chunk.endIndex
@@ -47,26 +35,93 @@ struct MutationService {
         return results
     }
 
-    /// One mutation of a batch, inside the batch's transaction.
-    private func apply(_ mutation: Mutation, in transaction: TenantTransaction, identity: Identity,
-                       rejected: inout Set<ID<Mutation>>) async throws -> MutationResult {
+    /// Up to `mutationsPerTransaction` mutations in one transaction, first
+    /// all at once: their keys claimed in one statement and their answers
+    /// stored in another. When one of them is refused there, that
+    /// transaction is rolled back and they run again, each in a savepoint
+    /// of its own, so a refusal undoes only itself. (A write conflict or a
+    /// deadlock runs a transaction again from the state before it.)
+    private func applyInOneTransaction(_ chunk: ArraySlice<Mutation>, identity: Identity,
+                                       rejected before: Set<ID<Mutation>>) async throws -> ([MutationResult], Set<ID<Mutation>>) {
+        do {
+            return try await store.committing(tenant: identity.tenant) { transaction in
+                try await applyAtOnce(chunk, in: transaction, identity: identity, rejected: before)
+            }
+        } catch is RefusedAtOnce {
+            return try await store.committing(tenant: identity.tenant) { transaction in
+                var rejected = before
+                var results: [MutationResult] = []
+                for mutation in chunk {
+                    results.append(try await applyInSavepoint(mutation, in: transaction, identity: identity, rejected: &rejected))
+                }
+                return (results, rejected)
+            }
+        }
+    }
+
+    /// A mutation was refused where nothing but the whole transaction can
+    /// undo what it wrote before the refusal.
+    private struct RefusedAtOnce: Error {}
+
+    private func applyAtOnce(_ chunk: ArraySlice<Mutation>, in transaction: TenantTransaction, identity: Identity,
+                             rejected before: Set<ID<Mutation>>) async throws -> ([MutationResult], Set<ID<Mutation>>) {
+        var rejected = before
+        // Each mutation with the hash of its request, or the refused one it depends on (it claims no key).
+        var plan: [(mutation: Mutation, requestHash: String?, dependency: ID<Mutation>?)] = []
+        for mutation in chunk {
+            if let failed = mutation.dependsOn.first(where: rejected.contains) {
+                rejected.insert(mutation.id)
+                plan.append((mutation, nil, failed))
+            } else {
+                plan.append((mutation, try Self.hash(mutation), nil))
+            }
+        }
+        let seen = try await store.claim(plan.compactMap { step in step.requestHash.map { (step.mutation.id.rawValue, $0) } },
+                                         user: identity.user, in: transaction)
+        var answers: [Store.Answer] = []
+        var results: [MutationResult] = []
+        for (mutation, hash, dependency) in plan {
+            guard let requestHash = hash else {
+                results.append(Self.dependencyFailed(mutation, dependency ?? mutation.id))
+                continue
+            }
+            let key = mutation.id.rawValue
+            if let stored = seen[key] {
+                guard stored.requestHash == requestHash else { throw RefusedAtOnce() }  // idempotency_key_reused, told in a savepoint
+                results.append(try Self.result(stored.reply, replayed: true))
+                continue
+            }
+            let reply: Store.StoredReply
+            do {
+                reply = try await TenantTransaction.$ambient.withValue(transaction) { try await appliedReply(mutation, identity.scope) }
+            } catch {
+                // Without the database or storage nothing else can land either: the client retries the batch whole.
+                if [503, 507].contains(ErrorMiddleware.appError(for: error).status) { throw error }
+                throw RefusedAtOnce()
+            }
+            answers.append(Store.Answer(key: key, requestHash: requestHash, reply: reply))
+            results.append(try Self.result(reply, replayed: false))
+        }
+        try await store.storeAnswers(answers, user: identity.user, in: transaction)
+        return (results, rejected)
+    }
+
+    /// One mutation in a savepoint of its own inside the batch's transaction.
+    private func applyInSavepoint(_ mutation: Mutation, in transaction: TenantTransaction, identity: Identity,
+                                  rejected: inout Set<ID<Mutation>>) async throws -> MutationResult {
         let scope = identity.scope
         if let failed = mutation.dependsOn.first(where: rejected.contains) {
             rejected.insert(mutation.id)
-            return MutationResult(id: mutation.id, outcome: .rejected, code: .dependencyFailed,
-                                  message: "Not applied: mutation \(failed) it depends on was rejected.")
+            return Self.dependencyFailed(mutation, failed)
         }
         do {
-            let (stored, replayed) = try await store.idempotent(
-                in: transaction, user: identity.user, key: mutation.id.rawValue, requestHash: try Self.hash(mutation)
-            ) {
-                let (row, order) = try await execute(mutation, scope)
-                let result = MutationResult(id: mutation.id, outcome: .applied, row: row, order: order)
-                return Store.StoredReply(status: 200, body: String(decoding: try JSONBody.encoder.encode(result), as: UTF8.self))
+            let requestHash = try Self.hash(mutation)
+            let (stored, replayed) = try await transaction.step {
+                try await store.idempotent(in: transaction, user: identity.user, key: mutation.id.rawValue, requestHash: requestHash) {
+                    try await appliedReply(mutation, scope)
+                }
             }
-            var result = try JSONBody.decoder.decode(MutationResult.self, from: Data(stored.body.utf8))
-            result.replayed = replayed
-            return result
+            return try Self.result(stored, replayed: replayed)
         } catch {
             let answer = ErrorMiddleware.appError(for: error)
             // Without the database or storage nothing else in the batch can land either: the client retries it whole.
@@ -82,6 +137,25 @@ struct MutationService {
             return MutationResult(id: mutation.id, outcome: .rejected, code: answer.code, message: answer.body.message,
                                   row: truth?.row, order: truth?.order)
         }
+    }
+
+    /// Applies the mutation; its answer as stored for replay.
+    private func appliedReply(_ mutation: Mutation, _ scope: Scope) async throws -> Store.StoredReply {
+        let (row, order) = try await execute(mutation, scope)
+        let result = MutationResult(id: mutation.id, outcome: .applied, row: row, order: order)
+        return Store.StoredReply(status: 200, body: String(decoding: try JSONBody.encoder.encode(result), as: UTF8.self))
+    }
+
+    /// The answer as the client receives it, the same whether fresh or replayed.
+    private static func result(_ reply: Store.StoredReply, replayed: Bool) throws -> MutationResult {
+        var result = try JSONBody.decoder.decode(MutationResult.self, from: Data(reply.body.utf8))
+        result.replayed = replayed
+        return result
+    }
+
+    private static func dependencyFailed(_ mutation: Mutation, _ failed: ID<Mutation>) -> MutationResult {
+        MutationResult(id: mutation.id, outcome: .rejected, code: .dependencyFailed,
+                       message: "Not applied: mutation \(failed) it depends on was rejected.")
     }
 
     /// Applies one mutation: the row it changed, and for an inspection its

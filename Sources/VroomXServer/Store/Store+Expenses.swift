@@ -36,32 +36,48 @@ extension Store {
             guard let trip = try await fetchTrip(request.tripID, scope, tx.db) else { throw AppError.notFound("Trip") }
             let expense = Expense(id: request.id ?? ID(), tripID: trip.id, driverID: scope.driverID, category: request.category,
                                   amountCents: amount, date: request.date, notes: notes, fuel: request.fuel, createdAt: tx.now)
-            if let existing = try await tx.first("""
-                SELECT \(Expense.columns) FROM trip_expenses WHERE tenant_id = \(scope.tenant) AND id = \(expense.id)
-                """).map(Expense.init(row:)) {
-                guard existing.tripID == expense.tripID, existing.category == expense.category,
-                      existing.amountCents == expense.amountCents, existing.date == expense.date,
-                      existing.notes == expense.notes, existing.fuel == expense.fuel else {
+            if let fuel = expense.fuel {
+                do {
+                    try await checkFuel(fuel, category: expense.category, scope, tx.db)
+                } catch {
+                    // Sent again, an expense stays what it was, whatever became of its unit since.
+                    if let existing = try await existingExpense(expense, scope, tx) { return existing }
+                    throw error
+                }
+            }
+            let doc = try WireDocument.encode(expense)
+            // An expense sent again (by the offline app, whose answer was lost) finds its row taken: the same content is the same expense.
+            guard try await tx.first("""
+                INSERT INTO trip_expenses (id, tenant_id, trip_id, driver_id, category, amount_cents, expense_date, notes,
+                                           created_at, doc, fuel_equipment_id, fuel_quantity_milli, fuel_unit, fuel_odometer_miles)
+                VALUES (\(expense.id), \(scope.tenant), \(trip.id), \(expense.driverID), \(expense.category), \(amount),
+                        \(expense.date), \(notes), \(tx.now), \(doc), \(expense.fuel?.equipmentID), \(expense.fuel?.quantityMilli),
+                        \(expense.fuel?.unit), \(expense.fuel?.odometerMiles))
+                ON CONFLICT (id) DO NOTHING
+                RETURNING id
+                """) != nil else {
+                guard let existing = try await existingExpense(expense, scope, tx) else {
                     throw AppError(409, .alreadyExists, "An expense with this id already exists.", field: "id")
                 }
                 return existing
             }
-            if let fuel = expense.fuel { try await checkFuel(fuel, category: expense.category, scope, tx.db) }
-            let doc = try WireDocument.encode(expense)
-            do {
-                try await tx.execute("""
-                    INSERT INTO trip_expenses (id, tenant_id, trip_id, driver_id, category, amount_cents, expense_date, notes,
-                                               created_at, doc, fuel_equipment_id, fuel_quantity_milli, fuel_unit, fuel_odometer_miles)
-                    VALUES (\(expense.id), \(scope.tenant), \(trip.id), \(expense.driverID), \(expense.category), \(amount),
-                            \(expense.date), \(notes), \(tx.now), \(doc), \(expense.fuel?.equipmentID), \(expense.fuel?.quantityMilli),
-                            \(expense.fuel?.unit), \(expense.fuel?.odometerMiles))
-                    """)
-            } catch DatabaseConstraintError.unique {
-                throw AppError(409, .alreadyExists, "An expense with this id already exists.", field: "id")
-            }
             tx.recordUpsert(.expense, id: expense.id.rawValue, document: doc, visibleTo: trip.driverID)
             return expense
         }
+    }
+
+    /// The stored expense with this one's id, when it is the same expense
+    /// (sent again); an id taken by a different expense is `already_exists`.
+    private func existingExpense(_ expense: Expense, _ scope: Scope, _ tx: TenantTransaction) async throws -> Expense? {
+        guard let existing = try await tx.first("""
+            SELECT \(Expense.columns) FROM trip_expenses WHERE tenant_id = \(scope.tenant) AND id = \(expense.id)
+            """).map(Expense.init(row:)) else { return nil }
+        guard existing.tripID == expense.tripID, existing.category == expense.category,
+              existing.amountCents == expense.amountCents, existing.date == expense.date,
+              existing.notes == expense.notes, existing.fuel == expense.fuel else {
+            throw AppError(409, .alreadyExists, "An expense with this id already exists.", field: "id")
+        }
+        return existing
     }
 
     /// Deletes an expense the driver recorded on one of their trips.

@@ -22,22 +22,14 @@ extension Store {
     func idempotent(tenant: ID<Tenant>, user: ID<User>, key: String, requestHash: String,
                     _ run: @Sendable () async throws -> StoredReply) async throws -> (reply: StoredReply, replayed: Bool) {
         try await committing(tenant: tenant) { transaction in
-            try await claimAndRun(transaction, user: user, key: key, requestHash: requestHash, run)
+            try await idempotent(in: transaction, user: user, key: key, requestHash: requestHash, run)
         }
     }
 
-    /// The same, as one step of a larger transaction (a batch of offline
-    /// mutations): a failing mutation undoes its own writes and claim only,
-    /// and the transaction goes on with the next one.
+    /// The same inside a larger transaction (a batch of offline mutations),
+    /// which commits the claim and the answer with everything else.
     func idempotent(in transaction: TenantTransaction, user: ID<User>, key: String, requestHash: String,
                     _ run: @Sendable () async throws -> StoredReply) async throws -> (reply: StoredReply, replayed: Bool) {
-        try await transaction.step {
-            try await claimAndRun(transaction, user: user, key: key, requestHash: requestHash, run)
-        }
-    }
-
-    private func claimAndRun(_ transaction: TenantTransaction, user: ID<User>, key: String, requestHash: String,
-                             _ run: @Sendable () async throws -> StoredReply) async throws -> (reply: StoredReply, replayed: Bool) {
         let db = transaction.db
         let tenant = transaction.tenant
         let claimed = try await db.first("""
@@ -63,6 +55,61 @@ extension Store {
             WHERE tenant_id = \(tenant) AND user_id = \(user) AND key = \(key)
             """)
         return (reply, false)
+    }
+
+    /// A key seen before: the request it was used for, and its answer.
+    struct SeenKey: Sendable {
+        let requestHash: String
+        let reply: StoredReply
+    }
+
+    /// The answer to store for a key this transaction claimed.
+    struct Answer: Sendable {
+        let key: String
+        let requestHash: String
+        let reply: StoredReply
+    }
+
+    /// Claims many keys in one statement inside `transaction` (the
+    /// mutations of a batch), and reads those seen before in one more. A
+    /// claim holds until the transaction ends: another request with the key
+    /// waits for it, then finds the answer stored by `storeAnswers`.
+    func claim(_ keys: [(key: String, requestHash: String)], user: ID<User>,
+               in transaction: TenantTransaction) async throws -> [String: SeenKey] {
+        guard !keys.isEmpty else { return [:] }
+        let (db, tenant) = (transaction.db, transaction.tenant)
+        let rows = SQL.joined(keys.map { "(\(tenant), \(user), \($0.key), \($0.requestHash), 0, '', \(transaction.now))" },
+                              separator: ", ")
+        let claimed = Set(try await db.query("""
+            INSERT INTO idempotency_keys (tenant_id, user_id, key, request_hash, status, body, created_at) VALUES \(rows)
+            ON CONFLICT (tenant_id, user_id, key) DO NOTHING
+            RETURNING key
+            """).map { try $0.string("key") })
+        let others = keys.map(\.key).filter { !claimed.contains($0) }
+        guard !others.isEmpty else { return [:] }
+        var seen: [String: SeenKey] = [:]
+        for row in try await db.query("""
+            SELECT key, request_hash, status, body FROM idempotency_keys
+            WHERE tenant_id = \(tenant) AND user_id = \(user) AND key IN (\(SQL.list(others)))
+            """) {
+            seen[try row.string("key")] = SeenKey(requestHash: try row.string("request_hash"),
+                                                 reply: StoredReply(status: try row.int("status"), body: try row.string("body")))
+        }
+        // Neither claimed nor found: the claim met a transaction that rolled back in between. Run it again.
+        guard seen.count == others.count else { throw WriteConflict() }
+        return seen
+    }
+
+    /// Stores the answers of keys `transaction` claimed, in one statement.
+    func storeAnswers(_ answers: [Answer], user: ID<User>, in transaction: TenantTransaction) async throws {
+        guard !answers.isEmpty else { return }
+        let rows = SQL.joined(answers.map { answer in
+            "(\(transaction.tenant), \(user), \(answer.key), \(answer.requestHash), \(answer.reply.status), \(answer.reply.body), \(transaction.now))"
+        }, separator: ", ")
+        try await transaction.db.execute("""
+            INSERT INTO idempotency_keys (tenant_id, user_id, key, request_hash, status, body, created_at) VALUES \(rows)
+            ON CONFLICT (tenant_id, user_id, key) DO UPDATE SET status = excluded.status, body = excluded.body
+            """)
     }
 
     /// Forgets keys older than `age` (kept at least 7 days).
