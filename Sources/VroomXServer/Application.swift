@@ -45,7 +45,7 @@ public struct ServerServices: Sendable {
         var push: PushService?
         if let apns = configuration.apns {
             let service = PushService(store: store, provider: try await APNsClient(configuration: apns, clock: configuration.clock),
-                                      logger: logger)
+                                      checkInterval: apns.queueCheckInterval, logger: logger)
             commits.connect { _, _ in service.poke() }
             push = service
             logger.info("push notifications through APNs", metadata: ["apns": "\(apns)"])

@@ -135,6 +135,35 @@ struct LocationTests {
         }
     }
 
+    @Test("in one offline batch, a pickup completed and then positions at the delivery make the delivery arrival", arguments: TestBackend.available)
+    func deliveryArrivalAfterPickupInOneBatch(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let driver = carrier.driver.accessToken
+        try await server.run { api in
+            var order = try await Self.fencedOrder(api, carrier, server)
+            var delivery = order.delivery
+            delivery.location = GeoPoint(latitude: 41.0, longitude: -87.0)
+            order = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(delivery: delivery),
+                                       token: carrier.dispatcher.accessToken).decode(Order.self)
+            let now = Self.wholeSeconds(server.clock.now)
+            let pickup = try await api.readyInspection(of: order.id, .pickup, token: driver)
+            let atDelivery = (0..<7).map { index in
+                GeoPosition(latitude: 41.0, longitude: -87.0, accuracyMeters: 5, recordedAt: now.addingTimeInterval(Double(-600 + index * 30)))
+            }
+            // Both waited on the phone; the positions count only because the pickup before them in the batch happened.
+            let batch = MutationBatch([
+                Mutation(.completeInspection(.init(inspectionID: pickup, occurredAt: now.addingTimeInterval(-1200)))),
+                Mutation(.recordLocations(RecordLocationsRequest(fixes: atDelivery))),
+            ])
+            let results = try await api.call(.mutations, json: batch, token: driver).decode(MutationBatchResult.self).results
+            #expect(results.map(\.outcome) == [.applied, .applied], "\(results)")
+            let after = try await server.store.order(order.id, carrier.scope)
+            #expect(after.status == .pickedUp)
+            #expect(after.arrivedAtDelivery == atDelivery[0].recordedAt)
+        }
+    }
+
     @Test("arrivals count on trips under way, from when the order exists, pickup before delivery; a late batch moves one earlier; a moved stop starts over",
           arguments: TestBackend.available)
     func arrivalRules(_ backend: TestBackend) async throws {

@@ -31,9 +31,6 @@ struct SyncController {
             guard batch.mutations.count <= Self.maxBatch else {
                 throw AppError.validation("mutations", "A batch holds at most \(Self.maxBatch) mutations.")
             }
-            guard Set(batch.mutations.map(\.id)).count == batch.mutations.count else {
-                throw AppError.validation("mutations", "Each mutation in a batch needs its own id.")
-            }
             let results = try await MutationService(store: store, logger: logger).apply(batch, identity: try context.caller())
             return try JSONBody.response(MutationBatchResult(results))
         }

@@ -78,10 +78,13 @@ public final class SQLiteDatabase: SQLDatabase {
         return try await writeLock.withPermit(timeout: deadline, orThrow: timedOut) {
             _ = try writer.run("BEGIN IMMEDIATE")
             do {
+                writer.inTransaction = true
                 let result = try await Self.$holdsWriter.withValue(true) { try await body(writer) }
+                writer.inTransaction = false
                 _ = try writer.run("COMMIT")
                 return result
             } catch {
+                writer.inTransaction = false
                 _ = try? writer.run("ROLLBACK")
                 throw error
             }
@@ -117,6 +120,8 @@ final class SQLiteConnection: SQLExecutor, @unchecked Sendable {
     let dialect = SQLDialect.sqlite
     private var handle: OpaquePointer?
     private var statements: [String: (statement: OpaquePointer, columns: SQLColumns)] = [:]
+    /// Set by the database while a write transaction it began is open.
+    var inTransaction = false
 
     init(path: String, readOnly: Bool, busyTimeout: Duration) throws {
         let flags = readOnly
@@ -164,10 +169,20 @@ final class SQLiteConnection: SQLExecutor, @unchecked Sendable {
 
     func run(_ sql: SQL) throws -> [SQLRow] {
         let (text, binds) = sql.render(.sqlite)
-        let (statement, columns) = try prepared(text)
+        if inTransaction, let handle, sqlite3_get_autocommit(handle) != 0 {
+            // SQLite rolled the transaction back itself (an interrupt, a full disk); a statement now would commit on its own.
+            throw DatabaseUnavailable(.connectionLost, "SQLite ended the transaction")
+        }
+        // Statements of many rows (a batch's keys, a transaction's changes) vary in length: prepared for one use only.
+        let reusable = binds.count <= Self.maxCachedBinds
+        let (statement, columns) = try prepared(text, keep: reusable)
         defer {
-            sqlite3_reset(statement)
-            sqlite3_clear_bindings(statement)
+            if reusable {
+                sqlite3_reset(statement)
+                sqlite3_clear_bindings(statement)
+            } else {
+                sqlite3_finalize(statement)
+            }
         }
         for (offset, value) in binds.enumerated() {
             let index = Int32(offset + 1)
@@ -214,14 +229,17 @@ final class SQLiteConnection: SQLExecutor, @unchecked Sendable {
         return (0..<rowCount).map { SQLRow(columns: columns, values: values, offset: $0 * Int(count)) }
     }
 
-    private func prepared(_ text: String) throws -> (OpaquePointer, SQLColumns) {
+    /// Statements with more parameters than this are not kept prepared.
+    static let maxCachedBinds = 64
+
+    private func prepared(_ text: String, keep: Bool) throws -> (OpaquePointer, SQLColumns) {
         if let cached = statements[text] { return cached }
         var statement: OpaquePointer?
-        let status = sqlite3_prepare_v3(handle, text, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        let status = sqlite3_prepare_v3(handle, text, -1, keep ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0, &statement, nil)
         guard status == SQLITE_OK, let statement else { throw mapError(status, "\(lastMessage) in: \(text)") }
         let names = (0..<sqlite3_column_count(statement)).map { String(cString: sqlite3_column_name(statement, $0)) }
         let entry = (statement, SQLColumns(names))
-        statements[text] = entry
+        if keep { statements[text] = entry }
         return entry
     }
 

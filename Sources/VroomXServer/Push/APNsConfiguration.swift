@@ -14,6 +14,9 @@ public struct APNsConfiguration: Sendable, CustomStringConvertible {
     /// Extra trusted root (PEM) for the TLS connection — only for testing
     /// against a local server that speaks the APNs protocol.
     public var extraRootCertificatePEM: String?
+    /// How often the push queue is looked at besides each commit of this
+    /// instance: for other instances' pushes and retries that came due.
+    public var queueCheckInterval: Duration = .seconds(1)
 
     public static let production = "https://api.push.apple.com"
     public static let sandbox = "https://api.sandbox.push.apple.com"

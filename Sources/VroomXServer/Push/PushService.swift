@@ -4,21 +4,24 @@ import NIOConcurrencyHelpers
 import ServiceLifecycle
 import VroomXModels
 
-/// Delivers the push queue to APNs: wakes on every commit (and checks once a
-/// second, for other instances' pushes and retries), claims due pushes and
+/// Delivers the push queue to APNs: looks at it on start, on every commit
+/// and every `checkInterval` (for other instances' pushes and retries), claims due pushes and
 /// sends them concurrently over the one HTTP/2 connection.
 final class PushService: Service, CustomStringConvertible, Sendable {
     let store: Store
     let provider: any PushProvider
     let logger: Logger
     let maxInFlight = 100
+    /// Besides every commit here: other instances' pushes and due retries.
+    let checkInterval: Duration
     static let maxAttempts = 12
     private let wake = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
 
     var description: String { "PushService" }
 
-    init(store: Store, provider: any PushProvider, logger: Logger) {
+    init(store: Store, provider: any PushProvider, checkInterval: Duration = .seconds(1), logger: Logger) {
         self.store = store
+        self.checkInterval = checkInterval
         self.provider = provider
         self.logger = logger
     }
@@ -32,9 +35,9 @@ final class PushService: Service, CustomStringConvertible, Sendable {
                 await withTaskGroup(of: Void.self) { group in
                     // What waited while no instance ran (a restart, an outage) goes out now, not at the first tick.
                     self.wake.continuation.yield()
-                    group.addTask { [wake = self.wake] in
+                    group.addTask { [wake = self.wake, checkInterval = self.checkInterval] in
                         while !Task.isCancelled {
-                            try? await Task.sleep(for: .seconds(1))
+                            try? await Task.sleep(for: checkInterval)
                             wake.continuation.yield()
                         }
                     }

@@ -22,6 +22,9 @@ struct MutationService {
     /// serve (`DatabaseUnavailable`) stops it: the request answers 503 and
     /// the client sends the whole batch again (what was applied replays).
     func apply(_ batch: MutationBatch, identity: Identity) async throws -> [MutationResult] {
+        guard Set(batch.mutations.map(\.id)).count == batch.mutations.count else {
+            throw AppError.validation("mutations", "Each mutation in a batch needs its own id.")
+        }
         var results: [MutationResult] = []
         var rejected: Set<ID<Mutation>> = []
         var start = batch.mutations.startIndex
@@ -87,8 +90,11 @@ struct MutationService {
             }
             let key = mutation.id.rawValue
             if let stored = seen[key] {
-                guard stored.requestHash == requestHash else { throw RefusedAtOnce() }  // idempotency_key_reused, told in a savepoint
-                results.append(try Self.result(stored.reply, replayed: true))
+                // A reused key (idempotency_key_reused) or an answer that no longer reads is told in a savepoint, for that mutation alone.
+                guard stored.requestHash == requestHash, let result = try? Self.result(stored.reply, replayed: true) else {
+                    throw RefusedAtOnce()
+                }
+                results.append(result)
                 continue
             }
             let reply: Store.StoredReply
@@ -99,8 +105,9 @@ struct MutationService {
                 if [503, 507].contains(ErrorMiddleware.appError(for: error).status) { throw error }
                 throw RefusedAtOnce()
             }
+            guard let result = try? Self.result(reply, replayed: false) else { throw RefusedAtOnce() }
             answers.append(Store.Answer(key: key, requestHash: requestHash, reply: reply))
-            results.append(try Self.result(reply, replayed: false))
+            results.append(result)
         }
         try await store.storeAnswers(answers, user: identity.user, in: transaction)
         return (results, rejected)
@@ -132,8 +139,18 @@ struct MutationService {
                 // answered on its own (`internal_error`, which the app retries later) and the batch goes on.
                 logger.error("mutation failed", metadata: ["kind": "\(mutation.kind.rawValue)", "error": "\(String(reflecting: error))"])
             }
-            // The truth as this transaction sees it, earlier mutations of the batch included.
-            let truth = answer.status < 500 ? try? await transaction.step { try await currentRows(of: mutation, scope, transaction.db) } : nil
+            // The truth as this transaction sees it, earlier mutations of the batch included. Missing it is
+            // no reason to refuse the batch; a transaction the database ended is.
+            var truth: (row: ChangeRow?, order: Order?)?
+            if answer.status < 500 {
+                do {
+                    truth = try await transaction.step { try await currentRows(of: mutation, scope, transaction.db) }
+                } catch let lost as DatabaseUnavailable {
+                    throw lost
+                } catch {
+                    truth = nil
+                }
+            }
             return MutationResult(id: mutation.id, outcome: .rejected, code: answer.code, message: answer.body.message,
                                   row: truth?.row, order: truth?.order)
         }

@@ -39,10 +39,10 @@ extension Store {
             if let fuel = expense.fuel {
                 do {
                     try await checkFuel(fuel, category: expense.category, scope, tx.db)
-                } catch {
+                } catch let refusal as AppError {
                     // Sent again, an expense stays what it was, whatever became of its unit since.
                     if let existing = try await existingExpense(expense, scope, tx) { return existing }
-                    throw error
+                    throw refusal
                 }
             }
             let doc = try WireDocument.encode(expense)

@@ -75,9 +75,12 @@ public struct Store: Sendable {
         return try doc.string("doc")
     }
 
-    /// A read of one tenant's data.
+    /// A read of one tenant's data. Inside a write (an idempotent request,
+    /// a batch of mutations) it reads in that transaction: what the write
+    /// already did counts, and no second connection is taken.
     func read<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
-        try await database.read(body)
+        if let ambient = TenantTransaction.ambient { return try await body(ambient.db) }
+        return try await database.read(body)
     }
 
     /// ` FOR UPDATE [OF table]` on PostgreSQL: the rows read stay locked
