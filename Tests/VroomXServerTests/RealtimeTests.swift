@@ -50,6 +50,27 @@ struct RealtimeTests {
         }
     }
 
+    @Test("the hub hands a change only to who may see it: dispatch and its driver, not the carrier's other drivers",
+          arguments: TestBackend.available)
+    func hubWakesOnlyTheAudience(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 2, tripsPerDriver: 1)
+        let tenant = carrier.tenant.id
+        let other = Subscriber(scope: .driver(tenant: tenant, driver: carrier.driverID(0)), limit: 100)
+        let addressee = Subscriber(scope: .driver(tenant: tenant, driver: carrier.driverID(1)), limit: 100)
+        let dispatch = Subscriber(scope: carrier.scope, limit: 100)
+        for subscriber in [other, addressee, dispatch] { try await server.services.hub.subscribe(subscriber) }
+        let message = try await server.store.sendMessage(.init(driverID: carrier.driverID(1), type: .dispatchMessage, title: "Yours",
+                                                               body: "b"), tenant: tenant)
+        for subscriber in [addressee, dispatch] {
+            guard case .batches(let batches) = await subscriber.next() else { Issue.record("no batch"); continue }
+            #expect(batches.flatMap(\.entries).contains { $0.id == message.id.rawValue })
+        }
+        // One batch went out to its whole audience at once: the other driver's inbox stayed empty.
+        #expect(!other.hasPending)
+        for subscriber in [other, addressee, dispatch] { server.services.hub.unsubscribe(subscriber) }
+    }
+
     @Test("a socket cut mid-stream resumes from its cursor with no gap and no duplicate", arguments: TestBackend.available)
     func resumeFromCursor(_ backend: TestBackend) async throws {
         let server = try await TestServer.make(backend)

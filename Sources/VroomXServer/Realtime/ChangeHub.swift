@@ -6,10 +6,13 @@ import VroomXModels
 /// Fans committed changes out to the realtime subscribers of this server
 /// instance. A commit (here, or on another instance through PostgreSQL
 /// NOTIFY) names a carrier and its newest sequence number; the hub reads the
-/// new entries once and hands them to every subscriber of that carrier.
-/// Each subscriber filters what it may see and keeps its own cursor, so a
-/// missed or coalesced wake-up can never cause a gap: a subscriber that sees
-/// a hole reads it from the database itself.
+/// new entries once and hands them to the subscribers of that carrier who
+/// may see at least one of them: dispatch for what dispatch sees, a driver
+/// for their own rows (with 10,000 drivers connected, a message to one wakes
+/// one socket). Each subscriber filters what it may see and keeps its own
+/// cursor. Batches follow each other without gaps, so a subscriber passed
+/// over knows the entries it did not get were not for it; one that sees a
+/// hole before it was listening reads it from the database itself.
 public final class ChangeHub: Sendable {
     let store: Store
     let logger: Logger
@@ -17,7 +20,37 @@ public final class ChangeHub: Sendable {
     let inboxLimit: Int
 
     private struct Carrier {
-        var subscribers: [ObjectIdentifier: Subscriber] = [:]
+        /// Dispatch's subscribers, who see every dispatch-visible change.
+        var dispatch: [ObjectIdentifier: Subscriber] = [:]
+        /// Drivers' subscribers, who see their own rows only.
+        var drivers: [ID<Driver>: [ObjectIdentifier: Subscriber]] = [:]
+        var isEmpty: Bool { dispatch.isEmpty && drivers.isEmpty }
+        var count: Int { dispatch.count + drivers.values.reduce(0) { $0 + $1.count } }
+
+        /// Who may see at least one of these entries.
+        func audience(of entries: [Store.FeedEntry]) -> [Subscriber] {
+            var audience = entries.contains(where: \.dispatchVisible) ? Array(dispatch.values) : []
+            for driver in Set(entries.compactMap(\.driverID)) { if let sockets = drivers[driver] { audience += sockets.values } }
+            return audience
+        }
+
+        mutating func add(_ subscriber: Subscriber) {
+            if let driver = subscriber.scope.driverID {
+                drivers[driver, default: [:]][ObjectIdentifier(subscriber)] = subscriber
+            } else {
+                dispatch[ObjectIdentifier(subscriber)] = subscriber
+            }
+        }
+
+        mutating func remove(_ subscriber: Subscriber) {
+            if let driver = subscriber.scope.driverID {
+                drivers[driver]?.removeValue(forKey: ObjectIdentifier(subscriber))
+                if drivers[driver]?.isEmpty == true { drivers.removeValue(forKey: driver) }
+            } else {
+                dispatch.removeValue(forKey: ObjectIdentifier(subscriber))
+            }
+        }
+
         /// The newest sequence handed to subscribers.
         var delivered: Int64
         /// The newest sequence known to exist.
@@ -60,21 +93,22 @@ public final class ChangeHub: Sendable {
             }
             let subscribers = carriers.withLockedValue { carriers -> [Subscriber] in
                 guard var carrier = carriers[tenant] else { return [] }
+                let audience = carrier.audience(of: entries)
                 if let last = entries.last {
                     carrier.delivered = last.seq
                     carrier.target = max(carrier.target, last.seq)
                 }
                 let done = entries.isEmpty || carrier.delivered >= carrier.target
                 if done { carrier.fetching = false }
-                if done, carrier.subscribers.isEmpty {
+                if done, carrier.isEmpty {
                     carriers.removeValue(forKey: tenant)
                 } else {
                     carriers[tenant] = carrier
                 }
-                return entries.isEmpty ? [] : Array(carrier.subscribers.values)
+                return audience
             }
             if !entries.isEmpty {
-                let batch = HubBatch(entries: entries)
+                let batch = HubBatch(previous: from, entries: entries)
                 for subscriber in subscribers { subscriber.deliver(batch) }
             }
             let more = carriers.withLockedValue { $0[tenant]?.fetching ?? false }
@@ -82,24 +116,28 @@ public final class ChangeHub: Sendable {
         }
     }
 
-    /// Registers a subscriber. It starts receiving batches at once; it reads
-    /// what it missed before that from the database itself.
-    func subscribe(_ subscriber: Subscriber) async throws {
+    /// Registers a subscriber. It starts receiving batches at once: every
+    /// batch after the position returned that holds something it may see.
+    /// It reads what came before that position from the database itself.
+    @discardableResult
+    func subscribe(_ subscriber: Subscriber) async throws -> Int64 {
         let (counter, _) = try await store.changeCounter(subscriber.scope.tenant)
         let tenant = subscriber.scope.tenant
-        carriers.withLockedValue { carriers in
+        let listeningFrom = carriers.withLockedValue { carriers -> Int64 in
             var carrier = carriers[tenant] ?? Carrier(delivered: counter, target: counter)
-            carrier.subscribers[ObjectIdentifier(subscriber)] = subscriber
+            carrier.add(subscriber)
             carriers[tenant] = carrier
+            return carrier.delivered
         }
         committed(tenant: tenant, sequence: counter)
+        return listeningFrom
     }
 
     func unsubscribe(_ subscriber: Subscriber) {
         carriers.withLockedValue { carriers in
             let tenant = subscriber.scope.tenant
-            carriers[tenant]?.subscribers.removeValue(forKey: ObjectIdentifier(subscriber))
-            if carriers[tenant]?.subscribers.isEmpty == true, carriers[tenant]?.fetching == false {
+            carriers[tenant]?.remove(subscriber)
+            if carriers[tenant]?.isEmpty == true, carriers[tenant]?.fetching == false {
                 carriers.removeValue(forKey: tenant)
             }
         }
@@ -108,7 +146,7 @@ public final class ChangeHub: Sendable {
     /// Carriers with subscribers here (for the safety poll and reconnects).
     var watchedTenants: [ID<Tenant>] { carriers.withLockedValue { Array($0.keys) } }
 
-    public var subscriberCount: Int { carriers.withLockedValue { $0.values.reduce(0) { $0 + $1.subscribers.count } } }
+    public var subscriberCount: Int { carriers.withLockedValue { $0.values.reduce(0) { $0 + $1.count } } }
 
     /// Checks every watched carrier's counter: catches anything a lost
     /// notification would have missed.
@@ -119,8 +157,10 @@ public final class ChangeHub: Sendable {
     }
 }
 
-/// Consecutive entries of one carrier's log, shared by all its subscribers.
+/// Consecutive entries of one carrier's log, shared by all its subscribers:
+/// those after `previous`, the last entry of the hub's batch before.
 struct HubBatch: Sendable {
+    let previous: Int64
     let entries: [Store.FeedEntry]
     var first: Int64 { entries.first!.seq }
     var last: Int64 { entries.last!.seq }
@@ -200,6 +240,9 @@ final class Subscriber: Sendable {
             return .batches(inbox.batches)
         }
     }
+
+    /// Whether batches wait to be taken.
+    var hasPending: Bool { inbox.withLockedValue { !$0.batches.isEmpty } }
 
     /// Wakes a waiting `next()` without a batch (for heartbeats and shutdown).
     func wake() {

@@ -25,8 +25,9 @@ struct RealtimeSession {
     func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
         let subscriber = Subscriber(scope: identity.scope, limit: hub.inboxLimit)
         ticket.onEvict { subscriber.wake() }
+        let listeningFrom: Int64
         do {
-            try await hub.subscribe(subscriber)
+            listeningFrom = try await hub.subscribe(subscriber)
         } catch {
             logger.warning("realtime: subscribing failed", metadata: ["error": "\(error)"])
             try await close(outbound, .tryAgainLater)
@@ -45,7 +46,7 @@ struct RealtimeSession {
             }
             group.addTask {
                 do {
-                    return try await send(to: outbound, from: subscriber)
+                    return try await send(to: outbound, from: subscriber, listeningFrom: listeningFrom)
                 } catch is ChannelError, is NIOAsyncWriterError {
                     return nil  // the client left while a message was on its way
                 } catch {
@@ -67,7 +68,10 @@ struct RealtimeSession {
     }
 
     /// The sending loop. Returns the close code that ends the connection.
-    private func send(to outbound: WebSocketOutboundWriter, from subscriber: Subscriber) async throws -> RealtimeCloseCode? {
+    /// The hub hands this socket every batch after `listeningFrom` that holds
+    /// something it may see: entries it was not given were not for it.
+    private func send(to outbound: WebSocketOutboundWriter, from subscriber: Subscriber,
+                      listeningFrom: Int64) async throws -> RealtimeCloseCode? {
         let scope = identity.scope
         var cursor = since
         // The upgrade was admitted on the cached session state; a socket lives long, so ask the database once.
@@ -90,8 +94,8 @@ struct RealtimeSession {
             case .batches(let batches):
                 for batch in batches where batch.last > cursor {
                     do {
-                        if batch.first > cursor + 1 {
-                            // A hole (a wake-up came late or was coalesced): read it from the database.
+                        if batch.previous > cursor && cursor < listeningFrom {
+                            // A hole from before the hub listened for this socket: read it from the database.
                             cursor = try await catchUp(from: cursor, outbound)
                             guard batch.last > cursor else { continue }
                         }
