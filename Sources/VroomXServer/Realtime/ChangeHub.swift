@@ -80,6 +80,9 @@ public final class ChangeHub: Sendable {
     }
 
     /// Reads and hands out what is new, until caught up with the target.
+    /// One loop per carrier at a time (`fetching`), and it ends only after
+    /// its last batch was handed out: batches reach every inbox in order,
+    /// which is what lets a socket passed over trust that it missed nothing.
     private func fetch(_ tenant: ID<Tenant>) async {
         while true {
             guard let from = carriers.withLockedValue({ $0[tenant]?.delivered }) else { return }
@@ -88,31 +91,32 @@ public final class ChangeHub: Sendable {
                 entries = try await store.tenantChanges(tenant, after: from, limit: 1000)
             } catch {
                 logger.warning("realtime: reading changes failed", metadata: ["tenant": "\(tenant)", "error": "\(error)"])
-                carriers.withLockedValue { $0[tenant]?.fetching = false }
+                _ = finish(tenant, caughtUp: true)
                 return
             }
-            let subscribers = carriers.withLockedValue { carriers -> [Subscriber] in
-                guard var carrier = carriers[tenant] else { return [] }
-                let audience = carrier.audience(of: entries)
-                if let last = entries.last {
-                    carrier.delivered = last.seq
-                    carrier.target = max(carrier.target, last.seq)
-                }
-                let done = entries.isEmpty || carrier.delivered >= carrier.target
-                if done { carrier.fetching = false }
-                if done, carrier.isEmpty {
-                    carriers.removeValue(forKey: tenant)
-                } else {
-                    carriers[tenant] = carrier
-                }
-                return audience
+            let audience = carriers.withLockedValue { carriers -> [Subscriber] in
+                guard var carrier = carriers[tenant], let last = entries.last else { return [] }
+                carrier.delivered = last.seq
+                carrier.target = max(carrier.target, last.seq)
+                carriers[tenant] = carrier
+                return carrier.audience(of: entries)
             }
             if !entries.isEmpty {
                 let batch = HubBatch(previous: from, entries: entries)
-                for subscriber in subscribers { subscriber.deliver(batch) }
+                for subscriber in audience { subscriber.deliver(batch) }
             }
-            let more = carriers.withLockedValue { $0[tenant]?.fetching ?? false }
-            if !more { return }
+            if finish(tenant, caughtUp: entries.isEmpty) { return }
+        }
+    }
+
+    /// Ends the fetch loop when it caught up (or must stop): true when it did.
+    private func finish(_ tenant: ID<Tenant>, caughtUp: Bool) -> Bool {
+        carriers.withLockedValue { carriers -> Bool in
+            guard var carrier = carriers[tenant] else { return true }
+            guard caughtUp || carrier.delivered >= carrier.target else { return false }
+            carrier.fetching = false
+            if carrier.isEmpty { carriers.removeValue(forKey: tenant) } else { carriers[tenant] = carrier }
+            return true
         }
     }
 
@@ -162,7 +166,6 @@ public final class ChangeHub: Sendable {
 struct HubBatch: Sendable {
     let previous: Int64
     let entries: [Store.FeedEntry]
-    var first: Int64 { entries.first!.seq }
     var last: Int64 { entries.last!.seq }
 }
 
