@@ -370,10 +370,7 @@ extension DatabaseFaultTests {
     }
 
     static func expenseIDs(_ batch: MutationBatch) -> [ID<Expense>] {
-        batch.mutations.compactMap { mutation in
-            if case .createExpense(let request) = mutation.payload { return request.id }
-            return nil
-        }
+        batch.mutations.compactMap(MutationTests.expenseID)
     }
 
     /// Sends a batch until every mutation in it is applied (a 503 means: try again).

@@ -162,12 +162,12 @@ struct MutationTests {
             #expect(truth.pickupETA.map(WireTime.milliseconds) == WireTime.milliseconds(eta), "the ETA the batch set before it")
 
             let applied = Set(batch.mutations.indices.filter { !rejected.contains($0) }.compactMap { Self.expenseID(batch.mutations[$0]) })
-            let stored = Set(try await server.store.expenses(trip: trip.id, carrier.scope).map(\.id.rawValue))
+            let stored = Set(try await server.store.expenses(trip: trip.id, carrier.scope).map(\.id))
             #expect(applied.isSubset(of: stored))
             #expect(!stored.contains(Self.expenseID(refused)!))
             let page = try await Self.feed(server, carrier, since: feedEnd)
             #expect(page.changes.map(\.seq) == Array((feedEnd + 1)...page.cursor), "numbered without gaps")
-            let announced = page.changes.filter { $0.entity == .expense }.map(\.id)
+            let announced = page.changes.filter { $0.entity == .expense }.compactMap { ID<Expense>($0.id) }
             #expect(announced.count == applied.count && Set(announced) == applied, "each applied expense once, nothing refused")
             #expect(page.changes.filter { $0.entity == .order }.count == 1)
 
@@ -201,7 +201,7 @@ struct MutationTests {
             #expect(answers.allSatisfy { $0.map(\.id) == batch.mutations.map(\.id) && $0.allSatisfy { $0.outcome == .applied } })
             let freshCounts = batch.mutations.indices.map { index in answers.filter { !$0[index].replayed }.count }
             #expect(freshCounts.allSatisfy { $0 == 1 }, "each mutation applied in exactly one of the answers")
-            let announced = try await Self.feed(server, carrier, since: feedEnd).changes.filter { $0.entity == .expense }.map(\.id)
+            let announced = try await Self.feed(server, carrier, since: feedEnd).changes.filter { $0.entity == .expense }.compactMap { ID<Expense>($0.id) }
             #expect(announced.count == batch.mutations.count && Set(announced) == Set(batch.mutations.compactMap(Self.expenseID)))
 
             // The id of an applied mutation, sent again for another change: that one is refused, the other applies.
@@ -212,12 +212,12 @@ struct MutationTests {
                                            token: token).decode(MutationBatchResult.self).results
             #expect(mixed.map(\.outcome) == [.rejected, .applied])
             #expect(mixed.first?.code == .idempotencyKeyReused)
-            #expect(try await server.store.expenses(trip: trip.id, carrier.scope).contains { $0.id.rawValue == Self.expenseID(fresh) })
+            #expect(try await server.store.expenses(trip: trip.id, carrier.scope).contains { $0.id == Self.expenseID(fresh) })
         }
     }
 
-    static func expenseID(_ mutation: Mutation) -> String? {
-        if case .createExpense(let request) = mutation.payload { return request.id?.rawValue }
+    static func expenseID(_ mutation: Mutation) -> ID<Expense>? {
+        if case .createExpense(let request) = mutation.payload { return request.id }
         return nil
     }
 

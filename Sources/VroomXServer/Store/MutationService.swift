@@ -69,24 +69,26 @@ struct MutationService {
     private func applyAtOnce(_ chunk: ArraySlice<Mutation>, in transaction: TenantTransaction, identity: Identity,
                              rejected before: Set<ID<Mutation>>) async throws -> ([MutationResult], Set<ID<Mutation>>) {
         var rejected = before
-        // Each mutation with the hash of its request, or the refused one it depends on (it claims no key).
-        var plan: [(mutation: Mutation, requestHash: String?, dependency: ID<Mutation>?)] = []
-        for mutation in chunk {
-            if let failed = mutation.dependsOn.first(where: rejected.contains) {
-                rejected.insert(mutation.id)
-                plan.append((mutation, nil, failed))
-            } else {
-                plan.append((mutation, try Self.hash(mutation), nil))
-            }
+        // A mutation skipped for a refused dependency claims no key.
+        let plan: [(mutation: Mutation, step: PlannedStep)] = try chunk.map { mutation in
+            if let failed = Self.failedDependency(of: mutation, rejected: &rejected) { return (mutation, .skipped(after: failed)) }
+            return (mutation, .keyed(requestHash: try Self.hash(mutation)))
         }
-        let seen = try await store.claim(plan.compactMap { step in step.requestHash.map { (step.mutation.id.rawValue, $0) } },
-                                         user: identity.user, in: transaction)
+        let keys = plan.compactMap { mutation, step -> (key: String, requestHash: String)? in
+            guard case .keyed(let requestHash) = step else { return nil }
+            return (mutation.id.rawValue, requestHash)
+        }
+        let seen = try await store.claim(keys, user: identity.user, in: transaction)
         var answers: [Store.Answer] = []
         var results: [MutationResult] = []
-        for (mutation, hash, dependency) in plan {
-            guard let requestHash = hash else {
-                results.append(Self.dependencyFailed(mutation, dependency ?? mutation.id))
+        for (mutation, step) in plan {
+            let requestHash: String
+            switch step {
+            case .skipped(let failed):
+                results.append(Self.dependencyFailed(mutation, failed))
                 continue
+            case .keyed(let hash):
+                requestHash = hash
             }
             let key = mutation.id.rawValue
             if let stored = seen[key] {
@@ -117,10 +119,7 @@ struct MutationService {
     private func applyInSavepoint(_ mutation: Mutation, in transaction: TenantTransaction, identity: Identity,
                                   rejected: inout Set<ID<Mutation>>) async throws -> MutationResult {
         let scope = identity.scope
-        if let failed = mutation.dependsOn.first(where: rejected.contains) {
-            rejected.insert(mutation.id)
-            return Self.dependencyFailed(mutation, failed)
-        }
+        if let failed = Self.failedDependency(of: mutation, rejected: &rejected) { return Self.dependencyFailed(mutation, failed) }
         do {
             let requestHash = try Self.hash(mutation)
             let (stored, replayed) = try await transaction.step {
@@ -168,6 +167,18 @@ struct MutationService {
         var result = try JSONBody.decoder.decode(MutationResult.self, from: Data(reply.body.utf8))
         result.replayed = replayed
         return result
+    }
+
+    private enum PlannedStep {
+        case skipped(after: ID<Mutation>)
+        case keyed(requestHash: String)
+    }
+
+    /// The refused mutation this one depends on, if any; it is then refused too.
+    private static func failedDependency(of mutation: Mutation, rejected: inout Set<ID<Mutation>>) -> ID<Mutation>? {
+        guard let failed = mutation.dependsOn.first(where: rejected.contains) else { return nil }
+        rejected.insert(mutation.id)
+        return failed
     }
 
     private static func dependencyFailed(_ mutation: Mutation, _ failed: ID<Mutation>) -> MutationResult {
