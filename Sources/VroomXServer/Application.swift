@@ -171,7 +171,7 @@ public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
 
     let refusedUpgrades = RefusedUpgrades()
     let webSocketRouter = Realtime.router(hub: services.hub, authenticator: services.authenticator, capacity: services.realtimeCapacity,
-                                          refusals: refusedUpgrades, heartbeat: configuration.realtimeHeartbeat, logger: services.logger)
+                                          refusals: refusedUpgrades, logger: services.logger)
     // Behind a trusted proxy every connection comes from the proxy: per-client caps belong there.
     let clients = configuration.trustForwardedFor ? nil
         : ClientConnectionLimiter(maxPerClient: configuration.connectionLimits.maxConnectionsPerClient)
@@ -196,7 +196,8 @@ public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
 /// than 8 days, breadcrumbs past their retention, abandoned uploads (with their partial files), and tells
 /// dispatch about equipment papers running out within 30 days; every
 /// 30 s, checks the counters of carriers with realtime subscribers (a
-/// safety net under notifications). Closes the database on shutdown.
+/// safety net under notifications); beats the realtime sockets' hearts.
+/// Closes the database on shutdown.
 struct MaintenanceService: Service, CustomStringConvertible {
     let services: ServerServices
     let upkeep: Bool
@@ -208,6 +209,7 @@ struct MaintenanceService: Service, CustomStringConvertible {
             await withTaskGroup(of: Void.self) { group in
                 if upkeep { group.addTask { await every(.seconds(3600), prune) } }
                 group.addTask { await every(.seconds(30)) { await services.hub.poll() } }
+                group.addTask { await services.hub.beatHearts(every: services.configuration.realtimeHeartbeat) }
             }
         }
         // Services stop in reverse order, so the HTTP server is done by now.

@@ -30,6 +30,9 @@ public struct ConnectionLimits: Sendable, Hashable {
     /// request it refused to parse, so the client reads the answer instead
     /// of a reset.
     public var lingerAfterError: Duration = .seconds(2)
+    /// A WebSocket is pinged this often; one that sent nothing (not even the
+    /// pong) by the next ping is closed as gone.
+    public var webSocketPingInterval: Duration = .seconds(25)
 
     public init() {}
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NIOWebSocket
 import Testing
 import VroomXModels
 @testable import VroomXServer
@@ -133,5 +134,111 @@ struct RealtimeLimitTests {
         for socket in sockets {
             #expect(try await socket.waitForClose() == RealtimeCloseCode.goingAway.rawValue)
         }
+    }
+
+    @Test("the server answers a client's ping and close, pings its sockets and closes one that stopped answering")
+    func controlFrames() async throws {
+        let server = try await TestServer.make(.sqlite) { $0.connectionLimits.webSocketPingInterval = .milliseconds(400) }
+        let a = try await CarrierFixture.make(server, name: "Alpha", drivers: 3, tripsPerDriver: 1)
+        try await server.run(.live) { api in
+            let port = try #require(api.port)
+            // A client whose WebSocket library answers pings stays connected throughout.
+            let answering = RealtimeTestClient(port: port, token: a.drivers[2].accessToken, since: 0)
+            try await answering.waitForReady()
+
+            var polite = try await RawWebSocket.open(port: port, token: a.drivers[0].accessToken)
+            try await polite.send(opcode: .ping, Array("are you there".utf8))
+            let pong = try await polite.next { $0.opcode == .pong }
+            #expect(pong.payload == Array("are you there".utf8))
+            try await polite.send(opcode: .connectionClose, [0x03, 0xE8])  // 1000
+            let answer = try await polite.next { $0.opcode == .connectionClose }
+            #expect(answer.payload.prefix(2) == [0x03, 0xE8])
+            #expect(await polite.socket.closed(within: .seconds(10)), "the server keeps a socket whose closing handshake is done")
+
+            var silent = try await RawWebSocket.open(port: port, token: a.drivers[1].accessToken)
+            let opened = ContinuousClock.now
+            _ = try await silent.next { $0.opcode == .ping }
+            let goodbye = try await silent.next { $0.opcode == .connectionClose }
+            #expect(goodbye.payload.prefix(2) == [0x03, 0xE9], "closed with 1001 (going away)")  // 1001
+            #expect(await silent.socket.closed(within: .seconds(10)))
+            #expect(ContinuousClock.now - opened < .seconds(5), "a silent socket lingers")
+
+            #expect(!answering.isFinished, "a socket that answers pings was closed: \(String(describing: answering.closeCode))")
+            let hub = server.services.hub
+            let deadline = ContinuousClock.now + .seconds(10)
+            while hub.subscriberCount > 1, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(hub.subscriberCount == 1, "the hub still holds the closed sockets")
+        }
+    }
+}
+
+/// A WebSocket over a raw TCP socket, frame by frame, for what a WebSocket
+/// library does on its own (pings, pongs, closing handshakes).
+struct RawWebSocket {
+    struct Frame {
+        let opcode: WebSocketOpcode
+        let payload: [UInt8]
+    }
+
+    let socket: RawSocket
+    private var received: [UInt8]
+
+    static func open(port: Int, token: String) async throws -> RawWebSocket {
+        let socket = try await RawSocket.connect(port: port)
+        try await socket.send(RawHTTP.upgradeHead(Endpoint.realtime.path() + "?since=0", headers: ["Authorization": "Bearer \(token)"]))
+        // The head of the 101 only: the socket stays open after it.
+        var received: [UInt8] = []
+        let separator: [UInt8] = Array("\r\n\r\n".utf8)
+        while true {
+            if let end = received.indices.first(where: { received[$0...].starts(with: separator) }) {
+                let head = String(decoding: received[..<end], as: UTF8.self)
+                guard head.hasPrefix("HTTP/1.1 101") else { throw TestSetupError("the upgrade was answered \(head)") }
+                return RawWebSocket(socket: socket, received: Array(received[(end + 4)...]))
+            }
+            let bytes = try await socket.receive(timeout: .seconds(10))
+            guard !bytes.isEmpty else { throw TestSetupError("the server closed the socket during the upgrade") }
+            received += bytes
+        }
+    }
+
+    /// Sends one masked frame, as a client must.
+    func send(opcode: WebSocketOpcode, _ payload: [UInt8]) async throws {
+        precondition(payload.count < 126)
+        let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
+        let opcodeBits = UInt8(webSocketOpcode: opcode)
+        let bytes = [0x80 | opcodeBits, 0x80 | UInt8(payload.count)] + mask
+            + payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
+        try await socket.send(bytes)
+    }
+
+    /// Reads frames until one matches; throws if the connection ends first.
+    mutating func next(where matches: (Frame) -> Bool) async throws -> Frame {
+        while true {
+            while let frame = takeFrame() {
+                if matches(frame) { return frame }
+            }
+            let bytes = try await socket.receive(timeout: .seconds(10))
+            guard !bytes.isEmpty else { throw TestSetupError("the server closed the socket first") }
+            received += bytes
+        }
+    }
+
+    /// The next whole frame received (servers send them unmasked).
+    private mutating func takeFrame() -> Frame? {
+        guard received.count >= 2 else { return nil }
+        var length = Int(received[1] & 0x7F)
+        var start = 2
+        if length == 126 {
+            guard received.count >= 4 else { return nil }
+            length = Int(received[2]) << 8 | Int(received[3])
+            start = 4
+        } else if length == 127 {
+            guard received.count >= 10 else { return nil }
+            length = received[2..<10].reduce(0) { $0 << 8 | Int($1) }
+            start = 10
+        }
+        guard received.count >= start + length, let opcode = WebSocketOpcode(encodedWebSocketOpcode: received[0] & 0x0F) else { return nil }
+        defer { received.removeFirst(start + length) }
+        return Frame(opcode: opcode, payload: Array(received[start..<start + length]))
     }
 }

@@ -63,7 +63,7 @@ struct RealtimeTests {
         let message = try await server.store.sendMessage(.init(driverID: carrier.driverID(1), type: .dispatchMessage, title: "Yours",
                                                                body: "b"), tenant: tenant)
         for subscriber in [addressee, dispatch] {
-            guard case .batches(let batches) = await subscriber.next() else { Issue.record("no batch"); continue }
+            guard case .batches(let batches, _) = await subscriber.next() else { Issue.record("no batch"); continue }
             #expect(batches.flatMap(\.entries).contains { $0.id == message.id.rawValue })
         }
         // One batch went out to its whole audience at once: the other driver's inbox stayed empty.

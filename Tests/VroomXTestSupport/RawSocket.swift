@@ -124,6 +124,23 @@ public final class RawSocket: @unchecked Sendable {
         }
     }
 
+    /// The next bytes that arrive: empty when the peer closed; throws when
+    /// nothing came within the time.
+    public func receive(timeout: Duration) async throws -> [UInt8] {
+        try await offCooperativePool {
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            let deadline = ContinuousClock.now + timeout
+            while true {
+                let left = deadline - ContinuousClock.now
+                guard left > .zero else { throw POSIXError(.ETIMEDOUT) }
+                self.setReceiveTimeout(left)
+                let n = recv(self.fd, &buffer, buffer.count, 0)
+                if n < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { continue }
+                return n <= 0 ? [] : Array(buffer[0..<n])
+            }
+        }
+    }
+
     /// Reads one HTTP/1.1 response: the head and a `Content-Length` body.
     public func readResponse(timeout: Duration = .seconds(30)) async throws -> RawHTTP.Answer {
         try await offCooperativePool { try self.readResponseBlocking(timeout: timeout) }

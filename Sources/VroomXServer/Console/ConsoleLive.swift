@@ -52,12 +52,12 @@ struct ConsoleLive {
                 try await writer.write(ByteBuffer(string: "retry: 3000\n\n"))
                 while true {
                     switch await subscriber.next() {
-                    case .overflowed:
+                    case .overflowed, .ended:
                         // Too far behind: one last "everything changed" and the browser reconnects.
                         try await writer.write(ByteBuffer(string: "event: change\ndata: {\"entities\":[\"all\"]}\n\n"))
                         try await writer.finish(nil)
                         return
-                    case .batches(let batches) where batches.isEmpty:
+                    case .batches(let batches, _) where batches.isEmpty:
                         // Signed out (or revoked, or expired) elsewhere: the stream ends with the session.
                         guard (try? await store.sessionIsActive(session)) != false else {
                             try await writer.write(ByteBuffer(string: "event: signed-out\ndata: {}\n\n"))
@@ -65,7 +65,7 @@ struct ConsoleLive {
                             return
                         }
                         try await writer.write(ByteBuffer(string: ": ping\n\n"))
-                    case .batches(let batches):
+                    case .batches(let batches, _):
                         let entities = Set(batches.flatMap(\.entries).filter { $0.visible(to: subscriber.scope) }.map(\.entity.rawValue))
                         guard !entities.isEmpty else { continue }
                         let list = entities.sorted().map { "\"\($0)\"" }.joined(separator: ",")

@@ -10,7 +10,7 @@ import ServiceLifecycle
 import VroomXModels
 
 /// HTTP/1.1 with the realtime WebSocket upgrade, behind the connection
-/// guards of `ConnectionLimits`; sockets are pinged every 25 s.
+/// guards of `ConnectionLimits`.
 func guardedHTTP1WebSocketServer<Responder: HTTPResponder>(
     _ webSocketResponder: Responder, refusedUpgrades: RefusedUpgrades, limits: ConnectionLimits, clients: ClientConnectionLimiter?
 ) -> HTTPServerBuilder where Responder.Context: WebSocketRequestContext {
@@ -18,7 +18,8 @@ func guardedHTTP1WebSocketServer<Responder: HTTPResponder>(
         maxHeaderFieldSize: limits.maxHeadBytes, maxHeaderListSize: limits.maxHeadBytes, maxHeaderFieldCount: limits.maxHeaderFields)
     // Our handlers own every connection deadline, so Hummingbird's idle timeout stays off.
     let http1 = HTTP1Channel.Configuration(idleTimeout: nil, httpDecoderConfiguration: decoderLimits)
-    let configuration = HTTP1WebSocketUpgradeChannel.Configuration(http1: http1, ws: .init(autoPing: .enabled(timePeriod: .seconds(25))))
+    // Sockets are pinged by `WebSocketControlHandler`, on the event loop: the library's pinger is a task per socket.
+    let configuration = HTTP1WebSocketUpgradeChannel.Configuration(http1: http1, ws: .init(autoPing: .disabled))
     return HTTPServerBuilder { responder in
         GuardedServerChannel(
             upgrading: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
@@ -37,7 +38,8 @@ func guardedHTTP1WebSocketServer<Responder: HTTPResponder>(
 /// - JSON answers for requests that cannot be parsed;
 /// - refused WebSocket upgrades answered with the JSON error of the reason
 ///   (as the HTTP API would) rather than with an empty 400;
-/// - WebSockets told 1001 when the server shuts down.
+/// - WebSockets told 1001 when the server shuts down;
+/// - WebSocket control frames answered by `WebSocketControlHandler`.
 struct GuardedServerChannel: ServerChildChannel {
     typealias Value = HTTP1WebSocketUpgradeChannel.Value
     let upgrading: HTTP1WebSocketUpgradeChannel
@@ -62,6 +64,17 @@ struct GuardedServerChannel: ServerChildChannel {
                 DrainLimitHandler(limit: limits.drainLimitBytes),
             ], position: .first)
             try pipeline.addHandlers([MalformedRequestResponder(linger: TimeAmount(limits.lingerAfterError)), HTTPPhaseObserver()])
+            // Installed the moment an upgrade completes, before the frames that came with it are read.
+            Self.upgradeResult(of: value)?.assumeIsolated().whenSuccess { result in
+                guard case .websocket = result else { return }
+                let pipeline = channel.pipeline.syncOperations
+                let control = WebSocketControlHandler(pingInterval: TimeAmount(limits.webSocketPingInterval))
+                do {
+                    try pipeline.addHandler(control, position: .after(try pipeline.handler(type: ByteToMessageHandler<WebSocketFrameDecoder>.self)))
+                } catch {
+                    channel.close(promise: nil)  // without it no one would answer the client's frames
+                }
+            }
             return value
         }
     }
@@ -112,22 +125,13 @@ struct GuardedServerChannel: ServerChildChannel {
         }
     }
 
-    /// Runs a WebSocket with the close guard in its pipeline. Its shutdown
+    /// Runs a WebSocket. Its shutdown
     /// handler is registered before the WebSocket library's and is called
     /// first: the 1001 frame is queued on the channel's event loop before the
     /// library's own close is even started, so clients see 1001.
     func handleWebSocket(_ webSocket: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>,
                          _ handler: HTTP1WebSocketUpgradeChannel.WebSocketChannelHandler, _ logger: Logger) async {
         let channel = webSocket.channel
-        do {
-            try await channel.eventLoop.submit {
-                let pipeline = channel.pipeline.syncOperations
-                try pipeline.addHandler(CloseFrameGuard(), position: .after(try pipeline.handler(type: WebSocketFrameEncoder.self)))
-            }.get()
-        } catch {
-            logger.trace("WebSocket closed before it started", metadata: ["error": "\(error)"])
-            return
-        }
         await withGracefulShutdownHandler {
             await handler(webSocket, logger)
         } onGracefulShutdown: {

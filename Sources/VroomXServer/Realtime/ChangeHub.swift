@@ -26,6 +26,7 @@ public final class ChangeHub: Sendable {
         var drivers: [ID<Driver>: [ObjectIdentifier: Subscriber]] = [:]
         var isEmpty: Bool { dispatch.isEmpty && drivers.isEmpty }
         var count: Int { dispatch.count + drivers.values.reduce(0) { $0 + $1.count } }
+        var all: [Subscriber] { Array(dispatch.values) + drivers.values.flatMap(\.values) }
 
         /// Who may see at least one of these entries.
         func audience(of entries: [Store.FeedEntry]) -> [Subscriber] {
@@ -59,6 +60,12 @@ public final class ChangeHub: Sendable {
     }
 
     private let carriers = NIOLockedValueBox<[ID<Tenant>: Carrier]>([:])
+
+    /// Realtime hearts beat in this many slots, one after the other, so that
+    /// 10,000 sockets do not all write their heartbeat at once.
+    static let heartbeatSlots = 16
+    /// The slot beaten last.
+    private let heartbeatSlot = NIOLockedValueBox(0)
 
     init(store: Store, logger: Logger, inboxLimit: Int = 5000) {
         self.store = store
@@ -147,6 +154,27 @@ public final class ChangeHub: Sendable {
         }
     }
 
+    /// A subscriber for a realtime socket. It joins the heartbeat slot beaten
+    /// last, so its first heartbeat comes about one interval after it joined.
+    func makeSubscriber(scope: Scope) -> Subscriber {
+        Subscriber(scope: scope, limit: inboxLimit, heartbeatSlot: heartbeatSlot.withLockedValue { $0 })
+    }
+
+    /// Beats the heart of every realtime subscriber once per `interval`, a
+    /// slot at a time. One loop for the server instead of a timer per socket:
+    /// an idle socket holds no task of its own.
+    func beatHearts(every interval: Duration) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: interval / Self.heartbeatSlots)
+            let slot = heartbeatSlot.withLockedValue { slot in
+                slot = (slot + 1) % Self.heartbeatSlots
+                return slot
+            }
+            let due = carriers.withLockedValue { carriers in carriers.values.flatMap(\.all).filter { $0.heartbeatSlot == slot } }
+            for subscriber in due { subscriber.beat() }
+        }
+    }
+
     /// Carriers with subscribers here (for the safety poll and reconnects).
     var watchedTenants: [ID<Tenant>] { carriers.withLockedValue { Array($0.keys) } }
 
@@ -170,30 +198,38 @@ struct HubBatch: Sendable {
 }
 
 /// One realtime connection's view of the hub: batches wait in a bounded
-/// inbox until the connection's sender takes them.
+/// inbox until the connection's sender takes them, with the flags that wake
+/// it otherwise (its heartbeat is due; the connection ended).
 final class Subscriber: Sendable {
     let scope: Scope
+    /// The hub's heartbeat slot this subscriber beats with; nil for none.
+    let heartbeatSlot: Int?
     private let limit: Int
 
     private struct Inbox {
         var batches: [HubBatch] = []
         var pending = 0
         var overflowed = false
+        var heartbeatDue = false
+        var ended = false
         var waiter: CheckedContinuation<Void, Never>?
+
+        var hasNews: Bool { ended || overflowed || heartbeatDue || !batches.isEmpty }
     }
 
     private let inbox = NIOLockedValueBox(Inbox())
 
-    init(scope: Scope, limit: Int) {
+    init(scope: Scope, limit: Int, heartbeatSlot: Int? = nil) {
         self.scope = scope
         self.limit = limit
+        self.heartbeatSlot = heartbeatSlot
     }
 
     /// Never blocks the hub: a subscriber that falls too far behind is marked
     /// overflowed and dropped by its connection (it resumes from its cursor).
     func deliver(_ batch: HubBatch) {
-        let waiter = inbox.withLockedValue { inbox -> CheckedContinuation<Void, Never>? in
-            guard !inbox.overflowed else { return nil }
+        update { inbox in
+            guard !inbox.overflowed else { return }
             if inbox.pending + batch.entries.count > limit {
                 inbox.overflowed = true
                 inbox.batches.removeAll()
@@ -202,6 +238,23 @@ final class Subscriber: Sendable {
                 inbox.batches.append(batch)
                 inbox.pending += batch.entries.count
             }
+        }
+    }
+
+    /// The heartbeat is due (the hub's slot came round).
+    func beat() { update { $0.heartbeatDue = true } }
+
+    /// The connection is over (closed, or evicted): `next()` says `.ended`
+    /// from now on, even if no one was waiting when it happened.
+    func end() { update { $0.ended = true } }
+
+    /// Wakes a waiting `next()` without news (the console's heartbeat).
+    func wake() { update { _ in } }
+
+    /// Changes the inbox and resumes the waiting `next()`, outside the lock.
+    private func update(_ change: (inout Inbox) -> Void) {
+        let waiter = inbox.withLockedValue { inbox -> CheckedContinuation<Void, Never>? in
+            change(&inbox)
             defer { inbox.waiter = nil }
             return inbox.waiter
         }
@@ -209,18 +262,19 @@ final class Subscriber: Sendable {
     }
 
     enum Next {
-        case batches([HubBatch])
+        /// What came (maybe nothing, after `wake()`), and whether the heartbeat is due.
+        case batches([HubBatch], heartbeatDue: Bool)
         case overflowed
+        case ended
     }
 
-    /// Waits until batches arrive or `wake` is called (then possibly with
-    /// no batches). Cancellation wakes it too.
+    /// Waits until there is news or `wake` is called. Cancellation wakes it too.
     func next() async -> Next {
         if let ready = take() { return ready }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = inbox.withLockedValue { inbox -> Bool in
-                    if inbox.overflowed || !inbox.batches.isEmpty || Task.isCancelled { return true }
+                    if inbox.hasNews || Task.isCancelled { return true }
                     inbox.waiter = continuation
                     return false
                 }
@@ -229,30 +283,23 @@ final class Subscriber: Sendable {
         } onCancel: {
             wake()
         }
-        return take() ?? .batches([])
+        return take() ?? .batches([], heartbeatDue: false)
     }
 
     private func take() -> Next? {
         inbox.withLockedValue { inbox -> Next? in
+            if inbox.ended { return .ended }
             if inbox.overflowed { return .overflowed }
-            guard !inbox.batches.isEmpty else { return nil }
+            guard inbox.hasNews else { return nil }
             defer {
                 inbox.batches.removeAll(keepingCapacity: true)
                 inbox.pending = 0
+                inbox.heartbeatDue = false
             }
-            return .batches(inbox.batches)
+            return .batches(inbox.batches, heartbeatDue: inbox.heartbeatDue)
         }
     }
 
     /// Whether batches wait to be taken.
     var hasPending: Bool { inbox.withLockedValue { !$0.batches.isEmpty } }
-
-    /// Wakes a waiting `next()` without a batch (for heartbeats and shutdown).
-    func wake() {
-        let waiter = inbox.withLockedValue { inbox -> CheckedContinuation<Void, Never>? in
-            defer { inbox.waiter = nil }
-            return inbox.waiter
-        }
-        waiter?.resume()
-    }
 }

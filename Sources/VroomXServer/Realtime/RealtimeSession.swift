@@ -10,6 +10,11 @@ import VroomXModels
 /// One realtime connection: sends what the caller missed since their
 /// cursor, then every visible change as it commits, with heartbeats; closes
 /// with a code that tells the client what to do (see `RealtimeCloseCode`).
+///
+/// An idle socket costs one suspended task: the connection's own, waiting
+/// on its subscriber. The hub wakes it for changes and heartbeats, the
+/// channel's close ends it, and the frames the client sends (pings, pongs,
+/// its close) are answered on the event loop by `WebSocketControlHandler`.
 struct RealtimeSession {
     let hub: ChangeHub
     let authenticator: Authenticator
@@ -18,13 +23,13 @@ struct RealtimeSession {
     /// Its place among the user's sockets; evicted for a newer one → 4029.
     let ticket: RealtimeTicket
     let logger: Logger
-    var heartbeatInterval: Duration = .seconds(25)
 
     private var store: Store { hub.store }
 
-    func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
-        let subscriber = Subscriber(scope: identity.scope, limit: hub.inboxLimit)
-        ticket.onEvict { subscriber.wake() }
+    func run(outbound: WebSocketOutboundWriter, channel: any Channel) async throws {
+        let subscriber = hub.makeSubscriber(scope: identity.scope)
+        ticket.onEvict { subscriber.end() }
+        channel.closeFuture.whenComplete { _ in subscriber.end() }
         let listeningFrom: Int64
         do {
             listeningFrom = try await hub.subscribe(subscriber)
@@ -34,42 +39,22 @@ struct RealtimeSession {
             return
         }
         defer { hub.unsubscribe(subscriber) }
-        let code: RealtimeCloseCode? = await withTaskGroup(of: RealtimeCloseCode?.self) { group in
-            // Reading the client side keeps control frames flowing and tells us when it leaves.
-            group.addTask {
-                do {
-                    for try await _ in inbound.messages(maxSize: 4096) {}
-                } catch {
-                    logger.debug("realtime: the client broke the protocol", metadata: ["error": "\(error)"])
-                }
-                return nil
-            }
-            group.addTask {
-                do {
-                    return try await send(to: outbound, from: subscriber, listeningFrom: listeningFrom)
-                } catch is ChannelError, is NIOAsyncWriterError {
-                    return nil  // the client left while a message was on its way
-                } catch {
-                    logger.warning("realtime: serving the socket failed", metadata: ["error": "\(error)"])
-                    return .tryAgainLater
-                }
-            }
-            group.addTask {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: heartbeatInterval)
-                    subscriber.wake()
-                }
-                return nil
-            }
-            defer { group.cancelAll() }
-            return await group.next() ?? nil
+        let code: RealtimeCloseCode?
+        do {
+            code = try await send(to: outbound, from: subscriber, listeningFrom: listeningFrom)
+        } catch is ChannelError, is NIOAsyncWriterError {
+            code = nil  // the client left while a message was on its way
+        } catch {
+            logger.warning("realtime: serving the socket failed", metadata: ["error": "\(error)"])
+            code = .tryAgainLater
         }
         if let code { try await close(outbound, code) }
     }
 
-    /// The sending loop. Returns the close code that ends the connection.
-    /// The hub hands this socket every batch after `listeningFrom` that holds
-    /// something it may see: entries it was not given were not for it.
+    /// The sending loop. Returns the close code that ends the connection (nil
+    /// when the client left). The hub hands this socket every batch after
+    /// `listeningFrom` that holds something it may see: entries it was not
+    /// given were not for it.
     private func send(to outbound: WebSocketOutboundWriter, from subscriber: Subscriber,
                       listeningFrom: Int64) async throws -> RealtimeCloseCode? {
         let scope = identity.scope
@@ -84,14 +69,15 @@ struct RealtimeSession {
             return .sessionRevoked
         }
         try await outbound.write(.custom(.init(fin: true, opcode: .text, data: FeedJSON.message(.ready, cursor: cursor))))
-        var lastHeartbeat = ContinuousClock.now
         while !Task.isCancelled {
             let next = await subscriber.next()
             if ticket.isEvicted { return .tooManyConnections }
             switch next {
+            case .ended:
+                return nil
             case .overflowed:
                 return .tooSlow
-            case .batches(let batches):
+            case .batches(let batches, let heartbeatDue):
                 for batch in batches where batch.last > cursor {
                     do {
                         if batch.previous > cursor && cursor < listeningFrom {
@@ -106,13 +92,11 @@ struct RealtimeSession {
                         return .sessionRevoked
                     }
                 }
-            }
-            if store.clock.now >= identity.expiresAt { return .tokenExpired }
-            // The timer wakes this loop every interval; a little slack keeps a wake that lands a hair early from skipping a beat.
-            if ContinuousClock.now - lastHeartbeat >= heartbeatInterval * 0.9 {
-                lastHeartbeat = ContinuousClock.now
-                guard try await authenticator.sessionIsActive(identity.session) else { return .sessionRevoked }
-                try await outbound.write(.custom(.init(fin: true, opcode: .text, data: FeedJSON.message(.heartbeat, cursor: cursor))))
+                if store.clock.now >= identity.expiresAt { return .tokenExpired }
+                if heartbeatDue {
+                    guard try await authenticator.sessionIsActive(identity.session) else { return .sessionRevoked }
+                    try await outbound.write(.custom(.init(fin: true, opcode: .text, data: FeedJSON.message(.heartbeat, cursor: cursor))))
+                }
             }
         }
         return nil
@@ -144,7 +128,7 @@ struct RealtimeSession {
 
     /// Sends a close frame with an application code. (The WebSocket library
     /// has no public API for custom codes; its own close frame, which would
-    /// follow, is dropped by `CloseFrameGuard`.)
+    /// follow, is dropped by `WebSocketControlHandler`.)
     private func close(_ outbound: WebSocketOutboundWriter, _ code: RealtimeCloseCode) async throws {
         try? await outbound.write(.custom(.close(code)))
     }
@@ -185,7 +169,7 @@ extension Realtime {
     /// cursor, and room under the caps, upgrades. The reason for refusing any
     /// other is recorded for the connection to answer (see `RefusedUpgrades`).
     static func router(hub: ChangeHub, authenticator: Authenticator, capacity: RealtimeCapacity, refusals: RefusedUpgrades,
-                       heartbeat: Duration, logger: Logger) -> Router<RealtimeRequestContext> {
+                       logger: Logger) -> Router<RealtimeRequestContext> {
         let router = Router(context: RealtimeRequestContext.self)
         router.ws(RouterPath(Endpoint.realtime.routerPath)) { request, context in
             do {
@@ -202,11 +186,11 @@ extension Realtime {
                 refusals.record(error as? AppError ?? unavailable, for: context.channel)
                 return .dontUpgrade
             }
-        } onUpgrade: { inbound, outbound, context in
+        } onUpgrade: { _, outbound, context in
             guard let admitted = context.requestContext.admission.value else { return }
             let session = RealtimeSession(hub: hub, authenticator: authenticator, identity: admitted.identity, since: admitted.since,
-                                          ticket: admitted.ticket, logger: logger, heartbeatInterval: heartbeat)
-            try await session.run(inbound: inbound, outbound: outbound)
+                                          ticket: admitted.ticket, logger: logger)
+            try await session.run(outbound: outbound, channel: context.requestContext.channel)
         }
         return router
     }

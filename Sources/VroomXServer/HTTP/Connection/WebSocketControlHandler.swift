@@ -1,0 +1,103 @@
+import NIOCore
+import NIOWebSocket
+
+/// The WebSocket protocol's control side of a realtime socket, on the event
+/// loop, so that no task has to wait on a socket that has nothing to say:
+///
+/// - pings from the client are answered with pongs;
+/// - a ping goes out every `pingInterval`; a client that sent nothing since
+///   the previous one (a pong, at least) is gone, and the channel closes;
+/// - a close frame from the client completes the closing handshake: it is
+///   answered (unless the server's close went first) and the channel closes,
+///   as it does when the client shuts its side without one;
+/// - data frames are dropped: clients have nothing to say on this socket;
+/// - only the first close frame goes out, and nothing after it (RFC 6455
+///   §5.5.1). The realtime session closes with its own codes (and the server
+///   with 1001 at shutdown) before the WebSocket library sends its generic
+///   close, which this drops.
+///
+/// No frame reaches the WebSocket library's inbound stream, which nobody reads.
+final class WebSocketControlHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundIn = WebSocketFrame
+    typealias OutboundOut = WebSocketFrame
+
+    private let pingInterval: TimeAmount
+    private var pinging: RepeatedTask?
+    private var heardSinceLastPing = true
+    private var closeSent = false
+
+    init(pingInterval: TimeAmount) {
+        self.pingInterval = pingInterval
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        pinging = context.eventLoop.scheduleRepeatedTask(initialDelay: pingInterval, delay: pingInterval) { _ in
+            let (handler, context) = handler.value
+            handler.ping(context)
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        pinging?.cancel()
+        pinging = nil
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        pinging?.cancel()
+        pinging = nil
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        heardSinceLastPing = true
+        switch frame.opcode {
+        case .ping where !closeSent:
+            // The decoder has checked that control frames are whole and at most 125 bytes.
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)), promise: nil)
+        case .connectionClose where closeSent:
+            context.close(promise: nil)  // the answer to ours: the handshake is complete
+        case .connectionClose:
+            closeSent = true
+            var code = context.channel.allocator.buffer(capacity: 2)
+            code.write(webSocketErrorCode: .normalClosure)
+            let closing = context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: code)))
+            closing.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        default:
+            break
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        context.fireUserInboundEventTriggered(event)
+        // The client shut its side without a close frame: it will not send a pong again, so it has left.
+        if case .inputClosed? = event as? ChannelEvent { context.close(promise: nil) }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard !closeSent else {
+            promise?.succeed()
+            return
+        }
+        if unwrapOutboundIn(data).opcode == .connectionClose { closeSent = true }
+        context.write(data, promise: promise)
+    }
+
+    private func ping(_ context: ChannelHandlerContext) {
+        guard !closeSent else { return }
+        guard heardSinceLastPing else {
+            // No answer for a whole interval: the phone lost its network, or its app was killed without a goodbye.
+            closeSent = true
+            var code = context.channel.allocator.buffer(capacity: 2)
+            code.write(webSocketErrorCode: .goingAway)
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: code)), promise: nil)
+            context.close(promise: nil)
+            return
+        }
+        heardSinceLastPing = false
+        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .ping, data: context.channel.allocator.buffer(capacity: 0))),
+                              promise: nil)
+    }
+}
