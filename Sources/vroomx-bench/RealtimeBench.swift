@@ -137,7 +137,8 @@ struct BenchServer {
 
     func stop() {
         process.terminate()
-        while process.isRunning { usleep(10_000) }
+        // Foundation's `isRunning` has been seen to stay true after the server exited and was reaped: ask the kernel too.
+        while process.isRunning, kill(process.processIdentifier, 0) == 0 { usleep(10_000) }
     }
 
     /// Descriptors the server process has open.
