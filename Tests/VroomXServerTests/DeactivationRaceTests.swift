@@ -112,6 +112,9 @@ struct DeactivationRaceTests {
         var socket = try await RawWebSocket.open(port: live.port, token: token)
         let close = try await socket.next { $0.opcode == .connectionClose }
         #expect(close.payload.prefix(2).reduce(0) { $0 << 8 | UInt16($1) } == RealtimeCloseCode.sessionRevoked.rawValue)
+        // Answering completes the closing handshake: the server lets go of the connection at once.
+        try await socket.send(opcode: .connectionClose, Array(close.payload.prefix(2)))
+        #expect(await socket.socket.closed(within: .seconds(2)))
         socket.socket.close()
         await live.stop()
     }

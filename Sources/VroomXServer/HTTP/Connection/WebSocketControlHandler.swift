@@ -4,12 +4,17 @@ import NIOWebSocket
 /// The WebSocket protocol's control side of a realtime socket, on the event
 /// loop, so that no task has to wait on a socket that has nothing to say:
 ///
-/// - pings from the client are answered with pongs;
-/// - a ping goes out every `pingInterval`; a client that sent nothing since
-///   the previous one (a pong, at least) is gone, and the channel closes;
+/// - pings from the client are answered with pongs, while the client reads
+///   what it is sent (else only its latest ping is answered, when it does:
+///   a client that floods pings and reads nothing cannot grow the server's
+///   pending writes);
+/// - a ping with a random payload goes out every `pingInterval`; a client
+///   that has not answered the previous one with its payload is gone (or
+///   reads nothing), and the channel closes;
 /// - a close frame from the client completes the closing handshake: it is
 ///   answered (unless the server's close went first) and the channel closes,
-///   as it does when the client shuts its side without one;
+///   as it does when the client shuts its side without one; a close that is
+///   not complete by the next ping closes the channel;
 /// - data frames are dropped: clients have nothing to say on this socket;
 /// - only the first close frame goes out, and nothing after it (RFC 6455
 ///   §5.5.1). The realtime session closes with its own codes (and the server
@@ -24,7 +29,10 @@ final class WebSocketControlHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     private let pingInterval: TimeAmount
     private var pinging: RepeatedTask?
-    private var heardSinceLastPing = true
+    /// The payload of the ping waiting for its pong; nil when answered.
+    private var unansweredPing: UInt64?
+    /// The latest ping of the client's, held while the channel cannot take writes.
+    private var heldPong: ByteBuffer?
     private var closeSent = false
 
     init(pingInterval: TimeAmount) {
@@ -52,11 +60,17 @@ final class WebSocketControlHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
-        heardSinceLastPing = true
         switch frame.opcode {
         case .ping where !closeSent:
             // The decoder has checked that control frames are whole and at most 125 bytes.
-            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)), promise: nil)
+            if context.channel.isWritable {
+                context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)), promise: nil)
+            } else {
+                heldPong = frame.unmaskedData  // RFC 6455 §5.5.3: answering the latest ping is enough
+            }
+        case .pong:
+            var payload = frame.unmaskedData
+            if let expected = unansweredPing, payload.readInteger(as: UInt64.self) == expected { unansweredPing = nil }
         case .connectionClose where closeSent:
             context.close(promise: nil)  // the answer to ours: the handshake is complete
         case .connectionClose:
@@ -68,6 +82,14 @@ final class WebSocketControlHandler: ChannelDuplexHandler, RemovableChannelHandl
         default:
             break
         }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable, let pong = heldPong, !closeSent {
+            heldPong = nil
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: pong)), promise: nil)
+        }
+        context.fireChannelWritabilityChanged()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -86,9 +108,12 @@ final class WebSocketControlHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     private func ping(_ context: ChannelHandlerContext) {
-        guard !closeSent else { return }
-        guard heardSinceLastPing else {
-            // No answer for a whole interval: the phone lost its network, or its app was killed without a goodbye.
+        guard !closeSent else {
+            context.close(promise: nil)  // a whole interval after the close began: the client never finished it
+            return
+        }
+        guard unansweredPing == nil else {
+            // No answer for a whole interval: the phone lost its network, its app was killed without a goodbye, or it reads nothing.
             closeSent = true
             var code = context.channel.allocator.buffer(capacity: 2)
             code.write(webSocketErrorCode: .goingAway)
@@ -96,8 +121,11 @@ final class WebSocketControlHandler: ChannelDuplexHandler, RemovableChannelHandl
             context.close(promise: nil)
             return
         }
-        heardSinceLastPing = false
-        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .ping, data: context.channel.allocator.buffer(capacity: 0))),
-                              promise: nil)
+        // Random, so only a client that read this ping can answer it.
+        let payload = UInt64.random(in: .min ... .max)
+        unansweredPing = payload
+        var data = context.channel.allocator.buffer(capacity: 8)
+        data.writeInteger(payload)
+        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .ping, data: data)), promise: nil)
     }
 }
