@@ -191,6 +191,28 @@ struct ReliabilityTests {
         await live.stop()
     }
 
+    @Test("deleting an expense whose creation went out without an answer deletes it on the server too")
+    func deleteAfterUnansweredCreate() async throws {
+        let transport = FlakyTransport()
+        let scene = try await DriverScene.make { try DriverDevice.make(server: $0, transport: transport) }
+        let (server, carrier, live, app) = (scene.server, scene.carrier, scene.live, scene.app)
+        let trip = carrier.trips[0][0].id
+        transport.only = "/v1/mutations"
+        transport.mode = .loseAnswers
+        let expense = try app.createExpense(trip: trip, category: .tolls, amountCents: 1250)
+        await app.syncNow()
+        // The server applied the creation; the phone never heard.
+        #expect(try await Self.serverExpenses(server, carrier, trip: trip).contains { $0.id == expense })
+        try app.deleteExpense(expense)
+        transport.mode = .normal
+        await app.syncNow()
+        try await eventually("settled") { try app.database.unsyncedCount() == 0 }
+        #expect(try await Self.serverExpenses(server, carrier, trip: trip).allSatisfy { $0.id != expense })
+        #expect(try app.database.expenses(trip: trip).allSatisfy { $0.id != expense })
+        await app.shutdown()
+        await live.stop()
+    }
+
     @Test("a delete never overtakes its failed create: deleting an expense whose creation keeps failing cancels both")
     func deleteAfterFailedCreate() async throws {
         let transport = FlakyTransport()

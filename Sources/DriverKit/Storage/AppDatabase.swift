@@ -237,6 +237,11 @@ public struct AppDatabase: Sendable {
                 ALTER TABLE device ADD COLUMN biometrics_offered INTEGER NOT NULL DEFAULT 0;
                 """)
         }
+        migrator.registerMigration("v9-outbox-maybe-applied") { db in
+            // A send of the change got no answer (the network dropped it, or the app was killed):
+            // the server may have applied it, so deleting its expense can no longer cancel it.
+            try db.execute(sql: "ALTER TABLE outbox ADD COLUMN maybe_applied INTEGER NOT NULL DEFAULT 0")
+        }
         return migrator
     }
 }

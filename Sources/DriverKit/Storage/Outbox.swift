@@ -283,7 +283,7 @@ extension AppDatabase {
     /// while a batch holding it is on its way: its answer may be a success).
     static func dropUnsentCreate(of expense: ID<Expense>, owner: String, _ db: Database) throws -> Bool {
         try db.execute(sql: """
-            DELETE FROM outbox WHERE entity_id = ? AND kind = ? AND owner = ? AND sending_since IS NULL
+            DELETE FROM outbox WHERE entity_id = ? AND kind = ? AND owner = ? AND sending_since IS NULL AND maybe_applied = 0
                 AND (status = 'pending' OR failure = 'transient')
             """, arguments: [expense.rawValue, MutationKind.createExpense.rawValue, owner])
         return db.changesCount > 0
@@ -394,9 +394,13 @@ extension AppDatabase {
     }
 
     /// These changes are no longer on their way (the send failed).
-    func clearSending(_ ids: [ID<Mutation>]) throws {
+    /// `unanswered`: no answer came, so the server may have applied them.
+    func clearSending(_ ids: [ID<Mutation>], unanswered: Bool) throws {
         try writer.write { db in
-            for id in ids { try db.execute(sql: "UPDATE outbox SET sending_since = NULL WHERE id = ?", arguments: [id.rawValue]) }
+            for id in ids {
+                try db.execute(sql: "UPDATE outbox SET sending_since = NULL, maybe_applied = maybe_applied OR ? WHERE id = ?",
+                               arguments: [unanswered, id.rawValue])
+            }
         }
     }
 
@@ -404,7 +408,7 @@ extension AppDatabase {
     /// than any request lasts.
     func clearStaleSending(now: Date) throws {
         try writer.write { db in
-            try db.execute(sql: "UPDATE outbox SET sending_since = NULL WHERE sending_since < ?",
+            try db.execute(sql: "UPDATE outbox SET sending_since = NULL, maybe_applied = 1 WHERE sending_since < ?",
                            arguments: [now.addingTimeInterval(-120).timeIntervalSince1970])
         }
     }

@@ -191,7 +191,7 @@ public actor SyncEngine {
         do {
             results = try await api.send(.mutations, body: MutationBatch(Self.withDependencies(batch)))
         } catch let error as APIError where error.status == 413 {
-            try database.clearSending(ids)
+            try database.clearSending(ids, unanswered: false)
             guard batch.count > 1 else {
                 try database.settle([MutationResult(id: batch[0].id, outcome: .rejected, code: .payloadTooLarge,
                                                     message: "This change is larger than the server accepts.")],
@@ -203,7 +203,8 @@ public actor SyncEngine {
             return
         } catch let error as APIError where error.isUnreachable {
             // No answer is no attempt: the changes wait for the network, however long it takes.
-            try database.clearSending(ids)
+            // (The request may still have reached the server and been applied.)
+            try database.clearSending(ids, unanswered: true)
             throw error
         } catch let error as APIError where error.isTransient {
             let attempts = (batch.map(\.attempts).max() ?? 0) + 1
@@ -213,7 +214,7 @@ public actor SyncEngine {
             scheduleRetry(at: retryAt)
             throw error
         } catch {
-            try database.clearSending(ids)
+            try database.clearSending(ids, unanswered: true)
             throw error
         }
         try database.settle(results.results, now: clock(), retryDelay: { Backoff.outbox.delay(afterFailures: $0) },
