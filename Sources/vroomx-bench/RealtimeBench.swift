@@ -75,6 +75,11 @@ struct RealtimeBench: AsyncParsableCommand {
         let after = try server.residentBytes()
         print(String(format: "server memory: %.1f MiB before, %.1f MiB with %d idle sockets: %.1f KB per socket",
                      Double(before) / 1_048_576, Double(after) / 1_048_576, idleSockets, Double(after - before) / Double(idleSockets) / 1024))
+        // Once every socket has had a heartbeat (and its session checked) and a ping, as idle sockets live.
+        try await Task.sleep(for: .seconds(30))
+        let settled = try server.residentBytes()
+        print(String(format: "server memory after a heartbeat round: %.1f MiB: %.1f KB per socket",
+                     Double(settled) / 1_048_576, Double(settled - before) / Double(idleSockets) / 1024))
         sockets.forEach { $0.cancel() }
         for socket in sockets { await socket.value }
     }
