@@ -1,22 +1,37 @@
 import Foundation
 
-/// Finds where values sit in JSON text without building them. Used to keep
-/// each feed row exactly as the server sent it, so a client can store it
-/// without encoding it again.
+/// Finds where values sit in JSON text without building them: where each
+/// feed row is, so a client can store it without encoding it again, and
+/// where each change is, so a page can be decoded in parts.
 public struct JSONSlicer {
+    /// Where an array of objects sits in the text, and each of its elements.
+    public struct ArrayLayout: Equatable, Sendable {
+        /// From the `[` to just past the `]`.
+        public var array: Range<Int>
+        public var elements: [Element]
+    }
+
+    public struct Element: Equatable, Sendable {
+        /// From the `{` to just past the `}`.
+        public var range: Range<Int>
+        /// The value of the member asked for, when the element has it.
+        public var member: Range<Int>?
+    }
+
     let bytes: [UInt8]
     var index = 0
 
     public init(_ bytes: [UInt8]) { self.bytes = bytes }
 
-    /// The raw text of the `key` member of each object in the array at
-    /// `arrayKey` of the top-level object (nil where an element lacks it).
-    public static func memberOfElements(_ data: Data, arrayKey: String, member: String) -> [String?]? {
-        var slicer = JSONSlicer([UInt8](data))
-        return slicer.membersOfElements(arrayKey: Array(arrayKey.utf8), member: Array(member.utf8))
+    /// The array of objects at `arrayKey` of the top-level object, with where
+    /// the `member` value of each element is. Nil when the text is not shaped
+    /// so (or not complete).
+    public static func layout(of arrayKey: String, member: String, in bytes: [UInt8]) -> ArrayLayout? {
+        var slicer = JSONSlicer(bytes)
+        return slicer.layout(arrayKey: Array(arrayKey.utf8), member: Array(member.utf8))
     }
 
-    mutating func membersOfElements(arrayKey: [UInt8], member: [UInt8]) -> [String?]? {
+    mutating func layout(arrayKey: [UInt8], member: [UInt8]) -> ArrayLayout? {
         skipSpace()
         guard consume(UInt8(ascii: "{")) else { return nil }
         while true {
@@ -25,22 +40,24 @@ public struct JSONSlicer {
             skipSpace()
             guard consume(UInt8(ascii: ":")) else { return nil }
             skipSpace()
-            if key == arrayKey { return elementMembers(member) }
+            if key == arrayKey { return elements(member) }
             guard skipValue() else { return nil }
             skipSpace()
             guard consume(UInt8(ascii: ",")) else { return nil }
         }
     }
 
-    private mutating func elementMembers(_ member: [UInt8]) -> [String?]? {
+    private mutating func elements(_ member: [UInt8]) -> ArrayLayout? {
+        let arrayStart = index
         guard consume(UInt8(ascii: "[")) else { return nil }
-        var found: [String?] = []
+        var found: [Element] = []
         skipSpace()
-        if consume(UInt8(ascii: "]")) { return found }
+        if consume(UInt8(ascii: "]")) { return ArrayLayout(array: arrayStart..<index, elements: found) }
         while true {
             skipSpace()
+            let elementStart = index
             guard consume(UInt8(ascii: "{")) else { return nil }
-            var value: String?
+            var value: Range<Int>?
             skipSpace()
             if !consume(UInt8(ascii: "}")) {
                 while true {
@@ -51,15 +68,15 @@ public struct JSONSlicer {
                     skipSpace()
                     let start = index
                     guard skipValue() else { return nil }
-                    if key == member { value = String(decoding: bytes[start..<index], as: UTF8.self) }
+                    if key == member { value = start..<index }
                     skipSpace()
                     if consume(UInt8(ascii: "}")) { break }
                     guard consume(UInt8(ascii: ",")) else { return nil }
                 }
             }
-            found.append(value)
+            found.append(Element(range: elementStart..<index, member: value))
             skipSpace()
-            if consume(UInt8(ascii: "]")) { return found }
+            if consume(UInt8(ascii: "]")) { return ArrayLayout(array: arrayStart..<index, elements: found) }
             guard consume(UInt8(ascii: ",")) else { return nil }
         }
     }
@@ -120,12 +137,45 @@ public struct JSONSlicer {
 }
 
 extension SyncPage {
-    /// Decodes a page and keeps each row's JSON as the server sent it.
-    public static func decode(_ data: Data, decoder: JSONDecoder) throws -> SyncPage {
-        var page = try decoder.decode(SyncPage.self, from: data)
-        if let rows = JSONSlicer.memberOfElements(data, arrayKey: "changes", member: "row"), rows.count == page.changes.count {
-            for index in page.changes.indices { page.changes[index].rawRow = rows[index] }
+    /// Decodes a page and keeps each row's JSON as the server sent it. The
+    /// changes of a large page are decoded in parts on the device's cores:
+    /// decoding is most of the work of applying a pull.
+    public static func decode(_ data: Data, decoder: JSONDecoder) async throws -> SyncPage {
+        let bytes = [UInt8](data)
+        guard let layout = JSONSlicer.layout(of: "changes", member: "row", in: bytes) else {
+            return try decoder.decode(SyncPage.self, from: data)
+        }
+        // The page without its changes, then the changes part by part.
+        var page = try decoder.decode(SyncPage.self, from: Data(bytes[..<layout.array.lowerBound] + Array("[]".utf8)
+                                                                + bytes[layout.array.upperBound...]))
+        let parts = partition(layout.elements.count).filter { !$0.isEmpty }
+        // A part is read as an array of its own: the text from its first change to its last.
+        func text(of part: Range<Int>) -> Data {
+            let first = layout.elements[part.lowerBound].range.lowerBound, end = layout.elements[part.upperBound - 1].range.upperBound
+            return Data([UInt8(ascii: "[")] + bytes[first..<end] + [UInt8(ascii: "]")])
+        }
+        page.changes = try await withThrowingTaskGroup(of: (Int, [Change]).self) { group in
+            for (number, part) in parts.enumerated() {
+                let text = text(of: part)
+                group.addTask { (number, try decoder.decode([Change].self, from: text)) }
+            }
+            var decoded = [[Change]](repeating: [], count: parts.count)
+            for try await (number, changes) in group { decoded[number] = changes }
+            return decoded.flatMap { $0 }
+        }
+        guard page.changes.count == layout.elements.count else {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "The page's changes could not be read."))
+        }
+        for (index, element) in layout.elements.enumerated() {
+            if let row = element.member { page.changes[index].rawRow = String(decoding: bytes[row], as: UTF8.self) }
         }
         return page
+    }
+
+    /// Contiguous parts of `count` changes: one per core, each of at least
+    /// 100 changes (a part costs a task and a copy of its text).
+    static func partition(_ count: Int) -> [Range<Int>] {
+        let parts = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8, count / 100))
+        return (0..<parts).map { part in (count * part / parts)..<(count * (part + 1) / parts) }
     }
 }

@@ -73,7 +73,8 @@ struct DriverKitBench: AsyncParsableCommand {
         }
         let encoded = try pages.map { try WireJSON.encoder().encode($0) }
         // As pulled: decoded, each row keeping the JSON it arrived as.
-        let received = try encoded.map { try SyncPage.decode($0, decoder: WireJSON.decoder()) }
+        var received: [SyncPage] = []
+        for data in encoded { received.append(try await SyncPage.decode(data, decoder: WireJSON.decoder())) }
         var applyRates: [Double] = [], fullRates: [Double] = [], pipelinedRates: [Double] = []
         for _ in 0..<runs {
             let database = try AppDatabase.open(directory: Self.directory())
@@ -84,19 +85,19 @@ struct DriverKitBench: AsyncParsableCommand {
             let fresh = try AppDatabase.open(directory: Self.directory())
             let decoder = WireJSON.decoder()
             let begin = ContinuousClock.now
-            for data in encoded { try fresh.apply(try SyncPage.decode(data, decoder: decoder), syncedAt: Date()) }
+            for data in encoded { try fresh.apply(try await SyncPage.decode(data, decoder: decoder), syncedAt: Date()) }
             fullRates.append(Double(total) / Self.seconds(ContinuousClock.now - begin))
 
             // As the sync engine pulls: the next page decodes while the current one is applied.
             let piped = try AppDatabase.open(directory: Self.directory())
             let started = ContinuousClock.now
             let pageDecoder = WireJSON.decoder()
-            var next: Task<SyncPage, any Error>? = Task.detached { try SyncPage.decode(encoded[0], decoder: pageDecoder) }
+            var next: Task<SyncPage, any Error>? = Task.detached { try await SyncPage.decode(encoded[0], decoder: pageDecoder) }
             for index in encoded.indices {
                 guard let current = next else { break }
                 let page = try await current.value
                 next = index + 1 < encoded.count
-                    ? Task.detached { [data = encoded[index + 1]] in try SyncPage.decode(data, decoder: pageDecoder) } : nil
+                    ? Task.detached { [data = encoded[index + 1]] in try await SyncPage.decode(data, decoder: pageDecoder) } : nil
                 try piped.apply(page, syncedAt: Date())
             }
             pipelinedRates.append(Double(total) / Self.seconds(ContinuousClock.now - started))

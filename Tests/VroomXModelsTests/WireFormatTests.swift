@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import VroomXModels
+@testable import VroomXModels
 
 @Suite("Wire formats")
 struct WireFormatTests {
@@ -115,7 +115,7 @@ struct WireFormatTests {
 @Suite("JSON slicer")
 struct JSONSlicerTests {
     @Test("each feed row's raw JSON is found exactly, whatever its strings contain")
-    func rawRows() throws {
+    func rawRows() async throws {
         let now = WireTime.date(milliseconds: 1_790_000_000_123)
         let tricky = #"Gate "B" {code: 44} [north] \ 🚚 , : "#
         let notification = DriverNotification(id: ID(), driverID: ID(), type: .urgent, title: tricky, body: "line\nbreak\t\"q\"",
@@ -127,7 +127,7 @@ struct JSONSlicerTests {
             Change(seq: 3, entity: .expense, id: expense.id.rawValue, op: .upsert, row: .expense(expense)),
         ], cursor: 3, hasMore: false, reset: false, snapshotAfter: nil)
         let data = try WireJSON.encoder().encode(page)
-        let decoded = try SyncPage.decode(data, decoder: WireJSON.decoder())
+        let decoded = try await SyncPage.decode(data, decoder: WireJSON.decoder())
         #expect(decoded == page)
         #expect(decoded.changes[1].rawRow == nil)
         let rawNotification = try #require(decoded.changes[0].rawRow)
@@ -135,6 +135,41 @@ struct JSONSlicerTests {
         let rawExpense = try #require(decoded.changes[2].rawRow)
         #expect(try WireJSON.decoder().decode(Expense.self, from: Data(rawExpense.utf8)) == expense)
         // Malformed input yields nothing rather than a wrong slice.
-        #expect(JSONSlicer.memberOfElements(Data(#"{"changes":[{"row":{"a":1}"#.utf8), arrayKey: "changes", member: "row") == nil)
+        #expect(JSONSlicer.layout(of: "changes", member: "row", in: Array(#"{"changes":[{"row":{"a":1}"#.utf8)) == nil)
+    }
+
+    @Test("a large page decodes in parts to exactly the page, in order, each row's JSON kept; a bad change in any part fails it")
+    func pageInParts() async throws {
+        let now = WireTime.date(milliseconds: 1_790_000_000_123)
+        let trip = ID<Trip>()
+        let changes = (1...1000).map { seq -> Change in
+            if seq % 7 == 0 { return Change(seq: Int64(seq), entity: .expense, id: "gone-\(seq)", op: .delete, row: nil) }
+            let expense = Expense(id: ID(), tripID: trip, driverID: nil, category: .tolls, amountCents: seq, date: LocalDate(now),
+                                  notes: "#\(seq) }], \"", createdAt: now)
+            return Change(seq: Int64(seq), entity: .expense, id: expense.id.rawValue, op: .upsert, row: .expense(expense))
+        }
+        let page = SyncPage(changes: changes, cursor: 1000, hasMore: true, reset: false, snapshotAfter: "after-1000")
+        let data = try WireJSON.encoder().encode(page)
+        let decoded = try await SyncPage.decode(data, decoder: WireJSON.decoder())
+        #expect(decoded == page)
+        #expect(decoded.changes.map(\.seq) == Array(1...1000))
+        for change in decoded.changes {
+            guard case .expense(let expense) = change.row else { #expect(change.rawRow == nil); continue }
+            #expect(try WireJSON.decoder().decode(Expense.self, from: Data(try #require(change.rawRow).utf8)) == expense)
+        }
+
+        // Parts cover every change once, in order, at least 100 each.
+        for count in [0, 1, 99, 100, 199, 200, 1000, 1001] {
+            let parts = SyncPage.partition(count)
+            #expect(parts.first?.lowerBound == 0 && parts.last?.upperBound == count)
+            #expect(zip(parts, parts.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound })
+            #expect(parts.count == 1 || parts.allSatisfy { $0.count >= 100 })
+        }
+
+        // A change the client cannot read, in the last part, fails the whole page.
+        let text = String(decoding: data, as: UTF8.self)
+        let corrupted = Data(text.replacingOccurrences(of: #""seq":999}"#, with: #""seq":"999"}"#).utf8)
+        #expect(corrupted != data)
+        await #expect(throws: DecodingError.self) { try await SyncPage.decode(corrupted, decoder: WireJSON.decoder()) }
     }
 }

@@ -39,7 +39,7 @@ public struct APIClient: Sendable {
         let response = try await call(.sync, [], query: query, body: nil, headers: [])
         try Self.check(response)
         do {
-            return try SyncPage.decode(response.body, decoder: CacheJSON.decoder)
+            return try await SyncPage.decode(response.body, decoder: CacheJSON.decoder)
         } catch {
             throw APIError.unreadable("\(error)")
         }
