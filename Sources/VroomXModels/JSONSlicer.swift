@@ -31,18 +31,29 @@ public struct JSONSlicer {
         return slicer.layout(arrayKey: Array(arrayKey.utf8), member: Array(member.utf8))
     }
 
+    /// Keys are compared as written, so text where a key is written with an
+    /// escape or given twice (which a decoder would read otherwise) has no
+    /// layout: such text is decoded whole, as any decoder reads it.
     mutating func layout(arrayKey: [UInt8], member: [UInt8]) -> ArrayLayout? {
         skipSpace()
         guard consume(UInt8(ascii: "{")) else { return nil }
+        var layout: ArrayLayout?
+        skipSpace()
+        if consume(UInt8(ascii: "}")) { return nil }
         while true {
             skipSpace()
-            guard let key = string() else { return nil }
+            guard let key = string(), !key.contains(UInt8(ascii: "\\")) else { return nil }
             skipSpace()
             guard consume(UInt8(ascii: ":")) else { return nil }
             skipSpace()
-            if key == arrayKey { return elements(member) }
-            guard skipValue() else { return nil }
+            if key == arrayKey {
+                guard layout == nil, let found = elements(member) else { return nil }
+                layout = found
+            } else {
+                guard skipValue() else { return nil }
+            }
             skipSpace()
+            if consume(UInt8(ascii: "}")) { return layout }
             guard consume(UInt8(ascii: ",")) else { return nil }
         }
     }
@@ -62,13 +73,16 @@ public struct JSONSlicer {
             if !consume(UInt8(ascii: "}")) {
                 while true {
                     skipSpace()
-                    guard let key = string() else { return nil }
+                    guard let key = string(), !key.contains(UInt8(ascii: "\\")) else { return nil }
                     skipSpace()
                     guard consume(UInt8(ascii: ":")) else { return nil }
                     skipSpace()
                     let start = index
                     guard skipValue() else { return nil }
-                    if key == member { value = start..<index }
+                    if key == member {
+                        guard value == nil else { return nil }
+                        value = start..<index
+                    }
                     skipSpace()
                     if consume(UInt8(ascii: "}")) { break }
                     guard consume(UInt8(ascii: ",")) else { return nil }
@@ -141,6 +155,11 @@ extension SyncPage {
     /// changes of a large page are decoded in parts on the device's cores:
     /// decoding is most of the work of applying a pull.
     public static func decode(_ data: Data, decoder: JSONDecoder) async throws -> SyncPage {
+        try await decode(data, decoder: decoder, cores: ProcessInfo.processInfo.activeProcessorCount)
+    }
+
+    static func decode(_ data: Data, decoder: JSONDecoder, cores: Int) async throws -> SyncPage {
+        try Task.checkCancellation()  // a prefetch given up before it began
         let bytes = [UInt8](data)
         guard let layout = JSONSlicer.layout(of: "changes", member: "row", in: bytes) else {
             return try decoder.decode(SyncPage.self, from: data)
@@ -148,7 +167,7 @@ extension SyncPage {
         // The page without its changes, then the changes part by part.
         var page = try decoder.decode(SyncPage.self, from: Data(bytes[..<layout.array.lowerBound] + Array("[]".utf8)
                                                                 + bytes[layout.array.upperBound...]))
-        let parts = partition(layout.elements.count).filter { !$0.isEmpty }
+        let parts = partition(layout.elements.count, cores: cores).filter { !$0.isEmpty }
         // A part is read as an array of its own: the text from its first change to its last.
         func text(of part: Range<Int>) -> Data {
             let first = layout.elements[part.lowerBound].range.lowerBound, end = layout.elements[part.upperBound - 1].range.upperBound
@@ -174,8 +193,8 @@ extension SyncPage {
 
     /// Contiguous parts of `count` changes: one per core, each of at least
     /// 100 changes (a part costs a task and a copy of its text).
-    static func partition(_ count: Int) -> [Range<Int>] {
-        let parts = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8, count / 100))
+    static func partition(_ count: Int, cores: Int) -> [Range<Int>] {
+        let parts = max(1, min(cores, 8, count / 100))
         return (0..<parts).map { part in (count * part / parts)..<(count * (part + 1) / parts) }
     }
 }

@@ -150,7 +150,8 @@ struct JSONSlicerTests {
         }
         let page = SyncPage(changes: changes, cursor: 1000, hasMore: true, reset: false, snapshotAfter: "after-1000")
         let data = try WireJSON.encoder().encode(page)
-        let decoded = try await SyncPage.decode(data, decoder: WireJSON.decoder())
+        // Four parts whatever the machine's cores.
+        let decoded = try await SyncPage.decode(data, decoder: WireJSON.decoder(), cores: 4)
         #expect(decoded == page)
         #expect(decoded.changes.map(\.seq) == Array(1...1000))
         for change in decoded.changes {
@@ -159,8 +160,11 @@ struct JSONSlicerTests {
         }
 
         // Parts cover every change once, in order, at least 100 each.
+        #expect(SyncPage.partition(1000, cores: 4).count == 4)
+        #expect(SyncPage.partition(1000, cores: 64).count == 8)
+        #expect(SyncPage.partition(250, cores: 4).count == 2)
         for count in [0, 1, 99, 100, 199, 200, 1000, 1001] {
-            let parts = SyncPage.partition(count)
+            let parts = SyncPage.partition(count, cores: 4)
             #expect(parts.first?.lowerBound == 0 && parts.last?.upperBound == count)
             #expect(zip(parts, parts.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound })
             #expect(parts.count == 1 || parts.allSatisfy { $0.count >= 100 })
@@ -170,6 +174,46 @@ struct JSONSlicerTests {
         let text = String(decoding: data, as: UTF8.self)
         let corrupted = Data(text.replacingOccurrences(of: #""seq":999}"#, with: #""seq":"999"}"#).utf8)
         #expect(corrupted != data)
-        await #expect(throws: DecodingError.self) { try await SyncPage.decode(corrupted, decoder: WireJSON.decoder()) }
+        #expect(JSONSlicer.layout(of: "changes", member: "row", in: Array(corrupted)) != nil)  // so the part fails, not the scan
+        await #expect(throws: DecodingError.self) { try await SyncPage.decode(corrupted, decoder: WireJSON.decoder(), cores: 4) }
+    }
+
+    @Test("a page reads as a plain decoder reads it: spaced out, keys in any order, a key escaped or given twice")
+    func pageAsDecoderReadsIt() async throws {
+        let now = WireTime.date(milliseconds: 1_790_000_000_123)
+        let changes = (1...300).map { seq -> Change in
+            let expense = Expense(id: ID(), tripID: ID(), driverID: nil, category: .tolls, amountCents: seq, date: LocalDate(now),
+                                  notes: "n", createdAt: now)
+            return Change(seq: Int64(seq), entity: .expense, id: expense.id.rawValue, op: .upsert, row: .expense(expense))
+        }
+        let page = SyncPage(changes: changes, cursor: 300, hasMore: false, reset: true, snapshotAfter: nil)
+        let compact = String(decoding: try WireJSON.encoder().encode(page), as: UTF8.self)
+        let pretty = WireJSON.encoder()
+        pretty.outputFormatting = [.prettyPrinted, .sortedKeys]
+        // The encoder sorts keys: `{"changes":[…],"cursor":…}`.
+        let arrayStart = try #require(compact.range(of: #"{"changes":"#)).upperBound
+        let arrayEnd = try #require(compact.range(of: #","cursor":"#, options: .backwards)).lowerBound
+        let arrayText = String(compact[arrayStart..<arrayEnd])
+        let texts: [(String, hasLayout: Bool)] = [
+            (String(decoding: try pretty.encode(page), as: UTF8.self), true),
+            (#"{ "cursor" : 300, "reset" : true, "changes" : "# + arrayText + #" , "has_more" : false }"#, true),
+            (#"{"ch\u0061nges":[],"cursor":300,"has_more":false,"reset":true,"changes":"# + arrayText + "}", false),
+            (#"{"changes":[],"cursor":300,"has_more":false,"reset":true,"changes":"# + arrayText + "}", false),
+            (compact.replacingOccurrences(of: #""row":{"amount_cents":7,"#, with: #""row":{"amount_cents":7},"row":{"amount_cents":8,"#), false),
+        ]
+        for (text, hasLayout) in texts {
+            let data = Data(text.utf8)
+            #expect((JSONSlicer.layout(of: "changes", member: "row", in: Array(data)) != nil) == hasLayout)
+            let plain = try? WireJSON.decoder().decode(SyncPage.self, from: data)
+            let parts = try? await SyncPage.decode(data, decoder: WireJSON.decoder(), cores: 2)
+            #expect(parts == plain)
+            if hasLayout {
+                #expect(parts == page)
+                for change in try #require(parts).changes {
+                    guard case .expense(let expense) = change.row else { continue }
+                    #expect(try WireJSON.decoder().decode(Expense.self, from: Data(try #require(change.rawRow).utf8)) == expense)
+                }
+            }
+        }
     }
 }
