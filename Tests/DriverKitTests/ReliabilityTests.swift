@@ -10,6 +10,17 @@ import VroomXTestSupport
 @Suite("DriverKit reliability")
 @MainActor
 struct ReliabilityTests {
+    /// Once the phone has synced: the expense is neither on the server nor on the phone.
+    static func expectGoneEverywhere(_ expense: ID<Expense>, trip: ID<Trip>, _ scene: DriverScene) async throws {
+        let (server, carrier, live, app) = (scene.server, scene.carrier, scene.live, scene.app)
+        await app.syncNow()
+        try await eventually("settled") { try app.database.unsyncedCount() == 0 }
+        #expect(try await serverExpenses(server, carrier, trip: trip).allSatisfy { $0.id != expense })
+        #expect(try app.database.expenses(trip: trip).allSatisfy { $0.id != expense })
+        await app.shutdown()
+        await live.stop()
+    }
+
     static func serverExpenses(_ server: TestServer, _ carrier: CarrierFixture, trip: ID<Trip>) async throws -> [Expense] {
         try await server.store.expenses(trip: trip, carrier.scope)
     }
@@ -176,26 +187,21 @@ struct ReliabilityTests {
     func deleteWhileCreateInFlight() async throws {
         let transport = FlakyTransport()
         let scene = try await DriverScene.make { try DriverDevice.make(server: $0, transport: transport) }
-        let (server, carrier, live, app) = (scene.server, scene.carrier, scene.live, scene.app)
+        let (carrier, app) = (scene.carrier, scene.app)
         let trip = carrier.trips[0][0].id
         transport.holdMutations()
         let expense = try app.createExpense(trip: trip, category: .lodging, amountCents: 9900)
         try await eventually("the creation is on its way") { transport.heldCount == 1 }
         try app.deleteExpense(expense)
         transport.release()
-        await app.syncNow()
-        try await eventually("settled") { try app.database.unsyncedCount() == 0 }
-        #expect(try await Self.serverExpenses(server, carrier, trip: trip).allSatisfy { $0.id != expense })
-        #expect(try app.database.expenses(trip: trip).allSatisfy { $0.id != expense })
-        await app.shutdown()
-        await live.stop()
+        try await Self.expectGoneEverywhere(expense, trip: trip, scene)
     }
 
     @Test("deleting an expense whose creation went out without an answer deletes it on the server too")
     func deleteAfterUnansweredCreate() async throws {
         let transport = FlakyTransport()
         let scene = try await DriverScene.make { try DriverDevice.make(server: $0, transport: transport) }
-        let (server, carrier, live, app) = (scene.server, scene.carrier, scene.live, scene.app)
+        let (server, carrier, app) = (scene.server, scene.carrier, scene.app)
         let trip = carrier.trips[0][0].id
         transport.only = "/v1/mutations"
         transport.mode = .loseAnswers
@@ -205,12 +211,7 @@ struct ReliabilityTests {
         #expect(try await Self.serverExpenses(server, carrier, trip: trip).contains { $0.id == expense })
         try app.deleteExpense(expense)
         transport.mode = .normal
-        await app.syncNow()
-        try await eventually("settled") { try app.database.unsyncedCount() == 0 }
-        #expect(try await Self.serverExpenses(server, carrier, trip: trip).allSatisfy { $0.id != expense })
-        #expect(try app.database.expenses(trip: trip).allSatisfy { $0.id != expense })
-        await app.shutdown()
-        await live.stop()
+        try await Self.expectGoneEverywhere(expense, trip: trip, scene)
     }
 
     @Test("a delete never overtakes its failed create: deleting an expense whose creation keeps failing cancels both")

@@ -47,15 +47,16 @@ final class WebSocketControlHandler: ChannelDuplexHandler, RemovableChannelHandl
         }
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
-        pinging?.cancel()
-        pinging = nil
-    }
+    func handlerRemoved(context: ChannelHandlerContext) { stopPinging() }
 
     func channelInactive(context: ChannelHandlerContext) {
+        stopPinging()
+        context.fireChannelInactive()
+    }
+
+    private func stopPinging() {
         pinging?.cancel()
         pinging = nil
-        context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -64,7 +65,7 @@ final class WebSocketControlHandler: ChannelDuplexHandler, RemovableChannelHandl
         case .ping where !closeSent:
             // The decoder has checked that control frames are whole and at most 125 bytes.
             if context.channel.isWritable {
-                context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)), promise: nil)
+                send(.pong, frame.unmaskedData, context)
             } else {
                 heldPong = frame.unmaskedData  // RFC 6455 §5.5.3: answering the latest ping is enough
             }
@@ -74,11 +75,7 @@ final class WebSocketControlHandler: ChannelDuplexHandler, RemovableChannelHandl
         case .connectionClose where closeSent:
             context.close(promise: nil)  // the answer to ours: the handshake is complete
         case .connectionClose:
-            closeSent = true
-            var code = context.channel.allocator.buffer(capacity: 2)
-            code.write(webSocketErrorCode: .normalClosure)
-            let closing = context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: code)))
-            closing.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+            sendClose(.normalClosure, context).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
         default:
             break
         }
@@ -87,7 +84,7 @@ final class WebSocketControlHandler: ChannelDuplexHandler, RemovableChannelHandl
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable, let pong = heldPong, !closeSent {
             heldPong = nil
-            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: pong)), promise: nil)
+            send(.pong, pong, context)
         }
         context.fireChannelWritabilityChanged()
     }
@@ -114,10 +111,7 @@ final class WebSocketControlHandler: ChannelDuplexHandler, RemovableChannelHandl
         }
         guard unansweredPing == nil else {
             // No answer for a whole interval: the phone lost its network, its app was killed without a goodbye, or it reads nothing.
-            closeSent = true
-            var code = context.channel.allocator.buffer(capacity: 2)
-            code.write(webSocketErrorCode: .goingAway)
-            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: code)), promise: nil)
+            _ = sendClose(.goingAway, context)
             context.close(promise: nil)
             return
         }
@@ -126,6 +120,19 @@ final class WebSocketControlHandler: ChannelDuplexHandler, RemovableChannelHandl
         unansweredPing = payload
         var data = context.channel.allocator.buffer(capacity: 8)
         data.writeInteger(payload)
-        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .ping, data: data)), promise: nil)
+        send(.ping, data, context)
+    }
+
+    @discardableResult
+    private func send(_ opcode: WebSocketOpcode, _ data: ByteBuffer, _ context: ChannelHandlerContext) -> EventLoopFuture<Void> {
+        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: opcode, data: data)))
+    }
+
+    /// Our close frame; nothing goes out after it.
+    private func sendClose(_ code: WebSocketErrorCode, _ context: ChannelHandlerContext) -> EventLoopFuture<Void> {
+        closeSent = true
+        var data = context.channel.allocator.buffer(capacity: 2)
+        data.write(webSocketErrorCode: code)
+        return send(.connectionClose, data, context)
     }
 }
