@@ -6,7 +6,7 @@ import Foundation
 public struct ID<Entity>: Hashable, Sendable, Comparable, CustomStringConvertible {
     public let uuid: UUID
 
-    public init(_ uuid: UUID = UUID()) { self.uuid = uuid }
+    public init(_ uuid: UUID = UUIDText.random()) { self.uuid = uuid }
 
     /// Accepts any letter case; returns nil for anything that is not a UUID.
     public init?(_ string: String) {
@@ -30,6 +30,21 @@ public struct ID<Entity>: Hashable, Sendable, Comparable, CustomStringConvertibl
 /// Foundation goes through `snprintf` and `sscanf` on Linux.
 public enum UUIDText {
     private static let digits = Array("0123456789abcdef".utf8)
+
+    /// A random (version 4) UUID from the system's secure generator.
+    /// Foundation's `UUID()` opens, reads and closes /dev/urandom for each
+    /// one on Linux: three system calls on every change a phone queues.
+    public static func random() -> UUID {
+        var generator = SystemRandomNumberGenerator()
+        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &bytes) { out in
+            out.storeBytes(of: generator.next() as UInt64, toByteOffset: 0, as: UInt64.self)
+            out.storeBytes(of: generator.next() as UInt64, toByteOffset: 8, as: UInt64.self)
+            out[6] = out[6] & 0x0f | 0x40  // version 4
+            out[8] = out[8] & 0x3f | 0x80  // RFC 4122 variant
+        }
+        return UUID(uuid: bytes)
+    }
 
     public static func lowercase(_ uuid: UUID) -> String {
         withUnsafeBytes(of: uuid.uuid) { bytes in

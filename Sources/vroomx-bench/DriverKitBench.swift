@@ -23,10 +23,14 @@ struct DriverKitBench: AsyncParsableCommand {
         if wanted("route") { try initialRoute() }
         if wanted("drain") { try await drain() }
         if wanted("live") { try await liveChanges() }
+        // Each run's databases (10,000 queued changes and more) are not left behind in the temporary folder.
+        try? FileManager.default.removeItem(at: Self.root)
     }
 
+    private static let root = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-bench-driverkit-\(UUID().uuidString.prefix(8))")
+
     static func directory() -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-bench-driverkit-\(UUID().uuidString.prefix(8))")
+        root.appendingPathComponent(UUID().uuidString.prefix(8).lowercased())
     }
 
     static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }

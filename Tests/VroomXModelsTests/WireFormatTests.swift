@@ -72,6 +72,24 @@ struct WireFormatTests {
         #expect(UUIDText.parse("+621e1f8-c36c-495a-93fc-0c247a3e6e5f") == nil)
     }
 
+    @Test("new ids are random version-4 UUIDs")
+    func newIdentifiers() {
+        var seen = Set<String>()
+        var ones = 0
+        for _ in 0..<10_000 {
+            let text = ID<Trip>().rawValue
+            let characters = Array(text)
+            #expect(characters[14] == "4", "\(text)")
+            #expect("89ab".contains(characters[19]), "\(text)")
+            seen.insert(text)
+            ones += withUnsafeBytes(of: UUIDText.parse(text)!.uuid) { $0.reduce(0) { $0 + $1.nonzeroBitCount } }
+        }
+        #expect(seen.count == 10_000)
+        // 122 random bits each: about half of them set (the six fixed bits hold two ones).
+        let share = Double(ones - 2 * 10_000) / Double(122 * 10_000)
+        #expect(abs(share - 0.5) < 0.01, "\(share)")
+    }
+
     @Test("yesterday's JSON still decodes: unknown fields are ignored, unknown error codes kept")
     func oldClientsKeepWorking() throws {
         let json = """

