@@ -32,8 +32,9 @@ public enum UUIDText {
     private static let digits = Array("0123456789abcdef".utf8)
 
     /// A random (version 4) UUID from the system's secure generator.
-    /// Foundation's `UUID()` opens, reads and closes /dev/urandom for each
-    /// one on Linux: three system calls on every change a phone queues.
+    /// Foundation's `UUID()` on Linux opens, reads and closes /dev/urandom
+    /// for each one, three system calls for every row the server creates
+    /// (Apple's Foundation draws from `arc4random` already).
     public static func random() -> UUID {
         var generator = SystemRandomNumberGenerator()
         var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)

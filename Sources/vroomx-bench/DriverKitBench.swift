@@ -17,20 +17,20 @@ struct DriverKitBench: AsyncParsableCommand {
 
     func run() async throws {
         print("DriverKit (SQLite on disk, WAL), median of \(runs) runs")
+        // Each run's databases (10,000 queued changes and more) are not left behind in the temporary folder.
+        defer { try? FileManager.default.removeItem(at: Self.root) }
         func wanted(_ part: String) -> Bool { only == nil || only == part }
         if wanted("apply") { try await applyChanges() }
         if wanted("enqueue") { try enqueueMutations() }
         if wanted("route") { try initialRoute() }
         if wanted("drain") { try await drain() }
         if wanted("live") { try await liveChanges() }
-        // Each run's databases (10,000 queued changes and more) are not left behind in the temporary folder.
-        try? FileManager.default.removeItem(at: Self.root)
     }
 
     private static let root = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-bench-driverkit-\(UUID().uuidString.prefix(8))")
 
     static func directory() -> URL {
-        root.appendingPathComponent(UUID().uuidString.prefix(8).lowercased())
+        root.appendingPathComponent(String(UUID().uuidString.prefix(8)))
     }
 
     static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }

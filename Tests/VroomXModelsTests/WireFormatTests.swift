@@ -82,7 +82,9 @@ struct WireFormatTests {
             #expect(characters[14] == "4", "\(text)")
             #expect("89ab".contains(characters[19]), "\(text)")
             seen.insert(text)
-            ones += withUnsafeBytes(of: UUIDText.parse(text)!.uuid) { $0.reduce(0) { $0 + $1.nonzeroBitCount } }
+            let bytes = withUnsafeBytes(of: UUIDText.parse(text)!.uuid) { Array($0) }
+            ones += bytes.reduce(0) { $0 + $1.nonzeroBitCount }
+            #expect(bytes[0..<6] != bytes[8..<14], "both halves drawn: \(text)")
         }
         #expect(seen.count == 10_000)
         // 122 random bits each: about half of them set (the six fixed bits hold two ones).

@@ -242,12 +242,17 @@ public struct AppDatabase: Sendable {
             // the server may have applied it, so deleting its expense can no longer cancel it.
             try db.execute(sql: "ALTER TABLE outbox ADD COLUMN maybe_applied INTEGER NOT NULL DEFAULT 0")
         }
-        migrator.registerMigration("v10-outbox-without-owner-index") { db in
-            // Every queued change wrote a page of this index, a sixth of a commit. Nearly every row
-            // matches its owner and status, so reads walk the outbox in `seq` order as fast without
-            // it: 0.14 ms against 1.3 for the first 100 of 10,000 queued changes (no sort), and
-            // counting them all takes 1.9 ms against 0.75.
-            try db.execute(sql: "DROP INDEX outbox_by_owner")
+        migrator.registerMigration("v10-outbox-indexes") { db in
+            // Every queued change wrote a page of the index by owner and status, a sixth of its commit, and
+            // nearly every row matches it: the outbox is read in `seq` order without it. What stays indexed
+            // is what few rows match, so a queued expense or status writes no index page for it: failed
+            // changes (followed after every change to the outbox), and inspection saves (which a file
+            // waits for, asked for each file sent).
+            try db.execute(sql: """
+                DROP INDEX IF EXISTS outbox_by_owner;
+                CREATE INDEX outbox_failed ON outbox (owner, seq) WHERE status = 'failed';
+                CREATE INDEX outbox_inspection_saves ON outbox (entity_id) WHERE kind = 'save_inspection';
+                """)
         }
         return migrator
     }

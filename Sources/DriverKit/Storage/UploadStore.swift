@@ -103,12 +103,13 @@ extension AppDatabase {
     /// failed (the server would answer "not found", which is no fault of
     /// the file).
     func nextDueUpload(now: Date) throws -> UploadItem? {
+        // The kind is written into the text, not bound: only then may SQLite use the partial index of inspection saves.
         try reader.read { db in
             try Row.fetchOne(db, sql: """
                 SELECT * FROM upload_queue u WHERE u.owner IS ? AND u.status IN ('pending', 'uploading') AND u.next_retry_at <= ?
-                AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.entity_id = u.inspection_id AND o.kind = ?)
+                AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.entity_id = u.inspection_id AND o.kind = '\(MutationKind.saveInspection.rawValue)')
                 ORDER BY u.created_at LIMIT 1
-                """, arguments: [try Self.ownerID(db), now.timeIntervalSince1970, MutationKind.saveInspection.rawValue])
+                """, arguments: [try Self.ownerID(db), now.timeIntervalSince1970])
                 .map(UploadItem.init(row:))
         }
     }

@@ -42,7 +42,8 @@ extension DriverApp {
     public func waitingWork() throws -> WaitingWork {
         let now = clock()
         let online = network.isOnline
-        let outbox = try database.outbox().filter { $0.owner == (try? database.account())??.userID.rawValue }
+        let owner = try database.account()?.userID.rawValue
+        let outbox = try database.outbox().filter { $0.owner == owner }
         let files = try database.uploads().filter { $0.status != .completed }
         let holds = Dictionary(try database.unsentSchedule(now: now).map { ($0.entry.id, $0.hold) }) { first, _ in first }
         var changes: [WaitingWork.Change] = []
