@@ -134,6 +134,46 @@ struct InspectionTests {
         await live.stop()
     }
 
+    @Test("the order comes back: the inspection the server kept is finished on the device, and the photo kept as evidence goes up with it")
+    func orderBackAfterEvidence() async throws {
+        let scene = try await DriverScene.make()
+        let (server, carrier, live, app) = (scene.server, scene.carrier, scene.live, scene.app)
+        let order = carrier.orders[carrier.trips[0][0].id]![0]
+        let inspection = try app.startInspection(order: order.id, kind: .pickup)
+        await app.syncNow()
+        await live.stop()
+        try await app.attach(try Self.write(MediaSamples.jpeg(), name: "interior.jpg"), to: inspection, slot: "interior")
+        _ = try await server.store.assignOrder(order.id, .init(driverID: carrier.driverID(1)), tenant: carrier.tenant.id)
+        try await live.start()
+        await app.syncNow()
+        try await eventually("the photo kept as evidence") { try app.evidence().first?.id == inspection }
+
+        // Dispatch gives the order back; the server still has the inspection the driver started.
+        _ = try await server.store.assignOrder(order.id, .init(driverID: carrier.driverID(0)), tenant: carrier.tenant.id)
+        await app.syncNow()
+        try await eventually("the order is back") { try app.database.order(order.id) != nil }
+        let resumed = try app.startInspection(order: order.id, kind: .pickup)
+        #expect(resumed == inspection)
+        for slot in MediaSlot.requiredPhotos {
+            try await app.attach(try Self.write(MediaSamples.jpeg(size: 20_000), name: "\(slot).jpg"), to: resumed, slot: slot)
+        }
+        try await app.attach(try Self.write(MediaSamples.mp4(size: 200_000), name: "walk.mp4"), to: resumed, slot: .walkthrough)
+        try app.updateInspection(resumed, customerUnavailable: true)
+        try app.completeInspection(resumed)
+        await app.syncNow()
+        try await waitUntil("the completion reached the server", timeout: .seconds(60)) {
+            await app.syncNow()
+            return try await server.store.inspection(resumed, carrier.scope).completedAt != nil
+        }
+        // The photo kept while the order was away went up with the inspection; nothing is held any more.
+        let stored = try await server.store.inspection(resumed, carrier.scope)
+        #expect(stored.media.contains { $0.slot == "interior" })
+        #expect(try app.evidence().isEmpty)
+        try await eventually("nothing left to sync") { try app.database.unsyncedCount() == 0 }
+        await app.shutdown()
+        await live.stop()
+    }
+
     @Test("a file the server refuses fails with its reason, stays unsynced until the driver discards it, and a retaken photo completes the pickup")
     func refusedFile() async throws {
         let scene = try await DriverScene.make()

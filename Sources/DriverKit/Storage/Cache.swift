@@ -97,6 +97,7 @@ extension AppDatabase {
         case .inspection(let inspection):
             try db.cachedStatement(sql: "INSERT OR REPLACE INTO inspections (id, order_id, doc) VALUES (?, ?, ?)").execute(
                            arguments: [inspection.id.rawValue, inspection.orderID.rawValue, try doc(inspection)])
+            try resumeEvidence(of: inspection.id, db)
         case .equipment(let unit):
             try db.cachedStatement(sql: "INSERT OR REPLACE INTO equipment (id, unit_number, doc) VALUES (?, ?, ?)").execute(
                            arguments: [unit.id.rawValue, unit.unitNumber, try doc(unit)])
