@@ -143,6 +143,7 @@ struct InspectionTests {
         await app.syncNow()
         await live.stop()
         try await app.attach(try Self.write(MediaSamples.jpeg(), name: "interior.jpg"), to: inspection, slot: "interior")
+        try app.updateInspection(inspection, odometer: 48_210)
         _ = try await server.store.assignOrder(order.id, .init(driverID: carrier.driverID(1)), tenant: carrier.tenant.id)
         try await live.start()
         await app.syncNow()
@@ -167,7 +168,7 @@ struct InspectionTests {
         }
         // The photo kept while the order was away went up with the inspection; nothing is held any more.
         let stored = try await server.store.inspection(resumed, carrier.scope)
-        #expect(stored.media.contains { $0.slot == "interior" })
+        #expect(stored.media.contains { $0.slot == "interior" } && stored.odometer == 48_210)
         #expect(try app.evidence().isEmpty)
         try await eventually("nothing left to sync") { try app.database.unsyncedCount() == 0 }
         await app.shutdown()

@@ -97,7 +97,6 @@ extension AppDatabase {
         case .inspection(let inspection):
             try db.cachedStatement(sql: "INSERT OR REPLACE INTO inspections (id, order_id, doc) VALUES (?, ?, ?)").execute(
                            arguments: [inspection.id.rawValue, inspection.orderID.rawValue, try doc(inspection)])
-            try resumeEvidence(of: inspection.id, db)
         case .equipment(let unit):
             try db.cachedStatement(sql: "INSERT OR REPLACE INTO equipment (id, unit_number, doc) VALUES (?, ?, ?)").execute(
                            arguments: [unit.id.rawValue, unit.unitNumber, try doc(unit)])
@@ -141,6 +140,7 @@ extension AppDatabase {
             }
             try db.execute(sql: "UPDATE sync_state SET cursor = ?, snapshot_after = ?, last_synced_at = ?",
                            arguments: [page.cursor, page.snapshotAfter, syncedAt.timeIntervalSince1970])
+            try Self.resumeEvidence(sentAgainIn: page.changes, db)
             try Self.overlayPending(touching: Set(page.changes.map(\.id)), reset: page.reset, db)
         }
     }
@@ -168,6 +168,7 @@ extension AppDatabase {
             }
             try db.execute(sql: "UPDATE sync_state SET cursor = ?, last_synced_at = ?",
                            arguments: [cursor, syncedAt.timeIntervalSince1970])
+            try Self.resumeEvidence(sentAgainIn: fresh, db)
             try Self.overlayPending(touching: Set(fresh.map(\.id)), reset: false, db)
             return true
         }

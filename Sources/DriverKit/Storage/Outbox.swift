@@ -496,19 +496,6 @@ extension AppDatabase {
                              id.rawValue, refused?.rawValue])
     }
 
-    /// The inspection is the driver's again (dispatch gave the order back and
-    /// the server sent its copy): what was kept of it goes with it after all.
-    /// Its files upload again from the start, so a completion waiting for
-    /// its files is not held by photos that would never go.
-    static func resumeEvidence(of id: ID<Inspection>, _ db: Database) throws {
-        try db.cachedStatement(sql: "DELETE FROM evidence WHERE inspection_id = ?").execute(arguments: [id.rawValue])
-        guard db.changesCount > 0 else { return }
-        try db.execute(sql: """
-            UPDATE upload_queue SET status = 'pending', attempts = 0, sent_bytes = 0, upload_url = NULL, last_error = NULL, next_retry_at = 0
-            WHERE inspection_id = ? AND status = 'failed'
-            """, arguments: [id.rawValue])
-    }
-
     /// A send failed for a reason that may pass (offline, server error):
     /// each entry counts an attempt and waits until `retryAt`. After
     /// `maxAttempts` the driver is shown the failure, and the change keeps

@@ -100,14 +100,16 @@ extension AppDatabase {
     /// The signed-in driver's next file to send now: oldest first, not
     /// failed, not waiting for a retry, and of an inspection the server
     /// already has — a file waits while its inspection's save is unsent or
-    /// failed (the server would answer "not found", which is no fault of
-    /// the file).
+    /// failed and to be tried again (the server would answer "not found",
+    /// which is no fault of the file). A save the server refused is not
+    /// waited for: it will never go.
     func nextDueUpload(now: Date) throws -> UploadItem? {
         // The kind is written into the text, not bound: only then may SQLite use the partial index of inspection saves.
         try reader.read { db in
             try Row.fetchOne(db, sql: """
                 SELECT * FROM upload_queue u WHERE u.owner IS ? AND u.status IN ('pending', 'uploading') AND u.next_retry_at <= ?
-                AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.entity_id = u.inspection_id AND o.kind = '\(MutationKind.saveInspection.rawValue)')
+                AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.entity_id = u.inspection_id AND o.kind = '\(MutationKind.saveInspection.rawValue)'
+                                AND (o.status = 'pending' OR o.failure = 'transient'))
                 ORDER BY u.created_at LIMIT 1
                 """, arguments: [try Self.ownerID(db), now.timeIntervalSince1970])
                 .map(UploadItem.init(row:))
@@ -215,6 +217,33 @@ extension AppDatabase {
                                         heldAt: Date(timeIntervalSince1970: row["held_at"]),
                                         files: try Self.uploads(inspection: inspection.id, db))
                 }
+        }
+    }
+
+    /// Inspections kept as evidence that the server sent again and the cache
+    /// still holds after the changes (dispatch gave the order back): they are
+    /// the driver's again, and what was kept goes with them after all. Their
+    /// files wait to upload again (a completion waits for them) and their
+    /// refused changes (refused while the order was away, or held back with
+    /// them) are sent again, so the driver's edits reach the server. Only the
+    /// signed-in driver's evidence is resumed.
+    static func resumeEvidence(sentAgainIn changes: [Change], _ db: Database) throws {
+        let sent = Set(changes.lazy.filter { $0.entity == .inspection && $0.op == .upsert }.map(\.id))
+        guard !sent.isEmpty else { return }
+        let owner = try ownerID(db)
+        let held = try String.fetchAll(db, sql: """
+            SELECT e.inspection_id FROM evidence e JOIN inspections i ON i.id = e.inspection_id WHERE e.owner IS ?
+            """, arguments: [owner])
+        for id in held where sent.contains(id) {
+            try db.execute(sql: "DELETE FROM evidence WHERE inspection_id = ?", arguments: [id])
+            try db.execute(sql: """
+                UPDATE upload_queue SET status = 'pending', attempts = 0, next_retry_at = 0, last_error = NULL
+                WHERE inspection_id = ? AND owner IS ? AND status = 'failed'
+                """, arguments: [id, owner])
+            try db.execute(sql: """
+                UPDATE outbox SET status = 'pending', failure = NULL, attempts = 0, next_attempt_at = 0, error_code = NULL, error_message = NULL
+                WHERE entity_id = ? AND owner IS ? AND failure = 'rejected'
+                """, arguments: [id, owner])
         }
     }
 

@@ -66,7 +66,7 @@ extension DriverApp {
             }
             changes.append(.init(entry: entry, why: why))
         }
-        let unsentInspections = Set(outbox.filter { $0.mutation.kind == .saveInspection }.map(\.mutation.entityID))
+        let unsentInspections = Set(outbox.filter { $0.mutation.kind == .saveInspection && $0.isUnsynced }.map(\.mutation.entityID))
         let evidence = try database.evidence()
         let held = Set(evidence.map(\.id.rawValue))
         let waitingFiles = files.filter { !held.contains($0.inspectionID?.rawValue ?? "") }.map { item -> WaitingWork.File in
