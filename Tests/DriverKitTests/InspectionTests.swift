@@ -134,7 +134,7 @@ struct InspectionTests {
         await live.stop()
     }
 
-    @Test("the order comes back: the inspection the server kept is finished on the device, and the photo kept as evidence goes up with it")
+    @Test("the order comes back: the inspection the server kept is finished on the device; the photo kept as evidence stays kept and does not hold the completion")
     func orderBackAfterEvidence() async throws {
         let scene = try await DriverScene.make()
         let (server, carrier, live, app) = (scene.server, scene.carrier, scene.live, scene.app)
@@ -166,11 +166,51 @@ struct InspectionTests {
             await app.syncNow()
             return try await server.store.inspection(resumed, carrier.scope).completedAt != nil
         }
-        // The photo kept while the order was away went up with the inspection; nothing is held any more.
+        // The photo and the odometer from while the order was away are the driver's to export or drop, not sent on their own.
         let stored = try await server.store.inspection(resumed, carrier.scope)
-        #expect(stored.media.contains { $0.slot == "interior" } && stored.odometer == 48_210)
-        #expect(try app.evidence().isEmpty)
-        try await eventually("nothing left to sync") { try app.database.unsyncedCount() == 0 }
+        #expect(!stored.media.contains { $0.slot == "interior" } && stored.odometer == nil)
+        #expect(try app.evidence().first?.files.map(\.slot) == ["interior"])
+        // Dropping the evidence leaves the inspection's own files alone.
+        try app.discardEvidence(resumed)
+        #expect(try app.database.uploads(inspection: resumed).count == 7)
+        #expect(try app.database.outbox().filter(\.isUnsynced).isEmpty)
+        await app.shutdown()
+        await live.stop()
+    }
+
+    @Test("the order comes back after another driver changed its inspection: the device's kept photo stays evidence and does not hold the completion")
+    func orderBackChangedMeanwhile() async throws {
+        let scene = try await DriverScene.make()
+        let (server, carrier, live, app) = (scene.server, scene.carrier, scene.live, scene.app)
+        let order = carrier.orders[carrier.trips[0][0].id]![0]
+        let inspection = try app.startInspection(order: order.id, kind: .pickup)
+        await app.syncNow()
+        await live.stop()
+        try await app.attach(try Self.write(MediaSamples.jpeg(), name: "interior.jpg"), to: inspection, slot: "interior")
+        _ = try await server.store.assignOrder(order.id, .init(driverID: carrier.driverID(1)), tenant: carrier.tenant.id)
+        try await live.start()
+        await app.syncNow()
+        try await eventually("the photo kept as evidence") { try app.evidence().first?.id == inspection }
+        // The other driver notes the odometer; then dispatch gives the order back.
+        _ = try await server.store.saveInspection(inspection, SaveInspectionRequest(orderID: order.id, kind: .pickup, odometer: 51_000),
+                                                  .driver(tenant: carrier.tenant.id, driver: carrier.driverID(1)))
+        _ = try await server.store.assignOrder(order.id, .init(driverID: carrier.driverID(0)), tenant: carrier.tenant.id)
+        await app.syncNow()
+        try await eventually("the order is back") { try app.database.inspection(inspection)?.odometer == 51_000 }
+        #expect(try app.evidence().first?.id == inspection)
+
+        for slot in MediaSlot.requiredPhotos {
+            try await app.attach(try Self.write(MediaSamples.jpeg(size: 20_000), name: "\(slot).jpg"), to: inspection, slot: slot)
+        }
+        try app.updateInspection(inspection, customerUnavailable: true)
+        try app.completeInspection(inspection)
+        try await waitUntil("the completion reached the server", timeout: .seconds(60)) {
+            await app.syncNow()
+            return try await server.store.inspection(inspection, carrier.scope).completedAt != nil
+        }
+        let stored = try await server.store.inspection(inspection, carrier.scope)
+        #expect(stored.odometer == 51_000 && !stored.media.contains { $0.slot == "interior" })
+        #expect(try app.evidence().first?.files.count == 1)
         await app.shutdown()
         await live.stop()
     }

@@ -140,7 +140,6 @@ extension AppDatabase {
             }
             try db.execute(sql: "UPDATE sync_state SET cursor = ?, snapshot_after = ?, last_synced_at = ?",
                            arguments: [page.cursor, page.snapshotAfter, syncedAt.timeIntervalSince1970])
-            try Self.resumeEvidence(sentAgainIn: page.changes, db)
             try Self.overlayPending(touching: Set(page.changes.map(\.id)), reset: page.reset, db)
         }
     }
@@ -168,7 +167,6 @@ extension AppDatabase {
             }
             try db.execute(sql: "UPDATE sync_state SET cursor = ?, last_synced_at = ?",
                            arguments: [cursor, syncedAt.timeIntervalSince1970])
-            try Self.resumeEvidence(sentAgainIn: fresh, db)
             try Self.overlayPending(touching: Set(fresh.map(\.id)), reset: false, db)
             return true
         }

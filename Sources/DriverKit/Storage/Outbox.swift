@@ -330,8 +330,10 @@ extension AppDatabase {
             let unsent = try Row.fetchAll(db, sql: """
                 SELECT * FROM outbox WHERE owner IS ? AND (status = 'pending' OR failure = 'transient') ORDER BY seq
                 """, arguments: [try Self.ownerID(db)]).map(OutboxEntry.init(row:))
+            // Files kept as evidence will not go: a completion (of the inspection taken up again) does not wait for them.
             let waiting = try Set(String.fetchAll(db, sql: """
                 SELECT DISTINCT inspection_id FROM upload_queue WHERE status <> 'completed' AND inspection_id IS NOT NULL
+                AND NOT (status = 'failed' AND inspection_id IN (SELECT inspection_id FROM evidence))
                 """))
             var heldOrders: Set<ID<Order>> = []
             var heldEntities: Set<String> = []

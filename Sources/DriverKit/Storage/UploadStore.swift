@@ -215,35 +215,8 @@ extension AppDatabase {
                     let inspection = try CacheJSON.decode(Inspection.self, row["doc"])
                     return HeldEvidence(inspection: inspection, reason: row["reason"],
                                         heldAt: Date(timeIntervalSince1970: row["held_at"]),
-                                        files: try Self.uploads(inspection: inspection.id, db))
+                                        files: try Self.uploads(inspection: inspection.id, db).filter { $0.status == .failed })
                 }
-        }
-    }
-
-    /// Inspections kept as evidence that the server sent again and the cache
-    /// still holds after the changes (dispatch gave the order back): they are
-    /// the driver's again, and what was kept goes with them after all. Their
-    /// files wait to upload again (a completion waits for them) and their
-    /// refused changes (refused while the order was away, or held back with
-    /// them) are sent again, so the driver's edits reach the server. Only the
-    /// signed-in driver's evidence is resumed.
-    static func resumeEvidence(sentAgainIn changes: [Change], _ db: Database) throws {
-        let sent = Set(changes.lazy.filter { $0.entity == .inspection && $0.op == .upsert }.map(\.id))
-        guard !sent.isEmpty else { return }
-        let owner = try ownerID(db)
-        let held = try String.fetchAll(db, sql: """
-            SELECT e.inspection_id FROM evidence e JOIN inspections i ON i.id = e.inspection_id WHERE e.owner IS ?
-            """, arguments: [owner])
-        for id in held where sent.contains(id) {
-            try db.execute(sql: "DELETE FROM evidence WHERE inspection_id = ?", arguments: [id])
-            try db.execute(sql: """
-                UPDATE upload_queue SET status = 'pending', attempts = 0, next_retry_at = 0, last_error = NULL
-                WHERE inspection_id = ? AND owner IS ? AND status = 'failed'
-                """, arguments: [id, owner])
-            try db.execute(sql: """
-                UPDATE outbox SET status = 'pending', failure = NULL, attempts = 0, next_attempt_at = 0, error_code = NULL, error_message = NULL
-                WHERE entity_id = ? AND owner IS ? AND failure = 'rejected'
-                """, arguments: [id, owner])
         }
     }
 
@@ -253,8 +226,10 @@ extension AppDatabase {
         try writer.write { db in
             guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM evidence WHERE inspection_id = ?)", arguments: [id.rawValue]) == true
             else { return [] }
-            let files = try String.fetchAll(db, sql: "SELECT path FROM upload_queue WHERE inspection_id = ?", arguments: [id.rawValue])
-            try db.execute(sql: "DELETE FROM upload_queue WHERE inspection_id = ?", arguments: [id.rawValue])
+            // Kept files are the failed ones: files of the inspection taken up again (the order came back) stay queued.
+            let files = try String.fetchAll(db, sql: "SELECT path FROM upload_queue WHERE inspection_id = ? AND status = 'failed'",
+                                            arguments: [id.rawValue])
+            try db.execute(sql: "DELETE FROM upload_queue WHERE inspection_id = ? AND status = 'failed'", arguments: [id.rawValue])
             try db.execute(sql: "DELETE FROM outbox WHERE entity_id = ? AND status = 'failed'", arguments: [id.rawValue])
             try db.execute(sql: "DELETE FROM evidence WHERE inspection_id = ?", arguments: [id.rawValue])
             return files
