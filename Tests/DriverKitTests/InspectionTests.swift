@@ -139,15 +139,7 @@ struct InspectionTests {
         let scene = try await DriverScene.make()
         let (server, carrier, live, app) = (scene.server, scene.carrier, scene.live, scene.app)
         let order = carrier.orders[carrier.trips[0][0].id]![0]
-        let inspection = try app.startInspection(order: order.id, kind: .pickup)
-        await app.syncNow()
-        await live.stop()
-        try await app.attach(try Self.write(MediaSamples.jpeg(), name: "interior.jpg"), to: inspection, slot: "interior")
-        try app.updateInspection(inspection, odometer: 48_210)
-        _ = try await server.store.assignOrder(order.id, .init(driverID: carrier.driverID(1)), tenant: carrier.tenant.id)
-        try await live.start()
-        await app.syncNow()
-        try await eventually("the photo kept as evidence") { try app.evidence().first?.id == inspection }
+        let inspection = try await Self.keptAsEvidence(order.id, scene, offlineOdometer: 48_210)
 
         // Dispatch gives the order back; the server still has the inspection the driver started.
         _ = try await server.store.assignOrder(order.id, .init(driverID: carrier.driverID(0)), tenant: carrier.tenant.id)
@@ -155,17 +147,7 @@ struct InspectionTests {
         try await eventually("the order is back") { try app.database.order(order.id) != nil }
         let resumed = try app.startInspection(order: order.id, kind: .pickup)
         #expect(resumed == inspection)
-        for slot in MediaSlot.requiredPhotos {
-            try await app.attach(try Self.write(MediaSamples.jpeg(size: 20_000), name: "\(slot).jpg"), to: resumed, slot: slot)
-        }
-        try await app.attach(try Self.write(MediaSamples.mp4(size: 200_000), name: "walk.mp4"), to: resumed, slot: .walkthrough)
-        try app.updateInspection(resumed, customerUnavailable: true)
-        try app.completeInspection(resumed)
-        await app.syncNow()
-        try await waitUntil("the completion reached the server", timeout: .seconds(60)) {
-            await app.syncNow()
-            return try await server.store.inspection(resumed, carrier.scope).completedAt != nil
-        }
+        try await Self.finishPickup(resumed, scene)
         // The photo and the odometer from while the order was away are the driver's to export or drop, not sent on their own.
         let stored = try await server.store.inspection(resumed, carrier.scope)
         #expect(!stored.media.contains { $0.slot == "interior" } && stored.odometer == nil)
@@ -183,14 +165,7 @@ struct InspectionTests {
         let scene = try await DriverScene.make()
         let (server, carrier, live, app) = (scene.server, scene.carrier, scene.live, scene.app)
         let order = carrier.orders[carrier.trips[0][0].id]![0]
-        let inspection = try app.startInspection(order: order.id, kind: .pickup)
-        await app.syncNow()
-        await live.stop()
-        try await app.attach(try Self.write(MediaSamples.jpeg(), name: "interior.jpg"), to: inspection, slot: "interior")
-        _ = try await server.store.assignOrder(order.id, .init(driverID: carrier.driverID(1)), tenant: carrier.tenant.id)
-        try await live.start()
-        await app.syncNow()
-        try await eventually("the photo kept as evidence") { try app.evidence().first?.id == inspection }
+        let inspection = try await Self.keptAsEvidence(order.id, scene)
         // The other driver notes the odometer; then dispatch gives the order back.
         _ = try await server.store.saveInspection(inspection, SaveInspectionRequest(orderID: order.id, kind: .pickup, odometer: 51_000),
                                                   .driver(tenant: carrier.tenant.id, driver: carrier.driverID(1)))
@@ -199,20 +174,43 @@ struct InspectionTests {
         try await eventually("the order is back") { try app.database.inspection(inspection)?.odometer == 51_000 }
         #expect(try app.evidence().first?.id == inspection)
 
+        try await Self.finishPickup(inspection, scene)
+        let stored = try await server.store.inspection(inspection, carrier.scope)
+        #expect(stored.odometer == 51_000 && !stored.media.contains { $0.slot == "interior" })
+        #expect(try app.evidence().first?.files.count == 1)
+        await app.shutdown()
+        await live.stop()
+    }
+
+    /// The driver starts the pickup inspection, takes an interior photo (and notes the odometer) offline,
+    /// and the order goes to driver 1 meanwhile: the device keeps the inspection as evidence.
+    private static func keptAsEvidence(_ order: ID<Order>, _ scene: DriverScene, offlineOdometer: Int? = nil) async throws -> ID<Inspection> {
+        let (server, carrier, live, app) = (scene.server, scene.carrier, scene.live, scene.app)
+        let inspection = try app.startInspection(order: order, kind: .pickup)
+        await app.syncNow()
+        await live.stop()
+        try await app.attach(try write(MediaSamples.jpeg(), name: "interior.jpg"), to: inspection, slot: "interior")
+        if let offlineOdometer { try app.updateInspection(inspection, odometer: offlineOdometer) }
+        _ = try await server.store.assignOrder(order, .init(driverID: carrier.driverID(1)), tenant: carrier.tenant.id)
+        try await live.start()
+        await app.syncNow()
+        try await eventually("the photo kept as evidence") { try app.evidence().first?.id == inspection }
+        return inspection
+    }
+
+    /// Takes the required photos and the walkthrough, marks the customer not there, completes, and waits for the server to have it.
+    private static func finishPickup(_ inspection: ID<Inspection>, _ scene: DriverScene) async throws {
+        let (server, carrier, app) = (scene.server, scene.carrier, scene.app)
         for slot in MediaSlot.requiredPhotos {
-            try await app.attach(try Self.write(MediaSamples.jpeg(size: 20_000), name: "\(slot).jpg"), to: inspection, slot: slot)
+            try await app.attach(try write(MediaSamples.jpeg(size: 20_000), name: "\(slot).jpg"), to: inspection, slot: slot)
         }
+        try await app.attach(try write(MediaSamples.mp4(size: 200_000), name: "walk.mp4"), to: inspection, slot: .walkthrough)
         try app.updateInspection(inspection, customerUnavailable: true)
         try app.completeInspection(inspection)
         try await waitUntil("the completion reached the server", timeout: .seconds(60)) {
             await app.syncNow()
             return try await server.store.inspection(inspection, carrier.scope).completedAt != nil
         }
-        let stored = try await server.store.inspection(inspection, carrier.scope)
-        #expect(stored.odometer == 51_000 && !stored.media.contains { $0.slot == "interior" })
-        #expect(try app.evidence().first?.files.count == 1)
-        await app.shutdown()
-        await live.stop()
     }
 
     @Test("a file the server refuses fails with its reason, stays unsynced until the driver discards it, and a retaken photo completes the pickup")
