@@ -18,6 +18,23 @@ struct Bench: AsyncParsableCommand {
                       SoakBench.self, LocationBench.self],
         defaultSubcommand: APIBench.self
     )
+
+    /// Runs the chosen benchmark, then removes its data, whether it passed or failed.
+    static func main() async {
+        var failure: (any Error)?
+        do {
+            var command = try parseAsRoot()
+            if var benchmark = command as? any AsyncParsableCommand {
+                try await benchmark.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            failure = error
+        }
+        await BenchScratch.remove()
+        if let failure { exit(withError: failure) }
+    }
 }
 
 /// `GET /v1/trips` for a driver with 50 trips, against `GET /healthz` on the
@@ -68,14 +85,7 @@ struct APIBench: AsyncParsableCommand {
     }
 
     func seed(databaseURL: String?) async throws -> (ServerServices, String) {
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.logLevel = .error
-        configuration.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-bench-\(UUID().uuidString.prefix(8))")
-        if let databaseURL {
-            configuration.databaseURL = try await PostgresDatabase.createDatabase(adminURL: databaseURL, prefix: "vroomx_bench",
-                                                                                  logger: Logger(label: "bench"))
-        }
+        let configuration = try await BenchScratch.configuration(postgres: databaseURL)
         let services = try await ServerServices.make(configuration)
         let slug = UUID().uuidString.prefix(8).lowercased()
         let (tenant, _) = try await services.store.createTenant(name: "Bench \(slug)", dispatcherEmail: "dispatch-\(slug)@bench.example")

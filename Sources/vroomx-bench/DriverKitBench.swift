@@ -17,20 +17,12 @@ struct DriverKitBench: AsyncParsableCommand {
 
     func run() async throws {
         print("DriverKit (SQLite on disk, WAL), median of \(runs) runs")
-        // Each run's databases (10,000 queued changes and more) are not left behind in the temporary folder.
-        defer { try? FileManager.default.removeItem(at: Self.root) }
         func wanted(_ part: String) -> Bool { only == nil || only == part }
         if wanted("apply") { try await applyChanges() }
         if wanted("enqueue") { try enqueueMutations() }
         if wanted("route") { try initialRoute() }
         if wanted("drain") { try await drain() }
         if wanted("live") { try await liveChanges() }
-    }
-
-    private static let root = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-bench-driverkit-\(UUID().uuidString.prefix(8))")
-
-    static func directory() -> URL {
-        root.appendingPathComponent(String(UUID().uuidString.prefix(8)))
     }
 
     static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
@@ -81,19 +73,19 @@ struct DriverKitBench: AsyncParsableCommand {
         for data in encoded { received.append(try await SyncPage.decode(data, decoder: WireJSON.decoder())) }
         var applyRates: [Double] = [], fullRates: [Double] = [], pipelinedRates: [Double] = []
         for _ in 0..<runs {
-            let database = try AppDatabase.open(directory: Self.directory())
+            let database = try AppDatabase.open(directory: BenchScratch.directory())
             let start = ContinuousClock.now
             for page in received { try database.apply(page, syncedAt: Date()) }
             applyRates.append(Double(total) / Self.seconds(ContinuousClock.now - start))
 
-            let fresh = try AppDatabase.open(directory: Self.directory())
+            let fresh = try AppDatabase.open(directory: BenchScratch.directory())
             let decoder = WireJSON.decoder()
             let begin = ContinuousClock.now
             for data in encoded { try fresh.apply(try await SyncPage.decode(data, decoder: decoder), syncedAt: Date()) }
             fullRates.append(Double(total) / Self.seconds(ContinuousClock.now - begin))
 
             // As the sync engine pulls: the next page decodes while the current one is applied.
-            let piped = try AppDatabase.open(directory: Self.directory())
+            let piped = try AppDatabase.open(directory: BenchScratch.directory())
             let started = ContinuousClock.now
             let pageDecoder = WireJSON.decoder()
             var next: Task<SyncPage, any Error>? = Task.detached { try await SyncPage.decode(encoded[0], decoder: pageDecoder) }
@@ -114,7 +106,7 @@ struct DriverKitBench: AsyncParsableCommand {
     func enqueueMutations() throws {
         var rates: [Double] = []
         for _ in 0..<runs {
-            let database = try AppDatabase.open(directory: Self.directory())
+            let database = try AppDatabase.open(directory: BenchScratch.directory())
             // Queued work belongs to the driver signed in on the device.
             try database.saveSignIn(user: User(id: ID(), tenantID: ID(), email: "d@bench.example", role: .driver, hasPIN: true,
                                                createdAt: Date()), driver: nil, now: Date())
@@ -132,7 +124,7 @@ struct DriverKitBench: AsyncParsableCommand {
     }
 
     func initialRoute() throws {
-        let database = try AppDatabase.open(directory: Self.directory())
+        let database = try AppDatabase.open(directory: BenchScratch.directory())
         let orders = Self.changes(count: 20_000, startSeq: 1).filter { $0.entity == .order }.prefix(10_000)
         try database.apply(SyncPage(changes: Array(orders), cursor: 10_000, hasMore: false, reset: true, snapshotAfter: nil), syncedAt: Date())
         var times: [Double] = []
@@ -147,10 +139,7 @@ struct DriverKitBench: AsyncParsableCommand {
 
     @MainActor
     func drain() async throws {
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.logLevel = .error
-        configuration.dataDirectory = Self.directory()
+        let configuration = try await BenchScratch.configuration(postgres: nil)
         let services = try await ServerServices.make(configuration)
         let (tenant, _) = try await services.store.createTenant(name: "Bench", dispatcherEmail: "dispatch@bench.example")
         let driver = try await services.store.createDriver(tenant: tenant.id, .init(email: "d@bench.example", name: "D", payType: .perTrip, payRate: 1))
@@ -162,7 +151,7 @@ struct DriverKitBench: AsyncParsableCommand {
         var port = 0
         for await bound in ports { port = bound; break }
 
-        var settings = DriverApp.Configuration(serverURL: "http://127.0.0.1:\(port)", stateDirectory: Self.directory())
+        var settings = DriverApp.Configuration(serverURL: "http://127.0.0.1:\(port)", stateDirectory: BenchScratch.directory())
         settings.realtime = false
         settings.pinHashCost = 10
         settings.logger.logLevel = .critical
@@ -214,10 +203,7 @@ struct DriverKitBench: AsyncParsableCommand {
     /// `GET /v1/sync` would be one pull per change here).
     @MainActor
     func liveChanges() async throws {
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.logLevel = .error
-        configuration.dataDirectory = Self.directory()
+        var configuration = try await BenchScratch.configuration(postgres: nil)
         configuration.developmentMailbox = true
         let services = try await ServerServices.make(configuration)
         let (tenant, _) = try await services.store.createTenant(name: "Bench", dispatcherEmail: "dispatch@bench.example")
@@ -229,7 +215,7 @@ struct DriverKitBench: AsyncParsableCommand {
         for await bound in ports { port = bound; break }
 
         let transport = CountingTransport()
-        var settings = DriverApp.Configuration(serverURL: "http://127.0.0.1:\(port)", stateDirectory: Self.directory())
+        var settings = DriverApp.Configuration(serverURL: "http://127.0.0.1:\(port)", stateDirectory: BenchScratch.directory())
         settings.transport = transport
         settings.pinHashCost = 10
         settings.logger.logLevel = .critical

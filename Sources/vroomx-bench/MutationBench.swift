@@ -21,13 +21,7 @@ struct MutationBench: AsyncParsableCommand {
         if let url = postgres ?? ProcessInfo.processInfo.environment["VROOMX_BENCH_POSTGRES_URL"] { backends.append(("postgres", url)) }
         print("POST /v1/mutations: \(batches) batches × \(size) create_expense mutations, \(clients) concurrent drivers")
         for (name, url) in backends {
-            var configuration = ServerConfiguration()
-            configuration.port = 0
-            configuration.logLevel = .error
-            configuration.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-bench-\(UUID().uuidString.prefix(8))")
-            if let url {
-                configuration.databaseURL = try await PostgresDatabase.createDatabase(adminURL: url, prefix: "vroomx_bench", logger: Logger(label: "bench"))
-            }
+            let configuration = try await BenchScratch.configuration(postgres: url)
             let services = try await ServerServices.make(configuration)
             let (tenant, _) = try await services.store.createTenant(name: "Bench", dispatcherEmail: "dispatch@bench.example")
             var drivers: [(token: String, trip: ID<Trip>)] = []

@@ -22,16 +22,9 @@ struct PushBench: AsyncParsableCommand {
     func run() async throws {
         let apns = try await LocalAPNsServer.started()
         defer { Task { await apns.stop() } }
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.logLevel = .error
-        configuration.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-bench-\(UUID().uuidString.prefix(8))")
+        var configuration = try await BenchScratch.configuration(postgres: postgres)
         configuration.apns = APNsConfiguration(privateKeyPEM: apns.providerKeyPEM, keyID: apns.keyID, teamID: apns.teamID, topic: apns.topic,
                                                baseURL: apns.baseURL, extraRootCertificatePEM: apns.certificatePEM)
-        if let postgres {
-            configuration.databaseURL = try await PostgresDatabase.createDatabase(adminURL: postgres, prefix: "vroomx_bench",
-                                                                                  logger: Logger(label: "bench"))
-        }
         let setup = try await ServerServices.make(configuration)
         let (tenant, _) = try await setup.store.createTenant(name: "Push Bench", dispatcherEmail: "dispatch@push.bench.example")
         let driver = try await setup.store.createDriver(tenant: tenant.id, .init(

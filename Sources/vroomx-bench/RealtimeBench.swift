@@ -98,13 +98,8 @@ struct BenchServer {
     static func start(postgres: String?, drivers count: Int, environment extra: [String: String] = [:],
                       seed: (ServerServices, ID<Tenant>, [Account]) async throws -> Void = { _, _, _ in }) async throws -> BenchServer {
         let secret = "bench-secret-" + String(repeating: "k", count: 32)
-        var configuration = ServerConfiguration()
+        var configuration = try await BenchScratch.configuration(postgres: postgres)
         configuration.jwtSecret = secret
-        configuration.logLevel = .error
-        configuration.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-bench-\(UUID().uuidString.prefix(8))")
-        if let postgres {
-            configuration.databaseURL = try await PostgresDatabase.createDatabase(adminURL: postgres, prefix: "vroomx_bench", logger: Logger(label: "bench"))
-        }
         let services = try await ServerServices.make(configuration)
         let (tenant, dispatcher) = try await services.store.createTenant(name: "Bench", dispatcherEmail: "dispatch@bench.example")
         var accounts: [Account] = []

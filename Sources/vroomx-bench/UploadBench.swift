@@ -114,10 +114,7 @@ struct UploadBench: AsyncParsableCommand {
     }
 
     func start(_ name: String, s3: S3Configuration?) async throws -> Target {
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.logLevel = .error
-        configuration.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-bench-\(UUID().uuidString.prefix(8))")
+        var configuration = try await BenchScratch.configuration(postgres: nil)
         configuration.uploads.maxVideoBytes = Int64(max(megabytes, 1) + 1) << 20
         configuration.s3 = s3
         let services = try await ServerServices.make(configuration)

@@ -52,6 +52,16 @@ public enum TestBackend: String, Sendable, CustomStringConvertible, CaseIterable
         return configuration
     }
 
+    /// The start of every test database's name: `scripts/test` gives each run
+    /// its own (`VROOMX_TEST_DATABASE_PREFIX`) and drops the run's databases
+    /// when it passes.
+    static var databasePrefix: String {
+        let given = ProcessInfo.processInfo.environment["VROOMX_TEST_DATABASE_PREFIX"] ?? ""
+        let isIdentifier = given.first.map { $0.isLetter } == true && given.count <= 40
+            && given.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "_") }
+        return isIdentifier ? given : "vroomx_test"
+    }
+
     /// Creates a new database on the test server and returns its URL.
     static func createDatabase() async throws -> String {
         guard let base = postgresURL else {
@@ -62,7 +72,7 @@ public enum TestBackend: String, Sendable, CustomStringConvertible, CaseIterable
         var attempt = 1
         while true {
             do {
-                return try await PostgresDatabase.createDatabase(adminURL: base, prefix: "vroomx_test", logger: Logger(label: "test-admin"))
+                return try await PostgresDatabase.createDatabase(adminURL: base, prefix: databasePrefix, logger: Logger(label: "test-admin"))
             } catch let error as DatabaseUnavailable where attempt < 5 {
                 _ = error
                 attempt += 1

@@ -103,6 +103,23 @@ public final class PostgresDatabase: SQLDatabase {
         return components.string!
     }
 
+    /// Drops a database made by `createDatabase`, closing any connection
+    /// still open to it.
+    public static func dropDatabase(_ url: String, adminURL: String, logger: Logger) async throws {
+        guard let name = URLComponents(string: url)?.path.dropFirst(), !name.isEmpty,
+              name.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "_") }) else {
+            throw ConfigurationError("not a database made by createDatabase: \(url)")
+        }
+        let admin = try await open(url: adminURL, maxConnections: 1, logger: logger)
+        do {
+            try await admin.read { try await $0.execute(SQL(unsafeRaw: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")) }
+        } catch {
+            await admin.close()
+            throw error
+        }
+        await admin.close()
+    }
+
     public func read<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
         try await withConnection { executor in try await body(executor) }
     }
