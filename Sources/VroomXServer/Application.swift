@@ -88,7 +88,8 @@ public struct ServerServices: Sendable {
         if let url = configuration.databaseURL {
             return try await PostgresDatabase.open(
                 url: url, maxConnections: configuration.databasePoolSize,
-                options: .init(timeout: configuration.databaseTimeout, probeInterval: configuration.databaseProbeInterval), logger: logger)
+                options: .init(timeout: configuration.databaseTimeout, probeInterval: configuration.databaseProbeInterval,
+                              preparedStatements: configuration.databasePreparedStatements), logger: logger)
         }
         try FileManager.default.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true)
         return try SQLiteDatabase(path: configuration.sqlitePath, timeout: configuration.databaseTimeout)

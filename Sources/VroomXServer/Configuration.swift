@@ -67,6 +67,10 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
     /// fast; it is also how long a wait for a pooled connection may last
     /// before the database is checked.
     public var databaseProbeInterval: Duration = .milliseconds(500)
+    /// Whether PostgreSQL statements are prepared once per connection
+    /// (`VROOMX_DATABASE_PREPARED_STATEMENTS=false` behind PgBouncer in
+    /// transaction mode, which moves a client between sessions).
+    public var databasePreparedStatements = true
     /// Readiness fails below this much free space where the data and media live.
     public var minFreeDiskBytes: Int64 = 1024 << 20
     /// How long the change feed keeps history; older cursors re-snapshot.
@@ -123,6 +127,13 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
                 throw ConfigurationError("VROOMX_DATABASE_TIMEOUT_SECONDS must be a number of seconds from 0.1 to 600.")
             }
             configuration.databaseTimeout = .milliseconds(Int64((seconds * 1000).rounded()))
+        }
+        if let text = environment["VROOMX_DATABASE_PREPARED_STATEMENTS"]?.lowercased(), !text.isEmpty {
+            switch text {
+            case "true", "yes", "1": configuration.databasePreparedStatements = true
+            case "false", "no", "0": configuration.databasePreparedStatements = false
+            default: throw ConfigurationError("VROOMX_DATABASE_PREPARED_STATEMENTS must be true or false.")
+            }
         }
         if let text = environment["VROOMX_MIN_FREE_DISK_MB"], !text.isEmpty {
             guard let megabytes = Int64(text), (0...(1 << 30)).contains(megabytes) else {

@@ -19,6 +19,7 @@ public final class PostgresDatabase: SQLDatabase {
     let options: Options
     private let pool: PostgresPool
     private let reachability: DatabaseReachability
+    let statements: PostgresStatementCache?
 
     public struct Options: Sendable {
         /// The deadline of each call (see `DatabaseDeadline`).
@@ -26,10 +27,13 @@ public final class PostgresDatabase: SQLDatabase {
         /// How often an unreachable database is tried again; also how long
         /// a wait for a pooled connection lasts before the database is checked.
         public var probeInterval: Duration
+        /// Whether statements are prepared once per connection (see `PostgresStatementCache`).
+        public var preparedStatements: Bool
 
-        public init(timeout: Duration = .seconds(10), probeInterval: Duration = .milliseconds(500)) {
+        public init(timeout: Duration = .seconds(10), probeInterval: Duration = .milliseconds(500), preparedStatements: Bool = true) {
             self.timeout = timeout
             self.probeInterval = probeInterval
+            self.preparedStatements = preparedStatements
         }
     }
 
@@ -56,6 +60,7 @@ public final class PostgresDatabase: SQLDatabase {
         self.options = options
         self.logger = logger
         self.pool = pool
+        statements = options.preparedStatements ? PostgresStatementCache() : nil
     }
 
     /// Parses `postgres://user:password@host:port/database?sslmode=disable|prefer|require`.
@@ -173,7 +178,7 @@ public final class PostgresDatabase: SQLDatabase {
             let lease = try await ConnectionLease.acquire(from: pool.client, until: deadline, checkAfter: TimeAmount(options.probeInterval),
                                                           reachability: reachability)
             defer { lease.release() }
-            return try await body(PostgresExecutor(connection: lease.connection, deadline: deadline, logger: logger))
+            return try await body(PostgresExecutor(connection: lease.connection, deadline: deadline, logger: logger, statements: statements))
         } catch let error as DatabaseUnavailable {
             if error.cause != .storageFull { reachability.check() }
             throw error

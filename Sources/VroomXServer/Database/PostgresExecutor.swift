@@ -17,8 +17,48 @@ struct PostgresExecutor: SQLExecutor {
     let deadline: NIODeadline
     let logger: Logger
 
+    /// Named statements of this connection; nil to run every statement unnamed.
+    let statements: PostgresStatementCache?
+
     func query(_ sql: SQL) async throws -> [SQLRow] {
-        let (text, values) = sql.render(.postgres)
+        // Typed placeholders for a statement that may be prepared; harmless for an unnamed one.
+        let (text, values) = sql.render(.postgres, typed: statements != nil)
+        let rows: [PostgresRow]
+        // postgres-nio's prepared statements always ask for binary results, but
+        // describe their columns as text: read their cells as what they are.
+        var binaryCells = false
+        do {
+            if let statements, PostgresStatementCache.isReusable(text, parameters: values.count) {
+                rows = try await prepared(text, values, statements)
+                binaryCells = true
+            } else {
+                rows = try await unnamed(text, values)
+            }
+        } catch let error as PSQLError {
+            throw Self.translate(error)
+        } catch let error as PostgresError {
+            throw Self.translate(error)
+        } catch let error as ChannelError {
+            throw DatabaseUnavailable(.connectionLost, "\(error)")
+        } catch let error as IOError {
+            throw DatabaseUnavailable(.connectionLost, "\(error)")
+        }
+        var converted: [SQLRow] = []
+        converted.reserveCapacity(rows.count)
+        var columns: SQLColumns?
+        for row in rows {
+            let names = columns ?? SQLColumns(row.map(\.columnName))
+            columns = names
+            converted.append(SQLRow(columns: names, values: try row.map { cell in
+                var cell = cell
+                if binaryCells { cell.format = .binary }
+                return try Self.value(of: cell)
+            }))
+        }
+        return converted
+    }
+
+    private func unnamed(_ text: String, _ values: [SQLValue]) async throws -> [PostgresRow] {
         var bindings = PostgresBindings(capacity: values.count)
         for value in values {
             switch value {
@@ -29,40 +69,59 @@ struct PostgresExecutor: SQLExecutor {
             case .blob(let bytes): bindings.append(ByteBuffer(bytes: bytes))
             }
         }
-        let result: PostgresQueryResult
-        do {
-            result = try await answer(PostgresQuery(unsafeSQL: text, binds: bindings)).get()
-        } catch let error as PSQLError {
-            throw Self.translate(error)
-        } catch let error as ChannelError {
-            throw DatabaseUnavailable(.connectionLost, "\(error)")
-        } catch let error as IOError {
-            throw DatabaseUnavailable(.connectionLost, "\(error)")
-        }
-        var rows: [SQLRow] = []
-        rows.reserveCapacity(result.rows.count)
-        var columns: SQLColumns?
-        for row in result.rows {
-            let names = columns ?? SQLColumns(row.map(\.columnName))
-            columns = names
-            rows.append(SQLRow(columns: names, values: try row.map(Self.value(of:))))
-        }
-        return rows
+        let query = PostgresQuery(unsafeSQL: text, binds: bindings)
+        let logger = self.logger
+        return try await answer { connection in connection.query(query, logger: logger).map(\.rows) }.get()
     }
 
-    /// The query's result, or a failure by the deadline at the latest.
-    private func answer(_ query: PostgresQuery) -> EventLoopFuture<PostgresQueryResult> {
+    /// Runs the statement prepared on this connection, preparing it first
+    /// the first time. When the server no longer knows a statement, or a
+    /// table changed under it (another instance migrated), the connection's
+    /// statements are forgotten and prepared anew on their next call; this
+    /// call fails as unavailable, since its transaction may be aborted.
+    private func prepared(_ text: String, _ values: [SQLValue], _ statements: PostgresStatementCache) async throws -> [PostgresRow] {
+        let binds = values.map { value -> PostgresData in
+            switch value {
+            case .null: PostgresData.null
+            case .integer(let number): PostgresData(int64: number)
+            case .real(let number): PostgresData(double: number)
+            case .text(let string): PostgresData(string: string)
+            case .blob(let bytes): PostgresData(bytes: bytes)
+            }
+        }
+        do {
+            return try await answer { connection in
+                if let statement = statements.statement(text, on: connection) { return statement.execute(binds) }
+                return connection.prepare(query: text).flatMap { statement in
+                    statements.keep(statement, as: text, on: connection)
+                    return statement.execute(binds)
+                }
+            }.get()
+        } catch PostgresError.server(let error) where Self.invalidatesStatements(error) {
+            statements.forget(connection: ObjectIdentifier(connection))
+            throw DatabaseUnavailable(.connectionLost, "PostgreSQL: \(error.fields[.message] ?? "a prepared statement is no longer valid")")
+        }
+    }
+
+    /// "prepared statement does not exist" (26000), or "cached plan must
+    /// not change result type" (0A000) after a table changed.
+    static func invalidatesStatements(_ error: PostgresMessage.Error) -> Bool {
+        let state = error.fields[.sqlState]
+        return state == "26000" || (state == "0A000" && error.fields[.message]?.contains("cached plan") == true)
+    }
+
+    /// The answer sent on the connection, or a failure by the deadline at the latest.
+    private func answer<T: Sendable>(_ send: @escaping @Sendable (PostgresConnection) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
         let connection = self.connection
-        let logger = self.logger
         let loop = connection.eventLoop
-        let answer = loop.makePromise(of: PostgresQueryResult.self)
+        let answer = loop.makePromise(of: T.self)
         // Checked and written in one turn of the connection's event loop, so
         // the connection cannot close in between.
         loop.execute {
             guard !connection.isClosed else {
                 return answer.fail(DatabaseUnavailable(.connectionLost, "the connection was closed before the query was sent"))
             }
-            connection.query(query, logger: logger).cascade(to: answer)
+            send(connection).cascade(to: answer)
         }
         let timeout = loop.scheduleTask(deadline: deadline) {
             answer.fail(DatabaseUnavailable(.timedOut, "no answer from PostgreSQL before the deadline"))
@@ -78,7 +137,7 @@ struct PostgresExecutor: SQLExecutor {
         case .int8, .int4, .int2: return .integer(try cell.decode(Int64.self))
         case .float8, .float4: return .real(try cell.decode(Double.self))
         case .bool: return .integer(try cell.decode(Bool.self) ? 1 : 0)
-        case .bytea: return .blob(try cell.decode([UInt8].self))
+        case .bytea: return .blob(Array(try cell.decode(ByteBuffer.self).readableBytesView))  // [UInt8] would mean an int array
         case .numeric:
             let decimal = try cell.decode(Decimal.self)
             let number = NSDecimalNumber(decimal: decimal)
@@ -100,7 +159,21 @@ struct PostgresExecutor: SQLExecutor {
                 return error
             }
         }
-        let message = info[.message] ?? "\(error)"
+        return translate(sqlState: state, message: info[.message] ?? "\(error)")
+    }
+
+    /// The same for the errors of prepared statements (postgres-nio's older interface).
+    static func translate(_ error: PostgresError) -> any Error {
+        switch error {
+        case .server(let info):
+            guard let state = info.fields[.sqlState] else { return error }
+            return translate(sqlState: state, message: info.fields[.message] ?? "\(error)")
+        case .connectionClosed, .protocol:
+            return DatabaseUnavailable(.connectionLost, "\(error)")
+        }
+    }
+
+    static func translate(sqlState state: String, message: String) -> any Error {
         switch state {
         case "23505": return DatabaseConstraintError.unique(message)
         case "23503": return DatabaseConstraintError.foreignKey(message)

@@ -11,6 +11,20 @@ public enum SQLValue: Sendable, Hashable {
     case blob([UInt8])
 }
 
+extension SQLValue {
+    /// The cast that gives a placeholder this value's type; none for NULL,
+    /// whose type PostgreSQL infers from where it stands.
+    var postgresCast: String {
+        switch self {
+        case .null: ""
+        case .integer: "::int8"
+        case .real: "::float8"
+        case .text: "::text"
+        case .blob: "::bytea"
+        }
+    }
+}
+
 public enum SQLDialect: String, Sendable {
     case sqlite
     case postgres
@@ -63,7 +77,10 @@ public struct SQL: Sendable, ExpressibleByStringInterpolation, CustomStringConve
         joined(values.map { "\($0)" }, separator: ", ")
     }
 
-    public func render(_ dialect: SQLDialect) -> (text: String, binds: [SQLValue]) {
+    /// - Parameter typed: for PostgreSQL, casts each placeholder to its
+    ///   value's type (`$1::int8`), so a statement prepared from the text
+    ///   takes the same types a typed bind gives an unnamed one.
+    public func render(_ dialect: SQLDialect, typed: Bool = false) -> (text: String, binds: [SQLValue]) {
         var text = ""
         var binds: [SQLValue] = []
         for part in parts {
@@ -72,7 +89,9 @@ public struct SQL: Sendable, ExpressibleByStringInterpolation, CustomStringConve
                 text += literal
             case .bind(let value):
                 binds.append(value)
-                text += dialect == .postgres ? "$\(binds.count)" : "?"
+                guard dialect == .postgres else { text += "?"; continue }
+                text += "$\(binds.count)"
+                if typed { text += value.postgresCast }
             }
         }
         return (text, binds)
