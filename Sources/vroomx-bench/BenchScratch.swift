@@ -24,6 +24,8 @@ enum BenchScratch {
         configuration.port = 0
         configuration.logLevel = .error
         configuration.dataDirectory = directory()
+        // For comparing runs with and without prepared statements.
+        configuration.databasePreparedStatements = ProcessInfo.processInfo.environment["VROOMX_DATABASE_PREPARED_STATEMENTS"] != "false"
         if let adminURL {
             let url = try await PostgresDatabase.createDatabase(adminURL: adminURL, prefix: "vroomx_bench", logger: logger)
             databases.withLockedValue { $0.append((adminURL, url)) }
