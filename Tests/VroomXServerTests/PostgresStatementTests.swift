@@ -14,8 +14,9 @@ struct PostgresStatementTests {
         var chosen = given
         if chosen == nil { chosen = try await TestBackend.postgres.freshConfiguration().databaseURL }
         let url = try #require(chosen)
-        let database = try await PostgresDatabase.open(url: url, maxConnections: 1, options: .init(preparedStatements: preparedStatements),
-                                                       logger: Logger(label: "test"))
+        // Prepared from the first run, so a test need not repeat each call five times.
+        let options = PostgresDatabase.Options(preparedStatements: preparedStatements, prepareThreshold: 1)
+        let database = try await PostgresDatabase.open(url: url, maxConnections: 1, options: options, logger: Logger(label: "test"))
         return (database, url)
     }
 
@@ -67,6 +68,37 @@ struct PostgresStatementTests {
         #expect(texts.filter { $0.hasPrefix("SELECT body FROM notes") }.count == 1)
         #expect(texts.filter { $0.hasPrefix("INSERT INTO notes") }.count == 1)
         #expect(!texts.contains { $0.contains("IN (") || $0.hasPrefix("BEGIN") || $0.hasPrefix("COMMIT") || $0.hasPrefix("CREATE") })
+        await database.close()
+    }
+
+    @Test("by default a statement is prepared on its fifth run; a connection keeps at most 256", arguments: TestBackend.postgresOnly)
+    func thresholdAndLimit(_ backend: TestBackend) async throws {
+        let url = try #require(try await TestBackend.postgres.freshConfiguration().databaseURL)
+        let database = try await PostgresDatabase.open(url: url, maxConnections: 1, logger: Logger(label: "test"))
+        let counting: SQL = "SELECT count(*) AS held FROM pg_prepared_statements WHERE statement LIKE \("SELECT 'counted'%")"
+        for run in 1...5 {
+            let held = try await database.read { try await $0.first("SELECT 'counted' AS label, \(run) AS run") }
+            #expect(try held?.int("run") == run)
+            let prepared = try await database.read { try await $0.first(counting)?.int("held") }
+            #expect(prepared == (run < 5 ? 0 : 1), "after run \(run)")
+        }
+        for text in 0..<300 {
+            for _ in 0..<5 { _ = try await database.read { try await $0.first("SELECT \(unsafeRaw: String(text)) AS n") } }
+        }
+        let all = try await database.read { try await $0.first("SELECT count(*) AS held FROM pg_prepared_statements")?.int("held") }
+        #expect(all == 256)
+        await database.close()
+    }
+
+    @Test("a statement the server lost fails one call as unavailable and is prepared anew", arguments: TestBackend.postgresOnly)
+    func statementLost(_ backend: TestBackend) async throws {
+        let (database, _) = try await openDatabase()
+        let select: SQL = "SELECT \(20) + 1 AS value"
+        #expect(try await database.read { try await $0.first(select)?.int("value") } == 21)
+        try await database.read { try await $0.execute("DEALLOCATE ALL") }
+        await #expect(throws: DatabaseUnavailable.self) { try await database.read { try await $0.first(select) } }
+        #expect(try await database.read { try await $0.first(select)?.int("value") } == 21)
+        #expect(try await preparedTexts(database).contains { $0.contains("+ 1 AS value") })
         await database.close()
     }
 

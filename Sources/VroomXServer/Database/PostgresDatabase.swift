@@ -29,11 +29,15 @@ public final class PostgresDatabase: SQLDatabase {
         public var probeInterval: Duration
         /// Whether statements are prepared once per connection (see `PostgresStatementCache`).
         public var preparedStatements: Bool
+        /// Runs of a statement before it is prepared.
+        public var prepareThreshold: Int
 
-        public init(timeout: Duration = .seconds(10), probeInterval: Duration = .milliseconds(500), preparedStatements: Bool = true) {
+        public init(timeout: Duration = .seconds(10), probeInterval: Duration = .milliseconds(500), preparedStatements: Bool = true,
+                    prepareThreshold: Int = 5) {
             self.timeout = timeout
             self.probeInterval = probeInterval
             self.preparedStatements = preparedStatements
+            self.prepareThreshold = max(1, prepareThreshold)
         }
     }
 
@@ -60,7 +64,7 @@ public final class PostgresDatabase: SQLDatabase {
         self.options = options
         self.logger = logger
         self.pool = pool
-        statements = options.preparedStatements ? PostgresStatementCache() : nil
+        statements = options.preparedStatements ? PostgresStatementCache(threshold: options.prepareThreshold, logger: logger) : nil
     }
 
     /// Parses `postgres://user:password@host:port/database?sslmode=disable|prefer|require`.

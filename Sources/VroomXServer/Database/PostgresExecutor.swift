@@ -28,7 +28,7 @@ struct PostgresExecutor: SQLExecutor {
         // describe their columns as text: read their cells as what they are.
         var binaryCells = false
         do {
-            if let statements, PostgresStatementCache.isReusable(text, parameters: values.count) {
+            if let statements {
                 rows = try await prepared(text, values, statements)
                 binaryCells = true
             } else {
@@ -74,9 +74,9 @@ struct PostgresExecutor: SQLExecutor {
         return try await answer { connection in connection.query(query, logger: logger).map(\.rows) }.get()
     }
 
-    /// Runs the statement prepared on this connection, preparing it first
-    /// the first time. When the server no longer knows a statement, or a
-    /// table changed under it (another instance migrated), the connection's
+    /// Runs the statement as the cache plans it: prepared, prepared first,
+    /// or unnamed. When the server no longer knows a statement, or a table
+    /// changed under it (another instance migrated), the connection's
     /// statements are forgotten and prepared anew on their next call; this
     /// call fails as unavailable, since its transaction may be aborted.
     private func prepared(_ text: String, _ values: [SQLValue], _ statements: PostgresStatementCache) async throws -> [PostgresRow] {
@@ -89,25 +89,37 @@ struct PostgresExecutor: SQLExecutor {
             case .blob(let bytes): PostgresData(bytes: bytes)
             }
         }
+        let plan = statements.plan(text, parameters: values.count, on: connection)
         do {
-            return try await answer { connection in
-                if let statement = statements.statement(text, on: connection) { return statement.execute(binds) }
-                return connection.prepare(query: text).flatMap { statement in
-                    statements.keep(statement, as: text, on: connection)
-                    return statement.execute(binds)
-                }
-            }.get()
+            switch plan {
+            case .unnamed:
+                return try await unnamed(text, values)
+            case .run(let statement):
+                return try await answer { _ in statement.execute(binds) }.get()
+            case .prepare:
+                return try await answer { connection in
+                    connection.prepare(query: text).flatMap { statement in
+                        statements.keep(statement, as: text, on: connection)
+                        return statement.execute(binds)
+                    }
+                }.get()
+            }
         } catch PostgresError.server(let error) where Self.invalidatesStatements(error) {
-            statements.forget(connection: ObjectIdentifier(connection))
+            if case .prepare = plan, error.fields[.sqlState] == "26000" {
+                statements.turnOff(because: error.fields[.message] ?? "26000")
+            } else {
+                statements.forgetStatements(on: connection)
+            }
             throw DatabaseUnavailable(.connectionLost, "PostgreSQL: \(error.fields[.message] ?? "a prepared statement is no longer valid")")
         }
     }
 
     /// "prepared statement does not exist" (26000), or "cached plan must
-    /// not change result type" (0A000) after a table changed.
+    /// not change result type" (0A000 from RevalidateCachedQuery, whose
+    /// message may be translated) after a table changed.
     static func invalidatesStatements(_ error: PostgresMessage.Error) -> Bool {
         let state = error.fields[.sqlState]
-        return state == "26000" || (state == "0A000" && error.fields[.message]?.contains("cached plan") == true)
+        return state == "26000" || (state == "0A000" && error.fields[.routine] == "RevalidateCachedQuery")
     }
 
     /// The answer sent on the connection, or a failure by the deadline at the latest.
@@ -168,8 +180,10 @@ struct PostgresExecutor: SQLExecutor {
         case .server(let info):
             guard let state = info.fields[.sqlState] else { return error }
             return translate(sqlState: state, message: info.fields[.message] ?? "\(error)")
-        case .connectionClosed, .protocol:
+        case .connectionClosed, .protocol("Unexpected connection close"):
             return DatabaseUnavailable(.connectionLost, "\(error)")
+        case .protocol:
+            return error
         }
     }
 
