@@ -100,14 +100,7 @@ public final class PostgresDatabase: SQLDatabase {
     public static func createDatabase(adminURL: String, prefix: String, logger: Logger) async throws -> String {
         guard var components = URLComponents(string: adminURL) else { throw ConfigurationError("not a PostgreSQL URL: \(adminURL)") }
         let name = prefix + "_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
-        let admin = try await open(url: adminURL, maxConnections: 1, logger: logger)
-        do {
-            try await admin.read { try await $0.execute(SQL(unsafeRaw: "CREATE DATABASE \(name)")) }
-        } catch {
-            await admin.close()
-            throw error
-        }
-        await admin.close()
+        try await runAdministrative("CREATE DATABASE \(name)", adminURL: adminURL, logger: logger)
         components.path = "/" + name
         return components.string!
     }
@@ -119,9 +112,14 @@ public final class PostgresDatabase: SQLDatabase {
               name.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "_") }) else {
             throw ConfigurationError("not a database made by createDatabase: \(url)")
         }
+        try await runAdministrative("DROP DATABASE IF EXISTS \(name) WITH (FORCE)", adminURL: adminURL, logger: logger)
+    }
+
+    /// One statement on a connection of its own to the server of `adminURL`.
+    private static func runAdministrative(_ statement: String, adminURL: String, logger: Logger) async throws {
         let admin = try await open(url: adminURL, maxConnections: 1, logger: logger)
         do {
-            try await admin.read { try await $0.execute(SQL(unsafeRaw: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")) }
+            try await admin.read { try await $0.execute(SQL(unsafeRaw: statement)) }
         } catch {
             await admin.close()
             throw error

@@ -51,11 +51,12 @@ final class PostgresStatementCache: Sendable {
     }
 
     func plan(_ text: String, parameters: Int, on connection: PostgresConnection) -> Plan {
-        guard parameters <= Self.maximumParameters, Self.isDataStatement(text) else { return .unnamed }
+        guard parameters <= Self.maximumParameters else { return .unnamed }
         return state.withLockedValue { state in
             guard !state.isOff else { return .unnamed }
             let key = ObjectIdentifier(connection)
             if let prepared = state.sessions[key]?.statements[text] { return .run(prepared) }
+            guard Self.isDataStatement(text) else { return .unnamed }
             let uses = (state.uses[text] ?? 0) + 1
             // Texts are finite (the code writes them); the bound keeps a surprise from growing the map.
             if uses <= threshold, state.uses.count < 100_000 || state.uses[text] != nil { state.uses[text] = uses }
