@@ -36,12 +36,17 @@ public struct Change: Codable, Sendable, Hashable {
     public var id: String
     public var op: ChangeOperation
     public var row: ChangeRow?
+    /// The driver's offline change that made this entry, if one did. A
+    /// device seeing one of its own tells from it that the server applied
+    /// the change, even when the answer to its batch was lost.
+    public var mutation: ID<Mutation>?
     /// The row's JSON exactly as received (see `SyncPage.decode`), so a
     /// client can store it without encoding it again. Not part of equality.
     public var rawRow: String?
 
     public static func == (lhs: Change, rhs: Change) -> Bool {
         lhs.seq == rhs.seq && lhs.entity == rhs.entity && lhs.id == rhs.id && lhs.op == rhs.op && lhs.row == rhs.row
+            && lhs.mutation == rhs.mutation
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -49,15 +54,16 @@ public struct Change: Codable, Sendable, Hashable {
         hasher.combine(id)
     }
 
-    public init(seq: Int64, entity: ChangeEntity, id: String, op: ChangeOperation, row: ChangeRow?) {
+    public init(seq: Int64, entity: ChangeEntity, id: String, op: ChangeOperation, row: ChangeRow?, mutation: ID<Mutation>? = nil) {
         self.seq = seq
         self.entity = entity
         self.id = id
         self.op = op
         self.row = row
+        self.mutation = mutation
     }
 
-    enum CodingKeys: String, CodingKey { case seq, entity, id, op, row }
+    enum CodingKeys: String, CodingKey { case seq, entity, id, op, mutation, row }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -65,6 +71,7 @@ public struct Change: Codable, Sendable, Hashable {
         entity = try container.decode(ChangeEntity.self, forKey: .entity)
         id = try container.decode(String.self, forKey: .id)
         op = try container.decode(ChangeOperation.self, forKey: .op)
+        mutation = try container.decodeIfPresent(ID<Mutation>.self, forKey: .mutation)
         guard op == .upsert, container.contains(.row), try !container.decodeNil(forKey: .row) else {
             row = nil
             return
@@ -78,6 +85,7 @@ public struct Change: Codable, Sendable, Hashable {
         try container.encode(entity, forKey: .entity)
         try container.encode(id, forKey: .id)
         try container.encode(op, forKey: .op)
+        try container.encodeIfPresent(mutation, forKey: .mutation)
         try row?.encode(to: &container, forKey: .row)
     }
 }

@@ -214,6 +214,48 @@ struct ReliabilityTests {
         try await Self.expectGoneEverywhere(expense, trip: trip, scene)
     }
 
+    @Test("an answer replayed after the feed moved on never brings a row back: an expense created and deleted while answers were lost stays deleted")
+    func replayedAnswerAfterFeedMovedOn() async throws {
+        let transport = FlakyTransport()
+        let scene = try await DriverScene.make { try DriverDevice.make(server: $0, transport: transport) }
+        let (server, carrier, app) = (scene.server, scene.carrier, scene.app)
+        let trip = carrier.trips[0][0].id
+        transport.only = "/v1/mutations"
+        transport.mode = .loseAnswers
+        let expense = try app.createExpense(trip: trip, category: .tolls, amountCents: 1250)
+        await app.syncNow()                 // created on the server, the answer lost; the pull brings the expense
+        try app.deleteExpense(expense)
+        await app.syncNow()                 // deleted on the server, the answer lost; the pull brings the deletion
+        #expect(try await Self.serverExpenses(server, carrier, trip: trip).allSatisfy { $0.id != expense })
+        transport.mode = .normal
+        try await Self.expectGoneEverywhere(expense, trip: trip, scene)
+    }
+
+    @Test("a change the feed shows applied leaves the outbox: dispatch's later ETA is what the phone shows, not the driver's earlier one laid over it")
+    func appliedChangeSeenInFeed() async throws {
+        let transport = FlakyTransport()
+        let scene = try await DriverScene.make { try DriverDevice.make(server: $0, transport: transport) }
+        let (server, carrier, live, app) = (scene.server, scene.carrier, scene.live, scene.app)
+        let order = carrier.orders[carrier.trips[0][0].id]![0]
+        transport.only = "/v1/mutations"
+        transport.mode = .loseAnswers
+        try app.submitETA(order.id, delivery: server.clock.now.addingTimeInterval(3 * 86_400))
+        await app.syncNow()                 // applied on the server, the answer lost; the pull brings the order
+        #expect(try app.database.unsyncedCount() == 0)
+        let dispatchETA = server.clock.now.addingTimeInterval(4 * 86_400)
+        _ = try await server.store.updateOrder(order.id, UpdateOrderRequest(deliveryETA: dispatchETA), tenant: carrier.tenant.id)
+        await app.syncNow()
+        transport.mode = .normal
+        await app.syncNow()
+        let onServer = try await server.store.order(order.id, carrier.scope)
+        let onPhone = try #require(try app.database.orders().first { $0.id == order.id })
+        #expect(onServer.deliveryETA.map(WireTime.milliseconds) == WireTime.milliseconds(dispatchETA))
+        #expect(onPhone.deliveryETA.map(WireTime.milliseconds) == WireTime.milliseconds(dispatchETA))
+        #expect(onPhone.version == onServer.version)
+        await app.shutdown()
+        await live.stop()
+    }
+
     @Test("a delete never overtakes its failed create: deleting an expense whose creation keeps failing cancels both")
     func deleteAfterFailedCreate() async throws {
         let transport = FlakyTransport()

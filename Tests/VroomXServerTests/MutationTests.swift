@@ -170,6 +170,13 @@ struct MutationTests {
             let announced = page.changes.filter { $0.entity == .expense }.compactMap { ID<Expense>($0.id) }
             #expect(announced.count == applied.count && Set(announced) == applied, "each applied expense once, nothing refused")
             #expect(page.changes.filter { $0.entity == .order }.count == 1)
+            // Each entry names the mutation that made it (the device learns from it what was applied); entries made otherwise name none.
+            let madeBy = Dictionary(uniqueKeysWithValues: batch.mutations.compactMap { mutation in
+                Self.expenseID(mutation).map { ($0.rawValue, mutation.id.rawValue) }
+            })
+            #expect(page.changes.filter { $0.entity == .expense }.allSatisfy { madeBy[$0.id] == $0.mutationID })
+            #expect(page.changes.first { $0.entity == .order }?.mutationID == batch.mutations[0].id.rawValue)
+            #expect(try await Self.feed(server, carrier, since: 0).changes.filter { $0.seq <= feedEnd }.allSatisfy { $0.mutationID == nil })
 
             // Sent again: what applied replays, the refusals stand, the feed does not move.
             let replay = try await api.call(.mutations, json: batch, token: token).decode(MutationBatchResult.self).results

@@ -127,7 +127,8 @@ extension AppDatabase {
 
     /// Applies one page of the feed in one transaction: rows, the cursor,
     /// and then the driver's own pending changes on top, so an unsynced tap
-    /// is never hidden by an older server state arriving first.
+    /// is never hidden by an older server state arriving first. Pending
+    /// changes the page shows applied leave the outbox first.
     public func apply(_ page: SyncPage, syncedAt: Date) throws {
         try writer.write { db in
             if page.reset { try Self.clearRows(db) }
@@ -140,6 +141,7 @@ extension AppDatabase {
             }
             try db.execute(sql: "UPDATE sync_state SET cursor = ?, snapshot_after = ?, last_synced_at = ?",
                            arguments: [page.cursor, page.snapshotAfter, syncedAt.timeIntervalSince1970])
+            try Self.forgetApplied(page.changes, db)
             try Self.overlayPending(touching: Set(page.changes.map(\.id)), reset: page.reset, db)
         }
     }
@@ -167,6 +169,7 @@ extension AppDatabase {
             }
             try db.execute(sql: "UPDATE sync_state SET cursor = ?, last_synced_at = ?",
                            arguments: [cursor, syncedAt.timeIntervalSince1970])
+            try Self.forgetApplied(fresh, db)
             try Self.overlayPending(touching: Set(fresh.map(\.id)), reset: false, db)
             return true
         }

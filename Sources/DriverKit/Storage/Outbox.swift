@@ -289,6 +289,17 @@ extension AppDatabase {
         return db.changesCount > 0
     }
 
+    /// The driver's changes that feed entries say the server applied leave
+    /// the outbox: their effect is in the rows just stored, and laying them
+    /// over those rows again would hide what came after them (dispatch's
+    /// later edit, the driver's own later delete). An answer that still
+    /// arrives for one is ignored (`settle` skips what is no longer queued).
+    static func forgetApplied(_ changes: [Change], _ db: Database) throws {
+        for mutation in Set(changes.compactMap(\.mutation)) {
+            try db.cachedStatement(sql: "DELETE FROM outbox WHERE id = ?").execute(arguments: [mutation.rawValue])
+        }
+    }
+
     /// Re-applies pending changes over rows the server just sent (all of
     /// them after a snapshot reset). A change the new state no longer allows
     /// is left to the server to refuse; the cache shows the server's truth.

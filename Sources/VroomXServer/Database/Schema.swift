@@ -570,11 +570,20 @@ enum Schema {
             ALTER TABLE uploads ADD FOREIGN KEY (tenant_id, equipment_id) REFERENCES equipment (tenant_id, id) ON DELETE CASCADE;
             ALTER TABLE uploads ADD CHECK ((inspection_id IS NULL) <> (equipment_id IS NULL))
             """),
+
+        // Which of a driver's offline changes made each feed entry: a device
+        // that sees its own change in the feed knows the server applied it,
+        // even when the answer to the batch never came back.
+        Migration(version: 12, name: "mutation in feed", sql: """
+            ALTER TABLE change_log ADD COLUMN mutation_id TEXT CHECK (length(mutation_id) <= 64)
+            """),
     ]
 }
 
 /// A migration that adds an entity to the change log's CHECK constraint.
-/// SQLite cannot change a CHECK constraint, so the table is rebuilt there.
+/// SQLite cannot change a CHECK constraint, so the table is rebuilt there,
+/// with the columns it had before migration 12 (a later use must add
+/// `mutation_id`).
 enum ChangeLogEntities {
     static func sqlite(_ suffix: String, _ entities: [String]) -> String {
         """

@@ -6,6 +6,9 @@ import VroomXModels
 enum FeedJSON {
     static func write(_ change: Store.FeedEntry, into buffer: inout ByteBuffer) {
         buffer.writeString("{\"seq\":\(change.seq),\"entity\":\"\(change.entity.rawValue)\",\"id\":\"\(change.id)\",\"op\":\"\(change.operation.rawValue)\"")
+        if let mutation = change.mutationID {
+            buffer.writeString(",\"mutation\":\"\(mutation)\"")
+        }
         if let document = change.document {
             buffer.writeStaticString(",\"row\":")
             buffer.writeString(document)

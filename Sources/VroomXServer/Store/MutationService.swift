@@ -157,7 +157,7 @@ struct MutationService {
 
     /// Applies the mutation; its answer as stored for replay.
     private func appliedReply(_ mutation: Mutation, _ scope: Scope) async throws -> Store.StoredReply {
-        let (row, order) = try await execute(mutation, scope)
+        let (row, order) = try await TenantTransaction.$mutation.withValue(mutation.id) { try await execute(mutation, scope) }
         let result = MutationResult(id: mutation.id, outcome: .applied, row: row, order: order)
         return Store.StoredReply(status: 200, body: String(decoding: try JSONBody.encoder.encode(result), as: UTF8.self))
     }

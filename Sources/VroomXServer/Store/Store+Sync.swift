@@ -19,6 +19,8 @@ extension Store {
         public let id: String
         public let operation: ChangeOperation
         public let document: String?
+        /// The driver's offline change that made it, if one did.
+        public var mutationID: String? = nil
         /// Who may see it (used by the realtime hub to filter).
         let driverID: ID<Driver>?
         let dispatchVisible: Bool
@@ -42,7 +44,7 @@ extension Store {
             }
             let visibility: SQL = scope.driverID.map { "driver_id = \($0)" } ?? "dispatch_visible = 1"
             let rows = try await db.query("""
-                SELECT seq, entity, entity_id, op, payload, driver_id, dispatch_visible FROM change_log
+                SELECT seq, entity, entity_id, op, payload, driver_id, dispatch_visible, mutation_id FROM change_log
                 WHERE tenant_id = \(scope.tenant) AND \(visibility) AND seq > \(since)
                 ORDER BY seq LIMIT \(limit + 1)
                 """)
@@ -59,7 +61,7 @@ extension Store {
     func tenantChanges(_ tenant: ID<Tenant>, after since: Int64, limit: Int) async throws -> [FeedEntry] {
         try await read { db in
             try await db.query("""
-                SELECT seq, entity, entity_id, op, payload, driver_id, dispatch_visible FROM change_log
+                SELECT seq, entity, entity_id, op, payload, driver_id, dispatch_visible, mutation_id FROM change_log
                 WHERE tenant_id = \(tenant) AND seq > \(since) ORDER BY seq LIMIT \(limit)
                 """).map(Self.feedEntry)
         }
@@ -79,6 +81,7 @@ extension Store {
     static func feedEntry(_ row: SQLRow) throws -> FeedEntry {
         FeedEntry(seq: try row.int64("seq"), entity: try row.enumeration("entity"), id: try row.string("entity_id"),
                   operation: try row.enumeration("op"), document: try row.optionalString("payload"),
+                  mutationID: try row.optionalString("mutation_id"),
                   driverID: try row.optionalID("driver_id"), dispatchVisible: try row.bool("dispatch_visible"))
     }
 

@@ -102,12 +102,18 @@ struct RecordedChange: Sendable {
     let dispatchVisible: Bool
     /// The row as a client should store it (JSON); nil for deletes.
     let payload: String?
+    /// The driver's offline change (`POST /v1/mutations`) that made it, if one did.
+    let mutationID: String?
 }
 
 /// The executor of a tenant write, plus the changes it made.
 final class TenantTransaction: @unchecked Sendable {
     /// The transaction of the idempotent request being served, if any.
     @TaskLocal static var ambient: TenantTransaction?
+    /// The driver's offline change being applied, if any: the changes it
+    /// records name it, so the driver's device learns from the feed that it
+    /// was applied (see `Change.mutation`).
+    @TaskLocal static var mutation: ID<Mutation>?
 
     let db: any SQLExecutor
     let tenant: ID<Tenant>
@@ -145,20 +151,20 @@ final class TenantTransaction: @unchecked Sendable {
     /// visible to `driver` (its owner, if any) and to dispatch.
     func recordUpsert(_ entity: ChangeEntity, id: String, document: String, visibleTo driver: ID<Driver>?) {
         changes.append(RecordedChange(entity: entity, entityID: id, operation: .upsert,
-                                      driverID: driver, dispatchVisible: true, payload: document))
+                                      driverID: driver, dispatchVisible: true, payload: document, mutationID: Self.mutation?.rawValue))
     }
 
     /// Records that a row is gone for everyone who could see it.
     func recordDelete(_ entity: ChangeEntity, id: String, visibleTo driver: ID<Driver>?) {
         changes.append(RecordedChange(entity: entity, entityID: id, operation: .delete,
-                                      driverID: driver, dispatchVisible: true, payload: nil))
+                                      driverID: driver, dispatchVisible: true, payload: nil, mutationID: Self.mutation?.rawValue))
     }
 
     /// Records that a driver may no longer see a row (it was reassigned):
     /// their device drops it; dispatch still has it.
     func recordRevoke(_ entity: ChangeEntity, id: String, from driver: ID<Driver>) {
         changes.append(RecordedChange(entity: entity, entityID: id, operation: .delete,
-                                      driverID: driver, dispatchVisible: false, payload: nil))
+                                      driverID: driver, dispatchVisible: false, payload: nil, mutationID: Self.mutation?.rawValue))
     }
 
     /// Runs `body` as one step of the transaction (a savepoint): when it
@@ -210,11 +216,12 @@ final class TenantTransaction: @unchecked Sendable {
                 WITH counter AS (
                     UPDATE tenants SET change_seq = change_seq + \(count) WHERE id = \(tenant) RETURNING change_seq
                 ), logged AS (
-                    INSERT INTO change_log (tenant_id, seq, entity, entity_id, op, driver_id, dispatch_visible, payload, committed_at)
+                    INSERT INTO change_log (tenant_id, seq, entity, entity_id, op, driver_id, dispatch_visible, payload,
+                                            mutation_id, committed_at)
                     SELECT \(tenant), counter.change_seq - \(count) + v.ord, v.entity, v.entity_id, v.op, v.driver_id,
-                           v.dispatch_visible, v.payload, \(now)
+                           v.dispatch_visible, v.payload, v.mutation_id, \(now)
                     FROM counter, (VALUES \(values(first, firstOrdinal: 1, withCarrierAndTime: false)))
-                        AS v (ord, entity, entity_id, op, driver_id, dispatch_visible, payload)
+                        AS v (ord, entity, entity_id, op, driver_id, dispatch_visible, payload, mutation_id)
                 )
                 SELECT change_seq, pg_notify('vroomx_changes', \(tenant.rawValue) || ':' || change_seq) FROM counter
                 """) else { throw AppError.notFound("Carrier") }
@@ -242,19 +249,19 @@ final class TenantTransaction: @unchecked Sendable {
 
     private func insertChanges(_ rows: ArraySlice<RecordedChange>, firstSequence: Int64) async throws {
         try await db.execute("""
-            INSERT INTO change_log (seq, entity, entity_id, op, driver_id, dispatch_visible, payload, tenant_id, committed_at)
+            INSERT INTO change_log (seq, entity, entity_id, op, driver_id, dispatch_visible, payload, mutation_id, tenant_id, committed_at)
             VALUES \(values(rows, firstOrdinal: firstSequence, withCarrierAndTime: true))
             """)
     }
 
-    /// `(n, entity, entity_id, op, driver_id, dispatch_visible, payload[, tenant_id, committed_at])`
+    /// `(n, entity, entity_id, op, driver_id, dispatch_visible, payload, mutation_id[, tenant_id, committed_at])`
     /// for each change, n counting up from `firstOrdinal`.
     private func values(_ slice: ArraySlice<RecordedChange>, firstOrdinal: Int64, withCarrierAndTime: Bool) -> SQL {
         let tail: SQL = withCarrierAndTime ? ", \(tenant), \(now)" : ""
         return SQL.joined(slice.enumerated().map { offset, change in
             """
             (\(unsafeRaw: String(firstOrdinal + Int64(offset))), \(change.entity.rawValue), \(change.entityID),
-             \(change.operation.rawValue), \(change.driverID), \(change.dispatchVisible), \(change.payload)\(tail))
+             \(change.operation.rawValue), \(change.driverID), \(change.dispatchVisible), \(change.payload), \(change.mutationID)\(tail))
             """
         }, separator: ", ")
     }
