@@ -9,8 +9,13 @@ import NIOConcurrencyHelpers
 /// cancellation of its dispatch source, and after a few thousand launches
 /// (the driver fault test) libdispatch trapped on it and took the whole
 /// test process down.
+///
+/// It is started with `posix_spawn` (see `Spawn`), not Foundation's
+/// `Process`, whose `run()` on Linux now and then crashes the test process.
 public final class ChildProcess: Sendable {
-    private let process: Process
+    private let pid: pid_t
+    /// The exit status once the process has been reaped (its signal number when a signal ended it).
+    private let status = NIOLockedValueBox<Int32?>(nil)
     private struct Output {
         var text = ""
         /// Where the process writes; nil once the process has ended and all it wrote was read.
@@ -19,12 +24,8 @@ public final class ChildProcess: Sendable {
     private let output: NIOLockedValueBox<Output>
 
     public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }
-        process.environment = env
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-child-\(UUID().uuidString)").path
         guard FileManager.default.createFile(atPath: path, contents: nil),
               let writer = FileHandle(forWritingAtPath: path), let reader = FileHandle(forReadingAtPath: path) else {
@@ -32,15 +33,13 @@ public final class ChildProcess: Sendable {
         }
         unlink(path)  // the open handles keep it; nothing is left behind
         defer { try? writer.close() }  // the child has its own copy
-        process.standardOutput = writer
-        process.standardError = writer
-        process.standardInput = FileHandle.nullDevice
-        output = NIOLockedValueBox(Output(reader: reader))
-        do { try process.run() } catch {
+        do {
+            pid = try Spawn.start(executable, arguments, environment: env, output: writer.fileDescriptor)
+        } catch {
             try? reader.close()
             throw error
         }
-        self.process = process
+        output = NIOLockedValueBox(Output(reader: reader))
     }
 
     deinit {
@@ -50,7 +49,7 @@ public final class ChildProcess: Sendable {
     /// Everything the process wrote so far. Once it has ended, the last
     /// read closes the file.
     public var text: String {
-        let ended = !process.isRunning
+        let ended = !isRunning
         return output.withLockedValue { output in
             guard let reader = output.reader else { return output.text }
             if let data = try? reader.readToEnd(), !data.isEmpty {
@@ -77,14 +76,35 @@ public final class ChildProcess: Sendable {
         }
         return (child.exitStatus ?? -1, child.text)
     }
-    public var isRunning: Bool { process.isRunning }
-    public var exitStatus: Int32? { isRunning ? nil : process.terminationStatus }
+    /// Whether the process still runs; the first call after it ended reaps it.
+    public var isRunning: Bool {
+        status.withLockedValue { status in
+            guard status == nil else { return false }
+            var raw: Int32 = 0
+            let reaped = waitpid(pid, &raw, WNOHANG)
+            if reaped == pid {
+                // Exited: its code; ended by a signal: the signal's number (as Foundation reports it).
+                status = raw & 0x7f == 0 ? (raw >> 8) & 0xff : raw & 0x7f
+            } else if reaped == -1 && errno != EINTR {
+                status = -1
+            }
+            return status == nil
+        }
+    }
+    public var exitStatus: Int32? { isRunning ? nil : status.withLockedValue { $0 } }
+
+    /// Sends a signal while the process has not been reaped (its pid cannot have been reused yet).
+    private func signal(_ number: Int32) {
+        status.withLockedValue { status in
+            if status == nil { _ = kill(pid, number) }
+        }
+    }
 
     /// Waits until the output contains `marker`.
     public func waitFor(_ marker: String, timeout: Duration = .seconds(30)) async throws {
         let deadline = ContinuousClock.now + timeout
         while !text.contains(marker) {
-            guard process.isRunning else { throw ProcessError("process exited before \"\(marker)\": \(text)") }
+            guard isRunning else { throw ProcessError("process exited before \"\(marker)\": \(text)") }
             guard ContinuousClock.now < deadline else { throw ProcessError("timed out waiting for \"\(marker)\": \(text)") }
             try await Task.sleep(for: .milliseconds(20))
         }
@@ -92,21 +112,21 @@ public final class ChildProcess: Sendable {
 
     /// Stops the process (SIGTERM, then SIGKILL after `grace`) and waits for it.
     public func stop(grace: Duration = .seconds(5)) async {
-        guard process.isRunning else { return }
-        process.terminate()
+        guard isRunning else { return }
+        signal(SIGTERM)
         let deadline = ContinuousClock.now + grace
-        while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        while isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        signal(SIGKILL)
         await exit()
     }
 
     /// Sends SIGTERM (a graceful shutdown) without waiting.
-    public func terminate() { process.terminate() }
+    public func terminate() { signal(SIGTERM) }
 
     /// Waits for the process to exit; false if it still runs after `timeout`.
     public func waitForExit(timeout: Duration) async -> Bool {
         let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
+        while isRunning {
             guard ContinuousClock.now < deadline else { return false }
             try? await Task.sleep(for: .milliseconds(20))
         }
@@ -115,14 +135,12 @@ public final class ChildProcess: Sendable {
 
     /// Kills the process at once, as a crash or `kill -9` would.
     public func kill9() async {
-        kill(process.processIdentifier, SIGKILL)
+        signal(SIGKILL)
         await exit()
     }
 
-    /// Waits for the process to end by polling, never `waitUntilExit()`:
-    /// that spins the calling thread's run loop, which on Linux can block a
-    /// thread of the cooperative pool for good (a test run that hung with
-    /// no CPU use). `isRunning` is updated by Foundation's own thread.
+    /// Waits for the process to end by polling (`waitpid` without blocking):
+    /// a blocking wait would hold a thread of the cooperative pool.
     private func exit() async {
         while isRunning { try? await Task.sleep(for: .milliseconds(10)) }
     }
@@ -195,14 +213,9 @@ public struct SMTPTestServer: Sendable {
 
     /// Whether python3 with aiosmtpd is installed (`.ci/run` installs it).
     public static var isAvailable: Bool {
-        let check = Process()
-        check.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        check.arguments = ["python3", "-c", "import aiosmtpd, cryptography"]
-        check.standardOutput = FileHandle.nullDevice
-        check.standardError = FileHandle.nullDevice
-        guard (try? check.run()) != nil else { return false }
-        while check.isRunning { usleep(10_000) }  // not waitUntilExit(): see `ChildProcess.exit()`
-        return check.terminationStatus == 0
+        guard let check = try? ChildProcess("/usr/bin/env", ["python3", "-c", "import aiosmtpd, cryptography"]) else { return false }
+        while check.isRunning { usleep(10_000) }
+        return check.exitStatus == 0
     }
 }
 
