@@ -244,6 +244,26 @@ struct InspectionTests {
         await live.stop()
     }
 
+    @Test("a copy not yet recorded (another process between copying and recording it) is kept; one left unlisted for an hour is deleted")
+    func unlistedCopies() async throws {
+        let clock = TestClock()
+        let scene = try await DriverScene.make { try DriverDevice.make(server: $0, clock: clock.read) }
+        let app = scene.app
+        let directory = scene.device.stateDirectory.appendingPathComponent("uploads")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let copy = directory.appendingPathComponent(UUID().uuidString.lowercased())
+        try Data(MediaSamples.jpeg(size: 1024)).write(to: copy)
+        await app.uploads.stop()
+        await app.uploads.start()
+        #expect(FileManager.default.fileExists(atPath: copy.path))
+        clock.advance(by: UploadQueue.unlistedCopyAge + 60)
+        await app.uploads.stop()
+        await app.uploads.start()
+        #expect(!FileManager.default.fileExists(atPath: copy.path))
+        await app.shutdown()
+        await scene.live.stop()
+    }
+
     @Test("an app killed mid-upload resumes after restart without sending acknowledged bytes again")
     func resumesAfterRestart() async throws {
         let chunk = 64 << 10

@@ -26,6 +26,8 @@ public actor UploadQueue {
     private var runner: Task<Void, Never>?
     private var networkWatcher: Task<Void, Never>?
     private var sleeper: Task<Void, Never>?
+    /// Set by `wake` until the runner next looks for a file.
+    private var woken = false
 
     init(database: AppDatabase, api: APIClient, network: any NetworkMonitor, directory: URL, clock: @escaping @Sendable () -> Date,
          chunkSize: Int = 1 << 20, logger: Logger) {
@@ -127,11 +129,33 @@ public actor UploadQueue {
     }
 
     /// Copies whose queue entry is gone (the inspection went to another
-    /// driver, or the app died between copying and recording) are deleted.
+    /// driver, or the app died between copying and recording) are deleted —
+    /// once they are an hour old: a copy is made before it is recorded, and
+    /// another process on the device (the terminal client runs several) may
+    /// be between the two.
     private func deleteUnlistedCopies() {
         guard let listed = try? Set(database.uploads().map { URL(fileURLWithPath: $0.path).lastPathComponent }),
               let copies = try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil) else { return }
-        for copy in copies where !listed.contains(copy.lastPathComponent) { try? FileManager.default.removeItem(at: copy) }
+        let settled = clock().addingTimeInterval(-Self.unlistedCopyAge)
+        for copy in copies where !listed.contains(copy.lastPathComponent) {
+            guard let made = Self.statusChanged(copy), made < settled else { continue }
+            try? FileManager.default.removeItem(at: copy)
+        }
+    }
+
+    public static let unlistedCopyAge: TimeInterval = 3600
+
+    /// When the file was created or last changed (its inode's change time,
+    /// which copying attributes from the original cannot set back).
+    static func statusChanged(_ file: URL) -> Date? {
+        var info = stat()
+        guard stat(file.path, &info) == 0 else { return nil }
+        #if canImport(Darwin)
+        let changed = info.st_ctimespec
+        #else
+        let changed = info.st_ctim
+        #endif
+        return Date(timeIntervalSince1970: TimeInterval(changed.tv_sec) + TimeInterval(changed.tv_nsec) / 1e9)
     }
 
     public func stop() async {
@@ -159,16 +183,27 @@ public actor UploadQueue {
     }
 
     /// Looks for due files now (a sync may have made some sendable).
-    public func wake() { sleeper?.cancel() }
+    public func wake() {
+        woken = true
+        sleeper?.cancel()
+    }
 
-    /// Sleeps until the next file is due (at most a minute), or until woken.
+    /// Sleeps until the next file is due (at most a minute), until woken, or
+    /// until stopped. A wake or a stop that came while the queue was looking
+    /// for a file (this actor let others in meanwhile) is not lost: a file
+    /// queued then goes at once, and a stop does not wait out the minute.
     private func nap() async {
+        guard !woken, !Task.isCancelled else {
+            woken = false
+            return
+        }
         let next = (try? database.nextUploadRetry()).flatMap { $0 }
         let seconds = next.map { min(max($0.timeIntervalSince(clock()), 0.05), 60) } ?? 60
         let task = Task { _ = try? await Task.sleep(for: .milliseconds(Int(seconds * 1000))) }
         sleeper = task
-        await task.value
+        await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }
         sleeper = nil
+        woken = false
     }
 
     /// Sends the next due file, if there is one and the network is up.
