@@ -256,6 +256,51 @@ struct ReliabilityTests {
         await live.stop()
     }
 
+    @Test("a change that altered nothing on the server is known applied from the feed too: a second, identical ETA is not laid over dispatch's")
+    func unchangedChangeSeenInFeed() async throws {
+        let transport = FlakyTransport()
+        let scene = try await DriverScene.make { try DriverDevice.make(server: $0, transport: transport) }
+        let (server, carrier, live, app) = (scene.server, scene.carrier, scene.live, scene.app)
+        let order = carrier.orders[carrier.trips[0][0].id]![0]
+        transport.only = "/v1/mutations"
+        transport.mode = .loseAnswers
+        let eta = server.clock.now.addingTimeInterval(3 * 86_400)
+        try app.submitETA(order.id, delivery: eta)
+        try app.submitETA(order.id, delivery: eta)       // the same again: nothing to change on the server
+        await app.syncNow()
+        #expect(try app.database.unsyncedCount() == 0)
+        let dispatchETA = server.clock.now.addingTimeInterval(4 * 86_400)
+        _ = try await server.store.updateOrder(order.id, UpdateOrderRequest(deliveryETA: dispatchETA), tenant: carrier.tenant.id)
+        transport.mode = .normal
+        await app.syncNow()
+        let onPhone = try #require(try app.database.orders().first { $0.id == order.id })
+        #expect(onPhone.deliveryETA.map(WireTime.milliseconds) == WireTime.milliseconds(dispatchETA))
+        #expect(onPhone.version == (try await server.store.order(order.id, carrier.scope)).version)
+        await app.shutdown()
+        await live.stop()
+    }
+
+    @Test("changes sent without an answer while the pull failed too are looked for in the feed before they go again")
+    func unansweredLookedUpBeforeResent() async throws {
+        let transport = FlakyTransport()
+        let scene = try await DriverScene.make { try DriverDevice.make(server: $0, transport: transport) }
+        let (server, carrier, live, app) = (scene.server, scene.carrier, scene.live, scene.app)
+        let trip = carrier.trips[0][0].id
+        transport.mode = .loseAnswers                     // every answer, the pull's too
+        let expense = try app.createExpense(trip: trip, category: .tolls, amountCents: 700)
+        await app.syncNow()
+        #expect(try app.database.unsyncedCount() == 1)
+        let batches = transport.batches
+        transport.mode = .normal
+        await app.syncNow()
+        #expect(try app.database.unsyncedCount() == 0)
+        #expect(transport.batches == batches, "the feed showed it applied: not sent again")
+        #expect(try await Self.serverExpenses(server, carrier, trip: trip).filter { $0.id == expense }.count == 1)
+        #expect(try app.database.expenses(trip: trip).contains { $0.id == expense })
+        await app.shutdown()
+        await live.stop()
+    }
+
     @Test("a delete never overtakes its failed create: deleting an expense whose creation keeps failing cancels both")
     func deleteAfterFailedCreate() async throws {
         let transport = FlakyTransport()

@@ -57,6 +57,7 @@ final class FlakyTransport: HTTPTransport, Sendable {
         var only: String?
         var sent = 0
         var pulls = 0
+        var batches = 0
         var held: [CheckedContinuation<Void, Never>] = []
         /// Requests to URLs containing this wait until `release`.
         var holding: String?
@@ -78,6 +79,8 @@ final class FlakyTransport: HTTPTransport, Sendable {
     var sent: Int { state.withLockedValue { $0.sent } }
     /// Of them, pulls of the change feed (`GET /v1/sync`).
     var pulls: Int { state.withLockedValue { $0.pulls } }
+    /// Of them, mutation batches (`POST /v1/mutations`).
+    var batches: Int { state.withLockedValue { $0.batches } }
 
     /// Holds mutation batches (after they are written, before they are sent) until `release`.
     func holdMutations() { hold("/v1/mutations") }
@@ -116,8 +119,8 @@ final class FlakyTransport: HTTPTransport, Sendable {
             return HTTPResponseData(status: 413, headers: [:], body: Data(body.utf8))
         case .normal, .loseAnswers, .tooLarge:
             let response = try await real.send(request)
-            let isPull = request.url.contains(Endpoint.sync.path() + "?")
-            state.withLockedValue { $0.sent += 1; if isPull { $0.pulls += 1 } }
+            let isPull = request.url.contains(Endpoint.sync.path() + "?"), isBatch = request.url.contains(Endpoint.mutations.path())
+            state.withLockedValue { $0.sent += 1; if isPull { $0.pulls += 1 }; if isBatch { $0.batches += 1 } }
             if applies && mode == .loseAnswers { throw TransportError(description: "answer lost (test)") }
             return response
         }

@@ -396,6 +396,15 @@ extension AppDatabase {
         }
     }
 
+    /// Whether a change of the signed-in driver went out once without an answer and still waits.
+    func hasUnansweredSends() throws -> Bool {
+        try reader.read { db in
+            try Bool.fetchOne(db, sql: """
+                SELECT EXISTS (SELECT 1 FROM outbox WHERE owner IS ? AND maybe_applied = 1 AND (status = 'pending' OR failure = 'transient'))
+                """, arguments: [try Self.ownerID(db)]) ?? false
+        }
+    }
+
     /// When the signed-in driver's next waiting change is due, if one waits.
     func nextAttempt() throws -> Date? {
         try reader.read { db in

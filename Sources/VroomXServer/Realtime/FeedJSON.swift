@@ -26,7 +26,7 @@ enum FeedJSON {
     }
 
     static func capacity(_ changes: [Store.FeedEntry]) -> Int {
-        changes.reduce(96) { $0 + ($1.document?.utf8.count ?? 0) + 96 }
+        changes.reduce(96) { $0 + ($1.document?.utf8.count ?? 0) + 160 }
     }
 
     /// A realtime message: `{"type":…,"changes":[…],"cursor":N}`.

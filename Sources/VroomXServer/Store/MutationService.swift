@@ -157,7 +157,16 @@ struct MutationService {
 
     /// Applies the mutation; its answer as stored for replay.
     private func appliedReply(_ mutation: Mutation, _ scope: Scope) async throws -> Store.StoredReply {
-        let (row, order) = try await TenantTransaction.$mutation.withValue(mutation.id) { try await execute(mutation, scope) }
+        let (row, order) = try await TenantTransaction.$mutation.withValue(mutation.id) {
+            let transaction = TenantTransaction.ambient
+            let recorded = transaction?.recordedCount
+            let applied = try await execute(mutation, scope)
+            // One that changed nothing (the status the order already had, the same ETA) still tells the device it was applied.
+            if let transaction, transaction.recordedCount == recorded, let row = applied.row, let driver = scope.driverID {
+                try transaction.recordUnchanged(row, for: driver)
+            }
+            return applied
+        }
         let result = MutationResult(id: mutation.id, outcome: .applied, row: row, order: order)
         return Store.StoredReply(status: 200, body: String(decoding: try JSONBody.encoder.encode(result), as: UTF8.self))
     }

@@ -167,6 +167,18 @@ final class TenantTransaction: @unchecked Sendable {
                                       driverID: driver, dispatchVisible: false, payload: nil, mutationID: Self.mutation?.rawValue))
     }
 
+    /// How many changes this transaction has recorded so far.
+    var recordedCount: Int { changes.count }
+
+    /// Records a row as it stands for its driver alone: what an applied
+    /// mutation that changed nothing leaves in the feed, so the driver's
+    /// device learns it was applied (`Change.mutation`) like any other.
+    func recordUnchanged(_ row: ChangeRow, for driver: ID<Driver>) throws {
+        let (id, document) = try row.storedDocument()
+        changes.append(RecordedChange(entity: row.entity, entityID: id, operation: .upsert,
+                                      driverID: driver, dispatchVisible: false, payload: document, mutationID: Self.mutation?.rawValue))
+    }
+
     /// Runs `body` as one step of the transaction (a savepoint): when it
     /// throws, what it wrote and the changes it recorded are undone and the
     /// transaction can go on. When the undo fails, the transaction is lost
@@ -274,6 +286,21 @@ enum WireDocument {
 
     static func encode<T: Encodable>(_ value: T) throws -> String {
         String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+}
+
+extension ChangeRow {
+    /// The row's id and its document as stored and carried by the feed.
+    func storedDocument() throws -> (id: String, document: String) {
+        switch self {
+        case .driver(let value): return (value.id.rawValue, try WireDocument.encode(value))
+        case .trip(let value): return (value.id.rawValue, try WireDocument.encode(value))
+        case .order(let value): return (value.id.rawValue, try WireDocument.encode(value))
+        case .expense(let value): return (value.id.rawValue, try WireDocument.encode(value))
+        case .notification(let value): return (value.id.rawValue, try WireDocument.encode(value))
+        case .inspection(let value): return (value.id.rawValue, try WireDocument.encode(value))
+        case .equipment(let value): return (value.id.rawValue, try WireDocument.encode(value))
+        }
     }
 }
 
