@@ -117,6 +117,36 @@ struct SyncFeedTests {
         }
     }
 
+    @Test("a full page ends between two mutations' entries, never inside one (unless one alone fills it)", arguments: TestBackend.available)
+    func pageEndsBetweenMutations(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let a = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let start = try await server.store.changeCounter(a.tenant.id).counter
+        let (first, second, third) = (ID<Mutation>(), ID<Mutation>(), ID<Mutation>())
+        let made: [ID<Mutation>?] = [first, second, second, second, nil, third, third, third, third]
+        try await server.store.database.write { db in
+            for (offset, mutation) in made.enumerated() {
+                try await db.execute("""
+                    INSERT INTO change_log (tenant_id, seq, entity, entity_id, op, driver_id, dispatch_visible, payload, mutation_id, committed_at)
+                    VALUES (\(a.tenant.id), \(start + 1 + Int64(offset)), 'expense', \(UUID().uuidString.lowercased()), 'delete', NULL, 1, NULL,
+                            \(mutation?.rawValue), \(Date()))
+                    """)
+            }
+            try await db.execute("UPDATE tenants SET change_seq = \(start + Int64(made.count)) WHERE id = \(a.tenant.id)")
+        }
+        var pages: [[String?]] = []
+        var cursor = start
+        while true {
+            let page = try await server.store.feed(since: cursor, limit: 3, a.scope)
+            pages.append(page.changes.map(\.mutationID))
+            #expect(page.cursor == page.changes.last?.seq ?? cursor)
+            cursor = page.cursor
+            if !page.hasMore { break }
+        }
+        let (m1, m2, m3) = (first.rawValue, second.rawValue, third.rawValue)
+        #expect(pages == [[m1], [m2, m2, m2], [nil], [m3, m3, m3], [m3]], "\(pages)")
+    }
+
     @Test("8 concurrent writers × 500 writes: a follower sees every number once, in order", arguments: TestBackend.available)
     func concurrentWritersGapFree(_ backend: TestBackend) async throws {
         let server = try await TestServer.make(backend) { $0.databasePoolSize = 12 }

@@ -145,9 +145,26 @@ public final class ChildProcess: Sendable {
         while isRunning { try? await Task.sleep(for: .milliseconds(10)) }
     }
 
-    /// A TCP port nothing listens on right now (a plain socket: no event
-    /// loop to block on from a test's task).
+    /// A TCP port nothing uses right now, for a server a test starts (a
+    /// plain socket: no event loop to block on from a test's task).
+    ///
+    /// Taken below the range the kernel hands outgoing connections
+    /// (32768–60999 here): a port from that range, free when checked, was
+    /// once taken by one of the test process's own client connections
+    /// before the server bound it ("Address already in use").
     public static func freePort() throws -> Int {
+        for _ in 0..<200 {
+            let port = Int.random(in: 20_000..<32_000)
+            // Never the same port twice in a run: one handed out may not be bound yet.
+            guard handedOut.withLockedValue({ $0.insert(port).inserted }) else { continue }
+            if try bindable(port) { return port }
+        }
+        throw ProcessError("no free port between 20000 and 32000")
+    }
+
+    private static let handedOut = NIOLockedValueBox<Set<Int>>([])
+
+    private static func bindable(_ port: Int) throws -> Bool {
         #if canImport(Glibc)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -157,14 +174,12 @@ public final class ChildProcess: Sendable {
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
+        address.sin_port = UInt16(port).bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        let length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 }
         }
-        guard bound else { throw ProcessError("bind: \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 

@@ -50,10 +50,23 @@ extension Store {
                 """)
             var entries = try rows.map(Self.feedEntry)
             let hasMore = entries.count > limit
-            if hasMore { entries.removeLast() }
+            if hasMore {
+                let next = entries.removeLast()
+                Self.endPage(&entries, before: next)
+            }
             return FeedPage(changes: entries, cursor: hasMore ? entries.last!.seq : counter, hasMore: hasMore,
                             reset: false, snapshotAfter: nil)
         }
+    }
+
+    /// Ends a full page between two mutations' entries, not inside one's
+    /// (unless that one alone fills the page): a device takes a mutation out
+    /// of its outbox at its first entry and stops laying it over the rows,
+    /// so its other rows (an inspection's order) come in the same page.
+    static func endPage(_ entries: inout [FeedEntry], before next: FeedEntry) {
+        guard let mutation = next.mutationID, entries.last?.mutationID == mutation,
+              let lastOther = entries.lastIndex(where: { $0.mutationID != mutation }) else { return }
+        entries.removeSubrange((lastOther + 1)...)
     }
 
     /// Changes after `since` for everyone in the carrier (the realtime hub
