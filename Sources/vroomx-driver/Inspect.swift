@@ -101,11 +101,12 @@ struct Inspect: AsyncParsableCommand {
 }
 
 extension Session {
-    /// Sends queued files now, with a progress bar per file on a terminal.
-    /// Stops when the network is down; what is left waits on the device.
-    func sendUploads(of inspection: ID<Inspection>? = nil) async throws {
+    /// Sends queued files now, with a progress bar per file on a terminal
+    /// (nothing is written when `quiet`: the caller prints JSON). Stops
+    /// when the network is down; what is left waits on the device.
+    func sendUploads(of inspection: ID<Inspection>? = nil, quiet: Bool = false) async throws {
         let app = self.app
-        let bars = terminal.colors
+        let bars = terminal.colors && !quiet
         let watcher = Task { @MainActor in
             var shown: [String: Int] = [:]
             while !Task.isCancelled {
@@ -121,6 +122,7 @@ extension Session {
         defer { watcher.cancel() }
         var reported: Set<String> = []
         while await app.uploads.processDue() {
+            if quiet { continue }
             for item in try app.database.uploads(inspection: inspection) where !reported.contains(item.id) {
                 switch item.status {
                 case .completed:

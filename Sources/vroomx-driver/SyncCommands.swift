@@ -28,7 +28,7 @@ struct Sync: AsyncParsableCommand {
             var online = await session.syncIfPossible(quiet: output.json)
             try session.requireSessionStillActive()
             if try app.database.pendingUploadCount() > 0, app.network.isOnline {
-                try await session.sendUploads()
+                try await session.sendUploads(quiet: output.json)
                 online = await session.syncIfPossible(quiet: true)
             }
             try session.requireSessionStillActive()

@@ -128,7 +128,9 @@ public final class DriverFaultSchedule {
     /// Runs the schedule and the accounting; the report says what was wrong.
     public func run() async throws -> Report {
         let started = ContinuousClock.now
-        defer { try? FileManager.default.removeItem(at: data.deletingLastPathComponent()) }
+        let root = data.deletingLastPathComponent()
+        // A failed run keeps the server's data and the device's state folder to look into.
+        defer { if report.problems.isEmpty { try? FileManager.default.removeItem(at: root) } }
         try await startServer()
         proxy = try FaultProxy(upstreamPort: serverPort)
         defer { proxy.stop() }
@@ -146,7 +148,7 @@ public final class DriverFaultSchedule {
             let lines = (server?.text ?? "").split(separator: "\n")
             let log = lines.suffix(40).joined(separator: "\n")
             let sessions = lines.filter { $0.contains("refresh") || $0.contains("session") || $0.contains("/v1/auth") }.suffix(30).joined(separator: "\n")
-            report.diagnostics = "vroomx-driver sync (exit \(sync.status)):\n\(sync.output)\nserver log (last 40 lines):\n\(log)"
+            report.diagnostics = "kept: \(root.path)\nvroomx-driver sync (exit \(sync.status)):\n\(sync.output)\nserver log (last 40 lines):\n\(log)"
                 + "\nserver log, sessions (last 30):\n\(sessions)"
         }
         report.seconds = (ContinuousClock.now - started).seconds
@@ -543,7 +545,8 @@ public final class DriverFaultSchedule {
             let result = try await command(["sync", "--retry", "--json"], skew: nil, step: options.operations)
             report.finalSyncRounds = round
             guard [0, 1, 75].contains(result.status), let state = Self.decodeJSON(SyncState.self, result.output) else {
-                report.problems.append("final sync exited \(result.status): \(result.output.suffix(800))")
+                report.problems.append("final sync exited \(result.status), its JSON unread: \(result.output.prefix(600))"
+                                       + (result.output.count > 600 ? " … \(result.output.suffix(400))" : ""))
                 return
             }
             final = state
@@ -562,10 +565,12 @@ public final class DriverFaultSchedule {
         try await compareCache()
     }
 
-    /// The JSON a command printed (notes on standard error may come first).
+    /// The JSON a command printed: from the first line that opens it (notes
+    /// on standard error may come first, and may hold braces themselves).
     static func decodeJSON<T: Decodable>(_ type: T.Type, _ output: String) -> T? {
-        guard let start = output.firstIndex(where: { $0 == "{" || $0 == "[" }) else { return nil }
-        return try? WireJSON.decoder().decode(type, from: Data(output[start...].utf8))
+        let lines = output.split(separator: "\n", omittingEmptySubsequences: false)
+        guard let first = lines.firstIndex(where: { $0.hasPrefix("{") || $0.hasPrefix("[") }) else { return nil }
+        return try? WireJSON.decoder().decode(type, from: Data(lines[first...].joined(separator: "\n").utf8))
     }
 
     struct SyncState: Decodable {
