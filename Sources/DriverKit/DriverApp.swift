@@ -26,6 +26,9 @@ public final class DriverApp {
         public var realtime = true
         /// Bytes per upload request; each acknowledged chunk is never sent again.
         public var uploadChunkSize = 1 << 20
+        /// How old a file in the upload folder that the queue does not list
+        /// must be before the queue deletes it (see `UploadQueue.start`).
+        public var leftoverCopyAge: TimeInterval = 3600
         public var logger = Logger(label: "vroomx.driverkit")
 
         public init(serverURL: String, stateDirectory: URL) {
@@ -75,7 +78,7 @@ public final class DriverApp {
         push = PushController(database: database, sync: sync, service: configuration.pushNotifications, clock: configuration.clock)
         uploads = UploadQueue(database: database, api: api, network: network,
                               directory: configuration.stateDirectory.appendingPathComponent("uploads"), clock: configuration.clock,
-                              chunkSize: configuration.uploadChunkSize, logger: configuration.logger)
+                              chunkSize: configuration.uploadChunkSize, leftoverAge: configuration.leftoverCopyAge, logger: configuration.logger)
         status.follow(database)
         push.follow()
         let sync = self.sync

@@ -186,6 +186,32 @@ struct MutationTests {
         }
     }
 
+    @Test("a mutation that changes nothing leaves one feed entry naming it, for its driver alone, with the row as it stands",
+          arguments: TestBackend.available)
+    func unchangedMutationIsAcknowledged(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let order = carrier.orders[carrier.trips[0][0].id]![0]
+        let driverScope = Scope.driver(tenant: carrier.tenant.id, driver: carrier.driverID(0))
+        let eta = server.clock.now.addingTimeInterval(3 * 86_400)
+        let first = Mutation(.updateOrderETA(.init(orderID: order.id, deliveryETA: eta)))
+        let again = Mutation(.updateOrderETA(.init(orderID: order.id, deliveryETA: eta)))
+        try await server.run { api in
+            let token = carrier.driver.accessToken
+            _ = try await api.call(.mutations, json: MutationBatch([first]), token: token)
+            let before = try await server.store.changeCounter(carrier.tenant.id).counter
+            let results = try await api.call(.mutations, json: MutationBatch([again]), token: token).decode(MutationBatchResult.self).results
+            #expect(results.map(\.outcome) == [.applied])
+            let current = try await server.store.order(order.id, carrier.scope)
+            let mine = try await server.store.feed(since: before, limit: 100, driverScope).changes
+            #expect(mine.map(\.mutationID) == [again.id.rawValue])
+            #expect(mine.first.map { $0.entity == .order && $0.id == order.id.rawValue && $0.operation == .upsert } == true)
+            let row = try mine.first?.document.map { try WireJSON.decoder().decode(Order.self, from: Data($0.utf8)) }
+            #expect(row?.version == current.version)
+            #expect(try await server.store.feed(since: before, limit: 100, carrier.scope).changes.isEmpty, "dispatch sees nothing")
+        }
+    }
+
     @Test("the same long batch sent four times at once applies each mutation once; an id reused for another change is refused on its own",
           arguments: TestBackend.available)
     func concurrentBatches(_ backend: TestBackend) async throws {

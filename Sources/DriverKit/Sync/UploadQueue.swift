@@ -30,7 +30,8 @@ public actor UploadQueue {
     private var woken = false
 
     init(database: AppDatabase, api: APIClient, network: any NetworkMonitor, directory: URL, clock: @escaping @Sendable () -> Date,
-         chunkSize: Int = 1 << 20, logger: Logger) {
+         chunkSize: Int = 1 << 20, leftoverAge: TimeInterval = 3600, logger: Logger) {
+        self.leftoverAge = leftoverAge
         self.database = database
         self.api = api
         self.network = network
@@ -130,20 +131,25 @@ public actor UploadQueue {
 
     /// Copies whose queue entry is gone (the inspection went to another
     /// driver, or the app died between copying and recording) are deleted —
-    /// once they are an hour old: a copy is made before it is recorded, and
-    /// another process on the device (the terminal client runs several) may
-    /// be between the two.
+    /// once they are `leftoverAge` old (an hour): a copy is made before it is
+    /// recorded, and another process on the device (the terminal client runs
+    /// several) may be between the two. Ages are told by the file system's
+    /// own clock (a marker file written now), not the device's, which a
+    /// driver may set anywhere.
     private func deleteUnlistedCopies() {
+        let marker = directory.appendingPathComponent(Self.markerName)
         guard let listed = try? Set(database.uploads().map { URL(fileURLWithPath: $0.path).lastPathComponent }),
-              let copies = try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil) else { return }
-        let settled = clock().addingTimeInterval(-Self.unlistedCopyAge)
-        for copy in copies where !listed.contains(copy.lastPathComponent) {
-            guard let made = Self.statusChanged(copy), made < settled else { continue }
+              let copies = try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil),
+              FileManager.default.createFile(atPath: marker.path, contents: Data()),
+              let now = Self.statusChanged(marker) else { return }
+        for copy in copies where copy.lastPathComponent != Self.markerName && !listed.contains(copy.lastPathComponent) {
+            guard let made = Self.statusChanged(copy), now.timeIntervalSince(made) > leftoverAge else { continue }
             try? FileManager.default.removeItem(at: copy)
         }
     }
 
-    public static let unlistedCopyAge: TimeInterval = 3600
+    private let leftoverAge: TimeInterval
+    private static let markerName = ".now"
 
     /// When the file was created or last changed (its inode's change time,
     /// which copying attributes from the original cannot set back).

@@ -162,8 +162,9 @@ struct MutationService {
             let recorded = transaction?.recordedCount
             let applied = try await execute(mutation, scope)
             // One that changed nothing (the status the order already had, the same ETA) still tells the device it was applied.
-            if let transaction, transaction.recordedCount == recorded, let row = applied.row, let driver = scope.driverID {
-                try transaction.recordUnchanged(row, for: driver)
+            if let transaction, transaction.recordedCount == recorded, let row = applied.row, let driver = scope.driverID,
+               let current = try await lockedCurrentRow(row, scope, transaction.db) {
+                try transaction.recordUnchanged(current, for: driver)
             }
             return applied
         }
@@ -225,6 +226,29 @@ struct MutationService {
             // Positions are not rows of the device's cache; the arrivals they make reach it through the feed.
             _ = try await store.recordLocations(request, scope)
             return (nil, nil)
+        }
+    }
+
+    /// The row a mutation that changed nothing returned, read again in the
+    /// driver's scope and, on PostgreSQL, locked until commit (with what
+    /// decides who sees it): dispatch's edit or reassignment of it then
+    /// comes after this in the feed, never before a stale copy of it. Nil
+    /// when the driver may no longer see it.
+    private func lockedCurrentRow(_ row: ChangeRow, _ scope: Scope, _ db: any SQLExecutor) async throws -> ChangeRow? {
+        switch row {
+        case .order(let order):
+            return try await store.lockOrder(order.id, scope, db).map(ChangeRow.order)
+        case .inspection(let inspection):
+            guard try await store.lockOrder(inspection.orderID, scope, db) != nil else { return nil }
+            return try await store.fetchVisibleInspection(inspection.id, scope, db).map(ChangeRow.inspection)
+        case .expense(let expense):
+            return try await store.lockExpense(expense.id, trip: expense.tripID, scope, db).map(ChangeRow.expense)
+        case .equipment(let unit):
+            return try await store.fetchEquipment(unit.id, scope, locking: true, db).map(ChangeRow.equipment)
+        case .notification:
+            return row  // a driver's own message never changes hands, and read stays read
+        case .driver, .trip:
+            return nil
         }
     }
 

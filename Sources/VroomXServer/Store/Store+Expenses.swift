@@ -66,6 +66,15 @@ extension Store {
         }
     }
 
+    /// An expense on a trip the caller may see, the trip's row and then the
+    /// expense's held until the transaction ends (PostgreSQL).
+    func lockExpense(_ id: ID<Expense>, trip: ID<Trip>, _ scope: Scope, _ db: any SQLExecutor) async throws -> Expense? {
+        guard try await lockTrip(trip, scope, db) != nil else { return nil }
+        return try await db.first("""
+            SELECT \(Expense.columns) FROM trip_expenses WHERE tenant_id = \(scope.tenant) AND id = \(id) AND trip_id = \(trip)\(Self.lockingRows(db))
+            """).map(Expense.init(row:))
+    }
+
     /// The stored expense with this one's id, when it is the same expense
     /// (sent again); an id taken by a different expense is `already_exists`.
     private func existingExpense(_ expense: Expense, _ scope: Scope, _ tx: TenantTransaction) async throws -> Expense? {

@@ -38,6 +38,11 @@ extension Store {
         try await db.first("SELECT \(Order.columns) FROM orders WHERE \(scope.filter()) AND id = \(id)").map(Order.init(row:))
     }
 
+    /// An order the caller may see, its row held until the transaction ends (PostgreSQL).
+    func lockOrder(_ id: ID<Order>, _ scope: Scope, _ db: any SQLExecutor) async throws -> Order? {
+        try await db.first("SELECT \(Order.columns) FROM orders WHERE \(scope.filter()) AND id = \(id)\(Self.lockingRows(db))").map(Order.init(row:))
+    }
+
     /// Orders of a trip the caller may see: a driver sees their own trip,
     /// and of its orders only those still theirs (a delivered order of a
     /// trip reassigned since stays with the driver who carried it).
