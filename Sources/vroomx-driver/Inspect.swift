@@ -108,6 +108,7 @@ extension Session {
         let app = self.app
         let bars = terminal.colors && !quiet
         let watcher = Task { @MainActor in
+            guard bars else { return }
             var shown: [String: Int] = [:]
             while !Task.isCancelled {
                 for item in (try? app.database.uploads(inspection: inspection)) ?? [] where item.status != .completed {

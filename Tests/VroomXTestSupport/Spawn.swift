@@ -28,7 +28,13 @@ enum Spawn {
         sigemptyset(&noSignals)
         try check(posix_spawnattr_setsigmask(&attributes, &noSignals), "signal mask")
         try check(posix_spawnattr_setpgroup(&attributes, 0), "process group")
-        try check(posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK)), "flags")
+        #if canImport(Darwin)
+        // No /proc there: the descriptors not set up above close on exec.
+        let flags = POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_CLOEXEC_DEFAULT
+        #else
+        let flags = POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK
+        #endif
+        try check(posix_spawnattr_setflags(&attributes, Int16(flags)), "flags")
 
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]

@@ -449,7 +449,8 @@ extension AppDatabase {
             for result in results {
                 guard let entry = try Row.fetchOne(db, sql: "SELECT * FROM outbox WHERE id = ?", arguments: [result.id.rawValue])
                     .map(OutboxEntry.init(row:)) else { continue }
-                try db.execute(sql: "UPDATE outbox SET sending_since = NULL WHERE id = ?", arguments: [entry.id.rawValue])
+                // Answered: applied (it leaves) or not applied (refused, or failed on the server and rolled back).
+                try db.execute(sql: "UPDATE outbox SET sending_since = NULL, maybe_applied = 0 WHERE id = ?", arguments: [entry.id.rawValue])
                 touched.insert(entry.mutation.entityID)
                 switch result.outcome {
                 case .applied:

@@ -139,10 +139,11 @@ public actor SyncEngine {
             logger.debug("sync step failed", metadata: ["error": "\(error)"])
             if failure == nil { failure = (error as? APIError)?.description ?? "\(error)" }
         }
-        if (try? database.hasUnansweredSends()) == true {
+        if (try? database.syncPosition())?.snapshotAfter == nil, (try? database.hasUnansweredSends()) == true {
             // Sent before without an answer, so maybe applied: the feed says which were (they leave the
             // outbox) before they go again — the server keeps answers to replay for 8 days, the feed 30.
-            do { try await pull() } catch { note(error) }
+            // A failure here is not reported: the pull after the push tries again and says.
+            do { try await pull() } catch { logger.debug("pull before push failed", metadata: ["error": "\(error)"]) }
         }
         do { try await push() } catch { note(error) }
         await afterPush?()
