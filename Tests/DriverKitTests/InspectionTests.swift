@@ -1,5 +1,5 @@
 import Crypto
-import DriverKit
+@testable import DriverKit
 import Foundation
 import NIOConcurrencyHelpers
 import Testing
@@ -242,6 +242,24 @@ struct InspectionTests {
         }
         await app.shutdown()
         await live.stop()
+    }
+
+    @Test("a file sent by another process on the device stays sent: that process's late failure (the copy it read deleted once done) is ignored")
+    func finishedUploadStaysFinished() async throws {
+        let scene = try await DriverScene.make()
+        let app = scene.app
+        await app.uploads.stop()
+        let order = scene.carrier.orders[scene.carrier.trips[0][0].id]![0]
+        let inspection = try app.startInspection(order: order.id, kind: .pickup)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("photo-\(UUID().uuidString.prefix(8)).jpg")
+        try Data(MediaSamples.jpeg(size: 1024)).write(to: file)
+        let item = try await app.attach(file, to: inspection, slot: .front)
+        try app.database.updateUpload(item.id, status: .completed, sentBytes: item.size, lastError: .some(nil))
+        try app.database.updateUpload(item.id, status: .failed, lastError: .some("The file doesn’t exist."), attempts: 1)
+        let stored = try #require(try app.database.uploads(inspection: inspection).first { $0.id == item.id })
+        #expect(stored.status == .completed && stored.lastError == nil)
+        await app.shutdown()
+        await scene.live.stop()
     }
 
     @Test("a copy not yet recorded (another process between copying and recording it) is kept; one left unlisted for an hour is deleted")

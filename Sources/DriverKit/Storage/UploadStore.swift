@@ -137,7 +137,9 @@ extension AppDatabase {
             if let attempts { assignments.append("attempts = ?"); arguments.append(attempts) }
             if let nextRetryAt { assignments.append("next_retry_at = ?"); arguments.append(nextRetryAt.timeIntervalSince1970) }
             guard !assignments.isEmpty else { return }
-            try db.execute(sql: "UPDATE upload_queue SET \(assignments.joined(separator: ", ")) WHERE id = ?",
+            // A finished file stays finished: another process on the device may have been sending it
+            // too, and its late failure (the copy it read was deleted once the file was done) is stale.
+            try db.execute(sql: "UPDATE upload_queue SET \(assignments.joined(separator: ", ")) WHERE id = ? AND status <> 'completed'",
                            arguments: StatementArguments(arguments + [id as (any DatabaseValueConvertible)?]))
         }
     }

@@ -86,6 +86,9 @@ public final class ChangeHub: Sendable {
         if start { Task { await fetch(tenant) } }
     }
 
+    /// Entries read and handed out at a time.
+    static let batchSize = 1000
+
     /// Reads and hands out what is new, until caught up with the target.
     /// One loop per carrier at a time (`fetching`), and it ends only after
     /// its last batch was handed out: batches reach every inbox in order,
@@ -93,9 +96,14 @@ public final class ChangeHub: Sendable {
     private func fetch(_ tenant: ID<Tenant>) async {
         while true {
             guard let from = carriers.withLockedValue({ $0[tenant]?.delivered }) else { return }
-            let entries: [Store.FeedEntry]
+            var entries: [Store.FeedEntry]
             do {
-                entries = try await store.tenantChanges(tenant, after: from, limit: 1000)
+                entries = try await store.tenantChanges(tenant, after: from, limit: Self.batchSize + 1)
+                // Like a feed page, a batch ends between two mutations' entries.
+                if entries.count > Self.batchSize {
+                    let next = entries.removeLast()
+                    Store.endPage(&entries, before: next)
+                }
             } catch {
                 logger.warning("realtime: reading changes failed", metadata: ["tenant": "\(tenant)", "error": "\(error)"])
                 _ = finish(tenant, caughtUp: true)
