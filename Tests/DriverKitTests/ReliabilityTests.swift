@@ -21,6 +21,15 @@ struct ReliabilityTests {
         await live.stop()
     }
 
+    /// A signed-in device whose mutation batches reach the server and lose their answers.
+    static func sceneLosingBatchAnswers() async throws -> (DriverScene, FlakyTransport) {
+        let transport = FlakyTransport()
+        let scene = try await DriverScene.make { try DriverDevice.make(server: $0, transport: transport) }
+        transport.only = "/v1/mutations"
+        transport.mode = .loseAnswers
+        return (scene, transport)
+    }
+
     static func serverExpenses(_ server: TestServer, _ carrier: CarrierFixture, trip: ID<Trip>) async throws -> [Expense] {
         try await server.store.expenses(trip: trip, carrier.scope)
     }
@@ -199,12 +208,9 @@ struct ReliabilityTests {
 
     @Test("deleting an expense whose creation went out without an answer deletes it on the server too")
     func deleteAfterUnansweredCreate() async throws {
-        let transport = FlakyTransport()
-        let scene = try await DriverScene.make { try DriverDevice.make(server: $0, transport: transport) }
+        let (scene, transport) = try await Self.sceneLosingBatchAnswers()
         let (server, carrier, app) = (scene.server, scene.carrier, scene.app)
         let trip = carrier.trips[0][0].id
-        transport.only = "/v1/mutations"
-        transport.mode = .loseAnswers
         let expense = try app.createExpense(trip: trip, category: .tolls, amountCents: 1250)
         await app.syncNow()
         // The server applied the creation; the phone never heard.
@@ -216,12 +222,9 @@ struct ReliabilityTests {
 
     @Test("an answer replayed after the feed moved on never brings a row back: an expense created and deleted while answers were lost stays deleted")
     func replayedAnswerAfterFeedMovedOn() async throws {
-        let transport = FlakyTransport()
-        let scene = try await DriverScene.make { try DriverDevice.make(server: $0, transport: transport) }
+        let (scene, transport) = try await Self.sceneLosingBatchAnswers()
         let (server, carrier, app) = (scene.server, scene.carrier, scene.app)
         let trip = carrier.trips[0][0].id
-        transport.only = "/v1/mutations"
-        transport.mode = .loseAnswers
         let expense = try app.createExpense(trip: trip, category: .tolls, amountCents: 1250)
         await app.syncNow()                 // created on the server, the answer lost; the pull brings the expense
         try app.deleteExpense(expense)
@@ -233,12 +236,9 @@ struct ReliabilityTests {
 
     @Test("a change the feed shows applied leaves the outbox: dispatch's later ETA is what the phone shows, not the driver's earlier one laid over it")
     func appliedChangeSeenInFeed() async throws {
-        let transport = FlakyTransport()
-        let scene = try await DriverScene.make { try DriverDevice.make(server: $0, transport: transport) }
+        let (scene, transport) = try await Self.sceneLosingBatchAnswers()
         let (server, carrier, live, app) = (scene.server, scene.carrier, scene.live, scene.app)
         let order = carrier.orders[carrier.trips[0][0].id]![0]
-        transport.only = "/v1/mutations"
-        transport.mode = .loseAnswers
         try app.submitETA(order.id, delivery: server.clock.now.addingTimeInterval(3 * 86_400))
         await app.syncNow()                 // applied on the server, the answer lost; the pull brings the order
         #expect(try app.database.unsyncedCount() == 0)
@@ -258,12 +258,9 @@ struct ReliabilityTests {
 
     @Test("a change that altered nothing on the server is known applied from the feed too: a second, identical ETA is not laid over dispatch's")
     func unchangedChangeSeenInFeed() async throws {
-        let transport = FlakyTransport()
-        let scene = try await DriverScene.make { try DriverDevice.make(server: $0, transport: transport) }
+        let (scene, transport) = try await Self.sceneLosingBatchAnswers()
         let (server, carrier, live, app) = (scene.server, scene.carrier, scene.live, scene.app)
         let order = carrier.orders[carrier.trips[0][0].id]![0]
-        transport.only = "/v1/mutations"
-        transport.mode = .loseAnswers
         let eta = server.clock.now.addingTimeInterval(3 * 86_400)
         try app.submitETA(order.id, delivery: eta)
         try app.submitETA(order.id, delivery: eta)       // the same again: nothing to change on the server

@@ -237,9 +237,9 @@ struct MutationService {
     private func lockedCurrentRow(_ row: ChangeRow, _ scope: Scope, _ db: any SQLExecutor) async throws -> ChangeRow? {
         switch row {
         case .order(let order):
-            return try await store.lockOrder(order.id, scope, db).map(ChangeRow.order)
+            return try await store.fetchOrder(order.id, scope, locking: true, db).map(ChangeRow.order)
         case .inspection(let inspection):
-            guard try await store.lockOrder(inspection.orderID, scope, db) != nil else { return nil }
+            guard try await store.fetchOrder(inspection.orderID, scope, locking: true, db) != nil else { return nil }
             return try await store.fetchVisibleInspection(inspection.id, scope, db).map(ChangeRow.inspection)
         case .expense(let expense):
             return try await store.lockExpense(expense.id, trip: expense.tripID, scope, db).map(ChangeRow.expense)

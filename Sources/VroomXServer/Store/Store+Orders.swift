@@ -34,13 +34,11 @@ extension Store {
         try await document("SELECT doc FROM orders WHERE \(scope.filter()) AND id = \(id)", notFound: "Order")
     }
 
-    func fetchOrder(_ id: ID<Order>, _ scope: Scope, _ db: any SQLExecutor) async throws -> Order? {
-        try await db.first("SELECT \(Order.columns) FROM orders WHERE \(scope.filter()) AND id = \(id)").map(Order.init(row:))
-    }
-
-    /// An order the caller may see, its row held until the transaction ends (PostgreSQL).
-    func lockOrder(_ id: ID<Order>, _ scope: Scope, _ db: any SQLExecutor) async throws -> Order? {
-        try await db.first("SELECT \(Order.columns) FROM orders WHERE \(scope.filter()) AND id = \(id)\(Self.lockingRows(db))").map(Order.init(row:))
+    /// An order the caller may see; on PostgreSQL its row stays locked
+    /// until the transaction ends when `locking`.
+    func fetchOrder(_ id: ID<Order>, _ scope: Scope, locking: Bool = false, _ db: any SQLExecutor) async throws -> Order? {
+        let lock: SQL = locking ? Self.lockingRows(db) : ""
+        return try await db.first("SELECT \(Order.columns) FROM orders WHERE \(scope.filter()) AND id = \(id)\(lock)").map(Order.init(row:))
     }
 
     /// Orders of a trip the caller may see: a driver sees their own trip,

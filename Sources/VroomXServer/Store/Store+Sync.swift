@@ -44,7 +44,7 @@ extension Store {
             }
             let visibility: SQL = scope.driverID.map { "driver_id = \($0)" } ?? "dispatch_visible = 1"
             let rows = try await db.query("""
-                SELECT seq, entity, entity_id, op, payload, driver_id, dispatch_visible, mutation_id FROM change_log
+                SELECT \(Self.feedColumns) FROM change_log
                 WHERE tenant_id = \(scope.tenant) AND \(visibility) AND seq > \(since)
                 ORDER BY seq LIMIT \(limit + 1)
                 """)
@@ -74,7 +74,7 @@ extension Store {
     func tenantChanges(_ tenant: ID<Tenant>, after since: Int64, limit: Int) async throws -> [FeedEntry] {
         try await read { db in
             try await db.query("""
-                SELECT seq, entity, entity_id, op, payload, driver_id, dispatch_visible, mutation_id FROM change_log
+                SELECT \(Self.feedColumns) FROM change_log
                 WHERE tenant_id = \(tenant) AND seq > \(since) ORDER BY seq LIMIT \(limit)
                 """).map(Self.feedEntry)
         }
@@ -90,6 +90,9 @@ extension Store {
         }
         return (try row.int64("change_seq"), try row.int64("change_floor"))
     }
+
+    /// The change log's columns `feedEntry` reads.
+    static let feedColumns: SQL = "seq, entity, entity_id, op, payload, driver_id, dispatch_visible, mutation_id"
 
     static func feedEntry(_ row: SQLRow) throws -> FeedEntry {
         FeedEntry(seq: try row.int64("seq"), entity: try row.enumeration("entity"), id: try row.string("entity_id"),

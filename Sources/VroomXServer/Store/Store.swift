@@ -150,34 +150,37 @@ final class TenantTransaction: @unchecked Sendable {
     /// Records that a row now has this content (its stored document),
     /// visible to `driver` (its owner, if any) and to dispatch.
     func recordUpsert(_ entity: ChangeEntity, id: String, document: String, visibleTo driver: ID<Driver>?) {
-        changes.append(RecordedChange(entity: entity, entityID: id, operation: .upsert,
-                                      driverID: driver, dispatchVisible: true, payload: document, mutationID: Self.mutation?.rawValue))
+        record(entity, id, .upsert, driver: driver, dispatchVisible: true, payload: document)
     }
 
     /// Records that a row is gone for everyone who could see it.
     func recordDelete(_ entity: ChangeEntity, id: String, visibleTo driver: ID<Driver>?) {
-        changes.append(RecordedChange(entity: entity, entityID: id, operation: .delete,
-                                      driverID: driver, dispatchVisible: true, payload: nil, mutationID: Self.mutation?.rawValue))
+        record(entity, id, .delete, driver: driver, dispatchVisible: true, payload: nil)
     }
 
     /// Records that a driver may no longer see a row (it was reassigned):
     /// their device drops it; dispatch still has it.
     func recordRevoke(_ entity: ChangeEntity, id: String, from driver: ID<Driver>) {
-        changes.append(RecordedChange(entity: entity, entityID: id, operation: .delete,
-                                      driverID: driver, dispatchVisible: false, payload: nil, mutationID: Self.mutation?.rawValue))
+        record(entity, id, .delete, driver: driver, dispatchVisible: false, payload: nil)
     }
-
-    /// How many changes this transaction has recorded so far.
-    var recordedCount: Int { changes.count }
 
     /// Records a row as it stands for its driver alone: what an applied
     /// mutation that changed nothing leaves in the feed, so the driver's
     /// device learns it was applied (`Change.mutation`) like any other.
     func recordUnchanged(_ row: ChangeRow, for driver: ID<Driver>) throws {
         let (id, document) = try row.storedDocument()
-        changes.append(RecordedChange(entity: row.entity, entityID: id, operation: .upsert,
-                                      driverID: driver, dispatchVisible: false, payload: document, mutationID: Self.mutation?.rawValue))
+        record(row.entity, id, .upsert, driver: driver, dispatchVisible: false, payload: document)
     }
+
+    /// Every change names the mutation being applied, if one is.
+    private func record(_ entity: ChangeEntity, _ id: String, _ operation: ChangeOperation, driver: ID<Driver>?,
+                        dispatchVisible: Bool, payload: String?) {
+        changes.append(RecordedChange(entity: entity, entityID: id, operation: operation, driverID: driver,
+                                      dispatchVisible: dispatchVisible, payload: payload, mutationID: Self.mutation?.rawValue))
+    }
+
+    /// How many changes this transaction has recorded so far.
+    var recordedCount: Int { changes.count }
 
     /// Runs `body` as one step of the transaction (a savepoint): when it
     /// throws, what it wrote and the changes it recorded are undone and the
