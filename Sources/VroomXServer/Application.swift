@@ -210,7 +210,11 @@ struct MaintenanceService: Service, CustomStringConvertible {
             await withTaskGroup(of: Void.self) { group in
                 if upkeep { group.addTask { await every(.seconds(3600), prune) } }
                 group.addTask { await every(.seconds(30)) { await services.hub.poll() } }
-                group.addTask { await services.hub.beatHearts(every: services.configuration.realtimeHeartbeat) }
+                group.addTask {
+                    await services.hub.beatHearts(every: services.configuration.realtimeHeartbeat) { sessions in
+                        await services.authenticator.refresh(sessions)
+                    }
+                }
             }
         }
         // Services stop in reverse order, so the HTTP server is done by now.

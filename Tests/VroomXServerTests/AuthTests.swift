@@ -251,6 +251,38 @@ struct AuthTests {
         }
     }
 
+    @Test("the realtime heartbeat's check of many sessions in one query sees a revocation made on another instance",
+          arguments: TestBackend.available)
+    func sessionsCheckedTogether(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 2, tripsPerDriver: 0)
+        let services = server.services, authenticator = server.services.authenticator
+        var sessions: [ID<Session>] = []
+        for driver in carrier.drivers {
+            let signedIn = try await services.signIn(email: driver.user.email)
+            sessions.append(try await services.tokens.verify(signedIn.accessToken).session)
+        }
+        let (kept, revoked, unknown) = (sessions[0], sessions[1], ID<Session>())
+        for session in sessions { #expect(try await authenticator.sessionIsActive(session)) }
+        // Another instance revokes one: this instance does not hear of it and answers from its cache.
+        try await server.store.database.write { db in
+            try await db.execute("UPDATE sessions SET revoked_at = \(server.clock.now) WHERE id = \(revoked)")
+        }
+        #expect(try await authenticator.sessionIsActive(revoked))
+        #expect(try await server.store.activeSessions(among: [kept, revoked, unknown]) == [kept])
+        // Answers younger than half the cache's life are kept; older ones are asked about, all at once.
+        await authenticator.refresh([kept, revoked, unknown])
+        #expect(try await authenticator.sessionIsActive(revoked))
+        server.clock.advance(by: authenticator.sessionCacheTTL / 2)
+        await authenticator.refresh([kept, revoked, unknown])
+        #expect(try await !authenticator.sessionIsActive(revoked))
+        #expect(try await authenticator.sessionIsActive(kept))
+        #expect(try await !authenticator.sessionIsActive(unknown))
+        // Expired sessions are not active either.
+        server.clock.advance(by: 400 * 86_400)
+        #expect(try await server.store.activeSessions(among: sessions).isEmpty)
+    }
+
     @Test("access tokens expire after an hour", arguments: TestBackend.available)
     func tokenExpiry(_ backend: TestBackend) async throws {
         let server = try await TestServer.make(backend)

@@ -50,6 +50,35 @@ struct RealtimeTests {
         }
     }
 
+    @Test("a socket joining a carrier already watched: at the hub's position it reads nothing and gets what comes next; behind, it catches up",
+          arguments: TestBackend.available)
+    func joinWatchedCarrier(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let a = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let store = server.store
+        try await server.run(.live) { api in
+            let port = try #require(api.port)
+            let dispatcher = try await server.services.signIn(email: a.dispatcher.user.email).accessToken
+            let watching = RealtimeTestClient(port: port, token: dispatcher, since: try await Self.counter(server, a))
+            try await watching.waitForReady()
+            let head = try await Self.counter(server, a)
+            let current = RealtimeTestClient(port: port, token: a.driver.accessToken, since: head)
+            try await current.waitForReady()
+            #expect(current.messages.first { $0.type == .ready }?.cursor == head)
+            let message = try await store.sendMessage(.init(driverID: a.driverID(0), type: .dispatchMessage, title: "next", body: ""),
+                                                      tenant: a.tenant.id)
+            try await current.waitUntil("the next change") { $0.flatMap { $0.changes ?? [] }.contains { $0.id == message.id.rawValue } }
+            // Behind the hub (the same cursor, now old): what it missed comes from the database, then what comes live.
+            let behind = RealtimeTestClient(port: port, token: a.driver.accessToken, since: head)
+            try await behind.waitForReady()
+            let later = try await store.sendMessage(.init(driverID: a.driverID(0), type: .dispatchMessage, title: "later", body: ""),
+                                                    tenant: a.tenant.id)
+            try await behind.waitUntil("the later change") { $0.flatMap { $0.changes ?? [] }.contains { $0.id == later.id.rawValue } }
+            #expect(behind.changes.map(\.id) == [message.id.rawValue, later.id.rawValue])
+            for socket in [watching, current, behind] { await socket.disconnect() }
+        }
+    }
+
     @Test("the hub hands a change only to who may see it: dispatch and its driver, not the carrier's other drivers",
           arguments: TestBackend.available)
     func hubWakesOnlyTheAudience(_ backend: TestBackend) async throws {

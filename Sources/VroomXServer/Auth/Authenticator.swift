@@ -57,10 +57,10 @@ struct Authenticator: Sendable {
         if due { try? await store.noteDriverSeen(driver, tenant: tenant, at: now) }
     }
 
-    /// - Parameter fresh: ask the database even if a recent answer is cached.
-    func sessionIsActive(_ session: ID<Session>, fresh: Bool = false) async throws -> Bool {
+    /// - Parameter maxAge: how old a cached answer may be (0: ask the database).
+    func sessionIsActive(_ session: ID<Session>, maxAge: TimeInterval? = nil) async throws -> Bool {
         let now = store.clock.now
-        if !fresh, let cached = cache.withLockedValue({ $0[session] }), now.timeIntervalSince(cached.checkedAt) < sessionCacheTTL {
+        if let cached = cache.withLockedValue({ $0[session] }), now.timeIntervalSince(cached.checkedAt) < (maxAge ?? sessionCacheTTL) {
             return cached.active
         }
         let active: Bool
@@ -76,6 +76,28 @@ struct Authenticator: Sendable {
         }
         return active
     }
+
+    /// Asks the database about many sessions at once and caches the answers,
+    /// so that the realtime sockets beating next find theirs fresh instead of
+    /// each running its own query. Answers younger than half the cache's life
+    /// are kept. A failure changes nothing: each socket then asks for itself.
+    func refresh(_ sessions: Set<ID<Session>>) async {
+        let now = store.clock.now
+        let stale = cache.withLockedValue { cache in
+            sessions.filter { session in cache[session].map { now.timeIntervalSince($0.checkedAt) >= sessionCacheTTL / 2 } ?? true }
+        }.map { $0 }
+        for start in stride(from: 0, to: stale.count, by: Self.sessionsPerQuery) {
+            let chunk = Array(stale[start..<min(start + Self.sessionsPerQuery, stale.count)])
+            guard let active = try? await store.activeSessions(among: chunk) else { return }
+            cache.withLockedValue { cache in
+                if cache.count > 50_000 { cache.removeAll() }
+                for session in chunk { cache[session] = (active.contains(session), now) }
+            }
+        }
+    }
+
+    /// Sessions asked about in one query by `refresh`.
+    static let sessionsPerQuery = 500
 
     /// Forgets a session's cached state on this instance (after a logout here).
     func forget(_ session: ID<Session>) {

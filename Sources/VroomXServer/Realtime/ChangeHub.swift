@@ -140,8 +140,17 @@ public final class ChangeHub: Sendable {
     /// It reads what came before that position from the database itself.
     @discardableResult
     func subscribe(_ subscriber: Subscriber) async throws -> Int64 {
-        let (counter, _) = try await store.changeCounter(subscriber.scope.tenant)
         let tenant = subscriber.scope.tenant
+        // A carrier watched here already is kept current by commits, notifications and the
+        // poll: joining it reads nothing (a reconnect storm costs no query per socket here).
+        let joined = carriers.withLockedValue { carriers -> Int64? in
+            guard var carrier = carriers[tenant] else { return nil }
+            carrier.add(subscriber)
+            carriers[tenant] = carrier
+            return carrier.delivered
+        }
+        if let joined { return joined }
+        let (counter, _) = try await store.changeCounter(tenant)
         let listeningFrom = carriers.withLockedValue { carriers -> Int64 in
             var carrier = carriers[tenant] ?? Carrier(delivered: counter, target: counter)
             carrier.add(subscriber)
@@ -164,14 +173,16 @@ public final class ChangeHub: Sendable {
 
     /// A subscriber for a realtime socket. It joins the heartbeat slot beaten
     /// last, so its first heartbeat comes about one interval after it joined.
-    func makeSubscriber(scope: Scope) -> Subscriber {
-        Subscriber(scope: scope, limit: inboxLimit, heartbeatSlot: heartbeatSlot.withLockedValue { $0 })
+    func makeSubscriber(scope: Scope, session: ID<Session>) -> Subscriber {
+        Subscriber(scope: scope, limit: inboxLimit, heartbeatSlot: heartbeatSlot.withLockedValue { $0 }, session: session)
     }
 
     /// Beats the heart of every realtime subscriber once per `interval`, a
     /// slot at a time. One loop for the server instead of a timer per socket:
-    /// an idle socket holds no task of its own.
-    func beatHearts(every interval: Duration) async {
+    /// an idle socket holds no task of its own. Before a slot beats, its
+    /// sockets' sessions are checked in a few queries (`checkSessions`), so a
+    /// socket's own check at its heartbeat finds the answer fresh.
+    func beatHearts(every interval: Duration, checkSessions: @Sendable (Set<ID<Session>>) async -> Void = { _ in }) async {
         while !Task.isCancelled {
             try? await Task.sleep(for: interval / Self.heartbeatSlots)
             let slot = heartbeatSlot.withLockedValue { slot in
@@ -179,6 +190,7 @@ public final class ChangeHub: Sendable {
                 return slot
             }
             let due = carriers.withLockedValue { carriers in carriers.values.flatMap(\.all).filter { $0.heartbeatSlot == slot } }
+            await checkSessions(Set(due.compactMap(\.session)))
             for subscriber in due { subscriber.beat() }
         }
     }
@@ -212,6 +224,8 @@ final class Subscriber: Sendable {
     let scope: Scope
     /// The hub's heartbeat slot this subscriber beats with; nil for none.
     let heartbeatSlot: Int?
+    /// The signed-in session the heartbeat checks; nil for none.
+    let session: ID<Session>?
     private let limit: Int
 
     private struct Inbox {
@@ -227,10 +241,11 @@ final class Subscriber: Sendable {
 
     private let inbox = NIOLockedValueBox(Inbox())
 
-    init(scope: Scope, limit: Int, heartbeatSlot: Int? = nil) {
+    init(scope: Scope, limit: Int, heartbeatSlot: Int? = nil, session: ID<Session>? = nil) {
         self.scope = scope
         self.limit = limit
         self.heartbeatSlot = heartbeatSlot
+        self.session = session
     }
 
     /// Never blocks the hub: a subscriber that falls too far behind is marked

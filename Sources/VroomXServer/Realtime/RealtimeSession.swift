@@ -27,7 +27,7 @@ struct RealtimeSession {
     private var store: Store { hub.store }
 
     func run(outbound: WebSocketOutboundWriter, channel: any Channel) async throws {
-        let subscriber = hub.makeSubscriber(scope: identity.scope)
+        let subscriber = hub.makeSubscriber(scope: identity.scope, session: identity.session)
         ticket.onEvict { subscriber.end() }
         channel.closeFuture.whenComplete { _ in subscriber.end() }
         let listeningFrom: Int64
@@ -59,10 +59,13 @@ struct RealtimeSession {
                       listeningFrom: Int64) async throws -> RealtimeCloseCode? {
         let scope = identity.scope
         var cursor = since
-        // The upgrade was admitted on the cached session state; a socket lives long, so ask the database once.
-        guard try await authenticator.sessionIsActive(identity.session, fresh: true) else { return .sessionRevoked }
+        // The upgrade was admitted on the cached session state; a socket lives long, so it asks
+        // the database unless the upgrade itself just did.
+        guard try await authenticator.sessionIsActive(identity.session, maxAge: Self.upgradeCheckAge) else { return .sessionRevoked }
         do {
-            cursor = try await catchUp(from: cursor, outbound)
+            // A cursor at the hub's own position has nothing to catch up (a device reconnecting
+            // right after its sync, to a carrier others already listen to).
+            if cursor != listeningFrom { cursor = try await catchUp(from: cursor, outbound) }
         } catch let error as AppError where error.code == .cursorExpired {
             return .cursorExpired
         } catch is SessionEnded {
@@ -119,12 +122,15 @@ struct RealtimeSession {
     private func write(_ changes: [Store.FeedEntry], cursor: Int64, _ outbound: WebSocketOutboundWriter) async throws {
         try await outbound.write(.custom(.init(fin: true, opcode: .text, data: FeedJSON.message(.changes, changes: changes, cursor: cursor))))
         if let driver = identity.driver, changes.contains(where: { $0.entity == .driver && $0.id == driver.rawValue }),
-           try await !authenticator.sessionIsActive(identity.session, fresh: true) {
+           try await !authenticator.sessionIsActive(identity.session, maxAge: 0) {
             throw SessionEnded()
         }
     }
 
     private struct SessionEnded: Error {}
+
+    /// How recent the session check of the upgrade must be for the socket to trust it.
+    static let upgradeCheckAge: TimeInterval = 2
 
     /// Sends a close frame with an application code. (The WebSocket library
     /// has no public API for custom codes; its own close frame, which would

@@ -178,6 +178,18 @@ extension Store {
         }
     }
 
+    /// Which of these sessions are still active: one query for many (the
+    /// realtime heartbeat checks every socket's session in a few).
+    func activeSessions(among sessions: [ID<Session>]) async throws -> Set<ID<Session>> {
+        guard !sessions.isEmpty else { return [] }
+        let now = self.now
+        return try await read { db in
+            Set(try await db.query("""
+                SELECT id FROM sessions WHERE id IN (\(SQL.list(sessions))) AND revoked_at IS NULL AND expires_at > \(now)
+                """).map { try $0.id("id") })
+        }
+    }
+
     // MARK: PIN
 
     func setPIN(user: ID<User>, hash: String) async throws {
