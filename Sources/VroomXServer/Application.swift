@@ -170,15 +170,15 @@ public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
         throw AppError(426, .upgradeRequired, "Connect to this endpoint with a WebSocket.")
     }
 
-    let refusedUpgrades = RefusedUpgrades()
+    let upgrades = UpgradeDecisions()
     let webSocketRouter = Realtime.router(hub: services.hub, authenticator: services.authenticator, capacity: services.realtimeCapacity,
-                                          refusals: refusedUpgrades, logger: services.logger)
+                                          decisions: upgrades, logger: services.logger)
     // Behind a trusted proxy every connection comes from the proxy: per-client caps belong there.
     let clients = configuration.trustForwardedFor ? nil
         : ClientConnectionLimiter(maxPerClient: configuration.connectionLimits.maxConnectionsPerClient)
     var app = Application(
         router: router,
-        server: guardedHTTP1WebSocketServer(webSocketRouter.buildResponder(), refusedUpgrades: refusedUpgrades,
+        server: guardedHTTP1WebSocketServer(webSocketRouter.buildResponder(), upgrades: upgrades,
                                             limits: configuration.connectionLimits, clients: clients),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "vroomx"),
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },

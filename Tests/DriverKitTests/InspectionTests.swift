@@ -272,8 +272,9 @@ struct InspectionTests {
         let directory = scene.device.stateDirectory.appendingPathComponent("uploads")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let copy = directory.appendingPathComponent(UUID().uuidString.lowercased())
-        try Data(MediaSamples.jpeg(size: 1024)).write(to: copy)
+        // Stopped first: stopping waits for the queue's current work, which on a loaded machine can outlast the copy's 2 s.
         await app.uploads.stop()
+        try Data(MediaSamples.jpeg(size: 1024)).write(to: copy)
         await app.uploads.start()
         #expect(FileManager.default.fileExists(atPath: copy.path))
         try await Task.sleep(for: .seconds(3))

@@ -12,18 +12,19 @@ import VroomXModels
 /// HTTP/1.1 with the realtime WebSocket upgrade, behind the connection
 /// guards of `ConnectionLimits`.
 func guardedHTTP1WebSocketServer<Responder: HTTPResponder>(
-    _ webSocketResponder: Responder, refusedUpgrades: RefusedUpgrades, limits: ConnectionLimits, clients: ClientConnectionLimiter?
+    _ webSocketResponder: Responder, upgrades: UpgradeDecisions, limits: ConnectionLimits, clients: ClientConnectionLimiter?
 ) -> HTTPServerBuilder where Responder.Context: WebSocketRequestContext {
     let decoderLimits = HTTP1Channel.Configuration.DecoderConfiguration(
         maxHeaderFieldSize: limits.maxHeadBytes, maxHeaderListSize: limits.maxHeadBytes, maxHeaderFieldCount: limits.maxHeaderFields)
     // Our handlers own every connection deadline, so Hummingbird's idle timeout stays off.
     let http1 = HTTP1Channel.Configuration(idleTimeout: nil, httpDecoderConfiguration: decoderLimits)
-    // Sockets are pinged by `WebSocketControlHandler`, on the event loop: the library's pinger is a task per socket.
+    // Admitted sockets are served by `GuardedServerChannel.serve` and pinged by `WebSocketControlHandler`, on
+    // the event loop; the library's handler (and its pinger, a task per socket) is not used.
     let configuration = HTTP1WebSocketUpgradeChannel.Configuration(http1: http1, ws: .init(autoPing: .disabled))
     return HTTPServerBuilder { responder in
         GuardedServerChannel(
             upgrading: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
-            refusedUpgrades: refusedUpgrades, limits: limits, clients: clients)
+            upgrades: upgrades, limits: limits, clients: clients)
     }
 }
 
@@ -38,12 +39,13 @@ func guardedHTTP1WebSocketServer<Responder: HTTPResponder>(
 /// - JSON answers for requests that cannot be parsed;
 /// - refused WebSocket upgrades answered with the JSON error of the reason
 ///   (as the HTTP API would) rather than with an empty 400;
-/// - WebSockets told 1001 when the server shuts down;
+/// - admitted WebSockets served in the connection's task, and told 1001
+///   when the server shuts down;
 /// - WebSocket control frames answered by `WebSocketControlHandler`.
 struct GuardedServerChannel: ServerChildChannel {
     typealias Value = HTTP1WebSocketUpgradeChannel.Value
     let upgrading: HTTP1WebSocketUpgradeChannel
-    let refusedUpgrades: RefusedUpgrades
+    let upgrades: UpgradeDecisions
     let limits: ConnectionLimits
     /// Nil behind a trusted proxy, where every connection comes from the proxy.
     let clients: ClientConnectionLimiter?
@@ -100,9 +102,15 @@ struct GuardedServerChannel: ServerChildChannel {
         case .notUpgraded(let http1):
             await upgrading.handleHTTP(asyncChannel: http1, logger: logger)
         case .failedUpgrade(let http1, let logger):
-            await answer(http1, refusedUpgrades.take(for: http1.channel) ?? Realtime.notAnUpgrade, logger)
-        case .websocket(let webSocket, let handler, let logger):
-            await handleWebSocket(webSocket, handler, logger)
+            await answer(http1, upgrades.refusal(for: http1.channel) ?? Realtime.notAnUpgrade, logger)
+        case .websocket(let webSocket, _, let logger):
+            // The router upgrades only once it has recorded the admitted socket.
+            guard let socket = upgrades.admitted(for: webSocket.channel) else {
+                logger.error("a WebSocket upgrade without an admitted socket")
+                try? await webSocket.channel.close()
+                return
+            }
+            await serve(webSocket, socket, logger)
         }
     }
 
@@ -125,17 +133,24 @@ struct GuardedServerChannel: ServerChildChannel {
         }
     }
 
-    /// Runs a WebSocket. Its shutdown
-    /// handler is registered before the WebSocket library's and is called
-    /// first: the 1001 frame is queued on the channel's event loop before the
-    /// library's own close is even started, so clients see 1001.
-    func handleWebSocket(_ webSocket: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>,
-                         _ handler: HTTP1WebSocketUpgradeChannel.WebSocketChannelHandler, _ logger: Logger) async {
+    /// Serves an admitted WebSocket: the socket writes until it is done, then
+    /// the closing handshake has until the control handler's next ping to
+    /// finish (it closes the channel when the client answers, or then).
+    /// At shutdown the client is told 1001, and the socket ends when the
+    /// handshake closes the channel.
+    func serve(_ webSocket: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, _ socket: UpgradeDecisions.Socket, _ logger: Logger) async {
         let channel = webSocket.channel
-        await withGracefulShutdownHandler {
-            await handler(webSocket, logger)
-        } onGracefulShutdown: {
-            channel.writeAndFlush(WebSocketFrame.close(.goingAway), promise: nil)
+        do {
+            try await webSocket.executeThenClose { _, outbound in
+                await withGracefulShutdownHandler {
+                    await socket(outbound)
+                } onGracefulShutdown: {
+                    channel.writeAndFlush(WebSocketFrame.close(.goingAway), promise: nil)
+                }
+                if !Task.isCancelled { try? await channel.closeFuture.get() }
+            }
+        } catch {
+            logger.trace("realtime socket ended", metadata: ["error": "\(error)"])
         }
     }
 
@@ -153,6 +168,11 @@ struct GuardedServerChannel: ServerChildChannel {
 struct TooManyConnectionsFromClient: Error {}
 
 extension WebSocketFrame {
+    /// A whole text frame.
+    static func text(_ data: ByteBuffer) -> WebSocketFrame {
+        WebSocketFrame(fin: true, opcode: .text, data: data)
+    }
+
     /// A close frame with a realtime close code and its reason.
     static func close(_ code: RealtimeCloseCode) -> WebSocketFrame {
         var data = ByteBuffer()

@@ -2,7 +2,6 @@ import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOWebSocket
 import VroomXModels
@@ -12,9 +11,11 @@ import VroomXModels
 /// with a code that tells the client what to do (see `RealtimeCloseCode`).
 ///
 /// An idle socket costs one suspended task: the connection's own, waiting
-/// on its subscriber. The hub wakes it for changes and heartbeats, the
-/// channel's close ends it, and the frames the client sends (pings, pongs,
-/// its close) are answered on the event loop by `WebSocketControlHandler`.
+/// on its subscriber a few calls below the server channel (the WebSocket
+/// library's handler is not in between: see `UpgradeDecisions`). The hub
+/// wakes it for changes and heartbeats, the channel's close ends it, and the
+/// frames the client sends (pings, pongs, its close) are answered on the
+/// event loop by `WebSocketControlHandler`.
 struct RealtimeSession {
     let hub: ChangeHub
     let authenticator: Authenticator
@@ -26,7 +27,9 @@ struct RealtimeSession {
 
     private var store: Store { hub.store }
 
-    func run(outbound: WebSocketOutboundWriter, channel: any Channel) async throws {
+    /// Serves the socket until it ends; its own close frame goes out last
+    /// (none when the client left).
+    func run(outbound: Outbound, channel: any Channel) async {
         let subscriber = hub.makeSubscriber(scope: identity.scope, session: identity.session)
         ticket.onEvict { subscriber.end() }
         channel.closeFuture.whenComplete { _ in subscriber.end() }
@@ -35,7 +38,7 @@ struct RealtimeSession {
             listeningFrom = try await hub.subscribe(subscriber)
         } catch {
             logger.warning("realtime: subscribing failed", metadata: ["error": "\(error)"])
-            try await close(outbound, .tryAgainLater)
+            await close(outbound, .tryAgainLater)
             return
         }
         defer { hub.unsubscribe(subscriber) }
@@ -48,14 +51,16 @@ struct RealtimeSession {
             logger.warning("realtime: serving the socket failed", metadata: ["error": "\(error)"])
             code = .tryAgainLater
         }
-        if let code { try await close(outbound, code) }
+        if let code { await close(outbound, code) }
     }
+
+    typealias Outbound = NIOAsyncChannelOutboundWriter<WebSocketFrame>
 
     /// The sending loop. Returns the close code that ends the connection (nil
     /// when the client left). The hub hands this socket every batch after
     /// `listeningFrom` that holds something it may see: entries it was not
     /// given were not for it.
-    private func send(to outbound: WebSocketOutboundWriter, from subscriber: Subscriber,
+    private func send(to outbound: Outbound, from subscriber: Subscriber,
                       listeningFrom: Int64) async throws -> RealtimeCloseCode? {
         let scope = identity.scope
         var cursor = since
@@ -71,7 +76,7 @@ struct RealtimeSession {
         } catch is SessionEnded {
             return .sessionRevoked
         }
-        try await outbound.write(.custom(.init(fin: true, opcode: .text, data: FeedJSON.message(.ready, cursor: cursor))))
+        try await outbound.write(.text(FeedJSON.message(.ready, cursor: cursor)))
         while !Task.isCancelled {
             let next = await subscriber.next()
             if ticket.isEvicted { return .tooManyConnections }
@@ -98,7 +103,7 @@ struct RealtimeSession {
                 if store.clock.now >= identity.expiresAt { return .tokenExpired }
                 if heartbeatDue {
                     guard try await authenticator.sessionIsActive(identity.session) else { return .sessionRevoked }
-                    try await outbound.write(.custom(.init(fin: true, opcode: .text, data: FeedJSON.message(.heartbeat, cursor: cursor))))
+                    try await outbound.write(.text(FeedJSON.message(.heartbeat, cursor: cursor)))
                 }
             }
         }
@@ -107,7 +112,7 @@ struct RealtimeSession {
 
     /// Sends everything visible after `cursor` from the database, page by
     /// page; returns the new cursor.
-    private func catchUp(from cursor: Int64, _ outbound: WebSocketOutboundWriter) async throws -> Int64 {
+    private func catchUp(from cursor: Int64, _ outbound: Outbound) async throws -> Int64 {
         var cursor = cursor
         while true {
             let page = try await store.feed(since: cursor, limit: 500, identity.scope)
@@ -119,8 +124,8 @@ struct RealtimeSession {
 
     /// Sends changes; throws `SessionEnded` after them when the driver's own
     /// record was among them (a deactivation, say) and their session is over.
-    private func write(_ changes: [Store.FeedEntry], cursor: Int64, _ outbound: WebSocketOutboundWriter) async throws {
-        try await outbound.write(.custom(.init(fin: true, opcode: .text, data: FeedJSON.message(.changes, changes: changes, cursor: cursor))))
+    private func write(_ changes: [Store.FeedEntry], cursor: Int64, _ outbound: Outbound) async throws {
+        try await outbound.write(.text(FeedJSON.message(.changes, changes: changes, cursor: cursor)))
         if let driver = identity.driver, changes.contains(where: { $0.entity == .driver && $0.id == driver.rawValue }),
            try await !authenticator.sessionIsActive(identity.session, maxAge: 0) {
             throw SessionEnded()
@@ -132,21 +137,18 @@ struct RealtimeSession {
     /// How recent the session check of the upgrade must be for the socket to trust it.
     static let upgradeCheckAge: TimeInterval = 2
 
-    /// Sends a close frame with an application code. (The WebSocket library
-    /// has no public API for custom codes; its own close frame, which would
-    /// follow, is dropped by `WebSocketControlHandler`.)
-    private func close(_ outbound: WebSocketOutboundWriter, _ code: RealtimeCloseCode) async throws {
-        try? await outbound.write(.custom(.close(code)))
+    /// Sends a close frame with an application code; `WebSocketControlHandler`
+    /// completes the closing handshake.
+    private func close(_ outbound: Outbound, _ code: RealtimeCloseCode) async {
+        try? await outbound.write(.close(code))
     }
 }
 
-/// The request context of the WebSocket upgrade router. The admission
-/// decided before the upgrade reaches the socket's handler through it.
+/// The request context of the WebSocket upgrade router.
 struct RealtimeRequestContext: RequestContext, WebSocketRequestContext {
     var coreContext: CoreRequestContextStorage
     let webSocket: WebSocketHandlerReference<Self>
     let channel: any Channel
-    let admission = RealtimeAdmission()
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
@@ -155,26 +157,12 @@ struct RealtimeRequestContext: RequestContext, WebSocketRequestContext {
     }
 }
 
-/// Who a realtime socket was admitted for, from the upgrade decision.
-final class RealtimeAdmission: Sendable {
-    struct Admitted: Sendable {
-        let identity: Identity
-        let since: Int64
-        let ticket: RealtimeTicket
-    }
-
-    private let admitted = NIOLockedValueBox<Admitted?>(nil)
-
-    var value: Admitted? { admitted.withLockedValue { $0 } }
-
-    func record(_ value: Admitted) { admitted.withLockedValue { $0 = value } }
-}
-
 extension Realtime {
     /// The upgrade router: only `GET /v1/realtime` with a valid token and
-    /// cursor, and room under the caps, upgrades. The reason for refusing any
-    /// other is recorded for the connection to answer (see `RefusedUpgrades`).
-    static func router(hub: ChangeHub, authenticator: Authenticator, capacity: RealtimeCapacity, refusals: RefusedUpgrades,
+    /// cursor, and room under the caps, upgrades. The decision is recorded for
+    /// the connection to act on (see `UpgradeDecisions`): the admitted socket
+    /// to serve, or the reason for refusing.
+    static func router(hub: ChangeHub, authenticator: Authenticator, capacity: RealtimeCapacity, decisions: UpgradeDecisions,
                        logger: Logger) -> Router<RealtimeRequestContext> {
         let router = Router(context: RealtimeRequestContext.self)
         router.ws(RouterPath(Endpoint.realtime.routerPath)) { request, context in
@@ -186,17 +174,17 @@ extension Realtime {
                     throw AppError(429, .tooManyConnections, "This server holds as many realtime connections as it may; try again later.",
                                    retryAfter: 30)
                 }
-                context.admission.record(.init(identity: identity, since: since, ticket: ticket))
+                let session = RealtimeSession(hub: hub, authenticator: authenticator, identity: identity, since: since,
+                                              ticket: ticket, logger: logger)
+                let channel = context.channel
+                decisions.admit(for: channel) { outbound in await session.run(outbound: outbound, channel: channel) }
                 return .upgrade([:])
             } catch {
-                refusals.record(error as? AppError ?? unavailable, for: context.channel)
+                decisions.refuse(error as? AppError ?? unavailable, for: context.channel)
                 return .dontUpgrade
             }
-        } onUpgrade: { _, outbound, context in
-            guard let admitted = context.requestContext.admission.value else { return }
-            let session = RealtimeSession(hub: hub, authenticator: authenticator, identity: admitted.identity, since: admitted.since,
-                                          ticket: admitted.ticket, logger: logger)
-            try await session.run(outbound: outbound, channel: context.requestContext.channel)
+        } onUpgrade: { _, _, _ in
+            // Not reached: the server channel serves an admitted socket itself (`GuardedServerChannel`).
         }
         return router
     }

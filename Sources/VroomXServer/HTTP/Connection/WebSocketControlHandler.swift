@@ -17,11 +17,10 @@ import NIOWebSocket
 ///   not complete by the next ping closes the channel;
 /// - data frames are dropped: clients have nothing to say on this socket;
 /// - only the first close frame goes out, and nothing after it (RFC 6455
-///   §5.5.1). The realtime session closes with its own codes (and the server
-///   with 1001 at shutdown) before the WebSocket library sends its generic
-///   close, which this drops.
+///   §5.5.1): the realtime session's close code, or the server's 1001 at
+///   shutdown, whichever comes first.
 ///
-/// No frame reaches the WebSocket library's inbound stream, which nobody reads.
+/// No frame reaches the channel's inbound stream, which nobody reads.
 final class WebSocketControlHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = WebSocketFrame
     typealias OutboundIn = WebSocketFrame
