@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NIOConcurrencyHelpers
 import NIOCore
+import ServiceLifecycle
 import VroomXModels
 
 /// Live updates for open console pages: a server-sent event stream of what
@@ -22,6 +23,11 @@ struct ConsoleLive {
                                retryAfter: 30)
             }
             let subscriber = Subscriber(scope: request.scope, limit: 2_000)
+            // A closed page lets go at once, not at the next heartbeat's failed write: on this long-lived
+            // stream the browser closing its side means the page has gone, so the connection closes too.
+            let connection = request.context.connection
+            connection.setOption(ChannelOptions.allowRemoteHalfClosure, value: false).whenComplete { _ in }
+            connection.closeFuture.whenComplete { _ in subscriber.end() }
             do {
                 try await console.hub.subscribe(subscriber)
             } catch {
@@ -51,11 +57,14 @@ struct ConsoleLive {
                 // Tells the browser how soon to come back after a cut.
                 try await writer.write(ByteBuffer(string: "retry: 3000\n\n"))
                 while true {
-                    switch await subscriber.next() {
+                    // At shutdown the page is told to refresh everything; it reconnects (to another instance, or when this one is back).
+                    let next = await withGracefulShutdownHandler { await subscriber.next() } onGracefulShutdown: { subscriber.end() }
+                    switch next {
                     case .overflowed, .ended:
-                        // Too far behind: one last "everything changed" and the browser reconnects.
-                        try await writer.write(ByteBuffer(string: "event: change\ndata: {\"entities\":[\"all\"]}\n\n"))
-                        try await writer.finish(nil)
+                        // Too far behind, or the server is stopping: one last "everything changed" and the browser reconnects.
+                        // (When the page has gone, there is no one to tell.)
+                        try? await writer.write(ByteBuffer(string: "event: change\ndata: {\"entities\":[\"all\"]}\n\n"))
+                        try? await writer.finish(nil)
                         return
                     case .batches(let batches, _) where batches.isEmpty:
                         // Signed out (or revoked, or expired) elsewhere: the stream ends with the session.

@@ -28,10 +28,13 @@ public struct AppRequestContext: RequestContext {
     public var identity: Identity?
     /// The peer's IP address, for per-client rate limits.
     public let peerAddress: String?
+    /// The connection the request came on (a long-lived stream watches it).
+    let connection: any Channel
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         peerAddress = source.channel.remoteAddress?.ipAddress
+        connection = source.channel
     }
 
     /// The identity of a signed-in caller. Only endpoints declared with an

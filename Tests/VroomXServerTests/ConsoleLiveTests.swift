@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+import VroomXModels
+import VroomXSecurity
+@testable import VroomXServer
+import VroomXTestSupport
+
+/// The console's live-update stream (server-sent events) against a live server.
+@Suite("Console live updates")
+struct ConsoleLiveTests {
+    /// Opens `/live` as a signed-in dispatcher's page would, and reads its first event.
+    static func openStream(_ server: TestServer, _ carrier: CarrierFixture, port: Int) async throws -> RawSocket {
+        let token = SecureToken.random()
+        let user = try #require(try await server.store.user(email: carrier.dispatcher.user.email))
+        _ = try await server.store.createConsoleSession(user: user, tokenHash: SecureToken.sha256Hex(token),
+                                                        csrfToken: SecureToken.random(), lifetime: 3600)
+        let socket = try await RawSocket.connect(port: port)
+        try await socket.send("GET /live HTTP/1.1\r\nHost: localhost\r\nCookie: \(ConsoleController.sessionCookie)=\(token)\r\n\r\n")
+        var received = ""
+        while !received.contains("retry: 3000") {
+            let bytes = try await socket.receive(timeout: .seconds(10))
+            guard !bytes.isEmpty else { throw TestSetupError("the stream closed before its first event: \(received)") }
+            received += String(decoding: bytes, as: UTF8.self)
+        }
+        return socket
+    }
+
+    @Test("a page that closes lets go of its stream at once, not at the next heartbeat 20 s later")
+    func closedPageLetsGo() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        let live = try await LiveServer(server)
+        let socket = try await Self.openStream(server, carrier, port: live.port)
+        let services = try #require(live.services)
+        let streams = services.consoleLive
+        #expect(streams.count == 1)
+        socket.close()
+        let deadline = ContinuousClock.now + .seconds(5)
+        while streams.count > 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(streams.count == 0)
+        #expect(services.hub.subscriberCount == 0)
+        await live.stop()
+    }
+
+    @Test("a server stopping tells an open page to refresh everything and closes its stream promptly")
+    func shutdownEndsStream() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        let live = try await LiveServer(server)
+        let socket = try await Self.openStream(server, carrier, port: live.port)
+        let started = ContinuousClock.now
+        let stopping = Task { await live.stop() }
+        var received = ""
+        while true {
+            let bytes = try await socket.receive(timeout: .seconds(15))
+            if bytes.isEmpty { break }
+            received += String(decoding: bytes, as: UTF8.self)
+        }
+        await stopping.value
+        #expect(received.contains("event: change\ndata: {\"entities\":[\"all\"]}"))
+        #expect(ContinuousClock.now - started < .seconds(10), "the stream held the shutdown up")
+        socket.close()
+    }
+}
