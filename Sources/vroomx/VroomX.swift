@@ -79,7 +79,9 @@ struct Serve: AsyncParsableCommand {
             VroomX demo carrier "Demo Auto Transport" is ready on http://\(configuration.host):\(configuration.port)
               dispatcher: \(DemoData.dispatcherEmail)
               drivers:    \(DemoData.driverEmails.joined(separator: ", "))
-            Sign in: POST /v1/auth/otp {"email": "…"}; \(configuration.smtpURL == nil ? "the code appears in this log." : "the code is emailed.")
+            Dispatch console: open http://\(configuration.host):\(configuration.port)/ and sign in as the dispatcher.
+            Apps and API: POST /v1/auth/otp {"email": "…"}.
+            Sign-in codes: \(configuration.smtpURL == nil ? "they appear in this log." : "they are emailed.")
 
             """)
     }

@@ -286,6 +286,26 @@ def test_sign_out_ends_the_session_and_its_cookie(browser, server):
     context.close()
 
 
+def test_asking_for_a_code_again_within_the_minute_keeps_the_code_box(browser, server):
+    create_carrier(server, "Twice Asked Hauling", "twice@fourth.example")
+    context = browser.new_context()
+    page = context.new_page()
+    before = server.mailbox.count("twice@fourth.example")
+    for _ in range(2):
+        page.goto(server.base + "/sign-in")
+        page.fill("#email", "twice@fourth.example")
+        page.click("button[type=submit]")
+        page.wait_for_selector("#code")
+    # The second request is refused (one code a minute), but the first code is still at hand and works.
+    expect(page.locator(".notice")).to_contain_text("still works")
+    shot(page, "sign-in-asked-twice")
+    page.fill("#code", server.mailbox.code("twice@fourth.example", after=before))
+    page.click("button[type=submit]")
+    page.wait_for_url("**/board")
+    expect(page.locator(".who .carrier")).to_have_text("Twice Asked Hauling")
+    context.close()
+
+
 def test_sign_in_never_redirects_off_site_and_reads_no_large_bodies(anonymous_page, server):
     page = anonymous_page
     create_carrier(server, "Redirect Test Lines", "lead@fourth.example")
