@@ -21,6 +21,22 @@ struct MapTilesTests {
         #expect(try ServerConfiguration.fromEnvironment([:]).mapTiles == nil)
     }
 
+    @Test("a stop ahead and every driver are always on the map; only a trail's outermost stray fixes are left out")
+    func stopsStayOnTheMap() {
+        // A long trail around Savannah (one fix far off, a GPS glitch), a driver there, and a delivery fence in Miami.
+        var trail = (0..<200).map { GeoPoint(latitude: 32.0 + Double($0) * 0.001, longitude: -81.1 + Double($0) * 0.001) }
+        trail.append(GeoPoint(latitude: 45.0, longitude: -60.0))
+        let driver = GeoPoint(latitude: 32.2, longitude: -80.9)
+        let miami = GeoPoint(latitude: 25.76, longitude: -80.19)
+        let canvas = MapCanvas(points: [driver, miami], tracks: trail)
+        for point in [driver, miami, trail[0], trail[199]] {
+            let (x, y) = canvas.xy(point)
+            #expect((0...MapCanvas.width).contains(x) && (0...MapCanvas.height).contains(y), "\(point) drawn at \(x), \(y)")
+        }
+        let (x, y) = canvas.xy(trail[200])
+        #expect(!(0...MapCanvas.width).contains(x) || !(0...MapCanvas.height).contains(y), "the stray fix set the view")
+    }
+
     @Test("the tiles cover the drawn area, at most 64, at the zoom of the drawing", arguments: [
         [GeoPoint(latitude: 32.08, longitude: -81.09), GeoPoint(latitude: 32.6, longitude: -82.3)],     // a few dozen kilometres
         [GeoPoint(latitude: 47.6, longitude: -122.3), GeoPoint(latitude: 25.76, longitude: -80.19)],     // the whole country

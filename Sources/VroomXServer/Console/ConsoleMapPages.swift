@@ -36,7 +36,7 @@ struct ConsoleMapPages {
                 if let fence = Geofence(order.stop(kind)) { stops.append((order, kind, fence.center, fence.radiusMeters)) }
             }
         }
-        let canvas = MapCanvas(points: positions.map(\.fix.point) + tracks.flatMap { $0.1.map(\.point) } + stops.map(\.2))
+        let canvas = MapCanvas(points: positions.map(\.fix.point) + stops.map(\.2), tracks: tracks.flatMap { $0.1.map(\.point) })
         var rows: [[String: Any]] = []
         for position in positions {
             let next = open.filter { $0.driverID == position.driverID }.compactMap { order -> (Order, StopKind, GeoPoint)? in
@@ -94,12 +94,17 @@ struct MapCanvas {
     static let padding = 48.0
     let minX: Double, minY: Double, scale: Double, offsetX: Double, offsetY: Double
 
-    init(points: [GeoPoint]) {
-        let projected = points.map(Self.project)
-        // The outermost 2 % on each side do not set the view: one stray fix must not shrink everyone else to a dot.
-        let trim = projected.count >= 20 ? projected.count / 50 : 0
-        let xs = projected.map(\.0).sorted().dropFirst(trim).dropLast(trim)
-        let ys = projected.map(\.1).sorted().dropFirst(trim).dropLast(trim)
+    /// - Parameters:
+    ///   - points: what must be on the map (drivers, stops ahead).
+    ///   - tracks: the fixes of the trails behind; their outermost 2 % on
+    ///     each side do not set the view, so that one stray fix does not
+    ///     shrink everyone else to a dot.
+    init(points: [GeoPoint], tracks: [GeoPoint] = []) {
+        let trail = tracks.map(Self.project)
+        let trim = trail.count >= 20 ? trail.count / 50 : 0
+        let shown = points.map(Self.project)
+        let xs = (trail.map(\.0).sorted().dropFirst(trim).dropLast(trim) + shown.map(\.0)).sorted()
+        let ys = (trail.map(\.1).sorted().dropFirst(trim).dropLast(trim) + shown.map(\.1)).sorted()
         var (minX, maxX) = (xs.first ?? -1.5, xs.last ?? -1.3)
         var (minY, maxY) = (ys.first ?? 0.6, ys.last ?? 0.8)
         // At least a few kilometres across, so one point is not infinitely zoomed.
