@@ -50,6 +50,25 @@ struct RealtimeLimitTests {
         }
     }
 
+    @Test("an upgrade request with a body is closed, not left open holding a realtime place")
+    func upgradeWithBody() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let a = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        try await server.run(.live) { api in
+            let port = try #require(api.port)
+            var head = RawHTTP.upgradeHead("/v1/realtime?since=0", headers: Self.bearer(a.driver.accessToken).merging(["Content-Length": "1"]) { $1 })
+            head += Array("x".utf8)
+            let socket = try await RawSocket.connect(port: port)
+            try await socket.send(head)
+            #expect(await socket.closed(within: .seconds(5)), "the connection stayed open")
+            socket.close()
+            let capacity = server.services.realtimeCapacity
+            let deadline = ContinuousClock.now + .seconds(5)
+            while capacity.openSockets > 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(capacity.openSockets == 0)
+        }
+    }
+
     @Test("a user's newest socket replaces the oldest beyond the per-user cap; the oldest closes with 4029")
     func socketsPerUser() async throws {
         let server = try await TestServer.make(.sqlite) { $0.realtimeLimits.socketsPerUser = 2 }

@@ -34,6 +34,23 @@ struct SyncFeedTests {
         }
     }
 
+    @Test("recording changes prepares the same statements each time: the SQLite writer's cache does not grow with every write")
+    func writerStatementsStayFew() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        let database = try #require(server.services.database as? SQLiteDatabase)
+        func send(_ count: Int) async throws {
+            for index in 0..<count {
+                _ = try await server.store.sendMessage(.init(driverID: carrier.driverID(0), type: .dispatchMessage, title: "m\(index)", body: ""),
+                                                       tenant: carrier.tenant.id)
+            }
+        }
+        try await send(20)
+        let settled = database.writerStatementCount
+        try await send(200)
+        #expect(database.writerStatementCount == settled)
+    }
+
     @Test("a driver's snapshot holds exactly their own rows, in one page or many", arguments: TestBackend.available)
     func snapshotContents(_ backend: TestBackend) async throws {
         let server = try await TestServer.make(backend)

@@ -68,6 +68,9 @@ public final class SQLiteDatabase: SQLDatabase {
         }
     }
 
+    /// How many statements the writer keeps prepared.
+    var writerStatementCount: Int { writer.cachedStatementCount }
+
     /// Set while a task holds the writer, to catch a nested write (which
     /// would wait forever for the lock it holds) as an error.
     @TaskLocal static var holdsWriter = false
@@ -231,6 +234,12 @@ final class SQLiteConnection: SQLExecutor, @unchecked Sendable {
 
     /// Statements with more parameters than this are not kept prepared.
     static let maxCachedBinds = 64
+    /// Statements kept prepared per connection; when full, the cache starts
+    /// over (a statement whose text varies must not grow it without end).
+    static let maxCachedStatements = 256
+
+    /// How many statements this connection keeps prepared.
+    var cachedStatementCount: Int { statements.count }
 
     private func prepared(_ text: String, keep: Bool) throws -> (OpaquePointer, SQLColumns) {
         if let cached = statements[text] { return cached }
@@ -239,7 +248,14 @@ final class SQLiteConnection: SQLExecutor, @unchecked Sendable {
         guard status == SQLITE_OK, let statement else { throw mapError(status, "\(lastMessage) in: \(text)") }
         let names = (0..<sqlite3_column_count(statement)).map { String(cString: sqlite3_column_name(statement, $0)) }
         let entry = (statement, SQLColumns(names))
-        if keep { statements[text] = entry }
+        if keep {
+            if statements.count >= Self.maxCachedStatements {
+                // Only `run` uses a statement, and it prepares one at a time: none of these is in use.
+                for cached in statements.values { sqlite3_finalize(cached.statement) }
+                statements.removeAll()
+            }
+            statements[text] = entry
+        }
         return entry
     }
 

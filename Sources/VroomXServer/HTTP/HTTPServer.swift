@@ -94,8 +94,10 @@ struct GuardedServerChannel: ServerChildChannel {
         do {
             result = try await negotiation.get()
         } catch {
-            // Closed before a whole request head arrived (by the client or a guard).
-            logger.trace("connection closed before a request", metadata: ["error": "\(error)"])
+            // Closed before a whole request head arrived (by the client or a guard), or a request NIO
+            // would not upgrade (an upgrade request with a body): nothing more will be read, so it closes.
+            logger.trace("connection ended before a request was handled", metadata: ["error": "\(error)"])
+            try? await value.channel.close()
             return
         }
         switch result {
@@ -106,7 +108,8 @@ struct GuardedServerChannel: ServerChildChannel {
         case .websocket(let webSocket, _, let logger):
             // The router upgrades only once it has recorded the admitted socket.
             guard let socket = upgrades.admitted(for: webSocket.channel) else {
-                logger.error("a WebSocket upgrade without an admitted socket")
+                // The client left right after the 101 (its connection's close dropped the decision); anything else is a bug.
+                if webSocket.channel.isActive { logger.error("a WebSocket upgrade without an admitted socket") }
                 try? await webSocket.channel.close()
                 return
             }

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOWebSocket
 import VroomXModels
@@ -147,13 +148,36 @@ struct RealtimeSession {
 /// The request context of the WebSocket upgrade router.
 struct RealtimeRequestContext: RequestContext, WebSocketRequestContext {
     var coreContext: CoreRequestContextStorage
-    let webSocket: WebSocketHandlerReference<Self>
     let channel: any Channel
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
-        webSocket = .init()
         channel = source.channel
+    }
+
+    /// Kept beside the context, not in it: the WebSocket router stores the
+    /// context in this reference, so a context holding it would hold itself,
+    /// and its connection, forever. Dropped when the connection closes.
+    var webSocket: WebSocketHandlerReference<Self> { Self.references.reference(for: channel) }
+
+    private static let references = WebSocketReferences()
+
+    private final class WebSocketReferences: Sendable {
+        private let byChannel = NIOLockedValueBox<[ObjectIdentifier: WebSocketHandlerReference<RealtimeRequestContext>]>([:])
+
+        func reference(for channel: any Channel) -> WebSocketHandlerReference<RealtimeRequestContext> {
+            let key = ObjectIdentifier(channel)
+            let (reference, isNew) = byChannel.withLockedValue { table in
+                if let existing = table[key] { return (existing, false) }
+                let made = WebSocketHandlerReference<RealtimeRequestContext>()
+                table[key] = made
+                return (made, true)
+            }
+            if isNew {
+                channel.closeFuture.whenComplete { [byChannel] _ in _ = byChannel.withLockedValue { $0.removeValue(forKey: key) } }
+            }
+            return reference
+        }
     }
 }
 

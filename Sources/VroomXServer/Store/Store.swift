@@ -275,7 +275,7 @@ final class TenantTransaction: @unchecked Sendable {
         let tail: SQL = withCarrierAndTime ? ", \(tenant), \(now)" : ""
         return SQL.joined(slice.enumerated().map { offset, change in
             """
-            (\(unsafeRaw: String(firstOrdinal + Int64(offset))), \(change.entity.rawValue), \(change.entityID),
+            (\(firstOrdinal + Int64(offset)), \(change.entity.rawValue), \(change.entityID),
              \(change.operation.rawValue), \(change.driverID), \(change.dispatchVisible), \(change.payload), \(change.mutationID)\(tail))
             """
         }, separator: ", ")
