@@ -8,13 +8,16 @@ import VroomXTestSupport
 /// The console's live-update stream (server-sent events) against a live server.
 @Suite("Console live updates")
 struct ConsoleLiveTests {
-    /// Opens `/live` as a signed-in dispatcher's page would, and reads its first event.
-    static func openStream(_ server: TestServer, _ carrier: CarrierFixture, port: Int) async throws -> RawSocket {
+    /// A live server and a signed-in dispatcher's page holding `/live` open, past its first event.
+    static func openStream() async throws -> (LiveServer, RawSocket) {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        let live = try await LiveServer(server)
         let token = SecureToken.random()
         let user = try #require(try await server.store.user(email: carrier.dispatcher.user.email))
         _ = try await server.store.createConsoleSession(user: user, tokenHash: SecureToken.sha256Hex(token),
                                                         csrfToken: SecureToken.random(), lifetime: 3600)
-        let socket = try await RawSocket.connect(port: port)
+        let socket = try await RawSocket.connect(port: live.port)
         try await socket.send("GET /live HTTP/1.1\r\nHost: localhost\r\nCookie: \(ConsoleController.sessionCookie)=\(token)\r\n\r\n")
         var received = ""
         while !received.contains("retry: 3000") {
@@ -22,15 +25,12 @@ struct ConsoleLiveTests {
             guard !bytes.isEmpty else { throw TestSetupError("the stream closed before its first event: \(received)") }
             received += String(decoding: bytes, as: UTF8.self)
         }
-        return socket
+        return (live, socket)
     }
 
     @Test("a page that closes lets go of its stream at once, not at the next heartbeat 20 s later")
     func closedPageLetsGo() async throws {
-        let server = try await TestServer.make(.sqlite)
-        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
-        let live = try await LiveServer(server)
-        let socket = try await Self.openStream(server, carrier, port: live.port)
+        let (live, socket) = try await Self.openStream()
         let services = try #require(live.services)
         let streams = services.consoleLive
         #expect(streams.count == 1)
@@ -44,10 +44,7 @@ struct ConsoleLiveTests {
 
     @Test("a server stopping tells an open page to refresh everything and closes its stream promptly")
     func shutdownEndsStream() async throws {
-        let server = try await TestServer.make(.sqlite)
-        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
-        let live = try await LiveServer(server)
-        let socket = try await Self.openStream(server, carrier, port: live.port)
+        let (live, socket) = try await Self.openStream()
         let started = ContinuousClock.now
         let stopping = Task { await live.stop() }
         var received = ""

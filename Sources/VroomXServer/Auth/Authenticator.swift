@@ -83,9 +83,9 @@ struct Authenticator: Sendable {
     /// are kept. A failure changes nothing: each socket then asks for itself.
     func refresh(_ sessions: Set<ID<Session>>) async {
         let now = store.clock.now
-        let stale = cache.withLockedValue { cache in
+        let stale = Array(cache.withLockedValue { cache in
             sessions.filter { session in cache[session].map { now.timeIntervalSince($0.checkedAt) >= sessionCacheTTL / 2 } ?? true }
-        }.map { $0 }
+        })
         for start in stride(from: 0, to: stale.count, by: Self.sessionsPerQuery) {
             let chunk = Array(stale[start..<min(start + Self.sessionsPerQuery, stale.count)])
             guard let active = try? await store.activeSessions(among: chunk) else { return }

@@ -2,7 +2,6 @@ import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOWebSocket
 import VroomXModels
@@ -158,27 +157,9 @@ struct RealtimeRequestContext: RequestContext, WebSocketRequestContext {
     /// Kept beside the context, not in it: the WebSocket router stores the
     /// context in this reference, so a context holding it would hold itself,
     /// and its connection, forever. Dropped when the connection closes.
-    var webSocket: WebSocketHandlerReference<Self> { Self.references.reference(for: channel) }
+    var webSocket: WebSocketHandlerReference<Self> { Self.references.value(for: channel) { .init() } }
 
-    private static let references = WebSocketReferences()
-
-    private final class WebSocketReferences: Sendable {
-        private let byChannel = NIOLockedValueBox<[ObjectIdentifier: WebSocketHandlerReference<RealtimeRequestContext>]>([:])
-
-        func reference(for channel: any Channel) -> WebSocketHandlerReference<RealtimeRequestContext> {
-            let key = ObjectIdentifier(channel)
-            let (reference, isNew) = byChannel.withLockedValue { table in
-                if let existing = table[key] { return (existing, false) }
-                let made = WebSocketHandlerReference<RealtimeRequestContext>()
-                table[key] = made
-                return (made, true)
-            }
-            if isNew {
-                channel.closeFuture.whenComplete { [byChannel] _ in _ = byChannel.withLockedValue { $0.removeValue(forKey: key) } }
-            }
-            return reference
-        }
-    }
+    private static let references = PerConnection<WebSocketHandlerReference<RealtimeRequestContext>>()
 }
 
 extension Realtime {

@@ -1,4 +1,3 @@
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOWebSocket
 
@@ -17,42 +16,30 @@ final class UpgradeDecisions: Sendable {
     /// close frame last (or none when the client left).
     typealias Socket = @Sendable (NIOAsyncChannelOutboundWriter<WebSocketFrame>) async -> Void
 
-    private enum Decision {
+    private enum Decision: Sendable {
         case refused(AppError)
         case admitted(Socket)
     }
 
-    private let decisions = NIOLockedValueBox<[ObjectIdentifier: Decision]>([:])
+    private let decisions = PerConnection<Decision>()
 
     func refuse(_ refusal: AppError, for channel: any Channel) {
-        record(.refused(refusal), for: channel)
+        decisions.set(.refused(refusal), for: channel)
     }
 
     func admit(for channel: any Channel, _ socket: @escaping Socket) {
-        record(.admitted(socket), for: channel)
+        decisions.set(.admitted(socket), for: channel)
     }
 
     /// The refusal recorded for the connection, taken.
     func refusal(for channel: any Channel) -> AppError? {
-        guard case .refused(let refusal)? = take(for: channel) else { return nil }
+        guard case .refused(let refusal)? = decisions.take(for: channel) else { return nil }
         return refusal
     }
 
     /// The admitted socket recorded for the connection, taken.
     func admitted(for channel: any Channel) -> Socket? {
-        guard case .admitted(let socket)? = take(for: channel) else { return nil }
+        guard case .admitted(let socket)? = decisions.take(for: channel) else { return nil }
         return socket
-    }
-
-    private func record(_ decision: Decision, for channel: any Channel) {
-        let key = ObjectIdentifier(channel)
-        let isNew = decisions.withLockedValue { $0.updateValue(decision, forKey: key) == nil }
-        if isNew {
-            channel.closeFuture.whenComplete { [decisions] _ in _ = decisions.withLockedValue { $0.removeValue(forKey: key) } }
-        }
-    }
-
-    private func take(for channel: any Channel) -> Decision? {
-        decisions.withLockedValue { $0.removeValue(forKey: ObjectIdentifier(channel)) }
     }
 }
