@@ -67,13 +67,21 @@ extension CarrierFixture {
     /// feed counter): replays and retries must never change it.
     public func fingerprint(_ server: TestServer) async throws -> [String] {
         let store = server.store
-        var lines = try await store.tripDocuments(scope, page: .all).documents
-            + store.orderDocuments(scope, page: .all).documents
-            + store.notificationDocuments(scope, page: .all).documents
+        var lines = try Self.lines(try await store.tripDocuments(scope, page: .all))
+            + Self.lines(try await store.orderDocuments(scope, page: .all))
+            + Self.lines(try await store.notificationDocuments(scope, page: .all))
         for trip in try await store.trips(scope) {
-            lines += try await store.expenseDocuments(trip: trip.id, scope, page: .all).documents
+            lines += try Self.lines(try await store.expenseDocuments(trip: trip.id, scope, page: .all))
         }
         lines.append("counter \(try await store.changeCounter(tenant.id).counter)")
         return lines
+    }
+
+    /// One line per document of the page.
+    static func lines(_ page: DocumentPage) throws -> [String] {
+        guard let documents = try JSONSerialization.jsonObject(with: Data(page.array.utf8)) as? [Any] else {
+            throw TestSetupError("not a JSON array: \(page.array)")
+        }
+        return try documents.map { String(decoding: try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]), as: UTF8.self) }
     }
 }

@@ -116,9 +116,8 @@ struct ConsoleOrderPages {
         let id: ID<Order> = try request.id("id", "Order")
         let order = try await store.order(id, request.scope)
         let names = try await Names.load(store, tenant: request.tenant)
-        let inspections = try await store.orderInspectionDocuments(id, request.scope).compactMap {
-            try? WireJSON.decoder().decode(Inspection.self, from: Data($0.utf8))
-        }
+        let inspectionList = try await store.orderInspectionDocuments(id, request.scope).array
+        let inspections = (try? WireJSON.decoder().decode([Inspection].self, from: Data(inspectionList.utf8))) ?? []
         var values = Self.row(order, names)
         values["order"] = Self.details(order)
         let history = try await store.orderHistory(id, tenant: request.tenant)

@@ -21,18 +21,61 @@ struct PostgresExecutor: SQLExecutor {
     let statements: PostgresStatementCache?
 
     func query(_ sql: SQL) async throws -> [SQLRow] {
+        let (rows, binaryCells) = try await fetch(sql)
+        var converted: [SQLRow] = []
+        converted.reserveCapacity(rows.count)
+        var columns: SQLColumns?
+        for row in rows {
+            let names = columns ?? SQLColumns(row.map(\.columnName))
+            columns = names
+            converted.append(SQLRow(columns: names, values: try row.map { try Self.value(of: $0, binary: binaryCells) }))
+        }
+        return converted
+    }
+
+    func documents(_ sql: SQL, limit: Int) async throws -> DocumentRows {
+        let (rows, binaryCells) = try await fetch(sql)
+        var result = DocumentRows()
+        for row in rows {
+            guard result.count < limit else {
+                result.hasMore = true
+                break
+            }
+            var cells = row.makeIterator()
+            guard let document = cells.next() else { break }
+            if result.count == 0 {
+                // Documents of one list are alike in size: room for the page at once.
+                result.joined.reserveCapacity(min(limit, rows.count) * ((document.bytes?.readableBytes ?? 4) + 1))
+            } else {
+                result.joined.writeInteger(UInt8(ascii: ","))
+            }
+            // Text arrives as its UTF-8 bytes in either format.
+            if let bytes = document.bytes {
+                result.joined.writeImmutableBuffer(bytes)
+            } else {
+                result.joined.writeStaticString("null")
+            }
+            result.count += 1
+            if result.count == limit {
+                // Where a next page would start; the document itself is already in `joined`.
+                let keys = [SQLValue.null] + (try row.dropFirst().map { try Self.value(of: $0, binary: binaryCells) })
+                result.last = SQLRow(columns: SQLColumns(row.map(\.columnName)), values: keys)
+            }
+        }
+        return result
+    }
+
+    /// Runs the statement, with its cells and whether they are in binary format.
+    private func fetch(_ sql: SQL) async throws -> (rows: [PostgresRow], binaryCells: Bool) {
         // Typed placeholders for a statement that may be prepared; harmless for an unnamed one.
         let (text, values) = sql.render(.postgres, typed: statements != nil)
-        let rows: [PostgresRow]
-        // postgres-nio's prepared statements always ask for binary results, but
-        // describe their columns as text: read their cells as what they are.
-        var binaryCells = false
         do {
             if let statements {
-                rows = try await prepared(text, values, statements)
-                binaryCells = true
+                // postgres-nio's prepared statements always ask for binary results, but
+                // describe their columns as text: read their cells as what they are.
+                return (try await prepared(text, values, statements), true)
             } else {
-                rows = try await unnamed(text, values)
+                return (try await unnamed(text, values), false)
             }
         } catch let error as PSQLError {
             throw Self.translate(error)
@@ -43,19 +86,6 @@ struct PostgresExecutor: SQLExecutor {
         } catch let error as IOError {
             throw DatabaseUnavailable(.connectionLost, "\(error)")
         }
-        var converted: [SQLRow] = []
-        converted.reserveCapacity(rows.count)
-        var columns: SQLColumns?
-        for row in rows {
-            let names = columns ?? SQLColumns(row.map(\.columnName))
-            columns = names
-            converted.append(SQLRow(columns: names, values: try row.map { cell in
-                var cell = cell
-                if binaryCells { cell.format = .binary }
-                return try Self.value(of: cell)
-            }))
-        }
-        return converted
     }
 
     private func unnamed(_ text: String, _ values: [SQLValue]) async throws -> [PostgresRow] {
@@ -143,7 +173,9 @@ struct PostgresExecutor: SQLExecutor {
         return answer.futureResult
     }
 
-    static func value(of cell: PostgresCell) throws -> SQLValue {
+    static func value(of cell: PostgresCell, binary: Bool) throws -> SQLValue {
+        var cell = cell
+        if binary { cell.format = .binary }
         guard cell.bytes != nil else { return .null }
         switch cell.dataType {
         case .int8, .int4, .int2: return .integer(try cell.decode(Int64.self))

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import VroomXModels
 
 /// A value as the database sees it. Both backends store the same four kinds:
@@ -256,6 +257,22 @@ public struct SQLRow: Sendable {
 public protocol SQLExecutor: Sendable {
     var dialect: SQLDialect { get }
     func query(_ sql: SQL) async throws -> [SQLRow]
+    /// Runs a query whose first column is a stored JSON document and copies
+    /// the documents of its first `limit` rows into one buffer as they are
+    /// stored, without making a String of each.
+    func documents(_ sql: SQL, limit: Int) async throws -> DocumentRows
+}
+
+/// Stored documents read straight into one buffer, for a list answer.
+public struct DocumentRows: Sendable {
+    /// The documents, comma-separated: the inside of a JSON array.
+    public var joined = ByteBuffer()
+    public var count = 0
+    /// The other columns of row number `limit`, the last one kept, when the
+    /// query reached it: where a next page would start.
+    public var last: SQLRow?
+    /// Whether the query had rows beyond `limit`.
+    public var hasMore = false
 }
 
 extension SQLExecutor {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDBSQLite
+import NIOCore
 import NIOConcurrencyHelpers
 
 /// The embedded default: one SQLite file in WAL mode. Writes go through a
@@ -171,6 +172,52 @@ final class SQLiteConnection: SQLExecutor, @unchecked Sendable {
     }
 
     func run(_ sql: SQL) throws -> [SQLRow] {
+        try withStatement(sql) { statement, columns in
+            // Every row's values in one array, in row order.
+            var values: [SQLValue] = []
+            var rowCount = 0
+            while try step(statement) {
+                rowCount += 1
+                for column in columns.names.indices { values.append(value(statement, column)) }
+            }
+            return (0..<rowCount).map { SQLRow(columns: columns, values: values, offset: $0 * columns.names.count) }
+        }
+    }
+
+    func documents(_ sql: SQL, limit: Int) async throws -> DocumentRows {
+        try withStatement(sql) { statement, columns in
+            var rows = DocumentRows()
+            while try step(statement) {
+                guard rows.count < limit else {
+                    rows.hasMore = true
+                    break
+                }
+                let length = Int(sqlite3_column_bytes(statement, 0))
+                if rows.count == 0 {
+                    // Documents of one list are alike in size: room for the page at once.
+                    rows.joined.reserveCapacity(min(limit, 100) * (length + 1))
+                } else {
+                    rows.joined.writeInteger(UInt8(ascii: ","))
+                }
+                if let text = sqlite3_column_text(statement, 0) {
+                    rows.joined.writeBytes(UnsafeRawBufferPointer(start: text, count: length))
+                } else {
+                    rows.joined.writeStaticString("null")
+                }
+                rows.count += 1
+                if rows.count == limit {
+                    // Where a next page would start; the document itself is already in `joined`.
+                    let keys = [SQLValue.null] + (1..<columns.names.count).map { value(statement, $0) }
+                    rows.last = SQLRow(columns: columns, values: keys)
+                }
+            }
+            return rows
+        }
+    }
+
+    /// Prepares (or reuses) the statement, binds its values, and hands it to
+    /// `body`, which steps through its rows.
+    private func withStatement<T>(_ sql: SQL, _ body: (OpaquePointer, SQLColumns) throws -> T) throws -> T {
         let (text, binds) = sql.render(.sqlite)
         if inTransaction, let handle, sqlite3_get_autocommit(handle) != 0 {
             // SQLite rolled the transaction back itself (an interrupt, a full disk); a statement now would commit on its own.
@@ -200,36 +247,33 @@ final class SQLiteConnection: SQLExecutor, @unchecked Sendable {
             }
             guard status == SQLITE_OK else { throw mapError(status, lastMessage) }
         }
-        // Every row's values in one array, in row order.
-        var values: [SQLValue] = []
-        let count = Int32(columns.names.count)
-        var rowCount = 0
-        while true {
-            let status = sqlite3_step(statement)
-            if status == SQLITE_DONE { break }
-            guard status == SQLITE_ROW else { throw mapError(status, lastMessage) }
-            rowCount += 1
-            for column in 0..<count {
-                switch sqlite3_column_type(statement, column) {
-                case SQLITE_INTEGER: values.append(.integer(sqlite3_column_int64(statement, column)))
-                case SQLITE_FLOAT: values.append(.real(sqlite3_column_double(statement, column)))
-                case SQLITE_TEXT:
-                    // The byte count is known: no strlen over long documents.
-                    let length = Int(sqlite3_column_bytes(statement, column))
-                    let text = UnsafeBufferPointer(start: sqlite3_column_text(statement, column), count: length)
-                    values.append(.text(String(decoding: text, as: UTF8.self)))
-                case SQLITE_BLOB:
-                    let length = Int(sqlite3_column_bytes(statement, column))
-                    if let bytes = sqlite3_column_blob(statement, column) {
-                        values.append(.blob(Array(UnsafeRawBufferPointer(start: bytes, count: length))))
-                    } else {
-                        values.append(.blob([]))
-                    }
-                default: values.append(.null)
-                }
-            }
+        return try body(statement, columns)
+    }
+
+    /// Moves to the next row: false when there are no more.
+    private func step(_ statement: OpaquePointer) throws -> Bool {
+        let status = sqlite3_step(statement)
+        if status == SQLITE_DONE { return false }
+        guard status == SQLITE_ROW else { throw mapError(status, lastMessage) }
+        return true
+    }
+
+    private func value(_ statement: OpaquePointer, _ column: Int) -> SQLValue {
+        let column = Int32(column)
+        switch sqlite3_column_type(statement, column) {
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(statement, column))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(statement, column))
+        case SQLITE_TEXT:
+            // The byte count is known: no strlen over long documents.
+            let length = Int(sqlite3_column_bytes(statement, column))
+            let text = UnsafeBufferPointer(start: sqlite3_column_text(statement, column), count: length)
+            return .text(String(decoding: text, as: UTF8.self))
+        case SQLITE_BLOB:
+            let length = Int(sqlite3_column_bytes(statement, column))
+            guard let bytes = sqlite3_column_blob(statement, column) else { return .blob([]) }
+            return .blob(Array(UnsafeRawBufferPointer(start: bytes, count: length)))
+        default: return .null
         }
-        return (0..<rowCount).map { SQLRow(columns: columns, values: values, offset: $0 * Int(count)) }
     }
 
     /// Statements with more parameters than this are not kept prepared.

@@ -41,21 +41,12 @@ enum JSONBody {
     /// `{"items":[…],"next_cursor":…}` assembled from stored row documents,
     /// without decoding and re-encoding them.
     static func items(_ page: DocumentPage) -> Reply {
-        items(page.documents, nextCursor: page.nextCursor)
-    }
-
-    static func items(_ documents: [String], nextCursor: String? = nil) -> Reply {
-        var capacity = 48 + (nextCursor?.utf8.count ?? 0)
-        for index in documents.indices { capacity += documents[index].utf8.count + 1 }
-        var buffer = ByteBufferAllocator().buffer(capacity: capacity)
+        var buffer = ByteBufferAllocator().buffer(capacity: page.joined.readableBytes + 48 + (page.nextCursor?.utf8.count ?? 0))
         buffer.writeStaticString("{\"items\":[")
-        for index in documents.indices {
-            if index > 0 { buffer.writeStaticString(",") }
-            buffer.writeString(documents[index])
-        }
+        buffer.writeImmutableBuffer(page.joined)
         buffer.writeStaticString("]")
         // Cursors are base64url: nothing in them needs escaping.
-        if let nextCursor { buffer.writeString(",\"next_cursor\":\"\(nextCursor)\"") }
+        if let nextCursor = page.nextCursor { buffer.writeString(",\"next_cursor\":\"\(nextCursor)\"") }
         buffer.writeStaticString("}")
         return Reply(status: .ok, body: buffer)
     }

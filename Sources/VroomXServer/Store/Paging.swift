@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import VroomXModels
 
 /// The order of a list, for keyset paging: a page continues after the last
@@ -126,9 +127,14 @@ struct PageCursor: Sendable, Hashable {
 
 /// One page of a list of stored documents.
 public struct DocumentPage: Sendable {
-    public var documents: [String]
+    /// The documents as stored, comma-separated: the inside of a JSON array.
+    public var joined: ByteBuffer
+    public var count: Int
     /// Where the next page starts; nil on the last page.
     public var nextCursor: String?
+
+    /// The documents as a JSON array.
+    public var array: String { "[" + String(buffer: joined) + "]" }
 }
 
 /// Which page of a list a client asked for.
@@ -159,12 +165,9 @@ extension Store {
             condition = condition + " AND " + order.after(cursor)
         }
         let limit: SQL = page.limit == .max ? "" : " LIMIT \(page.limit + 1)"
-        let rows = try await db.query("""
+        let rows = try await db.documents("""
             SELECT \(document) AS doc, \(order.selection) FROM \(table) WHERE \(condition) ORDER BY \(order.sql)\(limit)
-            """)
-        let hasMore = page.limit != .max && rows.count > page.limit
-        let kept = hasMore ? rows.dropLast() : rows[...]
-        return DocumentPage(documents: try kept.map { try $0.string("doc") },
-                            nextCursor: hasMore ? kept.last.map { order.cursor(of: $0).token } : nil)
+            """, limit: page.limit)
+        return DocumentPage(joined: rows.joined, count: rows.count, nextCursor: rows.hasMore ? rows.last.map { order.cursor(of: $0).token } : nil)
     }
 }

@@ -99,12 +99,13 @@ extension Store {
         return inspection
     }
 
-    public func orderInspectionDocuments(_ order: ID<Order>, _ scope: Scope) async throws -> [String] {
+    public func orderInspectionDocuments(_ order: ID<Order>, _ scope: Scope) async throws -> DocumentPage {
         try await read { db in
             guard try await fetchOrder(order, scope, db) != nil else { throw AppError.notFound("Order") }
-            return try await db.query("""
+            let rows = try await db.documents("""
                 SELECT doc FROM inspections WHERE tenant_id = \(scope.tenant) AND order_id = \(order) ORDER BY kind DESC
-                """).map { try $0.string("doc") }
+                """, limit: .max)
+            return DocumentPage(joined: rows.joined, count: rows.count, nextCursor: nil)
         }
     }
 
