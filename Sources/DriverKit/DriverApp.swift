@@ -132,7 +132,7 @@ public final class DriverApp {
     func verifySession() async {
         guard let me: MeResponse = try? await api.send(.me), let driver = me.driver else { return }
         try? await database.writer.write { db in
-            try AppDatabase.store(.driver(driver), db)
+            try AppDatabase.storeAnswered(.driver(driver), db)
         }
     }
 

@@ -305,6 +305,31 @@ public struct MutationBatchResult: Codable, Sendable, Hashable {
 }
 
 extension ChangeRow {
+    public var id: String {
+        switch self {
+        case .driver(let value): value.id.rawValue
+        case .trip(let value): value.id.rawValue
+        case .order(let value): value.id.rawValue
+        case .expense(let value): value.id.rawValue
+        case .notification(let value): value.id.rawValue
+        case .inspection(let value): value.id.rawValue
+        case .equipment(let value): value.id.rawValue
+        }
+    }
+
+    /// The server's count of changes to the row, for the kinds that change
+    /// after they are made (expenses never do; a notification only becomes read).
+    public var version: Int? {
+        switch self {
+        case .driver(let value): value.version
+        case .trip(let value): value.version
+        case .order(let value): value.version
+        case .inspection(let value): value.version
+        case .equipment(let value): value.version
+        case .expense, .notification: nil
+        }
+    }
+
     public var entity: ChangeEntity {
         switch self {
         case .driver: return .driver

@@ -172,6 +172,33 @@ struct ReliabilityTests {
         await live.stop()
     }
 
+    @Test("a mutation's answer that arrives after the feed brought a newer version of its row leaves the newer one",
+          arguments: [MutationOutcome.applied, .rejected])
+    func answerOvertakenByFeed(_ outcome: MutationOutcome) async throws {
+        let scene = try await DriverScene.make()
+        let (server, carrier, live, app) = (scene.server, scene.carrier, scene.live, scene.app)
+        let order = try await server.store.order(carrier.orders[carrier.trips[0][0].id]![0].id, carrier.scope)
+        try await eventually("synced") { try app.database.order(order.id)?.version == order.version }
+        await live.stop()
+        try app.submitETA(order.id, pickup: server.clock.now.addingTimeInterval(3600))
+        let entry = try #require(try app.database.outbox().last)
+
+        // Dispatch changes the order; a realtime frame brings it to the phone before the batch's answer does.
+        let deliveryETA = server.clock.now.addingTimeInterval(86_400)
+        let newer = try await server.store.updateOrder(order.id, UpdateOrderRequest(deliveryETA: deliveryETA), tenant: carrier.tenant.id)
+        let cursor = try app.database.syncPosition().cursor
+        #expect(try app.database.applyLive([Change(seq: cursor + 1, entity: .order, id: order.id.rawValue, op: .upsert, row: .order(newer))],
+                                           from: cursor, to: cursor + 1, syncedAt: Date()))
+        // The answer carries the row as the batch saw it, before dispatch's change.
+        try app.database.settle([MutationResult(id: entry.id, outcome: outcome, code: outcome == .rejected ? .conflict : nil,
+                                                row: .order(order))],
+                                now: Date(), retryDelay: { _ in 60 }, maxAttempts: 5)
+        let cached = try #require(try app.database.order(order.id))
+        #expect(cached.version == newer.version)
+        #expect(cached.deliveryETA.map(WireTime.milliseconds) == WireTime.milliseconds(deliveryETA))
+        await app.shutdown()
+    }
+
     @Test("a phone whose clock runs ten minutes fast still picks up; the pickup is stamped with the server's time")
     func fastDeviceClock() async throws {
         let fast: @Sendable () -> Date = { Date().addingTimeInterval(600) }

@@ -103,6 +103,28 @@ extension AppDatabase {
         }
     }
 
+    /// Stores a row a request's answer carried (a mutation's result, the
+    /// driver's own record), unless the cache has a later version of it
+    /// already: the feed (a realtime frame, a pull) can bring dispatch's next
+    /// change before the answer arrives.
+    static func storeAnswered(_ row: ChangeRow, _ db: Database) throws {
+        if let version = row.version, let cached = try cachedVersion(of: row, db), cached > version { return }
+        try store(row, db)
+    }
+
+    private static func cachedVersion(of row: ChangeRow, _ db: Database) throws -> Int? {
+        let sql: String
+        switch row.entity {
+        case .driver: sql = "SELECT json_extract(driver_doc, '$.version') FROM account WHERE driver_id = ?"
+        case .trip: sql = "SELECT json_extract(doc, '$.version') FROM trips WHERE id = ?"
+        case .order: sql = "SELECT json_extract(doc, '$.version') FROM orders WHERE id = ?"
+        case .inspection: sql = "SELECT json_extract(doc, '$.version') FROM inspections WHERE id = ?"
+        case .equipment: sql = "SELECT json_extract(doc, '$.version') FROM equipment WHERE id = ?"
+        case .expense, .notification: return nil
+        }
+        return try Int.fetchOne(db, sql: sql, arguments: [row.id])
+    }
+
     static func remove(_ entity: ChangeEntity, id: String, _ db: Database) throws {
         switch entity {
         case .trip: try db.execute(sql: "DELETE FROM trips WHERE id = ?", arguments: [id])

@@ -455,7 +455,7 @@ extension AppDatabase {
                 switch result.outcome {
                 case .applied:
                     try db.execute(sql: "DELETE FROM outbox WHERE id = ?", arguments: [result.id.rawValue])
-                    if let row = result.row { try Self.store(row, db) }
+                    if let row = result.row { try Self.storeAnswered(row, db) }
                 case .rejected where result.code == .internalError || result.code == .unavailable:
                     let attempts = entry.attempts + 1
                     try Self.recordFailure(entry.id, attempts: attempts, error: result.message ?? "The server could not apply it.",
@@ -465,7 +465,7 @@ extension AppDatabase {
                         UPDATE outbox SET status = 'failed', failure = 'rejected', error_code = ?, error_message = ? WHERE id = ?
                         """, arguments: [result.code?.rawValue, result.message, result.id.rawValue])
                     if let row = result.row {
-                        try Self.store(row, db)
+                        try Self.storeAnswered(row, db)
                     } else {
                         switch entry.mutation.payload {
                         case .createExpense(let request):
@@ -479,7 +479,7 @@ extension AppDatabase {
                     }
                 }
                 if let order = result.order {
-                    try Self.store(.order(order), db)
+                    try Self.storeAnswered(.order(order), db)
                     touched.insert(order.id.rawValue)
                 }
             }
