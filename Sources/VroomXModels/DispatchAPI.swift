@@ -59,6 +59,7 @@ public struct CreateTripRequest: Codable, Sendable, Hashable {
 
 /// A partial update: only the fields present change.
 public struct UpdateTripRequest: Codable, Sendable, Hashable {
+    public var number: String?
     public var status: TripStatus?
     public var startDate: LocalDate?
     public var endDate: LocalDate?
@@ -67,10 +68,14 @@ public struct UpdateTripRequest: Codable, Sendable, Hashable {
     public var revenueCents: Int?
     public var driverPayCents: Int?
     public var miles: Int?
+    /// The version an edit form was filled from: if the trip changed since,
+    /// the edit is refused (409 `conflict`) rather than written over it.
+    public var baseVersion: Int?
 
-    public init(status: TripStatus? = nil, startDate: LocalDate? = nil, endDate: LocalDate? = nil,
+    public init(number: String? = nil, status: TripStatus? = nil, startDate: LocalDate? = nil, endDate: LocalDate? = nil,
                 origin: String? = nil, destination: String? = nil, revenueCents: Int? = nil,
-                driverPayCents: Int? = nil, miles: Int? = nil) {
+                driverPayCents: Int? = nil, miles: Int? = nil, baseVersion: Int? = nil) {
+        self.number = number
         self.status = status
         self.startDate = startDate
         self.endDate = endDate
@@ -79,13 +84,15 @@ public struct UpdateTripRequest: Codable, Sendable, Hashable {
         self.revenueCents = revenueCents
         self.driverPayCents = driverPayCents
         self.miles = miles
+        self.baseVersion = baseVersion
     }
 
     enum CodingKeys: String, CodingKey {
-        case status, origin, destination, miles
+        case number, status, origin, destination, miles
         case startDate = "start_date"
         case endDate = "end_date"
         case revenueCents = "revenue_cents"
+        case baseVersion = "base_version"
         case driverPayCents = "driver_pay_cents"
     }
 }

@@ -578,3 +578,60 @@ def test_a_unit_page_adds_edits_assigns_and_keeps_papers_and_photos(page, server
     expect(page.locator("#photos figcaption")).to_contain_text("Alex Rivera")
     page.goto(server.base + "/fleet")
     expect(page.locator("tr[data-unit='TR-60']")).to_contain_text("Alex Rivera")
+
+
+def test_a_trip_is_edited_started_completed_and_another_cancelled(page, server, browser, dispatcher_state):
+    trip = create_trip(page, server, "T-EDIT-1")
+    shot(page, "trip-planned")
+    page.click("a:has-text('Edit trip')")
+    expect(page.locator("#number")).to_have_value("T-EDIT-1")
+    expect(page.locator("#revenue")).to_have_value("2400.00")
+    page.fill("#number", "T-EDIT-2")
+    page.fill("#destination", "Tampa, FL")
+    page.fill("#miles", "")  # left empty: the saved mileage stays
+    shot(page, "trip-edit")
+    page.click("button:has-text('Save changes')")
+    page.wait_for_url(server.base + f"/trips/{trip}")
+    expect(page.locator("h1")).to_contain_text("Trip T-EDIT-2")
+    expect(page.locator("main")).to_contain_text("Savannah, GA → Tampa, FL")
+    expect(page.locator("main")).to_contain_text("310")
+
+    # Another dispatcher had the form open from before that save: theirs is refused and shows both sides.
+    other = browser.new_context(storage_state=dispatcher_state).new_page()
+    other.goto(server.base + f"/trips/{trip}/edit")
+    page.goto(server.base + f"/trips/{trip}/edit")
+    page.fill("#miles", "333")
+    page.click("button:has-text('Save changes')")
+    page.wait_for_url(server.base + f"/trips/{trip}")
+    other.fill("#origin", "Macon, GA")
+    other.click("button:has-text('Save changes')")
+    notice = other.locator(".form-error")
+    expect(notice).to_contain_text("Someone changed this trip")
+    expect(notice).to_contain_text("From: “Macon, GA” (saved: “Savannah, GA”)")
+    expect(other.locator("#miles")).to_have_value("333")
+    other.context.close()
+
+    # A trip whose number another has is refused next to the number.
+    create_trip(page, server, "T-EDIT-3")
+    page.click("a:has-text('Edit trip')")
+    page.fill("#number", "T-EDIT-2")
+    page.click("button:has-text('Save changes')")
+    expect(page.locator(".field-error")).to_contain_text("already exists")
+    expect(page.locator("#number")).to_have_value("T-EDIT-2")
+
+    # Status: started, then completed (no vehicles are waiting); the other one cancelled after a confirmation.
+    page.goto(server.base + f"/trips/{trip}")
+    page.click("button:has-text('Start trip')")
+    expect(page.locator("h1 .badge")).to_have_text("In progress")
+    page.click("button:has-text('Mark completed')")
+    expect(page.locator("h1 .badge")).to_have_text("Completed")
+    expect(page.locator("a:has-text('Edit trip')")).to_have_count(0)
+    page.goto(server.base + "/trips")
+    page.click("text=T-EDIT-3")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("button:has-text('Cancel trip')")
+    expect(page.locator("h1 .badge")).to_have_text("Cancelled")
+    # A cancelled trip takes no more orders: the page offers none.
+    expect(page.locator("a:has-text('New order on this trip')")).to_have_count(0)
+    expect(page.locator("button:has-text('Add to trip')")).to_have_count(0)
+    shot(page, "trip-cancelled")

@@ -124,6 +124,42 @@ struct DispatchPeopleTests {
         }
     }
 
+    @Test("a trip is renumbered unless another trip has the number; an edit from an old version is refused and writes nothing",
+          arguments: TestBackend.available)
+    func tripEdits(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 2)
+        let dispatch = carrier.dispatcher.accessToken
+        let (trip, other) = (carrier.trips[0][0], carrier.trips[0][1])
+        try await server.run { api in
+            let renumbered = try await api.call(.dispatchUpdateTrip, trip.id.rawValue, json: UpdateTripRequest(
+                number: "T-RENAMED", baseVersion: trip.version), token: dispatch)
+            #expect(renumbered.status == 200)
+            let saved = try renumbered.decode(Trip.self)
+            #expect(saved.number == "T-RENAMED" && saved.version == trip.version + 1)
+            // The driver's copy says so too.
+            #expect(try await api.call(.trip, trip.id.rawValue, token: carrier.driver.accessToken).decode(Trip.self).number == "T-RENAMED")
+
+            let taken = try await api.call(.dispatchUpdateTrip, other.id.rawValue, json: UpdateTripRequest(number: "T-RENAMED"), token: dispatch)
+            #expect(taken.status == 409 && taken.error?.code == .alreadyExists && taken.error?.field == "number")
+            let blank = try await api.call(.dispatchUpdateTrip, other.id.rawValue, json: UpdateTripRequest(number: "  "), token: dispatch)
+            #expect(blank.status == 422 && blank.error?.field == "number")
+
+            // Edited from the version before the renumbering: refused, nothing written.
+            let stale = try await api.call(.dispatchUpdateTrip, trip.id.rawValue, json: UpdateTripRequest(
+                miles: 999, baseVersion: trip.version), token: dispatch)
+            #expect(stale.status == 409 && stale.error?.code == .conflict && stale.error?.field == "base_version")
+            #expect(try await server.store.trip(trip.id, carrier.scope).miles == trip.miles)
+            for bad in [0, saved.version + 1] {
+                let outside = try await api.call(.dispatchUpdateTrip, trip.id.rawValue, json: UpdateTripRequest(miles: 1, baseVersion: bad),
+                                                 token: dispatch)
+                #expect(outside.status == 422 && outside.error?.field == "base_version")
+            }
+            #expect(try await api.call(.dispatchUpdateTrip, trip.id.rawValue, json: UpdateTripRequest(
+                miles: 999, baseVersion: saved.version), token: dispatch).status == 200)
+        }
+    }
+
     @Test("orders go on planned trips or trips under way, never on completed or cancelled ones", arguments: TestBackend.available)
     func closedTripsTakeNoOrders(_ backend: TestBackend) async throws {
         let server = try await TestServer.make(backend)

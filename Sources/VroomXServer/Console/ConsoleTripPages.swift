@@ -3,7 +3,8 @@ import Hummingbird
 import VroomXModels
 
 /// Trips: the list, a new trip, a trip's page with its orders, expenses,
-/// revenue, pay and miles; assigning the driver and moving orders on and off.
+/// revenue, pay and miles; editing its details and status, assigning the
+/// driver and moving orders on and off.
 struct ConsoleTripPages {
     let console: ConsoleController
     var store: Store { console.store }
@@ -16,6 +17,25 @@ struct ConsoleTripPages {
         }
         console.post(router, "/trips", create)
         console.get(router, "/trips/:id", tripPage)
+        console.get(router, "/trips/:id/edit") { request in
+            let trip = try await store.trip(try request.id("id", "Trip"), request.scope)
+            return try await tripForm(request, trip: trip, values: Self.formValues(trip), errors: FieldErrors())
+        }
+        console.post(router, "/trips/:id", update)
+        console.post(router, "/trips/:id/status") { request in
+            let id: ID<Trip> = try request.id("id", "Trip")
+            guard let status = TripStatus(rawValue: request.form["status"]) else {
+                var errors = FieldErrors()
+                errors.add("status", "Choose what the trip becomes.")
+                return try await tripPage(request, errors: errors, status: .unprocessableContent)
+            }
+            do {
+                _ = try await store.updateTrip(id, UpdateTripRequest(status: status), tenant: request.tenant)
+            } catch let error as AppError where error.status < 500 {
+                return try await tripPage(request, errors: FieldErrors(error, fallbackField: "status"), status: .init(code: error.status))
+            }
+            return ConsolePages.redirect("/trips/\(id)")
+        }
         console.post(router, "/trips/:id/assign") { request in
             let id: ID<Trip> = try request.id("id", "Trip")
             var errors = FieldErrors()
@@ -101,6 +121,12 @@ struct ConsoleTripPages {
             ["id": $0.id.rawValue, "name": $0.name, "selected": $0.id == trip.driverID]
         }
         values["can_assign"] = [.planned, .inProgress].contains(trip.status)
+        values["can_edit"] = [.planned, .inProgress].contains(trip.status)
+        values["status_actions"] = Self.statusActions.filter { trip.status.canTransition(to: $0.status) }.map { action -> [String: Any] in
+            var values: [String: Any] = ["status": action.status.rawValue, "label": action.label, "danger": action.status == .cancelled]
+            if action.status == .cancelled { values["confirm"] = "Cancel trip \(trip.number)? Its driver is told." }
+            return values
+        }
         values["expenses"] = expenses.map {
             ["date": $0.date.description, "category": $0.category.rawValue.capitalized, "amount": ConsoleFormat.money($0.amountCents),
              "notes": $0.notes]
@@ -115,14 +141,78 @@ struct ConsoleTripPages {
         return pages.page("trip", title: "Trip \(trip.number)", session: request.session, section: "trips", values, status: status)
     }
 
-    private func tripForm(_ request: ConsoleRequest, values: [String: String], errors: FieldErrors,
+    /// What the trip's page offers to make of it, in the order shown.
+    static let statusActions: [(status: TripStatus, label: String)] = [
+        (.inProgress, "Start trip"), (.completed, "Mark completed"), (.planned, "Back to planned"), (.cancelled, "Cancel trip"),
+    ]
+
+    static func formValues(_ trip: Trip) -> [String: String] {
+        [
+            "number": trip.number, "origin": trip.origin, "destination": trip.destination,
+            "start_date": trip.startDate?.description ?? "", "end_date": trip.endDate?.description ?? "",
+            "revenue": ConsoleFormat.dollars(trip.revenueCents), "driver_pay": ConsoleFormat.dollars(trip.driverPayCents),
+            "miles": String(trip.miles), "base_version": String(trip.version),
+        ]
+    }
+
+    /// The edit form's fields as the dispatcher reads them.
+    static let fieldLabels: [(field: String, label: String)] = [
+        ("number", "Trip number"), ("origin", "From"), ("destination", "To"), ("start_date", "Starts"), ("end_date", "Ends"),
+        ("revenue", "Revenue"), ("driver_pay", "Driver pay"), ("miles", "Miles"),
+    ]
+
+    private func tripForm(_ request: ConsoleRequest, trip: Trip? = nil, values: [String: String], errors: FieldErrors,
                           status: HTTPResponse.Status = .ok) async throws -> Response {
         let drivers = try await store.drivers(tenant: request.tenant).filter { $0.deactivatedAt == nil }.sorted { $0.name < $1.name }
         let selected = values["driver_id"] ?? ""
-        return pages.page("trip-form", title: "New trip", session: request.session, section: "trips", [
-            "v": values, "e": errors.messages, "has_errors": !errors.isEmpty,
+        return pages.page("trip-form", title: trip.map { "Edit trip \($0.number)" } ?? "New trip", session: request.session, section: "trips", [
+            "editing": trip != nil, "trip_id": trip?.id.rawValue ?? "", "saved_number": trip?.number ?? "",
+            "v": values, "e": errors.messages, "has_errors": !errors.isEmpty && errors.messages["base_version"] == nil,
             "drivers": drivers.map { ["id": $0.id.rawValue, "name": $0.name, "selected": $0.id.rawValue == selected] },
         ], status: status)
+    }
+
+    /// The form's details as a change to the trip, or every field the form itself could not read.
+    /// A date, amount or mileage left empty keeps the saved one.
+    private static func tripChanges(_ form: ConsoleForm) -> Result<UpdateTripRequest, FieldErrors> {
+        var errors = FieldErrors()
+        let start = FormValue.date(form["start_date"], field: "start_date", errors: &errors)
+        let end = FormValue.date(form["end_date"], field: "end_date", errors: &errors)
+        let revenue = FormValue.cents(form["revenue"], field: "revenue", errors: &errors)
+        let pay = FormValue.cents(form["driver_pay"], field: "driver_pay", errors: &errors)
+        let miles = FormValue.integer(form["miles"], field: "miles", range: 0...100_000, errors: &errors)
+        guard errors.isEmpty else { return .failure(errors) }
+        // A form without its version is refused (0 is never a version) rather than saved unchecked.
+        return .success(UpdateTripRequest(number: form["number"], startDate: start, endDate: end, origin: form["origin"],
+                                          destination: form["destination"], revenueCents: revenue, driverPayCents: pay,
+                                          miles: miles, baseVersion: Int(form["base_version"]) ?? 0))
+    }
+
+    private func update(_ request: ConsoleRequest) async throws -> Response {
+        let id: ID<Trip> = try request.id("id", "Trip")
+        let trip = try await store.trip(id, request.scope)
+        switch Self.tripChanges(request.form) {
+        case .failure(let errors):
+            return try await tripForm(request, trip: trip, values: request.form.firstValues, errors: errors, status: .unprocessableContent)
+        case .success(let changes):
+            do {
+                _ = try await store.updateTrip(id, changes, tenant: request.tenant)
+                return ConsolePages.redirect("/trips/\(id)")
+            } catch let error as AppError where error.status == 409 && error.body.field == "base_version" {
+                // The form shows the trip as saved now, and lists what this dispatcher typed that differs.
+                let saved = Self.formValues(trip)
+                let typed = request.form.firstValues
+                let unsaved = Self.fieldLabels.filter { (typed[$0.field] ?? "") != (saved[$0.field] ?? "") }
+                    .map { "\($0.label): “\(typed[$0.field] ?? "")” (saved: “\(saved[$0.field] ?? "")”)" }
+                var errors = FieldErrors()
+                errors.add("base_version", "Someone changed this trip while you were editing, so your changes were not saved. "
+                           + "The form now shows the saved trip" + (unsaved.isEmpty ? "." : "; make your changes again: " + unsaved.joined(separator: "; ") + "."))
+                return try await tripForm(request, trip: trip, values: saved, errors: errors, status: .conflict)
+            } catch let error as AppError where error.status < 500 {
+                let errors = FieldErrors(error, renamed: ["revenue_cents": "revenue", "driver_pay_cents": "driver_pay"])
+                return try await tripForm(request, trip: trip, values: request.form.firstValues, errors: errors, status: .init(code: error.status))
+            }
+        }
     }
 
     private func create(_ request: ConsoleRequest) async throws -> Response {

@@ -83,6 +83,16 @@ extension Store {
         return try await write(tenant: tenant) { tx in
             guard var trip = try await lockTrip(id, scope, tx.db) else { throw AppError.notFound("Trip") }
             let current = trip
+            if let base = request.baseVersion {
+                guard (1...trip.version).contains(base) else {
+                    throw AppError.validation("base_version", "base_version is the version the edit started from: 1 to \(trip.version).")
+                }
+                guard base == trip.version else {
+                    throw AppError(409, .conflict, "Trip \(trip.number) was changed after version \(base) (it is at \(trip.version)).",
+                                   field: "base_version")
+                }
+            }
+            if let number = request.number { trip.number = try Validate.text(number, field: "number", max: 64, required: true) }
             if let status = request.status, status != trip.status {
                 guard trip.status.canTransition(to: status) else {
                     throw AppError.invalidTransition(from: trip.status.rawValue, to: status.rawValue)
@@ -109,7 +119,11 @@ extension Store {
             if let pay = request.driverPayCents { trip.driverPayCents = try Validate.cents(pay, field: "driver_pay_cents") }
             if let miles = request.miles { trip.miles = try Validate.nonNegative(miles, field: "miles") }
             guard trip != current else { return current }
-            trip = try await saveTrip(trip, tx)
+            do {
+                trip = try await saveTrip(trip, tx)
+            } catch DatabaseConstraintError.unique {
+                throw AppError(409, .alreadyExists, "A trip numbered \(trip.number) already exists.", field: "number")
+            }
             if trip.status != current.status, let driver = trip.driverID {
                 try await insertNotification(
                     driver: driver, type: .statusChange, title: "Trip \(trip.number) is \(trip.status.label)",
@@ -182,7 +196,7 @@ extension Store {
         saved.updatedAt = tx.now
         let doc = try WireDocument.encode(saved)
         guard try await tx.first("""
-            UPDATE trips SET driver_id = \(saved.driverID), status = \(saved.status), start_date = \(saved.startDate),
+            UPDATE trips SET number = \(saved.number), driver_id = \(saved.driverID), status = \(saved.status), start_date = \(saved.startDate),
                 end_date = \(saved.endDate), origin = \(saved.origin), destination = \(saved.destination),
                 revenue_cents = \(saved.revenueCents), driver_pay_cents = \(saved.driverPayCents), miles = \(saved.miles),
                 version = \(saved.version), updated_at = \(saved.updatedAt), doc = \(doc)
