@@ -75,6 +75,11 @@ def test_board_shows_the_demo_carrier_by_status(page, server):
     page.press("#q", "Enter")
     expect(page.locator(".empty")).to_contain_text("No Assigned orders match")
     shot(page, "board-empty-search")
+    # The tab's icon, named by the page and asked for by browsers at the usual place.
+    for path in [page.locator("link[rel=icon]").get_attribute("href"), "/favicon.ico"]:
+        icon = page.request.get(server.base + path)
+        assert icon.status == 200 and icon.headers["content-type"] == "image/svg+xml", path
+        assert icon.body().startswith(b"<svg")
 
 
 def test_create_trip_and_order_then_the_driver_picks_up_while_the_board_is_open(page, server):

@@ -47,6 +47,8 @@ struct ConsoleController {
         router.get("/console/static/:name") { _, context in
             try pages.asset(context.parameters.get("name") ?? "")
         }
+        // Browsers ask for it on their own, whatever the page says.
+        router.get("/favicon.ico") { _, _ in try pages.asset("favicon.svg") }
         registerSignIn(router)
         ConsoleOrderPages(console: self).register(router)
         ConsoleTripPages(console: self).register(router)

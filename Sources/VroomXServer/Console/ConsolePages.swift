@@ -19,7 +19,8 @@ struct ConsolePages: Sendable {
         let library = try await MustacheLibrary(directory: templates.path)
         var assets: [String: (ByteBuffer, String)] = [:]
         for name in try FileManager.default.contentsOfDirectory(atPath: statics.path) {
-            let type = name.hasSuffix(".css") ? "text/css; charset=utf-8" : name.hasSuffix(".js") ? "text/javascript; charset=utf-8" : "application/octet-stream"
+            let type = name.hasSuffix(".css") ? "text/css; charset=utf-8" : name.hasSuffix(".js") ? "text/javascript; charset=utf-8"
+                : name.hasSuffix(".svg") ? "image/svg+xml" : "application/octet-stream"
             assets[name] = (ByteBuffer(data: try Data(contentsOf: statics.appendingPathComponent(name))), type)
         }
         return ConsolePages(library: library, assets: assets)
