@@ -640,3 +640,20 @@ def test_a_trip_is_edited_started_completed_and_another_cancelled(page, server, 
     expect(page.locator("a:has-text('New order on this trip')")).to_have_count(0)
     expect(page.locator("button:has-text('Add to trip')")).to_have_count(0)
     shot(page, "trip-cancelled")
+
+
+def test_no_page_scrolls_sideways_on_a_phone(browser, dispatcher_state, server):
+    """Wide lists scroll inside their own box; the page itself stays as wide as the phone."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, storage_state=dispatcher_state)
+    page = context.new_page()
+    page.goto(server.base + "/trips")
+    trip = page.locator("tbody tr a").first.get_attribute("href")
+    page.goto(server.base + "/board")
+    order = page.locator("tr[data-href]").first.get_attribute("data-href")
+    for path in ["/board", "/trips", trip, "/drivers", "/fleet", "/map", "/messages", "/pay", order, "/orders/new", "/trips/new"]:
+        page.goto(server.base + path)
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, path
+    shot(page, "phone-new-trip")
+    page.goto(server.base + trip)
+    shot(page, "phone-trip")
+    context.close()
