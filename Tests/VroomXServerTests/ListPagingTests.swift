@@ -91,12 +91,35 @@ struct ListPagingTests {
             let whole = try await api.call(.trips, token: driver).decode(PagedIDs.self)
             #expect(whole.items.map(\.id) == expectedTrips && whole.nextCursor == nil)
 
-            // Limits outside 1…500 and cursors this server did not give are refused.
-            for bad in ["limit=0", "limit=501", "limit=-1", "limit=1e3", "cursor=bm9wZQ", "cursor=%5B%5D", "cursor=" + String(repeating: "A", count: 2000)] {
+            // Limits outside 1…500 and cursors this server did not give are refused: unreadable, too long,
+            // or with values of the wrong kind for the list's keys (orders: a time in milliseconds, then an id).
+            func cursor(_ json: String) -> String {
+                "cursor=" + Data(json.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                    .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            }
+            let wrongKinds = [#"["x","y"]"#, "[1,2]", #"[1,"\u0000"]"#, #"[1,"a\nb"]"#, #"[null,"a"]"#].map(cursor)
+            for bad in ["limit=0", "limit=501", "limit=-1", "limit=1e3", "cursor=bm9wZQ", "cursor=%5B%5D",
+                        "cursor=" + String(repeating: "A", count: 2000)] + wrongKinds {
                 let answer = try await api.call(.dispatchOrders, query: bad, token: dispatch)
                 #expect(answer.status == 400 && answer.errorCode == "invalid_parameter", "\(bad): \(answer.status) \(answer.text)")
             }
         }
+    }
+
+    @Test("a page led by one large document reserves little more than the page needs", arguments: TestBackend.available)
+    func largeFirstDocument(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let database = server.store.database
+        try await database.write { db in
+            try await db.execute("CREATE TABLE scratch_documents (n BIGINT NOT NULL, doc TEXT NOT NULL)")
+            try await db.execute("INSERT INTO scratch_documents (n, doc) VALUES (0, \("\"" + String(repeating: "x", count: 400_000) + "\""))")
+            for n in 1...20 { try await db.execute("INSERT INTO scratch_documents (n, doc) VALUES (\(n), '{}')") }
+        }
+        let rows = try await database.read { db in try await db.documents("SELECT doc, n FROM scratch_documents ORDER BY n", limit: 500) }
+        #expect(rows.count == 21 && !rows.hasMore)
+        #expect(rows.joined.readableBytes == 400_002 + 20 * 3)
+        // A hundred times the first document would be 40 MB.
+        #expect(rows.joined.capacity <= 1 << 20, "\(rows.joined.capacity) bytes reserved")
     }
 
     @Test("a page continues after its last row even when rows are added in front meanwhile", arguments: TestBackend.available)

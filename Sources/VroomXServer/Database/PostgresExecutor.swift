@@ -44,8 +44,7 @@ struct PostgresExecutor: SQLExecutor {
             var cells = row.makeIterator()
             guard let document = cells.next() else { break }
             if result.count == 0 {
-                // Documents of one list are alike in size: room for the page at once.
-                result.joined.reserveCapacity(min(limit, rows.count) * ((document.bytes?.readableBytes ?? 4) + 1))
+                result.reserve(rows: min(limit, rows.count), like: document.bytes?.readableBytes ?? 4)
             } else {
                 result.joined.writeInteger(UInt8(ascii: ","))
             }

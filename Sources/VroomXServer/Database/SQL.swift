@@ -273,6 +273,13 @@ public struct DocumentRows: Sendable {
     public var last: SQLRow?
     /// Whether the query had rows beyond `limit`.
     public var hasMore = false
+
+    /// Makes room for `rows` documents the size of the first: those of one
+    /// list are alike. At most 1 MiB, so that one much larger first document
+    /// does not reserve its size a hundred times over (growth covers the rest).
+    mutating func reserve(rows: Int, like first: Int) {
+        joined.reserveCapacity(min(1 << 20, min(rows, 100) * (first + 1)))
+    }
 }
 
 extension SQLExecutor {

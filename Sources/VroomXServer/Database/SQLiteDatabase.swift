@@ -194,8 +194,7 @@ final class SQLiteConnection: SQLExecutor, @unchecked Sendable {
                 }
                 let length = Int(sqlite3_column_bytes(statement, 0))
                 if rows.count == 0 {
-                    // Documents of one list are alike in size: room for the page at once.
-                    rows.joined.reserveCapacity(min(limit, 100) * (length + 1))
+                    rows.reserve(rows: limit, like: length)
                 } else {
                     rows.joined.writeInteger(UInt8(ascii: ","))
                 }

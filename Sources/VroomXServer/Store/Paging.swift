@@ -8,14 +8,19 @@ import VroomXModels
 /// first one does.
 struct ListOrder: Sendable {
     struct Key: Sendable {
+        /// What the column holds: a cursor's value for it must be the same
+        /// kind (PostgreSQL refuses to compare text with a number).
+        enum Kind: Sendable { case text, integer }
+
         let column: String
+        let kind: Kind
         let isDescending: Bool
         /// Nulls sort after every value (in both directions).
         let nullable: Bool
 
-        static func ascending(_ column: String) -> Key { Key(column: column, isDescending: false, nullable: false) }
-        static func descending(_ column: String, nullable: Bool = false) -> Key {
-            Key(column: column, isDescending: true, nullable: nullable)
+        static func ascending(_ column: String, _ kind: Kind) -> Key { Key(column: column, kind: kind, isDescending: false, nullable: false) }
+        static func descending(_ column: String, _ kind: Kind, nullable: Bool = false) -> Key {
+            Key(column: column, kind: kind, isDescending: true, nullable: nullable)
         }
     }
 
@@ -114,10 +119,12 @@ struct PageCursor: Sendable, Hashable {
               decoded.count == order.keys.count else { return nil }
         var values: [SQLValue] = []
         for (value, key) in zip(decoded, order.keys) {
-            switch value {
-            case .null where key.nullable: values.append(.null)
-            case .text(let text) where text.utf8.count <= 256: values.append(.text(text))
-            case .integer(let number): values.append(.integer(number))
+            switch (value, key.kind) {
+            case (.null, _) where key.nullable: values.append(.null)
+            // No sort key holds control characters (and PostgreSQL text cannot hold a NUL).
+            case (.text(let text), .text) where text.utf8.count <= 256 && !text.unicodeScalars.contains(where: { $0.value < 0x20 }):
+                values.append(.text(text))
+            case (.integer(let number), .integer): values.append(.integer(number))
             default: return nil
             }
         }

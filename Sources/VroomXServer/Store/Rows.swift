@@ -29,7 +29,7 @@ extension Driver {
         """
     static let from: SQL = "drivers d JOIN users u ON u.id = d.user_id AND u.tenant_id = d.tenant_id"
     /// By name, as dispatch looks drivers up.
-    static let order = ListOrder(.ascending("d.name"), .ascending("d.id"))
+    static let order = ListOrder(.ascending("d.name", .text), .ascending("d.id", .text))
 
     init(row: SQLRow) throws {
         self.init(id: try row.id("id"), userID: try row.id("user_id"), name: try row.string("name"),
@@ -46,7 +46,7 @@ extension Trip {
         miles, version, created_at, updated_at
         """
     /// Newest work first; trips without a start date after dated ones.
-    static let order = ListOrder(.descending("start_date", nullable: true), .descending("created_at"), .ascending("id"))
+    static let order = ListOrder(.descending("start_date", .text, nullable: true), .descending("created_at", .integer), .ascending("id", .text))
 
     init(row: SQLRow) throws {
         self.init(id: try row.id("id"), number: try row.string("number"), driverID: try row.optionalID("driver_id"),
@@ -67,7 +67,7 @@ extension Order {
         payment_terms, version, created_at, updated_at, pickup_latitude, pickup_longitude, pickup_radius_m, \
         delivery_latitude, delivery_longitude, delivery_radius_m, arrived_at_pickup, arrived_at_delivery
         """
-    static let order = ListOrder(.descending("created_at"), .ascending("id"))
+    static let order = ListOrder(.descending("created_at", .integer), .ascending("id", .text))
 
     init(row: SQLRow) throws {
         func stop(_ prefix: String) throws -> Stop {
@@ -102,7 +102,7 @@ extension Expense {
         id, trip_id, driver_id, category, amount_cents, expense_date, notes, created_at,
         fuel_equipment_id, fuel_quantity_milli, fuel_unit, fuel_odometer_miles
         """
-    static let order = ListOrder(.descending("expense_date"), .descending("created_at"), .ascending("id"))
+    static let order = ListOrder(.descending("expense_date", .text), .descending("created_at", .integer), .ascending("id", .text))
 
     init(row: SQLRow) throws {
         var fuel: FuelPurchase?
@@ -121,7 +121,7 @@ extension Equipment {
         id, kind, unit_number, make, model, year, vin, plate, plate_state, status, trailer_type, capacity_cars, gvwr_pounds,
         fuel_type, notes, driver_id, odometer_miles, odometer_at, version, created_at, updated_at
         """
-    static let order = ListOrder(.ascending("unit_key"), .ascending("id"))
+    static let order = ListOrder(.ascending("unit_key", .text), .ascending("id", .text))
 
     /// The unit without its papers (`documents` are read from their table).
     init(row: SQLRow) throws {
@@ -161,7 +161,7 @@ extension EquipmentPhoto {
 
 extension OdometerReading {
     static let columns: SQL = "id, equipment_id, miles, recorded_at, driver_id"
-    static let order = ListOrder(.descending("recorded_at"), .ascending("id"))
+    static let order = ListOrder(.descending("recorded_at", .integer), .ascending("id", .text))
 
     init(row: SQLRow) throws {
         self.init(id: try row.id("id"), equipmentID: try row.id("equipment_id"), miles: try row.int("miles"),
@@ -171,7 +171,7 @@ extension OdometerReading {
 
 extension DriverNotification {
     static let columns: SQL = "id, driver_id, type, title, body, trip_id, order_id, read_at, created_at"
-    static let order = ListOrder(.descending("created_at"), .ascending("id"))
+    static let order = ListOrder(.descending("created_at", .integer), .ascending("id", .text))
 
     init(row: SQLRow) throws {
         self.init(id: try row.id("id"), driverID: try row.id("driver_id"), type: try row.enumeration("type"),
