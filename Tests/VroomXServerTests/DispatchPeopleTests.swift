@@ -157,6 +157,12 @@ struct DispatchPeopleTests {
             }
             #expect(try await api.call(.dispatchUpdateTrip, trip.id.rawValue, json: UpdateTripRequest(
                 miles: 999, baseVersion: saved.version), token: dispatch).status == 200)
+
+            // Its two vehicles are still waiting: it cannot be completed, and the answer counts them.
+            #expect(try await api.call(.dispatchUpdateTrip, other.id.rawValue, json: UpdateTripRequest(status: .inProgress),
+                                       token: dispatch).status == 200)
+            let early = try await api.call(.dispatchUpdateTrip, other.id.rawValue, json: UpdateTripRequest(status: .completed), token: dispatch)
+            #expect(early.status == 409 && early.error?.message.contains("still has 2 vehicles not delivered") == true, "\(early.text)")
         }
     }
 

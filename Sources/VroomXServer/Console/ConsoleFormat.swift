@@ -22,6 +22,11 @@ enum ConsoleFormat {
         return (value < 0 ? "-" : "") + whole + groups
     }
 
+    /// (1, "driver") → "1 driver"; (3, "driver") → "3 drivers".
+    static func count(_ number: Int, _ noun: String) -> String {
+        "\(grouped(number)) \(noun)\(number == 1 ? "" : "s")"
+    }
+
     /// Cents as a form shows them: 125050 → "1250.50".
     static func dollars(_ cents: Int) -> String {
         "\(cents / 100).\(cents % 100 < 10 ? "0" : "")\(cents % 100)"

@@ -363,6 +363,6 @@ struct ConsoleOrderPages {
     static func importProblems(_ lines: [(line: Int, field: String, message: String)], csv: String) -> [String: Any] {
         ["problems": lines.prefix(200).map { ["line": $0.line, "field": $0.field, "message": $0.message] },
          "more_problems": lines.count > 200 ? lines.count - 200 as Any : false,
-         "problem_count": lines.count, "has_problems": true, "csv": csv.count <= 200_000 ? csv : ""]
+         "problems_found": ConsoleFormat.count(lines.count, "problem"), "has_problems": true, "csv": csv.count <= 200_000 ? csv : ""]
     }
 }

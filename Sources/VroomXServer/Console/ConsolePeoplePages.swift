@@ -117,7 +117,7 @@ struct ConsolePeoplePages {
                 ] as [String: Any]
             },
             "none_sent": sent.isEmpty,
-            "sent_count": request.query("sent") ?? "",
+            "sent_to": Int(request.query("sent") ?? "").map { ConsoleFormat.count($0, "driver") } ?? "",
         ], status: status)
     }
 

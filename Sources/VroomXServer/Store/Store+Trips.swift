@@ -105,7 +105,7 @@ extension Store {
                         AND status IN ('new', 'assigned', 'picked_up')
                     """)?.int("open"), open > 0 {
                     throw AppError(409, .invalidTransition,
-                                   "Trip \(trip.number) still has \(open) vehicle(s) not delivered; deliver, cancel or move them first.",
+                                   "Trip \(trip.number) still has \(open) \(open == 1 ? "vehicle" : "vehicles") not delivered; deliver, cancel or move them first.",
                                    field: "status")
                 }
                 trip.status = status
