@@ -222,6 +222,12 @@ def test_drivers_invite_and_pay_pages(page, server):
     assert response.status == 200
     assert response.headers["content-type"].startswith("text/csv")
     assert response.text().startswith("driver,email,trip,")
+    # The first and last months of the calendar the server keeps: pages, not a crash.
+    for day in ["1900-01-01", "1900-01-31", "2999-12-31"]:
+        for period in ["month", "week"]:
+            answer = page.request.get(server.base + f"/pay?period={period}&date={day}")
+            assert answer.status == 200, (period, day, answer.status)
+    assert page.request.get(server.base + "/healthz").status == 200
     page.goto(server.base + "/trips")
     shot(page, "trips")
 
@@ -612,10 +618,22 @@ def test_a_trip_is_edited_started_completed_and_another_cancelled(page, server, 
     page.wait_for_url(server.base + f"/trips/{trip}")
     other.fill("#origin", "Macon, GA")
     other.click("button:has-text('Save changes')")
-    notice = other.locator(".form-error")
-    expect(notice).to_contain_text("Someone changed this trip")
-    expect(notice).to_contain_text("From: “Macon, GA” (saved: “Savannah, GA”)")
+    notice = other.locator("p.form-error")
+    expect(notice).to_contain_text("Someone else changed this trip")
+    expect(notice).to_contain_text("your changes to From are marked below")
+    expect(notice).not_to_contain_text("Miles")  # the other dispatcher's change is not offered as theirs to redo
+    expect(other.locator("#origin")).to_have_value("Savannah, GA")
+    expect(other.locator("#origin + .field-error")).to_have_text("Not saved: you typed “Macon, GA”.")
     expect(other.locator("#miles")).to_have_value("333")
+    expect(other.locator("#miles + .field-error")).to_have_count(0)
+    shot(other, "trip-edit-conflict")
+    # Made again on the fresh form, the change saves and keeps the other dispatcher's miles.
+    other.fill("#origin", "Macon, GA")
+    other.fill("#destination", "")  # left empty: the saved destination stays
+    other.click("button:has-text('Save changes')")
+    other.wait_for_url(server.base + f"/trips/{trip}")
+    expect(other.locator("main")).to_contain_text("Macon, GA → Tampa, FL")
+    expect(other.locator("main")).to_contain_text("333")
     other.context.close()
 
     # A trip whose number another has is refused next to the number.
@@ -633,6 +651,10 @@ def test_a_trip_is_edited_started_completed_and_another_cancelled(page, server, 
     page.click("button:has-text('Mark completed')")
     expect(page.locator("h1 .badge")).to_have_text("Completed")
     expect(page.locator("a:has-text('Edit trip')")).to_have_count(0)
+    # Its figures are settled: the edit form is not served, even by address.
+    response = page.goto(server.base + f"/trips/{trip}/edit")
+    assert response.status == 409
+    expect(page.locator("main")).to_contain_text("only planned trips and trips under way are edited")
     page.goto(server.base + "/trips")
     page.click("text=T-EDIT-3")
     page.once("dialog", lambda dialog: dialog.accept())

@@ -200,10 +200,13 @@ struct ConsolePeoplePages {
         return (monday, monday.adding(days: 6))
     }
 
+    /// The calendar month around a day. At the ends of the calendar the
+    /// server keeps (a month before 1900 or after 2999 is no date), the day
+    /// itself stands in for the bound that cannot be written.
     static func month(of day: LocalDate) -> (LocalDate, LocalDate) {
-        let first = LocalDate(year: day.year, month: day.month, day: 1)!
+        let first = LocalDate(year: day.year, month: day.month, day: 1) ?? day
         let nextMonth = day.month == 12 ? LocalDate(year: day.year + 1, month: 1, day: 1) : LocalDate(year: day.year, month: day.month + 1, day: 1)
-        return (first, (nextMonth ?? first).adding(days: -1))
+        return (first, nextMonth?.adding(days: -1) ?? LocalDate(year: day.year, month: 12, day: 31) ?? day)
     }
 
     /// A CSV field, quoted when it must be; a leading = + - @ is defused so
