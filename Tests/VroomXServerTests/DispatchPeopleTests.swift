@@ -163,6 +163,25 @@ struct DispatchPeopleTests {
                                        token: dispatch).status == 200)
             let early = try await api.call(.dispatchUpdateTrip, other.id.rawValue, json: UpdateTripRequest(status: .completed), token: dispatch)
             #expect(early.status == 409 && early.error?.message.contains("still has 2 vehicles not delivered") == true, "\(early.text)")
+
+            // With a vehicle on the truck the trip can be neither cancelled nor planned again.
+            let (loaded, waiting) = (carrier.orders[other.id]![0], carrier.orders[other.id]![1])
+            _ = try await server.store.updateOrderStatus(loaded.id, to: .pickedUp, occurredAt: nil, carrier.scope)
+            for status in [TripStatus.cancelled, .planned] {
+                let refused = try await api.call(.dispatchUpdateTrip, other.id.rawValue, json: UpdateTripRequest(status: status), token: dispatch)
+                #expect(refused.status == 409 && refused.error?.message.contains("has 1 vehicle on the truck") == true, "\(refused.text)")
+            }
+            #expect(try await server.store.trip(other.id, carrier.scope).status == .inProgress)
+
+            // Delivered, the trip is cancelled: the waiting vehicle goes back to the board and off the driver's list.
+            _ = try await server.store.updateOrderStatus(loaded.id, to: .delivered, occurredAt: nil, carrier.scope)
+            #expect(try await api.call(.dispatchUpdateTrip, other.id.rawValue, json: UpdateTripRequest(status: .cancelled),
+                                       token: dispatch).status == 200)
+            let released = try await server.store.order(waiting.id, carrier.scope)
+            #expect(released.status == .new && released.tripID == nil && released.driverID == nil)
+            #expect(try await server.store.order(loaded.id, carrier.scope).tripID == other.id, "a delivered vehicle stays on its trip")
+            let driverOrders = try await api.call(.orders, query: "limit=500", token: carrier.driver.accessToken).text
+            #expect(!driverOrders.contains(waiting.id.rawValue))
         }
     }
 

@@ -71,7 +71,7 @@ struct ConsoleOrderPages {
         }
         return self.pages.page("board", title: "Load board", session: request.session, section: "board", [
             "tabs": tabs, "status": status.rawValue, "status_label": ConsoleFormat.label(status), "q": search,
-            "imported": request.query("imported").flatMap { Int($0) }.map { String($0) } ?? "",
+            "imported": request.query("imported").flatMap { Int($0) }.map { ConsoleFormat.count($0, "order") } ?? "",
             "orders": orders.map { Self.row($0, lookup) }, "empty": orders.isEmpty,
             "total": total, "page": page + 1, "pages": pages,
             "prev": page > 0 ? link(page: page) as Any : false, "next": page + 1 < pages ? link(page: page + 2) as Any : false,

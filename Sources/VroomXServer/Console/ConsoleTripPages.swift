@@ -18,8 +18,8 @@ struct ConsoleTripPages {
         console.post(router, "/trips", create)
         console.get(router, "/trips/:id", tripPage)
         console.get(router, "/trips/:id/edit") { request in
-            let trip = try await store.trip(try request.id("id", "Trip"), request.scope)
-            return try await tripForm(request, trip: trip, values: Self.formValues(trip), errors: FieldErrors())
+            let trip = try await editableTrip(request)
+            return try await tripForm(request, trip: trip, values: Self.formValues(trip), originals: Self.formValues(trip), errors: FieldErrors())
         }
         console.post(router, "/trips/:id", update)
         console.post(router, "/trips/:id/status") { request in
@@ -124,7 +124,10 @@ struct ConsoleTripPages {
         values["can_edit"] = [.planned, .inProgress].contains(trip.status)
         values["status_actions"] = Self.statusActions.filter { trip.status.canTransition(to: $0.status) }.map { action -> [String: Any] in
             var values: [String: Any] = ["status": action.status.rawValue, "label": action.label, "danger": action.status == .cancelled]
-            if action.status == .cancelled { values["confirm"] = "Cancel trip \(trip.number)? Its driver is told." }
+            if action.status == .cancelled {
+                values["confirm"] = "Cancel trip \(trip.number) for good? Vehicles still waiting go back to the board, and the driver is told. "
+                    + "Press OK to cancel the trip."
+            }
             return values
         }
         values["expenses"] = expenses.map {
@@ -161,19 +164,32 @@ struct ConsoleTripPages {
         ("revenue", "Revenue"), ("driver_pay", "Driver pay"), ("miles", "Miles"),
     ]
 
-    private func tripForm(_ request: ConsoleRequest, trip: Trip? = nil, values: [String: String], errors: FieldErrors,
-                          status: HTTPResponse.Status = .ok) async throws -> Response {
+    /// Trips that are over (completed or cancelled) keep the figures they were settled with.
+    private func editableTrip(_ request: ConsoleRequest) async throws -> Trip {
+        let trip = try await store.trip(try request.id("id", "Trip"), request.scope)
+        guard [.planned, .inProgress].contains(trip.status) else {
+            throw AppError(409, .invalidTransition, "Trip \(trip.number) is \(trip.status.label); only planned trips and trips under way are edited.")
+        }
+        return trip
+    }
+
+    /// `originals`: the values the edit form was filled with, sent back in
+    /// hidden fields, so that a refused save can tell what this dispatcher
+    /// changed from what someone else changed meanwhile.
+    private func tripForm(_ request: ConsoleRequest, trip: Trip? = nil, values: [String: String], originals: [String: String] = [:],
+                          errors: FieldErrors, status: HTTPResponse.Status = .ok) async throws -> Response {
         let drivers = try await store.drivers(tenant: request.tenant).filter { $0.deactivatedAt == nil }.sorted { $0.name < $1.name }
         let selected = values["driver_id"] ?? ""
         return pages.page("trip-form", title: trip.map { "Edit trip \($0.number)" } ?? "New trip", session: request.session, section: "trips", [
             "editing": trip != nil, "trip_id": trip?.id.rawValue ?? "", "saved_number": trip?.number ?? "",
             "v": values, "e": errors.messages, "has_errors": !errors.isEmpty && errors.messages["base_version"] == nil,
+            "originals": Self.fieldLabels.map { ["name": "was_" + $0.field, "value": originals[$0.field] ?? ""] },
             "drivers": drivers.map { ["id": $0.id.rawValue, "name": $0.name, "selected": $0.id.rawValue == selected] },
         ], status: status)
     }
 
     /// The form's details as a change to the trip, or every field the form itself could not read.
-    /// A date, amount or mileage left empty keeps the saved one.
+    /// A field left empty keeps its saved value.
     private static func tripChanges(_ form: ConsoleForm) -> Result<UpdateTripRequest, FieldErrors> {
         var errors = FieldErrors()
         let start = FormValue.date(form["start_date"], field: "start_date", errors: &errors)
@@ -182,35 +198,41 @@ struct ConsoleTripPages {
         let pay = FormValue.cents(form["driver_pay"], field: "driver_pay", errors: &errors)
         let miles = FormValue.integer(form["miles"], field: "miles", range: 0...100_000, errors: &errors)
         guard errors.isEmpty else { return .failure(errors) }
+        func text(_ field: String) -> String? { form[field].isEmpty ? nil : form[field] }
         // A form without its version is refused (0 is never a version) rather than saved unchecked.
-        return .success(UpdateTripRequest(number: form["number"], startDate: start, endDate: end, origin: form["origin"],
-                                          destination: form["destination"], revenueCents: revenue, driverPayCents: pay,
+        return .success(UpdateTripRequest(number: text("number"), startDate: start, endDate: end, origin: text("origin"),
+                                          destination: text("destination"), revenueCents: revenue, driverPayCents: pay,
                                           miles: miles, baseVersion: Int(form["base_version"]) ?? 0))
     }
 
     private func update(_ request: ConsoleRequest) async throws -> Response {
-        let id: ID<Trip> = try request.id("id", "Trip")
-        let trip = try await store.trip(id, request.scope)
+        let trip = try await editableTrip(request)
+        let typed = request.form.firstValues
+        let originals = Dictionary(uniqueKeysWithValues: Self.fieldLabels.map { ($0.field, request.form["was_" + $0.field]) })
         switch Self.tripChanges(request.form) {
         case .failure(let errors):
-            return try await tripForm(request, trip: trip, values: request.form.firstValues, errors: errors, status: .unprocessableContent)
+            return try await tripForm(request, trip: trip, values: typed, originals: originals, errors: errors, status: .unprocessableContent)
         case .success(let changes):
             do {
-                _ = try await store.updateTrip(id, changes, tenant: request.tenant)
-                return ConsolePages.redirect("/trips/\(id)")
+                _ = try await store.updateTrip(trip.id, changes, tenant: request.tenant)
+                return ConsolePages.redirect("/trips/\(trip.id)")
             } catch let error as AppError where error.status == 409 && error.body.field == "base_version" {
-                // The form shows the trip as saved now, and lists what this dispatcher typed that differs.
+                // The form now shows the trip as saved; next to each field this dispatcher changed, what they typed.
                 let saved = Self.formValues(trip)
-                let typed = request.form.firstValues
-                let unsaved = Self.fieldLabels.filter { (typed[$0.field] ?? "") != (saved[$0.field] ?? "") }
-                    .map { "\($0.label): “\(typed[$0.field] ?? "")” (saved: “\(saved[$0.field] ?? "")”)" }
                 var errors = FieldErrors()
-                errors.add("base_version", "Someone changed this trip while you were editing, so your changes were not saved. "
-                           + "The form now shows the saved trip" + (unsaved.isEmpty ? "." : "; make your changes again: " + unsaved.joined(separator: "; ") + "."))
-                return try await tripForm(request, trip: trip, values: saved, errors: errors, status: .conflict)
+                var changed: [String] = []
+                for (field, label) in Self.fieldLabels {
+                    let mine = (typed[field] ?? "").trimmingCharacters(in: .whitespaces)
+                    guard !mine.isEmpty, mine != originals[field], mine != saved[field] else { continue }
+                    errors.add(field, "Not saved: you typed “\(mine)”.")
+                    changed.append(label)
+                }
+                errors.add("base_version", "Someone else changed this trip while you were editing, so nothing was saved. The form now shows the trip as it is"
+                           + (changed.isEmpty ? "." : "; your changes to \(changed.joined(separator: ", ")) are marked below: make them again if they still apply."))
+                return try await tripForm(request, trip: trip, values: saved, originals: saved, errors: errors, status: .conflict)
             } catch let error as AppError where error.status < 500 {
                 let errors = FieldErrors(error, renamed: ["revenue_cents": "revenue", "driver_pay_cents": "driver_pay"])
-                return try await tripForm(request, trip: trip, values: request.form.firstValues, errors: errors, status: .init(code: error.status))
+                return try await tripForm(request, trip: trip, values: typed, originals: originals, errors: errors, status: .init(code: error.status))
             }
         }
     }

@@ -108,6 +108,14 @@ extension Store {
                                    "Trip \(trip.number) still has \(open) \(open == 1 ? "vehicle" : "vehicles") not delivered; deliver, cancel or move them first.",
                                    field: "status")
                 }
+                // Vehicles on the truck keep a trip under way until they are delivered.
+                if status == .cancelled || status == .planned, let loaded = try await tx.first("""
+                    SELECT COUNT(*) AS loaded FROM orders WHERE tenant_id = \(tenant) AND trip_id = \(id) AND status = 'picked_up'
+                    """)?.int("loaded"), loaded > 0 {
+                    throw AppError(409, .invalidTransition,
+                                   "Trip \(trip.number) has \(loaded) \(loaded == 1 ? "vehicle" : "vehicles") on the truck; deliver \(loaded == 1 ? "it" : "them") first.",
+                                   field: "status")
+                }
                 trip.status = status
             }
             if let start = request.startDate { trip.startDate = start }
@@ -123,6 +131,17 @@ extension Store {
                 trip = try await saveTrip(trip, tx)
             } catch DatabaseConstraintError.unique {
                 throw AppError(409, .alreadyExists, "A trip numbered \(trip.number) already exists.", field: "number")
+            }
+            if trip.status == .cancelled, current.status != .cancelled {
+                // Vehicles still waiting go back to the board, off the trip and its driver's list.
+                let waiting = try await tx.query("""
+                    SELECT \(Order.columns) FROM orders WHERE tenant_id = \(tenant) AND trip_id = \(id) AND status IN ('new', 'assigned')
+                    """).map(Order.init(row:))
+                for original in waiting {
+                    var order = original
+                    (order.tripID, order.driverID, order.status) = (nil, nil, .new)
+                    _ = try await saveOrder(order, from: original, tx)
+                }
             }
             if trip.status != current.status, let driver = trip.driverID {
                 try await insertNotification(
