@@ -681,3 +681,25 @@ def test_no_page_scrolls_sideways_on_a_phone(browser, dispatcher_state, server):
     page.goto(server.base + trip)
     shot(page, "phone-trip")
     context.close()
+
+
+def test_an_imported_order_goes_on_the_trip_its_number_names_exactly(page, server):
+    upper = create_trip(page, server, "CI-Z")
+    lower = create_trip(page, server, "ci-z")
+    header = "number,pickup_address,delivery_address,revenue,trip\n"
+    page.goto(server.base + "/orders/import")
+    page.fill("#csv", header + "O-CI-1,1 Harbor Rd Savannah GA,9 Main St Orlando FL,900,CI-Z\n")
+    page.click("button:has-text('Import')")
+    page.wait_for_url(re.compile(r"/board\?status=assigned"))
+    page.goto(server.base + f"/trips/{upper}")
+    expect(page.locator("main")).to_contain_text("O-CI-1")
+    page.goto(server.base + f"/trips/{lower}")
+    expect(page.locator("main")).not_to_contain_text("O-CI-1")
+
+    # Written in neither trip's case, the number names no trip for sure: refused, nothing written.
+    page.goto(server.base + "/orders/import")
+    page.fill("#csv", header + "O-CI-2,1 Harbor Rd Savannah GA,9 Main St Orlando FL,900,Ci-Z\n")
+    page.click("button:has-text('Import')")
+    expect(page.locator(".form-error tbody tr")).to_contain_text("2 trips are numbered like Ci-Z (CI-Z, ci-z)")
+    page.goto(server.base + "/board?status=new&q=O-CI-2")
+    expect(page.locator(".empty")).to_be_visible()

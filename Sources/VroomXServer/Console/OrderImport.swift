@@ -35,7 +35,7 @@ enum OrderImport {
     }
 
     static func run(_ text: String, store: Store, tenant: ID<Tenant>) async throws -> Outcome {
-        let trips = Dictionary(try await store.trips(.dispatch(tenant: tenant)).map { ($0.number.lowercased(), $0) }) { first, _ in first }
+        let trips = TripNumbers(try await store.trips(.dispatch(tenant: tenant)))
         let (orders, lines) = try parse(text, trips: trips, now: store.now)
         do {
             let count = try await store.createOrders(orders, tenant: tenant)
@@ -48,7 +48,30 @@ enum OrderImport {
     }
 
     /// Checked orders and the line each came from, or every problem found.
-    static func parse(_ text: String, trips: [String: Trip], now: Date) throws -> ([Store.ValidOrder], [Int]) {
+    /// A file's trip column names trips by number: written exactly as the
+    /// trip's number, or in other letter case when only one trip matches so.
+    /// (Numbers differing only in case, or in how an accent is encoded, are
+    /// distinct trips; the file never picks one of them by chance.)
+    struct TripNumbers {
+        private let exact: [[UInt8]: Trip]
+        private let folded: [String: [Trip]]
+
+        init(_ trips: [Trip]) {
+            exact = Dictionary(trips.map { (Array($0.number.utf8), $0) }) { first, _ in first }
+            folded = Dictionary(grouping: trips) { $0.number.lowercased() }
+        }
+
+        func trip(_ number: String) -> Result<Trip, AppError> {
+            if let trip = exact[Array(number.utf8)] { return .success(trip) }
+            let alike = folded[number.lowercased()] ?? []
+            if alike.count == 1 { return .success(alike[0]) }
+            return .failure(AppError.validation("trip", alike.isEmpty
+                ? "No trip numbered \(number)."
+                : "\(alike.count) trips are numbered like \(number) (\(alike.map(\.number).sorted().joined(separator: ", "))): write the number exactly."))
+        }
+    }
+
+    static func parse(_ text: String, trips: TripNumbers, now: Date) throws -> ([Store.ValidOrder], [Int]) {
         var problems = Problems()
         let rows: [CSV.Row]
         do {
@@ -95,7 +118,10 @@ enum OrderImport {
             }
             var trip: ID<Trip>?
             if let number = value["trip"], !number.isEmpty {
-                if let found = trips[number.lowercased()] { trip = found.id } else { errors.add("trip", "No trip numbered \(number).") }
+                switch trips.trip(number) {
+                case .success(let found): trip = found.id
+                case .failure(let refusal): errors.add("trip", refusal.body.message)
+                }
             }
             if let problem = errors.messages.sorted(by: { $0.key < $1.key }).first {
                 problems.lines.append(Problem(line: row.line, field: problem.key, message: problem.value))
