@@ -643,6 +643,12 @@ def test_a_trip_is_edited_started_completed_and_another_cancelled(page, server, 
     page.click("button:has-text('Save changes')")
     expect(page.locator(".field-error")).to_contain_text("already exists")
     expect(page.locator("#number")).to_have_value("T-EDIT-2")
+    # Miles as the API takes them (a long cross-country run and more).
+    page.fill("#number", "T-EDIT-3")
+    page.fill("#miles", "250000")
+    page.click("button:has-text('Save changes')")
+    page.wait_for_url(re.compile(r"/trips/[0-9a-f-]{36}$"))
+    expect(page.locator("main")).to_contain_text("250000")
 
     # Status: started, then completed (no vehicles are waiting); the other one cancelled after a confirmation.
     page.goto(server.base + f"/trips/{trip}")

@@ -182,6 +182,15 @@ struct DispatchPeopleTests {
             #expect(try await server.store.order(loaded.id, carrier.scope).tripID == other.id, "a delivered vehicle stays on its trip")
             let driverOrders = try await api.call(.orders, query: "limit=500", token: carrier.driver.accessToken).text
             #expect(!driverOrders.contains(waiting.id.rawValue))
+
+            // A cancelled trip's figures are settled; a number is one line.
+            let settled = try await api.call(.dispatchUpdateTrip, other.id.rawValue, json: UpdateTripRequest(driverPayCents: 1), token: dispatch)
+            #expect(settled.status == 409 && settled.error?.code == .invalidTransition, "\(settled.text)")
+            #expect(try await server.store.trip(other.id, carrier.scope).driverPayCents == other.driverPayCents)
+            for number in ["T\n2", "T\t2"] {
+                let split = try await api.call(.dispatchUpdateTrip, trip.id.rawValue, json: UpdateTripRequest(number: number), token: dispatch)
+                #expect(split.status == 422 && split.error?.field == "number", "\(split.text)")
+            }
         }
     }
 

@@ -196,7 +196,7 @@ struct ConsoleTripPages {
         let end = FormValue.date(form["end_date"], field: "end_date", errors: &errors)
         let revenue = FormValue.cents(form["revenue"], field: "revenue", errors: &errors)
         let pay = FormValue.cents(form["driver_pay"], field: "driver_pay", errors: &errors)
-        let miles = FormValue.integer(form["miles"], field: "miles", range: 0...100_000, errors: &errors)
+        let miles = FormValue.integer(form["miles"], field: "miles", range: Validate.miles, errors: &errors)
         guard errors.isEmpty else { return .failure(errors) }
         func text(_ field: String) -> String? { form[field].isEmpty ? nil : form[field] }
         // A form without its version is refused (0 is never a version) rather than saved unchecked.
@@ -245,7 +245,7 @@ struct ConsoleTripPages {
         let end = FormValue.date(form["end_date"], field: "end_date", errors: &errors)
         let revenue = FormValue.cents(form["revenue"], field: "revenue", errors: &errors)
         let pay = FormValue.cents(form["driver_pay"], field: "driver_pay", errors: &errors)
-        let miles = FormValue.integer(form["miles"], field: "miles", range: 0...100_000, errors: &errors)
+        let miles = FormValue.integer(form["miles"], field: "miles", range: Validate.miles, errors: &errors)
         guard errors.isEmpty else { return try await tripForm(request, values: form.firstValues, errors: errors, status: .unprocessableContent) }
         let body = CreateTripRequest(number: form["number"], driverID: driver, startDate: start, endDate: end, origin: form["origin"],
                                      destination: form["destination"], revenueCents: revenue ?? 0, driverPayCents: pay, miles: miles ?? 0)

@@ -87,7 +87,7 @@ extension Store {
         let terms: String
 
         init(_ request: CreateOrderRequest, now: Date) throws {
-            number = try Validate.text(request.number, field: "number", max: 64, required: true)
+            number = try Validate.name(request.number, field: "number", max: 64)
             tripID = request.tripID
             vehicle = try Validate.vehicle(request.vehicle, acceptVINWarning: request.acceptVINWarning ?? false, now: now)
             pickup = try Validate.stop(request.pickup, field: "pickup")

@@ -42,10 +42,10 @@ extension Store {
     }
 
     public func createTrip(_ request: CreateTripRequest, tenant: ID<Tenant>) async throws -> Trip {
-        let number = try Validate.text(request.number, field: "number", max: 64, required: true)
+        let number = try Validate.name(request.number, field: "number", max: 64)
         try Validate.dateRange(request.startDate, request.endDate, field: "end_date")
         let revenue = try Validate.cents(request.revenueCents, field: "revenue_cents")
-        let miles = try Validate.nonNegative(request.miles, field: "miles")
+        let miles = try Validate.nonNegative(request.miles, field: "miles", max: Validate.miles.upperBound)
         let origin = try Validate.text(request.origin, field: "origin", max: 500)
         let destination = try Validate.text(request.destination, field: "destination", max: 500)
         return try await write(tenant: tenant) { tx in
@@ -92,7 +92,7 @@ extension Store {
                                    field: "base_version")
                 }
             }
-            if let number = request.number { trip.number = try Validate.text(number, field: "number", max: 64, required: true) }
+            if let number = request.number { trip.number = try Validate.name(number, field: "number", max: 64) }
             if let status = request.status, status != trip.status {
                 guard trip.status.canTransition(to: status) else {
                     throw AppError.invalidTransition(from: trip.status.rawValue, to: status.rawValue)
@@ -125,8 +125,14 @@ extension Store {
             if let destination = request.destination { trip.destination = try Validate.text(destination, field: "destination", max: 500) }
             if let revenue = request.revenueCents { trip.revenueCents = try Validate.cents(revenue, field: "revenue_cents") }
             if let pay = request.driverPayCents { trip.driverPayCents = try Validate.cents(pay, field: "driver_pay_cents") }
-            if let miles = request.miles { trip.miles = try Validate.nonNegative(miles, field: "miles") }
+            if let miles = request.miles { trip.miles = try Validate.nonNegative(miles, field: "miles", max: Validate.miles.upperBound) }
             guard trip != current else { return current }
+            // A finished or cancelled trip's figures are what pay and revenue were settled with.
+            var details = trip
+            details.status = current.status
+            if current.status == .completed || current.status == .cancelled, details != current {
+                throw AppError(409, .invalidTransition, "Trip \(current.number) is \(current.status.label); its details are settled and no longer change.")
+            }
             do {
                 trip = try await saveTrip(trip, tx)
             } catch DatabaseConstraintError.unique {

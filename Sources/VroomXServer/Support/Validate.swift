@@ -28,12 +28,24 @@ enum Validate {
         return text
     }
 
+    /// Text that names something (a trip or order number): one line, no tabs.
+    static func name(_ raw: String, field: String, max: Int) throws -> String {
+        let text = try text(raw, field: field, max: max, required: true)
+        guard !text.contains(where: { $0 == "\n" || $0 == "\t" || $0 == "\r\n" || $0 == "\r" }) else {
+            throw AppError.validation(field, "\(field) is one line, without tabs.")
+        }
+        return text
+    }
+
     static func cents(_ value: Int, field: String, allowZero: Bool = true, max: Int = 100_000_000_00) throws -> Int {
         guard value >= (allowZero ? 0 : 1), value <= max else {
             throw AppError.validation(field, allowZero ? "\(field) must be between 0 and \(max)." : "\(field) must be positive.")
         }
         return value
     }
+
+    /// A trip's miles, as the API and the console take them.
+    static let miles = 0...10_000_000
 
     static func nonNegative(_ value: Int, field: String, max: Int = 10_000_000) throws -> Int {
         guard value >= 0, value <= max else { throw AppError.validation(field, "\(field) must be between 0 and \(max).") }
