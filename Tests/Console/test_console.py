@@ -408,9 +408,11 @@ def test_search_with_spaces_and_an_edit_conflict_that_keeps_both_sides(page, ser
     page.wait_for_url(re.compile(r"/orders/[0-9a-f-]{36}$"))
     other.fill("#vehicle_model", "Civic")
     other.click("button:has-text('Save')")
-    notice = other.locator(".form-error")
-    expect(notice).to_contain_text("Someone else saved this order")
-    expect(notice).to_contain_text("Model: “Civic” (saved: “Accord”)")
+    notice = other.locator("p.form-error")
+    expect(notice).to_contain_text("Someone else changed this order")
+    expect(notice).to_contain_text("your changes to Model are marked below")
+    expect(notice).not_to_contain_text("Color")  # the first dispatcher's change is not offered as this one's to redo
+    expect(other.locator("#vehicle_model + .field-error, #vehicle_model ~ .field-error")).to_contain_text("Not saved: you typed “Civic”.")
     # The form now holds the saved order: saving again keeps the first dispatcher's colour.
     expect(other.locator("#vehicle_color")).to_have_value("Red")
     other.fill("#vehicle_model", "Civic")

@@ -492,6 +492,10 @@ struct FleetTests {
             let made = try await api.call(.dispatchCreateOrder, json: confirmed, token: dispatch)
             #expect(made.status == 201, "\(made.text)")
             let order = try made.decode(Order.self)
+            // Confirmed once, the saved VIN is not questioned again when something else about the vehicle changes.
+            let recoloured = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(
+                vehicle: Vehicle(make: "Honda", vin: "1hgcv1f30ka012345", color: "Red")), token: dispatch)
+            #expect(recoloured.status == 200, "\(recoloured.text)")
             let edit = try await api.call(.dispatchUpdateOrder, order.id.rawValue,
                                           json: UpdateOrderRequest(vehicle: Vehicle(make: "Ford", vin: "1FTFW1E50NFA00001")), token: dispatch)
             #expect(edit.errorCode == "vin_check_digit", "\(edit.text)")

@@ -24,7 +24,7 @@ struct ConsoleOrderPages {
         console.get(router, "/orders/:id") { request in try await orderPage(request) }
         console.get(router, "/orders/:id/edit") { request in
             let order = try await store.order(try request.id("id", "Order"), request.scope)
-            return try await orderForm(request, order: order, values: Self.formValues(order), errors: FieldErrors())
+            return try await orderForm(request, order: order, values: Self.formValues(order), originals: Self.formValues(order), errors: FieldErrors())
         }
         console.post(router, "/orders/:id", update)
         console.post(router, "/orders/:id/cancel") { request in
@@ -204,7 +204,7 @@ struct ConsoleOrderPages {
     // MARK: Creating and editing
 
     /// The edit form's fields as the dispatcher reads them.
-    static let fieldLabels: [(field: String, label: String)] = [
+    static let conflict = EditConflict(fields: [
         ("revenue", "Revenue"), ("payment_terms", "Payment terms"), ("vehicle_vin", "VIN"), ("vehicle_year", "Year"),
         ("vehicle_make", "Make"), ("vehicle_model", "Model"), ("vehicle_color", "Color"),
         ("pickup_name", "Pickup place"), ("pickup_address", "Pickup address"), ("pickup_contact_name", "Pickup contact"),
@@ -213,7 +213,7 @@ struct ConsoleOrderPages {
         ("delivery_contact_phone", "Delivery phone"), ("delivery_window_start", "Delivery from"), ("delivery_window_end", "Delivery to"),
         ("pickup_point", "Pickup map point"), ("pickup_radius", "Pickup fence"),
         ("delivery_point", "Delivery map point"), ("delivery_radius", "Delivery fence"),
-    ]
+    ])
 
     static func formValues(_ order: Order) -> [String: String] {
         var values: [String: String] = [
@@ -236,14 +236,16 @@ struct ConsoleOrderPages {
         return values
     }
 
-    private func orderForm(_ request: ConsoleRequest, order: Order?, values: [String: String], errors: FieldErrors,
-                           status: HTTPResponse.Status = .ok) async throws -> Response {
+    /// `originals`: the values the edit form was filled with (see `EditConflict`).
+    private func orderForm(_ request: ConsoleRequest, order: Order?, values: [String: String], originals: [String: String] = [:],
+                           errors: FieldErrors, status: HTTPResponse.Status = .ok) async throws -> Response {
         let trips = try await store.trips(.dispatch(tenant: request.tenant)).filter { [.planned, .inProgress].contains($0.status) }
         let selected = values["trip_id"] ?? ""
         return pages.page("order-form", title: order.map { "Edit \($0.number)" } ?? "New order", session: request.session,
                           section: "board", [
                             "editing": order != nil, "order_id": order?.id.rawValue ?? "", "v": values, "e": errors.messages,
                             "has_errors": !errors.isEmpty && errors.messages["base_version"] == nil,
+                            "originals": Self.conflict.hiddenFields(originals),
                             "trips": trips.map { ["id": $0.id.rawValue, "number": $0.number, "route": "\($0.origin) → \($0.destination)",
                                                   "selected": $0.id.rawValue == selected] },
                           ], status: status)
@@ -294,9 +296,11 @@ struct ConsoleOrderPages {
     private func update(_ request: ConsoleRequest) async throws -> Response {
         let id: ID<Order> = try request.id("id", "Order")
         let order = try await store.order(id, request.scope)
+        let originals = Self.conflict.originals(request.form)
         switch Self.orderRequest(request.form) {
         case .failure(let errors):
-            return try await orderForm(request, order: order, values: request.form.firstValues, errors: errors, status: .unprocessableContent)
+            return try await orderForm(request, order: order, values: request.form.firstValues, originals: originals, errors: errors,
+                                       status: .unprocessableContent)
         case .success(let body):
             do {
                 // The number and the trip are not edited here (the trip is assigned from the order's page).
@@ -309,18 +313,12 @@ struct ConsoleOrderPages {
                 _ = try await store.updateOrder(id, await console.stops.located(changes), tenant: request.tenant)
                 return ConsolePages.redirect("/orders/\(id)")
             } catch let error as AppError where error.status == 409 && error.body.field == "base_version" {
-                // The form shows what is saved now (theirs), and lists what this dispatcher typed that differs,
-                // so saving again never blanks fields they did not touch.
+                // The form shows what is saved now (theirs), so saving again never blanks fields they changed.
                 let saved = Self.formValues(order)
-                let typed = request.form.firstValues
-                let unsaved = Self.fieldLabels.filter { (typed[$0.field] ?? "") != (saved[$0.field] ?? "") }
-                    .map { "\($0.label): “\(typed[$0.field] ?? "")” (saved: “\(saved[$0.field] ?? "")”)" }
-                var errors = FieldErrors()
-                errors.add("base_version", "Someone else saved this order while you were editing, so your changes were not saved. "
-                           + "The form now shows the saved order" + (unsaved.isEmpty ? "." : "; make your changes again: " + unsaved.joined(separator: "; ") + "."))
-                return try await orderForm(request, order: order, values: saved, errors: errors, status: .conflict)
+                let errors = Self.conflict.errors(record: "order", typed: request.form.firstValues, originals: originals, saved: saved)
+                return try await orderForm(request, order: order, values: saved, originals: saved, errors: errors, status: .conflict)
             } catch let error as AppError where error.status < 500 {
-                return try await orderForm(request, order: order, values: Self.typed(request, after: error),
+                return try await orderForm(request, order: order, values: Self.typed(request, after: error), originals: originals,
                                            errors: Self.formErrors(error), status: .init(code: error.status))
             }
         }

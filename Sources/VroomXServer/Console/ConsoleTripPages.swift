@@ -159,10 +159,10 @@ struct ConsoleTripPages {
     }
 
     /// The edit form's fields as the dispatcher reads them.
-    static let fieldLabels: [(field: String, label: String)] = [
+    static let conflict = EditConflict(fields: [
         ("number", "Trip number"), ("origin", "From"), ("destination", "To"), ("start_date", "Starts"), ("end_date", "Ends"),
         ("revenue", "Revenue"), ("driver_pay", "Driver pay"), ("miles", "Miles"),
-    ]
+    ], emptyKeepsSaved: true)
 
     /// Trips that are over (completed or cancelled) keep the figures they were settled with.
     private func editableTrip(_ request: ConsoleRequest) async throws -> Trip {
@@ -173,9 +173,7 @@ struct ConsoleTripPages {
         return trip
     }
 
-    /// `originals`: the values the edit form was filled with, sent back in
-    /// hidden fields, so that a refused save can tell what this dispatcher
-    /// changed from what someone else changed meanwhile.
+    /// `originals`: the values the edit form was filled with (see `EditConflict`).
     private func tripForm(_ request: ConsoleRequest, trip: Trip? = nil, values: [String: String], originals: [String: String] = [:],
                           errors: FieldErrors, status: HTTPResponse.Status = .ok) async throws -> Response {
         let drivers = try await store.drivers(tenant: request.tenant).filter { $0.deactivatedAt == nil }.sorted { $0.name < $1.name }
@@ -183,7 +181,7 @@ struct ConsoleTripPages {
         return pages.page("trip-form", title: trip.map { "Edit trip \($0.number)" } ?? "New trip", session: request.session, section: "trips", [
             "editing": trip != nil, "trip_id": trip?.id.rawValue ?? "", "saved_number": trip?.number ?? "",
             "v": values, "e": errors.messages, "has_errors": !errors.isEmpty && errors.messages["base_version"] == nil,
-            "originals": Self.fieldLabels.map { ["name": "was_" + $0.field, "value": originals[$0.field] ?? ""] },
+            "originals": Self.conflict.hiddenFields(originals),
             "drivers": drivers.map { ["id": $0.id.rawValue, "name": $0.name, "selected": $0.id.rawValue == selected] },
         ], status: status)
     }
@@ -208,7 +206,7 @@ struct ConsoleTripPages {
     private func update(_ request: ConsoleRequest) async throws -> Response {
         let trip = try await editableTrip(request)
         let typed = request.form.firstValues
-        let originals = Dictionary(uniqueKeysWithValues: Self.fieldLabels.map { ($0.field, request.form["was_" + $0.field]) })
+        let originals = Self.conflict.originals(request.form)
         switch Self.tripChanges(request.form) {
         case .failure(let errors):
             return try await tripForm(request, trip: trip, values: typed, originals: originals, errors: errors, status: .unprocessableContent)
@@ -217,18 +215,8 @@ struct ConsoleTripPages {
                 _ = try await store.updateTrip(trip.id, changes, tenant: request.tenant)
                 return ConsolePages.redirect("/trips/\(trip.id)")
             } catch let error as AppError where error.status == 409 && error.body.field == "base_version" {
-                // The form now shows the trip as saved; next to each field this dispatcher changed, what they typed.
                 let saved = Self.formValues(trip)
-                var errors = FieldErrors()
-                var changed: [String] = []
-                for (field, label) in Self.fieldLabels {
-                    let mine = (typed[field] ?? "").trimmingCharacters(in: .whitespaces)
-                    guard !mine.isEmpty, mine != originals[field], mine != saved[field] else { continue }
-                    errors.add(field, "Not saved: you typed “\(mine)”.")
-                    changed.append(label)
-                }
-                errors.add("base_version", "Someone else changed this trip while you were editing, so nothing was saved. The form now shows the trip as it is"
-                           + (changed.isEmpty ? "." : "; your changes to \(changed.joined(separator: ", ")) are marked below: make them again if they still apply."))
+                let errors = Self.conflict.errors(record: "trip", typed: typed, originals: originals, saved: saved)
                 return try await tripForm(request, trip: trip, values: saved, originals: saved, errors: errors, status: .conflict)
             } catch let error as AppError where error.status < 500 {
                 let errors = FieldErrors(error, renamed: ["revenue_cents": "revenue", "driver_pay_cents": "driver_pay"])

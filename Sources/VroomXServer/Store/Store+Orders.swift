@@ -280,7 +280,9 @@ extension Store {
             }
             var edited = order
             if let vehicle = request.vehicle {
-                edited.vehicle = try Validate.vehicle(vehicle, acceptVINWarning: request.acceptVINWarning ?? false, now: tx.now)
+                // A VIN already saved was confirmed when it was: only a new one is questioned.
+                let savedVIN = vehicle.vin.trimmingCharacters(in: .whitespaces).uppercased() == order.vehicle.vin
+                edited.vehicle = try Validate.vehicle(vehicle, acceptVINWarning: savedVIN || request.acceptVINWarning == true, now: tx.now)
             }
             if let pickup = request.pickup { edited.pickup = try Validate.stop(pickup, field: "pickup") }
             if let delivery = request.delivery { edited.delivery = try Validate.stop(delivery, field: "delivery") }
