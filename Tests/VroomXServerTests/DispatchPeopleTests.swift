@@ -187,7 +187,7 @@ struct DispatchPeopleTests {
             let settled = try await api.call(.dispatchUpdateTrip, other.id.rawValue, json: UpdateTripRequest(driverPayCents: 1), token: dispatch)
             #expect(settled.status == 409 && settled.error?.code == .invalidTransition, "\(settled.text)")
             #expect(try await server.store.trip(other.id, carrier.scope).driverPayCents == other.driverPayCents)
-            for number in ["T\n2", "T\t2"] {
+            for number in ["T\n2", "T\t2", "T\u{200B}2"] {
                 let split = try await api.call(.dispatchUpdateTrip, trip.id.rawValue, json: UpdateTripRequest(number: number), token: dispatch)
                 #expect(split.status == 422 && split.error?.field == "number", "\(split.text)")
             }

@@ -514,7 +514,11 @@ enum FleetRules {
         if let make = fields.make { unit.make = try Validate.text(make, field: "make", max: 100) }
         if let model = fields.model { unit.model = try Validate.text(model, field: "model", max: 100) }
         if let year = fields.year { unit.year = try Validate.modelYear(year, field: "year", now: now) }
-        if let vin = fields.vin { unit.vin = try Validate.vin(vin, field: "vin", acceptWarning: fields.acceptVINWarning ?? false, now: now) }
+        if let vin = fields.vin {
+            // A VIN already saved was confirmed when it was: only a new one is questioned.
+            let saved = !unit.vin.isEmpty && vin.trimmingCharacters(in: .whitespaces).uppercased() == unit.vin
+            unit.vin = try Validate.vin(vin, field: "vin", acceptWarning: saved || fields.acceptVINWarning == true, now: now)
+        }
         if let plate = fields.plate {
             let plate = try Validate.text(plate, field: "plate", max: 16).uppercased()
             guard plate.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == " " || $0 == "-") }) else {

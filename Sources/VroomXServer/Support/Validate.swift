@@ -28,11 +28,13 @@ enum Validate {
         return text
     }
 
-    /// Text that names something (a trip or order number): one line, no tabs.
+    /// Text that names something (a trip or order number): one line of visible
+    /// text, without the tabs, breaks or invisible marks (zero-width spaces,
+    /// direction overrides) that make two numbers look alike.
     static func name(_ raw: String, field: String, max: Int) throws -> String {
         let text = try text(raw, field: field, max: max, required: true)
-        guard !text.contains(where: { $0 == "\n" || $0 == "\t" || $0 == "\r\n" || $0 == "\r" }) else {
-            throw AppError.validation(field, "\(field) is one line, without tabs.")
+        guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }) else {
+            throw AppError.validation(field, "\(field) is one line of visible text.")
         }
         return text
     }
