@@ -25,6 +25,11 @@ struct FleetTests {
             let confirmed = try await api.call(.dispatchCreateEquipment, json: EquipmentFields(
                 kind: .truck, unitNumber: "T-OLD", vin: "1XPBDP9X1KD123456", acceptVINWarning: true), token: dispatch)
             #expect(confirmed.status == 201, "\(confirmed.text)")
+            // Confirmed once, the saved VIN is not questioned when the unit is edited with it.
+            let old = try confirmed.decode(Equipment.self)
+            let remade = try await api.call(.dispatchUpdateEquipment, old.id.rawValue, json: EquipmentFields(
+                make: "Freightliner", vin: "1XPBDP9X1KD123456"), token: dispatch)
+            #expect(remade.status == 200, "\(remade.text)")
 
             let truck = try await api.call(.dispatchCreateEquipment, json: EquipmentFields(
                 kind: .truck, unitNumber: "T-12", make: "Peterbilt", model: "389", year: 2019, vin: "1xpbdp9x9kd123456",
