@@ -57,6 +57,10 @@ public enum TripStatus: String, Codable, Sendable, CaseIterable {
     case completed
     case cancelled
 
+    /// Planned or under way: the trip still takes orders, a driver and edits.
+    /// A completed or cancelled one is settled.
+    public var isOpen: Bool { self == .planned || self == .inProgress }
+
     public func canTransition(to next: TripStatus) -> Bool {
         switch (self, next) {
         case (.planned, .inProgress), (.planned, .cancelled),

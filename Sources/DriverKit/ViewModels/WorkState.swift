@@ -83,7 +83,7 @@ public struct EarningsState: Sendable, Hashable {
         let done = trips.filter { $0.status == .completed }
         completed = done.sorted { ($0.endDate ?? $0.startDate ?? LocalDate(Date.distantPast)) > ($1.endDate ?? $1.startDate ?? LocalDate(Date.distantPast)) }
             .map { TripPay(trip: $0, expensesCents: byTrip[$0.id]?.reduce(0) { $0 + $1.amountCents } ?? 0) }
-        upcomingPayCents = trips.filter { $0.status == .planned || $0.status == .inProgress }.reduce(0) { $0 + $1.driverPayCents }
+        upcomingPayCents = trips.filter(\.status.isOpen).reduce(0) { $0 + $1.driverPayCents }
         let labels = TimeLabels(calendar: calendar)
         func periods(_ component: Calendar.Component, title: (Date) -> String) -> [Period] {
             var totals: [Date: (Int, Int)] = [:]

@@ -239,7 +239,7 @@ struct ConsoleOrderPages {
     /// `originals`: the values the edit form was filled with (see `EditConflict`).
     private func orderForm(_ request: ConsoleRequest, order: Order?, values: [String: String], originals: [String: String] = [:],
                            errors: FieldErrors, status: HTTPResponse.Status = .ok) async throws -> Response {
-        let trips = try await store.trips(.dispatch(tenant: request.tenant)).filter { [.planned, .inProgress].contains($0.status) }
+        let trips = try await store.trips(.dispatch(tenant: request.tenant)).filter(\.status.isOpen)
         let selected = values["trip_id"] ?? ""
         return pages.page("order-form", title: order.map { "Edit \($0.number)" } ?? "New order", session: request.session,
                           section: "board", [

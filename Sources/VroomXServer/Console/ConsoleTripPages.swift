@@ -23,44 +23,32 @@ struct ConsoleTripPages {
         }
         console.post(router, "/trips/:id", update)
         console.post(router, "/trips/:id/status") { request in
-            let id: ID<Trip> = try request.id("id", "Trip")
             guard let status = TripStatus(rawValue: request.form["status"]) else {
                 var errors = FieldErrors()
                 errors.add("status", "Choose what the trip becomes.")
                 return try await tripPage(request, errors: errors, status: .unprocessableContent)
             }
-            do {
+            return try await change(request, field: "status") { id in
                 _ = try await store.updateTrip(id, UpdateTripRequest(status: status), tenant: request.tenant)
-            } catch let error as AppError where error.status < 500 {
-                return try await tripPage(request, errors: FieldErrors(error, fallbackField: "status"), status: .init(code: error.status))
             }
-            return ConsolePages.redirect("/trips/\(id)")
         }
         console.post(router, "/trips/:id/assign") { request in
-            let id: ID<Trip> = try request.id("id", "Trip")
             var errors = FieldErrors()
             let driver: ID<Driver>? = FormValue.id(request.form["driver_id"], field: "driver_id", errors: &errors)
             guard errors.isEmpty else { return try await tripPage(request, errors: errors) }
-            do {
+            return try await change(request, field: "driver_id") { id in
                 _ = try await store.assignTrip(id, to: driver, tenant: request.tenant)
-            } catch let error as AppError where error.status < 500 {
-                return try await tripPage(request, errors: FieldErrors(error, fallbackField: "driver_id"), status: .init(code: error.status))
             }
-            return ConsolePages.redirect("/trips/\(id)")
         }
         console.post(router, "/trips/:id/orders") { request in
-            let id: ID<Trip> = try request.id("id", "Trip")
             var errors = FieldErrors()
             guard let order: ID<Order> = FormValue.id(request.form["order_id"], field: "order_id", errors: &errors) else {
                 errors.add("order_id", "Choose an order to add.")
                 return try await tripPage(request, errors: errors, status: .unprocessableContent)
             }
-            do {
+            return try await change(request, field: "order_id") { id in
                 _ = try await store.assignOrder(order, AssignOrderRequest(tripID: id), tenant: request.tenant)
-            } catch let error as AppError where error.status < 500 {
-                return try await tripPage(request, errors: FieldErrors(error, fallbackField: "order_id"), status: .init(code: error.status))
             }
-            return ConsolePages.redirect("/trips/\(id)")
         }
         console.post(router, "/trips/:id/orders/:order/remove") { request in
             let id: ID<Trip> = try request.id("id", "Trip")
@@ -69,6 +57,18 @@ struct ConsoleTripPages {
             _ = try await store.assignOrder(order, AssignOrderRequest(), tenant: request.tenant)
             return ConsolePages.redirect("/trips/\(id)")
         }
+    }
+
+    /// A change made from the trip's page: back to the page, or the page
+    /// again with the store's refusal next to `field`.
+    private func change(_ request: ConsoleRequest, field: String, _ body: (ID<Trip>) async throws -> Void) async throws -> Response {
+        let id: ID<Trip> = try request.id("id", "Trip")
+        do {
+            try await body(id)
+        } catch let error as AppError where error.status < 500 {
+            return try await tripPage(request, errors: FieldErrors(error, fallbackField: field), status: .init(code: error.status))
+        }
+        return ConsolePages.redirect("/trips/\(id)")
     }
 
     private func list(_ request: ConsoleRequest) async throws -> Response {
@@ -120,8 +120,7 @@ struct ConsoleTripPages {
         values["drivers"] = names.drivers.values.filter { $0.deactivatedAt == nil || $0.id == trip.driverID }.sorted { $0.name < $1.name }.map {
             ["id": $0.id.rawValue, "name": $0.name, "selected": $0.id == trip.driverID]
         }
-        values["can_assign"] = [.planned, .inProgress].contains(trip.status)
-        values["can_edit"] = [.planned, .inProgress].contains(trip.status)
+        values["is_open"] = trip.status.isOpen
         values["status_actions"] = Self.statusActions.filter { trip.status.canTransition(to: $0.status) }.map { action -> [String: Any] in
             var values: [String: Any] = ["status": action.status.rawValue, "label": action.label, "danger": action.status == .cancelled]
             if action.status == .cancelled {
@@ -167,7 +166,7 @@ struct ConsoleTripPages {
     /// Trips that are over (completed or cancelled) keep the figures they were settled with.
     private func editableTrip(_ request: ConsoleRequest) async throws -> Trip {
         let trip = try await store.trip(try request.id("id", "Trip"), request.scope)
-        guard [.planned, .inProgress].contains(trip.status) else {
+        guard trip.status.isOpen else {
             throw AppError(409, .invalidTransition, "Trip \(trip.number) is \(trip.status.label); only planned trips and trips under way are edited.")
         }
         return trip

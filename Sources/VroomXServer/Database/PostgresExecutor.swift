@@ -43,18 +43,8 @@ struct PostgresExecutor: SQLExecutor {
             }
             var cells = row.makeIterator()
             guard let document = cells.next() else { break }
-            if result.count == 0 {
-                result.reserve(rows: min(limit, rows.count), like: document.bytes?.readableBytes ?? 4)
-            } else {
-                result.joined.writeInteger(UInt8(ascii: ","))
-            }
             // Text arrives as its UTF-8 bytes in either format.
-            if let bytes = document.bytes {
-                result.joined.writeImmutableBuffer(bytes)
-            } else {
-                result.joined.writeStaticString("null")
-            }
-            result.count += 1
+            result.append(document.bytes?.readableBytesView, expecting: min(limit, rows.count))
             if result.count == limit {
                 // Where a next page would start; the document itself is already in `joined`.
                 let keys = [SQLValue.null] + (try row.dropFirst().map { try Self.value(of: $0, binary: binaryCells) })

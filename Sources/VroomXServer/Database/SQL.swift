@@ -274,11 +274,18 @@ public struct DocumentRows: Sendable {
     /// Whether the query had rows beyond `limit`.
     public var hasMore = false
 
-    /// Makes room for `rows` documents the size of the first: those of one
-    /// list are alike. At most 1 MiB, so that one much larger first document
-    /// does not reserve its size a hundred times over (growth covers the rest).
-    mutating func reserve(rows: Int, like first: Int) {
-        joined.reserveCapacity(min(1 << 20, min(rows, 100) * (first + 1)))
+    /// Adds one row's document as stored (nil: SQL NULL). The first makes
+    /// room for `rows` documents its size, since those of one list are alike:
+    /// at most 1 MiB, so that one much larger first document does not reserve
+    /// its size a hundred times over (growth covers the rest).
+    mutating func append<Document: Collection<UInt8>>(_ document: Document?, expecting rows: Int) {
+        if count == 0 {
+            joined.reserveCapacity(min(1 << 20, min(rows, 100) * ((document?.count ?? 4) + 1)))
+        } else {
+            joined.writeInteger(UInt8(ascii: ","))
+        }
+        if let document { joined.writeBytes(document) } else { joined.writeStaticString("null") }
+        count += 1
     }
 }
 

@@ -192,18 +192,10 @@ final class SQLiteConnection: SQLExecutor, @unchecked Sendable {
                     rows.hasMore = true
                     break
                 }
-                let length = Int(sqlite3_column_bytes(statement, 0))
-                if rows.count == 0 {
-                    rows.reserve(rows: limit, like: length)
-                } else {
-                    rows.joined.writeInteger(UInt8(ascii: ","))
+                let text = sqlite3_column_text(statement, 0).map {
+                    UnsafeRawBufferPointer(start: $0, count: Int(sqlite3_column_bytes(statement, 0)))
                 }
-                if let text = sqlite3_column_text(statement, 0) {
-                    rows.joined.writeBytes(UnsafeRawBufferPointer(start: text, count: length))
-                } else {
-                    rows.joined.writeStaticString("null")
-                }
-                rows.count += 1
+                rows.append(text, expecting: limit)
                 if rows.count == limit {
                     // Where a next page would start; the document itself is already in `joined`.
                     let keys = [SQLValue.null] + (1..<columns.names.count).map { value(statement, $0) }
@@ -293,7 +285,7 @@ final class SQLiteConnection: SQLExecutor, @unchecked Sendable {
         let entry = (statement, SQLColumns(names))
         if keep {
             if statements.count >= Self.maxCachedStatements {
-                // Only `run` uses a statement, and it prepares one at a time: none of these is in use.
+                // Only `withStatement` uses a statement, one at a time: none of these is in use.
                 for cached in statements.values { sqlite3_finalize(cached.statement) }
                 statements.removeAll()
             }

@@ -341,7 +341,7 @@ extension Store {
     /// Orders go on trips that are still to run or under way, never on a
     /// finished or cancelled one (its pay and revenue are settled).
     static func checkTakesOrders(_ trip: Trip) throws {
-        guard trip.status == .planned || trip.status == .inProgress else {
+        guard trip.status.isOpen else {
             throw AppError.validation("trip_id", "Trip \(trip.number) is \(trip.status.label); orders go on planned trips or trips under way.")
         }
     }

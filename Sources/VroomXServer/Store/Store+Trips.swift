@@ -130,7 +130,7 @@ extension Store {
             // A finished or cancelled trip's figures are what pay and revenue were settled with.
             var details = trip
             details.status = current.status
-            if current.status == .completed || current.status == .cancelled, details != current {
+            if !current.status.isOpen, details != current {
                 throw AppError(409, .invalidTransition, "Trip \(current.number) is \(current.status.label); its details are settled and no longer change.")
             }
             do {
@@ -168,7 +168,7 @@ extension Store {
             guard var trip = try await lockTrip(id, scope, tx.db) else { throw AppError.notFound("Trip") }
             let previous = trip.driverID
             if previous == driverID { return trip }
-            guard trip.status == .planned || trip.status == .inProgress else {
+            guard trip.status.isOpen else {
                 throw AppError.conflict("A \(trip.status.label) trip cannot be reassigned.")
             }
             var newDriver: Driver?

@@ -168,8 +168,7 @@ final class TenantTransaction: @unchecked Sendable {
     /// mutation that changed nothing leaves in the feed, so the driver's
     /// device learns it was applied (`Change.mutation`) like any other.
     func recordUnchanged(_ row: ChangeRow, for driver: ID<Driver>) throws {
-        let (id, document) = try row.storedDocument()
-        record(row.entity, id, .upsert, driver: driver, dispatchVisible: false, payload: document)
+        record(row.entity, row.id, .upsert, driver: driver, dispatchVisible: false, payload: try row.storedDocument())
     }
 
     /// Every change names the mutation being applied, if one is.
@@ -293,16 +292,16 @@ enum WireDocument {
 }
 
 extension ChangeRow {
-    /// The row's id and its document as stored and carried by the feed.
-    func storedDocument() throws -> (id: String, document: String) {
+    /// The row's document as stored and carried by the feed.
+    func storedDocument() throws -> String {
         switch self {
-        case .driver(let value): return (value.id.rawValue, try WireDocument.encode(value))
-        case .trip(let value): return (value.id.rawValue, try WireDocument.encode(value))
-        case .order(let value): return (value.id.rawValue, try WireDocument.encode(value))
-        case .expense(let value): return (value.id.rawValue, try WireDocument.encode(value))
-        case .notification(let value): return (value.id.rawValue, try WireDocument.encode(value))
-        case .inspection(let value): return (value.id.rawValue, try WireDocument.encode(value))
-        case .equipment(let value): return (value.id.rawValue, try WireDocument.encode(value))
+        case .driver(let value): try WireDocument.encode(value)
+        case .trip(let value): try WireDocument.encode(value)
+        case .order(let value): try WireDocument.encode(value)
+        case .expense(let value): try WireDocument.encode(value)
+        case .notification(let value): try WireDocument.encode(value)
+        case .inspection(let value): try WireDocument.encode(value)
+        case .equipment(let value): try WireDocument.encode(value)
         }
     }
 }
