@@ -148,7 +148,11 @@ public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
                              onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
     let configuration = services.configuration
     let router = Router(context: AppRequestContext.self)
-    router.add(middleware: ErrorMiddleware())
+    let console = ConsoleController(pages: services.consolePages, store: services.store, auth: services.auth, policy: configuration.auth,
+                                    trustedProxyHops: configuration.trustedProxyHops, hub: services.hub, live: services.consoleLive,
+                                    media: services.media, uploads: services.uploads, mapTiles: configuration.mapTiles,
+                                    stops: services.stops)
+    router.add(middleware: ErrorMiddleware(routeMissPage: console.routeMissPage))
     let routes = Routes(router: router, authenticator: services.authenticator, store: services.store)
 
     ServiceController(database: services.database, readiness: Readiness(configuration, database: services.database)).register(routes)
@@ -161,10 +165,7 @@ public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
     UploadController(uploads: services.uploads).register(routes)
     InspectionController(store: services.store, media: services.media, uploads: services.uploads).register(routes)
     UnitPhotoController(store: services.store, media: services.media, uploads: services.uploads).register(routes)
-    ConsoleController(pages: services.consolePages, store: services.store, auth: services.auth, policy: configuration.auth,
-                      trustedProxyHops: configuration.trustedProxyHops, hub: services.hub, live: services.consoleLive,
-                      media: services.media, uploads: services.uploads, mapTiles: configuration.mapTiles,
-                      stops: services.stops).register(router)
+    console.register(router)
     routes.on(.realtime) { request, _ in
         _ = try Realtime.since(request)
         throw AppError(426, .upgradeRequired, "Connect to this endpoint with a WebSocket.")

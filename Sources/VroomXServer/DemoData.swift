@@ -171,14 +171,16 @@ public enum DemoData {
     private static func orders(_ store: Store, _ tenant: ID<Tenant>, _ trip: Trip, _ specs: [(String, Vehicle, String, String)],
                                driver: Driver, deliver: Bool) async throws -> [Order] {
         var created: [Order] = []
-        for (number, vehicle, from, to) in specs {
+        // The trip's revenue shared out, the odd cents to the first orders, so the orders add up to it.
+        let share = trip.revenueCents / max(specs.count, 1), odd = trip.revenueCents - share * specs.count
+        for (index, (number, vehicle, from, to)) in specs.enumerated() {
             let order = try await store.createOrder(.init(
                 number: number, tripID: trip.id, vehicle: vehicle,
                 pickup: Stop(name: "\(from) dealer", address: from, contactName: "Front desk", contactPhone: "+1 555 0199",
                              windowStart: trip.startDate, windowEnd: trip.startDate?.adding(days: 1), location: places[from]),
                 delivery: Stop(name: "\(to) customer", address: to, contactName: "Customer", contactPhone: "+1 555 0188",
                                windowStart: trip.endDate, windowEnd: trip.endDate?.adding(days: 1), location: places[to]),
-                revenueCents: trip.revenueCents / max(specs.count, 1), paymentTerms: "Net 30"), tenant: tenant)
+                revenueCents: share + (index < odd ? 1 : 0), paymentTerms: "Net 30"), tenant: tenant)
             created.append(order)
         }
         _ = try await store.assignTrip(trip.id, to: driver.id, tenant: tenant)

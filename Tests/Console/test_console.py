@@ -711,3 +711,61 @@ def test_an_imported_order_goes_on_the_trip_its_number_names_exactly(page, serve
     expect(page.locator(".form-error tbody tr")).to_contain_text("2 trips are numbered like Ci-Z (CI-Z, ci-z)")
     page.goto(server.base + "/board?status=new&q=O-CI-2")
     expect(page.locator(".empty")).to_be_visible()
+
+
+def test_an_address_that_is_no_page_opens_a_page_not_json(page, anonymous_page, server):
+    # A refused form is answered at the address it posted to; opened again from the address bar, that address shows a page.
+    page.goto(server.base + "/orders/new")
+    page.fill("#number", "O-404-1")
+    page.fill("#revenue", "twelve")
+    page.click("button:has-text('Create order')")
+    expect(page.locator("#revenue + .field-error")).to_be_visible()
+    assert page.url == server.base + "/orders"
+    page.goto(page.url)
+    assert page.url == server.base + "/board"
+    # A trip's actions open the trip; a unit's and a driver's open theirs.
+    trip = create_trip(page, server, "T-404-1")
+    for action in ["status", "assign", "orders", "orders/some-order/remove"]:
+        page.goto(server.base + f"/trips/{trip}/{action}")
+        assert page.url == server.base + f"/trips/{trip}", action
+    page.goto(server.base + "/drivers/some-driver/deactivate")
+    assert page.url == server.base + "/drivers"
+
+    # An address that never was a page: the console's own page, in its frame, with the way back.
+    response = page.goto(server.base + "/trips/" + trip + "/nothing-here")
+    assert response.status == 404
+    expect(page.locator("h1")).to_have_text("Page not found")
+    expect(page.locator("main")).to_contain_text(f"There is no page at /trips/{trip}/nothing-here")
+    expect(page.locator("nav.main-nav")).to_be_visible()
+    shot(page, "not-found")
+    page.click("a:has-text('Back to the board')")
+    page.wait_for_url(server.base + "/board")
+
+    # Signed out, the same page offers to sign in.
+    response = anonymous_page.goto(server.base + "/no-such-page")
+    assert response.status == 404
+    expect(anonymous_page.locator("h1")).to_have_text("Page not found")
+    expect(anonymous_page.locator("a.button")).to_have_text("Sign in")
+    # The API keeps its JSON answer, whatever the client accepts.
+    api = anonymous_page.request.get(server.base + "/v1/no-such-endpoint", headers={"Accept": "text/html"})
+    assert api.status == 404 and api.json()["error"]["code"] == "route_not_found"
+    api = anonymous_page.request.get(server.base + "/no-such-page")
+    assert api.status == 404 and api.json()["error"]["code"] == "route_not_found"
+
+
+def test_a_cancelled_order_earns_its_trip_nothing(page, server):
+    trip = create_trip(page, server, "T-CXL-1")
+    create_order(page, server, "O-CXL-1", trip_label="T-CXL-1 · Savannah, GA → Orlando, FL")
+    create_order(page, server, "O-CXL-2", trip_label="T-CXL-1 · Savannah, GA → Orlando, FL")
+    page.goto(server.base + f"/trips/{trip}/edit")
+    page.fill("#miles", "311")
+    page.click("button:has-text('Save changes')")
+    page.wait_for_url(server.base + f"/trips/{trip}")
+    expect(page.locator("dd", has_text="(orders $2,300.00)")).to_be_visible()
+    # $2,400 over 311 miles is $7.717…: rounded, not cut.
+    expect(page.locator("dd", has_text="($7.72 per mile)")).to_be_visible()
+    page.click("a:has-text('O-CXL-2')")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("button:has-text('Cancel order')")
+    page.goto(server.base + f"/trips/{trip}")
+    expect(page.locator("dd", has_text="(orders $1,150.00)")).to_be_visible()

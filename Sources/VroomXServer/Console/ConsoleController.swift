@@ -76,8 +76,16 @@ struct ConsoleController {
     /// A state-changing request: it must carry the session's CSRF token (a
     /// form's `_csrf` field, or the `X-CSRF-Token` header from the page's
     /// script) and, when the browser names its origin, come from this site.
-    func post(_ router: Router<AppRequestContext>, _ path: String,
+    ///
+    /// `page`: for an address that has no page of its own, the page (a path
+    /// template with the same parameters) that opening it shows instead. A
+    /// refused form is answered at the address it posted to, and the
+    /// dispatcher may open that address again from the address bar.
+    func post(_ router: Router<AppRequestContext>, _ path: String, page: String? = nil,
               _ handler: @escaping @Sendable (ConsoleRequest) async throws -> Response) {
+        if let page {
+            router.get(RouterPath(path)) { _, context in ConsolePages.redirect(Self.fill(page, context.parameters)) }
+        }
         router.post(RouterPath(path)) { request, context in
             // Signed out meanwhile: nothing is saved; sign in again.
             guard let session = try await session(request) else { return ConsolePages.redirect("/sign-in?expired=1") }
@@ -102,6 +110,30 @@ struct ConsoleController {
                 try await handler(ConsoleRequest(request: request, context: context, session: session, form: ConsoleForm()))
             }
         }
+    }
+
+    /// `template` with each `:name` segment replaced by that parameter.
+    static func fill(_ template: String, _ parameters: Parameters) -> String {
+        let safe = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-_."))
+        return template.split(separator: "/", omittingEmptySubsequences: false).map { segment in
+            guard segment.hasPrefix(":") else { return String(segment) }
+            let value = parameters.get(String(segment.dropFirst())) ?? ""
+            return value.addingPercentEncoding(withAllowedCharacters: safe) ?? ""
+        }.joined(separator: "/")
+    }
+
+    /// A browser asked for an address that is no page: the console's own
+    /// "not found" page, in the frame when signed in. API paths, other
+    /// methods and clients that do not ask for HTML keep the JSON answer.
+    func routeMissPage(_ request: Request) async -> Response? {
+        guard request.method == .get, !request.uri.path.hasPrefix("/v1/"),
+              (request.headers[.accept] ?? "").contains("text/html") else { return nil }
+        let session = try? await session(request)
+        let heading = "Page not found"
+        return pages.page("message", title: heading, session: session ?? nil, [
+            "heading": heading, "text": "There is no page at \(request.uri.path). It may have moved, or the address is mistyped.",
+            "code": ErrorCode.routeNotFound.rawValue,
+        ], status: .notFound)
     }
 
     /// The session's CSRF token, from a page of this site.
@@ -213,6 +245,8 @@ struct ConsoleController {
                                   status: .init(code: error.status))
             }
         }
+        // The code step's address, opened again: start over at the email step.
+        router.get("/sign-in/code") { _, _ in ConsolePages.redirect("/sign-in") }
         router.post("/sign-in/code") { request, context in
             let form = try await Self.readForm(request, limit: Self.maxSignInBytes)
             guard sameOrigin(request), signInTokenMatches(request, form) else { return signInExpired(request) }
@@ -231,7 +265,7 @@ struct ConsoleController {
                                   status: .init(code: error.status))
             }
         }
-        post(router, "/sign-out") { request in
+        post(router, "/sign-out", page: "/") { request in
             if let token = Self.cookie(Self.sessionCookie, in: request.request) {
                 try await store.endConsoleSession(tokenHash: SecureToken.sha256Hex(token))
             }

@@ -16,7 +16,7 @@ struct ConsoleOrderPages {
         console.get(router, "/orders/new") { request in
             try await orderForm(request, order: nil, values: ["trip_id": request.query("trip") ?? ""], errors: FieldErrors())
         }
-        console.post(router, "/orders", create)
+        console.post(router, "/orders", page: "/board", create)
         console.get(router, "/orders/import") { request in
             pages.page("import", title: "Import orders", session: request.session, section: "board", Self.importPage)
         }
@@ -27,7 +27,7 @@ struct ConsoleOrderPages {
             return try await orderForm(request, order: order, values: Self.formValues(order), originals: Self.formValues(order), errors: FieldErrors())
         }
         console.post(router, "/orders/:id", update)
-        console.post(router, "/orders/:id/cancel") { request in
+        console.post(router, "/orders/:id/cancel", page: "/orders/:id") { request in
             let id: ID<Order> = try request.id("id", "Order")
             _ = try await store.updateOrder(id, UpdateOrderRequest(status: .cancelled), tenant: request.tenant)
             return ConsolePages.redirect("/orders/\(id)")

@@ -15,7 +15,7 @@ struct ConsolePeoplePages {
             driverForm(request, values: ["pay_type": PayType.percentage.rawValue], errors: FieldErrors())
         }
         console.post(router, "/drivers", invite)
-        console.post(router, "/drivers/:id/deactivate") { request in
+        console.post(router, "/drivers/:id/deactivate", page: "/drivers") { request in
             do {
                 let driver = try await store.deactivateDriver(try request.id("id", "Driver"), tenant: request.tenant)
                 return ConsolePages.redirect("/drivers?changed=" + driver.id.rawValue)
@@ -23,7 +23,7 @@ struct ConsolePeoplePages {
                 return try await drivers(request, problem: error.body.message, status: .conflict)
             }
         }
-        console.post(router, "/drivers/:id/reactivate") { request in
+        console.post(router, "/drivers/:id/reactivate", page: "/drivers") { request in
             let driver = try await store.reactivateDriver(try request.id("id", "Driver"), tenant: request.tenant)
             return ConsolePages.redirect("/drivers?changed=" + driver.id.rawValue)
         }

@@ -22,7 +22,7 @@ struct ConsoleTripPages {
             return try await tripForm(request, trip: trip, values: Self.formValues(trip), originals: Self.formValues(trip), errors: FieldErrors())
         }
         console.post(router, "/trips/:id", update)
-        console.post(router, "/trips/:id/status") { request in
+        console.post(router, "/trips/:id/status", page: "/trips/:id") { request in
             guard let status = TripStatus(rawValue: request.form["status"]) else {
                 var errors = FieldErrors()
                 errors.add("status", "Choose what the trip becomes.")
@@ -32,7 +32,7 @@ struct ConsoleTripPages {
                 _ = try await store.updateTrip(id, UpdateTripRequest(status: status), tenant: request.tenant)
             }
         }
-        console.post(router, "/trips/:id/assign") { request in
+        console.post(router, "/trips/:id/assign", page: "/trips/:id") { request in
             var errors = FieldErrors()
             let driver: ID<Driver>? = FormValue.id(request.form["driver_id"], field: "driver_id", errors: &errors)
             guard errors.isEmpty else { return try await tripPage(request, errors: errors) }
@@ -40,7 +40,7 @@ struct ConsoleTripPages {
                 _ = try await store.assignTrip(id, to: driver, tenant: request.tenant)
             }
         }
-        console.post(router, "/trips/:id/orders") { request in
+        console.post(router, "/trips/:id/orders", page: "/trips/:id") { request in
             var errors = FieldErrors()
             guard let order: ID<Order> = FormValue.id(request.form["order_id"], field: "order_id", errors: &errors) else {
                 errors.add("order_id", "Choose an order to add.")
@@ -50,7 +50,7 @@ struct ConsoleTripPages {
                 _ = try await store.assignOrder(order, AssignOrderRequest(tripID: id), tenant: request.tenant)
             }
         }
-        console.post(router, "/trips/:id/orders/:order/remove") { request in
+        console.post(router, "/trips/:id/orders/:order/remove", page: "/trips/:id") { request in
             let id: ID<Trip> = try request.id("id", "Trip")
             let order: ID<Order> = try request.id("order", "Order")
             guard try await store.order(order, request.scope).tripID == id else { throw AppError.notFound("Order on this trip") }
@@ -136,9 +136,10 @@ struct ConsoleTripPages {
         values["no_expenses"] = expenses.isEmpty
         let spent = expenses.reduce(0) { $0 + $1.amountCents }
         values["expense_total"] = ConsoleFormat.money(spent)
-        values["orders_revenue"] = ConsoleFormat.money(orders.reduce(0) { $0 + $1.revenueCents })
+        // A cancelled order earns nothing.
+        values["orders_revenue"] = ConsoleFormat.money(orders.filter { $0.status != .cancelled }.reduce(0) { $0 + $1.revenueCents })
         values["net"] = ConsoleFormat.money(trip.revenueCents - trip.driverPayCents - spent)
-        values["per_mile"] = trip.miles > 0 ? ConsoleFormat.money(trip.revenueCents / trip.miles) : "—"
+        values["per_mile"] = trip.miles > 0 ? ConsoleFormat.money(Int((Double(trip.revenueCents) / Double(trip.miles)).rounded())) : "—"
         values["e"] = errors.messages
         return pages.page("trip", title: "Trip \(trip.number)", session: request.session, section: "trips", values, status: status)
     }

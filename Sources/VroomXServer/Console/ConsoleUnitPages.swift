@@ -20,7 +20,7 @@ struct ConsoleUnitPages {
             return try await unitPage(request, unit: unit, values: Self.formValues(unit), errors: FieldErrors())
         }
         console.post(router, "/fleet/:id", update)
-        console.post(router, "/fleet/:id/assign") { request in
+        console.post(router, "/fleet/:id/assign", page: "/fleet/:id") { request in
             let id: ID<Equipment> = try request.id("id", "Unit")
             var errors = FieldErrors()
             let driver: ID<Driver>? = FormValue.id(request.form["driver_id"], field: "driver_id", errors: &errors)
@@ -32,14 +32,14 @@ struct ConsoleUnitPages {
             }
             return ConsolePages.redirect("/fleet/\(id)?assigned=1#driver")
         }
-        console.post(router, "/fleet/:id/papers", addPaper)
-        console.post(router, "/fleet/:id/papers/:paper/delete") { request in
+        console.post(router, "/fleet/:id/papers", page: "/fleet/:id", addPaper)
+        console.post(router, "/fleet/:id/papers/:paper/delete", page: "/fleet/:id") { request in
             let id: ID<Equipment> = try request.id("id", "Unit")
             _ = try await store.deleteEquipmentDocument(id, document: try request.id("paper", "Document"), tenant: request.tenant)
             return ConsolePages.redirect("/fleet/\(id)#papers")
         }
         console.postFile(router, "/fleet/:id/photos", addPhoto)
-        console.post(router, "/fleet/:id/photos/:photo/delete") { request in
+        console.post(router, "/fleet/:id/photos/:photo/delete", page: "/fleet/:id") { request in
             let id: ID<Equipment> = try request.id("id", "Unit")
             let (_, key) = try await store.deleteUnitPhoto(id, photo: try request.id("photo", "Photo"), user: request.session.identity.user,
                                                           request.scope)

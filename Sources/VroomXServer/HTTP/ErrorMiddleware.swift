@@ -13,6 +13,9 @@ import VroomXModels
 /// is full) with `Retry-After`, so clients retry.
 struct ErrorMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
+    /// A page for a browser that asked for an address no route serves
+    /// (nil: answer as for any client).
+    var routeMissPage: @Sendable (Request) async -> Response? = { _ in nil }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
@@ -20,8 +23,10 @@ struct ErrorMiddleware: RouterMiddleware {
         var unavailable: DatabaseUnavailable?
         do {
             response = try await next(request, context)
+        } catch let error as HTTPError where error.status == .notFound {
+            response = try await routeMissPage(request) ?? Self.reply(for: Self.routeMiss(request)).response
         } catch {
-            let appError = Self.appError(for: error, request: request)
+            let appError = Self.appError(for: error)
             unavailable = error as? DatabaseUnavailable
             if appError.status >= 500, unavailable == nil {
                 context.logger.error("request failed", metadata: [
@@ -49,11 +54,6 @@ struct ErrorMiddleware: RouterMiddleware {
             if let field = HTTPField.Name(name) { reply.headers[field] = value }
         }
         return reply
-    }
-
-    static func appError(for error: any Error, request: Request) -> AppError {
-        if let error = error as? HTTPError, error.status == .notFound { return routeMiss(request) }
-        return appError(for: error)
     }
 
     /// Any error as the answer it gives: its own for an `AppError`, 4xx for

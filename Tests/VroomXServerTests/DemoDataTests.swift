@@ -1,0 +1,23 @@
+import Logging
+import Testing
+import VroomXModels
+import VroomXServer
+import VroomXTestSupport
+
+@Suite("Demo data")
+struct DemoDataTests {
+    @Test("the demo carrier's trips earn what their orders add up to", arguments: TestBackend.available)
+    func tripRevenueIsItsOrders(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        #expect(try await DemoData.seedIfNeeded(server.store, logger: Logger(label: "demo")))
+        let tenant = try #require(try await server.store.tenants().first { $0.name == "Demo Auto Transport" })
+        let scope = Scope.dispatch(tenant: tenant.id)
+        let trips = try await server.store.trips(scope)
+        #expect(trips.count == 5)
+        for trip in trips {
+            let orders = try await server.store.orders(scope, trip: trip.id)
+            #expect(!orders.isEmpty)
+            #expect(orders.reduce(0) { $0 + $1.revenueCents } == trip.revenueCents, "\(trip.number)")
+        }
+    }
+}
