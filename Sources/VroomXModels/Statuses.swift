@@ -83,7 +83,9 @@ public enum ExpenseCategory: String, Codable, Sendable, CaseIterable {
 }
 
 public enum NotificationType: String, Codable, Sendable, CaseIterable {
+    /// A trip or order given to the driver.
     case tripAssignment = "trip_assignment"
+    /// Dispatch changed a trip or order the driver has: its status or its details.
     case statusChange = "status_change"
     case dispatchMessage = "dispatch_message"
     case urgent

@@ -124,6 +124,45 @@ struct DispatchPeopleTests {
         }
     }
 
+    @Test("the driver is told what dispatch changed on their trip and order, and nothing when nothing they act on changed",
+          arguments: TestBackend.available)
+    func driverToldOfEdits(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let (dispatch, driver) = (carrier.dispatcher.accessToken, carrier.driver.accessToken)
+        let trip = carrier.trips[0][0]
+        let order = try #require(carrier.orders[trip.id]?.first)
+        try await server.run { api in
+            func told(_ title: String) async throws -> [DriverNotification] {
+                try await api.call(.notifications, token: driver).decode(Items<DriverNotification>.self).items.filter { $0.title == title }
+            }
+            let start = try #require(trip.startDate).adding(days: 1)
+            let edited = try await api.call(.dispatchUpdateTrip, trip.id.rawValue, json: UpdateTripRequest(
+                startDate: start, endDate: start.adding(days: 2), destination: "Tampa, FL", driverPayCents: 123_456), token: dispatch)
+            #expect(edited.status == 200)
+            let tripNote = try #require(try await told("Trip \(trip.number) changed").first)
+            #expect(tripNote.body == "Dispatch changed trip \(trip.number): route \(trip.origin) → Tampa, FL; dates \(start) to \(start.adding(days: 2)); "
+                + "your pay $1,234.56.")
+            #expect(tripNote.data.tripID == trip.id)
+            // Revenue is the carrier's business: no news for the driver.
+            #expect(try await api.call(.dispatchUpdateTrip, trip.id.rawValue, json: UpdateTripRequest(revenueCents: 999_999), token: dispatch).status == 200)
+            #expect(try await told("Trip \(trip.number) changed").count == 1)
+
+            var delivery = order.delivery
+            delivery.address = "1 Bay St, Tampa, FL"
+            delivery.contactPhone = "+1 555 0177"
+            #expect(try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(delivery: delivery), token: dispatch).status == 200)
+            let orderNote = try #require(try await told("Order \(order.number) changed").first)
+            #expect(orderNote.body.contains("delivery at \([delivery.name, "1 Bay St, Tampa, FL"].filter { !$0.isEmpty }.joined(separator: ", "))"))
+            #expect(orderNote.body.contains("delivery contact") && orderNote.body.contains("+1 555 0177"))
+            #expect(!orderNote.body.contains("pickup"))
+            #expect(orderNote.data.orderID == order.id && orderNote.data.tripID == trip.id)
+            // The same edit again changes nothing and tells nothing.
+            #expect(try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(delivery: delivery), token: dispatch).status == 200)
+            #expect(try await told("Order \(order.number) changed").count == 1)
+        }
+    }
+
     @Test("a trip is renumbered unless another trip has the number; an edit from an old version is refused and writes nothing",
           arguments: TestBackend.available)
     func tripEdits(_ backend: TestBackend) async throws {

@@ -30,19 +30,3 @@ public struct TimeLabels: Sendable {
 
     static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 }
-
-/// Money for display: "$1,234.50".
-public enum MoneyFormat {
-    public static func dollars(_ cents: Int) -> String {
-        let negative = cents < 0
-        let absolute = abs(cents)
-        var whole = String(absolute / 100)
-        var grouped = ""
-        while whole.count > 3 {
-            grouped = "," + whole.suffix(3) + grouped
-            whole = String(whole.dropLast(3))
-        }
-        let fraction = String(format: "%02d", absolute % 100)
-        return (negative ? "-" : "") + "$" + whole + grouped + "." + fraction
-    }
-}

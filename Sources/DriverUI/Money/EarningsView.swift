@@ -1,5 +1,6 @@
 #if canImport(SwiftUI)
 import DriverKit
+import VroomXModels
 import SwiftUI
 
 /// Earnings: pay per week and per month, and the completed trips behind it.

@@ -4,12 +4,7 @@ import VroomXModels
 /// How the console shows values: one place for money, dates and labels.
 enum ConsoleFormat {
     /// 125050 → "$1,250.50".
-    static func money(_ cents: Int) -> String {
-        let sign = cents < 0 ? "-" : ""
-        let magnitude = cents.magnitude
-        let fraction = magnitude % 100
-        return "\(sign)$\(grouped(magnitude / 100)).\(fraction < 10 ? "0" : "")\(fraction)"
-    }
+    static func money(_ cents: Int) -> String { MoneyFormat.dollars(cents) }
 
     /// 413250 → "413,250".
     static func grouped<Value: BinaryInteger>(_ value: Value) -> String {

@@ -290,7 +290,17 @@ extension Store {
             if let eta = request.deliveryETA { try Self.checkETA(eta, field: "delivery_eta", now: tx.now); edited.deliveryETA = eta }
             if let revenue = request.revenueCents { edited.revenueCents = try Validate.cents(revenue, field: "revenue_cents") }
             if let terms = request.paymentTerms { edited.paymentTerms = try Validate.text(terms, field: "payment_terms", max: 100) }
-            if edited != order { order = try await saveOrder(edited, from: order, tx) }
+            if edited != order {
+                let before = order
+                order = try await saveOrder(edited, from: order, tx)
+                let changes = DriverChangeNote.changes(from: before, to: order)
+                if let driver = order.driverID, !changes.isEmpty, order.status != .delivered, order.status != .cancelled {
+                    try await insertNotification(
+                        driver: driver, type: .statusChange, title: "Order \(order.number) changed",
+                        body: DriverChangeNote.body("order \(order.number) (\(order.vehicle.summary))", changes),
+                        data: NotificationData(tripID: order.tripID, orderID: order.id), tx)
+                }
+            }
             if let status = request.status {
                 order = try await changeStatus(order, to: status, occurredAt: nil, by: .dispatcher, tx)
             }

@@ -149,11 +149,19 @@ extension Store {
                     _ = try await saveOrder(order, from: original, tx)
                 }
             }
-            if trip.status != current.status, let driver = trip.driverID {
-                try await insertNotification(
-                    driver: driver, type: .statusChange, title: "Trip \(trip.number) is \(trip.status.label)",
-                    body: "Dispatch changed trip \(trip.number) (\(trip.origin) → \(trip.destination)) to \(trip.status.label).",
-                    data: NotificationData(tripID: trip.id), tx)
+            if let driver = trip.driverID {
+                let changes = DriverChangeNote.changes(from: current, to: trip)
+                if trip.status != current.status {
+                    try await insertNotification(
+                        driver: driver, type: .statusChange, title: "Trip \(trip.number) is \(trip.status.label)",
+                        body: "Dispatch changed trip \(trip.number) (\(trip.origin) → \(trip.destination)) to \(trip.status.label)."
+                            + (changes.isEmpty ? "" : " Also: \(changes.joined(separator: "; "))."),
+                        data: NotificationData(tripID: trip.id), tx)
+                } else if !changes.isEmpty {
+                    try await insertNotification(
+                        driver: driver, type: .statusChange, title: "Trip \(trip.number) changed",
+                        body: DriverChangeNote.body("trip \(current.number)", changes), data: NotificationData(tripID: trip.id), tx)
+                }
             }
             return trip
         }

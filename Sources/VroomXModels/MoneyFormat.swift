@@ -1,0 +1,16 @@
+/// Money for people to read: 125050 → "$1,250.50". One rule for the
+/// console, the driver's app and the notifications the server writes.
+public enum MoneyFormat {
+    public static func dollars(_ cents: Int) -> String {
+        // The magnitude, not abs(): abs(Int.min) traps.
+        let magnitude = cents.magnitude
+        var whole = String(magnitude / 100)
+        var grouped = ""
+        while whole.count > 3 {
+            grouped = "," + whole.suffix(3) + grouped
+            whole.removeLast(3)
+        }
+        let fraction = magnitude % 100
+        return (cents < 0 ? "-" : "") + "$" + whole + grouped + "." + (fraction < 10 ? "0" : "") + String(fraction)
+    }
+}

@@ -1,0 +1,71 @@
+import VroomXModels
+
+/// What a driver is told when dispatch changes the details of a trip or an
+/// order the driver has: each change the driver acts on, in words, with its
+/// new value. The app gets the new row through the feed either way; the
+/// notification is what makes the driver look.
+enum DriverChangeNote {
+    /// Changes a driver acts on between two versions of a trip (its status
+    /// has a notification of its own).
+    static func changes(from old: Trip, to new: Trip) -> [String] {
+        var changes: [String] = []
+        if new.number != old.number { changes.append("now numbered \(new.number)") }
+        if new.origin != old.origin || new.destination != old.destination {
+            changes.append("route \(new.origin) → \(new.destination)")
+        }
+        if new.startDate != old.startDate || new.endDate != old.endDate {
+            changes.append("dates \(dates(new.startDate, new.endDate))")
+        }
+        if new.driverPayCents != old.driverPayCents { changes.append("your pay \(MoneyFormat.dollars(new.driverPayCents))") }
+        if new.miles != old.miles { changes.append("\(new.miles) miles") }
+        return changes
+    }
+
+    /// Changes a driver acts on between two versions of an order's details.
+    static func changes(from old: Order, to new: Order) -> [String] {
+        var changes: [String] = []
+        if new.vehicle != old.vehicle { changes.append("vehicle \(vehicle(new.vehicle))") }
+        changes += stop("pickup", from: old.pickup, to: new.pickup)
+        changes += stop("delivery", from: old.delivery, to: new.delivery)
+        if new.paymentTerms != old.paymentTerms { changes.append("payment terms \(new.paymentTerms.isEmpty ? "none" : new.paymentTerms)") }
+        if new.revenueCents != old.revenueCents { changes.append("amount \(MoneyFormat.dollars(new.revenueCents))") }
+        return changes
+    }
+
+    /// "Dispatch changed trip T-1002: route Atlanta, GA → Tampa, FL; your pay $1,200.00."
+    static func body(_ what: String, _ changes: [String]) -> String {
+        "Dispatch changed \(what): \(changes.joined(separator: "; "))."
+    }
+
+    /// A stop's place, times and people; its map point alone (found from
+    /// the address) is no news to the driver.
+    private static func stop(_ label: String, from old: Stop, to new: Stop) -> [String] {
+        var changes: [String] = []
+        if new.name != old.name || new.address != old.address {
+            changes.append("\(label) at \([new.name, new.address].filter { !$0.isEmpty }.joined(separator: ", "))")
+        }
+        if new.windowStart != old.windowStart || new.windowEnd != old.windowEnd {
+            changes.append("\(label) \(dates(new.windowStart, new.windowEnd))")
+        }
+        if new.contactName != old.contactName || new.contactPhone != old.contactPhone {
+            let contact = [new.contactName, new.contactPhone].filter { !$0.isEmpty }.joined(separator: ", ")
+            changes.append("\(label) contact \(contact.isEmpty ? "none" : contact)")
+        }
+        return changes
+    }
+
+    private static func dates(_ start: LocalDate?, _ end: LocalDate?) -> String {
+        switch (start, end) {
+        case let (start?, end?) where start == end: "on \(start)"
+        case let (start?, end?): "\(start) to \(end)"
+        case let (start?, nil): "from \(start)"
+        case let (nil, end?): "by \(end)"
+        case (nil, nil): "not set"
+        }
+    }
+
+    private static func vehicle(_ vehicle: Vehicle) -> String {
+        let summary = vehicle.summary.isEmpty ? "not described" : vehicle.summary
+        return vehicle.vin.isEmpty ? summary : "\(summary), VIN \(vehicle.vin)"
+    }
+}
