@@ -769,3 +769,27 @@ def test_a_cancelled_order_earns_its_trip_nothing(page, server):
     page.click("button:has-text('Cancel order')")
     page.goto(server.base + f"/trips/{trip}")
     expect(page.locator("dd", has_text="(orders $1,150.00)")).to_be_visible()
+
+
+def test_a_trip_page_follows_its_status_driver_and_expenses_live(page, server, browser, dispatcher_state):
+    trip = create_trip(page, server, "T-LIVE-1")
+    page.evaluate("window.__sameDocument = true")
+    # Another dispatcher starts the trip; the driver records a toll on the road.
+    other = browser.new_context(storage_state=dispatcher_state).new_page()
+    other.goto(server.base + f"/trips/{trip}")
+    other.click("button:has-text('Start trip')")
+    expect(other.locator("h1 .badge")).to_have_text("In progress")
+    other.context.close()
+    status, body = server.api("POST", "/v1/expenses", {"trip_id": trip, "category": "other", "amount_cents": 1850,
+                                                       "date": "2026-11-22", "notes": "Bridge toll"},
+                              token=server.api_sign_in(DRIVER))
+    assert status in (200, 201), body
+
+    # The open page follows without a reload: status, what it offers, the money and the expense.
+    expect(page.locator("h1 .badge")).to_have_text("In progress", timeout=10_000)
+    expect(page.locator("button:has-text('Mark completed')")).to_be_visible()
+    expect(page.locator("button:has-text('Start trip')")).to_have_count(0)
+    expect(page.locator("#trip-expenses")).to_contain_text("Bridge toll", timeout=10_000)
+    expect(page.locator("#trip-money")).to_contain_text("$18.50")
+    assert page.evaluate("window.__sameDocument") is True
+    shot(page, "trip-live")
