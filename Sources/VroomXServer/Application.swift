@@ -147,7 +147,8 @@ public func buildApplication(_ configuration: ServerConfiguration) async throws 
 public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
                              onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
     let configuration = services.configuration
-    let router = Router(context: AppRequestContext.self)
+    // HEAD answers as GET does, without the body (monitors and `curl -I` use it).
+    let router = Router(context: AppRequestContext.self, options: .autoGenerateHeadEndpoints)
     let console = ConsoleController(pages: services.consolePages, store: services.store, auth: services.auth, policy: configuration.auth,
                                     trustedProxyHops: configuration.trustedProxyHops, hub: services.hub, live: services.consoleLive,
                                     media: services.media, uploads: services.uploads, mapTiles: configuration.mapTiles,

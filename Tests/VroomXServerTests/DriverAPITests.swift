@@ -229,6 +229,11 @@ struct DriverAPITests {
             let wrongMethod = try await api.raw(.put, "/v1/trips")
             check(wrongMethod, 405, "method_not_allowed")
             #expect(wrongMethod.headers[.allow] == "GET")
+            // HEAD answers as GET does, without the body.
+            let head = try await api.raw(.head, "/healthz")
+            #expect(head.status == 200 && head.body.isEmpty && head.headers[.contentType] == "application/json; charset=utf-8")
+            #expect(try await api.raw(.head, "/v1/trips", headers: ["Authorization": "Bearer \(token)"]).status == 200)
+            #expect(try await api.raw(.head, "/v1/trips").status == 401)
             check(try await api.call(.sendCode, json: SendCodeRequest(email: "not an email")), 422, "validation_failed", field: "email")
             check(try await api.call(.verifyCode, json: VerifyCodeRequest(email: "a@b.example", code: "12")), 422, "validation_failed", field: "code")
             check(try await api.call(.dispatchCreateOrder, json: CreateOrderRequest(number: "X", vehicle: Vehicle(vin: "SHORT"),
