@@ -1,7 +1,7 @@
 import Logging
 import Testing
 import VroomXModels
-import VroomXServer
+@testable import VroomXServer
 import VroomXTestSupport
 
 @Suite("Demo data")
@@ -18,6 +18,20 @@ struct DemoDataTests {
             let orders = try await server.store.orders(scope, trip: trip.id)
             #expect(!orders.isEmpty)
             #expect(orders.reduce(0) { $0 + $1.revenueCents } == trip.revenueCents, "\(trip.number)")
+        }
+    }
+
+    @Test("a driver the map shows at a position is not 'never seen' on the drivers' list", arguments: TestBackend.available)
+    func seenByPosition(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        #expect(try await DemoData.seedIfNeeded(server.store, logger: Logger(label: "demo")))
+        let tenant = try #require(try await server.store.tenants().first { $0.name == "Demo Auto Transport" })
+        let positions = try await server.store.positions(tenant: tenant.id)
+        let overview = try await server.store.driverOverview(tenant: tenant.id)
+        #expect(!positions.isEmpty)
+        for line in overview {
+            let fix = positions.first { $0.driverID == line.driver.id }?.fix.recordedAt
+            #expect(line.lastSeenAt == fix, "\(line.driver.name)")
         }
     }
 }

@@ -156,7 +156,7 @@ extension Store {
         /// The trip in progress, else the next planned one.
         let currentTrip: Trip?
         let unreadMessages: Int
-        /// The driver's last API request or socket (to the minute).
+        /// The driver's last API request or socket (to the minute), or last position fix if later.
         let lastSeenAt: Date?
     }
 
@@ -170,9 +170,15 @@ extension Store {
                 """) {
                 unread[try row.id("driver_id")] = try row.int("n")
             }
+            // Seen by the server or by satellite: a position fix counts (the map shows it as seen too).
             var seen: [ID<Driver>: Date] = [:]
-            for row in try await db.query("SELECT id, last_seen_at FROM drivers WHERE tenant_id = \(tenant) AND last_seen_at IS NOT NULL") {
-                seen[try row.id("id")] = try row.date("last_seen_at")
+            for row in try await db.query("""
+                SELECT d.id, d.last_seen_at, p.recorded_at FROM drivers d
+                    LEFT JOIN driver_positions p ON p.tenant_id = d.tenant_id AND p.driver_id = d.id
+                WHERE d.tenant_id = \(tenant) AND (d.last_seen_at IS NOT NULL OR p.recorded_at IS NOT NULL)
+                """) {
+                let times = [try row.optionalDate("last_seen_at"), try row.optionalDate("recorded_at")].compactMap { $0 }
+                seen[try row.id("id")] = times.max()
             }
             return (unread, seen)
         }
