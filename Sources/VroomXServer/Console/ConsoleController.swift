@@ -235,10 +235,10 @@ struct ConsoleController {
                 return signInPage(request, step: .code, values: ["email": form["email"], "next": form["next"]], errors: FieldErrors(),
                                   notice: "If \(form["email"]) belongs to a VroomX dispatcher, a 6-digit code is on its way. It is valid for 10 minutes.")
             } catch let error as AppError where error.code == .rateLimited && !form["email"].isEmpty {
-                // Asked again within the minute (one code per email a minute): the code already sent still works.
+                // Asked again within the minute (one code per email a minute): the latest code, unless used, still works.
                 return signInPage(request, step: .code, values: ["email": form["email"], "next": form["next"]], errors: FieldErrors(),
-                                  notice: "A code sent to \(form["email"]) in the last 10 minutes still works: enter it below. "
-                                      + "A new one can be sent in \(error.headers["Retry-After"] ?? "60") s.",
+                                  notice: "A code was sent to \(form["email"]) less than a minute ago: enter the newest one from your email. "
+                                      + "If it has not come or was used already, a new one can be sent in \(error.headers["Retry-After"] ?? "60") s.",
                                   status: .tooManyRequests)
             } catch let error as AppError {
                 return signInPage(request, step: .email, values: form.firstValues, errors: FieldErrors(error, fallbackField: "email"),
