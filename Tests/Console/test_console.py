@@ -798,3 +798,18 @@ def test_a_trip_page_follows_its_status_driver_and_expenses_live(page, server, b
     expect(page.locator("#trip-money")).to_contain_text("$18.50")
     assert page.evaluate("window.__sameDocument") is True
     shot(page, "trip-live")
+
+
+def test_a_refusal_from_the_store_reads_as_words_next_to_its_field(page, server):
+    trip = create_trip(page, server, "T-WORDS-1")
+    page.goto(server.base + f"/trips/{trip}/edit")
+    page.fill("#start_date", "2026-11-24")
+    page.fill("#end_date", "2026-11-20")
+    page.click("button:has-text('Save changes')")
+    error = page.locator("#end_date + .field-error")
+    expect(error).to_have_text("This ends before it starts.")
+    expect(page.locator("main")).not_to_contain_text("end_date")
+    page.fill("#end_date", "2026-11-26")
+    page.fill("#number", "T-WORDS\u200b-1")
+    page.click("button:has-text('Save changes')")
+    expect(page.locator("#number + .field-error")).to_have_text("This is one line of visible text.")

@@ -78,9 +78,15 @@ struct FieldErrors: Error, Sendable {
     /// The API's error as a field message: its field in form-field terms
     /// (`pickup.address` is the form's `pickup_address`).
     /// `renamed` maps API fields a form names otherwise (`revenue_cents` is typed as `revenue`).
+    /// Shown next to its field, a message that starts with the API's name
+    /// for it ("end_date ends before it starts.") says "This" instead.
     init(_ error: AppError, fallbackField: String = "form", renamed: [String: String] = [:]) {
         let field = (error.body.field ?? fallbackField).replacingOccurrences(of: ".", with: "_")
-        messages[renamed[field] ?? field] = error.body.message
+        var message = error.body.message
+        if let apiName = error.body.field, message.hasPrefix(apiName + " ") {
+            message = "This" + message.dropFirst(apiName.count)
+        }
+        messages[renamed[field] ?? field] = message
     }
 
     init() {}
