@@ -29,12 +29,13 @@ struct RealtimeTests {
                                                     tenant: carrier.tenant.id)
                 }
             }
+            // An edit of the driver's order: the order, and the notification saying what changed.
             let order = a.orders[a.trips[0][0].id]![0]
             _ = try await store.updateOrder(order.id, .init(revenueCents: 123_456), tenant: a.tenant.id)
-            try await socket.waitUntil("6 changes") { $0.flatMap { $0.changes ?? [] }.count >= 6 }
+            try await socket.waitUntil("7 changes") { $0.flatMap { $0.changes ?? [] }.count >= 7 }
             try await Task.sleep(for: .milliseconds(200))
             let changes = socket.changes
-            #expect(changes.count == 6)
+            #expect(changes.count == 7)
             #expect(changes.map(\.seq) == changes.map(\.seq).sorted())
             for change in changes {
                 switch change.row {
