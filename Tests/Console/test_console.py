@@ -333,7 +333,7 @@ def test_sign_in_never_redirects_off_site_and_reads_no_large_bodies(anonymous_pa
     page.fill("#email", "lead@fourth.example")
     page.click("button[type=submit]")
     page.wait_for_selector("#code")
-    assert page.locator("input[name=next]").get_attribute("value") == "/\t/evil.example/login"
+    assert page.locator("form[action='/sign-in/code'] input[name=next]").get_attribute("value") == "/\t/evil.example/login"
     page.fill("#code", server.mailbox.code("lead@fourth.example", after=before))
     page.click("button[type=submit]")
     page.wait_for_url(server.base + "/board")
@@ -661,6 +661,7 @@ def test_a_trip_is_edited_started_completed_and_another_cancelled(page, server, 
     page.goto(server.base + f"/trips/{trip}")
     page.click("button:has-text('Start trip')")
     expect(page.locator("h1 .badge")).to_have_text("In progress")
+    page.once("dialog", lambda dialog: dialog.accept())
     page.click("button:has-text('Mark completed')")
     expect(page.locator("h1 .badge")).to_have_text("Completed")
     expect(page.locator("a:has-text('Edit trip')")).to_have_count(0)
@@ -751,6 +752,8 @@ def test_an_address_that_is_no_page_opens_a_page_not_json(page, anonymous_page, 
     assert response.status == 404
     expect(anonymous_page.locator("h1")).to_have_text("Page not found")
     expect(anonymous_page.locator("a.button")).to_have_text("Sign in")
+    head = anonymous_page.request.head(server.base + "/no-such-page", headers={"Accept": "text/html"})
+    assert head.status == 404 and head.headers["content-type"].startswith("text/html") and head.body() == b""
     # The API keeps its JSON answer, whatever the client accepts.
     api = anonymous_page.request.get(server.base + "/v1/no-such-endpoint", headers={"Accept": "text/html"})
     assert api.status == 404 and api.json()["error"]["code"] == "route_not_found"
@@ -813,3 +816,8 @@ def test_a_refusal_from_the_store_reads_as_words_next_to_its_field(page, server)
     page.fill("#number", "T-WORDS\u200b-1")
     page.click("button:has-text('Save changes')")
     expect(page.locator("#number + .field-error")).to_have_text("This is one line of visible text.")
+    # An amount past the limit says the limit, not how to type an amount.
+    page.fill("#number", "T-WORDS-1")
+    page.fill("#revenue", "1000000000")
+    page.click("button:has-text('Save changes')")
+    expect(page.locator("#revenue + .field-error")).to_have_text("At most $100,000,000.00.")

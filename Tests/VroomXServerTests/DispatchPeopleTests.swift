@@ -141,8 +141,9 @@ struct DispatchPeopleTests {
                 startDate: start, endDate: start.adding(days: 2), destination: "Tampa, FL", driverPayCents: 123_456), token: dispatch)
             #expect(edited.status == 200)
             let tripNote = try #require(try await told("Trip \(trip.number) changed").first)
-            #expect(tripNote.body == "Dispatch changed trip \(trip.number): route \(trip.origin) → Tampa, FL; dates \(start) to \(start.adding(days: 2)); "
-                + "your pay $1,234.56.")
+            #expect(tripNote.body == "Dispatch changed trip \(trip.number): route \(trip.origin) → Tampa, FL (was \(trip.origin) → \(trip.destination)); "
+                + "dates \(start) to \(start.adding(days: 2)) (were \(trip.startDate!) to \(trip.endDate!)); "
+                + "your pay $1,234.56 (was \(MoneyFormat.dollars(trip.driverPayCents))).")
             #expect(tripNote.data.tripID == trip.id)
             // Revenue is the carrier's business: no news for the driver.
             #expect(try await api.call(.dispatchUpdateTrip, trip.id.rawValue, json: UpdateTripRequest(revenueCents: 999_999), token: dispatch).status == 200)
@@ -160,6 +161,14 @@ struct DispatchPeopleTests {
             // The same edit again changes nothing and tells nothing.
             #expect(try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(delivery: delivery), token: dispatch).status == 200)
             #expect(try await told("Order \(order.number) changed").count == 1)
+
+            // Work taken away is news too: the order off the trip, then the trip to nobody.
+            #expect(try await api.call(.dispatchAssignOrder, order.id.rawValue, json: AssignOrderRequest(), token: dispatch).status == 200)
+            let orderGone = try #require(try await told("Order \(order.number) taken off your list").first)
+            #expect(orderGone.body.contains("Do not pick it up.") && orderGone.data.orderID == order.id)
+            #expect(try await api.call(.dispatchAssignTrip, trip.id.rawValue, json: AssignTripRequest(driverID: nil), token: dispatch).status == 200)
+            let tripGone = try #require(try await told("Trip \(trip.number) taken off your list").first)
+            #expect(tripGone.body.contains("to no driver for now") && tripGone.data.tripID == trip.id)
         }
     }
 

@@ -126,14 +126,16 @@ struct ConsoleController {
     /// "not found" page, in the frame when signed in. API paths, other
     /// methods and clients that do not ask for HTML keep the JSON answer.
     func routeMissPage(_ request: Request) async -> Response? {
-        guard request.method == .get, !request.uri.path.hasPrefix("/v1/"),
+        guard request.method == .get || request.method == .head, !request.uri.path.hasPrefix("/v1/"),
               (request.headers[.accept] ?? "").contains("text/html") else { return nil }
         let session = try? await session(request)
         let heading = "Page not found"
-        return pages.page("message", title: heading, session: session ?? nil, [
+        var page = pages.page("message", title: heading, session: session ?? nil, [
             "heading": heading, "text": "There is no page at \(request.uri.path). It may have moved, or the address is mistyped.",
             "code": ErrorCode.routeNotFound.rawValue,
         ], status: .notFound)
+        if request.method == .head { page.body = ResponseBody() }
+        return page
     }
 
     /// The session's CSRF token, from a page of this site.

@@ -109,7 +109,14 @@ enum FormValue {
         }
         guard !cleaned.isEmpty else { return nil }
         let parts = cleaned.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count <= 2, let whole = Int(parts[0].isEmpty ? "0" : String(parts[0])), whole >= 0, whole <= 100_000_000,
+        let largest = 100_000_000
+        // All digits but past the limit (or past Int itself): say the limit, not the format.
+        if parts.count <= 2, !parts[0].isEmpty, parts[0].allSatisfy({ $0.isASCII && $0.isNumber }),
+           Int(parts[0]).map({ $0 > largest }) ?? true {
+            errors.add(field, "At most \(MoneyFormat.dollars(largest * 100)).")
+            return nil
+        }
+        guard parts.count <= 2, let whole = Int(parts[0].isEmpty ? "0" : String(parts[0])), whole >= 0, whole <= largest,
               parts[0].allSatisfy(\.isASCII), parts.count == 1 || (parts[1].count <= 2 && parts[1].allSatisfy(\.isNumber) && parts[1].allSatisfy(\.isASCII)) else {
             errors.add(field, "Enter an amount in dollars, like 1250 or 1250.50.")
             return nil

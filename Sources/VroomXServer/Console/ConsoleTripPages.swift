@@ -123,6 +123,9 @@ struct ConsoleTripPages {
         values["is_open"] = trip.status.isOpen
         values["status_actions"] = Self.statusActions.filter { trip.status.canTransition(to: $0.status) }.map { action -> [String: Any] in
             var values: [String: Any] = ["status": action.status.rawValue, "label": action.label, "danger": action.status == .cancelled]
+            if action.status == .completed {
+                values["confirm"] = "Mark trip \(trip.number) completed? Its figures are then settled and it cannot be reopened."
+            }
             if action.status == .cancelled {
                 values["confirm"] = "Cancel trip \(trip.number) for good? Vehicles still waiting go back to the board, and the driver is told. "
                     + "Press OK to cancel the trip."

@@ -11,13 +11,15 @@ enum DriverChangeNote {
         var changes: [String] = []
         if new.number != old.number { changes.append("now numbered \(new.number)") }
         if new.origin != old.origin || new.destination != old.destination {
-            changes.append("route \(new.origin) → \(new.destination)")
+            changes.append("route \(new.origin) → \(new.destination) (was \(old.origin) → \(old.destination))")
         }
         if new.startDate != old.startDate || new.endDate != old.endDate {
-            changes.append("dates \(dates(new.startDate, new.endDate))")
+            changes.append("dates \(dates(new.startDate, new.endDate)) (were \(dates(old.startDate, old.endDate)))")
         }
-        if new.driverPayCents != old.driverPayCents { changes.append("your pay \(MoneyFormat.dollars(new.driverPayCents))") }
-        if new.miles != old.miles { changes.append("\(new.miles) miles") }
+        if new.driverPayCents != old.driverPayCents {
+            changes.append("your pay \(MoneyFormat.dollars(new.driverPayCents)) (was \(MoneyFormat.dollars(old.driverPayCents)))")
+        }
+        if new.miles != old.miles { changes.append("miles \(new.miles) (were \(old.miles))") }
         return changes
     }
 
@@ -28,11 +30,13 @@ enum DriverChangeNote {
         changes += stop("pickup", from: old.pickup, to: new.pickup)
         changes += stop("delivery", from: old.delivery, to: new.delivery)
         if new.paymentTerms != old.paymentTerms { changes.append("payment terms \(new.paymentTerms.isEmpty ? "none" : new.paymentTerms)") }
-        if new.revenueCents != old.revenueCents { changes.append("amount \(MoneyFormat.dollars(new.revenueCents))") }
+        if new.revenueCents != old.revenueCents {
+            changes.append("order amount \(MoneyFormat.dollars(new.revenueCents)) (was \(MoneyFormat.dollars(old.revenueCents)))")
+        }
         return changes
     }
 
-    /// "Dispatch changed trip T-1002: route Atlanta, GA → Tampa, FL; your pay $1,200.00."
+    /// "Dispatch changed trip T-1002: your pay $1,200.00 (was $1,100.00); miles 700 (were 660)."
     static func body(_ what: String, _ changes: [String]) -> String {
         "Dispatch changed \(what): \(changes.joined(separator: "; "))."
     }
@@ -45,7 +49,7 @@ enum DriverChangeNote {
             changes.append("\(label) at \([new.name, new.address].filter { !$0.isEmpty }.joined(separator: ", "))")
         }
         if new.windowStart != old.windowStart || new.windowEnd != old.windowEnd {
-            changes.append("\(label) \(dates(new.windowStart, new.windowEnd))")
+            changes.append("\(label) window \(dates(new.windowStart, new.windowEnd)) (was \(dates(old.windowStart, old.windowEnd)))")
         }
         if new.contactName != old.contactName || new.contactPhone != old.contactPhone {
             let contact = [new.contactName, new.contactPhone].filter { !$0.isEmpty }.joined(separator: ", ")

@@ -344,6 +344,13 @@ extension Store {
             if let driver = saved.driverID, driver != previousDriver {
                 try await notifyOrderAssigned(saved, trip: trip, to: driver, tx)
             }
+            if let previousDriver, previousDriver != saved.driverID {
+                try await insertNotification(
+                    driver: previousDriver, type: .statusChange, title: "Order \(saved.number) taken off your list",
+                    body: "Dispatch took order \(saved.number) (\(saved.vehicle.summary.isEmpty ? "a vehicle" : saved.vehicle.summary), "
+                        + "\(saved.pickup.address) → \(saved.delivery.address)) off your work. Do not pick it up.",
+                    data: NotificationData(tripID: current.tripID, orderID: saved.id), tx)
+            }
             return saved
         }
     }

@@ -217,6 +217,14 @@ extension Store {
                 tx.recordUpsert(.expense, id: expenseID, document: try expense.string("doc"), visibleTo: driverID)
             }
             if let driverID { try await notifyTripAssigned(trip, to: driverID, tx) }
+            // The driver it was taken from must not drive to its pickups.
+            if let previous {
+                try await insertNotification(
+                    driver: previous, type: .statusChange, title: "Trip \(trip.number) taken off your list",
+                    body: "Dispatch gave trip \(trip.number) (\(trip.origin) → \(trip.destination)) to \(driverID == nil ? "no driver for now" : "another driver"). "
+                        + "Do not pick up its vehicles.",
+                    data: NotificationData(tripID: trip.id), tx)
+            }
             return trip
         }
     }
