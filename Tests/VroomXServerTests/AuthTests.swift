@@ -137,6 +137,8 @@ struct AuthTests {
             let limited = try await api.call(.sendCode, json: SendCodeRequest(email: email))
             #expect(limited.status == 429)
             #expect(limited.errorCode == "rate_limited")
+            // It is the email that waits (the console then says its code is on the way).
+            #expect(limited.error?.field == "email")
             #expect(limited.headers[.retryAfter] == "40")
             #expect(limited.error?.retryAfter == 40)
             server.clock.advance(by: 40)

@@ -42,6 +42,28 @@ struct ConsoleLiveTests {
         await live.stop()
     }
 
+    @Test("HEAD of the stream says what it would send and holds no place in the hub or under the limit")
+    func headHoldsNothing() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        let live = try await LiveServer(server)
+        let services = try #require(live.services)
+        let token = SecureToken.random()
+        let user = try #require(try await server.store.user(email: carrier.dispatcher.user.email))
+        _ = try await server.store.createConsoleSession(user: user, tokenHash: SecureToken.sha256Hex(token),
+                                                        csrfToken: SecureToken.random(), lifetime: 3600)
+        for _ in 0..<20 {
+            let socket = try await RawSocket.connect(port: live.port)
+            try await socket.send("HEAD /live HTTP/1.1\r\nHost: localhost\r\nCookie: \(ConsoleController.sessionCookie)=\(token)\r\n\r\n")
+            let head = String(decoding: try await socket.receive(timeout: .seconds(10)), as: UTF8.self)
+            #expect(head.hasPrefix("HTTP/1.1 200") && head.lowercased().contains("content-type: text/event-stream"), "\(head)")
+            socket.close()
+        }
+        #expect(services.consoleLive.count == 0)
+        #expect(services.hub.subscriberCount == 0)
+        await live.stop()
+    }
+
     @Test("a server stopping tells an open page to refresh everything and closes its stream promptly")
     func shutdownEndsStream() async throws {
         let (live, socket) = try await Self.openStream()

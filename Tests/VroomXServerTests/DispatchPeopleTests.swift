@@ -158,9 +158,17 @@ struct DispatchPeopleTests {
             #expect(orderNote.body.contains("delivery contact") && orderNote.body.contains("+1 555 0177"))
             #expect(!orderNote.body.contains("pickup"))
             #expect(orderNote.data.orderID == order.id && orderNote.data.tripID == trip.id)
+            // A colour alone is news (the note names it); a right-to-left override typed in a value does not turn the note around.
+            var painted = order.vehicle
+            painted.color = "Midnight Blue"
+            #expect(try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(vehicle: painted), token: dispatch).status == 200)
+            #expect(try await told("Order \(order.number) changed").contains { $0.body.contains("Midnight Blue") })
+            #expect(try await api.call(.dispatchUpdateTrip, trip.id.rawValue, json: UpdateTripRequest(origin: "\u{202E}Macon, GA"), token: dispatch).status == 200)
+            #expect(try await told("Trip \(trip.number) changed").contains { $0.body.contains("route Macon, GA → Tampa, FL") })
+
             // The same edit again changes nothing and tells nothing.
             #expect(try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(delivery: delivery), token: dispatch).status == 200)
-            #expect(try await told("Order \(order.number) changed").count == 1)
+            #expect(try await told("Order \(order.number) changed").count == 2)
 
             // Work taken away is news too: the order off the trip, then the trip to nobody.
             #expect(try await api.call(.dispatchAssignOrder, order.id.rawValue, json: AssignOrderRequest(), token: dispatch).status == 200)

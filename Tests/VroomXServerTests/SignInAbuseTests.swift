@@ -25,6 +25,7 @@ struct SignInAbuseTests {
             let limited = try await api.call(.sendCode, json: SendCodeRequest(email: "person9@example.com"),
                                              headers: ["X-Forwarded-For": "10.9.9.9, 198.51.100.7"])
             #expect(limited.status == 429 && limited.errorCode == "rate_limited")
+            #expect(limited.error?.field == nil, "no code went to this email: the client waits, not the email")
             // Another real client behind the same proxy is not affected.
             #expect(try await api.call(.sendCode, json: SendCodeRequest(email: "other@example.com"),
                                        headers: ["X-Forwarded-For": "198.51.100.8"]).status == 202)

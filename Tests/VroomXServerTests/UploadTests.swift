@@ -208,6 +208,15 @@ struct UploadTests {
             let outside = try await api.call(.inspectionMedia, i, "front", token: owner, headers: ["Range": "bytes=999999-"])
             #expect(outside.status == 416 && outside.errorCode == "invalid_parameter")
             #expect(try await api.call(.inspectionMedia, i, "front", token: a.dispatcher.accessToken).body == Data(photo))
+            // HEAD sends no bytes and leaves no file open (the body that would close it is never written).
+            let media = server.services.configuration.resolvedMediaDirectory.path
+            let before = Self.openDescriptors(under: media)
+            for _ in 0..<20 {
+                let head = try await api.raw(.head, "/v1/inspections/\(i)/media/front", headers: ["Authorization": "Bearer \(owner)"])
+                #expect(head.status == 200 && head.body.isEmpty && head.headers[.contentLength] == String(photo.count))
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(Self.openDescriptors(under: media) <= before)
 
             // Completing needs every required photo and a signature or "customer not available".
             let early = try await api.call(.completeInspection, i, token: owner)
@@ -354,5 +363,14 @@ struct UploadTests {
         #expect(output.status == 0, "tuspy: \(output.text)")
         let attached = try await server.store.inspection(inspection.id, carrier.scope)
         #expect(attached.media.first { $0.slot == .front }?.sha256 == Self.hex(photo))
+    }
+
+    /// This process's open files inside `directory` (the in-process server's files among them).
+    static func openDescriptors(under directory: String) -> Int {
+        let root = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return descriptors.filter { fd in
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)"))?.hasPrefix(root + "/") == true
+        }.count
     }
 }

@@ -61,7 +61,7 @@ struct AuthService: Sendable {
         try await limitPerAddress("otp_send", clientAddress, limit: policy.codeSendsPerAddress)
         try await refuseAfterTooManyFailures(email)
         if let wait = try await store.cooldown(bucket: "otp_email", key: email, interval: policy.codeResendInterval) {
-            throw AppError.rateLimited(retryAfter: wait)
+            throw Self.codeRecentlySent(wait)
         }
         let code = String(format: "%06d", UInt32.random(in: 0...999_999))
         try await store.saveCode(email: email, codeHash: secrets.codeHash(email: email, code: code),
@@ -229,6 +229,13 @@ struct AuthService: Sendable {
                                                 window: policy.failureWindow) {
             throw Self.tooManyFailures(wait)
         }
+    }
+
+    /// One code per email a minute: this email's last code is under a minute old
+    /// (the field says it is the email that waits, not the client).
+    static func codeRecentlySent(_ wait: Int) -> AppError {
+        AppError(429, .rateLimited, "A code was sent to this email less than a minute ago. Ask again in \(wait) s.", field: "email",
+                 retryAfter: wait)
     }
 
     static func tooManyFailures(_ wait: Int) -> AppError {

@@ -101,8 +101,9 @@ struct ConsoleController {
     /// held whole): the session's CSRF token comes in the `X-CSRF-Token`
     /// header, and errors are answered in the API's JSON shape for the
     /// script to show.
-    func postFile(_ router: Router<AppRequestContext>, _ path: String,
+    func postFile(_ router: Router<AppRequestContext>, _ path: String, page: String,
                   _ handler: @escaping @Sendable (ConsoleRequest) async throws -> Response) {
+        router.get(RouterPath(path)) { _, context in ConsolePages.redirect(Self.fill(page, context.parameters)) }
         router.post(RouterPath(path)) { request, context in
             guard let session = try await session(request) else { throw AppError(401, .missingToken, "Sign in again.") }
             try checkCSRF(request, token: request.headers[.csrfToken] ?? "", session: session)
@@ -117,8 +118,9 @@ struct ConsoleController {
         let safe = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-_."))
         return template.split(separator: "/", omittingEmptySubsequences: false).map { segment in
             guard segment.hasPrefix(":") else { return String(segment) }
-            let value = parameters.get(String(segment.dropFirst())) ?? ""
-            return value.addingPercentEncoding(withAllowedCharacters: safe) ?? ""
+            // Parameters arrive as the address had them, percent-encoded: decoded first, so encoded once.
+            let raw = parameters.get(String(segment.dropFirst())) ?? ""
+            return (raw.removingPercentEncoding ?? raw).addingPercentEncoding(withAllowedCharacters: safe) ?? ""
         }.joined(separator: "/")
     }
 
@@ -236,7 +238,7 @@ struct ConsoleController {
                 _ = try await auth.sendCode(SendCodeRequest(email: form["email"]), clientAddress: client)
                 return signInPage(request, step: .code, values: ["email": form["email"], "next": form["next"]], errors: FieldErrors(),
                                   notice: "If \(form["email"]) belongs to a VroomX dispatcher, a 6-digit code is on its way. It is valid for 10 minutes.")
-            } catch let error as AppError where error.code == .rateLimited && !form["email"].isEmpty {
+            } catch let error as AppError where error.code == .rateLimited && error.body.field == "email" {
                 // Asked again within the minute (one code per email a minute): the latest code, unless used, still works.
                 return signInPage(request, step: .code, values: ["email": form["email"], "next": form["next"]], errors: FieldErrors(),
                                   notice: "A code was sent to \(form["email"]) less than a minute ago: enter the newest one from your email. "

@@ -18,6 +18,12 @@ struct ConsoleLive {
 
     func register(_ router: Router<AppRequestContext>) {
         console.get(router, "/live") { request in
+            var headers = ConsolePages.securityHeaders
+            headers[.contentType] = "text/event-stream"
+            headers[.cacheControl] = "no-store"
+            headers[.init("X-Accel-Buffering")!] = "no"  // nginx: pass events through at once
+            // HEAD: what a stream would say, without opening one.
+            if request.request.method == .head { return Response(status: .ok, headers: headers) }
             guard console.live.claim() else {
                 throw AppError(503, .tooManyConnections, "Too many open console pages on this server; live updates resume shortly.",
                                retryAfter: 30)
@@ -34,14 +40,9 @@ struct ConsoleLive {
                 console.live.release()
                 throw error
             }
-            let hub = console.hub
-            let live = console.live
+            let claim = LiveClaim(subscriber: subscriber, hub: console.hub, live: console.live)
             let store = console.store
             let session = request.session.identity.session
-            var headers = ConsolePages.securityHeaders
-            headers[.contentType] = "text/event-stream"
-            headers[.cacheControl] = "no-store"
-            headers[.init("X-Accel-Buffering")!] = "no"  // nginx: pass events through at once
             let body = ResponseBody { writer in
                 let beat = Task {
                     while !Task.isCancelled {
@@ -51,8 +52,7 @@ struct ConsoleLive {
                 }
                 defer {
                     beat.cancel()
-                    hub.unsubscribe(subscriber)
-                    live.release()
+                    claim.end()
                 }
                 // Tells the browser how soon to come back after a cut.
                 try await writer.write(ByteBuffer(string: "retry: 3000\n\n"))
@@ -85,6 +85,28 @@ struct ConsoleLive {
             return Response(status: .ok, headers: headers, body: body)
         }
     }
+}
+
+/// One stream's place in the hub and under the limit, given back once: when
+/// the stream ends, or when its body is dropped without ever being written
+/// (a client gone before the headers went out).
+final class LiveClaim: Sendable {
+    private let subscriber: Subscriber
+    private let hub: ChangeHub
+    private let live: ConsoleLiveLimit
+    private let held = NIOLockedValueBox(true)
+
+    init(subscriber: Subscriber, hub: ChangeHub, live: ConsoleLiveLimit) {
+        (self.subscriber, self.hub, self.live) = (subscriber, hub, live)
+    }
+
+    func end() {
+        guard held.withLockedValue({ held in defer { held = false }; return held }) else { return }
+        hub.unsubscribe(subscriber)
+        live.release()
+    }
+
+    deinit { end() }
 }
 
 /// Open live streams on this instance, bounded like realtime sockets.

@@ -38,7 +38,7 @@ struct ConsoleUnitPages {
             _ = try await store.deleteEquipmentDocument(id, document: try request.id("paper", "Document"), tenant: request.tenant)
             return ConsolePages.redirect("/fleet/\(id)#papers")
         }
-        console.postFile(router, "/fleet/:id/photos", addPhoto)
+        console.postFile(router, "/fleet/:id/photos", page: "/fleet/:id", addPhoto)
         console.post(router, "/fleet/:id/photos/:photo/delete", page: "/fleet/:id") { request in
             let id: ID<Equipment> = try request.id("id", "Unit")
             let (_, key) = try await store.deleteUnitPhoto(id, photo: try request.id("photo", "Photo"), user: request.session.identity.user,

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Crypto
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import VroomXSecurity
 
@@ -239,9 +240,12 @@ final class FileWriter: PartialMediaWriter {
     func close() { _ = Glibc.close(fd) }
 }
 
-/// Positional reads from a file descriptor.
+/// Positional reads from a file descriptor. The descriptor closes once,
+/// at `close()` or when the reader is released: a response whose body is
+/// never written (HEAD, a client gone before the headers) leaks nothing.
 final class FileReader: StoredMediaReader, Sendable {
     private let fd: Int32
+    private let isOpen = NIOLockedValueBox(true)
     let size: Int64
 
     init(path: String) throws {
@@ -272,5 +276,9 @@ final class FileReader: StoredMediaReader, Sendable {
         }
     }
 
-    func close() { _ = Glibc.close(fd) }
+    func close() {
+        if isOpen.withLockedValue({ open in defer { open = false }; return open }) { _ = Glibc.close(fd) }
+    }
+
+    deinit { close() }
 }

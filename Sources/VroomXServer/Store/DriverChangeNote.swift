@@ -38,8 +38,16 @@ enum DriverChangeNote {
 
     /// "Dispatch changed trip T-1002: your pay $1,200.00 (was $1,100.00); miles 700 (were 660)."
     static func body(_ what: String, _ changes: [String]) -> String {
-        "Dispatch changed \(what): \(changes.joined(separator: "; "))."
+        "Dispatch changed \(what): \(list(changes))."
     }
+
+    /// The changes as one run of text. Direction marks typed into a value
+    /// (an unclosed right-to-left override) would turn the rest around.
+    static func list(_ changes: [String]) -> String {
+        String(String.UnicodeScalarView(changes.joined(separator: "; ").unicodeScalars.filter { !bidiControls.contains($0.value) }))
+    }
+
+    private static let bidiControls: Set<UInt32> = [0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069]
 
     /// A stop's place, times and people; its map point alone (found from
     /// the address) is no news to the driver.
@@ -69,7 +77,8 @@ enum DriverChangeNote {
     }
 
     private static func vehicle(_ vehicle: Vehicle) -> String {
-        let summary = vehicle.summary.isEmpty ? "not described" : vehicle.summary
-        return vehicle.vin.isEmpty ? summary : "\(summary), VIN \(vehicle.vin)"
+        let parts = [vehicle.summary.isEmpty ? "not described" : vehicle.summary, vehicle.color,
+                     vehicle.vin.isEmpty ? "" : "VIN \(vehicle.vin)"]
+        return parts.filter { !$0.isEmpty }.joined(separator: ", ")
     }
 }

@@ -163,6 +163,7 @@ extension Store {
     func driverOverview(tenant: ID<Tenant>) async throws -> [DriverOverview] {
         let drivers = try await drivers(tenant: tenant)
         let trips = try await trips(.dispatch(tenant: tenant))
+        let now = self.now
         let (unread, seen) = try await read { db in
             var unread: [ID<Driver>: Int] = [:]
             for row in try await db.query("""
@@ -177,8 +178,9 @@ extension Store {
                     LEFT JOIN driver_positions p ON p.tenant_id = d.tenant_id AND p.driver_id = d.id
                 WHERE d.tenant_id = \(tenant) AND (d.last_seen_at IS NOT NULL OR p.recorded_at IS NOT NULL)
                 """) {
+                // A phone's clock may run ahead: never later than now.
                 let times = [try row.optionalDate("last_seen_at"), try row.optionalDate("recorded_at")].compactMap { $0 }
-                seen[try row.id("id")] = times.max()
+                seen[try row.id("id")] = times.max().map { min($0, now) }
             }
             return (unread, seen)
         }

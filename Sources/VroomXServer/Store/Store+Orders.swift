@@ -297,7 +297,8 @@ extension Store {
                 if let driver = order.driverID, !changes.isEmpty, order.status != .delivered, order.status != .cancelled {
                     try await insertNotification(
                         driver: driver, type: .statusChange, title: "Order \(order.number) changed",
-                        body: DriverChangeNote.body("order \(order.number) (\(order.vehicle.summary))", changes),
+                        body: DriverChangeNote.body(order.vehicle.summary.isEmpty ? "order \(order.number)"
+                                                        : "order \(order.number) (\(order.vehicle.summary))", changes),
                         data: NotificationData(tripID: order.tripID, orderID: order.id), tx)
                 }
             }

@@ -155,7 +155,7 @@ extension Store {
                     try await insertNotification(
                         driver: driver, type: .statusChange, title: "Trip \(trip.number) is \(trip.status.label)",
                         body: "Dispatch changed trip \(trip.number) (\(trip.origin) → \(trip.destination)) to \(trip.status.label)."
-                            + (changes.isEmpty ? "" : " Also: \(changes.joined(separator: "; "))."),
+                            + (changes.isEmpty ? "" : " Also: \(DriverChangeNote.list(changes))."),
                         data: NotificationData(tripID: trip.id), tx)
                 } else if !changes.isEmpty {
                     try await insertNotification(

@@ -42,7 +42,7 @@ enum Validate {
     static func cents(_ value: Int, field: String, allowZero: Bool = true, max: Int = 100_000_000_00) throws -> Int {
         guard value >= (allowZero ? 0 : 1), value <= max else {
             throw AppError.validation(field, allowZero ? "\(field) must be between \(MoneyFormat.dollars(0)) and \(MoneyFormat.dollars(max))."
-                                          : "\(field) must be positive.")
+                                          : "\(field) must be between \(MoneyFormat.dollars(1)) and \(MoneyFormat.dollars(max)).")
         }
         return value
     }
