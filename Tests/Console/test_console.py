@@ -777,6 +777,11 @@ def test_a_cancelled_order_earns_its_trip_nothing(page, server):
     page.click("button:has-text('Cancel order')")
     page.goto(server.base + f"/trips/{trip}")
     expect(page.locator("dd", has_text="(orders $1,150.00)")).to_be_visible()
+    # Under way with a vehicle still to pick up, the page offers no completion that would be refused, and says why.
+    page.click("button:has-text('Start trip')")
+    expect(page.locator("h1 .badge")).to_have_text("In progress")
+    expect(page.locator("button:has-text('Mark completed')")).to_have_count(0)
+    expect(page.locator("#trip-head")).to_contain_text("1 vehicle still to pick up")
 
 
 def test_a_trip_page_follows_its_status_driver_and_expenses_live(page, server, browser, dispatcher_state):
@@ -804,6 +809,18 @@ def test_a_trip_page_follows_its_status_driver_and_expenses_live(page, server, b
 
 
 def test_a_refusal_from_the_store_reads_as_words_next_to_its_field(page, server):
+    # Every problem at once: the store's rules (number, dates) beside the form's own (the amount).
+    page.goto(server.base + "/trips/new")
+    page.fill("#start_date", "2026-11-24")
+    page.fill("#end_date", "2026-11-20")
+    page.fill("#revenue", "twelve")
+    page.click("button:has-text('Create trip')")
+    expect(page.locator("#number + .field-error")).to_have_text("This is required.")
+    expect(page.locator("#end_date + .field-error")).to_have_text("This ends before it starts.")
+    expect(page.locator("#revenue + .field-error")).to_contain_text("Enter an amount in dollars")
+    expect(page.locator("p.form-error")).to_contain_text("Fix what is marked below")
+    shot(page, "trip-form-errors")
+
     trip = create_trip(page, server, "T-WORDS-1")
     page.goto(server.base + f"/trips/{trip}/edit")
     page.fill("#start_date", "2026-11-24")

@@ -124,6 +124,24 @@ struct DispatchPeopleTests {
         }
     }
 
+    @Test("pay that follows the driver's terms follows the trip's revenue; pay set by hand stays", arguments: TestBackend.available)
+    func payFollowsTerms(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 2)
+        let (byTerms, byHand) = (carrier.trips[0][0], carrier.trips[0][1])
+        let tenant = carrier.tenant.id
+        // The fixture's driver is paid 25 % of revenue.
+        #expect(byTerms.driverPayCents == byTerms.revenueCents / 4)
+        let raised = try await server.store.updateTrip(byTerms.id, .init(revenueCents: 800_000), tenant: tenant)
+        #expect(raised.driverPayCents == 200_000)
+        _ = try await server.store.updateTrip(byHand.id, .init(driverPayCents: 12_345), tenant: tenant)
+        let kept = try await server.store.updateTrip(byHand.id, .init(revenueCents: 900_000), tenant: tenant)
+        #expect(kept.driverPayCents == 12_345)
+        // Revenue and pay in one edit: the pay sent is the pay.
+        let both = try await server.store.updateTrip(byTerms.id, .init(revenueCents: 400_000, driverPayCents: 50_000), tenant: tenant)
+        #expect(both.driverPayCents == 50_000)
+    }
+
     @Test("the driver is told what dispatch changed on their trip and order, and nothing when nothing they act on changed",
           arguments: TestBackend.available)
     func driverToldOfEdits(_ backend: TestBackend) async throws {

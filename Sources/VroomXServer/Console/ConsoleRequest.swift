@@ -75,6 +75,16 @@ struct FieldErrors: Error, Sendable {
         if messages[field] == nil { messages[field] = message }
     }
 
+    /// Runs one of the store's own rules (`Validate`) before the save, so its
+    /// refusal shows together with the form's other problems, not a round later.
+    mutating func check(_ rule: () throws -> Void) {
+        do {
+            try rule()
+        } catch let error as AppError {
+            for (field, message) in FieldErrors(error).messages { add(field, message) }
+        } catch {}
+    }
+
     /// The API's error as a field message: its field in form-field terms
     /// (`pickup.address` is the form's `pickup_address`).
     /// `renamed` maps API fields a form names otherwise (`revenue_cents` is typed as `revenue`).

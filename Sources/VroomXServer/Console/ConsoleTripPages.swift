@@ -121,7 +121,19 @@ struct ConsoleTripPages {
             ["id": $0.id.rawValue, "name": $0.name, "selected": $0.id == trip.driverID]
         }
         values["is_open"] = trip.status.isOpen
-        values["status_actions"] = Self.statusActions.filter { trip.status.canTransition(to: $0.status) }.map { action -> [String: Any] in
+        // Offered only where the store would allow it: vehicles on the truck keep a trip under way, and
+        // one is completed once every vehicle is delivered (or cancelled, or moved off).
+        let loaded = orders.filter { $0.status == .pickedUp }.count
+        let waiting = orders.filter { $0.status == .new || $0.status == .assigned }.count
+        var blocked: Set<TripStatus> = loaded > 0 ? [.planned, .cancelled, .completed] : []
+        if waiting > 0 { blocked.insert(.completed) }
+        if trip.status == .inProgress, loaded + waiting > 0 {
+            values["status_note"] = loaded > 0
+                ? "\(ConsoleFormat.count(loaded, "vehicle")) on the truck: the trip is completed once every vehicle is delivered."
+                : "\(ConsoleFormat.count(waiting, "vehicle")) still to pick up: deliver, cancel or move \(waiting == 1 ? "it" : "them") to complete the trip."
+        }
+        values["status_actions"] = Self.statusActions.filter { trip.status.canTransition(to: $0.status) && !blocked.contains($0.status) }
+            .map { action -> [String: Any] in
             var values: [String: Any] = ["status": action.status.rawValue, "label": action.label, "danger": action.status == .cancelled]
             if action.status == .completed {
                 values["confirm"] = "Mark trip \(trip.number) completed? Its figures are then settled and it cannot be reopened."
@@ -191,13 +203,14 @@ struct ConsoleTripPages {
 
     /// The form's details as a change to the trip, or every field the form itself could not read.
     /// A field left empty keeps its saved value.
-    private static func tripChanges(_ form: ConsoleForm) -> Result<UpdateTripRequest, FieldErrors> {
+    private static func tripChanges(_ form: ConsoleForm, of trip: Trip) -> Result<UpdateTripRequest, FieldErrors> {
         var errors = FieldErrors()
         let start = FormValue.date(form["start_date"], field: "start_date", errors: &errors)
         let end = FormValue.date(form["end_date"], field: "end_date", errors: &errors)
         let revenue = FormValue.cents(form["revenue"], field: "revenue", errors: &errors)
         let pay = FormValue.cents(form["driver_pay"], field: "driver_pay", errors: &errors)
         let miles = FormValue.integer(form["miles"], field: "miles", range: Validate.miles, errors: &errors)
+        checkDetails(form, start: start ?? trip.startDate, end: end ?? trip.endDate, numberRequired: false, &errors)
         guard errors.isEmpty else { return .failure(errors) }
         func text(_ field: String) -> String? { form[field].isEmpty ? nil : form[field] }
         // A form without its version is refused (0 is never a version) rather than saved unchecked.
@@ -206,11 +219,21 @@ struct ConsoleTripPages {
                                           miles: miles, baseVersion: Int(form["base_version"]) ?? 0))
     }
 
+    /// The store's rules for the number, the places and the dates, checked
+    /// with the form's own so every problem shows at once.
+    private static func checkDetails(_ form: ConsoleForm, start: LocalDate?, end: LocalDate?, numberRequired: Bool,
+                                     _ errors: inout FieldErrors) {
+        if numberRequired || !form["number"].isEmpty { errors.check { _ = try Validate.name(form["number"], field: "number", max: 64) } }
+        errors.check { _ = try Validate.text(form["origin"], field: "origin", max: 500) }
+        errors.check { _ = try Validate.text(form["destination"], field: "destination", max: 500) }
+        errors.check { try Validate.dateRange(start, end, field: "end_date") }
+    }
+
     private func update(_ request: ConsoleRequest) async throws -> Response {
         let trip = try await editableTrip(request)
         let typed = request.form.firstValues
         let originals = Self.conflict.originals(request.form)
-        switch Self.tripChanges(request.form) {
+        switch Self.tripChanges(request.form, of: trip) {
         case .failure(let errors):
             return try await tripForm(request, trip: trip, values: typed, originals: originals, errors: errors, status: .unprocessableContent)
         case .success(let changes):
@@ -237,6 +260,7 @@ struct ConsoleTripPages {
         let revenue = FormValue.cents(form["revenue"], field: "revenue", errors: &errors)
         let pay = FormValue.cents(form["driver_pay"], field: "driver_pay", errors: &errors)
         let miles = FormValue.integer(form["miles"], field: "miles", range: Validate.miles, errors: &errors)
+        Self.checkDetails(form, start: start, end: end, numberRequired: true, &errors)
         guard errors.isEmpty else { return try await tripForm(request, values: form.firstValues, errors: errors, status: .unprocessableContent) }
         let body = CreateTripRequest(number: form["number"], driverID: driver, startDate: start, endDate: end, origin: form["origin"],
                                      destination: form["destination"], revenueCents: revenue ?? 0, driverPayCents: pay, miles: miles ?? 0)

@@ -126,6 +126,12 @@ extension Store {
             if let revenue = request.revenueCents { trip.revenueCents = try Validate.cents(revenue, field: "revenue_cents") }
             if let pay = request.driverPayCents { trip.driverPayCents = try Validate.cents(pay, field: "driver_pay_cents") }
             if let miles = request.miles { trip.miles = try Validate.nonNegative(miles, field: "miles", max: Validate.miles.upperBound) }
+            // Pay that followed the driver's terms follows new revenue and miles; pay set by hand stays.
+            if request.driverPayCents == nil, trip.revenueCents != current.revenueCents || trip.miles != current.miles,
+               let driverID = trip.driverID, let driver = try await fetchDriver(driverID, tenant: tenant, tx.db) {
+                let terms = { (trip: Trip) in driver.payType.driverPay(rate: driver.payRate, revenueCents: trip.revenueCents, miles: trip.miles) }
+                if current.driverPayCents == terms(current) { trip.driverPayCents = terms(trip) }
+            }
             guard trip != current else { return current }
             // A finished or cancelled trip's figures are what pay and revenue were settled with.
             var details = trip
