@@ -838,3 +838,17 @@ def test_a_refusal_from_the_store_reads_as_words_next_to_its_field(page, server)
     page.fill("#revenue", "1000000000")
     page.click("button:has-text('Save changes')")
     expect(page.locator("#revenue + .field-error")).to_have_text("At most $100,000,000.00.")
+
+
+def test_a_delivery_window_before_the_pickup_is_refused_next_to_it(page, server):
+    page.goto(server.base + "/orders/new")
+    page.fill("#number", "O-EARLY-1")
+    page.fill("#revenue", "900")
+    page.fill("#pickup_address", "Savannah, GA")
+    page.fill("#pickup_window_start", "2026-11-20")
+    page.fill("#delivery_address", "Orlando, FL")
+    page.fill("#delivery_window_start", "2026-11-09")
+    page.fill("#delivery_window_end", "2026-11-10")
+    page.click("button:has-text('Create order')")
+    expect(page.locator(".field-error", has_text="This is before the pickup window starts (2026-11-20).")).to_be_visible()
+    assert page.url == server.base + "/orders"

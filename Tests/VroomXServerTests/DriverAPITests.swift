@@ -242,6 +242,12 @@ struct DriverAPITests {
             check(try await api.call(.dispatchCreateOrder, json: CreateOrderRequest(number: "X", vehicle: Vehicle(),
                                                                                    pickup: Stop(address: "  "), delivery: Stop(address: "b"), revenueCents: 1),
                                      token: carrier.dispatcher.accessToken), 422, "validation_failed", field: "pickup.address")
+            // Delivered before it is picked up: refused, naming the delivery window.
+            let day = LocalDate(Date())
+            check(try await api.call(.dispatchCreateOrder, json: CreateOrderRequest(
+                number: "EARLY", vehicle: Vehicle(), pickup: Stop(address: "a", windowStart: day.adding(days: 5)),
+                delivery: Stop(address: "b", windowStart: day, windowEnd: day.adding(days: 1)), revenueCents: 1),
+                                     token: carrier.dispatcher.accessToken), 422, "validation_failed", field: "delivery.window_end")
         }
     }
 

@@ -92,6 +92,7 @@ extension Store {
             vehicle = try Validate.vehicle(request.vehicle, acceptVINWarning: request.acceptVINWarning ?? false, now: now)
             pickup = try Validate.stop(request.pickup, field: "pickup")
             delivery = try Validate.stop(request.delivery, field: "delivery")
+            try Validate.stops(pickup: pickup, delivery: delivery)
             revenue = try Validate.cents(request.revenueCents, field: "revenue_cents")
             terms = try Validate.text(request.paymentTerms ?? "", field: "payment_terms", max: 100)
         }
@@ -286,6 +287,8 @@ extension Store {
             }
             if let pickup = request.pickup { edited.pickup = try Validate.stop(pickup, field: "pickup") }
             if let delivery = request.delivery { edited.delivery = try Validate.stop(delivery, field: "delivery") }
+            // Checked when either stop is edited: an edit of anything else never fails on older stops.
+            if request.pickup != nil || request.delivery != nil { try Validate.stops(pickup: edited.pickup, delivery: edited.delivery) }
             if let eta = request.pickupETA { try Self.checkETA(eta, field: "pickup_eta", now: tx.now); edited.pickupETA = eta }
             if let eta = request.deliveryETA { try Self.checkETA(eta, field: "delivery_eta", now: tx.now); edited.deliveryETA = eta }
             if let revenue = request.revenueCents { edited.revenueCents = try Validate.cents(revenue, field: "revenue_cents") }

@@ -131,6 +131,18 @@ enum Validate {
         return WireTime.date(milliseconds: WireTime.milliseconds(date))
     }
 
+    /// A vehicle is delivered after it is picked up: the delivery window may
+    /// not end before the pickup window starts.
+    static func stops(pickup: Stop, delivery: Stop) throws {
+        guard let firstPickupDay = pickup.windowStart ?? pickup.windowEnd else { return }
+        if let end = delivery.windowEnd, end < firstPickupDay {
+            throw AppError.validation("delivery.window_end", "delivery.window_end is before the pickup window starts (\(firstPickupDay)).")
+        }
+        if delivery.windowEnd == nil, let start = delivery.windowStart, start < firstPickupDay {
+            throw AppError.validation("delivery.window_start", "delivery.window_start is before the pickup window starts (\(firstPickupDay)).")
+        }
+    }
+
     static func stop(_ stop: Stop, field: String) throws -> Stop {
         try dateRange(stop.windowStart, stop.windowEnd, field: "\(field).window_end")
         return Stop(name: try text(stop.name, field: "\(field).name", max: 200),
