@@ -482,6 +482,13 @@ def test_map_shows_drivers_tracks_and_fences_and_an_order_marks_its_arrival(page
     page.fill("#delivery_radius", "300")
     page.click("text=Save changes")
     expect(page.locator("body")).to_contain_text("Map point 28.48100, -81.34700 · fence 300 m")
+    # A new delivery address with the point left as it was: the old address's point (and its fence) goes with it.
+    page.goto(server.base + f"/orders/{order['id']}/edit")
+    page.fill("#delivery_address", "1 Bay St, Tampa, FL 33602")
+    page.click("text=Save changes")
+    expect(page.locator("body")).to_contain_text("1 Bay St, Tampa, FL 33602")
+    expect(page.locator("body")).not_to_contain_text("Map point 28.48100")
+    expect(page.locator("body")).to_contain_text("Map point 32.08090, -81.09120")
 
 
 def test_an_order_vin_with_a_wrong_check_digit_is_kept_only_when_confirmed(page, server):

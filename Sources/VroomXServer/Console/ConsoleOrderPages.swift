@@ -307,7 +307,9 @@ struct ConsoleOrderPages {
                 // The form's version: details someone else saved meanwhile are not overwritten unseen.
                 // A form without it is refused (0 is never a version) rather than saved unchecked.
                 let base = Int(request.form["base_version"]) ?? 0
-                let changes = UpdateOrderRequest(vehicle: body.vehicle, pickup: body.pickup, delivery: body.delivery,
+                let (pickup, delivery) = (Self.moved(body.pickup, "pickup", request.form, originals),
+                                          Self.moved(body.delivery, "delivery", request.form, originals))
+                let changes = UpdateOrderRequest(vehicle: body.vehicle, pickup: pickup, delivery: delivery,
                                                  revenueCents: body.revenueCents, paymentTerms: body.paymentTerms, baseVersion: base,
                                                  acceptVINWarning: body.acceptVINWarning)
                 _ = try await store.updateOrder(id, await console.stops.located(changes), tenant: request.tenant)
@@ -322,6 +324,18 @@ struct ConsoleOrderPages {
                                            errors: Self.formErrors(error), status: .init(code: error.status))
             }
         }
+    }
+
+    /// A stop whose address the dispatcher changed while its map point stayed
+    /// as the form showed it: that point (and its arrival fence) belonged to
+    /// the old address, so it goes, to be looked up again from the new one
+    /// when a geocoder is configured. A point typed in with the address stays.
+    static func moved(_ stop: Stop, _ prefix: String, _ form: ConsoleForm, _ originals: [String: String]) -> Stop {
+        guard form["\(prefix)_address"] != originals["\(prefix)_address"],
+              form["\(prefix)_point"] == originals["\(prefix)_point"], stop.location != nil else { return stop }
+        var moved = stop
+        moved.location = nil
+        return moved
     }
 
     /// The store's message next to its field (`revenue_cents` is the form's `revenue`).
