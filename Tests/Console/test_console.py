@@ -681,6 +681,7 @@ def test_a_trip_is_edited_started_completed_and_another_cancelled(page, server, 
     page.once("dialog", lambda dialog: dialog.accept())
     page.click("button:has-text('Cancel trip')")
     expect(page.locator("h1 .badge")).to_have_text("Cancelled")
+    expect(page.locator("#trip-money")).to_contain_text("— (cancelled)")
     # A cancelled trip takes no more orders: the page offers none.
     expect(page.locator("a:has-text('New order on this trip')")).to_have_count(0)
     expect(page.locator("button:has-text('Add to trip')")).to_have_count(0)
@@ -810,6 +811,7 @@ def test_a_trip_page_follows_its_status_driver_and_expenses_live(page, server, b
     expect(page.locator("button:has-text('Mark completed')")).to_be_visible()
     expect(page.locator("button:has-text('Start trip')")).to_have_count(0)
     expect(page.locator("#trip-expenses")).to_contain_text("Bridge toll", timeout=10_000)
+    expect(page.locator("#trip-expenses tbody tr")).to_contain_text("Alex Rivera")
     expect(page.locator("#trip-money")).to_contain_text("$18.50")
     assert page.evaluate("window.__sameDocument") is True
     shot(page, "trip-live")

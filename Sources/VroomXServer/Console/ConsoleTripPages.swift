@@ -146,14 +146,15 @@ struct ConsoleTripPages {
         }
         values["expenses"] = expenses.map {
             ["date": $0.date.description, "category": $0.category.rawValue.capitalized, "amount": ConsoleFormat.money($0.amountCents),
-             "notes": $0.notes]
+             "notes": $0.notes, "by": $0.driverID.map { names.drivers[$0]?.name ?? "A former driver" } ?? "Dispatch"]
         }
         values["no_expenses"] = expenses.isEmpty
         let spent = expenses.reduce(0) { $0 + $1.amountCents }
         values["expense_total"] = ConsoleFormat.money(spent)
         // A cancelled order earns nothing.
         values["orders_revenue"] = ConsoleFormat.money(orders.filter { $0.status != .cancelled }.reduce(0) { $0 + $1.revenueCents })
-        values["net"] = ConsoleFormat.money(trip.revenueCents - trip.driverPayCents - spent)
+        // A cancelled trip earns nothing: its figures stay for the record, its net is not a profit.
+        values["net"] = trip.status == .cancelled ? "— (cancelled)" : ConsoleFormat.money(trip.revenueCents - trip.driverPayCents - spent)
         values["per_mile"] = trip.miles > 0 ? ConsoleFormat.money(Int((Double(trip.revenueCents) / Double(trip.miles)).rounded())) : "—"
         values["e"] = errors.messages
         return pages.page("trip", title: "Trip \(trip.number)", session: request.session, section: "trips", values, status: status)
