@@ -83,9 +83,7 @@ struct ConsoleController {
     /// dispatcher may open that address again from the address bar.
     func post(_ router: Router<AppRequestContext>, _ path: String, page: String? = nil,
               _ handler: @escaping @Sendable (ConsoleRequest) async throws -> Response) {
-        if let page {
-            router.get(RouterPath(path)) { _, context in ConsolePages.redirect(Self.fill(page, context.parameters)) }
-        }
+        if let page { opens(router, path, page) }
         router.post(RouterPath(path)) { request, context in
             // Signed out meanwhile: nothing is saved; sign in again.
             guard let session = try await session(request) else { return ConsolePages.redirect("/sign-in?expired=1") }
@@ -103,7 +101,7 @@ struct ConsoleController {
     /// script to show.
     func postFile(_ router: Router<AppRequestContext>, _ path: String, page: String,
                   _ handler: @escaping @Sendable (ConsoleRequest) async throws -> Response) {
-        router.get(RouterPath(path)) { _, context in ConsolePages.redirect(Self.fill(page, context.parameters)) }
+        opens(router, path, page)
         router.post(RouterPath(path)) { request, context in
             guard let session = try await session(request) else { throw AppError(401, .missingToken, "Sign in again.") }
             try checkCSRF(request, token: request.headers[.csrfToken] ?? "", session: session)
@@ -111,6 +109,11 @@ struct ConsoleController {
                 try await handler(ConsoleRequest(request: request, context: context, session: session, form: ConsoleForm()))
             }
         }
+    }
+
+    /// Opening `path` (a form's address) shows `page` instead.
+    private func opens(_ router: Router<AppRequestContext>, _ path: String, _ page: String) {
+        router.get(RouterPath(path)) { _, context in ConsolePages.redirect(Self.fill(page, context.parameters)) }
     }
 
     /// `template` with each `:name` segment replaced by that parameter.
