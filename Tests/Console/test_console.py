@@ -777,6 +777,17 @@ def test_a_cancelled_order_earns_its_trip_nothing(page, server):
     page.fill("#miles", "311")
     page.click("button:has-text('Save changes')")
     page.wait_for_url(server.base + f"/trips/{trip}")
+    # Alex is paid 25 % of revenue; the pay, left as the form showed it, follows a new revenue.
+    expect(page.locator("#trip-money")).to_contain_text("$600.00")
+    page.goto(server.base + f"/trips/{trip}/edit")
+    page.fill("#revenue", "2800")
+    page.click("button:has-text('Save changes')")
+    page.wait_for_url(server.base + f"/trips/{trip}")
+    expect(page.locator("#trip-money")).to_contain_text("$700.00")
+    page.goto(server.base + f"/trips/{trip}/edit")
+    page.fill("#revenue", "2400")
+    page.click("button:has-text('Save changes')")
+    page.wait_for_url(server.base + f"/trips/{trip}")
     expect(page.locator("dd", has_text="(orders $2,300.00)")).to_be_visible()
     # $2,400 over 311 miles is $7.717…: rounded, not cut.
     expect(page.locator("dd", has_text="($7.72 per mile)")).to_be_visible()
@@ -861,3 +872,10 @@ def test_a_delivery_window_before_the_pickup_is_refused_next_to_it(page, server)
     page.click("button:has-text('Create order')")
     expect(page.locator(".field-error", has_text="This is before the pickup window starts (2026-11-20).")).to_be_visible()
     assert page.url == server.base + "/orders"
+
+
+def test_a_trip_without_a_driver_offers_no_start(page, server):
+    trip = create_trip(page, server, "T-NODRIVER-1", driver="Assign later")
+    expect(page.locator("h1 .badge")).to_have_text("Planned")
+    expect(page.locator("button:has-text('Start trip')")).to_have_count(0)
+    expect(page.locator("button:has-text('Cancel trip')")).to_have_count(1)

@@ -248,6 +248,13 @@ struct DriverAPITests {
                 number: "EARLY", vehicle: Vehicle(), pickup: Stop(address: "a", windowStart: day.adding(days: 5)),
                 delivery: Stop(address: "b", windowStart: day, windowEnd: day.adding(days: 1)), revenueCents: 1),
                                      token: carrier.dispatcher.accessToken), 422, "validation_failed", field: "delivery.window_end")
+            // Open-ended windows are possible whatever their days: a pickup by the 10th, a delivery from the 4th.
+            for (pickup, delivery) in [(Stop(address: "a", windowEnd: day.adding(days: 10)), Stop(address: "b", windowStart: day, windowEnd: day.adding(days: 8))),
+                                       (Stop(address: "a", windowStart: day.adding(days: 5)), Stop(address: "b", windowStart: day.adding(days: 4)))] {
+                #expect(try await api.call(.dispatchCreateOrder, json: CreateOrderRequest(
+                    number: "OPEN-\(UUID().uuidString.prefix(6))", vehicle: Vehicle(), pickup: pickup, delivery: delivery, revenueCents: 1),
+                                           token: carrier.dispatcher.accessToken).status == 201)
+            }
         }
     }
 

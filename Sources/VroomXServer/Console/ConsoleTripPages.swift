@@ -127,6 +127,7 @@ struct ConsoleTripPages {
         let waiting = orders.filter { $0.status == .new || $0.status == .assigned }.count
         var blocked: Set<TripStatus> = loaded > 0 ? [.planned, .cancelled, .completed] : []
         if waiting > 0 { blocked.insert(.completed) }
+        if trip.driverID == nil { blocked.formUnion([.inProgress, .completed]) }
         if trip.status == .inProgress, loaded + waiting > 0 {
             values["status_note"] = loaded > 0
                 ? "\(ConsoleFormat.count(loaded, "vehicle")) on the truck: the trip is completed once every vehicle is delivered."
@@ -237,7 +238,9 @@ struct ConsoleTripPages {
         switch Self.tripChanges(request.form, of: trip) {
         case .failure(let errors):
             return try await tripForm(request, trip: trip, values: typed, originals: originals, errors: errors, status: .unprocessableContent)
-        case .success(let changes):
+        case .success(var changes):
+            // Pay left as the form showed it is not a choice: pay on the driver's terms follows revenue and miles.
+            if request.form["driver_pay"] == originals["driver_pay"] { changes.driverPayCents = nil }
             do {
                 _ = try await store.updateTrip(trip.id, changes, tenant: request.tenant)
                 return ConsolePages.redirect("/trips/\(trip.id)")

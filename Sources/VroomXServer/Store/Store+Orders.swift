@@ -287,8 +287,10 @@ extension Store {
             }
             if let pickup = request.pickup { edited.pickup = try Validate.stop(pickup, field: "pickup") }
             if let delivery = request.delivery { edited.delivery = try Validate.stop(delivery, field: "delivery") }
-            // Checked when either stop is edited: an edit of anything else never fails on older stops.
-            if request.pickup != nil || request.delivery != nil { try Validate.stops(pickup: edited.pickup, delivery: edited.delivery) }
+            // Checked when a stop changes: an edit of anything else never fails on older stops.
+            if edited.pickup != order.pickup || edited.delivery != order.delivery {
+                try Validate.stops(pickup: edited.pickup, delivery: edited.delivery)
+            }
             if let eta = request.pickupETA { try Self.checkETA(eta, field: "pickup_eta", now: tx.now); edited.pickupETA = eta }
             if let eta = request.deliveryETA { try Self.checkETA(eta, field: "delivery_eta", now: tx.now); edited.deliveryETA = eta }
             if let revenue = request.revenueCents { edited.revenueCents = try Validate.cents(revenue, field: "revenue_cents") }

@@ -132,14 +132,11 @@ enum Validate {
     }
 
     /// A vehicle is delivered after it is picked up: the delivery window may
-    /// not end before the pickup window starts.
+    /// not end before the pickup window starts. Open-ended windows are never
+    /// refused (any day after a start, or up to an end, may work).
     static func stops(pickup: Stop, delivery: Stop) throws {
-        guard let firstPickupDay = pickup.windowStart ?? pickup.windowEnd else { return }
-        if let end = delivery.windowEnd, end < firstPickupDay {
+        if let firstPickupDay = pickup.windowStart, let end = delivery.windowEnd, end < firstPickupDay {
             throw AppError.validation("delivery.window_end", "delivery.window_end is before the pickup window starts (\(firstPickupDay)).")
-        }
-        if delivery.windowEnd == nil, let start = delivery.windowStart, start < firstPickupDay {
-            throw AppError.validation("delivery.window_start", "delivery.window_start is before the pickup window starts (\(firstPickupDay)).")
         }
     }
 
