@@ -6,11 +6,16 @@ import VroomXTestSupport
 
 @Suite("Demo data")
 struct DemoDataTests {
-    @Test("the demo carrier's trips earn what their orders add up to", arguments: TestBackend.available)
-    func tripRevenueIsItsOrders(_ backend: TestBackend) async throws {
+    /// A fresh server with the demo carrier seeded.
+    static func seeded(_ backend: TestBackend) async throws -> (TestServer, Tenant) {
         let server = try await TestServer.make(backend)
         #expect(try await DemoData.seedIfNeeded(server.store, logger: Logger(label: "demo")))
-        let tenant = try #require(try await server.store.tenants().first { $0.name == "Demo Auto Transport" })
+        return (server, try #require(try await server.store.tenants().first { $0.name == "Demo Auto Transport" }))
+    }
+
+    @Test("the demo carrier's trips earn what their orders add up to", arguments: TestBackend.available)
+    func tripRevenueIsItsOrders(_ backend: TestBackend) async throws {
+        let (server, tenant) = try await Self.seeded(backend)
         let scope = Scope.dispatch(tenant: tenant.id)
         let trips = try await server.store.trips(scope)
         #expect(trips.count == 5)
@@ -23,9 +28,7 @@ struct DemoDataTests {
 
     @Test("a driver the map shows at a position is not 'never seen' on the drivers' list", arguments: TestBackend.available)
     func seenByPosition(_ backend: TestBackend) async throws {
-        let server = try await TestServer.make(backend)
-        #expect(try await DemoData.seedIfNeeded(server.store, logger: Logger(label: "demo")))
-        let tenant = try #require(try await server.store.tenants().first { $0.name == "Demo Auto Transport" })
+        let (server, tenant) = try await Self.seeded(backend)
         let positions = try await server.store.positions(tenant: tenant.id)
         let overview = try await server.store.driverOverview(tenant: tenant.id)
         #expect(!positions.isEmpty)

@@ -121,19 +121,18 @@ struct ConsoleTripPages {
             ["id": $0.id.rawValue, "name": $0.name, "selected": $0.id == trip.driverID]
         }
         values["is_open"] = trip.status.isOpen
-        // Offered only where the store would allow it: vehicles on the truck keep a trip under way, and
-        // one is completed once every vehicle is delivered (or cancelled, or moved off).
+        // Offered only where the store would allow it (`Store.statusRefusal`).
         let loaded = orders.filter { $0.status == .pickedUp }.count
         let waiting = orders.filter { $0.status == .new || $0.status == .assigned }.count
-        var blocked: Set<TripStatus> = loaded > 0 ? [.planned, .cancelled, .completed] : []
-        if waiting > 0 { blocked.insert(.completed) }
-        if trip.driverID == nil { blocked.formUnion([.inProgress, .completed]) }
+        let vehicles = Store.TripVehicles(loaded: loaded, waiting: waiting)
         if trip.status == .inProgress, loaded + waiting > 0 {
             values["status_note"] = loaded > 0
                 ? "\(ConsoleFormat.count(loaded, "vehicle")) on the truck: the trip is completed once every vehicle is delivered."
                 : "\(ConsoleFormat.count(waiting, "vehicle")) still to pick up: deliver, cancel or move \(waiting == 1 ? "it" : "them") to complete the trip."
         }
-        values["status_actions"] = Self.statusActions.filter { trip.status.canTransition(to: $0.status) && !blocked.contains($0.status) }
+        values["status_actions"] = Self.statusActions.filter {
+            trip.status.canTransition(to: $0.status) && Store.statusRefusal(trip, to: $0.status, vehicles) == nil
+        }
             .map { action -> [String: Any] in
             var values: [String: Any] = ["status": action.status.rawValue, "label": action.label, "danger": action.status == .cancelled]
             if action.status == .completed {
