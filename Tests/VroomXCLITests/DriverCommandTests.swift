@@ -441,7 +441,8 @@ struct DriverCommandTests {
         #expect(requested.status == 0, "asking for a code: \(requested.output)")
         try await server.waitFor("sign-in code:")
         let code = try Self.signInCode(for: email, in: server)
-        #expect(try await slow(["login", "--email", email, "--code", code, "--pin", "2468"]).status == 0)
+        let signedIn = try await slow(["login", "--email", email, "--code", code, "--pin", "2468"])
+        #expect(signedIn.status == 0, "signing in: \(signedIn.output)")
         // This process stamps its change before it hears from the server: what an earlier one learnt applies.
         let added = try await slow(["expense", "add", "--trip", "T-1002", "--category", "tolls", "--amount", "7.77"])
         #expect(added.status == 0, "\(added.output)")
