@@ -491,6 +491,35 @@ def test_map_shows_drivers_tracks_and_fences_and_an_order_marks_its_arrival(page
     expect(page.locator("body")).to_contain_text("Map point 32.08090, -81.09120")
 
 
+def test_saving_an_order_keeps_its_exact_map_point_and_the_arrival_made_there(page, server):
+    import datetime
+    # A map point pasted finer than the form shows it (7 decimals), and the driver arrives there.
+    driver = server.api_sign_in(DRIVER)
+    status, orders = server.api("GET", "/v1/orders", token=driver)
+    order = next(o for o in orders["items"] if o["number"] == "O-5005")
+    page.goto(server.base + f"/orders/{order['id']}/edit")
+    page.fill("#pickup_point", "30.3321987, -81.6556543")
+    page.click("text=Save changes")
+    expect(page.locator("body")).to_contain_text("Map point 30.33220, -81.65565")
+    point = {"latitude": 30.3321987, "longitude": -81.6556543}
+    now = datetime.datetime.now(datetime.timezone.utc)
+    fixes = [{"latitude": point["latitude"] + 0.0002, "longitude": point["longitude"], "accuracy_meters": 5,
+              "recorded_at": (now - datetime.timedelta(seconds=900 - 20 * i)).strftime("%Y-%m-%dT%H:%M:%S.000Z")} for i in range(10)]
+    status, result = server.api("POST", "/v1/locations", {"fixes": fixes}, token=driver)  # earlier than other tests' fixes
+    assert status == 200 and [a["stop"] for a in result["arrivals"]] == ["pickup"], result
+
+    # Another field edited in the console: the point stays as it was entered, and the arrival made there stays.
+    page.goto(server.base + f"/orders/{order['id']}/edit")
+    expect(page.locator("#pickup_point")).to_have_value("30.33220, -81.65565")
+    page.fill("#vehicle_color", "Graphite")
+    page.click("text=Save changes")
+    expect(page.locator("body")).to_contain_text("Graphite")
+    expect(page.locator(".arrived")).to_contain_text("Arrived")
+    status, orders = server.api("GET", "/v1/orders", token=driver)
+    saved = next(o for o in orders["items"] if o["number"] == "O-5005")
+    assert saved["pickup"]["location"] == point and saved["arrived_at_pickup"], saved
+
+
 def test_an_order_vin_with_a_wrong_check_digit_is_kept_only_when_confirmed(page, server):
     page.goto(server.base + "/orders/new")
     page.fill("#number", "VIN-CHECK-1")

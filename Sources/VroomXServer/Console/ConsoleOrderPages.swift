@@ -307,8 +307,8 @@ struct ConsoleOrderPages {
                 // The form's version: details someone else saved meanwhile are not overwritten unseen.
                 // A form without it is refused (0 is never a version) rather than saved unchecked.
                 let base = Int(request.form["base_version"]) ?? 0
-                let (pickup, delivery) = (Self.moved(body.pickup, "pickup", request.form, originals),
-                                          Self.moved(body.delivery, "delivery", request.form, originals))
+                let (pickup, delivery) = (Self.point(of: body.pickup, "pickup", saved: order.pickup, request.form, originals),
+                                          Self.point(of: body.delivery, "delivery", saved: order.delivery, request.form, originals))
                 let changes = UpdateOrderRequest(vehicle: body.vehicle, pickup: pickup, delivery: delivery,
                                                  revenueCents: body.revenueCents, paymentTerms: body.paymentTerms, baseVersion: base,
                                                  acceptVINWarning: body.acceptVINWarning)
@@ -326,16 +326,17 @@ struct ConsoleOrderPages {
         }
     }
 
-    /// A stop whose address the dispatcher changed while its map point stayed
-    /// as the form showed it: that point (and its arrival fence) belonged to
-    /// the old address, so it goes, to be looked up again from the new one
-    /// when a geocoder is configured. A point typed in with the address stays.
-    static func moved(_ stop: Stop, _ prefix: String, _ form: ConsoleForm, _ originals: [String: String]) -> Stop {
-        guard form["\(prefix)_address"] != originals["\(prefix)_address"],
-              form["\(prefix)_point"] == originals["\(prefix)_point"], stop.location != nil else { return stop }
-        var moved = stop
-        moved.location = nil
-        return moved
+    /// The stop's map point when the form's point field was left as shown.
+    /// The form shows 5 decimals: the saved point stays exact (rounding it
+    /// would move the stop and clear an arrival made there). With a new
+    /// address the point belonged to the old one, so it goes, to be looked up
+    /// again from the new one when a geocoder is configured. A point typed in
+    /// is taken as typed.
+    static func point(of stop: Stop, _ prefix: String, saved: Stop, _ form: ConsoleForm, _ originals: [String: String]) -> Stop {
+        guard form["\(prefix)_point"] == originals["\(prefix)_point"], stop.location != nil else { return stop }
+        var kept = stop
+        kept.location = form["\(prefix)_address"] == originals["\(prefix)_address"] ? saved.location : nil
+        return kept
     }
 
     /// The store's message next to its field (`revenue_cents` is the form's `revenue`).
