@@ -908,3 +908,37 @@ def test_a_trip_without_a_driver_offers_no_start(page, server):
     expect(page.locator("h1 .badge")).to_have_text("Planned")
     expect(page.locator("button:has-text('Start trip')")).to_have_count(0)
     expect(page.locator("button:has-text('Cancel trip')")).to_have_count(1)
+
+
+def test_an_order_form_marks_every_problem_at_once(page, server):
+    page.goto(server.base + "/orders/new")
+    page.fill("#vehicle_vin", "1HGCM82633A004353")  # …352 is right
+    page.fill("#delivery_radius", "5")
+    page.fill("#pickup_window_start", "2026-11-20")
+    page.fill("#delivery_address", "Orlando, FL")
+    page.fill("#delivery_window_end", "2026-11-10")
+    page.fill("#revenue", "12,34")
+    page.click("button:has-text('Create order')")
+    for field, text in [("number", "This is required."), ("vehicle_vin", "check digit"), ("delivery_radius", "whole number from"),
+                        ("pickup_address", "This is required."), ("delivery_window_end", "before the pickup window starts"),
+                        ("revenue", "Use a dot for cents")]:
+        expect(page.locator(f"#{field} ~ .field-error")).to_contain_text(text)
+    expect(page.locator("input[name=accept_vin_warning]")).to_have_count(1)
+    shot(page, "order-form-every-problem")
+
+    # Editing: a blanked address and a reversed window show together too.
+    page.fill("#number", "O-MANY-1")
+    page.check("input[name=accept_vin_warning]")
+    page.fill("#delivery_radius", "")
+    page.fill("#pickup_address", "Savannah, GA")
+    page.fill("#delivery_window_end", "2026-11-24")
+    page.fill("#revenue", "1234")
+    page.click("button:has-text('Create order')")
+    expect(page.locator("h1")).to_contain_text("O-MANY-1")
+    page.click("text=Edit")
+    page.fill("#pickup_address", "")
+    page.fill("#delivery_window_start", "2026-12-10")
+    page.fill("#delivery_window_end", "2026-12-01")
+    page.click("text=Save changes")
+    expect(page.locator("#pickup_address ~ .field-error")).to_contain_text("This is required.")
+    expect(page.locator("#delivery_window_end ~ .field-error")).to_contain_text("This ends before it starts.")

@@ -251,8 +251,9 @@ struct ConsoleOrderPages {
                           ], status: status)
     }
 
-    /// The form's order, or every field the form itself could not read.
-    static func orderRequest(_ form: ConsoleForm) -> Result<CreateOrderRequest, FieldErrors> {
+    /// The form's order, and every field the form itself could not read
+    /// (those stand empty in the order).
+    static func orderRequest(_ form: ConsoleForm) -> (CreateOrderRequest, FieldErrors) {
         var errors = FieldErrors()
         let year = FormValue.integer(form["vehicle_year"], field: "vehicle_year", range: 1900...2100, errors: &errors)
         let revenue = FormValue.cents(form["revenue"], field: "revenue", errors: &errors)
@@ -269,27 +270,30 @@ struct ConsoleOrderPages {
         let pickup = stop("pickup")
         let delivery = stop("delivery")
         if revenue == nil, errors.messages["revenue"] == nil { errors.add("revenue", "Enter what the order pays, in dollars.") }
-        guard errors.isEmpty else { return .failure(errors) }
-        return .success(CreateOrderRequest(
+        return (CreateOrderRequest(
             number: form["number"], tripID: trip,
             vehicle: Vehicle(year: year, make: form["vehicle_make"], model: form["vehicle_model"], vin: form["vehicle_vin"].uppercased(),
                              color: form["vehicle_color"]),
             pickup: pickup, delivery: delivery, revenueCents: revenue ?? 0, paymentTerms: form["payment_terms"],
-            acceptVINWarning: form["accept_vin_warning"] == "yes"))
+            acceptVINWarning: form["accept_vin_warning"] == "yes"), errors)
     }
 
     private func create(_ request: ConsoleRequest) async throws -> Response {
-        switch Self.orderRequest(request.form) {
-        case .failure(let errors):
-            return try await orderForm(request, order: nil, values: request.form.firstValues, errors: errors, status: .unprocessableContent)
-        case .success(let body):
-            do {
-                let order = try await store.createOrder(await console.stops.located(body), tenant: request.tenant)
-                return ConsolePages.redirect("/orders/\(order.id)")
-            } catch let error as AppError where error.status < 500 {
-                return try await orderForm(request, order: nil, values: Self.typed(request, after: error),
-                                           errors: Self.formErrors(error), status: .init(code: error.status))
-            }
+        var (body, errors) = Self.orderRequest(request.form)
+        // The store's rules too, so every problem shows at once.
+        var problems = Problems()
+        _ = Store.ValidOrder(body, now: Date(), &problems)
+        errors.add(problems, renamed: Self.renamed)
+        guard errors.isEmpty else {
+            return try await orderForm(request, order: nil, values: Self.typed(request, problems.all), errors: errors, status: .unprocessableContent)
+        }
+        do {
+            body = await console.stops.located(body)
+            let order = try await store.createOrder(body, tenant: request.tenant)
+            return ConsolePages.redirect("/orders/\(order.id)")
+        } catch let error as AppError where error.status < 500 {
+            return try await orderForm(request, order: nil, values: Self.typed(request, [error]),
+                                       errors: Self.formErrors(error), status: .init(code: error.status))
         }
     }
 
@@ -297,32 +301,34 @@ struct ConsoleOrderPages {
         let id: ID<Order> = try request.id("id", "Order")
         let order = try await store.order(id, request.scope)
         let originals = Self.conflict.originals(request.form)
-        switch Self.orderRequest(request.form) {
-        case .failure(let errors):
-            return try await orderForm(request, order: order, values: request.form.firstValues, originals: originals, errors: errors,
+        var (body, errors) = Self.orderRequest(request.form)
+        // The number and the trip are not edited here (the trip is assigned from the order's page).
+        // The form's version: details someone else saved meanwhile are not overwritten unseen.
+        // A form without it is refused (0 is never a version) rather than saved unchecked.
+        let base = Int(request.form["base_version"]) ?? 0
+        (body.pickup, body.delivery) = (Self.point(of: body.pickup, "pickup", saved: order.pickup, request.form, originals),
+                                        Self.point(of: body.delivery, "delivery", saved: order.delivery, request.form, originals))
+        let changes = UpdateOrderRequest(vehicle: body.vehicle, pickup: body.pickup, delivery: body.delivery,
+                                         revenueCents: body.revenueCents, paymentTerms: body.paymentTerms, baseVersion: base,
+                                         acceptVINWarning: body.acceptVINWarning)
+        var problems = Problems()
+        _ = Store.edited(order, by: changes, now: Date(), &problems)
+        errors.add(problems, renamed: Self.renamed)
+        guard errors.isEmpty else {
+            return try await orderForm(request, order: order, values: Self.typed(request, problems.all), originals: originals, errors: errors,
                                        status: .unprocessableContent)
-        case .success(let body):
-            do {
-                // The number and the trip are not edited here (the trip is assigned from the order's page).
-                // The form's version: details someone else saved meanwhile are not overwritten unseen.
-                // A form without it is refused (0 is never a version) rather than saved unchecked.
-                let base = Int(request.form["base_version"]) ?? 0
-                let (pickup, delivery) = (Self.point(of: body.pickup, "pickup", saved: order.pickup, request.form, originals),
-                                          Self.point(of: body.delivery, "delivery", saved: order.delivery, request.form, originals))
-                let changes = UpdateOrderRequest(vehicle: body.vehicle, pickup: pickup, delivery: delivery,
-                                                 revenueCents: body.revenueCents, paymentTerms: body.paymentTerms, baseVersion: base,
-                                                 acceptVINWarning: body.acceptVINWarning)
-                _ = try await store.updateOrder(id, await console.stops.located(changes), tenant: request.tenant)
-                return ConsolePages.redirect("/orders/\(id)")
-            } catch let error as AppError where error.status == 409 && error.body.field == "base_version" {
-                // The form shows what is saved now (theirs), so saving again never blanks fields they changed.
-                let saved = Self.formValues(order)
-                let errors = Self.conflict.errors(record: "order", typed: request.form.firstValues, originals: originals, saved: saved)
-                return try await orderForm(request, order: order, values: saved, originals: saved, errors: errors, status: .conflict)
-            } catch let error as AppError where error.status < 500 {
-                return try await orderForm(request, order: order, values: Self.typed(request, after: error), originals: originals,
-                                           errors: Self.formErrors(error), status: .init(code: error.status))
-            }
+        }
+        do {
+            _ = try await store.updateOrder(id, await console.stops.located(changes), tenant: request.tenant)
+            return ConsolePages.redirect("/orders/\(id)")
+        } catch let error as AppError where error.status == 409 && error.body.field == "base_version" {
+            // The form shows what is saved now (theirs), so saving again never blanks fields they changed.
+            let saved = Self.formValues(order)
+            let errors = Self.conflict.errors(record: "order", typed: request.form.firstValues, originals: originals, saved: saved)
+            return try await orderForm(request, order: order, values: saved, originals: saved, errors: errors, status: .conflict)
+        } catch let error as AppError where error.status < 500 {
+            return try await orderForm(request, order: order, values: Self.typed(request, [error]), originals: originals,
+                                       errors: Self.formErrors(error), status: .init(code: error.status))
         }
     }
 
@@ -339,17 +345,19 @@ struct ConsoleOrderPages {
         return kept
     }
 
-    /// The store's message next to its field (`revenue_cents` is the form's `revenue`).
     /// What the dispatcher typed, shown again; a VIN whose check digit is
     /// wrong also offers to keep it as printed.
-    static func typed(_ request: ConsoleRequest, after error: AppError) -> [String: String] {
+    static func typed(_ request: ConsoleRequest, _ refusals: [AppError]) -> [String: String] {
         var values = request.form.firstValues
-        if error.body.code == .vinCheckDigit { values["vin_warning"] = "yes" }
+        if refusals.contains(where: { $0.body.code == .vinCheckDigit }) { values["vin_warning"] = "yes" }
         return values
     }
 
+    /// The store's fields the form names otherwise (`revenue_cents` is typed as `revenue`).
+    static let renamed = ["revenue_cents": "revenue"]
+
     static func formErrors(_ error: AppError) -> FieldErrors {
-        FieldErrors(error, renamed: ["revenue_cents": "revenue"])
+        FieldErrors(error, renamed: renamed)
     }
 
     // MARK: Import

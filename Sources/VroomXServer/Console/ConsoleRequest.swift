@@ -78,11 +78,17 @@ struct FieldErrors: Error, Sendable {
     /// Runs one of the store's own rules (`Validate`) before the save, so its
     /// refusal shows together with the form's other problems, not a round later.
     mutating func check(_ rule: () throws -> Void) {
-        do {
-            try rule()
-        } catch let error as AppError {
-            for (field, message) in FieldErrors(error).messages { add(field, message) }
-        } catch {}
+        var problems = Problems()
+        problems.check(()) { try rule() }
+        add(problems)
+    }
+
+    /// The store's refusals, each next to its field; a field the form
+    /// already marked keeps the form's own message.
+    mutating func add(_ problems: Problems, renamed: [String: String] = [:]) {
+        for error in problems.all {
+            for (field, message) in FieldErrors(error, renamed: renamed).messages { add(field, message) }
+        }
     }
 
     /// The API's error as a field message: its field in form-field terms

@@ -66,7 +66,7 @@ struct ConsoleUnitPages {
                 let unit = try await store.createEquipment(fields, tenant: request.tenant)
                 return ConsolePages.redirect("/fleet/\(unit.id)?added=1")
             } catch let error as AppError where error.status < 500 {
-                return try await unitPage(request, unit: nil, values: ConsoleOrderPages.typed(request, after: error),
+                return try await unitPage(request, unit: nil, values: ConsoleOrderPages.typed(request, [error]),
                                           errors: Self.formErrors(error), status: .init(code: error.status))
             }
         }
@@ -91,7 +91,7 @@ struct ConsoleUnitPages {
                            + "The form now shows what is saved; make your changes again.")
                 return try await unitPage(request, unit: unit, values: Self.formValues(unit), errors: errors, status: .conflict)
             } catch let error as AppError where error.status < 500 {
-                return try await unitPage(request, unit: unit, values: ConsoleOrderPages.typed(request, after: error),
+                return try await unitPage(request, unit: unit, values: ConsoleOrderPages.typed(request, [error]),
                                           errors: Self.formErrors(error), status: .init(code: error.status))
             }
         }

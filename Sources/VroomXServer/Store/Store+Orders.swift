@@ -87,14 +87,22 @@ extension Store {
         let terms: String
 
         init(_ request: CreateOrderRequest, now: Date) throws {
-            number = try Validate.name(request.number, field: "number", max: 64)
+            self = try Problems.first { ValidOrder(request, now: now, &$0) }
+        }
+
+        /// Every rule for a new order, each refusal kept in `problems`.
+        init(_ request: CreateOrderRequest, now: Date, _ problems: inout Problems) {
+            number = problems.check(request.number) { try Validate.name(request.number, field: "number", max: 64) }
             tripID = request.tripID
-            vehicle = try Validate.vehicle(request.vehicle, acceptVINWarning: request.acceptVINWarning ?? false, now: now)
-            pickup = try Validate.stop(request.pickup, field: "pickup")
-            delivery = try Validate.stop(request.delivery, field: "delivery")
-            try Validate.stops(pickup: pickup, delivery: delivery)
-            revenue = try Validate.cents(request.revenueCents, field: "revenue_cents")
-            terms = try Validate.text(request.paymentTerms ?? "", field: "payment_terms", max: 100)
+            vehicle = Validate.vehicle(request.vehicle, acceptVINWarning: request.acceptVINWarning ?? false, now: now, &problems)
+            let (pickup, delivery) = (Validate.stop(request.pickup, field: "pickup", &problems),
+                                      Validate.stop(request.delivery, field: "delivery", &problems))
+            (self.pickup, self.delivery) = (pickup, delivery)
+            problems.check(()) { try Validate.stops(pickup: pickup, delivery: delivery) }
+            revenue = problems.check(request.revenueCents) { try Validate.cents(request.revenueCents, field: "revenue_cents") }
+            terms = problems.check(request.paymentTerms ?? "") {
+                try Validate.text(request.paymentTerms ?? "", field: "payment_terms", max: 100)
+            }
         }
     }
 
@@ -279,22 +287,7 @@ extension Store {
                 throw AppError(409, .conflict, "Someone else changed order \(order.number) since version \(base); it is now version \(order.version).",
                                field: "base_version")
             }
-            var edited = order
-            if let vehicle = request.vehicle {
-                // A VIN already saved was confirmed when it was: only a new one is questioned.
-                let savedVIN = vehicle.vin.trimmingCharacters(in: .whitespaces).uppercased() == order.vehicle.vin
-                edited.vehicle = try Validate.vehicle(vehicle, acceptVINWarning: savedVIN || request.acceptVINWarning == true, now: tx.now)
-            }
-            if let pickup = request.pickup { edited.pickup = try Validate.stop(pickup, field: "pickup") }
-            if let delivery = request.delivery { edited.delivery = try Validate.stop(delivery, field: "delivery") }
-            // Checked when a stop changes: an edit of anything else never fails on older stops.
-            if edited.pickup != order.pickup || edited.delivery != order.delivery {
-                try Validate.stops(pickup: edited.pickup, delivery: edited.delivery)
-            }
-            if let eta = request.pickupETA { try Self.checkETA(eta, field: "pickup_eta", now: tx.now); edited.pickupETA = eta }
-            if let eta = request.deliveryETA { try Self.checkETA(eta, field: "delivery_eta", now: tx.now); edited.deliveryETA = eta }
-            if let revenue = request.revenueCents { edited.revenueCents = try Validate.cents(revenue, field: "revenue_cents") }
-            if let terms = request.paymentTerms { edited.paymentTerms = try Validate.text(terms, field: "payment_terms", max: 100) }
+            var edited = try Problems.first { Self.edited(order, by: request, now: tx.now, &$0) }
             if edited != order {
                 let before = order
                 order = try await saveOrder(edited, from: order, tx)
@@ -367,6 +360,30 @@ extension Store {
         guard trip.status.isOpen else {
             throw AppError.validation("trip_id", "Trip \(trip.number) is \(trip.status.label); orders go on planned trips or trips under way.")
         }
+    }
+
+    /// The order with a dispatcher's edits of its details applied, each
+    /// refusal kept in `problems` (the console shows them all at once).
+    static func edited(_ order: Order, by request: UpdateOrderRequest, now: Date, _ problems: inout Problems) -> Order {
+        var edited = order
+        if let vehicle = request.vehicle {
+            // A VIN already saved was confirmed when it was: only a new one is questioned.
+            let savedVIN = vehicle.vin.trimmingCharacters(in: .whitespaces).uppercased() == order.vehicle.vin
+            edited.vehicle = Validate.vehicle(vehicle, acceptVINWarning: savedVIN || request.acceptVINWarning == true, now: now, &problems)
+        }
+        if let pickup = request.pickup { edited.pickup = Validate.stop(pickup, field: "pickup", &problems) }
+        if let delivery = request.delivery { edited.delivery = Validate.stop(delivery, field: "delivery", &problems) }
+        // Checked when a stop changes: an edit of anything else never fails on older stops.
+        if edited.pickup != order.pickup || edited.delivery != order.delivery {
+            problems.check(()) { try Validate.stops(pickup: edited.pickup, delivery: edited.delivery) }
+        }
+        if let eta = request.pickupETA { problems.check(()) { try checkETA(eta, field: "pickup_eta", now: now) }; edited.pickupETA = eta }
+        if let eta = request.deliveryETA { problems.check(()) { try checkETA(eta, field: "delivery_eta", now: now) }; edited.deliveryETA = eta }
+        if let revenue = request.revenueCents { edited.revenueCents = problems.check(revenue) { try Validate.cents(revenue, field: "revenue_cents") } }
+        if let terms = request.paymentTerms {
+            edited.paymentTerms = problems.check(terms) { try Validate.text(terms, field: "payment_terms", max: 100) }
+        }
+        return edited
     }
 
     /// Writes an order's fields and document with the next version, if

@@ -89,13 +89,20 @@ enum Validate {
 
     /// The vehicle of an order; its VIN by the rule of every VIN (see `vin`).
     static func vehicle(_ vehicle: Vehicle, acceptVINWarning: Bool, now: Date) throws -> Vehicle {
-        if let year = vehicle.year, !(1900...2100).contains(year) {
-            throw AppError.validation("vehicle.year", "vehicle.year must be between 1900 and 2100.")
+        try Problems.first { self.vehicle(vehicle, acceptVINWarning: acceptVINWarning, now: now, &$0) }
+    }
+
+    static func vehicle(_ vehicle: Vehicle, acceptVINWarning: Bool, now: Date, _ problems: inout Problems) -> Vehicle {
+        let year = problems.check(vehicle.year) {
+            if let year = vehicle.year, !(1900...2100).contains(year) {
+                throw AppError.validation("vehicle.year", "vehicle.year must be between 1900 and 2100.")
+            }
+            return vehicle.year
         }
-        let vin = try self.vin(vehicle.vin, field: "vehicle.vin", acceptWarning: acceptVINWarning, now: now)
-        return Vehicle(year: vehicle.year, make: try text(vehicle.make, field: "vehicle.make", max: 100),
-                       model: try text(vehicle.model, field: "vehicle.model", max: 100), vin: vin,
-                       color: try text(vehicle.color, field: "vehicle.color", max: 50))
+        let vin = problems.check(vehicle.vin) { try self.vin(vehicle.vin, field: "vehicle.vin", acceptWarning: acceptVINWarning, now: now) }
+        return Vehicle(year: year, make: problems.check(vehicle.make) { try text(vehicle.make, field: "vehicle.make", max: 100) },
+                       model: problems.check(vehicle.model) { try text(vehicle.model, field: "vehicle.model", max: 100) }, vin: vin,
+                       color: problems.check(vehicle.color) { try text(vehicle.color, field: "vehicle.color", max: 50) })
     }
 
     /// A model year: 1900 to next year (makers sell next year's models early).
@@ -141,15 +148,21 @@ enum Validate {
     }
 
     static func stop(_ stop: Stop, field: String) throws -> Stop {
-        try dateRange(stop.windowStart, stop.windowEnd, field: "\(field).window_end")
-        return Stop(name: try text(stop.name, field: "\(field).name", max: 200),
-                    address: try text(stop.address, field: "\(field).address", max: 500, required: true),
-                    contactName: try text(stop.contactName, field: "\(field).contact_name", max: 200),
-                    contactPhone: try text(stop.contactPhone, field: "\(field).contact_phone", max: 40),
+        try Problems.first { self.stop(stop, field: field, &$0) }
+    }
+
+    static func stop(_ stop: Stop, field: String, _ problems: inout Problems) -> Stop {
+        problems.check(()) { try dateRange(stop.windowStart, stop.windowEnd, field: "\(field).window_end") }
+        return Stop(name: problems.check(stop.name) { try text(stop.name, field: "\(field).name", max: 200) },
+                    address: problems.check(stop.address) { try text(stop.address, field: "\(field).address", max: 500, required: true) },
+                    contactName: problems.check(stop.contactName) { try text(stop.contactName, field: "\(field).contact_name", max: 200) },
+                    contactPhone: problems.check(stop.contactPhone) { try text(stop.contactPhone, field: "\(field).contact_phone", max: 40) },
                     windowStart: stop.windowStart, windowEnd: stop.windowEnd,
-                    location: try stop.location.map { try point($0, field: "\(field).location") },
-                    geofenceRadiusMeters: try stop.geofenceRadiusMeters.map {
-                        try range($0, LocationRules.radiusRange, field: "\(field).geofence_radius_meters", unit: "metres")
+                    location: problems.check(stop.location) { try stop.location.map { try point($0, field: "\(field).location") } },
+                    geofenceRadiusMeters: problems.check(stop.geofenceRadiusMeters) {
+                        try stop.geofenceRadiusMeters.map {
+                            try range($0, LocationRules.radiusRange, field: "\(field).geofence_radius_meters", unit: "metres")
+                        }
                     })
     }
 
@@ -164,6 +177,34 @@ enum Validate {
         guard range.contains(value) else {
             throw AppError.validation(field, "\(field) must be between \(range.lowerBound) and \(range.upperBound) \(unit).")
         }
+        return value
+    }
+}
+
+/// Refusals gathered rule by rule, so one pass over a request finds every
+/// problem in it: the API answers with the first, a console form shows
+/// them all next to their fields.
+struct Problems: Sendable {
+    private(set) var all: [AppError] = []
+
+    /// The rule's value; when it refuses, the refusal is kept and `given`
+    /// (the value as it came) stands in so the other rules still run.
+    mutating func check<Value>(_ given: Value, _ rule: () throws -> Value) -> Value {
+        do {
+            return try rule()
+        } catch let error as AppError {
+            all.append(error)
+        } catch {
+            all.append(AppError.validation("form", "This could not be checked."))  // the rules throw only AppError
+        }
+        return given
+    }
+
+    /// Runs `rules` and throws the first refusal, for callers that stop there.
+    static func first<Value>(_ rules: (inout Problems) -> Value) throws -> Value {
+        var problems = Problems()
+        let value = rules(&problems)
+        if let first = problems.all.first { throw first }
         return value
     }
 }
