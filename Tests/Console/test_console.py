@@ -942,3 +942,33 @@ def test_an_order_form_marks_every_problem_at_once(page, server):
     page.click("text=Save changes")
     expect(page.locator("#pickup_address ~ .field-error")).to_contain_text("This is required.")
     expect(page.locator("#delivery_window_end ~ .field-error")).to_contain_text("This ends before it starts.")
+
+
+def test_driver_and_unit_forms_mark_every_problem_at_once(page, server):
+    page.goto(server.base + "/drivers/new")
+    page.fill("#name", "   ")
+    page.fill("#email", "casey@localhost")
+    page.select_option("#pay_type", "per_mile")
+    page.fill("#pay_rate", "150")
+    page.click("button:has-text('Invite')")
+    for field, text in [("name", "This is required."), ("email", "valid email"), ("pay_rate", "out of range")]:
+        expect(page.locator(f"#{field} ~ .field-error")).to_contain_text(text)
+
+    page.goto(server.base + "/fleet/new")
+    page.fill("#unit_number", "T-ALL-1")
+    page.fill("#year", "2099")
+    page.fill("#vin", "1HGCM82633A004353")
+    page.fill("#plate", "AB#1")
+    page.fill("#plate_state", "T1")
+    page.click("button:has-text('Add')")
+    for field, text in [("year", "must be between 1900 and"), ("vin", "check digit"), ("plate", "letters, digits"),
+                        ("plate_state", "two-letter")]:
+        expect(page.locator(f"#{field} ~ .field-error")).to_contain_text(text)
+    shot(page, "unit-form-every-problem")
+
+    page.goto(server.base + "/messages")
+    page.fill("#title", "   ")
+    page.fill("#body", "Call the office.")
+    page.click("button:has-text('Send')")
+    expect(page.locator("#driver_id ~ .field-error")).to_contain_text("Choose who gets the message.")
+    expect(page.locator("#title ~ .field-error")).to_contain_text("This is required.")

@@ -86,8 +86,12 @@ struct ConsolePeoplePages {
         // Percentages are typed as 25 or 27.5 and stored in basis points; money in cents.
         let rate = FormValue.cents(form["pay_rate"], field: "pay_rate", errors: &errors)
         if rate == nil, errors.messages["pay_rate"] == nil { errors.add("pay_rate", "Enter the driver's pay rate.") }
-        guard errors.isEmpty, let rate else { return driverForm(request, values: form.firstValues, errors: errors, status: .unprocessableContent) }
-        let body = CreateDriverRequest(email: form["email"], name: form["name"], phone: form["phone"], payType: type, payRate: rate)
+        let body = CreateDriverRequest(email: form["email"], name: form["name"], phone: form["phone"], payType: type, payRate: rate ?? 0)
+        // The store's rules too, so every problem shows at once.
+        var problems = Problems()
+        _ = Store.validDriver(body, &problems)
+        errors.add(problems)
+        guard errors.isEmpty else { return driverForm(request, values: form.firstValues, errors: errors, status: .unprocessableContent) }
         do {
             let driver = try await store.createDriver(tenant: request.tenant, body)
             return ConsolePages.redirect("/drivers?invited=" + (driver.email.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
@@ -135,6 +139,9 @@ struct ConsolePeoplePages {
         } else {
             errors.add("driver_id", "Choose who gets the message.")
         }
+        var problems = Problems()
+        _ = Store.validMessage(type: type, title: form["title"], body: form["body"], &problems)
+        errors.add(problems)
         guard errors.isEmpty else { return try await messages(request, values: form.firstValues, errors: errors, status: .unprocessableContent) }
         do {
             try await store.sendMessages(recipients.map {

@@ -57,49 +57,57 @@ struct ConsoleUnitPages {
 
     private func create(_ request: ConsoleRequest) async throws -> Response {
         let kind: EquipmentKind = request.form["kind"] == "trailer" ? .trailer : .truck
-        switch Self.fields(request.form, kind: kind) {
-        case .failure(let errors):
-            return try await unitPage(request, unit: nil, values: request.form.firstValues, errors: errors, status: .unprocessableContent)
-        case .success(var fields):
-            fields.kind = kind
-            do {
-                let unit = try await store.createEquipment(fields, tenant: request.tenant)
-                return ConsolePages.redirect("/fleet/\(unit.id)?added=1")
-            } catch let error as AppError where error.status < 500 {
-                return try await unitPage(request, unit: nil, values: ConsoleOrderPages.typed(request, [error]),
-                                          errors: Self.formErrors(error), status: .init(code: error.status))
-            }
+        var (fields, errors) = Self.fields(request.form, kind: kind)
+        fields.kind = kind
+        var problems = Problems()
+        var probe = Equipment(id: ID(), kind: kind, unitNumber: "", createdAt: Date(), updatedAt: Date())
+        FleetRules.apply(fields, to: &probe, now: Date(), &problems)
+        errors.add(problems, renamed: Self.renamed)
+        guard errors.isEmpty else {
+            return try await unitPage(request, unit: nil, values: ConsoleOrderPages.typed(request, problems.all), errors: errors,
+                                      status: .unprocessableContent)
+        }
+        do {
+            let unit = try await store.createEquipment(fields, tenant: request.tenant)
+            return ConsolePages.redirect("/fleet/\(unit.id)?added=1")
+        } catch let error as AppError where error.status < 500 {
+            return try await unitPage(request, unit: nil, values: ConsoleOrderPages.typed(request, [error]),
+                                      errors: Self.formErrors(error), status: .init(code: error.status))
         }
     }
 
     private func update(_ request: ConsoleRequest) async throws -> Response {
         let id: ID<Equipment> = try request.id("id", "Unit")
         let unit = try await store.equipment(id, request.scope)
-        switch Self.fields(request.form, kind: unit.kind) {
-        case .failure(let errors):
-            return try await unitPage(request, unit: unit, values: request.form.firstValues, errors: errors, status: .unprocessableContent)
-        case .success(var fields):
-            // The form's version: details someone else saved meanwhile are not overwritten unseen
-            // (a form without it is refused: 0 is never a version).
-            fields.baseVersion = Int(request.form["base_version"]) ?? 0
-            do {
-                _ = try await store.updateEquipment(id, fields, tenant: request.tenant)
-                return ConsolePages.redirect("/fleet/\(id)?saved=1")
-            } catch let error as AppError where error.status == 409 && error.body.code == .conflict {
-                var errors = FieldErrors()
-                errors.add("base_version", "Someone else changed this unit while you were editing, so your changes were not saved. "
-                           + "The form now shows what is saved; make your changes again.")
-                return try await unitPage(request, unit: unit, values: Self.formValues(unit), errors: errors, status: .conflict)
-            } catch let error as AppError where error.status < 500 {
-                return try await unitPage(request, unit: unit, values: ConsoleOrderPages.typed(request, [error]),
-                                          errors: Self.formErrors(error), status: .init(code: error.status))
-            }
+        var (fields, errors) = Self.fields(request.form, kind: unit.kind)
+        var problems = Problems()
+        var probe = unit
+        FleetRules.apply(fields, to: &probe, now: Date(), &problems)
+        errors.add(problems, renamed: Self.renamed)
+        guard errors.isEmpty else {
+            return try await unitPage(request, unit: unit, values: ConsoleOrderPages.typed(request, problems.all), errors: errors,
+                                      status: .unprocessableContent)
+        }
+        // The form's version: details someone else saved meanwhile are not overwritten unseen
+        // (a form without it is refused: 0 is never a version).
+        fields.baseVersion = Int(request.form["base_version"]) ?? 0
+        do {
+            _ = try await store.updateEquipment(id, fields, tenant: request.tenant)
+            return ConsolePages.redirect("/fleet/\(id)?saved=1")
+        } catch let error as AppError where error.status == 409 && error.body.code == .conflict {
+            var errors = FieldErrors()
+            errors.add("base_version", "Someone else changed this unit while you were editing, so your changes were not saved. "
+                       + "The form now shows what is saved; make your changes again.")
+            return try await unitPage(request, unit: unit, values: Self.formValues(unit), errors: errors, status: .conflict)
+        } catch let error as AppError where error.status < 500 {
+            return try await unitPage(request, unit: unit, values: ConsoleOrderPages.typed(request, [error]),
+                                      errors: Self.formErrors(error), status: .init(code: error.status))
         }
     }
 
-    /// The details form as the API's fields; numbers that do not parse are
-    /// named next to their field before anything is saved.
-    static func fields(_ form: ConsoleForm, kind: EquipmentKind) -> Result<EquipmentFields, FieldErrors> {
+    /// The details form as the API's fields, and the fields that do not parse
+    /// (those stand empty), named next to their field before anything is saved.
+    static func fields(_ form: ConsoleForm, kind: EquipmentKind) -> (EquipmentFields, FieldErrors) {
         var errors = FieldErrors()
         if form["unit_number"].isEmpty { errors.add("unit_number", "Enter the unit number painted on the door, like T-12.") }
         let year = form["year"].isEmpty ? nil : FormValue.integer(form["year"], field: "year", range: 1900...2100, errors: &errors)
@@ -113,13 +121,12 @@ struct ConsoleUnitPages {
         if kind == .trailer, !form["trailer_type"].isEmpty, trailerType == nil { errors.add("trailer_type", "Choose open or enclosed.") }
         let fuelType = FuelType(rawValue: form["fuel_type"])
         if kind == .truck, !form["fuel_type"].isEmpty, fuelType == nil { errors.add("fuel_type", "Choose a fuel from the list.") }
-        guard errors.isEmpty else { return .failure(errors) }
         let specs = kind == .trailer
             ? EquipmentSpecs(trailerType: trailerType, capacityCars: capacity, gvwrPounds: gvwr)
             : EquipmentSpecs(gvwrPounds: gvwr, fuelType: fuelType)
-        return .success(EquipmentFields(unitNumber: form["unit_number"], make: form["make"], model: form["model"], year: year,
-                                        vin: form["vin"], plate: form["plate"], plateState: form["plate_state"], status: status,
-                                        specs: specs, notes: form["notes"], acceptVINWarning: form["accept_vin_warning"] == "yes"))
+        return (EquipmentFields(unitNumber: form["unit_number"], make: form["make"], model: form["model"], year: year,
+                                vin: form["vin"], plate: form["plate"], plateState: form["plate_state"], status: status,
+                                specs: specs, notes: form["notes"], acceptVINWarning: form["accept_vin_warning"] == "yes"), errors)
     }
 
     static func formValues(_ unit: Equipment) -> [String: String] {
@@ -130,10 +137,12 @@ struct ConsoleUnitPages {
          "fuel_type": unit.specs.fuelType?.rawValue ?? "", "notes": unit.notes, "base_version": String(unit.version)]
     }
 
-    /// The store's message next to its field (`specs.capacity_cars` is the form's `capacity_cars`).
+    /// The store's fields the form names otherwise (`specs.capacity_cars` is the form's `capacity_cars`).
+    static let renamed = ["specs_capacity_cars": "capacity_cars", "specs_gvwr_pounds": "gvwr_pounds",
+                          "specs_trailer_type": "trailer_type", "specs_fuel_type": "fuel_type"]
+
     static func formErrors(_ error: AppError) -> FieldErrors {
-        FieldErrors(error, renamed: ["specs.capacity_cars": "capacity_cars", "specs.gvwr_pounds": "gvwr_pounds",
-                                     "specs.trailer_type": "trailer_type", "specs.fuel_type": "fuel_type"])
+        FieldErrors(error, renamed: renamed)
     }
 
     // MARK: Papers and photos

@@ -31,11 +31,17 @@ extension Store {
 
     /// Creates a driver: a user who signs in with their email, and the driver
     /// record linked to it.
+    /// A new driver's details, checked: each refusal kept in `problems`.
+    static func validDriver(_ request: CreateDriverRequest, _ problems: inout Problems) -> (email: String, name: String, phone: String) {
+        let email = problems.check(request.email) { try Validate.email(request.email) }
+        let name = problems.check(request.name) { try Validate.text(request.name, field: "name", max: 200, required: true) }
+        let phone = problems.check(request.phone ?? "") { try Validate.text(request.phone ?? "", field: "phone", max: 40) }
+        problems.check(()) { try Validate.payRate(request.payRate, type: request.payType) }
+        return (email, name, phone)
+    }
+
     public func createDriver(tenant: ID<Tenant>, _ request: CreateDriverRequest) async throws -> Driver {
-        let email = try Validate.email(request.email)
-        let name = try Validate.text(request.name, field: "name", max: 200, required: true)
-        let phone = try Validate.text(request.phone ?? "", field: "phone", max: 40)
-        try Validate.payRate(request.payRate, type: request.payType)
+        let (email, name, phone) = try Problems.first { Self.validDriver(request, &$0) }
         let now = self.now
         let user = User(id: ID(), tenantID: tenant, email: email, role: .driver, hasPIN: false, createdAt: now)
         let driver = Driver(id: ID(), userID: user.id, name: name, phone: phone, email: email, payType: request.payType,

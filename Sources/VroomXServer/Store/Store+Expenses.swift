@@ -164,16 +164,21 @@ extension Store {
         try await sendMessages([request], tenant: tenant)[0]
     }
 
+    /// A message's type and texts, checked: each refusal kept in `problems`.
+    static func validMessage(type: NotificationType, title: String, body: String, _ problems: inout Problems) -> (title: String, body: String) {
+        problems.check(()) {
+            guard type == .dispatchMessage || type == .urgent else {
+                throw AppError.validation("type", "A message is dispatch_message or urgent.")
+            }
+        }
+        return (title: problems.check(title) { try Validate.text(title, field: "title", max: 200, required: true) },
+                body: problems.check(body) { try Validate.text(body, field: "body", max: 4000) })
+    }
+
     /// Messages from dispatch (to several drivers at once): all are sent, or none.
     @discardableResult
     public func sendMessages(_ requests: [SendMessageRequest], tenant: ID<Tenant>) async throws -> [DriverNotification] {
-        let texts = try requests.map { request in
-            guard request.type == .dispatchMessage || request.type == .urgent else {
-                throw AppError.validation("type", "A message is dispatch_message or urgent.")
-            }
-            return (title: try Validate.text(request.title, field: "title", max: 200, required: true),
-                    body: try Validate.text(request.body, field: "body", max: 4000))
-        }
+        let texts = try requests.map { request in try Problems.first { Self.validMessage(type: request.type, title: request.title, body: request.body, &$0) } }
         let scope = Scope.dispatch(tenant: tenant)
         return try await write(tenant: tenant) { tx in
             var sent: [DriverNotification] = []

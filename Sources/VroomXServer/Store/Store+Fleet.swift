@@ -500,55 +500,72 @@ enum FleetRules {
 
     /// Applies the fields present, each checked.
     static func apply(_ fields: EquipmentFields, to unit: inout Equipment, now: Date) throws {
+        var edited = unit
+        try Problems.first { apply(fields, to: &edited, now: now, &$0) }
+        unit = edited
+    }
+
+    /// Applies the fields present, each refusal kept in `problems` (a refused field stays as it was).
+    static func apply(_ fields: EquipmentFields, to unit: inout Equipment, now: Date, _ problems: inout Problems) {
         if let number = fields.unitNumber {
-            let number = try Validate.text(number, field: "unit_number", max: 32, required: true).precomposedStringWithCanonicalMapping
-            // One line of visible text: no line breaks, tabs or direction overrides that make two numbers look alike.
-            guard number.unicodeScalars.count <= 32,
-                  !number.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }) else {
-                throw AppError.validation("unit_number", "A unit number is up to 32 letters, digits and signs on one line.")
+            unit.unitNumber = problems.check(unit.unitNumber) {
+                let number = try Validate.text(number, field: "unit_number", max: 32, required: true).precomposedStringWithCanonicalMapping
+                // One line of visible text: no line breaks, tabs or direction overrides that make two numbers look alike.
+                guard number.unicodeScalars.count <= 32,
+                      !number.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }) else {
+                    throw AppError.validation("unit_number", "A unit number is up to 32 letters, digits and signs on one line.")
+                }
+                return number
             }
-            unit.unitNumber = number
         } else if unit.unitNumber.isEmpty {
-            throw AppError.validation("unit_number", "unit_number is required.")
+            problems.check(()) { throw AppError.validation("unit_number", "unit_number is required.") }
         }
-        if let make = fields.make { unit.make = try Validate.text(make, field: "make", max: 100) }
-        if let model = fields.model { unit.model = try Validate.text(model, field: "model", max: 100) }
-        if let year = fields.year { unit.year = try Validate.modelYear(year, field: "year", now: now) }
+        let before = unit
+        if let make = fields.make { unit.make = problems.check(before.make) { try Validate.text(make, field: "make", max: 100) } }
+        if let model = fields.model { unit.model = problems.check(before.model) { try Validate.text(model, field: "model", max: 100) } }
+        if let year = fields.year { unit.year = problems.check(before.year) { try Validate.modelYear(year, field: "year", now: now) } }
         if let vin = fields.vin {
             // A VIN already saved was confirmed when it was: only a new one is questioned.
-            let saved = !unit.vin.isEmpty && vin.trimmingCharacters(in: .whitespaces).uppercased() == unit.vin
-            unit.vin = try Validate.vin(vin, field: "vin", acceptWarning: saved || fields.acceptVINWarning == true, now: now)
+            let saved = !before.vin.isEmpty && vin.trimmingCharacters(in: .whitespaces).uppercased() == before.vin
+            unit.vin = problems.check(before.vin) { try Validate.vin(vin, field: "vin", acceptWarning: saved || fields.acceptVINWarning == true, now: now) }
         }
         if let plate = fields.plate {
-            let plate = try Validate.text(plate, field: "plate", max: 16).uppercased()
-            guard plate.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == " " || $0 == "-") }) else {
-                throw AppError.validation("plate", "A plate is letters, digits, spaces and dashes.")
+            unit.plate = problems.check(before.plate) {
+                let plate = try Validate.text(plate, field: "plate", max: 16).uppercased()
+                guard plate.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == " " || $0 == "-") }) else {
+                    throw AppError.validation("plate", "A plate is letters, digits, spaces and dashes.")
+                }
+                return plate
             }
-            unit.plate = plate
         }
         if let state = fields.plateState {
-            let state = state.trimmingCharacters(in: .whitespaces).uppercased()
-            guard state.isEmpty || (state.count == 2 && state.allSatisfy({ $0.isASCII && $0.isLetter })) else {
-                throw AppError.validation("plate_state", "plate_state is the two-letter state or province code.")
+            unit.plateState = problems.check(before.plateState) {
+                let state = state.trimmingCharacters(in: .whitespaces).uppercased()
+                guard state.isEmpty || (state.count == 2 && state.allSatisfy({ $0.isASCII && $0.isLetter })) else {
+                    throw AppError.validation("plate_state", "plate_state is the two-letter state or province code.")
+                }
+                return state
             }
-            unit.plateState = state
         }
         if let status = fields.status { unit.status = status }
         if let specs = fields.specs {
-            if let capacity = specs.capacityCars, !(1...20).contains(capacity) {
-                throw AppError.validation("specs.capacity_cars", "specs.capacity_cars is 1 to 20.")
+            let kind = unit.kind
+            unit.specs = problems.check(before.specs) {
+                if let capacity = specs.capacityCars, !(1...20).contains(capacity) {
+                    throw AppError.validation("specs.capacity_cars", "specs.capacity_cars is 1 to 20.")
+                }
+                if let gvwr = specs.gvwrPounds, !(1...200_000).contains(gvwr) {
+                    throw AppError.validation("specs.gvwr_pounds", "specs.gvwr_pounds is 1 to 200000.")
+                }
+                if kind == .truck, specs.trailerType != nil || specs.capacityCars != nil {
+                    throw AppError.validation("specs.trailer_type", "Trailer type and car capacity describe a trailer, not a truck.")
+                }
+                if kind == .trailer, specs.fuelType != nil {
+                    throw AppError.validation("specs.fuel_type", "A trailer has no fuel type.")
+                }
+                return specs
             }
-            if let gvwr = specs.gvwrPounds, !(1...200_000).contains(gvwr) {
-                throw AppError.validation("specs.gvwr_pounds", "specs.gvwr_pounds is 1 to 200000.")
-            }
-            if unit.kind == .truck, specs.trailerType != nil || specs.capacityCars != nil {
-                throw AppError.validation("specs.trailer_type", "Trailer type and car capacity describe a trailer, not a truck.")
-            }
-            if unit.kind == .trailer, specs.fuelType != nil {
-                throw AppError.validation("specs.fuel_type", "A trailer has no fuel type.")
-            }
-            unit.specs = specs
         }
-        if let notes = fields.notes { unit.notes = try Validate.text(notes, field: "notes", max: 2000) }
+        if let notes = fields.notes { unit.notes = problems.check(before.notes) { try Validate.text(notes, field: "notes", max: 2000) } }
     }
 }
