@@ -16,6 +16,11 @@ public struct ConnectionLimits: Sendable, Hashable {
     /// far below what a phone on EDGE sends), else the connection closes.
     public var bodyRateWindow: Duration = .seconds(20)
     public var bodyRateMinimumBytes = 1024
+    /// A response the client stops taking: once the connection's buffers are
+    /// full, the client must read enough to make room within this time, else
+    /// the connection closes (and lets go of the file it was sending). A slow
+    /// reader that keeps reading is never cut.
+    public var responseStallTimeout: Duration = .seconds(60)
     /// Body bytes read and discarded after a handler answered without
     /// reading them (a 401 or 413 answered early); then the connection closes.
     public var drainLimitBytes = 64 * 1024
@@ -65,6 +70,7 @@ extension ServerConfiguration {
         if let kilobytes = try integer("VROOMX_MAX_HEADER_KB", 8...1024) { connections.maxHeadBytes = kilobytes * 1024 }
         if let seconds = try integer("VROOMX_BODY_RATE_WINDOW_SECONDS", 1...600) { connections.bodyRateWindow = .seconds(seconds) }
         if let bytes = try integer("VROOMX_BODY_RATE_MIN_BYTES", 1...(16 << 20)) { connections.bodyRateMinimumBytes = bytes }
+        if let seconds = try integer("VROOMX_RESPONSE_STALL_SECONDS", 1...3600) { connections.responseStallTimeout = .seconds(seconds) }
         if let kilobytes = try integer("VROOMX_DRAIN_LIMIT_KB", 0...(1 << 20)) { connections.drainLimitBytes = kilobytes * 1024 }
         if let count = try integer("VROOMX_MAX_CONNECTIONS_PER_CLIENT", 1...1_000_000) { connections.maxConnectionsPerClient = count }
         if let seconds = try integer("VROOMX_SHUTDOWN_GRACE_SECONDS", 0...3600) { connections.shutdownGrace = .seconds(seconds) }

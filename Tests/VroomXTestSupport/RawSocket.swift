@@ -11,15 +11,21 @@ import Foundation
 public final class RawSocket: @unchecked Sendable {
     public let fd: Int32
 
-    /// - Parameter localAddress: the loopback address to connect from
-    ///   (`127.0.0.2`, …), so that one test can be several clients.
-    public init(port: Int, from localAddress: String? = nil) throws {
+    /// - Parameters:
+    ///   - localAddress: the loopback address to connect from
+    ///     (`127.0.0.2`, …), so that one test can be several clients.
+    ///   - receiveBuffer: the kernel's receive buffer in bytes, small for a
+    ///     client whose unread bytes should soon hold the server up.
+    public init(port: Int, from localAddress: String? = nil, receiveBuffer: Int? = nil) throws {
         #if canImport(Glibc)
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
         fd = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard fd >= 0 else { throw POSIXError(.EMFILE) }
+        if var size = receiveBuffer.map(Int32.init) {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         if let localAddress {
             var local = Self.address(localAddress, port: 0)
             let bound = withUnsafePointer(to: &local) {
@@ -42,8 +48,8 @@ public final class RawSocket: @unchecked Sendable {
 
     /// Connects on a thread of its own: a server with a full accept queue
     /// makes `connect` wait, which must not hold a task thread.
-    public static func connect(port: Int, from localAddress: String? = nil) async throws -> RawSocket {
-        try await offCooperativePool { try RawSocket(port: port, from: localAddress) }
+    public static func connect(port: Int, from localAddress: String? = nil, receiveBuffer: Int? = nil) async throws -> RawSocket {
+        try await offCooperativePool { try RawSocket(port: port, from: localAddress, receiveBuffer: receiveBuffer) }
     }
 
     static func address(_ ip: String, port: Int) -> sockaddr_in {
@@ -120,6 +126,31 @@ public final class RawSocket: @unchecked Sendable {
             if n < 0 {
                 if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { continue }
                 return true  // reset by the peer
+            }
+        }
+    }
+
+    /// Reads until the peer closes and returns how many bytes came, pausing
+    /// for `pause` after every `pauseEvery` bytes (a slow reader); throws
+    /// when the close has not come within `timeout`.
+    public func readToClose(timeout: Duration, pauseEvery: Int = .max, pause: Duration = .zero) async throws -> Int {
+        try await offCooperativePool {
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            let deadline = ContinuousClock.now + timeout
+            var total = 0, sincePause = 0
+            while true {
+                let left = deadline - ContinuousClock.now
+                guard left > .zero else { throw POSIXError(.ETIMEDOUT) }
+                self.setReceiveTimeout(left)
+                let n = recv(self.fd, &buffer, buffer.count, 0)
+                if n < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { continue }
+                guard n > 0 else { return total }
+                total += n
+                sincePause += n
+                if sincePause >= pauseEvery {
+                    sincePause = 0
+                    Thread.sleep(forTimeInterval: Double(pause.components.seconds) + Double(pause.components.attoseconds) / 1e18)
+                }
             }
         }
     }

@@ -33,9 +33,10 @@ func guardedHTTP1WebSocketServer<Responder: HTTPResponder>(
 ///
 /// - a cap on connections per client address, applied as they are accepted;
 /// - small handlers in front of the HTTP decoder, each with one job: the
-///   head deadline, the head size cap, the minimum body rate, the drain cap
-///   and the shutdown grace period; they follow the request cycle through
-///   the phases `HTTPPhaseObserver` announces from behind the decoder;
+///   head deadline, the head size cap, the minimum body rate, the drain cap,
+///   the response stall deadline and the shutdown grace period; they follow
+///   the request cycle through the phases `HTTPPhaseObserver` announces from
+///   behind the decoder;
 /// - JSON answers for requests that cannot be parsed;
 /// - refused WebSocket upgrades answered with the JSON error of the reason
 ///   (as the HTTP API would) rather than with an empty 400;
@@ -60,6 +61,7 @@ struct GuardedServerChannel: ServerChildChannel {
             let pipeline = channel.pipeline.syncOperations
             try pipeline.addHandlers([
                 ShutdownGraceHandler(grace: TimeAmount(limits.shutdownGrace)),
+                WriteStallHandler(timeout: TimeAmount(limits.responseStallTimeout)),
                 HeadDeadlineHandler(timeout: TimeAmount(limits.headerTimeout)),
                 HeadSizeLimitHandler(limit: limits.maxHeadBytes),
                 BodyRateHandler(window: TimeAmount(limits.bodyRateWindow), minimumBytes: limits.bodyRateMinimumBytes),
