@@ -98,11 +98,12 @@ public enum PayType: String, Codable, Sendable, CaseIterable {
     case perMile = "per_mile"
     case perTrip = "per_trip"
 
-    /// Default driver pay for a trip, in cents.
+    /// Default driver pay for a trip, in cents; never past the largest
+    /// amount a money field holds (per-mile pay over absurd miles could be).
     public func driverPay(rate: Int, revenueCents: Int, miles: Int) -> Int {
         switch self {
         case .percentage: return revenueCents * rate / 10_000
-        case .perMile: return miles * rate
+        case .perMile: return min(miles * rate, MoneyFormat.largestCents)
         case .perTrip: return rate
         }
     }

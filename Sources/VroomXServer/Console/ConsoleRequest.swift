@@ -125,7 +125,7 @@ enum FormValue {
         }
         guard !cleaned.isEmpty else { return nil }
         let parts = cleaned.split(separator: ".", omittingEmptySubsequences: false)
-        let largest = 100_000_000
+        let largest = MoneyFormat.largestCents / 100
         // All digits but past the limit (or past Int itself): say the limit, not the format.
         if parts.count <= 2, !parts[0].isEmpty, parts[0].allSatisfy({ $0.isASCII && $0.isNumber }),
            Int(parts[0]).map({ $0 > largest }) ?? true {

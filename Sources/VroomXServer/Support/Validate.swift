@@ -39,7 +39,7 @@ enum Validate {
         return text
     }
 
-    static func cents(_ value: Int, field: String, allowZero: Bool = true, max: Int = 100_000_000_00) throws -> Int {
+    static func cents(_ value: Int, field: String, allowZero: Bool = true, max: Int = MoneyFormat.largestCents) throws -> Int {
         guard value >= (allowZero ? 0 : 1), value <= max else {
             throw AppError.validation(field, allowZero ? "\(field) must be between \(MoneyFormat.dollars(0)) and \(MoneyFormat.dollars(max))."
                                           : "\(field) must be between \(MoneyFormat.dollars(1)) and \(MoneyFormat.dollars(max)).")

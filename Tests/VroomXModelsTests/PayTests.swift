@@ -1,0 +1,15 @@
+import Testing
+import VroomXModels
+
+@Suite("Driver pay on terms")
+struct PayTests {
+    @Test("pay on the driver's terms: a share, per mile or per trip, and never past the largest amount a money field holds")
+    func driverPay() {
+        #expect(PayType.percentage.driverPay(rate: 2500, revenueCents: 400_000, miles: 700) == 100_000)
+        #expect(PayType.perMile.driverPay(rate: 65, revenueCents: 400_000, miles: 700) == 45_500)
+        #expect(PayType.perTrip.driverPay(rate: 90_000, revenueCents: 400_000, miles: 700) == 90_000)
+        // The largest rate and miles each field takes: $100 a mile over 10,000,000 miles is $1,000,000,000.
+        #expect(PayType.perMile.driverPay(rate: 100_00, revenueCents: 0, miles: 10_000_000) == MoneyFormat.largestCents)
+        #expect(PayType.percentage.driverPay(rate: 10_000, revenueCents: MoneyFormat.largestCents, miles: 0) == MoneyFormat.largestCents)
+    }
+}
