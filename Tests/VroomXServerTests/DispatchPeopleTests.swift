@@ -195,6 +195,13 @@ struct DispatchPeopleTests {
             #expect(try await api.call(.dispatchAssignTrip, trip.id.rawValue, json: AssignTripRequest(driverID: nil), token: dispatch).status == 200)
             let tripGone = try #require(try await told("Trip \(trip.number) taken off your list").first)
             #expect(tripGone.body.contains("to no driver for now") && tripGone.data.tripID == trip.id)
+            // Every note the server writes around a typed value drops its direction controls, not only the edit notes.
+            #expect(tripGone.body.contains("(Macon, GA → Tampa, FL)") && !tripGone.body.unicodeScalars.contains("\u{202E}"))
+            // A dispatcher's own message keeps its text as typed (a right-to-left mark belongs to the words).
+            let hebrew = "\u{200F}שלום, call dispatch"
+            #expect(try await api.call(.dispatchSendMessage, json: SendMessageRequest(driverID: carrier.driverID(0), type: .dispatchMessage,
+                                                                                       title: "Hello", body: hebrew), token: dispatch).status == 201)
+            #expect(try await told("Hello").first?.body == hebrew)
         }
     }
 

@@ -41,10 +41,16 @@ enum DriverChangeNote {
         "Dispatch changed \(what): \(list(changes))."
     }
 
-    /// The changes as one run of text. Direction marks typed into a value
-    /// (an unclosed right-to-left override) would turn the rest around.
+    /// The changes as one run of text.
     static func list(_ changes: [String]) -> String {
-        String(String.UnicodeScalarView(changes.joined(separator: "; ").unicodeScalars.filter { !bidiControls.contains($0.value) }))
+        changes.joined(separator: "; ")
+    }
+
+    /// A sentence the server wrote around typed values, without the
+    /// direction controls typed into them: one unclosed right-to-left
+    /// override in an address would turn the rest of the sentence around.
+    static func withoutDirectionControls(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.filter { !bidiControls.contains($0.value) }))
     }
 
     private static let bidiControls: Set<UInt32> = [0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069]

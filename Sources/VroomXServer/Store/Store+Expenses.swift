@@ -191,15 +191,21 @@ extension Store {
                     throw AppError(422, .validationFailed, "No such order in this carrier.", field: "order_id")
                 }
                 sent.append(try await insertNotification(driver: request.driverID, type: request.type, title: text.title, body: text.body,
-                                                         data: NotificationData(tripID: request.tripID, orderID: request.orderID), tx))
+                                                         data: NotificationData(tripID: request.tripID, orderID: request.orderID),
+                                                         written: false, tx))
             }
             return sent
         }
     }
 
+    /// A notification for the driver. Those the server writes (`written`)
+    /// lose the direction controls typed into their values; a dispatcher's
+    /// own message is kept as typed.
     @discardableResult
     func insertNotification(driver: ID<Driver>, type: NotificationType, title: String, body: String,
-                            data: NotificationData, _ tx: TenantTransaction) async throws -> DriverNotification {
+                            data: NotificationData, written: Bool = true, _ tx: TenantTransaction) async throws -> DriverNotification {
+        let (title, body) = written ? (DriverChangeNote.withoutDirectionControls(title), DriverChangeNote.withoutDirectionControls(body))
+                                    : (title, body)
         let notification = DriverNotification(id: ID(), driverID: driver, type: type, title: String(title.prefix(200)),
                                               body: String(body.prefix(4000)), data: data, readAt: nil, createdAt: tx.now)
         let doc = try WireDocument.encode(notification)
