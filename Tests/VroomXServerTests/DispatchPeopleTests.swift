@@ -205,6 +205,22 @@ struct DispatchPeopleTests {
         }
     }
 
+    @Test("an order is taken off a trip only while it is on that trip: one moved meanwhile stays where it was put",
+          arguments: TestBackend.available)
+    func removeOnlyFromItsTrip(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 2)
+        let tenant = carrier.tenant.id
+        let (first, second) = (carrier.trips[0][0], carrier.trips[0][1])
+        let order = try #require(carrier.orders[first.id]?.first)
+        // Another dispatcher moves it to the second trip; a page still showing it on the first then removes it from there.
+        _ = try await server.store.assignOrder(order.id, AssignOrderRequest(tripID: second.id), tenant: tenant)
+        await #expect(throws: AppError.self) { try await server.store.removeOrder(order.id, from: first.id, tenant: tenant) }
+        #expect(try await server.store.order(order.id, carrier.scope).tripID == second.id)
+        let removed = try await server.store.removeOrder(order.id, from: second.id, tenant: tenant)
+        #expect(removed.tripID == nil && removed.status == .new)
+    }
+
     @Test("a trip is renumbered unless another trip has the number; an edit from an old version is refused and writes nothing",
           arguments: TestBackend.available)
     func tripEdits(_ backend: TestBackend) async throws {

@@ -53,8 +53,7 @@ struct ConsoleTripPages {
         console.post(router, "/trips/:id/orders/:order/remove", page: "/trips/:id") { request in
             let id: ID<Trip> = try request.id("id", "Trip")
             let order: ID<Order> = try request.id("order", "Order")
-            guard try await store.order(order, request.scope).tripID == id else { throw AppError.notFound("Order on this trip") }
-            _ = try await store.assignOrder(order, AssignOrderRequest(), tenant: request.tenant)
+            _ = try await store.removeOrder(order, from: id, tenant: request.tenant)
             return ConsolePages.redirect("/trips/\(id)")
         }
     }

@@ -311,9 +311,20 @@ extension Store {
     /// driver directly (off any trip), or with neither takes it back to
     /// unassigned. Only orders not yet picked up can move.
     public func assignOrder(_ id: ID<Order>, _ request: AssignOrderRequest, tenant: ID<Tenant>) async throws -> Order {
+        try await assignOrder(id, request, tenant: tenant, onlyFrom: nil)
+    }
+
+    /// Takes an order off a trip, if it is still on that trip when the write
+    /// happens (someone may have moved it meanwhile: then it stays where they put it).
+    public func removeOrder(_ id: ID<Order>, from trip: ID<Trip>, tenant: ID<Tenant>) async throws -> Order {
+        try await assignOrder(id, AssignOrderRequest(), tenant: tenant, onlyFrom: trip)
+    }
+
+    private func assignOrder(_ id: ID<Order>, _ request: AssignOrderRequest, tenant: ID<Tenant>, onlyFrom trip: ID<Trip>?) async throws -> Order {
         let scope = Scope.dispatch(tenant: tenant)
         return try await write(tenant: tenant) { tx in
             guard let current = try await fetchOrder(id, scope, tx.db) else { throw AppError.notFound("Order") }
+            if let trip, current.tripID != trip { throw AppError.notFound("Order on this trip") }
             guard current.status == .new || current.status == .assigned else {
                 throw AppError.conflict("Order \(current.number) is \(current.status.label) and cannot be reassigned.")
             }
