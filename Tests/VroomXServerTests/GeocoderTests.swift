@@ -49,6 +49,14 @@ struct GeocoderTests {
             let kept = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(
                 pickup: Stop(address: "Savannah, GA", location: given)), token: dispatch).decode(Order.self)
             #expect(kept.pickup.location == given)
+            // A new address sent with the point it replaces (a client copying the stop): that point belonged to the
+            // old address, so it goes, and the new address is looked up.
+            let pinned = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(
+                delivery: Stop(address: "Nowhere In Particular", location: given)), token: dispatch).decode(Order.self)
+            #expect(pinned.delivery.location == given)
+            let moved = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(
+                delivery: Stop(address: "Savannah, GA", location: given)), token: dispatch).decode(Order.self)
+            #expect(moved.delivery.location == GeoPoint(latitude: 32.0809, longitude: -81.0912))
             // The geocoder down: the edit is saved, without a point.
             await geocoder.stop()
             let saved = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(

@@ -319,7 +319,7 @@ struct ConsoleOrderPages {
                                        status: .unprocessableContent)
         }
         do {
-            _ = try await store.updateOrder(id, await console.stops.located(changes), tenant: request.tenant)
+            _ = try await store.updateOrder(id, await console.stops.located(changes, editing: order), tenant: request.tenant)
             return ConsolePages.redirect("/orders/\(id)")
         } catch let error as AppError where error.status == 409 && error.body.field == "base_version" {
             // The form shows what is saved now (theirs), so saving again never blanks fields they changed.
@@ -332,16 +332,14 @@ struct ConsoleOrderPages {
         }
     }
 
-    /// The stop's map point when the form's point field was left as shown.
-    /// The form shows 5 decimals: the saved point stays exact (rounding it
-    /// would move the stop and clear an arrival made there). With a new
-    /// address the point belonged to the old one, so it goes, to be looked up
-    /// again from the new one when a geocoder is configured. A point typed in
-    /// is taken as typed.
+    /// The stop's map point when the form's point field was left as shown:
+    /// the saved point, exact (the form shows 5 decimals; rounding it would
+    /// move the stop and clear an arrival made there). A point typed in is
+    /// taken as typed. (With a new address the saved point goes: `StopLocator`.)
     static func point(of stop: Stop, _ prefix: String, saved: Stop, _ form: ConsoleForm, _ originals: [String: String]) -> Stop {
         guard form["\(prefix)_point"] == originals["\(prefix)_point"], stop.location != nil else { return stop }
         var kept = stop
-        kept.location = form["\(prefix)_address"] == originals["\(prefix)_address"] ? saved.location : nil
+        kept.location = saved.location
         return kept
     }
 

@@ -59,8 +59,9 @@ struct DispatchController {
         }
         routes.on(.dispatchUpdateOrder) { request, context in
             let body = try await request.decodeJSON(UpdateOrderRequest.self)
-            let (id, tenant) = (try context.id() as ID<Order>, try context.caller().tenant)
-            return try JSONBody.response(try await store.updateOrder(id, await stops.located(body), tenant: tenant))
+            let (id, caller) = (try context.id() as ID<Order>, try context.caller())
+            let saved = try await store.order(id, caller.scope)
+            return try JSONBody.response(try await store.updateOrder(id, await stops.located(body, editing: saved), tenant: caller.tenant))
         }
         routes.on(.dispatchAssignOrder) { request, context in
             let body = try await request.decodeJSON(AssignOrderRequest.self)

@@ -96,10 +96,20 @@ struct StopLocator: Sendable {
         return request
     }
 
-    func located(_ request: UpdateOrderRequest) async -> UpdateOrderRequest {
+    /// An edit of `saved`'s stops, located. A stop given a new address with
+    /// the point it already had is that point left behind (it belonged to the
+    /// old address, and so did its arrival fence): it goes, and the new
+    /// address is looked up. A new point with the new address stays as given.
+    func located(_ request: UpdateOrderRequest, editing saved: Order) async -> UpdateOrderRequest {
+        func current(_ stop: Stop, saved: Stop) -> Stop {
+            guard stop.address != saved.address, stop.location != nil, stop.location == saved.location else { return stop }
+            var moved = stop
+            moved.location = nil
+            return moved
+        }
         var request = request
-        if let pickup = request.pickup { request.pickup = await located(pickup) }
-        if let delivery = request.delivery { request.delivery = await located(delivery) }
+        if let pickup = request.pickup { request.pickup = await located(current(pickup, saved: saved.pickup)) }
+        if let delivery = request.delivery { request.delivery = await located(current(delivery, saved: saved.delivery)) }
         return request
     }
 }
