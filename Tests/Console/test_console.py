@@ -972,3 +972,21 @@ def test_driver_and_unit_forms_mark_every_problem_at_once(page, server):
     page.click("button:has-text('Send')")
     expect(page.locator("#driver_id ~ .field-error")).to_contain_text("Choose who gets the message.")
     expect(page.locator("#title ~ .field-error")).to_contain_text("This is required.")
+
+
+def test_a_long_sent_message_can_be_read_whole(page, server):
+    page.goto(server.base + "/messages")
+    page.select_option("#driver_id", label="Alex Rivera")
+    page.fill("#title", "Pickup notes for Friday")
+    lines = ["Gate 4 opens at 06:00; ask for Dana at the window.", "Bring the dolly for the Tesla: it has flat tires.",
+             "Photos of every panel, the yard disputes claims.", "Call me when you leave the yard."]
+    page.fill("#body", "\n".join(lines))
+    page.click("button:has-text('Send')")
+    page.wait_for_url("**/messages?sent=1")
+    row = page.locator("#sent tbody tr", has_text="Pickup notes for Friday")
+    expect(row.locator("summary")).to_contain_text("Gate 4 opens at 06:00")
+    expect(row.locator("details p")).not_to_be_visible()
+    row.locator("summary").click()
+    expect(row.locator("details p")).to_be_visible()
+    expect(row.locator("details p")).to_contain_text("Call me when you leave the yard.")
+    shot(page, "messages-long")

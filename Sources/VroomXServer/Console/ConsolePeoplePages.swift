@@ -115,6 +115,9 @@ struct ConsolePeoplePages {
             "sent": sent.map { message in
                 [
                     "driver": message.driverName, "title": message.notification.title, "body": message.notification.body,
+                    // A long message opens in place; a short one shows whole.
+                    "long": message.notification.body.count > 160 || message.notification.body.filter(\.isNewline).count > 1,
+                    "opening": String(message.notification.body.prefix(while: { !$0.isNewline }).prefix(120)),
                     "urgent": message.notification.type == .urgent,
                     "sent_at": present(ConsoleFormat.time(message.notification.createdAt)),
                     "read_at": present(ConsoleFormat.time(message.notification.readAt)),
