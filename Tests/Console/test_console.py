@@ -312,8 +312,12 @@ def test_asking_for_a_code_again_within_the_minute_keeps_the_code_box(browser, s
     # The second request is refused (one code a minute), but the first code is still at hand and works.
     expect(page.locator(".notice")).to_contain_text("less than a minute ago: enter the newest one")
     expect(page.locator(".notice")).to_contain_text(re.compile(r"a new one can be sent in \d+ s"))
-    # The code step offers a new code; within the minute it says when.
-    page.click("button:has-text('Send a new code')")
+    # The code step offers a new code; within the minute its button waits, counting down.
+    resend = page.locator("button:has-text('Send a new code')")
+    expect(resend).to_be_disabled()
+    expect(resend).to_contain_text(re.compile(r"\(in \d+ s\)"))
+    # Sent anyway (a page without its script), the server says when.
+    page.locator("form.resend").evaluate("form => form.submit()")
     expect(page.locator(".notice")).to_contain_text("a new one can be sent in")
     assert server.mailbox.count("twice@fourth.example") == before + 1
     shot(page, "sign-in-asked-twice")

@@ -240,13 +240,14 @@ struct ConsoleController {
                 let client = ClientAddress.of(request, peer: context.peerAddress, trustedHops: trustedProxyHops)
                 _ = try await auth.sendCode(SendCodeRequest(email: form["email"]), clientAddress: client)
                 return signInPage(request, step: .code, values: ["email": form["email"], "next": form["next"]], errors: FieldErrors(),
-                                  notice: "If \(form["email"]) belongs to a VroomX dispatcher, a 6-digit code is on its way. It is valid for 10 minutes.")
+                                  notice: "If \(form["email"]) belongs to a VroomX dispatcher, a 6-digit code is on its way. It is valid for 10 minutes.",
+                                  resendWait: Int(policy.codeResendInterval))
             } catch let error as AppError where error.code == .rateLimited && error.body.field == "email" {
                 // Asked again within the minute (one code per email a minute): the latest code, unless used, still works.
                 return signInPage(request, step: .code, values: ["email": form["email"], "next": form["next"]], errors: FieldErrors(),
                                   notice: "A code was sent to \(form["email"]) less than a minute ago: enter the newest one from your email. "
                                       + "If it has not come or was used already, a new one can be sent in \(error.headers["Retry-After"] ?? "60") s.",
-                                  status: .tooManyRequests)
+                                  resendWait: Int(error.headers["Retry-After"] ?? ""), status: .tooManyRequests)
             } catch let error as AppError {
                 return signInPage(request, step: .email, values: form.firstValues, errors: FieldErrors(error, fallbackField: "email"),
                                   status: .init(code: error.status))
@@ -285,14 +286,14 @@ struct ConsoleController {
     /// The sign-in page; its forms carry a token that must match a cookie
     /// set here (double submit), as no session exists yet.
     private func signInPage(_ request: Request, step: SignInStep, values: [String: String], errors: FieldErrors,
-                            notice: String? = nil, status: HTTPResponse.Status = .ok) -> Response {
+                            notice: String? = nil, resendWait: Int? = nil, status: HTTPResponse.Status = .ok) -> Response {
         let token = Self.cookie(Self.signInCookie, in: request).flatMap { Self.isToken($0) ? $0 : nil }
             ?? SecureToken.random()
         var values = values
         if values["next"] == nil { values["next"] = request.uri.queryParameters.get("next").map { String($0) } ?? "" }
         var response = pages.page("sign-in", title: "Sign in", session: nil, [
             "step_email": step == .email, "step_code": step == .code, "v": values, "e": errors.messages,
-            "notice": present(notice), "signin_token": token,
+            "notice": present(notice), "signin_token": token, "resend_wait": present(resendWait.flatMap { (1...3600).contains($0) ? $0 : nil }),
         ], status: status)
         response.headers[.setCookie] = setCookie(Self.signInCookie, token, maxAge: 3600, request)
         return response

@@ -80,6 +80,19 @@
     });
   });
 
+  // A button that cannot work yet (a new sign-in code within the minute) says when it will.
+  document.querySelectorAll("button[data-wait-seconds]").forEach((button) => {
+    const label = button.textContent;
+    const until = Date.now() + Number(button.dataset.waitSeconds) * 1000;
+    function tick() {
+      const left = Math.ceil((until - Date.now()) / 1000);
+      button.disabled = left > 0;
+      button.textContent = left > 0 ? `${label} (in ${left} s)` : label;
+      if (left > 0) { setTimeout(tick, 1000); }
+    }
+    tick();
+  });
+
   document.querySelectorAll("[data-print]").forEach((button) => button.addEventListener("click", () => window.print()));
 
   // Keys, on pages that list things (never while typing in a field).
