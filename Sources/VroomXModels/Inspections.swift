@@ -202,6 +202,12 @@ public struct MediaSlot: RawRepresentable, Codable, Sendable, Hashable, Comparab
     /// One of the inspection's slots.
     public var isValid: Bool { Self.known.contains(self) }
 
+    /// Where the slot comes in a walk around the vehicle: the required angles
+    /// in the order a driver shoots them, the optional ones, then damages by
+    /// number (damage 2 before damage 10), the video and the signature.
+    public var walkOrder: Int { Self.positions[self] ?? Self.all.count }
+    private static let positions = Dictionary(uniqueKeysWithValues: all.enumerated().map { ($0.element, $0.offset) })
+
     /// Lowercase letters, digits and `_`, starting with a letter, at most 32
     /// characters: the shape of slot names and of damage location codes
     /// (`front_bumper`), safe in a storage path and a URL.

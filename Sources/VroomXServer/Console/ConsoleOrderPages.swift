@@ -182,7 +182,7 @@ struct ConsoleOrderPages {
 
     static func inspection(_ inspection: Inspection) -> [String: Any] {
         let base = "/console/media/\(inspection.id.rawValue)/"
-        let media = inspection.media.sorted { $0.slot < $1.slot }
+        let media = inspection.media.sorted { $0.slot.walkOrder < $1.slot.walkOrder }
         return [
             "kind": inspection.kind == .pickup ? "Pickup" : "Delivery",
             "completed": present(ConsoleFormat.time(inspection.completedAt)),
