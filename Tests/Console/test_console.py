@@ -929,10 +929,14 @@ def test_an_order_form_marks_every_problem_at_once(page, server):
         expect(page.locator(f"#{field} ~ .field-error")).to_contain_text(text)
     expect(page.locator("input[name=accept_vin_warning]")).to_have_count(1)
     shot(page, "order-form-every-problem")
+    # The VIN confirmed while other fields are still wrong stays confirmed.
+    page.check("input[name=accept_vin_warning]")
+    page.click("button:has-text('Create order')")
+    expect(page.locator("#vehicle_vin ~ .field-error")).to_have_count(0)
+    expect(page.locator("input[name=accept_vin_warning]")).to_be_checked()
 
     # Editing: a blanked address and a reversed window show together too.
     page.fill("#number", "O-MANY-1")
-    page.check("input[name=accept_vin_warning]")
     page.fill("#delivery_radius", "")
     page.fill("#pickup_address", "Savannah, GA")
     page.fill("#delivery_window_end", "2026-11-24")
@@ -955,8 +959,20 @@ def test_driver_and_unit_forms_mark_every_problem_at_once(page, server):
     page.select_option("#pay_type", "per_mile")
     page.fill("#pay_rate", "150")
     page.click("button:has-text('Invite')")
-    for field, text in [("name", "This is required."), ("email", "valid email"), ("pay_rate", "out of range")]:
+    for field, text in [("name", "This is required."), ("email", "valid email"), ("pay_rate", "Enter dollars a mile, at most $100.00")]:
         expect(page.locator(f"#{field} ~ .field-error")).to_contain_text(text)
+    expect(page.locator("#name")).to_be_focused()  # the first problem has the focus
+    # A percentage says so in percent, not in the API's basis points; "25 %" is read as 25.
+    page.select_option("#pay_type", "percentage")
+    page.fill("#pay_rate", "150")
+    page.click("button:has-text('Invite')")
+    expect(page.locator("#pay_rate ~ .field-error")).to_have_text("Enter a percentage of revenue from 0 to 100, like 25 or 27.5.")
+    page.fill("#name", "Casey Percent")
+    page.fill("#email", "casey.percent@demo-carrier.example")
+    page.fill("#pay_rate", "27.5 %")
+    page.click("button:has-text('Invite')")
+    page.wait_for_url(re.compile(r"/drivers\?invited="))
+    expect(page.locator("tr", has_text="Casey Percent")).to_contain_text("27.5")
 
     page.goto(server.base + "/fleet/new")
     page.fill("#unit_number", "T-ALL-1")

@@ -244,6 +244,7 @@ struct ConsoleOrderPages {
         return pages.page("order-form", title: order.map { "Edit \($0.number)" } ?? "New order", session: request.session,
                           section: "board", [
                             "editing": order != nil, "order_id": order?.id.rawValue ?? "", "v": values, "e": errors.messages,
+                            "geocoder": console.stops.geocoder != nil,
                             "has_errors": !errors.isEmpty && errors.messages["base_version"] == nil,
                             "originals": Self.conflict.hiddenFields(originals),
                             "trips": trips.map { ["id": $0.id.rawValue, "number": $0.number, "route": "\($0.origin) → \($0.destination)",
@@ -344,10 +345,11 @@ struct ConsoleOrderPages {
     }
 
     /// What the dispatcher typed, shown again; a VIN whose check digit is
-    /// wrong also offers to keep it as printed.
+    /// wrong also offers to keep it as printed, and a VIN confirmed so stays
+    /// confirmed while other fields are fixed.
     static func typed(_ request: ConsoleRequest, _ refusals: [AppError]) -> [String: String] {
         var values = request.form.firstValues
-        if refusals.contains(where: { $0.body.code == .vinCheckDigit }) { values["vin_warning"] = "yes" }
+        if refusals.contains(where: { $0.body.code == .vinCheckDigit }) || values["accept_vin_warning"] == "yes" { values["vin_warning"] = "yes" }
         return values
     }
 

@@ -83,13 +83,18 @@ struct ConsolePeoplePages {
         let form = request.form
         var errors = FieldErrors()
         let type = PayType(rawValue: form["pay_type"]) ?? .percentage
-        // Percentages are typed as 25 or 27.5 and stored in basis points; money in cents.
-        let rate = FormValue.cents(form["pay_rate"], field: "pay_rate", errors: &errors)
-        if rate == nil, errors.messages["pay_rate"] == nil { errors.add("pay_rate", "Enter the driver's pay rate.") }
+        // Percentages are typed as 25, 27.5 or 25 % and stored in basis points; money in cents.
+        var rateText = form["pay_rate"].trimmingCharacters(in: .whitespaces)
+        if type == .percentage, rateText.hasSuffix("%") { rateText = rateText.dropLast().trimmingCharacters(in: .whitespaces) }
+        var rateErrors = FieldErrors()
+        let rate = FormValue.cents(rateText, field: "pay_rate", errors: &rateErrors)
+        if type != .percentage { errors = rateErrors }  // money's own messages ("a dot for cents") say it best
         let body = CreateDriverRequest(email: form["email"], name: form["name"], phone: form["phone"], payType: type, payRate: rate ?? 0)
         // The store's rules too, so every problem shows at once.
         var problems = Problems()
         _ = Store.validDriver(body, &problems)
+        // A rate the form could not read, or out of range for its terms, says what the terms take.
+        if rate == nil || problems.all.contains(where: { $0.body.field == "pay_rate" }) { errors.add("pay_rate", Self.payRateHint(type)) }
         errors.add(problems)
         guard errors.isEmpty else { return driverForm(request, values: form.firstValues, errors: errors, status: .unprocessableContent) }
         do {
@@ -97,6 +102,16 @@ struct ConsolePeoplePages {
             return ConsolePages.redirect("/drivers?invited=" + (driver.email.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
         } catch let error as AppError where error.status < 500 {
             return driverForm(request, values: form.firstValues, errors: FieldErrors(error), status: .init(code: error.status))
+        }
+    }
+
+    /// What a rate is on each terms, in the form's own units.
+    static func payRateHint(_ type: PayType) -> String {
+        let most = Validate.payRates(type).upperBound
+        switch type {
+        case .percentage: return "Enter a percentage of revenue from 0 to \(most / 100), like 25 or 27.5."
+        case .perMile: return "Enter dollars a mile, at most \(MoneyFormat.dollars(most)), like 0.65."
+        case .perTrip: return "Enter dollars a trip, at most \(MoneyFormat.dollars(most)), like 350."
         }
     }
 

@@ -55,13 +55,20 @@ enum Validate {
         return value
     }
 
-    static func payRate(_ rate: Int, type: PayType) throws {
+    /// Pay rates each terms take: basis points of revenue (10000 is 100 %),
+    /// cents a mile, cents a trip.
+    static func payRates(_ type: PayType) -> ClosedRange<Int> {
         switch type {
-        case .percentage where !(0...10_000).contains(rate):
-            throw AppError.validation("pay_rate", "A percentage pay rate is in basis points, 0 to 10000.")
-        case .perMile where !(0...100_00).contains(rate), .perTrip where !(0...1_000_000_00).contains(rate):
-            throw AppError.validation("pay_rate", "The pay rate is out of range.")
-        default: break
+        case .percentage: return 0...10_000
+        case .perMile: return 0...100_00
+        case .perTrip: return 0...1_000_000_00
+        }
+    }
+
+    static func payRate(_ rate: Int, type: PayType) throws {
+        guard payRates(type).contains(rate) else {
+            throw AppError.validation("pay_rate", type == .percentage ? "A percentage pay rate is in basis points, 0 to 10000."
+                                                                      : "The pay rate is out of range.")
         }
     }
 

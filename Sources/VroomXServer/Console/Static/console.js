@@ -171,4 +171,7 @@
   if (polled) { setInterval(refresh, Math.max(10, Number(polled.dataset.poll) || 30) * 1000); }
 
   localTimes(document);
+  // A form sent back with problems: the first one marked has the focus.
+  const firstProblem = document.querySelector("main [aria-invalid=true]");
+  if (firstProblem) { firstProblem.focus(); }
 })();
