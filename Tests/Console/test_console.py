@@ -39,8 +39,9 @@ def create_trip(page, server, number, driver="Alex Rivera"):
     page.fill("#revenue", "2400")
     page.fill("#miles", "310")
     page.click("button:has-text('Create trip')")
-    page.wait_for_url(re.compile(r"/trips/[0-9a-f-]{36}$"))
-    return page.url.rsplit("/", 1)[1]
+    page.wait_for_url(re.compile(r"/trips/[0-9a-f-]{36}\?added=1$"))
+    expect(page.locator(".notice")).to_have_text(f"Trip {number} created.")
+    return page.url.rsplit("/", 1)[1].split("?")[0]
 
 
 def create_order(page, server, number, trip_label=None, vin="1HGCM82633A004352"):
@@ -59,8 +60,9 @@ def create_order(page, server, number, trip_label=None, vin="1HGCM82633A004352")
     if trip_label:
         page.select_option("#trip_id", label=trip_label)
     page.click("button:has-text('Create order')")
-    page.wait_for_url(re.compile(r"/orders/[0-9a-f-]{36}$"))
-    return page.url.rsplit("/", 1)[1]
+    page.wait_for_url(re.compile(r"/orders/[0-9a-f-]{36}\?added=1$"))
+    expect(page.locator(".notice")).to_have_text(f"Order {number} created.")
+    return page.url.rsplit("/", 1)[1].split("?")[0]
 
 
 def test_board_shows_the_demo_carrier_by_status(page, server):
@@ -357,7 +359,7 @@ def test_a_decimal_comma_is_refused_not_read_as_a_hundred_times_more(page, serve
     expect(page.locator("#revenue + .field-error")).to_contain_text("Use a dot for cents")
     page.fill("#revenue", "1,250.50")
     page.click("button:has-text('Create order')")
-    page.wait_for_url(re.compile(r"/orders/[0-9a-f-]{36}$"))
+    page.wait_for_url(re.compile(r"/orders/[0-9a-f-]{36}(\?(added|saved)=1)?$"))
     expect(page.locator("dd", has_text="$1,250.50")).to_be_visible()
 
 
@@ -414,7 +416,7 @@ def test_search_with_spaces_and_an_edit_conflict_that_keeps_both_sides(page, ser
     other.goto(server.base + f"/orders/{order}/edit")
     page.fill("#vehicle_color", "Red")
     page.click("button:has-text('Save')")
-    page.wait_for_url(re.compile(r"/orders/[0-9a-f-]{36}$"))
+    page.wait_for_url(re.compile(r"/orders/[0-9a-f-]{36}(\?(added|saved)=1)?$"))
     other.fill("#vehicle_model", "Civic")
     other.click("button:has-text('Save')")
     notice = other.locator("p.form-error")
@@ -426,7 +428,7 @@ def test_search_with_spaces_and_an_edit_conflict_that_keeps_both_sides(page, ser
     expect(other.locator("#vehicle_color")).to_have_value("Red")
     other.fill("#vehicle_model", "Civic")
     other.click("button:has-text('Save')")
-    other.wait_for_url(re.compile(r"/orders/[0-9a-f-]{36}$"))
+    other.wait_for_url(re.compile(r"/orders/[0-9a-f-]{36}(\?(added|saved)=1)?$"))
     expect(other.locator("main")).to_contain_text("Civic")
     expect(other.locator("main")).to_contain_text("Red")
     expect(other.locator(".timeline")).to_contain_text("by dispatch@demo-carrier.example")
@@ -651,7 +653,7 @@ def test_a_trip_is_edited_started_completed_and_another_cancelled(page, server, 
     page.fill("#miles", "")  # left empty: the saved mileage stays
     shot(page, "trip-edit")
     page.click("button:has-text('Save changes')")
-    page.wait_for_url(server.base + f"/trips/{trip}")
+    page.wait_for_url(server.base + f"/trips/{trip}?saved=1")
     expect(page.locator("h1")).to_contain_text("Trip T-EDIT-2")
     expect(page.locator("main")).to_contain_text("Savannah, GA → Tampa, FL")
     expect(page.locator("main")).to_contain_text("310")
@@ -662,7 +664,7 @@ def test_a_trip_is_edited_started_completed_and_another_cancelled(page, server, 
     page.goto(server.base + f"/trips/{trip}/edit")
     page.fill("#miles", "333")
     page.click("button:has-text('Save changes')")
-    page.wait_for_url(server.base + f"/trips/{trip}")
+    page.wait_for_url(server.base + f"/trips/{trip}?saved=1")
     other.fill("#origin", "Macon, GA")
     other.click("button:has-text('Save changes')")
     notice = other.locator("p.form-error")
@@ -678,7 +680,7 @@ def test_a_trip_is_edited_started_completed_and_another_cancelled(page, server, 
     other.fill("#origin", "Macon, GA")
     other.fill("#destination", "")  # left empty: the saved destination stays
     other.click("button:has-text('Save changes')")
-    other.wait_for_url(server.base + f"/trips/{trip}")
+    other.wait_for_url(server.base + f"/trips/{trip}?saved=1")
     expect(other.locator("main")).to_contain_text("Macon, GA → Tampa, FL")
     expect(other.locator("main")).to_contain_text("333")
     other.context.close()
@@ -694,7 +696,7 @@ def test_a_trip_is_edited_started_completed_and_another_cancelled(page, server, 
     page.fill("#number", "T-EDIT-3")
     page.fill("#miles", "250000")
     page.click("button:has-text('Save changes')")
-    page.wait_for_url(re.compile(r"/trips/[0-9a-f-]{36}$"))
+    page.wait_for_url(re.compile(r"/trips/[0-9a-f-]{36}(\?(added|saved)=1)?$"))
     expect(page.locator("main")).to_contain_text("250000")
 
     # Status: started, then completed (no vehicles are waiting); the other one cancelled after a confirmation.
@@ -809,18 +811,18 @@ def test_a_cancelled_order_earns_its_trip_nothing(page, server):
     page.goto(server.base + f"/trips/{trip}/edit")
     page.fill("#miles", "311")
     page.click("button:has-text('Save changes')")
-    page.wait_for_url(server.base + f"/trips/{trip}")
+    page.wait_for_url(server.base + f"/trips/{trip}?saved=1")
     # Alex is paid 25 % of revenue; the pay, left as the form showed it, follows a new revenue.
     expect(page.locator("#trip-money")).to_contain_text("$600.00")
     page.goto(server.base + f"/trips/{trip}/edit")
     page.fill("#revenue", "2800")
     page.click("button:has-text('Save changes')")
-    page.wait_for_url(server.base + f"/trips/{trip}")
+    page.wait_for_url(server.base + f"/trips/{trip}?saved=1")
     expect(page.locator("#trip-money")).to_contain_text("$700.00")
     page.goto(server.base + f"/trips/{trip}/edit")
     page.fill("#revenue", "2400")
     page.click("button:has-text('Save changes')")
-    page.wait_for_url(server.base + f"/trips/{trip}")
+    page.wait_for_url(server.base + f"/trips/{trip}?saved=1")
     expect(page.locator("dd", has_text="(orders $2,300.00)")).to_be_visible()
     # $2,400 over 311 miles is $7.717…: rounded, not cut.
     expect(page.locator("dd", has_text="($7.72 per mile)")).to_be_visible()

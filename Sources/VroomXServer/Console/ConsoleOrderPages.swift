@@ -120,6 +120,7 @@ struct ConsoleOrderPages {
         let inspections = (try? WireJSON.decoder().decode([Inspection].self, from: Data(inspectionList.utf8))) ?? []
         var values = Self.row(order, names)
         values["order"] = Self.details(order)
+        values["notice"] = request.query("added") == "1" ? "Order \(order.number) created." : request.query("saved") == "1" ? "Saved." : ""
         let history = try await store.orderHistory(id, tenant: request.tenant)
         // Arrivals the truck's positions showed take their place among the status changes.
         let arrivals: [(Date, [String: Any])] = [(order.arrivedAtPickup, "Arrived at the pickup (truck's position)"),
@@ -291,7 +292,7 @@ struct ConsoleOrderPages {
         do {
             body = await console.stops.located(body)
             let order = try await store.createOrder(body, tenant: request.tenant)
-            return ConsolePages.redirect("/orders/\(order.id)")
+            return ConsolePages.redirect("/orders/\(order.id)?added=1")
         } catch let error as AppError where error.status < 500 {
             return try await orderForm(request, order: nil, values: Self.typed(request, [error]),
                                        errors: Self.formErrors(error), status: .init(code: error.status))
@@ -321,7 +322,7 @@ struct ConsoleOrderPages {
         }
         do {
             _ = try await store.updateOrder(id, await console.stops.located(changes, editing: order), tenant: request.tenant)
-            return ConsolePages.redirect("/orders/\(id)")
+            return ConsolePages.redirect("/orders/\(id)?saved=1")
         } catch let error as AppError where error.status == 409 && error.body.field == "base_version" {
             // The form shows what is saved now (theirs), so saving again never blanks fields they changed.
             let saved = Self.formValues(order)

@@ -156,6 +156,7 @@ struct ConsoleTripPages {
         values["net"] = trip.status == .cancelled ? "— (cancelled)" : ConsoleFormat.money(trip.revenueCents - trip.driverPayCents - spent)
         values["per_mile"] = trip.miles > 0 ? ConsoleFormat.money(Int((Double(trip.revenueCents) / Double(trip.miles)).rounded())) : "—"
         values["e"] = errors.messages
+        values["notice"] = request.query("added") == "1" ? "Trip \(trip.number) created." : request.query("saved") == "1" ? "Saved." : ""
         return pages.page("trip", title: "Trip \(trip.number)", session: request.session, section: "trips", values, status: status)
     }
 
@@ -241,7 +242,7 @@ struct ConsoleTripPages {
             if request.form["driver_pay"] == originals["driver_pay"] { changes.driverPayCents = nil }
             do {
                 _ = try await store.updateTrip(trip.id, changes, tenant: request.tenant)
-                return ConsolePages.redirect("/trips/\(trip.id)")
+                return ConsolePages.redirect("/trips/\(trip.id)?saved=1")
             } catch let error as AppError where error.status == 409 && error.body.field == "base_version" {
                 let saved = Self.formValues(trip)
                 let errors = Self.conflict.errors(record: "trip", typed: typed, originals: originals, saved: saved)
@@ -268,7 +269,7 @@ struct ConsoleTripPages {
                                      destination: form["destination"], revenueCents: revenue ?? 0, driverPayCents: pay, miles: miles ?? 0)
         do {
             let trip = try await store.createTrip(body, tenant: request.tenant)
-            return ConsolePages.redirect("/trips/\(trip.id)")
+            return ConsolePages.redirect("/trips/\(trip.id)?added=1")
         } catch let error as AppError where error.status < 500 {
             let errors = FieldErrors(error, renamed: ["revenue_cents": "revenue", "driver_pay_cents": "driver_pay"])
             return try await tripForm(request, values: form.firstValues, errors: errors, status: .init(code: error.status))
