@@ -22,6 +22,34 @@ public struct CreateDriverRequest: Codable, Sendable, Hashable {
     }
 }
 
+/// A dispatcher's edit of a driver: the fields given change. The email is
+/// the driver's sign-in and stays. Pay terms apply to trips assigned from
+/// then on; trips already assigned keep their pay.
+public struct UpdateDriverRequest: Codable, Sendable, Hashable {
+    public var name: String?
+    public var phone: String?
+    public var payType: PayType?
+    public var payRate: Int?
+    /// The version the edit was based on: a driver changed by someone else
+    /// since then is a `conflict` instead of being overwritten.
+    public var baseVersion: Int?
+
+    public init(name: String? = nil, phone: String? = nil, payType: PayType? = nil, payRate: Int? = nil, baseVersion: Int? = nil) {
+        self.name = name
+        self.phone = phone
+        self.payType = payType
+        self.payRate = payRate
+        self.baseVersion = baseVersion
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case name, phone
+        case payType = "pay_type"
+        case payRate = "pay_rate"
+        case baseVersion = "base_version"
+    }
+}
+
 public struct CreateTripRequest: Codable, Sendable, Hashable {
     public var number: String
     public var driverID: ID<Driver>?

@@ -154,6 +154,7 @@ extension Endpoint {
     // Dispatch
     public static let dispatchDrivers = list("/v1/dispatch/drivers", .dispatcher)
     public static let dispatchCreateDriver = Endpoint(.post, "/v1/dispatch/drivers", .dispatcher)
+    public static let dispatchUpdateDriver = Endpoint(.patch, "/v1/dispatch/drivers/{id}", .dispatcher)
     public static let dispatchDeactivateDriver = Endpoint(.post, "/v1/dispatch/drivers/{id}/deactivate", .dispatcher)
     public static let dispatchReactivateDriver = Endpoint(.post, "/v1/dispatch/drivers/{id}/reactivate", .dispatcher)
     public static let dispatchTrips = list("/v1/dispatch/trips", .dispatcher, filters: [.tripStatus])
@@ -213,7 +214,7 @@ extension Endpoint {
         saveInspection, inspection, completeInspection, orderInspections, inspectionMedia, putInspectionMedia,
         uploadOptions, createUpload, uploadOffset, appendUpload, terminateUpload,
         sync, mutations, realtime,
-        dispatchDrivers, dispatchCreateDriver, dispatchDeactivateDriver, dispatchReactivateDriver, dispatchTrips, dispatchCreateTrip, dispatchTrip, dispatchUpdateTrip,
+        dispatchDrivers, dispatchCreateDriver, dispatchUpdateDriver, dispatchDeactivateDriver, dispatchReactivateDriver, dispatchTrips, dispatchCreateTrip, dispatchTrip, dispatchUpdateTrip,
         dispatchAssignTrip, dispatchTripExpenses, dispatchOrders, dispatchCreateOrder, dispatchOrder,
         dispatchUpdateOrder, dispatchAssignOrder, dispatchSendMessage, dispatchOrderInspections, dispatchImportOrders,
         decodeVIN, equipment, equipmentUnit, recordOdometer, unitPhoto, addUnitPhoto, deleteUnitPhoto,

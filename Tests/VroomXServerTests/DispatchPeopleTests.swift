@@ -205,6 +205,49 @@ struct DispatchPeopleTests {
         }
     }
 
+    @Test("dispatch edits a driver's name, phone and pay terms; the driver sees them; new trips follow the terms, assigned ones keep their pay",
+          arguments: TestBackend.available)
+    func driverEdits(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let (dispatch, id) = (carrier.dispatcher.accessToken, carrier.driverID(0))
+        let assigned = carrier.trips[0][0]
+        try await server.run { api in
+            let before = try #require(try await server.store.driver(id, tenant: carrier.tenant.id))
+            let edited = try await api.call(.dispatchUpdateDriver, id.rawValue, json: UpdateDriverRequest(
+                name: "  Alex Q. Rivera ", phone: "+1 912 555 0101", payType: .perMile, payRate: 65, baseVersion: before.version), token: dispatch)
+            #expect(edited.status == 200, "\(edited.text)")
+            let driver = try edited.decode(Driver.self)
+            #expect(driver.name == "Alex Q. Rivera" && driver.phone == "+1 912 555 0101" && driver.payType == .perMile && driver.payRate == 65)
+            #expect(driver.version == before.version + 1 && driver.email == before.email)
+            // The driver's own app sees it.
+            let me = try await api.call(.me, token: carrier.driver.accessToken).decode(MeResponse.self)
+            #expect(me.driver?.name == "Alex Q. Rivera" && me.driver?.payType == .perMile)
+            // The trip already assigned keeps its pay; a new one is paid on the new terms.
+            #expect(try await server.store.trip(assigned.id, carrier.scope).driverPayCents == assigned.driverPayCents)
+            let next = try await api.call(.dispatchCreateTrip, json: CreateTripRequest(number: "T-NEW-TERMS", driverID: id, origin: "A",
+                                                                                       destination: "B", revenueCents: 100_000, miles: 300),
+                                          token: dispatch).decode(Trip.self)
+            #expect(next.driverPayCents == 300 * 65)
+
+            // Each refusal names its field; nothing is saved.
+            for (body, field) in [(UpdateDriverRequest(name: " "), "name"), (UpdateDriverRequest(payRate: 100_01), "pay_rate"),
+                                  (UpdateDriverRequest(payType: .percentage, payRate: 10_001), "pay_rate"),
+                                  (UpdateDriverRequest(phone: String(repeating: "5", count: 41)), "phone"),
+                                  (UpdateDriverRequest(baseVersion: 0), "base_version")] {
+                let refused = try await api.call(.dispatchUpdateDriver, id.rawValue, json: body, token: dispatch)
+                #expect(refused.status == 422 && refused.error?.field == field, "\(body): \(refused.text)")
+            }
+            let stale = try await api.call(.dispatchUpdateDriver, id.rawValue, json: UpdateDriverRequest(name: "Old Tab", baseVersion: before.version),
+                                           token: dispatch)
+            #expect(stale.status == 409 && stale.error?.field == "base_version")
+            #expect(try await server.store.driver(id, tenant: carrier.tenant.id)?.name == "Alex Q. Rivera")
+            // The same edit again changes nothing and writes no version.
+            let again = try await api.call(.dispatchUpdateDriver, id.rawValue, json: UpdateDriverRequest(name: "Alex Q. Rivera"), token: dispatch)
+            #expect(try again.decode(Driver.self).version == driver.version)
+        }
+    }
+
     @Test("an order is taken off a trip only while it is on that trip: one moved meanwhile stays where it was put",
           arguments: TestBackend.available)
     func removeOnlyFromItsTrip(_ backend: TestBackend) async throws {

@@ -210,6 +210,8 @@ struct TenantIsolationTests {
             Probe(endpoint: .dispatchCreateDriver, parameters: [],
                   body: CreateDriverRequest(email: "new-%@example.com", name: "New", payType: .perMile, payRate: 50),
                   namesCarrierAData: false),
+            Probe(endpoint: .dispatchUpdateDriver, parameters: [idleDriver.rawValue], body: UpdateDriverRequest(phone: "+1 555 0100"),
+                  namesCarrierAData: true),
             Probe(endpoint: .dispatchDeactivateDriver, parameters: [idleDriver.rawValue], body: nil, namesCarrierAData: true),
             Probe(endpoint: .dispatchReactivateDriver, parameters: [idleDriver.rawValue], body: nil, namesCarrierAData: true),
             Probe(endpoint: .dispatchTrips, parameters: [], body: nil, namesCarrierAData: false),

@@ -15,6 +15,10 @@ struct DispatchController {
             let body = try await request.decodeJSON(CreateDriverRequest.self)
             return try JSONBody.response(try await store.createDriver(tenant: try context.caller().tenant, body), status: .created)
         }
+        routes.on(.dispatchUpdateDriver) { request, context in
+            let body = try await request.decodeJSON(UpdateDriverRequest.self)
+            return try JSONBody.response(try await store.updateDriver(try context.id(), body, tenant: try context.caller().tenant))
+        }
         routes.on(.dispatchDeactivateDriver) { _, context in
             try JSONBody.response(try await store.deactivateDriver(try context.id(), tenant: try context.caller().tenant))
         }

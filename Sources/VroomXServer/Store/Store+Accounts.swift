@@ -34,10 +34,48 @@ extension Store {
     /// A new driver's details, checked: each refusal kept in `problems`.
     static func validDriver(_ request: CreateDriverRequest, _ problems: inout Problems) -> (email: String, name: String, phone: String) {
         let email = problems.check(request.email) { try Validate.email(request.email) }
-        let name = problems.check(request.name) { try Validate.text(request.name, field: "name", max: 200, required: true) }
-        let phone = problems.check(request.phone ?? "") { try Validate.text(request.phone ?? "", field: "phone", max: 40) }
-        problems.check(()) { try Validate.payRate(request.payRate, type: request.payType) }
+        let (name, phone) = validDetails(name: request.name, phone: request.phone ?? "", payType: request.payType,
+                                         payRate: request.payRate, &problems)
         return (email, name, phone)
+    }
+
+    /// A driver's name, phone and pay terms, checked: each refusal kept in `problems`.
+    static func validDetails(name: String, phone: String, payType: PayType, payRate: Int,
+                             _ problems: inout Problems) -> (name: String, phone: String) {
+        let name = problems.check(name) { try Validate.text(name, field: "name", max: 200, required: true) }
+        let phone = problems.check(phone) { try Validate.text(phone, field: "phone", max: 40) }
+        problems.check(()) { try Validate.payRate(payRate, type: payType) }
+        return (name, phone)
+    }
+
+    /// `driver` with a dispatcher's edit applied, each refusal kept in `problems`.
+    static func edited(_ driver: Driver, by request: UpdateDriverRequest, _ problems: inout Problems) -> Driver {
+        var edited = driver
+        edited.payType = request.payType ?? driver.payType
+        edited.payRate = request.payRate ?? driver.payRate
+        (edited.name, edited.phone) = validDetails(name: request.name ?? driver.name, phone: request.phone ?? driver.phone,
+                                                   payType: edited.payType, payRate: edited.payRate, &problems)
+        return edited
+    }
+
+    /// Changes a driver's name, phone or pay terms. Trips already assigned
+    /// keep their pay; the driver's app learns the new details from the feed.
+    public func updateDriver(_ id: ID<Driver>, _ request: UpdateDriverRequest, tenant: ID<Tenant>) async throws -> Driver {
+        try await write(tenant: tenant) { tx in
+            guard let driver = try await lockDriver(id, tenant: tenant, tx.db) else { throw AppError.notFound("Driver") }
+            if let base = request.baseVersion {
+                guard (1...driver.version).contains(base) else {
+                    throw AppError.validation("base_version", "base_version is the version the edit started from: 1 to \(driver.version).")
+                }
+                guard base == driver.version else {
+                    throw AppError(409, .conflict, "Someone else changed \(driver.name) since version \(base); it is now version \(driver.version).",
+                                   field: "base_version")
+                }
+            }
+            let edited = try Problems.first { Self.edited(driver, by: request, &$0) }
+            guard edited != driver else { return driver }
+            return try await saveDriver(edited, tx)
+        }
     }
 
     public func createDriver(tenant: ID<Tenant>, _ request: CreateDriverRequest) async throws -> Driver {
@@ -186,8 +224,8 @@ extension Store {
         saved.updatedAt = tx.now
         let doc = try WireDocument.encode(saved)
         guard try await tx.first("""
-            UPDATE drivers SET deactivated_at = \(saved.deactivatedAt), version = \(saved.version), updated_at = \(saved.updatedAt),
-                doc = \(doc)
+            UPDATE drivers SET name = \(saved.name), phone = \(saved.phone), pay_type = \(saved.payType), pay_rate = \(saved.payRate),
+                deactivated_at = \(saved.deactivatedAt), version = \(saved.version), updated_at = \(saved.updatedAt), doc = \(doc)
             WHERE tenant_id = \(tx.tenant) AND id = \(driver.id) AND version = \(driver.version)
             RETURNING id
             """) != nil else { throw WriteConflict() }
