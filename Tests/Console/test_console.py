@@ -1012,3 +1012,32 @@ def test_a_long_sent_message_can_be_read_whole(page, server):
     expect(row.locator("details p")).to_be_visible()
     expect(row.locator("details p")).to_contain_text("Call me when you leave the yard.")
     shot(page, "messages-long")
+
+
+def test_a_driver_is_edited_from_the_drivers_page(page, server):
+    page.goto(server.base + "/drivers")
+    page.click("a:has-text('Jordan')")
+    expect(page.locator("h1")).to_contain_text("Edit Jordan")
+    expect(page.locator(".static")).to_contain_text("jordan@demo-carrier.example")  # the sign-in email stays
+    other = page.context.new_page()  # another tab opens the same driver
+    other.goto(page.url)
+    page.fill("#phone", "+1 404 555 0199")
+    page.select_option("#pay_type", "per_mile")
+    page.fill("#pay_rate", "250")
+    page.click("button:has-text('Save changes')")
+    expect(page.locator("#pay_rate ~ .field-error")).to_contain_text("Enter dollars a mile, at most $100.00")
+    expect(page.locator("#phone")).to_have_value("+1 404 555 0199")  # what was typed stays
+    page.fill("#pay_rate", "0.72")
+    shot(page, "driver-edit")
+    page.click("button:has-text('Save changes')")
+    page.wait_for_url(re.compile(r"/drivers\?saved="))
+    expect(page.locator(".notice")).to_contain_text("Saved Jordan")
+    row = page.locator("tr", has_text="jordan@demo-carrier.example")
+    expect(row).to_contain_text("+1 404 555 0199")
+    expect(row).to_contain_text("$0.72 per mile")
+    # The other tab saves what it was shown: refused, and it now shows what is saved.
+    other.fill("#name", "Jordan From An Old Tab")
+    other.click("button:has-text('Save changes')")
+    expect(other.locator(".field-error")).to_contain_text("Someone else changed")
+    expect(other.locator("#phone")).to_have_value("+1 404 555 0199")
+    other.close()

@@ -15,6 +15,12 @@ struct ConsolePeoplePages {
             driverForm(request, values: ["pay_type": PayType.percentage.rawValue], errors: FieldErrors())
         }
         console.post(router, "/drivers", invite)
+        console.get(router, "/drivers/:id/edit") { request in
+            let id: ID<Driver> = try request.id("id", "Driver")
+            guard let driver = try await store.driver(id, tenant: request.tenant) else { throw AppError.notFound("Driver") }
+            return driverForm(request, driver: driver, values: Self.formValues(driver), errors: FieldErrors())
+        }
+        console.post(router, "/drivers/:id", page: "/drivers/:id/edit", edit)
         console.post(router, "/drivers/:id/deactivate", page: "/drivers") { request in
             do {
                 let driver = try await store.deactivateDriver(try request.id("id", "Driver"), tenant: request.tenant)
@@ -42,6 +48,7 @@ struct ConsolePeoplePages {
     private func drivers(_ request: ConsoleRequest, problem: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
         let overview = try await store.driverOverview(tenant: request.tenant)
         let changed = overview.first { $0.driver.id.rawValue == request.query("changed") }?.driver
+        let saved = overview.first { $0.driver.id.rawValue == request.query("saved") }?.driver
         func row(_ line: Store.DriverOverview) -> [String: Any] {
             [
                 "id": line.driver.id.rawValue, "name": line.driver.name, "email": line.driver.email, "phone": line.driver.phone,
@@ -60,16 +67,20 @@ struct ConsolePeoplePages {
             "has_former": !former.isEmpty,
             "empty": overview.isEmpty,
             "invited": request.query("invited") ?? "",
+            "saved": saved.map { "Saved \($0.name)." } ?? "",
             "changed": present(changed.map { ["name": $0.name, "deactivated": $0.deactivatedAt != nil] }),
             "problem": problem ?? "",
         ], status: status)
     }
 
-    private func driverForm(_ request: ConsoleRequest, values: [String: String], errors: FieldErrors,
+    /// The invitation form, or a driver's edit form.
+    private func driverForm(_ request: ConsoleRequest, driver: Driver? = nil, values: [String: String], errors: FieldErrors,
                             status: HTTPResponse.Status = .ok) -> Response {
         let chosen = values["pay_type"] ?? PayType.percentage.rawValue
-        return pages.page("driver-form", title: "Invite a driver", session: request.session, section: "drivers", [
-            "v": values, "e": errors.messages, "has_errors": !errors.isEmpty,
+        return pages.page("driver-form", title: driver.map { "Edit \($0.name)" } ?? "Invite a driver", session: request.session,
+                          section: "drivers", [
+            "v": values, "e": errors.messages, "has_errors": !errors.isEmpty, "driver_id": driver?.id.rawValue ?? "",
+            "editing": driver != nil, "email": driver?.email ?? "", "heading": driver.map { "Edit \($0.name)" } ?? "Invite a driver",
             "pay_types": [
                 ["value": PayType.percentage.rawValue, "label": "Percentage of revenue (%)", "selected": chosen == PayType.percentage.rawValue],
                 ["value": PayType.perMile.rawValue, "label": "Per mile ($)", "selected": chosen == PayType.perMile.rawValue],
@@ -78,24 +89,35 @@ struct ConsolePeoplePages {
         ], status: status)
     }
 
-    /// A new driver, who then signs in to the app with a code sent to this email.
-    private func invite(_ request: ConsoleRequest) async throws -> Response {
-        let form = request.form
-        var errors = FieldErrors()
+    /// The form's pay terms: percentages are typed as 25, 27.5 or 25 % and
+    /// kept in basis points; money in dollars and kept in cents.
+    static func payTerms(_ form: ConsoleForm, errors: inout FieldErrors) -> (type: PayType, rate: Int?) {
         let type = PayType(rawValue: form["pay_type"]) ?? .percentage
-        // Percentages are typed as 25, 27.5 or 25 % and stored in basis points; money in cents.
         var rateText = form["pay_rate"].trimmingCharacters(in: .whitespaces)
         if type == .percentage, rateText.hasSuffix("%") { rateText = rateText.dropLast().trimmingCharacters(in: .whitespaces) }
         var rateErrors = FieldErrors()
         let rate = FormValue.cents(rateText, field: "pay_rate", errors: &rateErrors)
-        if type != .percentage { errors = rateErrors }  // money's own messages ("a dot for cents") say it best
+        if type != .percentage { errors.add(rateErrors) }  // money's own messages ("a dot for cents") say it best
+        return (type, rate)
+    }
+
+    /// The store's refusals next to their fields; a rate the form could not
+    /// read, or out of range for its terms, says what the terms take.
+    static func add(_ problems: Problems, rate: Int?, type: PayType, to errors: inout FieldErrors) {
+        if rate == nil || problems.all.contains(where: { $0.body.field == "pay_rate" }) { errors.add("pay_rate", payRateHint(type)) }
+        errors.add(problems)
+    }
+
+    /// A new driver, who then signs in to the app with a code sent to this email.
+    private func invite(_ request: ConsoleRequest) async throws -> Response {
+        let form = request.form
+        var errors = FieldErrors()
+        let (type, rate) = Self.payTerms(form, errors: &errors)
         let body = CreateDriverRequest(email: form["email"], name: form["name"], phone: form["phone"], payType: type, payRate: rate ?? 0)
         // The store's rules too, so every problem shows at once.
         var problems = Problems()
         _ = Store.validDriver(body, &problems)
-        // A rate the form could not read, or out of range for its terms, says what the terms take.
-        if rate == nil || problems.all.contains(where: { $0.body.field == "pay_rate" }) { errors.add("pay_rate", Self.payRateHint(type)) }
-        errors.add(problems)
+        Self.add(problems, rate: rate, type: type, to: &errors)
         guard errors.isEmpty else { return driverForm(request, values: form.firstValues, errors: errors, status: .unprocessableContent) }
         do {
             let driver = try await store.createDriver(tenant: request.tenant, body)
@@ -103,6 +125,44 @@ struct ConsolePeoplePages {
         } catch let error as AppError where error.status < 500 {
             return driverForm(request, values: form.firstValues, errors: FieldErrors(error), status: .init(code: error.status))
         }
+    }
+
+    /// A driver's name, phone and pay terms, changed (the email is their sign-in and stays).
+    private func edit(_ request: ConsoleRequest) async throws -> Response {
+        let id: ID<Driver> = try request.id("id", "Driver")
+        guard let driver = try await store.driver(id, tenant: request.tenant) else { throw AppError.notFound("Driver") }
+        let form = request.form
+        var errors = FieldErrors()
+        let (type, rate) = Self.payTerms(form, errors: &errors)
+        // A form without its version is refused (0 is never a version) rather than saved unchecked.
+        let changes = UpdateDriverRequest(name: form["name"], phone: form["phone"], payType: type, payRate: rate ?? 0,
+                                          baseVersion: Int(form["base_version"]) ?? 0)
+        var problems = Problems()
+        _ = Store.edited(driver, by: changes, &problems)
+        Self.add(problems, rate: rate, type: type, to: &errors)
+        guard errors.isEmpty else {
+            return driverForm(request, driver: driver, values: form.firstValues, errors: errors, status: .unprocessableContent)
+        }
+        do {
+            _ = try await store.updateDriver(id, changes, tenant: request.tenant)
+            return ConsolePages.redirect("/drivers?saved=" + id.rawValue)
+        } catch let error as AppError where error.status == 409 && error.body.field == "base_version" {
+            var errors = FieldErrors()
+            errors.add("form", "Someone else changed \(driver.name) while you were editing, so your changes were not saved. "
+                       + "The form now shows what is saved; make your changes again.")
+            return driverForm(request, driver: driver, values: Self.formValues(driver), errors: errors, status: .conflict)
+        } catch let error as AppError where error.status < 500 {
+            return driverForm(request, driver: driver, values: form.firstValues, errors: FieldErrors(error), status: .init(code: error.status))
+        }
+    }
+
+    /// A driver as the edit form shows them: rates in the form's units (25 for 25 %, 0.65 dollars a mile).
+    static func formValues(_ driver: Driver) -> [String: String] {
+        let rate = driver.payType == .percentage
+            ? (driver.payRate % 100 == 0 ? String(driver.payRate / 100) : ConsoleFormat.dollars(driver.payRate))
+            : ConsoleFormat.dollars(driver.payRate)
+        return ["name": driver.name, "email": driver.email, "phone": driver.phone, "pay_type": driver.payType.rawValue,
+                "pay_rate": rate, "base_version": String(driver.version)]
     }
 
     /// What a rate is on each terms, in the form's own units.

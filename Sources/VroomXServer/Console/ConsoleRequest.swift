@@ -83,6 +83,11 @@ struct FieldErrors: Error, Sendable {
         add(problems)
     }
 
+    /// Another set of messages, where this one has none for the field.
+    mutating func add(_ other: FieldErrors) {
+        for (field, message) in other.messages { add(field, message) }
+    }
+
     /// The store's refusals, each next to its field; a field the form
     /// already marked keeps the form's own message.
     mutating func add(_ problems: Problems, renamed: [String: String] = [:]) {
