@@ -379,9 +379,14 @@ def test_a_driver_who_left_is_deactivated_and_can_come_back(page, server):
     page.reload()
     expect(page.locator("tr", has_text="Riley Quinn-Okafor").locator("time")).to_have_count(1)
 
-    # A driver with open trips cannot be deactivated until the work moves.
-    page.once("dialog", lambda dialog: dialog.accept())
-    page.locator("tr", has_text="Alex Rivera").locator("button:has-text('Deactivate')").click()
+    # A driver with open trips cannot be deactivated until the work moves: the page says so instead of offering it.
+    alex = page.locator("tr", has_text="Alex Rivera")
+    expect(alex.locator("button:has-text('Deactivate')")).to_have_count(0)
+    expect(alex).to_contain_text("Deactivate after their trips are handed over")
+    # A form sent anyway (a page open from before the trip) is refused with the reason.
+    page.evaluate("""id => { const f = document.createElement('form'); f.method = 'post'; f.action = `/drivers/${id}/deactivate`;
+        const t = document.createElement('input'); t.type = 'hidden'; t.name = '_csrf'; t.value = document.querySelector('input[name=_csrf]').value;
+        f.append(t); document.body.append(f); f.submit(); }""", alex.locator("a[href$='/edit']").get_attribute("href").split("/")[2])
     expect(page.locator(".form-error")).to_contain_text("still has open work")
 
     page.once("dialog", lambda dialog: dialog.accept())

@@ -54,6 +54,8 @@ struct ConsolePeoplePages {
                 "id": line.driver.id.rawValue, "name": line.driver.name, "email": line.driver.email, "phone": line.driver.phone,
                 "pay": ConsoleFormat.label(line.driver.payType, rate: line.driver.payRate),
                 "trip": present(line.currentTrip.map { ["id": $0.id.rawValue, "number": $0.number, "status": ConsoleFormat.label($0.status)] }),
+                // A driver with a trip to run cannot leave yet: the page says so rather than offer what the store refuses.
+                "busy": line.currentTrip != nil,
                 "unread": line.unreadMessages,
                 "seen": present(ConsoleFormat.time(line.lastSeenAt)),
                 "deactivated": present(ConsoleFormat.time(line.driver.deactivatedAt)),
