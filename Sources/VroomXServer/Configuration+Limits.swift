@@ -16,10 +16,10 @@ public struct ConnectionLimits: Sendable, Hashable {
     /// far below what a phone on EDGE sends), else the connection closes.
     public var bodyRateWindow: Duration = .seconds(20)
     public var bodyRateMinimumBytes = 1024
-    /// A response the client stops taking: once the connection's buffers are
-    /// full, the client must read enough to make room within this time, else
-    /// the connection closes (and lets go of the file it was sending). A slow
-    /// reader that keeps reading is never cut.
+    /// A response the client stops taking: while the connection's buffers are
+    /// full, the client must take (acknowledge) at least 1 KiB in each window
+    /// of this length, else the connection closes and lets go of the file it
+    /// was sending. A slow reader that keeps reading is never cut.
     public var responseStallTimeout: Duration = .seconds(60)
     /// Body bytes read and discarded after a handler answered without
     /// reading them (a 401 or 413 answered early); then the connection closes.

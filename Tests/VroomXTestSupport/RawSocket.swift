@@ -155,6 +155,30 @@ public final class RawSocket: @unchecked Sendable {
         }
     }
 
+    /// Reads at about `bytesPerSecond` for `duration` (a slow phone) and
+    /// returns how many bytes came and whether the peer closed meanwhile.
+    public func readSteadily(bytesPerSecond: Int, for duration: Duration) async throws -> (received: Int, closed: Bool) {
+        try await offCooperativePool {
+            let slice = max(1, bytesPerSecond / 20)  // every 50 ms
+            var buffer = [UInt8](repeating: 0, count: slice)
+            let start = ContinuousClock.now
+            var total = 0
+            while ContinuousClock.now - start < duration {
+                var got = 0
+                while got < slice {
+                    self.setReceiveTimeout(.seconds(10))
+                    let n = recv(self.fd, &buffer, slice - got, 0)
+                    if n < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { continue }
+                    guard n > 0 else { return (total, true) }
+                    got += n
+                    total += n
+                }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            return (total, false)
+        }
+    }
+
     /// The next bytes that arrive: empty when the peer closed; throws when
     /// nothing came within the time.
     public func receive(timeout: Duration) async throws -> [UInt8] {
