@@ -1046,3 +1046,23 @@ def test_a_driver_is_edited_from_the_drivers_page(page, server):
     expect(other.locator(".field-error")).to_contain_text("Someone else changed")
     expect(other.locator("#phone")).to_have_value("+1 404 555 0199")
     other.close()
+
+
+def test_an_edit_keeps_the_line_breaks_of_fields_it_did_not_touch(page, server):
+    # An import (or the API) may save a two-line address; a browser's one-line input drops its line break.
+    page.goto(server.base + "/orders/import")
+    page.fill("#csv", 'number,pickup_address,delivery_address,revenue\nO-LINES-1,"10 Yard Rd\nSavannah, GA",Orlando FL,900\n')
+    page.click("button:has-text('Import')")
+    page.goto(server.base + "/board?status=new&q=O-LINES-1")
+    page.click("tr[data-href] >> text=O-LINES-1")
+    page.click("text=Edit")
+    page.fill("#pickup_point", "32.0809012, -81.0912034")
+    page.click("text=Save changes")
+    expect(page.locator("body")).to_contain_text("Map point 32.08090, -81.09120")
+    page.click("text=Edit")
+    assert page.locator("input[name=was_pickup_address]").get_attribute("value") == "10 Yard Rd\nSavannah, GA"
+    # Another field edited: the address is as saved, so its map point stays.
+    page.fill("#revenue", "950")
+    page.click("text=Save changes")
+    expect(page.locator("body")).to_contain_text("$950.00")
+    expect(page.locator("body")).to_contain_text("Map point 32.08090, -81.09120")

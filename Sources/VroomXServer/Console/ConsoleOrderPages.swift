@@ -303,7 +303,7 @@ struct ConsoleOrderPages {
         let id: ID<Order> = try request.id("id", "Order")
         let order = try await store.order(id, request.scope)
         let originals = Self.conflict.originals(request.form)
-        var (body, errors) = Self.orderRequest(request.form)
+        var (body, errors) = Self.orderRequest(request.form.keeping(Self.formValues(order), shown: originals))
         // The number and the trip are not edited here (the trip is assigned from the order's page).
         // The form's version: details someone else saved meanwhile are not overwritten unseen.
         // A form without it is refused (0 is never a version) rather than saved unchecked.

@@ -61,6 +61,21 @@ struct ConsoleForm: Sendable {
 
     func all(_ name: String) -> [String] { values[name] ?? [] }
 
+    /// The form with each field left as the page showed it holding its saved
+    /// text: a one-line input drops the line breaks an import or the API saved
+    /// ("10 Yard Rd⏎Savannah"), and a field nobody touched must not change.
+    func keeping(_ saved: [String: String], shown: [String: String]) -> ConsoleForm {
+        func oneLine(_ text: String) -> String {
+            text.filter { !$0.isNewline }.trimmingCharacters(in: .whitespaces)
+        }
+        var kept = self
+        for (field, text) in saved where text.contains(where: \.isNewline) {
+            guard let original = shown[field], oneLine(original) == oneLine(text), oneLine(self[field]) == oneLine(original) else { continue }
+            kept.values[field] = [text]
+        }
+        return kept
+    }
+
     /// Every field's first value, for refilling a form after an error.
     var firstValues: [String: String] { values.compactMapValues { $0.first } }
 }

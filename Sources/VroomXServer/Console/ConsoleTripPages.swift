@@ -234,7 +234,7 @@ struct ConsoleTripPages {
         let trip = try await editableTrip(request)
         let typed = request.form.firstValues
         let originals = Self.conflict.originals(request.form)
-        switch Self.tripChanges(request.form, of: trip) {
+        switch Self.tripChanges(request.form.keeping(Self.formValues(trip), shown: originals), of: trip) {
         case .failure(let errors):
             return try await tripForm(request, trip: trip, values: typed, originals: originals, errors: errors, status: .unprocessableContent)
         case .success(var changes):

@@ -101,8 +101,10 @@ struct StopLocator: Sendable {
     /// old address, and so did its arrival fence): it goes, and the new
     /// address is looked up. A new point with the new address stays as given.
     func located(_ request: UpdateOrderRequest, editing saved: Order) async -> UpdateOrderRequest {
+        // Addresses compared as words: line breaks and spacing are not a move.
+        func words(_ address: String) -> [Substring] { address.split(whereSeparator: \.isWhitespace) }
         func current(_ stop: Stop, saved: Stop) -> Stop {
-            guard stop.address != saved.address, stop.location != nil, stop.location == saved.location else { return stop }
+            guard words(stop.address) != words(saved.address), stop.location != nil, stop.location == saved.location else { return stop }
             var moved = stop
             moved.location = nil
             return moved
