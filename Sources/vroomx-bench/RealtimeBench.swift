@@ -24,19 +24,27 @@ struct RealtimeBench: AsyncParsableCommand {
         print("realtime on \(postgres == nil ? "sqlite" : "postgres")")
         // Memory on a fresh server process, before anything else has grown its heap.
         let fresh = try await BenchServer.start(postgres: postgres, drivers: 1)
-        try await measureMemory(fresh)
-        fresh.stop()
-        var server = try await BenchServer.start(postgres: postgres, drivers: sockets)
+        do {
+            try await measureMemory(fresh)
+            fresh.stop()
+        } catch {
+            fresh.stop()
+            throw error
+        }
+        let server = try await BenchServer.start(postgres: postgres, drivers: sockets)
         defer { server.stop() }
-        try await measureLatency(&server)
+        try await measureLatency(server)
     }
 
-    func measureLatency(_ server: inout BenchServer) async throws {
+    func measureLatency(_ server: BenchServer) async throws {
         let arrivals = NIOLockedValueBox<[String: UInt64]>([:])
         let connected = NIOLockedValueBox(0)
         var sockets: [Task<Void, Never>] = []
         for driver in server.drivers {
-            sockets.append(BenchServer.connect(port: server.port, token: driver.token, since: server.cursor, connected: connected) { text in
+            let opened = sockets.count
+            try await BenchServer.wait("handshakes") { opened - connected.withLockedValue { $0 } < BenchServer.handshakesInFlight }
+            sockets.append(BenchServer.connect(port: server.port, token: driver.token, since: server.cursor, connected: connected,
+                                               retryUntilReady: true) { text in
                 // Titles are "bench-<n>"; record when each first arrives.
                 guard let range = text.range(of: #"bench-\d+"#, options: .regularExpression) else { return }
                 let now = DispatchTime.now().uptimeNanoseconds
@@ -67,8 +75,10 @@ struct RealtimeBench: AsyncParsableCommand {
         let token = server.drivers[0].token
         var sockets: [Task<Void, Never>] = []
         for _ in 0..<idleSockets {
-            sockets.append(BenchServer.connect(port: server.port, token: token, since: server.cursor, connected: connected) { _ in })
-            if sockets.count % 500 == 0 { try await Task.sleep(for: .milliseconds(50)) }
+            let opened = sockets.count
+            try await BenchServer.wait("handshakes") { opened - connected.withLockedValue { $0 } < BenchServer.handshakesInFlight }
+            sockets.append(BenchServer.connect(port: server.port, token: token, since: server.cursor, connected: connected,
+                                               retryUntilReady: true) { _ in })
         }
         try await BenchServer.wait("\(idleSockets) idle sockets", timeout: .seconds(300)) { connected.withLockedValue { $0 } >= idleSockets }
         try await Task.sleep(for: .seconds(3))
@@ -131,11 +141,17 @@ struct BenchServer {
         process.environment = environment
         try process.run()
         let server = BenchServer(process: process, port: port, dispatcherToken: dispatcherToken, drivers: accounts, cursor: cursor)
-        try await wait("server") { (try? await server.get("/healthz")) == 200 }
+        do {
+            try await wait("server") { (try? await server.get("/healthz")) == 200 }
+        } catch {
+            server.stop()
+            throw error
+        }
         return server
     }
 
     func stop() {
+        guard process.isRunning else { return }
         process.terminate()
         // Foundation's `isRunning` has been seen to stay true after the server exited and was reaped: ask the kernel too.
         while process.isRunning, kill(process.processIdentifier, 0) == 0 { usleep(10_000) }
@@ -169,24 +185,35 @@ struct BenchServer {
         _ = try await response.body.collect(upTo: 1 << 20)
     }
 
-    /// A socket reading text frames until cancelled.
-    static func connect(port: Int, token: String, since: Int64, connected: NIOLockedValueBox<Int>,
+    /// Sockets opened and not yet ready, at most: a larger burst overflows the
+    /// server's listen queue, and the kernel's SYN cookies then leave
+    /// connections retransmitting for minutes.
+    static let handshakesInFlight = 256
+
+    /// A socket reading text frames until cancelled; counted in `connected`
+    /// once the server says it is ready.
+    /// - Parameter retryUntilReady: connect again (after 100 ms) while the
+    ///   socket fails before it is ready.
+    static func connect(port: Int, token: String, since: Int64, connected: NIOLockedValueBox<Int>, retryUntilReady: Bool = false,
                         onText: @escaping @Sendable (String) -> Void) -> Task<Void, Never> {
         Task {
             var configuration = WebSocketClientConfiguration()
             configuration.additionalHeaders[.authorization] = "Bearer \(token)"
             configuration.autoPing = .disabled
-            _ = try? await WebSocketClient.connect(url: "ws://127.0.0.1:\(port)/v1/realtime?since=\(since)", configuration: configuration,
-                                                   logger: Logger(label: "bench-ws")) { inbound, _, _ in
-                var counted = false
-                for try await message in inbound.messages(maxSize: 1 << 20) {
-                    guard case .text(let text) = message else { continue }
-                    if !counted, text.contains("\"ready\"") {
-                        counted = true
-                        connected.withLockedValue { $0 += 1 }
+            let counted = NIOLockedValueBox(false)
+            while true {
+                _ = try? await WebSocketClient.connect(url: "ws://127.0.0.1:\(port)/v1/realtime?since=\(since)", configuration: configuration,
+                                                       logger: Logger(label: "bench-ws")) { inbound, _, _ in
+                    for try await message in inbound.messages(maxSize: 1 << 20) {
+                        guard case .text(let text) = message else { continue }
+                        if text.contains("\"ready\""), !counted.withLockedValue({ $0 }) {
+                            counted.withLockedValue { $0 = true }
+                            connected.withLockedValue { $0 += 1 }
+                        }
+                        onText(text)
                     }
-                    onText(text)
                 }
+                guard retryUntilReady, !counted.withLockedValue({ $0 }), (try? await Task.sleep(for: .milliseconds(100))) != nil else { break }
             }
         }
     }
