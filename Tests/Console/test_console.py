@@ -1066,3 +1066,23 @@ def test_an_edit_keeps_the_line_breaks_of_fields_it_did_not_touch(page, server):
     page.click("text=Save changes")
     expect(page.locator("body")).to_contain_text("$950.00")
     expect(page.locator("body")).to_contain_text("Map point 32.08090, -81.09120")
+
+
+def test_a_search_says_which_other_tabs_match(page, server):
+    # O-5002 was delivered to Marietta: searching the New tab finds nothing there, and says where it is.
+    page.goto(server.base + "/board?status=new")
+    page.fill("#q", "marietta")
+    page.press("#q", "Enter")
+    expect(page.locator(".empty")).to_contain_text("No New orders match “marietta”.")
+    expect(page.locator(".tabs a", has_text="Delivered").locator(".count.matching")).to_have_text("1")
+    expect(page.locator(".tabs a", has_text="New").locator(".count")).to_have_text("0")
+    expect(page.locator(".tabs .count.matching")).to_have_count(1)  # only tabs with matches stand out
+    shot(page, "board-search-elsewhere")
+    page.click(".elsewhere a:has-text('Delivered (1)')")
+    expect(page.locator("tr[data-href]")).to_have_count(1)
+    expect(page.locator("tr[data-href]")).to_contain_text("O-5002")
+    expect(page.locator("#q")).to_have_value("marietta")
+    # Cleared, the tabs count every order again.
+    page.click("text=Clear")
+    expect(page.locator(".tabs .count.matching")).to_have_count(0)
+    expect(page.locator(".tabs a", has_text="Delivered").locator(".count")).not_to_have_text("0")

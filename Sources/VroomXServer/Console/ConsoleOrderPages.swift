@@ -53,7 +53,7 @@ struct ConsoleOrderPages {
         let page = min(max((request.query("page").flatMap { Int($0) } ?? 1), 1), 100_000) - 1
         let query = Store.BoardQuery(status: status, search: search, pickupNewestFirst: newestFirst, page: page, pageSize: Self.boardPageSize)
         async let found = store.boardOrders(query, tenant: request.tenant)
-        async let counts = store.orderCounts(tenant: request.tenant)
+        async let counts = store.orderCounts(tenant: request.tenant, search: search)
         async let names = Names.load(store, tenant: request.tenant)
         let (orders, total) = try await found
         let lookup = try await names
@@ -67,10 +67,17 @@ struct ConsoleOrderPages {
             return "/board?" + parts.joined(separator: "&")
         }
         let tabs: [[String: Any]] = OrderStatus.allCases.map { tab in
-            ["label": ConsoleFormat.label(tab), "count": tally[tab] ?? 0, "href": link(status: tab), "current": tab == status]
+            ["label": ConsoleFormat.label(tab), "count": tally[tab] ?? 0, "href": link(status: tab), "current": tab == status,
+             "hit": !search.isEmpty && (tally[tab] ?? 0) > 0]
+        }
+        // A search finds nothing here but matches on other tabs: say where.
+        let elsewhere: [[String: Any]] = search.isEmpty ? [] : OrderStatus.allCases.compactMap { tab in
+            guard tab != status, let count = tally[tab], count > 0 else { return nil }
+            return ["label": ConsoleFormat.label(tab), "count": count, "href": link(status: tab)]
         }
         return self.pages.page("board", title: "Load board", session: request.session, section: "board", [
-            "tabs": tabs, "status": status.rawValue, "status_label": ConsoleFormat.label(status), "q": search,
+            "tabs": tabs, "matching": !search.isEmpty, "elsewhere": elsewhere, "found_elsewhere": !elsewhere.isEmpty,
+            "status": status.rawValue, "status_label": ConsoleFormat.label(status), "q": search,
             "imported": request.query("imported").flatMap { Int($0) }.map { ConsoleFormat.count($0, "order") } ?? "",
             "orders": orders.map { Self.row($0, lookup) }, "empty": orders.isEmpty,
             "total": total, "page": page + 1, "pages": pages,

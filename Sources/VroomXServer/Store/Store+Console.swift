@@ -88,18 +88,7 @@ extension Store {
     }
 
     func boardOrders(_ query: BoardQuery, tenant: ID<Tenant>) async throws -> (orders: [Order], total: Int) {
-        var filter: SQL = "tenant_id = \(tenant) AND status = \(query.status)"
-        let words = query.search.split(whereSeparator: \.isWhitespace).prefix(5)
-        for word in words {
-            let pattern = "%" + Self.likeEscaped(word.lowercased()) + "%"
-            filter = filter + """
-                 AND (lower(number) LIKE \(pattern) ESCAPE '\\' OR lower(vehicle_vin) LIKE \(pattern) ESCAPE '\\'
-                    OR lower(vehicle_make) LIKE \(pattern) ESCAPE '\\' OR lower(vehicle_model) LIKE \(pattern) ESCAPE '\\'
-                    OR lower(pickup_name) LIKE \(pattern) ESCAPE '\\' OR lower(pickup_address) LIKE \(pattern) ESCAPE '\\'
-                    OR lower(delivery_name) LIKE \(pattern) ESCAPE '\\' OR lower(delivery_address) LIKE \(pattern) ESCAPE '\\'
-                    OR lower(pickup_contact_name) LIKE \(pattern) ESCAPE '\\' OR lower(delivery_contact_name) LIKE \(pattern) ESCAPE '\\')
-                """
-        }
+        let filter: SQL = "tenant_id = \(tenant) AND status = \(query.status)" + Self.boardSearch(query.search)
         let direction = query.pickupNewestFirst ? "DESC" : "ASC"
         // Orders without a pickup window come last either way.
         let order: SQL = """
@@ -115,11 +104,32 @@ extension Store {
         }
     }
 
-    /// How many orders the carrier has in each status.
-    func orderCounts(tenant: ID<Tenant>) async throws -> [OrderStatus: Int] {
+    /// ` AND …` for each of the first five words of a board search: every
+    /// word appears (ignoring case) in the number, VIN, vehicle, a stop's
+    /// name, address or contact. Nothing for an empty search.
+    static func boardSearch(_ search: String) -> SQL {
+        var filter: SQL = ""
+        for word in search.split(whereSeparator: \.isWhitespace).prefix(5) {
+            let pattern = "%" + likeEscaped(word.lowercased()) + "%"
+            filter = filter + """
+                 AND (lower(number) LIKE \(pattern) ESCAPE '\\' OR lower(vehicle_vin) LIKE \(pattern) ESCAPE '\\'
+                    OR lower(vehicle_make) LIKE \(pattern) ESCAPE '\\' OR lower(vehicle_model) LIKE \(pattern) ESCAPE '\\'
+                    OR lower(pickup_name) LIKE \(pattern) ESCAPE '\\' OR lower(pickup_address) LIKE \(pattern) ESCAPE '\\'
+                    OR lower(delivery_name) LIKE \(pattern) ESCAPE '\\' OR lower(delivery_address) LIKE \(pattern) ESCAPE '\\'
+                    OR lower(pickup_contact_name) LIKE \(pattern) ESCAPE '\\' OR lower(delivery_contact_name) LIKE \(pattern) ESCAPE '\\')
+                """
+        }
+        return filter
+    }
+
+    /// How many orders the carrier has in each status; with a search, how
+    /// many in each match it (so the board's tabs say where matches are).
+    func orderCounts(tenant: ID<Tenant>, search: String = "") async throws -> [OrderStatus: Int] {
         try await read { db in
             var counts: [OrderStatus: Int] = [:]
-            for row in try await db.query("SELECT status, COUNT(*) AS n FROM orders WHERE tenant_id = \(tenant) GROUP BY status") {
+            for row in try await db.query("""
+                SELECT status, COUNT(*) AS n FROM orders WHERE tenant_id = \(tenant)\(Self.boardSearch(search)) GROUP BY status
+                """) {
                 if let status = OrderStatus(rawValue: try row.string("status")) { counts[status] = try row.int("n") }
             }
             return counts
