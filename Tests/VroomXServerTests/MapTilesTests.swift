@@ -58,4 +58,32 @@ struct MapTilesTests {
             #expect((0...19).contains(zoom) && (0..<(1 << zoom)).contains(parts[1]) && (0..<(1 << zoom)).contains(parts[2]), "\(tile)")
         }
     }
+
+    @Test("labels go where they cover no mark, no other label and nothing outside the map")
+    func labelsKeepApart() {
+        // The demo's crowd: a driver 30 px left of the pickup fence he is heading for, another fence below.
+        let driver = (x: 500.0, y: 100.0, r: 7.0), pickup = (x: 530.0, y: 114.0, r: 6.0), below = (x: 530.0, y: 140.0, r: 6.0)
+        var labels = MapLabels(marks: [driver, pickup, below])
+        let name = labels.place("Alex Rivera", x: driver.x, y: driver.y, r: driver.r)
+        let fence = labels.place("O-5004 pickup", x: pickup.x, y: pickup.y, r: pickup.r)
+        let other = labels.place("O-5005 pickup", x: below.x, y: below.y, r: below.r)
+        func box(_ label: (x: Double, y: Double, anchor: String), _ text: String) -> (Double, Double, Double, Double) {
+            let width = Double(text.count) * 7.2
+            let minX = label.anchor == "start" ? label.x : label.anchor == "end" ? label.x - width : label.x - width / 2
+            return (minX, label.y - 10, minX + width, label.y + 3)
+        }
+        func apart(_ a: (Double, Double, Double, Double), _ b: (Double, Double, Double, Double)) -> Bool {
+            a.2 <= b.0 || b.2 <= a.0 || a.3 <= b.1 || b.3 <= a.1
+        }
+        let boxes = [box(name, "Alex Rivera"), box(fence, "O-5004 pickup"), box(other, "O-5005 pickup")]
+        for (i, a) in boxes.enumerated() {
+            for b in boxes[(i + 1)...] { #expect(apart(a, b), "\(a) and \(b) overlap") }
+            for mark in [driver, pickup, below] {
+                #expect(apart(a, (mark.x - mark.r, mark.y - mark.r, mark.x + mark.r, mark.y + mark.r)), "\(a) covers the mark at \(mark)")
+            }
+        }
+        // At the right edge a name goes to the left of its mark rather than off the map.
+        var edge = MapLabels(marks: [(MapCanvas.width - 10, 50, 7)])
+        #expect(edge.place("Jordan Lee", x: MapCanvas.width - 10, y: 50, r: 7).anchor == "end")
+    }
 }

@@ -57,33 +57,85 @@ struct ConsoleMapPages {
             rows.append(row)
         }
         let tiles = console.mapTiles.map { $0.tiles(for: canvas) } ?? []
+        // Stops at the same place (two deliveries to one dealer) share one fence and one label.
+        let fences = Dictionary(grouping: stops) { _, kind, point, _ in "\(kind.rawValue) \(point.text)" }.values
+            .sorted { $0[0].0.number < $1[0].0.number }.map { group in
+                let (_, kind, point, radius) = group[0]
+                let (x, y) = canvas.xy(point)
+                return (group: group, kind: kind, x: x, y: y, r: max(canvas.pixels(metres: radius, at: point), 5))
+            }
+        let drivers = positions.map { position in
+            let (x, y) = canvas.xy(position.fix.point)
+            return (position: position, x: x, y: y, r: 7.0)
+        }
+        // Drivers' names are placed first: they matter most.
+        var labels = MapLabels(marks: drivers.map { ($0.x, $0.y, $0.r) } + fences.map { ($0.x, $0.y, $0.r) })
         var response = console.pages.page("map", title: "Map", session: request.session, section: "map", [
             "width": MapCanvas.width, "height": MapCanvas.height, "tiles": tiles,
             "tile_source": present(console.mapTiles.map(\.origin)),
-            "drivers": positions.map { position -> [String: Any] in
-                let (x, y) = canvas.xy(position.fix.point)
-                let stale = store.now.timeIntervalSince(position.fix.recordedAt) > 3600
-                return ["x": x, "y": y, "label_x": x + 10, "label_y": y + 4, "name": position.driverName, "stale": stale]
+            "drivers": drivers.map { driver -> [String: Any] in
+                let stale = store.now.timeIntervalSince(driver.position.fix.recordedAt) > 3600
+                let label = labels.place(driver.position.driverName, x: driver.x, y: driver.y, r: driver.r)
+                return ["x": driver.x, "y": driver.y, "label_x": label.x, "label_y": label.y, "anchor": label.anchor,
+                        "name": driver.position.driverName, "stale": stale]
             },
             "tracks": tracks.map { trip, fixes in
                 ["number": trip.number, "points": fixes.map { canvas.xy($0.point) }.map { "\($0.0),\($0.1)" }.joined(separator: " ")]
             },
-            // Stops at the same place (two deliveries to one dealer) share one fence and one label.
-            "fences": Dictionary(grouping: stops) { _, kind, point, _ in "\(kind.rawValue) \(point.text)" }.values
-                .sorted { $0[0].0.number < $1[0].0.number }.map { group -> [String: Any] in
-                    let (_, kind, point, radius) = group[0]
-                    let (x, y) = canvas.xy(point)
-                    let numbers = group.map(\.0.number).joined(separator: ", ")
-                    return ["x": x, "y": y, "r": max(canvas.pixels(metres: radius, at: point), 5), "kind": kind.rawValue,
-                            "label": "\(kind == .pickup ? "Pickup" : "Delivery") of \(numbers): \(group[0].0.stop(kind).address)",
-                            "number": "\(numbers) \(kind.rawValue)", "label_x": x - 8, "label_y": y - 8]
-                },
+            "fences": fences.map { fence -> [String: Any] in
+                let numbers = fence.group.map(\.0.number).joined(separator: ", ")
+                let text = "\(numbers) \(fence.kind.rawValue)"
+                let label = labels.place(text, x: fence.x, y: fence.y, r: fence.r)
+                return ["x": fence.x, "y": fence.y, "r": fence.r, "kind": fence.kind.rawValue,
+                        "label": "\(fence.kind == .pickup ? "Pickup" : "Delivery") of \(numbers): \(fence.group[0].0.stop(fence.kind).address)",
+                        "number": text, "label_x": label.x, "label_y": label.y, "anchor": label.anchor]
+            },
             "rows": rows, "empty": positions.isEmpty,
         ])
         if let origin = console.mapTiles?.origin, let policy = response.headers[.contentSecurityPolicy] {
             response.headers[.contentSecurityPolicy] = policy.replacingOccurrences(of: "img-src 'self' data:", with: "img-src 'self' data: \(origin)")
         }
         return response
+    }
+}
+
+/// Where each label of the map goes: beside its mark, on the first side
+/// (right, left, above, below) where it covers no mark and no label placed
+/// before it, inside the map; when every side is taken, the side that
+/// covers least. Text width is estimated (12 px bold: about 7.2 px a
+/// character), which is enough to keep labels apart.
+struct MapLabels {
+    private struct Box {
+        var minX, minY, maxX, maxY: Double
+        func overlap(_ other: Box) -> Double {
+            max(0, min(maxX, other.maxX) - max(minX, other.minX)) * max(0, min(maxY, other.maxY) - max(minY, other.minY))
+        }
+    }
+
+    private var taken: [Box]
+
+    /// - Parameter marks: every circle drawn (centre and radius); no label covers one.
+    init(marks: [(x: Double, y: Double, r: Double)]) {
+        taken = marks.map { Box(minX: $0.x - $0.r, minY: $0.y - $0.r, maxX: $0.x + $0.r, maxY: $0.y + $0.r) }
+    }
+
+    /// The label's baseline point and its `text-anchor`.
+    mutating func place(_ text: String, x: Double, y: Double, r: Double) -> (x: Double, y: Double, anchor: String) {
+        let width = Double(text.count) * 7.2, ascent = 10.0, descent = 3.0, gap = 4.0
+        let sides: [(x: Double, y: Double, anchor: String, box: Box)] = [
+            (x + r + gap, y + 4, "start", Box(minX: x + r + gap, minY: y + 4 - ascent, maxX: x + r + gap + width, maxY: y + 4 + descent)),
+            (x - r - gap, y + 4, "end", Box(minX: x - r - gap - width, minY: y + 4 - ascent, maxX: x - r - gap, maxY: y + 4 + descent)),
+            (x, y - r - gap - descent, "middle", Box(minX: x - width / 2, minY: y - r - gap - descent - ascent, maxX: x + width / 2, maxY: y - r - gap)),
+            (x, y + r + gap + ascent, "middle", Box(minX: x - width / 2, minY: y + r + gap, maxX: x + width / 2, maxY: y + r + gap + ascent + descent)),
+        ]
+        let map = Box(minX: 0, minY: 0, maxX: MapCanvas.width, maxY: MapCanvas.height)
+        func covered(_ box: Box) -> Double {
+            let outside = (box.maxX - box.minX) * (box.maxY - box.minY) - box.overlap(map)
+            return taken.reduce(outside) { $0 + $1.overlap(box) }
+        }
+        let chosen = sides.first { covered($0.box) == 0 } ?? sides.min { covered($0.box) < covered($1.box) } ?? sides[0]
+        taken.append(chosen.box)
+        return (chosen.x.rounded(toPlaces: 1), chosen.y.rounded(toPlaces: 1), chosen.anchor)
     }
 }
 
