@@ -217,10 +217,28 @@ public enum LocationRules {
         Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
     }
 
-    /// Metres as people read them: "850 m", "12.4 km", "318 km".
+    /// A distance in metres as a US driver or dispatcher reads it, in the
+    /// miles trips are measured in: "130 ft" (to 10 ft) under a tenth of a
+    /// mile, then "0.4 mi", "12.4 mi", "318 mi".
     public static func distanceText(_ metres: Double) -> String {
-        metres < 1000 ? "\(Int(metres.rounded())) m" : String(format: metres < 100_000 ? "%.1f km" : "%.0f km", metres / 1000)
+        guard metres.isFinite else { return "—" }
+        let miles = abs(metres) / metresPerMile
+        if miles < 0.1 { return "\(Int((abs(metres) / metresPerFoot / 10).rounded()) * 10) ft" }
+        return String(format: miles < 100 ? "%.1f mi" : "%.0f mi", miles)
     }
+
+    public static let metresPerMile = 1609.344
+    public static let metresPerFoot = 0.3048
+
+    /// A fence's radius as the console shows it: feet, to the nearest 5
+    /// (the API keeps whole metres). A multiple of 5 typed in comes back as
+    /// typed; a saved radius shown so is not exact, so a form left as shown
+    /// keeps the saved metres.
+    public static func feet(fromMetres metres: Int) -> Int { Int((Double(metres) / metresPerFoot / 5).rounded()) * 5 }
+    public static func metres(fromFeet feet: Int) -> Int { Int((Double(feet) * metresPerFoot).rounded()) }
+    /// The feet a fence may be given: 85 to 16,400, inside `radiusRange` once in metres.
+    public static let radiusRangeFeet = Int((Double(radiusRange.lowerBound) / metresPerFoot / 5).rounded(.up)) * 5
+        ... Int((Double(radiusRange.upperBound) / metresPerFoot / 5).rounded(.down)) * 5
 
     /// Whether a phone should keep a fix at all.
     public static func isUsable(_ fix: GeoPosition) -> Bool {

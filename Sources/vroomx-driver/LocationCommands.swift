@@ -100,7 +100,7 @@ struct Drive: AsyncParsableCommand {
         }
     }
 
-    /// "· 2.4 km to pickup of O-1001", for the nearest stop still to work
+    /// "· 1.5 mi to pickup of O-1001", for the nearest stop still to work
     /// (a pickup until the vehicle is on the truck, then its delivery).
     @MainActor
     static func nextStop(from fix: GeoPosition, _ app: DriverApp) -> String {

@@ -465,7 +465,7 @@ def test_map_shows_drivers_tracks_and_fences_and_an_order_marks_its_arrival(page
     expect(page.locator("svg .fence.pickup text", has_text="O-5004")).to_have_count(1)
     row = page.locator("tbody tr", has_text="Alex Rivera")
     expect(row).to_contain_text("pickup of O-5004")
-    expect(row).to_contain_text("km")
+    expect(row.locator("td").nth(5)).to_have_text(re.compile(r"^\d+\.\d mi$"))  # miles, as trips are measured
     expect(row.locator("td").nth(6).locator("time")).to_have_count(1)  # a computed ETA
     shot(page, "map")
 
@@ -490,9 +490,23 @@ def test_map_shows_drivers_tracks_and_fences_and_an_order_marks_its_arrival(page
     page.click("text=Save changes")
     expect(page.locator("#delivery_point + .field-error, #delivery_point ~ .field-error")).to_contain_text("latitude, longitude")
     page.fill("#delivery_point", "28.4810, -81.3470")
-    page.fill("#delivery_radius", "300")
+    page.fill("#delivery_radius", "1000")
     page.click("text=Save changes")
-    expect(page.locator("body")).to_contain_text("Map point 28.48100, -81.34700 · fence 300 m")
+    expect(page.locator("body")).to_contain_text("Map point 28.48100, -81.34700 · fence 1000 ft")
+    status, saved = server.api("GET", f"/v1/orders/{order['id']}", token=token)
+    assert status == 200 and saved["delivery"]["geofence_radius_meters"] == 305  # the API keeps metres
+    # 491 ft is 150 m, shown to the nearest 5 ft; saved again as shown, it stays 150 m (490 ft would be 149).
+    page.goto(server.base + f"/orders/{order['id']}/edit")
+    expect(page.locator("#delivery_radius")).to_have_value("1000")
+    page.fill("#delivery_radius", "491")
+    page.click("text=Save changes")
+    expect(page.locator("body")).to_contain_text("fence 490 ft")
+    page.goto(server.base + f"/orders/{order['id']}/edit")
+    page.fill("#vehicle_color", "Pearl")
+    page.click("text=Save changes")
+    expect(page.locator("body")).to_contain_text("Pearl")
+    status, saved = server.api("GET", f"/v1/orders/{order['id']}", token=token)
+    assert saved["delivery"]["geofence_radius_meters"] == 150 and saved["vehicle"]["color"] == "Pearl", saved["delivery"]
     # A new delivery address with the point left as it was: the old address's point (and its fence) goes with it.
     page.goto(server.base + f"/orders/{order['id']}/edit")
     page.fill("#delivery_address", "1 Bay St, Tampa, FL 33602")

@@ -157,7 +157,8 @@ struct ConsoleOrderPages {
             ["name": stop.name, "address": stop.address, "contact_name": stop.contactName, "contact_phone": stop.contactPhone,
              "window": ConsoleFormat.window(stop), "arrived": present(ConsoleFormat.time(arrived)),
              "point": present(stop.location.map { point in
-                 ["text": point.text, "radius": stop.geofenceRadiusMeters ?? LocationRules.defaultRadiusMeters] as [String: Any]
+                 ["text": point.text, "radius": LocationRules.feet(fromMetres: stop.geofenceRadiusMeters ?? LocationRules.defaultRadiusMeters)]
+                     as [String: Any]
              })]
         }
         return ["pickup": stop(order.pickup, arrived: order.arrivedAtPickup), "delivery": stop(order.delivery, arrived: order.arrivedAtDelivery),
@@ -239,7 +240,7 @@ struct ConsoleOrderPages {
             values["\(prefix)_window_start"] = stop.windowStart?.description ?? ""
             values["\(prefix)_window_end"] = stop.windowEnd?.description ?? ""
             values["\(prefix)_point"] = stop.location?.text ?? ""
-            values["\(prefix)_radius"] = stop.geofenceRadiusMeters.map(String.init) ?? ""
+            values["\(prefix)_radius"] = stop.geofenceRadiusMeters.map { String(LocationRules.feet(fromMetres: $0)) } ?? ""
         }
         return values
     }
@@ -253,6 +254,7 @@ struct ConsoleOrderPages {
                           section: "board", [
                             "editing": order != nil, "order_id": order?.id.rawValue ?? "", "v": values, "e": errors.messages,
                             "geocoder": console.stops.geocoder != nil,
+                            "default_radius_feet": LocationRules.feet(fromMetres: LocationRules.defaultRadiusMeters),
                             "has_errors": !errors.isEmpty && errors.messages["base_version"] == nil,
                             "originals": Self.conflict.hiddenFields(originals),
                             "trips": trips.map { ["id": $0.id.rawValue, "number": $0.number, "route": "\($0.origin) → \($0.destination)",
@@ -274,7 +276,7 @@ struct ConsoleOrderPages {
                  windowEnd: FormValue.date(form["\(prefix)_window_end"], field: "\(prefix)_window_end", errors: &errors),
                  location: FormValue.point(form["\(prefix)_point"], field: "\(prefix)_point", errors: &errors),
                  geofenceRadiusMeters: FormValue.integer(form["\(prefix)_radius"], field: "\(prefix)_radius",
-                                                         range: LocationRules.radiusRange, errors: &errors))
+                                                         range: LocationRules.radiusRangeFeet, errors: &errors).map(LocationRules.metres(fromFeet:)))
         }
         let pickup = stop("pickup")
         let delivery = stop("delivery")
@@ -315,8 +317,8 @@ struct ConsoleOrderPages {
         // The form's version: details someone else saved meanwhile are not overwritten unseen.
         // A form without it is refused (0 is never a version) rather than saved unchecked.
         let base = Int(request.form["base_version"]) ?? 0
-        (body.pickup, body.delivery) = (Self.point(of: body.pickup, "pickup", saved: order.pickup, request.form, originals),
-                                        Self.point(of: body.delivery, "delivery", saved: order.delivery, request.form, originals))
+        (body.pickup, body.delivery) = (Self.exactWhereShown(body.pickup, "pickup", saved: order.pickup, request.form, originals),
+                                        Self.exactWhereShown(body.delivery, "delivery", saved: order.delivery, request.form, originals))
         let changes = UpdateOrderRequest(vehicle: body.vehicle, pickup: body.pickup, delivery: body.delivery,
                                          revenueCents: body.revenueCents, paymentTerms: body.paymentTerms, baseVersion: base,
                                          acceptVINWarning: body.acceptVINWarning)
@@ -341,14 +343,17 @@ struct ConsoleOrderPages {
         }
     }
 
-    /// The stop's map point when the form's point field was left as shown:
-    /// the saved point, exact (the form shows 5 decimals; rounding it would
-    /// move the stop and clear an arrival made there). A point typed in is
-    /// taken as typed. (With a new address the saved point goes: `StopLocator`.)
-    static func point(of stop: Stop, _ prefix: String, saved: Stop, _ form: ConsoleForm, _ originals: [String: String]) -> Stop {
-        guard form["\(prefix)_point"] == originals["\(prefix)_point"], stop.location != nil else { return stop }
+    /// The stop with its map point and fence exact where the form's fields
+    /// were left as shown: the form shows points to 5 decimals and fences to
+    /// 5 feet, and rounding a saved one would move the stop (and clear an
+    /// arrival made there) or resize its fence. What is typed is taken as
+    /// typed. (With a new address the saved point goes: `StopLocator`.)
+    static func exactWhereShown(_ stop: Stop, _ prefix: String, saved: Stop, _ form: ConsoleForm, _ originals: [String: String]) -> Stop {
         var kept = stop
-        kept.location = saved.location
+        if form["\(prefix)_point"] == originals["\(prefix)_point"], stop.location != nil { kept.location = saved.location }
+        if form["\(prefix)_radius"] == originals["\(prefix)_radius"], stop.geofenceRadiusMeters != nil {
+            kept.geofenceRadiusMeters = saved.geofenceRadiusMeters
+        }
         return kept
     }
 

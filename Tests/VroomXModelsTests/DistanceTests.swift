@@ -1,0 +1,33 @@
+import Testing
+import VroomXModels
+
+/// Distances read in the units trips are measured in (miles), and fences in
+/// feet, while the API keeps metres.
+struct DistanceTests {
+    @Test func distancesReadInMilesAndFeet() {
+        #expect(LocationRules.distanceText(0) == "0 ft")
+        #expect(LocationRules.distanceText(40) == "130 ft")        // 131 ft
+        #expect(LocationRules.distanceText(160) == "520 ft")       // just under a tenth of a mile
+        #expect(LocationRules.distanceText(161) == "0.1 mi")
+        #expect(LocationRules.distanceText(4_900) == "3.0 mi")
+        #expect(LocationRules.distanceText(42_800) == "26.6 mi")
+        #expect(LocationRules.distanceText(511_000) == "318 mi")
+        #expect(LocationRules.distanceText(-40) == "130 ft")
+        #expect(LocationRules.distanceText(.infinity) == "—")
+        #expect(LocationRules.distanceText(.nan) == "—")
+        #expect(LocationRules.distanceText(.greatestFiniteMagnitude).hasSuffix(" mi"))
+    }
+
+    @Test func fencesReadInFeetAndKeepTheirMetres() {
+        #expect(LocationRules.feet(fromMetres: 150) == 490)
+        #expect(LocationRules.feet(fromMetres: 305) == 1000)
+        // A multiple of 5 feet typed in comes back as typed.
+        for feet in stride(from: LocationRules.radiusRangeFeet.lowerBound, through: LocationRules.radiusRangeFeet.upperBound, by: 5) {
+            #expect(LocationRules.feet(fromMetres: LocationRules.metres(fromFeet: feet)) == feet)
+        }
+        // Every foot the console takes is a radius the API takes.
+        #expect(LocationRules.radiusRangeFeet == 85...16_400)
+        #expect(LocationRules.radiusRange.contains(LocationRules.metres(fromFeet: LocationRules.radiusRangeFeet.lowerBound)))
+        #expect(LocationRules.radiusRange.contains(LocationRules.metres(fromFeet: LocationRules.radiusRangeFeet.upperBound)))
+    }
+}
