@@ -40,11 +40,7 @@ struct Render {
     }
 
     func dates(_ trip: Trip) -> String {
-        switch (trip.startDate, trip.endDate) {
-        case let (start?, end?): return "\(start) – \(end)"
-        case let (start?, nil): return "from \(start)"
-        default: return "undated"
-        }
+        DayFormat.span(trip.startDate, trip.endDate) ?? "undated"
     }
 
     func trips(_ trips: [Trip]) {
@@ -65,7 +61,7 @@ struct Render {
         guard !expenses.isEmpty else { return terminal.line("No expenses.") }
         terminal.table(["DATE", "CATEGORY", "AMOUNT", "NOTE", "ID"], expenses.map { expense in
             let note = [fuel(expense), expense.notes].filter { !$0.isEmpty }.joined(separator: " · ")
-            return [expense.date.description, expense.category.rawValue, money(expense.amountCents), note, shortID(expense.id.rawValue)]
+            return [DayFormat.day(expense.date), expense.category.rawValue, money(expense.amountCents), note, shortID(expense.id.rawValue)]
         })
         terminal.line("Total \(money(expenses.reduce(0) { $0 + $1.amountCents }))")
     }
@@ -93,8 +89,8 @@ struct Render {
             terminal.line("\(label.padding(toLength: 9, withPad: " ", startingAt: 0)) \(stop.address)")
             let contact = [stop.name, stop.contactName, stop.contactPhone].filter { !$0.isEmpty }.joined(separator: " · ")
             if !contact.isEmpty { terminal.line("          \(contact)") }
-            let window = [stop.windowStart?.description, stop.windowEnd?.description].compactMap { $0 }.joined(separator: " – ")
-            terminal.line("          window \(window.isEmpty ? "—" : window)  ETA \(time(eta))  done \(time(actual))")
+            let window = DayFormat.span(stop.windowStart, stop.windowEnd) ?? "—"
+            terminal.line("          window \(window)  ETA \(time(eta))  done \(time(actual))")
             if let point = stop.location {
                 terminal.line("          map point \(point.text)" + (arrived.map { "  " + terminal.style("arrived \(time($0))", .green) } ?? ""))
             }
@@ -132,7 +128,7 @@ struct Render {
             terminal.line("Next \(next.kind.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(next.order.number) \(next.order.vehicle.summary) at \(next.stop.address)  ETA \(time(next.eta))")
         }
         if !state.upcomingTrips.isEmpty {
-            terminal.line("Upcoming      " + state.upcomingTrips.map { "\($0.number) (\($0.startDate?.description ?? "undated"))" }.joined(separator: ", "))
+            terminal.line("Upcoming      " + state.upcomingTrips.map { "\($0.number) (\($0.startDate.map(DayFormat.day) ?? "undated"))" }.joined(separator: ", "))
         }
         terminal.line("Messages      \(unread) unread")
         if pending > 0 { terminal.line(terminal.style("Not yet synced \(pending) change\(pending == 1 ? "" : "s")", .yellow)) }
@@ -167,7 +163,7 @@ struct Render {
         }
         if !state.completed.isEmpty {
             terminal.table(["TRIP", "ENDED", "PAY", "EXPENSES"], state.completed.map {
-                [$0.trip.number, ($0.trip.endDate ?? $0.trip.startDate)?.description ?? "—", money($0.payCents), money($0.expensesCents)]
+                [$0.trip.number, ($0.trip.endDate ?? $0.trip.startDate).map(DayFormat.day) ?? "—", money($0.payCents), money($0.expensesCents)]
             })
         }
     }

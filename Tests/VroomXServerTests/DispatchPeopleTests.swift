@@ -160,7 +160,7 @@ struct DispatchPeopleTests {
             #expect(edited.status == 200)
             let tripNote = try #require(try await told("Trip \(trip.number) changed").first)
             #expect(tripNote.body == "Dispatch changed trip \(trip.number): route \(trip.origin) → Tampa, FL (was \(trip.origin) → \(trip.destination)); "
-                + "dates \(start) to \(start.adding(days: 2)) (were \(trip.startDate!) to \(trip.endDate!)); "
+                + "dates \(DayFormat.span(start, start.adding(days: 2))!) (were \(DayFormat.span(trip.startDate, trip.endDate)!)); "
                 + "your pay $1,234.56 (was \(MoneyFormat.dollars(trip.driverPayCents))).")
             #expect(tripNote.data.tripID == trip.id)
             // Revenue is the carrier's business: no news for the driver.

@@ -187,8 +187,8 @@ struct OrderDetailView: View {
             if !stop.contactName.isEmpty || !stop.contactPhone.isEmpty {
                 LabeledContent("Contact", value: [stop.contactName, stop.contactPhone].filter { !$0.isEmpty }.joined(separator: " · "))
             }
-            if let start = stop.windowStart {
-                LabeledContent("Window", value: [start.description, stop.windowEnd?.description].compactMap { $0 }.joined(separator: " – "))
+            if let window = DayFormat.span(stop.windowStart, stop.windowEnd) {
+                LabeledContent("Window", value: window)
             }
             LabeledContent("Your ETA", value: eta?.formatted(date: .abbreviated, time: .shortened) ?? "Not set")
             if model.canSetETA(kind) {

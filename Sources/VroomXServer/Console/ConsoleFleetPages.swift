@@ -43,7 +43,7 @@ struct ConsoleFleetPages {
         case .valid(let left): ("ok", "in \(left) days")
         }
         return ["kind": capitalized(paper.kind.label), "number": paper.number,
-                "expires": present(paper.expiresOn?.description), "state": state,
+                "expires": present(paper.expiresOn.map(DayFormat.day)), "state": state,
                 "expired": state == "expired", "due": state == "due", "days": days]
     }
 

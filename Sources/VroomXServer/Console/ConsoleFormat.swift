@@ -40,14 +40,11 @@ enum ConsoleFormat {
     }
 
     static func window(_ stop: Stop) -> String {
-        switch (stop.windowStart, stop.windowEnd) {
-        case let (start?, end?) where start == end: return start.description
-        case let (start?, end?): return "\(start) – \(end)"
-        case let (start?, nil): return "from \(start)"
-        case let (nil, end?): return "by \(end)"
-        case (nil, nil): return "any day"
-        }
+        DayFormat.span(stop.windowStart, stop.windowEnd) ?? "any day"
     }
+
+    /// "Nov 27, 2026"; "" for none.
+    static func day(_ date: LocalDate?) -> String { date.map(DayFormat.day) ?? "" }
 
     /// "1 Harbor Rd, Savannah, GA 31401" → "Savannah, GA 31401".
     static func city(_ address: String) -> String {

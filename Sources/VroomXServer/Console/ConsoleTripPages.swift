@@ -90,7 +90,7 @@ struct ConsoleTripPages {
         [
             "id": trip.id.rawValue, "number": trip.number, "driver": driver?.name ?? "Unassigned", "unassigned": driver == nil,
             "route": "\(trip.origin) → \(trip.destination)", "origin": trip.origin, "destination": trip.destination,
-            "dates": [trip.startDate?.description, trip.endDate?.description].compactMap { $0 }.joined(separator: " – "),
+            "dates": DayFormat.span(trip.startDate, trip.endDate) ?? "",
             "status": trip.status.rawValue, "status_label": ConsoleFormat.label(trip.status),
             "orders": orders, "revenue": ConsoleFormat.money(trip.revenueCents), "pay": ConsoleFormat.money(trip.driverPayCents),
             "miles": trip.miles,
@@ -144,7 +144,7 @@ struct ConsoleTripPages {
             return values
         }
         values["expenses"] = expenses.map {
-            ["date": $0.date.description, "category": $0.category.rawValue.capitalized, "amount": ConsoleFormat.money($0.amountCents),
+            ["date": DayFormat.day($0.date), "category": $0.category.rawValue.capitalized, "amount": ConsoleFormat.money($0.amountCents),
              "notes": $0.notes, "by": $0.driverID.map { names.drivers[$0]?.name ?? "A former driver" } ?? "Dispatch"]
         }
         values["no_expenses"] = expenses.isEmpty

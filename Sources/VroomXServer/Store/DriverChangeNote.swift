@@ -73,13 +73,8 @@ enum DriverChangeNote {
     }
 
     private static func dates(_ start: LocalDate?, _ end: LocalDate?) -> String {
-        switch (start, end) {
-        case let (start?, end?) where start == end: "on \(start)"
-        case let (start?, end?): "\(start) to \(end)"
-        case let (start?, nil): "from \(start)"
-        case let (nil, end?): "by \(end)"
-        case (nil, nil): "not set"
-        }
+        guard let span = DayFormat.span(start, end) else { return "not set" }
+        return start != nil && start == end ? "on \(span)" : span
     }
 
     private static func vehicle(_ vehicle: Vehicle) -> String {
