@@ -219,6 +219,7 @@ def test_drivers_invite_and_pay_pages(page, server):
     page.click("button:has-text('Invite')")
     expect(page.locator(".field-error")).to_be_visible()
     page.goto(server.base + "/pay?period=month&date=2026-11-22")
+    expect(page.locator(".page-head")).to_contain_text("Nov 1 – 30, 2026 · trips by the day they ended")
     shot(page, "pay")
     response = page.request.get(server.base + "/pay.csv?period=month&date=2026-11-22")
     assert response.status == 200

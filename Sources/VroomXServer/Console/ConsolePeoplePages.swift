@@ -260,7 +260,7 @@ struct ConsolePeoplePages {
         let next = step.map { anchor.adding(days: $0) } ?? through.adding(days: 1)
         let period = monthly ? "month" : "week"
         return pages.page("pay", title: "Driver pay", session: request.session, section: "pay", [
-            "monthly": monthly, "from": from.description, "through": through.description, "period": period,
+            "monthly": monthly, "days": DayFormat.span(from, through) ?? "", "period": period,
             "prev_href": "/pay?period=\(period)&date=\(previous)", "next_href": "/pay?period=\(period)&date=\(next)",
             "week_href": "/pay?period=week&date=\(anchor)", "month_href": "/pay?period=month&date=\(anchor)",
             "csv_href": "/pay.csv?period=\(period)&date=\(anchor)",
