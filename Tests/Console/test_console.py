@@ -754,6 +754,13 @@ def test_no_page_scrolls_sideways_on_a_phone(browser, dispatcher_state, server):
     for path in ["/board", "/trips", trip, "/drivers", "/fleet", "/map", "/messages", "/pay", order, "/orders/new", "/trips/new"]:
         page.goto(server.base + path)
         assert page.evaluate("document.documentElement.scrollWidth") <= 390, path
+        # The frame leaves the phone's screen to the page: two short rows, the sections in one that scrolls.
+        assert page.locator("header.top").bounding_box()["height"] <= 90, path
+        expect(page.locator("header.top")).to_contain_text("Sign out")
+    # The current section is in view even when the row of sections scrolls (Pay is past the edge).
+    page.goto(server.base + "/pay")
+    current = page.locator(".main-nav a[aria-current=page]").bounding_box()
+    assert current["x"] >= 0 and current["x"] + current["width"] <= 390, current
     shot(page, "phone-new-trip")
     page.goto(server.base + trip)
     shot(page, "phone-trip")

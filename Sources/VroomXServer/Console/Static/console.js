@@ -15,6 +15,14 @@
     });
   }
 
+  // On a phone the sections scroll in one row: the current one is brought into view.
+  const section = document.querySelector(".main-nav a[aria-current=page]");
+  const nav = section && section.parentElement;
+  if (nav && nav.scrollWidth > nav.clientWidth) {
+    const shown = section.getBoundingClientRect(), row = nav.getBoundingClientRect();
+    nav.scrollLeft += shown.left - row.left - (nav.clientWidth - shown.width) / 2;
+  }
+
   // Rows open their page on click or Enter; j/k move between them.
   function rows() { return Array.from(document.querySelectorAll("tr[data-href]")); }
   document.addEventListener("click", (event) => {
