@@ -264,6 +264,37 @@ struct DispatchPeopleTests {
         #expect(removed.tripID == nil && removed.status == .new)
     }
 
+    @Test("trip and order numbers ignore capital letters: of lookalikes written at once, one is kept", arguments: TestBackend.available)
+    func lookalikeNumbers(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        let other = try await CarrierFixture.make(server, name: "Beta", drivers: 1, tripsPerDriver: 0)
+        let dispatch = carrier.dispatcher.accessToken
+        try await server.run { api in
+            // Eight spellings of one number at once: exactly one trip is made, the rest are told why.
+            let spellings = ["RACE-X", "race-x", "Race-X", "rACE-x", "RaCe-X", "race-X", "RACE-x", "rAcE-X"]
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for number in spellings {
+                    group.addTask { try await api.call(.dispatchCreateTrip, json: CreateTripRequest(number: number, origin: "A", destination: "B", revenueCents: 1, miles: 1), token: dispatch).status }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses.sorted() == [201] + Array(repeating: 409, count: 7), "\(statuses)")
+            #expect(try await server.store.trips(carrier.scope).filter { $0.number.lowercased() == "race-x" }.count == 1)
+            // Another carrier's numbers are its own.
+            #expect(try await api.call(.dispatchCreateTrip, json: CreateTripRequest(number: "race-x", origin: "A", destination: "B", revenueCents: 1, miles: 1), token: other.dispatcher.accessToken).status == 201)
+
+            func order(_ number: String) -> CreateOrderRequest {
+                CreateOrderRequest(number: number, vehicle: Vehicle(make: "Kia"), pickup: Stop(address: "P"), delivery: Stop(address: "D"),
+                                   revenueCents: 100)
+            }
+            #expect(try await api.call(.dispatchCreateOrder, json: order("O-Case-1"), token: dispatch).status == 201)
+            let twin = try await api.call(.dispatchCreateOrder, json: order("o-case-1"), token: dispatch)
+            #expect(twin.status == 409 && twin.error?.code == .alreadyExists && twin.error?.field == "number")
+            #expect(twin.error?.message == "Order O-Case-1 already has this number (numbers ignore capital letters).")
+        }
+    }
+
     @Test("a trip is renumbered unless another trip has the number; an edit from an old version is refused and writes nothing",
           arguments: TestBackend.available)
     func tripEdits(_ backend: TestBackend) async throws {
@@ -282,6 +313,16 @@ struct DispatchPeopleTests {
 
             let taken = try await api.call(.dispatchUpdateTrip, other.id.rawValue, json: UpdateTripRequest(number: "T-RENAMED"), token: dispatch)
             #expect(taken.status == 409 && taken.error?.code == .alreadyExists && taken.error?.field == "number")
+            // Numbers ignore capital letters: "t-renamed" would read as the same trip to the driver.
+            let lookalike = try await api.call(.dispatchUpdateTrip, other.id.rawValue, json: UpdateTripRequest(number: "t-Renamed"), token: dispatch)
+            #expect(lookalike.status == 409 && lookalike.error?.code == .alreadyExists && lookalike.error?.field == "number")
+            #expect(lookalike.error?.message == "Trip T-RENAMED already has this number (numbers ignore capital letters).")
+            // A trip may change the case of its own number.
+            let recased = try await api.call(.dispatchUpdateTrip, other.id.rawValue, json: UpdateTripRequest(number: other.number.lowercased()),
+                                             token: dispatch)
+            #expect(recased.status == 200 && (try? recased.decode(Trip.self).number) == other.number.lowercased(), "\(recased.text)")
+            let created = try await api.call(.dispatchCreateTrip, json: CreateTripRequest(number: "t-renamed", origin: "A", destination: "B", revenueCents: 1, miles: 1), token: dispatch)
+            #expect(created.status == 409 && created.error?.code == .alreadyExists, "\(created.text)")
             let blank = try await api.call(.dispatchUpdateTrip, other.id.rawValue, json: UpdateTripRequest(number: "  "), token: dispatch)
             #expect(blank.status == 422 && blank.error?.field == "number")
 

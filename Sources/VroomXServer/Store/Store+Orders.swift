@@ -124,6 +124,7 @@ extension Store {
                           actualDeliveryDate: nil, pickupETA: nil, deliveryETA: nil, revenueCents: revenue,
                           paymentTerms: terms, version: 1, createdAt: tx.now, updatedAt: tx.now)
         let doc = try WireDocument.encode(order)
+        try await claim(number, for: .order, tx)
         do {
             try await tx.execute("""
                 INSERT INTO orders (id, tenant_id, number, trip_id, driver_id, vehicle_year, vehicle_make, vehicle_model,

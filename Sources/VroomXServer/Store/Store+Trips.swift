@@ -59,6 +59,7 @@ extension Store {
                             endDate: request.endDate, origin: origin, destination: destination, revenueCents: revenue,
                             driverPayCents: pay, miles: miles, version: 1, createdAt: tx.now, updatedAt: tx.now)
             let doc = try WireDocument.encode(trip)
+            try await claim(number, for: .trip, tx)
             do {
                 try await tx.execute("""
                     INSERT INTO trips (id, tenant_id, number, driver_id, status, start_date, end_date, origin, destination,
@@ -129,6 +130,7 @@ extension Store {
             if !current.status.isOpen, details != current {
                 throw AppError(409, .invalidTransition, "Trip \(current.number) is \(current.status.label); its details are settled and no longer change.")
             }
+            if trip.number != current.number { try await claim(trip.number, for: .trip, except: id.rawValue, tx) }
             do {
                 trip = try await saveTrip(trip, tx)
             } catch DatabaseConstraintError.unique {
