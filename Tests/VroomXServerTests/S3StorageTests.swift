@@ -169,17 +169,26 @@ struct S3StorageTests {
         }
 
         // While a request on A writes (its body still coming), B refuses a second writer.
+        // The last cut's request gives its lease back after recording its offset: until it has, the lease
+        // seen below would be that one, and B (not the slow request) would write and finish the upload.
+        let uploadID = String(location.split(separator: "/").last ?? "")
+        func lease() async throws -> String? {
+            try await first.services.database.read { db in
+                try await db.first("SELECT lease_token FROM uploads WHERE id = \(uploadID)")?.optionalString("lease_token")
+            }
+        }
+        for _ in 0..<500 {
+            if try await lease() == nil { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(try await lease() == nil, "the last cut's request still holds the upload")
         let slow = try RawSocket(port: a.port)
         try await slow.send(RawHTTP.head("PATCH", location, headers: UploadTests.tus(token, [
             "Upload-Offset": String(offset), "Content-Type": Tus.patchContentType,
         ]), contentLength: file.count - offset) + Array(file[offset..<(offset + 1000)]))
         // Only once A holds the lease: a PATCH from B arriving first would rightly write (and finish) the upload itself.
-        let uploadID = String(location.split(separator: "/").last ?? "")
         for _ in 0..<500 {
-            let lease = try await first.services.database.read { db in
-                try await db.first("SELECT lease_token FROM uploads WHERE id = \(uploadID)")?.optionalString("lease_token")
-            }
-            if lease != nil { break }
+            if try await lease() != nil { break }
             try await Task.sleep(for: .milliseconds(20))
         }
         var locked = 0
