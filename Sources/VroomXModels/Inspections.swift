@@ -144,6 +144,12 @@ public struct Damage: Codable, Sendable, Hashable {
 
     /// Where on the vehicle, e.g. `front_bumper`, `left_rear_door`.
     public var location: String
+
+    /// The location as people read it: `rear_bumper` → "Rear bumper".
+    public var locationLabel: String {
+        let words = location.replacingOccurrences(of: "_", with: " ").trimmingCharacters(in: .whitespaces)
+        return words.prefix(1).uppercased() + words.dropFirst()
+    }
     public var type: Kind
     public var severity: Severity
     public var note: String

@@ -73,7 +73,7 @@ extension Render {
             if !unit.photos.isEmpty { terminal.line("  \(unit.photos.count) photo\(unit.photos.count == 1 ? "" : "s"), the last \(time(unit.photos.last?.uploadedAt))") }
             for paper in unit.documents {
                 var line = "  \(paper.kind.label.capitalized)\(paper.number.isEmpty ? "" : " \(paper.number)")"
-                if let expires = paper.expiresOn {
+                if let expires = paper.expiresOn.map(DayFormat.day) {
                     switch paper.standing(on: today) {
                     case .expired: line += ": " + terminal.style("expired \(expires)", .red)
                     case .due(let left): line += ": " + terminal.style("expires \(expires) (in \(left) days)", .yellow)

@@ -22,20 +22,20 @@ struct Render {
 
     func status(_ status: OrderStatus) -> String {
         switch status {
-        case .new: return terminal.style("new", .dim)
-        case .assigned: return terminal.style("assigned", .blue)
-        case .pickedUp: return terminal.style("picked_up", .yellow)
-        case .delivered: return terminal.style("delivered", .green)
-        case .cancelled: return terminal.style("cancelled", .red)
+        case .new: return terminal.style(status.title, .dim)
+        case .assigned: return terminal.style(status.title, .blue)
+        case .pickedUp: return terminal.style(status.title, .yellow)
+        case .delivered: return terminal.style(status.title, .green)
+        case .cancelled: return terminal.style(status.title, .red)
         }
     }
 
     func status(_ status: TripStatus) -> String {
         switch status {
-        case .planned: return terminal.style("planned", .blue)
-        case .inProgress: return terminal.style("in_progress", .yellow)
-        case .completed: return terminal.style("completed", .green)
-        case .cancelled: return terminal.style("cancelled", .red)
+        case .planned: return terminal.style(status.title, .blue)
+        case .inProgress: return terminal.style(status.title, .yellow)
+        case .completed: return terminal.style(status.title, .green)
+        case .cancelled: return terminal.style(status.title, .red)
         }
     }
 

@@ -108,7 +108,7 @@ struct OrderCommand: AsyncParsableCommand {
         commandName: "order", abstract: "Show an order, or change it.",
         discussion: """
             vroomx-driver order O-5003                         show it, with its inspections
-            vroomx-driver order O-5003 eta --pickup 15:30 --delivery "2026-11-24 09:00"
+            vroomx-driver order O-5003 eta --pickup 15:30 --delivery +1d   (times: 15:30 today, +90m, +1d, or a date and time)
             A vehicle is picked up or delivered by completing its inspection: `vroomx-driver inspect O-5003 --pickup …`.
             """)
     @OptionGroup var global: GlobalOptions

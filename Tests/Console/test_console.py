@@ -126,7 +126,7 @@ def test_create_trip_and_order_then_the_driver_picks_up_while_the_board_is_open(
     expect(page.locator(".timeline")).to_contain_text("Picked up · by Alex Rivera (driver)")
     expect(page.locator(".photos img")).to_have_count(6)
     page.wait_for_function("Array.from(document.querySelectorAll('.photos img')).every(i => i.complete && i.naturalWidth > 0)")
-    expect(page.locator(".damages")).to_contain_text("rear_bumper")
+    expect(page.locator(".damages")).to_contain_text("Rear bumper: scratch, minor")
     shot(page, "order")
     page.goto(server.base + f"/orders/{order}/bill-of-lading")
     expect(page.locator("h1")).to_have_text("Bill of lading")
@@ -717,7 +717,7 @@ def test_a_trip_is_edited_started_completed_and_another_cancelled(page, server, 
     page.fill("#miles", "250000")
     page.click("button:has-text('Save changes')")
     page.wait_for_url(re.compile(r"/trips/[0-9a-f-]{36}(\?(added|saved)=1)?$"))
-    expect(page.locator("main")).to_contain_text("250000")
+    expect(page.locator("main")).to_contain_text("250,000")
 
     # Status: started, then completed (no vehicles are waiting); the other one cancelled after a confirmation.
     page.goto(server.base + f"/trips/{trip}")
@@ -1107,6 +1107,12 @@ def test_a_search_says_which_other_tabs_match(page, server):
     expect(page.locator("tr[data-href]")).to_have_count(1)
     expect(page.locator("tr[data-href]")).to_contain_text("O-5002")
     expect(page.locator("#q")).to_have_value("marietta")
+    # The driver and trip the board shows are searched too; a search that matches nowhere says what it looks at.
+    page.goto(server.base + "/board?status=assigned&q=Sam+T-2001")
+    expect(page.locator("tr[data-href]")).to_have_count(2)
+    page.goto(server.base + "/board?status=new&q=zzzz-nowhere")
+    expect(page.locator(".empty")).to_contain_text("No tab has one either")
+    page.goto(server.base + "/board?status=delivered&q=marietta")
     # Cleared, the tabs count every order again.
     page.click("text=Clear")
     expect(page.locator(".tabs .count.matching")).to_have_count(0)

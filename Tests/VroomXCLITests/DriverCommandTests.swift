@@ -65,7 +65,7 @@ struct DriverCommandTests {
         let tripList = try WireJSON.decoder().decode(Items<Trip>.self, from: Data(trips.output.utf8)).items
         #expect(tripList.map(\.number) == ["T-1003", "T-1002", "T-1001"])
         let table = try await Self.driver(["trips"], home: home, port: port)
-        #expect(table.output.contains("T-1002") && table.output.contains("in_progress") && table.output.contains("Atlanta, GA → Miami, FL"))
+        #expect(table.output.contains("T-1002") && table.output.contains("In progress") && table.output.contains("Atlanta, GA → Miami, FL"))
         let messages = try await Self.driver(["messages"], home: home, port: port)
         #expect(messages.output.contains("Today") && messages.output.contains("Hurricane detour") && messages.output.contains("unread"))
 
@@ -163,7 +163,7 @@ struct DriverCommandTests {
         #expect(sync.output.contains("walkthrough") && sync.output.contains("100%"), "\(sync.output)\nserver: \(server.text.suffix(3000))")
         let shown = try await Self.driver(["order", "O-5005"], home: home, port: port)
         #expect(shown.output.contains("Pickup    inspection complete") && shown.output.contains("8 files on the server"), "\(shown.output)")
-        #expect(shown.output.contains("picked_up"), "completing the pickup inspection picked the vehicle up: \(shown.output)")
+        #expect(shown.output.contains("Picked up"), "completing the pickup inspection picked the vehicle up: \(shown.output)")
         await server.stop()
 
         var configuration = ServerConfiguration()

@@ -292,6 +292,8 @@ struct DispatchPeopleTests {
             let twin = try await api.call(.dispatchCreateOrder, json: order("o-case-1"), token: dispatch)
             #expect(twin.status == 409 && twin.error?.code == .alreadyExists && twin.error?.field == "number")
             #expect(twin.error?.message == "Order O-Case-1 already has this number (numbers ignore capital letters).")
+            let again = try await api.call(.dispatchCreateOrder, json: order("O-Case-1"), token: dispatch)
+            #expect(again.status == 409 && again.error?.message == "An order numbered O-Case-1 already exists.", "\(again.text)")
         }
     }
 

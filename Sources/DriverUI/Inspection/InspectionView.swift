@@ -40,7 +40,7 @@ struct InspectionView: View {
                     ForEach(Array(state.inspection.damages.enumerated()), id: \.offset) { index, damage in
                         VStack(alignment: .leading) {
                             Text("\(damage.type.rawValue.capitalized) · \(damage.severity.rawValue)").font(.headline)
-                            Text(damage.location.replacingOccurrences(of: "_", with: " "))
+                            Text(damage.locationLabel)
                             if !damage.note.isEmpty { Text(damage.note).font(.caption) }
                         }
                         .accessibilityElement(children: .combine)

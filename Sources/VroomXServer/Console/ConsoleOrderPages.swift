@@ -146,6 +146,7 @@ struct ConsoleOrderPages {
         values["inspections"] = inspections.sorted { $0.kind == .pickup && $1.kind == .delivery }.map(Self.inspection)
         values["no_inspections"] = inspections.isEmpty
         values["can_cancel"] = [.new, .assigned].contains(order.status)
+        values["driver_told"] = order.driverID != nil
         values["can_edit"] = ![.delivered, .cancelled].contains(order.status)
         values["payment_terms"] = order.paymentTerms
         let title = template == "bill-of-lading" ? "Bill of lading \(order.number)" : "Order \(order.number)"
@@ -196,14 +197,14 @@ struct ConsoleOrderPages {
             "kind": inspection.kind == .pickup ? "Pickup" : "Delivery",
             "completed": present(ConsoleFormat.time(inspection.completedAt)),
             "incomplete": inspection.completedAt == nil,
-            "odometer": inspection.odometer.map { "\($0) mi" } ?? "—",
+            "odometer": inspection.odometer.map { "\(ConsoleFormat.grouped($0)) mi" } ?? "—",
             "notes": inspection.notes,
             "customer_unavailable": inspection.customerUnavailable,
             "photos": media.filter { $0.kind == .photo }.map { ["src": base + $0.slot.rawValue, "name": $0.slot.title] },
             "video": present(media.first { $0.kind == .video }.map { ["src": base + $0.slot.rawValue, "type": $0.contentType] }),
             "signature": present(media.first { $0.kind == .signature }.map { ["src": base + $0.slot.rawValue] }),
             "damages": inspection.damages.map {
-                ["location": $0.location, "type": $0.type.rawValue, "severity": $0.severity.rawValue, "note": $0.note]
+                ["location": $0.locationLabel, "type": $0.type.rawValue, "severity": $0.severity.rawValue, "note": $0.note]
             },
             "no_damages": inspection.damages.isEmpty,
             "missing": inspection.missingSlots.map { $0.title }.joined(separator: ", "),

@@ -268,9 +268,9 @@ struct ConsolePeoplePages {
                 [
                     "driver": line.driver.name, "pay_terms": ConsoleFormat.label(line.driver.payType, rate: line.driver.payRate),
                     "trips": line.trips.map { ["id": $0.id.rawValue, "number": $0.number, "date": ConsoleFormat.day($0.payDay),
-                                               "route": "\($0.origin) → \($0.destination)", "miles": $0.miles,
+                                               "route": "\($0.origin) → \($0.destination)", "miles": ConsoleFormat.grouped($0.miles),
                                                "revenue": ConsoleFormat.money($0.revenueCents), "pay": ConsoleFormat.money($0.driverPayCents)] },
-                    "total": ConsoleFormat.money(line.payCents), "miles": line.miles, "revenue": ConsoleFormat.money(line.revenueCents),
+                    "total": ConsoleFormat.money(line.payCents), "miles": ConsoleFormat.grouped(line.miles), "revenue": ConsoleFormat.money(line.revenueCents),
                 ] as [String: Any]
             },
             "none": lines.allSatisfy { $0.trips.isEmpty },

@@ -93,7 +93,7 @@ struct ConsoleTripPages {
             "dates": DayFormat.span(trip.startDate, trip.endDate) ?? "",
             "status": trip.status.rawValue, "status_label": ConsoleFormat.label(trip.status),
             "orders": orders, "revenue": ConsoleFormat.money(trip.revenueCents), "pay": ConsoleFormat.money(trip.driverPayCents),
-            "miles": trip.miles,
+            "miles": ConsoleFormat.grouped(trip.miles),
         ]
     }
 

@@ -236,7 +236,7 @@ struct ConsoleUnitPages {
                                                     tenant: request.tenant)
             page["fuel"] = report.fills == 0 ? false : [
                 "mpg": present(report.milesPerGallon.map { String(format: "%.1f mpg", $0) }),
-                "cost_per_mile": present(report.costPerMileCents.map { String(format: "$%.2f a mile", $0 / 100) }),
+                "cost_per_mile": present(report.costPerMileCents.map { String(format: "$%.2f/mi", $0 / 100) }),
                 "spent": ConsoleFormat.money(report.costCents), "fills": report.fills,
             ] as [String: Any]
         }

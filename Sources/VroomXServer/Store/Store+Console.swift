@@ -106,7 +106,8 @@ extension Store {
 
     /// ` AND …` for each of the first five words of a board search: every
     /// word appears (ignoring case) in the number, VIN, vehicle, a stop's
-    /// name, address or contact. Nothing for an empty search.
+    /// name, address or contact, the driver's name or the trip's number (the
+    /// board shows both). Nothing for an empty search.
     static func boardSearch(_ search: String) -> SQL {
         var filter: SQL = ""
         for word in search.split(whereSeparator: \.isWhitespace).prefix(5) {
@@ -116,7 +117,9 @@ extension Store {
                     OR lower(vehicle_make) LIKE \(pattern) ESCAPE '\\' OR lower(vehicle_model) LIKE \(pattern) ESCAPE '\\'
                     OR lower(pickup_name) LIKE \(pattern) ESCAPE '\\' OR lower(pickup_address) LIKE \(pattern) ESCAPE '\\'
                     OR lower(delivery_name) LIKE \(pattern) ESCAPE '\\' OR lower(delivery_address) LIKE \(pattern) ESCAPE '\\'
-                    OR lower(pickup_contact_name) LIKE \(pattern) ESCAPE '\\' OR lower(delivery_contact_name) LIKE \(pattern) ESCAPE '\\')
+                    OR lower(pickup_contact_name) LIKE \(pattern) ESCAPE '\\' OR lower(delivery_contact_name) LIKE \(pattern) ESCAPE '\\'
+                    OR driver_id IN (SELECT id FROM drivers WHERE drivers.tenant_id = orders.tenant_id AND lower(name) LIKE \(pattern) ESCAPE '\\')
+                    OR trip_id IN (SELECT id FROM trips WHERE trips.tenant_id = orders.tenant_id AND lower(trips.number) LIKE \(pattern) ESCAPE '\\'))
                 """
         }
         return filter

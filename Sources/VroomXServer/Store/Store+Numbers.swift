@@ -10,7 +10,8 @@ enum NumberedWork: String, Sendable {
     case trip = "trips"
     case order = "orders"
 
-    var noun: String { self == .trip ? "trip" : "order" }
+    /// "A trip", "An order": how a sentence starts with it.
+    var withArticle: String { self == .trip ? "A trip" : "An order" }
 }
 
 extension Store {
@@ -29,7 +30,7 @@ extension Store {
             WHERE tenant_id = \(tx.tenant) AND lower(number) = lower(\(number))\(other) LIMIT 1
             """).map({ try $0.string("number") }) else { return }
         throw AppError(409, .alreadyExists, held == number
-            ? "A \(work.noun) numbered \(number) already exists."
+            ? "\(work.withArticle) numbered \(number) already exists."
             : "\(work == .trip ? "Trip" : "Order") \(held) already has this number (numbers ignore capital letters).", field: "number")
     }
 }

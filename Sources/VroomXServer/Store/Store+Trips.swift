@@ -269,7 +269,7 @@ extension Store {
     }
 
     func notifyTripAssigned(_ trip: Trip, to driver: ID<Driver>, _ tx: TenantTransaction) async throws {
-        let when = trip.startDate.map { ", starting \($0)" } ?? ""
+        let when = trip.startDate.map { ", starting \(DayFormat.day($0))" } ?? ""
         try await insertNotification(
             driver: driver, type: .tripAssignment, title: "New trip \(trip.number)",
             body: "You have been assigned trip \(trip.number): \(trip.origin) → \(trip.destination)\(when).",

@@ -8,7 +8,7 @@
 
   // Times arrive in UTC; show them in the reader's own zone.
   function localTimes(root) {
-    const format = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+    const format = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", hour: "numeric", minute: "2-digit" });
     root.querySelectorAll("time[datetime]").forEach((element) => {
       const date = new Date(element.getAttribute("datetime"));
       if (!isNaN(date)) { element.textContent = format.format(date); element.title = date.toString(); }
