@@ -128,6 +128,12 @@ struct ConsoleOrderPages {
         var values = Self.row(order, names)
         values["order"] = Self.details(order)
         values["notice"] = request.query("added") == "1" ? "Order \(order.number) created." : request.query("saved") == "1" ? "Saved." : ""
+        let named = (request.query("unpinned") ?? "").split(separator: ",")
+        let unpinned = StopKind.allCases.filter { named.contains(Substring($0.rawValue)) && order.stop($0).location == nil }
+        if !unpinned.isEmpty {
+            let stops = unpinned.map { "\($0 == .pickup ? "pickup" : "delivery")" }.joined(separator: " and ")
+            values["notice"] = "Saved. The \(stops)'s map point went with the old address: add the new one's on Edit to watch for arrival there."
+        }
         let history = try await store.orderHistory(id, tenant: request.tenant)
         // Arrivals the truck's positions showed take their place among the status changes.
         let arrivals: [(Date, [String: Any])] = [(order.arrivedAtPickup, "Arrived at the pickup (truck's position)"),
@@ -331,8 +337,11 @@ struct ConsoleOrderPages {
                                        status: .unprocessableContent)
         }
         do {
-            _ = try await store.updateOrder(id, await console.stops.located(changes, editing: order), tenant: request.tenant)
-            return ConsolePages.redirect("/orders/\(id)?saved=1")
+            let saved = try await store.updateOrder(id, await console.stops.located(changes, editing: order), tenant: request.tenant)
+            // A stop whose new address took its map point away (no geocoder found one) is said so: it no longer
+            // has an arrival fence, and nothing else on the page would tell.
+            let unpinned = StopKind.allCases.filter { order.stop($0).location != nil && saved.stop($0).location == nil }
+            return ConsolePages.redirect("/orders/\(id)?saved=1" + (unpinned.isEmpty ? "" : "&unpinned=" + unpinned.map(\.rawValue).joined(separator: ",")))
         } catch let error as AppError where error.status == 409 && error.body.field == "base_version" {
             // The form shows what is saved now (theirs), so saving again never blanks fields they changed.
             let saved = Self.formValues(order)
