@@ -219,12 +219,20 @@ public enum LocationRules {
 
     /// A distance in metres as a US driver or dispatcher reads it, in the
     /// miles trips are measured in: "130 ft" (to 10 ft) under a tenth of a
-    /// mile, then "0.4 mi", "12.4 mi", "318 mi".
+    /// mile, then "0.4 mi", "12.4 mi", "318 mi", "2,140 mi".
     public static func distanceText(_ metres: Double) -> String {
-        guard metres.isFinite else { return "—" }
+        // Beyond twice round the Earth is no distance on it (and would not fit an Int).
+        guard metres.isFinite, abs(metres) < 1e8 else { return "—" }
         let miles = abs(metres) / metresPerMile
         if miles < 0.1 { return "\(Int((abs(metres) / metresPerFoot / 10).rounded()) * 10) ft" }
-        return String(format: miles < 100 ? "%.1f mi" : "%.0f mi", miles)
+        if miles < 100 { return String(format: "%.1f mi", miles) }
+        var whole = String(Int(miles.rounded()))
+        var grouped = ""
+        while whole.count > 3 {
+            grouped = "," + whole.suffix(3) + grouped
+            whole.removeLast(3)
+        }
+        return whole + grouped + " mi"
     }
 
     public static let metresPerMile = 1609.344
@@ -235,10 +243,12 @@ public enum LocationRules {
     /// typed; a saved radius shown so is not exact, so a form left as shown
     /// keeps the saved metres.
     public static func feet(fromMetres metres: Int) -> Int { Int((Double(metres) / metresPerFoot / 5).rounded()) * 5 }
-    public static func metres(fromFeet feet: Int) -> Int { Int((Double(feet) * metresPerFoot).rounded()) }
-    /// The feet a fence may be given: 85 to 16,400, inside `radiusRange` once in metres.
-    public static let radiusRangeFeet = Int((Double(radiusRange.lowerBound) / metresPerFoot / 5).rounded(.up)) * 5
-        ... Int((Double(radiusRange.upperBound) / metresPerFoot / 5).rounded(.down)) * 5
+    /// Whole metres, kept inside `radiusRange` (80 ft, how 25 m shows, is 24.4 m).
+    public static func metres(fromFeet feet: Int) -> Int {
+        min(max(Int((Double(feet) * metresPerFoot).rounded()), radiusRange.lowerBound), radiusRange.upperBound)
+    }
+    /// The feet a fence may be given: 80 to 16,405, what the ends of `radiusRange` show as.
+    public static let radiusRangeFeet = feet(fromMetres: radiusRange.lowerBound)...feet(fromMetres: radiusRange.upperBound)
 
     /// Whether a phone should keep a fix at all.
     public static func isUsable(_ fix: GeoPosition) -> Bool {
@@ -329,5 +339,23 @@ extension Order {
         case .pickedUp: return .delivery
         default: return nil
         }
+    }
+
+    /// The driver's ETA at one of the stops.
+    public func eta(at kind: StopKind) -> Date? { kind == .pickup ? pickupETA : deliveryETA }
+
+    /// Of a trip's orders, the stop its driver works next: what is on the
+    /// truck is delivered first, then the next vehicle picked up; among
+    /// several, the one the driver expects soonest (their ETA), then by the
+    /// stop's window, then by number. One rule for the driver's app and
+    /// dispatch's map, so both name the same stop.
+    public static func nextStop(among orders: [Order], today: LocalDate) -> (order: Order, kind: StopKind)? {
+        func soonest(_ kind: StopKind, of status: OrderStatus) -> (order: Order, kind: StopKind)? {
+            orders.filter { $0.status == status }.min { a, b in
+                (a.eta(at: kind) ?? .distantFuture, a.stop(kind).windowStart ?? today, a.number)
+                    < (b.eta(at: kind) ?? .distantFuture, b.stop(kind).windowStart ?? today, b.number)
+            }.map { ($0, kind) }
+        }
+        return soonest(.delivery, of: .pickedUp) ?? soonest(.pickup, of: .assigned)
     }
 }

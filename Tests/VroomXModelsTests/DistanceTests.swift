@@ -15,7 +15,8 @@ struct DistanceTests {
         #expect(LocationRules.distanceText(-40) == "130 ft")
         #expect(LocationRules.distanceText(.infinity) == "—")
         #expect(LocationRules.distanceText(.nan) == "—")
-        #expect(LocationRules.distanceText(.greatestFiniteMagnitude).hasSuffix(" mi"))
+        #expect(LocationRules.distanceText(3_444_000) == "2,140 mi")
+        #expect(LocationRules.distanceText(.greatestFiniteMagnitude) == "—")
     }
 
     @Test func fencesReadInFeetAndKeepTheirMetres() {
@@ -26,7 +27,10 @@ struct DistanceTests {
             #expect(LocationRules.feet(fromMetres: LocationRules.metres(fromFeet: feet)) == feet)
         }
         // Every foot the console takes is a radius the API takes.
-        #expect(LocationRules.radiusRangeFeet == 85...16_400)
+        #expect(LocationRules.radiusRangeFeet == 80...16_405)
+        // The ends of the API's range show as the ends of the console's, and come back as they were.
+        #expect(LocationRules.metres(fromFeet: LocationRules.feet(fromMetres: 25)) == 25)
+        #expect(LocationRules.metres(fromFeet: LocationRules.feet(fromMetres: 5000)) == 5000)
         #expect(LocationRules.radiusRange.contains(LocationRules.metres(fromFeet: LocationRules.radiusRangeFeet.lowerBound)))
         #expect(LocationRules.radiusRange.contains(LocationRules.metres(fromFeet: LocationRules.radiusRangeFeet.upperBound)))
     }

@@ -294,6 +294,62 @@ struct DispatchPeopleTests {
             #expect(twin.error?.message == "Order O-Case-1 already has this number (numbers ignore capital letters).")
             let again = try await api.call(.dispatchCreateOrder, json: order("O-Case-1"), token: dispatch)
             #expect(again.status == 409 && again.error?.message == "An order numbered O-Case-1 already exists.", "\(again.text)")
+            // What reads the same is stored the same: spaces of any kind fold to one, accents are composed;
+            // invisible marks and line separators are refused.
+            #expect(try await api.call(.dispatchCreateOrder, json: order("O\u{00A0}\u{3000}Wide"), token: dispatch).decode(Order.self).number == "O Wide")
+            #expect(try await api.call(.dispatchCreateOrder, json: order("O  wide"), token: dispatch).status == 409)
+            #expect(try await api.call(.dispatchCreateOrder, json: order("Cafe\u{301}-9"), token: dispatch).decode(Order.self).number == "Caf\u{E9}-9")
+            #expect(try await api.call(.dispatchCreateOrder, json: order("Caf\u{E9}-9"), token: dispatch).status == 409)
+            for invisible in ["\u{FE0F}", "\u{034F}", "\u{3164}", "\u{E000}", "\u{2028}", "\u{2029}"] {
+                let refused = try await api.call(.dispatchCreateOrder, json: order("O-Ca" + invisible + "se-2"), token: dispatch)
+                #expect(refused.status == 422 && refused.error?.field == "number", "U+\(String(invisible.unicodeScalars.first!.value, radix: 16))")
+            }
+            // The check reads the folded-number index, not every order of the carrier.
+            let plan = try await server.services.database.write { db -> String in
+                let lookup: SQL = "SELECT number FROM orders WHERE tenant_id = \(carrier.tenant.id) AND lower(number) = lower(\("x"))"
+                if db.dialect == .postgres {
+                    _ = try await db.query("SELECT set_config('enable_seqscan', 'off', true) AS off")
+                    return try await db.query("EXPLAIN " + lookup).map { try $0.string("QUERY PLAN") }.joined(separator: "\n")
+                }
+                return try await db.query("EXPLAIN QUERY PLAN " + lookup).map { try $0.string("detail") }.joined(separator: "\n")
+            }
+            #expect(plan.contains("orders_by_folded_number"), "\(plan)")
+            // A board search with characters no one types (a NUL, which PostgreSQL refuses) finds nothing, and fails nothing;
+            // a % inside a combined character is still a literal %.
+            for search in ["ab\u{0}cd", "%\u{301}", "Z_\u{301}"] {
+                let found = try await server.store.boardOrders(.init(status: .new, search: search, pickupNewestFirst: false, page: 0, pageSize: 50),
+                                                               tenant: carrier.tenant.id)
+                #expect(found.total == 0, "\(search.unicodeScalars.map(\.value))")
+            }
+        }
+    }
+
+    @Test("claiming numbers never deadlocks with the rows a write holds: new trips for a driver beside renames of theirs all succeed",
+          arguments: TestBackend.available)
+    func numberClaimsTakeTurns(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 4)
+        let dispatch = carrier.dispatcher.accessToken
+        let driver = carrier.driverID(0)
+        try await server.run { api in
+            // A create locks the driver; a rename locks its trip and then tells the driver (a row that needs the driver).
+            let statuses = try await withThrowingTaskGroup(of: [Int].self) { group in
+                for (lane, trip) in carrier.trips[0].enumerated() {
+                    group.addTask {
+                        var statuses: [Int] = []
+                        for round in 0..<10 {
+                            statuses.append(try await api.call(.dispatchCreateTrip, json: CreateTripRequest(
+                                number: "C-\(lane)-\(round)", driverID: driver, origin: "A", destination: "B", revenueCents: 1, miles: 1),
+                                token: dispatch).status)
+                            statuses.append(try await api.call(.dispatchUpdateTrip, trip.id.rawValue, json: UpdateTripRequest(
+                                number: "R-\(lane)-\(round)"), token: dispatch).status)
+                        }
+                        return statuses
+                    }
+                }
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+            #expect(statuses.allSatisfy { $0 == 200 || $0 == 201 }, "\(statuses.filter { $0 >= 300 })")
         }
     }
 

@@ -67,7 +67,7 @@ struct MapTilesTests {
         let name = labels.place("Alex Rivera", x: driver.x, y: driver.y, r: driver.r)
         let fence = labels.place("O-5004 pickup", x: pickup.x, y: pickup.y, r: pickup.r)
         let other = labels.place("O-5005 pickup", x: below.x, y: below.y, r: below.r)
-        func box(_ label: (x: Double, y: Double, anchor: String), _ text: String) -> (Double, Double, Double, Double) {
+        func box(_ label: MapLabels.Placement, _ text: String) -> (Double, Double, Double, Double) {
             let width = Double(text.count) * 7.2
             let minX = label.anchor == "start" ? label.x : label.anchor == "end" ? label.x - width : label.x - width / 2
             return (minX, label.y - 10, minX + width, label.y + 3)
@@ -85,5 +85,14 @@ struct MapTilesTests {
         // At the right edge a name goes to the left of its mark rather than off the map.
         var edge = MapLabels(marks: [(MapCanvas.width - 10, 50, 7)])
         #expect(edge.place("Jordan Lee", x: MapCanvas.width - 10, y: 50, r: 7).anchor == "end")
+        // A crowd: a thousand fences on one spot. Names are always shown; a fence's label only where it is free.
+        var crowd: [(x: Double, y: Double, r: Double)] = []
+        for index in 0..<1000 { crowd.append((x: 480 + Double(index % 10), y: 270 + Double(index / 100), r: 6)) }
+        var crowded = MapLabels(marks: crowd)
+        var placed = 0
+        for mark in crowd where crowded.placeIfFree("O-9999 pickup", x: mark.x, y: mark.y, r: mark.r) != nil { placed += 1 }
+        #expect(placed <= 8, "\(placed) labels placed around one spot")
+        let shown = crowded.place("Alex Rivera", x: 480, y: 270, r: 7)
+        #expect(["start", "end", "middle"].contains(shown.anchor))
     }
 }

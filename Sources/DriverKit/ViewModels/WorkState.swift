@@ -4,7 +4,7 @@ import VroomXModels
 /// The Home tab: the trip on the road (or the next one) and the next stop.
 public struct HomeState: Sendable, Hashable {
     public struct NextStop: Sendable, Hashable {
-        public enum Kind: String, Sendable { case pickup, delivery }
+        public typealias Kind = StopKind
         public let kind: Kind
         public let order: Order
         public var stop: Stop { kind == .pickup ? order.pickup : order.delivery }
@@ -26,14 +26,7 @@ public struct HomeState: Sendable, Hashable {
         currentTrip = current
         upcomingTrips = planned.filter { $0.id != current?.id }
         let onTrip = current.map { trip in orders.filter { $0.tripID == trip.id } } ?? []
-        // Deliver what is on the truck first, then go to the next pickup.
-        let deliveries = onTrip.filter { $0.status == .pickedUp }.map { NextStop(kind: .delivery, order: $0) }
-        let pickups = onTrip.filter { $0.status == .assigned }.map { NextStop(kind: .pickup, order: $0) }
-        func soonest(_ stops: [NextStop]) -> NextStop? {
-            stops.min { ($0.eta ?? .distantFuture, $0.stop.windowStart ?? today, $0.order.number)
-                < ($1.eta ?? .distantFuture, $1.stop.windowStart ?? today, $1.order.number) }
-        }
-        nextStop = soonest(deliveries) ?? soonest(pickups)
+        nextStop = Order.nextStop(among: onTrip, today: today).map { NextStop(kind: $0.kind, order: $0.order) }
     }
 }
 

@@ -38,19 +38,19 @@ struct ConsoleMapPages {
         }
         let canvas = MapCanvas(points: positions.map(\.fix.point) + stops.map(\.2), tracks: tracks.flatMap { $0.1.map(\.point) })
         var rows: [[String: Any]] = []
+        let today = LocalDate(store.now)
         for position in positions {
-            let next = open.filter { $0.driverID == position.driverID }.compactMap { order -> (Order, StopKind, GeoPoint)? in
-                guard let kind = order.nextStop, let point = order.stop(kind).location else { return nil }
-                return (order, kind, point)
-            }.min { position.fix.point.distance(to: $0.2) < position.fix.point.distance(to: $1.2) }
+            // The stop the driver's app names as next (the same rule), on the trip the position was shared for.
+            let onTrip = open.filter { $0.driverID == position.driverID && position.tripID != nil && $0.tripID == position.tripID }
+            let next = Order.nextStop(among: onTrip, today: today)
             var row: [String: Any] = ["name": position.driverName, "seen": present(ConsoleFormat.time(position.fix.recordedAt)),
                                       "point": position.fix.point.text, "trip": trips.first { $0.id == position.tripID }?.number ?? "—",
                                       "next": false]
-            if let (order, kind, point) = next {
+            if let (order, kind) = next {
                 let progress = try await store.progress(of: order.id, tenant: tenant)
                 row["next"] = ["order": order.number, "order_id": order.id.rawValue, "stop": kind.rawValue,
                                "arrived": present(ConsoleFormat.time(order.arrived(at: kind))),
-                               "distance": LocationRules.distanceText(position.fix.point.distance(to: point)),
+                               "distance": order.stop(kind).location.map { LocationRules.distanceText(position.fix.point.distance(to: $0)) } ?? "—",
                                "eta": present(ConsoleFormat.time(progress.computedETA)),
                                "driver_eta": present(ConsoleFormat.time(progress.driverETA))] as [String: Any]
             }
@@ -76,7 +76,7 @@ struct ConsoleMapPages {
             "drivers": drivers.map { driver -> [String: Any] in
                 let stale = store.now.timeIntervalSince(driver.position.fix.recordedAt) > 3600
                 let label = labels.place(driver.position.driverName, x: driver.x, y: driver.y, r: driver.r)
-                return ["x": driver.x, "y": driver.y, "label_x": label.x, "label_y": label.y, "anchor": label.anchor,
+                return ["x": driver.x, "y": driver.y, "label": ["x": label.x, "y": label.y, "anchor": label.anchor],
                         "name": driver.position.driverName, "stale": stale]
             },
             "tracks": tracks.map { trip, fixes in
@@ -85,10 +85,10 @@ struct ConsoleMapPages {
             "fences": fences.map { fence -> [String: Any] in
                 let numbers = fence.group.map(\.0.number).joined(separator: ", ")
                 let text = "\(numbers) \(fence.kind.rawValue)"
-                let label = labels.place(text, x: fence.x, y: fence.y, r: fence.r)
+                let label = labels.placeIfFree(text, x: fence.x, y: fence.y, r: fence.r)
                 return ["x": fence.x, "y": fence.y, "r": fence.r, "kind": fence.kind.rawValue,
-                        "label": "\(fence.kind == .pickup ? "Pickup" : "Delivery") of \(numbers): \(fence.group[0].0.stop(fence.kind).address)",
-                        "number": text, "label_x": label.x, "label_y": label.y, "anchor": label.anchor]
+                        "title": "\(fence.kind == .pickup ? "Pickup" : "Delivery") of \(numbers): \(fence.group[0].0.stop(fence.kind).address)",
+                        "number": text, "label": present(label.map { ["x": $0.x, "y": $0.y, "anchor": $0.anchor] })]
             },
             "rows": rows, "empty": positions.isEmpty,
         ])
@@ -100,43 +100,104 @@ struct ConsoleMapPages {
 }
 
 /// Where each label of the map goes: beside its mark, on the first side
-/// (right, left, above, below) where it covers no mark and no label placed
-/// before it, inside the map; when every side is taken, the side that
-/// covers least. Text width is estimated (12 px bold: about 7.2 px a
-/// character), which is enough to keep labels apart.
+/// (right, left, above, below) where it covers no mark, no label placed
+/// before it and nothing off the map. A name that must be shown takes the
+/// side that covers least when every side is taken; an optional label (a
+/// fence's) is left out then, since it would only hide others. Text width
+/// is estimated (12 px bold: about 7.2 px a character). What is placed is
+/// kept by 64-pixel cells, so a label is checked only against what is near
+/// it: a map of a thousand marks places its labels in milliseconds.
 struct MapLabels {
+    struct Placement: Equatable {
+        let x: Double, y: Double, anchor: String
+    }
+
     private struct Box {
         var minX, minY, maxX, maxY: Double
         func overlap(_ other: Box) -> Double {
             max(0, min(maxX, other.maxX) - max(minX, other.minX)) * max(0, min(maxY, other.maxY) - max(minY, other.minY))
         }
+        var area: Double { (maxX - minX) * (maxY - minY) }
     }
 
-    private var taken: [Box]
+    private static let cellSize = 64.0
+    private var boxes: [Box] = []
+    private var cells: [Int: [Int]] = [:]
 
-    /// - Parameter marks: every circle drawn (centre and radius); no label covers one.
+    /// - Parameter marks: every circle drawn (centre and radius). No label
+    ///   covers a mark's centre; a large fence's inside may hold labels.
     init(marks: [(x: Double, y: Double, r: Double)]) {
-        taken = marks.map { Box(minX: $0.x - $0.r, minY: $0.y - $0.r, maxX: $0.x + $0.r, maxY: $0.y + $0.r) }
+        for mark in marks {
+            let r = min(mark.r, 12)
+            insert(Box(minX: mark.x - r, minY: mark.y - r, maxX: mark.x + r, maxY: mark.y + r))
+        }
     }
 
-    /// The label's baseline point and its `text-anchor`.
-    mutating func place(_ text: String, x: Double, y: Double, r: Double) -> (x: Double, y: Double, anchor: String) {
-        let width = Double(text.count) * 7.2, ascent = 10.0, descent = 3.0, gap = 4.0
-        let sides: [(x: Double, y: Double, anchor: String, box: Box)] = [
-            (x + r + gap, y + 4, "start", Box(minX: x + r + gap, minY: y + 4 - ascent, maxX: x + r + gap + width, maxY: y + 4 + descent)),
-            (x - r - gap, y + 4, "end", Box(minX: x - r - gap - width, minY: y + 4 - ascent, maxX: x - r - gap, maxY: y + 4 + descent)),
-            (x, y - r - gap - descent, "middle", Box(minX: x - width / 2, minY: y - r - gap - descent - ascent, maxX: x + width / 2, maxY: y - r - gap)),
-            (x, y + r + gap + ascent, "middle", Box(minX: x - width / 2, minY: y + r + gap, maxX: x + width / 2, maxY: y + r + gap + ascent + descent)),
-        ]
-        let map = Box(minX: 0, minY: 0, maxX: MapCanvas.width, maxY: MapCanvas.height)
-        func covered(_ box: Box) -> Double {
-            let outside = (box.maxX - box.minX) * (box.maxY - box.minY) - box.overlap(map)
-            return taken.reduce(outside) { $0 + $1.overlap(box) }
-        }
-        let chosen = sides.first { covered($0.box) == 0 } ?? sides.min { covered($0.box) < covered($1.box) } ?? sides[0]
-        taken.append(chosen.box)
-        return (chosen.x.rounded(toPlaces: 1), chosen.y.rounded(toPlaces: 1), chosen.anchor)
+    /// A label that is always shown.
+    mutating func place(_ text: String, x: Double, y: Double, r: Double) -> Placement {
+        let (sides, covered) = candidates(text, x: x, y: y, r: r)
+        let best = covered.indices.first { covered[$0] == 0 } ?? covered.indices.min { covered[$0] < covered[$1] } ?? 0
+        insert(sides[best].box)
+        return sides[best].placement
     }
+
+    /// A label shown only where it covers nothing.
+    mutating func placeIfFree(_ text: String, x: Double, y: Double, r: Double) -> Placement? {
+        let (sides, covered) = candidates(text, x: x, y: y, r: r)
+        guard let free = covered.indices.first(where: { covered[$0] == 0 }) else { return nil }
+        insert(sides[free].box)
+        return sides[free].placement
+    }
+
+    private func candidates(_ text: String, x: Double, y: Double, r: Double)
+        -> (sides: [(placement: Placement, box: Box)], covered: [Double]) {
+        let width = Double(text.count) * 7.2, ascent = 10.0, descent = 3.0, gap = 4.0
+        let r = min(r, 12)
+        let sides: [(placement: Placement, box: Box)] = [
+            (Placement(x: x + r + gap, y: y + 4, anchor: "start"),
+             Box(minX: x + r + gap, minY: y + 4 - ascent, maxX: x + r + gap + width, maxY: y + 4 + descent)),
+            (Placement(x: x - r - gap, y: y + 4, anchor: "end"),
+             Box(minX: x - r - gap - width, minY: y + 4 - ascent, maxX: x - r - gap, maxY: y + 4 + descent)),
+            (Placement(x: x, y: y - r - gap - descent, anchor: "middle"),
+             Box(minX: x - width / 2, minY: y - r - gap - descent - ascent, maxX: x + width / 2, maxY: y - r - gap)),
+            (Placement(x: x, y: y + r + gap + ascent, anchor: "middle"),
+             Box(minX: x - width / 2, minY: y + r + gap, maxX: x + width / 2, maxY: y + r + gap + ascent + descent)),
+        ]
+        return (sides.map { ($0.placement.rounded, $0.box) }, sides.map { covered($0.box) })
+    }
+
+    /// How much of `box` lies on something placed or off the map.
+    private func covered(_ box: Box) -> Double {
+        let map = Box(minX: 0, minY: 0, maxX: MapCanvas.width, maxY: MapCanvas.height)
+        var total = box.area - box.overlap(map)
+        var seen = Set<Int>()
+        for key in Self.keys(box) {
+            for index in cells[key] ?? [] where seen.insert(index).inserted {
+                total += boxes[index].overlap(box)
+            }
+        }
+        return total
+    }
+
+    private mutating func insert(_ box: Box) {
+        boxes.append(box)
+        for key in Self.keys(box) { cells[key, default: []].append(boxes.count - 1) }
+    }
+
+    /// The cells a box touches (those beyond the map's edges clamped to a
+    /// margin of cells around it, so any box has a few keys at most).
+    private static func keys(_ box: Box) -> [Int] {
+        func cell(_ value: Double) -> Int { Int(min(max(value / cellSize, -2), 20).rounded(.down)) }
+        var keys: [Int] = []
+        for row in cell(box.minY)...cell(box.maxY) {
+            for column in cell(box.minX)...cell(box.maxX) { keys.append((row + 2) * 32 + (column + 2)) }
+        }
+        return keys
+    }
+}
+
+extension MapLabels.Placement {
+    fileprivate var rounded: Self { Self(x: x.rounded(toPlaces: 1), y: y.rounded(toPlaces: 1), anchor: anchor) }
 }
 
 /// Web Mercator (the projection map tiles use), fitted to the points shown.

@@ -578,6 +578,16 @@ enum Schema {
         Migration(version: 12, name: "mutation in feed", sql: """
             ALTER TABLE change_log ADD COLUMN mutation_id TEXT
             """),
+
+        // Trip and order numbers are unique ignoring capitals (`Store.claim`):
+        // the check looks numbers up folded (the number itself in the index
+        // too, so SQLite does not prefer reading all of a carrier's numbers
+        // from the exact one). Not unique indexes: lookalikes saved before
+        // the rule stay as they are.
+        Migration(version: 13, name: "folded numbers", sql: """
+            CREATE INDEX trips_by_folded_number ON trips (tenant_id, lower(number), number);
+            CREATE INDEX orders_by_folded_number ON orders (tenant_id, lower(number), number)
+            """),
     ]
 }
 

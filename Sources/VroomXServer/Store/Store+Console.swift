@@ -109,9 +109,14 @@ extension Store {
     /// name, address or contact, the driver's name or the trip's number (the
     /// board shows both). Nothing for an empty search.
     static func boardSearch(_ search: String) -> SQL {
+        // Control and format characters are no text anyone looks for (and PostgreSQL refuses a NUL).
+        let visible = String(String.UnicodeScalarView(search.unicodeScalars.filter {
+            $0.properties.generalCategory != .control && $0.properties.generalCategory != .format
+        }))
         var filter: SQL = ""
-        for word in search.split(whereSeparator: \.isWhitespace).prefix(5) {
-            let pattern = "%" + likeEscaped(word.lowercased()) + "%"
+        for word in visible.split(whereSeparator: \.isWhitespace).prefix(5) {
+            // Folded by the database on both sides, so the word and the text fold alike.
+            let pattern: SQL = "lower(\("%" + likeEscaped(String(word)) + "%"))"
             filter = filter + """
                  AND (lower(number) LIKE \(pattern) ESCAPE '\\' OR lower(vehicle_vin) LIKE \(pattern) ESCAPE '\\'
                     OR lower(vehicle_make) LIKE \(pattern) ESCAPE '\\' OR lower(vehicle_model) LIKE \(pattern) ESCAPE '\\'
@@ -153,13 +158,15 @@ extension Store {
     }
 
     /// `%`, `_` and the escape character itself match literally.
+    /// Escaped scalar by scalar: a `%` that a combining mark joins into one
+    /// Character is still a `%` to the database.
     static func likeEscaped(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            if character == "%" || character == "_" || character == "\\" { escaped.append("\\") }
-            escaped.append(character)
+        var escaped = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            if scalar == "%" || scalar == "_" || scalar == "\\" { escaped.append("\\") }
+            escaped.append(scalar)
         }
-        return escaped
+        return String(escaped)
     }
 
     // MARK: Drivers and messages

@@ -16,10 +16,13 @@ enum NumberedWork: String, Sendable {
 
 extension Store {
     /// Refuses `number` when another trip or order (`except` the one being
-    /// renumbered) holds it ignoring case. On PostgreSQL the carrier's
-    /// claims take turns (a lock that lasts until the transaction ends), so
-    /// two lookalikes written at once cannot both pass the check; SQLite's
-    /// writers already do.
+    /// renumbered) holds it ignoring case (an index on the folded number
+    /// answers). On PostgreSQL the carrier's claims take turns (a lock that
+    /// lasts until the transaction ends), so two lookalikes written at once
+    /// cannot both pass the check; SQLite's writers already do. Call it
+    /// before the transaction locks any row: a writer holding a row while it
+    /// waits for the claim could wait on one that holds the claim and waits
+    /// for that row.
     func claim(_ number: String, for work: NumberedWork, except id: String? = nil, _ tx: TenantTransaction) async throws {
         if tx.db.dialect == .postgres {
             _ = try await tx.query("SELECT pg_advisory_xact_lock(hashtext(\(tx.tenant.rawValue + " " + work.rawValue))) AS held")

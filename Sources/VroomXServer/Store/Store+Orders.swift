@@ -108,6 +108,8 @@ extension Store {
 
     private func insertOrder(_ valid: ValidOrder, tenant: ID<Tenant>, _ tx: TenantTransaction) async throws -> Order {
         let (number, vehicle, pickup, delivery, revenue, terms) = (valid.number, valid.vehicle, valid.pickup, valid.delivery, valid.revenue, valid.terms)
+        // Claimed before any row is locked (see `claim`); an import's later orders hold the claim already.
+        try await claim(number, for: .order, tx)
         var trip: Trip?
         if let tripID = valid.tripID {
             guard let found = try await lockTrip(tripID, .dispatch(tenant: tenant), tx.db) else {
@@ -124,7 +126,6 @@ extension Store {
                           actualDeliveryDate: nil, pickupETA: nil, deliveryETA: nil, revenueCents: revenue,
                           paymentTerms: terms, version: 1, createdAt: tx.now, updatedAt: tx.now)
         let doc = try WireDocument.encode(order)
-        try await claim(number, for: .order, tx)
         do {
             try await tx.execute("""
                 INSERT INTO orders (id, tenant_id, number, trip_id, driver_id, vehicle_year, vehicle_make, vehicle_model,

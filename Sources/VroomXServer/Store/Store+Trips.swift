@@ -49,6 +49,7 @@ extension Store {
         let origin = try Validate.text(request.origin, field: "origin", max: 500)
         let destination = try Validate.text(request.destination, field: "destination", max: 500)
         return try await write(tenant: tenant) { tx in
+            try await claim(number, for: .trip, tx)
             var driver: Driver?
             if let driverID = request.driverID {
                 driver = try await assignableDriver(driverID, tenant: tenant, tx.db)
@@ -59,7 +60,6 @@ extension Store {
                             endDate: request.endDate, origin: origin, destination: destination, revenueCents: revenue,
                             driverPayCents: pay, miles: miles, version: 1, createdAt: tx.now, updatedAt: tx.now)
             let doc = try WireDocument.encode(trip)
-            try await claim(number, for: .trip, tx)
             do {
                 try await tx.execute("""
                     INSERT INTO trips (id, tenant_id, number, driver_id, status, start_date, end_date, origin, destination,
@@ -81,7 +81,10 @@ extension Store {
 
     public func updateTrip(_ id: ID<Trip>, _ request: UpdateTripRequest, tenant: ID<Tenant>) async throws -> Trip {
         let scope = Scope.dispatch(tenant: tenant)
+        let number = try request.number.map { try Validate.name($0, field: "number", max: 64) }
         return try await write(tenant: tenant) { tx in
+            // A new number is claimed before any row is locked (see `claim`).
+            if let number { try await claim(number, for: .trip, except: id.rawValue, tx) }
             guard var trip = try await lockTrip(id, scope, tx.db) else { throw AppError.notFound("Trip") }
             let current = trip
             if let base = request.baseVersion {
@@ -93,7 +96,7 @@ extension Store {
                                    field: "base_version")
                 }
             }
-            if let number = request.number { trip.number = try Validate.name(number, field: "number", max: 64) }
+            if let number { trip.number = number }
             if let status = request.status, status != trip.status {
                 guard trip.status.canTransition(to: status) else {
                     throw AppError.invalidTransition(from: trip.status.rawValue, to: status.rawValue)
@@ -130,7 +133,6 @@ extension Store {
             if !current.status.isOpen, details != current {
                 throw AppError(409, .invalidTransition, "Trip \(current.number) is \(current.status.label); its details are settled and no longer change.")
             }
-            if trip.number != current.number { try await claim(trip.number, for: .trip, except: id.rawValue, tx) }
             do {
                 trip = try await saveTrip(trip, tx)
             } catch DatabaseConstraintError.unique {

@@ -31,12 +31,20 @@ enum Validate {
     /// Text that names something (a trip or order number): one line of visible
     /// text, without the tabs, breaks or invisible marks (zero-width spaces,
     /// direction overrides) that make two numbers look alike.
+    /// Stored composed (NFC), with each run of spaces of any kind as one
+    /// space, so that what reads the same is stored the same.
     static func name(_ raw: String, field: String, max: Int) throws -> String {
         let text = try text(raw, field: field, max: max, required: true)
-        guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }) else {
+        guard !text.unicodeScalars.contains(where: { scalar in
+            let properties = scalar.properties
+            switch properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator, .privateUse, .surrogate, .unassigned: return true
+            default: return properties.isDefaultIgnorableCodePoint  // variation selectors, fillers, joiners
+            }
+        }) else {
             throw AppError.validation(field, "\(field) is one line of visible text.")
         }
-        return text
+        return text.precomposedStringWithCanonicalMapping.split(whereSeparator: \.isWhitespace).joined(separator: " ")
     }
 
     static func cents(_ value: Int, field: String, allowZero: Bool = true, max: Int = MoneyFormat.largestCents) throws -> Int {
