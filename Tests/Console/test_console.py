@@ -230,6 +230,9 @@ def test_drivers_invite_and_pay_pages(page, server):
         for period in ["month", "week"]:
             answer = page.request.get(server.base + f"/pay?period={period}&date={day}")
             assert answer.status == 200, (period, day, answer.status)
+            # No link leads past the calendar's ends (it would open this week instead).
+            for link in re.findall(r'href="(/pay\?period=[a-z]+&amp;date=[0-9-]+)"', answer.text()):
+                assert re.search(r"date=(19\d\d|2\d\d\d)-", link), (period, day, link)
     assert page.request.get(server.base + "/healthz").status == 200
     page.goto(server.base + "/trips")
     shot(page, "trips")

@@ -261,7 +261,9 @@ struct ConsolePeoplePages {
         let period = monthly ? "month" : "week"
         return pages.page("pay", title: "Driver pay", session: request.session, section: "pay", [
             "monthly": monthly, "days": DayFormat.span(from, through) ?? "", "period": period,
-            "prev_href": "/pay?period=\(period)&date=\(previous)", "next_href": "/pay?period=\(period)&date=\(next)",
+            // Not past the calendar's ends (1900 to 2999): such a date would open this week instead.
+            "prev_href": present(LocalDate(previous.description).map { "/pay?period=\(period)&date=\($0)" }),
+            "next_href": present(LocalDate(next.description).map { "/pay?period=\(period)&date=\($0)" }),
             "week_href": "/pay?period=week&date=\(anchor)", "month_href": "/pay?period=month&date=\(anchor)",
             "csv_href": "/pay.csv?period=\(period)&date=\(anchor)",
             "lines": lines.filter { !$0.trips.isEmpty }.map { line in
