@@ -121,7 +121,8 @@ extension Session {
             }
         }
         defer { watcher.cancel() }
-        var reported: Set<String> = []
+        // Files sent before this command are not news: only what it sends (or fails to) is shown.
+        var reported = Set(try app.database.uploads(inspection: inspection).filter { $0.status != .pending && $0.status != .uploading }.map(\.id))
         while await app.uploads.processDue() {
             if quiet { continue }
             for item in try app.database.uploads(inspection: inspection) where !reported.contains(item.id) {

@@ -951,6 +951,13 @@ def test_a_trip_without_a_driver_offers_no_start(page, server):
     expect(page.locator("h1 .badge")).to_have_text("Planned")
     expect(page.locator("button:has-text('Start trip')")).to_have_count(0)
     expect(page.locator("button:has-text('Cancel trip')")).to_have_count(1)
+    # Orders imported onto it wait for a driver: the board opens on New, where they are.
+    page.goto(server.base + "/orders/import")
+    page.fill("#csv", "number,pickup_address,delivery_address,revenue,trip\n"
+                      "O-NODRIVER-1,1 Harbor Rd Savannah GA,9 Main St Orlando FL,900,T-NODRIVER-1\n")
+    page.click("button:has-text('Import')")
+    page.wait_for_url(re.compile(r"/board\?status=new"))
+    expect(page.locator("tr[data-href]", has_text="O-NODRIVER-1")).to_have_count(1)
 
 
 def test_an_order_form_marks_every_problem_at_once(page, server):

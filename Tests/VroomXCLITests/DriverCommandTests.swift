@@ -291,6 +291,8 @@ struct DriverCommandTests {
         try Data(secondBytes).write(to: second)
         let sentNow = try await Self.driver(["unit-photo", second.path], home: home, port: port)
         #expect(sentNow.status == 0 && sentNow.output.contains("Added a photo of T-12."), "\(sentNow.output)")
+        // Only the file this command sent is shown going, not the one sent earlier.
+        #expect(sentNow.output.components(separatedBy: "100%").count == 2, "\(sentNow.output)")
         #expect(try await Self.driver(["sync"], home: home, port: port).status == 0)
         await server.stop()
 

@@ -25,10 +25,7 @@ struct ConsoleMapPages {
             if !track.isEmpty { tracks.append((trip, track)) }
         }
         // The stops still ahead on trips under way (a planned trip's stops would only crowd the map).
-        let underWay = Set(trips.map(\.id))
-        let open = try await store.orders(.dispatch(tenant: tenant)).filter {
-            ($0.status == .assigned || $0.status == .pickedUp) && $0.tripID.map(underWay.contains) == true
-        }
+        let open = try await store.ordersAhead(tenant: tenant)
         var stops: [(Order, StopKind, GeoPoint, Double)] = []
         for order in open.prefix(500) {
             let ahead: [StopKind] = order.status == .assigned ? [.pickup, .delivery] : [.delivery]

@@ -35,11 +35,14 @@ enum OrderImport {
     }
 
     static func run(_ text: String, store: Store, tenant: ID<Tenant>) async throws -> Outcome {
-        let trips = TripNumbers(try await store.trips(.dispatch(tenant: tenant)))
-        let (orders, lines) = try parse(text, trips: trips, now: store.now)
+        let carrierTrips = try await store.trips(.dispatch(tenant: tenant))
+        let (orders, lines) = try parse(text, trips: TripNumbers(carrierTrips), now: store.now)
         do {
             let count = try await store.createOrders(orders, tenant: tenant)
-            return Outcome(count: count, status: orders.contains { $0.tripID != nil } ? .assigned : .new)
+            // The board opens where the orders went: assigned when a trip with a driver took one, else new.
+            let drivers = Dictionary(carrierTrips.map { ($0.id, $0.driverID) }) { first, _ in first }
+            let assigned = orders.contains { order in order.tripID.flatMap { drivers[$0] ?? nil } != nil }
+            return Outcome(count: count, status: assigned ? .assigned : .new)
         } catch let refusal as Store.BatchRefusal {
             // A number already taken in this carrier (or a trip gone meanwhile): nothing was written.
             throw Problems(lines: [Problem(line: lines[refusal.index], field: column(for: refusal.error.body.field),

@@ -88,7 +88,7 @@ extension Store {
     }
 
     func boardOrders(_ query: BoardQuery, tenant: ID<Tenant>) async throws -> (orders: [Order], total: Int) {
-        let filter: SQL = "tenant_id = \(tenant) AND status = \(query.status)" + Self.boardSearch(query.search)
+        let filter: SQL = "tenant_id = \(tenant) AND status = \(query.status)" + Self.boardSearch(query.search, tenant: tenant)
         let direction = query.pickupNewestFirst ? "DESC" : "ASC"
         // Orders without a pickup window come last either way.
         let order: SQL = """
@@ -107,8 +107,10 @@ extension Store {
     /// ` AND …` for each of the first five words of a board search: every
     /// word appears (ignoring case) in the number, VIN, vehicle, a stop's
     /// name, address or contact, the driver's name or the trip's number (the
-    /// board shows both). Nothing for an empty search.
-    static func boardSearch(_ search: String) -> SQL {
+    /// board shows both). Nothing for an empty search. The carrier's drivers
+    /// and trips that match are found once per word (uncorrelated
+    /// subqueries), not once per order.
+    static func boardSearch(_ search: String, tenant: ID<Tenant>) -> SQL {
         // Control and format characters are no text anyone looks for (and PostgreSQL refuses a NUL).
         let visible = String(String.UnicodeScalarView(search.unicodeScalars.filter {
             $0.properties.generalCategory != .control && $0.properties.generalCategory != .format
@@ -123,8 +125,8 @@ extension Store {
                     OR lower(pickup_name) LIKE \(pattern) ESCAPE '\\' OR lower(pickup_address) LIKE \(pattern) ESCAPE '\\'
                     OR lower(delivery_name) LIKE \(pattern) ESCAPE '\\' OR lower(delivery_address) LIKE \(pattern) ESCAPE '\\'
                     OR lower(pickup_contact_name) LIKE \(pattern) ESCAPE '\\' OR lower(delivery_contact_name) LIKE \(pattern) ESCAPE '\\'
-                    OR driver_id IN (SELECT id FROM drivers WHERE drivers.tenant_id = orders.tenant_id AND lower(name) LIKE \(pattern) ESCAPE '\\')
-                    OR trip_id IN (SELECT id FROM trips WHERE trips.tenant_id = orders.tenant_id AND lower(trips.number) LIKE \(pattern) ESCAPE '\\'))
+                    OR driver_id IN (SELECT id FROM drivers WHERE tenant_id = \(tenant) AND lower(name) LIKE \(pattern) ESCAPE '\\')
+                    OR trip_id IN (SELECT id FROM trips WHERE tenant_id = \(tenant) AND lower(number) LIKE \(pattern) ESCAPE '\\'))
                 """
         }
         return filter
@@ -136,7 +138,7 @@ extension Store {
         try await read { db in
             var counts: [OrderStatus: Int] = [:]
             for row in try await db.query("""
-                SELECT status, COUNT(*) AS n FROM orders WHERE tenant_id = \(tenant)\(Self.boardSearch(search)) GROUP BY status
+                SELECT status, COUNT(*) AS n FROM orders WHERE tenant_id = \(tenant)\(Self.boardSearch(search, tenant: tenant)) GROUP BY status
                 """) {
                 if let status = OrderStatus(rawValue: try row.string("status")) { counts[status] = try row.int("n") }
             }

@@ -24,9 +24,7 @@ extension Store {
     /// waits for the claim could wait on one that holds the claim and waits
     /// for that row.
     func claim(_ number: String, for work: NumberedWork, except id: String? = nil, _ tx: TenantTransaction) async throws {
-        if tx.db.dialect == .postgres {
-            _ = try await tx.query("SELECT pg_advisory_xact_lock(hashtext(\(tx.tenant.rawValue + " " + work.rawValue))) AS held")
-        }
+        try await takeClaimTurn(for: work, tx)
         let other: SQL = id.map { " AND id <> \($0)" } ?? ""
         guard let held = try await tx.first("""
             SELECT number FROM \(unsafeRaw: work.rawValue)
@@ -35,5 +33,12 @@ extension Store {
         throw AppError(409, .alreadyExists, held == number
             ? "\(work.withArticle) numbered \(number) already exists."
             : "\(work == .trip ? "Trip" : "Order") \(held) already has this number (numbers ignore capital letters).", field: "number")
+    }
+
+    /// Waits for this carrier's turn to claim numbers (PostgreSQL; once per
+    /// transaction). A batch takes it before locking any row.
+    func takeClaimTurn(for work: NumberedWork, _ tx: TenantTransaction) async throws {
+        guard tx.db.dialect == .postgres, tx.numberClaims.insert(work).inserted else { return }
+        _ = try await tx.query("SELECT pg_advisory_xact_lock(hashtext(\(tx.tenant.rawValue + " " + work.rawValue))) AS held")
     }
 }

@@ -18,6 +18,17 @@ extension Store {
         }
     }
 
+    /// The vehicles still to move on the carrier's trips under way (waiting
+    /// or on the truck): what the map shows, without reading every order.
+    func ordersAhead(tenant: ID<Tenant>) async throws -> [Order] {
+        try await read { db in
+            try await db.query("""
+                SELECT \(Order.columns) FROM orders WHERE tenant_id = \(tenant) AND status IN ('assigned', 'picked_up')
+                AND trip_id IN (SELECT id FROM trips WHERE tenant_id = \(tenant) AND status = 'in_progress') ORDER BY \(Order.order.sql)
+                """).map(Order.init(row:))
+        }
+    }
+
     public func orderDocuments(_ scope: Scope, trip: ID<Trip>? = nil, status: OrderStatus? = nil,
                                page: PageRequest = .init()) async throws -> DocumentPage {
         try await read { db in
@@ -57,18 +68,36 @@ extension Store {
     }
 
     /// Many orders in one transaction: all of them, or (the first refusal
-    /// thrown, with the index of its order) none.
+    /// thrown, with the index of its order) none. A file of thousands takes
+    /// longer than a request's database deadline on PostgreSQL (a few
+    /// milliseconds an order), so it has `importDeadline`.
     func createOrders(_ requests: [ValidOrder], tenant: ID<Tenant>) async throws -> Int {
-        try await write(tenant: tenant) { tx in
-            for (index, order) in requests.enumerated() {
-                do {
-                    _ = try await insertOrder(order, tenant: tenant, tx)
-                } catch let error as AppError {
-                    throw BatchRefusal(index: index, error: error)
-                }
-            }
-            return requests.count
+        try await DatabaseDeadline.allowing(Self.importDeadline) {
+            try await write(tenant: tenant) { tx in try await insertOrders(requests, tenant: tenant, tx) }
         }
+    }
+
+    static let importDeadline: Duration = .seconds(120)
+
+    private func insertOrders(_ requests: [ValidOrder], tenant: ID<Tenant>, _ tx: TenantTransaction) async throws -> Int {
+        // Rows are locked in the order one order's write takes them, but for the whole file at once: the number
+        // claim, every trip named (by id), then their drivers. Taken as each line came, a later line's trip would be
+        // locked after an earlier line's driver, while an edit of that trip holds it and waits for the driver.
+        try await takeClaimTurn(for: .order, tx)
+        let tripIDs = Set(requests.compactMap(\.tripID)).sorted { $0.rawValue < $1.rawValue }
+        var drivers: Set<ID<Driver>> = []
+        for tripID in tripIDs {
+            if let driver = try await lockTrip(tripID, .dispatch(tenant: tenant), tx.db)?.driverID { drivers.insert(driver) }
+        }
+        for driver in drivers.sorted(by: { $0.rawValue < $1.rawValue }) { _ = try await lockDriver(driver, tenant: tenant, tx.db) }
+        for (index, order) in requests.enumerated() {
+            do {
+                _ = try await insertOrder(order, tenant: tenant, tx)
+            } catch let error as AppError {
+                throw BatchRefusal(index: index, error: error)
+            }
+        }
+        return requests.count
     }
 
     struct BatchRefusal: Error {

@@ -121,6 +121,8 @@ final class TenantTransaction: @unchecked Sendable {
     /// Who the writes are made for, when a signed-in user is acting.
     let actingUser: ID<User>? = ActingUser.current
     private var changes: [RecordedChange] = []
+    /// The number claims this transaction holds (`Store.claim`), so a batch takes each once.
+    var numberClaims: Set<NumberedWork> = []
 
     init(db: any SQLExecutor, tenant: ID<Tenant>, now: Date) {
         self.db = db

@@ -44,7 +44,13 @@ enum Validate {
         }) else {
             throw AppError.validation(field, "\(field) is one line of visible text.")
         }
-        return text.precomposedStringWithCanonicalMapping.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        let stored = text.precomposedStringWithCanonicalMapping.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        // Composing can lengthen text (some marks compose to two code points).
+        guard stored.unicodeScalars.count <= max else { throw AppError.validation(field, "\(field) is at most \(max) characters.") }
+        guard stored.unicodeScalars.contains(where: { $0.properties.isAlphabetic || $0.properties.numericType != nil }) else {
+            throw AppError.validation(field, "\(field) needs a letter or a digit.")
+        }
+        return stored
     }
 
     static func cents(_ value: Int, field: String, allowZero: Bool = true, max: Int = MoneyFormat.largestCents) throws -> Int {
