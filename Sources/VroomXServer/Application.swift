@@ -16,6 +16,7 @@ public struct ServerServices: Sendable {
     let tokens: TokenService
     let authenticator: Authenticator
     let auth: AuthService
+    let invitations: DriverInvitations
     public let hub: ChangeHub
     public let realtimeCapacity: RealtimeCapacity
     let push: PushService?
@@ -57,8 +58,9 @@ public struct ServerServices: Sendable {
                                         clock: configuration.clock)
         let authenticator = Authenticator(tokens: tokens, store: store)
         let mailer = try configuration.mailer ?? makeMailer(configuration, logger: logger)
+        let accountMail = AccountMail(mailer: mailer, logger: logger)
         let auth = AuthService(store: store, secrets: secrets, tokens: tokens, authenticator: authenticator,
-                               mail: CodeMailer(mailer: mailer, logger: logger), policy: configuration.auth, logger: logger)
+                               mail: accountMail, policy: configuration.auth, logger: logger)
         let clock = configuration.clock
         let media: any MediaStorage = if let s3 = configuration.s3 {
             S3MediaStorage(client: S3Client(s3, now: { clock.now }))
@@ -67,7 +69,8 @@ public struct ServerServices: Sendable {
         }
         let uploads = UploadService(store: store, media: media, limits: configuration.uploads)
         return ServerServices(configuration: configuration, database: database, store: store, mailer: mailer, secrets: secrets,
-                              tokens: tokens, authenticator: authenticator, auth: auth, hub: hub, realtimeCapacity: realtimeCapacity,
+                              tokens: tokens, authenticator: authenticator, auth: auth,
+                              invitations: DriverInvitations(store: store, mail: accountMail, perHour: configuration.auth.invitationsPerHour), hub: hub, realtimeCapacity: realtimeCapacity,
                               push: push, media: media, uploads: uploads, consolePages: try await ConsolePages.load(),
                               consoleLive: ConsoleLiveLimit(maximum: configuration.realtimeLimits.sockets / 4),
                               stops: StopLocator(geocoder: configuration.geocoderURL.map { NominatimGeocoder(baseURL: $0) }, logger: logger),
@@ -149,7 +152,8 @@ public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
     let configuration = services.configuration
     // HEAD answers as GET does, without the body (monitors and `curl -I` use it).
     let router = Router(context: AppRequestContext.self, options: .autoGenerateHeadEndpoints)
-    let console = ConsoleController(pages: services.consolePages, store: services.store, auth: services.auth, policy: configuration.auth,
+    let console = ConsoleController(pages: services.consolePages, store: services.store, auth: services.auth,
+                                    invitations: services.invitations, policy: configuration.auth,
                                     trustedProxyHops: configuration.trustedProxyHops, hub: services.hub, live: services.consoleLive,
                                     media: services.media, uploads: services.uploads, mapTiles: configuration.mapTiles,
                                     stops: services.stops)
@@ -159,7 +163,7 @@ public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
     ServiceController(database: services.database, readiness: Readiness(configuration, database: services.database)).register(routes)
     AuthController(auth: services.auth, store: services.store, trustedProxyHops: configuration.trustedProxyHops).register(routes)
     DriverController(store: services.store).register(routes)
-    DispatchController(store: services.store, stops: services.stops).register(routes)
+    DispatchController(store: services.store, invitations: services.invitations, stops: services.stops).register(routes)
     FleetController(store: services.store).register(routes)
     LocationController(store: services.store).register(routes)
     SyncController(store: services.store, logger: services.logger).register(routes)

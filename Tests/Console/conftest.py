@@ -46,20 +46,33 @@ class Mailbox:
         return "250 OK"
 
     def count(self, email):
+        """Sign-in codes mailed to an address so far."""
+        return len(self.codes(email))
+
+    def codes(self, email):
         with self.lock:
-            return sum(1 for to, _ in self.messages if to == email.lower())
+            bodies = [body for to, body in self.messages if to == email.lower()]
+        return [found.group(1) for found in (re.search(r"sign-in code is (\d{6})", body) for body in bodies) if found]
 
     def code(self, email, after=0, timeout=10):
         deadline = time.time() + timeout
         while time.time() < deadline:
-            with self.lock:
-                mine = [body for to, body in self.messages if to == email.lower()]
-            if len(mine) > after:
-                found = re.search(r"\b(\d{6})\b", mine[-1])
-                if found:
-                    return found.group(1)
+            codes = self.codes(email)
+            if len(codes) > after:
+                return codes[-1]
             time.sleep(0.05)
         raise AssertionError(f"no sign-in code for {email}")
+
+    def message(self, email, containing, timeout=10):
+        """The newest message to an address whose text contains the words."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            with self.lock:
+                found = [body for to, body in self.messages if to == email.lower() and containing in body]
+            if found:
+                return found[-1]
+            time.sleep(0.05)
+        raise AssertionError(f"no message to {email} containing {containing!r}")
 
 
 class Server:

@@ -209,8 +209,12 @@ def test_drivers_invite_and_pay_pages(page, server):
     page.fill("#pay_rate", "0.65")
     page.click("button:has-text('Invite')")
     page.wait_for_url(re.compile(r"/drivers\?invited="))
-    expect(page.locator(".notice")).to_contain_text("casey@demo-carrier.example")
+    expect(page.locator(".notice")).to_contain_text("An invitation is on its way to casey@demo-carrier.example")
     expect(page.locator("table")).to_contain_text("$0.65 per mile")
+    # The invitation reached the mail server: who added them, and the address to sign in with.
+    invitation = server.mailbox.message("casey@demo-carrier.example", "added you as a driver")
+    assert "Demo Auto Transport added you as a driver on VroomX" in invitation
+    assert "sign in with this email address: casey@demo-carrier.example" in invitation
     shot(page, "drivers")
     page.goto(server.base + "/drivers/new")
     page.fill("#name", "Again")
@@ -327,7 +331,14 @@ def test_asking_for_a_code_again_within_the_minute_keeps_the_code_box(browser, s
     expect(page.locator(".notice")).to_contain_text("a new one can be sent in")
     assert server.mailbox.count("twice@fourth.example") == before + 1
     shot(page, "sign-in-asked-twice")
-    page.fill("#code", server.mailbox.code("twice@fourth.example", after=before))
+    # A wrong code keeps the countdown: the button still waits.
+    code = server.mailbox.code("twice@fourth.example", after=before)
+    page.fill("#code", "000000" if code != "000000" else "111111")
+    page.click("form[action='/sign-in/code'] button[type=submit]")
+    expect(page.locator("#code ~ .field-error")).to_be_visible()
+    expect(resend).to_be_disabled()
+    expect(resend).to_contain_text(re.compile(r"\(in \d+ s\)"))
+    page.fill("#code", code)
     page.click("button[type=submit]")
     page.wait_for_url("**/board")
     expect(page.locator(".who .carrier")).to_have_text("Twice Asked Hauling")
@@ -730,9 +741,11 @@ def test_a_trip_is_edited_started_completed_and_another_cancelled(page, server, 
     page.goto(server.base + f"/trips/{trip}")
     page.click("button:has-text('Start trip')")
     expect(page.locator("h1 .badge")).to_have_text("In progress")
+    expect(page.locator(".notice")).to_have_text("Trip T-EDIT-2 started.")
     page.once("dialog", lambda dialog: dialog.accept())
     page.click("button:has-text('Mark completed')")
     expect(page.locator("h1 .badge")).to_have_text("Completed")
+    expect(page.locator(".notice")).to_have_text("Trip T-EDIT-2 marked completed.")
     expect(page.locator("a:has-text('Edit trip')")).to_have_count(0)
     # Its figures are settled: the edit form is not served, even by address.
     response = page.goto(server.base + f"/trips/{trip}/edit")
@@ -743,6 +756,7 @@ def test_a_trip_is_edited_started_completed_and_another_cancelled(page, server, 
     page.once("dialog", lambda dialog: dialog.accept())
     page.click("button:has-text('Cancel trip')")
     expect(page.locator("h1 .badge")).to_have_text("Cancelled")
+    expect(page.locator(".notice")).to_contain_text("Trip T-EDIT-3 cancelled. Vehicles still waiting are back on the board")
     expect(page.locator("#trip-money")).to_contain_text("— (cancelled)")
     # A cancelled trip takes no more orders: the page offers none.
     expect(page.locator("a:has-text('New order on this trip')")).to_have_count(0)
@@ -958,6 +972,21 @@ def test_a_trip_without_a_driver_offers_no_start(page, server):
     page.click("button:has-text('Import')")
     page.wait_for_url(re.compile(r"/board\?status=new"))
     expect(page.locator("tr[data-href]", has_text="O-NODRIVER-1")).to_have_count(1)
+    # Each change on the trip's page says what it did.
+    page.goto(server.base + f"/trips/{trip}")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("form[action$='/remove'] button:has-text('Remove')")
+    expect(page.locator(".notice")).to_have_text("Order O-NODRIVER-1 taken off this trip: it waits on the board under New.")
+    page.select_option("#order_id", page.locator("#order_id option", has_text="O-NODRIVER-1").get_attribute("value"))
+    page.click("button:has-text('Add to trip')")
+    expect(page.locator(".notice")).to_have_text("Order O-NODRIVER-1 added to this trip.")
+    page.select_option("#driver_id", label="Alex Rivera")
+    page.click("button:has-text('Assign')")
+    expect(page.locator(".notice")).to_have_text("Trip T-NODRIVER-1 assigned to Alex Rivera; it is on their phone.")
+    shot(page, "trip-assigned-notice")
+    page.select_option("#driver_id", label="Unassigned")
+    page.click("button:has-text('Assign')")
+    expect(page.locator(".notice")).to_have_text("Trip T-NODRIVER-1 has no driver now: it waits for one.")
 
 
 def test_an_order_form_marks_every_problem_at_once(page, server):

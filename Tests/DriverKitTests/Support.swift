@@ -32,7 +32,7 @@ struct DriverDevice {
 
     /// Signs in through the code flow, reading the code from the server's mailbox.
     func signIn(_ email: String, mailbox: DevelopmentMailbox, pin: String? = "2580") async throws {
-        let earlier = mailbox.count(to: email)
+        let earlier = mailbox.codeCount(to: email)
         try await app.auth.sendCode(to: email)
         let code = try await Self.code(for: email, mailbox: mailbox, after: earlier)
         try await app.auth.verify(code: code)

@@ -358,6 +358,36 @@ struct DispatchPeopleTests {
         }
     }
 
+    @Test("each new driver is mailed an invitation; a carrier adds at most its hourly allowance, then 429 until the next hour")
+    func invitationsAreCapped() async throws {
+        let server = try await TestServer.make(.sqlite) { $0.auth.invitationsPerHour = 2 }
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 0, tripsPerDriver: 0)
+        try await server.run { api in
+            func invite(_ index: Int, token: String) async throws -> APIResponse {
+                try await api.call(.dispatchCreateDriver, json: CreateDriverRequest(
+                    email: "new\(index)@alpha.example", name: "New \(index)", payType: .perMile, payRate: 60), token: token)
+            }
+            let token = carrier.dispatcher.accessToken
+            #expect(try await invite(1, token: token).status == 201)
+            #expect(try await invite(2, token: token).status == 201)
+            let refused = try await invite(3, token: token)
+            #expect(refused.status == 429 && refused.error?.code == .rateLimited, "\(refused.text)")
+            let wait = try #require(refused.headers[.retryAfter].flatMap { Int($0) })
+            #expect((1...3600).contains(wait))
+            #expect(try await server.store.drivers(tenant: carrier.tenant.id).count == 2, "the refused driver was not added")
+            for index in 1...2 { _ = try await server.mailbox.message(to: "new\(index)@alpha.example", subject: "invited you") }
+            // Another carrier has its own allowance.
+            let other = try await CarrierFixture.make(server, name: "Bravo", drivers: 0, tripsPerDriver: 0)
+            #expect(try await invite(4, token: other.dispatcher.accessToken).status == 201)
+            // The next hour, the first carrier adds again.
+            server.clock.advance(by: TimeInterval(wait))
+            let fresh = try await server.services.signIn(email: carrier.dispatcher.user.email).accessToken
+            #expect(try await invite(3, token: fresh).status == 201)
+            for index in 3...4 { _ = try await server.mailbox.message(to: "new\(index)@alpha.example", subject: "invited you") }
+            #expect(server.mailbox.sent.filter { $0.subject.contains("invited you") }.count == 4)
+        }
+    }
+
     @Test("an import naming two trips of one driver never deadlocks with edits of the second: every import and every edit succeeds",
           arguments: TestBackend.available)
     func importBesideTripEdits(_ backend: TestBackend) async throws {

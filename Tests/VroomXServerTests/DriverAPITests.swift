@@ -181,6 +181,11 @@ struct DriverAPITests {
             let created = try await api.call(.dispatchCreateDriver, json: CreateDriverRequest(
                 email: "New.Driver@Example.com", name: "New Driver", payType: .percentage, payRate: 2_000), token: dispatch).decode(Driver.self)
             #expect(created.email == "new.driver@example.com")
+            // The new driver is told by email which carrier added them and how to sign in; the refused one got nothing.
+            let invitation = try await server.mailbox.message(to: "new.driver@example.com", subject: "invited you")
+            #expect(invitation.subject == "Alpha invited you to VroomX")
+            #expect(invitation.body.contains("Hello New Driver,") && invitation.body.contains("sign in with this email address: new.driver@example.com"))
+            #expect(server.mailbox.sent.filter { $0.to == "new.driver@example.com" }.count == 1)
             #expect(try await api.call(.dispatchDrivers, token: dispatch).decode(Items<Driver>.self).items.count == 3)
         }
     }

@@ -30,6 +30,17 @@ struct SMTPTests {
         await smtp.stop()
     }
 
+    @Test("a subject with a line break or letters outside ASCII is encoded, so no name can start a header of its own")
+    func subjectsAreEncoded() throws {
+        for subject in ["Alpha\r\nBcc: someone@elsewhere.example invited you to VroomX", "Café Hauling invited you to VroomX"] {
+            let text = SMTPMailer.render(MailMessage(to: "d@alpha.example", subject: subject, body: "Hello"), from: "<vroomx@alpha.example>")
+            let headers = text.components(separatedBy: "\r\n\r\n")[0].components(separatedBy: "\r\n")
+            #expect(!headers.contains { $0.hasPrefix("Bcc") })
+            let encoded = try #require(headers.first { $0.hasPrefix("Subject: ") }?.dropFirst("Subject: ".count))
+            #expect(encoded == "=?UTF-8?B?\(Data(subject.utf8).base64EncodedString())?=")
+        }
+    }
+
     @Test("STARTTLS and AUTH PLAIN")
     func startTLSAndAuth() async throws {
         let smtp = try await SMTPTestServer.start(tls: true, credentials: ("mailer", "s3cret"))

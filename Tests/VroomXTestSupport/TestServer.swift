@@ -46,8 +46,8 @@ public struct TestServer: Sendable {
         try await mailbox.code(for: email, after: earlier)
     }
 
-    /// Messages mailed to an address so far.
-    public func mailCount(to email: String) -> Int { mailbox.count(to: email) }
+    /// Sign-in codes mailed to an address so far.
+    public func codeCount(to email: String) -> Int { mailbox.codeCount(to: email) }
 }
 
 /// JSON calls against the application under test, by shared `Endpoint`.
@@ -96,7 +96,7 @@ public struct TestAPI: Sendable {
 
     /// Signs in through the code flow, as a client would.
     public func signIn(_ email: String, server: TestServer) async throws -> AuthSession {
-        let earlier = server.mailCount(to: email)
+        let earlier = server.codeCount(to: email)
         let sent = try await call(.sendCode, json: SendCodeRequest(email: email))
         guard sent.status == 202 else { throw TestSetupError("sending a code answered \(sent.status): \(sent.text)") }
         let code = try await server.code(for: email, after: earlier)
@@ -126,19 +126,31 @@ public struct APIResponse: Sendable {
 
 
 extension DevelopmentMailbox {
-    /// Messages mailed to an address so far.
-    public func count(to email: String) -> Int { sent.filter { $0.to == email }.count }
+    /// The sign-in codes mailed to an address so far, oldest first.
+    public func codes(to email: String) -> [String] {
+        sent.filter { $0.to == email && $0.subject.hasPrefix("Your VroomX sign-in code: ") }.map { String($0.subject.suffix(6)) }
+    }
+
+    public func codeCount(to email: String) -> Int { codes(to: email).count }
 
     /// The newest sign-in code mailed to an address, once more than
-    /// `earlier` messages went there (codes are mailed in the background).
+    /// `earlier` codes went there (mail is sent in the background).
     public func code(for email: String, after earlier: Int = 0) async throws -> String {
         for _ in 0..<300 {
-            if count(to: email) > earlier, let message = latest(to: email),
-               let range = message.body.range(of: #"\d{6}"#, options: .regularExpression) {
-                return String(message.body[range])
-            }
+            let codes = codes(to: email)
+            if codes.count > earlier, let code = codes.last { return code }
             try await Task.sleep(for: .milliseconds(10))
         }
         throw TestSetupError("no code was mailed to \(email)")
+    }
+
+    /// The newest message to an address whose subject contains `words`,
+    /// waiting a while for it (mail is sent in the background).
+    public func message(to email: String, subject words: String) async throws -> MailMessage {
+        for _ in 0..<300 {
+            if let message = sent.last(where: { $0.to == email && $0.subject.contains(words) }) { return message }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw TestSetupError("no message about \"\(words)\" was mailed to \(email)")
     }
 }

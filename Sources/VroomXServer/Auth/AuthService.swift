@@ -36,6 +36,9 @@ public struct AuthPolicy: Sendable {
     public var consoleIdleTimeout: TimeInterval = 12 * 3600
     /// …and this long after sign-in however much it is used.
     public var consoleSessionLifetime: TimeInterval = 7 * 86_400
+    /// Drivers a carrier may add (each mailed an invitation) per hour: a
+    /// dispatcher's account in other hands cannot mail the world from us.
+    public var invitationsPerHour = 200
     public var pinMaxAttempts = 5
     /// scrypt cost exponent for PIN hashes.
     public var pinHashCost = PINHasher.defaultCost
@@ -49,7 +52,7 @@ struct AuthService: Sendable {
     let secrets: Secrets
     let tokens: TokenService
     let authenticator: Authenticator
-    let mail: CodeMailer
+    let mail: AccountMail
     let policy: AuthPolicy
     let logger: Logger
 
@@ -71,6 +74,13 @@ struct AuthService: Sendable {
         }
         return SendCodeResponse(message: "If this email belongs to a VroomX account, a sign-in code is on its way.",
                                 resendAfter: Int(policy.codeResendInterval))
+    }
+
+    /// The seconds before another code can be sent to this email, nil when
+    /// one can now (the console keeps counting down after a wrong code).
+    func codeResendWait(email: String) async throws -> Int? {
+        guard let email = try? Validate.email(email) else { return nil }
+        return try await store.cooldownLeft(bucket: "otp_email", key: email, interval: policy.codeResendInterval)
     }
 
     func verifyCode(_ request: VerifyCodeRequest, clientAddress: String?) async throws -> AuthSession {

@@ -19,6 +19,7 @@ struct ConsoleController {
     let pages: ConsolePages
     let store: Store
     let auth: AuthService
+    let invitations: DriverInvitations
     let policy: AuthPolicy
     let trustedProxyHops: Int
     let hub: ChangeHub
@@ -269,8 +270,10 @@ struct ConsoleController {
                 return signInPage(request, step: .email, values: [:], errors: FieldErrors(error, fallbackField: "email"), status: 403)
             } catch let error as AppError {
                 let errors = FieldErrors(error, fallbackField: "code")
+                // The new-code button keeps counting down (without the wait, the page no longer shows it): no wait is better than no page.
+                let wait = try? await auth.codeResendWait(email: form["email"])
                 return signInPage(request, step: .code, values: ["email": form["email"], "next": form["next"]], errors: errors,
-                                  status: .init(code: error.status))
+                                  resendWait: wait, status: .init(code: error.status))
             }
         }
         post(router, "/sign-out", page: "/") { request in

@@ -122,7 +122,7 @@ struct ConsolePeoplePages {
         Self.add(problems, rate: rate, type: type, to: &errors)
         guard errors.isEmpty else { return driverForm(request, values: form.firstValues, errors: errors, status: .unprocessableContent) }
         do {
-            let driver = try await store.createDriver(tenant: request.tenant, body)
+            let driver = try await console.invitations.invite(body, tenant: request.tenant)
             return ConsolePages.redirect("/drivers?invited=" + (driver.email.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
         } catch let error as AppError where error.status < 500 {
             return driverForm(request, values: form.firstValues, errors: FieldErrors(error), status: .init(code: error.status))

@@ -28,7 +28,7 @@ struct ConsoleTripPages {
                 errors.add("status", "Choose what the trip becomes.")
                 return try await tripPage(request, errors: errors, status: .unprocessableContent)
             }
-            return try await change(request, field: "status") { id in
+            return try await change(request, field: "status", done: "status") { id in
                 _ = try await store.updateTrip(id, UpdateTripRequest(status: status), tenant: request.tenant)
             }
         }
@@ -36,7 +36,7 @@ struct ConsoleTripPages {
             var errors = FieldErrors()
             let driver: ID<Driver>? = FormValue.id(request.form["driver_id"], field: "driver_id", errors: &errors)
             guard errors.isEmpty else { return try await tripPage(request, errors: errors) }
-            return try await change(request, field: "driver_id") { id in
+            return try await change(request, field: "driver_id", done: "assigned") { id in
                 _ = try await store.assignTrip(id, to: driver, tenant: request.tenant)
             }
         }
@@ -46,7 +46,7 @@ struct ConsoleTripPages {
                 errors.add("order_id", "Choose an order to add.")
                 return try await tripPage(request, errors: errors, status: .unprocessableContent)
             }
-            return try await change(request, field: "order_id") { id in
+            return try await change(request, field: "order_id", done: "order_added&order=\(order)") { id in
                 _ = try await store.assignOrder(order, AssignOrderRequest(tripID: id), tenant: request.tenant)
             }
         }
@@ -54,20 +54,49 @@ struct ConsoleTripPages {
             let id: ID<Trip> = try request.id("id", "Trip")
             let order: ID<Order> = try request.id("order", "Order")
             _ = try await store.removeOrder(order, from: id, tenant: request.tenant)
-            return ConsolePages.redirect("/trips/\(id)")
+            return ConsolePages.redirect("/trips/\(id)?done=order_removed&order=\(order)")
         }
     }
 
-    /// A change made from the trip's page: back to the page, or the page
-    /// again with the store's refusal next to `field`.
-    private func change(_ request: ConsoleRequest, field: String, _ body: (ID<Trip>) async throws -> Void) async throws -> Response {
+    /// A change made from the trip's page: back to the page, saying what was
+    /// `done` (see `notice`), or the page again with the store's refusal next
+    /// to `field`.
+    private func change(_ request: ConsoleRequest, field: String, done: String,
+                        _ body: (ID<Trip>) async throws -> Void) async throws -> Response {
         let id: ID<Trip> = try request.id("id", "Trip")
         do {
             try await body(id)
         } catch let error as AppError where error.status < 500 {
             return try await tripPage(request, errors: FieldErrors(error, fallbackField: field), status: .init(code: error.status))
         }
-        return ConsolePages.redirect("/trips/\(id)")
+        return ConsolePages.redirect("/trips/\(id)?done=\(done)")
+    }
+
+    /// What the last action on the page did, said from what the trip is now
+    /// (the address names the action, never the words shown).
+    private func notice(_ request: ConsoleRequest, trip: Trip, driver: Driver?, orders: [Order]) async -> String {
+        if request.query("added") == "1" { return "Trip \(trip.number) created." }
+        if request.query("saved") == "1" { return "Saved." }
+        let order = request.query("order").flatMap { ID<Order>($0) }
+        switch request.query("done") {
+        case "status":
+            switch trip.status {
+            case .planned: return "Trip \(trip.number) is planned again."
+            case .inProgress: return "Trip \(trip.number) started."
+            case .completed: return "Trip \(trip.number) marked completed."
+            case .cancelled: return "Trip \(trip.number) cancelled. Vehicles still waiting are back on the board, and the driver is told."
+            }
+        case "assigned":
+            return driver.map { "Trip \(trip.number) assigned to \($0.name); it is on their phone." }
+                ?? "Trip \(trip.number) has no driver now: it waits for one."
+        case "order_added":
+            return orders.first { $0.id == order }.map { "Order \($0.number) added to this trip." } ?? ""
+        case "order_removed":
+            guard let order, let removed = try? await store.order(order, request.scope), removed.tripID == nil else { return "" }
+            return "Order \(removed.number) taken off this trip: it waits on the board under New."
+        default:
+            return ""
+        }
     }
 
     private func list(_ request: ConsoleRequest) async throws -> Response {
@@ -156,7 +185,7 @@ struct ConsoleTripPages {
         values["net"] = trip.status == .cancelled ? "— (cancelled)" : ConsoleFormat.money(trip.revenueCents - trip.driverPayCents - spent)
         values["per_mile"] = trip.miles > 0 ? ConsoleFormat.money(Int((Double(trip.revenueCents) / Double(trip.miles)).rounded())) : "—"
         values["e"] = errors.messages
-        values["notice"] = request.query("added") == "1" ? "Trip \(trip.number) created." : request.query("saved") == "1" ? "Saved." : ""
+        values["notice"] = await notice(request, trip: trip, driver: trip.driverID.flatMap { names.drivers[$0] }, orders: orders)
         return pages.page("trip", title: "Trip \(trip.number)", session: request.session, section: "trips", values, status: status)
     }
 

@@ -5,6 +5,7 @@ import VroomXModels
 /// assign work and message drivers. Scoped to the dispatcher's carrier.
 struct DispatchController {
     let store: Store
+    let invitations: DriverInvitations
     let stops: StopLocator
 
     func register(_ routes: Routes) {
@@ -13,7 +14,7 @@ struct DispatchController {
         }
         routes.on(.dispatchCreateDriver) { request, context in
             let body = try await request.decodeJSON(CreateDriverRequest.self)
-            return try JSONBody.response(try await store.createDriver(tenant: try context.caller().tenant, body), status: .created)
+            return try JSONBody.response(try await invitations.invite(body, tenant: try context.caller().tenant), status: .created)
         }
         routes.on(.dispatchUpdateDriver) { request, context in
             let body = try await request.decodeJSON(UpdateDriverRequest.self)

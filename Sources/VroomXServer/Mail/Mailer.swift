@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
+import VroomXModels
 
 public struct MailMessage: Sendable, Hashable {
     public var to: String
@@ -36,27 +37,49 @@ public final class DevelopmentMailbox: Mailer {
     }
 }
 
-/// Codes are sent off the request path: the answer to "send me a code" must
+/// The mail people get from their account: sign-in codes and invitations.
+/// Both are sent off the request path: the answer to "send me a code" must
 /// not take longer for known emails than unknown ones, and a slow mail
-/// server must not hold the request.
-struct CodeMailer: Sendable {
+/// server must not hold a request.
+struct AccountMail: Sendable {
     let mailer: any Mailer
     let logger: Logger
 
     func sendCode(_ code: String, to email: String, validMinutes: Int) {
-        let message = MailMessage(
+        sendLater(MailMessage(
             to: email,
             subject: "Your VroomX sign-in code: \(code)",
             body: """
                 Your VroomX sign-in code is \(code).
 
                 It is valid for \(validMinutes) minutes. If you did not ask for it, ignore this email.
-                """)
+                """), what: "sign-in code")
+    }
+
+    /// Tells a driver dispatch added them: which carrier, and how to sign in.
+    func sendInvitation(to driver: Driver, carrier: String) {
+        sendLater(MailMessage(
+            to: driver.email,
+            subject: "\(carrier) invited you to VroomX",
+            body: """
+                Hello \(driver.name),
+
+                \(carrier) added you as a driver on VroomX, where you will see your trips, the vehicles to pick up \
+                and deliver, and your inspections.
+
+                Install the VroomX Driver app on your phone and sign in with this email address: \(driver.email)
+                Each time you sign in on a new phone, a 6-digit code is sent here. You then choose a PIN to unlock the app.
+
+                If you do not drive for \(carrier), ignore this email.
+                """), what: "invitation")
+    }
+
+    private func sendLater(_ message: MailMessage, what: String) {
         Task { [mailer, logger] in
             do {
                 try await mailer.send(message)
             } catch {
-                logger.error("sending sign-in code failed", metadata: ["to": "\(email)", "error": "\(error)"])
+                logger.error("sending \(what) failed", metadata: ["to": "\(message.to)", "error": "\(error)"])
             }
         }
     }

@@ -133,7 +133,8 @@ public struct SMTPMailer: Mailer {
             formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss '+0000'"
             return formatter.string(from: Date())
         }()
-        let subject = message.subject.allSatisfy(\.isASCII)
+        // Anything but printable ASCII is encoded: a line break in a carrier's name must not start a header.
+        let subject = message.subject.unicodeScalars.allSatisfy { (0x20...0x7E).contains($0.value) }
             ? message.subject
             : "=?UTF-8?B?\(Data(message.subject.utf8).base64EncodedString())?="
         let body = Data(message.body.utf8).base64EncodedString(options: [.lineLength76Characters, .endLineWithCarriageReturn, .endLineWithLineFeed])

@@ -281,9 +281,24 @@ extension Store {
                 """)
             if claimed != nil { return nil }
             let last = try await db.first("SELECT window_start FROM rate_limits WHERE bucket = \(bucket) AND key = \(key)")
-            let since = now - (try last?.int64("window_start") ?? now)
-            return max(1, Int((intervalMillis - since + 999) / 1000))
+            return Self.secondsLeft(since: try last?.int64("window_start") ?? now, now: now, intervalMillis: intervalMillis) ?? 1
         }
+    }
+
+    /// The seconds until `cooldown` lets `key` through again, nil when it
+    /// would now; changes nothing (a page showing how long to wait).
+    func cooldownLeft(bucket: String, key: String, interval: TimeInterval) async throws -> Int? {
+        let now = WireTime.milliseconds(self.now)
+        let last = try await read { db in
+            try await db.first("SELECT window_start FROM rate_limits WHERE bucket = \(bucket) AND key = \(key)")
+        }
+        guard let start = try last?.int64("window_start") else { return nil }
+        return Self.secondsLeft(since: start, now: now, intervalMillis: Int64(interval * 1000))
+    }
+
+    private static func secondsLeft(since start: Int64, now: Int64, intervalMillis: Int64) -> Int? {
+        let left = intervalMillis - (now - start)
+        return left > 0 ? Int((left + 999) / 1000) : nil
     }
 
     /// Deletes what has outlived its use: expired codes, old rate-limit
