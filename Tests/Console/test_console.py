@@ -1,4 +1,5 @@
 """The dispatch console in a real browser against the real server."""
+import datetime
 import io
 import re
 import subprocess
@@ -28,14 +29,14 @@ def create_carrier(server, name, dispatcher):
     assert created.returncode == 0, created.stdout + created.stderr
 
 
-def create_trip(page, server, number, driver="Alex Rivera"):
+def create_trip(page, server, number, driver="Alex Rivera", start="2026-11-22", end="2026-11-24"):
     page.goto(server.base + "/trips/new")
     page.fill("#number", number)
     page.select_option("#driver_id", label=driver)
     page.fill("#origin", "Savannah, GA")
     page.fill("#destination", "Orlando, FL")
-    page.fill("#start_date", "2026-11-22")
-    page.fill("#end_date", "2026-11-24")
+    page.fill("#start_date", start)
+    page.fill("#end_date", end)
     page.fill("#revenue", "2400")
     page.fill("#miles", "310")
     page.click("button:has-text('Create trip')")
@@ -1160,3 +1161,22 @@ def test_a_search_says_which_other_tabs_match(page, server):
     page.click("text=Clear")
     expect(page.locator(".tabs .count.matching")).to_have_count(0)
     expect(page.locator(".tabs a", has_text="Delivered").locator(".count")).not_to_have_text("0")
+
+
+def test_a_trip_page_warns_of_the_drivers_other_trips_those_days_and_papers_out_of_date(page, server):
+    today = datetime.datetime.now(datetime.timezone.utc).date()
+    # The demo's T-1002 runs from yesterday to the day after tomorrow with Alex.
+    create_trip(page, server, "T-OVERLAP-1", start=today.isoformat(), end=(today + datetime.timedelta(days=1)).isoformat())
+    expect(page.locator("#trip-driver .heads-up")).to_contain_text("Alex Rivera also has trip T-1002 on ")
+    # Alex's truck T-12 is registered for 18 more days: past this trip's end, so not mentioned.
+    expect(page.locator("#trip-driver .heads-up")).not_to_contain_text("T-12")
+    shot(page, "trip-heads-up")
+    # Sam pulls TR-9, whose annual inspection ran out five days ago.
+    create_trip(page, server, "T-PAPERS-1", driver="Sam Chen", start=(today + datetime.timedelta(days=30)).isoformat(),
+                end=(today + datetime.timedelta(days=31)).isoformat())
+    expect(page.locator("#trip-driver .heads-up")).to_contain_text("Trailer TR-9's annual DOT inspection expired ")
+    # Without a driver, or once the trip is over, there is nothing to warn of.
+    page.select_option("#driver_id", label="Unassigned")
+    page.click("button:has-text('Assign')")
+    expect(page.locator(".notice")).to_contain_text("has no driver now")
+    expect(page.locator("#trip-driver .heads-up")).to_have_count(0)

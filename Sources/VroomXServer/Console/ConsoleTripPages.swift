@@ -185,7 +185,14 @@ struct ConsoleTripPages {
         values["net"] = trip.status == .cancelled ? "— (cancelled)" : ConsoleFormat.money(trip.revenueCents - trip.driverPayCents - spent)
         values["per_mile"] = trip.miles > 0 ? ConsoleFormat.money(Int((Double(trip.revenueCents) / Double(trip.miles)).rounded())) : "—"
         values["e"] = errors.messages
-        values["notice"] = await notice(request, trip: trip, driver: trip.driverID.flatMap { names.drivers[$0] }, orders: orders)
+        let driver = trip.driverID.flatMap { names.drivers[$0] }
+        values["notice"] = await notice(request, trip: trip, driver: driver, orders: orders)
+        if let driver, trip.status.isOpen {
+            let headsUp = TripHeadsUp.lines(for: trip, driver: driver, otherTrips: try await store.openTrips(of: driver.id, tenant: request.tenant),
+                                            units: try await store.units(of: driver.id, tenant: request.tenant), today: LocalDate(store.now))
+            values["heads_up"] = headsUp
+            values["has_heads_up"] = !headsUp.isEmpty
+        }
         return pages.page("trip", title: "Trip \(trip.number)", session: request.session, section: "trips", values, status: status)
     }
 

@@ -45,6 +45,22 @@ extension Store {
         }
     }
 
+    /// The units given to a driver, with their papers (not their photos).
+    public func units(of driver: ID<Driver>, tenant: ID<Tenant>) async throws -> [Equipment] {
+        try await read { db in
+            var units = try await db.query("""
+                SELECT \(Equipment.columns) FROM equipment WHERE tenant_id = \(tenant) AND driver_id = \(driver) ORDER BY unit_key
+                """).map(Equipment.init(row:))
+            for index in units.indices {
+                units[index].documents = try await db.query("""
+                    SELECT \(EquipmentDocument.columns) FROM equipment_documents
+                    WHERE tenant_id = \(tenant) AND equipment_id = \(units[index].id) ORDER BY expires_on, id
+                    """).map(EquipmentDocument.init(row:))
+            }
+            return units
+        }
+    }
+
     /// A unit with its papers; on PostgreSQL its row stays locked until the
     /// transaction ends when `locking`.
     func fetchEquipment(_ id: ID<Equipment>, _ scope: Scope, locking: Bool = false, _ db: any SQLExecutor) async throws -> Equipment? {

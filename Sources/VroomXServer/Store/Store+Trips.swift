@@ -14,6 +14,16 @@ extension Store {
         }
     }
 
+    /// A driver's trips planned or under way.
+    public func openTrips(of driver: ID<Driver>, tenant: ID<Tenant>) async throws -> [Trip] {
+        try await read { db in
+            try await db.query("""
+                SELECT \(Trip.columns) FROM trips WHERE tenant_id = \(tenant) AND driver_id = \(driver)
+                AND status IN (\(TripStatus.planned), \(TripStatus.inProgress)) ORDER BY \(Trip.order.sql)
+                """).map(Trip.init(row:))
+        }
+    }
+
     public func tripDocuments(_ scope: Scope, status: TripStatus? = nil, page: PageRequest = .init()) async throws -> DocumentPage {
         try await read { db in
             try await documentPage(from: "trips", where: tripsFilter(scope, status: status), order: Trip.order, page, db)
