@@ -58,7 +58,7 @@ public struct ServerServices: Sendable {
                                         clock: configuration.clock)
         let authenticator = Authenticator(tokens: tokens, store: store)
         let mailer = try configuration.mailer ?? makeMailer(configuration, logger: logger)
-        let accountMail = AccountMail(mailer: mailer, logger: logger)
+        let accountMail = AccountMail(mailer: mailer, logger: logger, driverAppURL: configuration.driverAppURL, publicURL: configuration.publicURL)
         let auth = AuthService(store: store, secrets: secrets, tokens: tokens, authenticator: authenticator,
                                mail: accountMail, policy: configuration.auth, logger: logger)
         let clock = configuration.clock

@@ -15,6 +15,11 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
     /// nil for the development mailbox that prints codes to the log.
     public var smtpURL: String?
     public var mailFrom = "VroomX <no-reply@vroomx.local>"
+    /// Where drivers get the carrier's driver app (App Store or TestFlight
+    /// link), and the address clients reach this server at: both go into
+    /// the invitation a new driver is mailed, when set.
+    public var driverAppURL: String?
+    public var publicURL: String?
     /// Proxies of our own in front that append to `X-Forwarded-For` (0:
     /// none, the peer is the client).
     public var trustedProxyHops = 0
@@ -146,6 +151,14 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
                 throw ConfigurationError("VROOMX_CHANGE_RETENTION_DAYS must be 1 to 3650.")
             }
             configuration.changeRetention = TimeInterval(value) * 86_400
+        }
+        for (name, keyPath) in [("VROOMX_DRIVER_APP_URL", \ServerConfiguration.driverAppURL), ("VROOMX_PUBLIC_URL", \.publicURL)] {
+            guard let url = environment[name], !url.isEmpty else { continue }
+            guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""), parsed.host != nil,
+                  url.utf8.count <= 500 else {
+                throw ConfigurationError("\(name) must be an http(s) address, e.g. https://vroomx.example.com.")
+            }
+            configuration[keyPath: keyPath] = url
         }
         if let url = environment["VROOMX_GEOCODER_URL"], !url.isEmpty {
             guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""), parsed.host != nil else {

@@ -29,7 +29,12 @@ struct Login: AsyncParsableCommand {
             guard pin != nil || Terminal.inputIsInteractive else {
                 throw CLIError(.usage, "Add --pin <4 digits> (the PIN that unlocks this device): there is no terminal to ask on.")
             }
-            try await auth.verify(email: email, code: code ?? "")
+            do {
+                try await auth.verify(email: email, code: code ?? "")
+            } catch let error as APIError where (400..<500).contains(error.status ?? 0) {
+                // A wrong or spent code is a failed sign-in (77); a server or network failure stays a failure (1).
+                throw CLIError(.authentication, error.code.map { "\(error.description) (\($0))" } ?? error.description)
+            }
             if auth.state == .needsPINSetup {
                 let first = pin ?? terminal.prompt("Choose a 4-digit PIN: ", hidden: true) ?? ""
                 if pin == nil, terminal.prompt("Repeat the PIN: ", hidden: true) != first {

@@ -757,7 +757,7 @@ def test_a_trip_is_edited_started_completed_and_another_cancelled(page, server, 
     page.once("dialog", lambda dialog: dialog.accept())
     page.click("button:has-text('Cancel trip')")
     expect(page.locator("h1 .badge")).to_have_text("Cancelled")
-    expect(page.locator(".notice")).to_contain_text("Trip T-EDIT-3 cancelled. Vehicles still waiting are back on the board")
+    expect(page.locator(".notice")).to_have_text("Trip T-EDIT-3 cancelled. The driver is told.")
     expect(page.locator("#trip-money")).to_contain_text("— (cancelled)")
     # A cancelled trip takes no more orders: the page offers none.
     expect(page.locator("a:has-text('New order on this trip')")).to_have_count(0)
@@ -807,9 +807,12 @@ def test_trip_numbers_ignore_capitals_and_an_import_finds_the_trip_either_way(pa
     # refused instead: TripNumbersTests).
     header = "number,pickup_address,delivery_address,revenue,trip\n"
     page.goto(server.base + "/orders/import")
-    page.fill("#csv", header + "O-CI-1,1 Harbor Rd Savannah GA,9 Main St Orlando FL,900,ci-z\n")
+    page.fill("#csv", header + "O-CI-1,1 Harbor Rd Savannah GA,9 Main St Orlando FL,900,ci-z\n"
+                               "O-CI-2,1 Harbor Rd Savannah GA,9 Main St Orlando FL,900,\n")
     page.click("button:has-text('Import')")
-    page.wait_for_url(re.compile(r"/board\?status=assigned"))
+    # One went to the trip's driver, one waits for one: the board opens on New and says where each went.
+    page.wait_for_url(re.compile(r"/board\?status=new"))
+    expect(page.locator(".notice")).to_have_text("Imported 2 orders: 1 on the New tab, 1 on Assigned.")
     page.goto(server.base + f"/trips/{upper}")
     expect(page.locator("main")).to_contain_text("O-CI-1")
 
@@ -972,22 +975,32 @@ def test_a_trip_without_a_driver_offers_no_start(page, server):
                       "O-NODRIVER-1,1 Harbor Rd Savannah GA,9 Main St Orlando FL,900,T-NODRIVER-1\n")
     page.click("button:has-text('Import')")
     page.wait_for_url(re.compile(r"/board\?status=new"))
+    expect(page.locator(".notice")).to_have_text("Imported 1 order. It is on the New tab.")
     expect(page.locator("tr[data-href]", has_text="O-NODRIVER-1")).to_have_count(1)
     # Each change on the trip's page says what it did.
     page.goto(server.base + f"/trips/{trip}")
     page.once("dialog", lambda dialog: dialog.accept())
     page.click("form[action$='/remove'] button:has-text('Remove')")
-    expect(page.locator(".notice")).to_have_text("Order O-NODRIVER-1 taken off this trip: it waits on the board under New.")
+    expect(page.locator(".notice")).to_have_text("Order O-NODRIVER-1 taken off this trip. It waits on the board under New.")
     page.select_option("#order_id", page.locator("#order_id option", has_text="O-NODRIVER-1").get_attribute("value"))
     page.click("button:has-text('Add to trip')")
     expect(page.locator(".notice")).to_have_text("Order O-NODRIVER-1 added to this trip.")
     page.select_option("#driver_id", label="Alex Rivera")
     page.click("button:has-text('Assign')")
-    expect(page.locator(".notice")).to_have_text("Trip T-NODRIVER-1 assigned to Alex Rivera; it is on their phone.")
+    expect(page.locator(".notice")).to_have_text("Trip T-NODRIVER-1 assigned to Alex Rivera.")
     shot(page, "trip-assigned-notice")
+    # The notice is said once: a reload does not repeat it.
+    page.reload()
+    expect(page.locator(".notice")).to_have_count(0)
     page.select_option("#driver_id", label="Unassigned")
     page.click("button:has-text('Assign')")
     expect(page.locator(".notice")).to_have_text("Trip T-NODRIVER-1 has no driver now: it waits for one.")
+    # Cancelled with its vehicle waiting and no driver: the confirmation and the notice say just that.
+    expect(page.locator("form:has(button:has-text('Cancel trip'))")).to_have_attribute(
+        "data-confirm", "Cancel trip T-NODRIVER-1 for good? 1 vehicle still waiting goes back to the board. Press OK to cancel the trip.")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("button:has-text('Cancel trip')")
+    expect(page.locator(".notice")).to_have_text("Trip T-NODRIVER-1 cancelled. 1 vehicle that was waiting is back on the board.")
 
 
 def test_an_order_form_marks_every_problem_at_once(page, server):
@@ -1180,3 +1193,51 @@ def test_a_trip_page_warns_of_the_drivers_other_trips_those_days_and_papers_out_
     page.click("button:has-text('Assign')")
     expect(page.locator(".notice")).to_contain_text("has no driver now")
     expect(page.locator("#trip-driver .heads-up")).to_have_count(0)
+
+
+def test_a_second_import_while_one_runs_is_refused_and_the_first_completes(page, server):
+    import threading
+    import time
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+    page.goto(server.base + "/orders/import")
+    csrf = page.locator("input[name=_csrf]").first.get_attribute("value")
+    cookie = "; ".join(f"{c['name']}={c['value']}" for c in page.context.cookies())
+
+    def post(csv):
+        data = urllib.parse.urlencode({"_csrf": csrf, "csv": csv}).encode()
+        request = urllib.request.Request(server.base + "/orders/import", data=data, method="POST", headers={
+            "Cookie": cookie, "Origin": server.base, "Content-Type": "application/x-www-form-urlencoded"})
+        try:
+            with urllib.request.urlopen(request, timeout=120) as answer:
+                return answer.status, answer.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode()
+
+    header = "number,pickup_address,delivery_address,revenue\n"
+    line = ",1 Harbor Rd Savannah GA,9 Main St Orlando FL,900\n"
+    # The second file is sent again and again while the first runs; one that came in before the first took
+    # its turn is imported, or refuses the first instead (then the whole is tried again).
+    for attempt in range(3):
+        big = header + "".join(f"O-TURN-{attempt}-{n}{line}" for n in range(4000))
+        first = {}
+        running = threading.Thread(target=lambda: first.update(answer=post(big)))
+        running.start()
+        time.sleep(0.3)
+        refused = []
+        tries = 0
+        while running.is_alive():
+            tries += 1
+            status, text = post(header + f"O-TURN-SECOND-{attempt}-{tries}{line}")
+            if "Another import for this carrier is still running" in text:
+                refused.append((status, f"O-TURN-SECOND-{attempt}-{tries}"))
+        running.join()
+        status, text = first["answer"]
+        if "Another import for this carrier is still running" not in text:
+            break
+    assert status == 200 and "Imported 4,000 orders" in text, (status, text[:300])
+    assert refused and all(status == 422 for status, _ in refused), "a second import ran beside the first"
+    # A refused file wrote nothing.
+    page.goto(server.base + f"/board?status=new&q={refused[0][1]}")
+    expect(page.locator(".empty")).to_be_visible()

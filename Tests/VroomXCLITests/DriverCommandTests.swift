@@ -56,6 +56,10 @@ struct DriverCommandTests {
         #expect(requested.status == 0, "\(requested.output)")
         try await server.waitFor("sign-in code:")
         let code = try Self.signInCode(for: email, in: server)
+        // A wrong code is a failed sign-in (77), as --help says; the right one still works after it.
+        let wrong = try await Self.driver(["login", "--email", email, "--code", code == "000000" ? "111111" : "000000", "--pin", "2468"],
+                                          home: home, port: port)
+        #expect(wrong.status == 77, "\(wrong.output)")
         let login = try await Self.driver(["login", "--email", email, "--code", code, "--pin", "2468"], home: home, port: port)
         #expect(login.status == 0, "\(login.output)")
         #expect(login.output.contains("Signed in as Alex Rivera"))

@@ -360,7 +360,11 @@ struct DispatchPeopleTests {
 
     @Test("each new driver is mailed an invitation; a carrier adds at most its hourly allowance, then 429 until the next hour")
     func invitationsAreCapped() async throws {
-        let server = try await TestServer.make(.sqlite) { $0.auth.invitationsPerHour = 2 }
+        let server = try await TestServer.make(.sqlite) {
+            $0.auth.invitationsPerHour = 2
+            $0.driverAppURL = "https://apps.example.com/vroomx-driver"
+            $0.publicURL = "https://vroomx.alpha.example"
+        }
         let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 0, tripsPerDriver: 0)
         try await server.run { api in
             func invite(_ index: Int, token: String) async throws -> APIResponse {
@@ -368,6 +372,18 @@ struct DispatchPeopleTests {
                     email: "new\(index)@alpha.example", name: "New \(index)", payType: .perMile, payRate: 60), token: token)
             }
             let token = carrier.dispatcher.accessToken
+            // Refused invitations send nothing and do not count: an email already taken, a name of several lines.
+            for _ in 0..<3 {
+                #expect(try await api.call(.dispatchCreateDriver, json: CreateDriverRequest(
+                    email: carrier.dispatcher.user.email, name: "Taken", payType: .perMile, payRate: 60), token: token).status == 409)
+            }
+            let phishing = try await api.call(.dispatchCreateDriver, json: CreateDriverRequest(
+                email: "new9@alpha.example", name: "Sam,\n\nURGENT: verify your account at http://evil.example", payType: .perMile, payRate: 60),
+                token: token)
+            #expect(phishing.status == 422 && phishing.error?.field == "name", "\(phishing.text)")
+            let reversed = try await api.call(.dispatchCreateDriver, json: CreateDriverRequest(
+                email: "new9@alpha.example", name: "Sam", phone: "\u{202E}5550101", payType: .perMile, payRate: 60), token: token)
+            #expect(reversed.status == 422 && reversed.error?.field == "phone", "\(reversed.text)")
             #expect(try await invite(1, token: token).status == 201)
             #expect(try await invite(2, token: token).status == 201)
             let refused = try await invite(3, token: token)
@@ -376,6 +392,10 @@ struct DispatchPeopleTests {
             #expect((1...3600).contains(wait))
             #expect(try await server.store.drivers(tenant: carrier.tenant.id).count == 2, "the refused driver was not added")
             for index in 1...2 { _ = try await server.mailbox.message(to: "new\(index)@alpha.example", subject: "invited you") }
+            // Where to get the app and the server's address, as the operator set them.
+            let invitation = try await server.mailbox.message(to: "new1@alpha.example", subject: "invited you").body
+            #expect(invitation.contains("Install the VroomX Driver app on your phone (https://apps.example.com/vroomx-driver) and sign in"))
+            #expect(invitation.contains("vroomx-driver login --server https://vroomx.alpha.example --email new1@alpha.example"))
             // Another carrier has its own allowance.
             let other = try await CarrierFixture.make(server, name: "Bravo", drivers: 0, tripsPerDriver: 0)
             #expect(try await invite(4, token: other.dispatcher.accessToken).status == 201)

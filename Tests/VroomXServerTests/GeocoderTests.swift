@@ -72,5 +72,11 @@ struct GeocoderTests {
         #expect(try ServerConfiguration.fromEnvironment(["VROOMX_GEOCODER_URL": "https://nominatim.example.com"]).geocoderURL
                 == "https://nominatim.example.com")
         #expect(try ServerConfiguration.fromEnvironment([:]).geocoderURL == nil)
+        // The addresses an invitation gives, likewise.
+        for name in ["VROOMX_DRIVER_APP_URL", "VROOMX_PUBLIC_URL"] {
+            #expect(throws: ConfigurationError.self) { try ServerConfiguration.fromEnvironment([name: "vroomx.example.com"]) }
+        }
+        let set = try ServerConfiguration.fromEnvironment(["VROOMX_DRIVER_APP_URL": "https://apps.example.com/x", "VROOMX_PUBLIC_URL": "https://v.example.com"])
+        #expect(set.driverAppURL == "https://apps.example.com/x" && set.publicURL == "https://v.example.com")
     }
 }

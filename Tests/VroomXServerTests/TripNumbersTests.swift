@@ -7,8 +7,8 @@ import VroomXModels
 /// another trip's by capitals alone, but lookalikes saved before that rule
 /// remain: the file then has to name one exactly.
 struct TripNumbersTests {
-    private func trip(_ number: String) -> Trip {
-        Trip(id: ID(), number: number, driverID: nil, status: .planned, startDate: nil, endDate: nil, origin: "A", destination: "B",
+    private func trip(_ number: String, status: TripStatus = .planned) -> Trip {
+        Trip(id: ID(), number: number, driverID: nil, status: status, startDate: nil, endDate: nil, origin: "A", destination: "B",
              revenueCents: 1, driverPayCents: 0, miles: 1, version: 1, createdAt: Date(), updatedAt: Date())
     }
 
@@ -27,5 +27,28 @@ struct TripNumbersTests {
         let accented = OrderImport.TripNumbers([composed, decomposed])
         #expect(try accented.trip("R\u{E9}-1").get().id == composed.id)
         #expect(try accented.trip("Re\u{301}-1").get().id == decomposed.id)
+    }
+
+    @Test func anImportListsEveryBadLineAtOnceIncludingTripsThatTakeNoOrders() throws {
+        let trips = OrderImport.TripNumbers([trip("T-OPEN"), trip("T-GONE", status: .cancelled), trip("T-DONE", status: .completed)])
+        let file = """
+            number,pickup_address,delivery_address,revenue,trip
+            O-1,1 Harbor Rd,9 Main St,lots,T-OPEN
+            O-2,1 Harbor Rd,9 Main St,900,T-NOWHERE
+            O-3,1 Harbor Rd,9 Main St,900,T-GONE
+            O-4,1 Harbor Rd,,900,T-OPEN
+            O-5,1 Harbor Rd,9 Main St,900,t-done
+            O-6,1 Harbor Rd,9 Main St,900,T-OPEN
+            """
+        do {
+            _ = try OrderImport.parse(file, trips: trips, now: Date())
+            Issue.record("a file with bad lines was taken")
+        } catch let problems as OrderImport.Problems {
+            #expect(problems.lines.map(\.line) == [2, 3, 4, 5, 6])
+            #expect(problems.lines.map(\.field) == ["revenue", "trip", "trip", "delivery_address", "trip"])
+            #expect(problems.lines[2].message == "Trip T-GONE is cancelled; orders go on planned trips or trips under way.")
+            #expect(problems.lines[3].message == "This is required.")
+            #expect(problems.lines[4].message.hasPrefix("Trip T-DONE is completed"))
+        }
     }
 }

@@ -27,6 +27,8 @@ struct ConsoleController {
     let media: any MediaStorage
     /// Photos of units go through the same upload path as the API's.
     let uploads: UploadService
+    /// Carriers with an order import under way on this instance.
+    let imports = CarrierTurns()
     /// Tiles behind the map, when the carrier configured a tile server.
     var mapTiles: MapTiles? = nil
     /// Fills in stops' coordinates from their addresses, when a geocoder is configured.
@@ -246,8 +248,8 @@ struct ConsoleController {
             } catch let error as AppError where error.code == .rateLimited && error.body.field == "email" {
                 // Asked again within the minute (one code per email a minute): the latest code, unless used, still works.
                 return signInPage(request, step: .code, values: ["email": form["email"], "next": form["next"]], errors: FieldErrors(),
-                                  notice: "A code was sent to \(form["email"]) less than a minute ago: enter the newest one from your email. "
-                                      + "If it has not come or was used already, a new one can be sent in \(error.headers["Retry-After"] ?? "60") s.",
+                                  notice: "A code was sent to \(form["email"]) less than a minute ago: enter the newest one from your email.",
+                                  noticeWait: Int(error.headers["Retry-After"] ?? "") ?? 60,
                                   resendWait: Int(error.headers["Retry-After"] ?? ""), status: .tooManyRequests)
             } catch let error as AppError {
                 return signInPage(request, step: .email, values: form.firstValues, errors: FieldErrors(error, fallbackField: "email"),
@@ -289,7 +291,8 @@ struct ConsoleController {
     /// The sign-in page; its forms carry a token that must match a cookie
     /// set here (double submit), as no session exists yet.
     private func signInPage(_ request: Request, step: SignInStep, values: [String: String], errors: FieldErrors,
-                            notice: String? = nil, resendWait: Int? = nil, status: HTTPResponse.Status = .ok) -> Response {
+                            notice: String? = nil, noticeWait: Int? = nil, resendWait: Int? = nil,
+                            status: HTTPResponse.Status = .ok) -> Response {
         let token = Self.cookie(Self.signInCookie, in: request).flatMap { Self.isToken($0) ? $0 : nil }
             ?? SecureToken.random()
         var values = values
@@ -297,6 +300,7 @@ struct ConsoleController {
         var response = pages.page("sign-in", title: "Sign in", session: nil, [
             "step_email": step == .email, "step_code": step == .code, "v": values, "e": errors.messages,
             "notice": present(notice), "signin_token": token, "resend_wait": present(resendWait.flatMap { (1...3600).contains($0) ? $0 : nil }),
+            "notice_wait": present(noticeWait.flatMap { (1...3600).contains($0) ? $0 : nil }),
         ], status: status)
         response.headers[.setCookie] = setCookie(Self.signInCookie, token, maxAge: 3600, request)
         return response

@@ -46,6 +46,18 @@ struct ConsoleOrderPages {
 
     // MARK: The board
 
+    /// "Imported 3 orders. They are on the Assigned tab.", or where each went
+    /// when some went to a driver and others wait on New.
+    static func importedNotice(_ request: ConsoleRequest) -> String {
+        guard let count = request.query("imported").flatMap({ Int($0) }), (1...1_000_000).contains(count) else { return "" }
+        let assigned = min(max(request.query("assigned").flatMap { Int($0) } ?? 0, 0), count)
+        let imported = "Imported \(ConsoleFormat.count(count, "order"))"
+        if assigned > 0, assigned < count {
+            return "\(imported): \(ConsoleFormat.grouped(count - assigned)) on the New tab, \(ConsoleFormat.grouped(assigned)) on Assigned."
+        }
+        return "\(imported). \(count == 1 ? "It is" : "They are") on the \(assigned == count ? "Assigned" : "New") tab."
+    }
+
     private func board(_ request: ConsoleRequest) async throws -> Response {
         let status = request.query("status").flatMap(OrderStatus.init(rawValue:)) ?? .new
         let search = String((request.query("q") ?? "").prefix(100))
@@ -78,7 +90,7 @@ struct ConsoleOrderPages {
         return self.pages.page("board", title: "Load board", session: request.session, section: "board", [
             "tabs": tabs, "matching": !search.isEmpty, "elsewhere": elsewhere, "found_elsewhere": !elsewhere.isEmpty,
             "status": status.rawValue, "status_label": ConsoleFormat.label(status), "q": search,
-            "imported": request.query("imported").flatMap { Int($0) }.map { ConsoleFormat.count($0, "order") } ?? "",
+            "imported": Self.importedNotice(request),
             "orders": orders.map { Self.row($0, lookup) }, "empty": orders.isEmpty,
             "total": total, "page": page + 1, "pages": pages,
             "prev": page > 0 ? link(page: page) as Any : false, "next": page + 1 < pages ? link(page: page + 2) as Any : false,
@@ -391,13 +403,20 @@ struct ConsoleOrderPages {
         let text = request.form.values["csv"]?.first ?? ""
         let result: OrderImport.Outcome
         do {
+            // One import at a time per carrier: each waits for the carrier's number claim holding a pooled
+            // database connection, so a burst of them took the connections other carriers' requests needed.
+            guard console.imports.take(request.tenant) else {
+                throw OrderImport.Problems(lines: [OrderImport.Problem(
+                    line: 1, field: "file", message: "Another import for this carrier is still running. Import this file once it has finished.")])
+            }
+            defer { console.imports.give(request.tenant) }
             result = try await OrderImport.run(text, store: store, tenant: request.tenant)
         } catch let problems as OrderImport.Problems {
             return pages.page("import", title: "Import orders", session: request.session, section: "board",
                               Self.importPage.merging(Self.importProblems(problems.lines.map { ($0.line, $0.field, $0.message) }, csv: text)) { $1 },
                               status: .unprocessableContent)
         }
-        return ConsolePages.redirect("/board?status=\(result.status.rawValue)&imported=\(result.count)")
+        return ConsolePages.redirect("/board?status=\(result.status.rawValue)&imported=\(result.count)&assigned=\(result.assigned)")
     }
 
     static var importPage: [String: Any] { ["heading": "Import orders", "orders": true, "action": "/orders/import",

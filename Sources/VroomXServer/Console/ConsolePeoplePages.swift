@@ -49,6 +49,7 @@ struct ConsolePeoplePages {
         let overview = try await store.driverOverview(tenant: request.tenant)
         let changed = overview.first { $0.driver.id.rawValue == request.query("changed") }?.driver
         let saved = overview.first { $0.driver.id.rawValue == request.query("saved") }?.driver
+        let invited = overview.first { $0.driver.id.rawValue == request.query("invited") }?.driver
         func row(_ line: Store.DriverOverview) -> [String: Any] {
             [
                 "id": line.driver.id.rawValue, "name": line.driver.name, "email": line.driver.email, "phone": line.driver.phone,
@@ -68,7 +69,7 @@ struct ConsolePeoplePages {
             "former": former.map(row),
             "has_former": !former.isEmpty,
             "empty": overview.isEmpty,
-            "invited": request.query("invited") ?? "",
+            "invited": invited?.email ?? "",
             "saved": saved.map { "Saved \($0.name)." } ?? "",
             "changed": present(changed.map { ["name": $0.name, "deactivated": $0.deactivatedAt != nil] }),
             "problem": problem ?? "",
@@ -123,7 +124,7 @@ struct ConsolePeoplePages {
         guard errors.isEmpty else { return driverForm(request, values: form.firstValues, errors: errors, status: .unprocessableContent) }
         do {
             let driver = try await console.invitations.invite(body, tenant: request.tenant)
-            return ConsolePages.redirect("/drivers?invited=" + (driver.email.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
+            return ConsolePages.redirect("/drivers?invited=" + driver.id.rawValue)
         } catch let error as AppError where error.status < 500 {
             return driverForm(request, values: form.firstValues, errors: FieldErrors(error), status: .init(code: error.status))
         }

@@ -118,11 +118,13 @@ struct FieldErrors: Error, Sendable {
     /// for it ("end_date ends before it starts.") says "This" instead.
     init(_ error: AppError, fallbackField: String = "form", renamed: [String: String] = [:]) {
         let field = (error.body.field ?? fallbackField).replacingOccurrences(of: ".", with: "_")
-        var message = error.body.message
-        if let apiName = error.body.field, message.hasPrefix(apiName + " ") {
-            message = "This" + message.dropFirst(apiName.count)
-        }
-        messages[renamed[field] ?? field] = message
+        messages[renamed[field] ?? field] = Self.besideItsField(error)
+    }
+
+    /// The error's message as read next to (or beside the name of) its field.
+    static func besideItsField(_ error: AppError) -> String {
+        guard let apiName = error.body.field, error.body.message.hasPrefix(apiName + " ") else { return error.body.message }
+        return "This" + error.body.message.dropFirst(apiName.count)
     }
 
     init() {}

@@ -28,16 +28,21 @@ struct ConsoleTripPages {
                 errors.add("status", "Choose what the trip becomes.")
                 return try await tripPage(request, errors: errors, status: .unprocessableContent)
             }
-            return try await change(request, field: "status", done: "status") { id in
-                _ = try await store.updateTrip(id, UpdateTripRequest(status: status), tenant: request.tenant)
+            return try await change(request, field: "status") { id in
+                // A cancelled trip's waiting vehicles go back to the board: counted for the notice.
+                let waiting = status == .cancelled
+                    ? try await store.orders(request.scope, trip: id).filter { $0.status == .new || $0.status == .assigned }.count : 0
+                let trip = try await store.updateTrip(id, UpdateTripRequest(status: status), tenant: request.tenant)
+                return "done=status&to=\(status.rawValue)&back=\(waiting)&told=\(trip.driverID == nil ? 0 : 1)"
             }
         }
         console.post(router, "/trips/:id/assign", page: "/trips/:id") { request in
             var errors = FieldErrors()
             let driver: ID<Driver>? = FormValue.id(request.form["driver_id"], field: "driver_id", errors: &errors)
             guard errors.isEmpty else { return try await tripPage(request, errors: errors) }
-            return try await change(request, field: "driver_id", done: "assigned") { id in
+            return try await change(request, field: "driver_id") { id in
                 _ = try await store.assignTrip(id, to: driver, tenant: request.tenant)
+                return "done=assigned&driver=\(driver?.rawValue ?? "")"
             }
         }
         console.post(router, "/trips/:id/orders", page: "/trips/:id") { request in
@@ -46,8 +51,9 @@ struct ConsoleTripPages {
                 errors.add("order_id", "Choose an order to add.")
                 return try await tripPage(request, errors: errors, status: .unprocessableContent)
             }
-            return try await change(request, field: "order_id", done: "order_added&order=\(order)") { id in
+            return try await change(request, field: "order_id") { id in
                 _ = try await store.assignOrder(order, AssignOrderRequest(tripID: id), tenant: request.tenant)
+                return "done=order_added&order=\(order)"
             }
         }
         console.post(router, "/trips/:id/orders/:order/remove", page: "/trips/:id") { request in
@@ -58,42 +64,47 @@ struct ConsoleTripPages {
         }
     }
 
-    /// A change made from the trip's page: back to the page, saying what was
-    /// `done` (see `notice`), or the page again with the store's refusal next
-    /// to `field`.
-    private func change(_ request: ConsoleRequest, field: String, done: String,
-                        _ body: (ID<Trip>) async throws -> Void) async throws -> Response {
+    /// A change made from the trip's page: back to the page, its address
+    /// saying what was done (`body` returns that query, see `notice`), or the
+    /// page again with the store's refusal next to `field`.
+    private func change(_ request: ConsoleRequest, field: String, _ body: (ID<Trip>) async throws -> String) async throws -> Response {
         let id: ID<Trip> = try request.id("id", "Trip")
+        let done: String
         do {
-            try await body(id)
+            done = try await body(id)
         } catch let error as AppError where error.status < 500 {
             return try await tripPage(request, errors: FieldErrors(error, fallbackField: field), status: .init(code: error.status))
         }
-        return ConsolePages.redirect("/trips/\(id)?done=\(done)")
+        return ConsolePages.redirect("/trips/\(id)?\(done)")
     }
 
-    /// What the last action on the page did, said from what the trip is now
-    /// (the address names the action, never the words shown).
-    private func notice(_ request: ConsoleRequest, trip: Trip, driver: Driver?, orders: [Order]) async -> String {
+    /// What the dispatcher's last action on the page did, as its address
+    /// records it (the page drops it from the address once shown, so a reload
+    /// does not say it again). Names are looked up; no words come from the address.
+    private func notice(_ request: ConsoleRequest, trip: Trip, names: ConsoleOrderPages.Names) async -> String {
         if request.query("added") == "1" { return "Trip \(trip.number) created." }
         if request.query("saved") == "1" { return "Saved." }
-        let order = request.query("order").flatMap { ID<Order>($0) }
         switch request.query("done") {
         case "status":
-            switch trip.status {
+            guard let status = request.query("to").flatMap(TripStatus.init(rawValue:)) else { return "" }
+            switch status {
             case .planned: return "Trip \(trip.number) is planned again."
             case .inProgress: return "Trip \(trip.number) started."
             case .completed: return "Trip \(trip.number) marked completed."
-            case .cancelled: return "Trip \(trip.number) cancelled. Vehicles still waiting are back on the board, and the driver is told."
+            case .cancelled:
+                let back = request.query("back").flatMap { Int($0) }.map { min(max($0, 0), 100_000) } ?? 0
+                return "Trip \(trip.number) cancelled."
+                    + (back > 0 ? " \(ConsoleFormat.count(back, "vehicle")) that \(back == 1 ? "was" : "were") waiting \(back == 1 ? "is" : "are") back on the board." : "")
+                    + (request.query("told") == "1" ? " The driver is told." : "")
             }
         case "assigned":
-            return driver.map { "Trip \(trip.number) assigned to \($0.name); it is on their phone." }
-                ?? "Trip \(trip.number) has no driver now: it waits for one."
-        case "order_added":
-            return orders.first { $0.id == order }.map { "Order \($0.number) added to this trip." } ?? ""
-        case "order_removed":
-            guard let order, let removed = try? await store.order(order, request.scope), removed.tripID == nil else { return "" }
-            return "Order \(removed.number) taken off this trip: it waits on the board under New."
+            guard let raw = request.query("driver"), !raw.isEmpty else { return "Trip \(trip.number) has no driver now: it waits for one." }
+            return ID<Driver>(raw).flatMap { names.drivers[$0] }.map { "Trip \(trip.number) assigned to \($0.name)." } ?? ""
+        case "order_added", "order_removed":
+            guard let id = request.query("order").flatMap({ ID<Order>($0) }),
+                  let order = try? await store.order(id, request.scope) else { return "" }
+            if request.query("done") == "order_added" { return "Order \(order.number) added to this trip." }
+            return "Order \(order.number) taken off this trip." + (order.tripID == nil && order.status == .new ? " It waits on the board under New." : "")
         default:
             return ""
         }
@@ -143,7 +154,10 @@ struct ConsoleTripPages {
         var values = Self.row(trip, driver: trip.driverID.flatMap { names.drivers[$0] }, orders: orders.count)
         values["order_rows"] = orders.map { ConsoleOrderPages.row($0, names) }
         values["no_orders"] = orders.isEmpty
-        values["open_orders"] = open.map { ["id": $0.id.rawValue, "label": "\($0.number) · \($0.vehicle.summary) · \(ConsoleFormat.city($0.pickup.address)) → \(ConsoleFormat.city($0.delivery.address))"] }
+        values["open_orders"] = open.map { order in
+            let route = "\(ConsoleFormat.city(order.pickup.address)) → \(ConsoleFormat.city(order.delivery.address))"
+            return ["id": order.id.rawValue, "label": [order.number, order.vehicle.summary, route].filter { !$0.isEmpty }.joined(separator: " · ")]
+        }
         values["has_open_orders"] = !open.isEmpty
         values["drivers"] = names.drivers.values.filter { $0.deactivatedAt == nil || $0.id == trip.driverID }.sorted { $0.name < $1.name }.map {
             ["id": $0.id.rawValue, "name": $0.name, "selected": $0.id == trip.driverID]
@@ -167,8 +181,9 @@ struct ConsoleTripPages {
                 values["confirm"] = "Mark trip \(trip.number) completed? Its figures are then settled and it cannot be reopened."
             }
             if action.status == .cancelled {
-                values["confirm"] = "Cancel trip \(trip.number) for good? Vehicles still waiting go back to the board, and the driver is told. "
-                    + "Press OK to cancel the trip."
+                values["confirm"] = "Cancel trip \(trip.number) for good? "
+                    + (waiting > 0 ? "\(ConsoleFormat.count(waiting, "vehicle")) still waiting go\(waiting == 1 ? "es" : "") back to the board. " : "")
+                    + (trip.driverID != nil ? "The driver is told. " : "") + "Press OK to cancel the trip."
             }
             return values
         }
@@ -186,7 +201,7 @@ struct ConsoleTripPages {
         values["per_mile"] = trip.miles > 0 ? ConsoleFormat.money(Int((Double(trip.revenueCents) / Double(trip.miles)).rounded())) : "—"
         values["e"] = errors.messages
         let driver = trip.driverID.flatMap { names.drivers[$0] }
-        values["notice"] = await notice(request, trip: trip, driver: driver, orders: orders)
+        values["notice"] = await notice(request, trip: trip, names: names)
         if let driver, trip.status.isOpen {
             let headsUp = TripHeadsUp.lines(for: trip, driver: driver, otherTrips: try await store.openTrips(of: driver.id, tenant: request.tenant),
                                             units: try await store.units(of: driver.id, tenant: request.tenant), today: LocalDate(store.now))

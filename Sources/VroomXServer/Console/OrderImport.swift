@@ -30,8 +30,10 @@ enum OrderImport {
 
     struct Outcome: Sendable {
         let count: Int
-        /// The board tab the new orders are on.
-        let status: OrderStatus
+        /// How many went to a trip with a driver (the Assigned tab); the rest wait on New.
+        let assigned: Int
+        /// The board tab to open: New while any order waits there for a driver.
+        var status: OrderStatus { assigned < count ? .new : .assigned }
     }
 
     static func run(_ text: String, store: Store, tenant: ID<Tenant>) async throws -> Outcome {
@@ -39,14 +41,13 @@ enum OrderImport {
         let (orders, lines) = try parse(text, trips: TripNumbers(carrierTrips), now: store.now)
         do {
             let count = try await store.createOrders(orders, tenant: tenant)
-            // The board opens where the orders went: assigned when a trip with a driver took one, else new.
+            // An order on a trip with a driver is assigned; any other waits on New.
             let drivers = Dictionary(carrierTrips.map { ($0.id, $0.driverID) }) { first, _ in first }
-            let assigned = orders.contains { order in order.tripID.flatMap { drivers[$0] ?? nil } != nil }
-            return Outcome(count: count, status: assigned ? .assigned : .new)
+            return Outcome(count: count, assigned: orders.filter { order in order.tripID.flatMap { drivers[$0] ?? nil } != nil }.count)
         } catch let refusal as Store.BatchRefusal {
             // A number already taken in this carrier (or a trip gone meanwhile): nothing was written.
             throw Problems(lines: [Problem(line: lines[refusal.index], field: column(for: refusal.error.body.field),
-                                           message: refusal.error.body.message)])
+                                           message: FieldErrors.besideItsField(refusal.error))])
         }
     }
 
@@ -122,7 +123,9 @@ enum OrderImport {
             var trip: ID<Trip>?
             if let number = value["trip"], !number.isEmpty {
                 switch trips.trip(number) {
-                case .success(let found): trip = found.id
+                case .success(let found):
+                    // The store's rule, checked here too so every bad line is listed at once.
+                    do { try Store.checkTakesOrders(found); trip = found.id } catch let refusal as AppError { errors.add("trip", refusal.body.message) }
                 case .failure(let refusal): errors.add("trip", refusal.body.message)
                 }
             }
@@ -152,7 +155,7 @@ enum OrderImport {
                 orders.append(valid)
                 lines.append(row.line)
             } catch let error as AppError {
-                problems.lines.append(Problem(line: row.line, field: column(for: error.body.field), message: error.body.message))
+                problems.lines.append(Problem(line: row.line, field: column(for: error.body.field), message: FieldErrors.besideItsField(error)))
             }
         }
         if problems.lines.isEmpty, orders.isEmpty {

@@ -56,8 +56,17 @@ struct AccountMail: Sendable {
                 """), what: "sign-in code")
     }
 
+    /// Where a driver gets the app, and the server's address: put in
+    /// invitations when the operator set them.
+    var driverAppURL: String?
+    var publicURL: String?
+
     /// Tells a driver dispatch added them: which carrier, and how to sign in.
     func sendInvitation(to driver: Driver, carrier: String) {
+        let app = driverAppURL.map { "Install the VroomX Driver app on your phone (\($0))" } ?? "Install the VroomX Driver app on your phone"
+        let computer = publicURL.map {
+            "\n\nOn a computer, the terminal client signs in with: vroomx-driver login --server \($0) --email \(driver.email)"
+        } ?? ""
         sendLater(MailMessage(
             to: driver.email,
             subject: "\(carrier) invited you to VroomX",
@@ -67,8 +76,8 @@ struct AccountMail: Sendable {
                 \(carrier) added you as a driver on VroomX, where you will see your trips, the vehicles to pick up \
                 and deliver, and your inspections.
 
-                Install the VroomX Driver app on your phone and sign in with this email address: \(driver.email)
-                Each time you sign in on a new phone, a 6-digit code is sent here. You then choose a PIN to unlock the app.
+                \(app) and sign in with this email address: \(driver.email)
+                Each time you sign in on a new phone, a 6-digit code is sent here. You then choose a PIN to unlock the app.\(computer)
 
                 If you do not drive for \(carrier), ignore this email.
                 """), what: "invitation")

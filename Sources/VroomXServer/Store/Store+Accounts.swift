@@ -6,8 +6,8 @@ import VroomXSecurity
 extension Store {
     /// Creates a carrier and its first dispatcher.
     public func createTenant(name: String, dispatcherEmail: String) async throws -> (Tenant, User) {
-        let name = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...200).contains(name.count) else { throw AppError.validation("name", "A carrier name is 1 to 200 characters.") }
+        // One line of visible text: it heads the invitations mailed to the carrier's drivers.
+        let name = try Validate.name(name, field: "name", max: 200)
         let email = try Validate.email(dispatcherEmail)
         let tenant = Tenant(id: ID(), name: name, createdAt: now)
         let user = User(id: ID(), tenantID: tenant.id, email: email, role: .dispatcher, hasPIN: false, createdAt: now)
@@ -42,8 +42,11 @@ extension Store {
     /// A driver's name, phone and pay terms, checked: each refusal kept in `problems`.
     static func validDetails(name: String, phone: String, payType: PayType, payRate: Int,
                              _ problems: inout Problems) -> (name: String, phone: String) {
-        let name = problems.check(name) { try Validate.text(name, field: "name", max: 200, required: true) }
-        let phone = problems.check(phone) { try Validate.text(phone, field: "phone", max: 40) }
+        // One line of visible text each: a name goes into the invitation mailed to the driver.
+        let name = problems.check(name) { try Validate.name(name, field: "name", max: 200) }
+        let phone = problems.check(phone) {
+            try phone.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? "" : Validate.name(phone, field: "phone", max: 40)
+        }
         problems.check(()) { try Validate.payRate(payRate, type: payType) }
         return (name, phone)
     }

@@ -233,6 +233,14 @@ extension Store {
 
     // MARK: Rate limits
 
+    /// Takes back a hit `hit` counted for what then did not happen (a refused
+    /// invitation is no invitation).
+    func unhit(bucket: String, key: String) async throws {
+        try await database.write { db in
+            try await db.execute("UPDATE rate_limits SET hits = hits - 1 WHERE bucket = \(bucket) AND key = \(key) AND hits > 0")
+        }
+    }
+
     /// Counts a hit against a fixed window. Returns nil when allowed, or the
     /// seconds until the window resets when over the limit.
     func hit(bucket: String, key: String, limit: Int, window: TimeInterval) async throws -> Int? {

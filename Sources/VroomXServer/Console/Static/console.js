@@ -6,6 +6,12 @@
 (function () {
   const body = document.body;
 
+  // A notice says once what the dispatcher just did: reloading the page does not say it again.
+  const arrival = performance.getEntriesByType("navigation")[0];
+  if (arrival && arrival.type === "reload") {
+    document.querySelectorAll(".notice[role=status]").forEach((notice) => notice.remove());
+  }
+
   // Times arrive in UTC; show them in the reader's own zone.
   function localTimes(root) {
     const format = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", hour: "numeric", minute: "2-digit" });
@@ -88,14 +94,20 @@
     });
   });
 
-  // A button that cannot work yet (a new sign-in code within the minute) says when it will.
-  document.querySelectorAll("button[data-wait-seconds]").forEach((button) => {
-    const label = button.textContent;
-    const until = Date.now() + Number(button.dataset.waitSeconds) * 1000;
+  // A button that cannot work yet (a new sign-in code within the minute) says when it will,
+  // and a sentence that says when counts down with it.
+  document.querySelectorAll("[data-wait-seconds]").forEach((element) => {
+    const label = element.textContent;
+    const until = Date.now() + Number(element.dataset.waitSeconds) * 1000;
+    const isButton = element.tagName === "BUTTON";
     function tick() {
       const left = Math.ceil((until - Date.now()) / 1000);
-      button.disabled = left > 0;
-      button.textContent = left > 0 ? `${label} (in ${left} s)` : label;
+      if (isButton) {
+        element.disabled = left > 0;
+        element.textContent = left > 0 ? `${label} (in ${left} s)` : label;
+      } else {
+        element.textContent = left > 0 ? `in ${left} s` : "now";
+      }
       if (left > 0) { setTimeout(tick, 1000); }
     }
     tick();
