@@ -1125,7 +1125,7 @@ def test_a_driver_is_edited_from_the_drivers_page(page, server):
     # The other tab saves what it was shown: refused, and it now shows what is saved.
     other.fill("#name", "Jordan From An Old Tab")
     other.click("button:has-text('Save changes')")
-    expect(other.locator(".field-error")).to_contain_text("Someone else changed")
+    expect(other.locator(".form-error")).to_contain_text("Someone else changed")
     expect(other.locator("#phone")).to_have_value("+1 404 555 0199")
     other.close()
 

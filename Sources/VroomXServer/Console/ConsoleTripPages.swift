@@ -178,7 +178,9 @@ struct ConsoleTripPages {
             .map { action -> [String: Any] in
             var values: [String: Any] = ["status": action.status.rawValue, "label": action.label, "danger": action.status == .cancelled]
             if action.status == .completed {
-                values["confirm"] = "Mark trip \(trip.number) completed? Its figures are then settled and it cannot be reopened."
+                values["confirm"] = "Mark trip \(trip.number) completed? "
+                    + (orders.filter { $0.status != .cancelled }.isEmpty ? "It carries no vehicles. " : "")
+                    + "Its figures are then settled and it cannot be reopened."
             }
             if action.status == .cancelled {
                 values["confirm"] = "Cancel trip \(trip.number) for good? "
