@@ -53,8 +53,10 @@ public final class PostgresDatabase: SQLDatabase {
         let sslMode = URLComponents(string: url)?.queryItems?.first { $0.name == "sslmode" }?.value ?? "prefer"
         let connectionConfiguration = try Self.connectionConfiguration(configuration, sslMode: sslMode)
         let pool = PostgresPool(configuration: configuration, logger: logger)
-        // A probe never takes longer than a call may.
-        let probeTimeout = min(options.timeout, max(options.probeInterval * 2, .seconds(1)))
+        // A probe never takes longer than a call may. A stopped database refuses at once; a probe that is only slow
+        // (a busy machine: at 1 s, a 2-core machine running the test suites flipped every pool to "unreachable",
+        // and the recovery's new pool cut the queries in flight) is given 5 s before the database counts as down.
+        let probeTimeout = min(options.timeout, max(options.probeInterval * 2, .seconds(5)))
         reachability = DatabaseReachability(interval: options.probeInterval, logger: logger) {
             await PostgresProbe.isReachable(connectionConfiguration, within: probeTimeout, logger: logger)
         } onRecovery: {
