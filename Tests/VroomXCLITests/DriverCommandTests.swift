@@ -140,9 +140,14 @@ struct DriverCommandTests {
         try Data(video).write(to: videoPath)
         arguments += ["--video", videoPath.path]
 
-        // Killed while the video is on its way.
+        // Killed while the video is on its way. Its 1 MB chunks go through a proxy that answers each late
+        // (0.05–0.8 s), so the video takes seconds: straight to the server on loopback it could be done
+        // before a machine busy with other suites let this test look.
+        let proxy = try FaultProxy(upstreamPort: port)
+        defer { proxy.stop() }
+        try proxy.set(.slow, seed: 7)
         let inspect = try VroomXBinary.start(arguments, binary: "vroomx-driver", environment: [
-            "VROOMX_SERVER": "http://127.0.0.1:\(port)", "VROOMX_DRIVER_HOME": home.path, "NO_COLOR": "1"])
+            "VROOMX_SERVER": "http://127.0.0.1:\(proxy.port)", "VROOMX_DRIVER_HOME": home.path, "NO_COLOR": "1"])
         // Killed once the server holds part of the video (over 1 MB of it
         // in the partial folder, where only the video grows that large):
         // a fixed pause could miss a 48 MB upload on a fast loopback.
@@ -161,6 +166,7 @@ struct DriverCommandTests {
         }
         await inspect.kill9()
         #expect(!inspect.text.contains("complete."), "killed before the video finished: \(inspect.text)")
+        try proxy.set(.normal, seed: 7)
 
         let sync = try await Self.driver(["sync"], home: home, port: port)
         #expect(sync.status == 0, "\(sync.output)")
