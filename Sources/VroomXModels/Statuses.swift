@@ -30,6 +30,9 @@ public enum OrderStatus: String, Codable, Sendable, CaseIterable {
 
     public var isOpen: Bool { self == .new || self == .assigned || self == .pickedUp }
 
+    /// Not yet on the truck: the order can still move to another trip or back to the board.
+    public var isWaiting: Bool { self == .new || self == .assigned }
+
     /// Statuses an order that is assigned to a driver may hold.
     public var requiresDriver: Bool { self == .assigned || self == .pickedUp || self == .delivered }
 

@@ -125,7 +125,7 @@ struct ConsoleOrderPages {
             "trip_id": order.tripID?.rawValue ?? "",
             "revenue": ConsoleFormat.money(order.revenueCents),
             // Only vehicles not yet on a truck change trips.
-            "movable": order.status == .new || order.status == .assigned,
+            "movable": order.status.isWaiting,
         ]
     }
 

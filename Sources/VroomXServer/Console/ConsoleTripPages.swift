@@ -31,7 +31,7 @@ struct ConsoleTripPages {
             return try await change(request, field: "status") { id in
                 // A cancelled trip's waiting vehicles go back to the board: counted for the notice.
                 let waiting = status == .cancelled
-                    ? try await store.orders(request.scope, trip: id).filter { $0.status == .new || $0.status == .assigned }.count : 0
+                    ? try await store.orders(request.scope, trip: id).filter(\.status.isWaiting).count : 0
                 let trip = try await store.updateTrip(id, UpdateTripRequest(status: status), tenant: request.tenant)
                 return "done=status&to=\(status.rawValue)&back=\(waiting)&told=\(trip.driverID == nil ? 0 : 1)"
             }
@@ -79,8 +79,8 @@ struct ConsoleTripPages {
     }
 
     /// What the dispatcher's last action on the page did, as its address
-    /// records it (the page drops it from the address once shown, so a reload
-    /// does not say it again). Names are looked up; no words come from the address.
+    /// records it (the page's script hides it on a reload, so it is said
+    /// once). Names are looked up; no words come from the address.
     private func notice(_ request: ConsoleRequest, trip: Trip, names: ConsoleOrderPages.Names) async -> String {
         if request.query("added") == "1" { return "Trip \(trip.number) created." }
         if request.query("saved") == "1" { return "Saved." }
@@ -151,7 +151,8 @@ struct ConsoleTripPages {
         let open = try await store.boardOrders(.init(status: .new, search: "", pickupNewestFirst: false, page: 0, pageSize: 500),
                                                tenant: request.tenant).orders.filter { $0.tripID == nil }
         let expenses = try await store.expenses(trip: id, request.scope)
-        var values = Self.row(trip, driver: trip.driverID.flatMap { names.drivers[$0] }, orders: orders.count)
+        let driver = trip.driverID.flatMap { names.drivers[$0] }
+        var values = Self.row(trip, driver: driver, orders: orders.count)
         values["order_rows"] = orders.map { ConsoleOrderPages.row($0, names) }
         values["no_orders"] = orders.isEmpty
         values["open_orders"] = open.map { order in
@@ -165,7 +166,7 @@ struct ConsoleTripPages {
         values["is_open"] = trip.status.isOpen
         // Offered only where the store would allow it (`Store.statusRefusal`).
         let loaded = orders.filter { $0.status == .pickedUp }.count
-        let waiting = orders.filter { $0.status == .new || $0.status == .assigned }.count
+        let waiting = orders.filter(\.status.isWaiting).count
         let vehicles = Store.TripVehicles(loaded: loaded, waiting: waiting)
         if trip.status == .inProgress, loaded + waiting > 0 {
             values["status_note"] = loaded > 0
@@ -202,7 +203,6 @@ struct ConsoleTripPages {
         values["net"] = trip.status == .cancelled ? "— (cancelled)" : ConsoleFormat.money(trip.revenueCents - trip.driverPayCents - spent)
         values["per_mile"] = trip.miles > 0 ? ConsoleFormat.money(Int((Double(trip.revenueCents) / Double(trip.miles)).rounded())) : "—"
         values["e"] = errors.messages
-        let driver = trip.driverID.flatMap { names.drivers[$0] }
         values["notice"] = await notice(request, trip: trip, names: names)
         if let driver, trip.status.isOpen {
             let headsUp = TripHeadsUp.lines(for: trip, driver: driver, otherTrips: try await store.openTrips(of: driver.id, tenant: request.tenant),

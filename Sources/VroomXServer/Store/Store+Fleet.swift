@@ -48,16 +48,19 @@ extension Store {
     /// The units given to a driver, with their papers (not their photos).
     public func units(of driver: ID<Driver>, tenant: ID<Tenant>) async throws -> [Equipment] {
         try await read { db in
-            var units = try await db.query("""
+            let units = try await db.query("""
                 SELECT \(Equipment.columns) FROM equipment WHERE tenant_id = \(tenant) AND driver_id = \(driver) ORDER BY unit_key
                 """).map(Equipment.init(row:))
-            for index in units.indices {
-                units[index].documents = try await db.query("""
-                    SELECT \(EquipmentDocument.columns) FROM equipment_documents
-                    WHERE tenant_id = \(tenant) AND equipment_id = \(units[index].id) ORDER BY expires_on, id
-                    """).map(EquipmentDocument.init(row:))
+            guard !units.isEmpty else { return [] }
+            let documents = Dictionary(grouping: try await db.query("""
+                SELECT \(EquipmentDocument.columns) FROM equipment_documents
+                WHERE tenant_id = \(tenant) AND equipment_id IN (\(SQL.list(units.map(\.id)))) ORDER BY expires_on, id
+                """).map { (try $0.id("equipment_id", as: Equipment.self), try EquipmentDocument(row: $0)) }, by: \.0)
+            return units.map { unit in
+                var unit = unit
+                unit.documents = documents[unit.id]?.map(\.1) ?? []
+                return unit
             }
-            return units
         }
     }
 

@@ -356,7 +356,7 @@ extension Store {
         return try await write(tenant: tenant) { tx in
             guard let current = try await fetchOrder(id, scope, tx.db) else { throw AppError.notFound("Order") }
             if let trip, current.tripID != trip { throw AppError.notFound("Order on this trip") }
-            guard current.status == .new || current.status == .assigned else {
+            guard current.status.isWaiting else {
                 throw AppError.conflict("Order \(current.number) is \(current.status.label) and cannot be reassigned.")
             }
             var order = current

@@ -235,7 +235,7 @@ extension Store {
             trip = try await saveTrip(trip, tx)
             if let previous { tx.recordRevoke(.trip, id: trip.id.rawValue, from: previous) }
 
-            for original in orders where original.status == .new || original.status == .assigned {
+            for original in orders where original.status.isWaiting {
                 var order = original
                 order.driverID = driverID
                 order.status = driverID == nil ? .new : .assigned
