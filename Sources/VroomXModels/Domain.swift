@@ -273,10 +273,15 @@ public struct Expense: Codable, Sendable, Hashable, Identifiable {
     public var notes: String
     /// What a fuel expense bought, when the driver said (fuel log).
     public var fuel: FuelPurchase?
+    /// Recorded by a driver the trip no longer belonged to when it reached
+    /// the server (spent offline, then dispatch gave the trip to someone
+    /// else): kept on the trip, in that driver's name, and shown as such.
+    public var afterReassignment: Bool
     public var createdAt: Date
 
     public init(id: ID<Expense>, tripID: ID<Trip>, driverID: ID<Driver>?, category: ExpenseCategory,
-                amountCents: Int, date: LocalDate, notes: String, fuel: FuelPurchase? = nil, createdAt: Date) {
+                amountCents: Int, date: LocalDate, notes: String, fuel: FuelPurchase? = nil, afterReassignment: Bool = false,
+                createdAt: Date) {
         self.fuel = fuel
         self.id = id
         self.tripID = tripID
@@ -285,6 +290,7 @@ public struct Expense: Codable, Sendable, Hashable, Identifiable {
         self.amountCents = amountCents
         self.date = date
         self.notes = notes
+        self.afterReassignment = afterReassignment
         self.createdAt = createdAt
     }
 
@@ -293,7 +299,23 @@ public struct Expense: Codable, Sendable, Hashable, Identifiable {
         case tripID = "trip_id"
         case driverID = "driver_id"
         case amountCents = "amount_cents"
+        case afterReassignment = "after_reassignment"
         case createdAt = "created_at"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(VroomXModels.ID<Expense>.self, forKey: .id)
+        tripID = try container.decode(VroomXModels.ID<Trip>.self, forKey: .tripID)
+        driverID = try container.decodeIfPresent(VroomXModels.ID<Driver>.self, forKey: .driverID)
+        category = try container.decode(ExpenseCategory.self, forKey: .category)
+        amountCents = try container.decode(Int.self, forKey: .amountCents)
+        date = try container.decode(LocalDate.self, forKey: .date)
+        notes = try container.decode(String.self, forKey: .notes)
+        fuel = try container.decodeIfPresent(FuelPurchase.self, forKey: .fuel)
+        // Expenses stored before the flag existed were all recorded on the driver's own trip.
+        afterReassignment = try container.decodeIfPresent(Bool.self, forKey: .afterReassignment) ?? false
+        createdAt = try container.decode(Date.self, forKey: .createdAt)
     }
 }
 
@@ -320,11 +342,15 @@ public struct DriverNotification: Codable, Sendable, Hashable, Identifiable {
     public var title: String
     public var body: String
     public var data: NotificationData
+    /// When the driver read it (their phone's time, corrected to the server's).
     public var readAt: Date?
+    /// When the server learnt it was read: later than `readAt` when the
+    /// phone was offline. Nil for receipts stored before it was kept.
+    public var readReceivedAt: Date?
     public var createdAt: Date
 
     public init(id: ID<DriverNotification>, driverID: ID<Driver>, type: NotificationType, title: String, body: String,
-                data: NotificationData, readAt: Date?, createdAt: Date) {
+                data: NotificationData, readAt: Date?, readReceivedAt: Date? = nil, createdAt: Date) {
         self.id = id
         self.driverID = driverID
         self.type = type
@@ -332,6 +358,7 @@ public struct DriverNotification: Codable, Sendable, Hashable, Identifiable {
         self.body = body
         self.data = data
         self.readAt = readAt
+        self.readReceivedAt = readReceivedAt
         self.createdAt = createdAt
     }
 
@@ -341,6 +368,7 @@ public struct DriverNotification: Codable, Sendable, Hashable, Identifiable {
         case id, type, title, body, data
         case driverID = "driver_id"
         case readAt = "read_at"
+        case readReceivedAt = "read_received_at"
         case createdAt = "created_at"
     }
 }

@@ -58,16 +58,35 @@ public struct RecordLocationsResult: Codable, Sendable, Hashable {
     public var stored: Int
     /// Fixes the server already had (a batch sent again).
     public var duplicates: Int
-    /// Fixes too inaccurate to keep.
+    /// Fixes too inaccurate to keep, too old, or recorded after the trip they would belong to ended.
     public var dropped: Int
+    /// Fixes stamped later than the server's clock allows (a phone whose
+    /// clock runs ahead): left out, the rest of the batch kept.
+    public var future: Int
     /// Stops this batch marked as arrived.
     public var arrivals: [StopArrival]
 
-    public init(stored: Int, duplicates: Int, dropped: Int, arrivals: [StopArrival]) {
+    public init(stored: Int, duplicates: Int, dropped: Int, future: Int = 0, arrivals: [StopArrival]) {
         self.stored = stored
         self.duplicates = duplicates
         self.dropped = dropped
+        self.future = future
         self.arrivals = arrivals
+    }
+
+    /// Fixes sent that dispatch will never see.
+    public var leftOut: Int { dropped + future }
+
+    enum CodingKeys: String, CodingKey { case stored, duplicates, dropped, future, arrivals }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        stored = try container.decode(Int.self, forKey: .stored)
+        duplicates = try container.decode(Int.self, forKey: .duplicates)
+        dropped = try container.decode(Int.self, forKey: .dropped)
+        // Servers before the future count refused such a batch whole.
+        future = try container.decodeIfPresent(Int.self, forKey: .future) ?? 0
+        arrivals = try container.decode([StopArrival].self, forKey: .arrivals)
     }
 }
 

@@ -195,8 +195,15 @@ public struct ExpenseReference: Codable, Sendable, Hashable {
 
 public struct NotificationReference: Codable, Sendable, Hashable {
     public var notificationID: ID<DriverNotification>
-    public init(notificationID: ID<DriverNotification>) { self.notificationID = notificationID }
-    enum CodingKeys: String, CodingKey { case notificationID = "notification_id" }
+    /// When the driver read it, by the device's clock corrected to the
+    /// server's (a receipt sent after a dead zone says when the message was
+    /// read, not when the receipt arrived). Older apps leave it out.
+    public var readAt: Date?
+    public init(notificationID: ID<DriverNotification>, readAt: Date? = nil) {
+        self.notificationID = notificationID
+        self.readAt = readAt
+    }
+    enum CodingKeys: String, CodingKey { case notificationID = "notification_id", readAt = "read_at" }
 }
 
 /// Starts or updates an inspection (`PUT /v1/inspections/{id}` as a mutation).
@@ -254,9 +261,12 @@ public struct MutationResult: Codable, Sendable, Hashable {
     /// For a change to an inspection: its order as the server now has it
     /// (completing an inspection picks the vehicle up or delivers it).
     public var order: Order?
+    /// For a batch of positions: what became of its fixes (how many reached
+    /// dispatch, how many were left out and why), so the device can say.
+    public var positions: RecordLocationsResult?
 
     public init(id: ID<Mutation>, outcome: MutationOutcome, replayed: Bool = false, code: ErrorCode? = nil,
-                message: String? = nil, row: ChangeRow? = nil, order: Order? = nil) {
+                message: String? = nil, row: ChangeRow? = nil, order: Order? = nil, positions: RecordLocationsResult? = nil) {
         self.id = id
         self.outcome = outcome
         self.replayed = replayed
@@ -264,9 +274,10 @@ public struct MutationResult: Codable, Sendable, Hashable {
         self.message = message
         self.row = row
         self.order = order
+        self.positions = positions
     }
 
-    enum CodingKeys: String, CodingKey { case id, outcome, replayed, code, message, entity, row, order }
+    enum CodingKeys: String, CodingKey { case id, outcome, replayed, code, message, entity, row, order, positions }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -282,6 +293,7 @@ public struct MutationResult: Codable, Sendable, Hashable {
             row = nil
         }
         order = try container.decodeIfPresent(Order.self, forKey: .order)
+        positions = try container.decodeIfPresent(RecordLocationsResult.self, forKey: .positions)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -296,6 +308,7 @@ public struct MutationResult: Codable, Sendable, Hashable {
             try row.encode(to: &container, forKey: .row)
         }
         try container.encodeIfPresent(order, forKey: .order)
+        try container.encodeIfPresent(positions, forKey: .positions)
     }
 }
 

@@ -97,14 +97,20 @@ struct SyncFeedTests {
             _ = try await server.store.assignTrip(trip.id, to: a.driverID(1), tenant: a.tenant.id)
 
             let (lost, _) = try await Self.drain(api, token: first, from: firstCursor)
-            // The first driver's device drops the trip, its orders and expenses.
-            let moved = Set([trip.id.rawValue] + a.orders[trip.id]!.map(\.id.rawValue) + a.expenses[trip.id]!.map(\.id.rawValue))
+            // The first driver's device drops the trip and its orders; the expenses they recorded stay theirs.
+            let moved = Set([trip.id.rawValue] + a.orders[trip.id]!.map(\.id.rawValue))
+            let ownExpenses = Set(a.expenses[trip.id]!.map(\.id.rawValue))
+            #expect(!ownExpenses.isEmpty)
             #expect(Set(lost.filter { $0.op == .delete }.map(\.id)) == moved)
             // Besides those, only the notification telling them the trip was taken off their list.
             let notes = lost.filter { $0.op == .upsert }
             #expect(notes.count == 1 && notes.allSatisfy { $0.entity == .notification })
             let (gained, _) = try await Self.drain(api, token: second, from: secondCursor)
             #expect(moved.isSubset(of: Set(gained.filter { $0.op == .upsert }.map(\.id))))
+            // Another driver's amounts, notes and fuel never reach the new driver's device.
+            #expect(ownExpenses.isDisjoint(with: Set(gained.map(\.id))))
+            let listed = try await api.call(.tripExpenses, trip.id.rawValue, token: second)
+            #expect(listed.status == 200 && !ownExpenses.contains { listed.text.contains($0) }, "\(listed.text)")
             #expect(gained.contains { $0.entity == .notification && { if case .notification(let n) = $0.row { n.type == .tripAssignment } else { false } }($0) })
             #expect(gained.map(\.seq) == gained.map(\.seq).sorted())
             // Small pages cover the same changes.

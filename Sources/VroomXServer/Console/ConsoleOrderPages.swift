@@ -153,7 +153,8 @@ struct ConsoleOrderPages {
             .compactMap { when, text in when.map { ($0, ["time": present(ConsoleFormat.time($0)), "text": text] as [String: Any]) } }
         let statuses: [(Date, [String: Any])] = history.isEmpty ? Self.timeline(order)
             : history.map { ($0.occurredAt, Self.historyLine($0)) }
-        values["timeline"] = (statuses + arrivals).sorted { $0.0 < $1.0 }.map(\.1)
+        let etas = try await store.etaHistory(id, tenant: request.tenant).map { ($0.recordedAt, Self.etaLine($0)) }
+        values["timeline"] = (statuses + arrivals + etas).sorted { $0.0 < $1.0 }.map(\.1)
         values["pickup_eta"] = present(ConsoleFormat.time(order.pickupETA))
         values["delivery_eta"] = present(ConsoleFormat.time(order.deliveryETA))
         let progress = try await store.progress(of: id, tenant: request.tenant)
@@ -193,6 +194,21 @@ struct ConsoleOrderPages {
         return ["time": present(ConsoleFormat.time(event.occurredAt)),
                 "text": "\(ConsoleFormat.label(event.status)) · \(who)",
                 "reported": late ? present(ConsoleFormat.time(event.recordedAt)) : ""]
+    }
+
+    /// ETAs given (by the driver or dispatch) or cleared by a reassignment.
+    static func etaLine(_ event: Store.ETAEvent) -> [String: Any] {
+        let times = [("pickup", event.pickupETA), ("delivery", event.deliveryETA)]
+            .compactMap { stop, eta in eta.map { "\(stop) \(ConsoleFormat.time($0)?["text"] ?? "")" } }.joined(separator: ", ")
+        let text: String
+        if event.cleared {
+            text = "ETAs of \(event.driverName ?? "the previous driver") cleared: the order went to another driver"
+                + (times.isEmpty ? "" : " (they were \(times))")
+        } else {
+            let who = event.who.map { name in event.driverName == name ? "by \(name) (driver)" : "by \(name)" } ?? "by VroomX"
+            text = (times.isEmpty ? "ETAs removed" : "ETA \(times)") + " · \(who)"
+        }
+        return ["time": present(ConsoleFormat.time(event.recordedAt)), "text": text]
     }
 
     /// What happened to an order recorded before status history was kept,

@@ -199,11 +199,20 @@ struct ConsolePeoplePages {
                     "urgent": message.notification.type == .urgent,
                     "sent_at": present(ConsoleFormat.time(message.notification.createdAt)),
                     "read_at": present(ConsoleFormat.time(message.notification.readAt)),
+                    // Read where the phone had no signal: when dispatch learnt it, too.
+                    "read_late": present(Self.lateReceipt(message.notification).flatMap(ConsoleFormat.time)),
                 ] as [String: Any]
             },
             "none_sent": sent.isEmpty,
             "sent_to": Int(request.query("sent") ?? "").map { ConsoleFormat.count($0, "driver") } ?? "",
         ], status: status)
+    }
+
+    /// When a read receipt reached the server, if that was more than a
+    /// minute after the driver read the message.
+    static func lateReceipt(_ notification: DriverNotification) -> Date? {
+        guard let read = notification.readAt, let received = notification.readReceivedAt, received.timeIntervalSince(read) > 60 else { return nil }
+        return received
     }
 
     /// To one driver, or to every driver on a trip today.

@@ -192,7 +192,9 @@ struct ConsoleTripPages {
         }
         values["expenses"] = expenses.map {
             ["date": DayFormat.day($0.date), "category": $0.category.rawValue.capitalized, "amount": ConsoleFormat.money($0.amountCents),
-             "notes": $0.notes, "by": $0.driverID.map { names.drivers[$0]?.name ?? "A former driver" } ?? "Dispatch"]
+             "notes": $0.notes,
+             "by": ($0.driverID.map { names.drivers[$0]?.name ?? "A former driver" } ?? "Dispatch")
+                + ($0.afterReassignment ? " (spent offline; reached VroomX after the trip went to another driver)" : "")]
         }
         values["no_expenses"] = expenses.isEmpty
         let spent = expenses.reduce(0) { $0 + $1.amountCents }

@@ -588,6 +588,56 @@ enum Schema {
             CREATE INDEX trips_by_folded_number ON trips (tenant_id, lower(number), number);
             CREATE INDEX orders_by_folded_number ON orders (tenant_id, lower(number), number)
             """),
+
+        // A driver's work reconciled when the world changed under it: every
+        // driver a trip has had (an expense spent offline on a trip dispatch
+        // gave away since is still that driver's to record); an expense so
+        // recorded is marked; a read receipt keeps when the message was read
+        // on the phone and when the server learnt it; the ETAs drivers and
+        // dispatch gave, kept when a reassignment clears them; and the work
+        // each phone reports still waiting on it, for dispatch to see.
+        Migration(version: 14, name: "reconciled driver work", sql: """
+            CREATE TABLE trip_drivers (
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                trip_id TEXT NOT NULL,
+                driver_id TEXT NOT NULL,
+                first_assigned_at BIGINT NOT NULL,
+                PRIMARY KEY (tenant_id, trip_id, driver_id),
+                FOREIGN KEY (tenant_id, trip_id) REFERENCES trips (tenant_id, id) ON DELETE CASCADE,
+                FOREIGN KEY (tenant_id, driver_id) REFERENCES drivers (tenant_id, id) ON DELETE CASCADE
+            );
+            INSERT INTO trip_drivers (tenant_id, trip_id, driver_id, first_assigned_at)
+                SELECT tenant_id, id, driver_id, updated_at FROM trips WHERE driver_id IS NOT NULL;
+            ALTER TABLE trip_expenses ADD COLUMN after_reassignment BIGINT NOT NULL DEFAULT 0;
+            ALTER TABLE driver_notifications ADD COLUMN read_received_at BIGINT;
+            UPDATE driver_notifications SET read_received_at = read_at WHERE read_at IS NOT NULL;
+            CREATE TABLE order_eta_events (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                order_id TEXT NOT NULL,
+                driver_id TEXT,
+                user_id TEXT,
+                pickup_eta BIGINT,
+                delivery_eta BIGINT,
+                cleared BIGINT NOT NULL DEFAULT 0 CHECK (cleared IN (0, 1)),
+                recorded_at BIGINT NOT NULL,
+                FOREIGN KEY (tenant_id, order_id) REFERENCES orders (tenant_id, id) ON DELETE CASCADE
+            );
+            CREATE INDEX order_eta_events_by_order ON order_eta_events (tenant_id, order_id, recorded_at);
+            CREATE TABLE device_backlogs (
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                driver_id TEXT NOT NULL,
+                device_id TEXT NOT NULL CHECK (length(device_id) BETWEEN 1 AND 64),
+                changes BIGINT NOT NULL CHECK (changes >= 0),
+                files BIGINT NOT NULL CHECK (files >= 0),
+                file_bytes BIGINT NOT NULL CHECK (file_bytes >= 0),
+                oldest_at BIGINT,
+                summary TEXT NOT NULL CHECK (length(summary) <= 2000),
+                reported_at BIGINT NOT NULL,
+                PRIMARY KEY (tenant_id, driver_id, device_id),
+                FOREIGN KEY (tenant_id, driver_id) REFERENCES drivers (tenant_id, id) ON DELETE CASCADE
+            )
+            """),
     ]
 }
 

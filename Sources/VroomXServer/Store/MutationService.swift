@@ -48,14 +48,15 @@ struct MutationService {
                                        rejected before: Set<ID<Mutation>>) async throws -> ([MutationResult], Set<ID<Mutation>>) {
         do {
             return try await store.committing(tenant: identity.tenant) { transaction in
-                try await applyAtOnce(chunk, in: transaction, identity: identity, rejected: before)
+                try await applyAtOnce(chunk, in: transaction, identity: identity, rejected: before, pairs: CancellingPairs(chunk))
             }
         } catch is RefusedAtOnce {
             return try await store.committing(tenant: identity.tenant) { transaction in
                 var rejected = before
                 var results: [MutationResult] = []
+                let pairs = CancellingPairs(chunk)
                 for mutation in chunk {
-                    results.append(try await applyInSavepoint(mutation, in: transaction, identity: identity, rejected: &rejected))
+                    results.append(try await applyInSavepoint(mutation, in: transaction, identity: identity, rejected: &rejected, pairs: pairs))
                 }
                 return (results, rejected)
             }
@@ -67,7 +68,7 @@ struct MutationService {
     private struct RefusedAtOnce: Error {}
 
     private func applyAtOnce(_ chunk: ArraySlice<Mutation>, in transaction: TenantTransaction, identity: Identity,
-                             rejected before: Set<ID<Mutation>>) async throws -> ([MutationResult], Set<ID<Mutation>>) {
+                             rejected before: Set<ID<Mutation>>, pairs: CancellingPairs) async throws -> ([MutationResult], Set<ID<Mutation>>) {
         var rejected = before
         // A mutation skipped for a refused dependency claims no key.
         let plan: [(mutation: Mutation, step: PlannedStep)] = try chunk.map { mutation in
@@ -101,7 +102,7 @@ struct MutationService {
             }
             let reply: Store.StoredReply
             do {
-                reply = try await TenantTransaction.$ambient.withValue(transaction) { try await appliedReply(mutation, identity.scope) }
+                reply = try await TenantTransaction.$ambient.withValue(transaction) { try await appliedReply(mutation, identity.scope, pairs) }
             } catch {
                 // Without the database or storage nothing else can land either: the client retries the batch whole.
                 if [503, 507].contains(ErrorMiddleware.appError(for: error).status) { throw error }
@@ -117,14 +118,14 @@ struct MutationService {
 
     /// One mutation in a savepoint of its own inside the batch's transaction.
     private func applyInSavepoint(_ mutation: Mutation, in transaction: TenantTransaction, identity: Identity,
-                                  rejected: inout Set<ID<Mutation>>) async throws -> MutationResult {
+                                  rejected: inout Set<ID<Mutation>>, pairs: CancellingPairs) async throws -> MutationResult {
         let scope = identity.scope
         if let failed = Self.failedDependency(of: mutation, rejected: &rejected) { return Self.dependencyFailed(mutation, failed) }
         do {
             let requestHash = try Self.hash(mutation)
             let (stored, replayed) = try await transaction.step {
                 try await store.idempotent(in: transaction, user: identity.user, key: mutation.id.rawValue, requestHash: requestHash) {
-                    try await appliedReply(mutation, scope)
+                    try await appliedReply(mutation, scope, pairs)
                 }
             }
             return try Self.result(stored, replayed: replayed)
@@ -156,11 +157,11 @@ struct MutationService {
     }
 
     /// Applies the mutation; its answer as stored for replay.
-    private func appliedReply(_ mutation: Mutation, _ scope: Scope) async throws -> Store.StoredReply {
-        let (row, order) = try await TenantTransaction.$mutation.withValue(mutation.id) {
+    private func appliedReply(_ mutation: Mutation, _ scope: Scope, _ pairs: CancellingPairs) async throws -> Store.StoredReply {
+        let applied = try await TenantTransaction.$mutation.withValue(mutation.id) {
             let transaction = TenantTransaction.ambient
             let recorded = transaction?.recordedCount
-            let applied = try await execute(mutation, scope)
+            let applied = try await pairs.cancels(mutation, store: store, scope) ? Applied() : try await execute(mutation, scope)
             // One that changed nothing (the status the order already had, the same ETA) still tells the device it was applied.
             if let transaction, transaction.recordedCount == recorded, let row = applied.row, let driver = scope.driverID,
                let current = try await lockedCurrentRow(row, scope, transaction.db) {
@@ -168,7 +169,7 @@ struct MutationService {
             }
             return applied
         }
-        let result = MutationResult(id: mutation.id, outcome: .applied, row: row, order: order)
+        let result = MutationResult(id: mutation.id, outcome: .applied, row: applied.row, order: applied.order, positions: applied.positions)
         return Store.StoredReply(status: 200, body: String(decoding: try JSONBody.encoder.encode(result), as: UTF8.self))
     }
 
@@ -196,36 +197,42 @@ struct MutationService {
                        message: "Not applied: mutation \(failed) it depends on was rejected.")
     }
 
-    /// Applies one mutation: the row it changed, and for an inspection its
-    /// order (which completing the inspection moves).
-    func execute(_ mutation: Mutation, _ scope: Scope) async throws -> (row: ChangeRow?, order: Order?) {
+    /// What applying one mutation produced.
+    struct Applied {
+        var row: ChangeRow? = nil
+        /// For an inspection, its order (which completing the inspection moves).
+        var order: Order? = nil
+        /// For a batch of positions, what became of its fixes.
+        var positions: RecordLocationsResult? = nil
+    }
+
+    /// Applies one mutation.
+    func execute(_ mutation: Mutation, _ scope: Scope) async throws -> Applied {
         switch mutation.payload {
         case .updateOrderStatus(let change):
-            return (.order(try await store.updateOrderStatus(change.orderID, to: change.status, occurredAt: change.occurredAt, scope)), nil)
+            return Applied(row: .order(try await store.updateOrderStatus(change.orderID, to: change.status, occurredAt: change.occurredAt, scope)))
         case .updateOrderETA(let change):
-            return (.order(try await store.updateETA(change.orderID, pickup: change.pickupETA, delivery: change.deliveryETA,
-                                                     expected: change.expected, baseVersion: mutation.baseVersion, scope)), nil)
+            return Applied(row: .order(try await store.updateETA(change.orderID, pickup: change.pickupETA, delivery: change.deliveryETA,
+                                                                 expected: change.expected, baseVersion: mutation.baseVersion, scope)))
         case .createExpense(let request):
             guard request.id != nil else { throw AppError.validation("payload.id", "An offline expense carries its own id.") }
-            return (.expense(try await store.createExpense(request, scope)), nil)
+            return Applied(row: .expense(try await store.createExpense(request, scope)))
         case .deleteExpense(let reference):
             try await store.deleteExpense(reference.expenseID, scope)
-            return (nil, nil)
+            return Applied()
         case .markNotificationRead(let reference):
-            return (.notification(try await store.markNotificationRead(reference.notificationID, scope)), nil)
+            return Applied(row: .notification(try await store.markNotificationRead(reference.notificationID, readAt: reference.readAt, scope)))
         case .saveInspection(let save):
-            let inspection = try await store.saveInspection(save.inspectionID, save.inspection, scope)
-            return (.inspection(inspection), nil)
+            return Applied(row: .inspection(try await store.saveInspection(save.inspectionID, save.inspection, scope)))
         case .completeInspection(let reference):
             let (inspection, order) = try await store.completeInspection(reference.inspectionID, occurredAt: reference.occurredAt, scope)
-            return (.inspection(inspection), order)
+            return Applied(row: .inspection(inspection), order: order)
         case .recordOdometer(let request):
             guard request.id != nil else { throw AppError.validation("payload.id", "An offline odometer reading carries its own id.") }
-            return (.equipment(try await store.recordOdometer(request, scope).unit), nil)
+            return Applied(row: .equipment(try await store.recordOdometer(request, scope).unit))
         case .recordLocations(let request):
             // Positions are not rows of the device's cache; the arrivals they make reach it through the feed.
-            _ = try await store.recordLocations(request, scope)
-            return (nil, nil)
+            return Applied(positions: try await store.recordLocations(request, scope))
         }
     }
 
@@ -272,5 +279,44 @@ struct MutationService {
 
     static func hash(_ mutation: Mutation) throws -> String {
         SHA256.hash(data: try JSONBody.encoder.encode(mutation)).hexString
+    }
+}
+
+/// An expense created and deleted in the same batch, whose creation never
+/// reached the server before (its id was never applied: the device sent it
+/// once without an answer, then the driver deleted it): neither is applied,
+/// both answer `applied`, and nothing appears in the feed — dispatch never
+/// sees an expense that only ever existed on the phone. One per transaction
+/// attempt (a retried transaction starts over).
+final class CancellingPairs: @unchecked Sendable {
+    /// Expenses a later mutation of the batch deletes.
+    private let deletedLater: Set<ID<Expense>>
+    /// Creations skipped so far; their deletions are skipped too. Touched by
+    /// one transaction's mutations, which run one after another.
+    private var cancelled: Set<ID<Expense>> = []
+
+    init(_ chunk: ArraySlice<Mutation>) {
+        var deletes: Set<ID<Expense>> = []
+        for mutation in chunk {
+            if case .deleteExpense(let reference) = mutation.payload { deletes.insert(reference.expenseID) }
+        }
+        deletedLater = deletes
+    }
+
+    /// Whether the mutation (reached because its id was never applied) is
+    /// one half of a pair that cancels out.
+    func cancels(_ mutation: Mutation, store: Store, _ scope: Scope) async throws -> Bool {
+        switch mutation.payload {
+        case .createExpense(let request):
+            guard let id = request.id, deletedLater.contains(id), let db = TenantTransaction.ambient?.db,
+                  try await db.first("SELECT 1 AS found FROM trip_expenses WHERE tenant_id = \(scope.tenant) AND id = \(id)") == nil
+            else { return false }
+            cancelled.insert(id)
+            return true
+        case .deleteExpense(let reference):
+            return cancelled.contains(reference.expenseID)
+        default:
+            return false
+        }
     }
 }

@@ -100,7 +100,7 @@ extension Order {
 extension Expense {
     static let columns: SQL = """
         id, trip_id, driver_id, category, amount_cents, expense_date, notes, created_at,
-        fuel_equipment_id, fuel_quantity_milli, fuel_unit, fuel_odometer_miles
+        fuel_equipment_id, fuel_quantity_milli, fuel_unit, fuel_odometer_miles, after_reassignment
         """
     static let order = ListOrder(.descending("expense_date", .text), .descending("created_at", .integer), .ascending("id", .text))
 
@@ -112,7 +112,8 @@ extension Expense {
         }
         self.init(id: try row.id("id"), tripID: try row.id("trip_id"), driverID: try row.optionalID("driver_id"),
                   category: try row.enumeration("category"), amountCents: try row.int("amount_cents"),
-                  date: try row.localDate("expense_date"), notes: try row.string("notes"), fuel: fuel, createdAt: try row.date("created_at"))
+                  date: try row.localDate("expense_date"), notes: try row.string("notes"), fuel: fuel,
+                  afterReassignment: try row.int("after_reassignment") != 0, createdAt: try row.date("created_at"))
     }
 }
 
@@ -170,13 +171,14 @@ extension OdometerReading {
 }
 
 extension DriverNotification {
-    static let columns: SQL = "id, driver_id, type, title, body, trip_id, order_id, read_at, created_at"
+    static let columns: SQL = "id, driver_id, type, title, body, trip_id, order_id, read_at, read_received_at, created_at"
     static let order = ListOrder(.descending("created_at", .integer), .ascending("id", .text))
 
     init(row: SQLRow) throws {
         self.init(id: try row.id("id"), driverID: try row.id("driver_id"), type: try row.enumeration("type"),
                   title: try row.string("title"), body: try row.string("body"),
                   data: NotificationData(tripID: try row.optionalID("trip_id"), orderID: try row.optionalID("order_id")),
-                  readAt: try row.optionalDate("read_at"), createdAt: try row.date("created_at"))
+                  readAt: try row.optionalDate("read_at"), readReceivedAt: try row.optionalDate("read_received_at"),
+                  createdAt: try row.date("created_at"))
     }
 }

@@ -258,6 +258,41 @@ extension Store {
         }
     }
 
+    /// A line of an order's ETA history.
+    struct ETAEvent: Sendable {
+        let pickupETA: Date?
+        let deliveryETA: Date?
+        /// A reassignment cleared these, the previous driver's ETAs.
+        let cleared: Bool
+        let recordedAt: Date
+        /// The driver whose truck the ETAs were for.
+        let driverName: String?
+        /// The driver's name or the dispatcher's email; nil when the server acted.
+        let who: String?
+    }
+
+    /// The ETAs an order was given and cleared, oldest first (the newest 200).
+    func etaHistory(_ order: ID<Order>, tenant: ID<Tenant>) async throws -> [ETAEvent] {
+        try await read { db in
+            try await db.query("""
+                SELECT e.pickup_eta, e.delivery_eta, e.cleared, e.recorded_at, d.name AS driver_name, u.email, u.role,
+                       ud.name AS user_driver_name
+                FROM order_eta_events e
+                LEFT JOIN drivers d ON d.tenant_id = e.tenant_id AND d.id = e.driver_id
+                LEFT JOIN users u ON u.tenant_id = e.tenant_id AND u.id = e.user_id
+                LEFT JOIN drivers ud ON ud.tenant_id = e.tenant_id AND ud.user_id = e.user_id
+                WHERE e.tenant_id = \(tenant) AND e.order_id = \(order)
+                ORDER BY e.recorded_at DESC, e.id LIMIT 200
+                """).reversed().map { row in
+                let byDriver = try row.optionalString("role") == UserRole.driver.rawValue
+                return ETAEvent(pickupETA: try row.optionalDate("pickup_eta"), deliveryETA: try row.optionalDate("delivery_eta"),
+                                cleared: try row.int("cleared") != 0, recordedAt: try row.date("recorded_at"),
+                                driverName: try row.optionalString("driver_name"),
+                                who: byDriver ? try row.optionalString("user_driver_name") : try row.optionalString("email"))
+            }
+        }
+    }
+
     struct SentMessage: Sendable {
         let notification: DriverNotification
         let driverName: String
@@ -267,7 +302,8 @@ extension Store {
     func sentMessages(tenant: ID<Tenant>, limit: Int) async throws -> [SentMessage] {
         try await read { db in
             try await db.query("""
-                SELECT n.id, n.driver_id, n.type, n.title, n.body, n.trip_id, n.order_id, n.read_at, n.created_at, d.name AS driver_name
+                SELECT n.id, n.driver_id, n.type, n.title, n.body, n.trip_id, n.order_id, n.read_at, n.read_received_at, n.created_at,
+                       d.name AS driver_name
                 FROM driver_notifications n JOIN drivers d ON d.id = n.driver_id AND d.tenant_id = n.tenant_id
                 WHERE n.tenant_id = \(tenant) AND n.type IN ('dispatch_message', 'urgent')
                 ORDER BY n.created_at DESC, n.id LIMIT \(limit)

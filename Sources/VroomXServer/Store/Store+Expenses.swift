@@ -3,9 +3,26 @@ import VroomXModels
 
 /// Trip expenses (fuel, tolls, repairs, lodging, other) recorded by drivers.
 extension Store {
-    /// Expenses belong to their trip: whoever may see the trip sees them.
-    func expensesFilter(trip: ID<Trip>, tenant: ID<Tenant>) -> SQL {
-        "tenant_id = \(tenant) AND trip_id = \(trip)"
+    /// The expenses of a trip the caller sees: dispatch every one; a driver
+    /// those they recorded and those dispatch recorded on their trip —
+    /// never another driver's (amounts, notes and fuel are theirs).
+    func expensesFilter(trip: ID<Trip>, _ scope: Scope) -> SQL {
+        "tenant_id = \(scope.tenant) AND trip_id = \(trip)" + (scope.driverID.map { " AND (driver_id = \($0) OR driver_id IS NULL)" } ?? "")
+    }
+
+    /// Which expenses a driver sees, for queries over many trips (`x` is the
+    /// expense): their own, and dispatch's on the trips they hold.
+    static func expensesVisible(to driver: ID<Driver>, tenant: ID<Tenant>) -> SQL {
+        """
+         AND (x.driver_id = \(driver) OR (x.driver_id IS NULL AND x.trip_id IN
+             (SELECT t.id FROM trips t WHERE t.tenant_id = \(tenant) AND t.driver_id = \(driver))))
+        """
+    }
+
+    /// The device an expense's changes go to: the driver who recorded it,
+    /// or for one dispatch recorded, the driver who holds its trip.
+    static func audience(of expenseDriver: ID<Driver>?, tripDriver: ID<Driver>?) -> ID<Driver>? {
+        expenseDriver ?? tripDriver
     }
 
     /// Expenses of a trip the caller may see.
@@ -13,7 +30,7 @@ extension Store {
         try await read { db in
             guard try await fetchTrip(trip, scope, db) != nil else { throw AppError.notFound("Trip") }
             return try await db.query("""
-                SELECT \(Expense.columns) FROM trip_expenses WHERE \(expensesFilter(trip: trip, tenant: scope.tenant))
+                SELECT \(Expense.columns) FROM trip_expenses WHERE \(expensesFilter(trip: trip, scope))
                 ORDER BY \(Expense.order.sql)
                 """).map(Expense.init(row:))
         }
@@ -22,20 +39,30 @@ extension Store {
     public func expenseDocuments(trip: ID<Trip>, _ scope: Scope, page: PageRequest = .init()) async throws -> DocumentPage {
         try await read { db in
             guard try await fetchTrip(trip, scope, db) != nil else { throw AppError.notFound("Trip") }
-            return try await documentPage(from: "trip_expenses", where: expensesFilter(trip: trip, tenant: scope.tenant),
+            return try await documentPage(from: "trip_expenses", where: expensesFilter(trip: trip, scope),
                                           order: Expense.order, page, db)
         }
     }
 
     /// Records an expense on one of the driver's trips. The id may be chosen
     /// by the client; sending the same expense again returns the stored one.
+    /// Money a driver spent is a fact: an expense recorded offline on a trip
+    /// dispatch has since given to another driver is kept on that trip, in
+    /// the name of the driver who spent it, marked `after_reassignment`.
     public func createExpense(_ request: CreateExpenseRequest, _ scope: Scope) async throws -> Expense {
         let amount = try Validate.cents(request.amountCents, field: "amount_cents", allowZero: false, max: 100_000_00)
         let notes = try Validate.text(request.notes ?? "", field: "notes", max: 2000)
         return try await write(tenant: scope.tenant) { tx in
-            guard let trip = try await fetchTrip(request.tripID, scope, tx.db) else { throw AppError.notFound("Trip") }
+            var afterReassignment = false
+            var found = try await fetchTrip(request.tripID, scope, tx.db)
+            if found == nil, let driver = scope.driverID, try await hasHeld(request.tripID, driver: driver, tenant: scope.tenant, tx.db) {
+                found = try await fetchTrip(request.tripID, .dispatch(tenant: scope.tenant), tx.db)
+                afterReassignment = true
+            }
+            guard let trip = found else { throw AppError.notFound("Trip") }
             let expense = Expense(id: request.id ?? ID(), tripID: trip.id, driverID: scope.driverID, category: request.category,
-                                  amountCents: amount, date: request.date, notes: notes, fuel: request.fuel, createdAt: tx.now)
+                                  amountCents: amount, date: request.date, notes: notes, fuel: request.fuel,
+                                  afterReassignment: afterReassignment, createdAt: tx.now)
             if let fuel = expense.fuel {
                 do {
                     try await checkFuel(fuel, category: expense.category, scope, tx.db)
@@ -49,10 +76,11 @@ extension Store {
             // An expense sent again (by the offline app, whose answer was lost) finds its row taken: the same content is the same expense.
             guard try await tx.first("""
                 INSERT INTO trip_expenses (id, tenant_id, trip_id, driver_id, category, amount_cents, expense_date, notes,
-                                           created_at, doc, fuel_equipment_id, fuel_quantity_milli, fuel_unit, fuel_odometer_miles)
+                                           created_at, doc, fuel_equipment_id, fuel_quantity_milli, fuel_unit, fuel_odometer_miles,
+                                           after_reassignment)
                 VALUES (\(expense.id), \(scope.tenant), \(trip.id), \(expense.driverID), \(expense.category), \(amount),
                         \(expense.date), \(notes), \(tx.now), \(doc), \(expense.fuel?.equipmentID), \(expense.fuel?.quantityMilli),
-                        \(expense.fuel?.unit), \(expense.fuel?.odometerMiles))
+                        \(expense.fuel?.unit), \(expense.fuel?.odometerMiles), \(afterReassignment ? 1 : 0))
                 ON CONFLICT (id) DO NOTHING
                 RETURNING id
                 """) != nil else {
@@ -61,17 +89,20 @@ extension Store {
                 }
                 return existing
             }
-            tx.recordUpsert(.expense, id: expense.id.rawValue, document: doc, visibleTo: trip.driverID)
+            tx.recordUpsert(.expense, id: expense.id.rawValue, document: doc,
+                            visibleTo: Self.audience(of: expense.driverID, tripDriver: trip.driverID))
             return expense
         }
     }
 
-    /// An expense on a trip the caller may see, the trip's row and then the
+    /// An expense the caller may see, its trip's row and then the
     /// expense's held until the transaction ends (PostgreSQL).
     func lockExpense(_ id: ID<Expense>, trip: ID<Trip>, _ scope: Scope, _ db: any SQLExecutor) async throws -> Expense? {
-        guard try await lockTrip(trip, scope, db) != nil else { return nil }
+        guard try await lockTrip(trip, .dispatch(tenant: scope.tenant), db) != nil else { return nil }
+        let visible: SQL = scope.driverID.map { Self.expensesVisible(to: $0, tenant: scope.tenant) } ?? ""
         return try await db.first("""
-            SELECT \(Expense.columns) FROM trip_expenses WHERE tenant_id = \(scope.tenant) AND id = \(id) AND trip_id = \(trip)\(Self.lockingRows(db))
+            SELECT \(Expense.columns) FROM trip_expenses x
+            WHERE x.tenant_id = \(scope.tenant) AND x.id = \(id) AND x.trip_id = \(trip)\(visible)\(Self.lockingRows(db))
             """).map(Expense.init(row:))
     }
 
@@ -89,7 +120,8 @@ extension Store {
         return existing
     }
 
-    /// Deletes an expense the driver recorded on one of their trips.
+    /// Deletes an expense: a driver their own (also on a trip dispatch has
+    /// given away since), dispatch any.
     public func deleteExpense(_ id: ID<Expense>, _ scope: Scope) async throws {
         try await write(tenant: scope.tenant) { tx in
             guard let row = try await tx.first("""
@@ -98,14 +130,15 @@ extension Store {
                 WHERE e.tenant_id = \(scope.tenant) AND e.id = \(id)
                 """) else { throw AppError.notFound("Expense") }
             let tripDriver: ID<Driver>? = try row.optionalID("trip_driver_id")
+            let recordedBy: ID<Driver>? = try row.optionalID("driver_id")
             if let driver = scope.driverID {
-                guard tripDriver == driver else { throw AppError.notFound("Expense") }
-                guard try row.optionalID("driver_id", as: Driver.self) == driver else {
+                guard recordedBy == driver || (recordedBy == nil && tripDriver == driver) else { throw AppError.notFound("Expense") }
+                guard recordedBy == driver else {
                     throw AppError.forbidden("Only dispatch can delete an expense dispatch recorded.")
                 }
             }
             try await tx.execute("DELETE FROM trip_expenses WHERE tenant_id = \(scope.tenant) AND id = \(id)")
-            tx.recordDelete(.expense, id: id.rawValue, visibleTo: tripDriver)
+            tx.recordDelete(.expense, id: id.rawValue, visibleTo: Self.audience(of: recordedBy, tripDriver: tripDriver))
         }
     }
 }
@@ -141,17 +174,22 @@ extension Store {
         }
     }
 
-    /// Marks a notification read. Reading it again keeps the first time.
-    public func markNotificationRead(_ id: ID<DriverNotification>, _ scope: Scope) async throws -> DriverNotification {
+    /// Marks a notification read, at `readAt` when the phone says when (an
+    /// offline read arrives late): never before the message was sent nor
+    /// after now. When the receipt arrived is kept beside it. Reading it
+    /// again keeps the first time.
+    public func markNotificationRead(_ id: ID<DriverNotification>, readAt reported: Date? = nil, _ scope: Scope) async throws -> DriverNotification {
         try await write(tenant: scope.tenant) { tx in
             guard var notification = try await tx.first("""
                 SELECT \(DriverNotification.columns) FROM driver_notifications WHERE \(scope.filter()) AND id = \(id)
                 """).map(DriverNotification.init(row:)) else { throw AppError.notFound("Notification") }
             if notification.readAt != nil { return notification }
-            notification.readAt = tx.now
+            let readAt = WireTime.date(milliseconds: WireTime.milliseconds(min(max(reported ?? tx.now, notification.createdAt), tx.now)))
+            notification.readAt = readAt
+            notification.readReceivedAt = tx.now
             let doc = try WireDocument.encode(notification)
             guard try await tx.first("""
-                UPDATE driver_notifications SET read_at = \(tx.now), doc = \(doc)
+                UPDATE driver_notifications SET read_at = \(readAt), read_received_at = \(tx.now), doc = \(doc)
                 WHERE tenant_id = \(scope.tenant) AND id = \(id) AND read_at IS NULL RETURNING id
                 """) != nil else { throw WriteConflict() }
             tx.recordUpsert(.notification, id: id.rawValue, document: doc, visibleTo: notification.driverID)

@@ -37,9 +37,12 @@ extension Store {
         }
         let now = self.now
         var usable: [Date: GeoPosition] = [:]
-        var dropped = 0, repeated = 0
+        var dropped = 0, repeated = 0, future = 0
         let oldest = now.addingTimeInterval(-locationRetention)
         for (index, raw) in request.fixes.enumerated() {
+            // A fix stamped ahead of the server's clock is left out and counted, never the whole batch refused:
+            // a phone whose clock runs fast would otherwise lose every batch that holds one.
+            if raw.recordedAt > now.addingTimeInterval(LocationRules.futureSkew) { future += 1; continue }
             var fix = try Self.validFix(raw, field: "fixes[\(index)]", now: now)
             // Older than what is kept, or too inaccurate to say where the truck is.
             if !LocationRules.isUsable(fix) || fix.recordedAt < oldest { dropped += 1; continue }
@@ -61,7 +64,7 @@ extension Store {
             dropped += before - fixes.count
         }
         guard let newest = fixes.last, let trip = placement.trip else {
-            return RecordLocationsResult(stored: 0, duplicates: repeated, dropped: dropped + fixes.count, arrivals: [])
+            return RecordLocationsResult(stored: 0, duplicates: repeated, dropped: dropped + fixes.count, future: future, arrivals: [])
         }
         let mayArrive = placement.fences.contains { $0.touches(fixes) }
         return try await write(tenant: scope.tenant) { tx in
@@ -76,7 +79,8 @@ extension Store {
                 WHERE driver_positions.recorded_at < excluded.recorded_at
                 """)
             let arrivals = stored > 0 && mayArrive ? try await markArrivals(driver: driver, batch: fixes, tx) : []
-            return RecordLocationsResult(stored: stored, duplicates: fixes.count - stored + repeated, dropped: dropped, arrivals: arrivals)
+            return RecordLocationsResult(stored: stored, duplicates: fixes.count - stored + repeated, dropped: dropped, future: future,
+                                         arrivals: arrivals)
         }
     }
 

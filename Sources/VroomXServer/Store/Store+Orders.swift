@@ -435,7 +435,11 @@ extension Store {
         precondition(order.id == original.id && order.version == original.version)
         var saved = order
         // An arrival belongs to the driver who made it at the place the stop was: a new driver or a moved stop starts over.
-        if saved.driverID != original.driverID { (saved.arrivedAtPickup, saved.arrivedAtDelivery) = (nil, nil) }
+        // So does an ETA: it told when that driver's truck would be there (the ETA history keeps it).
+        if saved.driverID != original.driverID {
+            (saved.arrivedAtPickup, saved.arrivedAtDelivery) = (nil, nil)
+            (saved.pickupETA, saved.deliveryETA) = (nil, nil)
+        }
         if saved.pickup.location != original.pickup.location || saved.pickup.geofenceRadiusMeters != original.pickup.geofenceRadiusMeters {
             saved.arrivedAtPickup = nil
         }
@@ -492,7 +496,24 @@ extension Store {
         if saved.driverID != original.driverID {
             try await handOverInspections(of: saved, from: original.driverID, tx)
         }
+        if saved.pickupETA != original.pickupETA || saved.deliveryETA != original.deliveryETA {
+            try await recordETAEvent(saved, from: original, tx)
+        }
         return saved
+    }
+
+    /// One line of an order's ETA history: the ETAs as they stand after a
+    /// change, who made it, and whose truck they were for — or, when a
+    /// reassignment cleared them, the previous driver's last ETAs.
+    private func recordETAEvent(_ order: Order, from original: Order, _ tx: TenantTransaction) async throws {
+        let cleared = order.driverID != original.driverID && order.pickupETA == nil && order.deliveryETA == nil
+        let (driver, pickup, delivery) = cleared ? (original.driverID, original.pickupETA, original.deliveryETA)
+                                                 : (order.driverID, order.pickupETA, order.deliveryETA)
+        try await tx.execute("""
+            INSERT INTO order_eta_events (id, tenant_id, order_id, driver_id, user_id, pickup_eta, delivery_eta, cleared, recorded_at)
+            VALUES (\(UUID().uuidString.lowercased()), \(tx.tenant), \(order.id), \(driver), \(tx.actingUser), \(pickup), \(delivery),
+                    \(cleared ? 1 : 0), \(tx.now))
+            """)
     }
 
     /// One line of an order's status history: the status it reached, when

@@ -82,6 +82,7 @@ extension Store {
                 throw AppError(409, .alreadyExists, "A trip numbered \(number) already exists.", field: "number")
             }
             tx.recordUpsert(.trip, id: trip.id.rawValue, document: doc, visibleTo: trip.driverID)
+            try await rememberTripDriver(trip, tx)
             if let driver {
                 try await notifyTripAssigned(trip, to: driver.id, tx)
             }
@@ -241,8 +242,11 @@ extension Store {
                 order.status = driverID == nil ? .new : .assigned
                 _ = try await saveOrder(order, from: original, tx)
             }
-            // The trip's expenses now belong on the new driver's device, not the old one's.
-            let expenses = try await tx.query("SELECT id, doc FROM trip_expenses WHERE tenant_id = \(tenant) AND trip_id = \(id)")
+            // The expenses dispatch recorded on the trip now belong on the new driver's device, not the old one's;
+            // those a driver recorded stay with that driver.
+            let expenses = try await tx.query("""
+                SELECT id, doc FROM trip_expenses WHERE tenant_id = \(tenant) AND trip_id = \(id) AND driver_id IS NULL
+                """)
             for expense in expenses {
                 let expenseID = try expense.string("id")
                 if let previous { tx.recordRevoke(.expense, id: expenseID, from: previous) }
@@ -277,7 +281,26 @@ extension Store {
             RETURNING id
             """) != nil else { throw WriteConflict() }
         tx.recordUpsert(.trip, id: saved.id.rawValue, document: doc, visibleTo: saved.driverID)
+        try await rememberTripDriver(saved, tx)
         return saved
+    }
+
+    /// Notes that the trip's driver has held it: work they did on it while
+    /// it was theirs (an expense spent offline) is theirs to record after
+    /// dispatch gave the trip to someone else.
+    func rememberTripDriver(_ trip: Trip, _ tx: TenantTransaction) async throws {
+        guard let driver = trip.driverID else { return }
+        try await tx.execute("""
+            INSERT INTO trip_drivers (tenant_id, trip_id, driver_id, first_assigned_at) VALUES (\(tx.tenant), \(trip.id), \(driver), \(tx.now))
+            ON CONFLICT (tenant_id, trip_id, driver_id) DO NOTHING
+            """)
+    }
+
+    /// Whether the driver has ever held the trip.
+    func hasHeld(_ trip: ID<Trip>, driver: ID<Driver>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Bool {
+        try await db.first("""
+            SELECT 1 AS held FROM trip_drivers WHERE tenant_id = \(tenant) AND trip_id = \(trip) AND driver_id = \(driver)
+            """) != nil
     }
 
     func notifyTripAssigned(_ trip: Trip, to driver: ID<Driver>, _ tx: TenantTransaction) async throws {
