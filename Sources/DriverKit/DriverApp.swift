@@ -75,7 +75,9 @@ public final class DriverApp {
         auth = AuthFlow(database: database, api: api, credentials: credentials, secureStore: secureStore,
                               biometrics: configuration.biometrics, pinHashCost: configuration.pinHashCost, clock: configuration.clock)
         router = AppRouter(auth: auth, database: database, status: status)
-        push = PushController(database: database, sync: sync, service: configuration.pushNotifications, clock: configuration.clock)
+        // A message opened from a push is read now by the server's clock (the phone's may run fast or slow).
+        let serverClock = self.serverClock
+        push = PushController(database: database, sync: sync, service: configuration.pushNotifications, clock: { serverClock.now })
         uploads = UploadQueue(database: database, api: api, network: network,
                               directory: configuration.stateDirectory.appendingPathComponent("uploads"), clock: configuration.clock,
                               chunkSize: configuration.uploadChunkSize, leftoverAge: configuration.leftoverCopyAge, logger: configuration.logger)
@@ -205,7 +207,7 @@ public final class DriverApp {
     }
 
     public func markNotificationRead(_ id: ID<DriverNotification>) throws {
-        try enqueue(.markNotificationRead(.init(notificationID: id)))
+        try enqueue(.markNotificationRead(.init(notificationID: id, readAt: serverClock.now)))
     }
 
     // MARK: Inspections (seed 000's inspection flow)
@@ -226,8 +228,11 @@ public final class DriverApp {
         guard let inspection = try database.inspection(id) else {
             throw LocalRejection(code: .notFound, message: "This inspection is not on your device.")
         }
+        // Where the phone was, stamped by its own clock: corrected to the server's like every time it records.
+        var located = position
+        if let fix = position { located?.recordedAt = serverClock.corrected(fix.recordedAt) }
         try enqueue(.saveInspection(.init(inspectionID: id, inspection: SaveInspectionRequest(
-            orderID: inspection.orderID, kind: inspection.kind, odometer: odometer, notes: notes, position: position,
+            orderID: inspection.orderID, kind: inspection.kind, odometer: odometer, notes: notes, position: located,
             damages: damages, customerUnavailable: customerUnavailable))))
     }
 
@@ -350,8 +355,8 @@ public final class DriverApp {
     // MARK: Location
 
     /// Records positions while the driver shares them and a trip is under way.
-    public private(set) lazy var location = LocationRecorder(database: database) { [unowned self] batch in
-        _ = try self.enqueue(.recordLocations(batch))
+    public private(set) lazy var location = LocationRecorder(database: database, serverClock: serverClock) { [unowned self] batch in
+        try self.enqueue(.recordLocations(batch))
     }
 
     public var locationSharing: Bool { (try? database.locationSharing()) ?? true }
@@ -366,7 +371,8 @@ public final class DriverApp {
     @discardableResult
     private func enqueue(_ payload: MutationPayload) throws -> ID<Mutation>? {
         let mutation = Mutation(payload)
-        guard try database.enqueue(mutation, now: clock()) else { return nil }
+        // Judged and stamped by the server's clock, as the server will judge it.
+        guard try database.enqueue(mutation, now: serverClock.now) else { return nil }
         let sync = self.sync
         if network.isOnline { Task { await sync.requestSync() } }
         return mutation.id

@@ -245,13 +245,7 @@ public enum LocationRules {
         let miles = abs(metres) / metresPerMile
         if miles < 0.1 { return "\(Int((abs(metres) / metresPerFoot / 10).rounded()) * 10) ft" }
         if miles < 100 { return String(format: "%.1f mi", miles) }
-        var whole = String(Int(miles.rounded()))
-        var grouped = ""
-        while whole.count > 3 {
-            grouped = "," + whole.suffix(3) + grouped
-            whole.removeLast(3)
-        }
-        return whole + grouped + " mi"
+        return NumberText.grouped(Int(miles.rounded())) + " mi"
     }
 
     public static let metresPerMile = 1609.344
@@ -363,18 +357,20 @@ extension Order {
     /// The driver's ETA at one of the stops.
     public func eta(at kind: StopKind) -> Date? { kind == .pickup ? pickupETA : deliveryETA }
 
-    /// Of a trip's orders, the stop its driver works next: what is on the
-    /// truck is delivered first, then the next vehicle picked up; among
-    /// several, the one the driver expects soonest (their ETA), then by the
-    /// stop's window, then by number. One rule for the driver's app and
-    /// dispatch's map, so both name the same stop.
+    /// Of a trip's orders, the stop its driver works next on the road: the
+    /// one due first — on the day of its ETA, else the day its window opens
+    /// (today without either); within a day, the one the driver expects
+    /// soonest, and a vehicle on the truck before one still to pick up, then
+    /// by number. A delivery due today comes before a pickup due tomorrow, and
+    /// a pickup due today before a delivery due next week. One rule for the
+    /// driver's app and dispatch's map, so both name the same stop.
     public static func nextStop(among orders: [Order], today: LocalDate) -> (order: Order, kind: StopKind)? {
-        func soonest(_ kind: StopKind, of status: OrderStatus) -> (order: Order, kind: StopKind)? {
-            orders.filter { $0.status == status }.min { a, b in
-                (a.eta(at: kind) ?? .distantFuture, a.stop(kind).windowStart ?? today, a.number)
-                    < (b.eta(at: kind) ?? .distantFuture, b.stop(kind).windowStart ?? today, b.number)
-            }.map { ($0, kind) }
+        let candidates = orders.compactMap { order in order.nextStop.map { (order: order, kind: $0) } }
+        func key(_ candidate: (order: Order, kind: StopKind)) -> (LocalDate, Date, Int, String) {
+            let eta = candidate.order.eta(at: candidate.kind)
+            let day = eta.map { LocalDate($0) } ?? candidate.order.stop(candidate.kind).windowStart ?? today
+            return (max(day, today), eta ?? .distantFuture, candidate.kind == .delivery ? 0 : 1, candidate.order.number)
         }
-        return soonest(.delivery, of: .pickedUp) ?? soonest(.pickup, of: .assigned)
+        return candidates.min { key($0) < key($1) }
     }
 }

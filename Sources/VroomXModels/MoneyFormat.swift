@@ -7,13 +7,7 @@ public enum MoneyFormat {
     public static func dollars(_ cents: Int) -> String {
         // The magnitude, not abs(): abs(Int.min) traps.
         let magnitude = cents.magnitude
-        var whole = String(magnitude / 100)
-        var grouped = ""
-        while whole.count > 3 {
-            grouped = "," + whole.suffix(3) + grouped
-            whole.removeLast(3)
-        }
         let fraction = magnitude % 100
-        return (cents < 0 ? "-" : "") + "$" + whole + grouped + "." + (fraction < 10 ? "0" : "") + String(fraction)
+        return (cents < 0 ? "-" : "") + "$" + NumberText.grouped(magnitude / 100) + "." + (fraction < 10 ? "0" : "") + String(fraction)
     }
 }

@@ -69,7 +69,7 @@ extension Render {
             if let trailer = unit.specs.trailerType {
                 terminal.line("  \(trailer.rawValue.capitalized) trailer\(unit.specs.capacityCars.map { ", \($0) cars" } ?? "")")
             }
-            if let miles = unit.odometerMiles { terminal.line("  Odometer \(miles) mi (\(time(unit.odometerAt)))") }
+            if let miles = unit.odometerMiles { terminal.line("  Odometer \(NumberText.grouped(miles)) mi (\(time(unit.odometerAt)))") }
             if !unit.photos.isEmpty { terminal.line("  \(unit.photos.count) photo\(unit.photos.count == 1 ? "" : "s"), the last \(time(unit.photos.last?.uploadedAt))") }
             for paper in unit.documents {
                 var line = "  \(paper.kind.label.capitalized)\(paper.number.isEmpty ? "" : " \(paper.number)")"

@@ -111,11 +111,12 @@ extension Session {
             guard bars else { return }
             var shown: [String: Int] = [:]
             while !Task.isCancelled {
-                for item in (try? app.database.uploads(inspection: inspection)) ?? [] where item.status != .completed {
+                // Only files on their way: a failed one (kept as evidence, say) shows no frozen bar.
+                for item in (try? app.database.uploads(inspection: inspection)) ?? [] where [.pending, .uploading].contains(item.status) {
                     let percent = Int(item.progress * 100)
                     guard bars, shown[item.id] != percent else { continue }
                     shown[item.id] = percent
-                    Terminal.write("\r\(Self.progressLine(item))", to: STDERR_FILENO)
+                    Terminal.write("\r\(Self.progressLine(item))\(Self.clearToEnd)", to: STDERR_FILENO)
                 }
                 try? await Task.sleep(for: .milliseconds(100))
             }
@@ -129,7 +130,7 @@ extension Session {
                 switch item.status {
                 case .completed:
                     reported.insert(item.id)
-                    terminal.note((bars ? "\r" : "") + Self.progressLine(item))
+                    terminal.note((bars ? "\r" : "") + Self.progressLine(item) + (bars ? Self.clearToEnd : ""))
                 case .failed:
                     reported.insert(item.id)
                     terminal.note(terminal.style("\(item.about): \(item.lastError ?? "refused")", .red))
@@ -140,9 +141,12 @@ extension Session {
         }
     }
 
+    /// Erases what a longer line before left on the screen ("1 MBBB").
+    static let clearToEnd = "\u{1B}[K"
+
     static func progressLine(_ item: UploadItem) -> String {
         let width = 24
-        let filled = Int(item.progress * Double(width))
+        let filled = min(width, max(0, Int(item.progress * Double(width))))
         let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
         let name = item.about.padding(toLength: 12, withPad: " ", startingAt: 0)
         return "\(name) \(bar) \(String(format: "%3d", Int(item.progress * 100)))%  \(ByteCountFormatter.string(fromByteCount: item.size, countStyle: .file))"

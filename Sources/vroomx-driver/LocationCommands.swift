@@ -52,7 +52,8 @@ struct Drive: AsyncParsableCommand {
             let app = session.app
             guard app.locationSharing else { throw CLIError(.failed, "Location sharing is paused. Resume with: vroomx-driver location on") }
             guard let trip = try app.database.trips().first(where: { $0.status == .inProgress }) else {
-                throw CLIError(.failed, "No trip is under way: positions are recorded only during a trip. Start one with: vroomx-driver trip <number> start")
+                throw CLIError(.failed, "No trip is under way: positions are recorded only while dispatch has one of your trips in progress. "
+                               + "Ask dispatch to start it (vroomx-driver trips shows where yours stand).")
             }
             let terminal = session.terminal
             let minutes = Int((route.duration / 60).rounded())
@@ -70,19 +71,36 @@ struct Drive: AsyncParsableCommand {
                 }
                 terminal.line("\(Self.clock(fix.recordedAt))  \(fix.point.text)\(Self.nextStop(from: fix, app))")
             }
-            let online = await session.syncIfPossible(quiet: true)
+            await session.syncIfPossible(quiet: true)
             for arrival in try Self.arrivals(app) where !arrived.contains(arrival) {
                 terminal.line(terminal.style("Arrived at \(arrival.stop.rawValue) of \(arrival.number) at \(Self.clock(arrival.at))", .green))
             }
             let counts = app.location.counts
-            terminal.line("Recorded \(counts.kept) positions in \(counts.batches) batch\(counts.batches == 1 ? "" : "es")"
-                          + (counts.dropped > 0 ? " (\(counts.dropped) left out: inaccurate or seconds apart)" : "") + ".")
+            terminal.line("Recorded \(NumberText.count(counts.kept, "position")) in \(NumberText.count(counts.batches, "batch", plural: "batches"))"
+                          + (counts.dropped > 0 ? " (\(NumberText.grouped(counts.dropped)) left out: inaccurate or seconds apart)" : "") + ".")
             try session.requireSessionStillActive()
-            let waiting = try app.database.outbox().contains { $0.mutation.kind == .recordLocations && $0.failure == nil }
-            if !online || waiting {
-                terminal.line("Positions are saved on this device; they reach dispatch when the server answers (vroomx-driver sync).")
+            // What reached dispatch is what the server said of each batch, not what the phone recorded.
+            let report = try app.database.positionReport(for: counts.batchIDs)
+            let entries = try app.database.outbox().filter { counts.batchIDs.contains($0.id) }
+            let waiting = entries.filter(\.isUnsynced).reduce(0) { total, entry in
+                if case .recordLocations(let batch) = entry.mutation.payload { return total + batch.fixes.count }
+                return total
+            }
+            let refused = entries.filter { $0.failure == .rejected }
+            if report.batches > 0 {
+                var line = "\(NumberText.grouped(report.reached)) reached dispatch"
+                if report.future > 0 {
+                    line += "; \(NumberText.grouped(report.future)) left out: stamped ahead of the server's clock (check this device's time)"
+                }
+                if report.dropped > 0 { line += "; \(NumberText.grouped(report.dropped)) left out: inaccurate, too old, or after the trip ended" }
+                terminal.line(report.leftOut > 0 ? terminal.style(line + ".", .yellow) : line + ".")
+            }
+            for entry in refused { terminal.line(terminal.style(entry.refusal, .red)) }
+            if waiting > 0 {
+                terminal.line("\(NumberText.count(waiting, "position")) saved on this device; they reach dispatch when the server answers (vroomx-driver sync).")
                 throw CLIError(.queuedOffline, "")
             }
+            if !refused.isEmpty { throw CLIError(.failed, "") }
         }
     }
 

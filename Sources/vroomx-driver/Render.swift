@@ -74,7 +74,7 @@ struct Render {
         while quantity.hasSuffix("0") { quantity.removeLast() }
         if quantity.hasSuffix(".") { quantity.removeLast() }
         var text = "\(quantity) \(unit)"
-        if let miles = fuel.odometerMiles { text += " at \(miles) mi" }
+        if let miles = fuel.odometerMiles { text += " at \(NumberText.grouped(miles)) mi" }
         if let price = fuel.pricePerUnitMilli(amountCents: expense.amountCents) {
             text += String(format: ", $%.3f/%@", Double(price) / 1000, unit)
         }
@@ -107,7 +107,7 @@ struct Render {
             if !mine.isEmpty { parts.append("\(mine.count) waiting to upload") }
             if !inspection.damages.isEmpty { parts.append("\(inspection.damages.count) damage\(inspection.damages.count == 1 ? "" : "s")") }
             if !inspection.missingSlots.isEmpty && inspection.completedAt == nil {
-                parts.append("missing " + inspection.missingSlots.map(\.rawValue).joined(separator: ", "))
+                parts.append("missing " + inspection.missingSlots.map(\.title).joined(separator: ", "))
             }
             terminal.line("\(inspection.kind.rawValue.capitalized.padding(toLength: 9, withPad: " ", startingAt: 0)) inspection \(state) · "
                 + parts.joined(separator: " · "))
@@ -162,33 +162,45 @@ struct Render {
             terminal.table(["MONTH", "TRIPS", "PAY"], state.months.map { [$0.title, String($0.trips), money($0.payCents)] })
         }
         if !state.completed.isEmpty {
-            terminal.table(["TRIP", "ENDED", "PAY", "EXPENSES"], state.completed.map {
-                [$0.trip.number, ($0.trip.endDate ?? $0.trip.startDate).map(DayFormat.day) ?? "—", money($0.payCents), money($0.expensesCents)]
+            terminal.table(["TRIP", "COMPLETED", "PAY", "EXPENSES"], state.completed.map {
+                [$0.trip.number, DayFormat.day(LocalDate($0.completedAt, in: .current)), money($0.payCents), money($0.expensesCents)]
             })
         }
     }
 
     func syncState(_ waiting: WaitingWork, lastSynced: Date?, setAside: [SetAsideWork]) {
         terminal.line("Last synced   \(time(lastSynced))")
-        let count = waiting.changes.count + waiting.files.count
-        terminal.line("Waiting       \(count) change\(count == 1 ? "" : "s")")
+        // The same count Home shows as "Not yet synced".
+        terminal.line("Waiting       " + (waiting.waitingCount == 0 ? "nothing" : waitingCounts(waiting)))
         for change in waiting.changes {
-            let text = "  \(shortID(change.entry.id.rawValue))  \(change.entry.mutation.kind.rawValue) \(shortID(change.entry.mutation.entityID)): \(change.why)"
+            let text = "  \(shortID(change.entry.id.rawValue))  \(change.entry.description): \(change.why)"
             terminal.line(change.entry.failure == .transient ? terminal.style(text, .red) : text)
         }
         for file in waiting.files {
-            let text = "  \(shortID(file.item.id))  \(file.item.slot) file (\(file.item.size / 1024) KB): \(file.why)"
+            let text = "  \(shortID(file.item.id))  \(file.about) (\(Self.size(file.item.size))): \(file.why)"
             terminal.line(file.item.status == .failed ? terminal.style(text, .red) : text)
         }
-        if !waiting.refused.isEmpty {
-            terminal.line(terminal.style("Refused       \(waiting.refused.count)", .red))
-            for entry in waiting.refused {
-                terminal.line("  \(shortID(entry.id.rawValue))  \(entry.mutation.kind.rawValue) \(shortID(entry.mutation.entityID)): \(entry.errorMessage ?? "") (\(entry.errorCode ?? "refused"))")
+        let refusals = waiting.refusals
+        if !refusals.isEmpty {
+            terminal.line(terminal.style("Refused       \(refusals.count)", .red) + terminal.style("  (seen: drop with vroomx-driver discard <id>)", .dim))
+            for refusal in refusals {
+                terminal.line("  \(shortID(refusal.id.rawValue))  \(refusal.text)")
             }
         }
         if !waiting.evidence.isEmpty {
-            terminal.line(terminal.style("Kept          \(waiting.evidence.count) inspection\(waiting.evidence.count == 1 ? "" : "s") the server will not take (vroomx-driver evidence)", .yellow))
+            terminal.line(terminal.style("Kept          \(NumberText.count(waiting.evidence.count, "inspection")) the server will not take (vroomx-driver evidence)", .yellow))
         }
         for other in setAside { terminal.line(terminal.style(other.notice, .dim)) }
+    }
+
+    /// "2 changes and 1 file".
+    func waitingCounts(_ waiting: WaitingWork) -> String {
+        [waiting.changes.isEmpty ? nil : NumberText.count(waiting.changes.count, "change"),
+         waiting.files.isEmpty ? nil : NumberText.count(waiting.files.count, "file")].compactMap { $0 }.joined(separator: " and ")
+    }
+
+    /// "850 KB", "50.2 MB".
+    static func size(_ bytes: Int64) -> String {
+        bytes < 1 << 20 ? "\(max(1, bytes / 1024)) KB" : String(format: "%.1f MB", Double(bytes) / Double(1 << 20))
     }
 }

@@ -84,7 +84,7 @@ struct Session {
         if let refused = mine.first(where: { $0.failure == .rejected }) {
             // The driver sees the refusal now: it need not wait in the list of failures.
             try? app.discard(refused.id)
-            throw CLIError(.refused, "Dispatch refused it: \(refused.errorMessage ?? refused.errorCode ?? "rejected") (\(refused.errorCode ?? "rejected"))")
+            throw CLIError(.refused, "\(refused.refusal) (\(refused.errorCode ?? "rejected"))")
         }
         if let inspection, let refused = try app.database.uploads(inspection: inspection).first(where: { $0.status == .failed }) {
             throw CLIError(.failed, """

@@ -45,7 +45,7 @@ struct Login: AsyncParsableCommand {
             session.openUnlockWindow()
             await session.syncIfPossible()
             let name = try session.app.database.account()?.driver?.name ?? email
-            terminal.line("Signed in as \(name). \(try session.app.database.trips().count) trips on this device.")
+            terminal.line("Signed in as \(name). \(NumberText.count(try session.app.database.trips().count, "trip")) on this device.")
             for other in auth.setAsideWork { terminal.note(terminal.style(other.notice, .yellow)) }
         }
     }
@@ -85,8 +85,9 @@ struct Logout: AsyncParsableCommand {
             await session.syncIfPossible(quiet: true)
             do {
                 try await session.app.auth.logout(force: force)
-            } catch AuthError.unsyncedChanges(let count) {
-                let warning = AuthError.unsyncedChanges(count: count).description
+            } catch let error as AuthError {
+                guard case .unsyncedChanges = error else { throw error }
+                let warning = error.description
                 guard Terminal.inputIsInteractive, session.terminal.prompt("\(warning)\nLog out anyway and lose them? [y/N] ")?.lowercased() == "y" else {
                     throw CLIError(.refused, warning + " (vroomx-driver logout --force)")
                 }

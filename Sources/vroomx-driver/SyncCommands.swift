@@ -46,7 +46,8 @@ struct Sync: AsyncParsableCommand {
 
     struct SyncJSON: Encodable {
         struct Item: Encodable {
-            let id: String; let kind: String; let about: String; let status: String; let code: String?; let why: String
+            /// `about` is the id of the row the change is about; `what` says it in words.
+            let id: String; let kind: String; let about: String; let what: String; let status: String; let code: String?; let why: String
         }
         let online: Bool
         let lastSyncedAt: Date?
@@ -59,15 +60,16 @@ struct Sync: AsyncParsableCommand {
             self.lastSyncedAt = lastSyncedAt
             waiting = work.changes.map {
                 Item(id: $0.entry.id.rawValue, kind: $0.entry.mutation.kind.rawValue, about: $0.entry.mutation.entityID,
-                     status: $0.entry.failure == .transient ? "failed" : "waiting", code: $0.entry.errorCode, why: $0.why)
+                     what: $0.entry.description, status: $0.entry.failure == .transient ? "failed" : "waiting", code: $0.entry.errorCode,
+                     why: $0.why)
             }
             failed = work.refused.map {
-                Item(id: $0.id.rawValue, kind: $0.mutation.kind.rawValue, about: $0.mutation.entityID, status: "refused",
-                     code: $0.errorCode, why: $0.errorMessage ?? "")
+                Item(id: $0.id.rawValue, kind: $0.mutation.kind.rawValue, about: $0.mutation.entityID, what: $0.description,
+                     status: "refused", code: $0.errorCode, why: $0.refusal)
             }
             files = work.files.map {
                 Item(id: $0.item.id, kind: $0.item.about, about: ($0.item.inspectionID?.rawValue ?? $0.item.equipmentID?.rawValue) ?? "",
-                     status: $0.item.status.rawValue,
+                     what: $0.about, status: $0.item.status.rawValue,
                      code: nil, why: $0.why)
             }
         }
@@ -91,8 +93,8 @@ struct Discard: AsyncParsableCommand {
             let waiting = try app.waitingWork()
             let changes = waiting.discardableChanges
             let files = waiting.failedFiles
-            let candidates = changes.map { ($0.id.rawValue, "the \($0.mutation.kind.rawValue) change of \($0.mutation.entityID.prefix(8))") }
-                + files.map { ($0.id, "the \($0.slot) file") }
+            let candidates = changes.map { ($0.id.rawValue, $0.description) }
+                + files.map { ($0.id, (try? app.database.words(for: $0)) ?? "the \($0.slot) file") }
             if !candidates.contains(where: { $0.0.hasPrefix(id.lowercased()) }),
                waiting.changes.contains(where: { $0.id.rawValue.hasPrefix(id.lowercased()) }) || waiting.files.contains(where: { $0.id.hasPrefix(id.lowercased()) }) {
                 throw CLIError(.refused, "\(id) is waiting to be sent, not failed: it goes on its own (vroomx-driver sync shows why it waits).")
@@ -143,7 +145,7 @@ struct Evidence: AsyncParsableCommand {
                 if output.json { try printJSON(Items(held.map(\.inspection))); return }
                 guard !held.isEmpty else { session.terminal.line("Nothing kept."); return }
                 for item in held {
-                    session.terminal.line("\(item.id.rawValue.prefix(8))  \(item.inspection.kind.rawValue) inspection, \(item.files.count) files: \(item.reason)")
+                    session.terminal.line("\(item.id.rawValue.prefix(8))  \(item.inspection.kind.rawValue) inspection, \(NumberText.count(item.files.count, "file")): \(item.reason)")
                 }
             case "export":
                 guard let to else { throw CLIError(.usage, "Give --to DIR.") }
@@ -153,7 +155,7 @@ struct Evidence: AsyncParsableCommand {
                 let item = try pick()
                 if !yes {
                     guard Terminal.inputIsInteractive,
-                          session.terminal.prompt("Drop this inspection and its \(item.files.count) files for good? [y/N] ")?.lowercased() == "y" else {
+                          session.terminal.prompt("Drop this inspection and its \(NumberText.count(item.files.count, "file")) for good? [y/N] ")?.lowercased() == "y" else {
                         throw CLIError(.refused, "Not dropped. (vroomx-driver evidence discard \(item.id.rawValue.prefix(8)) --yes)")
                     }
                 }
@@ -214,7 +216,7 @@ struct Watch: AsyncParsableCommand {
     @MainActor
     static func summary(_ home: HomeState, unread: Int, status: SyncStatus) -> String {
         var parts: [String] = []
-        if let trip = home.currentTrip { parts.append("\(trip.number) \(trip.status.rawValue)") }
+        if let trip = home.currentTrip { parts.append("\(trip.number) \(trip.status.label)") }
         if let next = home.nextStop { parts.append("next \(next.kind.rawValue) \(next.order.number) \(next.stop.address)") }
         parts.append("\(unread) unread")
         if status.unsyncedCount > 0 { parts.append("\(status.unsyncedCount) waiting") }

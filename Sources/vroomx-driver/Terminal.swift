@@ -48,16 +48,33 @@ struct Terminal {
     /// A table with a header row; columns sized to their widest cell.
     func table(_ header: [String], _ rows: [[String]]) {
         guard !rows.isEmpty else { return }
+        // Columns line up by what shows: a cell's colour codes take no room on the screen.
         let widths = header.indices.map { column in
-            ([header[column]] + rows.map { $0[column] }).map(\.count).max() ?? 0
+            ([header[column]] + rows.map { $0[column] }).map(Self.visibleWidth).max() ?? 0
         }
         func render(_ cells: [String]) -> String {
             cells.enumerated().map { index, cell in
-                index == cells.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+                index == cells.count - 1 ? cell : cell + String(repeating: " ", count: max(0, widths[index] - Self.visibleWidth(cell)))
             }.joined(separator: "  ")
         }
         line(style(render(header), .bold))
         for row in rows { line(render(row)) }
+    }
+
+    /// How many characters a text takes on screen: its colour codes take none.
+    static func visibleWidth(_ text: String) -> Int {
+        var width = 0
+        var inEscape = false
+        for character in text {
+            if inEscape {
+                if character.isLetter { inEscape = false }
+            } else if character == "\u{1B}" {
+                inEscape = true
+            } else {
+                width += 1
+            }
+        }
+        return width
     }
 
     /// Asks a question on the terminal; nil at end of input.

@@ -72,7 +72,7 @@ struct TripCommand: AsyncParsableCommand {
             let render = Render(terminal: session.terminal)
             let terminal = session.terminal
             terminal.line(terminal.style("Trip \(detail.trip.number)", .bold) + "  " + render.status(detail.trip.status) + "  " + terminal.style(detail.trip.id.rawValue, .dim))
-            terminal.line("\(detail.route)  \(render.dates(detail.trip))  \(detail.trip.miles) mi")
+            terminal.line("\(detail.route)  \(render.dates(detail.trip))  \(NumberText.grouped(detail.trip.miles)) mi")
             terminal.line("Pay \(render.money(detail.trip.driverPayCents))  ·  \(detail.deliveredCount)/\(detail.orders.count) delivered")
             terminal.line()
             render.orders(detail.orders)

@@ -51,7 +51,7 @@ struct DriverDevice {
 /// whose URL contains `only`. Requests to the mutation batch can also be
 /// held at a gate until the test opens it.
 final class FlakyTransport: HTTPTransport, Sendable {
-    enum Mode: Sendable { case normal, offline, loseAnswers, serverFailing, tooLarge }
+    enum Mode: Sendable { case normal, offline, loseAnswers, answerLate, serverFailing, tooLarge }
     let real = AsyncHTTPTransport()
     private struct State {
         var mode: Mode = .normal
@@ -118,11 +118,12 @@ final class FlakyTransport: HTTPTransport, Sendable {
         case .tooLarge where (request.body?.count ?? 0) > 64 * 1024:
             let body = #"{"error":{"code":"payload_too_large","message":"The request body is larger than 64 KiB."}}"#
             return HTTPResponseData(status: 413, headers: [:], body: Data(body.utf8))
-        case .normal, .loseAnswers, .tooLarge:
+        case .normal, .loseAnswers, .answerLate, .tooLarge:
             let response = try await real.send(request)
             let isPull = request.url.contains(Endpoint.sync.path() + "?"), isBatch = request.url.contains(Endpoint.mutations.path())
             state.withLockedValue { $0.sent += 1; if isPull { $0.pulls += 1 }; if isBatch { $0.batches += 1 } }
             if applies && mode == .loseAnswers { throw TransportError(description: "answer lost (test)") }
+            if applies && mode == .answerLate { throw TransportError(description: "deadline exceeded (test)", answeredLate: true) }
             return response
         }
     }

@@ -191,7 +191,10 @@ struct SyncTests {
         let held = try #require(try app.evidence().first)
         #expect(held.inspection.orderID == cancelled.id && held.files.count == MediaSlot.requiredPhotos.count)
         #expect(held.files.allSatisfy { FileManager.default.fileExists(atPath: $0.path) && $0.status == .failed })
-        #expect(try app.database.unsyncedCount() == MediaSlot.requiredPhotos.count, "kept files count as not on the server")
+        // Kept on purpose, they are not waiting to go; signing out would lose them, so it says so.
+        #expect(try app.database.unsyncedCount() == 0)
+        #expect(try app.waitingWork().waitingCount == 0)
+        #expect(ProfileViewModel(app: app).state.signOutWarning?.contains("the \(cancelled.number) pickup inspection kept on this phone") == true)
         let exported = try app.exportEvidence(held.id, to: FileManager.default.temporaryDirectory.appendingPathComponent("export-\(UUID())"))
         #expect(FileManager.default.fileExists(atPath: exported.appendingPathComponent("inspection.json").path))
         let exportedFiles = try FileManager.default.contentsOfDirectory(atPath: exported.path)
@@ -290,8 +293,10 @@ struct SyncTests {
         await live.stop()
         try app.submitETA(carrier.orders[carrier.trips[0][0].id]![0].id, pickup: Date().addingTimeInterval(3600))
         try await eventually("count shown") { app.status.unsyncedCount == 1 }
-        #expect(profile.state.signOutWarning == "1 change has not reached dispatch yet and would be lost. Sync first, or log out anyway.")
-        await #expect(throws: AuthError.unsyncedChanges(count: 1)) { try await profile.signOut() }
+        let number = carrier.orders[carrier.trips[0][0].id]![0].number
+        #expect(profile.state.signOutWarning
+                == "1 change has not reached dispatch yet: your pickup ETA for \(number). Signing out would lose it. Sync first, or log out anyway.")
+        await #expect(throws: AuthError.unsyncedChanges(count: 1, atStake: "your pickup ETA for \(number)")) { try await profile.signOut() }
         #expect(app.auth.state == .unlocked)
 
         try await live.start()

@@ -374,7 +374,7 @@ public final class DriverFaultSchedule {
         switch result.status {
         case 0: outcome = "sent"
         case 75, 1: outcome = "queued"
-        case 65 where result.output.contains("Dispatch refused it:"):
+        case 65 where result.output.contains(" was refused: ") || result.output.contains(" was not sent: "):
             outcome = "refused"
             if !result.output.contains("(") { report.problems.append("step \(step): \(kind) refused without a reason: \(result.output)") }
         case 65:

@@ -22,8 +22,9 @@ public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Too many wrong PINs: the driver must sign in with email again.
     case pinLockedOut
     case pinFormat
-    /// Logout would throw away changes that never reached the server.
-    case unsyncedChanges(count: Int)
+    /// Logout would throw away changes that never reached the server:
+    /// how many, and what they are in the driver's words.
+    case unsyncedChanges(count: Int, atStake: String)
     case server(String)
 
     public var description: String {
@@ -32,8 +33,10 @@ public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidPIN(let left): return "Wrong PIN. \(left) attempt\(left == 1 ? "" : "s") left."
         case .pinLockedOut: return "Too many wrong PINs. Sign in with your email."
         case .pinFormat: return "The PIN is 4 digits."
-        case .unsyncedChanges(let count):
-            return "\(count) change\(count == 1 ? " has" : "s have") not reached dispatch yet and would be lost. Sync first, or log out anyway."
+        case .unsyncedChanges(let count, let atStake):
+            let what = atStake.isEmpty ? "" : ": \(atStake)"
+            return "\(NumberText.count(count, "change")) \(count == 1 ? "has" : "have") not reached dispatch yet\(what). "
+                + "Signing out would lose \(count == 1 ? "it" : "them"). Sync first, or log out anyway."
         case .server(let message): return message
         }
     }
@@ -282,9 +285,10 @@ public final class AuthFlow {
     /// Logout clears the session, cached data, tokens and PIN (seed 004).
     /// It refuses while changes have not reached the server, unless forced.
     public func logout(force: Bool = false) async throws {
-        let unsynced = try database.unsyncedCount()
+        // Kept evidence is not waiting to go, but signing out would delete it: it counts here.
+        let unsynced = try database.unsyncedCount() + database.evidence().count
         if unsynced > 0, !force {
-            let error = AuthError.unsyncedChanges(count: unsynced)
+            let error = AuthError.unsyncedChanges(count: unsynced, atStake: (try? database.atStake()) ?? "")
             message = error.description
             throw error
         }

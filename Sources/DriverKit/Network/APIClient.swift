@@ -91,6 +91,10 @@ public struct APIClient: Sendable {
             network.reportSuccess()
             serverClock.observe(dateHeader: response.headers["date"])
             return response
+        } catch let error as TransportError where error.answeredLate {
+            // Reached, but slow: the device is online, the server busy.
+            network.reportSuccess()
+            throw APIError.slow(error.description)
         } catch {
             network.reportFailure()
             throw APIError.unreachable("\(error)")

@@ -5,6 +5,10 @@ import VroomXModels
 public enum APIError: Error, Sendable, CustomStringConvertible {
     /// No answer: offline, or the server is unreachable. Retry later.
     case unreachable(String)
+    /// The server was reached but answered too late: it is slow, and the
+    /// device is online. Retried like no answer (the request may have been
+    /// applied), but never shown as "offline".
+    case slow(String)
     /// The server answered with an error.
     case server(status: Int, body: APIErrorBody)
     /// The answer could not be read.
@@ -25,8 +29,10 @@ public enum APIError: Error, Sendable, CustomStringConvertible {
     /// No answer at all: the server was not reached (no route, refused,
     /// timed out before answering).
     public var isUnreachable: Bool {
-        if case .unreachable = self { return true }
-        return false
+        switch self {
+        case .unreachable, .slow: return true
+        case .server, .unreadable, .notSignedIn: return false
+        }
     }
 
     /// When the server said to come back (`Retry-After`), in seconds.
@@ -38,7 +44,7 @@ public enum APIError: Error, Sendable, CustomStringConvertible {
     /// Worth retrying as is: no answer, rate limited, or a server failure.
     public var isTransient: Bool {
         switch self {
-        case .unreachable: return true
+        case .unreachable, .slow: return true
         case .server(let status, _): return status >= 500 || status == 429
         case .unreadable, .notSignedIn: return false
         }
@@ -53,6 +59,7 @@ public enum APIError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unreachable: return "You're offline — the server can't be reached."
+        case .slow: return "The server is slow to answer; retrying."
         case .server(_, let body): return body.message
         case .unreadable(let detail): return "Unexpected answer from the server (\(detail))."
         case .notSignedIn: return "You are signed out."

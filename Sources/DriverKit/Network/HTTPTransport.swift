@@ -39,7 +39,13 @@ public protocol HTTPTransport: Sendable {
 /// offline or the server is down. Never a reason to sign the driver out.
 public struct TransportError: Error, Sendable, CustomStringConvertible {
     public let description: String
-    public init(description: String) { self.description = description }
+    /// The server was reached but did not answer in time: it is slow, not
+    /// gone, and the device is not offline.
+    public let answeredLate: Bool
+    public init(description: String, answeredLate: Bool = false) {
+        self.description = description
+        self.answeredLate = answeredLate
+    }
 }
 
 /// HTTP over AsyncHTTPClient (SwiftNIO; works on Linux and Apple platforms).
@@ -78,7 +84,10 @@ public struct AsyncHTTPTransport: HTTPTransport {
             for header in response.headers { headers[header.name.lowercased()] = header.value }
             return HTTPResponseData(status: Int(response.status.code), headers: headers, body: Data(body.readableBytesView))
         } catch {
-            throw TransportError(description: "\(error)")
+            // A connection that could not be made fails first (5 s): the deadline passing means one was made
+            // and the answer was late.
+            let late = (error as? HTTPClientError).map { [.deadlineExceeded, .readTimeout].contains($0) } ?? false
+            throw TransportError(description: "\(error)", answeredLate: late)
         }
     }
 }

@@ -53,6 +53,10 @@ public final class ServerClock: Sendable {
     /// Now, as the server's clock would say it.
     public var now: Date { device().addingTimeInterval(skew) }
 
+    /// A moment the device's clock stamped (a position fix, a photo), as
+    /// the server's clock would have.
+    public func corrected(_ deviceTime: Date) -> Date { deviceTime.addingTimeInterval(skew) }
+
     /// Learns from an answer's `Date` header, received just now.
     func observe(dateHeader: String?) {
         let local = device()

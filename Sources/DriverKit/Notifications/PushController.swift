@@ -140,7 +140,7 @@ public final class PushController {
     /// synced yet is marked when it arrives.
     func markRead(_ id: ID<DriverNotification>) {
         do {
-            if try database.enqueue(Mutation(.markNotificationRead(.init(notificationID: id))), now: clock()) { refresh() }
+            if try database.enqueue(Mutation(.markNotificationRead(.init(notificationID: id, readAt: clock()))), now: clock()) { refresh() }
         } catch let rejection as LocalRejection where rejection.code == .notFound {
             readWhenSynced.insert(id)
         } catch {}

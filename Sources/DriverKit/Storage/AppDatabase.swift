@@ -254,6 +254,18 @@ public struct AppDatabase: Sendable {
                 CREATE INDEX outbox_inspection_saves ON outbox (entity_id) WHERE kind = 'save_inspection';
                 """)
         }
+        migrator.registerMigration("v11-reconciled") { db in
+            // What each queued change is, in the driver's words, kept from when it was made: a refusal
+            // that comes back after dispatch took the order off the phone can still name it.
+            // What the server did with each batch of positions: how many reached dispatch, how many it left out.
+            try db.execute(sql: """
+                ALTER TABLE outbox ADD COLUMN about TEXT;
+                ALTER TABLE outbox ADD COLUMN subject TEXT;
+                CREATE TABLE position_reports (
+                    mutation_id TEXT PRIMARY KEY, sent INTEGER NOT NULL, stored INTEGER NOT NULL, duplicates INTEGER NOT NULL,
+                    dropped INTEGER NOT NULL, future INTEGER NOT NULL, settled_at REAL NOT NULL);
+                """)
+        }
         return migrator
     }
 }

@@ -26,6 +26,11 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable {
     public let owner: String?
     /// Set while a batch holding it is on its way to the server.
     public let sendingSince: Date?
+    /// What the change is, in the driver's words, as the phone saw it when
+    /// the change was made ("your pickup ETA for O-5005").
+    public let about: String?
+    /// The number of the order or trip it is about ("O-5005"), as the phone knew it.
+    public let subject: String?
 
     /// Work that has not reached the server and still can.
     public var isUnsynced: Bool { status == .pending || failure == .transient }
@@ -43,7 +48,16 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable {
         nextAttemptAt = Date(timeIntervalSince1970: row["next_attempt_at"])
         owner = row["owner"]
         sendingSince = (row["sending_since"] as Double?).map(Date.init(timeIntervalSince1970:))
+        about = row["about"]
+        subject = row["subject"]
     }
+
+    /// A refusal as the driver reads it: what the change was and what
+    /// happened, never "update_order_eta 23438981: Order not found.".
+    public var refusal: String { ChangeWords.refusal(self) }
+
+    /// What the change is, in words, for lists of waiting work.
+    public var description: String { about ?? "a \(mutation.kind.subject) change" }
 }
 
 /// Why a change was refused on the device itself (nothing was queued).
@@ -100,6 +114,8 @@ extension AppDatabase {
             guard let owner = try Self.ownerID(db) else {
                 throw LocalRejection(code: .missingToken, message: "You are signed out.")
             }
+            // Described before it applies: completing an inspection moves its order on.
+            let (about, subject) = (try ChangeWords.about(mutation, db), try ChangeWords.subject(mutation, db))
             guard try Self.applyLocally(mutation, now: now, db) else { return false }
             // Deleting an expense that never left the device cancels both.
             if case .deleteExpense(let reference) = mutation.payload,
@@ -107,9 +123,9 @@ extension AppDatabase {
                 return true
             }
             try db.cachedStatement(sql: """
-                INSERT INTO outbox (id, kind, entity_id, mutation, created_at, owner) VALUES (?, ?, ?, ?, ?, ?)
+                INSERT INTO outbox (id, kind, entity_id, mutation, created_at, owner, about, subject) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """).execute(arguments: [mutation.id.rawValue, mutation.kind.rawValue, mutation.entityID,
-                                 try CacheJSON.encode(mutation), now.timeIntervalSince1970, owner])
+                                 try CacheJSON.encode(mutation), now.timeIntervalSince1970, owner, about, subject])
             return true
         }
     }
@@ -164,7 +180,7 @@ extension AppDatabase {
             // killed), and shown read once the row arrives (pending changes are laid over what is pulled).
             guard var notification = found.first else { return true }
             if notification.readAt != nil { return false }
-            notification.readAt = now
+            notification.readAt = reference.readAt ?? now
             try store(.notification(notification), db)
         case .saveInspection(let save):
             try applyInspectionSave(save, now: now, db)
@@ -380,9 +396,11 @@ extension AppDatabase {
     }
 
     static func unsyncedCount(_ db: Database) throws -> Int {
+        // Files kept on purpose as evidence of an inspection the server will not take are not waiting to go.
         try Int.fetchOne(db, sql: """
             SELECT (SELECT COUNT(*) FROM outbox WHERE owner IS ?1 AND (status = 'pending' OR failure = 'transient'))
-                 + (SELECT COUNT(*) FROM upload_queue WHERE owner IS ?1 AND status <> 'completed')
+                 + (SELECT COUNT(*) FROM upload_queue WHERE owner IS ?1 AND status <> 'completed'
+                        AND (inspection_id IS NULL OR inspection_id NOT IN (SELECT inspection_id FROM evidence)))
             """, arguments: [try ownerID(db)]) ?? 0
     }
 
@@ -456,6 +474,9 @@ extension AppDatabase {
                 case .applied:
                     try db.execute(sql: "DELETE FROM outbox WHERE id = ?", arguments: [result.id.rawValue])
                     if let row = result.row { try Self.storeAnswered(row, db) }
+                    if case .recordLocations(let batch) = entry.mutation.payload, let positions = result.positions {
+                        try Self.storePositionReport(entry.id, sent: batch.fixes.count, positions, now: now, db)
+                    }
                 case .rejected where result.code == .internalError || result.code == .unavailable:
                     let attempts = entry.attempts + 1
                     try Self.recordFailure(entry.id, attempts: attempts, error: result.message ?? "The server could not apply it.",

@@ -27,6 +27,8 @@ public struct UploadItem: Sendable, Hashable, Identifiable {
     public let lastError: String?
     public let nextRetryAt: Date
     public let createdAt: Date
+    /// The driver whose file it is.
+    public let owner: String?
 
     /// The slot unit photos are queued under (the server's name for it).
     static let unitPhotoSlot = MediaSlot("unit_photo")
@@ -51,6 +53,7 @@ public struct UploadItem: Sendable, Hashable, Identifiable {
         lastError = row["last_error"]
         nextRetryAt = Date(timeIntervalSince1970: row["next_retry_at"])
         createdAt = Date(timeIntervalSince1970: row["created_at"])
+        owner = row["owner"]
     }
 }
 

@@ -21,6 +21,8 @@ public final class LocationRecorder {
         public var dropped = 0
         public var notRecording = 0
         public var batches = 0
+        /// The queued batches, to ask later what the server did with them.
+        public var batchIDs: [ID<Mutation>] = []
     }
 
     /// One fix per this many seconds is plenty for a truck (and a battery).
@@ -34,10 +36,14 @@ public final class LocationRecorder {
     private var buffer: [GeoPosition] = []
     private var lastKept: Date?
     private let database: AppDatabase
-    private let enqueue: (RecordLocationsRequest) throws -> Void
+    /// The phone's clock corrected to the server's: a fix is stamped by the
+    /// phone's clock, which may run fast or slow.
+    private let serverClock: ServerClock
+    private let enqueue: (RecordLocationsRequest) throws -> ID<Mutation>?
 
-    init(database: AppDatabase, enqueue: @escaping (RecordLocationsRequest) throws -> Void) {
+    init(database: AppDatabase, serverClock: ServerClock, enqueue: @escaping (RecordLocationsRequest) throws -> ID<Mutation>?) {
         self.database = database
+        self.serverClock = serverClock
         self.enqueue = enqueue
     }
 
@@ -48,7 +54,9 @@ public final class LocationRecorder {
 
     /// Takes one fix from the provider.
     @discardableResult
-    public func record(_ fix: GeoPosition) throws -> Outcome {
+    public func record(_ reported: GeoPosition) throws -> Outcome {
+        var fix = reported
+        fix.recordedAt = serverClock.corrected(reported.recordedAt)
         guard isRecording else {
             counts.notRecording += 1
             return .notRecording
@@ -71,7 +79,8 @@ public final class LocationRecorder {
     public func flush() throws {
         guard !buffer.isEmpty else { return }
         for start in stride(from: 0, to: buffer.count, by: LocationRules.maxFixesPerBatch) {
-            try enqueue(RecordLocationsRequest(fixes: Array(buffer[start..<min(start + LocationRules.maxFixesPerBatch, buffer.count)])))
+            let batch = RecordLocationsRequest(fixes: Array(buffer[start..<min(start + LocationRules.maxFixesPerBatch, buffer.count)]))
+            if let id = try enqueue(batch) { counts.batchIDs.append(id) }
             counts.batches += 1
         }
         buffer.removeAll()

@@ -154,8 +154,10 @@ public final class ProfileViewModel {
 
     public var state: ProfileState {
         // The database, not the status observer: a one-shot reader (the terminal) sees it at once.
-        ProfileState(driver: account.value?.driver, email: account.value?.email,
-                     unsyncedCount: (try? app.database.unsyncedCount()) ?? app.status.unsyncedCount)
+        // Kept evidence is not waiting to go, but signing out would delete it: it counts here.
+        let unsynced = ((try? app.database.unsyncedCount()) ?? app.status.unsyncedCount) + ((try? app.database.evidence().count) ?? 0)
+        return ProfileState(driver: account.value?.driver, email: account.value?.email, unsyncedCount: unsynced,
+                            atStake: unsynced == 0 ? "" : (try? app.database.atStake()) ?? "")
     }
 
     /// Refuses (with the count) while changes have not reached dispatch,

@@ -61,6 +61,8 @@ public struct EarningsState: Sendable, Hashable {
         public let expensesCents: Int
         public var id: ID<Trip> { trip.id }
         public var payCents: Int { trip.driverPayCents }
+        /// When the trip was completed (its last change: a completed trip no longer changes).
+        public var completedAt: Date { trip.updatedAt }
     }
 
     /// Completed trips, newest first.
@@ -73,16 +75,16 @@ public struct EarningsState: Sendable, Hashable {
 
     public init(trips: [Trip], expenses: [Expense], calendar: Calendar) {
         let byTrip = Dictionary(grouping: expenses, by: \.tripID)
+        // A trip is paid for the week it was completed, not the week it was planned to end.
         let done = trips.filter { $0.status == .completed }
-        completed = done.sorted { ($0.endDate ?? $0.startDate ?? LocalDate(Date.distantPast)) > ($1.endDate ?? $1.startDate ?? LocalDate(Date.distantPast)) }
+        completed = done.sorted { ($0.updatedAt, $0.number) > ($1.updatedAt, $1.number) }
             .map { TripPay(trip: $0, expensesCents: byTrip[$0.id]?.reduce(0) { $0 + $1.amountCents } ?? 0) }
         upcomingPayCents = trips.filter(\.status.isOpen).reduce(0) { $0 + $1.driverPayCents }
         let labels = TimeLabels(calendar: calendar)
         func periods(_ component: Calendar.Component, title: (Date) -> String) -> [Period] {
             var totals: [Date: (Int, Int)] = [:]
             for trip in done {
-                guard let day = (trip.endDate ?? trip.startDate)?.startOfDay,
-                      let start = calendar.dateInterval(of: component, for: day)?.start else { continue }
+                guard let start = calendar.dateInterval(of: component, for: trip.updatedAt)?.start else { continue }
                 let current = totals[start] ?? (0, 0)
                 totals[start] = (current.0 + trip.driverPayCents, current.1 + 1)
             }
@@ -103,6 +105,15 @@ public struct ProfileState: Sendable, Hashable {
     public let driver: Driver?
     public let email: String?
     public let unsyncedCount: Int
+    /// What those changes are, in words ("the delivery of O-5004 and its video").
+    public let atStake: String
+
+    public init(driver: Driver?, email: String?, unsyncedCount: Int, atStake: String = "") {
+        self.driver = driver
+        self.email = email
+        self.unsyncedCount = unsyncedCount
+        self.atStake = atStake
+    }
 
     public var payTerms: String? {
         guard let driver else { return nil }
@@ -115,7 +126,7 @@ public struct ProfileState: Sendable, Hashable {
 
     /// Shown before signing out while changes have not reached dispatch.
     public var signOutWarning: String? {
-        unsyncedCount == 0 ? nil : AuthError.unsyncedChanges(count: unsyncedCount).description
+        unsyncedCount == 0 ? nil : AuthError.unsyncedChanges(count: unsyncedCount, atStake: atStake).description
     }
 }
 

@@ -7,20 +7,10 @@ enum ConsoleFormat {
     static func money(_ cents: Int) -> String { MoneyFormat.dollars(cents) }
 
     /// 413250 → "413,250".
-    static func grouped<Value: BinaryInteger>(_ value: Value) -> String {
-        var whole = String(value.magnitude)
-        var groups = ""
-        while whole.count > 3 {
-            groups = "," + whole.suffix(3) + groups
-            whole.removeLast(3)
-        }
-        return (value < 0 ? "-" : "") + whole + groups
-    }
+    static func grouped<Value: BinaryInteger>(_ value: Value) -> String { NumberText.grouped(value) }
 
     /// (1, "driver") → "1 driver"; (3, "driver") → "3 drivers".
-    static func count(_ number: Int, _ noun: String) -> String {
-        "\(grouped(number)) \(noun)\(number == 1 ? "" : "s")"
-    }
+    static func count(_ number: Int, _ noun: String) -> String { NumberText.count(number, noun) }
 
     /// Cents as a form shows them: 125050 → "1250.50".
     static func dollars(_ cents: Int) -> String {

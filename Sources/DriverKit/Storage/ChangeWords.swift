@@ -1,0 +1,99 @@
+import Foundation
+import GRDB
+import VroomXModels
+
+/// A queued change in the driver's words ("your pickup ETA for O-5005",
+/// "the delivery of O-5004"), written when the change is made — while the
+/// order, trip or message is still on the phone — and kept with it, so a
+/// refusal that comes back after dispatch took the order away can still
+/// name it.
+enum ChangeWords {
+    static func about(_ mutation: Mutation, _ db: Database) throws -> String {
+        func orderNumber(_ id: ID<Order>) throws -> String { try AppDatabase.order(id, db)?.number ?? "an order" }
+        switch mutation.payload {
+        case .updateOrderStatus(let change):
+            return "marking \(try orderNumber(change.orderID)) \(change.status.label)"
+        case .updateOrderETA(let change):
+            let which = change.pickupETA != nil && change.deliveryETA != nil ? "ETAs"
+                : change.pickupETA != nil ? "pickup ETA" : "delivery ETA"
+            return "your \(which) for \(try orderNumber(change.orderID))"
+        case .createExpense(let request):
+            let trip = try AppDatabase.trip(request.tripID, db)?.number ?? "a trip"
+            return "the \(MoneyFormat.dollars(request.amountCents)) \(request.category.rawValue) expense on \(trip)"
+        case .deleteExpense(let reference):
+            let expense: [Expense] = try AppDatabase.docs(db, "SELECT doc FROM expenses WHERE id = ?", [reference.expenseID.rawValue])
+            guard let expense = expense.first else { return "deleting an expense" }
+            let trip = try AppDatabase.trip(expense.tripID, db)?.number ?? "a trip"
+            return "deleting the \(MoneyFormat.dollars(expense.amountCents)) \(expense.category.rawValue) expense on \(trip)"
+        case .markNotificationRead(let reference):
+            let found: [DriverNotification] = try AppDatabase.docs(db, "SELECT doc FROM notifications WHERE id = ?",
+                                                                   [reference.notificationID.rawValue])
+            return found.first.map { "reading “\($0.title)”" } ?? "reading a message"
+        case .saveInspection(let save):
+            return "the \(save.inspection.kind.rawValue) inspection of \(try orderNumber(save.inspection.orderID))"
+        case .completeInspection(let reference):
+            guard let inspection = try AppDatabase.inspection(reference.inspectionID, db) else { return "completing an inspection" }
+            return "the \(inspection.kind == .pickup ? "pickup" : "delivery") of \(try orderNumber(inspection.orderID))"
+        case .recordOdometer(let reading):
+            let unit = try AppDatabase.unit(reading.equipmentID, db)?.unitNumber ?? "your truck"
+            return "the odometer reading of \(unit) (\(NumberText.grouped(reading.miles)) mi)"
+        case .recordLocations(let batch):
+            return "\(batch.fixes.count) position\(batch.fixes.count == 1 ? "" : "s")"
+        }
+    }
+
+    /// The number of the order or trip a change is about, when the phone has it.
+    static func subject(_ mutation: Mutation, _ db: Database) throws -> String? {
+        switch mutation.payload {
+        case .updateOrderStatus(let change): return try AppDatabase.order(change.orderID, db)?.number
+        case .updateOrderETA(let change): return try AppDatabase.order(change.orderID, db)?.number
+        case .saveInspection(let save): return try AppDatabase.order(save.inspection.orderID, db)?.number
+        case .completeInspection(let reference):
+            return try AppDatabase.inspection(reference.inspectionID, db).flatMap { try AppDatabase.order($0.orderID, db)?.number }
+        case .createExpense(let request): return try AppDatabase.trip(request.tripID, db)?.number
+        case .deleteExpense, .markNotificationRead, .recordOdometer, .recordLocations: return nil
+        }
+    }
+
+    /// Why the server refused a change, in the driver's words: what it was,
+    /// and what happened. A change about an order or trip the driver no
+    /// longer holds says dispatch moved it, not "Order not found.".
+    static func refusal(_ entry: OutboxEntry) -> String {
+        let about = entry.about ?? "a \(entry.mutation.kind.subject) change"
+        let code = entry.errorCode.map { ErrorCode($0) }
+        if code == .notFound, ChangeWords.isAboutAssignedWork(entry.mutation) {
+            let number = entry.subject.map { " \($0)" } ?? " it"
+            return "\(about.prefix(1).uppercased() + about.dropFirst()) was not sent: dispatch gave\(number) to another driver or took it off your list."
+        }
+        return "\(about.prefix(1).uppercased() + about.dropFirst()) was refused: \(entry.errorMessage ?? "the server refused it.")"
+    }
+
+    /// Changes to an order or trip dispatch may take away while they wait.
+    static func isAboutAssignedWork(_ mutation: Mutation) -> Bool {
+        switch mutation.payload {
+        case .updateOrderStatus, .updateOrderETA, .saveInspection, .completeInspection, .createExpense: return true
+        case .deleteExpense, .markNotificationRead, .recordOdometer, .recordLocations: return false
+        }
+    }
+}
+
+extension AppDatabase {
+    /// A queued file in the driver's words: "the rear photo of the O-5004
+    /// pickup inspection", "the video of the O-5004 delivery inspection",
+    /// "a photo of TRK-12".
+    public func words(for file: UploadItem) throws -> String {
+        try reader.read { db in
+            if let unit = file.equipmentID {
+                return "a photo of \(try Self.unit(unit, db)?.unitNumber ?? "your unit")"
+            }
+            let what = switch file.kind {
+            case .video: "the video"
+            case .signature: "the signature"
+            case .photo: "the \(file.slot == .vinPlate ? "VIN plate" : file.slot.title.lowercased()) photo"
+            }
+            guard let id = file.inspectionID, let inspection = try Self.inspection(id, db) else { return what }
+            let number = try Self.order(inspection.orderID, db)?.number ?? "an order"
+            return "\(what) of the \(number) \(inspection.kind.rawValue) inspection"
+        }
+    }
+}
