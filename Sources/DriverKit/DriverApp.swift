@@ -47,6 +47,8 @@ public final class DriverApp {
     public let push: PushController
     /// Inspection photos and videos on their way to the server.
     public let uploads: UploadQueue
+    /// Another driver's work left on this phone, sent in their name.
+    public let handOver: HandOver
     /// Syncing and uploading being stopped (a session ended); a sign-in starts them after it.
     private var stopping: Task<Void, Never>?
     let credentials: CredentialStore
@@ -81,13 +83,17 @@ public final class DriverApp {
         uploads = UploadQueue(database: database, api: api, network: network,
                               directory: configuration.stateDirectory.appendingPathComponent("uploads"), clock: configuration.clock,
                               chunkSize: configuration.uploadChunkSize, leftoverAge: configuration.leftoverCopyAge, logger: configuration.logger)
+        handOver = HandOver(database: database, secureStore: secureStore, transport: transport, baseURL: baseURL, network: network,
+                            serverClock: serverClock, clock: configuration.clock, sync: sync, uploads: uploads, logger: configuration.logger)
         status.follow(database)
         push.follow()
         let sync = self.sync
         let push = self.push
         let uploads = self.uploads
+        let handOver = self.handOver
         Task { await uploads.onUploaded { await sync.requestSync() } }
         Task { await sync.onPushed { await uploads.wake() } }
+        Task { await sync.onRun { await handOver.requestRun() } }
         // Starting waits for a stop still under way (a session that ended moments before this sign-in):
         // otherwise the late stop would leave the new session with nothing syncing or uploading.
         auth.onSignedIn = { [weak self, weak auth] in
@@ -95,6 +101,8 @@ public final class DriverApp {
             Task {
                 await stopping?.value
                 await sync.start()
+                // Already running for the driver before (another signed in on this phone): a run for the new one now.
+                await sync.requestSync()
                 await uploads.start()
             }
             Task { await push.activate() }

@@ -317,6 +317,21 @@ public struct Expense: Codable, Sendable, Hashable, Identifiable {
         afterReassignment = try container.decodeIfPresent(Bool.self, forKey: .afterReassignment) ?? false
         createdAt = try container.decode(Date.self, forKey: .createdAt)
     }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(tripID, forKey: .tripID)
+        try container.encodeIfPresent(driverID, forKey: .driverID)
+        try container.encode(category, forKey: .category)
+        try container.encode(amountCents, forKey: .amountCents)
+        try container.encode(date, forKey: .date)
+        try container.encode(notes, forKey: .notes)
+        try container.encodeIfPresent(fuel, forKey: .fuel)
+        // Said only when it is so: most expenses are recorded on the driver's own trip.
+        if afterReassignment { try container.encode(true, forKey: .afterReassignment) }
+        try container.encode(createdAt, forKey: .createdAt)
+    }
 }
 
 /// What a notification points at, so a tap can open the right screen.

@@ -131,6 +131,10 @@ extension Endpoint {
     public static let deleteExpense = Endpoint(.delete, "/v1/expenses/{id}", .driver)
     public static let notifications = list("/v1/notifications", .driver, filters: [.unreadOnly])
     public static let markNotificationRead = Endpoint(.post, "/v1/notifications/{id}/read", .driver)
+    /// What the phone holds that has not reached dispatch (a report of nothing clears it).
+    public static let reportDeviceBacklog = Endpoint(.put, "/v1/device-backlog", .driver)
+    /// Every driver's phones' reports, for dispatch.
+    public static let dispatchDeviceBacklogs = Endpoint(.get, "/v1/dispatch/device-backlogs", .dispatcher)
 
     // Inspections and their media
     public static let saveInspection = Endpoint(.put, "/v1/inspections/{id}", .driver)
@@ -210,7 +214,7 @@ extension Endpoint {
         sendCode, verifyCode, refresh, logout,
         me, setPIN, verifyPIN, registerDeviceToken, removeDeviceToken,
         trips, trip, tripOrders, tripExpenses, orders, order, updateOrderStatus, updateOrderETA,
-        createExpense, deleteExpense, notifications, markNotificationRead,
+        createExpense, deleteExpense, notifications, markNotificationRead, reportDeviceBacklog, dispatchDeviceBacklogs,
         saveInspection, inspection, completeInspection, orderInspections, inspectionMedia, putInspectionMedia,
         uploadOptions, createUpload, uploadOffset, appendUpload, terminateUpload,
         sync, mutations, realtime,

@@ -384,6 +384,14 @@ public struct OdometerReading: Codable, Sendable, Hashable, Identifiable {
     }
 }
 
+/// An odometer only goes up: one rule for the server and the phone.
+public enum OdometerRule {
+    /// The refusal of a reading lower than the unit's last one.
+    public static func decreased(unit: String, last: Int) -> String {
+        "Unit \(unit) already read \(NumberText.grouped(last)) mi; a reading cannot be lower than an earlier one."
+    }
+}
+
 public struct RecordOdometerRequest: Codable, Sendable, Hashable {
     /// Client-chosen, so a reading queued offline is recorded once.
     public var id: ID<OdometerReading>?

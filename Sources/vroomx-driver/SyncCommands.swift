@@ -32,6 +32,9 @@ struct Sync: AsyncParsableCommand {
                 online = await session.syncIfPossible(quiet: true)
             }
             try session.requireSessionStillActive()
+            // Work another driver left on this phone goes too, in their name (and is not this driver's to count).
+            await app.handOver.runNow()
+            app.auth.refreshSetAsideWork()
             let waiting = try app.waitingWork()
             let lastSynced = try app.database.lastSyncedAt()
             if output.json {
@@ -145,7 +148,7 @@ struct Evidence: AsyncParsableCommand {
                 if output.json { try printJSON(Items(held.map(\.inspection))); return }
                 guard !held.isEmpty else { session.terminal.line("Nothing kept."); return }
                 for item in held {
-                    session.terminal.line("\(item.id.rawValue.prefix(8))  \(item.inspection.kind.rawValue) inspection, \(NumberText.count(item.files.count, "file")): \(item.reason)")
+                    session.terminal.line("\(item.id.rawValue.prefix(8))  \(item.about), \(NumberText.count(item.files.count, "file")): \(item.reason)")
                 }
             case "export":
                 guard let to else { throw CLIError(.usage, "Give --to DIR.") }

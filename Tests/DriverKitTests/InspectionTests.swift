@@ -116,10 +116,13 @@ struct InspectionTests {
         try await eventually("the order and its inspection left the device") {
             try app.database.order(order.id) == nil && app.database.inspection(inspection) == nil
         }
-        // The photo is evidence of the vehicle's condition: kept, counted, never silently deleted.
+        // The photo is evidence of the vehicle's condition: kept, never silently deleted; not waiting to go,
+        // but signing out would lose it, so the warning names it.
         let held = try #require(try app.evidence().first)
         #expect(held.id == inspection && held.reason.contains("another driver") && held.files.count == 1)
-        #expect(try app.database.unsyncedCount() == 1)
+        #expect(try app.database.unsyncedCount() == 0)
+        #expect(try app.database.atStake() == "the \(order.number) pickup inspection kept on this phone")
+        await #expect(throws: AuthError.self) { try await app.auth.logout() }
         // It survives a restart of the app.
         await app.shutdown()
         let restarted = try DriverDevice.make(server: live, stateDirectory: device.stateDirectory)

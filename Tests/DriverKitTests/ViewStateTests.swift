@@ -85,7 +85,7 @@ struct ViewStateTests {
         #expect(failing.error == "Couldn't sync: The server is busy.")
     }
 
-    @Test("home: the trip on the road, deliveries before the next pickup")
+    @Test("home: the trip on the road; the next stop is the one due first, a vehicle on the truck first on the same terms")
     func home() {
         let today = LocalDate(Self.now)
         func trip(_ number: String, _ status: TripStatus, start: Int) -> Trip {
@@ -105,8 +105,12 @@ struct ViewStateTests {
                       order("O-3", .pickedUp, on: rolling, eta: 3600), order("O-9", .assigned, on: next)]
         let state = HomeState(driver: nil, trips: [next, trip("T-1", .completed, start: -9), rolling], orders: orders, today: today)
         #expect(state.currentTrip?.number == "T-2")
-        #expect(state.nextStop?.kind == .delivery)
-        #expect(state.nextStop?.order.number == "O-3")
+        // The pickup expected in 10 minutes comes before the deliveries expected in one and two hours.
+        #expect(state.nextStop?.kind == .pickup)
+        #expect(state.nextStop?.order.number == "O-1")
+        let laterPickup = [order("O-1", .assigned, on: rolling, eta: 5400)] + orders.dropFirst()
+        let deliveryFirst = HomeState(driver: nil, trips: [rolling], orders: laterPickup, today: today)
+        #expect(deliveryFirst.nextStop?.kind == .delivery && deliveryFirst.nextStop?.order.number == "O-3")
         #expect(state.upcomingTrips.map(\.number) == ["T-3"])
         let onlyPlanned = HomeState(driver: nil, trips: [next], orders: orders, today: today)
         #expect(onlyPlanned.currentTrip?.number == "T-3")
@@ -115,25 +119,28 @@ struct ViewStateTests {
 
     @Test("earnings: pay per completed trip, per week and per month")
     func earnings() {
-        func trip(_ number: String, _ status: TripStatus, end: String, pay: Int) -> Trip {
+        // Completed at noon on the day given (a completed trip's last change is its completion).
+        func trip(_ number: String, _ status: TripStatus, end: String, pay: Int, completed: String? = nil) -> Trip {
             Trip(id: ID(), number: number, driverID: ID(), status: status, startDate: LocalDate(end), endDate: LocalDate(end),
                  origin: "A", destination: "B", revenueCents: pay * 4, driverPayCents: pay, miles: 10, version: 1,
-                 createdAt: Self.now, updatedAt: Self.now)
+                 createdAt: Self.now, updatedAt: LocalDate(completed ?? end)!.startOfDay.addingTimeInterval(12 * 3600))
         }
         let trips = [trip("T-1", .completed, end: "2026-02-10", pay: 120_000), trip("T-2", .completed, end: "2026-02-09", pay: 80_000),
                      trip("T-3", .completed, end: "2026-02-03", pay: 50_000), trip("T-4", .completed, end: "2026-01-28", pay: 70_000),
+                     // Planned to end in January, completed (and paid) in February's second week.
+                     trip("T-7", .completed, end: "2026-01-20", pay: 10_000, completed: "2026-02-09"),
                      trip("T-5", .inProgress, end: "2026-02-12", pay: 99_000), trip("T-6", .cancelled, end: "2026-02-01", pay: 1)]
         let expenses = [Expense(id: ID(), tripID: trips[0].id, driverID: nil, category: .fuel, amountCents: 4_000,
                                 date: LocalDate("2026-02-10")!, notes: "", createdAt: Self.now)]
         let state = EarningsState(trips: trips, expenses: expenses, calendar: Self.calendar)
-        #expect(state.completed.map(\.trip.number) == ["T-1", "T-2", "T-3", "T-4"])
+        #expect(state.completed.map(\.trip.number) == ["T-1", "T-7", "T-2", "T-3", "T-4"])
         #expect(state.completed[0].expensesCents == 4_000)
-        #expect(state.totalCents == 320_000)
+        #expect(state.totalCents == 330_000)
         #expect(state.upcomingPayCents == 99_000)
         #expect(state.weeks.map(\.title) == ["Week of Feb 8", "Week of Feb 1", "Week of Jan 25"])
-        #expect(state.weeks.map(\.payCents) == [200_000, 50_000, 70_000])
+        #expect(state.weeks.map(\.payCents) == [210_000, 50_000, 70_000])
         #expect(state.months.map(\.title) == ["Feb 2026", "Jan 2026"])
-        #expect(state.months.map(\.payCents) == [250_000, 70_000])
+        #expect(state.months.map(\.payCents) == [260_000, 70_000])
         #expect(MoneyFormat.dollars(123_456_78) == "$123,456.78")
         #expect(MoneyFormat.dollars(5) == "$0.05")
     }

@@ -46,10 +46,21 @@ public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
 public struct SetAsideWork: Sendable, Hashable {
     public let email: String
     public let count: Int
+    /// The phone holds their session and sends the work in their name.
+    public let sentInTheirName: Bool
+
+    public init(email: String, count: Int, sentInTheirName: Bool) {
+        self.email = email
+        self.count = count
+        self.sentInTheirName = sentInTheirName
+    }
 
     /// What the driver signed in now is told.
     public var notice: String {
-        "This phone also holds \(count) unsynced change\(count == 1 ? "" : "s") of \(email). They stay here, untouched, until \(email) signs in again."
+        let what = NumberText.count(count, "unsynced change")
+        return sentInTheirName
+            ? "This phone also holds \(what) of \(email): it sends \(count == 1 ? "it" : "them") to dispatch in their name when it has signal."
+            : "This phone also holds \(what) of \(email). \(count == 1 ? "It stays" : "They stay") here, untouched, until \(email) signs in again."
     }
 }
 
@@ -110,12 +121,18 @@ public final class AuthFlow {
            clock().timeIntervalSince(code.sentAt) < AppRouter.codeResumeWindow {
             state = .codeSent(email: code.email)
         }
-        setAsideWork = Self.setAside(database)
+        setAsideWork = Self.setAside(database, secureStore)
     }
 
-    private static func setAside(_ database: AppDatabase) -> [SetAsideWork] {
-        ((try? database.setAsideWork()) ?? []).map { SetAsideWork(email: $0.email, count: $0.count) }
+    private static func setAside(_ database: AppDatabase, _ secureStore: any SecureStore) -> [SetAsideWork] {
+        ((try? database.setAsideWork()) ?? []).map { work in
+            SetAsideWork(email: work.email, count: work.count,
+                         sentInTheirName: ((try? secureStore.data(for: HandOver.key(for: work.owner))) ?? nil) != nil)
+        }
     }
+
+    /// Reads again what other drivers left on this phone (the hand-over sends it).
+    public func refreshSetAsideWork() { setAsideWork = Self.setAside(database, secureStore) }
 
     public var canUseBiometrics: Bool { biometricsEnabled && biometrics.isAvailable }
     /// The device has Face ID or Touch ID set up (whether or not the driver turned it on here).
@@ -159,10 +176,11 @@ public final class AuthFlow {
             }
             // A PIN on the device belongs to the driver who is still signed in; anyone else sets their own.
             if try database.account()?.userID != session.user.id { try? secureStore.remove(Self.pinKey) }
+            try await handOverPreviousSession(to: session.user.id)
             try await credentials.start(session)
             // Another driver's unsynced work stays on the device, set aside: this driver never sees or sends it.
             try database.saveSignIn(user: session.user, driver: driver, now: clock())
-            setAsideWork = Self.setAside(database)
+            setAsideWork = Self.setAside(database, secureStore)
             beforeCode = nil
             deviceUsedBefore = true
             try? database.setPendingCode(nil, at: clock())
@@ -312,6 +330,27 @@ public final class AuthFlow {
         try database.clearForLogout()
         message = nil
         state = .signedOut
+    }
+
+    /// Someone signs in on a phone where another driver is still signed in:
+    /// that driver's session is parked while their work has not all reached
+    /// dispatch (`HandOver` sends it in their name, then ends the session),
+    /// or ended on the server now when nothing of theirs waits. A driver who
+    /// signs in again takes their parked session's work back as their own.
+    private func handOverPreviousSession(to user: ID<User>) async throws {
+        let parkedKey = HandOver.key(for: user.rawValue)
+        if let parked = try? secureStore.data(for: parkedKey),
+           let session = try? CacheJSON.decoder.decode(Credentials.self, from: parked) {
+            rememberPendingLogout(session.refreshToken)
+            try? secureStore.remove(parkedKey)
+        }
+        guard let previous = try database.account(), previous.userID != user,
+              let refresh = await credentials.current?.refreshToken else { return }
+        if try database.unsyncedCount(owner: previous.userID.rawValue) > 0 {
+            try await credentials.park(as: HandOver.key(for: previous.userID.rawValue))
+        } else {
+            rememberPendingLogout(refresh)
+        }
     }
 
     private func rememberPendingLogout(_ refreshToken: String) {

@@ -23,7 +23,11 @@ public struct Credentials: Codable, Sendable, Hashable {
 /// sign-in and logout starts a new generation, so a refresh that finishes
 /// after a logout is thrown away instead of bringing the old session back.
 public actor CredentialStore {
-    static let key = "session"
+    /// Where the signed-in driver's session is kept.
+    static let signedInKey = "session"
+    /// Where this session is kept: the signed-in driver's, or a driver's
+    /// parked while the phone hands over their work (see `HandOver`).
+    let key: String
     let secureStore: any SecureStore
     let transport: any HTTPTransport
     let baseURL: String
@@ -40,17 +44,26 @@ public actor CredentialStore {
     private var onSessionEnded: (@Sendable (APIError) async -> Void)?
 
     init(secureStore: any SecureStore, transport: any HTTPTransport, baseURL: String, clock: @escaping @Sendable () -> Date,
-         lockFile: URL? = nil) {
+         lockFile: URL? = nil, key: String = CredentialStore.signedInKey) {
         self.secureStore = secureStore
         self.transport = transport
         self.baseURL = baseURL
         self.clock = clock
         self.lockFile = lockFile
-        credentials = Self.stored(in: secureStore)
+        self.key = key
+        credentials = Self.stored(in: secureStore, key: key)
     }
 
-    private static func stored(in secureStore: any SecureStore) -> Credentials? {
+    private static func stored(in secureStore: any SecureStore, key: String) -> Credentials? {
         (try? secureStore.data(for: key)).flatMap { try? CacheJSON.decoder.decode(Credentials.self, from: $0) }
+    }
+
+    /// Keeps a copy of this session under `key`: the driver signs out of
+    /// the app while the phone still holds their unsent work, which it then
+    /// sends in their name (`HandOver`) before ending the session.
+    func park(as key: String) throws {
+        guard let credentials else { return }
+        try secureStore.set(try CacheJSON.encoder.encode(credentials), for: key)
     }
 
     public var hasSession: Bool { credentials != nil }
@@ -74,7 +87,7 @@ public actor CredentialStore {
         refreshing?.cancel()
         refreshing = nil
         credentials = nil
-        try? secureStore.remove(Self.key)
+        try? secureStore.remove(key)
     }
 
     /// An access token good for at least a minute, refreshing if needed.
@@ -131,7 +144,7 @@ public actor CredentialStore {
     /// The secure store's tokens when another process changed them since
     /// this one loaded them.
     private func adoptRefreshedElsewhere() -> Credentials? {
-        guard let stored = Self.stored(in: secureStore), stored.refreshToken != credentials?.refreshToken, credentials != nil else { return nil }
+        guard let stored = Self.stored(in: secureStore, key: key), stored.refreshToken != credentials?.refreshToken, credentials != nil else { return nil }
         credentials = stored
         return stored
     }
@@ -162,7 +175,7 @@ public actor CredentialStore {
 
     private func save(_ credentials: Credentials) throws {
         self.credentials = credentials
-        try secureStore.set(try CacheJSON.encoder.encode(credentials), for: Self.key)
+        try secureStore.set(try CacheJSON.encoder.encode(credentials), for: key)
         unsaved = false
     }
 

@@ -258,9 +258,13 @@ public struct AppDatabase: Sendable {
             // What each queued change is, in the driver's words, kept from when it was made: a refusal
             // that comes back after dispatch took the order off the phone can still name it.
             // What the server did with each batch of positions: how many reached dispatch, how many it left out.
+            // This phone's id, and what it last told the server still waits on it, per driver.
             try db.execute(sql: """
                 ALTER TABLE outbox ADD COLUMN about TEXT;
                 ALTER TABLE outbox ADD COLUMN subject TEXT;
+                ALTER TABLE device ADD COLUMN device_id TEXT;
+                ALTER TABLE evidence ADD COLUMN subject TEXT;
+                CREATE TABLE backlog_reports (owner TEXT PRIMARY KEY, report TEXT NOT NULL);
                 CREATE TABLE position_reports (
                     mutation_id TEXT PRIMARY KEY, sent INTEGER NOT NULL, stored INTEGER NOT NULL, duplicates INTEGER NOT NULL,
                     dropped INTEGER NOT NULL, future INTEGER NOT NULL, settled_at REAL NOT NULL);

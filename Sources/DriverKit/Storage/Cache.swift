@@ -128,7 +128,16 @@ extension AppDatabase {
     static func remove(_ entity: ChangeEntity, id: String, _ db: Database) throws {
         switch entity {
         case .trip: try db.execute(sql: "DELETE FROM trips WHERE id = ?", arguments: [id])
-        case .order: try db.execute(sql: "DELETE FROM orders WHERE id = ?", arguments: [id])
+        case .order:
+            // Photos of its inspections still on the phone become evidence now, while the order's number is known.
+            if let order = ID<Order>(id) {
+                for inspection in try inspections(order: order, db)
+                where try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM upload_queue WHERE inspection_id = ? AND status <> 'completed'",
+                                       arguments: [inspection.id.rawValue]) ?? 0 > 0 {
+                    try holdEvidence(inspection.id, reason: "The order was given to another driver.", refused: nil, now: Date(), db)
+                }
+            }
+            try db.execute(sql: "DELETE FROM orders WHERE id = ?", arguments: [id])
         case .expense: try db.execute(sql: "DELETE FROM expenses WHERE id = ?", arguments: [id])
         case .notification: try db.execute(sql: "DELETE FROM notifications WHERE id = ?", arguments: [id])
         case .equipment: try db.execute(sql: "DELETE FROM equipment WHERE id = ?", arguments: [id])

@@ -82,18 +82,68 @@ extension AppDatabase {
     /// pickup inspection", "the video of the O-5004 delivery inspection",
     /// "a photo of TRK-12".
     public func words(for file: UploadItem) throws -> String {
-        try reader.read { db in
-            if let unit = file.equipmentID {
-                return "a photo of \(try Self.unit(unit, db)?.unitNumber ?? "your unit")"
-            }
-            let what = switch file.kind {
-            case .video: "the video"
-            case .signature: "the signature"
-            case .photo: "the \(file.slot == .vinPlate ? "VIN plate" : file.slot.title.lowercased()) photo"
-            }
-            guard let id = file.inspectionID, let inspection = try Self.inspection(id, db) else { return what }
-            let number = try Self.order(inspection.orderID, db)?.number ?? "an order"
-            return "\(what) of the \(number) \(inspection.kind.rawValue) inspection"
+        try reader.read { db in try Self.words(for: file, db) }
+    }
+
+    static func words(for file: UploadItem, _ db: Database) throws -> String {
+        if let unit = file.equipmentID {
+            return "a photo of \(try Self.unit(unit, db)?.unitNumber ?? "your unit")"
         }
+        let what = switch file.kind {
+        case .video: "the video"
+        case .signature: "the signature"
+        case .photo: "the \(file.slot == .vinPlate ? "VIN plate" : file.slot.title.lowercased()) photo"
+        }
+        // Another driver's inspection is not in this driver's cache: said without its order.
+        guard let id = file.inspectionID, let inspection = try Self.inspection(id, db) else { return what + " of an inspection" }
+        let number = try Self.order(inspection.orderID, db)?.number ?? "an order"
+        return "\(what) of the \(number) \(inspection.kind.rawValue) inspection"
+    }
+}
+
+extension ChangeWords {
+    /// A change's data, for dispatch to see while it waits or after it was
+    /// refused: the ETA given, the money and fuel, the odometer, when.
+    static func detail(_ mutation: Mutation) -> String {
+        switch mutation.payload {
+        case .updateOrderStatus(let change):
+            return change.occurredAt.map { "at \(instant($0))" } ?? ""
+        case .updateOrderETA(let change):
+            return [change.pickupETA.map { "pickup \(instant($0))" }, change.deliveryETA.map { "delivery \(instant($0))" }]
+                .compactMap { $0 }.joined(separator: ", ")
+        case .createExpense(let request):
+            var parts = ["\(MoneyFormat.dollars(request.amountCents)) \(request.category.rawValue) on \(DayFormat.day(request.date))"]
+            if let fuel = request.fuel {
+                let quantity = Double(fuel.quantityMilli) / 1000
+                parts.append(String(format: "%.3f", quantity).replacingOccurrences(of: #"\.?0+$"#, with: "", options: .regularExpression)
+                             + (fuel.unit == .gallon ? " gal" : " L") + (fuel.odometerMiles.map { " at \(NumberText.grouped($0)) mi" } ?? ""))
+            }
+            if let notes = request.notes, !notes.isEmpty { parts.append("“\(notes.prefix(200))”") }
+            return parts.joined(separator: ", ")
+        case .deleteExpense:
+            return ""
+        case .markNotificationRead(let reference):
+            return reference.readAt.map { "read \(instant($0))" } ?? ""
+        case .saveInspection(let save):
+            let request = save.inspection
+            return [request.odometer.map { "odometer \(NumberText.grouped($0)) mi" },
+                    request.damages.flatMap { $0.isEmpty ? nil : NumberText.count($0.count, "damage") },
+                    request.customerUnavailable == true ? "customer not there to sign" : nil,
+                    request.notes.flatMap { $0.isEmpty ? nil : "“\($0.prefix(200))”" }].compactMap { $0 }.joined(separator: ", ")
+        case .completeInspection(let reference):
+            return reference.occurredAt.map { "at \(instant($0))" } ?? ""
+        case .recordOdometer(let reading):
+            return "\(NumberText.grouped(reading.miles)) mi" + (reading.recordedAt.map { " at \(instant($0))" } ?? "")
+        case .recordLocations(let batch):
+            guard let first = batch.fixes.map(\.recordedAt).min(), let last = batch.fixes.map(\.recordedAt).max() else { return "" }
+            return "from \(instant(first)) to \(instant(last))"
+        }
+    }
+
+    /// "Nov 30, 2026 15:04 UTC": dispatch reads it anywhere.
+    static func instant(_ date: Date) -> String {
+        let text = WireTime.string(from: date)  // 2026-11-30T15:04:05.000Z
+        let clock = text.dropFirst(11).prefix(5)
+        return "\(DayFormat.day(LocalDate(date))) \(clock) UTC"
     }
 }

@@ -219,7 +219,7 @@ extension AppDatabase {
             // The same rule as the server's, against what the phone knows: the last reading it has seen.
             if let last = unit.odometerMiles, let lastAt = unit.odometerAt, at >= lastAt, reading.miles < last {
                 throw LocalRejection(code: .odometerDecreased,
-                                     message: "Unit \(unit.unitNumber) already read \(last) mi; a reading cannot be lower than an earlier one.")
+                                     message: OdometerRule.decreased(unit: unit.unitNumber, last: last))
             }
             if unit.odometerAt.map({ at >= $0 }) ?? true {
                 unit.odometerMiles = reading.miles
@@ -343,8 +343,8 @@ extension AppDatabase {
     }
 
     /// The signed-in driver's changes that are due now, oldest first.
-    public func dueEntries(now: Date, limit: Int = 500) throws -> [OutboxEntry] {
-        Array(try unsentSchedule(now: now).filter { $0.hold == nil }.map(\.entry).prefix(limit))
+    public func dueEntries(now: Date, limit: Int = 500, owner: String? = nil) throws -> [OutboxEntry] {
+        Array(try unsentSchedule(now: now, owner: owner).filter { $0.hold == nil }.map(\.entry).prefix(limit))
     }
 
     /// The signed-in driver's unsent changes, oldest first, each with what
@@ -352,11 +352,12 @@ extension AppDatabase {
     /// and the app explains waiting work with. A change waits out its
     /// backoff; a later change to the same row, or about the same order,
     /// waits for the earlier one; a completion waits for its files.
-    public func unsentSchedule(now: Date) throws -> [(entry: OutboxEntry, hold: OutboxHold?)] {
+    /// `owner`: another driver whose work this phone hands over (nil: the signed-in driver).
+    public func unsentSchedule(now: Date, owner: String? = nil) throws -> [(entry: OutboxEntry, hold: OutboxHold?)] {
         try reader.read { db in
             let unsent = try Row.fetchAll(db, sql: """
                 SELECT * FROM outbox WHERE owner IS ? AND (status = 'pending' OR failure = 'transient') ORDER BY seq
-                """, arguments: [try Self.ownerID(db)]).map(OutboxEntry.init(row:))
+                """, arguments: [try owner ?? Self.ownerID(db)]).map(OutboxEntry.init(row:))
             // Files kept as evidence will not go: a completion (of the inspection taken up again) does not wait for them.
             let waiting = try Set(String.fetchAll(db, sql: """
                 SELECT DISTINCT inspection_id FROM upload_queue WHERE status <> 'completed' AND inspection_id IS NOT NULL
@@ -461,7 +462,11 @@ extension AppDatabase {
     /// change the server failed on (`internal_error`) is not a refusal: it
     /// waits and is sent again. What a refused inspection had on the phone is
     /// kept as evidence, never deleted.
-    public func settle(_ results: [MutationResult], now: Date, retryDelay: (Int) -> TimeInterval, maxAttempts: Int) throws {
+    ///
+    /// `intoCache` false: the changes are another driver's, handed over by
+    /// this phone; their rows are theirs, not the signed-in driver's cache.
+    public func settle(_ results: [MutationResult], now: Date, retryDelay: (Int) -> TimeInterval, maxAttempts: Int,
+                       intoCache: Bool = true) throws {
         try writer.write { db in
             var touched: Set<String> = []
             for result in results {
@@ -473,7 +478,7 @@ extension AppDatabase {
                 switch result.outcome {
                 case .applied:
                     try db.execute(sql: "DELETE FROM outbox WHERE id = ?", arguments: [result.id.rawValue])
-                    if let row = result.row { try Self.storeAnswered(row, db) }
+                    if intoCache, let row = result.row { try Self.storeAnswered(row, db) }
                     if case .recordLocations(let batch) = entry.mutation.payload, let positions = result.positions {
                         try Self.storePositionReport(entry.id, sent: batch.fixes.count, positions, now: now, db)
                     }
@@ -485,7 +490,9 @@ extension AppDatabase {
                     try db.execute(sql: """
                         UPDATE outbox SET status = 'failed', failure = 'rejected', error_code = ?, error_message = ? WHERE id = ?
                         """, arguments: [result.code?.rawValue, result.message, result.id.rawValue])
-                    if let row = result.row {
+                    if !intoCache {
+                        // Another driver's refusal stays on the phone with its reason, for them (and dispatch) to see.
+                    } else if let row = result.row {
                         try Self.storeAnswered(row, db)
                     } else {
                         switch entry.mutation.payload {
@@ -499,12 +506,12 @@ extension AppDatabase {
                         }
                     }
                 }
-                if let order = result.order {
+                if intoCache, let order = result.order {
                     try Self.storeAnswered(.order(order), db)
                     touched.insert(order.id.rawValue)
                 }
             }
-            try Self.overlayPending(touching: touched, reset: false, db)
+            if intoCache { try Self.overlayPending(touching: touched, reset: false, db) }
         }
     }
 
@@ -522,10 +529,14 @@ extension AppDatabase {
             // Kept already (a later change of the same inspection was refused with it): nothing more to keep.
         } else if files > 0, let doc = try String.fetchOne(db, sql: "SELECT doc FROM inspections WHERE id = ?", arguments: [id.rawValue]),
            let order = try String.fetchOne(db, sql: "SELECT order_id FROM inspections WHERE id = ?", arguments: [id.rawValue]) {
+            // The order's number, as the phone knows it or knew it when the inspection was made (it may be gone now).
+            let number = try Self.order(ID(order)!, db)?.number ?? String.fetchOne(db, sql: """
+                SELECT subject FROM outbox WHERE entity_id = ? AND subject IS NOT NULL ORDER BY seq LIMIT 1
+                """, arguments: [id.rawValue])
             try db.execute(sql: """
-                INSERT OR REPLACE INTO evidence (inspection_id, order_id, owner, doc, reason, held_at)
-                VALUES (?, ?, (SELECT user_id FROM account), ?, ?, ?)
-                """, arguments: [id.rawValue, order, doc, reason, now.timeIntervalSince1970])
+                INSERT OR REPLACE INTO evidence (inspection_id, order_id, owner, doc, reason, held_at, subject)
+                VALUES (?, ?, (SELECT user_id FROM account), ?, ?, ?, ?)
+                """, arguments: [id.rawValue, order, doc, reason, now.timeIntervalSince1970, number])
             try db.execute(sql: """
                 UPDATE upload_queue SET status = 'failed', last_error = ? WHERE inspection_id = ? AND status <> 'completed'
                 """, arguments: ["Kept on this device: \(reason) Export it or discard it.", id.rawValue])

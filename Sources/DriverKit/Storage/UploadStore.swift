@@ -106,7 +106,8 @@ extension AppDatabase {
     /// failed and to be tried again (the server would answer "not found",
     /// which is no fault of the file). A save the server refused is not
     /// waited for: it will never go.
-    func nextDueUpload(now: Date) throws -> UploadItem? {
+    /// `owner`: another driver whose files this phone hands over (nil: the signed-in driver).
+    func nextDueUpload(now: Date, owner: String? = nil) throws -> UploadItem? {
         // The kind is written into the text, not bound: only then may SQLite use the partial index of inspection saves.
         try reader.read { db in
             try Row.fetchOne(db, sql: """
@@ -114,7 +115,7 @@ extension AppDatabase {
                 AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.entity_id = u.inspection_id AND o.kind = '\(MutationKind.saveInspection.rawValue)'
                                 AND (o.status = 'pending' OR o.failure = 'transient'))
                 ORDER BY u.created_at LIMIT 1
-                """, arguments: [try Self.ownerID(db), now.timeIntervalSince1970])
+                """, arguments: [try owner ?? Self.ownerID(db), now.timeIntervalSince1970])
                 .map(UploadItem.init(row:))
         }
     }
@@ -207,8 +208,12 @@ public struct HeldEvidence: Sendable, Hashable, Identifiable {
     public let reason: String
     public let heldAt: Date
     public let files: [UploadItem]
+    /// The order's number, as the phone knew it (the order may be gone from it).
+    public let orderNumber: String?
 
     public var id: ID<Inspection> { inspection.id }
+    /// "the O-5004 pickup inspection".
+    public var about: String { "the \(orderNumber ?? "order's") \(inspection.kind.rawValue) inspection" }
 }
 
 extension AppDatabase {
@@ -220,7 +225,8 @@ extension AppDatabase {
                     let inspection = try CacheJSON.decode(Inspection.self, row["doc"])
                     return HeldEvidence(inspection: inspection, reason: row["reason"],
                                         heldAt: Date(timeIntervalSince1970: row["held_at"]),
-                                        files: try Self.uploads(inspection: inspection.id, db).filter { $0.status == .failed })
+                                        files: try Self.uploads(inspection: inspection.id, db).filter { $0.status == .failed },
+                                        orderNumber: try row["subject"] ?? Self.order(inspection.orderID, db)?.number)
                 }
         }
     }

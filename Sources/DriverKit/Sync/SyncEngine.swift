@@ -80,6 +80,9 @@ public actor SyncEngine {
     /// Called after changes reached the server (files of a new inspection can go now).
     private var afterPush: (@Sendable () async -> Void)?
     func onPushed(_ handler: @escaping @Sendable () async -> Void) { afterPush = handler }
+    /// Called after each run (another driver's work on the phone is handed over then).
+    private var afterRun: (@Sendable () async -> Void)?
+    func onRun(_ handler: @escaping @Sendable () async -> Void) { afterRun = handler }
 
     public func stop() async {
         started = false
@@ -154,6 +157,11 @@ public actor SyncEngine {
         } catch {
             note(error)
         }
+        // Dispatch hears what still waits on this phone, and that it arrived (not a sync failure when it cannot).
+        if let owner = try? database.account()?.userID.rawValue {
+            do { try await api.reportBacklog(of: owner, database) } catch { logger.debug("backlog report failed", metadata: ["error": "\(error)"]) }
+        }
+        await afterRun?()
         let online = network.isOnline
         await MainActor.run {
             status.isSyncing = false
@@ -165,11 +173,19 @@ public actor SyncEngine {
     // MARK: Push
 
     func push() async throws {
+        try await push(owner: nil, via: api)
+    }
+
+    /// Pushes the due changes of `owner` (nil: the signed-in driver) with
+    /// `api`'s session. Another driver's changes (a phone handing over the
+    /// work of a driver who signed out on it) are settled without touching
+    /// the signed-in driver's cache.
+    func push(owner: String?, via api: APIClient) async throws {
         while true {
-            let due = try database.dueEntries(now: clock(), limit: Self.maxBatchCount)
+            let due = try database.dueEntries(now: clock(), limit: Self.maxBatchCount, owner: owner)
             guard !due.isEmpty else { return }
             let batch = Self.firstBatch(of: due)
-            try await send(batch)
+            try await send(batch, via: api, intoCache: owner == nil)
             if batch.count == due.count && due.count < Self.maxBatchCount { return }
         }
     }
@@ -190,7 +206,7 @@ public actor SyncEngine {
     /// Sends one batch and settles its answer. Too large for the server:
     /// sent in halves; one change alone too large can never land, and the
     /// driver is told so.
-    private func send(_ batch: [OutboxEntry]) async throws {
+    private func send(_ batch: [OutboxEntry], via api: APIClient, intoCache: Bool) async throws {
         let ids = batch.map(\.id)
         try database.markSending(ids, at: clock())
         let results: MutationBatchResult
@@ -201,11 +217,12 @@ public actor SyncEngine {
             guard batch.count > 1 else {
                 try database.settle([MutationResult(id: batch[0].id, outcome: .rejected, code: .payloadTooLarge,
                                                     message: "This change is larger than the server accepts.")],
-                                    now: clock(), retryDelay: { Backoff.outbox.delay(afterFailures: $0) }, maxAttempts: Self.maxAttempts)
+                                    now: clock(), retryDelay: { Backoff.outbox.delay(afterFailures: $0) }, maxAttempts: Self.maxAttempts,
+                                    intoCache: intoCache)
                 return
             }
-            try await send(Array(batch[..<(batch.count / 2)]))
-            try await send(Array(batch[(batch.count / 2)...]))
+            try await send(Array(batch[..<(batch.count / 2)]), via: api, intoCache: intoCache)
+            try await send(Array(batch[(batch.count / 2)...]), via: api, intoCache: intoCache)
             return
         } catch let error as APIError where error.isUnreachable {
             // No answer is no attempt: the changes wait for the network, however long it takes.
@@ -224,7 +241,7 @@ public actor SyncEngine {
             throw error
         }
         try database.settle(results.results, now: clock(), retryDelay: { Backoff.outbox.delay(afterFailures: $0) },
-                            maxAttempts: Self.maxAttempts)
+                            maxAttempts: Self.maxAttempts, intoCache: intoCache)
         if let next = try database.nextAttempt() { scheduleRetry(at: next) }
     }
 

@@ -216,10 +216,16 @@ public actor UploadQueue {
     /// Returns whether it tried.
     @discardableResult
     public func processDue() async -> Bool {
+        await processDue(owner: nil, via: api)
+    }
+
+    /// The same for another driver's files, sent with their session (a
+    /// phone handing over the work of a driver who signed out on it).
+    func processDue(owner: String?, via api: APIClient) async -> Bool {
         guard network.isOnline, await api.credentials.hasSession,
-              let item = try? database.nextDueUpload(now: clock()) else { return false }
+              let item = try? database.nextDueUpload(now: clock(), owner: owner) else { return false }
         do {
-            try await send(item)
+            try await send(item, via: api)
             try database.updateUpload(item.id, status: .completed, sentBytes: item.size, lastError: .some(nil))
             try? FileManager.default.removeItem(atPath: item.path)
             logger.debug("uploaded", metadata: ["slot": "\(item.slot)", "bytes": "\(item.size)"])
@@ -253,15 +259,15 @@ public actor UploadQueue {
         case restart
     }
 
-    private func send(_ item: UploadItem) async throws {
+    private func send(_ item: UploadItem, via api: APIClient) async throws {
         let location: String
         if let existing = item.uploadURL {
             location = existing
         } else {
-            location = try await create(item)
+            location = try await create(item, via: api)
             try database.updateUpload(item.id, uploadURL: .some(location))
         }
-        var offset = try await serverOffset(location)
+        var offset = try await serverOffset(location, via: api)
         try database.updateUpload(item.id, status: .uploading, sentBytes: offset)
         let file = try FileHandle(forReadingFrom: URL(fileURLWithPath: item.path))
         defer { try? file.close() }
@@ -282,7 +288,7 @@ public actor UploadQueue {
         }
     }
 
-    private func create(_ item: UploadItem) async throws -> String {
+    private func create(_ item: UploadItem, via api: APIClient) async throws -> String {
         let metadata = if let unit = item.equipmentID {
             Tus.encodeMetadata(["equipment_id": unit.rawValue])
         } else {
@@ -297,7 +303,7 @@ public actor UploadQueue {
     }
 
     /// Where the server's copy ends: what to send next.
-    private func serverOffset(_ location: String) async throws -> Int64 {
+    private func serverOffset(_ location: String, via api: APIClient) async throws -> Int64 {
         let response = try await api.callRaw(.uploadOffset, [], location: location, headers: [("Tus-Resumable", Tus.version)], body: nil)
         if response.status == 404 || response.status == 410 { throw UploadFailure.restart }
         guard response.status == 200, let offset = response.headers["upload-offset"].flatMap(Int64.init) else {

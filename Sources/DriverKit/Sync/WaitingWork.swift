@@ -68,9 +68,7 @@ public struct WaitingWork: Sendable {
     /// before signing out: "the delivery of O-5004 and its video, your
     /// pickup ETA for O-5007".
     public var atStake: String {
-        Self.atStake(changes: changes.map(\.entry), files: files.map { ($0.item, $0.about) }, kept: evidence.map { held in
-            "the \(held.inspection.kind.rawValue) inspection kept on this phone"
-        })
+        Self.atStake(changes: changes.map(\.entry), files: files.map { ($0.item, $0.about) }, kept: evidence.map { "\($0.about) kept on this phone" })
     }
 
     /// The one rule for naming what unsynced work would be lost.
@@ -178,9 +176,7 @@ extension AppDatabase {
         let held = Set(try evidence().map(\.id))
         let files = try uploads().filter { $0.owner == owner && $0.status != .completed && !held.contains($0.inspectionID ?? ID()) }
         // Evidence kept on purpose is not waiting to go, but signing out would lose it too.
-        let kept = try evidence().map { held in
-            "the \((try? order(held.inspection.orderID))??.number ?? "an order") \(held.inspection.kind.rawValue) inspection kept on this phone"
-        }
+        let kept = try evidence().map { "\($0.about) kept on this phone" }
         return WaitingWork.atStake(changes: changes, files: files.map { ($0, (try? self.words(for: $0)) ?? $0.about) }, kept: kept)
     }
 }

@@ -50,8 +50,10 @@ struct ConsolePeoplePages {
         let changed = overview.first { $0.driver.id.rawValue == request.query("changed") }?.driver
         let saved = overview.first { $0.driver.id.rawValue == request.query("saved") }?.driver
         let invited = overview.first { $0.driver.id.rawValue == request.query("invited") }?.driver
+        let backlogs = Dictionary(grouping: try await store.deviceBacklogs(tenant: request.tenant), by: \.driverID)
         func row(_ line: Store.DriverOverview) -> [String: Any] {
             [
+                "phone_work": present(Self.phoneWork(backlogs[line.driver.id] ?? [])),
                 "id": line.driver.id.rawValue, "name": line.driver.name, "email": line.driver.email, "phone": line.driver.phone,
                 "pay": ConsoleFormat.label(line.driver.payType, rate: line.driver.payRate),
                 "trip": present(line.currentTrip.map { ["id": $0.id.rawValue, "number": $0.number, "status": ConsoleFormat.label($0.status)] }),
@@ -74,6 +76,28 @@ struct ConsolePeoplePages {
             "changed": present(changed.map { ["name": $0.name, "deactivated": $0.deactivatedAt != nil] }),
             "problem": problem ?? "",
         ], status: status)
+    }
+
+    /// What a driver's phones hold that has not reached dispatch: "2 waiting
+    /// · 1 refused", with each item (what, its data, why) and when the phone
+    /// said so.
+    static func phoneWork(_ reports: [ReportedBacklog]) -> [String: Any]? {
+        guard !reports.isEmpty else { return nil }
+        let waiting = reports.reduce(0) { $0 + $1.backlog.waitingChanges + $1.backlog.waitingFiles }
+        let items = reports.flatMap(\.backlog.items)
+        let refused = items.filter { $0.status == .refused }.count
+        let kept = items.filter { $0.status == .kept }.count
+        let summary = [waiting > 0 ? "\(NumberText.grouped(waiting)) waiting" : nil, refused > 0 ? "\(NumberText.grouped(refused)) refused" : nil,
+                       kept > 0 ? "\(NumberText.grouped(kept)) kept" : nil].compactMap { $0 }.joined(separator: " · ")
+        return [
+            "summary": summary,
+            "alert": refused > 0 || kept > 0,
+            "reported": present(ConsoleFormat.time(reports.map(\.reportedAt).max())),
+            "items": items.map { item in
+                ["status": item.status.rawValue, "what": item.what, "detail": item.detail, "reason": item.reason,
+                 "made": present(ConsoleFormat.time(item.madeAt))] as [String: Any]
+            },
+        ]
     }
 
     /// The invitation form, or a driver's edit form.

@@ -26,6 +26,9 @@ struct DispatchController {
         routes.on(.dispatchReactivateDriver) { _, context in
             try JSONBody.response(try await store.reactivateDriver(try context.id(), tenant: try context.caller().tenant))
         }
+        routes.on(.dispatchDeviceBacklogs) { _, context in
+            try JSONBody.response(Items(try await store.deviceBacklogs(tenant: try context.caller().tenant)))
+        }
         routes.on(.dispatchTrips) { request, context in
             let status = try request.value(.tripStatus, as: TripStatus.self)
             return JSONBody.items(try await store.tripDocuments(try context.caller().scope, status: status, page: try request.page()))

@@ -52,5 +52,9 @@ struct DriverController {
         routes.on(.markNotificationRead) { _, context in
             try JSONBody.response(try await store.markNotificationRead(try context.id(), try context.caller().scope))
         }
+        routes.on(.reportDeviceBacklog) { request, context in
+            try await store.reportBacklog(try await request.decodeJSON(DeviceBacklog.self), try context.caller().scope)
+            return JSONBody.noContent()
+        }
     }
 }

@@ -632,7 +632,7 @@ enum Schema {
                 files BIGINT NOT NULL CHECK (files >= 0),
                 file_bytes BIGINT NOT NULL CHECK (file_bytes >= 0),
                 oldest_at BIGINT,
-                summary TEXT NOT NULL CHECK (length(summary) <= 2000),
+                items TEXT NOT NULL CHECK (length(items) <= 131072),
                 reported_at BIGINT NOT NULL,
                 PRIMARY KEY (tenant_id, driver_id, device_id),
                 FOREIGN KEY (tenant_id, driver_id) REFERENCES drivers (tenant_id, id) ON DELETE CASCADE

@@ -397,7 +397,7 @@ extension Store {
                 let last = try before.int("miles")
                 guard last <= miles else {
                     throw AppError(422, .odometerDecreased,
-                                   "Unit \(unit.unitNumber) already read \(last) mi; a reading cannot be lower than an earlier one.", field: "miles")
+                                   OdometerRule.decreased(unit: unit.unitNumber, last: last), field: "miles")
                 }
                 // A typo (a digit too many) would otherwise block every later reading of the unit.
                 let hours = max(0, recordedAt.timeIntervalSince(try before.date("recorded_at")) / 3600)
