@@ -121,7 +121,7 @@ struct FleetTests {
             #expect(try await read(100_900, hoursAgo: 2).status == 201)
             let lower = try await read(100_850, hoursAgo: 1)
             #expect(lower.status == 422 && lower.errorCode == "odometer_decreased" && lower.error?.field == "miles", "\(lower.text)")
-            #expect(lower.error?.message.contains("100900") == true)
+            #expect(lower.error?.message.contains("100,900 mi") == true)
             // A reading taken in between (a phone that synced late) fits; one above a later reading does not.
             #expect(try await read(100_400, hoursAgo: 24).status == 201)
             let above = try await read(101_000, hoursAgo: 12)

@@ -171,6 +171,41 @@ struct ReconciledWorkTests {
     }
 }
 
+extension ReconciledWorkTests {
+    @Test("a phone's report of waiting work is bounded and checked, replaced by the next, cleared by a report of nothing, seen by dispatch",
+          arguments: TestBackend.available)
+    func deviceBacklogReports(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let token = carrier.driver.accessToken
+        @Sendable func report(_ device: String = "phone-1", changes: Int = 1, files: Int = 0, bytes: Int64 = 0,
+                    items: [DeviceBacklog.Item] = [.init(status: .waiting, what: "your pickup ETA for O-1", detail: "pickup Nov 30")]) -> DeviceBacklog {
+            DeviceBacklog(deviceID: device, waitingChanges: changes, waitingFiles: files, fileBytes: bytes, oldestAt: nil, items: items)
+        }
+        try await server.run { api in
+            for (bad, field) in [(report("not a device id!"), "device_id"), (report(changes: -1), "waiting_changes"),
+                                 (report(files: Int.max), "waiting_files"), (report(bytes: -5), "file_bytes"),
+                                 (report(items: Array(repeating: .init(status: .refused, what: "x"), count: 51)), "items"),
+                                 (report(items: [.init(status: .waiting, what: String(repeating: "é", count: 301))]), "items[0].what"),
+                                 (report(items: [.init(status: .waiting, what: "ok", reason: "a\u{0}b")]), "items[0].reason"),
+                                 (report(items: [.init(status: .waiting, what: "ok", madeAt: Date().addingTimeInterval(86_400))]), "items[0].made_at")] {
+                let answer = try await api.call(.reportDeviceBacklog, json: bad, token: token)
+                #expect(answer.status == 422 && answer.error?.field == field, "\(field): \(answer.status) \(answer.text)")
+            }
+            #expect(try await api.call(.reportDeviceBacklog, json: report(), token: token).status == 204)
+            #expect(try await api.call(.reportDeviceBacklog, json: report(changes: 3), token: token).status == 204)
+            #expect(try await api.call(.reportDeviceBacklog, json: report(), token: carrier.dispatcher.accessToken).status == 403)
+            let seen = try await api.call(.dispatchDeviceBacklogs, token: carrier.dispatcher.accessToken).decode(Items<ReportedBacklog>.self).items
+            #expect(seen.count == 1 && seen[0].backlog.waitingChanges == 3 && seen[0].driverID == carrier.driverID(0))
+            #expect(seen[0].backlog.items.first?.detail == "pickup Nov 30")
+            #expect(ConsolePeoplePages.phoneWork(seen)?["summary"] as? String == "3 waiting")
+            // All of it arrived: the phone says so, and nothing is shown any more.
+            #expect(try await api.call(.reportDeviceBacklog, json: report(changes: 0, items: []), token: token).status == 204)
+            #expect(try await server.store.deviceBacklogs(tenant: carrier.tenant.id).isEmpty)
+        }
+    }
+}
+
 struct ListPage<T: Decodable>: Decodable {
     let items: [T]
 }

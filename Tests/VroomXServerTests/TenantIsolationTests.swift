@@ -57,6 +57,10 @@ struct TenantIsolationTests {
         let ownerDeviceToken = "owner-device-token-0001"
         _ = try await store.registerDeviceToken(.init(token: ownerDeviceToken, platform: .ios), user: a.driver.user.id, tenant: a.tenant.id)
 
+        // What the owner's phone holds: only carrier A's dispatch may read it.
+        try await store.reportBacklog(DeviceBacklog(deviceID: "owner-phone", waitingChanges: 2, waitingFiles: 1, fileBytes: 900, oldestAt: nil,
+                                                    items: [.init(status: .refused, what: "the $12.00 tolls expense", reason: "refused")]),
+                                      .driver(tenant: a.tenant.id, driver: a.driverID(0)))
         try await server.run { api in
             let inspection = try await Self.openInspection(api, a, order: ownerOrder)
             // A driver without work, whom carrier A's dispatcher can deactivate and reactivate.
@@ -267,6 +271,12 @@ struct TenantIsolationTests {
                                        Mutation(.deleteExpense(.init(expenseID: expense.id)))]),
                   namesCarrierAData: true),
             Probe(endpoint: .markNotificationRead, parameters: [notification.id.rawValue], body: nil, namesCarrierAData: true),
+            // Each caller reports their own phone; dispatch reads its own carrier's reports only.
+            Probe(endpoint: .reportDeviceBacklog, parameters: [],
+                  body: DeviceBacklog(deviceID: "phone-1", waitingChanges: 1, waitingFiles: 0, fileBytes: 0, oldestAt: nil,
+                                      items: [.init(status: .waiting, what: "your pickup ETA for O-1")]),
+                  namesCarrierAData: false),
+            Probe(endpoint: .dispatchDeviceBacklogs, parameters: [], body: nil, namesCarrierAData: false),
         ]
     }
 
