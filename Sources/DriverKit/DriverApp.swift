@@ -380,7 +380,7 @@ public final class DriverApp {
     private func enqueue(_ payload: MutationPayload) throws -> ID<Mutation>? {
         let mutation = Mutation(payload)
         // Judged and stamped by the server's clock, as the server will judge it.
-        guard try database.enqueue(mutation, now: serverClock.now) else { return nil }
+        guard try database.enqueue(mutation, now: serverClock.now, stamp: ClockStamp(serverClock)) else { return nil }
         let sync = self.sync
         if network.isOnline { Task { await sync.requestSync() } }
         return mutation.id

@@ -36,6 +36,44 @@ struct ReconcileTests {
         #expect(report.batches == app.location.counts.batches && report.reached == 5 && report.leftOut == 0, "\(report)")
     }
 
+    @Test("a phone whose clock was set 3 hours back while offline: its pickup and read receipt reach dispatch at the true times, not refused")
+    func clockSetBackOffline() async throws {
+        let scene = try await DriverScene.make()
+        // Made two hours ago: a time stamped three hours back would be before either existed.
+        scene.server.clock.advance(by: -2 * 3600)
+        let order = try await scene.server.store.createOrder(.init(
+            number: "O-EARLY", tripID: scene.carrier.trips[0][0].id, vehicle: Vehicle(year: 2021, make: "Kia", model: "Soul"),
+            pickup: Stop(address: "1 Harbor Rd"), delivery: Stop(address: "9 Main St"), revenueCents: 50_000), tenant: scene.carrier.tenant.id)
+        let message = try await scene.server.store.sendMessage(
+            SendMessageRequest(driverID: scene.carrier.driverID(0), type: .dispatchMessage, title: "Gate code", body: "4411"),
+            tenant: scene.carrier.tenant.id)
+        scene.server.clock.advance(by: Date().timeIntervalSince(scene.server.clock.now))
+        await scene.app.syncNow()
+        await scene.app.shutdown()
+        await scene.live.stop()
+        // The driver sets the phone's clock three hours back, with no signal: the app cannot know.
+        let behind: @Sendable () -> Date = { Date().addingTimeInterval(-3 * 3600) }
+        let device = try DriverDevice.make(server: scene.live, stateDirectory: scene.device.stateDirectory, clock: behind)
+        let app = device.app
+        #expect(!app.serverClock.isKnown)
+        let pickedUpAt = Date()
+        try await app.inspectAndComplete(order.id, .pickup)
+        try app.markNotificationRead(message.id)
+        try await Task.sleep(for: .seconds(2))
+        scene.server.clock.advance(by: Date().timeIntervalSince(scene.server.clock.now))
+        try await scene.live.start()
+        app.launch()
+        await app.syncNow()
+        try await eventually("sent", timeout: .seconds(30)) { try app.database.unsyncedCount() == 0 }
+        let stored = try await scene.server.store.order(order.id, scene.carrier.scope)
+        #expect(stored.status == .pickedUp)
+        #expect(stored.actualPickupDate.map { abs($0.timeIntervalSince(pickedUpAt)) < 3 } == true, "\(String(describing: stored.actualPickupDate))")
+        let read = try await scene.server.store.notifications(.driver(tenant: scene.carrier.tenant.id, driver: scene.carrier.driverID(0)))
+            .first { $0.id == message.id }?.readAt
+        #expect(read.map { abs($0.timeIntervalSince(pickedUpAt)) < 3 } == true, "\(String(describing: read))")
+        await app.shutdown()
+    }
+
     @Test("a message read in a dead zone is stored read when the driver read it, with when the receipt arrived")
     func readReceiptTime() async throws {
         let scene = try await DriverScene.make()

@@ -259,11 +259,15 @@ public struct AppDatabase: Sendable {
             // that comes back after dispatch took the order off the phone can still name it.
             // What the server did with each batch of positions: how many reached dispatch, how many it left out.
             // This phone's id, and what it last told the server still waits on it, per driver.
+            // How each change was stamped: by a clock the server confirmed, or else when by seconds since boot.
             try db.execute(sql: """
                 ALTER TABLE outbox ADD COLUMN about TEXT;
                 ALTER TABLE outbox ADD COLUMN subject TEXT;
                 ALTER TABLE device ADD COLUMN device_id TEXT;
                 ALTER TABLE evidence ADD COLUMN subject TEXT;
+                ALTER TABLE outbox ADD COLUMN stamp_verified INTEGER NOT NULL DEFAULT 1;
+                ALTER TABLE outbox ADD COLUMN stamp_uptime REAL;
+                ALTER TABLE outbox ADD COLUMN stamp_boot TEXT;
                 CREATE TABLE backlog_reports (owner TEXT PRIMARY KEY, report TEXT NOT NULL);
                 CREATE TABLE position_reports (
                     mutation_id TEXT PRIMARY KEY, sent INTEGER NOT NULL, stored INTEGER NOT NULL, duplicates INTEGER NOT NULL,

@@ -110,6 +110,11 @@ extension AppDatabase {
     /// has that status), in which case nothing is queued.
     @discardableResult
     public func enqueue(_ mutation: Mutation, now: Date) throws -> Bool {
+        try enqueue(mutation, now: now, stamp: nil)
+    }
+
+    /// `stamp`: how `now` was known (nil: a clock the server confirmed).
+    func enqueue(_ mutation: Mutation, now: Date, stamp: ClockStamp?) throws -> Bool {
         try writer.write { db in
             guard let owner = try Self.ownerID(db) else {
                 throw LocalRejection(code: .missingToken, message: "You are signed out.")
@@ -123,9 +128,11 @@ extension AppDatabase {
                 return true
             }
             try db.cachedStatement(sql: """
-                INSERT INTO outbox (id, kind, entity_id, mutation, created_at, owner, about, subject) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO outbox (id, kind, entity_id, mutation, created_at, owner, about, subject, stamp_verified, stamp_uptime, stamp_boot)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """).execute(arguments: [mutation.id.rawValue, mutation.kind.rawValue, mutation.entityID,
-                                 try CacheJSON.encode(mutation), now.timeIntervalSince1970, owner, about, subject])
+                                 try CacheJSON.encode(mutation), now.timeIntervalSince1970, owner, about, subject,
+                                 stamp?.verified ?? true, stamp?.secondsSinceBoot, stamp?.bootID])
             return true
         }
     }

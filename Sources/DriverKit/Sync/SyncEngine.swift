@@ -181,6 +181,15 @@ public actor SyncEngine {
     /// work of a driver who signed out on it) are settled without touching
     /// the signed-in driver's cache.
     func push(owner: String?, via api: APIClient) async throws {
+        // Changes stamped while the phone's clock was not known are corrected before they first go:
+        // one answer from the server is enough to know it.
+        if try database.hasUnverifiedStamps(owner: owner) {
+            if !api.serverClock.isKnown { _ = try? await api.send(.health, as: HealthResponse.self) }
+            if api.serverClock.isKnown {
+                try database.correctStamps(owner: owner, serverNow: api.serverClock.now, secondsSinceBoot: api.serverClock.secondsSinceBoot,
+                                           bootID: api.serverClock.bootID)
+            }
+        }
         while true {
             let due = try database.dueEntries(now: clock(), limit: Self.maxBatchCount, owner: owner)
             guard !due.isEmpty else { return }
