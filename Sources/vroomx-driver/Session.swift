@@ -23,6 +23,7 @@ struct Session {
         var configuration = DriverApp.Configuration(serverURL: options.serverURL, stateDirectory: directory)
         configuration.secureStore = secrets
         configuration.realtime = realtime
+        configuration.transport = AsyncHTTPTransport(timeout: .seconds(try options.requestTimeout))
         configuration.logger.logLevel = .critical
         let app = try DriverApp(configuration)
         let session = Session(app: app, terminal: .standard, stateDirectory: directory, secrets: secrets)

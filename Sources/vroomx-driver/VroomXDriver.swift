@@ -55,6 +55,19 @@ struct GlobalOptions: ParsableArguments {
         if let home = ProcessInfo.processInfo.environment["VROOMX_DRIVER_HOME"], !home.isEmpty { return URL(fileURLWithPath: home) }
         return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".vroomx-driver")
     }
+
+    /// How long to wait for the server's answer (`VROOMX_REQUEST_TIMEOUT`,
+    /// whole seconds, 1 to 300; 20 by default). Past it, the server counts
+    /// as slow, not gone: the change is sent again later.
+    var requestTimeout: Int64 {
+        get throws {
+            guard let text = ProcessInfo.processInfo.environment["VROOMX_REQUEST_TIMEOUT"], !text.isEmpty else { return 20 }
+            guard text.utf8.count <= 3, let seconds = Int64(text), (1...300).contains(seconds) else {
+                throw CLIError(.usage, "VROOMX_REQUEST_TIMEOUT is whole seconds, 1 to 300.")
+            }
+            return seconds
+        }
+    }
 }
 
 struct OutputOptions: ParsableArguments {

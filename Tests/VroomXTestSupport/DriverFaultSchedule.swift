@@ -81,6 +81,10 @@ public final class DriverFaultSchedule {
     private var ledger = Ledger()
     private let faketime: String? = ["/usr/bin/faketime", "/usr/local/bin/faketime"].first { FileManager.default.isExecutableFile(atPath: $0) }
     private let etaBase: Date
+    /// How long the driver's client waits for an answer; `late` answers come a second after.
+    static let clientDeadline: Double = 5
+    /// When each email was last sent a sign-in code (the server sends one a minute at most).
+    private var lastCode: [String: ContinuousClock.Instant] = [:]
 
     struct DemoIDs {
         var alex = ID<Driver>()
@@ -94,6 +98,7 @@ public final class DriverFaultSchedule {
         struct ExpenseOp { let step: Int; let cents: Int; var prefix: String?; var outcome: String; var deletedAt: Int? }
         struct OrderState {
             let number: String
+            var trip: ID<Trip>?
             var onAlexTrip: Bool
             var pickupMade: Int?
             var deliveryMade: Int?
@@ -103,12 +108,15 @@ public final class DriverFaultSchedule {
             /// What `inspect` printed, by step (explains a problem found at the end).
             var inspectOutput: [Int: String] = [:]
             var refusedAt: [Int] = []
+            var cancelledAt: Int?
         }
         var expenses: [ExpenseOp] = []
         var orders: [ID<Order>: OrderState] = [:]
         enum Message { case unread, readBefore, readAt(Int) }
         var messages: [ID<DriverNotification>: Message] = [:]
         var nextOrderNumber = 9001
+        /// Trips dispatch gave to Sam while Alex may have had work on them queued.
+        var tripsAway: Set<ID<Trip>> = []
     }
 
     public init(_ options: Options) throws {
@@ -133,6 +141,7 @@ public final class DriverFaultSchedule {
         defer { if report.problems.isEmpty { try? FileManager.default.removeItem(at: root) } }
         try await startServer()
         proxy = try FaultProxy(upstreamPort: serverPort)
+        proxy.lateSeconds = Self.clientDeadline + 1
         defer { proxy.stop() }
         try await setUp()
         for step in 0..<options.operations {
@@ -180,7 +189,7 @@ public final class DriverFaultSchedule {
         }
         if roll() < 0.12 {
             let weighted: [(FaultProxy.Condition, Int)] = [(.normal, 45), (.offline, 12), (.lossy, 12), (.slow, 9), (.duplicating, 10),
-                                                           (.failing, 7), (.tight, 5)]
+                                                           (.failing, 7), (.tight, 5), (.late, 5)]
             var ticket = Int(random.next() % UInt64(weighted.map(\.1).reduce(0, +)))
             let condition = weighted.first { ticket -= $0.1; return ticket < 0 }?.0 ?? .normal
             try proxy.set(condition, seed: random.next())
@@ -210,15 +219,35 @@ public final class DriverFaultSchedule {
             try await createOrder(step)
             return
         }
-        switch random.next() % 5 {
+        switch random.next() % 8 {
         case 0, 1:
             guard let order = pick(alexOrders) else { return }
+            if random.next() % 3 == 0 {
+                // An edit of the order's details while the driver's work on it waits.
+                let current = try await dispatch.get(.dispatchOrder, Order.self, order.rawValue)
+                var pickup = current.pickup
+                pickup.contactPhone = "555-01\(String(format: "%02d", step % 100))"
+                if try await dispatch.call(.dispatchUpdateOrder, order.rawValue, json: UpdateOrderRequest(pickup: pickup)).status == 200 {
+                    fault("dispatch_edit_details")
+                }
+                return
+            }
             let field = random.next() % 2 == 0 ? "pickup" : "delivery"
             let value = etaBase.addingTimeInterval(86_400 + Double(step) * 60)
             let body = field == "pickup" ? UpdateOrderRequest(pickupETA: value) : UpdateOrderRequest(deliveryETA: value)
             if try await dispatch.call(.dispatchUpdateOrder, order.rawValue, json: body).status == 200 {
                 ledger.orders[order]?.dispatchETAs.append((step, field, value))
                 fault("dispatch_edit_eta")
+            }
+        case 5:
+            try await reassignTrip(step)
+        case 6:
+            // Dispatch cancels a vehicle not yet picked up (the driver may have its pickup queued).
+            guard pickable.count >= 3, let order = pick(pickable) else { return }
+            if try await dispatch.call(.dispatchUpdateOrder, order.rawValue, json: UpdateOrderRequest(status: .cancelled)).status == 200 {
+                ledger.orders[order]?.cancelledAt = step
+                ledger.orders[order]?.onAlexTrip = false
+                fault("dispatch_cancel_order")
             }
         case 2:
             guard let order = pick(alexOrders) else { return }
@@ -248,6 +277,22 @@ public final class DriverFaultSchedule {
         }
     }
 
+    /// Dispatch gives T-1003 to Sam (its vehicles not yet picked up go with it), or back to Alex.
+    private func reassignTrip(_ step: Int) async throws {
+        guard let trip = ids.alexTrips["T-1003"] else { return }
+        let away = ledger.tripsAway.contains(trip)
+        let answer = try await dispatch.call(.dispatchAssignTrip, trip.rawValue, json: AssignTripRequest(driverID: away ? ids.alex : ids.sam))
+        guard answer.status == 200 else { return }  // refused while a vehicle of it is on Alex's truck
+        if away { ledger.tripsAway.remove(trip) } else { ledger.tripsAway.insert(trip) }
+        for (id, state) in ledger.orders where state.trip == trip && state.deliveryMade == nil && state.cancelledAt == nil {
+            ledger.orders[id]?.onAlexTrip = away
+            ledger.orders[id]?.reassignedAt.append(step)
+            // Only vehicles not picked up on the server move: a pickup the phone still had queued never landed.
+            ledger.orders[id]?.pickupMade = nil
+        }
+        fault(away ? "dispatch_trip_back" : "dispatch_trip_away")
+    }
+
     private func createOrder(_ step: Int) async throws {
         guard let trip = ids.alexTrips["T-1002"] else { return }
         let number = "O-\(ledger.nextOrderNumber)"
@@ -261,20 +306,22 @@ public final class DriverFaultSchedule {
             return
         }
         ledger.nextOrderNumber += 1
-        ledger.orders[order.id] = .init(number: number, onAlexTrip: true)
+        ledger.orders[order.id] = .init(number: number, trip: trip, onAlexTrip: true)
         fault("dispatch_new_order")
     }
 
     // MARK: The driver
 
-    private enum Operation: CaseIterable { case expenseAdd, expenseDelete, eta, inspect, read, messages, killedSync, concurrentSync, sync }
+    private enum Operation: CaseIterable {
+        case expenseAdd, expenseDelete, eta, inspect, read, messages, killedSync, concurrentSync, sync, secondDriver
+    }
 
     private func driverOperation(_ step: Int, crashServerDuring: Bool) async throws {
         let weighted: [(Operation, Int)] = [(.expenseAdd, 26), (.expenseDelete, 7), (.eta, 14), (.inspect, 12), (.read, 9),
-                                             (.messages, 5), (.killedSync, 10), (.concurrentSync, 6), (.sync, 11)]
+                                             (.messages, 5), (.killedSync, 10), (.concurrentSync, 6), (.sync, 11), (.secondDriver, 2)]
         var ticket = Int(random.next() % UInt64(weighted.map(\.1).reduce(0, +)))
         let operation = weighted.first { ticket -= $0.1; return ticket < 0 }?.0 ?? .sync
-        let skew: Int? = roll() < 0.15 ? (random.next() % 2 == 0 ? 1 : -1) * (120 + Int(random.next() % 5400)) : nil
+        let skew: Int? = roll() < 0.15 ? pickSkew() : nil
         if skew != nil { fault(faketime == nil ? "clock_skew_unavailable" : "clock_skew") }
         if operation != .concurrentSync, let running = background {
             // A second process may still be draining; most of the time wait, sometimes kill it.
@@ -354,10 +401,59 @@ public final class DriverFaultSchedule {
             report.operations["sync beside the next command", default: 0] += 1
         case .sync:
             try await plainSync(step, skew)
+        case .secondDriver:
+            try await secondDriver(step)
         }
         if crash != nil {
             await crash?.value
             try await startServer()
+        }
+    }
+
+    /// Sam signs in on Alex's phone (which may still hold Alex's work), syncs,
+    /// and Alex signs in again. Sign-in itself is not what is tested: the
+    /// network is clean and the server up while it happens. A driver is sent
+    /// one code a minute: too soon after the last, this is a plain sync.
+    private func secondDriver(_ step: Int) async throws {
+        let (alex, sam) = (DemoData.driverEmails[0], DemoData.driverEmails[1])
+        let now = ContinuousClock.now
+        guard [alex, sam].allSatisfy({ lastCode[$0].map { now - $0 > .seconds(62) } ?? true }) else { return try await plainSync(step, nil) }
+        if let running = background { _ = await finishBackground(running); background = nil }
+        let condition = proxyCondition
+        try proxy.set(.normal, seed: 0)
+        if server == nil { try await startServer(); serverBackAtStep = nil }
+        defer { try? proxy.set(condition, seed: random.next()) }
+        let waitingBefore = try await runToEnd(["sync", "--json"], skew: nil)
+        try await signIn(sam, pin: "1357", step: step)
+        let asSam = try await runToEnd(["sync"], skew: nil)
+        report.operations["sync as a second driver exited \(asSam.status)", default: 0] += 1
+        // Sam's own work is all sent; Alex's is not his to count (the phone sends it in Alex's name).
+        if asSam.status != 0 { report.problems.append("step \(step): Sam's sync on Alex's phone exited \(asSam.status): \(asSam.output.suffix(600))") }
+        // What Alex left is sent in his name, never left "untouched" for him to come back to.
+        if let before = Self.decodeJSON(SyncState.self, waitingBefore.output), !(before.waiting.isEmpty && before.files.isEmpty),
+           asSam.output.contains("untouched") {
+            report.problems.append("step \(step): Alex's work was not handed over: \(asSam.output.suffix(600))")
+        }
+        try await signIn(alex, pin: "2468", step: step)
+        fault("second_driver_on_the_phone")
+    }
+
+    private func signIn(_ email: String, pin: String, step: Int) async throws {
+        let before = codesSoFar(email)
+        let requested = try await runToEnd(["login", "--email", email], skew: nil)
+        lastCode[email] = ContinuousClock.now
+        guard requested.status == 0 else { throw ProcessError("step \(step): login \(email): \(requested.output)") }
+        let login = try await runToEnd(["login", "--email", email, "--code", try await code(for: email, after: before), "--pin", pin], skew: nil)
+        guard login.status == 0 else { throw ProcessError("step \(step): login \(email): \(login.output)") }
+    }
+
+    /// A phone clock that is wrong: ten minutes fast, three hours off either
+    /// way, or anything up to an hour and a half.
+    private func pickSkew() -> Int {
+        switch random.next() % 4 {
+        case 0: return 600
+        case 1: return (random.next() % 2 == 0 ? 1 : -1) * 10_800
+        default: return (random.next() % 2 == 0 ? 1 : -1) * (120 + Int(random.next() % 5400))
         }
     }
 
@@ -392,7 +488,7 @@ public final class DriverFaultSchedule {
 
     private var environment: [String: String] {
         ["VROOMX_SERVER": "http://127.0.0.1:\(proxy.port)", "VROOMX_DRIVER_HOME": home.path, "NO_COLOR": "1",
-         "FAKETIME_DONT_FAKE_MONOTONIC": "1"]
+         "FAKETIME_DONT_FAKE_MONOTONIC": "1", "VROOMX_REQUEST_TIMEOUT": String(Int(Self.clientDeadline))]
     }
 
     private func start(_ arguments: [String], skew: Int?) throws -> ChildProcess {
@@ -516,13 +612,14 @@ public final class DriverFaultSchedule {
             number: "T-9001", driverID: ids.sam, origin: "Tampa, FL", destination: "Atlanta, GA", revenueCents: 300_000, miles: 460))
         ids.samTrip = try samTrip.decode(Trip.self).id
         for order in try await dispatch.list(.dispatchOrders, Order.self) where order.driverID == ids.alex && order.status != .delivered {
-            var state = Ledger.OrderState(number: order.number, onAlexTrip: true)
+            var state = Ledger.OrderState(number: order.number, trip: order.tripID, onAlexTrip: true)
             if order.status == .pickedUp { state.pickupMade = -1 }
             ledger.orders[order.id] = state
         }
         let email = DemoData.driverEmails[0]
         let before = codesSoFar(email)
         let requested = try await runToEnd(["login", "--email", email], skew: nil)
+        lastCode[email] = ContinuousClock.now
         guard requested.status == 0 else { throw ProcessError("login: \(requested.output)") }
         let login = try await runToEnd(["login", "--email", email, "--code", try await code(for: email, after: before), "--pin", "2468"], skew: nil)
         guard login.status == 0 else { throw ProcessError("login: \(login.output)") }
@@ -574,7 +671,9 @@ public final class DriverFaultSchedule {
     }
 
     struct SyncState: Decodable {
-        struct Item: Decodable { let id: String; let kind: String; let about: String; let status: String; let code: String?; let why: String }
+        struct Item: Decodable {
+            let id: String; let kind: String; let about: String; let what: String; let status: String; let code: String?; let why: String
+        }
         let online: Bool
         let waiting: [Item]
         let failed: [Item]
@@ -592,10 +691,13 @@ public final class DriverFaultSchedule {
 
     private func account(refused: [SyncState.Item], evidence: [Inspection]) async throws {
         let alex = try deviceSession()
-        // Expenses: each exactly once on the server unless deleted (then gone) or refused with a reason.
+        // Expenses: each exactly once on the server, in Alex's name (also on a trip dispatch gave to Sam
+        // meanwhile), unless deleted (then gone) or refused with a reason.
         var onServer: [Int: [Expense]] = [:]
         for (_, trip) in ids.alexTrips {
-            for expense in try await alex.list(.tripExpenses, Expense.self, trip.rawValue) { onServer[expense.amountCents, default: []].append(expense) }
+            for expense in try await dispatch.list(.dispatchTripExpenses, Expense.self, trip.rawValue) where expense.driverID == ids.alex {
+                onServer[expense.amountCents, default: []].append(expense)
+            }
         }
         for op in ledger.expenses {
             let found = onServer[op.cents] ?? []
@@ -626,7 +728,7 @@ public final class DriverFaultSchedule {
                 if mine.count > 1 { report.problems.append("\(state.number): \(mine.count) \(kind) inspections on the server") }
                 if let inspection = mine.first, inspection.completedAt != nil {
                     if !inspection.missingSlots.isEmpty { report.problems.append("\(state.number): \(kind) completed without \(inspection.missingSlots)") }
-                } else if !kept && !refusedNow && !state.reassignedAt.contains(where: { $0 >= made }) {
+                } else if !kept && !refusedNow && !state.reassignedAt.contains(where: { $0 >= made }) && !(state.cancelledAt.map { $0 >= made } ?? false) {
                     let server = mine.first.map { "started on the server, missing \($0.missingSlots.map(\.rawValue))" } ?? "not on the server"
                     report.problems.append("\(state.number): \(kind) inspection of step \(made) is neither complete on the server, nor kept, nor refused"
                                            + " (\(server); order \((try? await dispatch.get(.dispatchOrder, Order.self, order.rawValue))?.status.rawValue ?? "?")"
@@ -639,8 +741,9 @@ public final class DriverFaultSchedule {
                 guard let last = state.driverETAs.last(where: { $0.field == field }) else { continue }
                 let value = field == "pickup" ? current.pickupETA : current.deliveryETA
                 let laterByDispatch = state.dispatchETAs.filter { $0.field == field && $0.step >= last.step }.map(\.value)
+                // A reassignment clears the previous driver's ETAs; a cancelled order takes none.
                 let refusedHere = refused.contains { $0.about == order.rawValue } || state.refusedAt.contains { $0 > last.step }
-                    || state.reassignedAt.contains { $0 >= last.step }
+                    || state.reassignedAt.contains { $0 >= last.step } || (state.cancelledAt.map { $0 >= last.step } ?? false)
                 if value == last.value || laterByDispatch.contains(where: { $0 == value }) || refusedHere { continue }
                 let earlierByDispatch = state.dispatchETAs.contains { $0.field == field && $0.value == value }
                 report.problems.append("\(state.number): \(field) ETA of step \(last.step) lost (server has \(value.map(WireTime.string(from:)) ?? "none")"
@@ -652,6 +755,21 @@ public final class DriverFaultSchedule {
         for (id, read) in ledger.messages {
             guard case .readAt(let step) = read else { continue }
             if notifications.first(where: { $0.id == id })?.readAt == nil { report.problems.append("message read at step \(step) is unread on the server") }
+        }
+        // What stays on the phone (refused, kept as evidence) is visible to dispatch with its reason;
+        // once everything else arrived, dispatch is not told anything still waits on it.
+        let reports = try await dispatch.get(.dispatchDeviceBacklogs, Items<ReportedBacklog>.self).items.filter { $0.driverID == ids.alex }
+        let shown = reports.flatMap(\.backlog.items)
+        for item in refused where item.code != ErrorCode.dependencyFailed.rawValue {
+            if !shown.contains(where: { $0.status == .refused && $0.what == item.what && !$0.reason.isEmpty }) {
+                report.problems.append("refused \(item.what) is not visible to dispatch (its phone reported \(shown.map(\.what)))")
+            }
+        }
+        if !evidence.isEmpty && !shown.contains(where: { $0.status == .kept }) {
+            report.problems.append("\(evidence.count) kept inspections are not visible to dispatch")
+        }
+        for waiting in reports where waiting.backlog.waitingChanges + waiting.backlog.waitingFiles > 0 {
+            report.problems.append("dispatch is told \(waiting.backlog.waitingChanges) changes and \(waiting.backlog.waitingFiles) files wait on a phone after all arrived")
         }
     }
 

@@ -30,7 +30,13 @@ public final class FaultProxy: @unchecked Sendable {
         case failing
         /// Mutation batches over 4 KiB are answered 413.
         case tight
+        /// The server applies each request and its answer comes `lateSeconds`
+        /// later: past a client's deadline, a server that is slow, not gone.
+        case late
     }
+
+    /// How late answers come in the `late` condition.
+    public var lateSeconds: Double = 4
 
     /// What the proxy did, by kind (for the report).
     public var counts: [String: Int] { state.withLockedValue { $0.counts } }
@@ -190,6 +196,10 @@ public final class FaultProxy: @unchecked Sendable {
             if condition == .slow {
                 count("delayed")
                 usleep(useconds_t(50_000 + Int(draw * 750_000)))
+            }
+            if condition == .late {
+                count("answered_late")
+                usleep(useconds_t(lateSeconds * 1_000_000))
             }
             count("forwarded")
             guard send(client, answer.raw), !answer.closes else { return }

@@ -260,11 +260,13 @@ public struct AppDatabase: Sendable {
             // What the server did with each batch of positions: how many reached dispatch, how many it left out.
             // This phone's id, and what it last told the server still waits on it, per driver.
             // How each change was stamped: by a clock the server confirmed, or else when by seconds since boot.
+            // The order each change is about, kept: its inspection's row may leave the phone before it is sent.
             try db.execute(sql: """
                 ALTER TABLE outbox ADD COLUMN about TEXT;
                 ALTER TABLE outbox ADD COLUMN subject TEXT;
                 ALTER TABLE device ADD COLUMN device_id TEXT;
                 ALTER TABLE evidence ADD COLUMN subject TEXT;
+                ALTER TABLE outbox ADD COLUMN order_id TEXT;
                 ALTER TABLE outbox ADD COLUMN stamp_verified INTEGER NOT NULL DEFAULT 1;
                 ALTER TABLE outbox ADD COLUMN stamp_uptime REAL;
                 ALTER TABLE outbox ADD COLUMN stamp_boot TEXT;

@@ -31,6 +31,10 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable {
     public let about: String?
     /// The number of the order or trip it is about ("O-5005"), as the phone knew it.
     public let subject: String?
+    /// The order it is about, as the phone knew it when the change was made
+    /// (an inspection's rows may be gone from the phone since: another
+    /// driver signed in, or a snapshot began).
+    let orderID: VroomXModels.ID<Order>?
 
     /// Work that has not reached the server and still can.
     public var isUnsynced: Bool { status == .pending || failure == .transient }
@@ -50,6 +54,7 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable {
         sendingSince = (row["sending_since"] as Double?).map(Date.init(timeIntervalSince1970:))
         about = row["about"]
         subject = row["subject"]
+        orderID = (row["order_id"] as String?).flatMap(VroomXModels.ID<Order>.init)
     }
 
     /// A refusal as the driver reads it: what the change was and what
@@ -121,6 +126,7 @@ extension AppDatabase {
             }
             // Described before it applies: completing an inspection moves its order on.
             let (about, subject) = (try ChangeWords.about(mutation, db), try ChangeWords.subject(mutation, db))
+            let order = try Self.orderID(of: mutation, db)
             guard try Self.applyLocally(mutation, now: now, db) else { return false }
             // Deleting an expense that never left the device cancels both.
             if case .deleteExpense(let reference) = mutation.payload,
@@ -128,10 +134,11 @@ extension AppDatabase {
                 return true
             }
             try db.cachedStatement(sql: """
-                INSERT INTO outbox (id, kind, entity_id, mutation, created_at, owner, about, subject, stamp_verified, stamp_uptime, stamp_boot)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO outbox (id, kind, entity_id, mutation, created_at, owner, about, subject, order_id,
+                                    stamp_verified, stamp_uptime, stamp_boot)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """).execute(arguments: [mutation.id.rawValue, mutation.kind.rawValue, mutation.entityID,
-                                 try CacheJSON.encode(mutation), now.timeIntervalSince1970, owner, about, subject,
+                                 try CacheJSON.encode(mutation), now.timeIntervalSince1970, owner, about, subject, order?.rawValue,
                                  stamp?.verified ?? true, stamp?.secondsSinceBoot, stamp?.bootID])
             return true
         }
@@ -331,7 +338,7 @@ extension AppDatabase {
         let pending = try pendingEntries(db)
         for entry in pending {
             let touched = try reset || ids.contains(entry.mutation.entityID)
-                || orderID(of: entry.mutation, db).map { ids.contains($0.rawValue) } ?? false
+                || (entry.orderID ?? orderID(of: entry.mutation, db)).map { ids.contains($0.rawValue) } ?? false
             if touched { _ = try? applyLocally(entry.mutation, now: entry.createdAt, db) }
         }
     }
@@ -375,7 +382,8 @@ extension AppDatabase {
             var schedule: [(entry: OutboxEntry, hold: OutboxHold?)] = []
             for entry in unsent {
                 let entity = entry.mutation.entityID
-                let order = entry.mutation.kind == .updateOrderETA ? nil : try Self.orderID(of: entry.mutation, db)
+                // The order as the change was made about: its inspection may no longer be on the phone.
+                let order = entry.mutation.kind == .updateOrderETA ? nil : try entry.orderID ?? Self.orderID(of: entry.mutation, db)
                 // One on its way from another process may go again: the server applies it once.
                 var hold: OutboxHold?
                 if heldEntities.contains(entity) {

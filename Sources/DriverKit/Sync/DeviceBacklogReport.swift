@@ -20,7 +20,9 @@ extension AppDatabase {
     }
 
     /// `owner`'s work on this phone, as dispatch is to see it.
-    func backlog(owner: String) throws -> DeviceBacklog {
+    /// `now`: the server's time; no time in the report is later (a phone
+    /// whose clock ran ahead stamped some changes in the future).
+    func backlog(owner: String, now: Date) throws -> DeviceBacklog {
         let device = try deviceID()
         return try reader.read { db in
             let entries = try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE owner = ? ORDER BY seq", arguments: [owner]).map(OutboxEntry.init(row:))
@@ -32,22 +34,23 @@ extension AppDatabase {
             var items: [DeviceBacklog.Item] = waiting.map { entry in
                 DeviceBacklog.Item(status: .waiting, what: entry.description, detail: ChangeWords.detail(entry.mutation),
                                    reason: entry.failure == .transient ? "the server keeps failing on it: \(entry.errorMessage ?? "")"
-                                                                       : "not yet sent", madeAt: entry.createdAt)
+                                                                       : "not yet sent", madeAt: min(entry.createdAt, now))
             }
             items += files.map { file in
                 DeviceBacklog.Item(status: .waiting, what: (try? Self.words(for: file, db)) ?? file.about,
                                    detail: "\(file.size / 1024) KB, \(Int(file.progress * 100))% sent",
-                                   reason: file.status == .failed ? "refused: \(file.lastError ?? "")" : "uploading", madeAt: file.createdAt)
+                                   reason: file.status == .failed ? "refused: \(file.lastError ?? "")" : "uploading",
+                                   madeAt: min(file.createdAt, now))
             }
             items += entries.filter { $0.failure == .rejected && $0.errorCode != ErrorCode.dependencyFailed.rawValue }.map { entry in
                 DeviceBacklog.Item(status: .refused, what: entry.description, detail: ChangeWords.detail(entry.mutation),
-                                   reason: entry.refusal, madeAt: entry.createdAt)
+                                   reason: entry.refusal, madeAt: min(entry.createdAt, now))
             }
             for row in try Row.fetchAll(db, sql: "SELECT doc, reason, held_at, subject FROM evidence WHERE owner = ?", arguments: [owner]) {
                 guard let inspection = try? CacheJSON.decode(Inspection.self, row["doc"]) else { continue }
                 let number = try row["subject"] ?? Self.order(inspection.orderID, db)?.number ?? "an order"
                 items.append(DeviceBacklog.Item(status: .kept, what: "the \(number) \(inspection.kind.rawValue) inspection and its photos",
-                                                detail: "", reason: row["reason"], madeAt: inspection.createdAt))
+                                                detail: "", reason: row["reason"], madeAt: min(inspection.createdAt, now)))
             }
             func clip(_ text: String, _ limit: Int) -> String {
                 text.unicodeScalars.count <= limit ? text : String(String.UnicodeScalarView(text.unicodeScalars.prefix(limit - 1))) + "…"
@@ -55,7 +58,7 @@ extension AppDatabase {
             return DeviceBacklog(
                 deviceID: device, waitingChanges: waiting.count, waitingFiles: files.count,
                 fileBytes: files.reduce(0) { $0 + max(0, $1.size - $1.sentBytes) },
-                oldestAt: (waiting.map(\.createdAt) + files.map(\.createdAt)).min(),
+                oldestAt: (waiting.map(\.createdAt) + files.map(\.createdAt)).min().map { min($0, now) },
                 items: items.prefix(DeviceBacklog.maxItems).map { item in
                     var item = item
                     item.what = clip(item.what, DeviceBacklog.maxWhat)
@@ -67,8 +70,8 @@ extension AppDatabase {
     }
 
     /// The report to send for `owner`, or nil when the server already has it.
-    func backlogToReport(owner: String) throws -> (backlog: DeviceBacklog, encoded: String)? {
-        let backlog = try backlog(owner: owner)
+    func backlogToReport(owner: String, now: Date) throws -> (backlog: DeviceBacklog, encoded: String)? {
+        let backlog = try backlog(owner: owner, now: now)
         let encoded = try CacheJSON.encode(backlog)
         let last = try reader.read { db in try String.fetchOne(db, sql: "SELECT report FROM backlog_reports WHERE owner = ?", arguments: [owner]) }
         // Never reported and nothing to say: the server has nothing for this phone either.
@@ -91,7 +94,7 @@ extension APIClient {
     /// Tells the server what `owner`'s work on this phone looks like, when
     /// that changed since it was last told.
     func reportBacklog(of owner: String, _ database: AppDatabase) async throws {
-        guard let (backlog, encoded) = try database.backlogToReport(owner: owner) else { return }
+        guard let (backlog, encoded) = try database.backlogToReport(owner: owner, now: serverClock.now) else { return }
         try await send(.reportDeviceBacklog, body: backlog)
         try database.backlogReported(owner: owner, encoded: encoded, empty: backlog.isEmpty)
     }
