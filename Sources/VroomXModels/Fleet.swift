@@ -442,6 +442,21 @@ public struct FuelPurchase: Codable, Sendable, Hashable {
         self.odometerMiles = odometerMiles
     }
 
+    /// "118.25 gal at 413,480 mi, $3.491/gal": what a fill-up bought, as
+    /// the console and the driver's app show it.
+    public func text(amountCents: Int) -> String {
+        let unitName = unit == .gallon ? "gal" : "L"
+        var quantity = String(format: "%.3f", Double(quantityMilli) / 1000)
+        while quantity.hasSuffix("0") { quantity.removeLast() }
+        if quantity.hasSuffix(".") { quantity.removeLast() }
+        var text = "\(quantity) \(unitName)"
+        if let miles = odometerMiles { text += " at \(NumberText.grouped(miles)) mi" }
+        if let price = pricePerUnitMilli(amountCents: amountCents) {
+            text += String(format: ", $%.3f/%@", Double(price) / 1000, unitName)
+        }
+        return text
+    }
+
     /// Price per unit in tenths of a cent (3.899 $/gal = 3899), from the
     /// expense's total.
     public func pricePerUnitMilli(amountCents: Int) -> Int? {

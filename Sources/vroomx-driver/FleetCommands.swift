@@ -31,7 +31,7 @@ struct Odometer: AsyncParsableCommand {
             let reading = try Input.miles(miles)
             let mark = try session.outboxMark()
             try session.app.recordOdometer(found.id, miles: reading)
-            try await session.finishChange("Recorded \(reading) mi on \(found.unitNumber).", since: mark)
+            try await session.finishChange("Recorded \(NumberText.grouped(reading)) mi on \(found.unitNumber).", since: mark)
         }
     }
 }

@@ -69,7 +69,8 @@ struct Drive: AsyncParsableCommand {
                     arrived.insert(arrival)
                     terminal.line(terminal.style("Arrived at \(arrival.stop.rawValue) of \(arrival.number) at \(Self.clock(arrival.at))", .green))
                 }
-                terminal.line("\(Self.clock(fix.recordedAt))  \(fix.point.text)\(Self.nextStop(from: fix, app))")
+                // By the server-corrected clock, as the arrivals are (the phone's own may be wrong).
+                terminal.line("\(Self.clock(app.serverClock.corrected(fix.recordedAt)))  \(fix.point.text)\(Self.nextStop(from: fix, app))")
             }
             await session.syncIfPossible(quiet: true)
             for arrival in try Self.arrivals(app) where !arrived.contains(arrival) {
@@ -87,14 +88,7 @@ struct Drive: AsyncParsableCommand {
                 return total
             }
             let refused = entries.filter { $0.failure == .rejected }
-            if report.batches > 0 {
-                var line = "\(NumberText.grouped(report.reached)) reached dispatch"
-                if report.future > 0 {
-                    line += "; \(NumberText.grouped(report.future)) left out: stamped ahead of the server's clock (check this device's time)"
-                }
-                if report.dropped > 0 { line += "; \(NumberText.grouped(report.dropped)) left out: inaccurate, too old, or after the trip ended" }
-                terminal.line(report.leftOut > 0 ? terminal.style(line + ".", .yellow) : line + ".")
-            }
+            if report.batches > 0 { Render(terminal: terminal).positions(report) }
             for entry in refused { terminal.line(terminal.style(entry.refusal, .red)) }
             if waiting > 0 {
                 terminal.line("\(NumberText.count(waiting, "position")) saved on this device; they reach dispatch when the server answers (vroomx-driver sync).")

@@ -57,28 +57,22 @@ struct Render {
         })
     }
 
-    func expenses(_ expenses: [Expense]) {
+    /// With `trips` (every expense of the driver), a TRIP column: a trip
+    /// dispatch gave to another driver since reads so.
+    func expenses(_ expenses: [Expense], trips: [ID<Trip>: String]? = nil) {
         guard !expenses.isEmpty else { return terminal.line("No expenses.") }
-        terminal.table(["DATE", "CATEGORY", "AMOUNT", "NOTE", "ID"], expenses.map { expense in
+        let header = (trips == nil ? [] : ["TRIP"]) + ["DATE", "CATEGORY", "AMOUNT", "NOTE", "ID"]
+        terminal.table(header, expenses.map { expense in
             let note = [fuel(expense), expense.notes].filter { !$0.isEmpty }.joined(separator: " · ")
-            return [DayFormat.day(expense.date), expense.category.rawValue, money(expense.amountCents), note, shortID(expense.id.rawValue)]
+            let trip = trips.map { [$0[expense.tripID] ?? terminal.style("another driver's now", .dim)] } ?? []
+            return trip + [DayFormat.day(expense.date), expense.category.rawValue, money(expense.amountCents), note, shortID(expense.id.rawValue)]
         })
         terminal.line("Total \(money(expenses.reduce(0) { $0 + $1.amountCents }))")
     }
 
     /// "120.5 gal at 412350 mi, $4.004/gal" for a fuel fill-up.
     func fuel(_ expense: Expense) -> String {
-        guard let fuel = expense.fuel else { return "" }
-        let unit = fuel.unit == .gallon ? "gal" : "L"
-        var quantity = String(format: "%.3f", Double(fuel.quantityMilli) / 1000)
-        while quantity.hasSuffix("0") { quantity.removeLast() }
-        if quantity.hasSuffix(".") { quantity.removeLast() }
-        var text = "\(quantity) \(unit)"
-        if let miles = fuel.odometerMiles { text += " at \(NumberText.grouped(miles)) mi" }
-        if let price = fuel.pricePerUnitMilli(amountCents: expense.amountCents) {
-            text += String(format: ", $%.3f/%@", Double(price) / 1000, unit)
-        }
-        return text
+        expense.fuel?.text(amountCents: expense.amountCents) ?? ""
     }
 
     func order(_ order: Order) {
@@ -117,7 +111,8 @@ struct Render {
         }
     }
 
-    func home(_ state: HomeState, unread: Int, pending: Int) {
+    /// `waiting`: what has not reached dispatch, in the words `sync` uses ("3 changes and 6 files"), or nil.
+    func home(_ state: HomeState, unread: Int, waiting: String?) {
         terminal.line(terminal.style("Hi\(state.driverName.map { ", \($0)" } ?? "")!", .bold))
         if let trip = state.currentTrip {
             terminal.line("Current trip  \(trip.number)  \(status(trip.status))  \(trip.origin) → \(trip.destination)  \(dates(trip))")
@@ -131,7 +126,7 @@ struct Render {
             terminal.line("Upcoming      " + state.upcomingTrips.map { "\($0.number) (\($0.startDate.map(DayFormat.day) ?? "undated"))" }.joined(separator: ", "))
         }
         terminal.line("Messages      \(unread) unread")
-        if pending > 0 { terminal.line(terminal.style("Not yet synced \(pending) change\(pending == 1 ? "" : "s")", .yellow)) }
+        if let waiting { terminal.line(terminal.style("Waiting       \(waiting) (vroomx-driver sync)", .yellow)) }
     }
 
     func messages(_ state: MessagesState) {
@@ -171,9 +166,16 @@ struct Render {
     func syncState(_ waiting: WaitingWork, lastSynced: Date?, setAside: [SetAsideWork]) {
         terminal.line("Last synced   \(time(lastSynced))")
         // The same count Home shows as "Not yet synced".
-        terminal.line("Waiting       " + (waiting.waitingCount == 0 ? "nothing" : waitingCounts(waiting)))
-        for change in waiting.changes {
-            let text = "  \(shortID(change.entry.id.rawValue))  \(change.entry.description): \(change.why)"
+        terminal.line("Waiting       " + (waiting.waitingCount == 0 ? "nothing" : Self.waitingCounts(waiting)))
+        for group in Self.grouped(waiting.changes) {
+            let change = group[0]
+            let what = change.entry.mutation.kind == .recordLocations
+                ? NumberText.count(group.reduce(0) { total, change in
+                    if case .recordLocations(let batch) = change.entry.mutation.payload { return total + batch.fixes.count }
+                    return total
+                }, "position") + (group.count > 1 ? " in \(group.count) batches" : "")
+                : change.entry.description + (group.count > 1 ? " (\(group.count) changes)" : "")
+            let text = "  \(shortID(change.entry.id.rawValue))  \(what): \(change.why)"
             terminal.line(change.entry.failure == .transient ? terminal.style(text, .red) : text)
         }
         for file in waiting.files {
@@ -182,7 +184,8 @@ struct Render {
         }
         let refusals = waiting.refusals
         if !refusals.isEmpty {
-            terminal.line(terminal.style("Refused       \(refusals.count)", .red) + terminal.style("  (seen: drop with vroomx-driver discard <id>)", .dim))
+            terminal.line(terminal.style("Refused       \(refusals.count)", .red)
+                          + terminal.style("  (dispatch sees these too; once read, drop one with: vroomx-driver discard <id>)", .dim))
             for refusal in refusals {
                 terminal.line("  \(shortID(refusal.id.rawValue))  \(refusal.text)")
             }
@@ -193,8 +196,35 @@ struct Render {
         for other in setAside { terminal.line(terminal.style(other.notice, .dim)) }
     }
 
+    /// Waiting changes, one line for each run of the same thing waiting for
+    /// the same reason (an inspection saved twice; a drive's batches of positions).
+    static func grouped(_ changes: [WaitingWork.Change]) -> [[WaitingWork.Change]] {
+        var groups: [[WaitingWork.Change]] = []
+        for change in changes {
+            if let last = groups.last?.first, last.why == change.why,
+               last.entry.mutation.kind == .recordLocations ? change.entry.mutation.kind == .recordLocations
+                                                           : last.entry.description == change.entry.description {
+                groups[groups.count - 1].append(change)
+            } else {
+                groups.append([change])
+            }
+        }
+        return groups
+    }
+
+    /// What the server did with positions the phone sent: "67 reached
+    /// dispatch", and what it left out and why.
+    func positions(_ report: PositionReport, label: String = "") {
+        var line = "\(label)\(NumberText.count(report.reached, "position")) reached dispatch"
+        if report.future > 0 {
+            line += "; \(NumberText.grouped(report.future)) left out: stamped ahead of the server's clock (check this device's time)"
+        }
+        if report.dropped > 0 { line += "; \(NumberText.grouped(report.dropped)) left out: inaccurate, too old, or after the trip ended" }
+        terminal.line(report.leftOut > 0 ? terminal.style(line + ".", .yellow) : line + ".")
+    }
+
     /// "2 changes and 1 file".
-    func waitingCounts(_ waiting: WaitingWork) -> String {
+    static func waitingCounts(_ waiting: WaitingWork) -> String {
         [waiting.changes.isEmpty ? nil : NumberText.count(waiting.changes.count, "change"),
          waiting.files.isEmpty ? nil : NumberText.count(waiting.files.count, "file")].compactMap { $0 }.joined(separator: " and ")
     }

@@ -43,9 +43,16 @@ struct Login: AsyncParsableCommand {
                 try await auth.setUpPIN(first)
             }
             session.openUnlockWindow()
+            // What another driver left on this phone goes now, in their name; the notice says what is still left.
+            let leftBefore = auth.setAsideWork
             await session.syncIfPossible()
+            await session.app.handOver.runNow()
+            auth.refreshSetAsideWork()
             let name = try session.app.database.account()?.driver?.name ?? email
             terminal.line("Signed in as \(name). \(NumberText.count(try session.app.database.trips().count, "trip")) on this device.")
+            for other in leftBefore where !auth.setAsideWork.contains(where: { $0.email == other.email }) {
+                terminal.note("What \(other.email) left on this phone reached dispatch in their name.")
+            }
             for other in auth.setAsideWork { terminal.note(terminal.style(other.notice, .yellow)) }
         }
     }

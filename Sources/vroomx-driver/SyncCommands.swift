@@ -18,6 +18,7 @@ struct Sync: AsyncParsableCommand {
         try await withSession(global) { session in
             try session.requireUnlocked()
             let app = session.app
+            let started = Date()
             if retry {
                 for change in try app.waitingWork().changes where change.entry.failure == .transient { try app.retry(change.entry.id) }
                 for file in try app.waitingWork().files where file.item.status == .failed { try app.retryUpload(file.item.id) }
@@ -40,7 +41,11 @@ struct Sync: AsyncParsableCommand {
             if output.json {
                 try printJSON(SyncJSON(online: app.network.isOnline, lastSyncedAt: lastSynced, waiting: waiting))
             } else {
-                Render(terminal: session.terminal).syncState(waiting, lastSynced: lastSynced, setAside: app.auth.setAsideWork)
+                let render = Render(terminal: session.terminal)
+                render.syncState(waiting, lastSynced: lastSynced, setAside: app.auth.setAsideWork)
+                // Positions recorded offline went with this sync: what the server kept of them.
+                let positions = try app.database.positionReport(settledSince: started)
+                if positions.batches > 0 { render.positions(positions, label: "Positions     ") }
             }
             if waiting.hasFailures { throw CLIError(.failed, "") }
             if !waiting.isEmpty { throw CLIError(.queuedOffline, online ? "" : "") }

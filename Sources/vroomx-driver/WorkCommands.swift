@@ -19,7 +19,9 @@ struct Home: AsyncParsableCommand {
                                        upcomingTrips: state.upcomingTrips, unreadMessages: unread,
                                        unsyncedChanges: try session.app.database.unsyncedCount()))
             } else {
-                Render(terminal: session.terminal).home(state, unread: unread, pending: try session.app.database.unsyncedCount())
+                let waiting = try session.app.waitingWork()
+                Render(terminal: session.terminal).home(state, unread: unread,
+                                                        waiting: waiting.waitingCount == 0 ? nil : Render.waitingCounts(waiting))
             }
         }
     }
@@ -142,7 +144,10 @@ struct OrderCommand: AsyncParsableCommand {
                 guard pickup != nil || delivery != nil else { throw CLIError(.usage, "Give --pickup, --delivery or both.") }
                 let found = try Lookup.order(order, in: app)
                 let mark = try session.outboxMark()
-                try app.submitETA(found.id, pickup: try pickup.map { try Input.time($0) }, delivery: try delivery.map { try Input.time($0) })
+                // "+90m" counts from the server-corrected clock: the phone's own may be wrong.
+                let now = app.serverClock.now
+                try app.submitETA(found.id, pickup: try pickup.map { try Input.time($0, now: now) },
+                                  delivery: try delivery.map { try Input.time($0, now: now) })
                 try await session.finishChange("ETA for order \(found.number) updated.", since: mark)
             case let other?:
                 throw CLIError(.usage, "Unknown action \(other): use eta.")
@@ -192,17 +197,25 @@ struct ExpenseCommand: AsyncParsableCommand {
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Expenses of a trip.")
+        static let configuration = CommandConfiguration(abstract: "Expenses of a trip, or all of yours.")
         @OptionGroup var global: GlobalOptions
         @OptionGroup var output: OutputOptions
-        @Option(help: "Trip number or id.") var trip: String
+        @Option(help: "Trip number or id (leave out for every expense you recorded, also on trips given to another driver since).")
+        var trip: String?
 
         func run() async throws {
             try await withSession(global) { session in
                 try session.requireUnlocked()
                 await session.syncIfPossible(quiet: output.json)
-                let found = try Lookup.trip(trip, in: session.app)
-                let expenses = try session.app.database.expenses(trip: found.id)
+                let app = session.app
+                guard let trip else {
+                    let expenses = try app.database.expenses()
+                    if output.json { return try printJSON(Items(expenses)) }
+                    let numbers = Dictionary(try app.database.trips().map { ($0.id, $0.number) }) { first, _ in first }
+                    return Render(terminal: session.terminal).expenses(expenses, trips: numbers)
+                }
+                let found = try Lookup.trip(trip, in: app)
+                let expenses = try app.database.expenses(trip: found.id)
                 if output.json { try printJSON(Items(expenses)) } else { Render(terminal: session.terminal).expenses(expenses) }
             }
         }
@@ -216,8 +229,7 @@ struct ExpenseCommand: AsyncParsableCommand {
         func run() async throws {
             try await withSession(global) { session in
                 try session.requireUnlocked()
-                var all: [Expense] = []
-                for trip in try session.app.database.trips() { all += try session.app.database.expenses(trip: trip.id) }
+                let all = try session.app.database.expenses()
                 let found = try Lookup.pick(expense, all, id: \.id.rawValue, number: nil, kind: "expense")
                 let mark = try session.outboxMark()
                 try session.app.deleteExpense(found.id)

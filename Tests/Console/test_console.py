@@ -1241,3 +1241,28 @@ def test_a_second_import_while_one_runs_is_refused_and_the_first_completes(page,
     # A refused file wrote nothing.
     page.goto(server.base + f"/board?status=new&q={refused[0][1]}")
     expect(page.locator(".empty")).to_be_visible()
+
+
+def test_drivers_page_shows_what_waits_on_a_drivers_phone(page, server):
+    """A phone reports the driver's work it still holds; the Drivers page says so, item by item, until it arrives."""
+    token = server.api_sign_in(DRIVER)
+    report = {"device_id": "console-test-phone", "waiting_changes": 1, "waiting_files": 1, "file_bytes": 52_428_800,
+              "items": [{"status": "waiting", "what": "the delivery of O-5004 and its video", "detail": "at Nov 28, 2026 18:05 UTC",
+                         "reason": "not yet sent"},
+                        {"status": "refused", "what": "the pickup ETA for O-5005", "detail": "pickup Nov 30, 2026 15:00 UTC",
+                         "reason": "Not sent: the pickup ETA for O-5005 — dispatch gave O-5005 to another driver or took it away."}]}
+    status, body = server.api("PUT", "/v1/device-backlog", report, token=token)
+    assert status == 204, body
+    page.goto(server.base + "/drivers")
+    row = page.locator("tr", has_text="Alex Rivera")
+    expect(row.locator(".phone-work summary")).to_have_text("2 waiting · 1 refused")
+    row.locator(".phone-work summary").click()
+    expect(row.locator(".phone-work")).to_contain_text("the delivery of O-5004 and its video")
+    expect(row.locator(".phone-work")).to_contain_text("dispatch gave O-5005 to another driver")
+    shot(page, "drivers-phone-work")
+    # Everything arrived: the phone says so, and the column says so.
+    status, body = server.api("PUT", "/v1/device-backlog", {"device_id": "console-test-phone", "waiting_changes": 0, "waiting_files": 0,
+                                                             "file_bytes": 0, "items": []}, token=token)
+    assert status == 204, body
+    page.goto(server.base + "/drivers")
+    expect(page.locator("tr", has_text="Alex Rivera").locator(".phone-work")).to_have_text("All sent")

@@ -115,7 +115,7 @@ struct ReconcileTests {
         #expect(work.changes.isEmpty && work.waitingCount == 0)
         #expect(work.refusals.count == 1)
         let text = work.refusals.first?.text ?? ""
-        #expect(text == "Your pickup ETA for \(order.number) was not sent: dispatch gave \(order.number) to another driver or took it off your list.",
+        #expect(text == "Not sent: the pickup ETA for \(order.number) — dispatch gave \(order.number) to another driver or took it away.",
                 "\(text)")
     }
 

@@ -295,8 +295,8 @@ struct SyncTests {
         try await eventually("count shown") { app.status.unsyncedCount == 1 }
         let number = carrier.orders[carrier.trips[0][0].id]![0].number
         #expect(profile.state.signOutWarning
-                == "1 change has not reached dispatch yet: your pickup ETA for \(number). Signing out would lose it. Sync first, or log out anyway.")
-        await #expect(throws: AuthError.unsyncedChanges(count: 1, atStake: "your pickup ETA for \(number)")) { try await profile.signOut() }
+                == "Not at dispatch yet: the pickup ETA for \(number). Signing out would lose it. Sync first, or log out anyway.")
+        await #expect(throws: AuthError.unsyncedChanges(count: 1, atStake: "the pickup ETA for \(number)")) { try await profile.signOut() }
         #expect(app.auth.state == .unlocked)
 
         try await live.start()

@@ -82,7 +82,7 @@ public final class DriverFaultSchedule {
     private let faketime: String? = ["/usr/bin/faketime", "/usr/local/bin/faketime"].first { FileManager.default.isExecutableFile(atPath: $0) }
     private let etaBase: Date
     /// How long the driver's client waits for an answer; `late` answers come a second after.
-    static let clientDeadline: Double = 5
+    static let clientDeadline: Double = 3
     /// When each email was last sent a sign-in code (the server sends one a minute at most).
     private var lastCode: [String: ContinuousClock.Instant] = [:]
 
@@ -189,7 +189,7 @@ public final class DriverFaultSchedule {
         }
         if roll() < 0.12 {
             let weighted: [(FaultProxy.Condition, Int)] = [(.normal, 45), (.offline, 12), (.lossy, 12), (.slow, 9), (.duplicating, 10),
-                                                           (.failing, 7), (.tight, 5), (.late, 5)]
+                                                           (.failing, 7), (.tight, 5), (.late, 4)]
             var ticket = Int(random.next() % UInt64(weighted.map(\.1).reduce(0, +)))
             let condition = weighted.first { ticket -= $0.1; return ticket < 0 }?.0 ?? .normal
             try proxy.set(condition, seed: random.next())
@@ -470,7 +470,7 @@ public final class DriverFaultSchedule {
         switch result.status {
         case 0: outcome = "sent"
         case 75, 1: outcome = "queued"
-        case 65 where result.output.contains(" was refused: ") || result.output.contains(" was not sent: "):
+        case 65 where result.output.contains("Refused: ") || result.output.contains("Not sent: "):
             outcome = "refused"
             if !result.output.contains("(") { report.problems.append("step \(step): \(kind) refused without a reason: \(result.output)") }
         case 65:

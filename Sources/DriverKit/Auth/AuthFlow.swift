@@ -34,8 +34,7 @@ public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
         case .pinLockedOut: return "Too many wrong PINs. Sign in with your email."
         case .pinFormat: return "The PIN is 4 digits."
         case .unsyncedChanges(let count, let atStake):
-            let what = atStake.isEmpty ? "" : ": \(atStake)"
-            return "\(NumberText.count(count, "change")) \(count == 1 ? "has" : "have") not reached dispatch yet\(what). "
+            return "Not at dispatch yet: \(atStake.isEmpty ? NumberText.count(count, "change") : atStake). "
                 + "Signing out would lose \(count == 1 ? "it" : "them"). Sync first, or log out anyway."
         case .server(let message): return message
         }
@@ -45,19 +44,24 @@ public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
 /// Another driver's unsynced work kept on this device for them.
 public struct SetAsideWork: Sendable, Hashable {
     public let email: String
-    public let count: Int
+    public let changes: Int
+    public let files: Int
     /// The phone holds their session and sends the work in their name.
     public let sentInTheirName: Bool
 
-    public init(email: String, count: Int, sentInTheirName: Bool) {
+    public init(email: String, changes: Int, files: Int, sentInTheirName: Bool) {
         self.email = email
-        self.count = count
+        self.changes = changes
+        self.files = files
         self.sentInTheirName = sentInTheirName
     }
 
+    public var count: Int { changes + files }
+
     /// What the driver signed in now is told.
     public var notice: String {
-        let what = NumberText.count(count, "unsynced change")
+        let what = [changes > 0 ? NumberText.count(changes, "unsynced change") : nil, files > 0 ? NumberText.count(files, "file") : nil]
+            .compactMap { $0 }.joined(separator: " and ")
         return sentInTheirName
             ? "This phone also holds \(what) of \(email): it sends \(count == 1 ? "it" : "them") to dispatch in their name when it has signal."
             : "This phone also holds \(what) of \(email). \(count == 1 ? "It stays" : "They stay") here, untouched, until \(email) signs in again."
@@ -126,7 +130,7 @@ public final class AuthFlow {
 
     private static func setAside(_ database: AppDatabase, _ secureStore: any SecureStore) -> [SetAsideWork] {
         ((try? database.setAsideWork()) ?? []).map { work in
-            SetAsideWork(email: work.email, count: work.count,
+            SetAsideWork(email: work.email, changes: work.changes, files: work.files,
                          sentInTheirName: ((try? secureStore.data(for: HandOver.key(for: work.owner))) ?? nil) != nil)
         }
     }
@@ -303,8 +307,8 @@ public final class AuthFlow {
     /// Logout clears the session, cached data, tokens and PIN (seed 004).
     /// It refuses while changes have not reached the server, unless forced.
     public func logout(force: Bool = false) async throws {
-        // Kept evidence is not waiting to go, but signing out would delete it: it counts here.
-        let unsynced = try database.unsyncedCount() + database.evidence().count
+        // Refusals not dropped and kept evidence are not waiting to go, but signing out would delete them: they count here.
+        let unsynced = try database.atStakeCount()
         if unsynced > 0, !force {
             let error = AuthError.unsyncedChanges(count: unsynced, atStake: (try? database.atStake()) ?? "")
             message = error.description

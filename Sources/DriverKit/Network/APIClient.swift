@@ -95,6 +95,9 @@ public struct APIClient: Sendable {
             // Reached, but slow: the device is online, the server busy.
             network.reportSuccess()
             throw APIError.slow(error.description)
+        } catch let error as TransportError where error.neverSent {
+            network.reportFailure()
+            throw APIError.notConnected(error.description)
         } catch {
             network.reportFailure()
             throw APIError.unreachable("\(error)")

@@ -5,6 +5,9 @@ import VroomXModels
 public enum APIError: Error, Sendable, CustomStringConvertible {
     /// No answer: offline, or the server is unreachable. Retry later.
     case unreachable(String)
+    /// No connection could be made at all: the request never left the
+    /// device (so nothing of it can have been applied).
+    case notConnected(String)
     /// The server was reached but answered too late: it is slow, and the
     /// device is online. Retried like no answer (the request may have been
     /// applied), but never shown as "offline".
@@ -30,9 +33,15 @@ public enum APIError: Error, Sendable, CustomStringConvertible {
     /// timed out before answering).
     public var isUnreachable: Bool {
         switch self {
-        case .unreachable, .slow: return true
+        case .unreachable, .notConnected, .slow: return true
         case .server, .unreadable, .notSignedIn: return false
         }
+    }
+
+    /// Certainly never reached the server.
+    public var neverSent: Bool {
+        if case .notConnected = self { return true }
+        return false
     }
 
     /// When the server said to come back (`Retry-After`), in seconds.
@@ -44,7 +53,7 @@ public enum APIError: Error, Sendable, CustomStringConvertible {
     /// Worth retrying as is: no answer, rate limited, or a server failure.
     public var isTransient: Bool {
         switch self {
-        case .unreachable, .slow: return true
+        case .unreachable, .notConnected, .slow: return true
         case .server(let status, _): return status >= 500 || status == 429
         case .unreadable, .notSignedIn: return false
         }
@@ -58,7 +67,7 @@ public enum APIError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .unreachable: return "You're offline — the server can't be reached."
+        case .unreachable, .notConnected: return "You're offline — the server can't be reached."
         case .slow: return "The server is slow to answer; retrying."
         case .server(_, let body): return body.message
         case .unreadable(let detail): return "Unexpected answer from the server (\(detail))."

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 
 public struct HTTPRequestData: Sendable {
     public init(method: String, url: String, headers: [(String, String)], body: Data?) {
@@ -42,9 +43,22 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
     /// The server was reached but did not answer in time: it is slow, not
     /// gone, and the device is not offline.
     public let answeredLate: Bool
-    public init(description: String, answeredLate: Bool = false) {
+    /// No connection was ever made (refused, no route, the connection
+    /// timed out): the request certainly never reached the server.
+    public let neverSent: Bool
+    public init(description: String, answeredLate: Bool = false, neverSent: Bool = false) {
         self.description = description
         self.answeredLate = answeredLate
+        self.neverSent = neverSent
+    }
+
+    /// Whether an error from the HTTP client means no connection was made.
+    static func isConnectFailure(_ error: any Error) -> Bool {
+        if let http = error as? HTTPClientError, http == .connectTimeout { return true }
+        if error is NIOConnectionError { return true }
+        if let channel = error as? ChannelError, case .connectTimeout = channel { return true }
+        if let io = error as? IOError { return [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH, ENETDOWN].contains(io.errnoCode) }
+        return false
     }
 }
 
@@ -87,7 +101,7 @@ public struct AsyncHTTPTransport: HTTPTransport {
             // A connection that could not be made fails first (5 s): the deadline passing means one was made
             // and the answer was late.
             let late = (error as? HTTPClientError).map { [.deadlineExceeded, .readTimeout].contains($0) } ?? false
-            throw TransportError(description: "\(error)", answeredLate: late)
+            throw TransportError(description: "\(error)", answeredLate: late, neverSent: TransportError.isConnectFailure(error))
         }
     }
 }

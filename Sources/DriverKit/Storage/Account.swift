@@ -186,17 +186,17 @@ extension AppDatabase {
     }
 
     /// Unsynced work of other drivers kept on this device, by their email.
-    public func setAsideWork() throws -> [(owner: String, email: String, count: Int)] {
+    public func setAsideWork() throws -> [(owner: String, email: String, changes: Int, files: Int)] {
         try reader.read { db in
             let owner = try Self.ownerID(db)
             return try Row.fetchAll(db, sql: """
                 SELECT o.user_id, o.email,
-                       (SELECT COUNT(*) FROM outbox x WHERE x.owner = o.user_id AND (x.status = 'pending' OR x.failure = 'transient'))
-                     + (SELECT COUNT(*) FROM upload_queue u WHERE u.owner = o.user_id AND u.status <> 'completed') AS waiting
+                       (SELECT COUNT(*) FROM outbox x WHERE x.owner = o.user_id AND (x.status = 'pending' OR x.failure = 'transient')) AS changes,
+                       (SELECT COUNT(*) FROM upload_queue u WHERE u.owner = o.user_id AND u.status <> 'completed') AS files
                 FROM owners o WHERE o.user_id IS NOT ? ORDER BY o.email
                 """, arguments: [owner]).compactMap { row in
-                let count: Int = row["waiting"]
-                return count > 0 ? (owner: row["user_id"], email: row["email"], count: count) : nil
+                let (changes, files): (Int, Int) = (row["changes"], row["files"])
+                return changes + files > 0 ? (owner: row["user_id"], email: row["email"], changes: changes, files: files) : nil
             }
         }
     }

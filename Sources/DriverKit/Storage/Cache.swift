@@ -14,6 +14,10 @@ extension AppDatabase {
     public func orders(trip: ID<Trip>) throws -> [Order] { try reader.read { try Self.orders(trip: trip, $0) } }
     public func order(_ id: ID<Order>) throws -> Order? { try reader.read { try Self.order(id, $0) } }
     public func expenses(trip: ID<Trip>) throws -> [Expense] { try reader.read { try Self.expenses(trip: trip, $0) } }
+    /// Every expense on the device, newest first: also those on a trip dispatch gave to another driver since.
+    public func expenses() throws -> [Expense] {
+        try reader.read { try Self.docs($0, "SELECT doc FROM expenses ORDER BY expense_date DESC, created_at DESC, id") }
+    }
     public func notifications() throws -> [DriverNotification] { try reader.read(Self.notifications) }
     public func unreadCount() throws -> Int { try reader.read(Self.unreadCount) }
     /// The truck and trailer assigned to the driver, by unit number.

@@ -16,7 +16,7 @@ enum ChangeWords {
         case .updateOrderETA(let change):
             let which = change.pickupETA != nil && change.deliveryETA != nil ? "ETAs"
                 : change.pickupETA != nil ? "pickup ETA" : "delivery ETA"
-            return "your \(which) for \(try orderNumber(change.orderID))"
+            return "the \(which) for \(try orderNumber(change.orderID))"
         case .createExpense(let request):
             let trip = try AppDatabase.trip(request.tripID, db)?.number ?? "a trip"
             return "the \(MoneyFormat.dollars(request.amountCents)) \(request.category.rawValue) expense on \(trip)"
@@ -55,17 +55,18 @@ enum ChangeWords {
         }
     }
 
-    /// Why the server refused a change, in the driver's words: what it was,
-    /// and what happened. A change about an order or trip the driver no
-    /// longer holds says dispatch moved it, not "Order not found.".
+    /// Why the server refused a change, in words the driver and dispatch
+    /// both read: what it was, and what happened. A change about an order
+    /// or trip the driver no longer holds says dispatch moved it, not
+    /// "Order not found.".
     static func refusal(_ entry: OutboxEntry) -> String {
         let about = entry.about ?? "a \(entry.mutation.kind.subject) change"
         let code = entry.errorCode.map { ErrorCode($0) }
         if code == .notFound, ChangeWords.isAboutAssignedWork(entry.mutation) {
-            let number = entry.subject.map { " \($0)" } ?? " it"
-            return "\(about.prefix(1).uppercased() + about.dropFirst()) was not sent: dispatch gave\(number) to another driver or took it off your list."
+            let number = entry.subject ?? "it"
+            return "Not sent: \(about) — dispatch gave \(number) to another driver or took it away."
         }
-        return "\(about.prefix(1).uppercased() + about.dropFirst()) was refused: \(entry.errorMessage ?? "the server refused it.")"
+        return "Refused: \(about) — \(entry.errorMessage ?? "the server refused it.")"
     }
 
     /// Changes to an order or trip dispatch may take away while they wait.

@@ -32,6 +32,14 @@ extension AppDatabase {
                        arguments: [now.addingTimeInterval(-positionReportAge).timeIntervalSince1970])
     }
 
+    /// What the server said of the batches it answered since `date` (by this device's clock).
+    public func positionReport(settledSince date: Date) throws -> PositionReport {
+        let ids = try reader.read { db in
+            try String.fetchAll(db, sql: "SELECT mutation_id FROM position_reports WHERE settled_at >= ?", arguments: [date.timeIntervalSince1970])
+        }
+        return try positionReport(for: ids.compactMap { ID<Mutation>($0) })
+    }
+
     /// What the server said of these batches (those it has answered).
     public func positionReport(for batches: [ID<Mutation>]) throws -> PositionReport {
         try reader.read { db in

@@ -72,8 +72,9 @@ extension AppDatabase {
 
     /// Corrects the times of changes stamped while the device clock was not
     /// known, now that it is: a change made `elapsed` seconds ago (by the
-    /// seconds since boot) happened at `serverNow - elapsed`. Only before a
-    /// change is first sent — once sent, it must go again exactly as it went.
+    /// seconds since boot) happened at `serverNow - elapsed`. Only while no
+    /// send of it can have been applied — after that, it must go again
+    /// exactly as it went.
     /// A change made before the device restarted cannot be measured so and
     /// goes as it was stamped (the server keeps its times within bounds).
     func correctStamps(owner: String?, serverNow: Date, secondsSinceBoot: TimeInterval, bootID: String?) throws {
@@ -83,7 +84,9 @@ extension AppDatabase {
                 """, arguments: [try owner ?? Self.ownerID(db)])
             for row in rows {
                 let entry = try OutboxEntry(row: row)
-                let untouched = entry.sendingSince == nil && !(row["maybe_applied"] as Bool) && entry.attempts == 0
+                // Never applied anywhere: not on its way, and no send of it went unanswered (an answered
+                // failure applied nothing and stored nothing, so the corrected change is still the first).
+                let untouched = entry.sendingSince == nil && !(row["maybe_applied"] as Bool)
                 let sameBoot = bootID != nil && (row["stamp_boot"] as String?) == bootID
                 if untouched, sameBoot, let madeAt = row["stamp_uptime"] as Double?, secondsSinceBoot >= madeAt {
                     let shift = serverNow.addingTimeInterval(madeAt - secondsSinceBoot).timeIntervalSince(entry.createdAt)

@@ -235,8 +235,8 @@ public actor SyncEngine {
             return
         } catch let error as APIError where error.isUnreachable {
             // No answer is no attempt: the changes wait for the network, however long it takes.
-            // (The request may still have reached the server and been applied.)
-            try database.clearSending(ids, unanswered: true)
+            // (The request may still have reached the server and been applied — unless no connection was made.)
+            try database.clearSending(ids, unanswered: !error.neverSent)
             throw error
         } catch let error as APIError where error.isTransient {
             let attempts = (batch.map(\.attempts).max() ?? 0) + 1
@@ -330,7 +330,7 @@ public actor SyncEngine {
                 // Detached: this actor is busy applying the page meanwhile.
                 prefetched = (Task.detached { try await api.syncPage(query: query) }, (page.cursor, page.snapshotAfter))
             }
-            try database.apply(page, syncedAt: clock())
+            try database.apply(page, syncedAt: api.serverClock.now)
             if !page.hasMore { return }
         }
     }
@@ -391,7 +391,7 @@ public actor SyncEngine {
             await MainActor.run { status.realtimeConnected = true }
         case .changes(let changes, let from, let cursor):
             // Applied from the frame; when it does not follow on from the cache, a pull fills the gap.
-            let applied = (try? database.applyLive(changes, from: from, to: cursor, syncedAt: clock())) ?? false
+            let applied = (try? database.applyLive(changes, from: from, to: cursor, syncedAt: api.serverClock.now)) ?? false
             if !applied, let local = try? database.syncPosition().cursor, cursor > local { requestSync() }
         case .closed(let code):
             lastCloseCode = code

@@ -68,10 +68,12 @@ public struct WaitingWork: Sendable {
     /// before signing out: "the delivery of O-5004 and its video, your
     /// pickup ETA for O-5007".
     public var atStake: String {
-        Self.atStake(changes: changes.map(\.entry), files: files.map { ($0.item, $0.about) }, kept: evidence.map { "\($0.about) kept on this phone" })
+        Self.atStake(changes: changes.map(\.entry), files: files.map { ($0.item, $0.about) },
+                     kept: refusals.map { "\($0.entry.description) (refused)" } + evidence.map { "\($0.about) kept on this phone" })
     }
 
-    /// The one rule for naming what unsynced work would be lost.
+    /// The one rule for naming what unsynced work would be lost: "the $12.50
+    /// tolls expense on T-1002; the delivery of O-5003 and its 7 files".
     static func atStake(changes: [OutboxEntry], files: [(item: UploadItem, about: String)], kept: [String] = []) -> String {
         var named: Set<String> = []
         var items: [String] = changes.map { entry in
@@ -87,10 +89,8 @@ public struct WaitingWork: Sendable {
         }
         items += files.filter { !named.contains($0.item.id) }.map(\.about) + kept
         let shown = Array(items.prefix(4))
-        guard shown.count > 1 else { return shown.first ?? "" }
         let more = items.count - shown.count
-        if more > 0 { return shown.joined(separator: ", ") + " and \(NumberText.count(more, "more"))" }
-        return shown.dropLast().joined(separator: ", ") + " and " + shown[shown.count - 1]
+        return shown.joined(separator: "; ") + (more > 0 ? "; and \(NumberText.count(more, "more"))" : "")
     }
     /// Something failed: the server refused or keeps failing a change, or a file failed.
     public var hasFailures: Bool {
@@ -168,6 +168,14 @@ extension MutationKind {
 }
 
 extension AppDatabase {
+    /// How many things signing out now would lose: changes and files on
+    /// their way, refusals the driver has not dropped, kept evidence.
+    public func atStakeCount() throws -> Int {
+        let owner = try account()?.userID.rawValue
+        let refused = try outbox().filter { $0.owner == owner && $0.failure == .rejected && $0.errorCode != ErrorCode.dependencyFailed.rawValue }
+        return try unsyncedCount() + evidence().count + refused.count
+    }
+
     /// What the signed-in driver would lose by signing out now, in words
     /// (empty when nothing waits).
     public func atStake() throws -> String {
@@ -175,8 +183,9 @@ extension AppDatabase {
         let changes = try outbox().filter { $0.owner == owner && $0.isUnsynced }
         let held = Set(try evidence().map(\.id))
         let files = try uploads().filter { $0.owner == owner && $0.status != .completed && !held.contains($0.inspectionID ?? ID()) }
-        // Evidence kept on purpose is not waiting to go, but signing out would lose it too.
-        let kept = try evidence().map { "\($0.about) kept on this phone" }
+        // Refusals not yet dropped and evidence kept on purpose are not waiting to go, but signing out would lose them too.
+        let kept = try outbox().filter { $0.owner == owner && $0.failure == .rejected && $0.errorCode != ErrorCode.dependencyFailed.rawValue }
+            .map { "\($0.description) (refused)" } + evidence().map { "\($0.about) kept on this phone" }
         return WaitingWork.atStake(changes: changes, files: files.map { ($0, (try? self.words(for: $0)) ?? $0.about) }, kept: kept)
     }
 }

@@ -36,7 +36,9 @@ public final class HomeViewModel {
         trips = LiveQuery(app.database, placeholder: [], AppDatabase.trips)
         orders = LiveQuery(app.database, placeholder: [], AppDatabase.orders)
         account = LiveQuery(app.database, placeholder: nil, AppDatabase.account)
-        clock = app.clock
+        // "Today" and "10 minutes ago" by the server-corrected clock: the phone's own may be wrong.
+        let serverClock = app.serverClock
+        clock = { serverClock.now }
     }
 
     public var state: HomeState {
@@ -123,7 +125,7 @@ public final class MessagesViewModel {
     }
 
     public var state: MessagesState {
-        MessagesState(notifications.value, filter: filter, now: app.clock(), calendar: calendar)
+        MessagesState(notifications.value, filter: filter, now: app.serverClock.now, calendar: calendar)
     }
 
     /// The tab badge.
@@ -154,8 +156,8 @@ public final class ProfileViewModel {
 
     public var state: ProfileState {
         // The database, not the status observer: a one-shot reader (the terminal) sees it at once.
-        // Kept evidence is not waiting to go, but signing out would delete it: it counts here.
-        let unsynced = ((try? app.database.unsyncedCount()) ?? app.status.unsyncedCount) + ((try? app.database.evidence().count) ?? 0)
+        // Refusals not dropped and kept evidence are not waiting to go, but signing out would delete them: they count here.
+        let unsynced = (try? app.database.atStakeCount()) ?? app.status.unsyncedCount
         return ProfileState(driver: account.value?.driver, email: account.value?.email, unsyncedCount: unsynced,
                             atStake: unsynced == 0 ? "" : (try? app.database.atStake()) ?? "")
     }

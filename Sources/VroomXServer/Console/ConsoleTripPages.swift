@@ -192,7 +192,7 @@ struct ConsoleTripPages {
         }
         values["expenses"] = expenses.map {
             ["date": DayFormat.day($0.date), "category": $0.category.rawValue.capitalized, "amount": ConsoleFormat.money($0.amountCents),
-             "notes": $0.notes,
+             "notes": [$0.fuel?.text(amountCents: $0.amountCents), $0.notes.isEmpty ? nil : $0.notes].compactMap { $0 }.joined(separator: " · "),
              "by": ($0.driverID.map { names.drivers[$0]?.name ?? "A former driver" } ?? "Dispatch")
                 + ($0.afterReassignment ? " (spent offline; reached VroomX after the trip went to another driver)" : "")]
         }
