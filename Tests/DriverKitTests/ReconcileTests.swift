@@ -119,6 +119,25 @@ struct ReconcileTests {
                 "\(text)")
     }
 
+    @Test("a refused change reaches dispatch's view of the phone with its reason, even when what the driver typed would not pass as it is")
+    func refusalsReportedToDispatch() async throws {
+        let scene = try await DriverScene.make()
+        let app = scene.app
+        // A note with a bell character in it: the server refuses the expense.
+        try app.createExpense(trip: scene.carrier.trips[0][0].id, category: .tolls, amountCents: 322, notes: "bell\u{7} esc")
+        await app.syncNow()
+        #expect(try app.waitingWork().refusals.count == 1)
+        let reports = try await scene.server.store.deviceBacklogs(tenant: scene.carrier.tenant.id)
+        let item = try #require(reports.first?.backlog.items.first)
+        #expect(reports.first?.driverID == scene.carrier.driverID(0))
+        #expect(item.status == .refused && item.what == "the $3.22 tolls expense on \(scene.carrier.trips[0][0].number)", "\(item)")
+        #expect(item.detail.contains("bell  esc") && item.reason.hasPrefix("Refused: "), "\(item)")
+        // Dropped by the driver: dispatch no longer sees it.
+        try app.discard(try #require(app.waitingWork().refused.first).id)
+        await app.syncNow()
+        #expect(try await scene.server.store.deviceBacklogs(tenant: scene.carrier.tenant.id).isEmpty)
+    }
+
     @Test("a server that answers late reads as slow, not offline, and the change goes once it answers")
     func slowIsNotOffline() async throws {
         let transport = FlakyTransport()

@@ -197,11 +197,13 @@ struct LocationTests {
             let moved = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(pickup: pickup), token: dispatch)
                 .decode(Order.self)
             #expect(moved.arrivedAtPickup == nil)
-            // One batch spans at most 6 hours; fixes older than the retention are left out; off a trip, nothing is kept.
+            // One batch spans at most 6 hours (the newest kept, older fixes left out, never the batch refused);
+            // fixes older than the retention, or stamped by a clock reset to 1970, are left out; off a trip, nothing is kept.
             let wide = [GeoPosition(latitude: 41, longitude: -87, accuracyMeters: 5, recordedAt: now.addingTimeInterval(-7 * 3600)),
+                        GeoPosition(latitude: 41, longitude: -87, accuracyMeters: 5, recordedAt: Date(timeIntervalSince1970: 0)),
                         GeoPosition(latitude: 41, longitude: -87, accuracyMeters: 5, recordedAt: now)]
-            let refused = try await api.call(.recordLocations, json: RecordLocationsRequest(fixes: wide), token: driver)
-            #expect(refused.status == 422 && refused.error?.field == "fixes", "\(refused.text)")
+            let kept = try await Self.record(api, wide, token: driver)
+            #expect(kept.stored == 1 && kept.dropped == 2, "\(kept)")
             let ancient = try await Self.record(api, [GeoPosition(latitude: 41, longitude: -87, accuracyMeters: 5,
                                                                   recordedAt: now.addingTimeInterval(-91 * 86_400))], token: driver)
             #expect(ancient.stored == 0 && ancient.dropped == 1)

@@ -39,6 +39,16 @@ struct ReconciledWorkTests {
             let replay = try await Self.send(api, [spent], token: alex)
             #expect(replay.first?.replayed == true)
             #expect(try await server.store.expenses(trip: trip.id, carrier.scope).filter { $0.id == kept.id }.count == 1)
+            // Sent by another driver with the same id and content, it is not theirs to see.
+            var copy = spent
+            copy.id = ID()
+            let sams = try await Self.send(api, [copy], token: sam)
+            #expect(sams.first?.code == .notFound || sams.first?.code == .alreadyExists, "\(sams)")
+            #expect(sams.first?.row == nil)
+            // A day the trip was not Alex's, or a week after it went, is not his to put money on.
+            let laterDay = Mutation(.createExpense(.init(id: ID(), tripID: trip.id, category: .tolls, amountCents: 100,
+                                                         date: LocalDate(server.clock.now).adding(days: 3))))
+            #expect(try await Self.send(api, [laterDay], token: alex).first?.code == .notFound)
             // A driver who never held the trip cannot put money on it.
             let stranger = try await Self.send(api, [Mutation(.createExpense(.init(id: ID(), tripID: trip.id, category: .tolls,
                                                                                      amountCents: 100, date: LocalDate(server.clock.now))))],
@@ -144,6 +154,21 @@ struct ReconciledWorkTests {
             let again = try await Self.send(api, [first, Mutation(.deleteExpense(.init(expenseID: landed)), dependsOn: [first.id])], token: token)
             #expect(again.map(\.outcome) == [.applied, .applied] && again[0].replayed)
             #expect(try await server.store.expenses(trip: trip.id, carrier.scope).allSatisfy { $0.id != landed })
+
+            // Only that shape cancels: a deletion before its creation, or one that waits on something else, is not a pair.
+            let early = ID<Expense>(), second = ID<Expense>()
+            let deleteFirst = try await Self.send(api, [
+                Mutation(.deleteExpense(.init(expenseID: early))),
+                Mutation(.createExpense(.init(id: early, tripID: trip.id, category: .tolls, amountCents: 700, date: today))),
+            ], token: token)
+            #expect(deleteFirst.map(\.outcome) == [.rejected, .applied])
+            #expect(try await server.store.expenses(trip: trip.id, carrier.scope).contains { $0.id == early }, "the creation stands")
+            let refusedBefore = Mutation(.updateOrderStatus(.init(orderID: carrier.orders[trip.id]![0].id, status: .delivered)))
+            let creation = Mutation(.createExpense(.init(id: second, tripID: trip.id, category: .tolls, amountCents: 800, date: today)))
+            let other = try await Self.send(api, [refusedBefore, creation,
+                                                  Mutation(.deleteExpense(.init(expenseID: second)), dependsOn: [refusedBefore.id])], token: token)
+            #expect(other.map(\.outcome) == [.rejected, .applied, .rejected])
+            #expect(try await server.store.expenses(trip: trip.id, carrier.scope).contains { $0.id == second }, "applied means stored")
         }
     }
 
@@ -202,6 +227,19 @@ extension ReconciledWorkTests {
             // All of it arrived: the phone says so, and nothing is shown any more.
             #expect(try await api.call(.reportDeviceBacklog, json: report(changes: 0, items: []), token: token).status == 204)
             #expect(try await server.store.deviceBacklogs(tenant: carrier.tenant.id).isEmpty)
+            // A driver has a few phones: a flood of made-up ones keeps the newest three, never more.
+            for index in 0..<12 {
+                server.clock.advance(by: 1)
+                #expect(try await api.call(.reportDeviceBacklog, json: report("phone-\(index)"), token: token).status == 204)
+            }
+            let phones = try await server.store.deviceBacklogs(tenant: carrier.tenant.id).map(\.backlog.deviceID)
+            #expect(phones == ["phone-11", "phone-10", "phone-9"], "\(phones)")
+            // Text that turns a line around is refused by name; a report not renewed for a month is forgotten.
+            let turned = report(items: [.init(status: .refused, what: "the \u{202E}ATE")])
+            #expect(try await api.call(.reportDeviceBacklog, json: turned, token: token).error?.field == "items[0].what")
+            server.clock.advance(by: Store.backlogRetention + 60)
+            #expect(try await server.store.deviceBacklogs(tenant: carrier.tenant.id).isEmpty)
+            try await server.store.pruneDeviceBacklogs()
         }
     }
 }

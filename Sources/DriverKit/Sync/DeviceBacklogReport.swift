@@ -52,18 +52,32 @@ extension AppDatabase {
                 items.append(DeviceBacklog.Item(status: .kept, what: "the \(number) \(inspection.kind.rawValue) inspection and its photos",
                                                 detail: "", reason: row["reason"], madeAt: min(inspection.createdAt, now)))
             }
+            // A report the server refuses tells dispatch nothing: what the driver typed is made fit first
+            // (a note with a control character, a clock reset to 1970), and long text is cut.
             func clip(_ text: String, _ limit: Int) -> String {
-                text.unicodeScalars.count <= limit ? text : String(String.UnicodeScalarView(text.unicodeScalars.prefix(limit - 1))) + "…"
+                var scalars = String.UnicodeScalarView()
+                for scalar in text.unicodeScalars {
+                    switch scalar.properties.generalCategory {
+                    case .control where scalar != "\n" && scalar != "\t": scalars.append(" ")
+                    case .format where scalar != "\u{200D}": continue
+                    default: scalars.append(scalar)
+                    }
+                }
+                let clean = String(scalars).trimmingCharacters(in: .whitespacesAndNewlines)
+                return clean.unicodeScalars.count <= limit ? clean : String(String.UnicodeScalarView(clean.unicodeScalars.prefix(limit - 1))) + "…"
             }
+            let earliest = Date(timeIntervalSince1970: 946_684_800)
             return DeviceBacklog(
                 deviceID: device, waitingChanges: waiting.count, waitingFiles: files.count,
                 fileBytes: files.reduce(0) { $0 + max(0, $1.size - $1.sentBytes) },
-                oldestAt: (waiting.map(\.createdAt) + files.map(\.createdAt)).min().map { min($0, now) },
+                oldestAt: (waiting.map(\.createdAt) + files.map(\.createdAt)).min().map { max(min($0, now), earliest) },
                 items: items.prefix(DeviceBacklog.maxItems).map { item in
                     var item = item
                     item.what = clip(item.what, DeviceBacklog.maxWhat)
                     item.detail = clip(item.detail, DeviceBacklog.maxDetail)
                     item.reason = clip(item.reason, DeviceBacklog.maxReason)
+                    if item.what.isEmpty { item.what = "a change" }
+                    item.madeAt = item.madeAt.map { max($0, earliest) }
                     return item
                 })
         }

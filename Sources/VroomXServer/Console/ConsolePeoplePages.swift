@@ -81,6 +81,8 @@ struct ConsolePeoplePages {
     /// What a driver's phones hold that has not reached dispatch: "2 waiting
     /// · 1 refused", with each item (what, its data, why) and when the phone
     /// said so.
+    static let phoneWorkShown = 8
+
     static func phoneWork(_ reports: [ReportedBacklog]) -> [String: Any]? {
         guard !reports.isEmpty else { return nil }
         let waiting = reports.reduce(0) { $0 + $1.backlog.waitingChanges + $1.backlog.waitingFiles }
@@ -89,11 +91,14 @@ struct ConsolePeoplePages {
         let kept = items.filter { $0.status == .kept }.count
         let summary = [waiting > 0 ? "\(NumberText.grouped(waiting)) waiting" : nil, refused > 0 ? "\(NumberText.grouped(refused)) refused" : nil,
                        kept > 0 ? "\(NumberText.grouped(kept)) kept" : nil].compactMap { $0 }.joined(separator: " · ")
+        // The first few, refusals first: the page stays small however much a phone holds.
+        let shown = items.filter { $0.status != .waiting }.prefix(phoneWorkShown) + items.filter { $0.status == .waiting }
         return [
             "summary": summary,
             "alert": refused > 0 || kept > 0,
             "reported": present(ConsoleFormat.time(reports.map(\.reportedAt).max())),
-            "items": items.map { item in
+            "more": items.count > phoneWorkShown ? "and \(NumberText.count(items.count - phoneWorkShown, "more item")) on the phone" : "",
+            "items": shown.prefix(phoneWorkShown).map { item in
                 ["status": item.status.rawValue, "what": item.what, "detail": item.detail, "reason": item.reason,
                  "made": present(ConsoleFormat.time(item.madeAt))] as [String: Any]
             },

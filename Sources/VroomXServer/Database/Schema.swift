@@ -602,6 +602,7 @@ enum Schema {
                 trip_id TEXT NOT NULL,
                 driver_id TEXT NOT NULL,
                 first_assigned_at BIGINT NOT NULL,
+                released_at BIGINT,
                 PRIMARY KEY (tenant_id, trip_id, driver_id),
                 FOREIGN KEY (tenant_id, trip_id) REFERENCES trips (tenant_id, id) ON DELETE CASCADE,
                 FOREIGN KEY (tenant_id, driver_id) REFERENCES drivers (tenant_id, id) ON DELETE CASCADE
@@ -632,11 +633,12 @@ enum Schema {
                 files BIGINT NOT NULL CHECK (files >= 0),
                 file_bytes BIGINT NOT NULL CHECK (file_bytes >= 0),
                 oldest_at BIGINT,
-                items TEXT NOT NULL CHECK (length(items) <= 131072),
+                items TEXT NOT NULL CHECK (length(items) <= 262144),
                 reported_at BIGINT NOT NULL,
                 PRIMARY KEY (tenant_id, driver_id, device_id),
                 FOREIGN KEY (tenant_id, driver_id) REFERENCES drivers (tenant_id, id) ON DELETE CASCADE
-            )
+            );
+            CREATE INDEX device_backlogs_by_age ON device_backlogs (reported_at)
             """),
     ]
 }

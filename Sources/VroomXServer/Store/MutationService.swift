@@ -289,18 +289,30 @@ struct MutationService {
 /// sees an expense that only ever existed on the phone. One per transaction
 /// attempt (a retried transaction starts over).
 final class CancellingPairs: @unchecked Sendable {
-    /// Expenses a later mutation of the batch deletes.
-    private let deletedLater: Set<ID<Expense>>
+    /// Creations a later mutation of the batch deletes, and nothing but
+    /// that creation decides whether the deletion applies (it depends on no
+    /// other mutation): the shape a device's outbox sends.
+    private let pairedCreations: Set<ID<Mutation>>
     /// Creations skipped so far; their deletions are skipped too. Touched by
     /// one transaction's mutations, which run one after another.
     private var cancelled: Set<ID<Expense>> = []
 
     init(_ chunk: ArraySlice<Mutation>) {
-        var deletes: Set<ID<Expense>> = []
+        var creations: [ID<Expense>: ID<Mutation>] = [:]
+        var paired: Set<ID<Mutation>> = []
         for mutation in chunk {
-            if case .deleteExpense(let reference) = mutation.payload { deletes.insert(reference.expenseID) }
+            switch mutation.payload {
+            case .createExpense(let request):
+                if let id = request.id { creations[id] = mutation.id }
+            case .deleteExpense(let reference):
+                if let creation = creations[reference.expenseID], Set(mutation.dependsOn).isSubset(of: [creation]) {
+                    paired.insert(creation)
+                }
+            default:
+                break
+            }
         }
-        deletedLater = deletes
+        pairedCreations = paired
     }
 
     /// Whether the mutation (reached because its id was never applied) is
@@ -308,7 +320,7 @@ final class CancellingPairs: @unchecked Sendable {
     func cancels(_ mutation: Mutation, store: Store, _ scope: Scope) async throws -> Bool {
         switch mutation.payload {
         case .createExpense(let request):
-            guard let id = request.id, deletedLater.contains(id), let db = TenantTransaction.ambient?.db,
+            guard let id = request.id, pairedCreations.contains(mutation.id), let db = TenantTransaction.ambient?.db,
                   try await db.first("SELECT 1 AS found FROM trip_expenses WHERE tenant_id = \(scope.tenant) AND id = \(id)") == nil
             else { return false }
             cancelled.insert(id)

@@ -48,14 +48,16 @@ extension Store {
     /// by the client; sending the same expense again returns the stored one.
     /// Money a driver spent is a fact: an expense recorded offline on a trip
     /// dispatch has since given to another driver is kept on that trip, in
-    /// the name of the driver who spent it, marked `after_reassignment`.
+    /// the name of the driver who spent it, marked `after_reassignment` —
+    /// when it is of a day they held the trip and arrives within a week.
     public func createExpense(_ request: CreateExpenseRequest, _ scope: Scope) async throws -> Expense {
         let amount = try Validate.cents(request.amountCents, field: "amount_cents", allowZero: false, max: 100_000_00)
         let notes = try Validate.text(request.notes ?? "", field: "notes", max: 2000)
         return try await write(tenant: scope.tenant) { tx in
             var afterReassignment = false
             var found = try await fetchTrip(request.tripID, scope, tx.db)
-            if found == nil, let driver = scope.driverID, try await hasHeld(request.tripID, driver: driver, tenant: scope.tenant, tx.db) {
+            if found == nil, let driver = scope.driverID,
+               try await heldWhenSpent(request.tripID, driver: driver, day: request.date, tenant: scope.tenant, now: tx.now, tx.db) {
                 found = try await fetchTrip(request.tripID, .dispatch(tenant: scope.tenant), tx.db)
                 afterReassignment = true
             }
@@ -107,12 +109,13 @@ extension Store {
     }
 
     /// The stored expense with this one's id, when it is the same expense
-    /// (sent again); an id taken by a different expense is `already_exists`.
+    /// sent again by whoever recorded it; an id taken by a different expense
+    /// (or by another driver's) is `already_exists`, never someone else's row.
     private func existingExpense(_ expense: Expense, _ scope: Scope, _ tx: TenantTransaction) async throws -> Expense? {
         guard let existing = try await tx.first("""
             SELECT \(Expense.columns) FROM trip_expenses WHERE tenant_id = \(scope.tenant) AND id = \(expense.id)
             """).map(Expense.init(row:)) else { return nil }
-        guard existing.tripID == expense.tripID, existing.category == expense.category,
+        guard existing.driverID == scope.driverID, existing.tripID == expense.tripID, existing.category == expense.category,
               existing.amountCents == expense.amountCents, existing.date == expense.date,
               existing.notes == expense.notes, existing.fuel == expense.fuel else {
             throw AppError(409, .alreadyExists, "An expense with this id already exists.", field: "id")

@@ -43,6 +43,8 @@ extension Store {
             // A fix stamped ahead of the server's clock is left out and counted, never the whole batch refused:
             // a phone whose clock runs fast would otherwise lose every batch that holds one.
             if raw.recordedAt > now.addingTimeInterval(LocationRules.futureSkew) { future += 1; continue }
+            // Nor is a batch refused for a fix stamped by a clock reset to 1970: that fix is left out.
+            if raw.recordedAt < oldest { dropped += 1; continue }
             var fix = try Self.validFix(raw, field: "fixes[\(index)]", now: now)
             // Older than what is kept, or too inaccurate to say where the truck is.
             if !LocationRules.isUsable(fix) || fix.recordedAt < oldest { dropped += 1; continue }
@@ -50,8 +52,11 @@ extension Store {
             if usable[fix.recordedAt] != nil { repeated += 1 } else { usable[fix.recordedAt] = fix }
         }
         var fixes = usable.values.sorted { $0.recordedAt < $1.recordedAt }
-        if let first = fixes.first, let last = fixes.last, last.recordedAt.timeIntervalSince(first.recordedAt) > LocationRules.maxBatchSpan {
-            throw AppError.validation("fixes", "A batch's positions span at most \(Int(LocationRules.maxBatchSpan / 3600)) hours; send older ones in batches of their own.")
+        // A batch spans a few hours at most (arrivals are judged over it): the newest hours are kept, older fixes left out.
+        if let last = fixes.last {
+            let before = fixes.count
+            fixes.removeAll { last.recordedAt.timeIntervalSince($0.recordedAt) > LocationRules.maxBatchSpan }
+            dropped += before - fixes.count
         }
         // Who, which trip, which fences: read before the write, which then only stores (the writer is shared;
         // a deactivation racing this batch at worst keeps its positions).

@@ -289,18 +289,34 @@ extension Store {
     /// it was theirs (an expense spent offline) is theirs to record after
     /// dispatch gave the trip to someone else.
     func rememberTripDriver(_ trip: Trip, _ tx: TenantTransaction) async throws {
+        // Whoever held it before lets go of it now (the driver it stays with keeps holding it).
+        let others: SQL = trip.driverID.map { " AND driver_id <> \($0)" } ?? ""
+        try await tx.execute("""
+            UPDATE trip_drivers SET released_at = \(tx.now)
+            WHERE tenant_id = \(tx.tenant) AND trip_id = \(trip.id) AND released_at IS NULL\(others)
+            """)
         guard let driver = trip.driverID else { return }
         try await tx.execute("""
             INSERT INTO trip_drivers (tenant_id, trip_id, driver_id, first_assigned_at) VALUES (\(tx.tenant), \(trip.id), \(driver), \(tx.now))
-            ON CONFLICT (tenant_id, trip_id, driver_id) DO NOTHING
+            ON CONFLICT (tenant_id, trip_id, driver_id) DO UPDATE SET released_at = NULL
             """)
     }
 
-    /// Whether the driver has ever held the trip.
-    func hasHeld(_ trip: ID<Trip>, driver: ID<Driver>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Bool {
-        try await db.first("""
-            SELECT 1 AS held FROM trip_drivers WHERE tenant_id = \(tenant) AND trip_id = \(trip) AND driver_id = \(driver)
-            """) != nil
+    /// How long after dispatch gave a trip away its previous driver's
+    /// offline expenses on it are still taken: a phone a week without signal.
+    static let lateExpenseWindow: TimeInterval = 7 * 86_400
+
+    /// Whether an expense of `day` the driver recorded on a trip they no
+    /// longer hold can be theirs: they held the trip on that day (a day of
+    /// slack for time zones), and let go of it within the window.
+    func heldWhenSpent(_ trip: ID<Trip>, driver: ID<Driver>, day: LocalDate, tenant: ID<Tenant>, now: Date,
+                       _ db: any SQLExecutor) async throws -> Bool {
+        guard let row = try await db.first("""
+            SELECT first_assigned_at, released_at FROM trip_drivers WHERE tenant_id = \(tenant) AND trip_id = \(trip) AND driver_id = \(driver)
+            """), let released = try row.optionalDate("released_at") else { return false }
+        let assigned = try row.date("first_assigned_at")
+        return now.timeIntervalSince(released) <= Self.lateExpenseWindow
+            && day <= LocalDate(released).adding(days: 1) && day >= LocalDate(assigned).adding(days: -1)
     }
 
     func notifyTripAssigned(_ trip: Trip, to driver: ID<Driver>, _ tx: TenantTransaction) async throws {
