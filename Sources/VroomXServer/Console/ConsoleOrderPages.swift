@@ -197,18 +197,20 @@ struct ConsoleOrderPages {
     }
 
     /// ETAs given (by the driver or dispatch) or cleared by a reassignment.
+    /// Its times are `<time>` elements, read in the dispatcher's zone like every other.
     static func etaLine(_ event: Store.ETAEvent) -> [String: Any] {
-        let times = [("pickup", event.pickupETA), ("delivery", event.deliveryETA)]
-            .compactMap { stop, eta in eta.map { "\(stop) \(ConsoleFormat.time($0)?["text"] ?? "")" } }.joined(separator: ", ")
-        let text: String
-        if event.cleared {
-            text = "ETAs of \(event.driverName ?? "the previous driver") cleared: the order went to another driver"
-                + (times.isEmpty ? "" : " (they were \(times))")
-        } else {
-            let who = event.who.map { name in event.driverName == name ? "by \(name) (driver)" : "by \(name)" } ?? "by VroomX"
-            text = (times.isEmpty ? "ETAs removed" : "ETA \(times)") + " · \(who)"
+        let etas = [("pickup", event.pickupETA), ("delivery", event.deliveryETA)].compactMap { stop, eta in
+            ConsoleFormat.time(eta).map { ["label": stop, "iso": $0["iso"] ?? "", "text": $0["text"] ?? ""] }
         }
-        return ["time": present(ConsoleFormat.time(event.recordedAt)), "text": text]
+        let text: String, after: String
+        if event.cleared {
+            text = "ETAs of \(event.driverName ?? "the previous driver") cleared: the order went to another driver" + (etas.isEmpty ? "" : " (were")
+            after = etas.isEmpty ? "" : ")"
+        } else {
+            text = etas.isEmpty ? "ETAs removed" : "ETA"
+            after = " · " + (event.who.map { name in event.driverName == name ? "by \(name) (driver)" : "by \(name)" } ?? "by VroomX")
+        }
+        return ["time": present(ConsoleFormat.time(event.recordedAt)), "text": text, "etas": etas, "after": after]
     }
 
     /// What happened to an order recorded before status history was kept,
