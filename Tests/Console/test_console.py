@@ -480,8 +480,9 @@ def test_map_shows_drivers_tracks_and_fences_and_an_order_marks_its_arrival(page
     expect(page.locator("svg .track title").first).to_have_text("Trip T-1002")
     expect(page.locator("svg .fence.pickup text", has_text="O-5004")).to_have_count(1)
     row = page.locator("tbody tr", has_text="Alex Rivera")
-    # The next stop is the one the driver's app names: O-5003 is on the truck, so its delivery comes first.
-    expect(row).to_contain_text("delivery of O-5003")
+    # The next stop is the one the driver's app names, the one due first on the road: O-5004's pickup window
+    # opened yesterday, while O-5003 (on the truck) is due in Miami in two days.
+    expect(row).to_contain_text("pickup of O-5004")
     expect(row.locator("td").nth(5)).to_have_text(re.compile(r"^[\d,.]+ mi$"))  # miles, as trips are measured
     expect(row.locator("td").nth(6).locator("time")).to_have_count(1)  # a computed ETA
     shot(page, "map")

@@ -99,8 +99,10 @@ struct ConsolePeoplePages {
             "reported": present(ConsoleFormat.time(reports.map(\.reportedAt).max())),
             "more": items.count > phoneWorkShown ? "and \(NumberText.count(items.count - phoneWorkShown, "more item")) on the phone" : "",
             "items": shown.prefix(phoneWorkShown).map { item in
-                ["status": item.status.rawValue, "what": item.what, "detail": item.detail, "reason": item.reason,
-                 "made": present(ConsoleFormat.time(item.madeAt))] as [String: Any]
+                // A refusal's reason already says what was refused: said once.
+                let line = item.reason.isEmpty ? item.what : item.reason.contains(item.what) ? item.reason : "\(item.what): \(item.reason)"
+                return ["status": item.status.rawValue, "line": line, "detail": item.detail,
+                        "made": present(ConsoleFormat.time(item.madeAt))] as [String: Any]
             },
         ]
     }
