@@ -25,15 +25,20 @@ public final class DriverFaultSchedule {
         /// Progress lines (every 100 operations) and the report.
         public var log: @Sendable (String) -> Void
 
-        public init(seed: UInt64, operations: Int, log: @escaping @Sendable (String) -> Void = { _ in }) {
+        /// Where the server keeps its data: its SQLite file, or a fresh PostgreSQL database.
+        public var backend: TestBackend
+
+        public init(seed: UInt64, operations: Int, backend: TestBackend = .sqlite, log: @escaping @Sendable (String) -> Void = { _ in }) {
             self.seed = seed
             self.operations = operations
+            self.backend = backend
             self.log = log
         }
     }
 
     public struct Report: Sendable, CustomStringConvertible {
         public var seed: UInt64 = 0
+        public var backend = TestBackend.sqlite
         public var seconds: Double = 0
         /// Driver operations by kind and outcome ("expense_add sent").
         public var operations: [String: Int] = [:]
@@ -52,7 +57,7 @@ public final class DriverFaultSchedule {
             let sorted = commandSeconds.sorted()
             let median = sorted.isEmpty ? 0 : sorted[sorted.count / 2]
             let p95 = sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, sorted.count * 95 / 100)]
-            var lines = ["seed \(seed): \(operations.values.reduce(0, +)) driver commands in \(String(format: "%.1f", seconds)) s "
+            var lines = ["seed \(seed) on \(backend): \(operations.values.reduce(0, +)) driver commands in \(String(format: "%.1f", seconds)) s "
                          + "(median \(Int(median * 1000)) ms, p95 \(Int(p95 * 1000)) ms); final sync: \(finalSyncRounds) round(s), "
                          + String(format: "%.2f s", finalSyncSeconds)]
             lines.append("operations: " + operations.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
@@ -85,6 +90,8 @@ public final class DriverFaultSchedule {
     static let clientDeadline: Double = 3
     /// When each email was last sent a sign-in code (the server sends one a minute at most).
     private var lastCode: [String: ContinuousClock.Instant] = [:]
+    /// Times a second driver signed in on the phone.
+    private var switches = 0
 
     struct DemoIDs {
         var alex = ID<Driver>()
@@ -123,6 +130,7 @@ public final class DriverFaultSchedule {
         self.options = options
         random = SplitMix64(seed: options.seed)
         report.seed = options.seed
+        report.backend = options.backend
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-faults-\(options.seed)-\(UUID().uuidString.prefix(6))")
         data = root.appendingPathComponent("server")
         home = root.appendingPathComponent("driver")
@@ -417,7 +425,11 @@ public final class DriverFaultSchedule {
     private func secondDriver(_ step: Int) async throws {
         let (alex, sam) = (DemoData.driverEmails[0], DemoData.driverEmails[1])
         let now = ContinuousClock.now
-        guard [alex, sam].allSatisfy({ lastCode[$0].map { now - $0 > .seconds(62) } ?? true }) else { return try await plainSync(step, nil) }
+        // The server sends one address ten codes in a quarter hour: three switches (six codes) a run, a minute apart.
+        guard switches < 3, [alex, sam].allSatisfy({ lastCode[$0].map { now - $0 > .seconds(62) } ?? true }) else {
+            return try await plainSync(step, nil)
+        }
+        switches += 1
         if let running = background { _ = await finishBackground(running); background = nil }
         let condition = proxyCondition
         try proxy.set(.normal, seed: 0)
@@ -555,9 +567,16 @@ public final class DriverFaultSchedule {
         return status
     }
 
+    /// The run's PostgreSQL database, made at the first start (nil on SQLite).
+    private var databaseURL: String?
+
     private func startServer() async throws {
-        let process = try VroomXBinary.start(["serve", "--demo", "--port", String(serverPort)],
-                                             environment: ["VROOMX_DATA_DIR": data.path, "VROOMX_LOG_LEVEL": "info"])
+        var environment = ["VROOMX_DATA_DIR": data.path, "VROOMX_LOG_LEVEL": "info"]
+        if options.backend == .postgres {
+            if databaseURL == nil { databaseURL = try await TestBackend.createDatabase() }
+            environment["VROOMX_DATABASE_URL"] = databaseURL
+        }
+        let process = try VroomXBinary.start(["serve", "--demo", "--port", String(serverPort)], environment: environment)
         try await process.waitFor("listening on 127.0.0.1:\(serverPort)", timeout: .seconds(60))
         server = process
     }

@@ -30,9 +30,9 @@ public final class FaultProxy: @unchecked Sendable {
         case failing
         /// Mutation batches over 4 KiB are answered 413.
         case tight
-        /// The server applies each change (POST, PUT, PATCH, DELETE) and its
-        /// answer comes `lateSeconds` later: past a client's deadline, a
-        /// server that is slow, not gone. Reads pass.
+        /// The server applies each batch of changes (`POST /v1/mutations`)
+        /// and its answer comes `lateSeconds` later: past a client's
+        /// deadline, a server that is slow, not gone. Everything else passes.
         case late
     }
 
@@ -198,7 +198,7 @@ public final class FaultProxy: @unchecked Sendable {
                 count("delayed")
                 usleep(useconds_t(50_000 + Int(draw * 750_000)))
             }
-            if condition == .late, request.method != "GET", request.method != "HEAD" {
+            if condition == .late, request.path.hasPrefix("/v1/mutations") {
                 count("answered_late")
                 usleep(useconds_t(lateSeconds * 1_000_000))
             }

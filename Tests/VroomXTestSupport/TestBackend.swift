@@ -63,7 +63,7 @@ public enum TestBackend: String, Sendable, CustomStringConvertible, CaseIterable
     }
 
     /// Creates a new database on the test server and returns its URL.
-    static func createDatabase() async throws -> String {
+    public static func createDatabase() async throws -> String {
         guard let base = postgresURL else {
             throw TestSetupError("VROOMX_TEST_POSTGRES_URL is not set, but the tests must run on PostgreSQL too. Run .ci/start-postgres.sh and export the URL it prints.")
         }
