@@ -384,11 +384,25 @@ public struct OdometerReading: Codable, Sendable, Hashable, Identifiable {
     }
 }
 
-/// An odometer only goes up: one rule for the server and the phone.
+/// An odometer only goes up, and not faster than a truck drives: one rule
+/// for the server, the phone and the fuel report. A fuel fill's odometer is
+/// a reading like any other.
 public enum OdometerRule {
     /// The refusal of a reading lower than the unit's last one.
     public static func decreased(unit: String, last: Int) -> String {
         "Unit \(unit) already read \(NumberText.grouped(last)) mi; a reading cannot be lower than an earlier one."
+    }
+
+    /// The most a unit can have driven in `hours`: 1,000 miles of slack
+    /// (readings taken minutes apart, clocks off) plus 100 mph around the
+    /// clock, so a digit too many is caught rather than blocking every later
+    /// reading.
+    public static func plausibleMiles(afterHours hours: Double) -> Double { 1_000 + 100 * max(0, hours) }
+
+    /// The same between two calendar dates (readings of a fill carry a date only).
+    public static func plausibleMiles(from earlier: LocalDate, to later: LocalDate) -> Double {
+        let days = max(0, later.startOfDay.timeIntervalSince(earlier.startOfDay) / 86_400)
+        return plausibleMiles(afterHours: (days + 1) * 24)
     }
 }
 
@@ -522,12 +536,7 @@ public struct FuelReport: Codable, Sendable, Hashable {
     public static func compute(_ equipment: ID<Equipment>, from: LocalDate, to: LocalDate, fills: [Fill]) -> FuelReport {
         let gallons = fills.reduce(0) { $0 + $1.gallons }
         let cost = fills.reduce(0) { $0 + $1.amountCents }
-        // In the order they were bought; a fill whose odometer is below an earlier fill's (a typo) is left out.
-        var measured: [Fill] = []
-        for fill in fills.filter({ $0.odometerMiles != nil }).sorted(by: { ($0.date, $0.odometerMiles ?? 0) < ($1.date, $1.odometerMiles ?? 0) })
-        where (fill.odometerMiles ?? 0) >= (measured.last?.odometerMiles ?? 0) {
-            measured.append(fill)
-        }
+        let measured = consistentReadings(fills)
         var miles: Int?
         var mpg: Double?
         var costPerMile: Double?
@@ -543,6 +552,41 @@ public struct FuelReport: Codable, Sendable, Hashable {
         return FuelReport(equipmentID: equipment, from: from, to: to, fills: fills.count, gallons: (gallons * 1000).rounded() / 1000,
                           costCents: cost, miles: miles, milesPerGallon: mpg, costPerMileCents: costPerMile,
                           averagePricePerGallonCents: gallons > 0 ? (Double(cost) / gallons * 10).rounded() / 10 : nil)
+    }
+
+    /// The fills whose odometers agree with each other, in the order they
+    /// were bought: the longest run in which each reading is no lower than
+    /// the one before and no further than a truck can drive in the days
+    /// between (`OdometerRule`). A typo — a digit dropped or added, on the
+    /// first fill as on any other — is left out rather than taken as the
+    /// start or the end of the distance. Each fill looks back at most
+    /// `lookBack` fills, so a long period costs linear time.
+    static func consistentReadings(_ fills: [Fill], lookBack: Int = 64) -> [Fill] {
+        let read = fills.filter { $0.odometerMiles != nil }
+            .sorted { ($0.date, $0.odometerMiles ?? 0) < ($1.date, $1.odometerMiles ?? 0) }
+        guard !read.isEmpty else { return [] }
+        var length = [Int](repeating: 1, count: read.count)
+        var previous = [Int?](repeating: nil, count: read.count)
+        for index in read.indices {
+            let miles = read[index].odometerMiles ?? 0
+            for earlier in max(0, index - lookBack)..<index {
+                let before = read[earlier].odometerMiles ?? 0
+                guard before <= miles, Double(miles - before) <= OdometerRule.plausibleMiles(from: read[earlier].date, to: read[index].date),
+                      length[earlier] + 1 > length[index] else { continue }
+                length[index] = length[earlier] + 1
+                previous[index] = earlier
+            }
+        }
+        // The longest run; of equal ones, the one that ends latest.
+        var end = 0
+        for index in read.indices where length[index] >= length[end] { end = index }
+        var run: [Fill] = []
+        var cursor: Int? = end
+        while let index = cursor {
+            run.append(read[index])
+            cursor = previous[index]
+        }
+        return run.reversed()
     }
 
     enum CodingKeys: String, CodingKey {

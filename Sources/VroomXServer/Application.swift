@@ -23,7 +23,6 @@ public struct ServerServices: Sendable {
     let media: any MediaStorage
     let uploads: UploadService
     let consolePages: ConsolePages
-    let consoleLive: ConsoleLiveLimit
     /// Fills in stops' coordinates from their addresses, when a geocoder is configured.
     let stops: StopLocator
     public let logger: Logger
@@ -72,7 +71,6 @@ public struct ServerServices: Sendable {
                               tokens: tokens, authenticator: authenticator, auth: auth,
                               invitations: DriverInvitations(store: store, mail: accountMail, perHour: configuration.auth.invitationsPerHour), hub: hub, realtimeCapacity: realtimeCapacity,
                               push: push, media: media, uploads: uploads, consolePages: try await ConsolePages.load(),
-                              consoleLive: ConsoleLiveLimit(maximum: configuration.realtimeLimits.sockets / 4),
                               stops: StopLocator(geocoder: configuration.geocoderURL.map { NominatimGeocoder(baseURL: $0) }, logger: logger),
                               logger: logger)
     }
@@ -127,6 +125,16 @@ public struct ServerServices: Sendable {
         let access = try await tokens.issue(user: user, driver: driver?.id, session: session)
         return AuthSession(accessToken: access.token, expiresAt: access.expiresAt, refreshToken: refresh, user: user, driver: driver)
     }
+
+    /// Opens a console session for a dispatcher, as the sign-in page would
+    /// (for tools and benchmarks): the cookie to send, `name=value`.
+    public func consoleSignIn(email: String) async throws -> String {
+        guard let user = try await store.user(email: email), user.role == .dispatcher else { throw AppError.notFound("Dispatcher") }
+        let token = SecureToken.random()
+        _ = try await store.createConsoleSession(user: user, tokenHash: SecureToken.sha256Hex(token), csrfToken: SecureToken.random(),
+                                                 lifetime: configuration.auth.consoleSessionLifetime)
+        return "\(ConsoleController.sessionCookie)=\(token)"
+    }
 }
 
 /// Builds the HTTP application: one router, every endpoint of the shared
@@ -154,7 +162,7 @@ public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
     let router = Router(context: AppRequestContext.self, options: .autoGenerateHeadEndpoints)
     let console = ConsoleController(pages: services.consolePages, store: services.store, auth: services.auth,
                                     invitations: services.invitations, policy: configuration.auth,
-                                    trustedProxyHops: configuration.trustedProxyHops, hub: services.hub, live: services.consoleLive,
+                                    trustedProxyHops: configuration.trustedProxyHops, hub: services.hub, live: services.realtimeCapacity,
                                     media: services.media, uploads: services.uploads, mapTiles: configuration.mapTiles,
                                     stops: services.stops)
     router.add(middleware: ErrorMiddleware(routeMissPage: console.routeMissPage))

@@ -33,12 +33,12 @@ struct ConsoleLiveTests {
     func closedPageLetsGo() async throws {
         let (live, socket) = try await Self.openStream()
         let services = try #require(live.services)
-        let streams = services.consoleLive
-        #expect(streams.count == 1)
+        let streams = services.realtimeCapacity
+        #expect(streams.openStreams == 1)
         socket.close()
         let deadline = ContinuousClock.now + .seconds(5)
-        while streams.count > 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(streams.count == 0)
+        while streams.openStreams > 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(streams.openStreams == 0)
         #expect(services.hub.subscriberCount == 0)
         await live.stop()
     }
@@ -60,7 +60,7 @@ struct ConsoleLiveTests {
             #expect(head.hasPrefix("HTTP/1.1 200") && head.lowercased().contains("content-type: text/event-stream"), "\(head)")
             socket.close()
         }
-        #expect(services.consoleLive.count == 0)
+        #expect(services.realtimeCapacity.openStreams == 0)
         #expect(services.hub.subscriberCount == 0)
         await live.stop()
     }

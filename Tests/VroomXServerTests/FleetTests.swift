@@ -230,6 +230,54 @@ struct FleetTests {
         }
     }
 
+    @Test("a fuel fill's odometer is a reading: a digit dropped is refused naming the last reading, and the report never starts at a typo",
+          arguments: TestBackend.available)
+    func fillOdometerIsAReading(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let dispatch = carrier.dispatcher.accessToken
+        let trip = carrier.trips[0][0]
+        let today = LocalDate(server.clock.now)
+        try await server.run { api in
+            let truck = try await api.call(.dispatchCreateEquipment, json: EquipmentFields(kind: .truck, unitNumber: "T-12"), token: dispatch)
+                .decode(Equipment.self)
+            _ = try await api.call(.dispatchAssignEquipment, truck.id.rawValue, json: AssignEquipmentRequest(driverID: carrier.driverID(0)),
+                                   token: dispatch)
+            let read = try await api.call(.recordOdometer, json: RecordOdometerRequest(equipmentID: truck.id, miles: 414_190,
+                                                                                         recordedAt: server.clock.now.addingTimeInterval(-3 * 86_400)),
+                                          token: dispatch)
+            #expect(read.status == 201, "\(read.text)")
+            func fill(_ odometer: Int, daysAgo: Int) async throws -> APIResponse {
+                try await api.call(.createExpense, json: CreateExpenseRequest(
+                    tripID: trip.id, category: .fuel, amountCents: 40_000, date: today.adding(days: -daysAgo),
+                    fuel: FuelPurchase(equipmentID: truck.id, quantityMilli: 100_000, unit: .gallon, odometerMiles: odometer)),
+                    token: carrier.driver.accessToken)
+            }
+            let dropped = try await fill(41_419, daysAgo: 0)
+            #expect(dropped.status == 422 && dropped.errorCode == "odometer_decreased" && dropped.error?.field == "fuel.odometer_miles",
+                    "\(dropped.text)")
+            #expect(dropped.error?.message.contains("414,190") == true, "names the last reading: \(dropped.text)")
+            let added = try await fill(4_141_900, daysAgo: 0)
+            #expect(added.status == 422 && added.error?.field == "fuel.odometer_miles", "a digit too many: \(added.text)")
+            #expect(try await fill(414_900, daysAgo: 0).status == 201)
+            let unit = try await api.call(.dispatchEquipmentUnit, truck.id.rawValue, token: dispatch).decode(Equipment.self)
+            #expect(unit.odometerMiles == 414_900, "the truck's odometer follows the fill")
+            #expect(try await fill(415_700, daysAgo: 0).status == 201)
+            // A typo stored before fills were readings, dated first in the period: never the start of the distance.
+            try await server.services.database.write { db in
+                try await db.execute("""
+                    INSERT INTO trip_expenses (id, tenant_id, trip_id, driver_id, category, amount_cents, expense_date, notes, created_at, doc,
+                                               fuel_equipment_id, fuel_quantity_milli, fuel_unit, fuel_odometer_miles)
+                    VALUES (\(ID<Expense>()), \(carrier.tenant.id), \(trip.id), \(carrier.driverID(0)), 'fuel', 40000, \(today.adding(days: -5)), '', 0, '{}',
+                            \(truck.id), 100000, 'gal', 41419)
+                    """)
+            }
+            let report = try await api.call(.dispatchFuelReport, truck.id.rawValue, token: dispatch).decode(FuelReport.self)
+            #expect(report.fills == 3 && report.miles == 800, "\(report)")
+            #expect(report.milesPerGallon == 8, "\(report)")
+        }
+    }
+
     @Test("a paper running out within 30 days is listed and told to dispatch once", arguments: TestBackend.available)
     func expiringDocuments(_ backend: TestBackend) async throws {
         let server = try await TestServer.make(backend)

@@ -7,6 +7,33 @@ import VroomXTestSupport
 /// Exactly-once mutations: Idempotency-Key on REST, and the batch endpoint.
 @Suite("Exactly-once mutations")
 struct MutationTests {
+    @Test("Idempotency-Key on device tokens and new drivers (writes outside the change log) applies once and replays, never a 500",
+          arguments: TestBackend.available)
+    func idempotencyOutsideTheLog(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        try await server.run { api in
+            let token = carrier.driver.accessToken
+            let register = RegisterDeviceTokenRequest(token: String(repeating: "ab", count: 32), platform: .ios)
+            let key = UUID().uuidString
+            let first = try await api.call(.registerDeviceToken, json: register, token: token, headers: ["Idempotency-Key": key])
+            #expect((200..<300).contains(first.status), "\(first.status) \(first.text)")
+            let again = try await api.call(.registerDeviceToken, json: register, token: token, headers: ["Idempotency-Key": key])
+            #expect(again.status == first.status && again.headers[.init("Idempotent-Replayed")!] == "true", "\(again.text)")
+            let removed = try await api.call(.removeDeviceToken, register.token, token: token, headers: ["Idempotency-Key": UUID().uuidString])
+            #expect((200..<300).contains(removed.status), "\(removed.status) \(removed.text)")
+            let invite = CreateDriverRequest(email: "new-driver@alpha.test", name: "New Driver", payType: .perMile, payRate: 60)
+            let inviteKey = UUID().uuidString
+            let created = try await api.call(.dispatchCreateDriver, json: invite, token: carrier.dispatcher.accessToken,
+                                             headers: ["Idempotency-Key": inviteKey])
+            #expect(created.status == 201, "\(created.text)")
+            let replayed = try await api.call(.dispatchCreateDriver, json: invite, token: carrier.dispatcher.accessToken,
+                                              headers: ["Idempotency-Key": inviteKey])
+            #expect(replayed.status == 201 && replayed.body == created.body)
+            #expect(try await server.store.drivers(tenant: carrier.tenant.id).filter { $0.email == "new-driver@alpha.test" }.count == 1)
+        }
+    }
+
     @Test("the same Idempotency-Key applies once and replays the answer", arguments: TestBackend.available)
     func restIdempotency(_ backend: TestBackend) async throws {
         let server = try await TestServer.make(backend)

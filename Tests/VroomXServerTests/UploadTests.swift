@@ -124,6 +124,34 @@ struct UploadTests {
         #expect(second.status == 423)
     }
 
+    @Test("an upload another instance still holds answers 423 to a large PATCH, and a client (or proxy) that sends the whole body before reading gets that answer, not a reset")
+    func earlyAnswerSurvivesALargeBody() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha")
+        let inspection = try await Self.openInspection(server, carrier)
+        let live = try await LiveServer(server)
+        defer { Task { await live.stop() } }
+        let token = carrier.driver.accessToken
+        let file = MediaSamples.mp4(size: 8 << 20)
+        let created = try await RawHTTP.request(port: live.port, "POST", "/v1/uploads", headers: Self.tus(token, [
+            "Upload-Length": String(file.count), "Upload-Metadata": MediaSamples.metadata(inspection.id, .walkthrough),
+        ]))
+        let location = try #require(created.headers["location"])
+        let id = try #require(location.split(separator: "/").last.map(String.init))
+        // An instance that died mid-upload left its lease behind.
+        #expect(try await server.store.claimUpload(id, tenant: carrier.tenant.id, lease: "dead-instance", until: server.store.now.addingTimeInterval(600)))
+        let socket = try RawSocket(port: live.port)
+        defer { socket.close() }
+        // As nginx does: the whole body first, then the answer.
+        let request = RawHTTP.head("PATCH", location, headers: Self.tus(token, [
+            "Upload-Offset": "0", "Content-Type": Tus.patchContentType,
+        ]), contentLength: file.count) + file
+        let sent = await socket.sendUntilClosed(request)
+        #expect(sent == request.count, "the server stopped taking the body after \(sent) of \(request.count) bytes")
+        let answer = try await socket.readResponse(timeout: .seconds(10))
+        #expect(answer.status == 423, "\(answer.status)")
+    }
+
     @Test("wrong types, sizes, offsets, versions, checksums and carriers are each refused with their code",
           arguments: TestBackend.available)
     func rejections(_ backend: TestBackend) async throws {

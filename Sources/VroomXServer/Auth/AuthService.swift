@@ -31,7 +31,7 @@ public struct AuthPolicy: Sendable {
     /// requests, or killed mid-refresh, presents one token many times; a
     /// copy in other hands is still caught the moment the lineage moves on.
     public var refreshReplayWindow: TimeInterval = 24 * 3600
-    public var refreshReplays = 20
+    public var refreshReplays = 3
     /// A dispatcher's browser session ends after this long unused…
     public var consoleIdleTimeout: TimeInterval = 12 * 3600
     /// …and this long after sign-in however much it is used.

@@ -4,9 +4,11 @@ import NIOConcurrencyHelpers
 import VroomXModels
 
 /// Turns the `Authorization: Bearer …` header into an identity: the token
-/// must verify, and its session must still be active. Session state is
-/// cached for a few seconds per instance, so a logout or a reuse-triggered
-/// revocation takes effect everywhere within `sessionCacheTTL`.
+/// must verify, and its session must still be active. An active session is
+/// cached for a few seconds per instance; one that ends (sign-out,
+/// deactivation, a reused refresh token) is refused at once on every
+/// instance (`EndedSessions`), and within `sessionCacheTTL` at worst, should
+/// an instance miss the news.
 struct Authenticator: Sendable {
     let tokens: TokenService
     let store: Store
@@ -59,6 +61,8 @@ struct Authenticator: Sendable {
 
     /// - Parameter maxAge: how old a cached answer may be (0: ask the database).
     func sessionIsActive(_ session: ID<Session>, maxAge: TimeInterval? = nil) async throws -> Bool {
+        // Signed out, deactivated, a token reused: refused at once, whatever the cache says.
+        if store.endedSessions.contains(session) { return false }
         let now = store.clock.now
         if let cached = cache.withLockedValue({ $0[session] }), now.timeIntervalSince(cached.checkedAt) < (maxAge ?? sessionCacheTTL) {
             return cached.active

@@ -23,12 +23,15 @@ struct ConsoleController {
     let policy: AuthPolicy
     let trustedProxyHops: Int
     let hub: ChangeHub
-    let live: ConsoleLiveLimit
+    /// Live streams count with the realtime sockets.
+    let live: RealtimeCapacity
     let media: any MediaStorage
     /// Photos of units go through the same upload path as the API's.
     let uploads: UploadService
     /// Carriers with an order import under way on this instance.
     let imports = CarrierTurns()
+    /// Each carrier's pages in the making on this instance.
+    let lanes = CarrierLanes()
     /// Tiles behind the map, when the carrier configured a tile server.
     var mapTiles: MapTiles? = nil
     /// Fills in stops' coordinates from their addresses, when a geocoder is configured.
@@ -156,18 +159,24 @@ struct ConsoleController {
     /// Errors a page did not handle itself become an error page in the frame.
     private func rendering(_ session: ConsoleSession, _ body: () async throws -> Response) async -> Response {
         do {
-            return try await ActingUser.$current.withValue(session.identity.user) { try await body() }
+            return try await lanes.run(session.identity.tenant) {
+                try await ActingUser.$current.withValue(session.identity.user) { try await body() }
+            }
         } catch {
             let appError = ErrorMiddleware.appError(for: error)
             let heading = switch appError.status {
             case 404: "Not found"
             case 403: "Not allowed"
+            case 429: "Too many pages at once"
             case 503, 507: "The server is busy"
             default: "Something went wrong"
             }
-            return pages.page("message", title: heading, session: session,
-                              ["heading": heading, "text": appError.body.message, "code": appError.body.code.rawValue],
-                              status: HTTPResponse.Status(code: appError.status))
+            var page = pages.page("message", title: heading, session: session,
+                                  ["heading": heading, "text": appError.body.message, "code": appError.body.code.rawValue],
+                                  status: HTTPResponse.Status(code: appError.status))
+            // Busy: say when to come back (a script's retry, a proxy, a person reloading).
+            if let retryAfter = appError.headers["Retry-After"] { page.headers[.retryAfter] = retryAfter }
+            return page
         }
     }
 

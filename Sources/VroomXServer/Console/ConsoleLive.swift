@@ -24,9 +24,9 @@ struct ConsoleLive {
             headers[.init("X-Accel-Buffering")!] = "no"  // nginx: pass events through at once
             // HEAD: what a stream would say, without opening one.
             if request.request.method == .head { return Response(status: .ok, headers: headers) }
-            guard console.live.claim() else {
-                throw AppError(503, .tooManyConnections, "Too many open console pages on this server; live updates resume shortly.",
-                               retryAfter: 30)
+            let identity = request.session.identity
+            guard console.live.admitStream(for: identity) else {
+                throw AppError(429, .tooManyConnections, "Too many open console pages; live updates resume shortly.", retryAfter: 30)
             }
             let subscriber = Subscriber(scope: request.scope, limit: 2_000)
             // A closed page lets go at once, not at the next heartbeat's failed write: on this long-lived
@@ -37,10 +37,10 @@ struct ConsoleLive {
             do {
                 try await console.hub.subscribe(subscriber)
             } catch {
-                console.live.release()
+                console.live.releaseStream(for: identity)
                 throw error
             }
-            let claim = LiveClaim(subscriber: subscriber, hub: console.hub, live: console.live)
+            let claim = LiveClaim(subscriber: subscriber, hub: console.hub, live: console.live, identity: identity)
             let store = console.store
             let session = request.session.identity.session
             let body = ResponseBody { writer in
@@ -93,38 +93,19 @@ struct ConsoleLive {
 final class LiveClaim: Sendable {
     private let subscriber: Subscriber
     private let hub: ChangeHub
-    private let live: ConsoleLiveLimit
+    private let live: RealtimeCapacity
+    private let identity: Identity
     private let held = NIOLockedValueBox(true)
 
-    init(subscriber: Subscriber, hub: ChangeHub, live: ConsoleLiveLimit) {
-        (self.subscriber, self.hub, self.live) = (subscriber, hub, live)
+    init(subscriber: Subscriber, hub: ChangeHub, live: RealtimeCapacity, identity: Identity) {
+        (self.subscriber, self.hub, self.live, self.identity) = (subscriber, hub, live, identity)
     }
 
     func end() {
         guard held.withLockedValue({ held in defer { held = false }; return held }) else { return }
         hub.unsubscribe(subscriber)
-        live.release()
+        live.releaseStream(for: identity)
     }
 
     deinit { end() }
-}
-
-/// Open live streams on this instance, bounded like realtime sockets.
-final class ConsoleLiveLimit: Sendable {
-    let maximum: Int
-    private let open = NIOLockedValueBox(0)
-
-    init(maximum: Int) { self.maximum = maximum }
-
-    func claim() -> Bool {
-        open.withLockedValue { count in
-            guard count < maximum else { return false }
-            count += 1
-            return true
-        }
-    }
-
-    func release() { open.withLockedValue { $0 -= 1 } }
-
-    var count: Int { open.withLockedValue { $0 } }
 }

@@ -64,12 +64,20 @@ struct ConsoleOrderPages {
         let newestFirst = request.query("sort") == "pickup_desc"
         let page = min(max((request.query("page").flatMap { Int($0) } ?? 1), 1), 100_000) - 1
         let query = Store.BoardQuery(status: status, search: search, pickupNewestFirst: newestFirst, page: page, pageSize: Self.boardPageSize)
-        async let found = store.boardOrders(query, tenant: request.tenant)
-        async let counts = store.orderCounts(tenant: request.tenant, search: search)
-        async let names = Names.load(store, tenant: request.tenant)
-        let (orders, total) = try await found
-        let lookup = try await names
-        let tally = try await counts
+        // A search that runs past its deadline is stopped (the database frees its connection) and says so.
+        var tooSlow = false
+        let (orders, tally): ([Order], [OrderStatus: Int])
+        do {
+            (orders, tally) = try await Self.searching(search) { [store] in
+                async let found = store.boardOrders(query, tenant: request.tenant)
+                async let counts = store.orderCounts(tenant: request.tenant, search: search)
+                return (try await found, try await counts)
+            }
+        } catch let error as DatabaseUnavailable where error.cause == .timedOut && !search.isEmpty {
+            (orders, tally, tooSlow) = ([], [:], true)
+        }
+        let lookup = try await Names.load(store, tenant: request.tenant)
+        let total = tally[status] ?? 0
         let pages = max(1, (total + Self.boardPageSize - 1) / Self.boardPageSize)
         func link(status: OrderStatus = status, page: Int = 1, sort: Bool = newestFirst) -> String {
             var parts = ["status=\(status.rawValue)"]
@@ -88,7 +96,7 @@ struct ConsoleOrderPages {
             return ["label": ConsoleFormat.label(tab), "count": count, "href": link(status: tab)]
         }
         return self.pages.page("board", title: "Load board", session: request.session, section: "board", [
-            "tabs": tabs, "matching": !search.isEmpty, "elsewhere": elsewhere, "found_elsewhere": !elsewhere.isEmpty,
+            "tabs": tabs, "matching": !search.isEmpty, "too_slow": tooSlow, "elsewhere": elsewhere, "found_elsewhere": !elsewhere.isEmpty,
             "status": status.rawValue, "status_label": ConsoleFormat.label(status), "q": search,
             "imported": Self.importedNotice(request),
             "orders": orders.map { Self.row($0, lookup) }, "empty": orders.isEmpty,
@@ -97,6 +105,16 @@ struct ConsoleOrderPages {
             "sort_asc_href": link(sort: false), "sort_desc_href": link(sort: true), "sort_desc": newestFirst,
             "first_shown": total == 0 ? 0 : page * Self.boardPageSize + 1, "last_shown": page * Self.boardPageSize + orders.count,
         ])
+    }
+
+    /// How long a board search may take: past it, the page asks for a
+    /// narrower search instead of keeping a database connection busy.
+    static let searchDeadline: Duration = .seconds(3)
+
+    /// Runs `body` under the search deadline when there is a search.
+    static func searching<T>(_ search: String, _ body: () async throws -> T) async throws -> T {
+        guard !search.isEmpty else { return try await body() }
+        return try await DatabaseDeadline.allowing(searchDeadline, body)
     }
 
     /// Drivers' and trips' names for lists.

@@ -149,7 +149,7 @@ struct ConsoleTripPages {
         // Orders on no trip and with no driver, soonest pickup first (a long list stops at 500):
         // an order on another trip is moved from that trip's page, never taken from it unseen.
         let open = try await store.boardOrders(.init(status: .new, search: "", pickupNewestFirst: false, page: 0, pageSize: 500),
-                                               tenant: request.tenant).orders.filter { $0.tripID == nil }
+                                               tenant: request.tenant).filter { $0.tripID == nil }
         let expenses = try await store.expenses(trip: id, request.scope)
         let driver = trip.driverID.flatMap { names.drivers[$0] }
         var values = Self.row(trip, driver: driver, orders: orders.count)

@@ -38,7 +38,16 @@ enum OrderImport {
 
     static func run(_ text: String, store: Store, tenant: ID<Tenant>) async throws -> Outcome {
         let carrierTrips = try await store.trips(.dispatch(tenant: tenant))
-        let (orders, lines) = try parse(text, trips: TripNumbers(carrierTrips), now: store.now)
+        let (orders, lines, problems) = try parse(text, trips: TripNumbers(carrierTrips), now: store.now)
+        // The lines only the database can judge are checked in the same pass as the rest: every bad line named at once.
+        var all = problems
+        for refusal in try await store.refusals(ofNew: orders, tenant: tenant) {
+            all.append(Problem(line: lines[refusal.index], field: column(for: refusal.error.body.field),
+                               message: FieldErrors.besideItsField(refusal.error)))
+        }
+        guard all.isEmpty else {
+            throw Problems(lines: Array(all.sorted { $0.line < $1.line }.prefix(maxProblems)))
+        }
         do {
             let count = try await store.createOrders(orders, tenant: tenant)
             // An order on a trip with a driver is assigned; any other waits on New.
@@ -75,7 +84,9 @@ enum OrderImport {
         }
     }
 
-    static func parse(_ text: String, trips: TripNumbers, now: Date) throws -> ([Store.ValidOrder], [Int]) {
+    /// The lines that are right, with their line numbers, and the problems
+    /// of the others; a file whose shape is wrong (its header, its size) throws.
+    static func parse(_ text: String, trips: TripNumbers, now: Date) throws -> ([Store.ValidOrder], [Int], [Problem]) {
         var problems = Problems()
         let rows: [CSV.Row]
         do {
@@ -159,10 +170,9 @@ enum OrderImport {
             }
         }
         if problems.lines.isEmpty, orders.isEmpty {
-            problems.lines.append(Problem(line: 2, field: "file", message: "The file has a header but no orders."))
+            throw Problems(lines: [Problem(line: 2, field: "file", message: "The file has a header but no orders.")])
         }
-        guard problems.lines.isEmpty else { throw problems }
-        return (orders, lines)
+        return (orders, lines, problems.lines)
     }
 
     /// The file's column for an API field (`pickup.window_end` → `pickup_to`).

@@ -49,7 +49,10 @@ public final class PostgresDatabase: SQLDatabase {
     }
 
     init(url: String, maxConnections: Int, options: Options, logger: Logger) throws {
-        let configuration = try Self.configuration(from: url, maxConnections: maxConnections)
+        var configuration = try Self.configuration(from: url, maxConnections: maxConnections)
+        // The server stops a statement at the call's deadline (the client's stopping to wait alone leaves it
+        // running, holding a backend and its locks). A call allowed longer or shorter sets its own (`limitStatements`).
+        configuration.options.additionalStartupParameters = [("statement_timeout", Self.milliseconds(options.timeout))]
         let sslMode = URLComponents(string: url)?.queryItems?.first { $0.name == "sslmode" }?.value ?? "prefer"
         let connectionConfiguration = try Self.connectionConfiguration(configuration, sslMode: sslMode)
         let pool = PostgresPool(configuration: configuration, logger: logger)
@@ -130,13 +133,31 @@ public final class PostgresDatabase: SQLDatabase {
     }
 
     public func read<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
-        try await withConnection { executor in try await body(executor) }
+        guard let limit = statementLimit else { return try await withConnection { executor in try await body(executor) } }
+        // SET LOCAL lasts for a transaction: a read with a deadline of its own gets one.
+        return try await withConnection { executor in try await Self.transaction(executor, begin: "BEGIN READ ONLY", limit: limit, body) }
     }
 
     public func snapshot<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
-        try await withConnection { executor in
-            try await Self.transaction(executor, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+        let limit = statementLimit
+        return try await withConnection { executor in
+            try await Self.transaction(executor, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", limit: limit, body)
         }
+    }
+
+    /// `SET LOCAL statement_timeout` for a call allowed another time than
+    /// the connection's (`DatabaseDeadline`); nil for the default.
+    private var statementLimit: SQL? {
+        guard let allowed = DatabaseDeadline.override, allowed != options.timeout else { return nil }
+        return SQL(unsafeRaw: "SET LOCAL statement_timeout = \(Self.milliseconds(allowed))")
+    }
+
+    /// A duration as PostgreSQL's milliseconds setting (at least 1: 0 would mean no limit).
+    private static func milliseconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let milliseconds = seconds.multipliedReportingOverflow(by: 1000)
+        guard !milliseconds.overflow else { return "\(Int32.max)" }
+        return "\(min(Int64(Int32.max), max(1, milliseconds.partialValue + attoseconds / 1_000_000_000_000_000)))"
     }
 
     /// A transaction under READ COMMITTED. A deadlock or serialization
@@ -145,7 +166,8 @@ public final class PostgresDatabase: SQLDatabase {
         var attempt = 1
         while true {
             do {
-                return try await withConnection { executor in try await Self.transaction(executor, begin: "BEGIN", body) }
+                let limit = statementLimit
+                return try await withConnection { executor in try await Self.transaction(executor, begin: "BEGIN", limit: limit, body) }
             } catch let error as PostgresServerError where error.isRetryable && attempt < 3 {
                 attempt += 1
             }
@@ -153,10 +175,11 @@ public final class PostgresDatabase: SQLDatabase {
     }
 
     /// `begin`, the body, then COMMIT — or ROLLBACK when the body throws.
-    private static func transaction<T>(_ executor: PostgresExecutor, begin: String,
+    private static func transaction<T>(_ executor: PostgresExecutor, begin: String, limit: SQL?,
                                        _ body: (any SQLExecutor) async throws -> T) async throws -> T {
         try await executor.execute(SQL(stringLiteral: begin))
         do {
+            if let limit { try await executor.execute(limit) }
             let result = try await body(executor)
             try await executor.execute("COMMIT")
             return result

@@ -215,6 +215,8 @@ struct PostgresExecutor: SQLExecutor {
         case "23514": return DatabaseConstraintError.check(message)
         case "23502": return DatabaseConstraintError.notNull(message)
         case "53100": return DatabaseUnavailable(.storageFull, "PostgreSQL \(state): \(message)")
+        // statement_timeout: the server stopped the statement at the call's deadline.
+        case "57014": return DatabaseUnavailable(.timedOut, "PostgreSQL \(state): \(message)")
         default:
             guard let cause = unavailability(sqlState: state) else { return PostgresServerError(sqlState: state, message: message) }
             return DatabaseUnavailable(cause, "PostgreSQL \(state): \(message)")

@@ -36,19 +36,27 @@ public final class SQLiteDatabase: SQLDatabase {
     }
 
     public func read<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
+        let allowed = deadline
+        let until = ContinuousClock.now + allowed
         let timedOut = DatabaseUnavailable(.timedOut, "no SQLite reader was free before the deadline")
-        return try await readPermits.withPermit(timeout: deadline, orThrow: timedOut) {
-            let connection = try idleReaders.withLockedValue { $0.popLast() }
-                ?? SQLiteConnection(path: path, readOnly: true, busyTimeout: timeout)
-            defer { idleReaders.withLockedValue { $0.append(connection) } }
-            _ = try connection.run("BEGIN")
-            do {
-                let result = try await body(connection)
-                _ = try connection.run("COMMIT")
-                return result
-            } catch {
-                _ = try? connection.run("ROLLBACK")
-                throw error
+        return try await withTaskExecutorPreference(StatementThreads.shared) {
+            try await readPermits.withPermit(timeout: allowed, orThrow: timedOut) {
+                let connection = try idleReaders.withLockedValue { $0.popLast() }
+                    ?? SQLiteConnection(path: path, readOnly: true, busyTimeout: timeout)
+                defer {
+                    connection.stop(at: nil)
+                    idleReaders.withLockedValue { $0.append(connection) }
+                }
+                connection.stop(at: until)
+                _ = try connection.run("BEGIN")
+                do {
+                    let result = try await body(connection)
+                    _ = try connection.run("COMMIT")
+                    return result
+                } catch {
+                    _ = try? connection.run("ROLLBACK")
+                    throw error
+                }
             }
         }
     }
@@ -78,19 +86,28 @@ public final class SQLiteDatabase: SQLDatabase {
 
     public func write<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
         guard !Self.holdsWriter else { throw SQLiteError(code: SQLITE_MISUSE, message: "nested write transaction") }
+        let allowed = deadline
+        let until = ContinuousClock.now + allowed
         let timedOut = DatabaseUnavailable(.timedOut, "the SQLite writer stayed busy past the deadline")
-        return try await writeLock.withPermit(timeout: deadline, orThrow: timedOut) {
-            _ = try writer.run("BEGIN IMMEDIATE")
-            do {
-                writer.inTransaction = true
-                let result = try await Self.$holdsWriter.withValue(true) { try await body(writer) }
-                writer.inTransaction = false
-                _ = try writer.run("COMMIT")
-                return result
-            } catch {
-                writer.inTransaction = false
-                _ = try? writer.run("ROLLBACK")
-                throw error
+        return try await withTaskExecutorPreference(StatementThreads.shared) {
+            try await writeLock.withPermit(timeout: allowed, orThrow: timedOut) {
+                writer.stop(at: until)
+                defer { writer.stop(at: nil) }
+                _ = try writer.run("BEGIN IMMEDIATE")
+                do {
+                    writer.inTransaction = true
+                    let result = try await Self.$holdsWriter.withValue(true) { try await body(writer) }
+                    writer.inTransaction = false
+                    // The work is done: its commit is not cut short.
+                    writer.stop(at: nil)
+                    _ = try writer.run("COMMIT")
+                    return result
+                } catch {
+                    writer.inTransaction = false
+                    writer.stop(at: nil)
+                    _ = try? writer.run("ROLLBACK")
+                    throw error
+                }
             }
         }
     }
@@ -126,6 +143,11 @@ final class SQLiteConnection: SQLExecutor, @unchecked Sendable {
     private var statements: [String: (statement: OpaquePointer, columns: SQLColumns)] = [:]
     /// Set by the database while a write transaction it began is open.
     var inTransaction = false
+    /// When the statement running must stop, in `monotonicNanoseconds`
+    /// (0: never). SQLite's progress handler reads it every few thousand
+    /// steps and interrupts the statement once it passed: a call past its
+    /// deadline stops working, rather than finishing for nobody.
+    private let stopAt = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
 
     init(path: String, readOnly: Bool, busyTimeout: Duration) throws {
         let flags = readOnly
@@ -145,9 +167,26 @@ final class SQLiteConnection: SQLExecutor, @unchecked Sendable {
         sqlite3_busy_timeout(handle, Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000))
         // Memory-mapped reads skip a copy per page for a read-mostly workload.
         try executeScript("PRAGMA foreign_keys = ON; PRAGMA mmap_size = 268435456")
+        stopAt.initialize(to: 0)
+        sqlite3_progress_handler(handle, 4000, { context in
+            guard let stop = context?.load(as: UInt64.self), stop != 0 else { return 0 }
+            return monotonicNanoseconds() >= stop ? 1 : 0
+        }, stopAt)
     }
 
-    deinit { close() }
+    deinit {
+        close()
+        stopAt.deallocate()
+    }
+
+    /// Statements from now on stop at `instant` (nil: run to the end).
+    func stop(at instant: ContinuousClock.Instant?) {
+        guard let instant else { return stopAt.pointee = 0 }
+        let remaining = ContinuousClock.now.duration(to: instant)
+        let (seconds, attoseconds) = remaining.components
+        let nanoseconds = max(0, seconds) * 1_000_000_000 + max(0, attoseconds / 1_000_000_000)
+        stopAt.pointee = monotonicNanoseconds() &+ UInt64(clamping: nanoseconds) | 1
+    }
 
     func close() {
         for entry in statements.values { sqlite3_finalize(entry.statement) }
@@ -305,12 +344,20 @@ final class SQLiteConnection: SQLExecutor, @unchecked Sendable {
         default:
             // Extended result codes carry the primary code in the low byte.
             switch status & 0xFF {
+            case SQLITE_INTERRUPT: return DatabaseUnavailable(.timedOut, "SQLite stopped a statement at its deadline")
             case SQLITE_BUSY, SQLITE_LOCKED: return DatabaseUnavailable(.busy, "SQLite \(status): \(message)")
             case SQLITE_FULL, SQLITE_IOERR: return DatabaseUnavailable(.storageFull, "SQLite \(status): \(message)")
             default: return SQLiteError(code: status, message: message)
             }
         }
     }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds: cheap enough for SQLite's progress handler.
+private func monotonicNanoseconds() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
 }
 
 // C macros Swift cannot import: the destructor that makes SQLite copy bound

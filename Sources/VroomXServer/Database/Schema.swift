@@ -640,7 +640,38 @@ enum Schema {
             );
             CREATE INDEX device_backlogs_by_age ON device_backlogs (reported_at)
             """),
+
+        // The board's search through a text index, kept in step with the
+        // orders in the same transaction: SQLite's FTS5 with trigrams (fed by
+        // triggers, reading its text through a view so it can be rebuilt),
+        // PostgreSQL's pg_trgm over a generated column. A word matches as a
+        // substring of one field (`OrderSearch.text` joins them with line
+        // breaks, which no searched word contains).
+        Migration(version: 15, name: "order search", sql: "", sqlite: """
+            CREATE VIEW order_search_source AS SELECT rowid AS order_rowid, \(OrderSearch.text("")) AS body FROM orders;
+            CREATE VIRTUAL TABLE order_search USING fts5(body, tokenize = 'trigram', content = 'order_search_source', content_rowid = 'order_rowid');
+            INSERT INTO order_search (order_search) VALUES ('rebuild');
+            CREATE TRIGGER order_search_insert AFTER INSERT ON orders BEGIN INSERT INTO order_search (rowid, body) VALUES (NEW.rowid, \(OrderSearch.text("NEW."))); END;
+            CREATE TRIGGER order_search_delete AFTER DELETE ON orders BEGIN INSERT INTO order_search (order_search, rowid, body) VALUES ('delete', OLD.rowid, \(OrderSearch.text("OLD."))); END;
+            CREATE TRIGGER order_search_update AFTER UPDATE OF \(OrderSearch.columns.joined(separator: ", ")) ON orders BEGIN INSERT INTO order_search (order_search, rowid, body) VALUES ('delete', OLD.rowid, \(OrderSearch.text("OLD."))); INSERT INTO order_search (rowid, body) VALUES (NEW.rowid, \(OrderSearch.text("NEW."))); END
+            """, postgres: """
+            CREATE EXTENSION IF NOT EXISTS pg_trgm;
+            ALTER TABLE orders ADD COLUMN search_text TEXT GENERATED ALWAYS AS (lower(\(OrderSearch.text("", .postgres)))) STORED;
+            CREATE INDEX orders_search ON orders USING gin (search_text gin_trgm_ops)
+            """),
     ]
+}
+
+/// The text of an order that the board's search looks in.
+enum OrderSearch {
+    static let columns = ["number", "vehicle_vin", "vehicle_make", "vehicle_model", "pickup_name", "pickup_address",
+                          "pickup_contact_name", "delivery_name", "delivery_address", "delivery_contact_name"]
+
+    /// The columns (of the row `prefix` names, as `NEW.`) joined by line
+    /// breaks: `char(10)` in SQLite, `chr(10)` in PostgreSQL.
+    static func text(_ prefix: String, _ dialect: SQLDialect = .sqlite) -> String {
+        columns.map { prefix + $0 }.joined(separator: dialect == .sqlite ? " || char(10) || " : " || chr(10) || ")
+    }
 }
 
 /// A migration that adds an entity to the change log's CHECK constraint.

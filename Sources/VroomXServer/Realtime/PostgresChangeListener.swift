@@ -9,6 +9,8 @@ import VroomXModels
 /// `pg_notify('vroomx_changes', 'tenant:seq')`, delivered on commit to every
 /// listener. After each (re)connection the hub re-reads every watched
 /// carrier's counter, so notifications missed while disconnected are not lost.
+/// A transaction that ends sessions also sends `ended:<session>` for each
+/// (`EndedSessions`).
 struct PostgresChangeListener: Service, CustomStringConvertible {
     static let channel = "vroomx_changes"
     var description: String { "PostgresChangeListener" }
@@ -45,7 +47,15 @@ struct PostgresChangeListener: Service, CustomStringConvertible {
         }
     }
 
-    func deliver(_ payload: String) {
+    func deliver(_ payload: String) { Self.deliver(payload, to: hub) }
+
+    static func deliver(_ payload: String, to hub: ChangeHub) {
+        if payload.hasPrefix(EndedSessions.notificationPrefix) {
+            if let session = ID<Session>(String(payload.dropFirst(EndedSessions.notificationPrefix.count))) {
+                hub.store.endedSessions.insert([session])
+            }
+            return
+        }
         let parts = payload.split(separator: ":")
         guard parts.count == 2, let tenant = ID<Tenant>(String(parts[0])), let sequence = Int64(parts[1]) else { return }
         hub.committed(tenant: tenant, sequence: sequence)

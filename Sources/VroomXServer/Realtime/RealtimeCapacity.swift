@@ -17,6 +17,9 @@ public final class RealtimeCapacity: Sendable {
         var perCarrier: [ID<Tenant>: Int] = [:]
         /// Each user's open sockets, oldest first.
         var perUser: [ID<User>: [RealtimeTicket]] = [:]
+        var streams = 0
+        var streamsPerCarrier: [ID<Tenant>: Int] = [:]
+        var streamsPerUser: [ID<User>: Int] = [:]
     }
 
     private let counts = NIOLockedValueBox(Counts())
@@ -49,6 +52,53 @@ public final class RealtimeCapacity: Sendable {
         }
         return true
     }
+
+    // MARK: Console live streams
+
+    /// Console pages' live streams (`/live`) hold a connection and its
+    /// descriptor like a socket, so they count in the same budget: a
+    /// carrier's streams and sockets together under `socketsPerCarrier`,
+    /// and all of them under `sockets`. Of that, streams take at most a
+    /// quarter of the instance, a carrier at most a quarter of that, and a
+    /// dispatcher `streamsPerUser` (a browser tab each): no one session or
+    /// carrier can leave another's pages without live updates.
+    static let streamsPerUser = 12
+
+    var streamCap: Int { max(1, limits.sockets / 4) }
+    var streamsPerCarrierCap: Int { max(Self.streamsPerUser, streamCap / 4) }
+
+    /// Takes a place for a live stream; false when the dispatcher, the
+    /// carrier or the instance has no room (refused with Retry-After).
+    func admitStream(for identity: Identity) -> Bool {
+        counts.withLockedValue { counts in
+            guard counts.total < limits.sockets, counts.streams < streamCap,
+                  counts.perCarrier[identity.tenant, default: 0] < limits.socketsPerCarrier,
+                  counts.streamsPerCarrier[identity.tenant, default: 0] < streamsPerCarrierCap,
+                  counts.streamsPerUser[identity.user, default: 0] < Self.streamsPerUser else { return false }
+            counts.total += 1
+            counts.streams += 1
+            counts.perCarrier[identity.tenant, default: 0] += 1
+            counts.streamsPerCarrier[identity.tenant, default: 0] += 1
+            counts.streamsPerUser[identity.user, default: 0] += 1
+            return true
+        }
+    }
+
+    func releaseStream(for identity: Identity) {
+        counts.withLockedValue { counts in
+            counts.total -= 1
+            counts.streams -= 1
+            func drop<Key>(_ key: Key, from table: inout [Key: Int]) {
+                table[key, default: 1] -= 1
+                if table[key] == 0 { table[key] = nil }
+            }
+            drop(identity.tenant, from: &counts.perCarrier)
+            drop(identity.tenant, from: &counts.streamsPerCarrier)
+            drop(identity.user, from: &counts.streamsPerUser)
+        }
+    }
+
+    public var openStreams: Int { counts.withLockedValue { $0.streams } }
 
     private enum Admission {
         case refused

@@ -15,12 +15,16 @@ enum EquipmentImport {
     ]
 
     static func run(_ text: String, store: Store, tenant: ID<Tenant>) async throws -> ImportResult {
-        let rows = try parse(text)
+        let (rows, problems) = try parse(text)
+        // What only the stored units can tell is checked in the same pass: every bad line named at once.
+        let all = problems + (try await store.importRefusals(rows, tenant: tenant))
+        guard all.isEmpty else { throw failure(all.sorted { $0.line < $1.line }) }
         return try await store.importEquipment(rows, tenant: tenant)
     }
 
-    /// Each line's fields, or every problem of the file's shape and values.
-    static func parse(_ text: String) throws -> [(line: Int, fields: EquipmentFields)] {
+    /// Each good line's fields, and every problem of the others' values; a
+    /// file whose shape is wrong (its header, its size) throws.
+    static func parse(_ text: String) throws -> (rows: [(line: Int, fields: EquipmentFields)], problems: [LineProblem]) {
         var problems: [LineProblem] = []
         let rows: [CSV.Row]
         do {
@@ -75,10 +79,9 @@ enum EquipmentImport {
             }
         }
         if problems.isEmpty, parsed.isEmpty {
-            problems.append(LineProblem(line: 2, field: "file", message: "The file has a header but no units."))
+            throw failure([LineProblem(line: 2, field: "file", message: "The file has a header but no units.")])
         }
-        guard problems.isEmpty else { throw failure(problems) }
-        return parsed
+        return (parsed, problems)
     }
 
     /// The line's values by the API's rules, so that one answer names every
@@ -143,6 +146,26 @@ enum EquipmentImport {
 }
 
 extension Store {
+    /// The lines the stored units refuse (a new unit without its kind, a
+    /// kind that would change), read before anything is written.
+    func importRefusals(_ rows: [(line: Int, fields: EquipmentFields)], tenant: ID<Tenant>) async throws -> [LineProblem] {
+        let stored = try await read { db in
+            var kinds: [String: (number: String, kind: String)] = [:]
+            for row in try await db.query("SELECT unit_key, unit_number, kind FROM equipment WHERE tenant_id = \(tenant)") {
+                kinds[try row.string("unit_key")] = (try row.string("unit_number"), try row.string("kind"))
+            }
+            return kinds
+        }
+        return rows.compactMap { line, fields in
+            if let current = stored[FleetRules.key(fields.unitNumber ?? "")] {
+                guard let kind = fields.kind, kind.rawValue != current.kind else { return nil }
+                return LineProblem(line: line, field: "kind", message: "Unit \(current.number) is a \(current.kind); its kind cannot change.")
+            }
+            guard fields.kind == nil else { return nil }
+            return LineProblem(line: line, field: "kind", message: "A new unit needs its kind: truck or trailer.")
+        }
+    }
+
     /// Creates or updates the units of an import in one transaction.
     func importEquipment(_ rows: [(line: Int, fields: EquipmentFields)], tenant: ID<Tenant>) async throws -> ImportResult {
         try await write(tenant: tenant) { tx in

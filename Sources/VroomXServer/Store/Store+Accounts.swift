@@ -11,7 +11,7 @@ extension Store {
         let email = try Validate.email(dispatcherEmail)
         let tenant = Tenant(id: ID(), name: name, createdAt: now)
         let user = User(id: ID(), tenantID: tenant.id, email: email, role: .dispatcher, hasPIN: false, createdAt: now)
-        try await database.write { db in
+        try await writeRows { db in
             try await db.execute("INSERT INTO tenants (id, name, created_at) VALUES (\(tenant.id), \(tenant.name), \(tenant.createdAt))")
             try await insertUser(user, db)
         }
@@ -186,10 +186,13 @@ extension Store {
             guard trips == 0, orders == 0 else {
                 throw AppError.conflict("\(driver.name) still has open work (trips planned or under way: \(trips); orders not delivered: \(orders)). Give it to another driver first.")
             }
-            try await tx.execute("""
+            let ended: [ID<Session>] = try await tx.query("""
                 UPDATE sessions SET revoked_at = \(tx.now), revoked_reason = 'driver_deactivated'
                 WHERE tenant_id = \(tenant) AND user_id = \(driver.userID) AND revoked_at IS NULL
-                """)
+                RETURNING id
+                """).map { try $0.id("id") }
+            try await announceEnded(ended, tx.db)
+            tx.endedSessions += ended
             try await tx.execute("""
                 DELETE FROM push_queue WHERE tenant_id = \(tenant)
                     AND device_token IN (SELECT token FROM device_tokens WHERE tenant_id = \(tenant) AND user_id = \(driver.userID))
@@ -251,7 +254,7 @@ extension Store {
     /// Notes that a driver used the API now. Written at most once a minute
     /// per driver, so a busy phone does not add a write to every request.
     func noteDriverSeen(_ driver: ID<Driver>, tenant: ID<Tenant>, at now: Date) async throws {
-        try await database.write { db in
+        try await writeRows { db in
             try await db.execute("""
                 UPDATE drivers SET last_seen_at = \(now)
                 WHERE tenant_id = \(tenant) AND id = \(driver) AND (last_seen_at IS NULL OR last_seen_at < \(now.addingTimeInterval(-60)))
@@ -272,7 +275,7 @@ extension Store {
         let token = try Validate.deviceToken(request.token)
         let installation = try request.installationID.map { SecureToken.sha256Hex(try Validate.installationID($0)) }
         let now = self.now
-        try await database.write { db in
+        try await writeRows { db in
             // The session is held while the token is stored, so a deactivation
             // (which revokes sessions, then deletes tokens) cannot miss it.
             if let session {
@@ -306,7 +309,7 @@ extension Store {
 
     /// Removes a token of this user. Returns false if they had no such token.
     public func removeDeviceToken(_ token: String, user: ID<User>, tenant: ID<Tenant>) async throws -> Bool {
-        try await database.write { db in
+        try await writeRows { db in
             !(try await db.query("""
                 DELETE FROM device_tokens WHERE token = \(token) AND tenant_id = \(tenant) AND user_id = \(user) RETURNING token
                 """).isEmpty)

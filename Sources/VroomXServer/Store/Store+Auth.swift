@@ -8,7 +8,7 @@ extension Store {
     /// Stores the (hashed) code for an email, replacing any earlier one.
     func saveCode(email: String, codeHash: String, expiresAt: Date) async throws {
         let now = self.now
-        try await database.write { db in
+        try await writeRows { db in
             try await db.execute("""
                 INSERT INTO otp_codes (email, code_hash, attempts, created_at, expires_at)
                 VALUES (\(email), \(codeHash), 0, \(now), \(expiresAt))
@@ -31,7 +31,7 @@ extension Store {
     /// exceed the cap); the last wrong guess deletes it.
     func checkCode(email: String, matches: @Sendable (String) -> Bool, maxAttempts: Int) async throws -> CodeCheck {
         let now = self.now
-        return try await database.write { db in
+        return try await writeRows { db in
             guard let row = try await db.first("""
                 UPDATE otp_codes SET attempts = attempts + 1
                 WHERE email = \(email) AND attempts < \(maxAttempts)
@@ -57,7 +57,7 @@ extension Store {
     }
 
     func deleteCode(email: String) async throws {
-        try await database.write { db in try await db.execute("DELETE FROM otp_codes WHERE email = \(email)") }
+        try await writeRows { db in try await db.execute("DELETE FROM otp_codes WHERE email = \(email)") }
     }
 
     // MARK: Sessions and refresh tokens
@@ -69,7 +69,7 @@ extension Store {
     func createSession(user: User, refreshTokenHash: String, lifetime: TimeInterval) async throws -> ID<Session> {
         let session = ID<Session>()
         let now = self.now
-        try await database.write { db in
+        try await writeRows { db in
             if user.role == .driver {
                 let driver = try await db.first("""
                     SELECT d.deactivated_at FROM drivers d WHERE d.tenant_id = \(user.tenantID) AND d.user_id = \(user.id)\(Self.lockingRows(db, of: "d"))
@@ -108,15 +108,15 @@ extension Store {
     /// whichever of them uses it second ends the session.
     func rotateRefreshToken(hash: String, successorHash: String, replayWindow: TimeInterval, maxReplays: Int) async throws -> RotationResult {
         let now = self.now
-        return try await database.write { db in
+        return try await writeEndingSessions { db in
             guard let row = try await db.first("""
                 SELECT r.session_id, r.rotated_at, r.grace_uses, s.user_id, s.tenant_id, s.expires_at, s.revoked_at
                 FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
                 WHERE r.token_hash = \(hash)
-                """) else { return .unknown }
+                """) else { return (.unknown, []) }
             let session: ID<Session> = try row.id("session_id")
-            if try row.optionalDate("revoked_at") != nil { return .revoked }
-            if try row.date("expires_at") <= now { return .expired }
+            if try row.optionalDate("revoked_at") != nil { return (.revoked, []) }
+            if try row.date("expires_at") <= now { return (.expired, []) }
             let rotated: RotationResult = .rotated(session: session, user: try row.id("user_id"), tenant: try row.id("tenant_id"))
             // Claim the token atomically: of two concurrent refreshes with it, one wins here.
             let claimed = try await db.first("""
@@ -127,7 +127,7 @@ extension Store {
                 try await db.execute("""
                     INSERT INTO refresh_tokens (token_hash, session_id, issued_at) VALUES (\(successorHash), \(session), \(now))
                     """)
-                return rotated
+                return (rotated, [])
             }
             let rotatedAt = try await db.first("SELECT rotated_at FROM refresh_tokens WHERE token_hash = \(hash)")?
                 .optionalDate("rotated_at") ?? .distantPast
@@ -143,11 +143,11 @@ extension Store {
                     """)
                 try await db.execute("DELETE FROM device_tokens WHERE session_id = \(session)")
                 let age = Int(now.timeIntervalSince(rotatedAt))
-                return .reused(successorRotated ? "rotated \(age) s ago; its successor was used since"
-                               : "rotated \(age) s ago; \(replays) replays so far")
+                return (.reused(successorRotated ? "rotated \(age) s ago; its successor was used since"
+                                : "rotated \(age) s ago; \(replays) replays so far"), [session])
             }
             try await db.execute("UPDATE refresh_tokens SET grace_uses = grace_uses + 1 WHERE token_hash = \(hash)")
-            return rotated
+            return (rotated, [])
         }
     }
 
@@ -155,16 +155,16 @@ extension Store {
     /// or nil when the token is unknown.
     func revokeSession(refreshTokenHash: String, reason: String) async throws -> ID<Session>? {
         let now = self.now
-        return try await database.write { db in
+        return try await writeEndingSessions { db in
             guard let row = try await db.first("SELECT session_id FROM refresh_tokens WHERE token_hash = \(refreshTokenHash)") else {
-                return nil
+                return (nil, [])
             }
             let session: ID<Session> = try row.id("session_id")
             try await db.execute("""
                 UPDATE sessions SET revoked_at = \(now), revoked_reason = \(reason) WHERE id = \(session) AND revoked_at IS NULL
                 """)
             try await db.execute("DELETE FROM device_tokens WHERE session_id = \(session)")
-            return session
+            return (session, [session])
         }
     }
 
@@ -193,7 +193,7 @@ extension Store {
     // MARK: PIN
 
     func setPIN(user: ID<User>, hash: String) async throws {
-        try await database.write { db in
+        try await writeRows { db in
             try await db.execute("UPDATE users SET pin_hash = \(hash), pin_failed_attempts = 0 WHERE id = \(user)")
         }
     }
@@ -209,7 +209,7 @@ extension Store {
     /// parallel guesses can never exceed the limit. A correct PIN then
     /// resets the count with `resetPINAttempts`.
     func claimPINAttempt(user: ID<User>, limit: Int) async throws -> PINAttempt {
-        try await database.write { db in
+        try await writeRows { db in
             guard let state = try await db.first("SELECT pin_hash, pin_failed_attempts FROM users WHERE id = \(user)") else {
                 throw AppError.notFound("User")
             }
@@ -224,7 +224,7 @@ extension Store {
     }
 
     func resetPINAttempts(user: ID<User>) async throws {
-        try await database.write { db in try await db.execute("UPDATE users SET pin_failed_attempts = 0 WHERE id = \(user)") }
+        try await writeRows { db in try await db.execute("UPDATE users SET pin_failed_attempts = 0 WHERE id = \(user)") }
     }
 
     func pinFailedAttempts(user: ID<User>) async throws -> Int {
@@ -236,7 +236,7 @@ extension Store {
     /// Takes back a hit `hit` counted for what then did not happen (a refused
     /// invitation is no invitation).
     func unhit(bucket: String, key: String) async throws {
-        try await database.write { db in
+        try await writeRows { db in
             try await db.execute("UPDATE rate_limits SET hits = hits - 1 WHERE bucket = \(bucket) AND key = \(key) AND hits > 0")
         }
     }
@@ -247,7 +247,7 @@ extension Store {
         let now = self.now
         let windowMillis = Int64(window * 1000)
         let windowStart = WireTime.milliseconds(now) / windowMillis * windowMillis
-        let row = try await database.write { db in
+        let row = try await writeRows { db in
             try await db.first("""
                 INSERT INTO rate_limits (bucket, key, window_start, hits) VALUES (\(bucket), \(key), \(windowStart), 1)
                 ON CONFLICT (bucket, key) DO UPDATE SET
@@ -280,7 +280,7 @@ extension Store {
     func cooldown(bucket: String, key: String, interval: TimeInterval) async throws -> Int? {
         let now = WireTime.milliseconds(self.now)
         let intervalMillis = Int64(interval * 1000)
-        return try await database.write { db in
+        return try await writeRows { db in
             let claimed = try await db.first("""
                 INSERT INTO rate_limits (bucket, key, window_start, hits) VALUES (\(bucket), \(key), \(now), 1)
                 ON CONFLICT (bucket, key) DO UPDATE SET window_start = excluded.window_start, hits = 1
@@ -313,7 +313,7 @@ extension Store {
     /// windows, sessions expired a week ago.
     public func pruneExpiredAuthData() async throws {
         let now = WireTime.milliseconds(self.now)
-        try await database.write { db in
+        try await writeRows { db in
             try await db.execute("DELETE FROM otp_codes WHERE expires_at < \(now)")
             try await db.execute("DELETE FROM rate_limits WHERE window_start < \(now - 86_400_000)")
             // A session's device tokens go when it ends; the session row a week later.

@@ -23,7 +23,7 @@ extension Store {
     func createConsoleSession(user: User, tokenHash: String, csrfToken: String, lifetime: TimeInterval) async throws -> ID<Session> {
         let session = try await createSession(user: user, refreshTokenHash: SecureToken.sha256Hex(SecureToken.random()), lifetime: lifetime)
         let now = self.now
-        try await database.write { db in
+        try await writeRows { db in
             try await db.execute("""
                 INSERT INTO console_sessions (token_hash, session_id, tenant_id, user_id, csrf_token, created_at, last_used_at)
                 VALUES (\(tokenHash), \(session), \(user.tenantID), \(user.id), \(csrfToken), \(now), \(now))
@@ -57,7 +57,7 @@ extension Store {
     /// Marks a browser session used now (the idle clock restarts).
     func touchConsoleSession(tokenHash: String) async throws {
         let now = self.now
-        try await database.write { db in
+        try await writeRows { db in
             try await db.execute("UPDATE console_sessions SET last_used_at = \(now) WHERE token_hash = \(tokenHash)")
         }
     }
@@ -65,13 +65,14 @@ extension Store {
     /// Sign-out: the sign-in session is revoked and the cookie forgotten.
     func endConsoleSession(tokenHash: String) async throws {
         let now = self.now
-        try await database.write { db in
-            guard let row = try await db.first("SELECT session_id FROM console_sessions WHERE token_hash = \(tokenHash)") else { return }
+        try await writeEndingSessions { db in
+            guard let row = try await db.first("SELECT session_id FROM console_sessions WHERE token_hash = \(tokenHash)") else { return ((), []) }
             let session: ID<Session> = try row.id("session_id")
             try await db.execute("""
                 UPDATE sessions SET revoked_at = \(now), revoked_reason = 'console_sign_out' WHERE id = \(session) AND revoked_at IS NULL
                 """)
             try await db.execute("DELETE FROM console_sessions WHERE session_id = \(session)")
+            return ((), [session])
         }
     }
 
@@ -87,8 +88,10 @@ extension Store {
         var pageSize: Int
     }
 
-    func boardOrders(_ query: BoardQuery, tenant: ID<Tenant>) async throws -> (orders: [Order], total: Int) {
-        let filter: SQL = "tenant_id = \(tenant) AND status = \(query.status)" + Self.boardSearch(query.search, tenant: tenant)
+    /// One page of the board's orders. (How many there are in all is
+    /// `orderCounts`, which the board reads anyway.)
+    func boardOrders(_ query: BoardQuery, tenant: ID<Tenant>) async throws -> [Order] {
+        let filter: SQL = "tenant_id = \(tenant) AND status = \(query.status)" + boardSearch(query.search, tenant: tenant)
         let direction = query.pickupNewestFirst ? "DESC" : "ASC"
         // Orders without a pickup window come last either way.
         let order: SQL = """
@@ -96,38 +99,59 @@ extension Store {
             """
         let offset = query.page * query.pageSize
         return try await read { db in
-            let total = try await db.first("SELECT COUNT(*) AS n FROM orders WHERE \(filter)")?.int("n") ?? 0
-            let orders = try await db.query("""
+            try await db.query("""
                 SELECT \(Order.columns) FROM orders WHERE \(filter) ORDER BY \(order) LIMIT \(query.pageSize) OFFSET \(offset)
                 """).map(Order.init(row:))
-            return (orders, total)
         }
     }
 
-    /// ` AND …` for each of the first five words of a board search: every
-    /// word appears (ignoring case) in the number, VIN, vehicle, a stop's
-    /// name, address or contact, the driver's name or the trip's number (the
-    /// board shows both). Nothing for an empty search. The carrier's drivers
-    /// and trips that match are found once per word (uncorrelated
-    /// subqueries), not once per order.
-    static func boardSearch(_ search: String, tenant: ID<Tenant>) -> SQL {
+    /// The words a board search looks for: visible text, the first five
+    /// words, each cut to 40 characters (a VIN is 17), so no search costs
+    /// more than a bounded number of index lookups.
+    static func searchWords(_ search: String) -> [String] {
         // Control and format characters are no text anyone looks for (and PostgreSQL refuses a NUL).
         let visible = String(String.UnicodeScalarView(search.unicodeScalars.filter {
             $0.properties.generalCategory != .control && $0.properties.generalCategory != .format
         }))
+        return visible.split(whereSeparator: \.isWhitespace).prefix(5).map {
+            String(String.UnicodeScalarView($0.unicodeScalars.prefix(40)))
+        }
+    }
+
+    /// ` AND …` for each word of a board search (`searchWords`): the word
+    /// appears (ignoring case) in one of the order's searched fields
+    /// (`OrderSearch`: number, VIN, vehicle, a stop's name, address or
+    /// contact), or in the name of its driver or the number of its trip (the
+    /// board shows both). A word of three characters or more is looked up in
+    /// the text index; a shorter one (an index cannot look up less than a
+    /// trigram) is skipped beside longer ones, and alone matches a whole
+    /// order or trip number, or part of a driver's name (a carrier has few
+    /// drivers). Nothing for an empty search. The
+    /// carrier's drivers and trips that match are found once per word
+    /// (uncorrelated subqueries), not once per order.
+    func boardSearch(_ search: String, tenant: ID<Tenant>) -> SQL {
         var filter: SQL = ""
-        for word in visible.split(whereSeparator: \.isWhitespace).prefix(5) {
+        var words = Self.searchWords(search)
+        // Beside a longer word, one of one or two characters ("Rd", "TX") narrows nothing an index can look up: skipped.
+        if words.contains(where: { $0.unicodeScalars.count >= 3 }) { words.removeAll { $0.unicodeScalars.count < 3 } }
+        for word in words {
             // Folded by the database on both sides, so the word and the text fold alike.
-            let pattern: SQL = "lower(\("%" + likeEscaped(String(word)) + "%"))"
-            filter = filter + """
-                 AND (lower(number) LIKE \(pattern) ESCAPE '\\' OR lower(vehicle_vin) LIKE \(pattern) ESCAPE '\\'
-                    OR lower(vehicle_make) LIKE \(pattern) ESCAPE '\\' OR lower(vehicle_model) LIKE \(pattern) ESCAPE '\\'
-                    OR lower(pickup_name) LIKE \(pattern) ESCAPE '\\' OR lower(pickup_address) LIKE \(pattern) ESCAPE '\\'
-                    OR lower(delivery_name) LIKE \(pattern) ESCAPE '\\' OR lower(delivery_address) LIKE \(pattern) ESCAPE '\\'
-                    OR lower(pickup_contact_name) LIKE \(pattern) ESCAPE '\\' OR lower(delivery_contact_name) LIKE \(pattern) ESCAPE '\\'
-                    OR driver_id IN (SELECT id FROM drivers WHERE tenant_id = \(tenant) AND lower(name) LIKE \(pattern) ESCAPE '\\')
-                    OR trip_id IN (SELECT id FROM trips WHERE tenant_id = \(tenant) AND lower(number) LIKE \(pattern) ESCAPE '\\'))
+            let pattern: SQL = "lower(\("%" + Self.likeEscaped(word) + "%"))"
+            let driverOrTrip: SQL = """
+                driver_id IN (SELECT id FROM drivers WHERE tenant_id = \(tenant) AND lower(name) LIKE \(pattern) ESCAPE '\\')
+                    OR trip_id IN (SELECT id FROM trips WHERE tenant_id = \(tenant) AND lower(number) LIKE \(pattern) ESCAPE '\\')
                 """
+            let inOrder: SQL
+            if word.unicodeScalars.count < 3 {
+                inOrder = "lower(number) = lower(\(word))"
+            } else if database.dialect == .sqlite {
+                // An FTS5 phrase: trigram by trigram, in order: the word as a substring.
+                let phrase = "\"" + word.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+                inOrder = "rowid IN (SELECT rowid FROM order_search WHERE order_search MATCH \(phrase))"
+            } else {
+                inOrder = "search_text LIKE \(pattern) ESCAPE '\\'"
+            }
+            filter = filter + " AND (" + inOrder + " OR " + driverOrTrip + ")"
         }
         return filter
     }
@@ -135,10 +159,11 @@ extension Store {
     /// How many orders the carrier has in each status; with a search, how
     /// many in each match it (so the board's tabs say where matches are).
     func orderCounts(tenant: ID<Tenant>, search: String = "") async throws -> [OrderStatus: Int] {
-        try await read { db in
+        let filter = boardSearch(search, tenant: tenant)
+        return try await read { db in
             var counts: [OrderStatus: Int] = [:]
             for row in try await db.query("""
-                SELECT status, COUNT(*) AS n FROM orders WHERE tenant_id = \(tenant)\(Self.boardSearch(search, tenant: tenant)) GROUP BY status
+                SELECT status, COUNT(*) AS n FROM orders WHERE tenant_id = \(tenant)\(filter) GROUP BY status
                 """) {
                 if let status = OrderStatus(rawValue: try row.string("status")) { counts[status] = try row.int("n") }
             }

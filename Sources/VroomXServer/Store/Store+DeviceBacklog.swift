@@ -76,7 +76,7 @@ extension Store {
     /// Forgets reports no phone has renewed for `backlogRetention`.
     public func pruneDeviceBacklogs() async throws {
         let cutoff = now.addingTimeInterval(-Self.backlogRetention)
-        try await database.write { db in try await db.execute("DELETE FROM device_backlogs WHERE reported_at < \(cutoff)") }
+        try await writeRows { db in try await db.execute("DELETE FROM device_backlogs WHERE reported_at < \(cutoff)") }
     }
 
     /// Every phone's last report in the carrier, newest first.

@@ -62,6 +62,14 @@ extension Store {
                 afterReassignment = true
             }
             guard let trip = found else { throw AppError.notFound("Trip") }
+            let recorded = try await tx.first("""
+                SELECT COUNT(*) AS n FROM trip_expenses WHERE tenant_id = \(scope.tenant) AND trip_id = \(trip.id)
+                """)?.int("n") ?? 0
+            if recorded >= Self.maxExpensesPerTrip, try await !isStored(request.id, scope, tx) {
+                throw AppError(422, .validationFailed,
+                               "Trip \(trip.number) already has \(NumberText.grouped(recorded)) expenses, the most one trip holds. Ask dispatch to merge some.",
+                               field: "trip_id")
+            }
             let expense = Expense(id: request.id ?? ID(), tripID: trip.id, driverID: scope.driverID, category: request.category,
                                   amountCents: amount, date: request.date, notes: notes, fuel: request.fuel,
                                   afterReassignment: afterReassignment, createdAt: tx.now)
@@ -87,14 +95,30 @@ extension Store {
                 RETURNING id
                 """) != nil else {
                 guard let existing = try await existingExpense(expense, scope, tx) else {
-                    throw AppError(409, .alreadyExists, "An expense with this id already exists.", field: "id")
+                    throw AppError.idTaken
                 }
                 return existing
             }
             tx.recordUpsert(.expense, id: expense.id.rawValue, document: doc,
                             visibleTo: Self.audience(of: expense.driverID, tripDriver: trip.driverID))
+            if let fuel = expense.fuel, let odometer = fuel.odometerMiles,
+               let unit = try await fetchEquipment(fuel.equipmentID, scope, locking: true, tx.db) {
+                // A fill's odometer is a reading: the same rules, and the truck's odometer follows it.
+                let window = Self.fillWindow(expense.date, now: tx.now)
+                _ = try await insertReading(ID(), unit: unit, miles: odometer, at: window.upperBound, within: window,
+                                            field: "fuel.odometer_miles", scope, tx)
+            }
             return expense
         }
+    }
+
+    /// When a fill dated `date` (the driver's own calendar day, in a zone
+    /// the server does not know) can have happened: that day in any zone
+    /// on earth, and not after now.
+    static func fillWindow(_ date: LocalDate, now: Date) -> ClosedRange<Date> {
+        let start = date.startOfDay.addingTimeInterval(-14 * 3600)
+        let end = max(start, min(now, date.startOfDay.addingTimeInterval(38 * 3600)))
+        return start...end
     }
 
     /// An expense the caller may see, its trip's row and then the
@@ -108,6 +132,17 @@ extension Store {
             """).map(Expense.init(row:))
     }
 
+    /// Expenses one trip holds at most: a real trip has tens; a client
+    /// looping on the API cannot grow one without end (its page, its feed).
+    static let maxExpensesPerTrip = 500
+
+    /// Whether an expense with this id is already stored (then sending it
+    /// again is not a new one, whatever the count).
+    private func isStored(_ id: ID<Expense>?, _ scope: Scope, _ tx: TenantTransaction) async throws -> Bool {
+        guard let id else { return false }
+        return try await tx.first("SELECT id FROM trip_expenses WHERE tenant_id = \(scope.tenant) AND id = \(id)") != nil
+    }
+
     /// The stored expense with this one's id, when it is the same expense
     /// sent again by whoever recorded it; an id taken by a different expense
     /// (or by another driver's) is `already_exists`, never someone else's row.
@@ -118,7 +153,7 @@ extension Store {
         guard existing.driverID == scope.driverID, existing.tripID == expense.tripID, existing.category == expense.category,
               existing.amountCents == expense.amountCents, existing.date == expense.date,
               existing.notes == expense.notes, existing.fuel == expense.fuel else {
-            throw AppError(409, .alreadyExists, "An expense with this id already exists.", field: "id")
+            throw AppError.idTaken
         }
         return existing
     }
@@ -216,6 +251,10 @@ extension Store {
                 body: problems.check(body) { try Validate.text(body, field: "body", max: 4000) })
     }
 
+    /// Unread messages and notifications a driver may have before dispatch
+    /// can send more: the phone's list, the push queue and the feed stay bounded.
+    static let maxUnreadMessages = 500
+
     /// Messages from dispatch (to several drivers at once): all are sent, or none.
     @discardableResult
     public func sendMessages(_ requests: [SendMessageRequest], tenant: ID<Tenant>) async throws -> [DriverNotification] {
@@ -224,7 +263,16 @@ extension Store {
         return try await write(tenant: tenant) { tx in
             var sent: [DriverNotification] = []
             for (request, text) in zip(requests, texts) {
-                _ = try await assignableDriver(request.driverID, tenant: tenant, tx.db)
+                let driver = try await assignableDriver(request.driverID, tenant: tenant, tx.db)
+                let unread = try await tx.first("""
+                    SELECT COUNT(*) AS n FROM (SELECT id FROM driver_notifications
+                        WHERE tenant_id = \(tenant) AND driver_id = \(driver.id) AND read_at IS NULL LIMIT \(Self.maxUnreadMessages)) AS waiting
+                    """)?.int("n") ?? 0
+                guard unread < Self.maxUnreadMessages else {
+                    throw AppError(422, .validationFailed,
+                                   "\(driver.name) has \(NumberText.grouped(unread)) unread messages and notifications; send more once they have read some.",
+                                   field: "driver_id")
+                }
                 if let trip = request.tripID, try await fetchTrip(trip, scope, tx.db) == nil {
                     throw AppError(422, .validationFailed, "No such trip in this carrier.", field: "trip_id")
                 }

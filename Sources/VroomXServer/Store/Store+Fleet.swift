@@ -385,51 +385,79 @@ extension Store {
                 """).map(OdometerReading.init(row:)) {
                 guard existing.equipmentID == request.equipmentID, existing.miles == miles,
                       let unit = try await fetchEquipment(request.equipmentID, scope, tx.db) else {
-                    throw AppError(409, .alreadyExists, "An odometer reading with this id already exists.", field: "id")
+                    throw AppError.idTaken
                 }
                 return (existing, unit)
             }
             guard let unit = try await fetchEquipment(request.equipmentID, scope, locking: true, tx.db) else { throw AppError.notFound("Unit") }
-            if let before = try await tx.first("""
-                SELECT miles, recorded_at FROM odometer_readings WHERE tenant_id = \(scope.tenant) AND equipment_id = \(unit.id)
-                AND recorded_at <= \(recordedAt) ORDER BY miles DESC LIMIT 1
-                """) {
-                let last = try before.int("miles")
-                guard last <= miles else {
-                    throw AppError(422, .odometerDecreased,
-                                   OdometerRule.decreased(unit: unit.unitNumber, last: last), field: "miles")
-                }
-                // A typo (a digit too many) would otherwise block every later reading of the unit.
-                let hours = max(0, recordedAt.timeIntervalSince(try before.date("recorded_at")) / 3600)
-                let plausible = FleetRules.plausibleMiles(afterHours: hours)
-                guard Double(miles - last) <= plausible else {
-                    throw AppError(422, .validationFailed,
-                                   "Unit \(unit.unitNumber) read \(last) mi \(Int(hours.rounded())) h before; \(miles) mi is more than it can have driven. Check the reading.",
-                                   field: "miles")
-                }
-            }
-            if let after = try await tx.first("""
-                SELECT miles FROM odometer_readings WHERE tenant_id = \(scope.tenant) AND equipment_id = \(unit.id)
-                AND recorded_at > \(recordedAt) ORDER BY miles LIMIT 1
-                """), try after.int("miles") < miles {
-                throw AppError(422, .odometerDecreased,
-                               "Unit \(unit.unitNumber) read \(try after.int("miles")) mi later than this; a reading cannot be higher than a later one.",
-                               field: "miles")
-            }
-            let reading = OdometerReading(id: readingID, equipmentID: unit.id, miles: miles, recordedAt: recordedAt, driverID: scope.driverID)
-            try await tx.execute("""
-                INSERT INTO odometer_readings (id, tenant_id, equipment_id, miles, recorded_at, driver_id, created_at, doc)
-                VALUES (\(reading.id), \(scope.tenant), \(unit.id), \(miles), \(recordedAt), \(scope.driverID), \(tx.now),
-                        \(try WireDocument.encode(reading)))
-                """, unique: AppError(409, .alreadyExists, "An odometer reading with this id already exists.", field: "id"))
-            guard unit.odometerAt.map({ recordedAt >= $0 }) ?? true, unit.odometerMiles != miles || unit.odometerAt == nil else {
-                return (reading, unit)
-            }
-            var edited = unit
-            edited.odometerMiles = miles
-            edited.odometerAt = recordedAt
-            return (reading, try await saveEquipment(edited, from: unit, detailsChanged: false, statusChanged: false, tx))
+            return try await insertReading(readingID, unit: unit, miles: miles, at: recordedAt, field: "miles", scope, tx)
         }
+    }
+
+    /// A new reading of `unit` (locked by the caller), checked against the
+    /// unit's other readings: no lower than one before it, no higher than
+    /// one after it, no further than the unit can have driven since. The
+    /// unit's odometer follows the newest reading. `field` names the number
+    /// in a refusal (`miles`, or a fuel fill's `fuel.odometer_miles`).
+    ///
+    /// `window`: when only the day of the reading is known (a fuel fill), the
+    /// span it lies in; readings inside it may be before or after this one,
+    /// so it must be within a day's driving of each of them.
+    func insertReading(_ id: ID<OdometerReading>, unit: Equipment, miles: Int, at recordedAt: Date, within window: ClosedRange<Date>? = nil,
+                       field: String, _ scope: Scope, _ tx: TenantTransaction) async throws -> (reading: OdometerReading, unit: Equipment) {
+        let (earliest, latest) = (window?.lowerBound ?? recordedAt, window?.upperBound ?? recordedAt)
+        if let window {
+            let span = OdometerRule.plausibleMiles(afterHours: window.upperBound.timeIntervalSince(window.lowerBound) / 3600)
+            if let inside = try await tx.first("""
+                SELECT MIN(miles) AS low, MAX(miles) AS high FROM odometer_readings
+                WHERE tenant_id = \(scope.tenant) AND equipment_id = \(unit.id) AND recorded_at > \(earliest) AND recorded_at <= \(latest)
+                """), let low = try inside.optionalInt("low"), let high = try inside.optionalInt("high") {
+                guard Double(high - miles) <= span else {
+                    throw AppError(422, .odometerDecreased, OdometerRule.decreased(unit: unit.unitNumber, last: high), field: field)
+                }
+                guard Double(miles - low) <= span else {
+                    throw AppError(422, .validationFailed,
+                                   "Unit \(unit.unitNumber) read \(NumberText.grouped(low)) mi that day; \(NumberText.grouped(miles)) mi is more than it can have driven. Check the reading.",
+                                   field: field)
+                }
+            }
+        }
+        if let before = try await tx.first("""
+            SELECT miles, recorded_at FROM odometer_readings WHERE tenant_id = \(scope.tenant) AND equipment_id = \(unit.id)
+            AND recorded_at <= \(earliest) ORDER BY miles DESC LIMIT 1
+            """) {
+            let last = try before.int("miles")
+            guard last <= miles else {
+                throw AppError(422, .odometerDecreased, OdometerRule.decreased(unit: unit.unitNumber, last: last), field: field)
+            }
+            let hours = max(0, latest.timeIntervalSince(try before.date("recorded_at")) / 3600)
+            guard Double(miles - last) <= OdometerRule.plausibleMiles(afterHours: hours) else {
+                throw AppError(422, .validationFailed,
+                               "Unit \(unit.unitNumber) read \(NumberText.grouped(last)) mi \(Int(hours.rounded())) h before; \(NumberText.grouped(miles)) mi is more than it can have driven. Check the reading.",
+                               field: field)
+            }
+        }
+        if let after = try await tx.first("""
+            SELECT miles FROM odometer_readings WHERE tenant_id = \(scope.tenant) AND equipment_id = \(unit.id)
+            AND recorded_at > \(latest) ORDER BY miles LIMIT 1
+            """), try after.int("miles") < miles {
+            throw AppError(422, .odometerDecreased,
+                           "Unit \(unit.unitNumber) read \(NumberText.grouped(try after.int("miles"))) mi later than this; a reading cannot be higher than a later one.",
+                           field: field)
+        }
+        let reading = OdometerReading(id: id, equipmentID: unit.id, miles: miles, recordedAt: recordedAt, driverID: scope.driverID)
+        try await tx.execute("""
+            INSERT INTO odometer_readings (id, tenant_id, equipment_id, miles, recorded_at, driver_id, created_at, doc)
+            VALUES (\(reading.id), \(scope.tenant), \(unit.id), \(miles), \(recordedAt), \(scope.driverID), \(tx.now),
+                    \(try WireDocument.encode(reading)))
+            """, unique: AppError.idTaken)
+        guard unit.odometerAt.map({ recordedAt >= $0 }) ?? true, unit.odometerMiles != miles || unit.odometerAt == nil else {
+            return (reading, unit)
+        }
+        var edited = unit
+        edited.odometerMiles = miles
+        edited.odometerAt = recordedAt
+        return (reading, try await saveEquipment(edited, from: unit, detailsChanged: false, statusChanged: false, tx))
     }
 
     public func odometerReadingDocuments(_ id: ID<Equipment>, tenant: ID<Tenant>, page: PageRequest) async throws -> DocumentPage {
@@ -497,10 +525,6 @@ enum FleetRules {
     static let maxFuelMilli = 2_000_000
     static let maxDocuments = 50
     static let expiryNoticeDays = EquipmentDocument.noticeDays
-
-    /// The most a unit can have driven in `hours`: 1,000 miles of slack
-    /// (readings taken minutes apart, clocks off) plus 100 mph around the clock.
-    static func plausibleMiles(afterHours hours: Double) -> Double { 1_000 + 100 * hours }
 
     /// Unit numbers are unique regardless of case, width and composition
     /// ("Café-1" written either way, "ＤＵＰ-1" and "DUP-1" are one unit).

@@ -18,7 +18,7 @@ extension Store {
             var inspection: Inspection
             if let existing = try await fetchInspection(id, tenant: scope.tenant, tx.db) {
                 guard existing.orderID == order.id, existing.kind == request.kind else {
-                    throw AppError(409, .alreadyExists, "This inspection id belongs to another order or kind.", field: "id")
+                    throw AppError.idTaken
                 }
                 guard existing.completedAt == nil else {
                     throw AppError(409, .inspectionCompleted, "This inspection is completed and can no longer change.")
@@ -55,9 +55,10 @@ extension Store {
                                    _ scope: Scope) async throws -> (inspection: Inspection, order: Order) {
         try await write(tenant: scope.tenant) { tx in
             guard var inspection = try await fetchInspection(id, tenant: scope.tenant, tx.db),
-                  let order = try await fetchOrder(inspection.orderID, scope, tx.db) else { throw AppError.notFound("Inspection") }
+                  case let (order, trip)? = try await lockOrderWithTrip(inspection.orderID, scope, tx) else { throw AppError.notFound("Inspection") }
             if inspection.completedAt != nil { return (inspection, order) }
             try Self.checkInspectable(order, kind: inspection.kind)
+            try Self.checkTripCarries(trip, to: inspection.kind.completedStatus)
             if let reason = inspection.incompleteReason {
                 throw AppError(422, .inspectionIncomplete, reason)
             }
@@ -123,7 +124,7 @@ extension Store {
                 VALUES (\(inspection.id), \(tx.tenant), \(inspection.orderID), \(inspection.driverID), \(inspection.kind.rawValue),
                         \(inspection.odometer), \(inspection.notes), \(inspection.customerUnavailable), \(inspection.completedAt),
                         \(inspection.version), \(inspection.createdAt), \(inspection.updatedAt), \(doc))
-                """)
+                """, unique: AppError.idTaken)
         } else {
             guard try await tx.first("""
                 UPDATE inspections SET driver_id = \(inspection.driverID), odometer = \(inspection.odometer), notes = \(inspection.notes),

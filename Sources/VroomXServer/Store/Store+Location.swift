@@ -294,7 +294,7 @@ extension Store {
     public func pruneLocationFixes(olderThan retention: TimeInterval) async throws {
         let cutoff = now.addingTimeInterval(-retention)
         // In slices, so a large backlog never holds the writer for long.
-        while try await database.write({ db in
+        while try await writeRows({ db in
             try await db.query("""
                 DELETE FROM location_fixes WHERE (tenant_id, driver_id, recorded_at) IN (
                     SELECT tenant_id, driver_id, recorded_at FROM location_fixes WHERE recorded_at < \(cutoff) LIMIT 10000)

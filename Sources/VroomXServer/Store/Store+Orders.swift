@@ -79,6 +79,13 @@ extension Store {
 
     static let importDeadline: Duration = .seconds(120)
 
+    /// Many orders in one transaction, each checked as `createOrder` checks
+    /// one (for tools and benchmarks; the console's import names every bad line).
+    public func createOrders(_ requests: [CreateOrderRequest], tenant: ID<Tenant>) async throws -> Int {
+        let now = self.now
+        return try await createOrders(try requests.map { try ValidOrder($0, now: now) }, tenant: tenant)
+    }
+
     private func insertOrders(_ requests: [ValidOrder], tenant: ID<Tenant>, _ tx: TenantTransaction) async throws -> Int {
         // Rows are locked in the order one order's write takes them, but for the whole file at once: the number
         // claim, every trip named (by id), then their drivers. Taken as each line came, a later line's trip would be
@@ -103,6 +110,52 @@ extension Store {
     struct BatchRefusal: Error {
         let index: Int
         let error: AppError
+    }
+
+    /// What the database would refuse of a batch of new orders, every one
+    /// of them (a number the carrier already has, ignoring case; a trip that
+    /// is gone, closed, or whose driver is deactivated), by index. Read
+    /// before writing, so an import names all its bad lines at once; the
+    /// write checks again, for what changes meanwhile.
+    func refusals(ofNew requests: [ValidOrder], tenant: ID<Tenant>) async throws -> [BatchRefusal] {
+        try await read { db in
+            var refusals: [BatchRefusal] = []
+            for start in stride(from: 0, to: requests.count, by: 400) {
+                let chunk = requests.indices[start..<min(start + 400, requests.count)]
+                let wanted = SQL.joined(chunk.map { "(CAST(\($0) AS BIGINT), CAST(\(requests[$0].number) AS TEXT))" }, separator: ", ")
+                for row in try await db.query("""
+                    WITH wanted (position, number) AS (VALUES \(wanted))
+                    SELECT wanted.position AS position, wanted.number AS wanted, o.number AS held
+                    FROM wanted JOIN orders o ON o.tenant_id = \(tenant) AND lower(o.number) = lower(wanted.number)
+                    """) {
+                    let (wanted, held) = (try row.string("wanted"), try row.string("held"))
+                    refusals.append(BatchRefusal(index: try row.int("position"), error: AppError(409, .alreadyExists, held == wanted
+                        ? "An order numbered \(wanted) already exists."
+                        : "Order \(held) already has this number (numbers ignore capital letters).", field: "number")))
+                }
+            }
+            var tripRefusals: [ID<Trip>: AppError] = [:]
+            for tripID in Set(requests.compactMap(\.tripID)) {
+                guard let trip = try await fetchTrip(tripID, .dispatch(tenant: tenant), db) else {
+                    tripRefusals[tripID] = AppError(422, .validationFailed, "No such trip in this carrier.", field: "trip_id")
+                    continue
+                }
+                do {
+                    try Self.checkTakesOrders(trip)
+                } catch let error as AppError {
+                    tripRefusals[tripID] = error
+                    continue
+                }
+                if let driverID = trip.driverID, let driver = try await fetchDriver(driverID, tenant: tenant, db), driver.deactivatedAt != nil {
+                    tripRefusals[tripID] = AppError(422, .validationFailed, "Trip \(trip.number) is \(driver.name)'s, who is deactivated; reactivate them first.",
+                                                    field: "trip_id")
+                }
+            }
+            for (index, request) in requests.enumerated() {
+                if let tripID = request.tripID, let error = tripRefusals[tripID] { refusals.append(BatchRefusal(index: index, error: error)) }
+            }
+            return refusals.sorted { $0.index < $1.index }
+        }
     }
 
     /// An order request checked field by field (before any write).
@@ -199,9 +252,33 @@ extension Store {
     func updateOrderStatus(_ id: ID<Order>, to status: OrderStatus, occurredAt: Date?, _ scope: Scope,
                            asHistory: Bool) async throws -> Order {
         try await write(tenant: scope.tenant) { tx in
-            guard let order = try await fetchOrder(id, scope, tx.db) else { throw AppError.notFound("Order") }
+            guard case let (order, trip)? = try await lockOrderWithTrip(id, scope, tx) else { throw AppError.notFound("Order") }
+            if order.status != status { try Self.checkTripCarries(trip, to: status) }
             return try await changeStatus(order, to: status, occurredAt: occurredAt, by: scope.actor, asHistory: asHistory, tx)
         }
+    }
+
+    /// An order about to change status, locked in the one order every
+    /// status change of trips and orders takes rows: the trip, then its
+    /// orders, then a driver. A trip's cancellation or completion (which
+    /// locks the trip) and a pickup or delivery of one of its vehicles thus
+    /// happen one after the other, never both on what the other saw before.
+    func lockOrderWithTrip(_ id: ID<Order>, _ scope: Scope, _ tx: TenantTransaction) async throws -> (Order, Trip?)? {
+        guard let seen = try await fetchOrder(id, scope, tx.db) else { return nil }
+        var trip: Trip?
+        if let tripID = seen.tripID { trip = try await lockTrip(tripID, .dispatch(tenant: scope.tenant), tx.db) }
+        guard let order = try await fetchOrder(id, scope, locking: true, tx.db) else { return nil }
+        // Moved to another trip meanwhile: the whole write runs again, with that trip.
+        guard order.tripID == seen.tripID else { throw WriteConflict() }
+        return (order, trip)
+    }
+
+    /// Vehicles are picked up and delivered on a trip that is planned or
+    /// under way; a cancelled or completed trip carries nothing more.
+    static func checkTripCarries(_ trip: Trip?, to status: OrderStatus) throws {
+        guard status == .pickedUp || status == .delivered, let trip, !trip.status.isOpen else { return }
+        throw AppError(409, .invalidTransition,
+                       "Trip \(trip.number) is \(trip.status.label); its vehicles are no longer picked up or delivered.", field: "status")
     }
 
     /// Moves an order by the shared rule (`Order.applying`), saves it, and

@@ -48,7 +48,7 @@ extension Store {
     /// same push: the UPDATE re-checks the due time on the row it locks.
     func claimDuePushes(limit: Int, lease: TimeInterval) async throws -> [QueuedPush] {
         let now = self.now
-        return try await database.write { db in
+        return try await writeRows { db in
             try await db.query("""
                 UPDATE push_queue SET next_attempt_at = \(now.addingTimeInterval(lease))
                 WHERE id IN (SELECT id FROM push_queue WHERE status = 'pending' AND next_attempt_at <= \(now)
@@ -88,7 +88,7 @@ extension Store {
             case .retry, .failed: break
             }
         }
-        try await database.write { db in
+        try await writeRows { db in
             if !delivered.isEmpty {
                 try await db.execute("DELETE FROM push_queue WHERE id IN (\(SQL.list(delivered)))")
             }
@@ -119,7 +119,7 @@ extension Store {
     /// Failed pushes are kept a week for support, then dropped.
     func prunePushQueue() async throws {
         let cutoff = now.addingTimeInterval(-7 * 86_400)
-        try await database.write { db in try await db.execute("DELETE FROM push_queue WHERE status = 'failed' AND created_at < \(cutoff)") }
+        try await writeRows { db in try await db.execute("DELETE FROM push_queue WHERE status = 'failed' AND created_at < \(cutoff)") }
     }
 
     public func pendingPushCount() async throws -> Int {

@@ -161,7 +161,7 @@ extension Store {
     public func pruneChangeLog(olderThan retention: TimeInterval) async throws {
         let cutoff = now.addingTimeInterval(-retention)
         for tenant in try await tenants() {
-            try await database.write { db in
+            try await writeRows { db in
                 guard let newest = try await db.first("""
                     SELECT MAX(seq) AS seq FROM change_log WHERE tenant_id = \(tenant.id) AND committed_at < \(cutoff)
                     """)?.optionalInt64("seq") else { return }

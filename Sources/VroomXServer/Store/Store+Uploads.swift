@@ -189,7 +189,7 @@ extension Store {
 
     /// Records the storage's handle for an upload's bytes.
     func setStorageHandle(_ id: String, tenant: ID<Tenant>, handle: String?) async throws {
-        try await database.write { db in
+        try await writeRows { db in
             try await db.execute("UPDATE uploads SET storage_handle = \(handle) WHERE tenant_id = \(tenant) AND id = \(id)")
         }
     }
@@ -198,7 +198,7 @@ extension Store {
     /// request (of any instance) holds it. False when it is held.
     func claimUpload(_ id: String, tenant: ID<Tenant>, lease: String, until: Date) async throws -> Bool {
         let now = self.now
-        return try await database.write { db in
+        return try await writeRows { db in
             try await db.first("""
                 UPDATE uploads SET lease_token = \(lease), lease_until = \(until)
                 WHERE tenant_id = \(tenant) AND id = \(id) AND (lease_token IS NULL OR lease_until <= \(now) OR lease_token = \(lease))
@@ -209,7 +209,7 @@ extension Store {
 
     /// Gives the right to write back.
     func releaseUpload(_ id: String, tenant: ID<Tenant>, lease: String) async throws {
-        try await database.write { db in
+        try await writeRows { db in
             try await db.execute("""
                 UPDATE uploads SET lease_token = NULL, lease_until = NULL WHERE tenant_id = \(tenant) AND id = \(id) AND lease_token = \(lease)
                 """)
@@ -220,7 +220,7 @@ extension Store {
     /// if this request still holds it; false when it lost it (it stalled
     /// past the lease and another request took over).
     func setReceived(_ id: String, tenant: ID<Tenant>, received: Int64, lease: String, until: Date) async throws -> Bool {
-        try await database.write { db in
+        try await writeRows { db in
             try await db.first("""
                 UPDATE uploads SET received = \(received), lease_until = \(until)
                 WHERE tenant_id = \(tenant) AND id = \(id) AND lease_token = \(lease)
@@ -231,7 +231,7 @@ extension Store {
 
     /// Records where a finished upload's file is about to be put.
     func recordStoredFile(_ file: UploadRecord.StoredFile, of id: String, tenant: ID<Tenant>) async throws {
-        try await database.write { db in
+        try await writeRows { db in
             try await db.execute("""
                 UPDATE uploads SET storage_key = \(file.key), sha256 = \(file.sha256), content_type = \(file.contentType)
                 WHERE tenant_id = \(tenant) AND id = \(id)
@@ -262,7 +262,7 @@ extension Store {
     }
 
     func deleteUpload(_ id: String, tenant: ID<Tenant>) async throws {
-        try await database.write { db in
+        try await writeRows { db in
             try await db.execute("DELETE FROM uploads WHERE tenant_id = \(tenant) AND id = \(id)")
         }
     }
@@ -280,7 +280,7 @@ extension Store {
 
     func deleteUploads(_ ids: [String]) async throws {
         guard !ids.isEmpty else { return }
-        try await database.write { db in
+        try await writeRows { db in
             try await db.execute("DELETE FROM uploads WHERE id IN (\(SQL.list(ids)))")
         }
     }

@@ -15,6 +15,8 @@ public struct Store: Sendable {
     let pushEnabled: Bool
     /// How long breadcrumbs are kept: older fixes are not taken in.
     let locationRetention: TimeInterval
+    /// Sessions ended on this instance or announced by another.
+    let endedSessions = EndedSessions()
 
     public init(database: any SQLDatabase, clock: Clock, pushEnabled: Bool = false,
                 locationRetention: TimeInterval = TimeInterval(LocationRules.defaultRetentionDays) * 86_400,
@@ -52,11 +54,12 @@ public struct Store: Sendable {
         while true {
             do {
                 let now = self.now
-                let (value, lastSequence) = try await database.write { db in
+                let (value, lastSequence, ended) = try await database.write { db in
                     let transaction = TenantTransaction(db: db, tenant: tenant, now: now)
                     let value = try await body(transaction)
-                    return (value, try await transaction.appendChanges())
+                    return (value, try await transaction.appendChanges(), transaction.endedSessions)
                 }
+                endedSessions.insert(ended)
                 if let lastSequence { onCommit(tenant, lastSequence) }
                 return value
             } catch is WriteConflict where attempt < 3 {
@@ -81,6 +84,46 @@ public struct Store: Sendable {
     func read<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
         if let ambient = TenantTransaction.ambient { return try await body(ambient.db) }
         return try await database.read(body)
+    }
+
+    /// A write of rows the change log does not carry (sessions, device
+    /// tokens, counters). Inside an idempotent request it joins the
+    /// request's transaction, so the key and the write commit or fail
+    /// together (a transaction of its own would wait forever for SQLite's
+    /// one writer, which the request holds).
+    func writeRows<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
+        if let ambient = TenantTransaction.ambient { return try await body(ambient.db) }
+        return try await database.write(body)
+    }
+
+    /// `writeRows` for a write that ends sessions (`body` returns them with
+    /// its value): once it commits they are refused on every instance.
+    func writeEndingSessions<T: Sendable>(_ body: (any SQLExecutor) async throws -> (T, [ID<Session>])) async throws -> T {
+        if let ambient = TenantTransaction.ambient {
+            let (value, ended) = try await body(ambient.db)
+            try await announceEnded(ended, ambient.db)
+            ambient.endedSessions += ended
+            return value
+        }
+        let (value, ended) = try await database.write { db in
+            let result = try await body(db)
+            try await announceEnded(result.1, db)
+            return result
+        }
+        endedSessions.insert(ended)
+        return value
+    }
+
+    /// Notes sessions the transaction of `db` ends: on PostgreSQL every
+    /// instance is told when it commits. The caller adds them to
+    /// `endedSessions` once committed (`TenantTransaction.endedSessions` in a
+    /// carrier's transaction, which the commit path adds).
+    func announceEnded(_ sessions: [ID<Session>], _ db: any SQLExecutor) async throws {
+        guard db.dialect == .postgres, !sessions.isEmpty else { return }
+        let payloads = sessions.map { EndedSessions.notificationPrefix + $0.rawValue }
+        for payload in payloads {
+            try await db.execute("SELECT pg_notify(\(PostgresChangeListener.channel), \(payload))")
+        }
     }
 
     /// ` FOR UPDATE [OF table]` on PostgreSQL: the rows read stay locked
@@ -123,6 +166,8 @@ final class TenantTransaction: @unchecked Sendable {
     private var changes: [RecordedChange] = []
     /// The number claims this transaction holds (`Store.claim`), so a batch takes each once.
     var numberClaims: Set<NumberedWork> = []
+    /// Sessions this transaction ended (`Store.ended`): refused at once when it commits.
+    var endedSessions: [ID<Session>] = []
 
     init(db: any SQLExecutor, tenant: ID<Tenant>, now: Date) {
         self.db = db

@@ -42,6 +42,11 @@ public struct AppError: Error, Sendable, CustomStringConvertible {
 
     static let sessionEnded = AppError(401, .sessionRevoked, "This session has ended; sign in again.")
 
+    /// A client-chosen id the caller cannot use: taken by a different record
+    /// of theirs, by another driver's, or by anyone's anywhere. One answer
+    /// for all, so it never tells where the id is used.
+    static let idTaken = AppError(409, .alreadyExists, "This id is already in use. Send the record again with a new id.", field: "id")
+
     /// The shared order rule's refusal as an answer.
     init(_ refusal: OrderStatusRefusal) {
         switch refusal {

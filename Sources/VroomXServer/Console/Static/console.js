@@ -175,16 +175,28 @@
       })
       .catch(() => {});
   }
-  if (body.dataset.liveUrl && window.EventSource && document.querySelector("[data-live]")) {
+  // Live updates. A cut stream the browser retries by itself; a refused one (a full server answers 429
+  // or 503) it gives up on, so the page tries again later, waiting longer each time, and catches up on
+  // what it missed meanwhile.
+  let failures = 0;
+  function listen() {
     const source = new EventSource(body.dataset.liveUrl);
-    source.addEventListener("open", () => say(""));
-    source.addEventListener("error", () => say("Reconnecting live updates…"));
+    source.addEventListener("open", () => { failures = 0; say(""); });
+    source.addEventListener("error", () => {
+      if (source.readyState !== EventSource.CLOSED) { say("Reconnecting live updates…"); return; }
+      source.close();
+      const seconds = Math.round(Math.min(60, 3 * Math.pow(2, failures)) * (0.5 + Math.random() / 2));
+      failures += 1;
+      say(`Live updates paused; trying again in ${seconds} s…`);
+      setTimeout(() => { listen(); refresh(); }, seconds * 1000);
+    });
     source.addEventListener("signed-out", () => { source.close(); window.location = "/sign-in"; });
     source.addEventListener("change", () => {
       // Several changes in a burst become one refresh.
       if (!pending) { pending = setTimeout(refresh, 250); }
     });
   }
+  if (body.dataset.liveUrl && window.EventSource && document.querySelector("[data-live]")) { listen(); }
 
   // Pages whose facts do not all come through the feed (positions) look again on a timer.
   const polled = document.querySelector("[data-poll]");

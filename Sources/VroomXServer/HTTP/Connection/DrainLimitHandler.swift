@@ -1,30 +1,52 @@
 import NIOCore
 
-/// Bounds how much of an unread request body is read and thrown away after
-/// the server answered early (a 401 or 413 before the body): past the limit
-/// the connection closes instead, so no client can make the server read an
-/// endless body. Hummingbird itself would read it all to keep the
-/// connection alive.
+/// Bounds how much of an unread request body is read and passed on (for
+/// Hummingbird to throw away) after the server answered early (a 401, 413
+/// or 423 before the body). Past the limit the connection closes — but
+/// gently: closing a socket with bytes still unread resets it, and a client
+/// or proxy still sending the body then loses the answer too (nginx answers
+/// 502 for a 423). So the write side closes once the answer is out, and
+/// what still arrives is read and dropped for at most `linger`, as nginx's
+/// own lingering close does, before the connection closes for good.
 final class DrainLimitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
     typealias OutboundIn = ByteBuffer
 
     private let limit: Int
+    private let linger: TimeAmount
     private var draining = false
     private var drained = 0
+    private var lingering = false
 
-    init(limit: Int) { self.limit = limit }
+    init(limit: Int, linger: TimeAmount = .seconds(30)) {
+        self.limit = limit
+        self.linger = linger
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if lingering { return }
         if draining {
             drained += unwrapInboundIn(data).readableBytes
             if drained > limit {
-                context.close(promise: nil)
+                lingering = true
+                // The answer already written goes out first; then the peer reads it and an end of stream.
+                context.close(mode: .output, promise: nil)
+                let channel = context.channel
+                context.eventLoop.scheduleTask(in: linger) { channel.close(promise: nil) }
+                context.read()
                 return
             }
         }
         context.fireChannelRead(data)
+    }
+
+    /// Once the answer is out, nothing downstream asks for the rest of the
+    /// body: this handler does, until the limit, then while lingering.
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if lingering { return context.read() }
+        if draining { context.read() }
+        context.fireChannelReadComplete()
     }
 
     func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
@@ -32,6 +54,7 @@ final class DrainLimitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard let phase = event as? HTTPPhase else { return }
         draining = phase == .draining
         drained = 0
+        if draining { context.read() }
         if phase == .upgraded { context.pipeline.syncOperations.removeHandler(context: context, promise: nil) }
     }
 }
