@@ -399,6 +399,16 @@ public enum OdometerRule {
     /// reading.
     public static func plausibleMiles(afterHours hours: Double) -> Double { 1_000 + 100 * max(0, hours) }
 
+    /// When a fuel fill dated `date` (the driver's own calendar day, in a
+    /// zone the server does not know) can have happened: that day in any
+    /// zone on earth, and not after now. Its odometer is a reading somewhere
+    /// in that span.
+    public static func fillWindow(_ date: LocalDate, now: Date) -> ClosedRange<Date> {
+        let start = date.startOfDay.addingTimeInterval(-14 * 3600)
+        let end = max(start, min(now, date.startOfDay.addingTimeInterval(38 * 3600)))
+        return start...end
+    }
+
     /// The same between two calendar dates (readings of a fill carry a date only).
     public static func plausibleMiles(from earlier: LocalDate, to later: LocalDate) -> Double {
         let days = max(0, later.startOfDay.timeIntervalSince(earlier.startOfDay) / 86_400)

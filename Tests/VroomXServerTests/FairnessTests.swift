@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import Testing
 import VroomXModels
 import VroomXSecurity
@@ -74,7 +75,8 @@ struct FairnessTests {
         await #expect(throws: DatabaseUnavailable.self) {
             try await DatabaseDeadline.allowing(.milliseconds(300)) { try await database.read { try await $0.query(endless) } }
         }
-        #expect(ContinuousClock.now - started < .seconds(5), "stopped at its deadline")
+        // Minutes of work, stopped within seconds (a machine busy with other suites included).
+        #expect(ContinuousClock.now - started < .seconds(30), "stopped at its deadline")
         if database.dialect == .postgres {
             // Nothing is left running on the server.
             try await Task.sleep(for: .milliseconds(200))
@@ -90,7 +92,7 @@ struct FairnessTests {
         try await Task.sleep(for: .milliseconds(300))
         let quick = ContinuousClock.now
         _ = try await database.read { try await $0.query("SELECT 1 AS one") }
-        #expect(ContinuousClock.now - quick < .seconds(1))
+        #expect(ContinuousClock.now - quick < .seconds(2))
         for task in slow { _ = await task.value }
     }
 
@@ -98,8 +100,10 @@ struct FairnessTests {
     func carrierLanes() async throws {
         let lanes = CarrierLanes(width: 2, queue: 1, wait: .seconds(5))
         let (busy, other) = (ID<Tenant>(), ID<Tenant>())
-        let release = AsyncStream<Void>.makeStream()
-        let holders = (0..<2).map { _ in Task { try await lanes.run(busy) { for await _ in release.stream { break } } } }
+        let released = NIOLockedValueBox(false)
+        let holders = (0..<2).map { _ in
+            Task { try await lanes.run(busy) { while !released.withLockedValue({ $0 }) { try await Task.sleep(for: .milliseconds(5)) } } }
+        }
         while lanes.pages(busy) < 2 { try await Task.sleep(for: .milliseconds(5)) }
         let waiting = Task { try await lanes.run(busy) { "waited its turn" } }
         while lanes.pages(busy) < 3 { try await Task.sleep(for: .milliseconds(5)) }
@@ -107,9 +111,8 @@ struct FairnessTests {
         await #expect(throws: AppError.self) { try await lanes.run(busy) { "" } }
         // Another carrier does not queue behind them.
         #expect(try await lanes.run(other) { "at once" } == "at once")
-        release.continuation.yield()
+        released.withLockedValue { $0 = true }
         #expect(try await waiting.value == "waited its turn")
-        release.continuation.finish()
         for holder in holders { try await holder.value }
         #expect(lanes.pages(busy) == 0 && lanes.pages(other) == 0, "an idle carrier holds nothing")
     }

@@ -175,25 +175,27 @@ struct SyncFeedTests {
     @Test("8 concurrent writers × 500 writes: a follower sees every number once, in order", arguments: TestBackend.available)
     func concurrentWritersGapFree(_ backend: TestBackend) async throws {
         let server = try await TestServer.make(backend) { $0.databasePoolSize = 12 }
-        let a = try await CarrierFixture.make(server, name: "Alpha", drivers: 2, tripsPerDriver: 0)
+        // Eight drivers: 500 messages each stays within what one driver may have unread (`Store.maxUnreadMessages`).
+        let a = try await CarrierFixture.make(server, name: "Alpha", drivers: 8, tripsPerDriver: 0)
         let store = server.store
         let start = try await store.changeCounter(a.tenant.id).counter
         try await server.run { api in
             let token = a.dispatcher.accessToken
             let finished = Flag()
             let writers = Task {
+                // Done also when a write fails: the follower below must not wait for ever.
+                defer { Task { await finished.set() } }
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for writer in 0..<8 {
                         group.addTask {
                             for index in 0..<500 {
-                                _ = try await store.sendMessage(.init(driverID: a.driverID(writer % 2), type: .dispatchMessage,
+                                _ = try await store.sendMessage(.init(driverID: a.driverID(writer), type: .dispatchMessage,
                                                                       title: "w\(writer)-\(index)", body: ""), tenant: a.tenant.id)
                             }
                         }
                     }
                     try await group.waitForAll()
                 }
-                await finished.set()
             }
             // Follow the feed while the writers run; stop once they are done and the feed is drained.
             var seen: [Int64] = []

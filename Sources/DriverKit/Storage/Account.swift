@@ -192,7 +192,8 @@ extension AppDatabase {
             return try Row.fetchAll(db, sql: """
                 SELECT o.user_id, o.email,
                        (SELECT COUNT(*) FROM outbox x WHERE x.owner = o.user_id AND (x.status = 'pending' OR x.failure = 'transient')) AS changes,
-                       (SELECT COUNT(*) FROM upload_queue u WHERE u.owner = o.user_id AND u.status <> 'completed') AS files
+                       (SELECT COUNT(*) FROM upload_queue u WHERE u.owner = o.user_id AND u.status IN ('pending', 'uploading')
+                            AND (u.inspection_id IS NULL OR u.inspection_id NOT IN (SELECT inspection_id FROM evidence))) AS files
                 FROM owners o WHERE o.user_id IS NOT ? ORDER BY o.email
                 """, arguments: [owner]).compactMap { row in
                 let (changes, files): (Int, Int) = (row["changes"], row["files"])

@@ -175,8 +175,20 @@ extension AppDatabase {
             let driver = try driverID(db)
             if let fuel = request.fuel {
                 guard request.category == .fuel else { throw LocalRejection(code: .validationFailed, message: "Only a fuel expense says what fuel it bought.") }
-                guard try unit(fuel.equipmentID, db)?.kind == .truck else {
+                guard var truck = try unit(fuel.equipmentID, db), truck.kind == .truck else {
                     throw LocalRejection(code: .validationFailed, message: "That truck is not assigned to you.")
+                }
+                // A fill's odometer is a reading: the server's rule, against the last reading the phone has seen.
+                if let miles = fuel.odometerMiles {
+                    let window = OdometerRule.fillWindow(request.date, now: now)
+                    if let last = truck.odometerMiles, let lastAt = truck.odometerAt, lastAt <= window.lowerBound, miles < last {
+                        throw LocalRejection(code: .odometerDecreased, message: OdometerRule.decreased(unit: truck.unitNumber, last: last))
+                    }
+                    if truck.odometerAt.map({ window.upperBound >= $0 }) ?? true, miles >= (truck.odometerMiles ?? 0) {
+                        truck.odometerMiles = miles
+                        truck.odometerAt = window.upperBound
+                        try store(.equipment(truck), db)
+                    }
                 }
             }
             let expense = Expense(id: id, tripID: request.tripID, driverID: driver, category: request.category,

@@ -120,7 +120,8 @@ extension AppDatabase {
         try reader.read { db in
             try Int.fetchOne(db, sql: """
                 SELECT (SELECT COUNT(*) FROM outbox WHERE owner = ?1 AND (status = 'pending' OR failure = 'transient'))
-                     + (SELECT COUNT(*) FROM upload_queue WHERE owner = ?1 AND status IN ('pending', 'uploading'))
+                     + (SELECT COUNT(*) FROM upload_queue WHERE owner = ?1 AND status IN ('pending', 'uploading')
+                        AND (inspection_id IS NULL OR inspection_id NOT IN (SELECT inspection_id FROM evidence)))
                 """, arguments: [owner]) ?? 0
         }
     }

@@ -149,7 +149,9 @@ extension Store {
                 let phrase = "\"" + word.replacingOccurrences(of: "\"", with: "\"\"") + "\""
                 inOrder = "rowid IN (SELECT rowid FROM order_search WHERE order_search MATCH \(phrase))"
             } else {
-                inOrder = "search_text LIKE \(pattern) ESCAPE '\\'"
+                // A subquery of its own, so the trigram index answers it (beside the driver and trip tests an OR
+                // of plain conditions would be checked order by order).
+                inOrder = "id IN (SELECT id FROM orders WHERE tenant_id = \(tenant) AND search_text LIKE \(pattern) ESCAPE '\\')"
             }
             filter = filter + " AND (" + inOrder + " OR " + driverOrTrip + ")"
         }

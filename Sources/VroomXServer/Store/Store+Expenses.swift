@@ -104,21 +104,12 @@ extension Store {
             if let fuel = expense.fuel, let odometer = fuel.odometerMiles,
                let unit = try await fetchEquipment(fuel.equipmentID, scope, locking: true, tx.db) {
                 // A fill's odometer is a reading: the same rules, and the truck's odometer follows it.
-                let window = Self.fillWindow(expense.date, now: tx.now)
+                let window = OdometerRule.fillWindow(expense.date, now: tx.now)
                 _ = try await insertReading(ID(), unit: unit, miles: odometer, at: window.upperBound, within: window,
                                             field: "fuel.odometer_miles", scope, tx)
             }
             return expense
         }
-    }
-
-    /// When a fill dated `date` (the driver's own calendar day, in a zone
-    /// the server does not know) can have happened: that day in any zone
-    /// on earth, and not after now.
-    static func fillWindow(_ date: LocalDate, now: Date) -> ClosedRange<Date> {
-        let start = date.startOfDay.addingTimeInterval(-14 * 3600)
-        let end = max(start, min(now, date.startOfDay.addingTimeInterval(38 * 3600)))
-        return start...end
     }
 
     /// An expense the caller may see, its trip's row and then the

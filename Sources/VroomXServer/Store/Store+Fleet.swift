@@ -451,7 +451,9 @@ extension Store {
             VALUES (\(reading.id), \(scope.tenant), \(unit.id), \(miles), \(recordedAt), \(scope.driverID), \(tx.now),
                     \(try WireDocument.encode(reading)))
             """, unique: AppError.idTaken)
-        guard unit.odometerAt.map({ recordedAt >= $0 }) ?? true, unit.odometerMiles != miles || unit.odometerAt == nil else {
+        // A reading known to the day only may be older than the unit's latest: it never takes the odometer back.
+        let notBehind = window == nil || miles >= (unit.odometerMiles ?? 0)
+        guard unit.odometerAt.map({ recordedAt >= $0 }) ?? true, notBehind, unit.odometerMiles != miles || unit.odometerAt == nil else {
             return (reading, unit)
         }
         var edited = unit

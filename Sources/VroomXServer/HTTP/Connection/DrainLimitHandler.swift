@@ -6,8 +6,9 @@ import NIOCore
 /// gently: closing a socket with bytes still unread resets it, and a client
 /// or proxy still sending the body then loses the answer too (nginx answers
 /// 502 for a 423). So the write side closes once the answer is out, and
-/// what still arrives is read and dropped for at most `linger`, as nginx's
-/// own lingering close does, before the connection closes for good.
+/// what still arrives is read and dropped — at most `lingerBytes` for at
+/// most `linger`, as nginx's own lingering close does — before the
+/// connection closes for good.
 final class DrainLimitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -15,17 +16,26 @@ final class DrainLimitHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private let limit: Int
     private let linger: TimeAmount
+    private let lingerBytes: Int
     private var draining = false
     private var drained = 0
     private var lingering = false
+    private var lingered = 0
 
-    init(limit: Int, linger: TimeAmount = .seconds(30)) {
+    /// `lingerBytes`: enough for the rest of a large upload chunk a proxy is
+    /// still sending (the driver app sends 1 MiB chunks).
+    init(limit: Int, linger: TimeAmount = .seconds(10), lingerBytes: Int = 16 << 20) {
         self.limit = limit
         self.linger = linger
+        self.lingerBytes = lingerBytes
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if lingering { return }
+        if lingering {
+            lingered += unwrapInboundIn(data).readableBytes
+            if lingered > lingerBytes { context.close(promise: nil) }
+            return
+        }
         if draining {
             drained += unwrapInboundIn(data).readableBytes
             if drained > limit {
