@@ -24,13 +24,18 @@ struct MutationBench: AsyncParsableCommand {
             let configuration = try await BenchScratch.configuration(postgres: url)
             let services = try await ServerServices.make(configuration)
             let (tenant, _) = try await services.store.createTenant(name: "Bench", dispatcherEmail: "dispatch@bench.example")
-            var drivers: [(token: String, trip: ID<Trip>)] = []
+            // Enough trips that none reaches the most expenses one trip holds (`Store.maxExpensesPerTrip`).
+            let tripsPerDriver = max(1, (batches * size / clients) / 1_500 + 1)
+            var drivers: [(token: String, trips: [ID<Trip>])] = []
             for index in 0..<clients {
                 let driver = try await services.store.createDriver(tenant: tenant.id, .init(
                     email: "driver\(index)@bench.example", name: "D\(index)", payType: .perTrip, payRate: 1))
-                let trip = try await services.store.createTrip(.init(number: "T\(index)", driverID: driver.id, origin: "a", destination: "b",
-                                                                     revenueCents: 1, miles: 1), tenant: tenant.id)
-                drivers.append((try await services.signIn(email: driver.email).accessToken, trip.id))
+                var trips: [ID<Trip>] = []
+                for number in 0..<tripsPerDriver {
+                    trips.append(try await services.store.createTrip(.init(number: "T\(index)-\(number)", driverID: driver.id, origin: "a",
+                                                                           destination: "b", revenueCents: 1, miles: 1), tenant: tenant.id).id)
+                }
+                drivers.append((try await services.signIn(email: driver.email).accessToken, trips))
             }
             let (ports, continuation) = AsyncStream<Int>.makeStream()
             let app = buildApplication(services) { continuation.yield($0) }
@@ -41,8 +46,9 @@ struct MutationBench: AsyncParsableCommand {
             // The same batches, applied then replayed.
             let plans = (0..<batches).map { index -> (Int, MutationBatch) in
                 let driver = index % clients
+                let trips = drivers[driver].trips
                 return (driver, MutationBatch((0..<size).map { _ in
-                    Mutation(.createExpense(.init(id: ID(), tripID: drivers[driver].trip, category: .fuel, amountCents: 1_000,
+                    Mutation(.createExpense(.init(id: ID(), tripID: trips[(index / clients) % trips.count], category: .fuel, amountCents: 1_000,
                                                   date: LocalDate(Date()))))
                 }))
             }

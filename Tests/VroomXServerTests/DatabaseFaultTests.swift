@@ -28,15 +28,16 @@ struct DatabaseFaultTests {
                 // Far beyond the bound on stopping below: a request left hanging would hold the stop for all of it.
                 configuration.connectionLimits.shutdownGrace = .seconds(120)
             }
-            let carrier = try await CarrierFixture.make(server, name: "Storm", drivers: 2, tripsPerDriver: 1)
+            // Several trips a driver: the writers go round them, as a trip holds a bounded number of expenses.
+            let carrier = try await CarrierFixture.make(server, name: "Storm", drivers: 2, tripsPerDriver: 4)
             let live = try await LiveServer(server)
             let client = HTTPTestClient(baseURL: live.baseURL)
             let storming = NIOLockedValueBox(true)
             let writers = (0..<6).map { index in
                 let driver = index % carrier.drivers.count
-                let trip = carrier.trips[driver][0].id
+                let trips = carrier.trips[driver].map(\.id)
                 let token = carrier.drivers[driver].accessToken
-                return Task { await Self.keepWriting(client, token: token, trip: trip, while: storming) }
+                return Task { await Self.keepWriting(client, token: token, trips: trips, while: storming) }
             }
             for mode in ["fast", "immediate", "fast", "immediate", "fast", "immediate"] {
                 try await Task.sleep(for: .milliseconds(1200))
@@ -339,10 +340,12 @@ extension DatabaseFaultTests {
     /// Sends batches of new expenses until told to stop, as a driver's app
     /// drains its outbox; a batch that was not acknowledged is kept to be
     /// sent again later.
-    static func keepWriting(_ client: HTTPTestClient, token: String, trip: ID<Trip>, while running: NIOLockedValueBox<Bool>) async -> WriterLog {
+    static func keepWriting(_ client: HTTPTestClient, token: String, trips: [ID<Trip>], while running: NIOLockedValueBox<Bool>) async -> WriterLog {
         var log = WriterLog()
+        var round = 0
         while running.withLockedValue({ $0 }) {
-            let batch = expenseBatch(trip: trip, count: 2)
+            let batch = expenseBatch(trip: trips[round % trips.count], count: 2)
+            round += 1
             let started = ContinuousClock.now
             do {
                 let response = try await client.send(.mutations, json: batch, token: token, timeout: answerBound)

@@ -85,20 +85,20 @@ struct FairnessTests {
             }
             #expect(try running.first?.int("n") == 0)
         }
-        // Slow reads occupy their own threads: with two stuck until their deadline, another read answers at once.
+        // Slow reads occupy their own threads: with two stuck until their deadline 15 s away, another read answers long before.
         let slow = (0..<2).map { _ in
-            Task { try? await DatabaseDeadline.allowing(.seconds(3)) { try await database.read { try await $0.query(endless) } } }
+            Task { try? await DatabaseDeadline.allowing(.seconds(15)) { try await database.read { try await $0.query(endless) } } }
         }
         try await Task.sleep(for: .milliseconds(300))
         let quick = ContinuousClock.now
         _ = try await database.read { try await $0.query("SELECT 1 AS one") }
-        #expect(ContinuousClock.now - quick < .seconds(2))
+        #expect(ContinuousClock.now - quick < .seconds(8))
         for task in slow { _ = await task.value }
     }
 
     @Test("a carrier's pages take turns on an instance: two at a time, the rest wait in order or are refused; other carriers never wait")
     func carrierLanes() async throws {
-        let lanes = CarrierLanes(width: 2, queue: 1, wait: .seconds(5))
+        let lanes = CarrierLanes(width: 2, queue: 1, wait: .seconds(60))
         let (busy, other) = (ID<Tenant>(), ID<Tenant>())
         let released = NIOLockedValueBox(false)
         let holders = (0..<2).map { _ in

@@ -125,7 +125,7 @@ extension Store {
 
     /// Expenses one trip holds at most: a real trip has tens; a client
     /// looping on the API cannot grow one without end (its page, its feed).
-    static let maxExpensesPerTrip = 500
+    static let maxExpensesPerTrip = 2_000
 
     /// Whether an expense with this id is already stored (then sending it
     /// again is not a new one, whatever the count).
