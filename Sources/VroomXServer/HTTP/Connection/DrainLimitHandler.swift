@@ -51,6 +51,17 @@ final class DrainLimitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelRead(data)
     }
 
+    /// A server stopping does not wait for a body nobody will read: the
+    /// answer is out, so the connection closes at once (and the port is free
+    /// for the next start).
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent, draining || lingering {
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     /// Once the answer is out, nothing downstream asks for the rest of the
     /// body: this handler does, until the limit, then while lingering.
     func channelReadComplete(context: ChannelHandlerContext) {
