@@ -12,6 +12,13 @@ enum NumberedWork: String, Sendable {
 
     /// "A trip", "An order": how a sentence starts with it.
     var withArticle: String { self == .trip ? "A trip" : "An order" }
+
+    /// The refusal of `number` when another row holds it as `held`.
+    func taken(_ number: String, heldAs held: String) -> AppError {
+        AppError(409, .alreadyExists, held == number
+            ? "\(withArticle) numbered \(number) already exists."
+            : "\(self == .trip ? "Trip" : "Order") \(held) already has this number (numbers ignore capital letters).", field: "number")
+    }
 }
 
 extension Store {
@@ -30,9 +37,7 @@ extension Store {
             SELECT number FROM \(unsafeRaw: work.rawValue)
             WHERE tenant_id = \(tx.tenant) AND lower(number) = lower(\(number))\(other) LIMIT 1
             """).map({ try $0.string("number") }) else { return }
-        throw AppError(409, .alreadyExists, held == number
-            ? "\(work.withArticle) numbered \(number) already exists."
-            : "\(work == .trip ? "Trip" : "Order") \(held) already has this number (numbers ignore capital letters).", field: "number")
+        throw work.taken(number, heldAs: held)
     }
 
     /// Waits for this carrier's turn to claim numbers (PostgreSQL; once per

@@ -128,10 +128,8 @@ extension Store {
                     SELECT wanted.position AS position, wanted.number AS wanted, o.number AS held
                     FROM wanted JOIN orders o ON o.tenant_id = \(tenant) AND lower(o.number) = lower(wanted.number)
                     """) {
-                    let (wanted, held) = (try row.string("wanted"), try row.string("held"))
-                    refusals.append(BatchRefusal(index: try row.int("position"), error: AppError(409, .alreadyExists, held == wanted
-                        ? "An order numbered \(wanted) already exists."
-                        : "Order \(held) already has this number (numbers ignore capital letters).", field: "number")))
+                    refusals.append(BatchRefusal(index: try row.int("position"),
+                                                 error: NumberedWork.order.taken(try row.string("wanted"), heldAs: try row.string("held"))))
                 }
             }
             var tripRefusals: [ID<Trip>: AppError] = [:]
