@@ -21,15 +21,19 @@ struct DatabaseFaultTests {
           .enabled(if: PostgresCluster.isAvailable), .timeLimit(.minutes(3)))
     func restartStorm() async throws {
         try await withCluster { cluster in
-            // Short against the 15 s answer bound, yet room for setting up the carrier while the other suites load the machine
-            // (at 2 s the fixture itself once timed out in a full run).
+            // Short against the 15 s answer bound. The carrier is set up under a deadline of its own: the tests start
+            // together, and the fixture's ~45 calls, 0.4 s alone, took 43 s at the start of a full run.
             let server = try await TestServer.make(.postgres, databaseURL: cluster.url) { configuration in
                 configuration.databaseTimeout = .seconds(5)
                 // Far beyond the bound on stopping below: a request left hanging would hold the stop for all of it.
                 configuration.connectionLimits.shutdownGrace = .seconds(120)
             }
             // Several trips a driver: the writers go round them, as a trip holds a bounded number of expenses.
-            let carrier = try await CarrierFixture.make(server, name: "Storm", drivers: 2, tripsPerDriver: 4)
+            let carrier = try await stage("the fixture") {
+                try await DatabaseDeadline.allowing(.seconds(60)) {
+                    try await CarrierFixture.make(server, name: "Storm", drivers: 2, tripsPerDriver: 4)
+                }
+            }
             let live = try await LiveServer(server)
             let client = HTTPTestClient(baseURL: live.baseURL)
             let storming = NIOLockedValueBox(true)
@@ -57,11 +61,13 @@ struct DatabaseFaultTests {
             #expect(log.answers[200, default: 0] > 0 && log.answers[503, default: 0] > 0, "the storm hit the writers: \(log.answers)")
 
             // A client sends what was not acknowledged again, with the same ids, as the app's outbox does.
-            for pending in log.unacknowledged {
-                try await Self.sendUntilApplied(pending.batch, client, token: pending.token)
+            try await stage("sending again") {
+                for pending in log.unacknowledged {
+                    try await Self.sendUntilApplied(pending.batch, client, token: pending.token)
+                }
             }
             let sent = Set((log.acknowledged + log.unacknowledged.map(\.batch)).flatMap(Self.expenseIDs))
-            try await Self.expectStoredOnce(sent, server, carrier)
+            try await stage("reading back") { try await Self.expectStoredOnce(sent, server, carrier) }
 
             // No request holds the server: it stops at once.
             let stopping = ContinuousClock.now
@@ -77,7 +83,9 @@ struct DatabaseFaultTests {
             let server = try await TestServer.make(.postgres, databaseURL: cluster.url) { configuration in
                 configuration.databaseTimeout = .seconds(5)
             }
-            let carrier = try await CarrierFixture.make(server, name: "Outage", drivers: 1, tripsPerDriver: 1)
+            let carrier = try await DatabaseDeadline.allowing(.seconds(60)) {
+                try await CarrierFixture.make(server, name: "Outage", drivers: 1, tripsPerDriver: 1)
+            }
             let trip = carrier.trips[0][0].id
             let token = carrier.driver.accessToken
             let live = try await LiveServer(server)
@@ -463,6 +471,15 @@ func expectUnavailable(_ response: APIResponse, sourceLocation: SourceLocation =
     let retryAfter = response.headers[.retryAfter].flatMap(Int.init)
     #expect(retryAfter.map { $0 > 0 } == true, "Retry-After: \(String(describing: retryAfter))", sourceLocation: sourceLocation)
     #expect(response.error?.retryAfter == retryAfter, sourceLocation: sourceLocation)
+}
+
+/// Runs a step of a test, naming it in the error it throws.
+func stage<T>(_ name: String, _ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch {
+        throw TestSetupError("\(name): \(error)")
+    }
 }
 
 func timed<T>(_ body: () async throws -> T) async throws -> (T, Duration) {
