@@ -34,6 +34,9 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let driverNotFound = ErrorCode("driver_not_found")
     /// The carrier deactivated this driver: no sign-in, no new work.
     public static let accountDeactivated = ErrorCode("account_deactivated")
+    /// The code is right and the email has accounts at several carriers:
+    /// send the same code again with one of `carriers` as `carrier_id`.
+    public static let carrierRequired = ErrorCode("carrier_required")
     public static let pinNotSet = ErrorCode("pin_not_set")
     public static let pinIncorrect = ErrorCode("pin_incorrect")
     public static let pinLocked = ErrorCode("pin_locked")
@@ -94,10 +97,13 @@ public struct APIErrorBody: Codable, Sendable, Hashable {
     public var retryAfter: Int?
     /// For a file (CSV import): every bad line, with its field.
     public var problems: [LineProblem]?
+    /// For `carrier_required`: the carriers the email has accounts at.
+    public var carriers: [CarrierChoice]?
 
     public init(code: ErrorCode, message: String, field: String? = nil, attemptsLeft: Int? = nil, retryAfter: Int? = nil,
-                problems: [LineProblem]? = nil) {
+                problems: [LineProblem]? = nil, carriers: [CarrierChoice]? = nil) {
         self.problems = problems
+        self.carriers = carriers
         self.code = code
         self.message = message
         self.field = field
@@ -106,7 +112,7 @@ public struct APIErrorBody: Codable, Sendable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case code, message, field, problems
+        case code, message, field, problems, carriers
         case attemptsLeft = "attempts_left"
         case retryAfter = "retry_after"
     }

@@ -25,9 +25,33 @@ public struct SendCodeResponse: Codable, Sendable, Hashable {
 public struct VerifyCodeRequest: Codable, Sendable, Hashable {
     public var email: String
     public var code: String
-    public init(email: String, code: String) {
+    /// The carrier to sign in to, when the email has accounts at several
+    /// (the answer `carrier_required` lists them; the code stays good).
+    public var carrierID: ID<Tenant>?
+    public init(email: String, code: String, carrierID: ID<Tenant>? = nil) {
         self.email = email
         self.code = code
+        self.carrierID = carrierID
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case email, code
+        case carrierID = "carrier_id"
+    }
+}
+
+/// One of the carriers an email has an account at: a person who drives for
+/// two carriers (or dispatches for one and drives for another) has an
+/// account at each, and chooses at sign-in. Listed only to whoever gave the
+/// email's current code.
+public struct CarrierChoice: Codable, Sendable, Hashable, Identifiable {
+    public var id: ID<Tenant>
+    public var name: String
+    public var role: UserRole
+    public init(id: ID<Tenant>, name: String, role: UserRole) {
+        self.id = id
+        self.name = name
+        self.role = role
     }
 }
 

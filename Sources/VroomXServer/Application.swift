@@ -115,9 +115,19 @@ public struct ServerServices: Sendable {
         try await uploads.pruneExpired()
     }
 
+    /// The one account of an email (at `carrier`, when it has several).
+    private func account(email: String, carrier: ID<Tenant>?, role: UserRole? = nil) async throws -> User {
+        let accounts = try await store.accounts(email: email).filter { role == nil || $0.user.role == role }
+        guard !accounts.isEmpty else { throw AppError.notFound(role == .dispatcher ? "Dispatcher" : "User") }
+        guard let account = AuthService.account(among: accounts, carrier: carrier) else {
+            throw AuthService.carrierRequired(accounts.map(\.choice))
+        }
+        return account.user
+    }
+
     /// Issues an access token for a user, as sign-in would (for tools and tests).
-    public func signIn(email: String) async throws -> AuthSession {
-        guard let user = try await store.user(email: email) else { throw AppError.notFound("User") }
+    public func signIn(email: String, carrier: ID<Tenant>? = nil) async throws -> AuthSession {
+        let user = try await account(email: email, carrier: carrier)
         let driver = try await auth.linkedDriver(of: user)
         let refresh = SecureToken.random()
         let session = try await store.createSession(user: user, refreshTokenHash: SecureToken.sha256Hex(refresh),
@@ -128,8 +138,8 @@ public struct ServerServices: Sendable {
 
     /// Opens a console session for a dispatcher, as the sign-in page would
     /// (for tools and benchmarks): the cookie to send, `name=value`.
-    public func consoleSignIn(email: String) async throws -> String {
-        guard let user = try await store.user(email: email), user.role == .dispatcher else { throw AppError.notFound("Dispatcher") }
+    public func consoleSignIn(email: String, carrier: ID<Tenant>? = nil) async throws -> String {
+        let user = try await account(email: email, carrier: carrier, role: .dispatcher)
         let token = SecureToken.random()
         _ = try await store.createConsoleSession(user: user, tokenHash: SecureToken.sha256Hex(token), csrfToken: SecureToken.random(),
                                                  lifetime: configuration.auth.consoleSessionLifetime)

@@ -26,7 +26,7 @@ public enum DemoData {
     /// Returns true when it seeded, false when the demo carrier already existed.
     @discardableResult
     public static func seedIfNeeded(_ store: Store, logger: Logger) async throws -> Bool {
-        if try await store.user(email: dispatcherEmail) != nil {
+        if try await !store.accounts(email: dispatcherEmail).isEmpty {
             logger.info("demo carrier already present")
             return false
         }

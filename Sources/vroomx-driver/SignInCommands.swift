@@ -9,6 +9,7 @@ struct Login: AsyncParsableCommand {
     @Option(help: "Your email (asked if missing).") var email: String?
     @Option(help: "The 6-digit code from the email (asked if missing).") var code: String?
     @Option(help: "A 4-digit PIN for quick unlock (asked if missing).") var pin: String?
+    @Option(help: "The carrier to work for, by name, when you drive for several (asked if missing).") var carrier: String?
 
     func run() async throws {
         try await withSession(global) { session in
@@ -30,7 +31,11 @@ struct Login: AsyncParsableCommand {
                 throw CLIError(.usage, "Add --pin <4 digits> (the PIN that unlocks this device): there is no terminal to ask on.")
             }
             do {
-                try await auth.verify(email: email, code: code ?? "")
+                do {
+                    try await auth.verify(email: email, code: code ?? "")
+                } catch AuthError.carrierRequired {
+                    try await auth.chooseCarrier(chosenCarrier(among: auth.carrierChoices, terminal))
+                }
             } catch let error as APIError where (400..<500).contains(error.status ?? 0) {
                 // A wrong or spent code is a failed sign-in (77); a server or network failure stays a failure (1).
                 throw CLIError(.authentication, error.code.map { "\(error.description) (\($0))" } ?? error.description)
@@ -55,6 +60,30 @@ struct Login: AsyncParsableCommand {
             }
             for other in auth.setAsideWork { terminal.note(terminal.style(other.notice, .yellow)) }
         }
+    }
+}
+
+extension Login {
+    /// The carrier named by `--carrier` (its name, any case, or its id), or
+    /// asked for by number; the code stays good meanwhile.
+    func chosenCarrier(among choices: [CarrierChoice], _ terminal: Terminal) throws -> ID<Tenant> {
+        if let carrier {
+            let wanted = carrier.trimmingCharacters(in: .whitespaces)
+            if let match = choices.first(where: { $0.name.caseInsensitiveCompare(wanted) == .orderedSame || $0.id.rawValue == wanted.lowercased() }) {
+                return match.id
+            }
+            throw CLIError(.usage, "You do not drive for \"\(wanted)\". You drive for: \(choices.map(\.name).joined(separator: ", ")).")
+        }
+        let names = choices.enumerated().map { "  \($0.offset + 1). \($0.element.name)" }.joined(separator: "\n")
+        guard Terminal.inputIsInteractive else {
+            throw CLIError(.usage, "You drive for more than one carrier:\n\(names)\nRun login again with the same code and --carrier \"<name>\".")
+        }
+        terminal.line("You drive for more than one carrier:\n\(names)")
+        let answer = terminal.prompt("Which one are you working for now? (1–\(choices.count)): ") ?? ""
+        guard let number = Int(answer.trimmingCharacters(in: .whitespaces)), choices.indices.contains(number - 1) else {
+            throw CLIError(.usage, "Choose a number from 1 to \(choices.count). Run login again with the same code.")
+        }
+        return choices[number - 1].id
     }
 }
 

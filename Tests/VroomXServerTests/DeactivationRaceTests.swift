@@ -42,7 +42,7 @@ struct DeactivationRaceTests {
         for round in 0..<12 {
             let driver = try await store.createDriver(tenant: tenant, .init(email: "signin\(round)@alpha.test", name: "Signer \(round)",
                                                                               payType: .perMile, payRate: 60))
-            let user = try #require(try await store.user(email: driver.email))
+            let user = try #require(try await store.accounts(email: driver.email).first?.user)
             async let session = Self.result {
                 try await store.createSession(user: user, refreshTokenHash: "hash-\(round)", lifetime: 3600)
             }

@@ -18,6 +18,9 @@ public enum AuthState: Sendable, Hashable {
 /// Errors a sign-in screen shows as they are.
 public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     case driverNotFound
+    /// The code was right and the email drives for several carriers: one
+    /// of `AuthFlow.carrierChoices` must be chosen (`chooseCarrier`).
+    case carrierRequired
     case invalidPIN(attemptsLeft: Int)
     /// Too many wrong PINs: the driver must sign in with email again.
     case pinLockedOut
@@ -30,6 +33,7 @@ public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .driverNotFound: return "Driver account not found. Contact your dispatcher."
+        case .carrierRequired: return "You drive for more than one carrier. Choose the one you are working for now."
         case .invalidPIN(let left): return "Wrong PIN. \(left) attempt\(left == 1 ? "" : "s") left."
         case .pinLockedOut: return "Too many wrong PINs. Sign in with your email."
         case .pinFormat: return "The PIN is 4 digits."
@@ -84,6 +88,11 @@ public final class AuthFlow {
     public private(set) var setAsideWork: [SetAsideWork] = []
     /// Where "Forgot PIN" started, to return to if the driver cancels it.
     private var beforeCode: AuthState?
+    /// The carriers the email drives for, when the code was right and it
+    /// drives for several: the code screen offers them (`chooseCarrier`).
+    public private(set) var carrierChoices: [CarrierChoice] = []
+    /// The right code, kept (in memory only) until a carrier is chosen.
+    private var codeAwaitingCarrier: (email: String, code: String)?
 
     nonisolated static let pinKey = "pin"
     nonisolated static let pinFailuresKey = "pin_failures"
@@ -165,14 +174,9 @@ public final class AuthFlow {
 
     /// Verifies a code for an email directly (a client that asked for the
     /// code in an earlier run, like the terminal client).
-    public func verify(email: String, code: String) async throws {
+    public func verify(email: String, code: String, carrier: ID<Tenant>? = nil) async throws {
         try await run {
-            let session: AuthSession
-            do {
-                session = try await api.send(.verifyCode, body: VerifyCodeRequest(email: email, code: code))
-            } catch let error as APIError where error.code == .driverNotFound {
-                throw AuthError.driverNotFound
-            }
+            let session = try await signIn(email: email, code: code, carrier: carrier)
             guard let driver = session.driver else {
                 // Not a driver (a dispatcher's account): this app is for drivers.
                 try? await api.send(.logout, body: LogoutRequest(refreshToken: session.refreshToken))
@@ -197,6 +201,35 @@ public final class AuthFlow {
         }
     }
 
+    /// Signs in to the carrier chosen among `carrierChoices`, with the code
+    /// already checked.
+    public func chooseCarrier(_ carrier: ID<Tenant>) async throws {
+        guard let (email, code) = codeAwaitingCarrier else { return }
+        try await verify(email: email, code: code, carrier: carrier)
+    }
+
+    /// The session of a right code. A person who drives for several carriers
+    /// chooses one; driving for one only (dispatching for others), they go
+    /// straight to it.
+    private func signIn(email: String, code: String, carrier: ID<Tenant>?) async throws -> AuthSession {
+        do {
+            let session: AuthSession = try await api.send(.verifyCode, body: VerifyCodeRequest(email: email, code: code, carrierID: carrier))
+            carrierChoices = []
+            codeAwaitingCarrier = nil
+            return session
+        } catch let error as APIError where error.code == .driverNotFound {
+            throw AuthError.driverNotFound
+        } catch let error as APIError where error.code == .carrierRequired && carrier == nil {
+            guard case .server(_, let body) = error else { throw error }
+            let driving = (body.carriers ?? []).filter { $0.role == .driver }
+            if driving.count == 1 { return try await signIn(email: email, code: code, carrier: driving[0].id) }
+            guard !driving.isEmpty else { throw AuthError.driverNotFound }
+            carrierChoices = driving
+            codeAwaitingCarrier = (email, code)
+            throw AuthError.carrierRequired
+        }
+    }
+
     /// Back from the code screen: to the lock screen when the driver came
     /// from "Forgot PIN" (the session is still good), else to sign-in.
     public func cancelCode() {
@@ -207,6 +240,8 @@ public final class AuthFlow {
             state = .signedOut
         }
         beforeCode = nil
+        carrierChoices = []
+        codeAwaitingCarrier = nil
         try? database.setPendingCode(nil, at: clock())
     }
 

@@ -115,6 +115,14 @@ public final class AppRouter {
         refreshCache()
     }
 
+    /// Signs in to one of the carriers the code screen offers
+    /// (`auth.carrierChoices`, when the driver drives for several).
+    public func chooseCarrier(_ carrier: ID<Tenant>) async throws {
+        try await auth.chooseCarrier(carrier)
+        device.usedBefore = true
+        refreshCache()
+    }
+
     /// From the code screen back to the email (a typo in the address).
     public func backToEmail() {
         auth.cancelCode()

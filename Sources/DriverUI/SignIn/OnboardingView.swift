@@ -120,7 +120,25 @@ struct CodeStepView: View {
             } footer: {
                 Text("We sent it to \(email). It works for 10 minutes.")
             }
-            if let error { ErrorText(error) }
+            if !app.auth.carrierChoices.isEmpty {
+                // The code was right and the driver drives for several carriers.
+                Section {
+                    ForEach(app.auth.carrierChoices) { carrier in
+                        Button(carrier.name) {
+                            Task {
+                                verifying = true
+                                defer { verifying = false }
+                                do { try await app.router.chooseCarrier(carrier.id) } catch { self.error = app.auth.message ?? "\(error)" }
+                            }
+                        }
+                        .disabled(verifying)
+                    }
+                } header: {
+                    Text("Which carrier are you driving for now?")
+                } footer: {
+                    Text("To work for another, sign out and sign in again.")
+                }
+            } else if let error { ErrorText(error) }
             Button(verifying ? "Checking…" : "Verify") {
                 Task {
                     verifying = true

@@ -69,7 +69,7 @@ struct AuthService: Sendable {
         let code = String(format: "%06d", UInt32.random(in: 0...999_999))
         try await store.saveCode(email: email, codeHash: secrets.codeHash(email: email, code: code),
                                  expiresAt: store.clock.now.addingTimeInterval(policy.codeLifetime))
-        if try await store.user(email: email) != nil {
+        if try await !store.accounts(email: email).isEmpty {
             mail.sendCode(code, to: email, validMinutes: Int(policy.codeLifetime / 60))
         }
         return SendCodeResponse(message: "If this email belongs to a VroomX account, a sign-in code is on its way.",
@@ -84,7 +84,7 @@ struct AuthService: Sendable {
     }
 
     func verifyCode(_ request: VerifyCodeRequest, clientAddress: String?) async throws -> AuthSession {
-        let user = try await checkCode(request, clientAddress: clientAddress)
+        let user = try await checkCode(request, clientAddress: clientAddress, for: nil)
         let driver = try await linkedDriver(of: user)
         let refreshToken = SecureToken.random()
         let session = try await store.createSession(user: user, refreshTokenHash: SecureToken.sha256Hex(refreshToken),
@@ -99,10 +99,7 @@ struct AuthService: Sendable {
     /// line as the app's; a browser session instead of tokens. Drivers are
     /// refused before any session is made.
     func signInToConsole(_ request: VerifyCodeRequest, clientAddress: String?) async throws -> String {
-        let user = try await checkCode(request, clientAddress: clientAddress)
-        guard user.role == .dispatcher else {
-            throw AppError(403, .forbidden, "The dispatch console is for dispatchers. Drivers use the VroomX app on their phone.")
-        }
+        let user = try await checkCode(request, clientAddress: clientAddress, for: .dispatcher)
         let token = SecureToken.random()
         _ = try await store.createConsoleSession(user: user, tokenHash: SecureToken.sha256Hex(token), csrfToken: SecureToken.random(),
                                                  lifetime: policy.consoleSessionLifetime)
@@ -111,8 +108,11 @@ struct AuthService: Sendable {
         return token
     }
 
-    /// Checks an emailed code under every limit; the user it signs in.
-    private func checkCode(_ request: VerifyCodeRequest, clientAddress: String?) async throws -> User {
+    /// Checks an emailed code under every limit; the account it signs in to
+    /// (of `role` only, when given). An email with accounts at several
+    /// carriers names one in `carrier_id`; until it does, a right code is
+    /// answered `carrier_required` with the carriers and stays good.
+    private func checkCode(_ request: VerifyCodeRequest, clientAddress: String?, for role: UserRole?) async throws -> User {
         let email = try Validate.email(request.email)
         let code = request.code.trimmingCharacters(in: .whitespaces)
         guard code.utf8.count == 6, code.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
@@ -120,10 +120,13 @@ struct AuthService: Sendable {
         }
         try await limitPerAddress("otp_verify", clientAddress, limit: policy.codeChecksPerAddress)
         try await refuseAfterTooManyFailures(email)
+        let accounts = try await store.accounts(email: email)
+        let eligible = accounts.filter { role == nil || $0.user.role == role }
+        let chosen = Self.account(among: eligible, carrier: request.carrierID)
         let expected = secrets.codeHash(email: email, code: code)
         let check = try await store.checkCode(email: email, matches: { stored in
             constantTimeEqual(Array(stored.utf8), Array(expected.utf8))
-        }, maxAttempts: policy.codeMaxAttempts)
+        }, maxAttempts: policy.codeMaxAttempts, keep: chosen == nil && !eligible.isEmpty)
         switch check {
         case .valid:
             break
@@ -140,10 +143,32 @@ struct AuthService: Sendable {
         case .none:
             throw AppError(401, .invalidCode, "No valid code for this email. Request a new one.", attemptsLeft: 0)
         }
-        guard let user = try await store.user(email: email) else {
+        guard !accounts.isEmpty else {
             throw AppError(401, .invalidCode, "No valid code for this email. Request a new one.", attemptsLeft: 0)
         }
-        return user
+        guard !eligible.isEmpty else {
+            throw AppError(403, .forbidden, "The dispatch console is for dispatchers. Drivers use the VroomX app on their phone.")
+        }
+        guard let chosen else { throw Self.carrierRequired(eligible.filter { !$0.deactivated }.map(\.choice)) }
+        return chosen.user
+    }
+
+    /// The account a sign-in goes to: the carrier named, else the one account
+    /// not deactivated; nil when the person must choose. When every account
+    /// is deactivated, the first, whose refusal says so.
+    static func account(among accounts: [Account], carrier: ID<Tenant>?) -> Account? {
+        if let carrier { return accounts.first { $0.user.tenantID == carrier } }
+        let active = accounts.filter { !$0.deactivated }
+        if active.count == 1 { return active[0] }
+        return active.isEmpty ? accounts.first : nil
+    }
+
+    static func carrierRequired(_ choices: [CarrierChoice]) -> AppError {
+        var error = AppError(409, .carrierRequired,
+                             "This email signs in at \(choices.count) carriers. Choose one and send the same code with its carrier_id.",
+                             field: "carrier_id")
+        error.body.carriers = choices
+        return error
     }
 
     /// The driver record of a driver user, looked up by auth user id.

@@ -272,11 +272,17 @@ struct ConsoleController {
             guard sameOrigin(request), signInTokenMatches(request, form) else { return signInExpired(request) }
             do {
                 let client = ClientAddress.of(request, peer: context.peerAddress, trustedHops: trustedProxyHops)
-                let token = try await auth.signInToConsole(VerifyCodeRequest(email: form["email"], code: form["code"]), clientAddress: client)
+                let verify = VerifyCodeRequest(email: form["email"], code: form["code"], carrierID: ID(form["carrier"]))
+                let token = try await auth.signInToConsole(verify, clientAddress: client)
                 let destination = Self.isLocalPath(form["next"]) ? form["next"] : "/board"
                 return ConsolePages.redirect(destination, headers: [
                     .setCookie: setCookie(Self.sessionCookie, token, maxAge: Int(policy.consoleSessionLifetime), request),
                 ])
+            } catch let error as AppError where error.code == .carrierRequired {
+                // A person who dispatches for several carriers: the same code signs in to the one chosen.
+                let carriers = (error.body.carriers ?? []).map { ["id": $0.id.rawValue, "name": $0.name] }
+                return signInPage(request, step: .carrier, values: ["email": form["email"], "code": form["code"], "next": form["next"]],
+                                  errors: FieldErrors(), carriers: carriers)
             } catch let error as AppError where error.status == 403 {
                 return signInPage(request, step: .email, values: [:], errors: FieldErrors(error, fallbackField: "email"), status: 403)
             } catch let error as AppError {
@@ -295,19 +301,20 @@ struct ConsoleController {
         }
     }
 
-    enum SignInStep { case email, code }
+    enum SignInStep { case email, code, carrier }
 
     /// The sign-in page; its forms carry a token that must match a cookie
     /// set here (double submit), as no session exists yet.
     private func signInPage(_ request: Request, step: SignInStep, values: [String: String], errors: FieldErrors,
                             notice: String? = nil, noticeWait: Int? = nil, resendWait: Int? = nil,
-                            status: HTTPResponse.Status = .ok) -> Response {
+                            carriers: [[String: String]] = [], status: HTTPResponse.Status = .ok) -> Response {
         let token = Self.cookie(Self.signInCookie, in: request).flatMap { Self.isToken($0) ? $0 : nil }
             ?? SecureToken.random()
         var values = values
         if values["next"] == nil { values["next"] = request.uri.queryParameters.get("next").map { String($0) } ?? "" }
         var response = pages.page("sign-in", title: "Sign in", session: nil, [
-            "step_email": step == .email, "step_code": step == .code, "v": values, "e": errors.messages,
+            "step_email": step == .email, "step_code": step == .code, "step_carrier": step == .carrier, "carriers": carriers,
+            "v": values, "e": errors.messages,
             "notice": present(notice), "signin_token": token, "resend_wait": present(resendWait.flatMap { (1...3600).contains($0) ? $0 : nil }),
             "notice_wait": present(noticeWait.flatMap { (1...3600).contains($0) ? $0 : nil }),
         ], status: status)

@@ -84,6 +84,12 @@ public final class SQLiteDatabase: SQLDatabase {
     /// would wait forever for the lock it holds) as an error.
     @TaskLocal static var holdsWriter = false
 
+    /// Set by the migrator while a migration rebuilds a table other tables
+    /// point at: the write runs with foreign keys off (which SQLite changes
+    /// only outside a transaction) and commits only if every reference
+    /// still finds its row.
+    @TaskLocal static var foreignKeysOff = false
+
     public func write<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
         guard !Self.holdsWriter else { throw SQLiteError(code: SQLITE_MISUSE, message: "nested write transaction") }
         let allowed = deadline
@@ -93,10 +99,16 @@ public final class SQLiteDatabase: SQLDatabase {
             try await writeLock.withPermit(timeout: allowed, orThrow: timedOut) {
                 writer.stop(at: until)
                 defer { writer.stop(at: nil) }
+                let foreignKeysOff = Self.foreignKeysOff
+                if foreignKeysOff { _ = try writer.run("PRAGMA foreign_keys = OFF") }
+                defer { if foreignKeysOff { _ = try? writer.run("PRAGMA foreign_keys = ON") } }
                 _ = try writer.run("BEGIN IMMEDIATE")
                 do {
                     writer.inTransaction = true
                     let result = try await Self.$holdsWriter.withValue(true) { try await body(writer) }
+                    if foreignKeysOff, let broken = try writer.run("PRAGMA foreign_key_check").first {
+                        throw SQLiteError(code: SQLITE_CONSTRAINT, message: "after a rebuilt table, a row of \((try? broken.string("table")) ?? "a table") refers to no row of \((try? broken.string("parent")) ?? "its parent")")
+                    }
                     writer.inTransaction = false
                     // The work is done: its commit is not cut short.
                     writer.stop(at: nil)

@@ -659,6 +659,34 @@ enum Schema {
             ALTER TABLE orders ADD COLUMN search_text TEXT GENERATED ALWAYS AS (lower(\(OrderSearch.text("", .postgres)))) STORED;
             CREATE INDEX orders_search ON orders USING gin (search_text gin_trgm_ops)
             """),
+
+        // Accounts per carrier: an email is unique within a carrier, not
+        // across carriers, so a person can drive for a second carrier (and
+        // adding a driver reveals nothing about other carriers). SQLite
+        // cannot drop a UNIQUE constraint: the table is rebuilt, with the
+        // foreign keys that point at it left alone (`rebuildsReferencedTable`).
+        Migration(version: 16, name: "accounts per carrier", sql: "", sqlite: """
+            CREATE TABLE users_per_carrier (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                email TEXT NOT NULL CHECK (email = lower(email) AND email LIKE '%_@_%' AND length(email) <= 254),
+                role TEXT NOT NULL CHECK (role IN ('dispatcher', 'driver')),
+                pin_hash TEXT,
+                pin_failed_attempts BIGINT NOT NULL DEFAULT 0 CHECK (pin_failed_attempts BETWEEN 0 AND 5),
+                created_at BIGINT NOT NULL,
+                UNIQUE (tenant_id, id),
+                UNIQUE (tenant_id, email)
+            );
+            INSERT INTO users_per_carrier (id, tenant_id, email, role, pin_hash, pin_failed_attempts, created_at)
+                SELECT id, tenant_id, email, role, pin_hash, pin_failed_attempts, created_at FROM users;
+            DROP TABLE users;
+            ALTER TABLE users_per_carrier RENAME TO users;
+            CREATE INDEX users_by_email ON users (email)
+            """, postgres: """
+            ALTER TABLE users DROP CONSTRAINT users_email_key;
+            ALTER TABLE users ADD CONSTRAINT users_tenant_id_email_key UNIQUE (tenant_id, email);
+            CREATE INDEX users_by_email ON users (email)
+            """, rebuildsReferencedTable: true),
     ]
 }
 
@@ -721,6 +749,11 @@ struct Migration: Sendable {
     /// Statements for one backend only, where the dialects differ.
     var sqlite: String = ""
     var postgres: String = ""
+    /// Rebuilds (drops and recreates) a table other tables' foreign keys
+    /// point at. SQLite then runs the migrations with foreign keys off, so
+    /// dropping the old table neither cascades nor rewrites the references,
+    /// and checks every reference before committing.
+    var rebuildsReferencedTable = false
 
     /// The statements of the migration for a backend, split on the `;` that
     /// ends a line.

@@ -25,7 +25,8 @@ extension Store {
                 VALUES (\(user.id), \(user.tenantID), \(user.email), \(user.role), \(user.createdAt))
                 """)
         } catch DatabaseConstraintError.unique {
-            throw AppError(409, .alreadyExists, "A user with this email already exists.", field: "email")
+            // Unique within the carrier only: another carrier's accounts are never looked at.
+            throw AppError(409, .alreadyExists, "Someone at this carrier already signs in with this email.", field: "email")
         }
     }
 
@@ -107,9 +108,20 @@ extension Store {
         return try Tenant(row: row)
     }
 
-    public func user(email: String) async throws -> User? {
+    /// The accounts an email signs in to, one per carrier it was added at,
+    /// by carrier name (as a person choosing among them reads them).
+    public func accounts(email: String) async throws -> [Account] {
         try await read { db in
-            try await db.first("SELECT \(User.columns) FROM users WHERE email = \(email)").map(User.init(row:))
+            try await db.query("""
+                SELECT u.id, u.tenant_id, u.email, u.role, u.pin_hash, u.created_at, t.name AS carrier_name,
+                       d.deactivated_at IS NOT NULL AS deactivated
+                FROM users u JOIN tenants t ON t.id = u.tenant_id
+                LEFT JOIN drivers d ON d.tenant_id = u.tenant_id AND d.user_id = u.id
+                WHERE u.email = \(email)
+                ORDER BY t.name, u.tenant_id
+                """).map { row in
+                Account(user: try User(row: row), carrierName: try row.string("carrier_name"), deactivated: try row.bool("deactivated"))
+            }
         }
     }
 
@@ -327,4 +339,15 @@ extension Store {
             }
         }
     }
+}
+
+/// One carrier's account of an email: a person who works for two carriers
+/// has two, chosen at sign-in.
+public struct Account: Sendable, Hashable {
+    public var user: User
+    public var carrierName: String
+    /// A driver account the carrier deactivated.
+    public var deactivated: Bool
+
+    public var choice: CarrierChoice { CarrierChoice(id: user.tenantID, name: carrierName, role: user.role) }
 }

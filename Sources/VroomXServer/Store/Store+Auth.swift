@@ -28,8 +28,10 @@ extension Store {
 
     /// Checks a code and consumes it when it matches. Every guess uses one
     /// of the code's attempts (claimed atomically, so parallel guesses cannot
-    /// exceed the cap); the last wrong guess deletes it.
-    func checkCode(email: String, matches: @Sendable (String) -> Bool, maxAttempts: Int) async throws -> CodeCheck {
+    /// exceed the cap); the last wrong guess deletes it. With `keep` (the
+    /// person has yet to choose a carrier) a right code stays, and the right
+    /// guess gives its attempt back.
+    func checkCode(email: String, matches: @Sendable (String) -> Bool, maxAttempts: Int, keep: Bool = false) async throws -> CodeCheck {
         let now = self.now
         return try await writeRows { db in
             guard let row = try await db.first("""
@@ -45,7 +47,11 @@ extension Store {
                 return .expired
             }
             if matches(try row.string("code_hash")) {
-                try await db.execute("DELETE FROM otp_codes WHERE email = \(email)")
+                if keep {
+                    try await db.execute("UPDATE otp_codes SET attempts = attempts - 1 WHERE email = \(email)")
+                } else {
+                    try await db.execute("DELETE FROM otp_codes WHERE email = \(email)")
+                }
                 return .valid
             }
             let attempts = try row.int("attempts")
