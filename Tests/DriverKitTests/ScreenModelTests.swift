@@ -99,6 +99,37 @@ struct ScreenModelTests {
         await scene.live.stop()
     }
 
+    @Test("a fill-up the server refuses for its odometer leaves the truck's reading as the server has it; the next true reading goes")
+    func refusedFillOdometer() async throws {
+        let scene = try await DriverScene.make()
+        let (server, carrier, app) = (scene.server, scene.carrier, scene.app)
+        let truck = try await server.store.createEquipment(EquipmentFields(kind: .truck, unitNumber: "T-12"), tenant: carrier.tenant.id)
+        _ = try await server.store.assignEquipment(truck.id, to: carrier.driverID(0), tenant: carrier.tenant.id)
+        // Read three days ago: a fill-up today may be higher by what a truck drives in that time.
+        _ = try await server.store.recordOdometer(RecordOdometerRequest(equipmentID: truck.id, miles: 413_480,
+                                                                        recordedAt: Date().addingTimeInterval(-3 * 86_400)),
+                                                  .driver(tenant: carrier.tenant.id, driver: carrier.driverID(0)))
+        await app.syncNow()
+        let units = UnitsViewModel(app: app)
+        try await eventually("the truck") { units.truck?.odometerMiles == 413_480 }
+
+        // A digit too many: higher than the last reading, so the phone takes it; the server knows no truck drives that far.
+        units.recordFuel(amount: "50", gallons: "10", odometer: "4,134,800")
+        #expect(units.lastError == nil)
+        try await eventually("the phone's guess") { units.truck?.odometerMiles == 4_134_800 }
+        await app.syncNow()
+        #expect(try app.database.outbox().contains { $0.failure == .rejected })
+        try await eventually("the server's reading") { units.truck?.odometerMiles == 413_480 }
+        let fuelTrip = try #require(units.fuelTrip)
+        #expect(try app.database.expenses(trip: fuelTrip.id).allSatisfy { $0.fuel == nil })
+
+        units.recordOdometer("413,600", unit: truck.id)
+        #expect(units.lastError == nil)
+        await app.syncNow()
+        #expect(try await server.store.equipment(truck.id, carrier.scope).odometerMiles == 413_600)
+        await scene.live.stop()
+    }
+
     @Test("money, fuel and miles are read the same way in the app and the terminal")
     func input() {
         #expect(DriverInput.cents("84.20") == 8_420 && DriverInput.cents("$1,084.2") == 108_420 && DriverInput.cents("84") == 8_400)

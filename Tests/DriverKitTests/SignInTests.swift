@@ -171,6 +171,37 @@ struct SignInTests {
         await live.stop()
     }
 
+    @Test("a driver of two carriers chooses one on the code screen, with the code already given; one who dispatches for the other goes straight in")
+    func twoCarriers() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let beta = try await CarrierFixture.make(server, name: "Beta", drivers: 0, tripsPerDriver: 0)
+        let email = alpha.driver.user.email
+        let atBeta = try await server.store.createDriver(tenant: beta.tenant.id, .init(email: email, name: "Sam at Beta", payType: .percentage,
+                                                                                       payRate: 2000))
+        let live = try await LiveServer(server)
+        let device = try DriverDevice.make(server: live)
+        await #expect(throws: AuthError.carrierRequired) {
+            try await device.signIn(email, mailbox: server.mailbox, pin: nil)
+        }
+        #expect(device.app.auth.carrierChoices.map(\.name) == ["Alpha", "Beta"])
+        #expect(device.app.auth.message == "You drive for more than one carrier. Choose the one you are working for now.")
+        #expect(try device.app.database.account() == nil)
+        try await device.app.router.chooseCarrier(beta.tenant.id)
+        #expect(device.app.auth.state == .needsPINSetup)
+        #expect(try device.app.database.account()?.driver?.id == atBeta.id)
+        #expect(device.app.auth.carrierChoices.isEmpty)
+
+        // Beta's dispatcher also drives for Alpha: the app signs them in as Alpha's driver, no question asked.
+        let dispatcher = beta.dispatcher.user.email
+        let driving = try await server.store.createDriver(tenant: alpha.tenant.id, .init(email: dispatcher, name: "Kim Driving",
+                                                                                         payType: .percentage, payRate: 2000))
+        let other = try DriverDevice.make(server: live)
+        try await other.signIn(dispatcher, mailbox: server.mailbox, pin: nil)
+        #expect(try other.app.database.account()?.driver?.id == driving.id)
+        await live.stop()
+    }
+
     @Test("the router's cases are decided synchronously from the device alone")
     func routerCases() async throws {
         let server = try await TestServer.make(.sqlite)

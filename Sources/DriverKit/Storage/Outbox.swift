@@ -349,8 +349,9 @@ extension AppDatabase {
         guard reset || !ids.isEmpty else { return }
         let pending = try pendingEntries(db)
         for entry in pending {
-            let touched = try reset || ids.contains(entry.mutation.entityID)
-                || (entry.orderID ?? orderID(of: entry.mutation, db)).map { ids.contains($0.rawValue) } ?? false
+            let order = try entry.orderID ?? orderID(of: entry.mutation, db)
+            let touched = reset || ids.contains(entry.mutation.entityID) || order.map { ids.contains($0.rawValue) } == true
+                || entry.mutation.fuelUnit.map { ids.contains($0) } == true
             if touched { _ = try? applyLocally(entry.mutation, now: entry.createdAt, db) }
         }
     }
@@ -519,14 +520,15 @@ extension AppDatabase {
                         """, arguments: [result.code?.rawValue, result.message, result.id.rawValue])
                     if !intoCache {
                         // Another driver's refusal stays on the phone with its reason, for them (and dispatch) to see.
-                    } else if let row = result.row {
-                        try Self.storeAnswered(row, db)
                     } else {
+                        // The server's row replaces the local guess (for a refused fill-up, the truck and its odometer).
+                        if let row = result.row { try Self.storeAnswered(row, db) }
                         switch entry.mutation.payload {
                         case .createExpense(let request):
                             // What the server never created goes from the device too.
                             if let id = request.id { try Self.remove(.expense, id: id.rawValue, db) }
-                        case .saveInspection(let save):
+                            if let unit = request.fuel?.equipmentID { touched.insert(unit.rawValue) }
+                        case .saveInspection(let save) where result.row == nil:
                             try Self.holdEvidence(save.inspectionID, reason: result.message ?? "The server refused this inspection.",
                                                   refused: entry.id, now: now, db)
                         default: break
@@ -629,6 +631,13 @@ extension AppDatabase {
 }
 
 extension Mutation {
+    /// The id of the truck a fill-up reads the odometer of: the change lays
+    /// its reading over that unit's row too.
+    var fuelUnit: String? {
+        if case .createExpense(let request) = payload, let fuel = request.fuel, fuel.odometerMiles != nil { return fuel.equipmentID.rawValue }
+        return nil
+    }
+
     /// The id of the row the change is about.
     public var entityID: String {
         switch payload {

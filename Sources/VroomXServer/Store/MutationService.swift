@@ -273,7 +273,11 @@ struct MutationService {
             guard let inspection = try await store.fetchVisibleInspection(reference.inspectionID, scope, db) else { return (nil, nil) }
             return (.inspection(inspection), try await store.fetchOrder(inspection.orderID, scope, db))
         case .recordOdometer(let request): return (try await store.fetchEquipment(request.equipmentID, scope, db).map(ChangeRow.equipment), nil)
-        case .createExpense, .deleteExpense, .markNotificationRead, .recordLocations: return (nil, nil)
+        case .createExpense(let request):
+            // A refused fill-up's odometer must not stay the truck's reading on the phone: the truck as it stands.
+            guard let fuel = request.fuel else { return (nil, nil) }
+            return (try await store.fetchEquipment(fuel.equipmentID, scope, db).map(ChangeRow.equipment), nil)
+        case .deleteExpense, .markNotificationRead, .recordLocations: return (nil, nil)
         }
     }
 
