@@ -41,6 +41,17 @@ struct FairnessTests {
         #expect(try await numbers("houston miami", a) == [], "a word that appears nowhere")
         #expect(try await numbers("Harbor Rd", a) == ["S-100"], "a short word beside longer ones is skipped")
         #expect(try await numbers("s-", a) == [], "alone, two characters match a whole number only")
+        // …not inside the name of the driver an order is with ("Driver 0 of Alpha"), though a longer word does.
+        let trip = try await store.createTrip(.init(number: "AT-1", driverID: alpha.driverID(0), origin: "Houston", destination: "Atlanta",
+                                                    revenueCents: 0, miles: 0), tenant: a)
+        _ = try await store.createOrder(Self.order("S-150", a, trip: trip.id), tenant: a)
+        func assigned(_ search: String) async throws -> [String] {
+            try await store.boardOrders(.init(status: .assigned, search: search, pickupNewestFirst: false, page: 0, pageSize: 50), tenant: a)
+                .map(\.number)
+        }
+        #expect(try await assigned("of") == [])
+        #expect(try await assigned("alpha") == ["S-150"])
+        #expect(try await assigned("at-1") == ["S-150"], "a whole trip number")
         // A word does not run across two fields (the index separates them).
         #expect(try await numbers("Camry1HG", a) == [])
         // Edits and deletions reach the index in the same transaction.

@@ -86,9 +86,12 @@ struct ConsoleOrderPages {
             if page > 1 { parts.append("page=\(page)") }
             return "/board?" + parts.joined(separator: "&")
         }
+        // A page past the last (a list that shrank, an edited address) shows the last page, not an empty board.
+        if page >= pages, total > 0 { return ConsolePages.redirect(link(page: pages)) }
+        // A stopped search counted nothing: its tabs say so, not zero.
         let tabs: [[String: Any]] = OrderStatus.allCases.map { tab in
-            ["label": ConsoleFormat.label(tab), "count": tally[tab] ?? 0, "href": link(status: tab), "current": tab == status,
-             "hit": !search.isEmpty && (tally[tab] ?? 0) > 0]
+            ["label": ConsoleFormat.label(tab), "count": tooSlow ? "–" : ConsoleFormat.grouped(tally[tab] ?? 0), "href": link(status: tab),
+             "current": tab == status, "hit": !search.isEmpty && (tally[tab] ?? 0) > 0]
         }
         // A search finds nothing here but matches on other tabs: say where.
         let elsewhere: [[String: Any]] = search.isEmpty ? [] : OrderStatus.allCases.compactMap { tab in
@@ -100,10 +103,11 @@ struct ConsoleOrderPages {
             "status": status.rawValue, "status_label": ConsoleFormat.label(status), "q": search,
             "imported": Self.importedNotice(request),
             "orders": orders.map { Self.row($0, lookup) }, "empty": orders.isEmpty,
-            "total": total, "page": page + 1, "pages": pages,
+            "total": ConsoleFormat.grouped(total), "page": ConsoleFormat.grouped(page + 1), "pages": ConsoleFormat.grouped(pages),
             "prev": page > 0 ? link(page: page) as Any : false, "next": page + 1 < pages ? link(page: page + 2) as Any : false,
             "sort_asc_href": link(sort: false), "sort_desc_href": link(sort: true), "sort_desc": newestFirst,
-            "first_shown": total == 0 ? 0 : page * Self.boardPageSize + 1, "last_shown": page * Self.boardPageSize + orders.count,
+            "first_shown": ConsoleFormat.grouped(total == 0 ? 0 : page * Self.boardPageSize + 1),
+            "last_shown": ConsoleFormat.grouped(page * Self.boardPageSize + orders.count),
         ])
     }
 

@@ -137,13 +137,15 @@ extension Store {
         for word in words {
             // Folded by the database on both sides, so the word and the text fold alike.
             let pattern: SQL = "lower(\("%" + Self.likeEscaped(word) + "%"))"
-            let driverOrTrip: SQL = """
+            var driverOrTrip: SQL = """
                 driver_id IN (SELECT id FROM drivers WHERE tenant_id = \(tenant) AND lower(name) LIKE \(pattern) ESCAPE '\\')
                     OR trip_id IN (SELECT id FROM trips WHERE tenant_id = \(tenant) AND lower(number) LIKE \(pattern) ESCAPE '\\')
                 """
             let inOrder: SQL
             if word.unicodeScalars.count < 3 {
+                // Alone, one or two characters match a whole order or trip number, nothing inside a name.
                 inOrder = "lower(number) = lower(\(word))"
+                driverOrTrip = "trip_id IN (SELECT id FROM trips WHERE tenant_id = \(tenant) AND lower(number) = lower(\(word)))"
             } else if database.dialect == .sqlite {
                 // An FTS5 phrase: trigram by trigram, in order: the word as a substring.
                 let phrase = "\"" + word.replacingOccurrences(of: "\"", with: "\"\"") + "\""
