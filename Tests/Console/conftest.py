@@ -117,6 +117,12 @@ class Server:
 
 @pytest.fixture(scope="session")
 def server():
+    yield from running_server()
+
+
+def running_server():
+    """A `vroomx serve --demo` of its own (its own database, so its own
+    sign-in limits) with an SMTP server receiving its mail."""
     mailbox = Mailbox()
     smtp = Controller(mailbox, hostname="127.0.0.1", port=free_port())
     smtp.start()

@@ -3,9 +3,18 @@ one at sign-in; neither carrier learns of the other."""
 import os
 import subprocess
 
-from conftest import BINARY, shot
+import pytest
+
+from conftest import BINARY, running_server, shot
 
 OWNER = "owner@two-carriers.example"
+
+
+@pytest.fixture(scope="module")
+def server():
+    """A server of its own: the shared one's sign-in codes per client
+    address (10 in 15 minutes) are spent by the other tests."""
+    yield from running_server()
 
 
 def create_carrier(server, name, email):

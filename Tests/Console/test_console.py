@@ -919,6 +919,31 @@ def test_a_trip_page_follows_its_status_driver_and_expenses_live(page, server, b
     shot(page, "trip-live")
 
 
+def test_a_trip_with_many_expenses_shows_a_page_of_them_with_the_totals_of_all(page, server):
+    trip = create_trip(page, server, "T-MANY-1")
+    page.click("button:has-text('Start trip')")
+    expect(page.locator("h1 .badge")).to_have_text("In progress")
+    token = server.api_sign_in(DRIVER)
+    for index in range(55):
+        category, cents = ("tolls", 1000) if index % 5 else ("fuel", 10000)
+        status, body = server.api("POST", "/v1/expenses", {"trip_id": trip, "category": category, "amount_cents": cents,
+                                                           "date": "2026-11-22", "notes": f"Expense {index + 1}"}, token=token)
+        assert status in (200, 201), body
+    page.goto(server.base + f"/trips/{trip}")
+    expenses = page.locator("#trip-expenses")
+    expect(expenses.locator("tbody tr")).to_have_count(50)
+    # 11 fills at $100 and 44 tolls at $10, all of them, whatever the page.
+    expect(expenses.locator(".expense-totals")).to_contain_text("Fuel $1,100.00 (11)")
+    expect(expenses.locator(".expense-totals")).to_contain_text("Tolls $440.00 (44)")
+    expect(expenses.locator(".expense-totals")).to_contain_text("Total $1,540.00")
+    expect(expenses.locator(".pager")).to_contain_text("1–50 of 55")
+    shot(page, "trip-many-expenses")
+    expenses.locator("a[rel=next]").click()
+    expect(page.locator("#trip-expenses tbody tr")).to_have_count(5)
+    expect(page.locator("#trip-expenses .pager")).to_contain_text("51–55 of 55")
+    expect(page.locator("#trip-money")).to_contain_text("$1,540.00")
+
+
 def test_a_refusal_from_the_store_reads_as_words_next_to_its_field(page, server):
     # Every problem at once: the store's rules (number, dates) beside the form's own (the amount).
     page.goto(server.base + "/trips/new")

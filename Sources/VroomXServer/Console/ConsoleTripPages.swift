@@ -6,6 +6,9 @@ import VroomXModels
 /// revenue, pay and miles; editing its details and status, assigning the
 /// driver and moving orders on and off.
 struct ConsoleTripPages {
+    /// Expenses shown on a trip's page at a time.
+    static let expensesPerPage = 50
+
     let console: ConsoleController
     var store: Store { console.store }
     var pages: ConsolePages { console.pages }
@@ -190,7 +193,25 @@ struct ConsoleTripPages {
             }
             return values
         }
-        values["expenses"] = expenses.map {
+        // A trip holds up to 2,000 expenses: a page of them at a time, with the totals of all.
+        let expensePages = max(1, (expenses.count + Self.expensesPerPage - 1) / Self.expensesPerPage)
+        let expensePage = min(max(request.query("expenses_page").flatMap { Int($0) } ?? 1, 1), expensePages)
+        let shown = expenses.dropFirst((expensePage - 1) * Self.expensesPerPage).prefix(Self.expensesPerPage)
+        if expensePages > 1 {
+            let link = { (page: Int) in "/trips/\(id.rawValue)?expenses_page=\(page)#trip-expenses" }
+            values["expense_pager"] = [
+                "first": ConsoleFormat.grouped((expensePage - 1) * Self.expensesPerPage + 1),
+                "last": ConsoleFormat.grouped((expensePage - 1) * Self.expensesPerPage + shown.count),
+                "count": ConsoleFormat.grouped(expenses.count),
+                "prev": expensePage > 1 ? link(expensePage - 1) as Any : false,
+                "next": expensePage < expensePages ? link(expensePage + 1) as Any : false,
+            ] as [String: Any]
+        }
+        values["expense_categories"] = Dictionary(grouping: expenses, by: \.category)
+            .map { (category: $0.key, cents: $0.value.reduce(0) { $0 + $1.amountCents }, count: $0.value.count) }
+            .sorted { $0.cents > $1.cents }
+            .map { ["category": $0.category.rawValue.capitalized, "amount": ConsoleFormat.money($0.cents), "count": ConsoleFormat.grouped($0.count)] }
+        values["expenses"] = shown.map {
             ["date": DayFormat.day($0.date), "category": $0.category.rawValue.capitalized, "amount": ConsoleFormat.money($0.amountCents),
              "notes": [$0.fuel?.text(amountCents: $0.amountCents), $0.notes.isEmpty ? nil : $0.notes].compactMap { $0 }.joined(separator: " · "),
              "by": ($0.driverID.map { names.drivers[$0]?.name ?? "A former driver" } ?? "Dispatch")
