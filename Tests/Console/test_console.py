@@ -944,6 +944,22 @@ def test_a_trip_with_many_expenses_shows_a_page_of_them_with_the_totals_of_all(p
     expect(page.locator("#trip-money")).to_contain_text("$1,540.00")
 
 
+def test_an_open_order_page_follows_an_edit_made_elsewhere(page, server, browser, dispatcher_state):
+    order = create_order(page, server, "O-LIVE-7")
+    page.evaluate("window.__sameDocument = true")
+    other = browser.new_context(storage_state=dispatcher_state).new_page()
+    other.goto(server.base + f"/orders/{order}/edit")
+    other.fill("#revenue", "1,400.00")
+    other.fill("#vehicle_model", "Accord Hybrid")
+    other.click("button:has-text('Save changes')")
+    other.wait_for_url(re.compile(rf"/orders/{order}"))
+    other.context.close()
+    # Revenue and vehicle, not only the status and the panels below them, follow without a reload.
+    expect(page.locator("#order-summary")).to_contain_text("$1,400.00", timeout=10_000)
+    expect(page.locator("#order-summary")).to_contain_text("Accord Hybrid")
+    assert page.evaluate("window.__sameDocument") is True
+
+
 def test_a_refusal_from_the_store_reads_as_words_next_to_its_field(page, server):
     # Every problem at once: the store's rules (number, dates) beside the form's own (the amount).
     page.goto(server.base + "/trips/new")
