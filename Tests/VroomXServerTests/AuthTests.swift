@@ -208,6 +208,20 @@ struct AuthTests {
             #expect(tooMany.errorCode == "refresh_token_reused")
             #expect(try await api.call(.refresh, json: RefreshRequest(refreshToken: lost.refreshToken)).errorCode == "session_revoked")
         }
+        // Presented 20 times at once (a proxy repeating, a flood of copies): the rotation and 3 replays, no more.
+        let third = try await TestServer.make(backend)
+        let carrier3 = try await CarrierFixture.make(third, name: "Charlie", drivers: 1, tripsPerDriver: 0)
+        let session = try await third.services.signIn(email: carrier3.driver.user.email)
+        try await third.run { api in
+            let answered = await withTaskGroup(of: Int.self) { group in
+                for _ in 0..<20 {
+                    group.addTask { (try? await api.call(.refresh, json: RefreshRequest(refreshToken: session.refreshToken)).status) ?? 0 }
+                }
+                return await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(answered.filter { $0 == 200 }.count == 1 + replays, "\(answered)")
+            #expect(answered.allSatisfy { $0 == 200 || $0 == 401 }, "\(answered)")
+        }
         // Once the successor itself was used, the old token is not answered again, even within the window.
         let second = try await TestServer.make(backend)
         let carrier2 = try await CarrierFixture.make(second, name: "Bravo", drivers: 1, tripsPerDriver: 0)

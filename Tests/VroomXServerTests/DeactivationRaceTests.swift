@@ -150,15 +150,20 @@ struct DeactivationRaceTests {
         let store = server.store
         let tenant = carrier.tenant.id
         var outcomes: [String: Int] = [:]
-        for round in 0..<40 {
+        for round in 0..<80 {
             let trip = try await store.createTrip(.init(number: "T-X\(round)", driverID: carrier.driverID(0), origin: "A", destination: "B",
                                                         revenueCents: 1, miles: 1), tenant: tenant)
             if round.isMultiple(of: 2) { _ = try await store.updateTrip(trip.id, .init(status: .inProgress), tenant: tenant) }
             let order = try await store.createOrder(.init(number: "O-X\(round)", tripID: trip.id, vehicle: Vehicle(), pickup: Stop(address: "P"),
                                                           delivery: Stop(address: "D"), revenueCents: 1), tenant: tenant)
             async let cancelled = Self.succeeds { try await store.updateTrip(trip.id, .init(status: .cancelled), tenant: tenant) }
+            // The status path of the API and the dispatcher's edit of the order (`PATCH /v1/dispatch/orders/{id}`), in turn.
             async let picked = Self.succeeds {
-                try await store.updateOrderStatus(order.id, to: .pickedUp, occurredAt: nil, .dispatch(tenant: tenant))
+                if round % 4 < 2 {
+                    _ = try await store.updateOrderStatus(order.id, to: .pickedUp, occurredAt: nil, .dispatch(tenant: tenant))
+                } else {
+                    _ = try await store.updateOrder(order.id, UpdateOrderRequest(status: .pickedUp), tenant: tenant)
+                }
             }
             let (off, loaded) = await (cancelled, picked)
             #expect(!(off && loaded), "round \(round): the trip was cancelled and its vehicle picked up")

@@ -174,14 +174,27 @@ struct FairnessTests {
         let driver = Scope.driver(tenant: carrier.tenant.id, driver: carrier.driverID(0))
         let today = LocalDate(store.now)
         // Filled in one statement: the rule is what is tested, not 500 requests.
+        // Short of the cap by 4 (the fixture's one expense beside these), then 20 at once: exactly 4 more land
+        // (each counts with the trip held).
         try await server.services.database.write { db in
-            for index in 0..<Store.maxExpensesPerTrip {
+            for index in 0..<(Store.maxExpensesPerTrip - 5) {
                 try await db.execute("""
                     INSERT INTO trip_expenses (id, tenant_id, trip_id, driver_id, category, amount_cents, expense_date, notes, created_at, doc)
                     VALUES (\(ID<Expense>()), \(carrier.tenant.id), \(trip.id), \(carrier.driverID(0)), 'tolls', \(100 + index), \(today), '', 0, '{}')
                     """)
             }
         }
+        let landed = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<20 {
+                group.addTask { (try? await store.createExpense(.init(id: ID(), tripID: trip.id, category: .tolls, amountCents: 1, date: today), driver)) != nil }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(landed == 4)
+        let stored = try await server.services.database.read { db in
+            try await db.first("SELECT COUNT(*) AS n FROM trip_expenses WHERE trip_id = \(trip.id)")?.int("n") ?? 0
+        }
+        #expect(stored == Store.maxExpensesPerTrip)
         let resent = ID<Expense>()
         await #expect(throws: AppError.self) {
             try await store.createExpense(.init(id: resent, tripID: trip.id, category: .tolls, amountCents: 1, date: today), driver)

@@ -140,10 +140,18 @@ extension Store {
             let successor = try await db.first("""
                 SELECT rotated_at FROM refresh_tokens WHERE token_hash = \(successorHash) AND session_id = \(session)
                 """)
-            let replays = try row.int("grace_uses")
             let successorRotated = try successor?.optionalDate("rotated_at") != nil
-            let replayable = now.timeIntervalSince(rotatedAt) <= replayWindow && replays < maxReplays && successor != nil && !successorRotated
+            // A replay is claimed like the rotation: of concurrent replays, at most `maxReplays` in all get one
+            // (the count read above may be stale by the time this transaction holds the row).
+            var replayable = now.timeIntervalSince(rotatedAt) <= replayWindow && successor != nil && !successorRotated
+            if replayable {
+                replayable = try await db.first("""
+                    UPDATE refresh_tokens SET grace_uses = grace_uses + 1 WHERE token_hash = \(hash) AND grace_uses < \(maxReplays)
+                    RETURNING grace_uses
+                    """) != nil
+            }
             guard replayable else {
+                let replays = try await db.first("SELECT grace_uses FROM refresh_tokens WHERE token_hash = \(hash)")?.int("grace_uses") ?? 0
                 try await db.execute("""
                     UPDATE sessions SET revoked_at = \(now), revoked_reason = 'refresh_token_reused' WHERE id = \(session)
                     """)
@@ -152,7 +160,6 @@ extension Store {
                 return (.reused(successorRotated ? "rotated \(age) s ago; its successor was used since"
                                 : "rotated \(age) s ago; \(replays) replays so far"), [session])
             }
-            try await db.execute("UPDATE refresh_tokens SET grace_uses = grace_uses + 1 WHERE token_hash = \(hash)")
             return (rotated, [])
         }
     }

@@ -62,6 +62,8 @@ extension Store {
                 afterReassignment = true
             }
             guard let trip = found else { throw AppError.notFound("Trip") }
+            // Held while counting, so concurrent expenses of one trip cannot all see room under the cap.
+            _ = try await lockTrip(trip.id, .dispatch(tenant: scope.tenant), tx.db)
             let recorded = try await tx.first("""
                 SELECT COUNT(*) AS n FROM trip_expenses WHERE tenant_id = \(scope.tenant) AND trip_id = \(trip.id)
                 """)?.int("n") ?? 0

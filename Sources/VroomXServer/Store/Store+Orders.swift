@@ -385,7 +385,10 @@ extension Store {
     public func updateOrder(_ id: ID<Order>, _ request: UpdateOrderRequest, tenant: ID<Tenant>) async throws -> Order {
         let scope = Scope.dispatch(tenant: tenant)
         return try await write(tenant: tenant) { tx in
-            guard var order = try await fetchOrder(id, scope, tx.db) else { throw AppError.notFound("Order") }
+            // Locked as every status change locks (the trip, then the order): a pickup set here and the trip's
+            // cancellation happen one after the other.
+            guard case let (locked, trip)? = try await lockOrderWithTrip(id, scope, tx) else { throw AppError.notFound("Order") }
+            var order = locked
             if let base = request.baseVersion, !(1...order.version).contains(base) {
                 throw AppError.validation("base_version", "base_version is the version the edit started from: 1 to \(order.version).")
             }
@@ -407,6 +410,7 @@ extension Store {
                 }
             }
             if let status = request.status {
+                if order.status != status { try Self.checkTripCarries(trip, to: status) }
                 order = try await changeStatus(order, to: status, occurredAt: nil, by: .dispatcher, tx)
             }
             return order
