@@ -99,6 +99,24 @@ struct DeactivationRaceTests {
         await live.stop()
     }
 
+    @Test("a signed-out driver's realtime socket is sent nothing more: the next change closes it, undelivered")
+    func socketClosesOnSignOut() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        let live = try await LiveServer(server)
+        let socket = RealtimeTestClient(port: live.port, token: carrier.driver.accessToken, since: 0)
+        try await socket.waitForReady()
+        let client = HTTPTestClient(baseURL: live.baseURL)
+        #expect(try await client.send(.logout, json: LogoutRequest(refreshToken: carrier.driver.refreshToken)).status == 204)
+        _ = try await #require(live.services).store.sendMessage(.init(driverID: carrier.driverID(0), type: .dispatchMessage,
+                                                                       title: "Gate code 4411", body: ""), tenant: carrier.tenant.id)
+        // The heartbeat is 25 s: the close comes with the change it does not deliver.
+        let code = try await socket.waitForClose(timeout: .seconds(10))
+        #expect(code == RealtimeCloseCode.sessionRevoked.rawValue)
+        #expect(!socket.changes.contains { $0.entity == .notification }, "a change reached a signed-out socket")
+        await live.stop()
+    }
+
     @Test("after deactivation the driver's token is refused at once, though this instance had the session cached as live: no request, no socket")
     func endedSessionRefusedAtOnce() async throws {
         let server = try await TestServer.make(.sqlite)

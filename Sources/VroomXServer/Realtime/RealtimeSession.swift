@@ -86,6 +86,8 @@ struct RealtimeSession {
             case .overflowed:
                 return .tooSlow
             case .batches(let batches, let heartbeatDue):
+                // Signed out (here, or on another instance that told this one): nothing more goes to the socket.
+                if store.endedSessions.contains(identity.session) { return .sessionRevoked }
                 for batch in batches where batch.last > cursor {
                     do {
                         if batch.previous > cursor && cursor < listeningFrom {
