@@ -15,6 +15,8 @@ struct SearchBench: AsyncParsableCommand {
 
     @Option(help: "Orders of the searching carrier.") var orders = 50_000
     @Option(help: "Concurrent searches (connections).") var searchers = 10
+    @Option(help: "Carriers the searches come from, in equal shares (the first holds the orders; the others' searches still meet them in a shared index).")
+    var carriers = 2
     @Option(help: "Seconds of load.") var seconds = 60
     @Option(help: "PostgreSQL URL to also measure (default: VROOMX_BENCH_POSTGRES_URL).") var postgres: String?
 
@@ -25,7 +27,9 @@ struct SearchBench: AsyncParsableCommand {
         // that every order's text all but contains. The most an index lookup can be made to read, and a scan to compare.
         let (every, almost) = (String(repeating: "a", count: 40), String(repeating: "a", count: 39) + "b")
         let search = "/board?status=new&q=" + every + "+" + almost
-        print("\(searchers) searches of “a×40 a×39b” at once for \(seconds) s over \(orders) orders of long text;")
+        let carriers = max(1, min(self.carriers, searchers))
+        print("\(searchers) searches of “a×40 a×39b” at once from \(carriers) carrier\(carriers == 1 ? "" : "s") for \(seconds) s"
+              + " over \(orders) orders of long text;")
         print("beside them, /healthz (1 connection) and another carrier's driver reading GET /v1/trips (2 connections)")
         print("backend   load                         requests   p50 ms    p99 ms")
         for (name, url) in backends {
@@ -43,7 +47,11 @@ struct SearchBench: AsyncParsableCommand {
                 }
                 seeded += try await services.store.createOrders(batch, tenant: searcher.id)
             }
-            let cookie = try await services.consoleSignIn(email: "search-\(slug)@bench.example")
+            var cookies = [try await services.consoleSignIn(email: "search-\(slug)@bench.example")]
+            for index in 1..<carriers {
+                _ = try await services.store.createTenant(name: "Searching too \(index) \(slug)", dispatcherEmail: "search-\(index)-\(slug)@bench.example")
+                cookies.append(try await services.consoleSignIn(email: "search-\(index)-\(slug)@bench.example"))
+            }
             let (other, _) = try await services.store.createTenant(name: "Other \(slug)", dispatcherEmail: "other-\(slug)@bench.example")
             let driver = try await services.store.createDriver(tenant: other.id, .init(email: "driver-\(slug)@bench.example", name: "Other Driver",
                                                                                        payType: .percentage, payRate: 2500))
@@ -54,8 +62,21 @@ struct SearchBench: AsyncParsableCommand {
             let token = try await services.signIn(email: driver.email).accessToken
             let port = try await APIBench().startServer(services)
             let duration = Duration.seconds(seconds)
-            async let searched = LoadGenerator(host: "127.0.0.1", port: port.port, connections: searchers)
-                .run(path: search, headers: [("Cookie", cookie), ("Accept", "text/html")], duration: duration)
+            let searchers = self.searchers
+            async let searched = withThrowingTaskGroup(of: LoadGenerator.Result.self) { group in
+                for (index, cookie) in cookies.enumerated() {
+                    let connections = searchers / carriers + (index < searchers % carriers ? 1 : 0)
+                    group.addTask {
+                        try await LoadGenerator(host: "127.0.0.1", port: port.port, connections: connections)
+                            .run(path: search, headers: [("Cookie", cookie), ("Accept", "text/html")], duration: duration)
+                    }
+                }
+                return try await group.reduce(into: LoadGenerator.Result(latencies: [], errors: 0, seconds: 0)) { all, one in
+                    all.latencies += one.latencies
+                    all.errors += one.errors
+                    all.seconds = max(all.seconds, one.seconds)
+                }
+            }
             async let health = LoadGenerator(host: "127.0.0.1", port: port.port, connections: 1).run(path: "/healthz", headers: [], duration: duration)
             async let reads = LoadGenerator(host: "127.0.0.1", port: port.port, connections: 2)
                 .run(path: "/v1/trips", headers: [("Authorization", "Bearer \(token)")], duration: duration)

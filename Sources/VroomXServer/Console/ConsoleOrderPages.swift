@@ -69,6 +69,10 @@ struct ConsoleOrderPages {
         let (orders, tally): ([Order], [OrderStatus: Int])
         do {
             (orders, tally) = try await Self.searching(search) { [store] in
+                // One after the other when searching: a search holds one statement thread, not two.
+                guard search.isEmpty else {
+                    return (try await store.boardOrders(query, tenant: request.tenant), try await store.orderCounts(tenant: request.tenant, search: search))
+                }
                 async let found = store.boardOrders(query, tenant: request.tenant)
                 async let counts = store.orderCounts(tenant: request.tenant, search: search)
                 return (try await found, try await counts)
@@ -115,10 +119,20 @@ struct ConsoleOrderPages {
     /// narrower search instead of keeping a database connection busy.
     static let searchDeadline: Duration = .seconds(3)
 
-    /// Runs `body` under the search deadline when there is a search.
+    /// Searches running at once on an instance, whatever the carriers: the
+    /// rest of the database's threads (SQLite has 8) stay free for every
+    /// other read, however many carriers search.
+    static let searchSlots = AsyncSemaphore(permits: 3)
+
+    /// Runs `body` under the search deadline when there is a search, in one
+    /// of the search slots; the wait for a slot counts against the deadline.
     static func searching<T>(_ search: String, _ body: () async throws -> T) async throws -> T {
         guard !search.isEmpty else { return try await body() }
-        return try await DatabaseDeadline.allowing(searchDeadline, body)
+        let start = ContinuousClock.now
+        return try await searchSlots.withPermit(timeout: searchDeadline,
+                                                orThrow: DatabaseUnavailable(.timedOut, "every search slot stayed busy past the deadline")) {
+            try await DatabaseDeadline.allowing(max(.milliseconds(200), searchDeadline - (ContinuousClock.now - start)), body)
+        }
     }
 
     /// Drivers' and trips' names for lists.
