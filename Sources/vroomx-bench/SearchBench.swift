@@ -15,7 +15,7 @@ struct SearchBench: AsyncParsableCommand {
 
     @Option(help: "Orders of the searching carrier.") var orders = 50_000
     @Option(help: "Concurrent searches (connections).") var searchers = 10
-    @Option(help: "Carriers the searches come from, in equal shares (the first holds the orders; the others' searches still meet them in a shared index).")
+    @Option(help: "Carriers the searches come from, in equal shares (the first holds the orders, the others 1,000 ordinary ones each).")
     var carriers = 2
     @Option(help: "Seconds of load.") var seconds = 60
     @Option(help: "PostgreSQL URL to also measure (default: VROOMX_BENCH_POSTGRES_URL).") var postgres: String?
@@ -49,7 +49,14 @@ struct SearchBench: AsyncParsableCommand {
             }
             var cookies = [try await services.consoleSignIn(email: "search-\(slug)@bench.example")]
             for index in 1..<carriers {
-                _ = try await services.store.createTenant(name: "Searching too \(index) \(slug)", dispatcherEmail: "search-\(index)-\(slug)@bench.example")
+                // A carrier of ordinary size: its search still reads the shared index, where the first carrier's text is.
+                let (tenant, _) = try await services.store.createTenant(name: "Searching too \(index) \(slug)",
+                                                                        dispatcherEmail: "search-\(index)-\(slug)@bench.example")
+                _ = try await services.store.createOrders((0..<1_000).map { order in
+                    CreateOrderRequest(number: "C\(index)-\(order)", vehicle: Vehicle(make: "Toyota", model: "Camry"),
+                                       pickup: Stop(address: "\(order) Harbor Rd, Savannah, GA"), delivery: Stop(address: "9 Peachtree St, Atlanta, GA"),
+                                       revenueCents: 100_000)
+                }, tenant: tenant.id)
                 cookies.append(try await services.consoleSignIn(email: "search-\(index)-\(slug)@bench.example"))
             }
             let (other, _) = try await services.store.createTenant(name: "Other \(slug)", dispatcherEmail: "other-\(slug)@bench.example")
