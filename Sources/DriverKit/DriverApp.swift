@@ -91,9 +91,9 @@ public final class DriverApp {
         let push = self.push
         let uploads = self.uploads
         let handOver = self.handOver
-        Task { await uploads.onUploaded { await sync.requestSync() } }
-        Task { await sync.onPushed { await uploads.wake() } }
-        Task { await sync.onRun { await handOver.requestRun() } }
+        uploads.afterUpload.set { await sync.requestSync() }
+        sync.afterPush.set { await uploads.wake() }
+        sync.afterRun.set { await handOver.requestRun() }
         // Starting waits for a stop still under way (a session that ended moments before this sign-in):
         // otherwise the late stop would leave the new session with nothing syncing or uploading.
         auth.onSignedIn = { [weak self, weak auth] in

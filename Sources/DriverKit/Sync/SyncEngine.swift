@@ -78,11 +78,9 @@ public actor SyncEngine {
     }
 
     /// Called after changes reached the server (files of a new inspection can go now).
-    private var afterPush: (@Sendable () async -> Void)?
-    func onPushed(_ handler: @escaping @Sendable () async -> Void) { afterPush = handler }
+    nonisolated let afterPush = Hook()
     /// Called after each run (another driver's work on the phone is handed over then).
-    private var afterRun: (@Sendable () async -> Void)?
-    func onRun(_ handler: @escaping @Sendable () async -> Void) { afterRun = handler }
+    nonisolated let afterRun = Hook()
 
     public func stop() async {
         started = false
@@ -149,7 +147,7 @@ public actor SyncEngine {
             do { try await pull() } catch { logger.debug("pull before push failed", metadata: ["error": "\(error)"]) }
         }
         do { try await push() } catch { note(error) }
-        await afterPush?()
+        await afterPush()
         do { try await pull() } catch { note(error) }
         do {
             try await pushPendingPIN()
@@ -161,7 +159,7 @@ public actor SyncEngine {
         if let owner = try? database.account()?.userID.rawValue {
             do { try await api.reportBacklog(of: owner, database) } catch { logger.debug("backlog report failed", metadata: ["error": "\(error)"]) }
         }
-        await afterRun?()
+        await afterRun()
         let online = network.isOnline
         await MainActor.run {
             status.isSyncing = false

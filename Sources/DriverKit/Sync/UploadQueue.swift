@@ -22,7 +22,7 @@ public actor UploadQueue {
     let chunkSize: Int
     /// Told when a file has reached the server (the sync engine then sends
     /// a completion that was waiting for it).
-    private var onUploaded: (@Sendable () async -> Void)?
+    nonisolated let afterUpload = Hook()
     private var runner: Task<Void, Never>?
     private var networkWatcher: Task<Void, Never>?
     private var sleeper: Task<Void, Never>?
@@ -41,7 +41,6 @@ public actor UploadQueue {
         self.logger = logger
     }
 
-    func onUploaded(_ handler: @escaping @Sendable () async -> Void) { onUploaded = handler }
 
     /// Queues a file for a slot of an inspection (replacing a queued file of
     /// the same slot) and returns at once.
@@ -229,7 +228,7 @@ public actor UploadQueue {
             try database.updateUpload(item.id, status: .completed, sentBytes: item.size, lastError: .some(nil))
             try? FileManager.default.removeItem(atPath: item.path)
             logger.debug("uploaded", metadata: ["slot": "\(item.slot)", "bytes": "\(item.size)"])
-            await onUploaded?()
+            await afterUpload()
         } catch {
             record(error, for: item)
         }
