@@ -20,7 +20,8 @@ struct ConnectionLimitTests {
 
     @Test("a connection without a complete request head is closed at the head deadline, also after a keep-alive response")
     func headDeadline() async throws {
-        let live = try await Self.live { $0.connectionLimits.headerTimeout = .seconds(2) }
+        // 4 s: at 2 s, a full run once kept the keep-alive connection's first request from being read in time.
+        let live = try await Self.live { $0.connectionLimits.headerTimeout = .seconds(4) }
         let silent = try await RawSocket.connect(port: live.port)
         let oneByte = try await RawSocket.connect(port: live.port)
         try await oneByte.send("G")
@@ -32,7 +33,7 @@ struct ConnectionLimitTests {
         try await keepAlive.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
 
         for (name, socket) in [("silent", silent), ("one byte", oneByte), ("partial head", partial), ("partial second head", keepAlive)] {
-            #expect(await socket.closed(within: .seconds(10)), "the \(name) connection is still open")
+            #expect(await socket.closed(within: .seconds(15)), "the \(name) connection is still open")
             socket.close()
         }
         await live.stop()
@@ -183,7 +184,8 @@ struct ConnectionLimitTests {
 
     @Test("a download its client stops reading is cut at the stall deadline and lets its file go; a slow steady reader is not cut")
     func stalledDownload() async throws {
-        let server = try await TestServer.make(.sqlite) { $0.connectionLimits.responseStallTimeout = .seconds(3) }
+        // 5 s: a steady reader on a loaded machine must not look stalled (at 3 s a full run once cut one).
+        let server = try await TestServer.make(.sqlite) { $0.connectionLimits.responseStallTimeout = .seconds(5) }
         let carrier = try await CarrierFixture.make(server, name: "Alpha")
         let inspection = try await UploadTests.openInspection(server, carrier)
         // Larger than what loopback's socket buffers hold between the server and a client that reads nothing.
@@ -208,7 +210,7 @@ struct ConnectionLimitTests {
             held = UploadTests.openDescriptors(under: media) > before
         }
         #expect(held, "the download has not begun")
-        let deadline = ContinuousClock.now + .seconds(15)
+        let deadline = ContinuousClock.now + .seconds(20)
         while held, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(250))
             held = UploadTests.openDescriptors(under: media) > before
@@ -219,11 +221,11 @@ struct ConnectionLimitTests {
         stalled.close()
 
         // A steady slow reader (200 kB/s, with the kernel's own buffer sizes: with megabytes in flight the kernel
-        // reports room far less often than every 3 s) keeps taking the answer, so it is never cut: after 9 s the
+        // reports room far less often than every 5 s) keeps taking the answer, so it is never cut: after 11 s the
         // server is still sending the file.
         let steady = try await RawSocket.connect(port: live.port)
         try await steady.send(request)
-        let (taken, cut) = try await steady.readSteadily(bytesPerSecond: 200_000, for: .seconds(9))
+        let (taken, cut) = try await steady.readSteadily(bytesPerSecond: 200_000, for: .seconds(11))
         #expect(!cut && UploadTests.openDescriptors(under: media) > before, "a steady reader was cut after \(taken) bytes")
         steady.close()
 
