@@ -39,6 +39,45 @@ struct DriverCommandTests {
         #expect(try await driver(["login", "--email", email, "--code", code, "--pin", "2468"], home: home, port: port).status == 0)
     }
 
+    @Test("a driver of two carriers: without --carrier the terminal names both and the code stays good; with it, they sign in there")
+    func twoCarriers() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-cli-\(UUID().uuidString.prefix(8))")
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-driver-\(UUID().uuidString.prefix(8))")
+        let port = try ChildProcess.freePort()
+        let server = try await ServerProcess.start(dataDirectory: data, port: port)
+        let email = DemoData.driverEmails[0]
+        // A second carrier adds the demo carrier's driver, as it would an owner-operator who also hauls for it.
+        let created = try await VroomXBinary.run(["tenant", "create", "--name", "Second Haul", "--dispatcher-email", "boss@second.example"],
+                                                 environment: ["VROOMX_DATA_DIR": data.path])
+        #expect(created.status == 0, "\(created.output)")
+        let client = HTTPTestClient(baseURL: "http://127.0.0.1:\(port)")
+        #expect(try await client.send(.sendCode, json: SendCodeRequest(email: "boss@second.example")).status == 202)
+        try await server.waitFor("to=boss@second.example")
+        let boss = try await client.send(.verifyCode, json: VerifyCodeRequest(email: "boss@second.example",
+                                                                              code: try Self.signInCode(for: "boss@second.example", in: server)))
+            .decode(AuthSession.self)
+        let added = try await client.send(.dispatchCreateDriver, json: CreateDriverRequest(email: email, name: "Alex at Second",
+                                                                                          payType: .percentage, payRate: 2500),
+                                          token: boss.accessToken)
+        #expect(added.status == 201, "\(added.text)")
+
+        #expect(try await Self.driver(["login", "--email", email], home: home, port: port).status == 0)
+        try await server.waitFor("to=\(email)")
+        let code = try Self.signInCode(for: email, in: server)
+        let asked = try await Self.driver(["login", "--email", email, "--code", code, "--pin", "2468"], home: home, port: port)
+        #expect(asked.status == 64, "\(asked.output)")
+        #expect(asked.output.contains("Demo Auto Transport") && asked.output.contains("Second Haul") && asked.output.contains("--carrier"),
+                "\(asked.output)")
+        let unknown = try await Self.driver(["login", "--email", email, "--code", code, "--pin", "2468", "--carrier", "Third Road"],
+                                            home: home, port: port)
+        #expect(unknown.status == 64 && unknown.output.contains("You do not drive for \"Third Road\""), "\(unknown.output)")
+        let chosen = try await Self.driver(["login", "--email", email, "--code", code, "--pin", "2468", "--carrier", "second haul"],
+                                           home: home, port: port)
+        #expect(chosen.status == 0, "\(chosen.output)")
+        #expect(chosen.output.contains("Signed in as Alex at Second"), "\(chosen.output)")
+        await server.stop()
+    }
+
     @Test("sign in with the emailed code, list trips, change an order offline, restart the server, sync: applied exactly once")
     func firstFiveMinutes() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-cli-\(UUID().uuidString.prefix(8))")
