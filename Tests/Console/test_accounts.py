@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from conftest import BINARY, running_server, shot
+from conftest import BINARY, running_server, shot, sign_in
 
 OWNER = "owner@two-carriers.example"
 
@@ -28,13 +28,7 @@ def test_a_dispatcher_of_two_carriers_chooses_one_at_sign_in(anonymous_page, ser
     create_carrier(server, "Northline Haulers", OWNER)
     create_carrier(server, "Southgate Auto Transport", OWNER)
     page = anonymous_page
-    page.goto(server.base + "/sign-in")
-    before = server.mailbox.count(OWNER)
-    page.fill("#email", OWNER)
-    page.click("button[type=submit]")
-    page.wait_for_selector("#code")
-    page.fill("#code", server.mailbox.code(OWNER, after=before))
-    page.click("button[type=submit]")
+    sign_in(page, server, email=OWNER, expect_board=False)
 
     page.wait_for_selector("form.carriers")
     assert "Choose a carrier" in page.inner_text("h1")

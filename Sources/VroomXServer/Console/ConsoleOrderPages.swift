@@ -81,8 +81,7 @@ struct ConsoleOrderPages {
             (orders, tally, tooSlow) = ([], [:], true)
         }
         let lookup = try await Names.load(store, tenant: request.tenant)
-        let total = tally[status] ?? 0
-        let pages = max(1, (total + Self.boardPageSize - 1) / Self.boardPageSize)
+        let pager = ConsolePager(page: page + 1, pageSize: Self.boardPageSize, total: tally[status] ?? 0)
         func link(status: OrderStatus = status, page: Int = 1, sort: Bool = newestFirst) -> String {
             var parts = ["status=\(status.rawValue)"]
             if !search.isEmpty { parts.append("q=" + (search.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")) }
@@ -91,7 +90,7 @@ struct ConsoleOrderPages {
             return "/board?" + parts.joined(separator: "&")
         }
         // A page past the last (a list that shrank, an edited address) shows the last page, not an empty board.
-        if page >= pages, total > 0 { return ConsolePages.redirect(link(page: pages)) }
+        if pager.page > pager.pages, pager.total > 0 { return ConsolePages.redirect(link(page: pager.pages)) }
         // A stopped search counted nothing: its tabs say so, not zero.
         let tabs: [[String: Any]] = OrderStatus.allCases.map { tab in
             ["label": ConsoleFormat.label(tab), "count": tooSlow ? "–" : ConsoleFormat.grouped(tally[tab] ?? 0), "href": link(status: tab),
@@ -107,11 +106,8 @@ struct ConsoleOrderPages {
             "status": status.rawValue, "status_label": ConsoleFormat.label(status), "q": search,
             "imported": Self.importedNotice(request),
             "orders": orders.map { Self.row($0, lookup) }, "empty": orders.isEmpty,
-            "total": ConsoleFormat.grouped(total), "page": ConsoleFormat.grouped(page + 1), "pages": ConsoleFormat.grouped(pages),
-            "prev": page > 0 ? link(page: page) as Any : false, "next": page + 1 < pages ? link(page: page + 2) as Any : false,
+            "pager": pager.values(shown: orders.count, label: "Pages") { link(page: $0) },
             "sort_asc_href": link(sort: false), "sort_desc_href": link(sort: true), "sort_desc": newestFirst,
-            "first_shown": ConsoleFormat.grouped(total == 0 ? 0 : page * Self.boardPageSize + 1),
-            "last_shown": ConsoleFormat.grouped(page * Self.boardPageSize + orders.count),
         ])
     }
 

@@ -194,18 +194,13 @@ struct ConsoleTripPages {
             return values
         }
         // A trip holds up to 2,000 expenses: a page of them at a time, with the totals of all.
-        let expensePages = max(1, (expenses.count + Self.expensesPerPage - 1) / Self.expensesPerPage)
-        let expensePage = min(max(request.query("expenses_page").flatMap { Int($0) } ?? 1, 1), expensePages)
-        let shown = expenses.dropFirst((expensePage - 1) * Self.expensesPerPage).prefix(Self.expensesPerPage)
-        if expensePages > 1 {
-            let link = { (page: Int) in "/trips/\(id.rawValue)?expenses_page=\(page)#trip-expenses" }
-            values["expense_pager"] = [
-                "first": ConsoleFormat.grouped((expensePage - 1) * Self.expensesPerPage + 1),
-                "last": ConsoleFormat.grouped((expensePage - 1) * Self.expensesPerPage + shown.count),
-                "count": ConsoleFormat.grouped(expenses.count),
-                "prev": expensePage > 1 ? link(expensePage - 1) as Any : false,
-                "next": expensePage < expensePages ? link(expensePage + 1) as Any : false,
-            ] as [String: Any]
+        let pager = ConsolePager.clamped(request.query("expenses_page").flatMap { Int($0) }, pageSize: Self.expensesPerPage,
+                                         total: expenses.count)
+        let shown = expenses.dropFirst(pager.offset).prefix(pager.pageSize)
+        if pager.pages > 1 {
+            values["expense_pager"] = pager.values(shown: shown.count, label: "Pages of expenses") {
+                "/trips/\(id.rawValue)?expenses_page=\($0)#trip-expenses"
+            }
         }
         values["expense_categories"] = Dictionary(grouping: expenses, by: \.category)
             .map { (category: $0.key, cents: $0.value.reduce(0) { $0 + $1.amountCents }, count: $0.value.count) }

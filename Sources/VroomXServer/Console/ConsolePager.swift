@@ -1,0 +1,29 @@
+/// Where one page of a long console list stands: the rows it shows and the
+/// links to the pages beside it (the board, a trip's expenses), rendered by
+/// the `pager` template.
+struct ConsolePager {
+    /// 1-based.
+    let page: Int
+    let pageSize: Int
+    let total: Int
+
+    var pages: Int { max(1, (total + pageSize - 1) / pageSize) }
+    /// The index of the page's first row.
+    var offset: Int { (page - 1) * pageSize }
+
+    /// The page asked for, kept within the list (the first page for nonsense).
+    static func clamped(_ requested: Int?, pageSize: Int, total: Int) -> ConsolePager {
+        let last = ConsolePager(page: 1, pageSize: pageSize, total: total).pages
+        return ConsolePager(page: min(max(requested ?? 1, 1), last), pageSize: pageSize, total: total)
+    }
+
+    /// The pager's values, for a page showing `shown` rows; `link` gives a page's address.
+    func values(shown: Int, label: String, link: (Int) -> String) -> [String: Any] {
+        [
+            "label": label,
+            "first": ConsoleFormat.grouped(total == 0 ? 0 : offset + 1), "last": ConsoleFormat.grouped(offset + shown),
+            "count": ConsoleFormat.grouped(total), "page": ConsoleFormat.grouped(page), "pages": ConsoleFormat.grouped(pages),
+            "prev": page > 1 ? link(page - 1) as Any : false, "next": page < pages ? link(page + 1) as Any : false,
+        ]
+    }
+}
