@@ -66,6 +66,71 @@ struct GeocoderTests {
         }
     }
 
+    /// Holds the lookup of "Slow, GA" until `/release`; `/seen` counts the lookups asked.
+    static let holdingStub = """
+        import http.server, json, sys, threading, urllib.parse
+        release = threading.Event(); seen = [0]
+        class H(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                url = urllib.parse.urlparse(self.path)
+                q = urllib.parse.parse_qs(url.query)
+                if url.path == "/release": release.set(); body = b"{}"
+                elif url.path == "/seen": body = str(seen[0]).encode()
+                else:
+                    if q.get("q") == ["Slow, GA"]:
+                        seen[0] += 1; release.wait(60)
+                        body = json.dumps([{"lat": "32.0809", "lon": "-81.0912"}]).encode()
+                    else: body = b"[]"
+                self.send_response(200); self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
+            def log_message(self, *args): pass
+        http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+        """
+
+    @Test("an order sent with an Idempotency-Key is looked up before its write: a slow geocoder holds no other carrier's write, and a replay asks it nothing",
+          arguments: TestBackend.available)
+    func lookupBeforeTheWrite(_ backend: TestBackend) async throws {
+        let port = try ChildProcess.freePort()
+        let geocoder = try ChildProcess("/usr/bin/env", ["python3", "-c", Self.holdingStub, String(port)])
+        let server = try await TestServer.make(backend) { $0.geocoderURL = "http://127.0.0.1:\(port)" }
+        let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0).dispatcher.accessToken
+        let beta = try await CarrierFixture.make(server, name: "Beta", drivers: 1, tripsPerDriver: 0).dispatcher.accessToken
+        try await server.run { api in
+            func seen() async throws -> String? { try? await RawHTTP.request(port: port, "GET", "/seen").text }
+            let deadline = ContinuousClock.now + .seconds(15)
+            while try await seen() == nil {
+                guard ContinuousClock.now < deadline else { throw ProcessError("the stub geocoder did not start: \(geocoder.text)") }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let key = UUID().uuidString
+            let request = CreateOrderRequest(number: "GEO-9", vehicle: Vehicle(make: "Ford"), pickup: Stop(address: "Slow, GA"),
+                                             delivery: Stop(address: "Elsewhere"), revenueCents: 100)
+            let alphaAnswered = Latch()
+            let held = Task {
+                defer { Task { await alphaAnswered.open() } }
+                return try await api.call(.dispatchCreateOrder, json: request, token: alpha, headers: ["Idempotency-Key": key])
+            }
+            while try await seen() != "1" {
+                guard ContinuousClock.now < deadline else { throw ProcessError("the lookup never reached the geocoder") }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            // Alpha's order waits on the geocoder; Beta's write goes through meanwhile.
+            let trip = try await api.call(.dispatchCreateTrip, json: CreateTripRequest(number: "B-1", origin: "Macon, GA", destination: "Tampa, FL", revenueCents: 0, miles: 0), token: beta)
+            #expect(trip.status == 201, "\(trip.text)")
+            #expect(await !alphaAnswered.isOpen, "Beta's write waited until Alpha's lookup gave up")
+            _ = try await RawHTTP.request(port: port, "GET", "/release")
+            let created = try await held.value
+            #expect(created.status == 201, "\(created.text)")
+            #expect(try created.decode(Order.self).pickup.location == GeoPoint(latitude: 32.0809, longitude: -81.0912))
+            #expect(try created.decode(Order.self).number == "GEO-9")
+            // The same key again: the stored answer, with no second lookup.
+            let replay = try await api.call(.dispatchCreateOrder, json: request, token: alpha, headers: ["Idempotency-Key": key])
+            #expect(replay.status == 201 && replay.headers[.init("Idempotent-Replayed")!] == "true", "\(replay.text)")
+            #expect(try await seen() == "1")
+        }
+        await geocoder.stop()
+    }
+
     @Test("VROOMX_GEOCODER_URL must be an http(s) address")
     func configuration() throws {
         #expect(throws: ConfigurationError.self) { try ServerConfiguration.fromEnvironment(["VROOMX_GEOCODER_URL": "nominatim.example.com"]) }
@@ -79,4 +144,10 @@ struct GeocoderTests {
         let set = try ServerConfiguration.fromEnvironment(["VROOMX_DRIVER_APP_URL": "https://apps.example.com/x", "VROOMX_PUBLIC_URL": "https://v.example.com"])
         #expect(set.driverAppURL == "https://apps.example.com/x" && set.publicURL == "https://v.example.com")
     }
+}
+
+/// Opened once something happened.
+private actor Latch {
+    private(set) var isOpen = false
+    func open() { isOpen = true }
 }

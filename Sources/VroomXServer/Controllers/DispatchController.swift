@@ -57,19 +57,20 @@ struct DispatchController {
             return JSONBody.items(try await store.orderDocuments(try context.caller().scope, trip: trip, status: status,
                                                                  page: try request.page()))
         }
-        routes.on(.dispatchCreateOrder) { request, context in
-            let body = try await request.decodeJSON(CreateOrderRequest.self)
-            let tenant = try context.caller().tenant
-            return try JSONBody.response(try await store.createOrder(await stops.located(body), tenant: tenant), status: .created)
+        // Stops are looked up before the write (`Routes.on(_:preparing:_:)`).
+        routes.on(.dispatchCreateOrder, preparing: { request, _ in
+            await stops.located(try await request.decodeJSON(CreateOrderRequest.self))
+        }) { body, context in
+            try JSONBody.response(try await store.createOrder(body, tenant: try context.caller().tenant), status: .created)
         }
         routes.on(.dispatchOrder) { _, context in
             JSONBody.document(try await store.orderDocument(try context.id(), try context.caller().scope))
         }
-        routes.on(.dispatchUpdateOrder) { request, context in
+        routes.on(.dispatchUpdateOrder, preparing: { request, context in
             let body = try await request.decodeJSON(UpdateOrderRequest.self)
-            let (id, caller) = (try context.id() as ID<Order>, try context.caller())
-            let saved = try await store.order(id, caller.scope)
-            return try JSONBody.response(try await store.updateOrder(id, await stops.located(body, editing: saved), tenant: caller.tenant))
+            return await stops.located(body, editing: try await store.order(try context.id(), try context.caller().scope))
+        }) { body, context in
+            try JSONBody.response(try await store.updateOrder(try context.id(), body, tenant: try context.caller().tenant))
         }
         routes.on(.dispatchAssignOrder) { request, context in
             let body = try await request.decodeJSON(AssignOrderRequest.self)

@@ -18,12 +18,22 @@ struct Routes {
     let store: Store
 
     func on(_ endpoint: Endpoint, _ handler: @escaping Handler) {
+        on(endpoint, preparing: { request, _ in request }, handler)
+    }
+
+    /// Registers a handler whose input is prepared first: `prepare` reads the
+    /// body and does what needs the network (looking up addresses), `handler`
+    /// writes. With an Idempotency-Key the write runs in the key's
+    /// transaction, and `prepare` runs before it: a slow outside service
+    /// never holds a transaction (on SQLite, the one writer of every carrier).
+    func on<Input: Sendable>(_ endpoint: Endpoint, preparing prepare: @escaping @Sendable (Request, AppRequestContext) async throws -> Input,
+                             _ handler: @escaping @Sendable (Input, AppRequestContext) async throws -> Reply) {
         let store = self.store
         onResponse(endpoint) { request, context in
             if endpoint.acceptsIdempotencyKey, let key = request.headers[.idempotencyKey] {
-                return try await Self.idempotent(key: key, request, context, store: store, handler).response
+                return try await Self.idempotent(key: key, request, context, store: store, prepare, handler).response
             }
-            return try await handler(request, context).response
+            return try await handler(try await prepare(request, context), context).response
         }
     }
 
@@ -58,8 +68,9 @@ struct Routes {
 
     /// Serves a mutation once per key: the same key again returns the stored
     /// answer (marked `Idempotent-Replayed: true`) without applying anything.
-    static func idempotent(key: String, _ request: Request, _ context: AppRequestContext, store: Store,
-                           _ handler: @escaping Handler) async throws -> Reply {
+    static func idempotent<Input: Sendable>(key: String, _ request: Request, _ context: AppRequestContext, store: Store,
+                                            _ prepare: @Sendable (Request, AppRequestContext) async throws -> Input,
+                                            _ handler: @escaping @Sendable (Input, AppRequestContext) async throws -> Reply) async throws -> Reply {
         guard let uuid = UUID(uuidString: key) else {
             throw AppError(400, .invalidParameter, "Idempotency-Key must be a UUID.", field: "Idempotency-Key")
         }
@@ -74,13 +85,22 @@ struct Routes {
         hasher.update(data: Array("\(request.method) \(request.uri.path)\n".utf8))
         hasher.update(data: Array(body.readableBytesView))
         let hash = hasher.finalize().hexString
-        var replayable = request
-        replayable.body = RequestBody(buffer: body)
-        let frozen = replayable
-        let (stored, replayed) = try await store.idempotent(
-            tenant: identity.tenant, user: identity.user, key: uuid.uuidString.lowercased(), requestHash: hash
-        ) {
-            let reply = try await handler(frozen, context)
+        var frozen = request
+        frozen.body = RequestBody(buffer: body)
+        let replayable = frozen
+        let key = uuid.uuidString.lowercased()
+        // A key answered before needs nothing prepared (its answer, or its refusal, is stored).
+        let input: Input?
+        if try await store.seenKey(tenant: identity.tenant, user: identity.user, key: key) {
+            input = nil
+        } else {
+            input = try await prepare(replayable, context)
+        }
+        let (stored, replayed) = try await store.idempotent(tenant: identity.tenant, user: identity.user, key: key, requestHash: hash) {
+            // Claimed after all (the earlier claim rolled back): prepared now, still before any write of its own.
+            let prepared: Input
+            if let input { prepared = input } else { prepared = try await prepare(replayable, context) }
+            let reply = try await handler(prepared, context)
             return Store.StoredReply(status: Int(reply.status.code), body: reply.body.map { String(buffer: $0) } ?? "")
         }
         var reply = Reply(status: .init(code: stored.status), body: stored.body.isEmpty ? nil : ByteBuffer(string: stored.body))

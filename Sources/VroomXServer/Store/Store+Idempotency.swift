@@ -57,6 +57,16 @@ extension Store {
         return (reply, false)
     }
 
+    /// Whether a key is stored already (answered, or claimed by a request
+    /// under way), read outside any transaction.
+    func seenKey(tenant: ID<Tenant>, user: ID<User>, key: String) async throws -> Bool {
+        try await read { db in
+            try await db.first("""
+                SELECT 1 AS seen FROM idempotency_keys WHERE tenant_id = \(tenant) AND user_id = \(user) AND key = \(key)
+                """) != nil
+        }
+    }
+
     /// A key seen before: the request it was used for, and its answer.
     struct SeenKey: Sendable {
         let requestHash: String
