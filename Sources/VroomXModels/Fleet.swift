@@ -384,38 +384,6 @@ public struct OdometerReading: Codable, Sendable, Hashable, Identifiable {
     }
 }
 
-/// An odometer only goes up, and not faster than a truck drives: one rule
-/// for the server, the phone and the fuel report. A fuel fill's odometer is
-/// a reading like any other.
-public enum OdometerRule {
-    /// The refusal of a reading lower than the unit's last one.
-    public static func decreased(unit: String, last: Int) -> String {
-        "Unit \(unit) already read \(NumberText.grouped(last)) mi; a reading cannot be lower than an earlier one."
-    }
-
-    /// The most a unit can have driven in `hours`: 1,000 miles of slack
-    /// (readings taken minutes apart, clocks off) plus 100 mph around the
-    /// clock, so a digit too many is caught rather than blocking every later
-    /// reading.
-    public static func plausibleMiles(afterHours hours: Double) -> Double { 1_000 + 100 * max(0, hours) }
-
-    /// When a fuel fill dated `date` (the driver's own calendar day, in a
-    /// zone the server does not know) can have happened: that day in any
-    /// zone on earth, and not after now. Its odometer is a reading somewhere
-    /// in that span.
-    public static func fillWindow(_ date: LocalDate, now: Date) -> ClosedRange<Date> {
-        let start = date.startOfDay.addingTimeInterval(-14 * 3600)
-        let end = max(start, min(now, date.startOfDay.addingTimeInterval(38 * 3600)))
-        return start...end
-    }
-
-    /// The same between two calendar dates (readings of a fill carry a date only).
-    public static func plausibleMiles(from earlier: LocalDate, to later: LocalDate) -> Double {
-        let days = max(0, later.startOfDay.timeIntervalSince(earlier.startOfDay) / 86_400)
-        return plausibleMiles(afterHours: (days + 1) * 24)
-    }
-}
-
 public struct RecordOdometerRequest: Codable, Sendable, Hashable {
     /// Client-chosen, so a reading queued offline is recorded once.
     public var id: ID<OdometerReading>?

@@ -60,8 +60,8 @@ public struct Inspection: Codable, Sendable, Hashable, Identifiable {
         self.updatedAt = updatedAt
     }
 
-    /// Limits that keep an inspection (and each change of it in the feed) small.
-    public static let maxNotesLength = 4000
+    /// Limits that keep an inspection (and each change of it in the feed) small
+    /// (the notes' length: `FieldLimits.inspectionNotes`).
     public static let maxDamages = MediaSlot.maxDamagePhotos
 
     /// Required photo slots not uploaded yet.
@@ -139,8 +139,6 @@ public struct Damage: Codable, Sendable, Hashable {
     public enum Severity: String, Codable, Sendable, CaseIterable {
         case minor, moderate, severe
     }
-
-    public static let maxNoteLength = 300
 
     /// Where on the vehicle, e.g. `front_bumper`, `left_rear_door`.
     public var location: String
@@ -346,15 +344,14 @@ public struct FieldProblem: Error, Sendable, Hashable {
 }
 
 extension SaveInspectionRequest {
-    public static let maxOdometer = 10_000_000
-
     /// The first field that breaks the inspection's rules, if any.
     public var problem: FieldProblem? {
-        if let odometer, !(0...Self.maxOdometer).contains(odometer) {
-            return FieldProblem("odometer", "The odometer reading must be 0 to 10,000,000.")
+        let odometerLimit = FieldLimits.inspectionOdometer
+        if let odometer, !odometerLimit.allows(odometer) {
+            return FieldProblem("odometer", "The odometer reading must be 0 to \(NumberText.grouped(odometerLimit.range.upperBound)).")
         }
-        if let notes, notes.count > Inspection.maxNotesLength {
-            return FieldProblem("notes", "notes is at most \(Inspection.maxNotesLength) characters.")
+        if let notes, !FieldLimits.inspectionNotes.allows(notes) {
+            return FieldProblem("notes", "notes is at most \(FieldLimits.inspectionNotes.max) characters.")
         }
         if let position, !position.isValid {
             return FieldProblem("position", "Latitude must be -90 to 90 and longitude -180 to 180.")
@@ -370,8 +367,8 @@ extension SaveInspectionRequest {
             if let slot = damage.photoSlot, !slot.isValid || slot.kind != .photo {
                 return FieldProblem("damages[\(index)].photo_slot", "Name a photo slot (damage_1 … damage_\(MediaSlot.maxDamagePhotos)).")
             }
-            guard damage.note.count <= Damage.maxNoteLength else {
-                return FieldProblem("damages[\(index)].note", "A damage note is at most \(Damage.maxNoteLength) characters.")
+            guard FieldLimits.damageNote.allows(damage.note) else {
+                return FieldProblem("damages[\(index)].note", "A damage note is at most \(FieldLimits.damageNote.max) characters.")
             }
         }
         return nil

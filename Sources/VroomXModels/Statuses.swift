@@ -139,7 +139,7 @@ extension OrderStatus {
     /// How people say it ("picked up", "in progress").
     public var label: String {
         switch self {
-        case .new: return "unassigned"
+        case .new: return "new"
         case .assigned: return "assigned"
         case .pickedUp: return "picked up"
         case .delivered: return "delivered"

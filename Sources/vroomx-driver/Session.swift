@@ -174,7 +174,7 @@ enum Input {
 
     /// Whole miles, "412350" or "412,350".
     static func miles(_ text: String) throws -> Int {
-        guard let miles = DriverInput.miles(text) else { throw CLIError(.usage, "An odometer reading is whole miles, 0 to 9999999.") }
+        guard let miles = DriverInput.miles(text) else { throw CLIError(.usage, DriverInput.milesRule) }
         return miles
     }
 

@@ -5,7 +5,7 @@ import VroomXModels
 import VroomXTestSupport
 
 /// The iOS screens cannot compile on Linux, so this checks what can be
-/// checked here: the README's screen catalogue names exactly the files of
+/// checked here: the screen catalogue in docs/ios.md names exactly the files of
 /// `Sources/DriverUI`, and every view model a screen names or builds exists
 /// in DriverKit (each is constructed below, so a missing one does not compile).
 @Suite("iOS screen catalogue")
@@ -34,10 +34,9 @@ struct ScreenCatalogueTests {
         ]
     }
 
-    @Test("the README's screens are the files of Sources/DriverUI, and each view model they use exists in DriverKit")
+    @Test("the screens in docs/ios.md are the files of Sources/DriverUI, and each view model they use exists in DriverKit")
     func catalogue() throws {
-        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
-        let section = try #require(readme.components(separatedBy: "## iOS app").dropFirst().first?.components(separatedBy: "\n## ").first)
+        let section = try String(contentsOf: Self.root.appendingPathComponent("docs/ios.md"), encoding: .utf8)
         let rows = section.split(separator: "\n").filter { $0.hasPrefix("| ") && $0.contains(".swift`") }
         let listed = Set(rows.compactMap { $0.firstMatch(of: /`([A-Za-z]+\/[A-Za-z]+\.swift)`/).map { String($0.1) } })
         let named = Set(rows.flatMap { row in row.split(separator: "|").dropFirst(3).first.map { cell in
@@ -45,12 +44,12 @@ struct ScreenCatalogueTests {
 
         let folder = Self.root.appendingPathComponent("Sources/DriverUI")
         let files = Set(try FileManager.default.subpathsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".swift") })
-        #expect(listed == files, "README lists \(listed.subtracting(files).sorted()) that are not files; files not listed: \(files.subtracting(listed).sorted())")
+        #expect(listed == files, "docs/ios.md lists \(listed.subtracting(files).sorted()) that are not files; files not listed: \(files.subtracting(listed).sorted())")
 
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("catalogue-\(UUID().uuidString.prefix(8))")
         let app = try DriverApp(DriverApp.Configuration(serverURL: "http://127.0.0.1:9", stateDirectory: directory))
         let known = try Self.viewModels(app)
-        #expect(named.subtracting(known.keys).isEmpty, "the README names models DriverKit lacks: \(named.subtracting(known.keys).sorted())")
+        #expect(named.subtracting(known.keys).isEmpty, "docs/ios.md names models DriverKit lacks: \(named.subtracting(known.keys).sorted())")
         // Every view model a screen builds is one of them.
         for file in files {
             let source = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)

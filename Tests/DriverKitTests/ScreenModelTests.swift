@@ -105,18 +105,24 @@ struct ScreenModelTests {
         let (server, carrier, app) = (scene.server, scene.carrier, scene.app)
         let truck = try await server.store.createEquipment(EquipmentFields(kind: .truck, unitNumber: "T-12"), tenant: carrier.tenant.id)
         _ = try await server.store.assignEquipment(truck.id, to: carrier.driverID(0), tenant: carrier.tenant.id)
-        // Read three days ago: a fill-up today may be higher by what a truck drives in that time.
-        _ = try await server.store.recordOdometer(RecordOdometerRequest(equipmentID: truck.id, miles: 413_480,
-                                                                        recordedAt: Date().addingTimeInterval(-3 * 86_400)),
-                                                  .driver(tenant: carrier.tenant.id, driver: carrier.driverID(0)))
+        let driver = Scope.driver(tenant: carrier.tenant.id, driver: carrier.driverID(0))
+        _ = try await server.store.recordOdometer(RecordOdometerRequest(equipmentID: truck.id, miles: 413_000,
+                                                                        recordedAt: Date().addingTimeInterval(-3 * 86_400)), driver)
         await app.syncNow()
         let units = UnitsViewModel(app: app)
-        try await eventually("the truck") { units.truck?.odometerMiles == 413_480 }
+        try await eventually("the truck") { units.truck?.odometerMiles == 413_000 }
 
-        // A digit too many: higher than the last reading, so the phone takes it; the server knows no truck drives that far.
-        units.recordFuel(amount: "50", gallons: "10", odometer: "4,134,800")
+        // A digit too many: the phone applies the server's rule and refuses it at once, in the server's words.
+        units.recordFuel(amount: "50", gallons: "10", odometer: "4,130,800")
+        #expect(units.lastError == "Unit T-12 read 413,000 mi 72 h before; 4,130,800 mi is more than it can have driven. Check the reading.")
+
+        // A reading the phone has not seen yet (two days ago, on the shop's paperwork): the fill-up today is lower
+        // than it, so the phone takes it and the server refuses it.
+        _ = try await server.store.recordOdometer(RecordOdometerRequest(equipmentID: truck.id, miles: 413_480,
+                                                                        recordedAt: Date().addingTimeInterval(-2 * 86_400)), driver)
+        units.recordFuel(amount: "50", gallons: "10", odometer: "413,300")
         #expect(units.lastError == nil)
-        try await eventually("the phone's guess") { units.truck?.odometerMiles == 4_134_800 }
+        try await eventually("the phone's guess (\(units.lastError ?? "no error"), \(String(describing: units.truck?.odometerMiles)), \(String(describing: units.truck?.odometerAt)))") { units.truck?.odometerMiles == 413_300 }
         await app.syncNow()
         #expect(try app.database.outbox().contains { $0.failure == .rejected })
         try await eventually("the server's reading") { units.truck?.odometerMiles == 413_480 }

@@ -33,6 +33,40 @@ struct OpenAPITests {
         #expect(routed.subtracting(documented).isEmpty, "routed but not documented: \(routed.subtracting(documented))")
     }
 
+    @Test("every field limit of the shared table is the one the document states, in each schema that carries the field")
+    func fieldLimitsMatchTheTable() throws {
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.data)) as? [String: Any])
+        let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: [String: Any]])
+        func property(_ schema: String, _ field: String) -> [String: Any]? {
+            // A nullable field states its limits on its non-null member.
+            let stated = (schemas[schema]?["properties"] as? [String: Any])?[field] as? [String: Any]
+            return (stated?["oneOf"] as? [[String: Any]])?.first { $0["type"] as? String != "null" } ?? stated
+        }
+        var checked = 0
+        for limit in FieldLimits.texts {
+            for schema in limit.documentedIn {
+                guard let stated = property(schema, limit.field) else {
+                    Issue.record("\(schema).\(limit.field) is not in the document")
+                    continue
+                }
+                #expect((stated["maxLength"] as? Int) == limit.max, "\(schema).\(limit.field): maxLength \(stated["maxLength"] ?? "none"), the rule \(limit.max)")
+                checked += 1
+            }
+        }
+        for limit in FieldLimits.numbers {
+            for schema in limit.documentedIn {
+                guard let stated = property(schema, limit.field) else {
+                    Issue.record("\(schema).\(limit.field) is not in the document")
+                    continue
+                }
+                #expect((stated["minimum"] as? Int) == limit.range.lowerBound && (stated["maximum"] as? Int) == limit.range.upperBound,
+                        "\(schema).\(limit.field): \(stated["minimum"] ?? "none")...\(stated["maximum"] ?? "none"), the rule \(limit.range)")
+                checked += 1
+            }
+        }
+        #expect(checked >= 46, "the table documents \(checked) fields")
+    }
+
     @Test("documents exactly the query parameters each endpoint declares, and each declared header, with the declared ranges")
     func parametersMatchDeclarations() throws {
         let document = try #require(try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.data)) as? [String: Any])

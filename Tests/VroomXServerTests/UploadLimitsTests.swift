@@ -65,10 +65,10 @@ struct UploadLimitsTests {
         }
         let damages = (1...Inspection.maxDamages).map {
             Damage(location: String(repeating: "l", count: 32), type: .scratch, severity: .severe,
-                   note: String(repeating: "n", count: Damage.maxNoteLength), photoSlot: MediaSlot("damage_\($0)"))
+                   note: String(repeating: "n", count: FieldLimits.damageNote.max), photoSlot: MediaSlot("damage_\($0)"))
         }
         let largest = Inspection(id: ID(), orderID: ID(), driverID: ID(), kind: .pickup, odometer: 9_999_999,
-                                 notes: String(repeating: "x", count: Inspection.maxNotesLength),
+                                 notes: String(repeating: "x", count: FieldLimits.inspectionNotes.max),
                                  position: GeoPosition(latitude: 1, longitude: 1, accuracyMeters: 5, recordedAt: now),
                                  damages: damages, customerUnavailable: false, media: media, completedAt: now, createdAt: now, updatedAt: now)
         let size = try WireJSON.encoder().encode(largest).count

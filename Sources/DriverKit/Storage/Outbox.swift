@@ -76,25 +76,14 @@ public struct LocalRejection: Error, Sendable, CustomStringConvertible {
         self.message = message
     }
 
-    /// The shared ETA rule's refusal, as the driver sees it.
-    init(_ refusal: ETARefusal) {
-        switch refusal {
-        case .closed, .alreadyPickedUp: self.init(code: .conflict, message: refusal.message)
-        case .outOfRange: self.init(code: .validationFailed, message: refusal.message)
-        }
+    /// A shared rule's refusal, as the driver sees it.
+    init(_ refusal: Refusal) {
+        self.init(code: refusal.code, message: refusal.message)
     }
 
-    /// The shared order rule's refusal, as the driver sees it.
-    init(_ refusal: OrderStatusRefusal) {
-        switch refusal {
-        case .invalidTransition(let from, let to):
-            self.init(code: .invalidTransition, message: "An order that is \(from.rawValue) cannot be marked \(to.rawValue).")
-        case .needsDriver:
-            self.init(code: .invalidTransition, message: "This order has no driver.")
-        case .badTime(let problem):
-            self.init(code: .validationFailed, message: problem.message)
-        }
-    }
+    init(_ refusal: ETARefusal) { self.init(refusal.refusal) }
+
+    init(_ refusal: OrderStatusRefusal) { self.init(refusal.refusal) }
 }
 
 /// Why an unsent change is not sent now.
@@ -151,10 +140,9 @@ extension AppDatabase {
         case .updateOrderStatus(let change):
             guard let order = try order(change.orderID, db) else { throw LocalRejection(code: .notFound, message: "This order is not on your device.") }
             guard let moved = try moved(order, to: change.status, at: change.occurredAt, now: now) else { return false }
-            if let kind = Inspection.Kind(completing: change.status),
-               !(try inspections(order: order.id, db).contains { $0.kind == kind && $0.completedAt != nil }) {
-                throw LocalRejection(code: .inspectionRequired,
-                                     message: "Complete the \(kind.rawValue) inspection of order \(order.number) to mark it \(change.status.rawValue).")
+            let completed = try inspections(order: order.id, db).filter { $0.completedAt != nil }.map(\.kind)
+            if let refusal = InspectionRules.required(toMark: change.status, order: order, completed: completed.contains) {
+                throw LocalRejection(refusal)
             }
             try store(.order(moved), db)
         case .updateOrderETA(let change):
@@ -171,18 +159,20 @@ extension AppDatabase {
                 throw LocalRejection(code: .notFound, message: "This trip is not on your device.")
             }
             guard let id = request.id else { throw LocalRejection(code: .validationFailed, message: "An offline expense needs its id.") }
-            guard request.amountCents > 0 else { throw LocalRejection(code: .validationFailed, message: "The amount must be positive.") }
+            if let refusal = ExpenseRules.amountProblem(request.amountCents) { throw LocalRejection(refusal) }
+            if let notes = request.notes, !FieldLimits.expenseNotes.allows(notes) { throw LocalRejection(FieldLimits.expenseNotes.refusal()) }
             let driver = try driverID(db)
             if let fuel = request.fuel {
-                guard request.category == .fuel else { throw LocalRejection(code: .validationFailed, message: "Only a fuel expense says what fuel it bought.") }
+                if let refusal = ExpenseRules.fuelProblem(fuel, category: request.category) { throw LocalRejection(refusal) }
                 guard var truck = try unit(fuel.equipmentID, db), truck.kind == .truck else {
                     throw LocalRejection(code: .validationFailed, message: "That truck is not assigned to you.")
                 }
                 // A fill's odometer is a reading: the server's rule, against the last reading the phone has seen.
                 if let miles = fuel.odometerMiles {
                     let window = OdometerRule.fillWindow(request.date, now: now)
-                    if let last = truck.odometerMiles, let lastAt = truck.odometerAt, lastAt <= window.lowerBound, miles < last {
-                        throw LocalRejection(code: .odometerDecreased, message: OdometerRule.decreased(unit: truck.unitNumber, last: last))
+                    if let refusal = OdometerRule.check(miles, unit: truck.unitNumber, in: window, field: "fuel.odometer_miles",
+                                                        .init(last: truck.odometerMiles, at: truck.odometerAt, window: window)) {
+                        throw LocalRejection(refusal)
                     }
                     if truck.odometerAt.map({ window.upperBound >= $0 }) ?? true, miles >= (truck.odometerMiles ?? 0) {
                         truck.odometerMiles = miles
@@ -218,10 +208,7 @@ extension AppDatabase {
                 throw LocalRejection(code: .notFound, message: "This order is not on your device.")
             }
             if inspection.completedAt == nil {
-                guard order.status == inspection.kind.orderStatus else {
-                    throw LocalRejection(code: .invalidTransition,
-                                         message: "Order \(order.number) is \(order.status.rawValue); its \(inspection.kind.rawValue) inspection cannot be completed.")
-                }
+                if let refusal = InspectionRules.inspectable(order, kind: inspection.kind) { throw LocalRejection(refusal) }
                 // Files still on their way count: the completion waits for them before it is sent.
                 var withQueued = inspection
                 withQueued.media += try queuedMedia(of: inspection.id, db).filter { queued in !inspection.media.contains { $0.slot == queued.slot } }
@@ -242,10 +229,11 @@ extension AppDatabase {
                 throw LocalRejection(code: .notFound, message: "This unit is not assigned to you.")
             }
             let at = reading.recordedAt ?? now
+            guard FieldLimits.readingMiles.allows(reading.miles) else { throw LocalRejection(FieldLimits.readingMiles.refusal()) }
             // The same rule as the server's, against what the phone knows: the last reading it has seen.
-            if let last = unit.odometerMiles, let lastAt = unit.odometerAt, at >= lastAt, reading.miles < last {
-                throw LocalRejection(code: .odometerDecreased,
-                                     message: OdometerRule.decreased(unit: unit.unitNumber, last: last))
+            if let refusal = OdometerRule.check(reading.miles, unit: unit.unitNumber, in: at...at, field: "miles",
+                                                .init(last: unit.odometerMiles, at: unit.odometerAt, window: at...at)) {
+                throw LocalRejection(refusal)
             }
             if unit.odometerAt.map({ at >= $0 }) ?? true {
                 unit.odometerMiles = reading.miles
@@ -285,7 +273,7 @@ extension AppDatabase {
 
     static func applyInspectionSave(_ save: InspectionSave, now: Date, _ db: Database) throws {
         let request = save.inspection
-        if let problem = request.problem { throw LocalRejection(code: .validationFailed, message: problem.message) }
+        if let problem = request.problem { throw LocalRejection(problem.refusal) }
         var inspection: Inspection
         if let existing = try Self.inspection(save.inspectionID, db) {
             guard existing.completedAt == nil else {
@@ -296,10 +284,7 @@ extension AppDatabase {
             guard let order = try order(request.orderID, db) else {
                 throw LocalRejection(code: .notFound, message: "This order is not on your device.")
             }
-            guard order.status == request.kind.orderStatus else {
-                throw LocalRejection(code: .invalidTransition,
-                                     message: "A \(request.kind.rawValue) inspection cannot be made on an order that is \(order.status.rawValue).")
-            }
+            if let refusal = InspectionRules.inspectable(order, kind: request.kind) { throw LocalRejection(refusal) }
             inspection = Inspection(id: save.inspectionID, orderID: order.id, driverID: try driverID(db), kind: request.kind,
                                     createdAt: now, updatedAt: now)
         }

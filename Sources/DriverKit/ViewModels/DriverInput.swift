@@ -25,8 +25,13 @@ public enum DriverInput {
         return Int(whole) * 1000 + Int(fraction)
     }
 
-    /// Whole miles, "412350" or "412,350", 0 to 9,999,999.
+    /// What the driver is told when `miles` refuses the text.
+    public static let milesRule = "The odometer is whole miles, 0 to \(NumberText.grouped(FieldLimits.odometerMiles.range.upperBound))."
+
+    /// Whole miles, "412350" or "412,350", as far as an odometer reads (`FieldLimits.odometerMiles`).
     public static func miles(_ text: String) -> Int? {
-        DecimalText.int64(text.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: ",", with: ""), in: 0...9_999_999).map(Int.init)
+        let range = FieldLimits.odometerMiles.range
+        return DecimalText.int64(text.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: ",", with: ""),
+                                 in: Int64(range.lowerBound)...Int64(range.upperBound)).map(Int.init)
     }
 }

@@ -45,7 +45,7 @@ public final class UnitsViewModel {
 
     /// An odometer reading as typed ("413,480").
     public func recordOdometer(_ text: String, unit: ID<Equipment>) {
-        guard let miles = DriverInput.miles(text) else { return fail("The odometer is whole miles, 0 to 9,999,999.") }
+        guard let miles = DriverInput.miles(text) else { return fail(DriverInput.milesRule) }
         attempt("Recorded \(miles) mi.") { try app.recordOdometer(unit, miles: miles) }
     }
 
@@ -56,7 +56,7 @@ public final class UnitsViewModel {
         guard let cents = DriverInput.cents(amount), cents > 0 else { return fail("The amount looks like 412.80.") }
         guard let milli = DriverInput.milli(gallons), milli > 0 else { return fail("Gallons look like 118.25.") }
         let miles = odometer.trimmingCharacters(in: .whitespaces).isEmpty ? nil : DriverInput.miles(odometer)
-        if !odometer.trimmingCharacters(in: .whitespaces).isEmpty, miles == nil { return fail("The odometer is whole miles.") }
+        if !odometer.trimmingCharacters(in: .whitespaces).isEmpty, miles == nil { return fail(DriverInput.milesRule) }
         attempt("Logged the fill-up on trip \(trip.number).") {
             try app.createExpense(trip: trip.id, category: .fuel, amountCents: cents,
                                   fuel: FuelPurchase(equipmentID: truck.id, quantityMilli: milli, unit: .gallon, odometerMiles: miles))

@@ -146,7 +146,7 @@ public final class InspectionViewModel {
     public func setOdometer(_ text: String) {
         guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { return }
         guard let miles = DriverInput.miles(text) else {
-            lastError = "The odometer is whole miles, 0 to 9,999,999."
+            lastError = DriverInput.milesRule
             return
         }
         attempt { try app.updateInspection(inspectionID, odometer: miles) }

@@ -42,25 +42,6 @@ enum ConsoleFormat {
         return parts.count >= 3 ? parts.suffix(2).joined(separator: ", ") : address
     }
 
-    static func label(_ status: OrderStatus) -> String {
-        switch status {
-        case .new: "New"
-        case .assigned: "Assigned"
-        case .pickedUp: "Picked up"
-        case .delivered: "Delivered"
-        case .cancelled: "Cancelled"
-        }
-    }
-
-    static func label(_ status: TripStatus) -> String {
-        switch status {
-        case .planned: "Planned"
-        case .inProgress: "In progress"
-        case .completed: "Completed"
-        case .cancelled: "Cancelled"
-        }
-    }
-
     static func label(_ pay: PayType, rate: Int) -> String {
         switch pay {
         case .percentage: "\(rate / 100)\(rate % 100 == 0 ? "" : rate % 100 < 10 ? ".0\(rate % 100)" : ".\(rate % 100)")% of revenue"

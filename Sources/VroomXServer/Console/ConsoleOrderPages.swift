@@ -93,17 +93,17 @@ struct ConsoleOrderPages {
         if pager.page > pager.pages, pager.total > 0 { return ConsolePages.redirect(link(page: pager.pages)) }
         // A stopped search counted nothing: its tabs say so, not zero.
         let tabs: [[String: Any]] = OrderStatus.allCases.map { tab in
-            ["label": ConsoleFormat.label(tab), "count": tooSlow ? "–" : ConsoleFormat.grouped(tally[tab] ?? 0), "href": link(status: tab),
+            ["label": tab.title, "count": tooSlow ? "–" : ConsoleFormat.grouped(tally[tab] ?? 0), "href": link(status: tab),
              "current": tab == status, "hit": !search.isEmpty && (tally[tab] ?? 0) > 0]
         }
         // A search finds nothing here but matches on other tabs: say where.
         let elsewhere: [[String: Any]] = search.isEmpty ? [] : OrderStatus.allCases.compactMap { tab in
             guard tab != status, let count = tally[tab], count > 0 else { return nil }
-            return ["label": ConsoleFormat.label(tab), "count": count, "href": link(status: tab)]
+            return ["label": tab.title, "count": count, "href": link(status: tab)]
         }
         return self.pages.page("board", title: "Load board", session: request.session, section: "board", [
             "tabs": tabs, "matching": !search.isEmpty, "too_slow": tooSlow, "elsewhere": elsewhere, "found_elsewhere": !elsewhere.isEmpty,
-            "status": status.rawValue, "status_label": ConsoleFormat.label(status), "q": search,
+            "status": status.rawValue, "status_label": status.title, "q": search,
             "imported": Self.importedNotice(request),
             "orders": orders.map { Self.row($0, lookup) }, "empty": orders.isEmpty,
             "pager": pager.values(shown: orders.count, label: "Pages") { link(page: $0) },
@@ -151,7 +151,7 @@ struct ConsoleOrderPages {
             "pickup_window": ConsoleFormat.window(order.pickup),
             "delivery_name": order.delivery.name, "delivery_city": ConsoleFormat.city(order.delivery.address),
             "delivery_window": ConsoleFormat.window(order.delivery),
-            "status": order.status.rawValue, "status_label": ConsoleFormat.label(order.status),
+            "status": order.status.rawValue, "status_label": order.status.title,
             "driver": order.driverID.flatMap { names.drivers[$0]?.name } ?? "—",
             "trip": order.tripID.flatMap { names.trips[$0]?.number } ?? "",
             "trip_id": order.tripID?.rawValue ?? "",
@@ -224,7 +224,7 @@ struct ConsoleOrderPages {
         let who = event.who.map { event.byDriver ? "by \($0) (driver)" : "by \($0)" } ?? "by VroomX"
         let late = event.recordedAt.timeIntervalSince(event.occurredAt) > 300
         return ["time": present(ConsoleFormat.time(event.occurredAt)),
-                "text": "\(ConsoleFormat.label(event.status)) · \(who)",
+                "text": "\(event.status.title) · \(who)",
                 "reported": late ? present(ConsoleFormat.time(event.recordedAt)) : ""]
     }
 
@@ -253,7 +253,7 @@ struct ConsoleOrderPages {
         if let delivered = order.actualDeliveryDate { events.append((delivered, "Delivered")) }
         if order.status == .cancelled { events.append((order.updatedAt, "Cancelled")) }
         if order.updatedAt > events.map(\.0).max() ?? .distantPast {
-            events.append((order.updatedAt, "Last changed (now \(ConsoleFormat.label(order.status).lowercased()), version \(order.version))"))
+            events.append((order.updatedAt, "Last changed (now \(order.status.label), version \(order.version))"))
         }
         return events.map { ($0.0, ["time": present(ConsoleFormat.time($0.0)), "text": $0.1]) }
     }
@@ -335,7 +335,7 @@ struct ConsoleOrderPages {
     /// (those stand empty in the order).
     static func orderRequest(_ form: ConsoleForm) -> (CreateOrderRequest, FieldErrors) {
         var errors = FieldErrors()
-        let year = FormValue.integer(form["vehicle_year"], field: "vehicle_year", range: 1900...2100, errors: &errors)
+        let year = FormValue.integer(form["vehicle_year"], field: "vehicle_year", range: FieldLimits.vehicleYear.range, errors: &errors)
         let revenue = FormValue.cents(form["revenue"], field: "revenue", errors: &errors)
         let trip: ID<Trip>? = FormValue.id(form["trip_id"], field: "trip_id", errors: &errors)
         func stop(_ prefix: String) -> Stop {

@@ -56,7 +56,7 @@ struct ConsolePeoplePages {
                 "phone_work": present(Self.phoneWork(backlogs[line.driver.id] ?? [])),
                 "id": line.driver.id.rawValue, "name": line.driver.name, "email": line.driver.email, "phone": line.driver.phone,
                 "pay": ConsoleFormat.label(line.driver.payType, rate: line.driver.payRate),
-                "trip": present(line.currentTrip.map { ["id": $0.id.rawValue, "number": $0.number, "status": ConsoleFormat.label($0.status)] }),
+                "trip": present(line.currentTrip.map { ["id": $0.id.rawValue, "number": $0.number, "status": $0.status.title] }),
                 // A driver with a trip to run cannot leave yet: the page says so rather than offer what the store refuses.
                 "busy": line.currentTrip != nil,
                 "unread": line.unreadMessages,

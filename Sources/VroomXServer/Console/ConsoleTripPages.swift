@@ -134,7 +134,7 @@ struct ConsoleTripPages {
             "id": trip.id.rawValue, "number": trip.number, "driver": driver?.name ?? "Unassigned", "unassigned": driver == nil,
             "route": "\(trip.origin) → \(trip.destination)", "origin": trip.origin, "destination": trip.destination,
             "dates": DayFormat.span(trip.startDate, trip.endDate) ?? "",
-            "status": trip.status.rawValue, "status_label": ConsoleFormat.label(trip.status),
+            "status": trip.status.rawValue, "status_label": trip.status.title,
             "orders": orders, "revenue": ConsoleFormat.money(trip.revenueCents), "pay": ConsoleFormat.money(trip.driverPayCents),
             "miles": ConsoleFormat.grouped(trip.miles),
         ]
@@ -281,7 +281,7 @@ struct ConsoleTripPages {
         let end = FormValue.date(form["end_date"], field: "end_date", errors: &errors)
         let revenue = FormValue.cents(form["revenue"], field: "revenue", errors: &errors)
         let pay = FormValue.cents(form["driver_pay"], field: "driver_pay", errors: &errors)
-        let miles = FormValue.integer(form["miles"], field: "miles", range: Validate.miles, errors: &errors)
+        let miles = FormValue.integer(form["miles"], field: "miles", range: FieldLimits.tripMiles.range, errors: &errors)
         checkDetails(form, start: start ?? trip.startDate, end: end ?? trip.endDate, numberRequired: false, &errors)
         guard errors.isEmpty else { return .failure(errors) }
         func text(_ field: String) -> String? { form[field].isEmpty ? nil : form[field] }
@@ -295,9 +295,9 @@ struct ConsoleTripPages {
     /// with the form's own so every problem shows at once.
     private static func checkDetails(_ form: ConsoleForm, start: LocalDate?, end: LocalDate?, numberRequired: Bool,
                                      _ errors: inout FieldErrors) {
-        if numberRequired || !form["number"].isEmpty { errors.check { _ = try Validate.name(form["number"], field: "number", max: 64) } }
-        errors.check { _ = try Validate.text(form["origin"], field: "origin", max: 500) }
-        errors.check { _ = try Validate.text(form["destination"], field: "destination", max: 500) }
+        if numberRequired || !form["number"].isEmpty { errors.check { _ = try Validate.name(form["number"], FieldLimits.tripNumber) } }
+        errors.check { _ = try Validate.text(form["origin"], FieldLimits.tripOrigin) }
+        errors.check { _ = try Validate.text(form["destination"], FieldLimits.tripDestination) }
         errors.check { try Validate.dateRange(start, end, field: "end_date") }
     }
 
@@ -333,7 +333,7 @@ struct ConsoleTripPages {
         let end = FormValue.date(form["end_date"], field: "end_date", errors: &errors)
         let revenue = FormValue.cents(form["revenue"], field: "revenue", errors: &errors)
         let pay = FormValue.cents(form["driver_pay"], field: "driver_pay", errors: &errors)
-        let miles = FormValue.integer(form["miles"], field: "miles", range: Validate.miles, errors: &errors)
+        let miles = FormValue.integer(form["miles"], field: "miles", range: FieldLimits.tripMiles.range, errors: &errors)
         Self.checkDetails(form, start: start, end: end, numberRequired: true, &errors)
         guard errors.isEmpty else { return try await tripForm(request, values: form.firstValues, errors: errors, status: .unprocessableContent) }
         let body = CreateTripRequest(number: form["number"], driverID: driver, startDate: start, endDate: end, origin: form["origin"],

@@ -125,7 +125,7 @@ enum OrderImport {
                 continue
             }
             var errors = FieldErrors()
-            let year = FormValue.integer(value["year"] ?? "", field: "year", range: 1900...2100, errors: &errors)
+            let year = FormValue.integer(value["year"] ?? "", field: "year", range: FieldLimits.vehicleYear.range, errors: &errors)
             let revenue = FormValue.cents(value["revenue"] ?? "", field: "revenue", errors: &errors)
             if revenue == nil, errors.messages["revenue"] == nil { errors.add("revenue", "Enter what the order pays, in dollars.") }
             let dates = ["pickup_from", "pickup_to", "delivery_from", "delivery_to"].map {

@@ -7,7 +7,7 @@ extension Store {
     /// Creates a carrier and its first dispatcher.
     public func createTenant(name: String, dispatcherEmail: String) async throws -> (Tenant, User) {
         // One line of visible text: it heads the invitations mailed to the carrier's drivers.
-        let name = try Validate.name(name, field: "name", max: 200)
+        let name = try Validate.name(name, FieldLimits.personName)
         let email = try Validate.email(dispatcherEmail)
         let tenant = Tenant(id: ID(), name: name, createdAt: now)
         let user = User(id: ID(), tenantID: tenant.id, email: email, role: .dispatcher, hasPIN: false, createdAt: now)
@@ -44,9 +44,9 @@ extension Store {
     static func validDetails(name: String, phone: String, payType: PayType, payRate: Int,
                              _ problems: inout Problems) -> (name: String, phone: String) {
         // One line of visible text each: a name goes into the invitation mailed to the driver.
-        let name = problems.check(name) { try Validate.name(name, field: "name", max: 200) }
+        let name = problems.check(name) { try Validate.name(name, FieldLimits.personName) }
         let phone = problems.check(phone) {
-            try phone.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? "" : Validate.name(phone, field: "phone", max: 40)
+            try phone.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? "" : Validate.name(phone, FieldLimits.phone)
         }
         problems.check(()) { try Validate.payRate(payRate, type: payType) }
         return (name, phone)

@@ -20,8 +20,8 @@ extension Store {
             || (65...90).contains($0) || (97...122).contains($0) }) else {
             throw AppError.validation("device_id", "device_id is 1 to 64 letters, digits and dashes.")
         }
-        let changes = try Validate.nonNegative(report.waitingChanges, field: "waiting_changes", max: 1_000_000)
-        let files = try Validate.nonNegative(report.waitingFiles, field: "waiting_files", max: 1_000_000)
+        let changes = try Validate.number(report.waitingChanges, FieldLimits.backlogCount)
+        let files = try Validate.number(report.waitingFiles, FieldLimits.backlogCount, field: "waiting_files")
         guard (0...(1 << 44)).contains(report.fileBytes) else { throw AppError.validation("file_bytes", "file_bytes is 0 to 16 TiB.") }
         guard report.items.count <= DeviceBacklog.maxItems else {
             throw AppError.validation("items", "Report at most \(DeviceBacklog.maxItems) items.")

@@ -51,8 +51,9 @@ extension Store {
     /// the name of the driver who spent it, marked `after_reassignment` —
     /// when it is of a day they held the trip and arrives within a week.
     public func createExpense(_ request: CreateExpenseRequest, _ scope: Scope) async throws -> Expense {
-        let amount = try Validate.cents(request.amountCents, field: "amount_cents", allowZero: false, max: 100_000_00)
-        let notes = try Validate.text(request.notes ?? "", field: "notes", max: 2000)
+        if let refusal = ExpenseRules.amountProblem(request.amountCents) { throw AppError(refusal) }
+        let amount = request.amountCents
+        let notes = try Validate.text(request.notes ?? "", FieldLimits.expenseNotes)
         return try await write(tenant: scope.tenant) { tx in
             var afterReassignment = false
             var found = try await fetchTrip(request.tripID, scope, tx.db)
@@ -240,8 +241,8 @@ extension Store {
                 throw AppError.validation("type", "A message is dispatch_message or urgent.")
             }
         }
-        return (title: problems.check(title) { try Validate.text(title, field: "title", max: 200, required: true) },
-                body: problems.check(body) { try Validate.text(body, field: "body", max: 4000) })
+        return (title: problems.check(title) { try Validate.text(title, FieldLimits.messageTitle) },
+                body: problems.check(body) { try Validate.text(body, FieldLimits.messageBody) })
     }
 
     /// Unread messages and notifications a driver may have before dispatch

@@ -233,8 +233,8 @@ extension Store {
     // MARK: Papers
 
     public func addEquipmentDocument(_ id: ID<Equipment>, _ request: AddEquipmentDocumentRequest, tenant: ID<Tenant>) async throws -> Equipment {
-        let number = try Validate.text(request.number ?? "", field: "number", max: 64)
-        let notes = try Validate.text(request.notes ?? "", field: "notes", max: 2000)
+        let number = try Validate.text(request.number ?? "", FieldLimits.documentNumber)
+        let notes = try Validate.text(request.notes ?? "", FieldLimits.documentNotes)
         return try await write(tenant: tenant) { tx in
             guard try await fetchEquipment(id, .dispatch(tenant: tenant), locking: true, tx.db) != nil else { throw AppError.notFound("Unit") }
             guard try await tx.first("""
@@ -376,7 +376,7 @@ extension Store {
     /// readings of their own units only; the same id again is the same reading.
     @discardableResult
     public func recordOdometer(_ request: RecordOdometerRequest, _ scope: Scope) async throws -> (reading: OdometerReading, unit: Equipment) {
-        let miles = try Validate.nonNegative(request.miles, field: "miles", max: FleetRules.maxOdometer)
+        let miles = try Validate.number(request.miles, FieldLimits.readingMiles)
         return try await write(tenant: scope.tenant) { tx in
             let recordedAt = try Validate.pastInstant(request.recordedAt ?? tx.now, field: "recorded_at", now: tx.now)
             let readingID = request.id ?? ID()
@@ -405,46 +405,25 @@ extension Store {
     /// so it must be within a day's driving of each of them.
     func insertReading(_ id: ID<OdometerReading>, unit: Equipment, miles: Int, at recordedAt: Date, within window: ClosedRange<Date>? = nil,
                        field: String, _ scope: Scope, _ tx: TenantTransaction) async throws -> (reading: OdometerReading, unit: Equipment) {
-        let (earliest, latest) = (window?.lowerBound ?? recordedAt, window?.upperBound ?? recordedAt)
-        if let window {
-            let span = OdometerRule.plausibleMiles(afterHours: window.upperBound.timeIntervalSince(window.lowerBound) / 3600)
-            if let inside = try await tx.first("""
-                SELECT MIN(miles) AS low, MAX(miles) AS high FROM odometer_readings
-                WHERE tenant_id = \(scope.tenant) AND equipment_id = \(unit.id) AND recorded_at > \(earliest) AND recorded_at <= \(latest)
-                """), let low = try inside.optionalInt("low"), let high = try inside.optionalInt("high") {
-                guard Double(high - miles) <= span else {
-                    throw AppError(422, .odometerDecreased, OdometerRule.decreased(unit: unit.unitNumber, last: high), field: field)
-                }
-                guard Double(miles - low) <= span else {
-                    throw AppError(422, .validationFailed,
-                                   "Unit \(unit.unitNumber) read \(NumberText.grouped(low)) mi that day; \(NumberText.grouped(miles)) mi is more than it can have driven. Check the reading.",
-                                   field: field)
-                }
-            }
+        let span = window ?? recordedAt...recordedAt
+        var known = OdometerRule.Neighbours()
+        if window != nil, let inside = try await tx.first("""
+            SELECT MIN(miles) AS low, MAX(miles) AS high FROM odometer_readings
+            WHERE tenant_id = \(scope.tenant) AND equipment_id = \(unit.id) AND recorded_at > \(span.lowerBound) AND recorded_at <= \(span.upperBound)
+            """), let low = try inside.optionalInt("low"), let high = try inside.optionalInt("high") {
+            known.inside = (low, high)
         }
         if let before = try await tx.first("""
             SELECT miles, recorded_at FROM odometer_readings WHERE tenant_id = \(scope.tenant) AND equipment_id = \(unit.id)
-            AND recorded_at <= \(earliest) ORDER BY miles DESC LIMIT 1
+            AND recorded_at <= \(span.lowerBound) ORDER BY miles DESC LIMIT 1
             """) {
-            let last = try before.int("miles")
-            guard last <= miles else {
-                throw AppError(422, .odometerDecreased, OdometerRule.decreased(unit: unit.unitNumber, last: last), field: field)
-            }
-            let hours = max(0, latest.timeIntervalSince(try before.date("recorded_at")) / 3600)
-            guard Double(miles - last) <= OdometerRule.plausibleMiles(afterHours: hours) else {
-                throw AppError(422, .validationFailed,
-                               "Unit \(unit.unitNumber) read \(NumberText.grouped(last)) mi \(Int(hours.rounded())) h before; \(NumberText.grouped(miles)) mi is more than it can have driven. Check the reading.",
-                               field: field)
-            }
+            known.before = (try before.int("miles"), try before.date("recorded_at"))
         }
-        if let after = try await tx.first("""
+        known.after = try await tx.first("""
             SELECT miles FROM odometer_readings WHERE tenant_id = \(scope.tenant) AND equipment_id = \(unit.id)
-            AND recorded_at > \(latest) ORDER BY miles LIMIT 1
-            """), try after.int("miles") < miles {
-            throw AppError(422, .odometerDecreased,
-                           "Unit \(unit.unitNumber) read \(NumberText.grouped(try after.int("miles"))) mi later than this; a reading cannot be higher than a later one.",
-                           field: field)
-        }
+            AND recorded_at > \(span.upperBound) ORDER BY miles LIMIT 1
+            """)?.int("miles")
+        if let refusal = OdometerRule.check(miles, unit: unit.unitNumber, in: span, field: field, known) { throw AppError(refusal) }
         let reading = OdometerReading(id: id, equipmentID: unit.id, miles: miles, recordedAt: recordedAt, driverID: scope.driverID)
         try await tx.execute("""
             INSERT INTO odometer_readings (id, tenant_id, equipment_id, miles, recorded_at, driver_id, created_at, doc)
@@ -494,11 +473,7 @@ extension Store {
     /// A fuel purchase on an expense: a fuel expense, for a truck the caller
     /// may see (a driver: their own).
     func checkFuel(_ fuel: FuelPurchase, category: ExpenseCategory, _ scope: Scope, _ db: any SQLExecutor) async throws {
-        guard category == .fuel else { throw AppError.validation("fuel", "Only a fuel expense says what fuel it bought.") }
-        guard (1...FleetRules.maxFuelMilli).contains(fuel.quantityMilli) else {
-            throw AppError.validation("fuel.quantity_milli", "fuel.quantity_milli is thousandths of a gallon or litre: 1 to \(FleetRules.maxFuelMilli).")
-        }
-        if let odometer = fuel.odometerMiles { _ = try Validate.nonNegative(odometer, field: "fuel.odometer_miles", max: FleetRules.maxOdometer) }
+        if let refusal = ExpenseRules.fuelProblem(fuel, category: category) { throw AppError(refusal) }
         guard let unit = try await fetchEquipment(fuel.equipmentID, scope, db) else {
             throw AppError(422, .validationFailed, scope.driverID == nil ? "No such unit in this carrier." : "That truck is not assigned to you.",
                            field: "fuel.equipment_id")
@@ -523,8 +498,6 @@ public struct ExpiringDocument: Codable, Sendable, Hashable {
 /// The rules of a unit's fields, applied the same way by the API, the CSV
 /// import and the console.
 enum FleetRules {
-    static let maxOdometer = 9_999_999
-    static let maxFuelMilli = 2_000_000
     static let maxDocuments = 50
     static let expiryNoticeDays = EquipmentDocument.noticeDays
 
@@ -554,7 +527,7 @@ enum FleetRules {
     static func apply(_ fields: EquipmentFields, to unit: inout Equipment, now: Date, _ problems: inout Problems) {
         if let number = fields.unitNumber {
             unit.unitNumber = problems.check(unit.unitNumber) {
-                let number = try Validate.text(number, field: "unit_number", max: 32, required: true).precomposedStringWithCanonicalMapping
+                let number = try Validate.text(number, FieldLimits.unitNumber).precomposedStringWithCanonicalMapping
                 // One line of visible text: no line breaks, tabs or direction overrides that make two numbers look alike.
                 guard number.unicodeScalars.count <= 32,
                       !number.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }) else {
@@ -566,8 +539,8 @@ enum FleetRules {
             problems.check(()) { throw AppError.validation("unit_number", "unit_number is required.") }
         }
         let before = unit
-        if let make = fields.make { unit.make = problems.check(before.make) { try Validate.text(make, field: "make", max: 100) } }
-        if let model = fields.model { unit.model = problems.check(before.model) { try Validate.text(model, field: "model", max: 100) } }
+        if let make = fields.make { unit.make = problems.check(before.make) { try Validate.text(make, FieldLimits.unitMake) } }
+        if let model = fields.model { unit.model = problems.check(before.model) { try Validate.text(model, FieldLimits.unitModel) } }
         if let year = fields.year { unit.year = problems.check(before.year) { try Validate.modelYear(year, field: "year", now: now) } }
         if let vin = fields.vin {
             // A VIN already saved was confirmed when it was: only a new one is questioned.
@@ -576,7 +549,7 @@ enum FleetRules {
         }
         if let plate = fields.plate {
             unit.plate = problems.check(before.plate) {
-                let plate = try Validate.text(plate, field: "plate", max: 16).uppercased()
+                let plate = try Validate.text(plate, FieldLimits.plate).uppercased()
                 guard plate.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == " " || $0 == "-") }) else {
                     throw AppError.validation("plate", "A plate is letters, digits, spaces and dashes.")
                 }
@@ -611,6 +584,6 @@ enum FleetRules {
                 return specs
             }
         }
-        if let notes = fields.notes { unit.notes = problems.check(before.notes) { try Validate.text(notes, field: "notes", max: 2000) } }
+        if let notes = fields.notes { unit.notes = problems.check(before.notes) { try Validate.text(notes, FieldLimits.unitNotes) } }
     }
 }

@@ -9,9 +9,9 @@ extension Store {
     /// of the request keep their values.
     public func saveInspection(_ id: ID<Inspection>, _ request: SaveInspectionRequest, _ scope: Scope) async throws -> Inspection {
         if let problem = request.problem { throw AppError.validation(problem.field, problem.message) }
-        let notes = try request.notes.map { try Validate.text($0, field: "notes", max: Inspection.maxNotesLength) }
+        let notes = try request.notes.map { try Validate.text($0, FieldLimits.inspectionNotes) }
         for (index, damage) in (request.damages ?? []).enumerated() {
-            _ = try Validate.text(damage.note, field: "damages[\(index)].note", max: Damage.maxNoteLength)
+            _ = try Validate.text(damage.note, FieldLimits.damageNote, field: "damages[\(index)].note")
         }
         return try await write(tenant: scope.tenant) { tx in
             guard let order = try await fetchOrder(request.orderID, scope, tx.db) else { throw AppError.notFound("Order") }
@@ -80,10 +80,7 @@ extension Store {
     /// A pickup inspection is made on an assigned order, a delivery
     /// inspection on one that was picked up.
     static func checkInspectable(_ order: Order, kind: Inspection.Kind) throws {
-        guard order.status == kind.orderStatus else {
-            throw AppError(409, .invalidTransition,
-                           "A \(kind.rawValue) inspection cannot be made on an order that is \(order.status.rawValue).", field: "kind")
-        }
+        if let refusal = InspectionRules.inspectable(order, kind: kind) { throw AppError(refusal) }
     }
 
     public func inspection(_ id: ID<Inspection>, _ scope: Scope) async throws -> Inspection {

@@ -172,7 +172,7 @@ extension Store {
 
         /// Every rule for a new order, each refusal kept in `problems`.
         init(_ request: CreateOrderRequest, now: Date, _ problems: inout Problems) {
-            number = problems.check(request.number) { try Validate.name(request.number, field: "number", max: 64) }
+            number = problems.check(request.number) { try Validate.name(request.number, FieldLimits.orderNumber) }
             tripID = request.tripID
             vehicle = Validate.vehicle(request.vehicle, acceptVINWarning: request.acceptVINWarning ?? false, now: now, &problems)
             let (pickup, delivery) = (Validate.stop(request.pickup, field: "pickup", &problems),
@@ -181,7 +181,7 @@ extension Store {
             problems.check(()) { try Validate.stops(pickup: pickup, delivery: delivery) }
             revenue = problems.check(request.revenueCents) { try Validate.cents(request.revenueCents, field: "revenue_cents") }
             terms = problems.check(request.paymentTerms ?? "") {
-                try Validate.text(request.paymentTerms ?? "", field: "payment_terms", max: 100)
+                try Validate.text(request.paymentTerms ?? "", FieldLimits.paymentTerms)
             }
         }
     }
@@ -297,14 +297,13 @@ extension Store {
             if status == .pickedUp { order.actualPickupDate = min(occurredAt, tx.now) }
             if status == .delivered { order.actualDeliveryDate = min(occurredAt, tx.now) }
         }
-        if actor == .driver, !asHistory, let kind = Inspection.Kind(completing: status),
-           try await tx.first("""
-               SELECT id FROM inspections WHERE tenant_id = \(tx.tenant) AND order_id = \(current.id)
-               AND kind = \(kind.rawValue) AND completed_at IS NOT NULL
-               """) == nil {
-            throw AppError(409, .inspectionRequired,
-                           "Complete the \(kind.rawValue) inspection of order \(current.number) to mark it \(status.label).",
-                           field: "status")
+        if actor == .driver, !asHistory, Inspection.Kind(completing: status) != nil {
+            let completed = Set(try await tx.query("""
+                SELECT kind FROM inspections WHERE tenant_id = \(tx.tenant) AND order_id = \(current.id) AND completed_at IS NOT NULL
+                """).map { try $0.string("kind") })
+            if let refusal = InspectionRules.required(toMark: status, order: current, completed: { completed.contains($0.rawValue) }) {
+                throw AppError(refusal)
+            }
         }
         let previousDriver = current.driverID
         let saved = try await saveOrder(order, from: current, tx)
@@ -502,7 +501,7 @@ extension Store {
         if let eta = request.deliveryETA { problems.check(()) { try checkETA(eta, field: "delivery_eta", now: now) }; edited.deliveryETA = eta }
         if let revenue = request.revenueCents { edited.revenueCents = problems.check(revenue) { try Validate.cents(revenue, field: "revenue_cents") } }
         if let terms = request.paymentTerms {
-            edited.paymentTerms = problems.check(terms) { try Validate.text(terms, field: "payment_terms", max: 100) }
+            edited.paymentTerms = problems.check(terms) { try Validate.text(terms, FieldLimits.paymentTerms) }
         }
         return edited
     }

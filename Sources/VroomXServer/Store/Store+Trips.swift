@@ -52,12 +52,12 @@ extension Store {
     }
 
     public func createTrip(_ request: CreateTripRequest, tenant: ID<Tenant>) async throws -> Trip {
-        let number = try Validate.name(request.number, field: "number", max: 64)
+        let number = try Validate.name(request.number, FieldLimits.tripNumber)
         try Validate.dateRange(request.startDate, request.endDate, field: "end_date")
         let revenue = try Validate.cents(request.revenueCents, field: "revenue_cents")
-        let miles = try Validate.nonNegative(request.miles, field: "miles", max: Validate.miles.upperBound)
-        let origin = try Validate.text(request.origin, field: "origin", max: 500)
-        let destination = try Validate.text(request.destination, field: "destination", max: 500)
+        let miles = try Validate.number(request.miles, FieldLimits.tripMiles)
+        let origin = try Validate.text(request.origin, FieldLimits.tripOrigin)
+        let destination = try Validate.text(request.destination, FieldLimits.tripDestination)
         return try await write(tenant: tenant) { tx in
             try await claim(number, for: .trip, tx)
             var driver: Driver?
@@ -92,7 +92,7 @@ extension Store {
 
     public func updateTrip(_ id: ID<Trip>, _ request: UpdateTripRequest, tenant: ID<Tenant>) async throws -> Trip {
         let scope = Scope.dispatch(tenant: tenant)
-        let number = try request.number.map { try Validate.name($0, field: "number", max: 64) }
+        let number = try request.number.map { try Validate.name($0, FieldLimits.tripNumber) }
         return try await write(tenant: tenant) { tx in
             // A new number is claimed before any row is locked (see `claim`).
             if let number { try await claim(number, for: .trip, except: id.rawValue, tx) }
@@ -126,11 +126,11 @@ extension Store {
             if let start = request.startDate { trip.startDate = start }
             if let end = request.endDate { trip.endDate = end }
             try Validate.dateRange(trip.startDate, trip.endDate, field: "end_date")
-            if let origin = request.origin { trip.origin = try Validate.text(origin, field: "origin", max: 500) }
-            if let destination = request.destination { trip.destination = try Validate.text(destination, field: "destination", max: 500) }
+            if let origin = request.origin { trip.origin = try Validate.text(origin, FieldLimits.tripOrigin) }
+            if let destination = request.destination { trip.destination = try Validate.text(destination, FieldLimits.tripDestination) }
             if let revenue = request.revenueCents { trip.revenueCents = try Validate.cents(revenue, field: "revenue_cents") }
             if let pay = request.driverPayCents { trip.driverPayCents = try Validate.cents(pay, field: "driver_pay_cents") }
-            if let miles = request.miles { trip.miles = try Validate.nonNegative(miles, field: "miles", max: Validate.miles.upperBound) }
+            if let miles = request.miles { trip.miles = try Validate.number(miles, FieldLimits.tripMiles) }
             // Pay that followed the driver's terms follows new revenue and miles; pay set by hand stays.
             if request.driverPayCents == nil, trip.revenueCents != current.revenueCents || trip.miles != current.miles,
                let driverID = trip.driverID, let driver = try await fetchDriver(driverID, tenant: tenant, tx.db) {

@@ -47,24 +47,20 @@ public struct AppError: Error, Sendable, CustomStringConvertible {
     /// for all, so it never tells where the id is used.
     static let idTaken = AppError(409, .alreadyExists, "This id is already in use. Send the record again with a new id.", field: "id")
 
-    /// The shared order rule's refusal as an answer.
-    init(_ refusal: OrderStatusRefusal) {
-        switch refusal {
-        case .invalidTransition(let from, let to):
-            self = .invalidTransition(from: from.rawValue, to: to.rawValue)
-        case .needsDriver:
-            self.init(409, .invalidTransition, "Assign the order to a driver or trip to make it assigned.", field: "status")
-        case .badTime(let problem):
-            self = .validation(problem.field, problem.message)
+    /// A shared rule's refusal as an answer: 409 for what the record's
+    /// state forbids, 422 for what the request got wrong.
+    init(_ refusal: Refusal) {
+        let status = switch refusal.code {
+        case .invalidTransition, .conflict, .inspectionRequired, .inspectionCompleted, .alreadyExists: 409
+        case .notFound: 404
+        default: 422
         }
+        self.init(status, refusal.code, refusal.message, field: refusal.field)
     }
 
-    init(_ refusal: ETARefusal) {
-        switch refusal {
-        case .closed, .alreadyPickedUp: self.init(409, .conflict, refusal.message, field: refusal.field)
-        case .outOfRange(let problem): self = .validation(problem.field, problem.message)
-        }
-    }
+    init(_ refusal: OrderStatusRefusal) { self.init(refusal.refusal) }
+
+    init(_ refusal: ETARefusal) { self.init(refusal.refusal) }
 
     static func rateLimited(retryAfter: Int) -> AppError {
         AppError(429, .rateLimited, "Too many requests. Try again in \(retryAfter) s.", retryAfter: retryAfter)

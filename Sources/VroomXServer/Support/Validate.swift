@@ -14,6 +14,23 @@ enum Validate {
         return email
     }
 
+    /// Text by its limit in the shared table; `field` when it is named
+    /// with a prefix (`pickup.address`).
+    static func text(_ raw: String, _ limit: TextLimit, field: String? = nil) throws -> String {
+        try text(raw, field: field ?? limit.field, max: limit.max, required: limit.required)
+    }
+
+    /// A name by its limit in the shared table (`name(_:field:max:)`).
+    static func name(_ raw: String, _ limit: TextLimit, field: String? = nil) throws -> String {
+        try name(raw, field: field ?? limit.field, max: limit.max)
+    }
+
+    /// A number by its range in the shared table.
+    static func number(_ value: Int, _ limit: NumberLimit, field: String? = nil, unit: String = "") throws -> Int {
+        guard limit.allows(value) else { throw AppError(limit.refusal(field: field, unit: unit)) }
+        return value
+    }
+
     /// Trimmed text of at most `max` characters, with no control characters
     /// other than line breaks and tabs.
     static func text(_ raw: String, field: String, max: Int, required: Bool = false) throws -> String {
@@ -60,9 +77,6 @@ enum Validate {
         }
         return value
     }
-
-    /// A trip's miles, as the API and the console take them.
-    static let miles = 0...10_000_000
 
     static func nonNegative(_ value: Int, field: String, max: Int = 10_000_000) throws -> Int {
         guard value >= 0, value <= max else { throw AppError.validation(field, "\(field) must be between 0 and \(max).") }
@@ -115,15 +129,12 @@ enum Validate {
 
     static func vehicle(_ vehicle: Vehicle, acceptVINWarning: Bool, now: Date, _ problems: inout Problems) -> Vehicle {
         let year = problems.check(vehicle.year) {
-            if let year = vehicle.year, !(1900...2100).contains(year) {
-                throw AppError.validation("vehicle.year", "vehicle.year must be between 1900 and 2100.")
-            }
-            return vehicle.year
+            try vehicle.year.map { try number($0, FieldLimits.vehicleYear, field: "vehicle.year") }
         }
         let vin = problems.check(vehicle.vin) { try self.vin(vehicle.vin, field: "vehicle.vin", acceptWarning: acceptVINWarning, now: now) }
-        return Vehicle(year: year, make: problems.check(vehicle.make) { try text(vehicle.make, field: "vehicle.make", max: 100) },
-                       model: problems.check(vehicle.model) { try text(vehicle.model, field: "vehicle.model", max: 100) }, vin: vin,
-                       color: problems.check(vehicle.color) { try text(vehicle.color, field: "vehicle.color", max: 50) })
+        return Vehicle(year: year, make: problems.check(vehicle.make) { try text(vehicle.make, FieldLimits.vehicleMake, field: "vehicle.make") },
+                       model: problems.check(vehicle.model) { try text(vehicle.model, FieldLimits.vehicleModel, field: "vehicle.model") }, vin: vin,
+                       color: problems.check(vehicle.color) { try text(vehicle.color, FieldLimits.vehicleColor, field: "vehicle.color") })
     }
 
     /// A model year: 1900 to next year (makers sell next year's models early).
@@ -174,10 +185,10 @@ enum Validate {
 
     static func stop(_ stop: Stop, field: String, _ problems: inout Problems) -> Stop {
         problems.check(()) { try dateRange(stop.windowStart, stop.windowEnd, field: "\(field).window_end") }
-        return Stop(name: problems.check(stop.name) { try text(stop.name, field: "\(field).name", max: 200) },
-                    address: problems.check(stop.address) { try text(stop.address, field: "\(field).address", max: 500, required: true) },
-                    contactName: problems.check(stop.contactName) { try text(stop.contactName, field: "\(field).contact_name", max: 200) },
-                    contactPhone: problems.check(stop.contactPhone) { try text(stop.contactPhone, field: "\(field).contact_phone", max: 40) },
+        return Stop(name: problems.check(stop.name) { try text(stop.name, FieldLimits.stopName, field: "\(field).name") },
+                    address: problems.check(stop.address) { try text(stop.address, FieldLimits.stopAddress, field: "\(field).address") },
+                    contactName: problems.check(stop.contactName) { try text(stop.contactName, FieldLimits.stopContactName, field: "\(field).contact_name") },
+                    contactPhone: problems.check(stop.contactPhone) { try text(stop.contactPhone, FieldLimits.stopContactPhone, field: "\(field).contact_phone") },
                     windowStart: stop.windowStart, windowEnd: stop.windowEnd,
                     location: problems.check(stop.location) { try stop.location.map { try point($0, field: "\(field).location") } },
                     geofenceRadiusMeters: problems.check(stop.geofenceRadiusMeters) {

@@ -1,0 +1,125 @@
+import Foundation
+
+/// How long a client's text may be: at most `max` code points (as the
+/// databases' `length()` counts them; a family emoji is seven), and
+/// whether it may be empty. `documentedIn`: the API document's schemas
+/// that carry the field (a test holds them to this limit).
+public struct TextLimit: Sendable, Hashable {
+    public let field: String
+    public let max: Int
+    public let required: Bool
+    public let documentedIn: [String]
+
+    public init(_ field: String, max: Int, required: Bool = false, documentedIn: [String] = []) {
+        self.field = field
+        self.max = max
+        self.required = required
+        self.documentedIn = documentedIn
+    }
+
+    public func allows(_ text: String) -> Bool {
+        text.unicodeScalars.count <= max && (!required || !text.isEmpty)
+    }
+
+    /// The refusal of text that breaks the limit, naming `field` (which may
+    /// carry a prefix, such as `pickup.address`).
+    public func refusal(field: String? = nil, empty: Bool = false) -> Refusal {
+        let name = field ?? self.field
+        return .invalid(name, empty ? "\(name) is required." : "\(name) is at most \(max) characters.")
+    }
+}
+
+/// The whole numbers a client's field may hold.
+public struct NumberLimit: Sendable, Hashable {
+    public let field: String
+    public let range: ClosedRange<Int>
+    public let documentedIn: [String]
+
+    public init(_ field: String, _ range: ClosedRange<Int>, documentedIn: [String] = []) {
+        self.field = field
+        self.range = range
+        self.documentedIn = documentedIn
+    }
+
+    public func allows(_ value: Int) -> Bool { range.contains(value) }
+
+    public func refusal(field: String? = nil, unit: String = "") -> Refusal {
+        let name = field ?? self.field
+        let bounds = "\(NumberText.grouped(range.lowerBound)) and \(NumberText.grouped(range.upperBound))"
+        return .invalid(name, "\(name) must be between \(bounds)\(unit.isEmpty ? "" : " " + unit).")
+    }
+
+    /// `value` when it is in range, else the refusal.
+    public func checked(_ value: Int, field: String? = nil, unit: String = "") throws(Refusal) -> Int {
+        guard allows(value) else { throw refusal(field: field, unit: unit) }
+        return value
+    }
+}
+
+/// Every limit on a string or number a client sends, in one table: the
+/// server's checks, the console's forms, the app's input checks and the API
+/// document all read it.
+public enum FieldLimits {
+    // Trips
+    public static let tripNumber = TextLimit("number", max: 64, required: true, documentedIn: ["CreateTripRequest", "UpdateTripRequest"])
+    public static let tripOrigin = TextLimit("origin", max: 500, documentedIn: ["CreateTripRequest", "UpdateTripRequest"])
+    public static let tripDestination = TextLimit("destination", max: 500, documentedIn: ["CreateTripRequest", "UpdateTripRequest"])
+    public static let tripMiles = NumberLimit("miles", 0...10_000_000, documentedIn: ["CreateTripRequest", "UpdateTripRequest"])
+
+    // Orders, their stops and vehicles
+    public static let orderNumber = TextLimit("number", max: 64, required: true, documentedIn: ["CreateOrderRequest"])
+    public static let paymentTerms = TextLimit("payment_terms", max: 100, documentedIn: ["CreateOrderRequest", "UpdateOrderRequest"])
+    public static let stopName = TextLimit("name", max: 200, documentedIn: ["Stop"])
+    public static let stopAddress = TextLimit("address", max: 500, required: true, documentedIn: ["Stop"])
+    public static let stopContactName = TextLimit("contact_name", max: 200, documentedIn: ["Stop"])
+    public static let stopContactPhone = TextLimit("contact_phone", max: 40, documentedIn: ["Stop"])
+    public static let vehicleMake = TextLimit("make", max: 100, documentedIn: ["Vehicle"])
+    public static let vehicleModel = TextLimit("model", max: 100, documentedIn: ["Vehicle"])
+    public static let vehicleColor = TextLimit("color", max: 50, documentedIn: ["Vehicle"])
+    public static let vehicleYear = NumberLimit("year", 1900...2100, documentedIn: ["Vehicle"])
+
+    // Expenses and fuel
+    public static let expenseAmountCents = NumberLimit("amount_cents", 1...100_000_00, documentedIn: ["CreateExpenseRequest"])
+    public static let expenseNotes = TextLimit("notes", max: 2000, documentedIn: ["CreateExpenseRequest"])
+    /// Thousandths of a gallon or litre.
+    public static let fuelQuantityMilli = NumberLimit("quantity_milli", 1...2_000_000, documentedIn: ["FuelPurchase"])
+
+    // Messages to drivers
+    public static let messageTitle = TextLimit("title", max: 200, required: true, documentedIn: ["SendMessageRequest"])
+    public static let messageBody = TextLimit("body", max: 4000, documentedIn: ["SendMessageRequest"])
+
+    // People
+    public static let personName = TextLimit("name", max: 200, required: true, documentedIn: ["CreateDriverRequest", "UpdateDriverRequest"])
+    public static let phone = TextLimit("phone", max: 40, documentedIn: ["CreateDriverRequest", "UpdateDriverRequest"])
+
+    // The fleet
+    public static let unitNumber = TextLimit("unit_number", max: 32, required: true, documentedIn: ["Equipment", "EquipmentFields"])
+    public static let unitMake = TextLimit("make", max: 100, documentedIn: ["EquipmentFields"])
+    public static let unitModel = TextLimit("model", max: 100, documentedIn: ["EquipmentFields"])
+    public static let plate = TextLimit("plate", max: 16, documentedIn: ["Equipment", "EquipmentFields"])
+    public static let unitNotes = TextLimit("notes", max: 2000, documentedIn: ["EquipmentFields"])
+    public static let documentNumber = TextLimit("number", max: 64, documentedIn: ["EquipmentDocument", "AddEquipmentDocumentRequest"])
+    public static let documentNotes = TextLimit("notes", max: 2000, documentedIn: ["EquipmentDocument", "AddEquipmentDocumentRequest"])
+    /// Every odometer: a unit's, a reading, a fill's, an inspection's.
+    public static let odometerMiles = NumberLimit("odometer_miles", 0...9_999_999,
+                                                  documentedIn: ["Equipment", "FuelPurchase"])
+    public static let readingMiles = NumberLimit("miles", odometerMiles.range, documentedIn: ["OdometerReading", "RecordOdometerRequest"])
+    public static let inspectionOdometer = NumberLimit("odometer", odometerMiles.range, documentedIn: ["SaveInspectionRequest"])
+
+    // Inspections
+    public static let inspectionNotes = TextLimit("notes", max: 4000, documentedIn: ["SaveInspectionRequest"])
+    public static let damageNote = TextLimit("note", max: 300, documentedIn: ["Damage"])
+
+    // What a phone reports it holds
+    public static let backlogCount = NumberLimit("waiting_changes", 0...1_000_000)
+
+    /// Every limit the API document carries, for the test that holds it to them.
+    public static let texts: [TextLimit] = [
+        tripNumber, tripOrigin, tripDestination, orderNumber, paymentTerms, stopName, stopAddress, stopContactName, stopContactPhone,
+        vehicleMake, vehicleModel, vehicleColor, expenseNotes, messageTitle, messageBody, personName, phone, unitNumber, unitMake,
+        unitModel, plate, unitNotes, documentNumber, documentNotes, inspectionNotes, damageNote,
+    ]
+    public static let numbers: [NumberLimit] = [
+        tripMiles, vehicleYear, expenseAmountCents, fuelQuantityMilli, odometerMiles, readingMiles, inspectionOdometer,
+    ]
+}
