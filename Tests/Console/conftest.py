@@ -148,6 +148,10 @@ def running_server():
     except subprocess.TimeoutExpired:
         process.kill()
     smtp.stop()
+    log.close()
+    # Every key a page's template asked for was one the page has (a typo renders blank otherwise).
+    unknown = [line for line in (data / "server.log").read_text().splitlines() if "template asks for an unknown key" in line]
+    assert not unknown, "\n".join(unknown)
 
 
 @pytest.fixture(scope="session")

@@ -28,16 +28,21 @@ struct ConsolePages: Sendable {
 
     /// A page inside the console's frame (navigation, the signed-in
     /// dispatcher, the CSRF token for forms and scripts).
+    func page(_ template: String, title: String, session: ConsoleSession?, section: String = "", _ view: some ConsoleView,
+              status: HTTPResponse.Status = .ok) -> Response {
+        render(template, title: title, session: session, section: section, view, status: status)
+    }
+
+    /// The same for a page still built as a dictionary of template keys.
     func page(_ template: String, title: String, session: ConsoleSession?, section: String = "", _ values: [String: Any] = [:],
               status: HTTPResponse.Status = .ok) -> Response {
-        var context = values
-        context["title"] = title
-        context["section_" + section] = true
-        if let session {
-            context["session"] = ["email": session.email, "carrier": session.carrier, "csrf": session.csrfToken]
-            context["csrf"] = session.csrfToken
-        }
-        let html = library.render(context, withTemplate: template) ?? "<!doctype html><title>VroomX</title><p>Page \(template) is missing.</p>"
+        render(template, title: title, session: session, section: section, values, status: status)
+    }
+
+    private func render(_ template: String, title: String, session: ConsoleSession?, section: String, _ body: any MustacheParent,
+                        status: HTTPResponse.Status) -> Response {
+        let frame = ConsoleFrame(template: template, title: title, section: section, session: session, body: body)
+        let html = library.render(frame, withTemplate: template) ?? "<!doctype html><title>VroomX</title><p>Page \(template) is missing.</p>"
         return Self.html(html, status: status)
     }
 

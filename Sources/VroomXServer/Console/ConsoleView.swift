@@ -1,0 +1,87 @@
+import Foundation
+import Logging
+import Mustache
+import Synchronization
+
+/// A console page, or a part of one, as its template reads it: each stored
+/// property is a key (`statusLabel` is `{{status_label}}`), so a key
+/// misspelt in Swift does not compile, and one misspelt in a template is
+/// reported (`ConsoleFrame`). A nil property is an absent section.
+protocol ConsoleView: MustacheParent, Sendable {}
+
+extension ConsoleView {
+    func child(named key: String) -> Any? { ConsoleKeys.value(of: self, key: key) }
+}
+
+/// Template keys to Swift property names, and the reports of keys that
+/// name nothing.
+enum ConsoleKeys {
+    private static let names = Mutex<[String: String]>([:])
+
+    /// `status_label` → `statusLabel`.
+    static func propertyName(_ key: String) -> String {
+        if let known = names.withLock({ $0[key] }) { return known }
+        var name = ""
+        var upper = false
+        for character in key {
+            if character == "_" {
+                upper = true
+            } else {
+                name.append(upper ? Character(character.uppercased()) : character)
+                upper = false
+            }
+        }
+        names.withLock { $0[key] = name }
+        return name
+    }
+
+    /// The property's value; `false` for a nil one (so the section is absent
+    /// and the lookup stops here); nil when the view has no such property.
+    static func value(of view: Any, key: String) -> Any? {
+        let name = propertyName(key)
+        guard let child = Mirror(reflecting: view).children.first(where: { $0.label == name }) else { return nil }
+        let value = Mirror(reflecting: child.value)
+        guard value.displayStyle == .optional else { return child.value }
+        return value.children.first?.value ?? false
+    }
+
+    /// Keys templates asked for that nothing on the page answered, once each.
+    private static let reported = Mutex<Set<String>>([])
+    static let logger = Logger(label: "vroomx.console")
+
+    static func reportUnknown(_ key: String, template: String) {
+        let entry = "\(template): \(key)"
+        guard reported.withLock({ $0.insert(entry).inserted }) else { return }
+        logger.error("console template asks for an unknown key", metadata: ["template": .string(template), "key": .string(key)])
+    }
+}
+
+/// The frame every page is rendered in: the layout's keys (title, the
+/// signed-in dispatcher, the CSRF token, which section is current), then the
+/// page's own. A key neither answers is a template's typo, and is reported.
+struct ConsoleFrame: MustacheParent {
+    let template: String
+    let title: String
+    let section: String
+    let session: ConsoleSession?
+    let body: any MustacheParent
+
+    struct Signed: ConsoleView {
+        let email: String
+        let carrier: String
+        let csrf: String
+    }
+
+    func child(named key: String) -> Any? {
+        switch key {
+        case "title": return title
+        case "session": return session.map { Signed(email: $0.email, carrier: $0.carrier, csrf: $0.csrfToken) } ?? false
+        case "csrf": return session?.csrfToken ?? false
+        default:
+            if key.hasPrefix("section_") { return key == "section_" + section }
+            if let value = body.child(named: key) { return value }
+            ConsoleKeys.reportUnknown(key, template: template)
+            return nil
+        }
+    }
+}
