@@ -17,8 +17,8 @@ struct ConsoleFleetPages {
         console.post(router, "/fleet/import", importCSV)
     }
 
-    static var importPage: [String: Any] { ["heading": "Import trucks and trailers", "units": true, "action": "/fleet/import",
-                                            "back": "/fleet", "back_label": "Fleet"] }
+    static let importPage = ImportView(heading: "Import trucks and trailers", orders: false, units: true, action: "/fleet/import",
+                                       back: "/fleet", backLabel: "Fleet")
 
     /// A CSV of units: created, or updated by unit number; all lines or none.
     private func importCSV(_ request: ConsoleRequest) async throws -> Response {
@@ -29,7 +29,7 @@ struct ConsoleFleetPages {
         } catch let error as AppError where error.body.code == .importFailed {
             let lines = (error.body.problems ?? []).map { ($0.line, $0.field, $0.message) }
             return console.pages.page("import", title: "Import units", session: request.session, section: "fleet",
-                                      Self.importPage.merging(ConsoleOrderPages.importProblems(lines, csv: text)) { $1 },
+                                      Self.importPage.refused(lines, csv: text),
                                       status: .unprocessableContent)
         }
     }

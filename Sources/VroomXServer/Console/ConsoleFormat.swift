@@ -19,14 +19,14 @@ enum ConsoleFormat {
 
     /// An instant for a `<time>` element: the page's script shows it in the
     /// reader's zone; without script it reads in UTC.
-    static func time(_ date: Date?) -> [String: String]? {
+    static func time(_ date: Date?) -> TimeView? {
         guard let date else { return nil }
         let utc = WireTime.string(from: date)
         let day = LocalDate(date)
         let seconds = Int(date.timeIntervalSince1970.rounded(.down))
         let minutesOfDay = ((seconds % 86_400) + 86_400) % 86_400 / 60
         let clock = "\(minutesOfDay / 60 < 10 ? "0" : "")\(minutesOfDay / 60):\(minutesOfDay % 60 < 10 ? "0" : "")\(minutesOfDay % 60)"
-        return ["iso": utc, "text": "\(day) \(clock) UTC"]
+        return TimeView(iso: utc, text: "\(day) \(clock) UTC")
     }
 
     static func window(_ stop: Stop) -> String {

@@ -92,23 +92,21 @@ struct ConsoleOrderPages {
         // A page past the last (a list that shrank, an edited address) shows the last page, not an empty board.
         if pager.page > pager.pages, pager.total > 0 { return ConsolePages.redirect(link(page: pager.pages)) }
         // A stopped search counted nothing: its tabs say so, not zero.
-        let tabs: [[String: Any]] = OrderStatus.allCases.map { tab in
-            ["label": tab.title, "count": tooSlow ? "–" : ConsoleFormat.grouped(tally[tab] ?? 0), "href": link(status: tab),
-             "current": tab == status, "hit": !search.isEmpty && (tally[tab] ?? 0) > 0]
+        let tabs = OrderStatus.allCases.map { tab in
+            BoardView.Tab(label: tab.title, count: tooSlow ? "–" : ConsoleFormat.grouped(tally[tab] ?? 0), href: link(status: tab),
+                          current: tab == status, hit: !search.isEmpty && (tally[tab] ?? 0) > 0)
         }
         // A search finds nothing here but matches on other tabs: say where.
-        let elsewhere: [[String: Any]] = search.isEmpty ? [] : OrderStatus.allCases.compactMap { tab in
+        let elsewhere = search.isEmpty ? [] : OrderStatus.allCases.compactMap { tab -> BoardView.Tab? in
             guard tab != status, let count = tally[tab], count > 0 else { return nil }
-            return ["label": tab.title, "count": count, "href": link(status: tab)]
+            return BoardView.Tab(label: tab.title, count: ConsoleFormat.grouped(count), href: link(status: tab), current: false, hit: true)
         }
-        return self.pages.page("board", title: "Load board", session: request.session, section: "board", [
-            "tabs": tabs, "matching": !search.isEmpty, "too_slow": tooSlow, "elsewhere": elsewhere, "found_elsewhere": !elsewhere.isEmpty,
-            "status": status.rawValue, "status_label": status.title, "q": search,
-            "imported": Self.importedNotice(request),
-            "orders": orders.map { Self.row($0, lookup) }, "empty": orders.isEmpty,
-            "pager": pager.values(shown: orders.count, label: "Pages") { link(page: $0) },
-            "sort_asc_href": link(sort: false), "sort_desc_href": link(sort: true), "sort_desc": newestFirst,
-        ])
+        return self.pages.page("board", title: "Load board", session: request.session, section: "board", BoardView(
+            tabs: tabs, matching: !search.isEmpty, tooSlow: tooSlow, elsewhere: elsewhere, foundElsewhere: !elsewhere.isEmpty,
+            status: status.rawValue, statusLabel: status.title, q: search, imported: Self.importedNotice(request),
+            orders: orders.map { OrderRowView($0, lookup) }, empty: orders.isEmpty,
+            pager: pager.view(shown: orders.count, label: "Pages") { link(page: $0) },
+            sortAscHref: link(sort: false), sortDescHref: link(sort: true), sortDesc: newestFirst))
     }
 
     /// How long a board search may take: past it, the page asks for a
@@ -144,23 +142,6 @@ struct ConsoleOrderPages {
         }
     }
 
-    static func row(_ order: Order, _ names: Names) -> [String: Any] {
-        [
-            "id": order.id.rawValue, "number": order.number, "vehicle": order.vehicle.summary, "vin": order.vehicle.vin,
-            "pickup_name": order.pickup.name, "pickup_city": ConsoleFormat.city(order.pickup.address),
-            "pickup_window": ConsoleFormat.window(order.pickup),
-            "delivery_name": order.delivery.name, "delivery_city": ConsoleFormat.city(order.delivery.address),
-            "delivery_window": ConsoleFormat.window(order.delivery),
-            "status": order.status.rawValue, "status_label": order.status.title,
-            "driver": order.driverID.flatMap { names.drivers[$0]?.name } ?? "—",
-            "trip": order.tripID.flatMap { names.trips[$0]?.number } ?? "",
-            "trip_id": order.tripID?.rawValue ?? "",
-            "revenue": ConsoleFormat.money(order.revenueCents),
-            // Only vehicles not yet on a truck change trips.
-            "movable": order.status.isWaiting,
-        ]
-    }
-
     // MARK: An order
 
     private func orderPage(_ request: ConsoleRequest, template: String = "order") async throws -> Response {
@@ -169,70 +150,48 @@ struct ConsoleOrderPages {
         let names = try await Names.load(store, tenant: request.tenant)
         let inspectionList = try await store.orderInspectionDocuments(id, request.scope).array
         let inspections = (try? WireJSON.decoder().decode([Inspection].self, from: Data(inspectionList.utf8))) ?? []
-        var values = Self.row(order, names)
-        values["order"] = Self.details(order)
-        values["notice"] = request.query("added") == "1" ? "Order \(order.number) created." : request.query("saved") == "1" ? "Saved." : ""
+        var notice = request.query("added") == "1" ? "Order \(order.number) created." : request.query("saved") == "1" ? "Saved." : ""
         let named = (request.query("unpinned") ?? "").split(separator: ",")
         let unpinned = StopKind.allCases.filter { named.contains(Substring($0.rawValue)) && order.stop($0).location == nil }
         if !unpinned.isEmpty {
             let stops = unpinned.map { "\($0 == .pickup ? "pickup" : "delivery")" }.joined(separator: " and ")
-            values["notice"] = "Saved. The \(stops)'s map point went with the old address: add the new one's on Edit to watch for arrival there."
+            notice = "Saved. The \(stops)'s map point went with the old address: add the new one's on Edit to watch for arrival there."
         }
         let history = try await store.orderHistory(id, tenant: request.tenant)
         // Arrivals the truck's positions showed take their place among the status changes.
-        let arrivals: [(Date, [String: Any])] = [(order.arrivedAtPickup, "Arrived at the pickup (truck's position)"),
-                                                  (order.arrivedAtDelivery, "Arrived at the delivery (truck's position)")]
-            .compactMap { when, text in when.map { ($0, ["time": present(ConsoleFormat.time($0)), "text": text] as [String: Any]) } }
-        let statuses: [(Date, [String: Any])] = history.isEmpty ? Self.timeline(order)
-            : history.map { ($0.occurredAt, Self.historyLine($0)) }
+        let arrivals: [(Date, OrderPageView.Event)] = [(order.arrivedAtPickup, "Arrived at the pickup (truck's position)"),
+                                                       (order.arrivedAtDelivery, "Arrived at the delivery (truck's position)")]
+            .compactMap { when, text in when.map { ($0, OrderPageView.Event(time: ConsoleFormat.time($0), text: text)) } }
+        let statuses = history.isEmpty ? Self.timeline(order) : history.map { ($0.occurredAt, Self.historyLine($0)) }
         let etas = try await store.etaHistory(id, tenant: request.tenant).map { ($0.recordedAt, Self.etaLine($0)) }
-        values["timeline"] = (statuses + arrivals + etas).sorted { $0.0 < $1.0 }.map(\.1)
-        values["pickup_eta"] = present(ConsoleFormat.time(order.pickupETA))
-        values["delivery_eta"] = present(ConsoleFormat.time(order.deliveryETA))
         let progress = try await store.progress(of: id, tenant: request.tenant)
-        values["computed_eta"] = present(ConsoleFormat.time(progress.computedETA))
-        values["computed_stop"] = progress.nextStop?.rawValue ?? ""
-        values["distance"] = present(progress.distanceMeters.map(LocationRules.distanceText))
-        values["seen"] = present(ConsoleFormat.time(progress.position?.recordedAt))
-        values["inspections"] = inspections.sorted { $0.kind == .pickup && $1.kind == .delivery }.map(Self.inspection)
-        values["no_inspections"] = inspections.isEmpty
-        values["can_cancel"] = [.new, .assigned].contains(order.status)
-        values["driver_told"] = order.driverID != nil
-        values["can_edit"] = ![.delivered, .cancelled].contains(order.status)
-        values["payment_terms"] = order.paymentTerms
+        let view = OrderPageView(
+            row: OrderRowView(order, names), order: .init(order), notice: notice,
+            timeline: (statuses + arrivals + etas).sorted { $0.0 < $1.0 }.map(\.1),
+            pickupETA: ConsoleFormat.time(order.pickupETA), deliveryETA: ConsoleFormat.time(order.deliveryETA),
+            computedETA: ConsoleFormat.time(progress.computedETA), computedStop: progress.nextStop?.rawValue ?? "",
+            distance: progress.distanceMeters.map(LocationRules.distanceText), seen: ConsoleFormat.time(progress.position?.recordedAt),
+            inspections: inspections.sorted { $0.kind == .pickup && $1.kind == .delivery }.map(Self.inspection),
+            noInspections: inspections.isEmpty, canCancel: [.new, .assigned].contains(order.status), driverTold: order.driverID != nil,
+            canEdit: ![.delivered, .cancelled].contains(order.status), paymentTerms: order.paymentTerms)
         let title = template == "bill-of-lading" ? "Bill of lading \(order.number)" : "Order \(order.number)"
-        return pages.page(template, title: title, session: request.session, section: "board", values)
-    }
-
-    static func details(_ order: Order) -> [String: Any] {
-        func stop(_ stop: Stop, arrived: Date?) -> [String: Any] {
-            ["name": stop.name, "address": stop.address, "contact_name": stop.contactName, "contact_phone": stop.contactPhone,
-             "window": ConsoleFormat.window(stop), "arrived": present(ConsoleFormat.time(arrived)),
-             "point": present(stop.location.map { point in
-                 ["text": point.text, "radius": LocationRules.feet(fromMetres: stop.geofenceRadiusMeters ?? LocationRules.defaultRadiusMeters)]
-                     as [String: Any]
-             })]
-        }
-        return ["pickup": stop(order.pickup, arrived: order.arrivedAtPickup), "delivery": stop(order.delivery, arrived: order.arrivedAtDelivery),
-                "year": order.vehicle.year.map(String.init) ?? "", "make": order.vehicle.make, "model": order.vehicle.model,
-                "color": order.vehicle.color, "vin": order.vehicle.vin.isEmpty ? "—" : order.vehicle.vin]
+        return pages.page(template, title: title, session: request.session, section: "board", view)
     }
 
     /// A status the order reached: when, by whom, and when it reached the
     /// server if a phone without signal reported it later.
-    static func historyLine(_ event: Store.OrderEvent) -> [String: Any] {
+    static func historyLine(_ event: Store.OrderEvent) -> OrderPageView.Event {
         let who = event.who.map { event.byDriver ? "by \($0) (driver)" : "by \($0)" } ?? "by VroomX"
         let late = event.recordedAt.timeIntervalSince(event.occurredAt) > 300
-        return ["time": present(ConsoleFormat.time(event.occurredAt)),
-                "text": "\(event.status.title) · \(who)",
-                "reported": late ? present(ConsoleFormat.time(event.recordedAt)) : ""]
+        return .init(time: ConsoleFormat.time(event.occurredAt), text: "\(event.status.title) · \(who)",
+                     reported: late ? ConsoleFormat.time(event.recordedAt) : nil)
     }
 
     /// ETAs given (by the driver or dispatch) or cleared by a reassignment.
     /// Its times are `<time>` elements, read in the dispatcher's zone like every other.
-    static func etaLine(_ event: Store.ETAEvent) -> [String: Any] {
+    static func etaLine(_ event: Store.ETAEvent) -> OrderPageView.Event {
         let etas = [("pickup", event.pickupETA), ("delivery", event.deliveryETA)].compactMap { stop, eta in
-            ConsoleFormat.time(eta).map { ["label": stop, "iso": $0["iso"] ?? "", "text": $0["text"] ?? ""] }
+            ConsoleFormat.time(eta).map { OrderPageView.ETA(label: stop, iso: $0.iso, text: $0.text) }
         }
         let text: String, after: String
         if event.cleared {
@@ -242,12 +201,12 @@ struct ConsoleOrderPages {
             text = etas.isEmpty ? "ETAs removed" : "ETA"
             after = " · " + (event.who.map { name in event.driverName == name ? "by \(name) (driver)" : "by \(name)" } ?? "by VroomX")
         }
-        return ["time": present(ConsoleFormat.time(event.recordedAt)), "text": text, "etas": etas, "after": after]
+        return .init(time: ConsoleFormat.time(event.recordedAt), text: text, etas: etas, after: after)
     }
 
     /// What happened to an order recorded before status history was kept,
     /// oldest first, from the order's own dates.
-    static func timeline(_ order: Order) -> [(Date, [String: Any])] {
+    static func timeline(_ order: Order) -> [(Date, OrderPageView.Event)] {
         var events: [(Date, String)] = [(order.createdAt, "Created")]
         if let picked = order.actualPickupDate { events.append((picked, "Picked up by the driver")) }
         if let delivered = order.actualDeliveryDate { events.append((delivered, "Delivered")) }
@@ -255,28 +214,21 @@ struct ConsoleOrderPages {
         if order.updatedAt > events.map(\.0).max() ?? .distantPast {
             events.append((order.updatedAt, "Last changed (now \(order.status.label), version \(order.version))"))
         }
-        return events.map { ($0.0, ["time": present(ConsoleFormat.time($0.0)), "text": $0.1]) }
+        return events.map { ($0.0, OrderPageView.Event(time: ConsoleFormat.time($0.0), text: $0.1)) }
     }
 
-    static func inspection(_ inspection: Inspection) -> [String: Any] {
+    static func inspection(_ inspection: Inspection) -> OrderPageView.InspectionView {
         let base = "/console/media/\(inspection.id.rawValue)/"
         let media = inspection.media.sorted { $0.slot.walkOrder < $1.slot.walkOrder }
-        return [
-            "kind": inspection.kind == .pickup ? "Pickup" : "Delivery",
-            "completed": present(ConsoleFormat.time(inspection.completedAt)),
-            "incomplete": inspection.completedAt == nil,
-            "odometer": inspection.odometer.map { "\(ConsoleFormat.grouped($0)) mi" } ?? "—",
-            "notes": inspection.notes,
-            "customer_unavailable": inspection.customerUnavailable,
-            "photos": media.filter { $0.kind == .photo }.map { ["src": base + $0.slot.rawValue, "name": $0.slot.title] },
-            "video": present(media.first { $0.kind == .video }.map { ["src": base + $0.slot.rawValue, "type": $0.contentType] }),
-            "signature": present(media.first { $0.kind == .signature }.map { ["src": base + $0.slot.rawValue] }),
-            "damages": inspection.damages.map {
-                ["location": $0.locationLabel, "type": $0.type.rawValue, "severity": $0.severity.rawValue, "note": $0.note]
-            },
-            "no_damages": inspection.damages.isEmpty,
-            "missing": inspection.missingSlots.map { $0.title }.joined(separator: ", "),
-        ]
+        return .init(
+            kind: inspection.kind == .pickup ? "Pickup" : "Delivery", completed: ConsoleFormat.time(inspection.completedAt),
+            incomplete: inspection.completedAt == nil, odometer: inspection.odometer.map { "\(ConsoleFormat.grouped($0)) mi" } ?? "—",
+            notes: inspection.notes, customerUnavailable: inspection.customerUnavailable,
+            photos: media.filter { $0.kind == .photo }.map { .init(src: base + $0.slot.rawValue, name: $0.slot.title) },
+            video: media.first { $0.kind == .video }.map { .init(src: base + $0.slot.rawValue, type: $0.contentType) },
+            signature: media.first { $0.kind == .signature }.map { .init(src: base + $0.slot.rawValue) },
+            damages: inspection.damages.map { .init(location: $0.locationLabel, type: $0.type.rawValue, severity: $0.severity.rawValue, note: $0.note) },
+            noDamages: inspection.damages.isEmpty, missing: inspection.missingSlots.map { $0.title }.joined(separator: ", "))
     }
 
     // MARK: Creating and editing
@@ -320,15 +272,15 @@ struct ConsoleOrderPages {
         let trips = try await store.trips(.dispatch(tenant: request.tenant)).filter(\.status.isOpen)
         let selected = values["trip_id"] ?? ""
         return pages.page("order-form", title: order.map { "Edit \($0.number)" } ?? "New order", session: request.session,
-                          section: "board", [
-                            "editing": order != nil, "order_id": order?.id.rawValue ?? "", "v": values, "e": errors.messages,
-                            "geocoder": console.stops.geocoder != nil,
-                            "default_radius_feet": LocationRules.feet(fromMetres: LocationRules.defaultRadiusMeters),
-                            "has_errors": !errors.isEmpty && errors.messages["base_version"] == nil,
-                            "originals": Self.conflict.hiddenFields(originals),
-                            "trips": trips.map { ["id": $0.id.rawValue, "number": $0.number, "route": "\($0.origin) → \($0.destination)",
-                                                  "selected": $0.id.rawValue == selected] },
-                          ], status: status)
+                          section: "board", OrderFormView(
+                            editing: order != nil, orderID: order?.id.rawValue ?? "", v: values, e: errors.messages,
+                            geocoder: console.stops.geocoder != nil,
+                            defaultRadiusFeet: LocationRules.feet(fromMetres: LocationRules.defaultRadiusMeters),
+                            hasErrors: !errors.isEmpty && errors.messages["base_version"] == nil,
+                            originals: Self.conflict.hiddenFields(originals),
+                            trips: trips.map { .init(id: $0.id.rawValue, number: $0.number, route: "\($0.origin) → \($0.destination)",
+                                                     selected: $0.id.rawValue == selected) }),
+                          status: status)
     }
 
     /// The form's order, and every field the form itself could not read
@@ -463,19 +415,12 @@ struct ConsoleOrderPages {
             result = try await OrderImport.run(text, store: store, tenant: request.tenant)
         } catch let problems as OrderImport.Problems {
             return pages.page("import", title: "Import orders", session: request.session, section: "board",
-                              Self.importPage.merging(Self.importProblems(problems.lines.map { ($0.line, $0.field, $0.message) }, csv: text)) { $1 },
+                              Self.importPage.refused(problems.lines.map { ($0.line, $0.field, $0.message) }, csv: text),
                               status: .unprocessableContent)
         }
         return ConsolePages.redirect("/board?status=\(result.status.rawValue)&imported=\(result.count)&assigned=\(result.assigned)")
     }
 
-    static var importPage: [String: Any] { ["heading": "Import orders", "orders": true, "action": "/orders/import",
-                                            "back": "/board", "back_label": "Board"] }
-
-    /// An import's problems as the page lists them (the first 200), with the file kept for another try.
-    static func importProblems(_ lines: [(line: Int, field: String, message: String)], csv: String) -> [String: Any] {
-        ["problems": lines.prefix(200).map { ["line": $0.line, "field": $0.field, "message": $0.message] },
-         "more_problems": lines.count > 200 ? lines.count - 200 as Any : false,
-         "problems_found": ConsoleFormat.count(lines.count, "problem"), "has_problems": true, "csv": csv.count <= 200_000 ? csv : ""]
-    }
+    static let importPage = ImportView(heading: "Import orders", orders: true, units: false, action: "/orders/import",
+                                       back: "/board", backLabel: "Board")
 }

@@ -17,13 +17,22 @@ struct ConsolePager {
         return ConsolePager(page: min(max(requested ?? 1, 1), last), pageSize: pageSize, total: total)
     }
 
-    /// The pager's values, for a page showing `shown` rows; `link` gives a page's address.
-    func values(shown: Int, label: String, link: (Int) -> String) -> [String: Any] {
-        [
-            "label": label,
-            "first": ConsoleFormat.grouped(total == 0 ? 0 : offset + 1), "last": ConsoleFormat.grouped(offset + shown),
-            "count": ConsoleFormat.grouped(total), "page": ConsoleFormat.grouped(page), "pages": ConsoleFormat.grouped(pages),
-            "prev": page > 1 ? link(page - 1) as Any : false, "next": page < pages ? link(page + 1) as Any : false,
-        ]
+    /// The pager as its template shows it, for a page showing `shown` rows; `link` gives a page's address.
+    func view(shown: Int, label: String, link: (Int) -> String) -> ConsolePagerView {
+        ConsolePagerView(label: label, first: ConsoleFormat.grouped(total == 0 ? 0 : offset + 1), last: ConsoleFormat.grouped(offset + shown),
+                         count: ConsoleFormat.grouped(total), page: ConsoleFormat.grouped(page), pages: ConsoleFormat.grouped(pages),
+                         prev: page > 1 ? link(page - 1) : nil, next: page < pages ? link(page + 1) : nil)
     }
+}
+
+/// The `pager` template's keys.
+struct ConsolePagerView: ConsoleView {
+    let label: String
+    let first: String
+    let last: String
+    let count: String
+    let page: String
+    let pages: String
+    let prev: String?
+    let next: String?
 }

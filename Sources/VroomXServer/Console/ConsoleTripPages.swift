@@ -121,23 +121,9 @@ struct ConsoleTripPages {
         let sorted = trips.sorted {
             (rank[$0.status] ?? 9, $0.startDate ?? .distantFuture, $0.number) < (rank[$1.status] ?? 9, $1.startDate ?? .distantFuture, $1.number)
         }
-        return pages.page("trips", title: "Trips", session: request.session, section: "trips", [
-            "trips": sorted.map { trip in
-                Self.row(trip, driver: trip.driverID.flatMap { drivers[$0] }, orders: counts[trip.id] ?? 0)
-            },
-            "empty": trips.isEmpty,
-        ])
-    }
-
-    static func row(_ trip: Trip, driver: Driver?, orders: Int) -> [String: Any] {
-        [
-            "id": trip.id.rawValue, "number": trip.number, "driver": driver?.name ?? "Unassigned", "unassigned": driver == nil,
-            "route": "\(trip.origin) → \(trip.destination)", "origin": trip.origin, "destination": trip.destination,
-            "dates": DayFormat.span(trip.startDate, trip.endDate) ?? "",
-            "status": trip.status.rawValue, "status_label": trip.status.title,
-            "orders": orders, "revenue": ConsoleFormat.money(trip.revenueCents), "pay": ConsoleFormat.money(trip.driverPayCents),
-            "miles": ConsoleFormat.grouped(trip.miles),
-        ]
+        return pages.page("trips", title: "Trips", session: request.session, section: "trips", TripsPageView(
+            trips: sorted.map { TripRowView($0, driver: $0.driverID.flatMap { drivers[$0] }, orders: counts[$0.id] ?? 0) },
+            empty: trips.isEmpty))
     }
 
     private func tripPage(_ request: ConsoleRequest) async throws -> Response {
@@ -155,80 +141,73 @@ struct ConsoleTripPages {
                                                tenant: request.tenant).filter { $0.tripID == nil }
         let expenses = try await store.expenses(trip: id, request.scope)
         let driver = trip.driverID.flatMap { names.drivers[$0] }
-        var values = Self.row(trip, driver: driver, orders: orders.count)
-        values["order_rows"] = orders.map { ConsoleOrderPages.row($0, names) }
-        values["no_orders"] = orders.isEmpty
-        values["open_orders"] = open.map { order in
-            let route = "\(ConsoleFormat.city(order.pickup.address)) → \(ConsoleFormat.city(order.delivery.address))"
-            return ["id": order.id.rawValue, "label": [order.number, order.vehicle.summary, route].filter { !$0.isEmpty }.joined(separator: " · ")]
-        }
-        values["has_open_orders"] = !open.isEmpty
-        values["drivers"] = names.drivers.values.filter { $0.deactivatedAt == nil || $0.id == trip.driverID }.sorted { $0.name < $1.name }.map {
-            ["id": $0.id.rawValue, "name": $0.name, "selected": $0.id == trip.driverID]
-        }
-        values["is_open"] = trip.status.isOpen
         // Offered only where the store would allow it (`Store.statusRefusal`).
         let loaded = orders.filter { $0.status == .pickedUp }.count
         let waiting = orders.filter(\.status.isWaiting).count
         let vehicles = Store.TripVehicles(loaded: loaded, waiting: waiting)
-        if trip.status == .inProgress, loaded + waiting > 0 {
-            values["status_note"] = loaded > 0
-                ? "\(ConsoleFormat.count(loaded, "vehicle")) on the truck: the trip is completed once every vehicle is delivered."
-                : "\(ConsoleFormat.count(waiting, "vehicle")) still to pick up: deliver, cancel or move \(waiting == 1 ? "it" : "them") to complete the trip."
-        }
-        values["status_actions"] = Self.statusActions.filter {
+        let statusNote: String? = trip.status != .inProgress || loaded + waiting == 0 ? nil : loaded > 0
+            ? "\(ConsoleFormat.count(loaded, "vehicle")) on the truck: the trip is completed once every vehicle is delivered."
+            : "\(ConsoleFormat.count(waiting, "vehicle")) still to pick up: deliver, cancel or move \(waiting == 1 ? "it" : "them") to complete the trip."
+        let actions = Self.statusActions.filter {
             trip.status.canTransition(to: $0.status) && Store.statusRefusal(trip, to: $0.status, vehicles) == nil
-        }
-            .map { action -> [String: Any] in
-            var values: [String: Any] = ["status": action.status.rawValue, "label": action.label, "danger": action.status == .cancelled]
-            if action.status == .completed {
-                values["confirm"] = "Mark trip \(trip.number) completed? "
-                    + (orders.filter { $0.status != .cancelled }.isEmpty ? "It carries no vehicles. " : "")
+        }.map { action in
+            let confirm: String? = switch action.status {
+            case .completed:
+                "Mark trip \(trip.number) completed? " + (orders.filter { $0.status != .cancelled }.isEmpty ? "It carries no vehicles. " : "")
                     + "Its figures are then settled and it cannot be reopened."
-            }
-            if action.status == .cancelled {
-                values["confirm"] = "Cancel trip \(trip.number) for good? "
+            case .cancelled:
+                "Cancel trip \(trip.number) for good? "
                     + (waiting > 0 ? "\(ConsoleFormat.count(waiting, "vehicle")) still waiting go\(waiting == 1 ? "es" : "") back to the board. " : "")
                     + (trip.driverID != nil ? "The driver is told. " : "") + "Press OK to cancel the trip."
+            default: nil
             }
-            return values
+            return TripPageView.StatusAction(status: action.status.rawValue, label: action.label, danger: action.status == .cancelled,
+                                             confirm: confirm)
         }
         // A trip holds up to 2,000 expenses: a page of them at a time, with the totals of all.
         let pager = ConsolePager.clamped(request.query("expenses_page").flatMap { Int($0) }, pageSize: Self.expensesPerPage,
                                          total: expenses.count)
         let shown = expenses.dropFirst(pager.offset).prefix(pager.pageSize)
-        if pager.pages > 1 {
-            values["expense_pager"] = pager.values(shown: shown.count, label: "Pages of expenses") {
-                "/trips/\(id.rawValue)?expenses_page=\($0)#trip-expenses"
-            }
-        }
-        values["expense_categories"] = Dictionary(grouping: expenses, by: \.category)
-            .map { (category: $0.key, cents: $0.value.reduce(0) { $0 + $1.amountCents }, count: $0.value.count) }
-            .sorted { $0.cents > $1.cents }
-            .map { ["category": $0.category.rawValue.capitalized, "amount": ConsoleFormat.money($0.cents), "count": ConsoleFormat.grouped($0.count)] }
-        values["expenses"] = shown.map {
-            ["date": DayFormat.day($0.date), "category": $0.category.rawValue.capitalized, "amount": ConsoleFormat.money($0.amountCents),
-             "notes": [$0.fuel?.text(amountCents: $0.amountCents), $0.notes.isEmpty ? nil : $0.notes].compactMap { $0 }.joined(separator: " · "),
-             "by": ($0.driverID.map { names.drivers[$0]?.name ?? "A former driver" } ?? "Dispatch")
-                + ($0.afterReassignment ? " (spent offline; reached VroomX after the trip went to another driver)" : "")]
-        }
-        values["no_expenses"] = expenses.isEmpty
         let spent = expenses.reduce(0) { $0 + $1.amountCents }
-        values["expense_total"] = ConsoleFormat.money(spent)
-        // A cancelled order earns nothing.
-        values["orders_revenue"] = ConsoleFormat.money(orders.filter { $0.status != .cancelled }.reduce(0) { $0 + $1.revenueCents })
-        // A cancelled trip earns nothing: its figures stay for the record, its net is not a profit.
-        values["net"] = trip.status == .cancelled ? "— (cancelled)" : ConsoleFormat.money(trip.revenueCents - trip.driverPayCents - spent)
-        values["per_mile"] = trip.miles > 0 ? ConsoleFormat.money(Int((Double(trip.revenueCents) / Double(trip.miles)).rounded())) : "—"
-        values["e"] = errors.messages
-        values["notice"] = await notice(request, trip: trip, names: names)
+        var headsUp: [String] = []
         if let driver, trip.status.isOpen {
-            let headsUp = TripHeadsUp.lines(for: trip, driver: driver, otherTrips: try await store.openTrips(of: driver.id, tenant: request.tenant),
-                                            units: try await store.units(of: driver.id, tenant: request.tenant), today: LocalDate(store.now))
-            values["heads_up"] = headsUp
-            values["has_heads_up"] = !headsUp.isEmpty
+            headsUp = TripHeadsUp.lines(for: trip, driver: driver, otherTrips: try await store.openTrips(of: driver.id, tenant: request.tenant),
+                                        units: try await store.units(of: driver.id, tenant: request.tenant), today: LocalDate(store.now))
         }
-        return pages.page("trip", title: "Trip \(trip.number)", session: request.session, section: "trips", values, status: status)
+        let view = TripPageView(
+            row: TripRowView(trip, driver: driver, orders: orders.count),
+            orderRows: orders.map { OrderRowView($0, names) }, noOrders: orders.isEmpty,
+            openOrders: open.map { order in
+                let route = "\(ConsoleFormat.city(order.pickup.address)) → \(ConsoleFormat.city(order.delivery.address))"
+                return .init(id: order.id.rawValue, label: [order.number, order.vehicle.summary, route].filter { !$0.isEmpty }.joined(separator: " · "))
+            },
+            hasOpenOrders: !open.isEmpty,
+            drivers: names.drivers.values.filter { $0.deactivatedAt == nil || $0.id == trip.driverID }.sorted { $0.name < $1.name }.map {
+                .init(id: $0.id.rawValue, name: $0.name, selected: $0.id == trip.driverID)
+            },
+            isOpen: trip.status.isOpen, statusNote: statusNote, statusActions: actions,
+            expensePager: pager.pages > 1 ? pager.view(shown: shown.count, label: "Pages of expenses") {
+                "/trips/\(id.rawValue)?expenses_page=\($0)#trip-expenses"
+            } : nil,
+            expenseCategories: Dictionary(grouping: expenses, by: \.category)
+                .map { (category: $0.key, cents: $0.value.reduce(0) { $0 + $1.amountCents }, count: $0.value.count) }
+                .sorted { $0.cents > $1.cents }
+                .map { .init(category: $0.category.rawValue.capitalized, amount: ConsoleFormat.money($0.cents), count: ConsoleFormat.grouped($0.count)) },
+            expenses: shown.map {
+                .init(date: DayFormat.day($0.date), category: $0.category.rawValue.capitalized, amount: ConsoleFormat.money($0.amountCents),
+                      notes: [$0.fuel?.text(amountCents: $0.amountCents), $0.notes.isEmpty ? nil : $0.notes].compactMap { $0 }.joined(separator: " · "),
+                      by: ($0.driverID.map { names.drivers[$0]?.name ?? "A former driver" } ?? "Dispatch")
+                        + ($0.afterReassignment ? " (spent offline; reached VroomX after the trip went to another driver)" : ""))
+            },
+            noExpenses: expenses.isEmpty, expenseTotal: ConsoleFormat.money(spent),
+            // A cancelled order earns nothing.
+            ordersRevenue: ConsoleFormat.money(orders.filter { $0.status != .cancelled }.reduce(0) { $0 + $1.revenueCents }),
+            // A cancelled trip earns nothing: its figures stay for the record, its net is not a profit.
+            net: trip.status == .cancelled ? "— (cancelled)" : ConsoleFormat.money(trip.revenueCents - trip.driverPayCents - spent),
+            perMile: trip.miles > 0 ? ConsoleFormat.money(Int((Double(trip.revenueCents) / Double(trip.miles)).rounded())) : "—",
+            e: errors.messages, notice: await notice(request, trip: trip, names: names),
+            headsUp: headsUp, hasHeadsUp: !headsUp.isEmpty)
+        return pages.page("trip", title: "Trip \(trip.number)", session: request.session, section: "trips", view, status: status)
     }
 
     /// What the trip's page offers to make of it, in the order shown.
@@ -265,12 +244,12 @@ struct ConsoleTripPages {
                           errors: FieldErrors, status: HTTPResponse.Status = .ok) async throws -> Response {
         let drivers = try await store.drivers(tenant: request.tenant).filter { $0.deactivatedAt == nil }.sorted { $0.name < $1.name }
         let selected = values["driver_id"] ?? ""
-        return pages.page("trip-form", title: trip.map { "Edit trip \($0.number)" } ?? "New trip", session: request.session, section: "trips", [
-            "editing": trip != nil, "trip_id": trip?.id.rawValue ?? "", "saved_number": trip?.number ?? "",
-            "v": values, "e": errors.messages, "has_errors": !errors.isEmpty && errors.messages["base_version"] == nil,
-            "originals": Self.conflict.hiddenFields(originals),
-            "drivers": drivers.map { ["id": $0.id.rawValue, "name": $0.name, "selected": $0.id.rawValue == selected] },
-        ], status: status)
+        return pages.page("trip-form", title: trip.map { "Edit trip \($0.number)" } ?? "New trip", session: request.session, section: "trips",
+                          TripFormView(editing: trip != nil, tripID: trip?.id.rawValue ?? "", savedNumber: trip?.number ?? "",
+                                       v: values, e: errors.messages, hasErrors: !errors.isEmpty && errors.messages["base_version"] == nil,
+                                       originals: Self.conflict.hiddenFields(originals),
+                                       drivers: drivers.map { .init(id: $0.id.rawValue, name: $0.name, selected: $0.id.rawValue == selected) }),
+                          status: status)
     }
 
     /// The form's details as a change to the trip, or every field the form itself could not read.

@@ -18,19 +18,16 @@ extension ConsoleView {
 enum ConsoleKeys {
     private static let names = Mutex<[String: String]>([:])
 
-    /// `status_label` → `statusLabel`.
+    /// Words Swift names write in capitals after the first (`trip_id` → `tripID`).
+    private static let acronyms: [Substring: String] = ["id": "ID", "eta": "ETA", "url": "URL", "vin": "VIN", "csv": "CSV"]
+
+    /// `status_label` → `statusLabel`, `trip_id` → `tripID`.
     static func propertyName(_ key: String) -> String {
         if let known = names.withLock({ $0[key] }) { return known }
-        var name = ""
-        var upper = false
-        for character in key {
-            if character == "_" {
-                upper = true
-            } else {
-                name.append(upper ? Character(character.uppercased()) : character)
-                upper = false
-            }
-        }
+        let words = key.split(separator: "_")
+        let name = words.enumerated().map { index, word in
+            index == 0 ? String(word) : acronyms[word] ?? word.prefix(1).uppercased() + word.dropFirst()
+        }.joined()
         names.withLock { $0[key] = name }
         return name
     }

@@ -17,8 +17,8 @@ struct EditConflict {
     }
 
     /// Hidden inputs that carry `originals` through the form.
-    func hiddenFields(_ originals: [String: String]) -> [[String: String]] {
-        fields.map { ["name": "was_" + $0.field, "value": originals[$0.field] ?? ""] }
+    func hiddenFields(_ originals: [String: String]) -> [HiddenField] {
+        fields.map { HiddenField(name: "was_" + $0.field, value: originals[$0.field] ?? "") }
     }
 
     /// The refusal: a notice (under `base_version`) and a note next to each field this dispatcher changed.
@@ -37,4 +37,10 @@ struct EditConflict {
                    + (changed.isEmpty ? "." : "; your changes to \(changed.joined(separator: ", ")) are marked below: make them again if they still apply."))
         return errors
     }
+}
+
+/// A form's hidden input.
+struct HiddenField: ConsoleView {
+    let name: String
+    let value: String
 }

@@ -1,0 +1,246 @@
+import Foundation
+import VroomXModels
+
+/// An order as a line of the board, of a trip's page, and the head of its own page.
+struct OrderRowView: ConsoleView {
+    let id: String
+    let number: String
+    let vehicle: String
+    let vin: String
+    let pickupName: String
+    let pickupCity: String
+    let pickupWindow: String
+    let deliveryName: String
+    let deliveryCity: String
+    let deliveryWindow: String
+    let status: String
+    let statusLabel: String
+    let driver: String
+    let trip: String
+    let tripID: String
+    let revenue: String
+    /// Only vehicles not yet on a truck change trips.
+    let movable: Bool
+
+    init(_ order: Order, _ names: ConsoleOrderPages.Names) {
+        id = order.id.rawValue
+        number = order.number
+        vehicle = order.vehicle.summary
+        vin = order.vehicle.vin
+        pickupName = order.pickup.name
+        pickupCity = ConsoleFormat.city(order.pickup.address)
+        pickupWindow = ConsoleFormat.window(order.pickup)
+        deliveryName = order.delivery.name
+        deliveryCity = ConsoleFormat.city(order.delivery.address)
+        deliveryWindow = ConsoleFormat.window(order.delivery)
+        status = order.status.rawValue
+        statusLabel = order.status.title
+        driver = order.driverID.flatMap { names.drivers[$0]?.name } ?? "—"
+        trip = order.tripID.flatMap { names.trips[$0]?.number } ?? ""
+        tripID = order.tripID?.rawValue ?? ""
+        revenue = ConsoleFormat.money(order.revenueCents)
+        movable = order.status.isWaiting
+    }
+}
+
+/// A moment as every console page shows it: a `<time>` element's machine
+/// value and its text (scripts show it in the dispatcher's zone).
+struct TimeView: ConsoleView {
+    let iso: String
+    let text: String
+}
+
+/// The load board: a tab per status, one page of its orders.
+struct BoardView: ConsoleView {
+    struct Tab: ConsoleView {
+        let label: String
+        let count: String
+        let href: String
+        let current: Bool
+        let hit: Bool
+    }
+
+    let tabs: [Tab]
+    let matching: Bool
+    let tooSlow: Bool
+    /// Tabs where a search found orders when this one found none.
+    let elsewhere: [Tab]
+    let foundElsewhere: Bool
+    let status: String
+    let statusLabel: String
+    let q: String
+    let imported: String
+    let orders: [OrderRowView]
+    let empty: Bool
+    let pager: ConsolePagerView
+    let sortAscHref: String
+    let sortDescHref: String
+    let sortDesc: Bool
+}
+
+/// An order's page and its bill of lading: its head (`row`, whose keys the
+/// page answers too), the vehicle and stops, what happened, the inspections.
+struct OrderPageView: ConsoleView {
+    struct Point: ConsoleView {
+        let text: String
+        let radius: Int
+    }
+
+    struct StopView: ConsoleView {
+        let name: String
+        let address: String
+        let contactName: String
+        let contactPhone: String
+        let window: String
+        let arrived: TimeView?
+        let point: Point?
+
+        init(_ stop: Stop, arrived: Date?) {
+            name = stop.name
+            address = stop.address
+            contactName = stop.contactName
+            contactPhone = stop.contactPhone
+            window = ConsoleFormat.window(stop)
+            self.arrived = ConsoleFormat.time(arrived)
+            point = stop.location.map { Point(text: $0.text, radius: LocationRules.feet(fromMetres: stop.geofenceRadiusMeters ?? LocationRules.defaultRadiusMeters)) }
+        }
+    }
+
+    struct Details: ConsoleView {
+        let pickup: StopView
+        let delivery: StopView
+        let year: String
+        let make: String
+        let model: String
+        let color: String
+        let vin: String
+
+        init(_ order: Order) {
+            pickup = StopView(order.pickup, arrived: order.arrivedAtPickup)
+            delivery = StopView(order.delivery, arrived: order.arrivedAtDelivery)
+            year = order.vehicle.year.map(String.init) ?? ""
+            make = order.vehicle.make
+            model = order.vehicle.model
+            color = order.vehicle.color
+            vin = order.vehicle.vin.isEmpty ? "—" : order.vehicle.vin
+        }
+    }
+
+    /// An ETA named in a line of the timeline.
+    struct ETA: ConsoleView {
+        let label: String
+        let iso: String
+        let text: String
+    }
+
+    /// A line of what happened: `text`, the ETAs it gave, what follows them,
+    /// and when it reached the server if that was much later.
+    struct Event: ConsoleView {
+        let time: TimeView?
+        let text: String
+        var etas: [ETA] = []
+        var after: String = ""
+        var reported: TimeView? = nil
+    }
+
+    struct Media: ConsoleView {
+        let src: String
+        var name: String = ""
+        var type: String = ""
+    }
+
+    struct DamageView: ConsoleView {
+        let location: String
+        let type: String
+        let severity: String
+        let note: String
+    }
+
+    struct InspectionView: ConsoleView {
+        let kind: String
+        let completed: TimeView?
+        let incomplete: Bool
+        let odometer: String
+        let notes: String
+        let customerUnavailable: Bool
+        let photos: [Media]
+        let video: Media?
+        let signature: Media?
+        let damages: [DamageView]
+        let noDamages: Bool
+        let missing: String
+    }
+
+    let row: OrderRowView
+    let order: Details
+    let notice: String
+    let timeline: [Event]
+    let pickupETA: TimeView?
+    let deliveryETA: TimeView?
+    let computedETA: TimeView?
+    let computedStop: String
+    let distance: String?
+    let seen: TimeView?
+    let inspections: [InspectionView]
+    let noInspections: Bool
+    let canCancel: Bool
+    let driverTold: Bool
+    let canEdit: Bool
+    let paymentTerms: String
+
+    func child(named key: String) -> Any? {
+        ConsoleKeys.value(of: self, key: key) ?? row.child(named: key)
+    }
+}
+
+/// Creating or editing an order.
+struct OrderFormView: ConsoleView {
+    struct TripOption: ConsoleView {
+        let id: String
+        let number: String
+        let route: String
+        let selected: Bool
+    }
+
+    let editing: Bool
+    let orderID: String
+    let v: [String: String]
+    let e: [String: String]
+    let geocoder: Bool
+    let defaultRadiusFeet: Int
+    let hasErrors: Bool
+    let originals: [HiddenField]
+    let trips: [TripOption]
+}
+
+/// Importing orders or units from a CSV file, and the problems that stopped it.
+struct ImportView: ConsoleView {
+    struct Problem: ConsoleView {
+        let line: Int
+        let field: String
+        let message: String
+    }
+
+    let heading: String
+    let orders: Bool
+    let units: Bool
+    let action: String
+    let back: String
+    let backLabel: String
+    var problems: [Problem] = []
+    var moreProblems: Int? = nil
+    var problemsFound: String = ""
+    var hasProblems = false
+    var csv = ""
+
+    /// The page with an import's problems (the first 200), and the file kept for another try.
+    func refused(_ lines: [(line: Int, field: String, message: String)], csv: String) -> ImportView {
+        var page = self
+        page.problems = lines.prefix(200).map { Problem(line: $0.line, field: $0.field, message: $0.message) }
+        page.moreProblems = lines.count > 200 ? lines.count - 200 : nil
+        page.problemsFound = ConsoleFormat.count(lines.count, "problem")
+        page.hasProblems = true
+        page.csv = csv.count <= 200_000 ? csv : ""
+        return page
+    }
+}

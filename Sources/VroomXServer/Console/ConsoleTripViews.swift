@@ -1,0 +1,122 @@
+import Foundation
+import VroomXModels
+
+/// A trip as a line of the trips list, and the head of its own page.
+struct TripRowView: ConsoleView {
+    let id: String
+    let number: String
+    let driver: String
+    let unassigned: Bool
+    let route: String
+    let origin: String
+    let destination: String
+    let dates: String
+    let status: String
+    let statusLabel: String
+    let orders: Int
+    let revenue: String
+    let pay: String
+    let miles: String
+
+    init(_ trip: Trip, driver: Driver?, orders: Int) {
+        id = trip.id.rawValue
+        number = trip.number
+        self.driver = driver?.name ?? "Unassigned"
+        unassigned = driver == nil
+        route = "\(trip.origin) → \(trip.destination)"
+        origin = trip.origin
+        destination = trip.destination
+        dates = DayFormat.span(trip.startDate, trip.endDate) ?? ""
+        status = trip.status.rawValue
+        statusLabel = trip.status.title
+        self.orders = orders
+        revenue = ConsoleFormat.money(trip.revenueCents)
+        pay = ConsoleFormat.money(trip.driverPayCents)
+        miles = ConsoleFormat.grouped(trip.miles)
+    }
+}
+
+struct TripsPageView: ConsoleView {
+    let trips: [TripRowView]
+    let empty: Bool
+}
+
+/// One trip: its head (`row`, whose keys the page answers too), its
+/// orders, what it can become, its expenses and figures.
+struct TripPageView: ConsoleView {
+    struct OpenOrder: ConsoleView {
+        let id: String
+        let label: String
+    }
+
+    struct DriverOption: ConsoleView {
+        let id: String
+        let name: String
+        let selected: Bool
+    }
+
+    struct StatusAction: ConsoleView {
+        let status: String
+        let label: String
+        let danger: Bool
+        /// What the browser asks before the change (nil: nothing).
+        let confirm: String?
+    }
+
+    struct ExpenseCategory: ConsoleView {
+        let category: String
+        let amount: String
+        let count: String
+    }
+
+    struct ExpenseLine: ConsoleView {
+        let date: String
+        let category: String
+        let amount: String
+        let notes: String
+        let by: String
+    }
+
+    let row: TripRowView
+    let orderRows: [OrderRowView]
+    let noOrders: Bool
+    let openOrders: [OpenOrder]
+    let hasOpenOrders: Bool
+    let drivers: [DriverOption]
+    let isOpen: Bool
+    let statusNote: String?
+    let statusActions: [StatusAction]
+    let expensePager: ConsolePagerView?
+    let expenseCategories: [ExpenseCategory]
+    let expenses: [ExpenseLine]
+    let noExpenses: Bool
+    let expenseTotal: String
+    let ordersRevenue: String
+    let net: String
+    let perMile: String
+    let e: [String: String]
+    let notice: String
+    let headsUp: [String]
+    let hasHeadsUp: Bool
+
+    func child(named key: String) -> Any? {
+        ConsoleKeys.value(of: self, key: key) ?? row.child(named: key)
+    }
+}
+
+struct TripFormView: ConsoleView {
+    struct DriverOption: ConsoleView {
+        let id: String
+        let name: String
+        let selected: Bool
+    }
+
+    let editing: Bool
+    let tripID: String
+    let savedNumber: String
+    let v: [String: String]
+    let e: [String: String]
+    let hasErrors: Bool
+    let originals: [HiddenField]
+    let drivers: [DriverOption]
+}
