@@ -46,14 +46,14 @@ struct MapTilesTests {
         let canvas = MapCanvas(points: points)
         let tiles = try #require(MapTiles(template: "https://t.example/{z}/{x}/{y}.png")).tiles(for: canvas)
         #expect(!tiles.isEmpty && tiles.count <= 64)
-        let size = try #require(tiles.first?["size"] as? Double)
+        let size = try #require(tiles.first?.size)
         #expect(size >= 128 && size <= 512, "a tile is drawn near its own size, not stretched: \(size)")
-        let xs = tiles.compactMap { $0["x"] as? Double }, ys = tiles.compactMap { $0["y"] as? Double }
+        let xs = tiles.map(\.x), ys = tiles.map(\.y)
         #expect(xs.min()! <= 0 && xs.max()! + size >= MapCanvas.width)
         #expect(ys.min()! <= 0 || ys.min()! <= MapCanvas.padding)
         #expect(ys.max()! + size >= MapCanvas.height - MapCanvas.padding)
         for tile in tiles {
-            let parts = (tile["href"] as? String ?? "").split(separator: "/").suffix(3).map { Int($0.split(separator: ".")[0]) ?? -1 }
+            let parts = tile.href.split(separator: "/").suffix(3).map { Int($0.split(separator: ".")[0]) ?? -1 }
             let zoom = parts[0]
             #expect((0...19).contains(zoom) && (0..<(1 << zoom)).contains(parts[1]) && (0..<(1 << zoom)).contains(parts[2]), "\(tile)")
         }

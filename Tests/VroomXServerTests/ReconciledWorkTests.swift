@@ -223,7 +223,7 @@ extension ReconciledWorkTests {
             let seen = try await api.call(.dispatchDeviceBacklogs, token: carrier.dispatcher.accessToken).decode(Items<ReportedBacklog>.self).items
             #expect(seen.count == 1 && seen[0].backlog.waitingChanges == 3 && seen[0].driverID == carrier.driverID(0))
             #expect(seen[0].backlog.items.first?.detail == "pickup Nov 30")
-            #expect(ConsolePeoplePages.phoneWork(seen)?["summary"] as? String == "3 waiting")
+            #expect(ConsolePeoplePages.phoneWork(seen)?.summary == "3 waiting")
             // All of it arrived: the phone says so, and nothing is shown any more.
             #expect(try await api.call(.reportDeviceBacklog, json: report(changes: 0, items: []), token: token).status == 204)
             #expect(try await server.store.deviceBacklogs(tenant: carrier.tenant.id).isEmpty)

@@ -141,10 +141,9 @@ struct ConsoleController {
               (request.headers[.accept] ?? "").contains("text/html") else { return nil }
         let session = try? await session(request)
         let heading = "Page not found"
-        var page = pages.page("message", title: heading, session: session ?? nil, [
-            "heading": heading, "text": "There is no page at \(request.uri.path). It may have moved, or the address is mistyped.",
-            "code": ErrorCode.routeNotFound.rawValue,
-        ], status: .notFound)
+        var page = pages.page("message", title: heading, session: session ?? nil, MessagePageView(
+            heading: heading, text: "There is no page at \(request.uri.path). It may have moved, or the address is mistyped.",
+            code: ErrorCode.routeNotFound.rawValue), status: .notFound)
         if request.method == .head { page.body = ResponseBody() }
         return page
     }
@@ -172,7 +171,7 @@ struct ConsoleController {
             default: "Something went wrong"
             }
             var page = pages.page("message", title: heading, session: session,
-                                  ["heading": heading, "text": appError.body.message, "code": appError.body.code.rawValue],
+                                  MessagePageView(heading: heading, text: appError.body.message, code: appError.body.code.rawValue),
                                   status: HTTPResponse.Status(code: appError.status))
             // Busy: say when to come back (a script's retry, a proxy, a person reloading).
             if let retryAfter = appError.headers["Retry-After"] { page.headers[.retryAfter] = retryAfter }
@@ -280,7 +279,7 @@ struct ConsoleController {
                 ])
             } catch let error as AppError where error.code == .carrierRequired {
                 // A person who dispatches for several carriers: the same code signs in to the one chosen.
-                let carriers = (error.body.carriers ?? []).map { ["id": $0.id.rawValue, "name": $0.name] }
+                let carriers = (error.body.carriers ?? []).map { SignInView.Carrier(id: $0.id.rawValue, name: $0.name) }
                 return signInPage(request, step: .carrier, values: ["email": form["email"], "code": form["code"], "next": form["next"]],
                                   errors: FieldErrors(), carriers: carriers)
             } catch let error as AppError where error.status == 403 {
@@ -307,17 +306,16 @@ struct ConsoleController {
     /// set here (double submit), as no session exists yet.
     private func signInPage(_ request: Request, step: SignInStep, values: [String: String], errors: FieldErrors,
                             notice: String? = nil, noticeWait: Int? = nil, resendWait: Int? = nil,
-                            carriers: [[String: String]] = [], status: HTTPResponse.Status = .ok) -> Response {
+                            carriers: [SignInView.Carrier] = [], status: HTTPResponse.Status = .ok) -> Response {
         let token = Self.cookie(Self.signInCookie, in: request).flatMap { Self.isToken($0) ? $0 : nil }
             ?? SecureToken.random()
         var values = values
         if values["next"] == nil { values["next"] = request.uri.queryParameters.get("next").map { String($0) } ?? "" }
-        var response = pages.page("sign-in", title: "Sign in", session: nil, [
-            "step_email": step == .email, "step_code": step == .code, "step_carrier": step == .carrier, "carriers": carriers,
-            "v": values, "e": errors.messages,
-            "notice": present(notice), "signin_token": token, "resend_wait": present(resendWait.flatMap { (1...3600).contains($0) ? $0 : nil }),
-            "notice_wait": present(noticeWait.flatMap { (1...3600).contains($0) ? $0 : nil }),
-        ], status: status)
+        var response = pages.page("sign-in", title: "Sign in", session: nil, SignInView(
+            stepEmail: step == .email, stepCode: step == .code, stepCarrier: step == .carrier, carriers: carriers,
+            v: values, e: errors.messages, notice: notice, signinToken: token,
+            resendWait: resendWait.flatMap { (1...3600).contains($0) ? $0 : nil },
+            noticeWait: noticeWait.flatMap { (1...3600).contains($0) ? $0 : nil }), status: status)
         response.headers[.setCookie] = setCookie(Self.signInCookie, token, maxAge: 3600, request)
         return response
     }

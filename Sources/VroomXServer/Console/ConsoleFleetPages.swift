@@ -34,19 +34,6 @@ struct ConsoleFleetPages {
         }
     }
 
-    /// A paper as the pages show it: expired, due within the notice period, or fine.
-    static func paperLine(_ paper: EquipmentDocument, today: LocalDate) -> [String: Any] {
-        let (state, days): (String, String) = switch paper.standing(on: today) {
-        case .noExpiry: ("ok", "")
-        case .expired(let ago): ("expired", "\(ago) days ago")
-        case .due(let left): ("due", "in \(left) days")
-        case .valid(let left): ("ok", "in \(left) days")
-        }
-        return ["kind": capitalized(paper.kind.label), "number": paper.number,
-                "expires": present(paper.expiresOn.map(DayFormat.day)), "state": state,
-                "expired": state == "expired", "due": state == "due", "days": days]
-    }
-
     /// "annual DOT inspection" → "Annual DOT inspection".
     static func capitalized(_ label: String) -> String { label.prefix(1).uppercased() + label.dropFirst() }
 
@@ -57,40 +44,34 @@ struct ConsoleFleetPages {
         let drivers = Dictionary(try await store.drivers(tenant: request.tenant).map { ($0.id, $0.name) }) { first, _ in first }
         let today = LocalDate(store.now)
         let monthAgo = LocalDate(today.startOfDay.addingTimeInterval(-29 * 86_400))
-        var rows: [[String: Any]] = []
-        var due: [[String: Any]] = []
+        var rows: [FleetView.Row] = []
+        var due: [PaperView] = []
         for unit in units {
-            var fuel: Any = false
+            var fuel: FuelView?
             if unit.kind == .truck {
-                let report = try await store.fuelReport(unit.id, from: monthAgo, to: today, tenant: request.tenant)
-                if report.fills > 0 {
-                    fuel = ["mpg": present(report.milesPerGallon.map { String(format: "%.1f mpg", $0) }),
-                            "cost_per_mile": present(report.costPerMileCents.map { String(format: "$%.2f/mi", $0 / 100) }),
-                            "spent": ConsoleFormat.money(report.costCents), "fills": report.fills]
-                }
+                fuel = FuelView(try await store.fuelReport(unit.id, from: monthAgo, to: today, tenant: request.tenant))
             }
-            let papers = unit.documents.map { Self.paperLine($0, today: today) }
-            for paper in papers where paper["state"] as? String != "ok" {
-                due.append(paper.merging(["unit": unit.unitNumber, "unit_id": unit.id.rawValue]) { first, _ in first })
+            let papers = unit.documents.map { PaperView($0, today: today) }
+            for var paper in papers where paper.state != "ok" {
+                paper.unit = unit.unitNumber
+                paper.unitID = unit.id.rawValue
+                due.append(paper)
             }
-            rows.append([
-                "id": unit.id.rawValue, "photos": unit.photos.isEmpty ? "" : unit.photos.count == 1 ? "1 photo" : "\(unit.photos.count) photos", "unit": unit.unitNumber, "kind": unit.kind.rawValue, "truck": unit.kind == .truck,
-                "vehicle": [unit.year.map(String.init), unit.make, unit.model].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " "),
-                "vin": unit.vin, "plate": [unit.plate, unit.plateState.isEmpty ? "" : "(\(unit.plateState))"].filter { !$0.isEmpty }.joined(separator: " "),
-                "status": unit.status.rawValue, "status_label": unit.status.label,
-                "spec": [unit.specs.trailerType.map { "\($0.rawValue) trailer" }, unit.specs.capacityCars.map { "\($0) cars" },
-                         unit.specs.fuelType?.rawValue].compactMap { $0 }.joined(separator: ", "),
-                "driver": present(unit.driverID.map { drivers[$0] ?? "—" }),
-                "odometer": present(unit.odometerMiles.map { "\(ConsoleFormat.grouped($0)) mi" }),
-                "odometer_at": present(ConsoleFormat.time(unit.odometerAt)),
-                "papers": papers, "fuel": fuel,
-            ])
+            rows.append(FleetView.Row(
+                id: unit.id.rawValue, photos: unit.photos.isEmpty ? "" : unit.photos.count == 1 ? "1 photo" : "\(unit.photos.count) photos",
+                unit: unit.unitNumber, kind: unit.kind.rawValue, truck: unit.kind == .truck,
+                vehicle: [unit.year.map(String.init), unit.make, unit.model].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " "),
+                vin: unit.vin, plate: [unit.plate, unit.plateState.isEmpty ? "" : "(\(unit.plateState))"].filter { !$0.isEmpty }.joined(separator: " "),
+                status: unit.status.rawValue, statusLabel: unit.status.label,
+                spec: [unit.specs.trailerType.map { "\($0.rawValue) trailer" }, unit.specs.capacityCars.map { "\($0) cars" },
+                       unit.specs.fuelType?.rawValue].compactMap { $0 }.joined(separator: ", "),
+                driver: unit.driverID.map { drivers[$0] ?? "—" }, odometer: unit.odometerMiles.map { "\(ConsoleFormat.grouped($0)) mi" },
+                odometerAt: ConsoleFormat.time(unit.odometerAt), papers: papers, fuel: fuel))
         }
-        return console.pages.page("fleet", title: "Fleet", session: request.session, section: "fleet", [
-            "units": rows, "empty": rows.isEmpty, "due": due, "has_due": !due.isEmpty,
-            "imported": request.query("created").flatMap { Int($0) }.map { created in
+        return console.pages.page("fleet", title: "Fleet", session: request.session, section: "fleet", FleetView(
+            units: rows, empty: rows.isEmpty, due: due, hasDue: !due.isEmpty,
+            imported: request.query("created").flatMap { Int($0) }.map { created in
                 "Imported: \(created) new, \(request.query("updated").flatMap { Int($0) } ?? 0) updated." } ?? "",
-            "trucks": units.filter { $0.kind == .truck }.count, "trailers": units.filter { $0.kind == .trailer }.count,
-        ])
+            trucks: units.filter { $0.kind == .truck }.count, trailers: units.filter { $0.kind == .trailer }.count))
     }
 }

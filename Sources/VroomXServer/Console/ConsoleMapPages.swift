@@ -34,24 +34,22 @@ struct ConsoleMapPages {
             }
         }
         let canvas = MapCanvas(points: positions.map(\.fix.point) + stops.map(\.2), tracks: tracks.flatMap { $0.1.map(\.point) })
-        var rows: [[String: Any]] = []
+        var rows: [MapView.Row] = []
         let today = LocalDate(store.now)
         for position in positions {
             // The stop the driver's app names as next (the same rule), on the trip the position was shared for.
             let onTrip = open.filter { $0.driverID == position.driverID && position.tripID != nil && $0.tripID == position.tripID }
             let next = Order.nextStop(among: onTrip, today: today)
-            var row: [String: Any] = ["name": position.driverName, "seen": present(ConsoleFormat.time(position.fix.recordedAt)),
-                                      "point": position.fix.point.text, "trip": trips.first { $0.id == position.tripID }?.number ?? "—",
-                                      "next": false]
+            var nextStop: MapView.Next?
             if let (order, kind) = next {
                 let progress = try await store.progress(of: order.id, tenant: tenant)
-                row["next"] = ["order": order.number, "order_id": order.id.rawValue, "stop": kind.rawValue,
-                               "arrived": present(ConsoleFormat.time(order.arrived(at: kind))),
-                               "distance": order.stop(kind).location.map { LocationRules.distanceText(position.fix.point.distance(to: $0)) } ?? "—",
-                               "eta": present(ConsoleFormat.time(progress.computedETA)),
-                               "driver_eta": present(ConsoleFormat.time(progress.driverETA))] as [String: Any]
+                nextStop = .init(order: order.number, orderID: order.id.rawValue, stop: kind.rawValue,
+                                 arrived: ConsoleFormat.time(order.arrived(at: kind)),
+                                 distance: order.stop(kind).location.map { LocationRules.distanceText(position.fix.point.distance(to: $0)) } ?? "—",
+                                 eta: ConsoleFormat.time(progress.computedETA), driverETA: ConsoleFormat.time(progress.driverETA))
             }
-            rows.append(row)
+            rows.append(.init(name: position.driverName, seen: ConsoleFormat.time(position.fix.recordedAt), point: position.fix.point.text,
+                              trip: trips.first { $0.id == position.tripID }?.number ?? "—", next: nextStop))
         }
         let tiles = console.mapTiles.map { $0.tiles(for: canvas) } ?? []
         // Stops at the same place (two deliveries to one dealer) share one fence and one label.
@@ -67,28 +65,25 @@ struct ConsoleMapPages {
         }
         // Drivers' names are placed first: they matter most.
         var labels = MapLabels(marks: drivers.map { ($0.x, $0.y, $0.r) } + fences.map { ($0.x, $0.y, $0.r) })
-        var response = console.pages.page("map", title: "Map", session: request.session, section: "map", [
-            "width": MapCanvas.width, "height": MapCanvas.height, "tiles": tiles,
-            "tile_source": present(console.mapTiles.map(\.origin)),
-            "drivers": drivers.map { driver -> [String: Any] in
+        var response = console.pages.page("map", title: "Map", session: request.session, section: "map", MapView(
+            width: MapCanvas.width, height: MapCanvas.height, tiles: tiles, tileSource: console.mapTiles.map(\.origin),
+            drivers: drivers.map { driver in
                 let stale = store.now.timeIntervalSince(driver.position.fix.recordedAt) > 3600
                 let label = labels.place(driver.position.driverName, x: driver.x, y: driver.y, r: driver.r)
-                return ["x": driver.x, "y": driver.y, "label": ["x": label.x, "y": label.y, "anchor": label.anchor],
-                        "name": driver.position.driverName, "stale": stale]
+                return .init(x: driver.x, y: driver.y, label: .init(label), name: driver.position.driverName, stale: stale)
             },
-            "tracks": tracks.map { trip, fixes in
-                ["number": trip.number, "points": fixes.map { canvas.xy($0.point) }.map { "\($0.0),\($0.1)" }.joined(separator: " ")]
+            tracks: tracks.map { trip, fixes in
+                .init(number: trip.number, points: fixes.map { canvas.xy($0.point) }.map { "\($0.0),\($0.1)" }.joined(separator: " "))
             },
-            "fences": fences.map { fence -> [String: Any] in
+            fences: fences.map { fence in
                 let numbers = fence.group.map(\.0.number).joined(separator: ", ")
                 let text = "\(numbers) \(fence.kind.rawValue)"
                 let label = labels.placeIfFree(text, x: fence.x, y: fence.y, r: fence.r)
-                return ["x": fence.x, "y": fence.y, "r": fence.r, "kind": fence.kind.rawValue,
-                        "title": "\(fence.kind == .pickup ? "Pickup" : "Delivery") of \(numbers): \(fence.group[0].0.stop(fence.kind).address)",
-                        "number": text, "label": present(label.map { ["x": $0.x, "y": $0.y, "anchor": $0.anchor] })]
+                return .init(x: fence.x, y: fence.y, r: fence.r, kind: fence.kind.rawValue,
+                             title: "\(fence.kind == .pickup ? "Pickup" : "Delivery") of \(numbers): \(fence.group[0].0.stop(fence.kind).address)",
+                             number: text, label: label.map(MapView.Label.init))
             },
-            "rows": rows, "empty": positions.isEmpty,
-        ])
+            rows: rows, empty: positions.isEmpty))
         if let origin = console.mapTiles?.origin, let policy = response.headers[.contentSecurityPolicy] {
             response.headers[.contentSecurityPolicy] = policy.replacingOccurrences(of: "img-src 'self' data:", with: "img-src 'self' data: \(origin)")
         }
@@ -273,7 +268,7 @@ public struct MapTiles: Sendable, Hashable {
     }
 
     /// The tiles covering the canvas at the zoom closest to its scale (at most 64).
-    func tiles(for canvas: MapCanvas) -> [[String: Any]] {
+    func tiles(for canvas: MapCanvas) -> [MapView.Tile] {
         let world = canvas.scale * 2 * .pi
         var zoom = max(0, min(19, Int(log2(max(world / 256, 1)).rounded(.up))))
         while true {
@@ -284,13 +279,13 @@ public struct MapTiles: Sendable, Hashable {
             let xs = index(0, canvas.offsetX, canvas.minX)...index(MapCanvas.width, canvas.offsetX, canvas.minX)
             let ys = max(0, index(0, canvas.offsetY, canvas.minY))...min(Int(count) - 1, index(MapCanvas.height, canvas.offsetY, canvas.minY))
             if xs.count * max(ys.count, 0) > Self.maxTiles, zoom > 0 { zoom -= 1; continue }
-            return ys.flatMap { y in xs.map { x -> [String: Any] in
+            return ys.flatMap { y in xs.map { x -> MapView.Tile in
                 let wrapped = ((x % Int(count)) + Int(count)) % Int(count)
                 let href = template.replacingOccurrences(of: "{z}", with: String(zoom)).replacingOccurrences(of: "{x}", with: String(wrapped))
                     .replacingOccurrences(of: "{y}", with: String(y))
-                return ["href": href, "size": (size * 1000).rounded() / 1000,
-                        "x": ((Double(x) * 2 * .pi / count - .pi - canvas.minX) * canvas.scale + canvas.offsetX).rounded(),
-                        "y": ((Double(y) * 2 * .pi / count - .pi - canvas.minY) * canvas.scale + canvas.offsetY).rounded()]
+                return MapView.Tile(href: href, size: (size * 1000).rounded() / 1000,
+                                    x: ((Double(x) * 2 * .pi / count - .pi - canvas.minX) * canvas.scale + canvas.offsetX).rounded(),
+                                    y: ((Double(y) * 2 * .pi / count - .pi - canvas.minY) * canvas.scale + canvas.offsetY).rounded())
             } }
         }
     }

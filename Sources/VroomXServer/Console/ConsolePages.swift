@@ -33,13 +33,7 @@ struct ConsolePages: Sendable {
         render(template, title: title, session: session, section: section, view, status: status)
     }
 
-    /// The same for a page still built as a dictionary of template keys.
-    func page(_ template: String, title: String, session: ConsoleSession?, section: String = "", _ values: [String: Any] = [:],
-              status: HTTPResponse.Status = .ok) -> Response {
-        render(template, title: title, session: session, section: section, values, status: status)
-    }
-
-    private func render(_ template: String, title: String, session: ConsoleSession?, section: String, _ body: any MustacheParent,
+    private func render(_ template: String, title: String, session: ConsoleSession?, section: String, _ body: some ConsoleView,
                         status: HTTPResponse.Status) -> Response {
         let frame = ConsoleFrame(template: template, title: title, section: section, session: session, body: body)
         let html = library.render(frame, withTemplate: template) ?? "<!doctype html><title>VroomX</title><p>Page \(template) is missing.</p>"
@@ -88,10 +82,6 @@ extension HTTPField.Name {
     static let contentSecurityPolicy = HTTPField.Name("Content-Security-Policy")!
     static let xContentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
 }
-
-/// A value for a template section: nil renders as an absent section (an
-/// Optional boxed in `Any` would count as present).
-func present(_ value: Any?) -> Any { value ?? false }
 
 /// In the console's templates an empty string is an absent value, as in
 /// most Mustache implementations: `{{#color}} · {{color}}{{/color}}` shows

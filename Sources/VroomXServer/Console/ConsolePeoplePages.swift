@@ -51,31 +51,22 @@ struct ConsolePeoplePages {
         let saved = overview.first { $0.driver.id.rawValue == request.query("saved") }?.driver
         let invited = overview.first { $0.driver.id.rawValue == request.query("invited") }?.driver
         let backlogs = Dictionary(grouping: try await store.deviceBacklogs(tenant: request.tenant), by: \.driverID)
-        func row(_ line: Store.DriverOverview) -> [String: Any] {
-            [
-                "phone_work": present(Self.phoneWork(backlogs[line.driver.id] ?? [])),
-                "id": line.driver.id.rawValue, "name": line.driver.name, "email": line.driver.email, "phone": line.driver.phone,
-                "pay": ConsoleFormat.label(line.driver.payType, rate: line.driver.payRate),
-                "trip": present(line.currentTrip.map { ["id": $0.id.rawValue, "number": $0.number, "status": $0.status.title] }),
-                // A driver with a trip to run cannot leave yet: the page says so rather than offer what the store refuses.
-                "busy": line.currentTrip != nil,
-                "unread": line.unreadMessages,
-                "seen": present(ConsoleFormat.time(line.lastSeenAt)),
-                "deactivated": present(ConsoleFormat.time(line.driver.deactivatedAt)),
-            ]
+        func row(_ line: Store.DriverOverview) -> DriversView.Row {
+            DriversView.Row(
+                phoneWork: Self.phoneWork(backlogs[line.driver.id] ?? []),
+                id: line.driver.id.rawValue, name: line.driver.name, email: line.driver.email, phone: line.driver.phone,
+                pay: ConsoleFormat.label(line.driver.payType, rate: line.driver.payRate),
+                trip: line.currentTrip.map { .init(id: $0.id.rawValue, number: $0.number, status: $0.status.title) },
+                busy: line.currentTrip != nil, unread: line.unreadMessages,
+                seen: ConsoleFormat.time(line.lastSeenAt), deactivated: ConsoleFormat.time(line.driver.deactivatedAt))
         }
         let sorted = overview.sorted { $0.driver.name < $1.driver.name }
         let former = sorted.filter { $0.driver.deactivatedAt != nil }
-        return pages.page("drivers", title: "Drivers", session: request.session, section: "drivers", [
-            "drivers": sorted.filter { $0.driver.deactivatedAt == nil }.map(row),
-            "former": former.map(row),
-            "has_former": !former.isEmpty,
-            "empty": overview.isEmpty,
-            "invited": invited?.email ?? "",
-            "saved": saved.map { "Saved \($0.name)." } ?? "",
-            "changed": present(changed.map { ["name": $0.name, "deactivated": $0.deactivatedAt != nil] }),
-            "problem": problem ?? "",
-        ], status: status)
+        return pages.page("drivers", title: "Drivers", session: request.session, section: "drivers", DriversView(
+            drivers: sorted.filter { $0.driver.deactivatedAt == nil }.map(row), former: former.map(row), hasFormer: !former.isEmpty,
+            empty: overview.isEmpty, invited: invited?.email ?? "", saved: saved.map { "Saved \($0.name)." } ?? "",
+            changed: changed.map { .init(name: $0.name, deactivated: $0.deactivatedAt != nil) }, problem: problem ?? ""),
+                          status: status)
     }
 
     /// What a driver's phones hold that has not reached dispatch: "2 waiting
@@ -83,7 +74,7 @@ struct ConsolePeoplePages {
     /// said so.
     static let phoneWorkShown = 8
 
-    static func phoneWork(_ reports: [ReportedBacklog]) -> [String: Any]? {
+    static func phoneWork(_ reports: [ReportedBacklog]) -> DriversView.PhoneWork? {
         guard !reports.isEmpty else { return nil }
         let waiting = reports.reduce(0) { $0 + $1.backlog.waitingChanges + $1.backlog.waitingFiles }
         let items = reports.flatMap(\.backlog.items)
@@ -93,18 +84,14 @@ struct ConsolePeoplePages {
                        kept > 0 ? "\(NumberText.grouped(kept)) kept" : nil].compactMap { $0 }.joined(separator: " · ")
         // The first few, refusals first: the page stays small however much a phone holds.
         let shown = items.filter { $0.status != .waiting }.prefix(phoneWorkShown) + items.filter { $0.status == .waiting }
-        return [
-            "summary": summary,
-            "alert": refused > 0 || kept > 0,
-            "reported": present(ConsoleFormat.time(reports.map(\.reportedAt).max())),
-            "more": items.count > phoneWorkShown ? "and \(NumberText.count(items.count - phoneWorkShown, "more item")) on the phone" : "",
-            "items": shown.prefix(phoneWorkShown).map { item in
+        return .init(
+            summary: summary, alert: refused > 0 || kept > 0, reported: ConsoleFormat.time(reports.map(\.reportedAt).max()),
+            more: items.count > phoneWorkShown ? "and \(NumberText.count(items.count - phoneWorkShown, "more item")) on the phone" : "",
+            items: shown.prefix(phoneWorkShown).map { item in
                 // A refusal's reason already says what was refused: said once.
                 let line = item.reason.isEmpty ? item.what : item.reason.contains(item.what) ? item.reason : "\(item.what): \(item.reason)"
-                return ["status": item.status.rawValue, "line": line, "detail": item.detail,
-                        "made": present(ConsoleFormat.time(item.madeAt))] as [String: Any]
-            },
-        ]
+                return .init(status: item.status.rawValue, line: line, detail: item.detail, made: ConsoleFormat.time(item.madeAt))
+            })
     }
 
     /// The invitation form, or a driver's edit form.
@@ -112,15 +99,12 @@ struct ConsolePeoplePages {
                             status: HTTPResponse.Status = .ok) -> Response {
         let chosen = values["pay_type"] ?? PayType.percentage.rawValue
         return pages.page("driver-form", title: driver.map { "Edit \($0.name)" } ?? "Invite a driver", session: request.session,
-                          section: "drivers", [
-            "v": values, "e": errors.messages, "has_errors": !errors.isEmpty, "driver_id": driver?.id.rawValue ?? "",
-            "editing": driver != nil, "email": driver?.email ?? "", "heading": driver.map { "Edit \($0.name)" } ?? "Invite a driver",
-            "pay_types": [
-                ["value": PayType.percentage.rawValue, "label": "Percentage of revenue (%)", "selected": chosen == PayType.percentage.rawValue],
-                ["value": PayType.perMile.rawValue, "label": "Per mile ($)", "selected": chosen == PayType.perMile.rawValue],
-                ["value": PayType.perTrip.rawValue, "label": "Per trip ($)", "selected": chosen == PayType.perTrip.rawValue],
-            ],
-        ], status: status)
+                          section: "drivers", DriverFormView(
+            v: values, e: errors.messages, hasErrors: !errors.isEmpty, driverID: driver?.id.rawValue ?? "",
+            editing: driver != nil, email: driver?.email ?? "", heading: driver.map { "Edit \($0.name)" } ?? "Invite a driver",
+            payTypes: [(PayType.percentage, "Percentage of revenue (%)"), (.perMile, "Per mile ($)"), (.perTrip, "Per trip ($)")].map {
+                .init(value: $0.0.rawValue, label: $0.1, selected: chosen == $0.0.rawValue)
+            }), status: status)
     }
 
     /// The form's pay terms: percentages are typed as 25, 27.5 or 25 % and
@@ -216,27 +200,20 @@ struct ConsolePeoplePages {
         let drivers = try await store.drivers(tenant: request.tenant).filter { $0.deactivatedAt == nil }.sorted { $0.name < $1.name }
         let sent = try await store.sentMessages(tenant: request.tenant, limit: 200)
         let selected = values["driver_id"] ?? ""
-        return pages.page("messages", title: "Messages", session: request.session, section: "messages", [
-            "v": values, "e": errors.messages, "has_errors": !errors.isEmpty,
-            "drivers": drivers.map { ["id": $0.id.rawValue, "name": $0.name, "selected": $0.id.rawValue == selected] },
-            "all_selected": selected == "today",
-            "urgent": values["type"] == NotificationType.urgent.rawValue,
-            "sent": sent.map { message in
-                [
-                    "driver": message.driverName, "title": message.notification.title, "body": message.notification.body,
-                    // A long message opens in place; a short one shows whole.
-                    "long": message.notification.body.count > 160 || message.notification.body.filter(\.isNewline).count > 1,
-                    "opening": String(message.notification.body.prefix(while: { !$0.isNewline }).prefix(120)),
-                    "urgent": message.notification.type == .urgent,
-                    "sent_at": present(ConsoleFormat.time(message.notification.createdAt)),
-                    "read_at": present(ConsoleFormat.time(message.notification.readAt)),
-                    // Read where the phone had no signal: when dispatch learnt it, too.
-                    "read_late": present(Self.lateReceipt(message.notification).flatMap(ConsoleFormat.time)),
-                ] as [String: Any]
+        return pages.page("messages", title: "Messages", session: request.session, section: "messages", MessagesView(
+            v: values, e: errors.messages, hasErrors: !errors.isEmpty,
+            drivers: drivers.map { .init(id: $0.id.rawValue, name: $0.name, selected: $0.id.rawValue == selected) },
+            allSelected: selected == "today", urgent: values["type"] == NotificationType.urgent.rawValue,
+            sent: sent.map { message in
+                .init(driver: message.driverName, title: message.notification.title, body: message.notification.body,
+                      long: message.notification.body.count > 160 || message.notification.body.filter(\.isNewline).count > 1,
+                      opening: String(message.notification.body.prefix(while: { !$0.isNewline }).prefix(120)),
+                      urgent: message.notification.type == .urgent, sentAt: ConsoleFormat.time(message.notification.createdAt),
+                      readAt: ConsoleFormat.time(message.notification.readAt),
+                      readLate: Self.lateReceipt(message.notification).flatMap(ConsoleFormat.time))
             },
-            "none_sent": sent.isEmpty,
-            "sent_to": Int(request.query("sent") ?? "").map { ConsoleFormat.count($0, "driver") } ?? "",
-        ], status: status)
+            noneSent: sent.isEmpty, sentTo: Int(request.query("sent") ?? "").map { ConsoleFormat.count($0, "driver") } ?? ""),
+                          status: status)
     }
 
     /// When a read receipt reached the server, if that was more than a
@@ -300,25 +277,21 @@ struct ConsolePeoplePages {
         let previous = step.map { anchor.adding(days: -$0) } ?? Self.month(of: from.adding(days: -1)).0
         let next = step.map { anchor.adding(days: $0) } ?? through.adding(days: 1)
         let period = monthly ? "month" : "week"
-        return pages.page("pay", title: "Driver pay", session: request.session, section: "pay", [
-            "monthly": monthly, "days": DayFormat.span(from, through) ?? "", "period": period,
-            // Not past the calendar's ends (1900 to 2999): such a date would open this week instead.
-            "prev_href": present(LocalDate(previous.description).map { "/pay?period=\(period)&date=\($0)" }),
-            "next_href": present(LocalDate(next.description).map { "/pay?period=\(period)&date=\($0)" }),
-            "week_href": "/pay?period=week&date=\(anchor)", "month_href": "/pay?period=month&date=\(anchor)",
-            "csv_href": "/pay.csv?period=\(period)&date=\(anchor)",
-            "lines": lines.filter { !$0.trips.isEmpty }.map { line in
-                [
-                    "driver": line.driver.name, "pay_terms": ConsoleFormat.label(line.driver.payType, rate: line.driver.payRate),
-                    "trips": line.trips.map { ["id": $0.id.rawValue, "number": $0.number, "date": ConsoleFormat.day($0.payDay),
-                                               "route": "\($0.origin) → \($0.destination)", "miles": ConsoleFormat.grouped($0.miles),
-                                               "revenue": ConsoleFormat.money($0.revenueCents), "pay": ConsoleFormat.money($0.driverPayCents)] },
-                    "total": ConsoleFormat.money(line.payCents), "miles": ConsoleFormat.grouped(line.miles), "revenue": ConsoleFormat.money(line.revenueCents),
-                ] as [String: Any]
+        return pages.page("pay", title: "Driver pay", session: request.session, section: "pay", PayView(
+            monthly: monthly, days: DayFormat.span(from, through) ?? "", period: period,
+            prevHref: LocalDate(previous.description).map { "/pay?period=\(period)&date=\($0)" },
+            nextHref: LocalDate(next.description).map { "/pay?period=\(period)&date=\($0)" },
+            weekHref: "/pay?period=week&date=\(anchor)", monthHref: "/pay?period=month&date=\(anchor)",
+            csvHref: "/pay.csv?period=\(period)&date=\(anchor)",
+            lines: lines.filter { !$0.trips.isEmpty }.map { line in
+                .init(driver: line.driver.name, payTerms: ConsoleFormat.label(line.driver.payType, rate: line.driver.payRate),
+                      trips: line.trips.map { .init(id: $0.id.rawValue, number: $0.number, date: ConsoleFormat.day($0.payDay),
+                                                    route: "\($0.origin) → \($0.destination)", miles: ConsoleFormat.grouped($0.miles),
+                                                    revenue: ConsoleFormat.money($0.revenueCents), pay: ConsoleFormat.money($0.driverPayCents)) },
+                      total: ConsoleFormat.money(line.payCents), miles: ConsoleFormat.grouped(line.miles),
+                      revenue: ConsoleFormat.money(line.revenueCents))
             },
-            "none": lines.allSatisfy { $0.trips.isEmpty },
-            "grand_total": ConsoleFormat.money(lines.reduce(0) { $0 + $1.payCents }),
-        ])
+            none: lines.allSatisfy { $0.trips.isEmpty }, grandTotal: ConsoleFormat.money(lines.reduce(0) { $0 + $1.payCents })))
     }
 
     /// Monday to Sunday around a day.

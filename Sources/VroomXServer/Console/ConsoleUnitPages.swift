@@ -184,62 +184,52 @@ struct ConsoleUnitPages {
     private func unitPage(_ request: ConsoleRequest, unit: Equipment?, values: [String: String], errors: FieldErrors,
                           status: HTTPResponse.Status = .ok) async throws -> Response {
         let kind = unit?.kind ?? (values["kind"] == "trailer" ? .trailer : .truck)
-        var page: [String: Any] = [
-            "new": unit == nil, "v": values, "e": errors.messages,
-            "has_errors": !errors.isEmpty && errors.messages["base_version"] == nil,
-            "trailer": kind == .trailer, "truck": kind == .truck, "kind": kind.rawValue,
-            "statuses": EquipmentStatus.allCases.map { ["value": $0.rawValue, "label": $0.label, "selected": values["status"] == $0.rawValue] },
-            "trailer_types": TrailerType.allCases.map { ["value": $0.rawValue, "selected": values["trailer_type"] == $0.rawValue] },
-            "fuel_types": FuelType.allCases.map { ["value": $0.rawValue, "selected": values["fuel_type"] == $0.rawValue] },
-            "paper_kinds": EquipmentDocumentKind.allCases.map {
-                ["value": $0.rawValue, "label": ConsoleFleetPages.capitalized($0.label), "selected": values["paper_kind"] == $0.rawValue]
-            },
-        ]
-        guard let unit else {
-            return console.pages.page("unit", title: "New \(kind.rawValue)", session: request.session, section: "fleet", page, status: status)
+        var saved: UnitView.Saved?
+        var notice = ""
+        if let unit {
+            let drivers = try await store.drivers(tenant: request.tenant)
+            let names = Dictionary(drivers.map { ($0.userID, $0.name) }) { first, _ in first }
+            let today = LocalDate(store.now)
+            let vehicle = [unit.year.map(String.init), unit.make, unit.model].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " ")
+            var fuel: FuelView?
+            if unit.kind == .truck {
+                fuel = FuelView(try await store.fuelReport(unit.id, from: LocalDate(today.startOfDay.addingTimeInterval(-89 * 86_400)), to: today,
+                                                           tenant: request.tenant))
+            }
+            notice = request.query("saved") == "1" ? "Saved." : request.query("added") == "1" ? "Added \(unit.unitNumber)."
+                    : request.query("assigned") == "1" ? (unit.driverID == nil ? "\(unit.unitNumber) is back in the yard."
+                        : "Given to \(drivers.first { $0.id == unit.driverID }?.name ?? "the driver"); any \(unit.kind.rawValue) they had before went back to the yard.")
+                    : ""
+            saved = UnitView.Saved(
+                unitID: unit.id.rawValue, unitNumber: unit.unitNumber,
+                summary: [ConsoleFleetPages.capitalized(unit.kind.rawValue), vehicle].filter { !$0.isEmpty }.joined(separator: " · "),
+                status: unit.status.rawValue, statusLabel: unit.status.label, version: unit.version,
+                drivers: drivers.filter { $0.deactivatedAt == nil || $0.id == unit.driverID }.map {
+                    .init(id: $0.id.rawValue, name: $0.name, selected: $0.id == unit.driverID)
+                },
+                driver: unit.driverID.flatMap { id in drivers.first { $0.id == id }?.name },
+                retired: unit.status == .retired, odometer: unit.odometerMiles.map { "\(ConsoleFormat.grouped($0)) mi" },
+                odometerAt: ConsoleFormat.time(unit.odometerAt),
+                papers: unit.documents.map { PaperView($0, today: today) },
+                photos: unit.photos.map { photo in
+                    .init(id: photo.id.rawValue, src: "/fleet/\(unit.id)/photos/\(photo.id)", taken: ConsoleFormat.time(photo.uploadedAt),
+                          by: names[photo.uploadedBy] ?? "Dispatch", size: ByteCountFormatter.string(fromByteCount: photo.sizeBytes, countStyle: .file))
+                },
+                hasPapers: !unit.documents.isEmpty, hasPhotos: !unit.photos.isEmpty, photoCount: unit.photos.count,
+                photoRoom: EquipmentPhoto.maxPerUnit - unit.photos.count, photosFull: unit.photos.count >= EquipmentPhoto.maxPerUnit,
+                maxPhotos: EquipmentPhoto.maxPerUnit, maxPhotoMb: console.uploads.limits.maxPhotoBytes >> 20, fuel: fuel)
         }
-        let drivers = try await store.drivers(tenant: request.tenant)
-        let names = Dictionary(drivers.map { ($0.userID, $0.name) }) { first, _ in first }
-        let today = LocalDate(store.now)
-        let vehicle = [unit.year.map(String.init), unit.make, unit.model].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " ")
-        page.merge([
-            "unit_id": unit.id.rawValue, "unit_number": unit.unitNumber,
-            "summary": [ConsoleFleetPages.capitalized(unit.kind.rawValue), vehicle].filter { !$0.isEmpty }.joined(separator: " · "),
-            "status": unit.status.rawValue, "status_label": unit.status.label, "version": unit.version,
-            "notice": request.query("saved") == "1" ? "Saved." : request.query("added") == "1" ? "Added \(unit.unitNumber)."
-                : request.query("assigned") == "1" ? (unit.driverID == nil ? "\(unit.unitNumber) is back in the yard."
-                    : "Given to \(drivers.first { $0.id == unit.driverID }?.name ?? "the driver"); any \(unit.kind.rawValue) they had before went back to the yard.")
-                : "",
-            "drivers": drivers.filter { $0.deactivatedAt == nil || $0.id == unit.driverID }.map {
-                ["id": $0.id.rawValue, "name": $0.name, "selected": $0.id == unit.driverID]
+        let page = UnitView(
+            new: unit == nil, v: values, e: errors.messages, hasErrors: !errors.isEmpty && errors.messages["base_version"] == nil,
+            trailer: kind == .trailer, truck: kind == .truck, kind: kind.rawValue,
+            statuses: EquipmentStatus.allCases.map { .init(value: $0.rawValue, label: $0.label, selected: values["status"] == $0.rawValue) },
+            trailerTypes: TrailerType.allCases.map { .init(value: $0.rawValue, selected: values["trailer_type"] == $0.rawValue) },
+            fuelTypes: FuelType.allCases.map { .init(value: $0.rawValue, selected: values["fuel_type"] == $0.rawValue) },
+            paperKinds: EquipmentDocumentKind.allCases.map {
+                .init(value: $0.rawValue, label: ConsoleFleetPages.capitalized($0.label), selected: values["paper_kind"] == $0.rawValue)
             },
-            "driver": present(unit.driverID.flatMap { id in drivers.first { $0.id == id }?.name }),
-            "retired": unit.status == .retired,
-            "odometer": present(unit.odometerMiles.map { "\(ConsoleFormat.grouped($0)) mi" }),
-            "odometer_at": present(ConsoleFormat.time(unit.odometerAt)),
-            "papers": unit.documents.map { paper -> [String: Any] in
-                ConsoleFleetPages.paperLine(paper, today: today).merging(["id": paper.id.rawValue, "notes": paper.notes]) { $1 }
-            },
-            "photos": unit.photos.map { photo -> [String: Any] in
-                ["id": photo.id.rawValue, "src": "/fleet/\(unit.id)/photos/\(photo.id)",
-                 "taken": ConsoleFormat.time(photo.uploadedAt) ?? [:], "by": names[photo.uploadedBy] ?? "Dispatch",
-                 "size": ByteCountFormatter.string(fromByteCount: photo.sizeBytes, countStyle: .file)]
-            },
-            "has_papers": !unit.documents.isEmpty, "has_photos": !unit.photos.isEmpty, "photo_count": unit.photos.count,
-            "photo_room": EquipmentPhoto.maxPerUnit - unit.photos.count,
-            "photos_full": unit.photos.count >= EquipmentPhoto.maxPerUnit,
-            "max_photos": EquipmentPhoto.maxPerUnit,
-            "max_photo_mb": console.uploads.limits.maxPhotoBytes >> 20,
-        ]) { $1 }
-        if unit.kind == .truck {
-            let report = try await store.fuelReport(unit.id, from: LocalDate(today.startOfDay.addingTimeInterval(-89 * 86_400)), to: today,
-                                                    tenant: request.tenant)
-            page["fuel"] = report.fills == 0 ? false : [
-                "mpg": present(report.milesPerGallon.map { String(format: "%.1f mpg", $0) }),
-                "cost_per_mile": present(report.costPerMileCents.map { String(format: "$%.2f/mi", $0 / 100) }),
-                "spent": ConsoleFormat.money(report.costCents), "fills": report.fills,
-            ] as [String: Any]
-        }
-        return console.pages.page("unit", title: unit.unitNumber, session: request.session, section: "fleet", page, status: status)
+            notice: notice, saved: saved)
+        let title = unit?.unitNumber ?? "New \(kind.rawValue)"
+        return console.pages.page("unit", title: title, session: request.session, section: "fleet", page, status: status)
     }
 }

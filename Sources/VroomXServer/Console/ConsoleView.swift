@@ -61,7 +61,7 @@ struct ConsoleFrame: MustacheParent {
     let title: String
     let section: String
     let session: ConsoleSession?
-    let body: any MustacheParent
+    let body: any ConsoleView
 
     struct Signed: ConsoleView {
         let email: String
