@@ -350,7 +350,7 @@ extension SaveInspectionRequest {
         if let odometer, !odometerLimit.allows(odometer) {
             return FieldProblem("odometer", "The odometer reading must be 0 to \(NumberText.grouped(odometerLimit.range.upperBound)).")
         }
-        if let notes, !FieldLimits.inspectionNotes.allows(notes) {
+        if let notes, !FieldLimits.inspectionNotes.allows(notes) {  // counted as stored (`TextLimit.normalized`)
             return FieldProblem("notes", "notes is at most \(FieldLimits.inspectionNotes.max) characters.")
         }
         if let position, !position.isValid {

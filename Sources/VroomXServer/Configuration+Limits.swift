@@ -2,7 +2,7 @@ import Foundation
 
 /// What a single HTTP connection may hold, so that no client can starve
 /// the server by being slow, large or numerous. The defaults leave room for
-/// a phone on a poor mobile network; see *Security notes* in the README.
+/// a phone on a poor mobile network; see *Security notes* in docs/operations.md.
 public struct ConnectionLimits: Sendable, Hashable {
     /// Time to send a complete request head, from the connection's start
     /// and again after each response on a keep-alive connection.

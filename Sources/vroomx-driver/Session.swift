@@ -168,7 +168,9 @@ enum Input {
 
     /// "120.5" → 120500 thousandths (gallons or litres, up to three decimals).
     static func milli(_ text: String, what: String) throws -> Int {
-        guard let milli = DriverInput.milli(text) else { throw CLIError(.usage, "\(what) looks like 120.5 (at most three decimals).") }
+        guard let milli = DriverInput.milli(text), milli > 0 else {
+            throw CLIError(.usage, "\(what) is more than 0 and looks like 120.5 (at most three decimals).")
+        }
         return milli
     }
 

@@ -44,7 +44,7 @@ struct VroomX: AsyncParsableCommand {
             VROOMX_DATA_DIR, default ./vroomx-data), VROOMX_HOST, VROOMX_PORT, VROOMX_JWT_SECRET, VROOMX_SMTP_URL, \
             VROOMX_MAIL_FROM, VROOMX_TRUST_PROXY, VROOMX_DATABASE_POOL_SIZE, VROOMX_LOG_LEVEL, VROOMX_LOG_FORMAT (text|json); \
             connection limits such as VROOMX_HEADER_TIMEOUT_SECONDS, VROOMX_MAX_CONNECTIONS_PER_CLIENT, VROOMX_MAX_SOCKETS_PER_USER \
-            and VROOMX_SHUTDOWN_GRACE_SECONDS are listed in the README.
+            and VROOMX_SHUTDOWN_GRACE_SECONDS are listed in docs/operations.md.
             """,
         subcommands: [Serve.self, Migrate.self, TenantCommand.self],
         defaultSubcommand: Serve.self

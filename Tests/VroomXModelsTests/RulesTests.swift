@@ -53,6 +53,12 @@ struct RulesTests {
         #expect(ExpenseRules.amountProblem(0)?.message == "amount_cents must be between $0.01 and $100,000.00.")
         #expect(ExpenseRules.amountProblem(1) == nil && ExpenseRules.amountProblem(100_000_00) == nil)
         #expect(ExpenseRules.amountProblem(100_000_01) != nil && ExpenseRules.amountProblem(Int.min) != nil)
+        // Dated no later than today where the day starts first (UTC+14): 06:00 UTC is 20:00 there, 11:00 UTC the next day.
+        let morning = Date(timeIntervalSince1970: 1_795_932_000)  // 2026-11-29 06:00 UTC
+        #expect(ExpenseRules.dateProblem(LocalDate(morning), now: morning) == nil)
+        #expect(ExpenseRules.dateProblem(LocalDate(morning).adding(days: 1), now: morning)?.field == "date")
+        #expect(ExpenseRules.dateProblem(LocalDate(morning).adding(days: 1), now: morning.addingTimeInterval(5 * 3600)) == nil)
+        #expect(ExpenseRules.dateProblem(LocalDate("2030-06-01")!, now: morning) != nil)
     }
 
     @Test func aDriverPicksUpByCompletingTheInspection() {

@@ -192,7 +192,7 @@ struct AuthTests {
         let server = try await TestServer.make(backend)
         let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
         let replays = server.services.configuration.auth.refreshReplays
-        #expect(replays == 3, "the README promises at most three")
+        #expect(replays == 3, "docs/api.md promises at most three")
         try await server.run { api in
             let first = try await api.signIn(carrier.driver.user.email, server: server)
             let lost = try await api.call(.refresh, json: RefreshRequest(refreshToken: first.refreshToken)).decode(AuthSession.self)

@@ -227,6 +227,13 @@ struct FleetTests {
             ] {
                 #expect(response.status == 422 && response.error?.field == field, "\(field): \(response.text)")
             }
+            // A unit of measure the API does not know, named in the client's terms.
+            let barrel = try await api.call(.createExpense, body: """
+                {"trip_id": "\(trip.id.rawValue)", "category": "fuel", "amount_cents": 1000, "date": "\(today)",
+                 "fuel": {"equipment_id": "\(truck.id.rawValue)", "quantity_milli": 1000, "unit": "barrel"}}
+                """, token: driver)
+            #expect(barrel.status == 422 && barrel.error?.field == "fuel.unit", "\(barrel.text)")
+            #expect(barrel.error?.message == "fuel.unit is not one of the values it takes (see /openapi.json).", "\(barrel.text)")
         }
     }
 
@@ -275,6 +282,16 @@ struct FleetTests {
             let report = try await api.call(.dispatchFuelReport, truck.id.rawValue, token: dispatch).decode(FuelReport.self)
             #expect(report.fills == 3 && report.miles == 800, "\(report)")
             #expect(report.milesPerGallon == 8, "\(report)")
+            // A year typed wrong (2030 for 2026) would store a reading in the future that every true one is lower than.
+            // The latest day an expense may carry is today where the day starts first (UTC+14).
+            let latest = LocalDate(server.clock.now.addingTimeInterval(14 * 3600))
+            let aheadDays = latest == today ? 0 : 1
+            let ahead = try await fill(415_800, daysAgo: -aheadDays - 1)
+            #expect(ahead.status == 422 && ahead.error?.field == "date", "\(ahead.text)")
+            let latestFill = try await fill(415_800, daysAgo: -aheadDays)
+            #expect(latestFill.status == 201, "today east of the dateline: \(latestFill.text)")
+            #expect(try await api.call(.recordOdometer, json: RecordOdometerRequest(equipmentID: truck.id, miles: 415_900), token: dispatch)
+                .status == 201, "a true reading after it goes")
         }
     }
 

@@ -131,6 +131,34 @@ struct GeocoderTests {
         await geocoder.stop()
     }
 
+    @Test("lookups are spaced a second apart for every carrier, and one whose turn is more than 3 s away is not made")
+    func busyGeocoderIsSkipped() async throws {
+        let port = try ChildProcess.freePort()
+        let stub = try ChildProcess("/usr/bin/env", ["python3", "-c", Self.stub, String(port)])
+        let deadline = ContinuousClock.now + .seconds(15)
+        while (try? await RawHTTP.request(port: port, "GET", "/search?q=x&format=jsonv2&limit=1")) == nil {
+            guard ContinuousClock.now < deadline else { throw ProcessError("the stub geocoder did not start: \(stub.text)") }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let geocoder = NominatimGeocoder(baseURL: "http://127.0.0.1:\(port)")
+        // Eight new addresses at once: four turns fit in the wait, the others are skipped at once.
+        let outcomes = await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<8 {
+                group.addTask {
+                    do {
+                        _ = try await geocoder.locate("Nowhere \(index)")  // asked (the stub knows no such place)
+                        return true
+                    } catch {
+                        return false
+                    }
+                }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(outcomes.filter { $0 }.count == 4, "\(outcomes)")
+        await stub.stop()
+    }
+
     @Test("VROOMX_GEOCODER_URL must be an http(s) address")
     func configuration() throws {
         #expect(throws: ConfigurationError.self) { try ServerConfiguration.fromEnvironment(["VROOMX_GEOCODER_URL": "nominatim.example.com"]) }

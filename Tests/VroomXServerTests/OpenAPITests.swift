@@ -50,6 +50,7 @@ struct OpenAPITests {
                     continue
                 }
                 #expect((stated["maxLength"] as? Int) == limit.max, "\(schema).\(limit.field): maxLength \(stated["maxLength"] ?? "none"), the rule \(limit.max)")
+                #expect((stated["minLength"] as? Int ?? 0) == (limit.required ? 1 : 0), "\(schema).\(limit.field): minLength, required \(limit.required)")
                 checked += 1
             }
         }

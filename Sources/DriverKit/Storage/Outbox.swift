@@ -159,7 +159,9 @@ extension AppDatabase {
                 throw LocalRejection(code: .notFound, message: "This trip is not on your device.")
             }
             guard let id = request.id else { throw LocalRejection(code: .validationFailed, message: "An offline expense needs its id.") }
-            if let refusal = ExpenseRules.amountProblem(request.amountCents) { throw LocalRejection(refusal) }
+            if let refusal = ExpenseRules.amountProblem(request.amountCents) ?? ExpenseRules.dateProblem(request.date, now: now) {
+                throw LocalRejection(refusal)
+            }
             if let notes = request.notes, !FieldLimits.expenseNotes.allows(notes) { throw LocalRejection(FieldLimits.expenseNotes.refusal()) }
             let driver = try driverID(db)
             if let fuel = request.fuel {

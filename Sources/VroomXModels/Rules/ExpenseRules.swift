@@ -10,6 +10,15 @@ public enum ExpenseRules {
         return .invalid(limit.field, "\(limit.field) must be between \(MoneyFormat.dollars(limit.range.lowerBound)) and \(MoneyFormat.dollars(limit.range.upperBound)).")
     }
 
+    /// An expense is money already spent: dated no later than today
+    /// anywhere on earth (UTC+14; the driver's zone is not known), so a typo
+    /// in the year cannot date a fill, and the odometer reading it carries,
+    /// in the future.
+    public static func dateProblem(_ date: LocalDate, now: Date) -> Refusal? {
+        guard date > LocalDate(now.addingTimeInterval(14 * 3600)) else { return nil }
+        return .invalid("date", "The date \(date) is in the future: an expense is dated the day the money was spent.")
+    }
+
     /// Fuel is bought on a fuel expense, in a believable quantity, with an
     /// odometer reading an odometer can show. (Whose truck it is, and the
     /// reading against the truck's others, are checked against the fleet.)

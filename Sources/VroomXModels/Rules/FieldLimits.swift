@@ -17,8 +17,16 @@ public struct TextLimit: Sendable, Hashable {
         self.documentedIn = documentedIn
     }
 
+    /// Whether the text, as it is stored (`normalized`), keeps the limit.
     public func allows(_ text: String) -> Bool {
-        text.unicodeScalars.count <= max && (!required || !text.isEmpty)
+        let stored = Self.normalized(text)
+        return stored.unicodeScalars.count <= max && (!required || !stored.isEmpty)
+    }
+
+    /// Text as it is stored: browsers send a text box's line breaks as
+    /// \r\n, kept as \n; spaces and breaks around it dropped.
+    public static func normalized(_ text: String) -> String {
+        text.replacingOccurrences(of: "\r\n", with: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// The refusal of text that breaks the limit, naming `field` (which may
@@ -43,9 +51,14 @@ public struct NumberLimit: Sendable, Hashable {
 
     public func allows(_ value: Int) -> Bool { range.contains(value) }
 
+    /// The range for text parsed as 64-bit numbers.
+    public var range64: ClosedRange<Int64> { Int64(range.lowerBound)...Int64(range.upperBound) }
+
     public func refusal(field: String? = nil, unit: String = "") -> Refusal {
         let name = field ?? self.field
-        let bounds = "\(NumberText.grouped(range.lowerBound)) and \(NumberText.grouped(range.upperBound))"
+        // Grouped from five digits: "10,000,000 miles", but "1900" as a year is written.
+        func text(_ value: Int) -> String { abs(value) >= 10_000 ? NumberText.grouped(value) : String(value) }
+        let bounds = "\(text(range.lowerBound)) and \(text(range.upperBound))"
         return .invalid(name, "\(name) must be between \(bounds)\(unit.isEmpty ? "" : " " + unit).")
     }
 
@@ -67,6 +80,12 @@ public enum FieldLimits {
     public static let tripMiles = NumberLimit("miles", 0...10_000_000, documentedIn: ["CreateTripRequest", "UpdateTripRequest"])
 
     // Orders, their stops and vehicles
+    /// What a trip or an order earns, and what a trip pays its driver (integer cents).
+    public static let revenueCents = NumberLimit("revenue_cents", 0...MoneyFormat.largestCents,
+                                                 documentedIn: ["CreateTripRequest", "UpdateTripRequest", "CreateOrderRequest", "UpdateOrderRequest"])
+    public static let driverPayCents = NumberLimit("driver_pay_cents", 0...MoneyFormat.largestCents,
+                                                   documentedIn: ["CreateTripRequest", "UpdateTripRequest"])
+
     public static let orderNumber = TextLimit("number", max: 64, required: true, documentedIn: ["CreateOrderRequest"])
     public static let paymentTerms = TextLimit("payment_terms", max: 100, documentedIn: ["CreateOrderRequest", "UpdateOrderRequest"])
     public static let stopName = TextLimit("name", max: 200, documentedIn: ["Stop"])
@@ -110,6 +129,10 @@ public enum FieldLimits {
     public static let inspectionNotes = TextLimit("notes", max: 4000, documentedIn: ["SaveInspectionRequest"])
     public static let damageNote = TextLimit("note", max: 300, documentedIn: ["Damage"])
 
+    /// A trailer's capacity and a unit's gross vehicle weight rating.
+    public static let capacityCars = NumberLimit("capacity_cars", 1...20, documentedIn: ["EquipmentSpecs"])
+    public static let gvwrPounds = NumberLimit("gvwr_pounds", 1...200_000, documentedIn: ["EquipmentSpecs"])
+
     // What a phone reports it holds
     public static let backlogCount = NumberLimit("waiting_changes", 0...1_000_000)
 
@@ -121,5 +144,6 @@ public enum FieldLimits {
     ]
     public static let numbers: [NumberLimit] = [
         tripMiles, vehicleYear, expenseAmountCents, fuelQuantityMilli, odometerMiles, readingMiles, inspectionOdometer,
+        capacityCars, gvwrPounds, revenueCents, driverPayCents,
     ]
 }

@@ -112,9 +112,9 @@ struct ConsoleUnitPages {
         if form["unit_number"].isEmpty { errors.add("unit_number", "Enter the unit number painted on the door, like T-12.") }
         let year = form["year"].isEmpty ? nil : FormValue.integer(form["year"], field: "year", range: 1900...2100, errors: &errors)
         let capacity = form["capacity_cars"].isEmpty ? nil
-            : FormValue.integer(form["capacity_cars"], field: "capacity_cars", range: 1...20, errors: &errors)
+            : FormValue.integer(form["capacity_cars"], field: "capacity_cars", range: FieldLimits.capacityCars.range, errors: &errors)
         let gvwr = form["gvwr_pounds"].isEmpty ? nil
-            : FormValue.integer(form["gvwr_pounds"].replacingOccurrences(of: ",", with: ""), field: "gvwr_pounds", range: 1...200_000, errors: &errors)
+            : FormValue.integer(form["gvwr_pounds"].replacingOccurrences(of: ",", with: ""), field: "gvwr_pounds", range: FieldLimits.gvwrPounds.range, errors: &errors)
         let status = EquipmentStatus(rawValue: form["status"])
         if !form["status"].isEmpty, status == nil { errors.add("status", "Choose a status from the list.") }
         let trailerType = TrailerType(rawValue: form["trailer_type"])

@@ -114,6 +114,10 @@ enum JSONBody {
                 return AppError(400, .malformedJSON, "The request body is not valid JSON.")
             }
             let field = path(context.codingPath)
+            // A value an enumeration does not have: said in the client's terms, not Swift's.
+            if context.debugDescription.hasPrefix("Cannot initialize "), context.debugDescription.contains(" from invalid ") {
+                return AppError(422, .validationFailed, "\(field) is not one of the values it takes (see /openapi.json).", field: field)
+            }
             // The reason may quote the value sent: a page of it is enough.
             let reason = context.debugDescription.count > 200 ? context.debugDescription.prefix(200) + "…" : Substring(context.debugDescription)
             return AppError(422, .validationFailed, "\(field) is invalid: \(reason)", field: field)

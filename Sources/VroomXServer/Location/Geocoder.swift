@@ -21,6 +21,7 @@ public actor NominatimGeocoder: Geocoder {
     private var remembered: [String: GeoPoint?] = [:]
     private var nextRequest = ContinuousClock.now
     static let spacing: Duration = .seconds(1)
+    static let longestWait: Duration = .seconds(3)
     static let memory = 5_000
 
     public static let sharedHTTP = HTTPClient(eventLoopGroupProvider: .singleton,
@@ -36,8 +37,12 @@ public actor NominatimGeocoder: Geocoder {
         guard !query.isEmpty, query.count <= 500 else { return nil }
         let key = query.lowercased()
         if let known = remembered[key] { return known }
-        // One request a second, in turn.
+        // One request a second, in turn, for every carrier. A lookup whose turn is further off than
+        // `longestWait` is not made: the stop is saved without a point rather than the request held.
         let slot = max(nextRequest, ContinuousClock.now)
+        guard slot - ContinuousClock.now <= Self.longestWait else {
+            throw GeocoderError("the geocoder is busy: this lookup's turn is more than \(Self.longestWait) away")
+        }
         nextRequest = slot + Self.spacing
         try await Task.sleep(until: slot)
         var components = URLComponents(string: baseURL + "/search")

@@ -117,8 +117,8 @@ enum EquipmentImport {
         guard let unitNumber = value["unit_number"] else { throw Refusal(field: "unit_number", message: "unit_number is required.") }
         var specs: EquipmentSpecs?
         let trailerType = try word("trailer_type", TrailerType.self)
-        let capacity = try number("capacity_cars", 0...1_000)
-        let gvwr = try number("gvwr_pounds", 0...10_000_000)
+        let capacity = try number("capacity_cars", FieldLimits.capacityCars.range64)
+        let gvwr = try number("gvwr_pounds", FieldLimits.gvwrPounds.range64)
         let fuelType = try word("fuel_type", FuelType.self)
         if trailerType != nil || capacity != nil || gvwr != nil || fuelType != nil {
             specs = EquipmentSpecs(trailerType: trailerType, capacityCars: capacity, gvwrPounds: gvwr, fuelType: fuelType)

@@ -51,7 +51,9 @@ extension Store {
     /// the name of the driver who spent it, marked `after_reassignment` —
     /// when it is of a day they held the trip and arrives within a week.
     public func createExpense(_ request: CreateExpenseRequest, _ scope: Scope) async throws -> Expense {
-        if let refusal = ExpenseRules.amountProblem(request.amountCents) { throw AppError(refusal) }
+        if let refusal = ExpenseRules.amountProblem(request.amountCents) ?? ExpenseRules.dateProblem(request.date, now: now) {
+            throw AppError(refusal)
+        }
         let amount = request.amountCents
         let notes = try Validate.text(request.notes ?? "", FieldLimits.expenseNotes)
         return try await write(tenant: scope.tenant) { tx in

@@ -569,11 +569,11 @@ enum FleetRules {
         if let specs = fields.specs {
             let kind = unit.kind
             unit.specs = problems.check(before.specs) {
-                if let capacity = specs.capacityCars, !(1...20).contains(capacity) {
-                    throw AppError.validation("specs.capacity_cars", "specs.capacity_cars is 1 to 20.")
+                if let capacity = specs.capacityCars, !FieldLimits.capacityCars.allows(capacity) {
+                    throw AppError(FieldLimits.capacityCars.refusal(field: "specs.capacity_cars"))
                 }
-                if let gvwr = specs.gvwrPounds, !(1...200_000).contains(gvwr) {
-                    throw AppError.validation("specs.gvwr_pounds", "specs.gvwr_pounds is 1 to 200000.")
+                if let gvwr = specs.gvwrPounds, !FieldLimits.gvwrPounds.allows(gvwr) {
+                    throw AppError(FieldLimits.gvwrPounds.refusal(field: "specs.gvwr_pounds", unit: "pounds"))
                 }
                 if kind == .truck, specs.trailerType != nil || specs.capacityCars != nil {
                     throw AppError.validation("specs.trailer_type", "Trailer type and car capacity describe a trailer, not a truck.")

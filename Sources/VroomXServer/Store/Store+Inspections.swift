@@ -10,8 +10,13 @@ extension Store {
     public func saveInspection(_ id: ID<Inspection>, _ request: SaveInspectionRequest, _ scope: Scope) async throws -> Inspection {
         if let problem = request.problem { throw AppError.validation(problem.field, problem.message) }
         let notes = try request.notes.map { try Validate.text($0, FieldLimits.inspectionNotes) }
-        for (index, damage) in (request.damages ?? []).enumerated() {
-            _ = try Validate.text(damage.note, FieldLimits.damageNote, field: "damages[\(index)].note")
+        // Notes are stored as checked (line breaks and spaces as every text's).
+        let damages = try request.damages.map { list in
+            try list.enumerated().map { index, damage in
+                var damage = damage
+                damage.note = try Validate.text(damage.note, FieldLimits.damageNote, field: "damages[\(index)].note")
+                return damage
+            }
         }
         return try await write(tenant: scope.tenant) { tx in
             guard let order = try await fetchOrder(request.orderID, scope, tx.db) else { throw AppError.notFound("Order") }
@@ -38,7 +43,7 @@ extension Store {
             if let odometer = request.odometer { inspection.odometer = odometer }
             if let notes { inspection.notes = notes }
             if let position = request.position { inspection.position = position }
-            if let damages = request.damages { inspection.damages = damages }
+            if let damages { inspection.damages = damages }
             if let unavailable = request.customerUnavailable { inspection.customerUnavailable = unavailable }
             inspection.updatedAt = tx.now
             try await storeInspection(inspection, isNew: inspection.version == 1, visibleTo: order.driverID, tx)

@@ -36,7 +36,7 @@ enum Validate {
     static func text(_ raw: String, field: String, max: Int, required: Bool = false) throws -> String {
         // Browsers send a text box's line breaks as \r\n: kept as \n. The limit counts code points,
         // as the database's length() does (a family emoji is seven).
-        let text = raw.replacingOccurrences(of: "\r\n", with: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = TextLimit.normalized(raw)
         if required, text.isEmpty { throw AppError.validation(field, "\(field) is required.") }
         guard text.unicodeScalars.count <= max else { throw AppError.validation(field, "\(field) is at most \(max) characters.") }
         guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" && $0 != "\t" && $0 != "\r" }) else {
