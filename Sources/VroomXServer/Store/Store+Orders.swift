@@ -308,10 +308,7 @@ extension Store {
         let previousDriver = current.driverID
         let saved = try await saveOrder(order, from: current, tx)
         if actor == .dispatcher, let driver = saved.driverID ?? previousDriver {
-            try await insertNotification(
-                driver: driver, type: .statusChange, title: "Order \(saved.number) \(saved.status.label)",
-                body: "Dispatch marked order \(saved.number) (\(saved.vehicle.summary)) as \(saved.status.label).",
-                data: NotificationData(tripID: saved.tripID ?? current.tripID, orderID: saved.id), tx)
+            try await insertNotification(.orderStatus(saved, trip: saved.tripID ?? current.tripID), to: driver, tx)
         }
         return saved
     }
@@ -401,11 +398,7 @@ extension Store {
                 order = try await saveOrder(edited, from: order, tx)
                 let changes = DriverChangeNote.changes(from: before, to: order)
                 if let driver = order.driverID, !changes.isEmpty, order.status != .delivered, order.status != .cancelled {
-                    try await insertNotification(
-                        driver: driver, type: .statusChange, title: "Order \(order.number) changed",
-                        body: DriverChangeNote.body(order.vehicle.summary.isEmpty ? "order \(order.number)"
-                                                        : "order \(order.number) (\(order.vehicle.summary))", changes),
-                        data: NotificationData(tripID: order.tripID, orderID: order.id), tx)
+                    try await insertNotification(.orderChanged(order, changes), to: driver, tx)
                 }
             }
             if let status = request.status {
@@ -464,11 +457,7 @@ extension Store {
                 try await notifyOrderAssigned(saved, trip: trip, to: driver, tx)
             }
             if let previousDriver, previousDriver != saved.driverID {
-                try await insertNotification(
-                    driver: previousDriver, type: .statusChange, title: "Order \(saved.number) taken off your list",
-                    body: "Dispatch took order \(saved.number) (\(saved.vehicle.summary.isEmpty ? "a vehicle" : saved.vehicle.summary), "
-                        + "\(saved.pickup.address) → \(saved.delivery.address)) off your work. Do not pick it up.",
-                    data: NotificationData(tripID: current.tripID, orderID: saved.id), tx)
+                try await insertNotification(.orderTakenOff(saved, trip: current.tripID), to: previousDriver, tx)
             }
             return saved
         }
@@ -605,10 +594,6 @@ extension Store {
     }
 
     func notifyOrderAssigned(_ order: Order, trip: Trip?, to driver: ID<Driver>, _ tx: TenantTransaction) async throws {
-        let onTrip = trip.map { " on trip \($0.number)" } ?? ""
-        try await insertNotification(
-            driver: driver, type: .tripAssignment, title: "New order \(order.number)",
-            body: "\(order.vehicle.summary.isEmpty ? "A vehicle" : order.vehicle.summary)\(onTrip): \(order.pickup.address) → \(order.delivery.address).",
-            data: NotificationData(tripID: order.tripID, orderID: order.id), tx)
+        try await insertNotification(.orderAssigned(order, trip: trip), to: driver, tx)
     }
 }

@@ -163,15 +163,9 @@ extension Store {
             if let driver = trip.driverID {
                 let changes = DriverChangeNote.changes(from: current, to: trip)
                 if trip.status != current.status {
-                    try await insertNotification(
-                        driver: driver, type: .statusChange, title: "Trip \(trip.number) is \(trip.status.label)",
-                        body: "Dispatch changed trip \(trip.number) (\(trip.origin) → \(trip.destination)) to \(trip.status.label)."
-                            + (changes.isEmpty ? "" : " Also: \(DriverChangeNote.list(changes))."),
-                        data: NotificationData(tripID: trip.id), tx)
+                    try await insertNotification(.tripStatus(trip, also: changes), to: driver, tx)
                 } else if !changes.isEmpty {
-                    try await insertNotification(
-                        driver: driver, type: .statusChange, title: "Trip \(trip.number) changed",
-                        body: DriverChangeNote.body("trip \(current.number)", changes), data: NotificationData(tripID: trip.id), tx)
+                    try await insertNotification(.tripChanged(trip, number: current.number, changes), to: driver, tx)
                 }
             }
             return trip
@@ -255,11 +249,7 @@ extension Store {
             if let driverID { try await notifyTripAssigned(trip, to: driverID, tx) }
             // The driver it was taken from must not drive to its pickups.
             if let previous {
-                try await insertNotification(
-                    driver: previous, type: .statusChange, title: "Trip \(trip.number) taken off your list",
-                    body: "Dispatch gave trip \(trip.number) (\(trip.origin) → \(trip.destination)) to \(driverID == nil ? "no driver for now" : "another driver"). "
-                        + "Do not pick up its vehicles.",
-                    data: NotificationData(tripID: trip.id), tx)
+                try await insertNotification(.tripTakenOff(trip, to: driverID), to: previous, tx)
             }
             return trip
         }
@@ -320,10 +310,6 @@ extension Store {
     }
 
     func notifyTripAssigned(_ trip: Trip, to driver: ID<Driver>, _ tx: TenantTransaction) async throws {
-        let when = trip.startDate.map { ", starting \(DayFormat.day($0))" } ?? ""
-        try await insertNotification(
-            driver: driver, type: .tripAssignment, title: "New trip \(trip.number)",
-            body: "You have been assigned trip \(trip.number): \(trip.origin) → \(trip.destination)\(when).",
-            data: NotificationData(tripID: trip.id), tx)
+        try await insertNotification(.tripAssigned(trip), to: driver, tx)
     }
 }
