@@ -1,0 +1,193 @@
+import Foundation
+import GRDB
+import VroomXModels
+
+/// A change's effect on the phone's cache, by the shared rules, before it
+/// is queued: the driver sees it at once, and what the server would refuse
+/// anyway is refused here.
+extension AppDatabase {
+    /// The change's effect on the cache, as the driver expects to see it.
+    /// Throws `LocalRejection` for what the server would refuse anyway.
+    static func applyLocally(_ mutation: Mutation, now: Date, _ db: Database) throws -> Bool {
+        switch mutation.payload {
+        case .updateOrderStatus(let change):
+            guard let order = try order(change.orderID, db) else { throw LocalRejection(code: .notFound, message: "This order is not on your device.") }
+            guard let moved = try moved(order, to: change.status, at: change.occurredAt, now: now) else { return false }
+            let completed = try inspections(order: order.id, db).filter { $0.completedAt != nil }.map(\.kind)
+            if let refusal = InspectionRules.required(toMark: change.status, order: order, completed: completed.contains) {
+                throw LocalRejection(refusal)
+            }
+            try store(.order(moved), db)
+        case .updateOrderETA(let change):
+            guard let order = try order(change.orderID, db) else { throw LocalRejection(code: .notFound, message: "This order is not on your device.") }
+            let changed: Order
+            do throws(ETARefusal) {
+                changed = try order.applyingETAs(pickup: change.pickupETA, delivery: change.deliveryETA, now: now)
+            } catch {
+                throw LocalRejection(error)
+            }
+            try store(.order(changed), db)
+        case .createExpense(let request):
+            guard try exists("trips", request.tripID.rawValue, db) else {
+                throw LocalRejection(code: .notFound, message: "This trip is not on your device.")
+            }
+            guard let id = request.id else { throw LocalRejection(code: .validationFailed, message: "An offline expense needs its id.") }
+            if let refusal = ExpenseRules.amountProblem(request.amountCents) ?? ExpenseRules.dateProblem(request.date, now: now) {
+                throw LocalRejection(refusal)
+            }
+            if let notes = request.notes, !FieldLimits.expenseNotes.allows(notes) { throw LocalRejection(FieldLimits.expenseNotes.refusal()) }
+            let driver = try driverID(db)
+            if let fuel = request.fuel {
+                if let refusal = ExpenseRules.fuelProblem(fuel, category: request.category) { throw LocalRejection(refusal) }
+                guard var truck = try unit(fuel.equipmentID, db), truck.kind == .truck else {
+                    throw LocalRejection(code: .validationFailed, message: "That truck is not assigned to you.")
+                }
+                // A fill's odometer is a reading: the server's rule, against the last reading the phone has seen.
+                if let miles = fuel.odometerMiles {
+                    let window = OdometerRule.fillWindow(request.date, now: now)
+                    if let refusal = OdometerRule.check(miles, unit: truck.unitNumber, in: window, field: "fuel.odometer_miles",
+                                                        .init(last: truck.odometerMiles, at: truck.odometerAt, window: window)) {
+                        throw LocalRejection(refusal)
+                    }
+                    if truck.odometerAt.map({ window.upperBound >= $0 }) ?? true, miles >= (truck.odometerMiles ?? 0) {
+                        truck.odometerMiles = miles
+                        truck.odometerAt = window.upperBound
+                        try store(.equipment(truck), db)
+                    }
+                }
+            }
+            let expense = Expense(id: id, tripID: request.tripID, driverID: driver, category: request.category,
+                                  amountCents: request.amountCents, date: request.date, notes: request.notes ?? "", fuel: request.fuel,
+                                  createdAt: now)
+            try store(.expense(expense), db)
+        case .deleteExpense(let reference):
+            guard try exists("expenses", reference.expenseID.rawValue, db) else {
+                throw LocalRejection(code: .notFound, message: "This expense is not on your device.")
+            }
+            try remove(.expense, id: reference.expenseID.rawValue, db)
+        case .markNotificationRead(let reference):
+            let found: [DriverNotification] = try docs(db, "SELECT doc FROM notifications WHERE id = ?", [reference.notificationID.rawValue])
+            // Opened from a push before its row synced: queued all the same (it survives the app being
+            // killed), and shown read once the row arrives (pending changes are laid over what is pulled).
+            guard var notification = found.first else { return true }
+            if notification.readAt != nil { return false }
+            notification.readAt = reference.readAt ?? now
+            try store(.notification(notification), db)
+        case .saveInspection(let save):
+            try applyInspectionSave(save, now: now, db)
+        case .completeInspection(let reference):
+            guard var inspection = try Self.inspection(reference.inspectionID, db) else {
+                throw LocalRejection(code: .notFound, message: "This inspection is not on your device.")
+            }
+            guard let order = try order(inspection.orderID, db) else {
+                throw LocalRejection(code: .notFound, message: "This order is not on your device.")
+            }
+            if inspection.completedAt == nil {
+                if let refusal = InspectionRules.inspectable(order, kind: inspection.kind) { throw LocalRejection(refusal) }
+                // Files still on their way count: the completion waits for them before it is sent.
+                var withQueued = inspection
+                withQueued.media += try queuedMedia(of: inspection.id, db).filter { queued in !inspection.media.contains { $0.slot == queued.slot } }
+                if let reason = withQueued.incompleteReason { throw LocalRejection(code: .inspectionIncomplete, message: reason) }
+                do throws(OrderStatusRefusal) {
+                    inspection.completedAt = try order.eventTime(reference.occurredAt, of: inspection.kind.completedStatus, now: now)
+                } catch {
+                    throw LocalRejection(error)
+                }
+                try store(.inspection(inspection), db)
+            }
+            // The completed inspection is the pickup (or delivery), as on the server.
+            guard order.status == inspection.kind.orderStatus,
+                  let moved = try moved(order, to: inspection.kind.completedStatus, at: inspection.completedAt, now: now) else { return false }
+            try store(.order(moved), db)
+        case .recordOdometer(let reading):
+            guard var unit = try unit(reading.equipmentID, db) else {
+                throw LocalRejection(code: .notFound, message: "This unit is not assigned to you.")
+            }
+            let at = reading.recordedAt ?? now
+            guard FieldLimits.readingMiles.allows(reading.miles) else { throw LocalRejection(FieldLimits.readingMiles.refusal()) }
+            // The same rule as the server's, against what the phone knows: the last reading it has seen.
+            if let refusal = OdometerRule.check(reading.miles, unit: unit.unitNumber, in: at...at, field: "miles",
+                                                .init(last: unit.odometerMiles, at: unit.odometerAt, window: at...at)) {
+                throw LocalRejection(refusal)
+            }
+            if unit.odometerAt.map({ at >= $0 }) ?? true {
+                unit.odometerMiles = reading.miles
+                unit.odometerAt = at
+                try store(.equipment(unit), db)
+            }
+        case .recordLocations:
+            break  // Positions are not shown from the cache; arrivals they make come back through the feed.
+        }
+        return true
+    }
+
+    /// The order after a driver's move, by the rule the server applies
+    /// (nil: it already has that status).
+    static func moved(_ order: Order, to status: OrderStatus, at reported: Date?, now: Date) throws -> Order? {
+        do throws(OrderStatusRefusal) {
+            return try order.applying(status, reportedAt: reported, by: .driver, now: now)
+        } catch {
+            throw LocalRejection(error)
+        }
+    }
+
+    static func inspections(order: ID<Order>, _ db: Database) throws -> [Inspection] {
+        try docs(db, "SELECT doc FROM inspections WHERE order_id = ? ORDER BY id", [order.rawValue])
+    }
+
+    /// The order a queued change is about, if any (an inspection's through the inspection).
+    static func orderID(of mutation: Mutation, _ db: Database) throws -> ID<Order>? {
+        switch mutation.payload {
+        case .updateOrderStatus(let change): return change.orderID
+        case .updateOrderETA(let change): return change.orderID
+        case .saveInspection(let save): return save.inspection.orderID
+        case .completeInspection(let reference): return try inspection(reference.inspectionID, db)?.orderID
+        case .createExpense, .deleteExpense, .markNotificationRead, .recordOdometer, .recordLocations: return nil
+        }
+    }
+
+    static func applyInspectionSave(_ save: InspectionSave, now: Date, _ db: Database) throws {
+        let request = save.inspection
+        if let problem = request.problem { throw LocalRejection(problem.refusal) }
+        var inspection: Inspection
+        if let existing = try Self.inspection(save.inspectionID, db) {
+            guard existing.completedAt == nil else {
+                throw LocalRejection(code: .inspectionCompleted, message: "This inspection is completed and can no longer change.")
+            }
+            inspection = existing
+        } else {
+            guard let order = try order(request.orderID, db) else {
+                throw LocalRejection(code: .notFound, message: "This order is not on your device.")
+            }
+            if let refusal = InspectionRules.inspectable(order, kind: request.kind) { throw LocalRejection(refusal) }
+            inspection = Inspection(id: save.inspectionID, orderID: order.id, driverID: try driverID(db), kind: request.kind,
+                                    createdAt: now, updatedAt: now)
+        }
+        if let odometer = request.odometer { inspection.odometer = odometer }
+        if let notes = request.notes { inspection.notes = notes }
+        if let position = request.position { inspection.position = position }
+        if let damages = request.damages { inspection.damages = damages }
+        if let unavailable = request.customerUnavailable { inspection.customerUnavailable = unavailable }
+        inspection.updatedAt = now
+        try store(.inspection(inspection), db)
+    }
+
+    static func inspection(_ id: ID<Inspection>, _ db: Database) throws -> Inspection? {
+        let found: [Inspection] = try docs(db, "SELECT doc FROM inspections WHERE id = ?", [id.rawValue])
+        return found.first
+    }
+
+    static func exists(_ table: String, _ id: String, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM \(table) WHERE id = ?)"), arguments: [id]) ?? false
+    }
+
+    /// Cancels the creation of an expense that never left the device (not
+    /// while a batch holding it is on its way: its answer may be a success).
+    static func dropUnsentCreate(of expense: ID<Expense>, owner: String, _ db: Database) throws -> Bool {
+        try db.execute(sql: """
+            DELETE FROM outbox WHERE entity_id = ? AND kind = ? AND owner = ? AND sending_since IS NULL AND maybe_applied = 0
+                AND (status = 'pending' OR failure = 'transient')
+            """, arguments: [expense.rawValue, MutationKind.createExpense.rawValue, owner])
+        return db.changesCount > 0
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import VroomXModels
+
+/// What happened to an order, and its inspections, as its page shows them.
+extension ConsoleOrderPages {
+    /// A status the order reached: when, by whom, and when it reached the
+    /// server if a phone without signal reported it later.
+    static func historyLine(_ event: Store.OrderEvent) -> OrderPageView.Event {
+        let who = event.who.map { event.byDriver ? "by \($0) (driver)" : "by \($0)" } ?? "by VroomX"
+        let late = event.recordedAt.timeIntervalSince(event.occurredAt) > 300
+        return .init(time: ConsoleFormat.time(event.occurredAt), text: "\(event.status.title) · \(who)",
+                     reported: late ? ConsoleFormat.time(event.recordedAt) : nil)
+    }
+
+    /// ETAs given (by the driver or dispatch) or cleared by a reassignment.
+    /// Its times are `<time>` elements, read in the dispatcher's zone like every other.
+    static func etaLine(_ event: Store.ETAEvent) -> OrderPageView.Event {
+        let etas = [("pickup", event.pickupETA), ("delivery", event.deliveryETA)].compactMap { stop, eta in
+            ConsoleFormat.time(eta).map { OrderPageView.ETA(label: stop, iso: $0.iso, text: $0.text) }
+        }
+        let text: String, after: String
+        if event.cleared {
+            text = "ETAs of \(event.driverName ?? "the previous driver") cleared: the order went to another driver" + (etas.isEmpty ? "" : " (were")
+            after = etas.isEmpty ? "" : ")"
+        } else {
+            text = etas.isEmpty ? "ETAs removed" : "ETA"
+            after = " · " + (event.who.map { name in event.driverName == name ? "by \(name) (driver)" : "by \(name)" } ?? "by VroomX")
+        }
+        return .init(time: ConsoleFormat.time(event.recordedAt), text: text, etas: etas, after: after)
+    }
+
+    /// What happened to an order recorded before status history was kept,
+    /// oldest first, from the order's own dates.
+    static func timeline(_ order: Order) -> [(Date, OrderPageView.Event)] {
+        var events: [(Date, String)] = [(order.createdAt, "Created")]
+        if let picked = order.actualPickupDate { events.append((picked, "Picked up by the driver")) }
+        if let delivered = order.actualDeliveryDate { events.append((delivered, "Delivered")) }
+        if order.status == .cancelled { events.append((order.updatedAt, "Cancelled")) }
+        if order.updatedAt > events.map(\.0).max() ?? .distantPast {
+            events.append((order.updatedAt, "Last changed (now \(order.status.label), version \(order.version))"))
+        }
+        return events.map { ($0.0, OrderPageView.Event(time: ConsoleFormat.time($0.0), text: $0.1)) }
+    }
+
+    static func inspection(_ inspection: Inspection) -> OrderPageView.InspectionView {
+        let base = "/console/media/\(inspection.id.rawValue)/"
+        let media = inspection.media.sorted { $0.slot.walkOrder < $1.slot.walkOrder }
+        return .init(
+            kind: inspection.kind == .pickup ? "Pickup" : "Delivery", completed: ConsoleFormat.time(inspection.completedAt),
+            incomplete: inspection.completedAt == nil, odometer: inspection.odometer.map { "\(ConsoleFormat.grouped($0)) mi" } ?? "—",
+            notes: inspection.notes, customerUnavailable: inspection.customerUnavailable,
+            photos: media.filter { $0.kind == .photo }.map { .init(src: base + $0.slot.rawValue, name: $0.slot.title) },
+            video: media.first { $0.kind == .video }.map { .init(src: base + $0.slot.rawValue, type: $0.contentType) },
+            signature: media.first { $0.kind == .signature }.map { .init(src: base + $0.slot.rawValue) },
+            damages: inspection.damages.map { .init(location: $0.locationLabel, type: $0.type.rawValue, severity: $0.severity.rawValue, note: $0.note) },
+            noDamages: inspection.damages.isEmpty, missing: inspection.missingSlots.map { $0.title }.joined(separator: ", "))
+    }
+}
