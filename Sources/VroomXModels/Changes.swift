@@ -10,7 +10,7 @@ public enum ChangeEntity: String, Codable, Sendable, CaseIterable {
     case equipment
 }
 
-public enum ChangeOperation: String, Codable, Sendable {
+public enum ChangeOperation: String, Codable, Sendable, CaseIterable {
     /// Store this row (insert or replace).
     case upsert
     /// Remove this row: it was deleted, or the caller may no longer see it.

@@ -327,6 +327,17 @@ public struct AssignEquipmentRequest: Codable, Sendable, Hashable {
     public var driverID: ID<Driver>?
     public init(driverID: ID<Driver>?) { self.driverID = driverID }
     enum CodingKeys: String, CodingKey { case driverID = "driver_id" }
+
+    // `driver_id` must be sent: null takes it back, while a body without the
+    // key (an empty one) is a mistake, not a request to unassign.
+    public init(from decoder: any Decoder) throws {
+        driverID = try decoder.container(keyedBy: CodingKeys.self).decode(ID<Driver>?.self, forKey: .driverID)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(driverID, forKey: .driverID)
+    }
 }
 
 /// Several units moved to one status at once (all or none).

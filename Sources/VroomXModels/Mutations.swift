@@ -240,7 +240,7 @@ public struct MutationBatch: Codable, Sendable, Hashable {
     public init(_ mutations: [Mutation]) { self.mutations = mutations }
 }
 
-public enum MutationOutcome: String, Codable, Sendable {
+public enum MutationOutcome: String, Codable, Sendable, CaseIterable {
     case applied
     case rejected
 }

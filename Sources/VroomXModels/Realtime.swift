@@ -8,7 +8,7 @@
 /// - `{"type":"heartbeat","cursor":N}` — about every 25 s, so idle mobile
 ///   connections stay open (protocol pings are sent as well).
 public struct RealtimeMessage: Codable, Sendable, Hashable {
-    public enum Kind: String, Codable, Sendable {
+    public enum Kind: String, Codable, Sendable, CaseIterable {
         case changes
         case ready
         case heartbeat

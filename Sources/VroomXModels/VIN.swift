@@ -24,6 +24,48 @@ public struct VINDecoding: Codable, Sendable, Hashable {
     enum CodingKeys: String, CodingKey {
         case vin, isWellFormed = "well_formed", checkDigitValid = "check_digit_valid", expectedCheckDigit = "expected_check_digit"
         case northAmerican = "north_american", modelYear = "model_year", make, region, problems
+        case needsConfirmation = "needs_confirmation"
+    }
+
+    public init(vin: String, isWellFormed: Bool, checkDigitValid: Bool, expectedCheckDigit: String?, northAmerican: Bool,
+                modelYear: Int?, make: String?, region: String?, problems: [String]) {
+        self.vin = vin
+        self.isWellFormed = isWellFormed
+        self.checkDigitValid = checkDigitValid
+        self.expectedCheckDigit = expectedCheckDigit
+        self.northAmerican = northAmerican
+        self.modelYear = modelYear
+        self.make = make
+        self.region = region
+        self.problems = problems
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(vin: try container.decode(String.self, forKey: .vin), isWellFormed: try container.decode(Bool.self, forKey: .isWellFormed),
+                  checkDigitValid: try container.decode(Bool.self, forKey: .checkDigitValid),
+                  expectedCheckDigit: try container.decodeIfPresent(String.self, forKey: .expectedCheckDigit),
+                  northAmerican: try container.decode(Bool.self, forKey: .northAmerican),
+                  modelYear: try container.decodeIfPresent(Int.self, forKey: .modelYear),
+                  make: try container.decodeIfPresent(String.self, forKey: .make), region: try container.decodeIfPresent(String.self, forKey: .region),
+                  problems: try container.decode([String].self, forKey: .problems))
+        // Derived from the others: read, not kept.
+        _ = try container.decodeIfPresent(Bool.self, forKey: .needsConfirmation)
+    }
+
+    /// Written with `needs_confirmation`, so a client need not know the rule.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(vin, forKey: .vin)
+        try container.encode(isWellFormed, forKey: .isWellFormed)
+        try container.encode(checkDigitValid, forKey: .checkDigitValid)
+        try container.encodeIfPresent(expectedCheckDigit, forKey: .expectedCheckDigit)
+        try container.encode(northAmerican, forKey: .northAmerican)
+        try container.encodeIfPresent(modelYear, forKey: .modelYear)
+        try container.encodeIfPresent(make, forKey: .make)
+        try container.encodeIfPresent(region, forKey: .region)
+        try container.encode(problems, forKey: .problems)
+        try container.encode(needsConfirmation, forKey: .needsConfirmation)
     }
 
     /// A wrong check digit on a North-American VIN: the one finding a client

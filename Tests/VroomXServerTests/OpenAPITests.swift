@@ -68,6 +68,45 @@ struct OpenAPITests {
         #expect(checked >= 46, "the table documents \(checked) fields")
     }
 
+    /// The document's schemas and the types the code reads and writes.
+    static let wireTypes: [String: any Decodable.Type] = [
+        "Tenant": Tenant.self, "User": User.self, "Driver": Driver.self, "TripStatus": TripStatus.self, "Trip": Trip.self, "Vehicle": Vehicle.self, "Stop": Stop.self, "OrderStatus": OrderStatus.self, "Order": Order.self, "ExpenseCategory": ExpenseCategory.self, "Expense": Expense.self, "NotificationType": NotificationType.self, "DriverNotification": DriverNotification.self, "DeviceToken": DeviceToken.self, "AuthSession": AuthSession.self, "SendCodeRequest": SendCodeRequest.self, "SendCodeResponse": SendCodeResponse.self, "VerifyCodeRequest": VerifyCodeRequest.self, "RefreshRequest": RefreshRequest.self, "MeResponse": MeResponse.self, "PINRequest": PINRequest.self, "PINVerifyResponse": PINVerifyResponse.self, "RegisterDeviceTokenRequest": RegisterDeviceTokenRequest.self, "HealthResponse": HealthResponse.self, "UpdateOrderStatusRequest": UpdateOrderStatusRequest.self, "UpdateETARequest": UpdateETARequest.self, "CreateExpenseRequest": CreateExpenseRequest.self, "CreateDriverRequest": CreateDriverRequest.self, "CreateTripRequest": CreateTripRequest.self, "UpdateTripRequest": UpdateTripRequest.self, "AssignTripRequest": AssignTripRequest.self, "CreateOrderRequest": CreateOrderRequest.self, "UpdateOrderRequest": UpdateOrderRequest.self, "AssignOrderRequest": AssignOrderRequest.self, "SendMessageRequest": SendMessageRequest.self, "Change": Change.self, "SyncPage": SyncPage.self, "Mutation": Mutation.self, "MutationBatch": MutationBatch.self, "MutationResult": MutationResult.self, "MutationBatchResult": MutationBatchResult.self, "RealtimeMessage": RealtimeMessage.self, "GeoPosition": GeoPosition.self, "Damage": Damage.self, "InspectionMedia": InspectionMedia.self, "Inspection": Inspection.self, "SaveInspectionRequest": SaveInspectionRequest.self, "CompleteInspectionRequest": CompleteInspectionRequest.self, "ReadinessResponse": ReadinessResponse.self, "EquipmentKind": EquipmentKind.self, "EquipmentStatus": EquipmentStatus.self, "EquipmentSpecs": EquipmentSpecs.self, "EquipmentDocument": EquipmentDocument.self, "Equipment": Equipment.self, "EquipmentFields": EquipmentFields.self, "AssignEquipmentRequest": AssignEquipmentRequest.self, "EquipmentStatusChange": EquipmentStatusChange.self, "AddEquipmentDocumentRequest": AddEquipmentDocumentRequest.self, "ExpiringDocument": ExpiringDocument.self, "OdometerReading": OdometerReading.self, "RecordOdometerRequest": RecordOdometerRequest.self, "FuelPurchase": FuelPurchase.self, "FuelReport": FuelReport.self, "ImportResult": ImportResult.self, "VINDecoding": VINDecoding.self, "GeoPoint": GeoPoint.self, "RecordLocationsRequest": RecordLocationsRequest.self, "StopArrival": StopArrival.self, "RecordLocationsResult": RecordLocationsResult.self, "DriverPosition": DriverPosition.self, "TripTrack": TripTrack.self, "OrderProgress": OrderProgress.self, "EquipmentPhoto": EquipmentPhoto.self, "UpdateDriverRequest": UpdateDriverRequest.self, "DeviceBacklog": DeviceBacklog.self, "ReportedBacklog": ReportedBacklog.self, "CarrierChoice": CarrierChoice.self, "DeviceBacklogItem": DeviceBacklog.Item.self
+    ]
+
+    @Test("every schema of the document has exactly the fields its type in the code reads, the same ones required in requests, the same values in enumerations")
+    func schemasMatchTheCode() throws {
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.data)) as? [String: Any])
+        let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: [String: Any]])
+        var compared = 0
+        for (name, schema) in schemas.sorted(by: { $0.key < $1.key }) {
+            guard let type = Self.wireTypes[name] else { continue }
+            if let values = schema["enum"] as? [String], let cases = type as? any (CaseIterable & RawRepresentable).Type {
+                func rawValues<C: CaseIterable & RawRepresentable>(_ type: C.Type) -> Set<String> {
+                    Set(type.allCases.compactMap { $0.rawValue as? String })
+                }
+                let raw = rawValues(cases)
+                #expect(Set(values) == raw, "\(name): the document's values \(Set(values).subtracting(raw).sorted()), the code's \(raw.subtracting(values).sorted())")
+                compared += 1
+                continue
+            }
+            let shape: SchemaProbe.Shape
+            do {
+                shape = try SchemaProbe.shape(of: type)
+            } catch {
+                Issue.record("\(name): the probe could not read \(type): \(error)")
+                continue
+            }
+            let documented = Set((schema["properties"] as? [String: Any] ?? [:]).keys)
+            #expect(documented == shape.keys, "\(name): only in the document \(documented.subtracting(shape.keys).sorted()), only in the code \(shape.keys.subtracting(documented).sorted())")
+            if name.hasSuffix("Request") {
+                let required = Set(schema["required"] as? [String] ?? [])
+                #expect(required == shape.required, "\(name): required in the document \(required.sorted()), by the code \(shape.required.sorted())")
+            }
+            compared += 1
+        }
+        #expect(compared == Self.wireTypes.count, "every listed type has its schema")
+    }
+
     @Test("documents exactly the query parameters each endpoint declares, and each declared header, with the declared ranges")
     func parametersMatchDeclarations() throws {
         let document = try #require(try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.data)) as? [String: Any])
