@@ -73,6 +73,20 @@ struct RulesTests {
                 == "Order O-7 is assigned; a delivery inspection cannot be made or completed now.")
     }
 
+    @Test func aTripEndsWhenItsVehiclesAreDeliveredAndStartsWithADriver() {
+        func trip(driver: Bool) -> Trip {
+            Trip(id: ID(), number: "T-9", driverID: driver ? ID() : nil, status: .inProgress, startDate: nil, endDate: nil, origin: "A",
+                 destination: "B", revenueCents: 0, driverPayCents: 0, miles: 0, version: 1, createdAt: now, updatedAt: now)
+        }
+        #expect(trip(driver: false).statusRefusal(to: .inProgress, .init(loaded: 0, waiting: 0)) == "Assign a driver before starting the trip.")
+        #expect(trip(driver: true).statusRefusal(to: .completed, .init(loaded: 1, waiting: 1))
+                == "Trip T-9 still has 2 vehicles not delivered; deliver, cancel or move them first.")
+        #expect(trip(driver: true).statusRefusal(to: .cancelled, .init(loaded: 1, waiting: 0))
+                == "Trip T-9 has 1 vehicle on the truck; deliver it first.")
+        #expect(trip(driver: true).statusRefusal(to: .cancelled, .init(loaded: 0, waiting: 3)) == nil, "waiting vehicles go back to the board")
+        #expect(trip(driver: true).statusRefusal(to: .completed, .init(loaded: 0, waiting: 0)) == nil)
+    }
+
     @Test func statusesReadTheSameEverywhere() {
         #expect(OrderStatus.new.title == "New" && OrderStatus.pickedUp.label == "picked up" && TripStatus.inProgress.title == "In progress")
         #expect(OrderStatusRefusal.invalidTransition(from: .delivered, to: .assigned).refusal.message

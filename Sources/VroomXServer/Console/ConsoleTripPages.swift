@@ -141,15 +141,15 @@ struct ConsoleTripPages {
                                                tenant: request.tenant).filter { $0.tripID == nil }
         let expenses = try await store.expenses(trip: id, request.scope)
         let driver = trip.driverID.flatMap { names.drivers[$0] }
-        // Offered only where the store would allow it (`Store.statusRefusal`).
+        // Offered only where the store would allow it (`Trip.statusRefusal`).
         let loaded = orders.filter { $0.status == .pickedUp }.count
         let waiting = orders.filter(\.status.isWaiting).count
-        let vehicles = Store.TripVehicles(loaded: loaded, waiting: waiting)
+        let vehicles = Trip.Vehicles(loaded: loaded, waiting: waiting)
         let statusNote: String? = trip.status != .inProgress || loaded + waiting == 0 ? nil : loaded > 0
             ? "\(ConsoleFormat.count(loaded, "vehicle")) on the truck: the trip is completed once every vehicle is delivered."
             : "\(ConsoleFormat.count(waiting, "vehicle")) still to pick up: deliver, cancel or move \(waiting == 1 ? "it" : "them") to complete the trip."
         let actions = Self.statusActions.filter {
-            trip.status.canTransition(to: $0.status) && Store.statusRefusal(trip, to: $0.status, vehicles) == nil
+            trip.status.canTransition(to: $0.status) && trip.statusRefusal(to: $0.status, vehicles) == nil
         }.map { action in
             let confirm: String? = switch action.status {
             case .completed:

@@ -117,8 +117,8 @@ extension Store {
                            COALESCE(SUM(CASE WHEN status IN ('new', 'assigned') THEN 1 ELSE 0 END), 0) AS waiting
                     FROM orders WHERE tenant_id = \(tenant) AND trip_id = \(id)
                     """)
-                let vehicles = TripVehicles(loaded: try counts?.int("loaded") ?? 0, waiting: try counts?.int("waiting") ?? 0)
-                if let refusal = Self.statusRefusal(trip, to: status, vehicles) {
+                let vehicles = Trip.Vehicles(loaded: try counts?.int("loaded") ?? 0, waiting: try counts?.int("waiting") ?? 0)
+                if let refusal = trip.statusRefusal(to: status, vehicles) {
                     throw AppError(409, .invalidTransition, refusal, field: "status")
                 }
                 trip.status = status
@@ -170,28 +170,6 @@ extension Store {
             }
             return trip
         }
-    }
-
-    /// A trip's vehicles not yet delivered: on the truck, and still to pick up.
-    struct TripVehicles {
-        var loaded: Int
-        var waiting: Int
-    }
-
-    /// Why a trip may not become `status` (one the state machine allows), or
-    /// nil: the store refuses with it, the trip's page offers only the rest.
-    static func statusRefusal(_ trip: Trip, to status: TripStatus, _ vehicles: TripVehicles) -> String? {
-        if status != .planned, status != .cancelled, trip.driverID == nil { return "Assign a driver before starting the trip." }
-        let open = vehicles.loaded + vehicles.waiting
-        if status == .completed, open > 0 {
-            return "Trip \(trip.number) still has \(open) \(open == 1 ? "vehicle" : "vehicles") not delivered; deliver, cancel or move them first."
-        }
-        // Vehicles on the truck keep a trip under way until they are delivered.
-        let loaded = vehicles.loaded
-        if status == .cancelled || status == .planned, loaded > 0 {
-            return "Trip \(trip.number) has \(loaded) \(loaded == 1 ? "vehicle" : "vehicles") on the truck; deliver \(loaded == 1 ? "it" : "them") first."
-        }
-        return nil
     }
 
     /// Gives a trip to a driver (or takes it back with nil). Its orders that
