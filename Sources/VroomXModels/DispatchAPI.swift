@@ -234,6 +234,34 @@ public struct AssignOrderRequest: Codable, Sendable, Hashable {
         case tripID = "trip_id"
         case driverID = "driver_id"
     }
+
+    // At least one key must be sent: both null takes the order back to the
+    // board, while a body with neither (an empty one, a misspelt key) is a
+    // mistake, not a request to unassign.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        guard container.contains(.tripID) || container.contains(.driverID) else {
+            throw DecodingError.keyNotFound(EitherKey(), .init(codingPath: [], debugDescription: "Send trip_id or driver_id."))
+        }
+        tripID = try container.decodeIfPresent(ID<Trip>.self, forKey: .tripID)
+        driverID = try container.decodeIfPresent(ID<Driver>.self, forKey: .driverID)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(tripID, forKey: .tripID)
+        // Back to the board is said, not left to an empty body.
+        if tripID == nil || driverID != nil { try container.encode(driverID, forKey: .driverID) }
+    }
+}
+
+/// The refusal's name for a request that needs one of two keys.
+private struct EitherKey: CodingKey {
+    var stringValue: String { "trip_id or driver_id" }
+    var intValue: Int? { nil }
+    init() {}
+    init?(stringValue: String) { nil }
+    init?(intValue: Int) { nil }
 }
 
 public struct SendMessageRequest: Codable, Sendable, Hashable {

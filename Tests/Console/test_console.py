@@ -1308,3 +1308,24 @@ def test_drivers_page_shows_what_waits_on_a_drivers_phone(page, server):
     assert status == 204, body
     page.goto(server.base + "/drivers")
     expect(page.locator("tr", has_text="Alex Rivera").locator(".phone-work")).to_have_text("All sent")
+
+
+def test_text_typed_without_spaces_wraps_instead_of_widening_pages(page, server):
+    """A 64-character order number and a 500-character address without a space
+    (both within their limits) wrap on every page that shows them."""
+    number = "W" * 64
+    page.goto(server.base + "/orders/new")
+    page.fill("#number", number)
+    page.fill("#revenue", "10.00")
+    page.fill("#pickup_address", "A" * 500)
+    page.fill("#delivery_address", "B" * 500)
+    page.click("form button[type=submit].primary")
+    page.wait_for_url("**/orders/*")
+    order = page.url.rsplit("/", 1)[1].split("?")[0]
+    for path in [f"/orders/{order}", f"/orders/{order}/bill-of-lading", "/board?status=new&q=" + number]:
+        page.goto(server.base + path)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 1280 + 1, f"{path} is {width} px wide in a 1280 px window"
+    # A vehicle with nothing typed reads as missing, not as a blank.
+    page.goto(server.base + "/board?status=new&q=" + number)
+    expect(page.locator("tbody tr").first.locator("td").nth(1)).to_contain_text("—")

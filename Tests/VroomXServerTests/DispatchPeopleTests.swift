@@ -189,6 +189,12 @@ struct DispatchPeopleTests {
             #expect(try await told("Order \(order.number) changed").count == 2)
 
             // Work taken away is news too: the order off the trip, then the trip to nobody.
+            // An empty body (a client's bug, a misspelt key) is not "take it back": that is said with null.
+            for body in ["{}", #"{"tripid": null}"#] {
+                let empty = try await api.call(.dispatchAssignOrder, order.id.rawValue, body: body, token: dispatch)
+                #expect(empty.status == 422 && empty.error?.field == "trip_id or driver_id", "\(empty.text)")
+            }
+            #expect(try await api.call(.dispatchAssignTrip, trip.id.rawValue, body: "{}", token: dispatch).status == 422)
             #expect(try await api.call(.dispatchAssignOrder, order.id.rawValue, json: AssignOrderRequest(), token: dispatch).status == 200)
             let orderGone = try #require(try await told("Order \(order.number) taken off your list").first)
             #expect(orderGone.body.contains("Do not pick it up.") && orderGone.data.orderID == order.id)
@@ -541,5 +547,18 @@ struct DispatchPeopleTests {
             #expect(assigned.status == 422)
             #expect(try await server.store.order(loose.id, carrier.scope).tripID == nil)
         }
+    }
+
+    @Test("the driver form refuses pay terms it does not offer, rather than reading them as a percentage")
+    func payTermsFromTheForm() {
+        var errors = FieldErrors()
+        let unknown = ConsolePeoplePages.payTerms(ConsoleForm(values: ["pay_type": ["<b>"], "pay_rate": ["10"]]), errors: &errors)
+        #expect(errors.messages["pay_type"] == "Choose how the driver is paid." && unknown.rate == nil)
+        var none = FieldErrors()
+        _ = ConsolePeoplePages.payTerms(ConsoleForm(values: ["pay_rate": ["10"]]), errors: &none)
+        #expect(none.messages["pay_type"] != nil, "a form without the field is refused too")
+        var fine = FieldErrors()
+        let mile = ConsolePeoplePages.payTerms(ConsoleForm(values: ["pay_type": ["per_mile"], "pay_rate": ["0.65"]]), errors: &fine)
+        #expect(fine.isEmpty && mile.type == .perMile && mile.rate == 65)
     }
 }

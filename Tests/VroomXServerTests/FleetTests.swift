@@ -602,6 +602,14 @@ struct FleetTests {
             #expect(try await api.call(.decodeVIN, "🚗", token: carrier.driver.accessToken).status == 422)
             #expect(try await api.call(.decodeVIN, String(repeating: "A", count: 65), token: carrier.driver.accessToken).status == 400)
             #expect(try await api.call(.decodeVIN, "1HGCM82633A004352").status == 401)
+            // Written with spaces, or escaped, in the address: read as the VIN typed.
+            let spaced = try await api.call(.decodeVIN, "1HGCM 82633A004352", token: carrier.driver.accessToken)
+            #expect(spaced.status == 200 && (try? spaced.decode(VINDecoding.self))?.vin == "1HGCM82633A004352", "\(spaced.text)")
+            let escaped = try await api.raw(.get, "/v1/vin/%31HGCM82633A004352", headers: ["Authorization": "Bearer \(carrier.driver.accessToken)"])
+            #expect(escaped.status == 200, "\(escaped.text)")
+            // The wire says whether to ask for confirmation, as documented.
+            let raw = try await api.call(.decodeVIN, "1HGCM82643A004352", token: carrier.driver.accessToken).text
+            #expect(raw.contains("\"needs_confirmation\":true") && raw.contains("\"well_formed\":true"), "\(raw)")
         }
     }
 }

@@ -25,7 +25,7 @@ struct OrderRowView: ConsoleView {
     init(_ order: Order, _ names: ConsoleOrderPages.Names) {
         id = order.id.rawValue
         number = order.number
-        vehicle = order.vehicle.summary
+        vehicle = order.vehicle.summary.isEmpty ? "—" : order.vehicle.summary
         vin = order.vehicle.vin
         pickupName = order.pickup.name
         pickupCity = ConsoleFormat.city(order.pickup.address)

@@ -110,7 +110,11 @@ struct ConsolePeoplePages {
     /// The form's pay terms: percentages are typed as 25, 27.5 or 25 % and
     /// kept in basis points; money in dollars and kept in cents.
     static func payTerms(_ form: ConsoleForm, errors: inout FieldErrors) -> (type: PayType, rate: Int?) {
-        let type = PayType(rawValue: form["pay_type"]) ?? .percentage
+        // A form always sends one of its choices: anything else is refused, never read as a percentage.
+        guard let type = PayType(rawValue: form["pay_type"]) else {
+            errors.add("pay_type", "Choose how the driver is paid.")
+            return (.percentage, nil)
+        }
         var rateText = form["pay_rate"].trimmingCharacters(in: .whitespaces)
         if type == .percentage, rateText.hasSuffix("%") { rateText = rateText.dropLast().trimmingCharacters(in: .whitespaces) }
         var rateErrors = FieldErrors()

@@ -13,7 +13,9 @@ struct FleetController {
 
     func register(_ routes: Routes) {
         routes.on(.decodeVIN) { _, context in
-            let text = context.parameters.get("vin") ?? ""
+            // The path segment as typed: %20 is the space a VIN may be written with.
+            let raw = context.parameters.get("vin") ?? ""
+            let text = raw.removingPercentEncoding ?? raw
             guard text.utf8.count <= 64 else { throw AppError(400, .invalidParameter, "A VIN is 17 characters.", field: "vin") }
             let decoded = VIN.decode(text, currentYear: LocalDate(store.now).year)
             // A well-formed VIN is answered whatever its check digit says (the answer says it); anything else is not a VIN.

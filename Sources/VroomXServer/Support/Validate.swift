@@ -78,11 +78,6 @@ enum Validate {
         return value
     }
 
-    static func nonNegative(_ value: Int, field: String, max: Int = 10_000_000) throws -> Int {
-        guard value >= 0, value <= max else { throw AppError.validation(field, "\(field) must be between 0 and \(max).") }
-        return value
-    }
-
     /// Pay rates each terms take: basis points of revenue (10000 is 100 %),
     /// cents a mile, cents a trip.
     static func payRates(_ type: PayType) -> ClosedRange<Int> {
