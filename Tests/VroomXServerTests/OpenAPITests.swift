@@ -78,6 +78,7 @@ struct OpenAPITests {
         let document = try #require(try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.data)) as? [String: Any])
         let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: [String: Any]])
         var compared = 0
+        var kindsCompared = 0
         for (name, schema) in schemas.sorted(by: { $0.key < $1.key }) {
             guard let type = Self.wireTypes[name] else { continue }
             if let values = schema["enum"] as? [String], let cases = type as? any (CaseIterable & RawRepresentable).Type {
@@ -98,6 +99,12 @@ struct OpenAPITests {
             }
             let documented = Set((schema["properties"] as? [String: Any] ?? [:]).keys)
             #expect(documented == shape.keys, "\(name): only in the document \(documented.subtracting(shape.keys).sorted()), only in the code \(shape.keys.subtracting(documented).sorted())")
+            // Each field's kind (string, integer, number, boolean, array, object) as the code reads it.
+            for (key, property) in schema["properties"] as? [String: [String: Any]] ?? [:] {
+                guard let stated = Self.kind(of: property, in: schemas), let read = shape.kinds[key] else { continue }
+                #expect(stated == read, "\(name).\(key): the document says \(stated), the code reads \(read)")
+                kindsCompared += 1
+            }
             if name.hasSuffix("Request") {
                 let required = Set(schema["required"] as? [String] ?? [])
                 #expect(required == shape.required, "\(name): required in the document \(required.sorted()), by the code \(shape.required.sorted())")
@@ -105,6 +112,20 @@ struct OpenAPITests {
             compared += 1
         }
         #expect(compared == Self.wireTypes.count, "every listed type has its schema")
+        #expect(kindsCompared >= 350, "fields whose kind was compared: \(kindsCompared)")
+    }
+
+    /// A document property's JSON kind, through `$ref` and nullable forms; nil where it may be several.
+    static func kind(of property: [String: Any], in schemas: [String: [String: Any]]) -> String? {
+        if let ref = property["$ref"] as? String, let target = schemas[String(ref.split(separator: "/").last ?? "")] {
+            return target["enum"] != nil ? "string" : kind(of: target, in: schemas)
+        }
+        if let options = property["oneOf"] as? [[String: Any]] {
+            let real = options.filter { $0["type"] as? String != "null" }
+            return real.count == 1 ? kind(of: real[0], in: schemas) : nil
+        }
+        if let types = property["type"] as? [String] { return types.filter { $0 != "null" }.first }
+        return property["type"] as? String
     }
 
     @Test("documents exactly the query parameters each endpoint declares, and each declared header, with the declared ranges")

@@ -8,6 +8,23 @@ enum SchemaProbe {
     struct Shape: Equatable {
         var keys: Set<String> = []
         var required: Set<String> = []
+        /// Each key's JSON kind: string, integer, number, boolean, array or object.
+        var kinds: [String: String] = [:]
+    }
+
+    /// The JSON kind a Swift type is written as.
+    static func kind(_ type: Any.Type) -> String {
+        func rawKind<R: RawRepresentable>(_ type: R.Type) -> String { kind(R.RawValue.self) }
+        switch type {
+        case is String.Type, is Date.Type, is LocalDate.Type, is any ProbeString.Type: return "string"
+        case is Int.Type, is Int64.Type, is Int32.Type: return "integer"
+        case is Double.Type, is Float.Type: return "number"
+        case is Bool.Type: return "boolean"
+        case is any ProbeArray.Type: return "array"
+        case let optional as any ProbeOptional.Type: return kind(optional.wrapped)
+        case let raw as any RawRepresentable.Type: return rawKind(raw)
+        default: return "object"
+        }
     }
 
     static func shape<T: Decodable>(of type: T.Type) throws -> Shape {
@@ -18,9 +35,10 @@ enum SchemaProbe {
 
     final class Recorder {
         var shape = Shape()
-        func read(_ key: any CodingKey, required: Bool) {
+        func read(_ key: any CodingKey, required: Bool, as type: Any.Type) {
             shape.keys.insert(key.stringValue)
             if required { shape.required.insert(key.stringValue) }
+            shape.kinds[key.stringValue] = SchemaProbe.kind(type)
         }
     }
 
@@ -59,30 +77,30 @@ enum SchemaProbe {
         func decodeNil(forKey key: Key) throws -> Bool { false }
 
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-            recorder.read(key, required: true)
+            recorder.read(key, required: true, as: T.self)
             return try SchemaProbe.value(T.self)
         }
         func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-            recorder.read(key, required: false)
+            recorder.read(key, required: false, as: T.self)
             return try SchemaProbe.value(T.self)
         }
-        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { recorder.read(key, required: true); return false }
-        func decode(_ type: String.Type, forKey key: Key) throws -> String { recorder.read(key, required: true); return "x" }
-        func decode(_ type: Double.Type, forKey key: Key) throws -> Double { recorder.read(key, required: true); return 0 }
-        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { recorder.read(key, required: true); return 0 }
-        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { recorder.read(key, required: true); return 0 }
-        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { recorder.read(key, required: false); return false }
-        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { recorder.read(key, required: false); return "x" }
-        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { recorder.read(key, required: false); return 0 }
-        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { recorder.read(key, required: false); return 0 }
-        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { recorder.read(key, required: false); return 0 }
+        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { recorder.read(key, required: true, as: Bool.self); return false }
+        func decode(_ type: String.Type, forKey key: Key) throws -> String { recorder.read(key, required: true, as: String.self); return "x" }
+        func decode(_ type: Double.Type, forKey key: Key) throws -> Double { recorder.read(key, required: true, as: Double.self); return 0 }
+        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { recorder.read(key, required: true, as: Int.self); return 0 }
+        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { recorder.read(key, required: true, as: Int64.self); return 0 }
+        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { recorder.read(key, required: false, as: Bool.self); return false }
+        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { recorder.read(key, required: false, as: String.self); return "x" }
+        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { recorder.read(key, required: false, as: Double.self); return 0 }
+        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { recorder.read(key, required: false, as: Int.self); return 0 }
+        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { recorder.read(key, required: false, as: Int64.self); return 0 }
 
         func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
-            recorder.read(key, required: true)
+            recorder.read(key, required: true, as: [String: String].self)
             return KeyedDecodingContainer(Keyed<NestedKey>(recorder: Recorder()))
         }
         func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-            recorder.read(key, required: true)
+            recorder.read(key, required: true, as: [String].self)
             return Unkeyed()
         }
         func superDecoder() throws -> any Decoder { ProbeDecoder(recorder: Recorder()) }
@@ -117,3 +135,11 @@ enum SchemaProbe {
         func decode<T: Decodable>(_ type: T.Type) throws -> T { try SchemaProbe.value(T.self) }
     }
 }
+
+/// Types the probe reads as JSON strings, lists and optionals.
+protocol ProbeString {}
+extension ID: ProbeString {}
+protocol ProbeArray {}
+extension Array: ProbeArray {}
+protocol ProbeOptional { static var wrapped: Any.Type { get } }
+extension Optional: ProbeOptional { static var wrapped: Any.Type { Wrapped.self } }
