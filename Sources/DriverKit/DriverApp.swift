@@ -117,9 +117,9 @@ public final class DriverApp {
             await stopping.value
         }
         let auth = self.auth
-        Task { await credentials.whenSessionEnds { _ in
+        credentials.whenSessionEnds { _ in
             await auth.endSession(message: "Your session has ended. Sign in with your email.")
-        } }
+        }
     }
 
     /// Starts syncing if someone is signed in, and checks the session with

@@ -41,7 +41,8 @@ public actor CredentialStore {
     private var generation = 0
     private var refreshing: Task<Credentials, any Error>?
     /// Told when the server ended the session (the refresh was refused).
-    private var onSessionEnded: (@Sendable (APIError) async -> Void)?
+    /// Told when the server ends the session (set while the app is built: `Hook`).
+    nonisolated let sessionEnded = Hook<APIError>()
 
     init(secureStore: any SecureStore, transport: any HTTPTransport, baseURL: String, clock: @escaping @Sendable () -> Date,
          lockFile: URL? = nil, key: String = CredentialStore.signedInKey) {
@@ -69,8 +70,8 @@ public actor CredentialStore {
     public var hasSession: Bool { credentials != nil }
     public var current: Credentials? { credentials }
 
-    func whenSessionEnds(_ handler: @escaping @Sendable (APIError) async -> Void) {
-        onSessionEnded = handler
+    nonisolated func whenSessionEnds(_ handler: @escaping @Sendable (APIError) async -> Void) {
+        sessionEnded.set(handler)
     }
 
     /// A new session from sign-in.
@@ -109,7 +110,7 @@ public actor CredentialStore {
     func rejected(accessToken: String, because error: APIError) async {
         guard error.endsSession, credentials?.accessToken == accessToken else { return }
         clear()
-        await onSessionEnded?(error)
+        await sessionEnded(error)
     }
 
     /// Refreshes now (the server said the token expired), or joins the
@@ -166,7 +167,7 @@ public actor CredentialStore {
             return fresh
         case .failure(let error as APIError) where error.endsSession:
             clear()
-            await onSessionEnded?(error)
+            await sessionEnded(error)
             throw error
         case .failure(let error):
             throw error

@@ -78,9 +78,9 @@ public actor SyncEngine {
     }
 
     /// Called after changes reached the server (files of a new inspection can go now).
-    nonisolated let afterPush = Hook()
+    nonisolated let afterPush = Hook<Void>()
     /// Called after each run (another driver's work on the phone is handed over then).
-    nonisolated let afterRun = Hook()
+    nonisolated let afterRun = Hook<Void>()
 
     public func stop() async {
         started = false

@@ -22,7 +22,7 @@ public actor UploadQueue {
     let chunkSize: Int
     /// Told when a file has reached the server (the sync engine then sends
     /// a completion that was waiting for it).
-    nonisolated let afterUpload = Hook()
+    nonisolated let afterUpload = Hook<Void>()
     private var runner: Task<Void, Never>?
     private var networkWatcher: Task<Void, Never>?
     private var sleeper: Task<Void, Never>?
