@@ -93,6 +93,12 @@ struct RulesTests {
                 == "An order that is delivered cannot be marked assigned.")
     }
 
+    @Test func payRatesByTerms() {
+        #expect(FieldLimits.payRate(for: .percentage).range == 0...10_000, "basis points: 100 %")
+        #expect(FieldLimits.payRate(for: .perMile).range == 0...10_000, "cents: $100.00 a mile")
+        #expect(FieldLimits.payRate(for: .perTrip).range == FieldLimits.payRate.range, "the document states the widest")
+    }
+
     @Test func textLimitsCountCodePointsAsTheDatabaseDoes() {
         let family = "👨‍👩‍👧‍👦"  // one character, seven code points
         #expect(TextLimit("x", max: 7).allows(family))

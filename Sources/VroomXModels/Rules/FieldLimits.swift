@@ -111,6 +111,17 @@ public enum FieldLimits {
     public static let personName = TextLimit("name", max: 200, required: true, documentedIn: ["CreateDriverRequest", "UpdateDriverRequest"])
     public static let phone = TextLimit("phone", max: 40, documentedIn: ["CreateDriverRequest", "UpdateDriverRequest"])
 
+    /// A driver's pay rate, by their terms: basis points of revenue (10000 is 100 %), cents a mile, cents a
+    /// trip. The document states the widest (`payRate`); each terms' own range is `payRate(for:)`.
+    public static func payRate(for type: PayType) -> NumberLimit {
+        switch type {
+        case .percentage: return NumberLimit("pay_rate", 0...10_000)
+        case .perMile: return NumberLimit("pay_rate", 0...100_00)
+        case .perTrip: return payRate
+        }
+    }
+    public static let payRate = NumberLimit("pay_rate", 0...1_000_000_00, documentedIn: ["CreateDriverRequest", "UpdateDriverRequest"])
+
     // The fleet
     public static let unitNumber = TextLimit("unit_number", max: 32, required: true, documentedIn: ["Equipment", "EquipmentFields"])
     public static let unitMake = TextLimit("make", max: 100, documentedIn: ["EquipmentFields"])
@@ -144,6 +155,6 @@ public enum FieldLimits {
     ]
     public static let numbers: [NumberLimit] = [
         tripMiles, vehicleYear, expenseAmountCents, fuelQuantityMilli, odometerMiles, readingMiles, inspectionOdometer,
-        capacityCars, gvwrPounds, revenueCents, driverPayCents,
+        capacityCars, gvwrPounds, revenueCents, driverPayCents, payRate,
     ]
 }

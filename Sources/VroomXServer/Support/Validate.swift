@@ -78,20 +78,18 @@ enum Validate {
         return value
     }
 
-    /// Pay rates each terms take: basis points of revenue (10000 is 100 %),
-    /// cents a mile, cents a trip.
-    static func payRates(_ type: PayType) -> ClosedRange<Int> {
-        switch type {
-        case .percentage: return 0...10_000
-        case .perMile: return 0...100_00
-        case .perTrip: return 0...1_000_000_00
-        }
-    }
+    /// Pay rates each terms take (`FieldLimits.payRate(for:)`).
+    static func payRates(_ type: PayType) -> ClosedRange<Int> { FieldLimits.payRate(for: type).range }
 
     static func payRate(_ rate: Int, type: PayType) throws {
-        guard payRates(type).contains(rate) else {
-            throw AppError.validation("pay_rate", type == .percentage ? "A percentage pay rate is in basis points, 0 to 10000."
-                                                                      : "The pay rate is out of range.")
+        let range = payRates(type)
+        guard range.contains(rate) else {
+            let message = switch type {
+            case .percentage: "A percentage pay rate is in basis points, 0 to \(range.upperBound)."
+            case .perMile: "A per-mile pay rate is in cents, 0 to \(range.upperBound) (\(MoneyFormat.dollars(range.upperBound)) a mile)."
+            case .perTrip: "A per-trip pay rate is in cents, 0 to \(range.upperBound) (\(MoneyFormat.dollars(range.upperBound)))."
+            }
+            throw AppError.validation("pay_rate", message)
         }
     }
 
