@@ -84,18 +84,6 @@ struct FleetView: ConsoleView {
 
 /// A unit's page, or the form for a new one.
 struct UnitView: ConsoleView {
-    struct Option: ConsoleView {
-        let value: String
-        var label: String = ""
-        let selected: Bool
-    }
-
-    struct DriverOption: ConsoleView {
-        let id: String
-        let name: String
-        let selected: Bool
-    }
-
     struct Photo: ConsoleView {
         let id: String
         let src: String
@@ -112,7 +100,7 @@ struct UnitView: ConsoleView {
         let status: String
         let statusLabel: String
         let version: Int
-        let drivers: [DriverOption]
+        let drivers: [OptionView]
         let driver: String?
         let retired: Bool
         let odometer: String?
@@ -136,10 +124,10 @@ struct UnitView: ConsoleView {
     let trailer: Bool
     let truck: Bool
     let kind: String
-    let statuses: [Option]
-    let trailerTypes: [Option]
-    let fuelTypes: [Option]
-    let paperKinds: [Option]
+    let statuses: [ChoiceView]
+    let trailerTypes: [ChoiceView]
+    let fuelTypes: [ChoiceView]
+    let paperKinds: [ChoiceView]
     let notice: String
     let saved: Saved?
 

@@ -1,13 +1,6 @@
 import Foundation
 import VroomXModels
 
-/// A `<select>` option of a page's form.
-struct OptionView: ConsoleView {
-    let id: String
-    let name: String
-    let selected: Bool
-}
-
 /// The drivers, active first, then those who left.
 struct DriversView: ConsoleView {
     /// What a driver's phones hold that has not reached dispatch.
@@ -64,12 +57,6 @@ struct DriversView: ConsoleView {
 
 /// Inviting a driver, or editing one.
 struct DriverFormView: ConsoleView {
-    struct PayOption: ConsoleView {
-        let value: String
-        let label: String
-        let selected: Bool
-    }
-
     let v: [String: String]
     let e: [String: String]
     let hasErrors: Bool
@@ -77,7 +64,7 @@ struct DriverFormView: ConsoleView {
     let editing: Bool
     let email: String
     let heading: String
-    let payTypes: [PayOption]
+    let payTypes: [ChoiceView]
 }
 
 /// Writing to drivers, and what was sent.

@@ -49,12 +49,6 @@ struct TripPageView: ConsoleView {
         let label: String
     }
 
-    struct DriverOption: ConsoleView {
-        let id: String
-        let name: String
-        let selected: Bool
-    }
-
     struct StatusAction: ConsoleView {
         let status: String
         let label: String
@@ -82,7 +76,7 @@ struct TripPageView: ConsoleView {
     let noOrders: Bool
     let openOrders: [OpenOrder]
     let hasOpenOrders: Bool
-    let drivers: [DriverOption]
+    let drivers: [OptionView]
     let isOpen: Bool
     let statusNote: String?
     let statusActions: [StatusAction]
@@ -105,12 +99,6 @@ struct TripPageView: ConsoleView {
 }
 
 struct TripFormView: ConsoleView {
-    struct DriverOption: ConsoleView {
-        let id: String
-        let name: String
-        let selected: Bool
-    }
-
     let editing: Bool
     let tripID: String
     let savedNumber: String
@@ -118,5 +106,5 @@ struct TripFormView: ConsoleView {
     let e: [String: String]
     let hasErrors: Bool
     let originals: [HiddenField]
-    let drivers: [DriverOption]
+    let drivers: [OptionView]
 }

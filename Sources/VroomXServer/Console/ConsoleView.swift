@@ -82,3 +82,17 @@ struct ConsoleFrame: MustacheParent {
         }
     }
 }
+
+/// A `<select>` option naming a record (a driver, by id).
+struct OptionView: ConsoleView {
+    let id: String
+    let name: String
+    let selected: Bool
+}
+
+/// A `<select>` option of a fixed choice (a status, pay terms), shown by its label or its value.
+struct ChoiceView: ConsoleView {
+    let value: String
+    var label: String = ""
+    let selected: Bool
+}
