@@ -18,7 +18,7 @@ struct Routes {
     let store: Store
 
     func on(_ endpoint: Endpoint, _ handler: @escaping Handler) {
-        on(endpoint, preparing: { request, _ in request }, handler)
+        register(endpoint, preparing: { request, _ in request }, outside: false, handler)
     }
 
     /// Registers a handler whose input is prepared first: `prepare` reads the
@@ -28,10 +28,17 @@ struct Routes {
     /// never holds a transaction (on SQLite, the one writer of every carrier).
     func on<Input: Sendable>(_ endpoint: Endpoint, preparing prepare: @escaping @Sendable (Request, AppRequestContext) async throws -> Input,
                              _ handler: @escaping @Sendable (Input, AppRequestContext) async throws -> Reply) {
+        register(endpoint, preparing: prepare, outside: true, handler)
+    }
+
+    /// `outside`: `prepare` calls an outside service, worth a look at the key
+    /// first (a replay needs nothing prepared); otherwise it only reads the request.
+    private func register<Input: Sendable>(_ endpoint: Endpoint, preparing prepare: @escaping @Sendable (Request, AppRequestContext) async throws -> Input,
+                                           outside: Bool, _ handler: @escaping @Sendable (Input, AppRequestContext) async throws -> Reply) {
         let store = self.store
         onResponse(endpoint) { request, context in
             if endpoint.acceptsIdempotencyKey, let key = request.headers[.idempotencyKey] {
-                return try await Self.idempotent(key: key, request, context, store: store, prepare, handler).response
+                return try await Self.idempotent(key: key, request, context, store: store, prepare, outside: outside, handler).response
             }
             return try await handler(try await prepare(request, context), context).response
         }
@@ -69,7 +76,7 @@ struct Routes {
     /// Serves a mutation once per key: the same key again returns the stored
     /// answer (marked `Idempotent-Replayed: true`) without applying anything.
     static func idempotent<Input: Sendable>(key: String, _ request: Request, _ context: AppRequestContext, store: Store,
-                                            _ prepare: @Sendable (Request, AppRequestContext) async throws -> Input,
+                                            _ prepare: @Sendable (Request, AppRequestContext) async throws -> Input, outside: Bool,
                                             _ handler: @escaping @Sendable (Input, AppRequestContext) async throws -> Reply) async throws -> Reply {
         guard let uuid = UUID(uuidString: key) else {
             throw AppError(400, .invalidParameter, "Idempotency-Key must be a UUID.", field: "Idempotency-Key")
@@ -89,9 +96,9 @@ struct Routes {
         frozen.body = RequestBody(buffer: body)
         let replayable = frozen
         let key = uuid.uuidString.lowercased()
-        // A key answered before needs nothing prepared (its answer, or its refusal, is stored).
+        // A key answered before needs nothing prepared (its answer is stored): looked up only when preparing calls out.
         let input: Input?
-        if try await store.seenKey(tenant: identity.tenant, user: identity.user, key: key) {
+        if outside, try await store.seenKey(tenant: identity.tenant, user: identity.user, key: key) {
             input = nil
         } else {
             input = try await prepare(replayable, context)
