@@ -74,7 +74,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Mustache", package: "swift-mustache"),
             ],
-            resources: [.copy("Resources/openapi.json"), .copy("Console/Templates"), .copy("Console/Static")]
+            resources: [.copy("Console/Templates"), .copy("Console/Static")]
         ),
         .executableTarget(
             name: "vroomx",

@@ -274,11 +274,3 @@ extension MaintenanceService {
         }
     }
 }
-
-enum OpenAPIDocument {
-    static let data: [UInt8] = {
-        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "json"),
-              let data = try? Data(contentsOf: url) else { return Array("{}".utf8) }
-        return [UInt8](data)
-    }()
-}

@@ -9,7 +9,7 @@ import VroomXTestSupport
 struct OpenAPITests {
     @Test("documents exactly the endpoints of the route table, with their access")
     func documentMatchesRouteTable() throws {
-        let document = try #require(try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.data)) as? [String: Any])
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(APIDocument.data)) as? [String: Any])
         #expect(document["openapi"] as? String == "3.1.0")
         let paths = try #require(document["paths"] as? [String: [String: Any]])
         var documented: Set<String> = []
@@ -35,7 +35,7 @@ struct OpenAPITests {
 
     @Test("every field limit of the shared table is the one the document states, in each schema that carries the field")
     func fieldLimitsMatchTheTable() throws {
-        let document = try #require(try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.data)) as? [String: Any])
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(APIDocument.data)) as? [String: Any])
         let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: [String: Any]])
         func property(_ schema: String, _ field: String) -> [String: Any]? {
             // A nullable field states its limits on its non-null member.
@@ -68,69 +68,93 @@ struct OpenAPITests {
         #expect(checked >= 46, "the table documents \(checked) fields")
     }
 
-    /// The document's schemas and the types the code reads and writes.
-    static let wireTypes: [String: any Decodable.Type] = [
-        "Tenant": Tenant.self, "User": User.self, "Driver": Driver.self, "TripStatus": TripStatus.self, "Trip": Trip.self, "Vehicle": Vehicle.self, "Stop": Stop.self, "OrderStatus": OrderStatus.self, "Order": Order.self, "ExpenseCategory": ExpenseCategory.self, "Expense": Expense.self, "NotificationType": NotificationType.self, "DriverNotification": DriverNotification.self, "DeviceToken": DeviceToken.self, "AuthSession": AuthSession.self, "SendCodeRequest": SendCodeRequest.self, "SendCodeResponse": SendCodeResponse.self, "VerifyCodeRequest": VerifyCodeRequest.self, "RefreshRequest": RefreshRequest.self, "MeResponse": MeResponse.self, "PINRequest": PINRequest.self, "PINVerifyResponse": PINVerifyResponse.self, "RegisterDeviceTokenRequest": RegisterDeviceTokenRequest.self, "HealthResponse": HealthResponse.self, "UpdateOrderStatusRequest": UpdateOrderStatusRequest.self, "UpdateETARequest": UpdateETARequest.self, "CreateExpenseRequest": CreateExpenseRequest.self, "CreateDriverRequest": CreateDriverRequest.self, "CreateTripRequest": CreateTripRequest.self, "UpdateTripRequest": UpdateTripRequest.self, "AssignTripRequest": AssignTripRequest.self, "CreateOrderRequest": CreateOrderRequest.self, "UpdateOrderRequest": UpdateOrderRequest.self, "AssignOrderRequest": AssignOrderRequest.self, "SendMessageRequest": SendMessageRequest.self, "Change": Change.self, "SyncPage": SyncPage.self, "Mutation": Mutation.self, "MutationBatch": MutationBatch.self, "MutationResult": MutationResult.self, "MutationBatchResult": MutationBatchResult.self, "RealtimeMessage": RealtimeMessage.self, "GeoPosition": GeoPosition.self, "Damage": Damage.self, "InspectionMedia": InspectionMedia.self, "Inspection": Inspection.self, "SaveInspectionRequest": SaveInspectionRequest.self, "CompleteInspectionRequest": CompleteInspectionRequest.self, "ReadinessResponse": ReadinessResponse.self, "EquipmentKind": EquipmentKind.self, "EquipmentStatus": EquipmentStatus.self, "EquipmentSpecs": EquipmentSpecs.self, "EquipmentDocument": EquipmentDocument.self, "Equipment": Equipment.self, "EquipmentFields": EquipmentFields.self, "AssignEquipmentRequest": AssignEquipmentRequest.self, "EquipmentStatusChange": EquipmentStatusChange.self, "AddEquipmentDocumentRequest": AddEquipmentDocumentRequest.self, "ExpiringDocument": ExpiringDocument.self, "OdometerReading": OdometerReading.self, "RecordOdometerRequest": RecordOdometerRequest.self, "FuelPurchase": FuelPurchase.self, "FuelReport": FuelReport.self, "ImportResult": ImportResult.self, "VINDecoding": VINDecoding.self, "GeoPoint": GeoPoint.self, "RecordLocationsRequest": RecordLocationsRequest.self, "StopArrival": StopArrival.self, "RecordLocationsResult": RecordLocationsResult.self, "DriverPosition": DriverPosition.self, "TripTrack": TripTrack.self, "OrderProgress": OrderProgress.self, "EquipmentPhoto": EquipmentPhoto.self, "UpdateDriverRequest": UpdateDriverRequest.self, "DeviceBacklog": DeviceBacklog.self, "ReportedBacklog": ReportedBacklog.self, "CarrierChoice": CarrierChoice.self, "DeviceBacklogItem": DeviceBacklog.Item.self
-    ]
-
-    @Test("every schema of the document has exactly the fields its type in the code reads, the same ones required in requests, the same values in enumerations")
-    func schemasMatchTheCode() throws {
-        let document = try #require(try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.data)) as? [String: Any])
-        let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: [String: Any]])
-        var compared = 0
-        var kindsCompared = 0
-        for (name, schema) in schemas.sorted(by: { $0.key < $1.key }) {
-            guard let type = Self.wireTypes[name] else { continue }
-            if let values = schema["enum"] as? [String], let cases = type as? any (CaseIterable & RawRepresentable).Type {
-                func rawValues<C: CaseIterable & RawRepresentable>(_ type: C.Type) -> Set<String> {
-                    Set(type.allCases.compactMap { $0.rawValue as? String })
-                }
-                let raw = rawValues(cases)
-                #expect(Set(values) == raw, "\(name): the document's values \(Set(values).subtracting(raw).sorted()), the code's \(raw.subtracting(values).sorted())")
-                compared += 1
-                continue
-            }
-            let shape: SchemaProbe.Shape
-            do {
-                shape = try SchemaProbe.shape(of: type)
-            } catch {
-                Issue.record("\(name): the probe could not read \(type): \(error)")
-                continue
-            }
-            let documented = Set((schema["properties"] as? [String: Any] ?? [:]).keys)
-            #expect(documented == shape.keys, "\(name): only in the document \(documented.subtracting(shape.keys).sorted()), only in the code \(shape.keys.subtracting(documented).sorted())")
-            // Each field's kind (string, integer, number, boolean, array, object) as the code reads it.
-            for (key, property) in schema["properties"] as? [String: [String: Any]] ?? [:] {
-                guard let stated = Self.kind(of: property, in: schemas), let read = shape.kinds[key] else { continue }
-                #expect(stated == read, "\(name).\(key): the document says \(stated), the code reads \(read)")
-                kindsCompared += 1
-            }
-            if name.hasSuffix("Request") {
-                let required = Set(schema["required"] as? [String] ?? [])
-                #expect(required == shape.required, "\(name): required in the document \(required.sorted()), by the code \(shape.required.sorted())")
-            }
-            compared += 1
+    @Test("the document is written from the code without a gap: every type read, every reference resolved, one account per endpoint")
+    func writtenWithoutGaps() throws {
+        let (document, problems) = APIDocument.write()
+        #expect(problems.isEmpty, "\(problems)")
+        #expect(Data(APIDocument.data) == Data(document.bytes), "the served bytes are the written document")
+        let described = APIOperation.all.map(\.endpoint)
+        #expect(described.count == Set(described).count, "an endpoint described twice: \(described.filter { e in described.filter { $0 == e }.count > 1 })")
+        #expect(Set(described) == Set(Endpoint.all))
+        let text = String(decoding: document.bytes, as: UTF8.self)
+        let parsed = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let schemas = try #require((parsed["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        let responses = try #require((parsed["components"] as? [String: Any])?["responses"] as? [String: Any])
+        let references = try NSRegularExpression(pattern: ##""\$ref" : "#/components/(schemas|responses)/([A-Za-z]+)""##)
+        var count = 0
+        for match in references.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+            let kind = String(text[Range(match.range(at: 1), in: text)!])
+            let name = String(text[Range(match.range(at: 2), in: text)!])
+            #expect((kind == "schemas" ? schemas[name] : responses[name]) != nil, "a reference to \(kind)/\(name), which is not written")
+            count += 1
         }
-        #expect(compared == Self.wireTypes.count, "every listed type has its schema")
-        #expect(kindsCompared >= 350, "fields whose kind was compared: \(kindsCompared)")
+        #expect(count > 500, "references found: \(count)")
+        let ids = APIOperation.all.map { APIDocument.operationID($0.endpoint) }
+        #expect(ids.count == Set(ids).count, "operation ids repeat")
     }
 
-    /// A document property's JSON kind, through `$ref` and nullable forms; nil where it may be several.
-    static func kind(of property: [String: Any], in schemas: [String: [String: Any]]) -> String? {
-        if let ref = property["$ref"] as? String, let target = schemas[String(ref.split(separator: "/").last ?? "")] {
-            return target["enum"] != nil ? "string" : kind(of: target, in: schemas)
+    /// One schema of the written document, as a dictionary.
+    static func schema(_ name: String) throws -> [String: Any] {
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(APIDocument.data)) as? [String: Any])
+        let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        return try #require(schemas[name] as? [String: Any], "no schema \(name)")
+    }
+
+    static func property(_ schema: [String: Any], _ key: String) -> [String: Any] {
+        (schema["properties"] as? [String: Any])?[key] as? [String: Any] ?? [:]
+    }
+
+    /// The members of a field's `oneOf`, as `$ref` names or type names.
+    static func choices(_ property: [String: Any]) -> [String] {
+        (property["oneOf"] as? [[String: Any]] ?? []).map { member in
+            (member["$ref"] as? String).map { String($0.split(separator: "/").last ?? "") } ?? (member["type"] as? String ?? "?")
         }
-        if let options = property["oneOf"] as? [[String: Any]] {
-            let real = options.filter { $0["type"] as? String != "null" }
-            return real.count == 1 ? kind(of: real[0], in: schemas) : nil
-        }
-        if let types = property["type"] as? [String] { return types.filter { $0 != "null" }.first }
-        return property["type"] as? String
+    }
+
+    @Test("schemas say what the types read: required keys, optional ones as nullable, ids, instants and days, enumerations, limits")
+    func schemasFollowTheTypes() throws {
+        let trip = try Self.schema("Trip")
+        #expect(Set(trip["required"] as? [String] ?? []) == ["id", "number", "status", "origin", "destination", "revenue_cents",
+                                                               "driver_pay_cents", "miles", "version", "created_at", "updated_at"])
+        let driverID = Self.property(trip, "driver_id")
+        #expect(Self.choices(driverID) == ["string", "null"])
+        #expect((driverID["oneOf"] as? [[String: Any]])?.first?["format"] as? String == "uuid")
+        #expect(Self.property(trip, "status")["$ref"] as? String == "#/components/schemas/TripStatus")
+        #expect(Self.property(trip, "created_at")["format"] as? String == "date-time")
+        #expect(Self.choices(Self.property(trip, "start_date")) == ["string", "null"])
+        #expect(try Self.schema("TripStatus")["enum"] as? [String] == TripStatus.allCases.map(\.rawValue))
+
+        let create = try Self.schema("CreateTripRequest")
+        #expect(Set(create["required"] as? [String] ?? []) == ["number", "origin", "destination", "miles", "revenue_cents"])
+        #expect(Self.property(create, "number")["maxLength"] as? Int == FieldLimits.tripNumber.max)
+        #expect(Self.property(create, "number")["minLength"] as? Int == 1)
+
+        // Null unassigns, and the key must be there.
+        let assign = try Self.schema("AssignTripRequest")
+        #expect(assign["required"] as? [String] == ["driver_id"])
+        #expect(Self.choices(Self.property(assign, "driver_id")) == ["string", "null"])
+
+        // Read only when present (`contains` first): optional even though read with `decode`.
+        let expected = try Self.schema("ETAExpectation")
+        #expect((expected["required"] as? [String] ?? []).isEmpty, "\(expected)")
+    }
+
+    @Test("a field read by another field's value offers every variant: a change's row by entity, a mutation's payload by kind")
+    func variantsFollowTheirKind() throws {
+        let row = Self.property(try Self.schema("Change"), "row")
+        #expect(Set(Self.choices(row)) == ["Driver", "Trip", "Order", "Expense", "DriverNotification", "Inspection", "Equipment", "null"])
+        let change = try Self.schema("Change")
+        #expect(!(change["required"] as? [String] ?? []).contains("row"), "a delete carries no row")
+        let payload = Self.property(try Self.schema("Mutation"), "payload")
+        #expect(Self.choices(payload).count == MutationKind.allCases.count, "\(Self.choices(payload))")
+        #expect(Self.choices(payload).contains("CreateExpenseRequest") && Self.choices(payload).contains("RecordLocationsRequest"))
+        let result = try Self.schema("MutationResult")
+        #expect(!(result["required"] as? [String] ?? []).contains("row"))
     }
 
     @Test("documents exactly the query parameters each endpoint declares, and each declared header, with the declared ranges")
     func parametersMatchDeclarations() throws {
-        let document = try #require(try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.data)) as? [String: Any])
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(APIDocument.data)) as? [String: Any])
         let paths = try #require(document["paths"] as? [String: [String: Any]])
         for endpoint in Endpoint.all {
             let operation = try #require(paths[endpoint.path]?[endpoint.method.rawValue.lowercased()] as? [String: Any], "\(endpoint)")

@@ -21,7 +21,7 @@ struct ServiceController {
             return try JSONBody.response(report, status: report.status == "ready" ? .ok : .serviceUnavailable)
         }
         routes.on(.openAPI) { _, _ in
-            Reply(status: .ok, body: ByteBuffer(bytes: OpenAPIDocument.data))
+            Reply(status: .ok, body: ByteBuffer(bytes: APIDocument.data))
         }
     }
 }

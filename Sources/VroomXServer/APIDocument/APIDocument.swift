@@ -1,0 +1,197 @@
+import Foundation
+import VroomXModels
+
+/// The OpenAPI 3.1 document `GET /openapi.json` serves, written from the
+/// code when the server starts: paths, methods, access and parameters from
+/// the route table (`Endpoint`), bodies, answers and words from
+/// `APIOperation`, schemas from the Codable types themselves (`SchemaWriter`)
+/// with the shared `FieldLimits`.
+enum APIDocument {
+    static let data: [UInt8] = write().document.bytes
+
+    /// The document, and what could not be written from the code (empty when all is well).
+    static func write() -> (document: JSONValue, problems: [String]) {
+        var schemas = SchemaWriter()
+        var paths: [String: JSONValue] = [:]
+        for operation in APIOperation.all {
+            let endpoint = operation.endpoint
+            paths[endpoint.path, default: [:]][endpoint.method.rawValue.lowercased()] = describe(operation, &schemas)
+        }
+        _ = schemas.reference(APIErrorResponse.self)
+        let document: JSONValue = [
+            "openapi": "3.1.0",
+            "info": ["title": "VroomX API", "version": "1.0.0", "description": .string(summary)],
+            "servers": [["url": "http://127.0.0.1:8080"]],
+            "tags": .array(APIOperation.Tag.allCases.map { tag in
+                var value: JSONValue = ["name": .string(tag.rawValue)]
+                if let description = tag.description { value["description"] = .string(description) }
+                return value
+            }),
+            "paths": .object(paths),
+            "components": [
+                "schemas": .object(schemas.components),
+                "responses": sharedResponses,
+                "securitySchemes": ["bearer": ["type": "http", "scheme": "bearer", "bearerFormat": "JWT"]],
+            ],
+        ]
+        return (document, schemas.problems)
+    }
+
+    private static func describe(_ operation: APIOperation, _ schemas: inout SchemaWriter) -> JSONValue {
+        let endpoint = operation.endpoint
+        var value: JSONValue = [
+            "summary": .string(operation.summary),
+            "operationId": .string(operationID(endpoint)),
+            "tags": [.string(operation.tag.rawValue)],
+        ]
+        if let details = operation.details { value["description"] = .string(details) }
+        if endpoint.access != .anyone { value["security"] = [["bearer": []]] }
+        let parameters = self.parameters(operation)
+        if !parameters.isEmpty { value["parameters"] = .array(parameters) }
+        switch operation.body {
+        case .json(let type):
+            value["requestBody"] = ["required": true, "content": ["application/json": ["schema": schemas.reference(type)]]]
+        case .optionalJSON(let type):
+            value["requestBody"] = ["required": false, "content": ["application/json": ["schema": schemas.reference(type)]]]
+        case .csv(let description):
+            value["requestBody"] = ["required": true, "content": ["text/csv": ["schema": ["type": "string", "description": .string(description)]]]]
+        case .bytes(let mediaType):
+            value["requestBody"] = ["required": true, "content": .object([mediaType: ["schema": ["type": "string", "format": "binary"]]])]
+        case nil: break
+        }
+        var responses: [String: JSONValue] = [:]
+        for (status, words) in operation.sharedRefusals.merging(operation.refusals, uniquingKeysWith: { _, particular in particular }) {
+            responses[String(status)] = refusal(words)
+        }
+        if responses["206"] != nil { responses["206"]?["content"] = ["*/*": ["schema": ["type": "string", "format": "binary"]]] }
+        responses[String(operation.answer.status)] = answer(operation, &schemas)
+        value["responses"] = .object(responses)
+        return value
+    }
+
+    private static func answer(_ operation: APIOperation, _ schemas: inout SchemaWriter) -> JSONValue {
+        let answer = operation.answer
+        var value: JSONValue = ["description": .string(answer.description)]
+        switch answer.content {
+        case .empty: break
+        case .json(let type): value["content"] = ["application/json": ["schema": schemas.reference(type)]]
+        case .geoJSON(let type): value["content"] = ["application/geo+json": ["schema": schemas.reference(type)]]
+        case .list(let type):
+            let paged = operation.endpoint.parameters.contains(.pageCursor)
+            value["content"] = ["application/json": ["schema": schemas.list(of: type, paged: paged)]]
+        case .file: value["content"] = ["*/*": ["schema": ["type": "string", "format": "binary"]]]
+        case .document: value["content"] = ["application/json": ["schema": [:]]]
+        }
+        if !answer.headers.isEmpty {
+            value["headers"] = .object(answer.headers.mapValues { ["description": .string($0), "schema": ["type": "string"]] })
+        }
+        return value
+    }
+
+    /// An error answer, or a reference to a shared one (`@Name`).
+    private static func refusal(_ words: String) -> JSONValue {
+        if words.hasPrefix("@") { return ["$ref": .string("#/components/responses/\(words.dropFirst())")] }
+        return ["description": .string(words), "content": errorContent]
+    }
+
+    private static let errorContent: JSONValue = ["application/json": ["schema": ["$ref": "#/components/schemas/Error"]]]
+
+    private static func parameters(_ operation: APIOperation) -> [JSONValue] {
+        let endpoint = operation.endpoint
+        var parameters: [JSONValue] = endpoint.parameterNames.map { name in
+            var value: JSONValue = ["name": .string(name), "in": "path", "required": true, "schema": pathSchema(name)]
+            if name == "slot" { value["description"] = "The required photos, the optional angles, damage_1 … damage_30, walkthrough (video) or signature." }
+            return value
+        }
+        for parameter in endpoint.parameters {
+            let notes = ParameterNotes.all[parameter]
+            var schema = self.schema(of: parameter.kind)
+            if let extra = notes?.schema { schema = schema.merging(extra) }
+            var value: JSONValue = ["name": .string(parameter.name), "in": .string(parameter.location.rawValue),
+                                    "required": .boolean(operation.requires.contains(parameter.name)), "schema": schema]
+            if let description = notes?.description { value["description"] = .string(description) }
+            parameters.append(value)
+        }
+        for header in operation.headers {
+            var value: JSONValue = ["name": .string(header.name), "in": "header", "required": .boolean(header.required), "schema": header.schema]
+            if let description = header.description { value["description"] = .string(description) }
+            parameters.append(value)
+        }
+        if endpoint.acceptsIdempotencyKey {
+            parameters.append([
+                "name": "Idempotency-Key", "in": "header", "required": false, "schema": ["type": "string", "format": "uuid"],
+                "description": "Client-chosen UUID: sending the same request again with it has exactly one effect (the stored answer is replayed with Idempotent-Replayed: true). Kept at least 7 days. The same key with another request is 422 idempotency_key_reused.",
+            ])
+        }
+        return parameters
+    }
+
+    private static func pathSchema(_ name: String) -> JSONValue {
+        switch name {
+        case "token": return ["type": "string"]
+        case "vin": return ["type": "string", "maxLength": 64]
+        case "slot": return ["type": "string", "enum": .array(MediaSlot.all.map { .string($0.rawValue) })]
+        default: return ["type": "string", "format": "uuid"]
+        }
+    }
+
+    private static func schema(of kind: Parameter.Kind) -> JSONValue {
+        switch kind {
+        case .integer(let range): return ["type": "integer", "minimum": .integer(range.lowerBound), "maximum": .integer(range.upperBound)]
+        case .boolean: return ["type": "boolean"]
+        case .uuid: return ["type": "string", "format": "uuid"]
+        case .oneOf(let words): return ["type": "string", "enum": .array(words.map { .string($0) })]
+        case .token, .byteRange: return ["type": "string"]
+        case .date: return ["type": "string", "format": "date", "description": "Calendar date YYYY-MM-DD"]
+        }
+    }
+
+    /// `getTripsId` for `GET /v1/trips/{id}`.
+    static func operationID(_ endpoint: Endpoint) -> String {
+        let words = endpoint.path.split(separator: "/").filter { $0 != "v1" }.flatMap { segment in
+            segment.trimmingCharacters(in: CharacterSet(charactersIn: "{}")).split(whereSeparator: { $0 == "-" || $0 == "_" || $0 == "." })
+        }
+        return endpoint.method.rawValue.lowercased() + words.map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
+    }
+
+    private static let retryAfter: JSONValue = ["Retry-After": ["description": "Seconds to wait before retrying", "schema": ["type": "integer"]]]
+
+    private static var sharedResponses: JSONValue {
+        [
+            "Unavailable": ["description": "unavailable: the database cannot serve right now (unreachable, restarting, busy, timed out); retry after Retry-After",
+                            "headers": retryAfter, "content": errorContent],
+            "InsufficientStorage": ["description": "insufficient_storage: the server's storage is full; retry after Retry-After",
+                                    "headers": retryAfter, "content": errorContent],
+            "RequestHeaderFieldsTooLarge": ["description": "request_header_fields_too_large: the request line and headers are over 64 KiB or 100 fields; the connection closes",
+                                            "content": errorContent],
+        ]
+    }
+
+    private static let summary = """
+        The VroomX server: email one-time-code sign-in, carriers strictly isolated from each other, and the driver and dispatch API. \
+        Every error has the shape {"error": {"code", "message", ...}} with a stable code. Money is integer cents; times are UTC ISO-8601; \
+        ids are UUIDs. A database that cannot serve right now answers 503 unavailable with Retry-After (507 insufficient_storage when its \
+        storage is full): retry the same request after that many seconds. Connections are bounded: a request head must arrive within 15 s \
+        and stay within 64 KiB and 100 fields (431 request_header_fields_too_large, then the connection closes); bytes that are not \
+        HTTP/1.1 get 400 malformed_request and a close; a request body must bring at least 1 KiB per 20 s; one client address holds at \
+        most 256 connections.
+        """
+}
+
+/// Words and defaults of the query parameters and headers the route table declares.
+struct ParameterNotes {
+    var description: String?
+    /// Keywords merged into the parameter's schema (a default, a length).
+    var schema: JSONValue?
+
+    static let all: [Parameter: ParameterNotes] = [
+        .pageLimit: ParameterNotes(description: "Rows per page.", schema: ["default": .integer(Int64(Page.defaultLimit))]),
+        .pageCursor: ParameterNotes(description: "next_cursor of the previous page: the page continues after its last row.", schema: ["maxLength": 1024]),
+        .syncLimit: ParameterNotes(schema: ["default": 500]),
+        .since: ParameterNotes(description: "The cursor of the last page or message applied (0: start with a snapshot)."),
+        .uploadLength: ParameterNotes(description: "The file size in bytes (decimal digits only); at most the slot's cap."),
+        .withinDays: ParameterNotes(description: "Within this many days", schema: ["default": 30]),
+        .fromDate: ParameterNotes(description: "First day (default: 29 days before to)"),
+        .toDate: ParameterNotes(description: "Last day (default: today)"),
+    ]
+}
