@@ -51,14 +51,14 @@ public enum DemoData {
             ("O-5001", Vehicle(year: 2021, make: "Toyota", model: "Camry", vin: "4T1B11HK4MU123456", color: "Silver"), "Houston, TX", "Atlanta, GA"),
             ("O-5002", Vehicle(year: 2019, make: "Honda", model: "Accord", vin: "1HGCV1F39KA012345", color: "Black"), "Houston, TX", "Marietta, GA"),
         ], driver: alex, deliver: true)
-        _ = try await store.updateTrip(done.id, .init(status: .inProgress), tenant: t)
-        _ = try await store.updateTrip(done.id, .init(status: .completed), tenant: t)
+        _ = try await store.trips.update(done.id, .init(status: .inProgress), tenant: t)
+        _ = try await store.trips.update(done.id, .init(status: .completed), tenant: t)
         let rollingOrders = try await orders(store, t, rolling, [
             ("O-5003", Vehicle(year: 2022, make: "Ford", model: "F-150", vin: "1FTFW1E51NFA00001", color: "Blue"), "Atlanta, GA", "Miami, FL"),
             ("O-5004", Vehicle(year: 2020, make: "Tesla", model: "Model 3", vin: "5YJ3E1EA9LF000123", color: "White"), "Savannah, GA", "Orlando, FL"),
             ("O-5005", Vehicle(year: 2018, make: "BMW", model: "X5", vin: "5UXKR0C50J0X00042", color: "Gray"), "Jacksonville, FL", "Miami, FL"),
         ], driver: alex, deliver: false)
-        _ = try await store.updateTrip(rolling.id, .init(status: .inProgress), tenant: t)
+        _ = try await store.trips.update(rolling.id, .init(status: .inProgress), tenant: t)
         let onTruck = rollingOrders.first { $0.number == "O-5003" }!
         let savannah = rollingOrders.first { $0.number == "O-5004" }!
         _ = try await store.updateOrderStatus(onTruck.id, to: .pickedUp, occurredAt: nil, .driver(tenant: t, driver: alex.id),
@@ -161,7 +161,7 @@ public enum DemoData {
     /// A trip planned for a driver; it is assigned once its orders are on it.
     private static func trip(_ store: Store, _ tenant: ID<Tenant>, _ number: String, _ driver: Driver, _ start: LocalDate,
                              _ end: LocalDate, _ origin: String, _ destination: String, _ revenue: Int, _ miles: Int) async throws -> Trip {
-        try await store.createTrip(.init(number: number, startDate: start, endDate: end, origin: origin,
+        try await store.trips.create(.init(number: number, startDate: start, endDate: end, origin: origin,
                                          destination: destination, revenueCents: revenue,
                                          driverPayCents: driver.payType.driverPay(rate: driver.payRate, revenueCents: revenue, miles: miles),
                                          miles: miles), tenant: tenant)
@@ -183,7 +183,7 @@ public enum DemoData {
                 revenueCents: share + (index < odd ? 1 : 0), paymentTerms: "Net 30"), tenant: tenant)
             created.append(order)
         }
-        _ = try await store.assignTrip(trip.id, to: driver.id, tenant: tenant)
+        _ = try await store.trips.assign(trip.id, to: driver.id, tenant: tenant)
         guard deliver else { return try await store.orders(.dispatch(tenant: tenant), trip: trip.id) }
         let scope = Scope.driver(tenant: tenant, driver: driver.id)
         for order in created {

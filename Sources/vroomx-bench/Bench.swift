@@ -93,7 +93,7 @@ struct APIBench: AsyncParsableCommand {
             email: "driver-\(slug)@bench.example", name: "Bench Driver", payType: .percentage, payRate: 2500))
         let today = LocalDate(Date())
         for index in 0..<50 {
-            _ = try await services.store.createTrip(.init(
+            _ = try await services.store.trips.create(.init(
                 number: "B-\(index)", driverID: driver.id, startDate: today.adding(days: -index), endDate: today.adding(days: 2 - index),
                 origin: "Houston, TX", destination: "Atlanta, GA", revenueCents: 500_000 + index, miles: 790), tenant: tenant.id)
         }

@@ -143,7 +143,7 @@ struct DriverKitBench: AsyncParsableCommand {
         let services = try await ServerServices.make(configuration)
         let (tenant, _) = try await services.store.createTenant(name: "Bench", dispatcherEmail: "dispatch@bench.example")
         let driver = try await services.store.createDriver(tenant: tenant.id, .init(email: "d@bench.example", name: "D", payType: .perTrip, payRate: 1))
-        let trip = try await services.store.createTrip(.init(number: "T", driverID: driver.id, origin: "a", destination: "b",
+        let trip = try await services.store.trips.create(.init(number: "T", driverID: driver.id, origin: "a", destination: "b",
                                                              revenueCents: 1, miles: 1), tenant: tenant.id)
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let app = buildApplication(services) { continuation.yield($0) }

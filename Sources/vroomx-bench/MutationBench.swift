@@ -32,7 +32,7 @@ struct MutationBench: AsyncParsableCommand {
                     email: "driver\(index)@bench.example", name: "D\(index)", payType: .perTrip, payRate: 1))
                 var trips: [ID<Trip>] = []
                 for number in 0..<tripsPerDriver {
-                    trips.append(try await services.store.createTrip(.init(number: "T\(index)-\(number)", driverID: driver.id, origin: "a",
+                    trips.append(try await services.store.trips.create(.init(number: "T\(index)-\(number)", driverID: driver.id, origin: "a",
                                                                            destination: "b", revenueCents: 1, miles: 1), tenant: tenant.id).id)
                 }
                 drivers.append((try await services.signIn(email: driver.email).accessToken, trips))

@@ -63,7 +63,7 @@ struct SearchBench: AsyncParsableCommand {
             let driver = try await services.store.createDriver(tenant: other.id, .init(email: "driver-\(slug)@bench.example", name: "Other Driver",
                                                                                        payType: .percentage, payRate: 2500))
             for index in 0..<50 {
-                _ = try await services.store.createTrip(.init(number: "O-\(index)", driverID: driver.id, origin: "Houston, TX",
+                _ = try await services.store.trips.create(.init(number: "O-\(index)", driverID: driver.id, origin: "Houston, TX",
                                                               destination: "Atlanta, GA", revenueCents: 500_000, miles: 790), tenant: other.id)
             }
             let token = try await services.signIn(email: driver.email).accessToken

@@ -121,7 +121,7 @@ struct UploadBench: AsyncParsableCommand {
         let (tenant, _) = try await services.store.createTenant(name: "Upload Bench", dispatcherEmail: "dispatch@upload.bench.example")
         let driver = try await services.store.createDriver(tenant: tenant.id, .init(
             email: "driver@upload.bench.example", name: "Bench Driver", payType: .perTrip, payRate: 1))
-        let trip = try await services.store.createTrip(.init(number: "T-1", driverID: driver.id, origin: "a", destination: "b",
+        let trip = try await services.store.trips.create(.init(number: "T-1", driverID: driver.id, origin: "a", destination: "b",
                                                              revenueCents: 1, miles: 1), tenant: tenant.id)
         let token = try await services.signIn(email: driver.email).accessToken
         let (ports, continuation) = AsyncStream<Int>.makeStream()

@@ -17,7 +17,7 @@ struct ReconcileTests {
         let app = scene.app
         #expect(abs(app.serverClock.skew + 600) < 5, "the phone learnt its clock runs ahead: \(app.serverClock.skew)")
         let trip = scene.carrier.trips[0][0]
-        _ = try await scene.server.store.updateTrip(trip.id, UpdateTripRequest(status: .inProgress), tenant: scene.carrier.tenant.id)
+        _ = try await scene.server.store.trips.update(trip.id, UpdateTripRequest(status: .inProgress), tenant: scene.carrier.tenant.id)
         await app.syncNow()
         // Fixes stamped by the phone's own (fast) clock, a minute apart, ending now.
         for minute in 0..<5 {

@@ -17,18 +17,18 @@ struct DeactivationRaceTests {
         for round in 0..<12 {
             let driver = try await store.createDriver(tenant: tenant, .init(email: "race\(round)@alpha.test", name: "Racer \(round)",
                                                                               payType: .perMile, payRate: 60))
-            let loose = try await store.createTrip(.init(number: "T-L\(round)", origin: "A", destination: "B", revenueCents: 1, miles: 1),
+            let loose = try await store.trips.create(.init(number: "T-L\(round)", origin: "A", destination: "B", revenueCents: 1, miles: 1),
                                                    tenant: tenant)
             async let deactivated = Self.succeeds { try await store.deactivateDriver(driver.id, tenant: tenant) }
             async let created = Self.succeeds {
-                try await store.createTrip(.init(number: "T-N\(round)", driverID: driver.id, origin: "A", destination: "B",
+                try await store.trips.create(.init(number: "T-N\(round)", driverID: driver.id, origin: "A", destination: "B",
                                                  revenueCents: 1, miles: 1), tenant: tenant)
             }
-            async let assigned = Self.succeeds { try await store.assignTrip(loose.id, to: driver.id, tenant: tenant) }
+            async let assigned = Self.succeeds { try await store.trips.assign(loose.id, to: driver.id, tenant: tenant) }
             let (off, newTrip, handed) = await (deactivated, created, assigned)
             #expect(!(off && (newTrip || handed)), "round \(round): deactivated \(off), new trip \(newTrip), assigned \(handed)")
             let now = try #require(try await store.driver(driver.id, tenant: tenant))
-            let open = try await store.trips(.dispatch(tenant: tenant)).filter { $0.driverID == driver.id }
+            let open = try await store.trips.list(.dispatch(tenant: tenant)).filter { $0.driverID == driver.id }
             #expect(now.deactivatedAt == nil || open.isEmpty, "round \(round): a deactivated driver holds \(open.map(\.number))")
         }
     }
@@ -146,10 +146,10 @@ struct DeactivationRaceTests {
         let store = server.store
         let tenant = carrier.tenant.id
         for round in 0..<12 {
-            let trip = try await store.createTrip(.init(number: "T-C\(round)", driverID: carrier.driverID(0), origin: "A", destination: "B",
+            let trip = try await store.trips.create(.init(number: "T-C\(round)", driverID: carrier.driverID(0), origin: "A", destination: "B",
                                                         revenueCents: 1, miles: 1), tenant: tenant)
-            _ = try await store.updateTrip(trip.id, .init(status: .inProgress), tenant: tenant)
-            async let completed = Self.succeeds { try await store.updateTrip(trip.id, .init(status: .completed), tenant: tenant) }
+            _ = try await store.trips.update(trip.id, .init(status: .inProgress), tenant: tenant)
+            async let completed = Self.succeeds { try await store.trips.update(trip.id, .init(status: .completed), tenant: tenant) }
             async let added = Self.succeeds {
                 try await store.createOrder(.init(number: "O-C\(round)", tripID: trip.id, vehicle: Vehicle(), pickup: Stop(address: "P"),
                                                   delivery: Stop(address: "D"), revenueCents: 1), tenant: tenant)
@@ -169,12 +169,12 @@ struct DeactivationRaceTests {
         let tenant = carrier.tenant.id
         var outcomes: [String: Int] = [:]
         for round in 0..<80 {
-            let trip = try await store.createTrip(.init(number: "T-X\(round)", driverID: carrier.driverID(0), origin: "A", destination: "B",
+            let trip = try await store.trips.create(.init(number: "T-X\(round)", driverID: carrier.driverID(0), origin: "A", destination: "B",
                                                         revenueCents: 1, miles: 1), tenant: tenant)
-            if round.isMultiple(of: 2) { _ = try await store.updateTrip(trip.id, .init(status: .inProgress), tenant: tenant) }
+            if round.isMultiple(of: 2) { _ = try await store.trips.update(trip.id, .init(status: .inProgress), tenant: tenant) }
             let order = try await store.createOrder(.init(number: "O-X\(round)", tripID: trip.id, vehicle: Vehicle(), pickup: Stop(address: "P"),
                                                           delivery: Stop(address: "D"), revenueCents: 1), tenant: tenant)
-            async let cancelled = Self.succeeds { try await store.updateTrip(trip.id, .init(status: .cancelled), tenant: tenant) }
+            async let cancelled = Self.succeeds { try await store.trips.update(trip.id, .init(status: .cancelled), tenant: tenant) }
             // The status path of the API and the dispatcher's edit of the order (`PATCH /v1/dispatch/orders/{id}`), in turn.
             async let picked = Self.succeeds {
                 if round % 4 < 2 {

@@ -17,7 +17,7 @@ struct DemoDataTests {
     func tripRevenueIsItsOrders(_ backend: TestBackend) async throws {
         let (server, tenant) = try await Self.seeded(backend)
         let scope = Scope.dispatch(tenant: tenant.id)
-        let trips = try await server.store.trips(scope)
+        let trips = try await server.store.trips.list(scope)
         #expect(trips.count == 5)
         for trip in trips {
             let orders = try await server.store.orders(scope, trip: trip.id)

@@ -132,13 +132,13 @@ struct DispatchPeopleTests {
         let tenant = carrier.tenant.id
         // The fixture's driver is paid 25 % of revenue.
         #expect(byTerms.driverPayCents == byTerms.revenueCents / 4)
-        let raised = try await server.store.updateTrip(byTerms.id, .init(revenueCents: 800_000), tenant: tenant)
+        let raised = try await server.store.trips.update(byTerms.id, .init(revenueCents: 800_000), tenant: tenant)
         #expect(raised.driverPayCents == 200_000)
-        _ = try await server.store.updateTrip(byHand.id, .init(driverPayCents: 12_345), tenant: tenant)
-        let kept = try await server.store.updateTrip(byHand.id, .init(revenueCents: 900_000), tenant: tenant)
+        _ = try await server.store.trips.update(byHand.id, .init(driverPayCents: 12_345), tenant: tenant)
+        let kept = try await server.store.trips.update(byHand.id, .init(revenueCents: 900_000), tenant: tenant)
         #expect(kept.driverPayCents == 12_345)
         // Revenue and pay in one edit: the pay sent is the pay.
-        let both = try await server.store.updateTrip(byTerms.id, .init(revenueCents: 400_000, driverPayCents: 50_000), tenant: tenant)
+        let both = try await server.store.trips.update(byTerms.id, .init(revenueCents: 400_000, driverPayCents: 50_000), tenant: tenant)
         #expect(both.driverPayCents == 50_000)
     }
 
@@ -230,7 +230,7 @@ struct DispatchPeopleTests {
             let me = try await api.call(.me, token: carrier.driver.accessToken).decode(MeResponse.self)
             #expect(me.driver?.name == "Alex Q. Rivera" && me.driver?.payType == .perMile)
             // The trip already assigned keeps its pay; a new one is paid on the new terms.
-            #expect(try await server.store.trip(assigned.id, carrier.scope).driverPayCents == assigned.driverPayCents)
+            #expect(try await server.store.trips.trip(assigned.id, carrier.scope).driverPayCents == assigned.driverPayCents)
             let next = try await api.call(.dispatchCreateTrip, json: CreateTripRequest(number: "T-NEW-TERMS", driverID: id, origin: "A",
                                                                                        destination: "B", revenueCents: 100_000, miles: 300),
                                           token: dispatch).decode(Trip.self)
@@ -286,7 +286,7 @@ struct DispatchPeopleTests {
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             #expect(statuses.sorted() == [201] + Array(repeating: 409, count: 7), "\(statuses)")
-            #expect(try await server.store.trips(carrier.scope).filter { $0.number.lowercased() == "race-x" }.count == 1)
+            #expect(try await server.store.trips.list(carrier.scope).filter { $0.number.lowercased() == "race-x" }.count == 1)
             // Another carrier's numbers are its own.
             #expect(try await api.call(.dispatchCreateTrip, json: CreateTripRequest(number: "race-x", origin: "A", destination: "B", revenueCents: 1, miles: 1), token: other.dispatcher.accessToken).status == 201)
 
@@ -480,7 +480,7 @@ struct DispatchPeopleTests {
             let stale = try await api.call(.dispatchUpdateTrip, trip.id.rawValue, json: UpdateTripRequest(
                 miles: 999, baseVersion: trip.version), token: dispatch)
             #expect(stale.status == 409 && stale.error?.code == .conflict && stale.error?.field == "base_version")
-            #expect(try await server.store.trip(trip.id, carrier.scope).miles == trip.miles)
+            #expect(try await server.store.trips.trip(trip.id, carrier.scope).miles == trip.miles)
             for bad in [0, saved.version + 1] {
                 let outside = try await api.call(.dispatchUpdateTrip, trip.id.rawValue, json: UpdateTripRequest(miles: 1, baseVersion: bad),
                                                  token: dispatch)
@@ -502,7 +502,7 @@ struct DispatchPeopleTests {
                 let refused = try await api.call(.dispatchUpdateTrip, other.id.rawValue, json: UpdateTripRequest(status: status), token: dispatch)
                 #expect(refused.status == 409 && refused.error?.message.contains("has 1 vehicle on the truck") == true, "\(refused.text)")
             }
-            #expect(try await server.store.trip(other.id, carrier.scope).status == .inProgress)
+            #expect(try await server.store.trips.trip(other.id, carrier.scope).status == .inProgress)
 
             // Delivered, the trip is cancelled: the waiting vehicle goes back to the board and off the driver's list.
             _ = try await server.store.updateOrderStatus(loaded.id, to: .delivered, occurredAt: nil, carrier.scope)
@@ -517,7 +517,7 @@ struct DispatchPeopleTests {
             // A cancelled trip's figures are settled; a number is one line.
             let settled = try await api.call(.dispatchUpdateTrip, other.id.rawValue, json: UpdateTripRequest(driverPayCents: 1), token: dispatch)
             #expect(settled.status == 409 && settled.error?.code == .invalidTransition, "\(settled.text)")
-            #expect(try await server.store.trip(other.id, carrier.scope).driverPayCents == other.driverPayCents)
+            #expect(try await server.store.trips.trip(other.id, carrier.scope).driverPayCents == other.driverPayCents)
             for number in ["T\n2", "T\t2", "T\u{200B}2"] {
                 let split = try await api.call(.dispatchUpdateTrip, trip.id.rawValue, json: UpdateTripRequest(number: number), token: dispatch)
                 #expect(split.status == 422 && split.error?.field == "number", "\(split.text)")

@@ -42,7 +42,7 @@ struct FairnessTests {
         #expect(try await numbers("Harbor Rd", a) == ["S-100"], "a short word beside longer ones is skipped")
         #expect(try await numbers("s-", a) == [], "alone, two characters match a whole number only")
         // …not inside the name of the driver an order is with ("Driver 0 of Alpha"), though a longer word does.
-        let trip = try await store.createTrip(.init(number: "AT-1", driverID: alpha.driverID(0), origin: "Houston", destination: "Atlanta",
+        let trip = try await store.trips.create(.init(number: "AT-1", driverID: alpha.driverID(0), origin: "Houston", destination: "Atlanta",
                                                     revenueCents: 0, miles: 0), tenant: a)
         _ = try await store.createOrder(Self.order("S-150", a, trip: trip.id), tenant: a)
         func assigned(_ search: String) async throws -> [String] {

@@ -48,7 +48,7 @@ struct ListPagingTests {
         let tenant = carrier.tenant.id
         // Trips without a start date sort after dated ones; several share a creation millisecond.
         for index in 0..<4 {
-            _ = try await store.createTrip(.init(number: "UNDATED-\(index)", driverID: carrier.driverID(0), origin: "A",
+            _ = try await store.trips.create(.init(number: "UNDATED-\(index)", driverID: carrier.driverID(0), origin: "A",
                                                  destination: "B", revenueCents: 1000, miles: 10), tenant: tenant)
         }
         let driverScope = Scope.driver(tenant: tenant, driver: carrier.driverID(0))
@@ -60,12 +60,12 @@ struct ListPagingTests {
         let driver = carrier.driver.accessToken
         let dispatch = carrier.dispatcher.accessToken
         try await server.run { api in
-            let expectedTrips = try await store.trips(driverScope).map(\.id.rawValue)
+            let expectedTrips = try await store.trips.list(driverScope).map(\.id.rawValue)
             #expect(expectedTrips.count == 7)
             let trips = try await Self.walk(api, .trips, limit: 2, token: driver)
             #expect(trips.ids == expectedTrips && trips.pages == 4)
 
-            let allTrips = try await store.trips(carrier.scope).map(\.id.rawValue)
+            let allTrips = try await store.trips.list(carrier.scope).map(\.id.rawValue)
             #expect(try await Self.walk(api, .dispatchTrips, limit: 3, token: dispatch).ids == allTrips)
             let allOrders = try await store.orders(carrier.scope).map(\.id.rawValue)
             #expect(allOrders.count == 18)

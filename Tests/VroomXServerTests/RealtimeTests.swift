@@ -185,7 +185,7 @@ struct RealtimeTests {
             let slow = RealtimeTestClient(port: port, token: dispatcher, since: beforeBurst)
             try await slow.waitForReady()
             // One transaction with more than 20 changes (the trip, 17 orders, their expense and notification).
-            _ = try await server.store.assignTrip(trip.id, to: a.driverID(1), tenant: a.tenant.id)
+            _ = try await server.store.trips.assign(trip.id, to: a.driverID(1), tenant: a.tenant.id)
             #expect(try await slow.waitForClose() == RealtimeCloseCode.tooSlow.rawValue)
 
             // A cursor ahead of the server (a restored database): 4410.

@@ -23,7 +23,7 @@ struct ReconciledWorkTests {
         let (alex, sam, jordan) = (carrier.drivers[0].accessToken, carrier.drivers[1].accessToken, carrier.drivers[2].accessToken)
         try await server.run { api in
             // Alex spent $301.17 with no signal; meanwhile dispatch gave the trip to Sam.
-            _ = try await server.store.assignTrip(trip.id, to: carrier.driverID(1), tenant: carrier.tenant.id)
+            _ = try await server.store.trips.assign(trip.id, to: carrier.driverID(1), tenant: carrier.tenant.id)
             let spent = Mutation(.createExpense(.init(id: ID(), tripID: trip.id, category: .tolls, amountCents: 30_117,
                                                       date: LocalDate(server.clock.now), notes: "Bridge")))
             let results = try await Self.send(api, [spent], token: alex)

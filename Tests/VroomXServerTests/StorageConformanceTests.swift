@@ -118,7 +118,7 @@ struct StorageConformanceTests {
             """)))
         #expect(isNotNull(await rejected("UPDATE trips SET number = NULL WHERE id = \(trip.id)")))
         // Nothing was changed by the rejected writes.
-        let after = try await server.store.trip(trip.id, a.scope)
+        let after = try await server.store.trips.trip(trip.id, a.scope)
         #expect(after == trip)
         await database.close()
     }
@@ -207,12 +207,12 @@ struct StorageConformanceTests {
         let before = try await store.database.read { try await $0.first("SELECT change_seq FROM tenants WHERE id = \(a.tenant.id)") }
         // Creating a trip with a duplicate number fails after other work was done in the transaction.
         await #expect(throws: AppError.self) {
-            _ = try await store.createTrip(.init(number: a.trips[0][0].number, driverID: a.driverID(0), origin: "x",
+            _ = try await store.trips.create(.init(number: a.trips[0][0].number, driverID: a.driverID(0), origin: "x",
                                                  destination: "y", revenueCents: 1, miles: 1), tenant: a.tenant.id)
         }
         let after = try await store.database.read { try await $0.first("SELECT change_seq FROM tenants WHERE id = \(a.tenant.id)") }
         #expect(try before?.int64("change_seq") == after?.int64("change_seq"))
-        #expect(try await store.trips(a.scope).count == 1)
+        #expect(try await store.trips.list(a.scope).count == 1)
         await store.database.close()
     }
 
@@ -254,8 +254,8 @@ struct StoredDocumentTests {
         let scope = carrier.scope
         // Exercise every write path: updates, reassignment, status changes, reads, deletes.
         let trip = carrier.trips[0][0]
-        _ = try await store.updateTrip(trip.id, .init(status: .inProgress, origin: "Elsewhere"), tenant: carrier.tenant.id)
-        _ = try await store.assignTrip(carrier.trips[0][1].id, to: carrier.driverID(1), tenant: carrier.tenant.id)
+        _ = try await store.trips.update(trip.id, .init(status: .inProgress, origin: "Elsewhere"), tenant: carrier.tenant.id)
+        _ = try await store.trips.assign(carrier.trips[0][1].id, to: carrier.driverID(1), tenant: carrier.tenant.id)
         let order = carrier.orders[trip.id]![0]
         _ = try await store.updateOrderStatus(order.id, to: .pickedUp, occurredAt: nil, scope) // dispatch may record a pickup
         _ = try await store.updateETA(carrier.orders[trip.id]![1].id, pickup: Date().addingTimeInterval(3600), delivery: nil, scope)
@@ -268,11 +268,11 @@ struct StoredDocumentTests {
             #expect(!models.isEmpty)
             #expect(try decoder.decode([T].self, from: Data(page.array.utf8)) == models)
         }
-        try check(try await store.trips(scope), try await store.tripDocuments(scope, page: .all))
+        try check(try await store.trips.list(scope), try await store.trips.documents(scope, page: .all))
         try check(try await store.orders(scope), try await store.orderDocuments(scope, page: .all))
         try check(try await store.notifications(scope, limit: 500), try await store.notificationDocuments(scope, page: .all))
         try check(try await store.drivers(tenant: carrier.tenant.id), try await store.driverDocuments(tenant: carrier.tenant.id, page: .all))
-        for trip in try await store.trips(scope) {
+        for trip in try await store.trips.list(scope) {
             try check(try await store.expenses(trip: trip.id, scope), try await store.expenseDocuments(trip: trip.id, scope, page: .all))
         }
         await store.database.close()

@@ -61,7 +61,7 @@ struct SyncFeedTests {
             let (whole, cursor, pages) = try await Self.snapshot(api, token: token, limit: 1000)
             #expect(pages == 1)
             let scope = Scope.driver(tenant: a.tenant.id, driver: a.driverID(0))
-            let trips = try await server.store.trips(scope)
+            let trips = try await server.store.trips.list(scope)
             let orders = try await server.store.orders(scope)
             let notifications = try await server.store.notifications(scope, limit: 1000)
             var expected: Set<String> = [a.driverID(0).rawValue]
@@ -79,7 +79,7 @@ struct SyncFeedTests {
             #expect(pagedCursor == cursor)
             // A dispatcher's snapshot covers the whole carrier and nothing else.
             let dispatch = try await Self.snapshot(api, token: a.dispatcher.accessToken, limit: 7)
-            let allTrips = try await server.store.trips(a.scope)
+            let allTrips = try await server.store.trips.list(a.scope)
             #expect(Set(dispatch.rows.filter { $0.entity == .trip }.map(\.id)) == Set(allTrips.map(\.id.rawValue)))
             #expect(dispatch.rows.filter { $0.entity == .driver }.count == 2)
         }
@@ -94,7 +94,7 @@ struct SyncFeedTests {
             let (_, firstCursor, _) = try await Self.snapshot(api, token: first, limit: 500)
             let (_, secondCursor, _) = try await Self.snapshot(api, token: second, limit: 500)
             let trip = a.trips[0][0]
-            _ = try await server.store.assignTrip(trip.id, to: a.driverID(1), tenant: a.tenant.id)
+            _ = try await server.store.trips.assign(trip.id, to: a.driverID(1), tenant: a.tenant.id)
 
             let (lost, _) = try await Self.drain(api, token: first, from: firstCursor)
             // The first driver's device drops the trip and its orders; the expenses they recorded stay theirs.

@@ -129,7 +129,7 @@ struct TenantIsolationTests {
                 if caller == .forgedToken {
                     // Nothing the outsiders tried changed the owner's data.
                     #expect(try await store.order(ownerOrder.id, a.scope) == ownerOrder)
-                    #expect(try await store.trip(ownerTrip.id, a.scope) == ownerTrip)
+                    #expect(try await store.trips.trip(ownerTrip.id, a.scope) == ownerTrip)
                     #expect(try await store.expenses(trip: ownerTrip.id, a.scope).contains(ownerExpense))
                     #expect(try await store.deviceTokens(user: a.driver.user.id, tenant: a.tenant.id).map(\.token) == [ownerDeviceToken])
                     let untouched = try await store.inspection(inspection.inspection, a.scope)
@@ -156,7 +156,7 @@ struct TenantIsolationTests {
         // The first driver carried one vehicle to the end (recorded by dispatch); then the trip goes to the second driver.
         _ = try await store.updateOrder(delivered.id, UpdateOrderRequest(status: .pickedUp), tenant: a.tenant.id)
         _ = try await store.updateOrder(delivered.id, UpdateOrderRequest(status: .delivered), tenant: a.tenant.id)
-        _ = try await store.assignTrip(trip.id, to: a.driverID(1), tenant: a.tenant.id)
+        _ = try await store.trips.assign(trip.id, to: a.driverID(1), tenant: a.tenant.id)
         let newDriver = a.drivers[1].accessToken
         try await server.run { api in
             let listed = try await api.call(.tripOrders, trip.id.rawValue, token: newDriver)

@@ -34,7 +34,7 @@ public struct CarrierFixture: Sendable {
         for (driverIndex, driver) in drivers.enumerated() {
             var driverTrips: [Trip] = []
             for tripIndex in 0..<tripsPerDriver {
-                let trip = try await store.createTrip(.init(
+                let trip = try await store.trips.create(.init(
                     number: "\(slug.prefix(3).uppercased())-\(driverIndex)\(tripIndex)", driverID: driver.id,
                     startDate: today.adding(days: tripIndex), endDate: today.adding(days: tripIndex + 2),
                     origin: "Origin \(tripIndex)", destination: "Destination \(tripIndex)", revenueCents: 300_000, miles: 500),
@@ -51,7 +51,7 @@ public struct CarrierFixture: Sendable {
                 expenses[trip.id] = [try await store.createExpense(
                     .init(tripID: trip.id, category: .fuel, amountCents: 12_345, date: today, notes: "fuel"),
                     .driver(tenant: tenant.id, driver: driver.id))]
-                driverTrips.append(try await store.trip(trip.id, .dispatch(tenant: tenant.id)))
+                driverTrips.append(try await store.trips.trip(trip.id, .dispatch(tenant: tenant.id)))
             }
             trips.append(driverTrips)
         }
@@ -67,10 +67,10 @@ extension CarrierFixture {
     /// feed counter): replays and retries must never change it.
     public func fingerprint(_ server: TestServer) async throws -> [String] {
         let store = server.store
-        var lines = try Self.lines(try await store.tripDocuments(scope, page: .all))
+        var lines = try Self.lines(try await store.trips.documents(scope, page: .all))
             + Self.lines(try await store.orderDocuments(scope, page: .all))
             + Self.lines(try await store.notificationDocuments(scope, page: .all))
-        for trip in try await store.trips(scope) {
+        for trip in try await store.trips.list(scope) {
             lines += try Self.lines(try await store.expenseDocuments(trip: trip.id, scope, page: .all))
         }
         lines.append("counter \(try await store.changeCounter(tenant.id).counter)")

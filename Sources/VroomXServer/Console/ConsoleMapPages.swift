@@ -18,7 +18,7 @@ struct ConsoleMapPages {
     private func map(_ request: ConsoleRequest) async throws -> Response {
         let tenant = request.tenant
         let positions = try await store.positions(tenant: tenant)
-        let trips = try await store.trips(.dispatch(tenant: tenant), status: .inProgress)
+        let trips = try await store.trips.list(.dispatch(tenant: tenant), status: .inProgress)
         var tracks: [(Trip, [GeoPosition])] = []
         for trip in trips.prefix(50) {
             let track = try await store.track(of: trip.id, tenant: tenant, since: store.now.addingTimeInterval(-24 * 3600))

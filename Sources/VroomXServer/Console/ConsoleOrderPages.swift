@@ -137,7 +137,7 @@ struct ConsoleOrderPages {
         static func load(_ store: Store, tenant: ID<Tenant>) async throws -> Names {
             var names = Names()
             for driver in try await store.drivers(tenant: tenant) { names.drivers[driver.id] = driver }
-            for trip in try await store.trips(.dispatch(tenant: tenant)) { names.trips[trip.id] = trip }
+            for trip in try await store.trips.list(.dispatch(tenant: tenant)) { names.trips[trip.id] = trip }
             return names
         }
     }
@@ -216,7 +216,7 @@ struct ConsoleOrderPages {
     /// `originals`: the values the edit form was filled with (see `EditConflict`).
     private func orderForm(_ request: ConsoleRequest, order: Order?, values: [String: String], originals: [String: String] = [:],
                            errors: FieldErrors, status: HTTPResponse.Status = .ok) async throws -> Response {
-        let trips = try await store.trips(.dispatch(tenant: request.tenant)).filter(\.status.isOpen)
+        let trips = try await store.trips.list(.dispatch(tenant: request.tenant)).filter(\.status.isOpen)
         let selected = values["trip_id"] ?? ""
         return pages.page("order-form", title: order.map { "Edit \($0.number)" } ?? "New order", session: request.session,
                           section: "board", OrderFormView(

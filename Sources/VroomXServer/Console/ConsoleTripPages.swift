@@ -35,7 +35,7 @@ struct ConsoleTripPages {
                 // A cancelled trip's waiting vehicles go back to the board: counted for the notice.
                 let waiting = status == .cancelled
                     ? try await store.orders(request.scope, trip: id).filter(\.status.isWaiting).count : 0
-                let trip = try await store.updateTrip(id, UpdateTripRequest(status: status), tenant: request.tenant)
+                let trip = try await store.trips.update(id, UpdateTripRequest(status: status), tenant: request.tenant)
                 return "done=status&to=\(status.rawValue)&back=\(waiting)&told=\(trip.driverID == nil ? 0 : 1)"
             }
         }
@@ -44,7 +44,7 @@ struct ConsoleTripPages {
             let driver: ID<Driver>? = FormValue.id(request.form["driver_id"], field: "driver_id", errors: &errors)
             guard errors.isEmpty else { return try await tripPage(request, errors: errors) }
             return try await change(request, field: "driver_id") { id in
-                _ = try await store.assignTrip(id, to: driver, tenant: request.tenant)
+                _ = try await store.trips.assign(id, to: driver, tenant: request.tenant)
                 return "done=assigned&driver=\(driver?.rawValue ?? "")"
             }
         }
@@ -114,7 +114,7 @@ struct ConsoleTripPages {
     }
 
     private func list(_ request: ConsoleRequest) async throws -> Response {
-        let trips = try await store.trips(.dispatch(tenant: request.tenant))
+        let trips = try await store.trips.list(.dispatch(tenant: request.tenant))
         let drivers = Dictionary(uniqueKeysWithValues: try await store.drivers(tenant: request.tenant).map { ($0.id, $0) })
         let counts = try await store.orderCountsByTrip(tenant: request.tenant)
         let rank: [TripStatus: Int] = [.inProgress: 0, .planned: 1, .completed: 2, .cancelled: 3]
@@ -132,7 +132,7 @@ struct ConsoleTripPages {
 
     private func tripPage(_ request: ConsoleRequest, errors: FieldErrors, status: HTTPResponse.Status = .ok) async throws -> Response {
         let id: ID<Trip> = try request.id("id", "Trip")
-        let trip = try await store.trip(id, request.scope)
+        let trip = try await store.trips.trip(id, request.scope)
         let names = try await ConsoleOrderPages.Names.load(store, tenant: request.tenant)
         let orders = try await store.orders(request.scope, trip: id)
         // Orders on no trip and with no driver, soonest pickup first (a long list stops at 500):
@@ -171,7 +171,7 @@ struct ConsoleTripPages {
         let spent = expenses.reduce(0) { $0 + $1.amountCents }
         var headsUp: [String] = []
         if let driver, trip.status.isOpen {
-            headsUp = TripHeadsUp.lines(for: trip, driver: driver, otherTrips: try await store.openTrips(of: driver.id, tenant: request.tenant),
+            headsUp = TripHeadsUp.lines(for: trip, driver: driver, otherTrips: try await store.trips.open(of: driver.id, tenant: request.tenant),
                                         units: try await store.units(of: driver.id, tenant: request.tenant), today: LocalDate(store.now))
         }
         let view = TripPageView(
@@ -232,7 +232,7 @@ struct ConsoleTripPages {
 
     /// Trips that are over (completed or cancelled) keep the figures they were settled with.
     private func editableTrip(_ request: ConsoleRequest) async throws -> Trip {
-        let trip = try await store.trip(try request.id("id", "Trip"), request.scope)
+        let trip = try await store.trips.trip(try request.id("id", "Trip"), request.scope)
         guard trip.status.isOpen else {
             throw AppError(409, .invalidTransition, "Trip \(trip.number) is \(trip.status.label); only planned trips and trips under way are edited.")
         }
@@ -291,7 +291,7 @@ struct ConsoleTripPages {
             // Pay left as the form showed it is not a choice: pay on the driver's terms follows revenue and miles.
             if request.form["driver_pay"] == originals["driver_pay"] { changes.driverPayCents = nil }
             do {
-                _ = try await store.updateTrip(trip.id, changes, tenant: request.tenant)
+                _ = try await store.trips.update(trip.id, changes, tenant: request.tenant)
                 return ConsolePages.redirect("/trips/\(trip.id)?saved=1")
             } catch let error as AppError where error.status == 409 && error.body.field == "base_version" {
                 let saved = Self.formValues(trip)
@@ -318,7 +318,7 @@ struct ConsoleTripPages {
         let body = CreateTripRequest(number: form["number"], driverID: driver, startDate: start, endDate: end, origin: form["origin"],
                                      destination: form["destination"], revenueCents: revenue ?? 0, driverPayCents: pay, miles: miles ?? 0)
         do {
-            let trip = try await store.createTrip(body, tenant: request.tenant)
+            let trip = try await store.trips.create(body, tenant: request.tenant)
             return ConsolePages.redirect("/trips/\(trip.id)?added=1")
         } catch let error as AppError where error.status < 500 {
             let errors = FieldErrors(error, renamed: ["revenue_cents": "revenue", "driver_pay_cents": "driver_pay"])

@@ -37,7 +37,7 @@ enum OrderImport {
     }
 
     static func run(_ text: String, store: Store, tenant: ID<Tenant>) async throws -> Outcome {
-        let carrierTrips = try await store.trips(.dispatch(tenant: tenant))
+        let carrierTrips = try await store.trips.list(.dispatch(tenant: tenant))
         let (orders, lines, problems) = try parse(text, trips: TripNumbers(carrierTrips), now: store.now)
         // The lines only the database can judge are checked in the same pass as the rest: every bad line named at once.
         var all = problems

@@ -31,22 +31,22 @@ struct DispatchController {
         }
         routes.on(.dispatchTrips) { request, context in
             let status = try request.value(.tripStatus, as: TripStatus.self)
-            return JSONBody.items(try await store.tripDocuments(try context.caller().scope, status: status, page: try request.page()))
+            return JSONBody.items(try await store.trips.documents(try context.caller().scope, status: status, page: try request.page()))
         }
         routes.on(.dispatchCreateTrip) { request, context in
             let body = try await request.decodeJSON(CreateTripRequest.self)
-            return try JSONBody.response(try await store.createTrip(body, tenant: try context.caller().tenant), status: .created)
+            return try JSONBody.response(try await store.trips.create(body, tenant: try context.caller().tenant), status: .created)
         }
         routes.on(.dispatchTrip) { _, context in
-            JSONBody.document(try await store.tripDocument(try context.id(), try context.caller().scope))
+            JSONBody.document(try await store.trips.document(try context.id(), try context.caller().scope))
         }
         routes.on(.dispatchUpdateTrip) { request, context in
             let body = try await request.decodeJSON(UpdateTripRequest.self)
-            return try JSONBody.response(try await store.updateTrip(try context.id(), body, tenant: try context.caller().tenant))
+            return try JSONBody.response(try await store.trips.update(try context.id(), body, tenant: try context.caller().tenant))
         }
         routes.on(.dispatchAssignTrip) { request, context in
             let body = try await request.decodeJSON(AssignTripRequest.self)
-            return try JSONBody.response(try await store.assignTrip(try context.id(), to: body.driverID, tenant: try context.caller().tenant))
+            return try JSONBody.response(try await store.trips.assign(try context.id(), to: body.driverID, tenant: try context.caller().tenant))
         }
         routes.on(.dispatchTripExpenses) { request, context in
             JSONBody.items(try await store.expenseDocuments(trip: try context.id(), try context.caller().scope, page: try request.page()))

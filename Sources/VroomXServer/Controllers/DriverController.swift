@@ -8,10 +8,10 @@ struct DriverController {
 
     func register(_ routes: Routes) {
         routes.on(.trips) { request, context in
-            JSONBody.items(try await store.tripDocuments(try context.caller().scope, page: try request.page()))
+            JSONBody.items(try await store.trips.documents(try context.caller().scope, page: try request.page()))
         }
         routes.on(.trip) { _, context in
-            JSONBody.document(try await store.tripDocument(try context.id(), try context.caller().scope))
+            JSONBody.document(try await store.trips.document(try context.id(), try context.caller().scope))
         }
         routes.on(.tripOrders) { request, context in
             JSONBody.items(try await store.tripOrderDocuments(try context.id(), try context.caller().scope, page: try request.page()))

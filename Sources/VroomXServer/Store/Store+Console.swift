@@ -213,7 +213,7 @@ extension Store {
 
     func driverOverview(tenant: ID<Tenant>) async throws -> [DriverOverview] {
         let drivers = try await drivers(tenant: tenant)
-        let trips = try await trips(.dispatch(tenant: tenant))
+        let trips = try await self.trips.list(.dispatch(tenant: tenant))
         let now = self.now
         let (unread, seen) = try await read { db in
             var unread: [ID<Driver>: Int] = [:]
@@ -246,7 +246,7 @@ extension Store {
 
     /// Drivers with a trip in progress, or planned to run today.
     func driversOnTripsToday(tenant: ID<Tenant>, today: LocalDate) async throws -> [ID<Driver>] {
-        let trips = try await trips(.dispatch(tenant: tenant))
+        let trips = try await self.trips.list(.dispatch(tenant: tenant))
         let driving = trips.filter { trip in
             guard trip.driverID != nil else { return false }
             if trip.status == .inProgress { return true }
@@ -355,7 +355,7 @@ extension Store {
     /// earned, cancelled ones never are.
     func payReport(tenant: ID<Tenant>, from: LocalDate, through: LocalDate) async throws -> [PayLine] {
         let drivers = try await drivers(tenant: tenant)
-        let trips = try await trips(.dispatch(tenant: tenant)).filter { trip in
+        let trips = try await self.trips.list(.dispatch(tenant: tenant)).filter { trip in
             guard trip.status == .completed, let day = trip.payDay else { return false }
             return day >= from && day <= through
         }

@@ -28,7 +28,7 @@ extension Store {
     /// Expenses of a trip the caller may see.
     public func expenses(trip: ID<Trip>, _ scope: Scope) async throws -> [Expense] {
         try await read { db in
-            guard try await fetchTrip(trip, scope, db) != nil else { throw AppError.notFound("Trip") }
+            guard try await TripRepository.find(trip, scope, db) != nil else { throw AppError.notFound("Trip") }
             return try await db.query("""
                 SELECT \(Expense.columns) FROM trip_expenses WHERE \(expensesFilter(trip: trip, scope))
                 ORDER BY \(Expense.order.sql)
@@ -38,7 +38,7 @@ extension Store {
 
     public func expenseDocuments(trip: ID<Trip>, _ scope: Scope, page: PageRequest = .init()) async throws -> DocumentPage {
         try await read { db in
-            guard try await fetchTrip(trip, scope, db) != nil else { throw AppError.notFound("Trip") }
+            guard try await TripRepository.find(trip, scope, db) != nil else { throw AppError.notFound("Trip") }
             return try await documentPage(from: "trip_expenses", where: expensesFilter(trip: trip, scope),
                                           order: Expense.order, page, db)
         }
@@ -58,15 +58,15 @@ extension Store {
         let notes = try Validate.text(request.notes ?? "", FieldLimits.expenseNotes)
         return try await write(tenant: scope.tenant) { tx in
             var afterReassignment = false
-            var found = try await fetchTrip(request.tripID, scope, tx.db)
+            var found = try await TripRepository.find(request.tripID, scope, tx.db)
             if found == nil, let driver = scope.driverID,
-               try await heldWhenSpent(request.tripID, driver: driver, day: request.date, tenant: scope.tenant, now: tx.now, tx.db) {
-                found = try await fetchTrip(request.tripID, .dispatch(tenant: scope.tenant), tx.db)
+               try await TripService.heldWhenSpent(request.tripID, driver: driver, day: request.date, tenant: scope.tenant, now: tx.now, tx.db) {
+                found = try await TripRepository.find(request.tripID, .dispatch(tenant: scope.tenant), tx.db)
                 afterReassignment = true
             }
             guard let trip = found else { throw AppError.notFound("Trip") }
             // Held while counting, so concurrent expenses of one trip cannot all see room under the cap.
-            _ = try await lockTrip(trip.id, .dispatch(tenant: scope.tenant), tx.db)
+            _ = try await TripRepository.lock(trip.id, .dispatch(tenant: scope.tenant), tx.db)
             let recorded = try await tx.first("""
                 SELECT COUNT(*) AS n FROM trip_expenses WHERE tenant_id = \(scope.tenant) AND trip_id = \(trip.id)
                 """)?.int("n") ?? 0
@@ -120,7 +120,7 @@ extension Store {
     /// An expense the caller may see, its trip's row and then the
     /// expense's held until the transaction ends (PostgreSQL).
     func lockExpense(_ id: ID<Expense>, trip: ID<Trip>, _ scope: Scope, _ db: any SQLExecutor) async throws -> Expense? {
-        guard try await lockTrip(trip, .dispatch(tenant: scope.tenant), db) != nil else { return nil }
+        guard try await TripRepository.lock(trip, .dispatch(tenant: scope.tenant), db) != nil else { return nil }
         let visible: SQL = scope.driverID.map { Self.expensesVisible(to: $0, tenant: scope.tenant) } ?? ""
         return try await db.first("""
             SELECT \(Expense.columns) FROM trip_expenses x

@@ -95,7 +95,7 @@ extension Store {
                                    "\(driver.name) has \(NumberText.grouped(unread)) unread messages and notifications; send more once they have read some.",
                                    field: "driver_id")
                 }
-                if let trip = request.tripID, try await fetchTrip(trip, scope, tx.db) == nil {
+                if let trip = request.tripID, try await TripRepository.find(trip, scope, tx.db) == nil {
                     throw AppError(422, .validationFailed, "No such trip in this carrier.", field: "trip_id")
                 }
                 if let order = request.orderID, try await fetchOrder(order, scope, tx.db) == nil {

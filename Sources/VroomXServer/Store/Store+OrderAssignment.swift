@@ -28,7 +28,7 @@ extension Store {
             let previousDriver = current.driverID
             var trip: Trip?
             if let tripID = request.tripID {
-                guard let found = try await lockTrip(tripID, scope, tx.db) else {
+                guard let found = try await TripRepository.lock(tripID, scope, tx.db) else {
                     throw AppError(422, .validationFailed, "No such trip in this carrier.", field: "trip_id")
                 }
                 if let driverID = request.driverID, driverID != found.driverID {

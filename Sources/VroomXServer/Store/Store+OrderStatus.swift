@@ -33,7 +33,7 @@ extension Store {
     func lockOrderWithTrip(_ id: ID<Order>, _ scope: Scope, _ tx: TenantTransaction) async throws -> (Order, Trip?)? {
         guard let seen = try await fetchOrder(id, scope, tx.db) else { return nil }
         var trip: Trip?
-        if let tripID = seen.tripID { trip = try await lockTrip(tripID, .dispatch(tenant: scope.tenant), tx.db) }
+        if let tripID = seen.tripID { trip = try await TripRepository.lock(tripID, .dispatch(tenant: scope.tenant), tx.db) }
         guard let order = try await fetchOrder(id, scope, locking: true, tx.db) else { return nil }
         // Moved to another trip meanwhile: the whole write runs again, with that trip.
         guard order.tripID == seen.tripID else { throw WriteConflict() }

@@ -57,7 +57,7 @@ extension Store {
     /// trip reassigned since stays with the driver who carried it).
     public func tripOrderDocuments(_ trip: ID<Trip>, _ scope: Scope, page: PageRequest = .init()) async throws -> DocumentPage {
         try await read { db in
-            guard try await fetchTrip(trip, scope, db) != nil else { throw AppError.notFound("Trip") }
+            guard try await TripRepository.find(trip, scope, db) != nil else { throw AppError.notFound("Trip") }
             return try await documentPage(from: "orders", where: ordersFilter(scope, trip: trip, status: nil), order: Order.order, page, db)
         }
     }
@@ -94,7 +94,7 @@ extension Store {
         let tripIDs = Set(requests.compactMap(\.tripID)).sorted { $0.rawValue < $1.rawValue }
         var drivers: Set<ID<Driver>> = []
         for tripID in tripIDs {
-            if let driver = try await lockTrip(tripID, .dispatch(tenant: tenant), tx.db)?.driverID { drivers.insert(driver) }
+            if let driver = try await TripRepository.lock(tripID, .dispatch(tenant: tenant), tx.db)?.driverID { drivers.insert(driver) }
         }
         for driver in drivers.sorted(by: { $0.rawValue < $1.rawValue }) { _ = try await lockDriver(driver, tenant: tenant, tx.db) }
         for (index, order) in requests.enumerated() {
@@ -134,7 +134,7 @@ extension Store {
             }
             var tripRefusals: [ID<Trip>: AppError] = [:]
             for tripID in Set(requests.compactMap(\.tripID)) {
-                guard let trip = try await fetchTrip(tripID, .dispatch(tenant: tenant), db) else {
+                guard let trip = try await TripRepository.find(tripID, .dispatch(tenant: tenant), db) else {
                     tripRefusals[tripID] = AppError(422, .validationFailed, "No such trip in this carrier.", field: "trip_id")
                     continue
                 }
@@ -192,7 +192,7 @@ extension Store {
         try await claim(number, for: .order, tx)
         var trip: Trip?
         if let tripID = valid.tripID {
-            guard let found = try await lockTrip(tripID, .dispatch(tenant: tenant), tx.db) else {
+            guard let found = try await TripRepository.lock(tripID, .dispatch(tenant: tenant), tx.db) else {
                 throw AppError(422, .validationFailed, "No such trip in this carrier.", field: "trip_id")
             }
             try Self.checkTakesOrders(found)

@@ -1,0 +1,113 @@
+import Foundation
+import VroomXModels
+
+/// Trips in the database: the SQL and the row mapping, nothing else. Callers
+/// pass the connection or transaction; policy lives in `TripService`.
+enum TripRepository {
+    static func filter(_ scope: Scope, status: TripStatus?) -> SQL {
+        scope.filter() + (status.map { " AND status = \($0)" } ?? "")
+    }
+
+    static func all(_ scope: Scope, status: TripStatus?, _ db: any SQLExecutor) async throws -> [Trip] {
+        try await db.query("SELECT \(Trip.columns) FROM trips WHERE \(filter(scope, status: status)) ORDER BY \(Trip.order.sql)")
+            .map(Trip.init(row:))
+    }
+
+    /// A driver's trips planned or under way.
+    static func open(of driver: ID<Driver>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [Trip] {
+        try await db.query("""
+            SELECT \(Trip.columns) FROM trips WHERE tenant_id = \(tenant) AND driver_id = \(driver)
+            AND status IN (\(TripStatus.planned), \(TripStatus.inProgress)) ORDER BY \(Trip.order.sql)
+            """).map(Trip.init(row:))
+    }
+
+    static func find(_ id: ID<Trip>, _ scope: Scope, _ db: any SQLExecutor) async throws -> Trip? {
+        try await db.first("SELECT \(Trip.columns) FROM trips WHERE \(scope.filter()) AND id = \(id)").map(Trip.init(row:))
+    }
+
+    /// Reads a trip and, on PostgreSQL, holds its row until the transaction
+    /// ends, so changes to the trip and to what it carries (its status, its
+    /// driver, orders joining it) happen one after the other. Whoever also
+    /// locks a driver takes the trip first.
+    static func lock(_ id: ID<Trip>, _ scope: Scope, _ db: any SQLExecutor) async throws -> Trip? {
+        try await db.first("SELECT \(Trip.columns) FROM trips WHERE \(scope.filter()) AND id = \(id)\(Store.lockingRows(db))")
+            .map(Trip.init(row:))
+    }
+
+    /// How many of a trip's vehicles are on the truck and how many wait for pickup.
+    static func vehicles(of trip: ID<Trip>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Trip.Vehicles {
+        let counts = try await db.first("""
+            SELECT COALESCE(SUM(CASE WHEN status = 'picked_up' THEN 1 ELSE 0 END), 0) AS loaded,
+                   COALESCE(SUM(CASE WHEN status IN ('new', 'assigned') THEN 1 ELSE 0 END), 0) AS waiting
+            FROM orders WHERE tenant_id = \(tenant) AND trip_id = \(trip)
+            """)
+        return Trip.Vehicles(loaded: try counts?.int("loaded") ?? 0, waiting: try counts?.int("waiting") ?? 0)
+    }
+
+    /// Writes a new trip (a taken number is `DatabaseConstraintError.unique`) and records the change.
+    static func insert(_ trip: Trip, _ tx: TenantTransaction) async throws {
+        let doc = try WireDocument.encode(trip)
+        try await tx.execute("""
+            INSERT INTO trips (id, tenant_id, number, driver_id, status, start_date, end_date, origin, destination,
+                               revenue_cents, driver_pay_cents, miles, version, created_at, updated_at, doc)
+            VALUES (\(trip.id), \(tx.tenant), \(trip.number), \(trip.driverID), \(trip.status), \(trip.startDate),
+                    \(trip.endDate), \(trip.origin), \(trip.destination), \(trip.revenueCents), \(trip.driverPayCents),
+                    \(trip.miles), \(trip.version), \(trip.createdAt), \(trip.updatedAt), \(doc))
+            """)
+        tx.recordUpsert(.trip, id: trip.id.rawValue, document: doc, visibleTo: trip.driverID)
+        try await rememberDriver(of: trip, tx)
+    }
+
+    /// Writes a trip's fields and document with the next version, if nobody
+    /// changed the row since it was read; records the change.
+    static func save(_ trip: Trip, _ tx: TenantTransaction) async throws -> Trip {
+        var saved = trip
+        saved.version = trip.version + 1
+        saved.updatedAt = tx.now
+        let doc = try WireDocument.encode(saved)
+        guard try await tx.first("""
+            UPDATE trips SET number = \(saved.number), driver_id = \(saved.driverID), status = \(saved.status), start_date = \(saved.startDate),
+                end_date = \(saved.endDate), origin = \(saved.origin), destination = \(saved.destination),
+                revenue_cents = \(saved.revenueCents), driver_pay_cents = \(saved.driverPayCents), miles = \(saved.miles),
+                version = \(saved.version), updated_at = \(saved.updatedAt), doc = \(doc)
+            WHERE tenant_id = \(tx.tenant) AND id = \(trip.id) AND version = \(trip.version)
+            RETURNING id
+            """) != nil else { throw WriteConflict() }
+        tx.recordUpsert(.trip, id: saved.id.rawValue, document: doc, visibleTo: saved.driverID)
+        try await rememberDriver(of: saved, tx)
+        return saved
+    }
+
+    /// Notes that the trip's driver has held it: work they did on it while
+    /// it was theirs (an expense spent offline) is theirs to record after
+    /// dispatch gave the trip to someone else.
+    static func rememberDriver(of trip: Trip, _ tx: TenantTransaction) async throws {
+        // Whoever held it before lets go of it now (the driver it stays with keeps holding it).
+        let others: SQL = trip.driverID.map { " AND driver_id <> \($0)" } ?? ""
+        try await tx.execute("""
+            UPDATE trip_drivers SET released_at = \(tx.now)
+            WHERE tenant_id = \(tx.tenant) AND trip_id = \(trip.id) AND released_at IS NULL\(others)
+            """)
+        guard let driver = trip.driverID else { return }
+        try await tx.execute("""
+            INSERT INTO trip_drivers (tenant_id, trip_id, driver_id, first_assigned_at) VALUES (\(tx.tenant), \(trip.id), \(driver), \(tx.now))
+            ON CONFLICT (tenant_id, trip_id, driver_id) DO UPDATE SET released_at = NULL
+            """)
+    }
+
+    /// When a driver first held a trip and when they let go of it (nil: never held, or holds it still).
+    static func holding(_ trip: ID<Trip>, driver: ID<Driver>, tenant: ID<Tenant>,
+                        _ db: any SQLExecutor) async throws -> (assigned: Date, released: Date)? {
+        guard let row = try await db.first("""
+            SELECT first_assigned_at, released_at FROM trip_drivers WHERE tenant_id = \(tenant) AND trip_id = \(trip) AND driver_id = \(driver)
+            """), let released = try row.optionalDate("released_at") else { return nil }
+        return (try row.date("first_assigned_at"), released)
+    }
+
+    /// The expenses dispatch recorded on a trip (a driver's own stay with that driver): id and document.
+    static func dispatchExpenses(of trip: ID<Trip>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [(id: String, doc: String)] {
+        try await db.query("""
+            SELECT id, doc FROM trip_expenses WHERE tenant_id = \(tenant) AND trip_id = \(trip) AND driver_id IS NULL
+            """).map { (try $0.string("id"), try $0.string("doc")) }
+    }
+}

@@ -1,0 +1,212 @@
+import Foundation
+import VroomXModels
+
+/// Trips: a truck run carrying several orders, planned by dispatch. The
+/// policy — what may change and when, the driver's pay, what the driver is
+/// told — and the transactions; the SQL is `TripRepository`'s.
+public struct TripService: Sendable {
+    let store: Store
+
+    public func list(_ scope: Scope, status: TripStatus? = nil) async throws -> [Trip] {
+        try await store.read { try await TripRepository.all(scope, status: status, $0) }
+    }
+
+    /// A driver's trips planned or under way.
+    public func open(of driver: ID<Driver>, tenant: ID<Tenant>) async throws -> [Trip] {
+        try await store.read { try await TripRepository.open(of: driver, tenant: tenant, $0) }
+    }
+
+    public func documents(_ scope: Scope, status: TripStatus? = nil, page: PageRequest = .init()) async throws -> DocumentPage {
+        try await store.read { db in
+            try await store.documentPage(from: "trips", where: TripRepository.filter(scope, status: status), order: Trip.order, page, db)
+        }
+    }
+
+    public func trip(_ id: ID<Trip>, _ scope: Scope) async throws -> Trip {
+        guard let trip = try await store.read({ try await TripRepository.find(id, scope, $0) }) else { throw AppError.notFound("Trip") }
+        return trip
+    }
+
+    public func document(_ id: ID<Trip>, _ scope: Scope) async throws -> String {
+        try await store.document("SELECT doc FROM trips WHERE \(scope.filter()) AND id = \(id)", notFound: "Trip")
+    }
+
+    public func create(_ request: CreateTripRequest, tenant: ID<Tenant>) async throws -> Trip {
+        let number = try Validate.name(request.number, FieldLimits.tripNumber)
+        try Validate.dateRange(request.startDate, request.endDate, field: "end_date")
+        let revenue = try Validate.cents(request.revenueCents, field: "revenue_cents")
+        let miles = try Validate.number(request.miles, FieldLimits.tripMiles)
+        let origin = try Validate.text(request.origin, FieldLimits.tripOrigin)
+        let destination = try Validate.text(request.destination, FieldLimits.tripDestination)
+        let setPay = try request.driverPayCents.map { try Validate.cents($0, field: "driver_pay_cents") }
+        return try await store.write(tenant: tenant) { tx in
+            try await store.claim(number, for: .trip, tx)
+            var driver: Driver?
+            if let driverID = request.driverID {
+                driver = try await store.assignableDriver(driverID, tenant: tenant, tx.db)
+            }
+            let pay = setPay ?? driver.map { $0.payType.driverPay(rate: $0.payRate, revenueCents: revenue, miles: miles) } ?? 0
+            let trip = Trip(id: ID(), number: number, driverID: driver?.id, status: .planned, startDate: request.startDate,
+                            endDate: request.endDate, origin: origin, destination: destination, revenueCents: revenue,
+                            driverPayCents: pay, miles: miles, version: 1, createdAt: tx.now, updatedAt: tx.now)
+            do {
+                try await TripRepository.insert(trip, tx)
+            } catch DatabaseConstraintError.unique {
+                throw AppError(409, .alreadyExists, "A trip numbered \(number) already exists.", field: "number")
+            }
+            if let driver {
+                try await store.insertNotification(.tripAssigned(trip), to: driver.id, tx)
+            }
+            return trip
+        }
+    }
+
+    public func update(_ id: ID<Trip>, _ request: UpdateTripRequest, tenant: ID<Tenant>) async throws -> Trip {
+        let scope = Scope.dispatch(tenant: tenant)
+        let number = try request.number.map { try Validate.name($0, FieldLimits.tripNumber) }
+        return try await store.write(tenant: tenant) { tx in
+            // A new number is claimed before any row is locked (see `claim`).
+            if let number { try await store.claim(number, for: .trip, except: id.rawValue, tx) }
+            guard var trip = try await TripRepository.lock(id, scope, tx.db) else { throw AppError.notFound("Trip") }
+            let current = trip
+            if let base = request.baseVersion {
+                guard (1...trip.version).contains(base) else {
+                    throw AppError.validation("base_version", "base_version is the version the edit started from: 1 to \(trip.version).")
+                }
+                guard base == trip.version else {
+                    throw AppError(409, .conflict, "Trip \(trip.number) was changed after version \(base) (it is at \(trip.version)).",
+                                   field: "base_version")
+                }
+            }
+            if let number { trip.number = number }
+            if let status = request.status, status != trip.status {
+                guard trip.status.canTransition(to: status) else {
+                    throw AppError.invalidTransition(from: trip.status.rawValue, to: status.rawValue)
+                }
+                let vehicles = try await TripRepository.vehicles(of: id, tenant: tenant, tx.db)
+                if let refusal = trip.statusRefusal(to: status, vehicles) {
+                    throw AppError(409, .invalidTransition, refusal, field: "status")
+                }
+                trip.status = status
+            }
+            if let start = request.startDate { trip.startDate = start }
+            if let end = request.endDate { trip.endDate = end }
+            try Validate.dateRange(trip.startDate, trip.endDate, field: "end_date")
+            if let origin = request.origin { trip.origin = try Validate.text(origin, FieldLimits.tripOrigin) }
+            if let destination = request.destination { trip.destination = try Validate.text(destination, FieldLimits.tripDestination) }
+            if let revenue = request.revenueCents { trip.revenueCents = try Validate.cents(revenue, field: "revenue_cents") }
+            if let pay = request.driverPayCents { trip.driverPayCents = try Validate.cents(pay, field: "driver_pay_cents") }
+            if let miles = request.miles { trip.miles = try Validate.number(miles, FieldLimits.tripMiles) }
+            // Pay that followed the driver's terms follows new revenue and miles; pay set by hand stays.
+            if request.driverPayCents == nil, trip.revenueCents != current.revenueCents || trip.miles != current.miles,
+               let driverID = trip.driverID, let driver = try await store.fetchDriver(driverID, tenant: tenant, tx.db) {
+                let terms = { (trip: Trip) in driver.payType.driverPay(rate: driver.payRate, revenueCents: trip.revenueCents, miles: trip.miles) }
+                if current.driverPayCents == terms(current) { trip.driverPayCents = terms(trip) }
+            }
+            guard trip != current else { return current }
+            // A finished or cancelled trip's figures are what pay and revenue were settled with.
+            var details = trip
+            details.status = current.status
+            if !current.status.isOpen, details != current {
+                throw AppError(409, .invalidTransition, "Trip \(current.number) is \(current.status.label); its details are settled and no longer change.")
+            }
+            do {
+                trip = try await TripRepository.save(trip, tx)
+            } catch DatabaseConstraintError.unique {
+                throw AppError(409, .alreadyExists, "A trip numbered \(trip.number) already exists.", field: "number")
+            }
+            if trip.status == .cancelled, current.status != .cancelled {
+                // Vehicles still waiting go back to the board, off the trip and its driver's list.
+                for original in try await OrderRepository.onTrip(id, statuses: [.new, .assigned], tenant: tenant, tx.db) {
+                    var order = original
+                    (order.tripID, order.driverID, order.status) = (nil, nil, .new)
+                    _ = try await store.saveOrder(order, from: original, tx)
+                }
+            }
+            if let driver = trip.driverID {
+                let changes = DriverChangeNote.changes(from: current, to: trip)
+                if trip.status != current.status {
+                    try await store.insertNotification(.tripStatus(trip, also: changes), to: driver, tx)
+                } else if !changes.isEmpty {
+                    try await store.insertNotification(.tripChanged(trip, number: current.number, changes), to: driver, tx)
+                }
+            }
+            return trip
+        }
+    }
+
+    /// Gives a trip to a driver (or takes it back with nil). Its orders that
+    /// are not yet on a truck follow it; a trip with picked-up vehicles
+    /// cannot change hands, since the vehicles are on the old driver's truck.
+    public func assign(_ id: ID<Trip>, to driverID: ID<Driver>?, tenant: ID<Tenant>) async throws -> Trip {
+        let scope = Scope.dispatch(tenant: tenant)
+        return try await store.write(tenant: tenant) { tx in
+            guard var trip = try await TripRepository.lock(id, scope, tx.db) else { throw AppError.notFound("Trip") }
+            let previous = trip.driverID
+            if previous == driverID { return trip }
+            guard trip.status.isOpen else {
+                throw AppError.conflict("A \(trip.status.label) trip cannot be reassigned.")
+            }
+            var newDriver: Driver?
+            if let driverID {
+                newDriver = try await store.assignableDriver(driverID, tenant: tenant, tx.db)
+            }
+            if driverID == nil, trip.status == .inProgress {
+                throw AppError.conflict("A trip in progress must keep a driver; reassign it instead.")
+            }
+            let orders = try await OrderRepository.onTrip(id, tenant: tenant, tx.db)
+            if orders.contains(where: { $0.status == .pickedUp }) {
+                throw AppError.conflict("Trip \(trip.number) has picked-up vehicles and cannot change driver.")
+            }
+            // Pay that followed the previous driver's terms (or none, with no driver) follows the new
+            // driver's; pay dispatch set by hand stays.
+            var previousTerms: Driver?
+            if let previous { previousTerms = try await store.fetchDriver(previous, tenant: tenant, tx.db) }
+            let defaultPay = { (driver: Driver?) in
+                driver.map { $0.payType.driverPay(rate: $0.payRate, revenueCents: trip.revenueCents, miles: trip.miles) } ?? 0
+            }
+            if trip.driverPayCents == defaultPay(previousTerms) { trip.driverPayCents = defaultPay(newDriver) }
+            trip.driverID = driverID
+            trip = try await TripRepository.save(trip, tx)
+            if let previous { tx.recordRevoke(.trip, id: trip.id.rawValue, from: previous) }
+
+            for original in orders where original.status.isWaiting {
+                var order = original
+                order.driverID = driverID
+                order.status = driverID == nil ? .new : .assigned
+                _ = try await store.saveOrder(order, from: original, tx)
+            }
+            // The expenses dispatch recorded on the trip now belong on the new driver's device, not the old one's;
+            // those a driver recorded stay with that driver.
+            for expense in try await TripRepository.dispatchExpenses(of: id, tenant: tenant, tx.db) {
+                if let previous { tx.recordRevoke(.expense, id: expense.id, from: previous) }
+                tx.recordUpsert(.expense, id: expense.id, document: expense.doc, visibleTo: driverID)
+            }
+            if let driverID { try await store.insertNotification(.tripAssigned(trip), to: driverID, tx) }
+            // The driver it was taken from must not drive to its pickups.
+            if let previous {
+                try await store.insertNotification(.tripTakenOff(trip, to: driverID), to: previous, tx)
+            }
+            return trip
+        }
+    }
+
+    /// How long after dispatch gave a trip away its previous driver's
+    /// offline expenses on it are still taken: a phone a week without signal.
+    static let lateExpenseWindow: TimeInterval = 7 * 86_400
+
+    /// Whether an expense of `day` the driver recorded on a trip they no
+    /// longer hold can be theirs: they held the trip on that day (a day of
+    /// slack for time zones), and let go of it within the window.
+    static func heldWhenSpent(_ trip: ID<Trip>, driver: ID<Driver>, day: LocalDate, tenant: ID<Tenant>, now: Date,
+                              _ db: any SQLExecutor) async throws -> Bool {
+        guard let held = try await TripRepository.holding(trip, driver: driver, tenant: tenant, db) else { return false }
+        return now.timeIntervalSince(held.released) <= lateExpenseWindow
+            && day <= LocalDate(held.released).adding(days: 1) && day >= LocalDate(held.assigned).adding(days: -1)
+    }
+}
+
+extension Store {
+    /// Trips: listing, creating, editing and assigning them.
+    public var trips: TripService { TripService(store: self) }
+}
