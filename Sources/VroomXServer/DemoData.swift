@@ -61,7 +61,7 @@ public enum DemoData {
         _ = try await store.trips.update(rolling.id, .init(status: .inProgress), tenant: t)
         let onTruck = rollingOrders.first { $0.number == "O-5003" }!
         let savannah = rollingOrders.first { $0.number == "O-5004" }!
-        _ = try await store.updateOrderStatus(onTruck.id, to: .pickedUp, occurredAt: nil, .driver(tenant: t, driver: alex.id),
+        _ = try await store.orders.updateStatus(onTruck.id, to: .pickedUp, occurredAt: nil, .driver(tenant: t, driver: alex.id),
                                               asHistory: true)
         try await orders(store, t, next, [
             ("O-5006", Vehicle(year: 2023, make: "Chevrolet", model: "Tahoe", vin: "1GNSKBKD1PR000777", color: "Red"), "Miami, FL", "Dallas, TX"),
@@ -79,7 +79,7 @@ public enum DemoData {
         try await orders(store, t, jordanTrip, [
             ("O-7001", Vehicle(year: 2024, make: "Rivian", model: "R1S", vin: "7PDSGABA1RN000999", color: "Blue"), "Seattle, WA", "Los Angeles, CA"),
         ], driver: jordan, deliver: false)
-        _ = try await store.createOrder(.init(number: "O-8001", vehicle: Vehicle(year: 2015, make: "Mazda", model: "CX-5"),
+        _ = try await store.orders.create(.init(number: "O-8001", vehicle: Vehicle(year: 2015, make: "Mazda", model: "CX-5"),
                                               pickup: Stop(address: "Portland, OR", location: places["Portland, OR"]),
                                               delivery: Stop(address: "Reno, NV", location: places["Reno, NV"]),
                                               revenueCents: 90000, paymentTerms: "COD"), tenant: t)
@@ -174,7 +174,7 @@ public enum DemoData {
         // The trip's revenue shared out, the odd cents to the first orders, so the orders add up to it.
         let share = trip.revenueCents / max(specs.count, 1), odd = trip.revenueCents - share * specs.count
         for (index, (number, vehicle, from, to)) in specs.enumerated() {
-            let order = try await store.createOrder(.init(
+            let order = try await store.orders.create(.init(
                 number: number, tripID: trip.id, vehicle: vehicle,
                 pickup: Stop(name: "\(from) dealer", address: from, contactName: "Front desk", contactPhone: "+1 555 0199",
                              windowStart: trip.startDate, windowEnd: trip.startDate?.adding(days: 1), location: places[from]),
@@ -184,14 +184,14 @@ public enum DemoData {
             created.append(order)
         }
         _ = try await store.trips.assign(trip.id, to: driver.id, tenant: tenant)
-        guard deliver else { return try await store.orders(.dispatch(tenant: tenant), trip: trip.id) }
+        guard deliver else { return try await store.orders.list(.dispatch(tenant: tenant), trip: trip.id) }
         let scope = Scope.driver(tenant: tenant, driver: driver.id)
         for order in created {
             let pickedUp = trip.startDate?.startOfDay.addingTimeInterval(10 * 3600)
             let delivered = trip.endDate?.startOfDay.addingTimeInterval(15 * 3600)
-            _ = try await store.updateOrderStatus(order.id, to: .pickedUp, occurredAt: pickedUp, scope, asHistory: true)
-            _ = try await store.updateOrderStatus(order.id, to: .delivered, occurredAt: delivered, scope, asHistory: true)
+            _ = try await store.orders.updateStatus(order.id, to: .pickedUp, occurredAt: pickedUp, scope, asHistory: true)
+            _ = try await store.orders.updateStatus(order.id, to: .delivered, occurredAt: delivered, scope, asHistory: true)
         }
-        return try await store.orders(.dispatch(tenant: tenant), trip: trip.id)
+        return try await store.orders.list(.dispatch(tenant: tenant), trip: trip.id)
     }
 }

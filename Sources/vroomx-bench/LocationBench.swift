@@ -29,7 +29,7 @@ struct LocationBench: AsyncParsableCommand {
                 let yard = GeoPoint(latitude: 30 + Double(index % 100) * 0.05, longitude: -95 + Double(index / 100) * 0.05)
                 let trip = try await services.store.trips.create(.init(number: "T\(index)", driverID: account.id, origin: "a", destination: "b",
                                                                      revenueCents: 1, miles: 1), tenant: tenant)
-                let order = try await services.store.createOrder(.init(number: "O\(index)", tripID: trip.id, vehicle: Vehicle(make: "Make"),
+                let order = try await services.store.orders.create(.init(number: "O\(index)", tripID: trip.id, vehicle: Vehicle(make: "Make"),
                                                                        pickup: Stop(address: "Yard \(index)", location: yard),
                                                                        delivery: Stop(address: "Elsewhere"), revenueCents: 1), tenant: tenant)
                 _ = try await services.store.trips.update(trip.id, .init(status: .inProgress), tenant: tenant)

@@ -45,14 +45,14 @@ struct SearchBench: AsyncParsableCommand {
                                        pickup: Stop(name: long, address: long + " \(index)", contactName: long),
                                        delivery: Stop(name: long, address: long + " \(index + 1)", contactName: long), revenueCents: 100_000)
                 }
-                seeded += try await services.store.createOrders(batch, tenant: searcher.id)
+                seeded += try await services.store.orders.createMany(batch, tenant: searcher.id)
             }
             var cookies = [try await services.consoleSignIn(email: "search-\(slug)@bench.example")]
             for index in 1..<carriers {
                 // A carrier of ordinary size: its search still reads the shared index, where the first carrier's text is.
                 let (tenant, _) = try await services.store.createTenant(name: "Searching too \(index) \(slug)",
                                                                         dispatcherEmail: "search-\(index)-\(slug)@bench.example")
-                _ = try await services.store.createOrders((0..<1_000).map { order in
+                _ = try await services.store.orders.createMany((0..<1_000).map { order in
                     CreateOrderRequest(number: "C\(index)-\(order)", vehicle: Vehicle(make: "Toyota", model: "Camry"),
                                        pickup: Stop(address: "\(order) Harbor Rd, Savannah, GA"), delivery: Stop(address: "9 Peachtree St, Atlanta, GA"),
                                        revenueCents: 100_000)

@@ -67,10 +67,10 @@ struct UploadBench: AsyncParsableCommand {
         var results: [String: [Double]] = [:]
         for run in 1...runs {
             for target in targets {
-                var order = try await target.services.store.createOrder(.init(
+                var order = try await target.services.store.orders.create(.init(
                     number: "O-\(run)", tripID: target.trip, vehicle: Vehicle(make: "Bench"), pickup: Stop(address: "p"),
                     delivery: Stop(address: "d"), revenueCents: 1), tenant: target.tenant)
-                order = try await target.services.store.order(order.id, target.scope)
+                order = try await target.services.store.orders.order(order.id, target.scope)
                 let inspection = try await target.services.store.saveInspection(ID(), .init(orderID: order.id, kind: .pickup), target.scope)
                 let (base, token) = (target.base, target.token)
                 for (name, send) in zip(kinds, [

@@ -109,7 +109,7 @@ struct InspectionTests {
         await live.stop()
         try await app.attach(try Self.write(MediaSamples.jpeg(), name: "front.jpg"), to: inspection, slot: .front)
         #expect(try app.database.unsyncedCount() == 1)
-        _ = try await server.store.assignOrder(order.id, .init(driverID: carrier.driverID(1)), tenant: carrier.tenant.id)
+        _ = try await server.store.orders.assign(order.id, .init(driverID: carrier.driverID(1)), tenant: carrier.tenant.id)
 
         try await live.start()
         await app.syncNow()
@@ -145,7 +145,7 @@ struct InspectionTests {
         let inspection = try await Self.keptAsEvidence(order.id, scene, offlineOdometer: 48_210)
 
         // Dispatch gives the order back; the server still has the inspection the driver started.
-        _ = try await server.store.assignOrder(order.id, .init(driverID: carrier.driverID(0)), tenant: carrier.tenant.id)
+        _ = try await server.store.orders.assign(order.id, .init(driverID: carrier.driverID(0)), tenant: carrier.tenant.id)
         await app.syncNow()
         try await eventually("the order is back") { try app.database.order(order.id) != nil }
         let resumed = try app.startInspection(order: order.id, kind: .pickup)
@@ -172,7 +172,7 @@ struct InspectionTests {
         // The other driver notes the odometer; then dispatch gives the order back.
         _ = try await server.store.saveInspection(inspection, SaveInspectionRequest(orderID: order.id, kind: .pickup, odometer: 51_000),
                                                   .driver(tenant: carrier.tenant.id, driver: carrier.driverID(1)))
-        _ = try await server.store.assignOrder(order.id, .init(driverID: carrier.driverID(0)), tenant: carrier.tenant.id)
+        _ = try await server.store.orders.assign(order.id, .init(driverID: carrier.driverID(0)), tenant: carrier.tenant.id)
         await app.syncNow()
         try await eventually("the order is back") { try app.database.inspection(inspection)?.odometer == 51_000 }
         #expect(try app.evidence().first?.id == inspection)
@@ -194,7 +194,7 @@ struct InspectionTests {
         await live.stop()
         try await app.attach(try write(MediaSamples.jpeg(), name: "interior.jpg"), to: inspection, slot: "interior")
         if let offlineOdometer { try app.updateInspection(inspection, odometer: offlineOdometer) }
-        _ = try await server.store.assignOrder(order, .init(driverID: carrier.driverID(1)), tenant: carrier.tenant.id)
+        _ = try await server.store.orders.assign(order, .init(driverID: carrier.driverID(1)), tenant: carrier.tenant.id)
         try await live.start()
         await app.syncNow()
         try await eventually("the photo kept as evidence") { try app.evidence().first?.id == inspection }
@@ -241,7 +241,7 @@ struct InspectionTests {
         }
         try app.completeInspection(inspection)
         try await waitUntil("picked up on the server", timeout: .seconds(60)) {
-            try await server.store.order(order.id, carrier.scope).status == .pickedUp
+            try await server.store.orders.order(order.id, carrier.scope).status == .pickedUp
         }
         await app.shutdown()
         await live.stop()

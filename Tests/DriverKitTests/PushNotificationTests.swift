@@ -72,7 +72,7 @@ struct PushNotificationTests {
 
         // Dispatch assigns a new order: the push reaches APNs for this device.
         let trip = carrier.trips[0][0]
-        let order = try await server.store.createOrder(.init(
+        let order = try await server.store.orders.create(.init(
             number: "PUSH-1", tripID: trip.id, vehicle: Vehicle(year: 2023, make: "Tesla", model: "Model Y"),
             pickup: Stop(address: "1 Dock Rd"), delivery: Stop(address: "9 Lot Ave"), revenueCents: 80_000), tenant: carrier.tenant.id)
         try await waitUntil("the assignment push") { apns.delivered.count == 1 }
@@ -104,7 +104,7 @@ struct PushNotificationTests {
         #expect(app.push.badgeCount == (try await Self.unread(server, carrier)).count)
 
         // Dispatch changes the order's status: the order opens.
-        _ = try await server.store.updateOrderStatus(order.id, to: .cancelled, occurredAt: nil, carrier.scope)
+        _ = try await server.store.orders.updateStatus(order.id, to: .cancelled, occurredAt: nil, carrier.scope)
         try await waitUntil("the status push") { apns.delivered.count == 2 }
         let statusChange = try #require(PushPayload(userInfo: try Self.userInfo(apns.delivered[1])))
         app.push.didOpen(statusChange)

@@ -41,7 +41,7 @@ struct ReconcileTests {
         let scene = try await DriverScene.make()
         // Made two hours ago: a time stamped three hours back would be before either existed.
         scene.server.clock.advance(by: -2 * 3600)
-        let order = try await scene.server.store.createOrder(.init(
+        let order = try await scene.server.store.orders.create(.init(
             number: "O-EARLY", tripID: scene.carrier.trips[0][0].id, vehicle: Vehicle(year: 2021, make: "Kia", model: "Soul"),
             pickup: Stop(address: "1 Harbor Rd"), delivery: Stop(address: "9 Main St"), revenueCents: 50_000), tenant: scene.carrier.tenant.id)
         let message = try await scene.server.store.sendMessage(
@@ -65,7 +65,7 @@ struct ReconcileTests {
         app.launch()
         await app.syncNow()
         try await eventually("sent", timeout: .seconds(30)) { try app.database.unsyncedCount() == 0 }
-        let stored = try await scene.server.store.order(order.id, scene.carrier.scope)
+        let stored = try await scene.server.store.orders.order(order.id, scene.carrier.scope)
         #expect(stored.status == .pickedUp)
         #expect(stored.actualPickupDate.map { abs($0.timeIntervalSince(pickedUpAt)) < 3 } == true, "\(String(describing: stored.actualPickupDate))")
         let read = try await scene.server.store.notifications(.driver(tenant: scene.carrier.tenant.id, driver: scene.carrier.driverID(0)))
@@ -107,7 +107,7 @@ struct ReconcileTests {
         await scene.live.stop()
         try app.submitETA(order.id, pickup: Date().addingTimeInterval(3600))
         // Meanwhile dispatch gives the order to the other driver.
-        _ = try await scene.server.store.assignOrder(order.id, AssignOrderRequest(tripID: scene.carrier.trips[1][0].id),
+        _ = try await scene.server.store.orders.assign(order.id, AssignOrderRequest(tripID: scene.carrier.trips[1][0].id),
                                                      tenant: scene.carrier.tenant.id)
         try await scene.live.start()
         await app.syncNow()
@@ -282,7 +282,7 @@ struct HandOverTests {
         try await eventually("handed over", timeout: .seconds(30)) { try app.database.ownersToHandOver().isEmpty }
         let completed = try await server.store.inspection(inspection, carrier.scope)
         #expect(completed.completedAt != nil && completed.driverID == carrier.driverID(0))
-        #expect(try await server.store.order(order.id, carrier.scope).status == .pickedUp)
+        #expect(try await server.store.orders.order(order.id, carrier.scope).status == .pickedUp)
         #expect(try await server.store.deviceBacklogs(tenant: carrier.tenant.id).isEmpty, "nothing waits on a device any more")
         try await server.run(.router) { api in
             let refresh = try await api.call(.refresh, json: RefreshRequest(refreshToken: alexRefresh))

@@ -156,13 +156,13 @@ struct ReliabilityTests {
         await app.syncNow()
         try await eventually("both sent") { try app.database.unsyncedCount() == 0 }
         #expect(app.status.failed.isEmpty, "\(app.status.failed.map(\.errorMessage))")
-        #expect(try await server.store.order(order.id, carrier.scope).pickupETA.map(WireTime.milliseconds) == WireTime.milliseconds(second))
+        #expect(try await server.store.orders.order(order.id, carrier.scope).pickupETA.map(WireTime.milliseconds) == WireTime.milliseconds(second))
 
         // Offline again; dispatch moves the ETA meanwhile: the driver's edit is refused with the truth, not written over it.
         await live.stop()
         try app.submitETA(order.id, pickup: first)
         let dispatchETA = server.clock.now.addingTimeInterval(9000)
-        _ = try await server.store.updateOrder(order.id, UpdateOrderRequest(pickupETA: dispatchETA), tenant: carrier.tenant.id)
+        _ = try await server.store.orders.update(order.id, UpdateOrderRequest(pickupETA: dispatchETA), tenant: carrier.tenant.id)
         try await live.start()
         await app.syncNow()
         try await eventually("refused") { app.status.failed.count == 1 }
@@ -177,7 +177,7 @@ struct ReliabilityTests {
     func answerOvertakenByFeed(_ outcome: MutationOutcome) async throws {
         let scene = try await DriverScene.make()
         let (server, carrier, live, app) = (scene.server, scene.carrier, scene.live, scene.app)
-        let order = try await server.store.order(carrier.orders[carrier.trips[0][0].id]![0].id, carrier.scope)
+        let order = try await server.store.orders.order(carrier.orders[carrier.trips[0][0].id]![0].id, carrier.scope)
         try await eventually("synced") { try app.database.order(order.id)?.version == order.version }
         await live.stop()
         try app.submitETA(order.id, pickup: server.clock.now.addingTimeInterval(3600))
@@ -185,7 +185,7 @@ struct ReliabilityTests {
 
         // Dispatch changes the order; a realtime frame brings it to the phone before the batch's answer does.
         let deliveryETA = server.clock.now.addingTimeInterval(86_400)
-        let newer = try await server.store.updateOrder(order.id, UpdateOrderRequest(deliveryETA: deliveryETA), tenant: carrier.tenant.id)
+        let newer = try await server.store.orders.update(order.id, UpdateOrderRequest(deliveryETA: deliveryETA), tenant: carrier.tenant.id)
         let cursor = try app.database.syncPosition().cursor
         #expect(try app.database.applyLive([Change(seq: cursor + 1, entity: .order, id: order.id.rawValue, op: .upsert, row: .order(newer))],
                                            from: cursor, to: cursor + 1, syncedAt: Date()))
@@ -211,7 +211,7 @@ struct ReliabilityTests {
         await app.syncNow()
         try await eventually("picked up on the server") { try app.database.unsyncedCount() == 0 }
         #expect(app.status.failed.isEmpty, "\(app.status.failed.map(\.errorMessage))")
-        let stored = try await server.store.order(order.id, carrier.scope)
+        let stored = try await server.store.orders.order(order.id, carrier.scope)
         #expect(stored.status == .pickedUp)
         let stamped = try #require(stored.actualPickupDate)
         #expect(abs(stamped.timeIntervalSince(Date())) < 60, "stamped \(stamped), not ten minutes ahead")
@@ -270,11 +270,11 @@ struct ReliabilityTests {
         await app.syncNow()                 // applied on the server, the answer lost; the pull brings the order
         #expect(try app.database.unsyncedCount() == 0)
         let dispatchETA = server.clock.now.addingTimeInterval(4 * 86_400)
-        _ = try await server.store.updateOrder(order.id, UpdateOrderRequest(deliveryETA: dispatchETA), tenant: carrier.tenant.id)
+        _ = try await server.store.orders.update(order.id, UpdateOrderRequest(deliveryETA: dispatchETA), tenant: carrier.tenant.id)
         await app.syncNow()
         transport.mode = .normal
         await app.syncNow()
-        let onServer = try await server.store.order(order.id, carrier.scope)
+        let onServer = try await server.store.orders.order(order.id, carrier.scope)
         let onPhone = try #require(try app.database.orders().first { $0.id == order.id })
         #expect(onServer.deliveryETA.map(WireTime.milliseconds) == WireTime.milliseconds(dispatchETA))
         #expect(onPhone.deliveryETA.map(WireTime.milliseconds) == WireTime.milliseconds(dispatchETA))
@@ -294,12 +294,12 @@ struct ReliabilityTests {
         await app.syncNow()
         #expect(try app.database.unsyncedCount() == 0)
         let dispatchETA = server.clock.now.addingTimeInterval(4 * 86_400)
-        _ = try await server.store.updateOrder(order.id, UpdateOrderRequest(deliveryETA: dispatchETA), tenant: carrier.tenant.id)
+        _ = try await server.store.orders.update(order.id, UpdateOrderRequest(deliveryETA: dispatchETA), tenant: carrier.tenant.id)
         transport.mode = .normal
         await app.syncNow()
         let onPhone = try #require(try app.database.orders().first { $0.id == order.id })
         #expect(onPhone.deliveryETA.map(WireTime.milliseconds) == WireTime.milliseconds(dispatchETA))
-        #expect(onPhone.version == (try await server.store.order(order.id, carrier.scope)).version)
+        #expect(onPhone.version == (try await server.store.orders.order(order.id, carrier.scope)).version)
         await app.shutdown()
         await live.stop()
     }
@@ -376,7 +376,7 @@ struct ReliabilityTests {
             clock.advance(by: 1)
             return try app.database.unsyncedCount() == 0
         }
-        #expect(try await server.store.order(order.id, carrier.scope).status == .pickedUp)
+        #expect(try await server.store.orders.order(order.id, carrier.scope).status == .pickedUp)
         await app.shutdown()
         await live.stop()
     }

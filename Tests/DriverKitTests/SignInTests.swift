@@ -260,7 +260,7 @@ struct SignInTests {
         try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox, pin: nil)
         await device.app.syncNow()
         try await eventually("synced", timeout: .seconds(60)) { try device.app.database.unsyncedCount() == 0 }
-        #expect(try await server.store.order(order.id, carrier.scope).status == .pickedUp)
+        #expect(try await server.store.orders.order(order.id, carrier.scope).status == .pickedUp)
         await device.app.shutdown()
         await live.stop()
     }

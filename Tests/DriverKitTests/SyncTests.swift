@@ -60,7 +60,7 @@ struct SyncTests {
         try await live.start()
         await app.syncNow()
         try await eventually("everything synced", timeout: .seconds(60)) { try app.database.unsyncedCount() == 0 }
-        let order = try await server.store.order(first.id, carrier.scope)
+        let order = try await server.store.orders.order(first.id, carrier.scope)
         #expect(order.status == .delivered)
         // Stamped with when the driver completed each inspection, not when it synced.
         #expect(order.actualPickupDate.map(WireTime.milliseconds) == WireTime.milliseconds(localPickup))
@@ -69,7 +69,7 @@ struct SyncTests {
             let stored = try await server.store.inspection(inspection, carrier.scope)
             #expect(stored.completedAt != nil && stored.media.count == MediaSlot.requiredPhotos.count)
         }
-        #expect(try await server.store.order(second.id, carrier.scope).pickupETA != nil)
+        #expect(try await server.store.orders.order(second.id, carrier.scope).pickupETA != nil)
         let expenses = try await server.store.expenses(trip: trip.id, carrier.scope)
         #expect(expenses.filter { $0.id == expense }.count == 1)
         #expect(!expenses.contains { $0.id == doomed })
@@ -173,8 +173,8 @@ struct SyncTests {
         try app.completeInspection(lateInspection)
         #expect(try [cancelled, other, late].allSatisfy { try app.database.order($0.id)?.status == .pickedUp })
         // Meanwhile dispatch cancelled two of the orders.
-        _ = try await server.store.updateOrder(cancelled.id, .init(status: .cancelled), tenant: carrier.tenant.id)
-        _ = try await server.store.updateOrder(late.id, .init(status: .cancelled), tenant: carrier.tenant.id)
+        _ = try await server.store.orders.update(cancelled.id, .init(status: .cancelled), tenant: carrier.tenant.id)
+        _ = try await server.store.orders.update(late.id, .init(status: .cancelled), tenant: carrier.tenant.id)
         try await live.start()
         await app.syncNow()
 
@@ -185,7 +185,7 @@ struct SyncTests {
         #expect(try app.database.order(cancelled.id)?.status == .cancelled)
         #expect(try app.database.order(late.id)?.status == .cancelled)
         #expect(try app.database.order(other.id)?.status == .pickedUp)
-        #expect(try await server.store.order(other.id, carrier.scope).status == .pickedUp)
+        #expect(try await server.store.orders.order(other.id, carrier.scope).status == .pickedUp)
         // The refused inspection's photos are evidence of a vehicle that may be on the truck: kept, never deleted.
         #expect(try app.database.inspections(order: cancelled.id).isEmpty)
         let held = try #require(try app.evidence().first)
@@ -352,7 +352,7 @@ struct SyncTests {
             _ = try await live.services!.store.sendMessage(.init(driverID: carrier.driverID(0), type: .dispatchMessage,
                                                                  title: "Note \(index)", body: "b"), tenant: carrier.tenant.id)
         }
-        _ = try await live.services!.store.updateETA(order.id, pickup: Date().addingTimeInterval(7200), delivery: nil, carrier.scope)
+        _ = try await live.services!.store.orders.updateETA(order.id, pickup: Date().addingTimeInterval(7200), delivery: nil, carrier.scope)
         try await eventually("all arrived") {
             try app.database.notifications().filter { $0.title.hasPrefix("Note ") }.count == 20
                 && app.database.order(order.id)?.pickupETA != nil

@@ -151,7 +151,7 @@ struct DeactivationRaceTests {
             _ = try await store.trips.update(trip.id, .init(status: .inProgress), tenant: tenant)
             async let completed = Self.succeeds { try await store.trips.update(trip.id, .init(status: .completed), tenant: tenant) }
             async let added = Self.succeeds {
-                try await store.createOrder(.init(number: "O-C\(round)", tripID: trip.id, vehicle: Vehicle(), pickup: Stop(address: "P"),
+                try await store.orders.create(.init(number: "O-C\(round)", tripID: trip.id, vehicle: Vehicle(), pickup: Stop(address: "P"),
                                                   delivery: Stop(address: "D"), revenueCents: 1), tenant: tenant)
             }
             let (done, joined) = await (completed, added)
@@ -172,15 +172,15 @@ struct DeactivationRaceTests {
             let trip = try await store.trips.create(.init(number: "T-X\(round)", driverID: carrier.driverID(0), origin: "A", destination: "B",
                                                         revenueCents: 1, miles: 1), tenant: tenant)
             if round.isMultiple(of: 2) { _ = try await store.trips.update(trip.id, .init(status: .inProgress), tenant: tenant) }
-            let order = try await store.createOrder(.init(number: "O-X\(round)", tripID: trip.id, vehicle: Vehicle(), pickup: Stop(address: "P"),
+            let order = try await store.orders.create(.init(number: "O-X\(round)", tripID: trip.id, vehicle: Vehicle(), pickup: Stop(address: "P"),
                                                           delivery: Stop(address: "D"), revenueCents: 1), tenant: tenant)
             async let cancelled = Self.succeeds { try await store.trips.update(trip.id, .init(status: .cancelled), tenant: tenant) }
             // The status path of the API and the dispatcher's edit of the order (`PATCH /v1/dispatch/orders/{id}`), in turn.
             async let picked = Self.succeeds {
                 if round % 4 < 2 {
-                    _ = try await store.updateOrderStatus(order.id, to: .pickedUp, occurredAt: nil, .dispatch(tenant: tenant))
+                    _ = try await store.orders.updateStatus(order.id, to: .pickedUp, occurredAt: nil, .dispatch(tenant: tenant))
                 } else {
-                    _ = try await store.updateOrder(order.id, UpdateOrderRequest(status: .pickedUp), tenant: tenant)
+                    _ = try await store.orders.update(order.id, UpdateOrderRequest(status: .pickedUp), tenant: tenant)
                 }
             }
             let (off, loaded) = await (cancelled, picked)
@@ -213,7 +213,7 @@ struct DeactivationRaceTests {
                 #expect(edit.status == 422, "base_version \(base): \(edit.text)")
                 #expect(edit.error?.field == "base_version")
             }
-            #expect(try await server.store.order(order.id, carrier.scope).revenueCents == order.revenueCents)
+            #expect(try await server.store.orders.order(order.id, carrier.scope).revenueCents == order.revenueCents)
 
             #expect(try await api.call(.dispatchUpdateTrip, trip.id.rawValue, json: UpdateTripRequest(status: .inProgress),
                                        token: dispatch).status == 200)

@@ -20,7 +20,7 @@ struct DemoDataTests {
         let trips = try await server.store.trips.list(scope)
         #expect(trips.count == 5)
         for trip in trips {
-            let orders = try await server.store.orders(scope, trip: trip.id)
+            let orders = try await server.store.orders.list(scope, trip: trip.id)
             #expect(!orders.isEmpty)
             #expect(orders.reduce(0) { $0 + $1.revenueCents } == trip.revenueCents, "\(trip.number)")
         }

@@ -117,7 +117,7 @@ struct DispatchPeopleTests {
                 revenueCents: 1, baseVersion: order.version), token: dispatch)
             #expect(stale.status == 409)
             #expect(stale.error?.field == "base_version")
-            #expect(try await server.store.order(order.id, carrier.scope).revenueCents == order.revenueCents)
+            #expect(try await server.store.orders.order(order.id, carrier.scope).revenueCents == order.revenueCents)
             // Based on the current version, it saves.
             #expect(try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(
                 revenueCents: 1, baseVersion: current.version), token: dispatch).status == 200)
@@ -263,10 +263,10 @@ struct DispatchPeopleTests {
         let (first, second) = (carrier.trips[0][0], carrier.trips[0][1])
         let order = try #require(carrier.orders[first.id]?.first)
         // Another dispatcher moves it to the second trip; a page still showing it on the first then removes it from there.
-        _ = try await server.store.assignOrder(order.id, AssignOrderRequest(tripID: second.id), tenant: tenant)
-        await #expect(throws: AppError.self) { try await server.store.removeOrder(order.id, from: first.id, tenant: tenant) }
-        #expect(try await server.store.order(order.id, carrier.scope).tripID == second.id)
-        let removed = try await server.store.removeOrder(order.id, from: second.id, tenant: tenant)
+        _ = try await server.store.orders.assign(order.id, AssignOrderRequest(tripID: second.id), tenant: tenant)
+        await #expect(throws: AppError.self) { try await server.store.orders.remove(order.id, from: first.id, tenant: tenant) }
+        #expect(try await server.store.orders.order(order.id, carrier.scope).tripID == second.id)
+        let removed = try await server.store.orders.remove(order.id, from: second.id, tenant: tenant)
         #expect(removed.tripID == nil && removed.status == .new)
     }
 
@@ -427,13 +427,13 @@ struct DispatchPeopleTests {
                 // Many lines on the first trip, then one on the second: taken line by line, the import held the driver
                 // when it came to the second trip, which an edit held while it waited for the driver.
                 let orders = try (0..<120).map { line in
-                    try Store.ValidOrder(CreateOrderRequest(
+                    try ValidOrder(CreateOrderRequest(
                         number: "I-\(round)-\(line)", tripID: line == 119 ? second.id : first.id,
                         vehicle: Vehicle(year: 2020, make: "Kia", model: "Soul"),
                         pickup: Stop(name: "Lot", address: "1 Harbor Rd, Savannah, GA"),
                         delivery: Stop(name: "Dealer", address: "9 Main St, Orlando, FL"), revenueCents: 1), now: now)
                 }
-                async let imported = server.store.createOrders(orders, tenant: carrier.tenant.id)
+                async let imported = server.store.orders.createMany(orders, tenant: carrier.tenant.id)
                 var statuses: [Int] = []
                 for edit in 0..<15 {
                     statuses.append(try await api.call(.dispatchUpdateTrip, second.id.rawValue, json: UpdateTripRequest(
@@ -497,7 +497,7 @@ struct DispatchPeopleTests {
 
             // With a vehicle on the truck the trip can be neither cancelled nor planned again.
             let (loaded, waiting) = (carrier.orders[other.id]![0], carrier.orders[other.id]![1])
-            _ = try await server.store.updateOrderStatus(loaded.id, to: .pickedUp, occurredAt: nil, carrier.scope)
+            _ = try await server.store.orders.updateStatus(loaded.id, to: .pickedUp, occurredAt: nil, carrier.scope)
             for status in [TripStatus.cancelled, .planned] {
                 let refused = try await api.call(.dispatchUpdateTrip, other.id.rawValue, json: UpdateTripRequest(status: status), token: dispatch)
                 #expect(refused.status == 409 && refused.error?.message.contains("has 1 vehicle on the truck") == true, "\(refused.text)")
@@ -505,12 +505,12 @@ struct DispatchPeopleTests {
             #expect(try await server.store.trips.trip(other.id, carrier.scope).status == .inProgress)
 
             // Delivered, the trip is cancelled: the waiting vehicle goes back to the board and off the driver's list.
-            _ = try await server.store.updateOrderStatus(loaded.id, to: .delivered, occurredAt: nil, carrier.scope)
+            _ = try await server.store.orders.updateStatus(loaded.id, to: .delivered, occurredAt: nil, carrier.scope)
             #expect(try await api.call(.dispatchUpdateTrip, other.id.rawValue, json: UpdateTripRequest(status: .cancelled),
                                        token: dispatch).status == 200)
-            let released = try await server.store.order(waiting.id, carrier.scope)
+            let released = try await server.store.orders.order(waiting.id, carrier.scope)
             #expect(released.status == .new && released.tripID == nil && released.driverID == nil)
-            #expect(try await server.store.order(loaded.id, carrier.scope).tripID == other.id, "a delivered vehicle stays on its trip")
+            #expect(try await server.store.orders.order(loaded.id, carrier.scope).tripID == other.id, "a delivered vehicle stays on its trip")
             let driverOrders = try await api.call(.orders, query: "limit=500", token: carrier.driver.accessToken).text
             #expect(!driverOrders.contains(waiting.id.rawValue))
 
@@ -545,7 +545,7 @@ struct DispatchPeopleTests {
                                            token: dispatch).decode(Order.self)
             let assigned = try await api.call(.dispatchAssignOrder, loose.id.rawValue, json: AssignOrderRequest(tripID: trip.id), token: dispatch)
             #expect(assigned.status == 422)
-            #expect(try await server.store.order(loose.id, carrier.scope).tripID == nil)
+            #expect(try await server.store.orders.order(loose.id, carrier.scope).tripID == nil)
         }
     }
 

@@ -23,7 +23,7 @@ struct DriverAPITests {
             #expect(direct.errorCode == "inspection_required")
             #expect(try await api.call(.saveInspection, ID<Inspection>().rawValue, json: SaveInspectionRequest(orderID: order.id, kind: .delivery),
                                        token: token).errorCode == "invalid_transition")
-            #expect(try await server.store.order(order.id, carrier.scope).status == .assigned)
+            #expect(try await server.store.orders.order(order.id, carrier.scope).status == .assigned)
 
             server.clock.advance(by: 1800)  // the order has existed half an hour
             let pickupTime = server.clock.now.addingTimeInterval(-600)

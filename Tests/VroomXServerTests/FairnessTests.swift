@@ -27,9 +27,9 @@ struct FairnessTests {
         let bravo = try await CarrierFixture.make(server, name: "Bravo", drivers: 1, tripsPerDriver: 0)
         let store = server.store
         let (a, b) = (alpha.tenant.id, bravo.tenant.id)
-        let first = try await store.createOrder(Self.order("S-100", a, vin: "1HGCM82633A004352", contact: "Maria Lopez"), tenant: a)
-        _ = try await store.createOrder(Self.order("S-200", a, pickup: "77 Dock St, Savannah, GA"), tenant: a)
-        _ = try await store.createOrder(Self.order("S-300", b, vin: "1HGCM82633A004352", contact: "Maria Lopez"), tenant: b)
+        let first = try await store.orders.create(Self.order("S-100", a, vin: "1HGCM82633A004352", contact: "Maria Lopez"), tenant: a)
+        _ = try await store.orders.create(Self.order("S-200", a, pickup: "77 Dock St, Savannah, GA"), tenant: a)
+        _ = try await store.orders.create(Self.order("S-300", b, vin: "1HGCM82633A004352", contact: "Maria Lopez"), tenant: b)
         func numbers(_ search: String, _ tenant: ID<Tenant>) async throws -> [String] {
             try await store.boardOrders(.init(status: .new, search: search, pickupNewestFirst: false, page: 0, pageSize: 50), tenant: tenant)
                 .map(\.number).sorted()
@@ -44,7 +44,7 @@ struct FairnessTests {
         // …not inside the name of the driver an order is with ("Driver 0 of Alpha"), though a longer word does.
         let trip = try await store.trips.create(.init(number: "AT-1", driverID: alpha.driverID(0), origin: "Houston", destination: "Atlanta",
                                                     revenueCents: 0, miles: 0), tenant: a)
-        _ = try await store.createOrder(Self.order("S-150", a, trip: trip.id), tenant: a)
+        _ = try await store.orders.create(Self.order("S-150", a, trip: trip.id), tenant: a)
         func assigned(_ search: String) async throws -> [String] {
             try await store.boardOrders(.init(status: .assigned, search: search, pickupNewestFirst: false, page: 0, pageSize: 50), tenant: a)
                 .map(\.number)
@@ -55,7 +55,7 @@ struct FairnessTests {
         // A word does not run across two fields (the index separates them).
         #expect(try await numbers("Camry1HG", a) == [])
         // Edits and deletions reach the index in the same transaction.
-        _ = try await store.updateOrder(first.id, UpdateOrderRequest(pickup: Stop(name: "Port of Houston", address: "5 Canal St, New Orleans, LA")),
+        _ = try await store.orders.update(first.id, UpdateOrderRequest(pickup: Stop(name: "Port of Houston", address: "5 Canal St, New Orleans, LA")),
                                         tenant: a)
         #expect(try await numbers("canal", a) == ["S-100"])
         #expect(try await numbers("harbor", a) == [])

@@ -67,13 +67,13 @@ struct ListPagingTests {
 
             let allTrips = try await store.trips.list(carrier.scope).map(\.id.rawValue)
             #expect(try await Self.walk(api, .dispatchTrips, limit: 3, token: dispatch).ids == allTrips)
-            let allOrders = try await store.orders(carrier.scope).map(\.id.rawValue)
+            let allOrders = try await store.orders.list(carrier.scope).map(\.id.rawValue)
             #expect(allOrders.count == 18)
             #expect(try await Self.walk(api, .dispatchOrders, limit: 4, token: dispatch).ids == allOrders)
-            let assigned = try await store.orders(carrier.scope, status: .assigned).map(\.id.rawValue)
+            let assigned = try await store.orders.list(carrier.scope, status: .assigned).map(\.id.rawValue)
             #expect(try await Self.walk(api, .dispatchOrders, filter: "status=assigned", limit: 5, token: dispatch).ids == assigned)
             #expect(try await Self.walk(api, .orders, limit: 1, token: driver).ids
-                    == (try await store.orders(driverScope)).map(\.id.rawValue))
+                    == (try await store.orders.list(driverScope)).map(\.id.rawValue))
             // A last page that is exactly full says so: no cursor to an empty page.
             let tripOrders = try await Self.walk(api, .tripOrders, trip.id.rawValue, limit: 1, token: driver)
             #expect(tripOrders.ids.count == 2 && tripOrders.pages == 2)
@@ -128,11 +128,11 @@ struct ListPagingTests {
         let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 3)
         let dispatch = carrier.dispatcher.accessToken
         try await server.run { api in
-            let before = try await server.store.orders(carrier.scope).map(\.id.rawValue)
+            let before = try await server.store.orders.list(carrier.scope).map(\.id.rawValue)
             let first = try await api.call(.dispatchOrders, query: "limit=2", token: dispatch).decode(PagedIDs.self)
             // A newer order sorts first; the next page must neither repeat nor skip anything.
             server.clock.advance(by: 5)
-            _ = try await server.store.createOrder(.init(number: "NEWEST", vehicle: Vehicle(make: "Kia"), pickup: Stop(address: "P"),
+            _ = try await server.store.orders.create(.init(number: "NEWEST", vehicle: Vehicle(make: "Kia"), pickup: Stop(address: "P"),
                                                          delivery: Stop(address: "D"), revenueCents: 1), tenant: carrier.tenant.id)
             var ids = first.items.map(\.id)
             var cursor = first.nextCursor

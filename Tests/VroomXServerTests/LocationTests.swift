@@ -158,7 +158,7 @@ struct LocationTests {
             ])
             let results = try await api.call(.mutations, json: batch, token: driver).decode(MutationBatchResult.self).results
             #expect(results.map(\.outcome) == [.applied, .applied], "\(results)")
-            let after = try await server.store.order(order.id, carrier.scope)
+            let after = try await server.store.orders.order(order.id, carrier.scope)
             #expect(after.status == .pickedUp)
             #expect(after.arrivedAtDelivery == atDelivery[0].recordedAt)
         }

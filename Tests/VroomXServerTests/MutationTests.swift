@@ -229,7 +229,7 @@ struct MutationTests {
             let before = try await server.store.changeCounter(carrier.tenant.id).counter
             let results = try await api.call(.mutations, json: MutationBatch([again]), token: token).decode(MutationBatchResult.self).results
             #expect(results.map(\.outcome) == [.applied])
-            let current = try await server.store.order(order.id, carrier.scope)
+            let current = try await server.store.orders.order(order.id, carrier.scope)
             let mine = try await server.store.feed(since: before, limit: 100, driverScope).changes
             #expect(mine.map(\.mutationID) == [again.id.rawValue])
             #expect(mine.first.map { $0.entity == .order && $0.id == order.id.rawValue && $0.operation == .upsert } == true)
@@ -306,7 +306,7 @@ struct MutationTests {
         let base = order.version
         // Dispatch moves the pickup ETA after the driver last synced.
         let dispatchETA = server.clock.now.addingTimeInterval(3 * 3600)
-        _ = try await server.store.updateOrder(order.id, .init(pickupETA: dispatchETA), tenant: carrier.tenant.id)
+        _ = try await server.store.orders.update(order.id, .init(pickupETA: dispatchETA), tenant: carrier.tenant.id)
         try await server.run { api in
             let token = carrier.driver.accessToken
             let mine = server.clock.now.addingTimeInterval(5 * 3600)
@@ -323,7 +323,7 @@ struct MutationTests {
             #expect(results[2].code == .inspectionRequired)
             guard case .order(let current) = results[0].row else { Issue.record("no row"); return }
             #expect(current.pickupETA.map(WireTime.milliseconds) == WireTime.milliseconds(dispatchETA))
-            let final = try await server.store.order(order.id, carrier.scope)
+            let final = try await server.store.orders.order(order.id, carrier.scope)
             #expect(final.pickupETA.map(WireTime.milliseconds) == WireTime.milliseconds(dispatchETA))
             #expect(final.deliveryETA.map(WireTime.milliseconds) == WireTime.milliseconds(mine))
             #expect(final.status == .assigned)
@@ -381,9 +381,9 @@ struct MutationTests {
             let batch = MutationBatch([edit(first, expecting: nil), edit(second, expecting: first)])
             let results = try await api.call(.mutations, json: batch, token: token).decode(MutationBatchResult.self).results
             #expect(results.map(\.outcome) == [.applied, .applied], "\(results)")
-            #expect(try await server.store.order(order.id, carrier.scope).pickupETA.map(WireTime.milliseconds) == WireTime.milliseconds(second))
+            #expect(try await server.store.orders.order(order.id, carrier.scope).pickupETA.map(WireTime.milliseconds) == WireTime.milliseconds(second))
             // Dispatch moves it; an edit that still expects the driver's last value is refused with the truth.
-            _ = try await server.store.updateOrder(order.id, UpdateOrderRequest(pickupETA: third), tenant: carrier.tenant.id)
+            _ = try await server.store.orders.update(order.id, UpdateOrderRequest(pickupETA: third), tenant: carrier.tenant.id)
             let stale = try await api.call(.mutations, json: MutationBatch([edit(first, expecting: second)]), token: token)
                 .decode(MutationBatchResult.self).results
             #expect(stale.first?.outcome == .rejected && stale.first?.code == .conflict)

@@ -58,9 +58,9 @@ struct PushTests {
         try await setup.server.run { _ in
             let message = try await Self.message(setup)
             let urgent = try await Self.message(setup, title: "Road closed", body: "I-80 closed at exit 12", type: .urgent)
-            _ = try await store.updateOrderStatus(order.id, to: .pickedUp, occurredAt: nil, .dispatch(tenant: tenant))
+            _ = try await store.orders.updateStatus(order.id, to: .pickedUp, occurredAt: nil, .dispatch(tenant: tenant))
             // A new order assigned to the driver.
-            let created = try await store.createOrder(.init(number: "NEW-1", tripID: trip.id, vehicle: Vehicle(year: 2024, make: "Ford", model: "F-150"),
+            let created = try await store.orders.create(.init(number: "NEW-1", tripID: trip.id, vehicle: Vehicle(year: 2024, make: "Ford", model: "F-150"),
                                                             pickup: Stop(address: "1 Main"), delivery: Stop(address: "2 Elm"),
                                                             revenueCents: 90_000, paymentTerms: "COD"), tenant: tenant)
             try await waitUntil("8 pushes") { setup.apns.received.count >= 8 }

@@ -31,7 +31,7 @@ struct RealtimeTests {
             }
             // An edit of the driver's order: the order, and the notification saying what changed.
             let order = a.orders[a.trips[0][0].id]![0]
-            _ = try await store.updateOrder(order.id, .init(revenueCents: 123_456), tenant: a.tenant.id)
+            _ = try await store.orders.update(order.id, .init(revenueCents: 123_456), tenant: a.tenant.id)
             try await socket.waitUntil("7 changes") { $0.flatMap { $0.changes ?? [] }.count >= 7 }
             try await Task.sleep(for: .milliseconds(200))
             let changes = socket.changes
@@ -177,7 +177,7 @@ struct RealtimeTests {
             // A burst larger than the socket may queue: 4008, and the client resumes from its cursor.
             let trip = a.trips[0][0]
             for index in 0..<15 {
-                _ = try await server.store.createOrder(.init(number: "BURST-\(index)", tripID: trip.id, vehicle: Vehicle(),
+                _ = try await server.store.orders.create(.init(number: "BURST-\(index)", tripID: trip.id, vehicle: Vehicle(),
                                                              pickup: Stop(address: "a"), delivery: Stop(address: "b"), revenueCents: 1),
                                                        tenant: a.tenant.id)
             }

@@ -73,7 +73,7 @@ struct ReconciledWorkTests {
                                          token: carrier.driver.accessToken)
             #expect(set.status == 200, "\(set.text)")
             server.clock.advance(by: 60)
-            let moved = try await server.store.assignOrder(order.id, AssignOrderRequest(tripID: carrier.trips[1][0].id), tenant: carrier.tenant.id)
+            let moved = try await server.store.orders.assign(order.id, AssignOrderRequest(tripID: carrier.trips[1][0].id), tenant: carrier.tenant.id)
             #expect(moved.driverID == carrier.driverID(1) && moved.pickupETA == nil && moved.deliveryETA == nil)
             let progress = try await api.call(.dispatchOrderProgress, order.id.rawValue, token: carrier.dispatcher.accessToken)
             #expect(progress.status == 200 && !progress.text.contains(WireTime.string(from: eta)), "\(progress.text)")

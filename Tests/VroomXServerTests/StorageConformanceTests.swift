@@ -257,9 +257,9 @@ struct StoredDocumentTests {
         _ = try await store.trips.update(trip.id, .init(status: .inProgress, origin: "Elsewhere"), tenant: carrier.tenant.id)
         _ = try await store.trips.assign(carrier.trips[0][1].id, to: carrier.driverID(1), tenant: carrier.tenant.id)
         let order = carrier.orders[trip.id]![0]
-        _ = try await store.updateOrderStatus(order.id, to: .pickedUp, occurredAt: nil, scope) // dispatch may record a pickup
-        _ = try await store.updateETA(carrier.orders[trip.id]![1].id, pickup: Date().addingTimeInterval(3600), delivery: nil, scope)
-        _ = try await store.assignOrder(carrier.orders[carrier.trips[1][0].id]![0].id, .init(driverID: carrier.driverID(0)), tenant: carrier.tenant.id)
+        _ = try await store.orders.updateStatus(order.id, to: .pickedUp, occurredAt: nil, scope) // dispatch may record a pickup
+        _ = try await store.orders.updateETA(carrier.orders[trip.id]![1].id, pickup: Date().addingTimeInterval(3600), delivery: nil, scope)
+        _ = try await store.orders.assign(carrier.orders[carrier.trips[1][0].id]![0].id, .init(driverID: carrier.driverID(0)), tenant: carrier.tenant.id)
         let notification = try await store.notifications(scope)[0]
         _ = try await store.markNotificationRead(notification.id, .driver(tenant: carrier.tenant.id, driver: notification.driverID))
 
@@ -269,7 +269,7 @@ struct StoredDocumentTests {
             #expect(try decoder.decode([T].self, from: Data(page.array.utf8)) == models)
         }
         try check(try await store.trips.list(scope), try await store.trips.documents(scope, page: .all))
-        try check(try await store.orders(scope), try await store.orderDocuments(scope, page: .all))
+        try check(try await store.orders.list(scope), try await store.orders.documents(scope, page: .all))
         try check(try await store.notifications(scope, limit: 500), try await store.notificationDocuments(scope, page: .all))
         try check(try await store.drivers(tenant: carrier.tenant.id), try await store.driverDocuments(tenant: carrier.tenant.id, page: .all))
         for trip in try await store.trips.list(scope) {

@@ -62,7 +62,7 @@ struct SyncFeedTests {
             #expect(pages == 1)
             let scope = Scope.driver(tenant: a.tenant.id, driver: a.driverID(0))
             let trips = try await server.store.trips.list(scope)
-            let orders = try await server.store.orders(scope)
+            let orders = try await server.store.orders.list(scope)
             let notifications = try await server.store.notifications(scope, limit: 1000)
             var expected: Set<String> = [a.driverID(0).rawValue]
             expected.formUnion(trips.map(\.id.rawValue) + orders.map(\.id.rawValue) + notifications.map(\.id.rawValue))

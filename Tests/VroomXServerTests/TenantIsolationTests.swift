@@ -128,7 +128,7 @@ struct TenantIsolationTests {
                 }
                 if caller == .forgedToken {
                     // Nothing the outsiders tried changed the owner's data.
-                    #expect(try await store.order(ownerOrder.id, a.scope) == ownerOrder)
+                    #expect(try await store.orders.order(ownerOrder.id, a.scope) == ownerOrder)
                     #expect(try await store.trips.trip(ownerTrip.id, a.scope) == ownerTrip)
                     #expect(try await store.expenses(trip: ownerTrip.id, a.scope).contains(ownerExpense))
                     #expect(try await store.deviceTokens(user: a.driver.user.id, tenant: a.tenant.id).map(\.token) == [ownerDeviceToken])
@@ -140,7 +140,7 @@ struct TenantIsolationTests {
                 }
             }
             // The owner's own calls did take effect.
-            #expect(try await store.order(ownerOrder.id, a.scope).status == .pickedUp)
+            #expect(try await store.orders.order(ownerOrder.id, a.scope).status == .pickedUp)
             let completed = try await store.inspection(inspection.inspection, a.scope)
             #expect(completed.completedAt != nil && completed.notes == "Owner's note")
         }
@@ -154,8 +154,8 @@ struct TenantIsolationTests {
         let trip = a.trips[0][0]
         let (delivered, open) = (a.orders[trip.id]![0], a.orders[trip.id]![1])
         // The first driver carried one vehicle to the end (recorded by dispatch); then the trip goes to the second driver.
-        _ = try await store.updateOrder(delivered.id, UpdateOrderRequest(status: .pickedUp), tenant: a.tenant.id)
-        _ = try await store.updateOrder(delivered.id, UpdateOrderRequest(status: .delivered), tenant: a.tenant.id)
+        _ = try await store.orders.update(delivered.id, UpdateOrderRequest(status: .pickedUp), tenant: a.tenant.id)
+        _ = try await store.orders.update(delivered.id, UpdateOrderRequest(status: .delivered), tenant: a.tenant.id)
         _ = try await store.trips.assign(trip.id, to: a.driverID(1), tenant: a.tenant.id)
         let newDriver = a.drivers[1].accessToken
         try await server.run { api in

@@ -365,7 +365,7 @@ struct UploadTests {
             // The new driver finishes it, which picks the vehicle up.
             #expect(try await api.call(.completeInspection, inspection.rawValue, token: first).status == 404)
             #expect(try await api.call(.completeInspection, inspection.rawValue, token: second).status == 200)
-            #expect(try await server.store.order(order.id, carrier.scope).status == .pickedUp)
+            #expect(try await server.store.orders.order(order.id, carrier.scope).status == .pickedUp)
         }
     }
 

@@ -41,7 +41,7 @@ public struct CarrierFixture: Sendable {
                     tenant: tenant.id)
                 var tripOrders: [Order] = []
                 for orderIndex in 0..<2 {
-                    tripOrders.append(try await store.createOrder(.init(
+                    tripOrders.append(try await store.orders.create(.init(
                         number: "\(trip.number)-\(orderIndex)", tripID: trip.id,
                         vehicle: Vehicle(year: 2020, make: "Make", model: "Model \(orderIndex)"),
                         pickup: Stop(address: "\(orderIndex) Pickup St"), delivery: Stop(address: "\(orderIndex) Delivery Ave"),
@@ -68,7 +68,7 @@ extension CarrierFixture {
     public func fingerprint(_ server: TestServer) async throws -> [String] {
         let store = server.store
         var lines = try Self.lines(try await store.trips.documents(scope, page: .all))
-            + Self.lines(try await store.orderDocuments(scope, page: .all))
+            + Self.lines(try await store.orders.documents(scope, page: .all))
             + Self.lines(try await store.notificationDocuments(scope, page: .all))
         for trip in try await store.trips.list(scope) {
             lines += try Self.lines(try await store.expenseDocuments(trip: trip.id, scope, page: .all))

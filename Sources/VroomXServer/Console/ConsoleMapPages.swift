@@ -25,7 +25,7 @@ struct ConsoleMapPages {
             if !track.isEmpty { tracks.append((trip, track)) }
         }
         // The stops still ahead on trips under way (a planned trip's stops would only crowd the map).
-        let open = try await store.ordersAhead(tenant: tenant)
+        let open = try await store.orders.ahead(tenant: tenant)
         var stops: [(Order, StopKind, GeoPoint, Double)] = []
         for order in open.prefix(500) {
             let ahead: [StopKind] = order.status == .assigned ? [.pickup, .delivery] : [.delivery]

@@ -23,13 +23,13 @@ struct ConsoleOrderPages {
         console.post(router, "/orders/import", importCSV)
         console.get(router, "/orders/:id") { request in try await orderPage(request) }
         console.get(router, "/orders/:id/edit") { request in
-            let order = try await store.order(try request.id("id", "Order"), request.scope)
+            let order = try await store.orders.order(try request.id("id", "Order"), request.scope)
             return try await orderForm(request, order: order, values: Self.formValues(order), originals: Self.formValues(order), errors: FieldErrors())
         }
         console.post(router, "/orders/:id", update)
         console.post(router, "/orders/:id/cancel", page: "/orders/:id") { request in
             let id: ID<Order> = try request.id("id", "Order")
-            _ = try await store.updateOrder(id, UpdateOrderRequest(status: .cancelled), tenant: request.tenant)
+            _ = try await store.orders.update(id, UpdateOrderRequest(status: .cancelled), tenant: request.tenant)
             return ConsolePages.redirect("/orders/\(id)")
         }
         console.get(router, "/orders/:id/bill-of-lading") { request in try await orderPage(request, template: "bill-of-lading") }
@@ -146,7 +146,7 @@ struct ConsoleOrderPages {
 
     private func orderPage(_ request: ConsoleRequest, template: String = "order") async throws -> Response {
         let id: ID<Order> = try request.id("id", "Order")
-        let order = try await store.order(id, request.scope)
+        let order = try await store.orders.order(id, request.scope)
         let names = try await Names.load(store, tenant: request.tenant)
         let inspectionList = try await store.orderInspectionDocuments(id, request.scope).array
         let inspections = (try? WireJSON.decoder().decode([Inspection].self, from: Data(inspectionList.utf8))) ?? []
@@ -261,14 +261,14 @@ struct ConsoleOrderPages {
         var (body, errors) = Self.orderRequest(request.form)
         // The store's rules too, so every problem shows at once.
         var problems = Problems()
-        _ = Store.ValidOrder(body, now: Date(), &problems)
+        _ = ValidOrder(body, now: Date(), &problems)
         errors.add(problems, renamed: Self.renamed)
         guard errors.isEmpty else {
             return try await orderForm(request, order: nil, values: Self.typed(request, problems.all), errors: errors, status: .unprocessableContent)
         }
         do {
             body = await console.stops.located(body)
-            let order = try await store.createOrder(body, tenant: request.tenant)
+            let order = try await store.orders.create(body, tenant: request.tenant)
             return ConsolePages.redirect("/orders/\(order.id)?added=1")
         } catch let error as AppError where error.status < 500 {
             return try await orderForm(request, order: nil, values: Self.typed(request, [error]),
@@ -278,7 +278,7 @@ struct ConsoleOrderPages {
 
     private func update(_ request: ConsoleRequest) async throws -> Response {
         let id: ID<Order> = try request.id("id", "Order")
-        let order = try await store.order(id, request.scope)
+        let order = try await store.orders.order(id, request.scope)
         let originals = Self.conflict.originals(request.form)
         var (body, errors) = Self.orderRequest(request.form.keeping(Self.formValues(order), shown: originals))
         // The number and the trip are not edited here (the trip is assigned from the order's page).
@@ -291,14 +291,14 @@ struct ConsoleOrderPages {
                                          revenueCents: body.revenueCents, paymentTerms: body.paymentTerms, baseVersion: base,
                                          acceptVINWarning: body.acceptVINWarning)
         var problems = Problems()
-        _ = Store.edited(order, by: changes, now: Date(), &problems)
+        _ = OrderService.edited(order, by: changes, now: Date(), &problems)
         errors.add(problems, renamed: Self.renamed)
         guard errors.isEmpty else {
             return try await orderForm(request, order: order, values: Self.typed(request, problems.all), originals: originals, errors: errors,
                                        status: .unprocessableContent)
         }
         do {
-            let saved = try await store.updateOrder(id, await console.stops.located(changes, editing: order), tenant: request.tenant)
+            let saved = try await store.orders.update(id, await console.stops.located(changes, editing: order), tenant: request.tenant)
             // A stop whose new address took its map point away (no geocoder found one) is said so: it no longer
             // has an arrival fence, and nothing else on the page would tell.
             let unpinned = StopKind.allCases.filter { order.stop($0).location != nil && saved.stop($0).location == nil }

@@ -34,7 +34,7 @@ struct ConsoleTripPages {
             return try await change(request, field: "status") { id in
                 // A cancelled trip's waiting vehicles go back to the board: counted for the notice.
                 let waiting = status == .cancelled
-                    ? try await store.orders(request.scope, trip: id).filter(\.status.isWaiting).count : 0
+                    ? try await store.orders.list(request.scope, trip: id).filter(\.status.isWaiting).count : 0
                 let trip = try await store.trips.update(id, UpdateTripRequest(status: status), tenant: request.tenant)
                 return "done=status&to=\(status.rawValue)&back=\(waiting)&told=\(trip.driverID == nil ? 0 : 1)"
             }
@@ -55,14 +55,14 @@ struct ConsoleTripPages {
                 return try await tripPage(request, errors: errors, status: .unprocessableContent)
             }
             return try await change(request, field: "order_id") { id in
-                _ = try await store.assignOrder(order, AssignOrderRequest(tripID: id), tenant: request.tenant)
+                _ = try await store.orders.assign(order, AssignOrderRequest(tripID: id), tenant: request.tenant)
                 return "done=order_added&order=\(order)"
             }
         }
         console.post(router, "/trips/:id/orders/:order/remove", page: "/trips/:id") { request in
             let id: ID<Trip> = try request.id("id", "Trip")
             let order: ID<Order> = try request.id("order", "Order")
-            _ = try await store.removeOrder(order, from: id, tenant: request.tenant)
+            _ = try await store.orders.remove(order, from: id, tenant: request.tenant)
             return ConsolePages.redirect("/trips/\(id)?done=order_removed&order=\(order)")
         }
     }
@@ -105,7 +105,7 @@ struct ConsoleTripPages {
             return ID<Driver>(raw).flatMap { names.drivers[$0] }.map { "Trip \(trip.number) assigned to \($0.name)." } ?? ""
         case "order_added", "order_removed":
             guard let id = request.query("order").flatMap({ ID<Order>($0) }),
-                  let order = try? await store.order(id, request.scope) else { return "" }
+                  let order = try? await store.orders.order(id, request.scope) else { return "" }
             if request.query("done") == "order_added" { return "Order \(order.number) added to this trip." }
             return "Order \(order.number) taken off this trip." + (order.tripID == nil && order.status == .new ? " It waits on the board under New." : "")
         default:
@@ -134,7 +134,7 @@ struct ConsoleTripPages {
         let id: ID<Trip> = try request.id("id", "Trip")
         let trip = try await store.trips.trip(id, request.scope)
         let names = try await ConsoleOrderPages.Names.load(store, tenant: request.tenant)
-        let orders = try await store.orders(request.scope, trip: id)
+        let orders = try await store.orders.list(request.scope, trip: id)
         // Orders on no trip and with no driver, soonest pickup first (a long list stops at 500):
         // an order on another trip is moved from that trip's page, never taken from it unseen.
         let open = try await store.boardOrders(.init(status: .new, search: "", pickupNewestFirst: false, page: 0, pageSize: 500),

@@ -41,7 +41,7 @@ enum OrderImport {
         let (orders, lines, problems) = try parse(text, trips: TripNumbers(carrierTrips), now: store.now)
         // The lines only the database can judge are checked in the same pass as the rest: every bad line named at once.
         var all = problems
-        for refusal in try await store.refusals(ofNew: orders, tenant: tenant) {
+        for refusal in try await store.orders.refusals(ofNew: orders, tenant: tenant) {
             all.append(Problem(line: lines[refusal.index], field: column(for: refusal.error.body.field),
                                message: FieldErrors.besideItsField(refusal.error)))
         }
@@ -49,11 +49,11 @@ enum OrderImport {
             throw Problems(lines: Array(all.sorted { $0.line < $1.line }.prefix(maxProblems)))
         }
         do {
-            let count = try await store.createOrders(orders, tenant: tenant)
+            let count = try await store.orders.createMany(orders, tenant: tenant)
             // An order on a trip with a driver is assigned; any other waits on New.
             let drivers = Dictionary(carrierTrips.map { ($0.id, $0.driverID) }) { first, _ in first }
             return Outcome(count: count, assigned: orders.filter { order in order.tripID.flatMap { drivers[$0] ?? nil } != nil }.count)
-        } catch let refusal as Store.BatchRefusal {
+        } catch let refusal as BatchRefusal {
             // A number already taken in this carrier (or a trip gone meanwhile): nothing was written.
             throw Problems(lines: [Problem(line: lines[refusal.index], field: column(for: refusal.error.body.field),
                                            message: FieldErrors.besideItsField(refusal.error))])
@@ -86,7 +86,7 @@ enum OrderImport {
 
     /// The lines that are right, with their line numbers, and the problems
     /// of the others; a file whose shape is wrong (its header, its size) throws.
-    static func parse(_ text: String, trips: TripNumbers, now: Date) throws -> ([Store.ValidOrder], [Int], [Problem]) {
+    static func parse(_ text: String, trips: TripNumbers, now: Date) throws -> ([ValidOrder], [Int], [Problem]) {
         var problems = Problems()
         let rows: [CSV.Row]
         do {
@@ -111,7 +111,7 @@ enum OrderImport {
             problems.lines.append(Problem(line: filled[filled.startIndex + maxLines].line, field: "file", message: "At most \(maxLines) orders per file."))
         }
         guard problems.lines.isEmpty else { throw problems }
-        var orders: [Store.ValidOrder] = []
+        var orders: [ValidOrder] = []
         var lines: [Int] = []
         var numbers: [String: Int] = [:]
         for row in rows.dropFirst() where !row.fields.allSatisfy({ $0.trimmingCharacters(in: .whitespaces).isEmpty }) {
@@ -136,7 +136,7 @@ enum OrderImport {
                 switch trips.trip(number) {
                 case .success(let found):
                     // The store's rule, checked here too so every bad line is listed at once.
-                    do { try Store.checkTakesOrders(found); trip = found.id } catch let refusal as AppError { errors.add("trip", refusal.body.message) }
+                    do { try OrderService.checkTakesOrders(found); trip = found.id } catch let refusal as AppError { errors.add("trip", refusal.body.message) }
                 case .failure(let refusal): errors.add("trip", refusal.body.message)
                 }
             }
@@ -157,7 +157,7 @@ enum OrderImport {
                 revenueCents: revenue ?? 0, paymentTerms: value["payment_terms"],
                 acceptVINWarning: ["yes", "true", "1", "y"].contains((value["vin_confirmed"] ?? "").lowercased()))
             do {
-                let valid = try Store.ValidOrder(request, now: now)
+                let valid = try ValidOrder(request, now: now)
                 if let earlier = numbers[valid.number.lowercased()] {
                     problems.lines.append(Problem(line: row.line, field: "number", message: "Order \(valid.number) is also on line \(earlier)."))
                     continue

@@ -54,27 +54,27 @@ struct DispatchController {
         routes.on(.dispatchOrders) { request, context in
             let status = try request.value(.orderStatus, as: OrderStatus.self)
             let trip = try request.id(.tripFilter, as: Trip.self)
-            return JSONBody.items(try await store.orderDocuments(try context.caller().scope, trip: trip, status: status,
+            return JSONBody.items(try await store.orders.documents(try context.caller().scope, trip: trip, status: status,
                                                                  page: try request.page()))
         }
         // Stops are looked up before the write (`Routes.on(_:preparing:_:)`).
         routes.on(.dispatchCreateOrder, preparing: { request, _ in
             await stops.located(try await request.decodeJSON(CreateOrderRequest.self))
         }) { body, context in
-            try JSONBody.response(try await store.createOrder(body, tenant: try context.caller().tenant), status: .created)
+            try JSONBody.response(try await store.orders.create(body, tenant: try context.caller().tenant), status: .created)
         }
         routes.on(.dispatchOrder) { _, context in
-            JSONBody.document(try await store.orderDocument(try context.id(), try context.caller().scope))
+            JSONBody.document(try await store.orders.document(try context.id(), try context.caller().scope))
         }
         routes.on(.dispatchUpdateOrder, preparing: { request, context in
             let body = try await request.decodeJSON(UpdateOrderRequest.self)
-            return await stops.located(body, editing: try await store.order(try context.id(), try context.caller().scope))
+            return await stops.located(body, editing: try await store.orders.order(try context.id(), try context.caller().scope))
         }) { body, context in
-            try JSONBody.response(try await store.updateOrder(try context.id(), body, tenant: try context.caller().tenant))
+            try JSONBody.response(try await store.orders.update(try context.id(), body, tenant: try context.caller().tenant))
         }
         routes.on(.dispatchAssignOrder) { request, context in
             let body = try await request.decodeJSON(AssignOrderRequest.self)
-            return try JSONBody.response(try await store.assignOrder(try context.id(), body, tenant: try context.caller().tenant))
+            return try JSONBody.response(try await store.orders.assign(try context.id(), body, tenant: try context.caller().tenant))
         }
         routes.on(.dispatchSendMessage) { request, context in
             let body = try await request.decodeJSON(SendMessageRequest.self)

@@ -14,26 +14,26 @@ struct DriverController {
             JSONBody.document(try await store.trips.document(try context.id(), try context.caller().scope))
         }
         routes.on(.tripOrders) { request, context in
-            JSONBody.items(try await store.tripOrderDocuments(try context.id(), try context.caller().scope, page: try request.page()))
+            JSONBody.items(try await store.orders.tripDocuments(try context.id(), try context.caller().scope, page: try request.page()))
         }
         routes.on(.tripExpenses) { request, context in
             JSONBody.items(try await store.expenseDocuments(trip: try context.id(), try context.caller().scope, page: try request.page()))
         }
         routes.on(.orders) { request, context in
             let status = try request.value(.orderStatus, as: OrderStatus.self)
-            return JSONBody.items(try await store.orderDocuments(try context.caller().scope, status: status, page: try request.page()))
+            return JSONBody.items(try await store.orders.documents(try context.caller().scope, status: status, page: try request.page()))
         }
         routes.on(.order) { _, context in
-            JSONBody.document(try await store.orderDocument(try context.id(), try context.caller().scope))
+            JSONBody.document(try await store.orders.document(try context.id(), try context.caller().scope))
         }
         routes.on(.updateOrderStatus) { request, context in
             let body = try await request.decodeJSON(UpdateOrderStatusRequest.self)
-            return try JSONBody.response(try await store.updateOrderStatus(
+            return try JSONBody.response(try await store.orders.updateStatus(
                 try context.id(), to: body.status, occurredAt: body.occurredAt, try context.caller().scope))
         }
         routes.on(.updateOrderETA) { request, context in
             let body = try await request.decodeJSON(UpdateETARequest.self)
-            return try JSONBody.response(try await store.updateETA(
+            return try JSONBody.response(try await store.orders.updateETA(
                 try context.id(), pickup: body.pickupETA, delivery: body.deliveryETA, try context.caller().scope))
         }
         routes.on(.createExpense) { request, context in

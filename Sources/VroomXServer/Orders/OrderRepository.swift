@@ -2,12 +2,170 @@ import Foundation
 import VroomXModels
 
 /// Orders in the database: the SQL and the row mapping, nothing else.
+/// Callers pass the connection or transaction; policy lives in `OrderService`.
 enum OrderRepository {
+    static func filter(_ scope: Scope, trip: ID<Trip>?, status: OrderStatus?) -> SQL {
+        var filter = scope.filter()
+        if let trip { filter = filter + " AND trip_id = \(trip)" }
+        if let status { filter = filter + " AND status = \(status)" }
+        return filter
+    }
+
+    static func all(_ scope: Scope, trip: ID<Trip>?, status: OrderStatus?, _ db: any SQLExecutor) async throws -> [Order] {
+        try await db.query("""
+            SELECT \(Order.columns) FROM orders WHERE \(filter(scope, trip: trip, status: status)) ORDER BY \(Order.order.sql)
+            """).map(Order.init(row:))
+    }
+
+    /// The vehicles still to move on the carrier's trips under way (waiting or on the truck).
+    static func ahead(tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [Order] {
+        try await db.query("""
+            SELECT \(Order.columns) FROM orders WHERE tenant_id = \(tenant) AND status IN ('assigned', 'picked_up')
+            AND trip_id IN (SELECT id FROM trips WHERE tenant_id = \(tenant) AND status = 'in_progress') ORDER BY \(Order.order.sql)
+            """).map(Order.init(row:))
+    }
+
+    /// An order the caller may see; on PostgreSQL its row stays locked
+    /// until the transaction ends when `locking`.
+    static func find(_ id: ID<Order>, _ scope: Scope, locking: Bool = false, _ db: any SQLExecutor) async throws -> Order? {
+        let lock: SQL = locking ? Store.lockingRows(db) : ""
+        return try await db.first("SELECT \(Order.columns) FROM orders WHERE \(scope.filter()) AND id = \(id)\(lock)").map(Order.init(row:))
+    }
+
     /// A trip's orders, of the given statuses (all when nil).
     static func onTrip(_ trip: ID<Trip>, statuses: [OrderStatus]? = nil, tenant: ID<Tenant>,
                        _ db: any SQLExecutor) async throws -> [Order] {
         let which: SQL = statuses.map { " AND status IN (\(SQL.list($0)))" } ?? ""
         return try await db.query("SELECT \(Order.columns) FROM orders WHERE tenant_id = \(tenant) AND trip_id = \(trip)\(which)")
             .map(Order.init(row:))
+    }
+
+    /// Of the numbers wanted (by position in a batch), those the carrier
+    /// already has, ignoring case, with the number as it is held.
+    static func taken(_ numbers: [(position: Int, number: String)], tenant: ID<Tenant>,
+                      _ db: any SQLExecutor) async throws -> [(position: Int, wanted: String, held: String)] {
+        var taken: [(position: Int, wanted: String, held: String)] = []
+        for start in stride(from: 0, to: numbers.count, by: 400) {
+            let chunk = numbers[start..<min(start + 400, numbers.count)]
+            let wanted = SQL.joined(chunk.map { "(CAST(\($0.position) AS BIGINT), CAST(\($0.number) AS TEXT))" }, separator: ", ")
+            for row in try await db.query("""
+                WITH wanted (position, number) AS (VALUES \(wanted))
+                SELECT wanted.position AS position, wanted.number AS wanted, o.number AS held
+                FROM wanted JOIN orders o ON o.tenant_id = \(tenant) AND lower(o.number) = lower(wanted.number)
+                """) {
+                taken.append((try row.int("position"), try row.string("wanted"), try row.string("held")))
+            }
+        }
+        return taken
+    }
+
+    /// Writes a new order (a taken number is `DatabaseConstraintError.unique`) and records the change.
+    static func insert(_ order: Order, _ tx: TenantTransaction) async throws {
+        let (vehicle, pickup, delivery) = (order.vehicle, order.pickup, order.delivery)
+        let doc = try WireDocument.encode(order)
+        try await tx.execute("""
+            INSERT INTO orders (id, tenant_id, number, trip_id, driver_id, vehicle_year, vehicle_make, vehicle_model,
+                vehicle_vin, vehicle_color, pickup_name, pickup_address, pickup_contact_name, pickup_contact_phone,
+                pickup_window_start, pickup_window_end, delivery_name, delivery_address, delivery_contact_name,
+                delivery_contact_phone, delivery_window_start, delivery_window_end, status, revenue_cents,
+                payment_terms, version, created_at, updated_at, doc, pickup_latitude, pickup_longitude, pickup_radius_m,
+                delivery_latitude, delivery_longitude, delivery_radius_m)
+            VALUES (\(order.id), \(tx.tenant), \(order.number), \(order.tripID), \(order.driverID), \(vehicle.year),
+                \(vehicle.make), \(vehicle.model), \(vehicle.vin), \(vehicle.color), \(pickup.name), \(pickup.address),
+                \(pickup.contactName), \(pickup.contactPhone), \(pickup.windowStart), \(pickup.windowEnd),
+                \(delivery.name), \(delivery.address), \(delivery.contactName), \(delivery.contactPhone),
+                \(delivery.windowStart), \(delivery.windowEnd), \(order.status), \(order.revenueCents), \(order.paymentTerms),
+                \(order.version), \(order.createdAt), \(order.updatedAt), \(doc), \(pickup.location?.latitude),
+                \(pickup.location?.longitude), \(pickup.geofenceRadiusMeters), \(delivery.location?.latitude),
+                \(delivery.location?.longitude), \(delivery.geofenceRadiusMeters))
+            """)
+        tx.recordUpsert(.order, id: order.id.rawValue, document: doc, visibleTo: order.driverID)
+    }
+
+    /// Writes the new state of an order read at `original`'s version, if
+    /// nobody changed the row since; records the change (the previous
+    /// driver's device drops an order that changed hands).
+    static func update(_ saved: Order, from original: Order, _ tx: TenantTransaction) async throws {
+        let doc = try WireDocument.encode(saved)
+        // The version at which each field a driver edits last changed (for the conflict rule).
+        func fieldVersion(_ changed: Bool, _ column: String) -> SQL { changed ? "\(saved.version)" : "\(unsafeRaw: column)" }
+        let statusVersion = fieldVersion(saved.status != original.status, "status_version")
+        let pickupVersion = fieldVersion(saved.pickupETA != original.pickupETA, "pickup_eta_version")
+        let deliveryVersion = fieldVersion(saved.deliveryETA != original.deliveryETA, "delivery_eta_version")
+        let detailsVersion = fieldVersion(saved.vehicle != original.vehicle || saved.pickup != original.pickup
+            || saved.delivery != original.delivery || saved.revenueCents != original.revenueCents
+            || saved.paymentTerms != original.paymentTerms, "details_version")
+        let (vehicle, pickup, delivery) = (saved.vehicle, saved.pickup, saved.delivery)
+        guard try await tx.first("""
+            UPDATE orders SET trip_id = \(saved.tripID), driver_id = \(saved.driverID), vehicle_year = \(vehicle.year),
+                vehicle_make = \(vehicle.make), vehicle_model = \(vehicle.model), vehicle_vin = \(vehicle.vin),
+                vehicle_color = \(vehicle.color), pickup_name = \(pickup.name), pickup_address = \(pickup.address),
+                pickup_contact_name = \(pickup.contactName), pickup_contact_phone = \(pickup.contactPhone),
+                pickup_window_start = \(pickup.windowStart), pickup_window_end = \(pickup.windowEnd),
+                delivery_name = \(delivery.name), delivery_address = \(delivery.address),
+                delivery_contact_name = \(delivery.contactName), delivery_contact_phone = \(delivery.contactPhone),
+                delivery_window_start = \(delivery.windowStart), delivery_window_end = \(delivery.windowEnd),
+                status = \(saved.status), actual_pickup_at = \(saved.actualPickupDate),
+                actual_delivery_at = \(saved.actualDeliveryDate), pickup_eta = \(saved.pickupETA),
+                delivery_eta = \(saved.deliveryETA), revenue_cents = \(saved.revenueCents),
+                payment_terms = \(saved.paymentTerms), version = \(saved.version), updated_at = \(saved.updatedAt), doc = \(doc),
+                status_version = \(statusVersion), pickup_eta_version = \(pickupVersion), delivery_eta_version = \(deliveryVersion),
+                details_version = \(detailsVersion), pickup_latitude = \(pickup.location?.latitude),
+                pickup_longitude = \(pickup.location?.longitude), pickup_radius_m = \(pickup.geofenceRadiusMeters),
+                delivery_latitude = \(delivery.location?.latitude), delivery_longitude = \(delivery.location?.longitude),
+                delivery_radius_m = \(delivery.geofenceRadiusMeters), arrived_at_pickup = \(saved.arrivedAtPickup),
+                arrived_at_delivery = \(saved.arrivedAtDelivery)
+            WHERE tenant_id = \(tx.tenant) AND id = \(original.id) AND version = \(original.version)
+            RETURNING id
+            """) != nil else { throw WriteConflict() }
+        if let previousDriver = original.driverID, previousDriver != saved.driverID {
+            tx.recordRevoke(.order, id: saved.id.rawValue, from: previousDriver)
+        }
+        tx.recordUpsert(.order, id: saved.id.rawValue, document: doc, visibleTo: saved.driverID)
+    }
+
+    /// One line of an order's status history: the status it reached, when
+    /// it happened (a driver offline reports it later), and who acted.
+    static func insertStatusEvent(_ order: Order, occurredAt: Date, _ tx: TenantTransaction) async throws {
+        try await tx.execute("""
+            INSERT INTO order_events (id, tenant_id, order_id, status, user_id, occurred_at, recorded_at)
+            VALUES (\(UUID().uuidString.lowercased()), \(tx.tenant), \(order.id), \(order.status), \(tx.actingUser),
+                    \(occurredAt), \(tx.now))
+            """)
+    }
+
+    /// One line of an order's ETA history: the ETAs, whose truck they were for, and whether a reassignment cleared them.
+    static func insertETAEvent(_ order: ID<Order>, driver: ID<Driver>?, pickup: Date?, delivery: Date?, cleared: Bool,
+                               _ tx: TenantTransaction) async throws {
+        try await tx.execute("""
+            INSERT INTO order_eta_events (id, tenant_id, order_id, driver_id, user_id, pickup_eta, delivery_eta, cleared, recorded_at)
+            VALUES (\(UUID().uuidString.lowercased()), \(tx.tenant), \(order), \(driver), \(tx.actingUser), \(pickup), \(delivery),
+                    \(cleared ? 1 : 0), \(tx.now))
+            """)
+    }
+
+    struct FieldVersions {
+        let status: Int
+        let pickupETA: Int
+        let deliveryETA: Int
+        /// Vehicle, stops, revenue and terms: what dispatch edits as a whole.
+        let details: Int
+    }
+
+    /// The version at which each part of an order last changed.
+    static func fieldVersions(_ id: ID<Order>, _ tx: TenantTransaction) async throws -> FieldVersions {
+        guard let row = try await tx.first("""
+            SELECT status_version, pickup_eta_version, delivery_eta_version, details_version
+            FROM orders WHERE tenant_id = \(tx.tenant) AND id = \(id)
+            """) else { throw AppError.notFound("Order") }
+        return FieldVersions(status: try row.int("status_version"), pickupETA: try row.int("pickup_eta_version"),
+                             deliveryETA: try row.int("delivery_eta_version"), details: try row.int("details_version"))
+    }
+
+    /// The kinds of the order's inspections that are completed.
+    static func completedInspections(of order: ID<Order>, _ tx: TenantTransaction) async throws -> Set<String> {
+        Set(try await tx.query("""
+            SELECT kind FROM inspections WHERE tenant_id = \(tx.tenant) AND order_id = \(order) AND completed_at IS NOT NULL
+            """).map { try $0.string("kind") })
     }
 }

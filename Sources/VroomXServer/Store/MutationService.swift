@@ -210,9 +210,9 @@ struct MutationService {
     func execute(_ mutation: Mutation, _ scope: Scope) async throws -> Applied {
         switch mutation.payload {
         case .updateOrderStatus(let change):
-            return Applied(row: .order(try await store.updateOrderStatus(change.orderID, to: change.status, occurredAt: change.occurredAt, scope)))
+            return Applied(row: .order(try await store.orders.updateStatus(change.orderID, to: change.status, occurredAt: change.occurredAt, scope)))
         case .updateOrderETA(let change):
-            return Applied(row: .order(try await store.updateETA(change.orderID, pickup: change.pickupETA, delivery: change.deliveryETA,
+            return Applied(row: .order(try await store.orders.updateETA(change.orderID, pickup: change.pickupETA, delivery: change.deliveryETA,
                                                                  expected: change.expected, baseVersion: mutation.baseVersion, scope)))
         case .createExpense(let request):
             guard request.id != nil else { throw AppError.validation("payload.id", "An offline expense carries its own id.") }
@@ -244,9 +244,9 @@ struct MutationService {
     private func lockedCurrentRow(_ row: ChangeRow, _ scope: Scope, _ db: any SQLExecutor) async throws -> ChangeRow? {
         switch row {
         case .order(let order):
-            return try await store.fetchOrder(order.id, scope, locking: true, db).map(ChangeRow.order)
+            return try await OrderRepository.find(order.id, scope, locking: true, db).map(ChangeRow.order)
         case .inspection(let inspection):
-            guard try await store.fetchOrder(inspection.orderID, scope, locking: true, db) != nil else { return nil }
+            guard try await OrderRepository.find(inspection.orderID, scope, locking: true, db) != nil else { return nil }
             return try await store.fetchVisibleInspection(inspection.id, scope, db).map(ChangeRow.inspection)
         case .expense(let expense):
             return try await store.lockExpense(expense.id, trip: expense.tripID, scope, db).map(ChangeRow.expense)
@@ -263,15 +263,15 @@ struct MutationService {
     /// put the truth back in its cache.
     func currentRows(of mutation: Mutation, _ scope: Scope, _ db: any SQLExecutor) async throws -> (row: ChangeRow?, order: Order?) {
         switch mutation.payload {
-        case .updateOrderStatus(let change): return (try await store.fetchOrder(change.orderID, scope, db).map(ChangeRow.order), nil)
-        case .updateOrderETA(let change): return (try await store.fetchOrder(change.orderID, scope, db).map(ChangeRow.order), nil)
+        case .updateOrderStatus(let change): return (try await OrderRepository.find(change.orderID, scope, db).map(ChangeRow.order), nil)
+        case .updateOrderETA(let change): return (try await OrderRepository.find(change.orderID, scope, db).map(ChangeRow.order), nil)
         case .saveInspection(let save):
             // An inspection refused at its start has no row: the client drops its copy.
             let inspection = try await store.fetchVisibleInspection(save.inspectionID, scope, db)
-            return (inspection.map(ChangeRow.inspection), try await store.fetchOrder(save.inspection.orderID, scope, db))
+            return (inspection.map(ChangeRow.inspection), try await OrderRepository.find(save.inspection.orderID, scope, db))
         case .completeInspection(let reference):
             guard let inspection = try await store.fetchVisibleInspection(reference.inspectionID, scope, db) else { return (nil, nil) }
-            return (.inspection(inspection), try await store.fetchOrder(inspection.orderID, scope, db))
+            return (.inspection(inspection), try await OrderRepository.find(inspection.orderID, scope, db))
         case .recordOdometer(let request): return (try await store.fetchEquipment(request.equipmentID, scope, db).map(ChangeRow.equipment), nil)
         case .createExpense(let request):
             // A refused fill-up's odometer must not stay the truck's reading on the phone: the truck as it stands.

@@ -19,7 +19,7 @@ extension Store {
             }
         }
         return try await write(tenant: scope.tenant) { tx in
-            guard let order = try await fetchOrder(request.orderID, scope, tx.db) else { throw AppError.notFound("Order") }
+            guard let order = try await OrderRepository.find(request.orderID, scope, tx.db) else { throw AppError.notFound("Order") }
             var inspection: Inspection
             if let existing = try await fetchInspection(id, tenant: scope.tenant, tx.db) {
                 guard existing.orderID == order.id, existing.kind == request.kind else {
@@ -60,10 +60,10 @@ extension Store {
                                    _ scope: Scope) async throws -> (inspection: Inspection, order: Order) {
         try await write(tenant: scope.tenant) { tx in
             guard var inspection = try await fetchInspection(id, tenant: scope.tenant, tx.db),
-                  case let (order, trip)? = try await lockOrderWithTrip(inspection.orderID, scope, tx) else { throw AppError.notFound("Inspection") }
+                  case let (order, trip)? = try await orders.lockWithTrip(inspection.orderID, scope, tx) else { throw AppError.notFound("Inspection") }
             if inspection.completedAt != nil { return (inspection, order) }
             try Self.checkInspectable(order, kind: inspection.kind)
-            try Self.checkTripCarries(trip, to: inspection.kind.completedStatus)
+            try OrderService.checkTripCarries(trip, to: inspection.kind.completedStatus)
             if let reason = inspection.incompleteReason {
                 throw AppError(422, .inspectionIncomplete, reason)
             }
@@ -76,7 +76,7 @@ extension Store {
             inspection.updatedAt = tx.now
             inspection.version += 1
             try await storeInspection(inspection, isNew: false, visibleTo: order.driverID, tx)
-            let moved = try await changeStatus(order, to: inspection.kind.completedStatus, occurredAt: inspection.completedAt,
+            let moved = try await orders.changeStatus(order, to: inspection.kind.completedStatus, occurredAt: inspection.completedAt,
                                                by: scope.actor, tx)
             return (inspection, moved)
         }
@@ -98,13 +98,13 @@ extension Store {
     /// An inspection of an order the caller may see.
     func fetchVisibleInspection(_ id: ID<Inspection>, _ scope: Scope, _ db: any SQLExecutor) async throws -> Inspection? {
         guard let inspection = try await fetchInspection(id, tenant: scope.tenant, db),
-              try await fetchOrder(inspection.orderID, scope, db) != nil else { return nil }
+              try await OrderRepository.find(inspection.orderID, scope, db) != nil else { return nil }
         return inspection
     }
 
     public func orderInspectionDocuments(_ order: ID<Order>, _ scope: Scope) async throws -> DocumentPage {
         try await read { db in
-            guard try await fetchOrder(order, scope, db) != nil else { throw AppError.notFound("Order") }
+            guard try await OrderRepository.find(order, scope, db) != nil else { throw AppError.notFound("Order") }
             let rows = try await db.documents("""
                 SELECT doc FROM inspections WHERE tenant_id = \(scope.tenant) AND order_id = \(order) ORDER BY kind DESC
                 """, limit: .max)
@@ -158,7 +158,7 @@ extension Store {
     public func media(_ inspection: ID<Inspection>, slot: MediaSlot, _ scope: Scope) async throws -> (InspectionMedia, String) {
         try await read { db in
             guard let found = try await fetchInspection(inspection, tenant: scope.tenant, db),
-                  try await fetchOrder(found.orderID, scope, db) != nil,
+                  try await OrderRepository.find(found.orderID, scope, db) != nil,
                   let media = found.media.first(where: { $0.slot == slot }),
                   let row = try await db.first("""
                     SELECT storage_key FROM inspection_media
@@ -174,7 +174,7 @@ extension Store {
     func attachMedia(_ media: InspectionMedia, key: String, to id: ID<Inspection>, _ scope: Scope,
                      _ tx: TenantTransaction) async throws -> String? {
         guard var inspection = try await fetchInspection(id, tenant: scope.tenant, tx.db),
-              let order = try await fetchOrder(inspection.orderID, scope, tx.db) else { throw AppError.notFound("Inspection") }
+              let order = try await OrderRepository.find(inspection.orderID, scope, tx.db) else { throw AppError.notFound("Inspection") }
         guard inspection.completedAt == nil else {
             throw AppError(409, .inspectionCompleted, "This inspection is completed and can no longer change.")
         }

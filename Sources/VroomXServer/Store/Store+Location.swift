@@ -203,7 +203,7 @@ extension Store {
                 arrivals.append(StopArrival(orderID: order.id, stop: kind, arrivedAt: arrivedAt))
             }
             // One save per order: its version moves once, and the feed tells dispatch (and the driver).
-            if order != original { _ = try await saveOrder(order, from: original, tx) }
+            if order != original { _ = try await orders.save(order, from: original, tx) }
         }
         return arrivals
     }
@@ -268,7 +268,7 @@ extension Store {
     /// arrival computed from the last position and recent speed (none
     /// without a position of the last 6 hours or the stop's coordinates).
     public func progress(of id: ID<Order>, tenant: ID<Tenant>) async throws -> OrderProgress {
-        let order = try await self.order(id, .dispatch(tenant: tenant))
+        let order = try await orders.order(id, .dispatch(tenant: tenant))
         let next = order.nextStop
         var progress = OrderProgress(orderID: order.id, nextStop: next, position: nil, distanceMeters: nil, computedETA: nil,
                                      driverETA: next == .pickup ? order.pickupETA : next == .delivery ? order.deliveryETA : nil,

@@ -98,7 +98,7 @@ extension Store {
                 if let trip = request.tripID, try await TripRepository.find(trip, scope, tx.db) == nil {
                     throw AppError(422, .validationFailed, "No such trip in this carrier.", field: "trip_id")
                 }
-                if let order = request.orderID, try await fetchOrder(order, scope, tx.db) == nil {
+                if let order = request.orderID, try await OrderRepository.find(order, scope, tx.db) == nil {
                     throw AppError(422, .validationFailed, "No such order in this carrier.", field: "order_id")
                 }
                 sent.append(try await insertNotification(driver: request.driverID, type: request.type, title: text.title, body: text.body,

@@ -109,7 +109,7 @@ extension Store {
             switch target {
             case .inspection(let inspection, let slot):
                 guard let found = try await fetchInspection(inspection, tenant: scope.tenant, tx.db),
-                      try await fetchOrder(found.orderID, scope, tx.db) != nil else { throw AppError.notFound("Inspection") }
+                      try await OrderRepository.find(found.orderID, scope, tx.db) != nil else { throw AppError.notFound("Inspection") }
                 guard found.completedAt == nil else {
                     throw AppError(409, .inspectionCompleted, "This inspection is completed and can no longer change.")
                 }

@@ -120,7 +120,7 @@ public struct TripService: Sendable {
                 for original in try await OrderRepository.onTrip(id, statuses: [.new, .assigned], tenant: tenant, tx.db) {
                     var order = original
                     (order.tripID, order.driverID, order.status) = (nil, nil, .new)
-                    _ = try await store.saveOrder(order, from: original, tx)
+                    _ = try await store.orders.save(order, from: original, tx)
                 }
             }
             if let driver = trip.driverID {
@@ -174,7 +174,7 @@ public struct TripService: Sendable {
                 var order = original
                 order.driverID = driverID
                 order.status = driverID == nil ? .new : .assigned
-                _ = try await store.saveOrder(order, from: original, tx)
+                _ = try await store.orders.save(order, from: original, tx)
             }
             // The expenses dispatch recorded on the trip now belong on the new driver's device, not the old one's;
             // those a driver recorded stay with that driver.

@@ -2,24 +2,24 @@ import Foundation
 import VroomXModels
 
 /// Which trip and driver an order goes with.
-extension Store {
+extension OrderService {
     /// Puts an order on a trip (it follows the trip's driver), gives it to a
     /// driver directly (off any trip), or with neither takes it back to
     /// unassigned. Only orders not yet picked up can move.
-    public func assignOrder(_ id: ID<Order>, _ request: AssignOrderRequest, tenant: ID<Tenant>) async throws -> Order {
-        try await assignOrder(id, request, tenant: tenant, onlyFrom: nil)
+    public func assign(_ id: ID<Order>, _ request: AssignOrderRequest, tenant: ID<Tenant>) async throws -> Order {
+        try await assign(id, request, tenant: tenant, onlyFrom: nil)
     }
 
     /// Takes an order off a trip, if it is still on that trip when the write
     /// happens (someone may have moved it meanwhile: then it stays where they put it).
-    public func removeOrder(_ id: ID<Order>, from trip: ID<Trip>, tenant: ID<Tenant>) async throws -> Order {
-        try await assignOrder(id, AssignOrderRequest(), tenant: tenant, onlyFrom: trip)
+    public func remove(_ id: ID<Order>, from trip: ID<Trip>, tenant: ID<Tenant>) async throws -> Order {
+        try await assign(id, AssignOrderRequest(), tenant: tenant, onlyFrom: trip)
     }
 
-    private func assignOrder(_ id: ID<Order>, _ request: AssignOrderRequest, tenant: ID<Tenant>, onlyFrom trip: ID<Trip>?) async throws -> Order {
+    private func assign(_ id: ID<Order>, _ request: AssignOrderRequest, tenant: ID<Tenant>, onlyFrom trip: ID<Trip>?) async throws -> Order {
         let scope = Scope.dispatch(tenant: tenant)
-        return try await write(tenant: tenant) { tx in
-            guard let current = try await fetchOrder(id, scope, tx.db) else { throw AppError.notFound("Order") }
+        return try await store.write(tenant: tenant) { tx in
+            guard let current = try await OrderRepository.find(id, scope, tx.db) else { throw AppError.notFound("Order") }
             if let trip, current.tripID != trip { throw AppError.notFound("Order on this trip") }
             guard current.status.isWaiting else {
                 throw AppError.conflict("Order \(current.number) is \(current.status.label) and cannot be reassigned.")
@@ -35,23 +35,23 @@ extension Store {
                     throw AppError.validation("driver_id", "An order on a trip goes with the trip's driver.")
                 }
                 try Self.checkTakesOrders(found)
-                if let driver = found.driverID { _ = try await assignableDriver(driver, tenant: tenant, tx.db) }
+                if let driver = found.driverID { _ = try await store.assignableDriver(driver, tenant: tenant, tx.db) }
                 trip = found
                 order.tripID = found.id
                 order.driverID = found.driverID
             } else {
-                if let driverID = request.driverID { _ = try await assignableDriver(driverID, tenant: tenant, tx.db) }
+                if let driverID = request.driverID { _ = try await store.assignableDriver(driverID, tenant: tenant, tx.db) }
                 order.tripID = nil
                 order.driverID = request.driverID
             }
             order.status = order.driverID == nil ? .new : .assigned
             guard order != current else { return current }
-            let saved = try await saveOrder(order, from: current, tx)
+            let saved = try await save(order, from: current, tx)
             if let driver = saved.driverID, driver != previousDriver {
-                try await notifyOrderAssigned(saved, trip: trip, to: driver, tx)
+                try await store.insertNotification(.orderAssigned(saved, trip: trip), to: driver, tx)
             }
             if let previousDriver, previousDriver != saved.driverID {
-                try await insertNotification(.orderTakenOff(saved, trip: current.tripID), to: previousDriver, tx)
+                try await store.insertNotification(.orderTakenOff(saved, trip: current.tripID), to: previousDriver, tx)
             }
             return saved
         }

@@ -2,24 +2,24 @@ import Foundation
 import VroomXModels
 
 /// An order's status and ETAs: the driver's along the road, and dispatch's.
-extension Store {
+extension OrderService {
     /// A status change by a driver (along the road) or by dispatch. Moving to
     /// the current status is a no-op, so a replayed tap succeeds; anything
     /// the state machine does not allow is `invalid_transition` and nothing
     /// is written. Picking up and delivering stamp the actual dates with the
     /// moment it happened. A driver picks up or delivers by completing that
     /// inspection; asked directly without one, it is `inspection_required`.
-    public func updateOrderStatus(_ id: ID<Order>, to status: OrderStatus, occurredAt: Date?, _ scope: Scope) async throws -> Order {
-        try await updateOrderStatus(id, to: status, occurredAt: occurredAt, scope, asHistory: false)
+    public func updateStatus(_ id: ID<Order>, to status: OrderStatus, occurredAt: Date?, _ scope: Scope) async throws -> Order {
+        try await updateStatus(id, to: status, occurredAt: occurredAt, scope, asHistory: false)
     }
 
     /// `asHistory` is for history the server records itself (the demo
     /// carrier's finished trips): no inspections, and the dates as given.
     /// Never for a request.
-    func updateOrderStatus(_ id: ID<Order>, to status: OrderStatus, occurredAt: Date?, _ scope: Scope,
-                           asHistory: Bool) async throws -> Order {
-        try await write(tenant: scope.tenant) { tx in
-            guard case let (order, trip)? = try await lockOrderWithTrip(id, scope, tx) else { throw AppError.notFound("Order") }
+    func updateStatus(_ id: ID<Order>, to status: OrderStatus, occurredAt: Date?, _ scope: Scope,
+                      asHistory: Bool) async throws -> Order {
+        try await store.write(tenant: scope.tenant) { tx in
+            guard case let (order, trip)? = try await lockWithTrip(id, scope, tx) else { throw AppError.notFound("Order") }
             if order.status != status { try Self.checkTripCarries(trip, to: status) }
             return try await changeStatus(order, to: status, occurredAt: occurredAt, by: scope.actor, asHistory: asHistory, tx)
         }
@@ -30,11 +30,11 @@ extension Store {
     /// orders, then a driver. A trip's cancellation or completion (which
     /// locks the trip) and a pickup or delivery of one of its vehicles thus
     /// happen one after the other, never both on what the other saw before.
-    func lockOrderWithTrip(_ id: ID<Order>, _ scope: Scope, _ tx: TenantTransaction) async throws -> (Order, Trip?)? {
-        guard let seen = try await fetchOrder(id, scope, tx.db) else { return nil }
+    func lockWithTrip(_ id: ID<Order>, _ scope: Scope, _ tx: TenantTransaction) async throws -> (Order, Trip?)? {
+        guard let seen = try await OrderRepository.find(id, scope, tx.db) else { return nil }
         var trip: Trip?
         if let tripID = seen.tripID { trip = try await TripRepository.lock(tripID, .dispatch(tenant: scope.tenant), tx.db) }
-        guard let order = try await fetchOrder(id, scope, locking: true, tx.db) else { return nil }
+        guard let order = try await OrderRepository.find(id, scope, locking: true, tx.db) else { return nil }
         // Moved to another trip meanwhile: the whole write runs again, with that trip.
         guard order.tripID == seen.tripID else { throw WriteConflict() }
         return (order, trip)
@@ -67,17 +67,15 @@ extension Store {
             if status == .delivered { order.actualDeliveryDate = min(occurredAt, tx.now) }
         }
         if actor == .driver, !asHistory, Inspection.Kind(completing: status) != nil {
-            let completed = Set(try await tx.query("""
-                SELECT kind FROM inspections WHERE tenant_id = \(tx.tenant) AND order_id = \(current.id) AND completed_at IS NOT NULL
-                """).map { try $0.string("kind") })
+            let completed = try await OrderRepository.completedInspections(of: current.id, tx)
             if let refusal = InspectionRules.required(toMark: status, order: current, completed: { completed.contains($0.rawValue) }) {
                 throw AppError(refusal)
             }
         }
         let previousDriver = current.driverID
-        let saved = try await saveOrder(order, from: current, tx)
+        let saved = try await save(order, from: current, tx)
         if actor == .dispatcher, let driver = saved.driverID ?? previousDriver {
-            try await insertNotification(.orderStatus(saved, trip: saved.tripID ?? current.tripID), to: driver, tx)
+            try await store.insertNotification(.orderStatus(saved, trip: saved.tripID ?? current.tripID), to: driver, tx)
         }
         return saved
     }
@@ -92,8 +90,8 @@ extension Store {
         guard pickup != nil || delivery != nil else {
             throw AppError.validation("pickup_eta", "Give pickup_eta, delivery_eta or both.")
         }
-        return try await write(tenant: scope.tenant) { tx in
-            guard let current = try await fetchOrder(id, scope, tx.db) else { throw AppError.notFound("Order") }
+        return try await store.write(tenant: scope.tenant) { tx in
+            guard let current = try await OrderRepository.find(id, scope, tx.db) else { throw AppError.notFound("Order") }
             let order: Order
             do throws(ETARefusal) {
                 order = try current.applyingETAs(pickup: pickup, delivery: delivery, now: tx.now)
@@ -109,7 +107,7 @@ extension Store {
                     throw AppError(409, .conflict, "Dispatch changed the delivery ETA since you last saw this order.", field: "delivery_eta")
                 }
             } else if let baseVersion, baseVersion < current.version {
-                let versions = try await fieldVersions(id, tx)
+                let versions = try await OrderRepository.fieldVersions(id, tx)
                 if let pickup, versions.pickupETA > baseVersion, current.pickupETA != pickup {
                     throw AppError(409, .conflict, "Dispatch changed the pickup ETA since you last saw this order.", field: "pickup_eta")
                 }
@@ -118,25 +116,8 @@ extension Store {
                 }
             }
             guard order != current else { return current }
-            return try await saveOrder(order, from: current, tx)
+            return try await save(order, from: current, tx)
         }
-    }
-
-    struct FieldVersions {
-        let status: Int
-        let pickupETA: Int
-        let deliveryETA: Int
-        /// Vehicle, stops, revenue and terms: what dispatch edits as a whole.
-        let details: Int
-    }
-
-    func fieldVersions(_ id: ID<Order>, _ tx: TenantTransaction) async throws -> FieldVersions {
-        guard let row = try await tx.first("""
-            SELECT status_version, pickup_eta_version, delivery_eta_version, details_version
-            FROM orders WHERE tenant_id = \(tx.tenant) AND id = \(id)
-            """) else { throw AppError.notFound("Order") }
-        return FieldVersions(status: try row.int("status_version"), pickupETA: try row.int("pickup_eta_version"),
-                             deliveryETA: try row.int("delivery_eta_version"), details: try row.int("details_version"))
     }
 
     static func checkETA(_ eta: Date, field: String, now: Date) throws {

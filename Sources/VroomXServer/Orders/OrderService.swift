@@ -1,0 +1,266 @@
+import Foundation
+import VroomXModels
+
+/// Orders: one vehicle to pick up and deliver. The policy — what a new or
+/// edited order must be, which trip and driver it goes with, what the driver
+/// is told, what a change resets — and the transactions; the SQL is
+/// `OrderRepository`'s.
+public struct OrderService: Sendable {
+    let store: Store
+
+    public func list(_ scope: Scope, trip: ID<Trip>? = nil, status: OrderStatus? = nil) async throws -> [Order] {
+        try await store.read { try await OrderRepository.all(scope, trip: trip, status: status, $0) }
+    }
+
+    /// The vehicles still to move on the carrier's trips under way (waiting
+    /// or on the truck): what the map shows, without reading every order.
+    func ahead(tenant: ID<Tenant>) async throws -> [Order] {
+        try await store.read { try await OrderRepository.ahead(tenant: tenant, $0) }
+    }
+
+    public func documents(_ scope: Scope, trip: ID<Trip>? = nil, status: OrderStatus? = nil,
+                          page: PageRequest = .init()) async throws -> DocumentPage {
+        try await store.read { db in
+            try await store.documentPage(from: "orders", where: OrderRepository.filter(scope, trip: trip, status: status),
+                                         order: Order.order, page, db)
+        }
+    }
+
+    public func order(_ id: ID<Order>, _ scope: Scope) async throws -> Order {
+        guard let order = try await store.read({ try await OrderRepository.find(id, scope, $0) }) else { throw AppError.notFound("Order") }
+        return order
+    }
+
+    public func document(_ id: ID<Order>, _ scope: Scope) async throws -> String {
+        try await store.document("SELECT doc FROM orders WHERE \(scope.filter()) AND id = \(id)", notFound: "Order")
+    }
+
+    /// Orders of a trip the caller may see: a driver sees their own trip,
+    /// and of its orders only those still theirs (a delivered order of a
+    /// trip reassigned since stays with the driver who carried it).
+    public func tripDocuments(_ trip: ID<Trip>, _ scope: Scope, page: PageRequest = .init()) async throws -> DocumentPage {
+        try await store.read { db in
+            guard try await TripRepository.find(trip, scope, db) != nil else { throw AppError.notFound("Trip") }
+            return try await store.documentPage(from: "orders", where: OrderRepository.filter(scope, trip: trip, status: nil),
+                                                order: Order.order, page, db)
+        }
+    }
+
+    public func create(_ request: CreateOrderRequest, tenant: ID<Tenant>) async throws -> Order {
+        let valid = try ValidOrder(request, now: store.now)
+        return try await store.write(tenant: tenant) { tx in try await insertOrder(valid, tenant: tenant, tx) }
+    }
+
+    /// Many orders in one transaction: all of them, or (the first refusal
+    /// thrown, with the index of its order) none. A file of thousands takes
+    /// longer than a request's database deadline on PostgreSQL (a few
+    /// milliseconds an order), so it has `importDeadline`.
+    func createMany(_ requests: [ValidOrder], tenant: ID<Tenant>) async throws -> Int {
+        try await DatabaseDeadline.allowing(Self.importDeadline) {
+            try await store.write(tenant: tenant) { tx in try await insertOrders(requests, tenant: tenant, tx) }
+        }
+    }
+
+    static let importDeadline: Duration = .seconds(120)
+
+    /// Many orders in one transaction, each checked as `createOrder` checks
+    /// one (for tools and benchmarks; the console's import names every bad line).
+    public func createMany(_ requests: [CreateOrderRequest], tenant: ID<Tenant>) async throws -> Int {
+        let now = store.now
+        return try await createMany(try requests.map { try ValidOrder($0, now: now) }, tenant: tenant)
+    }
+
+    private func insertOrders(_ requests: [ValidOrder], tenant: ID<Tenant>, _ tx: TenantTransaction) async throws -> Int {
+        // Rows are locked in the order one order's write takes them, but for the whole file at once: the number
+        // claim, every trip named (by id), then their drivers. Taken as each line came, a later line's trip would be
+        // locked after an earlier line's driver, while an edit of that trip holds it and waits for the driver.
+        try await store.takeClaimTurn(for: .order, tx)
+        let tripIDs = Set(requests.compactMap(\.tripID)).sorted { $0.rawValue < $1.rawValue }
+        var drivers: Set<ID<Driver>> = []
+        for tripID in tripIDs {
+            if let driver = try await TripRepository.lock(tripID, .dispatch(tenant: tenant), tx.db)?.driverID { drivers.insert(driver) }
+        }
+        for driver in drivers.sorted(by: { $0.rawValue < $1.rawValue }) { _ = try await store.lockDriver(driver, tenant: tenant, tx.db) }
+        for (index, order) in requests.enumerated() {
+            do {
+                _ = try await insertOrder(order, tenant: tenant, tx)
+            } catch let error as AppError {
+                throw BatchRefusal(index: index, error: error)
+            }
+        }
+        return requests.count
+    }
+
+    /// What the database would refuse of a batch of new orders, every one
+    /// of them (a number the carrier already has, ignoring case; a trip that
+    /// is gone, closed, or whose driver is deactivated), by index. Read
+    /// before writing, so an import names all its bad lines at once; the
+    /// write checks again, for what changes meanwhile.
+    func refusals(ofNew requests: [ValidOrder], tenant: ID<Tenant>) async throws -> [BatchRefusal] {
+        try await store.read { db in
+            let taken = try await OrderRepository.taken(requests.enumerated().map { ($0.offset, $0.element.number) }, tenant: tenant, db)
+            var refusals = taken.map { BatchRefusal(index: $0.position, error: NumberedWork.order.taken($0.wanted, heldAs: $0.held)) }
+            var tripRefusals: [ID<Trip>: AppError] = [:]
+            for tripID in Set(requests.compactMap(\.tripID)) {
+                guard let trip = try await TripRepository.find(tripID, .dispatch(tenant: tenant), db) else {
+                    tripRefusals[tripID] = AppError(422, .validationFailed, "No such trip in this carrier.", field: "trip_id")
+                    continue
+                }
+                do {
+                    try Self.checkTakesOrders(trip)
+                } catch let error as AppError {
+                    tripRefusals[tripID] = error
+                    continue
+                }
+                if let driverID = trip.driverID, let driver = try await store.fetchDriver(driverID, tenant: tenant, db), driver.deactivatedAt != nil {
+                    tripRefusals[tripID] = AppError(422, .validationFailed, "Trip \(trip.number) is \(driver.name)'s, who is deactivated; reactivate them first.",
+                                                    field: "trip_id")
+                }
+            }
+            for (index, request) in requests.enumerated() {
+                if let tripID = request.tripID, let error = tripRefusals[tripID] { refusals.append(BatchRefusal(index: index, error: error)) }
+            }
+            return refusals.sorted { $0.index < $1.index }
+        }
+    }
+
+    private func insertOrder(_ valid: ValidOrder, tenant: ID<Tenant>, _ tx: TenantTransaction) async throws -> Order {
+        let (number, vehicle, pickup, delivery, revenue, terms) = (valid.number, valid.vehicle, valid.pickup, valid.delivery, valid.revenue, valid.terms)
+        // Claimed before any row is locked (see `claim`); an import's later orders hold the claim already.
+        try await store.claim(number, for: .order, tx)
+        var trip: Trip?
+        if let tripID = valid.tripID {
+            guard let found = try await TripRepository.lock(tripID, .dispatch(tenant: tenant), tx.db) else {
+                throw AppError(422, .validationFailed, "No such trip in this carrier.", field: "trip_id")
+            }
+            try Self.checkTakesOrders(found)
+            // The order goes to the trip's driver: held too, so they cannot be deactivated meanwhile.
+            if let driver = found.driverID { _ = try await store.assignableDriver(driver, tenant: tenant, tx.db) }
+            trip = found
+        }
+        let driver = trip?.driverID
+        let order = Order(id: ID(), number: number, tripID: trip?.id, driverID: driver, vehicle: vehicle, pickup: pickup,
+                          delivery: delivery, status: driver == nil ? .new : .assigned, actualPickupDate: nil,
+                          actualDeliveryDate: nil, pickupETA: nil, deliveryETA: nil, revenueCents: revenue,
+                          paymentTerms: terms, version: 1, createdAt: tx.now, updatedAt: tx.now)
+        do {
+            try await OrderRepository.insert(order, tx)
+        } catch DatabaseConstraintError.unique {
+            throw AppError(409, .alreadyExists, "An order numbered \(number) already exists.", field: "number")
+        }
+        try await OrderRepository.insertStatusEvent(order, occurredAt: tx.now, tx)
+        if let driver, let trip {
+            try await store.insertNotification(.orderAssigned(order, trip: trip), to: driver, tx)
+        }
+        return order
+    }
+
+    /// Dispatch edits: any fields, and a status change through the state
+    /// machine. With `base_version` (the version an edit form was filled
+    /// from), details someone else changed since are a `conflict` rather than
+    /// silently overwritten; a driver's status or ETA changes meanwhile are not.
+    public func update(_ id: ID<Order>, _ request: UpdateOrderRequest, tenant: ID<Tenant>) async throws -> Order {
+        let scope = Scope.dispatch(tenant: tenant)
+        return try await store.write(tenant: tenant) { tx in
+            // Locked as every status change locks (the trip, then the order): a pickup set here and the trip's
+            // cancellation happen one after the other.
+            guard case let (locked, trip)? = try await lockWithTrip(id, scope, tx) else { throw AppError.notFound("Order") }
+            var order = locked
+            if let base = request.baseVersion, !(1...order.version).contains(base) {
+                throw AppError.validation("base_version", "base_version is the version the edit started from: 1 to \(order.version).")
+            }
+            if let base = request.baseVersion, base < order.version, try await OrderRepository.fieldVersions(id, tx).details > base {
+                throw AppError(409, .conflict, "Someone else changed order \(order.number) since version \(base); it is now version \(order.version).",
+                               field: "base_version")
+            }
+            var edited = try Problems.first { Self.edited(order, by: request, now: tx.now, &$0) }
+            if edited != order {
+                let before = order
+                order = try await save(edited, from: order, tx)
+                let changes = DriverChangeNote.changes(from: before, to: order)
+                if let driver = order.driverID, !changes.isEmpty, order.status != .delivered, order.status != .cancelled {
+                    try await store.insertNotification(.orderChanged(order, changes), to: driver, tx)
+                }
+            }
+            if let status = request.status {
+                if order.status != status { try Self.checkTripCarries(trip, to: status) }
+                order = try await changeStatus(order, to: status, occurredAt: nil, by: .dispatcher, tx)
+            }
+            return order
+        }
+    }
+
+    /// The order with a dispatcher's edits of its details applied, each
+    /// refusal kept in `problems` (the console shows them all at once).
+    static func edited(_ order: Order, by request: UpdateOrderRequest, now: Date, _ problems: inout Problems) -> Order {
+        var edited = order
+        if let vehicle = request.vehicle {
+            // A VIN already saved was confirmed when it was: only a new one is questioned.
+            let savedVIN = vehicle.vin.trimmingCharacters(in: .whitespaces).uppercased() == order.vehicle.vin
+            edited.vehicle = Validate.vehicle(vehicle, acceptVINWarning: savedVIN || request.acceptVINWarning == true, now: now, &problems)
+        }
+        if let pickup = request.pickup { edited.pickup = Validate.stop(pickup, field: "pickup", &problems) }
+        if let delivery = request.delivery { edited.delivery = Validate.stop(delivery, field: "delivery", &problems) }
+        // Checked when a stop changes: an edit of anything else never fails on older stops.
+        if edited.pickup != order.pickup || edited.delivery != order.delivery {
+            problems.check(()) { try Validate.stops(pickup: edited.pickup, delivery: edited.delivery) }
+        }
+        if let eta = request.pickupETA { problems.check(()) { try checkETA(eta, field: "pickup_eta", now: now) }; edited.pickupETA = eta }
+        if let eta = request.deliveryETA { problems.check(()) { try checkETA(eta, field: "delivery_eta", now: now) }; edited.deliveryETA = eta }
+        if let revenue = request.revenueCents { edited.revenueCents = problems.check(revenue) { try Validate.cents(revenue, field: "revenue_cents") } }
+        if let terms = request.paymentTerms {
+            edited.paymentTerms = problems.check(terms) { try Validate.text(terms, FieldLimits.paymentTerms) }
+        }
+        return edited
+    }
+
+    /// Writes an order's new state with the next version, if nobody
+    /// changed the row since it was read, and what follows from the change:
+    /// an arrival or ETA of another driver or another place starts over, the
+    /// status and ETA histories get their line, inspections follow the order
+    /// to its new driver.
+    func save(_ order: Order, from original: Order, _ tx: TenantTransaction) async throws -> Order {
+        precondition(order.id == original.id && order.version == original.version)
+        var saved = order
+        // An arrival belongs to the driver who made it at the place the stop was: a new driver or a moved stop starts over.
+        // So does an ETA: it told when that driver's truck would be there (the ETA history keeps it).
+        if saved.driverID != original.driverID {
+            (saved.arrivedAtPickup, saved.arrivedAtDelivery) = (nil, nil)
+            (saved.pickupETA, saved.deliveryETA) = (nil, nil)
+        }
+        if saved.pickup.location != original.pickup.location || saved.pickup.geofenceRadiusMeters != original.pickup.geofenceRadiusMeters {
+            saved.arrivedAtPickup = nil
+        }
+        if saved.delivery.location != original.delivery.location
+            || saved.delivery.geofenceRadiusMeters != original.delivery.geofenceRadiusMeters {
+            saved.arrivedAtDelivery = nil
+        }
+        saved.version = order.version + 1
+        saved.updatedAt = tx.now
+        try await OrderRepository.update(saved, from: original, tx)
+        if saved.status != original.status {
+            let occurredAt = switch saved.status {
+            case .pickedUp: saved.actualPickupDate
+            case .delivered: saved.actualDeliveryDate
+            default: nil as Date?
+            }
+            try await OrderRepository.insertStatusEvent(saved, occurredAt: occurredAt ?? tx.now, tx)
+        }
+        if saved.driverID != original.driverID {
+            try await store.handOverInspections(of: saved, from: original.driverID, tx)
+        }
+        if saved.pickupETA != original.pickupETA || saved.deliveryETA != original.deliveryETA {
+            // Cleared by a reassignment: the line keeps the previous driver's last ETAs.
+            let cleared = saved.driverID != original.driverID && saved.pickupETA == nil && saved.deliveryETA == nil
+            let line = cleared ? original : saved
+            try await OrderRepository.insertETAEvent(saved.id, driver: line.driverID, pickup: line.pickupETA, delivery: line.deliveryETA,
+                                                     cleared: cleared, tx)
+        }
+        return saved
+    }
+}
+
+extension Store {
+    /// Orders: listing, creating (one or a file of them), editing, status, ETAs and assignment.
+    public var orders: OrderService { OrderService(store: self) }
+}
