@@ -259,7 +259,7 @@ extension MaintenanceService {
                 try await store.pruneDeviceBacklogs()
                 try await store.prunePushQueue()
                 try await services.pruneExpiredUploads()
-                let noticed = try await store.noticeExpiringDocuments()
+                let noticed = try await store.fleet.noticeExpiringPapers()
                 if noticed > 0 { services.logger.info("equipment documents expiring soon", metadata: ["count": "\(noticed)"]) }
             }
         } catch {

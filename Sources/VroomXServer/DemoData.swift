@@ -142,17 +142,17 @@ public enum DemoData {
         ]
         var ids: [String: ID<Equipment>] = [:]
         for (fields, driver) in units {
-            let unit = try await store.createEquipment(fields, tenant: t)
-            if let driver { _ = try await store.assignEquipment(unit.id, to: driver, tenant: t) }
+            let unit = try await store.fleet.create(fields, tenant: t)
+            if let driver { _ = try await store.fleet.assign(unit.id, to: driver, tenant: t) }
             ids[unit.unitNumber] = unit.id
-            _ = try await store.addEquipmentDocument(unit.id, .init(kind: .insurance, number: "POL-88231", expiresOn: today.adding(days: 200)), tenant: t)
+            _ = try await store.fleet.addPaper(unit.id, .init(kind: .insurance, number: "POL-88231", expiresOn: today.adding(days: 200)), tenant: t)
         }
-        _ = try await store.addEquipmentDocument(ids["T-12"]!, .init(kind: .registration, number: "TX-REG-4KH221", expiresOn: today.adding(days: 18)), tenant: t)
-        _ = try await store.addEquipmentDocument(ids["TR-9"]!, .init(kind: .annualInspection, expiresOn: today.adding(days: -5),
+        _ = try await store.fleet.addPaper(ids["T-12"]!, .init(kind: .registration, number: "TX-REG-4KH221", expiresOn: today.adding(days: 18)), tenant: t)
+        _ = try await store.fleet.addPaper(ids["TR-9"]!, .init(kind: .annualInspection, expiresOn: today.adding(days: -5),
                                                                     notes: "Book at the Joliet yard"), tenant: t)
         let truck = ids["T-12"]!
         for (miles, daysAgo) in [(412_300, 9), (412_980, 6), (413_250, 1)] {
-            _ = try await store.recordOdometer(.init(equipmentID: truck, miles: miles, recordedAt: store.clock.now.addingTimeInterval(-Double(daysAgo) * 86_400)),
+            _ = try await store.fleet.recordOdometer(.init(equipmentID: truck, miles: miles, recordedAt: store.clock.now.addingTimeInterval(-Double(daysAgo) * 86_400)),
                                                .driver(tenant: t, driver: alex))
         }
         return truck

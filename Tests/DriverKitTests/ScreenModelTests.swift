@@ -62,10 +62,10 @@ struct ScreenModelTests {
     func unitsScreen() async throws {
         let scene = try await DriverScene.make()
         let (server, carrier, app) = (scene.server, scene.carrier, scene.app)
-        let truck = try await server.store.createEquipment(EquipmentFields(kind: .truck, unitNumber: "T-12"), tenant: carrier.tenant.id)
-        _ = try await server.store.assignEquipment(truck.id, to: carrier.driverID(0), tenant: carrier.tenant.id)
+        let truck = try await server.store.fleet.create(EquipmentFields(kind: .truck, unitNumber: "T-12"), tenant: carrier.tenant.id)
+        _ = try await server.store.fleet.assign(truck.id, to: carrier.driverID(0), tenant: carrier.tenant.id)
         let today = LocalDate(Date(), in: .current)
-        _ = try await server.store.addEquipmentDocument(truck.id, AddEquipmentDocumentRequest(kind: .registration, expiresOn: today.adding(days: 12)),
+        _ = try await server.store.fleet.addPaper(truck.id, AddEquipmentDocumentRequest(kind: .registration, expiresOn: today.adding(days: 12)),
                                                         tenant: carrier.tenant.id)
         await app.syncNow()
         let units = UnitsViewModel(app: app)
@@ -103,10 +103,10 @@ struct ScreenModelTests {
     func refusedFillOdometer() async throws {
         let scene = try await DriverScene.make()
         let (server, carrier, app) = (scene.server, scene.carrier, scene.app)
-        let truck = try await server.store.createEquipment(EquipmentFields(kind: .truck, unitNumber: "T-12"), tenant: carrier.tenant.id)
-        _ = try await server.store.assignEquipment(truck.id, to: carrier.driverID(0), tenant: carrier.tenant.id)
+        let truck = try await server.store.fleet.create(EquipmentFields(kind: .truck, unitNumber: "T-12"), tenant: carrier.tenant.id)
+        _ = try await server.store.fleet.assign(truck.id, to: carrier.driverID(0), tenant: carrier.tenant.id)
         let driver = Scope.driver(tenant: carrier.tenant.id, driver: carrier.driverID(0))
-        _ = try await server.store.recordOdometer(RecordOdometerRequest(equipmentID: truck.id, miles: 413_000,
+        _ = try await server.store.fleet.recordOdometer(RecordOdometerRequest(equipmentID: truck.id, miles: 413_000,
                                                                         recordedAt: Date().addingTimeInterval(-3 * 86_400)), driver)
         await app.syncNow()
         let units = UnitsViewModel(app: app)
@@ -118,7 +118,7 @@ struct ScreenModelTests {
 
         // A reading the phone has not seen yet (two days ago, on the shop's paperwork): the fill-up today is lower
         // than it, so the phone takes it and the server refuses it.
-        _ = try await server.store.recordOdometer(RecordOdometerRequest(equipmentID: truck.id, miles: 413_480,
+        _ = try await server.store.fleet.recordOdometer(RecordOdometerRequest(equipmentID: truck.id, miles: 413_480,
                                                                         recordedAt: Date().addingTimeInterval(-2 * 86_400)), driver)
         units.recordFuel(amount: "50", gallons: "10", odometer: "413,300")
         #expect(units.lastError == nil)
@@ -132,7 +132,7 @@ struct ScreenModelTests {
         units.recordOdometer("413,600", unit: truck.id)
         #expect(units.lastError == nil)
         await app.syncNow()
-        #expect(try await server.store.equipment(truck.id, carrier.scope).odometerMiles == 413_600)
+        #expect(try await server.store.fleet.unit(truck.id, carrier.scope).odometerMiles == 413_600)
         await scene.live.stop()
     }
 

@@ -379,9 +379,10 @@ struct SyncTests {
         // Another socket of the driver takes the only place; the app's comes back and takes it over.
         var waits: [Duration] = []
         for _ in 0..<3 {
+            // Timed from before the rival connects: the app's socket closes, and its backoff starts, after that.
+            let replaced = ContinuousClock.now
             let rival = RealtimeTestClient(port: live.port, token: carrier.driver.accessToken, since: 0)
             try await rival.waitForReady()
-            let replaced = ContinuousClock.now
             #expect(try await rival.waitForClose(timeout: .seconds(60)) == RealtimeCloseCode.tooManyConnections.rawValue)
             waits.append(ContinuousClock.now - replaced)
         }

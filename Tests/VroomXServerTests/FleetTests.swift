@@ -320,8 +320,8 @@ struct FleetTests {
             #expect(seen.documents.count == 3)
 
             let cursor = try await api.call(.sync, query: "since=0", token: dispatch).decode(SyncPage.self).cursor
-            #expect(try await server.store.noticeExpiringDocuments() == 2)
-            #expect(try await server.store.noticeExpiringDocuments() == 0, "once per document")
+            #expect(try await server.store.fleet.noticeExpiringPapers() == 2)
+            #expect(try await server.store.fleet.noticeExpiringPapers() == 0, "once per document")
             let feed = try await api.call(.sync, query: "since=\(cursor)", token: dispatch).decode(SyncPage.self).changes
             guard case .equipment(let noticed)? = feed.last?.row else { Issue.record("no unit in the feed: \(feed)"); return }
             #expect(noticed.documents.filter { $0.expiryNoticeAt != nil }.map(\.kind).sorted { $0.rawValue < $1.rawValue } == [.annualInspection, .registration])
@@ -338,8 +338,8 @@ struct FleetTests {
         let server = try await TestServer.make(backend)
         let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
         let dispatch = carrier.dispatcher.accessToken
-        let unit = try await server.store.createEquipment(EquipmentFields(kind: .truck, unitNumber: "T-12"), tenant: carrier.tenant.id)
-        _ = try await server.store.addEquipmentDocument(
+        let unit = try await server.store.fleet.create(EquipmentFields(kind: .truck, unitNumber: "T-12"), tenant: carrier.tenant.id)
+        _ = try await server.store.fleet.addPaper(
             unit.id, AddEquipmentDocumentRequest(kind: .registration, number: "R-1", expiresOn: LocalDate(server.clock.now).adding(days: 5)),
             tenant: carrier.tenant.id)
         // Upkeep runs as the server starts, then hourly.
@@ -431,7 +431,7 @@ struct FleetTests {
 
             // A driver removes only photos they took; dispatch removes any; the bytes go with the photo.
             #expect(try await api.call(.deleteUnitPhoto, u, first.id.rawValue, token: driver).status == 404)
-            let key = try await server.store.unitPhoto(unit.id, photo: second.id, carrier.scope).key
+            let key = try await server.store.fleet.photo(unit.id, photo: second.id, carrier.scope).key
             let removed = try await api.call(.deleteUnitPhoto, u, second.id.rawValue, token: driver)
             #expect(try removed.decode(Equipment.self).photos.map(\.id) == [first.id], "\(removed.text)")
             #expect(try await server.services.media.open(key) == nil)

@@ -67,9 +67,9 @@ struct TenantIsolationTests {
             let idle = try await store.createDriver(tenant: a.tenant.id, CreateDriverRequest(
                 email: "idle-driver@alpha.example", name: "Idle", payType: .perTrip, payRate: 100))
             // The owner's truck, with one paper.
-            let truck = try await store.createEquipment(EquipmentFields(kind: .truck, unitNumber: "T-OWNER"), tenant: a.tenant.id)
-            _ = try await store.assignEquipment(truck.id, to: a.driverID(0), tenant: a.tenant.id)
-            let papered = try await store.addEquipmentDocument(truck.id, AddEquipmentDocumentRequest(kind: .registration, expiresOn: LocalDate(Date())),
+            let truck = try await store.fleet.create(EquipmentFields(kind: .truck, unitNumber: "T-OWNER"), tenant: a.tenant.id)
+            _ = try await store.fleet.assign(truck.id, to: a.driverID(0), tenant: a.tenant.id)
+            let papered = try await store.fleet.addPaper(truck.id, AddEquipmentDocumentRequest(kind: .registration, expiresOn: LocalDate(Date())),
                                                                tenant: a.tenant.id)
             // Two photos the driver took of it: one to read, one to remove.
             var photos: [ID<EquipmentPhoto>] = []

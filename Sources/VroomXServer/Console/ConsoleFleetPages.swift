@@ -39,7 +39,7 @@ struct ConsoleFleetPages {
 
     private func fleet(_ request: ConsoleRequest) async throws -> Response {
         // T-9 before T-10, as people count.
-        let units = try await store.fleet(tenant: request.tenant)
+        let units = try await store.fleet.all(tenant: request.tenant)
             .sorted { $0.unitNumber.localizedStandardCompare($1.unitNumber) == .orderedAscending }
         let drivers = Dictionary(try await store.drivers(tenant: request.tenant).map { ($0.id, $0.name) }) { first, _ in first }
         let today = LocalDate(store.now)
@@ -49,7 +49,7 @@ struct ConsoleFleetPages {
         for unit in units {
             var fuel: FuelView?
             if unit.kind == .truck {
-                fuel = FuelView(try await store.fuelReport(unit.id, from: monthAgo, to: today, tenant: request.tenant))
+                fuel = FuelView(try await store.fleet.fuelReport(unit.id, from: monthAgo, to: today, tenant: request.tenant))
             }
             let papers = unit.documents.map { PaperView($0, today: today) }
             for var paper in papers where paper.state != "ok" {

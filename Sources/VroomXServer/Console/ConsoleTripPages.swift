@@ -172,7 +172,7 @@ struct ConsoleTripPages {
         var headsUp: [String] = []
         if let driver, trip.status.isOpen {
             headsUp = TripHeadsUp.lines(for: trip, driver: driver, otherTrips: try await store.trips.open(of: driver.id, tenant: request.tenant),
-                                        units: try await store.units(of: driver.id, tenant: request.tenant), today: LocalDate(store.now))
+                                        units: try await store.fleet.units(of: driver.id, tenant: request.tenant), today: LocalDate(store.now))
         }
         let view = TripPageView(
             row: TripRowView(trip, driver: driver, orders: orders.count),

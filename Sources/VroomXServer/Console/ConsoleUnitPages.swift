@@ -16,7 +16,7 @@ struct ConsoleUnitPages {
         }
         console.post(router, "/fleet/new", create)
         console.get(router, "/fleet/:id") { request in
-            let unit = try await store.equipment(try request.id("id", "Unit"), request.scope)
+            let unit = try await store.fleet.unit(try request.id("id", "Unit"), request.scope)
             return try await unitPage(request, unit: unit, values: Self.formValues(unit), errors: FieldErrors())
         }
         console.post(router, "/fleet/:id", update)
@@ -26,7 +26,7 @@ struct ConsoleUnitPages {
             let driver: ID<Driver>? = FormValue.id(request.form["driver_id"], field: "driver_id", errors: &errors)
             guard errors.isEmpty else { return try await rerender(request, id, errors) }
             do {
-                _ = try await store.assignEquipment(id, to: driver, tenant: request.tenant)
+                _ = try await store.fleet.assign(id, to: driver, tenant: request.tenant)
             } catch let error as AppError where error.status < 500 && error.status != 404 {
                 return try await rerender(request, id, FieldErrors(error, fallbackField: "driver_id"))
             }
@@ -35,19 +35,19 @@ struct ConsoleUnitPages {
         console.post(router, "/fleet/:id/papers", page: "/fleet/:id", addPaper)
         console.post(router, "/fleet/:id/papers/:paper/delete", page: "/fleet/:id") { request in
             let id: ID<Equipment> = try request.id("id", "Unit")
-            _ = try await store.deleteEquipmentDocument(id, document: try request.id("paper", "Document"), tenant: request.tenant)
+            _ = try await store.fleet.deletePaper(id, document: try request.id("paper", "Document"), tenant: request.tenant)
             return ConsolePages.redirect("/fleet/\(id)#papers")
         }
         console.postFile(router, "/fleet/:id/photos", page: "/fleet/:id", addPhoto)
         console.post(router, "/fleet/:id/photos/:photo/delete", page: "/fleet/:id") { request in
             let id: ID<Equipment> = try request.id("id", "Unit")
-            let (_, key) = try await store.deleteUnitPhoto(id, photo: try request.id("photo", "Photo"), user: request.session.identity.user,
+            let (_, key) = try await store.fleet.deletePhoto(id, photo: try request.id("photo", "Photo"), user: request.session.identity.user,
                                                           request.scope)
             await console.media.remove(key)
             return ConsolePages.redirect("/fleet/\(id)#photos")
         }
         console.get(router, "/fleet/:id/photos/:photo") { request in
-            let (photo, key) = try await store.unitPhoto(try request.id("id", "Unit"), photo: try request.id("photo", "Photo"), request.scope)
+            let (photo, key) = try await store.fleet.photo(try request.id("id", "Unit"), photo: try request.id("photo", "Photo"), request.scope)
             return try await InspectionController.serve(request.request, contentType: photo.contentType, sha256: photo.sha256, key: key,
                                                         media: console.media)
         }
@@ -68,7 +68,7 @@ struct ConsoleUnitPages {
                                       status: .unprocessableContent)
         }
         do {
-            let unit = try await store.createEquipment(fields, tenant: request.tenant)
+            let unit = try await store.fleet.create(fields, tenant: request.tenant)
             return ConsolePages.redirect("/fleet/\(unit.id)?added=1")
         } catch let error as AppError where error.status < 500 {
             return try await unitPage(request, unit: nil, values: ConsoleOrderPages.typed(request, [error]),
@@ -78,7 +78,7 @@ struct ConsoleUnitPages {
 
     private func update(_ request: ConsoleRequest) async throws -> Response {
         let id: ID<Equipment> = try request.id("id", "Unit")
-        let unit = try await store.equipment(id, request.scope)
+        let unit = try await store.fleet.unit(id, request.scope)
         var (fields, errors) = Self.fields(request.form, kind: unit.kind)
         var problems = Problems()
         var probe = unit
@@ -92,7 +92,7 @@ struct ConsoleUnitPages {
         // (a form without it is refused: 0 is never a version).
         fields.baseVersion = Int(request.form["base_version"]) ?? 0
         do {
-            _ = try await store.updateEquipment(id, fields, tenant: request.tenant)
+            _ = try await store.fleet.update(id, fields, tenant: request.tenant)
             return ConsolePages.redirect("/fleet/\(id)?saved=1")
         } catch let error as AppError where error.status == 409 && error.body.code == .conflict {
             var errors = FieldErrors()
@@ -155,7 +155,7 @@ struct ConsoleUnitPages {
         let expires = FormValue.date(request.form["paper_expires"], field: "paper_expires", errors: &errors)
         guard let kind, errors.isEmpty else { return try await rerender(request, id, errors) }
         do {
-            _ = try await store.addEquipmentDocument(id, AddEquipmentDocumentRequest(
+            _ = try await store.fleet.addPaper(id, AddEquipmentDocumentRequest(
                 kind: kind, number: request.form["paper_number"], expiresOn: expires, notes: request.form["paper_notes"]), tenant: request.tenant)
         } catch let error as AppError where error.status < 500 && error.status != 404 {
             return try await rerender(request, id, FieldErrors(error, renamed: ["kind": "paper_kind", "number": "paper_number",
@@ -169,12 +169,12 @@ struct ConsoleUnitPages {
     private func addPhoto(_ request: ConsoleRequest) async throws -> Response {
         let id: ID<Equipment> = try request.id("id", "Unit")
         try await console.uploads.putWhole(request.request, to: .unitPhoto(id), request.session.identity)
-        return try JSONBody.response(try await store.equipment(id, request.scope), status: .created).response
+        return try JSONBody.response(try await store.fleet.unit(id, request.scope), status: .created).response
     }
 
     /// The unit's page again, with what went wrong next to its field.
     private func rerender(_ request: ConsoleRequest, _ id: ID<Equipment>, _ errors: FieldErrors) async throws -> Response {
-        let unit = try await store.equipment(id, request.scope)
+        let unit = try await store.fleet.unit(id, request.scope)
         return try await unitPage(request, unit: unit, values: Self.formValues(unit).merging(request.form.firstValues) { $1 }, errors: errors,
                                   status: .unprocessableContent)
     }
@@ -193,7 +193,7 @@ struct ConsoleUnitPages {
             let vehicle = [unit.year.map(String.init), unit.make, unit.model].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " ")
             var fuel: FuelView?
             if unit.kind == .truck {
-                fuel = FuelView(try await store.fuelReport(unit.id, from: LocalDate(today.startOfDay.addingTimeInterval(-89 * 86_400)), to: today,
+                fuel = FuelView(try await store.fleet.fuelReport(unit.id, from: LocalDate(today.startOfDay.addingTimeInterval(-89 * 86_400)), to: today,
                                                            tenant: request.tenant))
             }
             notice = request.query("saved") == "1" ? "Saved." : request.query("added") == "1" ? "Added \(unit.unitNumber)."

@@ -27,40 +27,40 @@ struct FleetController {
 
         // A driver's own units
         routes.on(.equipment) { request, context in
-            JSONBody.items(try await store.equipmentDocuments(try context.caller().scope, page: try request.page()))
+            JSONBody.items(try await store.fleet.documents(try context.caller().scope, page: try request.page()))
         }
         routes.on(.equipmentUnit) { _, context in
-            JSONBody.document(try await store.equipmentDocument(try context.id(), try context.caller().scope))
+            JSONBody.document(try await store.fleet.document(try context.id(), try context.caller().scope))
         }
         routes.on(.recordOdometer) { request, context in
             let body = try await request.decodeJSON(RecordOdometerRequest.self)
-            return try JSONBody.response(try await store.recordOdometer(body, try context.caller().scope).reading, status: .created)
+            return try JSONBody.response(try await store.fleet.recordOdometer(body, try context.caller().scope).reading, status: .created)
         }
 
         // Dispatch
         routes.on(.dispatchEquipment) { request, context in
-            JSONBody.items(try await store.equipmentDocuments(try context.caller().scope, kind: try request.value(.equipmentKind, as: EquipmentKind.self),
+            JSONBody.items(try await store.fleet.documents(try context.caller().scope, kind: try request.value(.equipmentKind, as: EquipmentKind.self),
                                                               status: try request.value(.equipmentStatus, as: EquipmentStatus.self),
                                                               page: try request.page()))
         }
         routes.on(.dispatchCreateEquipment) { request, context in
             let body = try await request.decodeJSON(EquipmentFields.self)
-            return try JSONBody.response(try await store.createEquipment(body, tenant: try context.caller().tenant), status: .created)
+            return try JSONBody.response(try await store.fleet.create(body, tenant: try context.caller().tenant), status: .created)
         }
         routes.on(.dispatchEquipmentUnit) { _, context in
-            JSONBody.document(try await store.equipmentDocument(try context.id(), try context.caller().scope))
+            JSONBody.document(try await store.fleet.document(try context.id(), try context.caller().scope))
         }
         routes.on(.dispatchUpdateEquipment) { request, context in
             let body = try await request.decodeJSON(EquipmentFields.self)
-            return try JSONBody.response(try await store.updateEquipment(try context.id(), body, tenant: try context.caller().tenant))
+            return try JSONBody.response(try await store.fleet.update(try context.id(), body, tenant: try context.caller().tenant))
         }
         routes.on(.dispatchAssignEquipment) { request, context in
             let body = try await request.decodeJSON(AssignEquipmentRequest.self)
-            return try JSONBody.response(try await store.assignEquipment(try context.id(), to: body.driverID, tenant: try context.caller().tenant))
+            return try JSONBody.response(try await store.fleet.assign(try context.id(), to: body.driverID, tenant: try context.caller().tenant))
         }
         routes.on(.dispatchEquipmentStatus) { request, context in
             let body = try await request.decodeJSON(EquipmentStatusChange.self)
-            return try JSONBody.response(Items(try await store.setEquipmentStatus(body, tenant: try context.caller().tenant)))
+            return try JSONBody.response(Items(try await store.fleet.setStatus(body, tenant: try context.caller().tenant)))
         }
         routes.on(.dispatchImportEquipment) { request, context in
             let text = try await Self.csv(request)
@@ -77,19 +77,19 @@ struct FleetController {
         }
         routes.on(.dispatchAddEquipmentDocument) { request, context in
             let body = try await request.decodeJSON(AddEquipmentDocumentRequest.self)
-            return try JSONBody.response(try await store.addEquipmentDocument(try context.id(), body, tenant: try context.caller().tenant),
+            return try JSONBody.response(try await store.fleet.addPaper(try context.id(), body, tenant: try context.caller().tenant),
                                          status: .created)
         }
         routes.on(.dispatchDeleteEquipmentDocument) { _, context in
-            try JSONBody.response(try await store.deleteEquipmentDocument(try context.id(), document: try context.id("document"),
+            try JSONBody.response(try await store.fleet.deletePaper(try context.id(), document: try context.id("document"),
                                                                           tenant: try context.caller().tenant))
         }
         routes.on(.dispatchExpiringDocuments) { request, context in
             let days = try request.count(.withinDays) ?? FleetRules.expiryNoticeDays
-            return try JSONBody.response(Items(try await store.expiringDocuments(within: days, tenant: try context.caller().tenant)))
+            return try JSONBody.response(Items(try await store.fleet.expiringPapers(within: days, tenant: try context.caller().tenant)))
         }
         routes.on(.dispatchOdometerReadings) { request, context in
-            JSONBody.items(try await store.odometerReadingDocuments(try context.id(), tenant: try context.caller().tenant, page: try request.page()))
+            JSONBody.items(try await store.fleet.odometerReadings(try context.id(), tenant: try context.caller().tenant, page: try request.page()))
         }
         routes.on(.dispatchFuelReport) { request, context in
             let today = LocalDate(store.now)
@@ -98,7 +98,7 @@ struct FleetController {
             guard to.startOfDay.timeIntervalSince(from.startOfDay) <= 3 * 366 * 86_400 else {
                 throw AppError(400, .invalidParameter, "A fuel report covers at most three years.", field: "from")
             }
-            return try JSONBody.response(try await store.fuelReport(try context.id(), from: from, to: to, tenant: try context.caller().tenant))
+            return try JSONBody.response(try await store.fleet.fuelReport(try context.id(), from: from, to: to, tenant: try context.caller().tenant))
         }
     }
 

@@ -17,15 +17,15 @@ struct UnitPhotoController {
             let identity = try context.caller()
             let unit: ID<Equipment> = try context.id()
             try await uploads.putWhole(request, to: .unitPhoto(unit), identity)
-            return try JSONBody.response(try await store.equipment(unit, identity.scope), status: .created).response
+            return try JSONBody.response(try await store.fleet.unit(unit, identity.scope), status: .created).response
         }
         routes.onResponse(.unitPhoto) { request, context in
-            let (photo, key) = try await store.unitPhoto(try context.id(), photo: try context.id("photo"), try context.caller().scope)
+            let (photo, key) = try await store.fleet.photo(try context.id(), photo: try context.id("photo"), try context.caller().scope)
             return try await InspectionController.serve(request, contentType: photo.contentType, sha256: photo.sha256, key: key, media: media)
         }
         routes.on(.deleteUnitPhoto) { _, context in
             let identity = try context.caller()
-            let (unit, key) = try await store.deleteUnitPhoto(try context.id(), photo: try context.id("photo"), user: identity.user,
+            let (unit, key) = try await store.fleet.deletePhoto(try context.id(), photo: try context.id("photo"), user: identity.user,
                                                               identity.scope)
             // Removed once the row is gone: a failure here leaves bytes nobody can reach, never a photo without them.
             await media.remove(key)

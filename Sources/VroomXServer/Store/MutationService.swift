@@ -229,7 +229,7 @@ struct MutationService {
             return Applied(row: .inspection(inspection), order: order)
         case .recordOdometer(let request):
             guard request.id != nil else { throw AppError.validation("payload.id", "An offline odometer reading carries its own id.") }
-            return Applied(row: .equipment(try await store.recordOdometer(request, scope).unit))
+            return Applied(row: .equipment(try await store.fleet.recordOdometer(request, scope).unit))
         case .recordLocations(let request):
             // Positions are not rows of the device's cache; the arrivals they make reach it through the feed.
             return Applied(positions: try await store.recordLocations(request, scope))
@@ -251,7 +251,7 @@ struct MutationService {
         case .expense(let expense):
             return try await store.lockExpense(expense.id, trip: expense.tripID, scope, db).map(ChangeRow.expense)
         case .equipment(let unit):
-            return try await store.fetchEquipment(unit.id, scope, locking: true, db).map(ChangeRow.equipment)
+            return try await EquipmentRepository.find(unit.id, scope, locking: true, db).map(ChangeRow.equipment)
         case .notification:
             return row  // a driver's own message never changes hands, and read stays read
         case .driver, .trip:
@@ -272,11 +272,11 @@ struct MutationService {
         case .completeInspection(let reference):
             guard let inspection = try await store.fetchVisibleInspection(reference.inspectionID, scope, db) else { return (nil, nil) }
             return (.inspection(inspection), try await OrderRepository.find(inspection.orderID, scope, db))
-        case .recordOdometer(let request): return (try await store.fetchEquipment(request.equipmentID, scope, db).map(ChangeRow.equipment), nil)
+        case .recordOdometer(let request): return (try await EquipmentRepository.find(request.equipmentID, scope, db).map(ChangeRow.equipment), nil)
         case .createExpense(let request):
             // A refused fill-up's odometer must not stay the truck's reading on the phone: the truck as it stands.
             guard let fuel = request.fuel else { return (nil, nil) }
-            return (try await store.fetchEquipment(fuel.equipmentID, scope, db).map(ChangeRow.equipment), nil)
+            return (try await EquipmentRepository.find(fuel.equipmentID, scope, db).map(ChangeRow.equipment), nil)
         case .deleteExpense, .markNotificationRead, .recordLocations: return (nil, nil)
         }
     }

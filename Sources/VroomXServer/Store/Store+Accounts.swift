@@ -213,10 +213,10 @@ extension Store {
             guard driver.deactivatedAt == nil else { return driver }
             // Their truck and trailer go back to the yard.
             for row in try await tx.query("SELECT id FROM equipment WHERE tenant_id = \(tenant) AND driver_id = \(id) ORDER BY id") {
-                if let unit = try await fetchEquipment(try row.id("id"), .dispatch(tenant: tenant), locking: true, tx.db) {
+                if let unit = try await EquipmentRepository.find(try row.id("id"), .dispatch(tenant: tenant), locking: true, tx.db) {
                     var released = unit
                     released.driverID = nil
-                    try await saveEquipment(released, from: unit, detailsChanged: false, statusChanged: false, tx)
+                    try await fleet.save(released, from: unit, detailsChanged: false, statusChanged: false, tx)
                 }
             }
             var changed = driver

@@ -80,7 +80,7 @@ extension Store {
                                   afterReassignment: afterReassignment, createdAt: tx.now)
             if let fuel = expense.fuel {
                 do {
-                    try await checkFuel(fuel, category: expense.category, scope, tx.db)
+                    try await fleet.checkFuel(fuel, category: expense.category, scope, tx.db)
                 } catch let refusal as AppError {
                     // Sent again, an expense stays what it was, whatever became of its unit since.
                     if let existing = try await existingExpense(expense, scope, tx) { return existing }
@@ -107,10 +107,10 @@ extension Store {
             tx.recordUpsert(.expense, id: expense.id.rawValue, document: doc,
                             visibleTo: Self.audience(of: expense.driverID, tripDriver: trip.driverID))
             if let fuel = expense.fuel, let odometer = fuel.odometerMiles,
-               let unit = try await fetchEquipment(fuel.equipmentID, scope, locking: true, tx.db) {
+               let unit = try await EquipmentRepository.find(fuel.equipmentID, scope, locking: true, tx.db) {
                 // A fill's odometer is a reading: the same rules, and the truck's odometer follows it.
                 let window = OdometerRule.fillWindow(expense.date, now: tx.now)
-                _ = try await insertReading(ID(), unit: unit, miles: odometer, at: window.upperBound, within: window,
+                _ = try await fleet.insertReading(ID(), unit: unit, miles: odometer, at: window.upperBound, within: window,
                                             field: "fuel.odometer_miles", scope, tx)
             }
             return expense

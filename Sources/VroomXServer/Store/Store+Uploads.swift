@@ -123,7 +123,7 @@ extension Store {
                     """).map(UploadRecord.init(row:))
                 (inspectionID, unitID) = (inspection, nil)
             case .unitPhoto(let unit):
-                try await checkRoomForPhoto(of: unit, scope, tx)
+                try await fleet.checkRoomForPhoto(of: unit, scope, tx)
                 replaced = []
                 (inspectionID, unitID) = (nil, unit)
             }
@@ -255,7 +255,7 @@ extension Store {
             case .unitPhoto(let unit):
                 let photo = EquipmentPhoto(id: ID(), contentType: file.contentType, sizeBytes: upload.length, sha256: file.sha256,
                                            uploadedBy: user, uploadedAt: tx.now)
-                try await addPhoto(photo, key: file.key, to: unit, scope, tx)
+                try await fleet.addPhoto(photo, key: file.key, to: unit, scope, tx)
                 return nil
             }
         }

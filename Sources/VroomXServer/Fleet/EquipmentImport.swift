@@ -176,7 +176,7 @@ extension Store {
                     if let existing = try await tx.first("""
                         SELECT id FROM equipment WHERE tenant_id = \(tenant) AND unit_key = \(FleetRules.key(fields.unitNumber ?? ""))
                         """).map({ try $0.id("id", as: Equipment.self) }),
-                       let current = try await fetchEquipment(existing, .dispatch(tenant: tenant), locking: true, tx.db) {
+                       let current = try await EquipmentRepository.find(existing, .dispatch(tenant: tenant), locking: true, tx.db) {
                         if let kind = fields.kind, kind != current.kind {
                             throw AppError.validation("kind", "Unit \(current.unitNumber) is a \(current.kind.rawValue); its kind cannot change.")
                         }
@@ -186,12 +186,12 @@ extension Store {
                         let status = edited.status != current.status
                         if status, edited.status == .retired { edited.driverID = nil }
                         if details || status {
-                            try await saveEquipment(edited, from: current, detailsChanged: details, statusChanged: status, tx)
+                            try await fleet.save(edited, from: current, detailsChanged: details, statusChanged: status, tx)
                             result.updated += 1
                         }
                     } else {
                         guard fields.kind != nil else { throw AppError.validation("kind", "A new unit needs its kind: truck or trailer.") }
-                        _ = try await insertEquipment(fields, tx)
+                        _ = try await fleet.insert(fields, tx)
                         result.created += 1
                     }
                 } catch let error as AppError where error.status == 422 {
