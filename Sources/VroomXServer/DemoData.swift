@@ -109,13 +109,13 @@ public enum DemoData {
         }
 
         // Messages from dispatch.
-        _ = try await store.sendMessage(.init(driverID: alex.id, type: .dispatchMessage, title: "Gate code for Savannah pickup",
+        _ = try await store.notifications.send(.init(driverID: alex.id, type: .dispatchMessage, title: "Gate code for Savannah pickup",
                                               body: "Gate code is 4471. Ask for Maria at the front office.",
                                               tripID: rolling.id, orderID: savannah.id), tenant: t)
-        _ = try await store.sendMessage(.init(driverID: alex.id, type: .urgent, title: "Hurricane detour",
+        _ = try await store.notifications.send(.init(driverID: alex.id, type: .urgent, title: "Hurricane detour",
                                               body: "I-95 closed south of Jacksonville. Take I-75 and call dispatch.",
                                               tripID: rolling.id), tenant: t)
-        _ = try await store.sendMessage(.init(driverID: sam.id, type: .dispatchMessage, title: "Welcome to VroomX",
+        _ = try await store.notifications.send(.init(driverID: sam.id, type: .dispatchMessage, title: "Welcome to VroomX",
                                               body: "Your first trip is ready. Call dispatch with any questions."), tenant: t)
         logger.info("seeded demo carrier", metadata: ["tenant": "\(t)"])
         return true

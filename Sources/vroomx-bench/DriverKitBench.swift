@@ -235,7 +235,7 @@ struct DriverKitBench: AsyncParsableCommand {
         for index in 0..<count {
             let title = "live-\(index)"
             let start = ContinuousClock.now
-            _ = try await services.store.sendMessage(.init(driverID: driver.id, type: .dispatchMessage, title: title, body: "b"),
+            _ = try await services.store.notifications.send(.init(driverID: driver.id, type: .dispatchMessage, title: title, body: "b"),
                                                      tenant: tenant.id)
             while try !device.database.notifications().contains(where: { $0.title == title }) {
                 try await Task.sleep(for: .microseconds(200))

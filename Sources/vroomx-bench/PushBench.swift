@@ -40,7 +40,7 @@ struct PushBench: AsyncParsableCommand {
             // Fill the queue while no push service runs, as after an outage.
             let queued = ContinuousClock.now
             for index in 0..<messages {
-                _ = try await setup.store.sendMessage(.init(driverID: driver.id, type: .dispatchMessage, title: "Load \(index)",
+                _ = try await setup.store.notifications.send(.init(driverID: driver.id, type: .dispatchMessage, title: "Load \(index)",
                                                             body: "Pickup moved to 7:30 at dock \(index % 12)"), tenant: tenant.id)
             }
             let enqueueSeconds = seconds(ContinuousClock.now - queued)

@@ -38,7 +38,7 @@ struct PushNotificationTests {
     }
 
     static func unread(_ server: TestServer, _ carrier: CarrierFixture) async throws -> [DriverNotification] {
-        try await server.store.notifications(.driver(tenant: carrier.tenant.id, driver: carrier.driverID(0)), unreadOnly: true)
+        try await server.store.notifications.list(.driver(tenant: carrier.tenant.id, driver: carrier.driverID(0)), unreadOnly: true)
     }
 
     @Test("sign-in asks permission and registers the token; pushes from the real server open the right screen, are marked read, and the badge follows; logout removes the token")
@@ -111,9 +111,9 @@ struct PushNotificationTests {
         #expect(app.push.destination == .order(order.id))
 
         // A dispatch message opens Messages; an urgent one raises an alert with its text.
-        _ = try await server.store.sendMessage(.init(driverID: carrier.driverID(0), type: .dispatchMessage, title: "Gate code", body: "4471"),
+        _ = try await server.store.notifications.send(.init(driverID: carrier.driverID(0), type: .dispatchMessage, title: "Gate code", body: "4471"),
                                                tenant: carrier.tenant.id)
-        _ = try await server.store.sendMessage(.init(driverID: carrier.driverID(0), type: .urgent, title: "Storm", body: "Park at the next exit"),
+        _ = try await server.store.notifications.send(.init(driverID: carrier.driverID(0), type: .urgent, title: "Storm", body: "Park at the next exit"),
                                                tenant: carrier.tenant.id)
         try await waitUntil("two more pushes") { apns.delivered.count == 4 }
         let payloads = try apns.delivered.suffix(2).map { try #require(PushPayload(userInfo: try Self.userInfo($0))) }
@@ -191,7 +191,7 @@ struct PushNotificationTests {
         try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox)
         await app.syncNow()
         await live.stop()
-        let note = try await server.store.sendMessage(.init(driverID: carrier.driverID(0), type: .dispatchMessage, title: "Dock 4", body: "Use dock 4"),
+        let note = try await server.store.notifications.send(.init(driverID: carrier.driverID(0), type: .dispatchMessage, title: "Dock 4", body: "Use dock 4"),
                                                       tenant: carrier.tenant.id)
         let payload = PushPayload(aps: .init(alert: .init(title: note.title, body: note.body), badge: 1, sound: "default"),
                                   notificationType: note.type, notificationID: note.id, tripID: nil, orderID: nil)

@@ -44,7 +44,7 @@ struct ReconcileTests {
         let order = try await scene.server.store.orders.create(.init(
             number: "O-EARLY", tripID: scene.carrier.trips[0][0].id, vehicle: Vehicle(year: 2021, make: "Kia", model: "Soul"),
             pickup: Stop(address: "1 Harbor Rd"), delivery: Stop(address: "9 Main St"), revenueCents: 50_000), tenant: scene.carrier.tenant.id)
-        let message = try await scene.server.store.sendMessage(
+        let message = try await scene.server.store.notifications.send(
             SendMessageRequest(driverID: scene.carrier.driverID(0), type: .dispatchMessage, title: "Gate code", body: "4411"),
             tenant: scene.carrier.tenant.id)
         scene.server.clock.advance(by: Date().timeIntervalSince(scene.server.clock.now))
@@ -68,7 +68,7 @@ struct ReconcileTests {
         let stored = try await scene.server.store.orders.order(order.id, scene.carrier.scope)
         #expect(stored.status == .pickedUp)
         #expect(stored.actualPickupDate.map { abs($0.timeIntervalSince(pickedUpAt)) < 3 } == true, "\(String(describing: stored.actualPickupDate))")
-        let read = try await scene.server.store.notifications(.driver(tenant: scene.carrier.tenant.id, driver: scene.carrier.driverID(0)))
+        let read = try await scene.server.store.notifications.list(.driver(tenant: scene.carrier.tenant.id, driver: scene.carrier.driverID(0)))
             .first { $0.id == message.id }?.readAt
         #expect(read.map { abs($0.timeIntervalSince(pickedUpAt)) < 3 } == true, "\(String(describing: read))")
         await app.shutdown()
@@ -78,7 +78,7 @@ struct ReconcileTests {
     func readReceiptTime() async throws {
         let scene = try await DriverScene.make()
         let app = scene.app
-        let message = try await scene.server.store.sendMessage(
+        let message = try await scene.server.store.notifications.send(
             SendMessageRequest(driverID: scene.carrier.driverID(0), type: .dispatchMessage, title: "Gate code", body: "4411"),
             tenant: scene.carrier.tenant.id)
         await app.syncNow()
@@ -91,7 +91,7 @@ struct ReconcileTests {
         scene.server.clock.advance(by: Date().timeIntervalSince(scene.server.clock.now))
         try await scene.live.start()
         await app.syncNow()
-        let stored = try await scene.server.store.notifications(.driver(tenant: scene.carrier.tenant.id, driver: scene.carrier.driverID(0)))
+        let stored = try await scene.server.store.notifications.list(.driver(tenant: scene.carrier.tenant.id, driver: scene.carrier.driverID(0)))
             .first { $0.id == message.id }
         let read = try #require(stored?.readAt), received = try #require(stored?.readReceivedAt)
         // The phone's clock is learnt from whole seconds in the Date header: within a second.

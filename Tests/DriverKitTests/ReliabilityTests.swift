@@ -134,7 +134,7 @@ struct ReliabilityTests {
         transport.mode = .serverFailing
         transport.only = "/v1/mutations"
         _ = try app.createExpense(trip: trip, category: .tolls, amountCents: 200)
-        _ = try await server.store.sendMessage(.init(driverID: carrier.driverID(0), type: .urgent, title: "Road closed", body: "Take I-75"),
+        _ = try await server.store.notifications.send(.init(driverID: carrier.driverID(0), type: .urgent, title: "Road closed", body: "Take I-75"),
                                                tenant: carrier.tenant.id)
         await app.syncNow()
         #expect(try app.database.notifications().contains { $0.title == "Road closed" })
@@ -385,7 +385,7 @@ struct ReliabilityTests {
     func readWhenSyncedSurvivesKill() async throws {
         let scene = try await DriverScene.make()
         let (server, carrier, live, device) = (scene.server, scene.carrier, scene.live, scene.device)
-        let message = try await server.store.sendMessage(.init(driverID: carrier.driverID(0), type: .dispatchMessage, title: "Call me",
+        let message = try await server.store.notifications.send(.init(driverID: carrier.driverID(0), type: .dispatchMessage, title: "Call me",
                                                                body: "About O-1"), tenant: carrier.tenant.id)
         await live.stop()
         let payload = PushPayload(aps: .init(alert: .init(title: "Call me", body: "About O-1"), badge: 1, sound: "default"),
@@ -399,7 +399,7 @@ struct ReliabilityTests {
         try await eventually("read on the server") {
             try restarted.app.database.notifications().first { $0.id == message.id }?.readAt != nil
         }
-        let stored = try await server.store.notifications(.driver(tenant: carrier.tenant.id, driver: carrier.driverID(0)))
+        let stored = try await server.store.notifications.list(.driver(tenant: carrier.tenant.id, driver: carrier.driverID(0)))
         #expect(stored.first { $0.id == message.id }?.readAt != nil)
         await device.app.shutdown()
         await restarted.app.shutdown()

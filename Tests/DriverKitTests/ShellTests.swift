@@ -54,7 +54,7 @@ struct ShellTests {
         let messages = MessagesViewModel(app: scene.app)
         let before = messages.state.sections.flatMap(\.rows).count
         scene.server.clock.advance(by: 60)
-        _ = try await scene.server.store.sendMessage(.init(driverID: scene.carrier.driverID(0), type: .dispatchMessage,
+        _ = try await scene.server.store.notifications.send(.init(driverID: scene.carrier.driverID(0), type: .dispatchMessage,
                                                            title: "Gate code", body: "4471"), tenant: scene.carrier.tenant.id)
         await messages.refresh()
         try await eventually("the new message") { messages.state.sections.flatMap(\.rows).count == before + 1 }

@@ -73,7 +73,7 @@ struct SyncTests {
         let expenses = try await server.store.expenses(trip: trip.id, carrier.scope)
         #expect(expenses.filter { $0.id == expense }.count == 1)
         #expect(!expenses.contains { $0.id == doomed })
-        #expect(try await server.store.notifications(carrier.scope, limit: 500).first { $0.id == notification.id }?.readAt != nil)
+        #expect(try await server.store.notifications.list(carrier.scope, limit: 500).first { $0.id == notification.id }?.readAt != nil)
         // And the device's cache equals the server's truth.
         #expect(try app.database.order(first.id) == order)
         try await eventually("online again") { app.status.isOnline }
@@ -322,7 +322,7 @@ struct SyncTests {
         let app = device.app
         try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox)
         try await eventually("realtime connected") { app.status.realtimeConnected }
-        _ = try await live.services!.store.sendMessage(.init(driverID: carrier.driverID(0), type: .urgent, title: "Storm ahead",
+        _ = try await live.services!.store.notifications.send(.init(driverID: carrier.driverID(0), type: .urgent, title: "Storm ahead",
                                                              body: "Stop at the next safe place."), tenant: carrier.tenant.id)
         try await eventually("message arrived") { try app.database.notifications().contains { $0.title == "Storm ahead" } }
         let messages = MessagesViewModel(app: app)
@@ -349,7 +349,7 @@ struct SyncTests {
         let pullsBefore = transport.pulls
         let order = carrier.orders[carrier.trips[0][0].id]![0]
         for index in 0..<20 {
-            _ = try await live.services!.store.sendMessage(.init(driverID: carrier.driverID(0), type: .dispatchMessage,
+            _ = try await live.services!.store.notifications.send(.init(driverID: carrier.driverID(0), type: .dispatchMessage,
                                                                  title: "Note \(index)", body: "b"), tenant: carrier.tenant.id)
         }
         _ = try await live.services!.store.orders.updateETA(order.id, pickup: Date().addingTimeInterval(7200), delivery: nil, carrier.scope)

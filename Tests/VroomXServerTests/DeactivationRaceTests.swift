@@ -108,7 +108,7 @@ struct DeactivationRaceTests {
         try await socket.waitForReady()
         let client = HTTPTestClient(baseURL: live.baseURL)
         #expect(try await client.send(.logout, json: LogoutRequest(refreshToken: carrier.driver.refreshToken)).status == 204)
-        _ = try await #require(live.services).store.sendMessage(.init(driverID: carrier.driverID(0), type: .dispatchMessage,
+        _ = try await #require(live.services).store.notifications.send(.init(driverID: carrier.driverID(0), type: .dispatchMessage,
                                                                        title: "Gate code 4411", body: ""), tenant: carrier.tenant.id)
         // The heartbeat is 25 s: the close comes with the change it does not deliver.
         let code = try await socket.waitForClose(timeout: .seconds(10))

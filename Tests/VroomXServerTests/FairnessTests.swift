@@ -202,12 +202,12 @@ struct FairnessTests {
         let waiting = try await server.services.database.read { db in
             try await db.first("SELECT COUNT(*) AS n FROM driver_notifications WHERE driver_id = \(carrier.driverID(0)) AND read_at IS NULL")?.int("n") ?? 0
         }
-        let unread = try await store.sendMessages((waiting..<Store.maxUnreadMessages).map { index in
+        let unread = try await store.notifications.send((waiting..<NotificationService.maxUnreadMessages).map { index in
             SendMessageRequest(driverID: carrier.driverID(0), type: .dispatchMessage, title: "Note \(index)", body: "")
         }, tenant: carrier.tenant.id)
-        #expect(unread.count == Store.maxUnreadMessages - waiting)
+        #expect(unread.count == NotificationService.maxUnreadMessages - waiting)
         do {
-            _ = try await store.sendMessage(.init(driverID: carrier.driverID(0), type: .dispatchMessage, title: "One more", body: ""),
+            _ = try await store.notifications.send(.init(driverID: carrier.driverID(0), type: .dispatchMessage, title: "One more", body: ""),
                                             tenant: carrier.tenant.id)
             Issue.record("a message past the cap was sent")
         } catch let refusal as AppError {

@@ -82,7 +82,7 @@ struct ListPagingTests {
             #expect(expenses.count == 6)
             #expect(try await Self.walk(api, .tripExpenses, trip.id.rawValue, limit: 4, token: driver).ids == expenses)
             #expect(try await Self.walk(api, .dispatchTripExpenses, trip.id.rawValue, limit: 5, token: dispatch).ids == expenses)
-            let notifications = try await store.notifications(driverScope, limit: 500).map(\.id.rawValue)
+            let notifications = try await store.notifications.list(driverScope, limit: 500).map(\.id.rawValue)
             #expect(try await Self.walk(api, .notifications, limit: 2, token: driver).ids == notifications)
             let drivers = try await store.drivers(tenant: tenant).map(\.id.rawValue)
             #expect(try await Self.walk(api, .dispatchDrivers, limit: 2, token: dispatch).ids == drivers)

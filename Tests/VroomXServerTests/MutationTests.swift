@@ -100,7 +100,7 @@ struct MutationTests {
         let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
         let trip = carrier.trips[0][0]
         let (first, second) = (carrier.orders[trip.id]![0], carrier.orders[trip.id]![1])
-        let notification = try await server.store.notifications(.driver(tenant: carrier.tenant.id, driver: carrier.driverID(0)))[0]
+        let notification = try await server.store.notifications.list(.driver(tenant: carrier.tenant.id, driver: carrier.driverID(0)))[0]
         let expenseID = ID<Expense>()
         let skip = Mutation(.updateOrderStatus(.init(orderID: second.id, status: .delivered)))
         server.clock.advance(by: 600)  // the orders have existed ten minutes

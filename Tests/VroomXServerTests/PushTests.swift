@@ -37,7 +37,7 @@ struct PushTests {
 
     static func message(_ setup: Setup, title: String = "Load change", body: String = "Call dispatch",
                         type: NotificationType = .dispatchMessage, driver: Int = 0) async throws -> DriverNotification {
-        try await setup.server.store.sendMessage(.init(driverID: setup.carrier.driverID(driver), type: type, title: title, body: body),
+        try await setup.server.store.notifications.send(.init(driverID: setup.carrier.driverID(driver), type: type, title: title, body: body),
                                                  tenant: setup.carrier.tenant.id)
     }
 
@@ -109,11 +109,11 @@ struct PushTests {
         let store = setup.server.store
         let driverScope = Scope.driver(tenant: setup.carrier.tenant.id, driver: setup.carrier.driverID(0))
         try await setup.server.run { _ in
-            let unreadBefore = try await store.notifications(driverScope, unreadOnly: true).count
+            let unreadBefore = try await store.notifications.list(driverScope, unreadOnly: true).count
             let first = try await Self.message(setup, title: "one")
             _ = try await Self.message(setup, title: "two")
             try await waitUntil("two pushes") { setup.apns.received.count == 2 }
-            _ = try await store.markNotificationRead(first.id, driverScope)
+            _ = try await store.notifications.markRead(first.id, driverScope)
             _ = try await Self.message(setup, title: "three")
             try await waitUntil("three pushes") { setup.apns.received.count == 3 }
             var badges: [String: Int] = [:]
@@ -122,7 +122,7 @@ struct PushTests {
                 badges[title] = push.badge ?? -1
             }
             #expect(badges == ["one": unreadBefore + 1, "two": unreadBefore + 2, "three": unreadBefore + 2])
-            #expect(try await store.notifications(driverScope, unreadOnly: true).count == unreadBefore + 2)
+            #expect(try await store.notifications.list(driverScope, unreadOnly: true).count == unreadBefore + 2)
         }
     }
 
@@ -215,7 +215,7 @@ struct PushTests {
         let live = try await LiveServer(server)
         // Sent through the running instance: its commit wakes its push service (no periodic look within the test).
         let running = try #require(live.services?.store)
-        let message = try await running.sendMessage(.init(driverID: carrier.driverID(0), type: .dispatchMessage,
+        let message = try await running.notifications.send(.init(driverID: carrier.driverID(0), type: .dispatchMessage,
                                                           title: "Stored while APNs was away", body: "Call dispatch"),
                                                     tenant: carrier.tenant.id)
         // The push service tries, fails to connect, and schedules a retry.

@@ -24,7 +24,7 @@ struct RealtimeTests {
             // Work for everyone: this driver, the other driver, the other carrier.
             for index in 0..<5 {
                 for (carrier, driver) in [(a, 0), (a, 1), (b, 0)] {
-                    _ = try await store.sendMessage(.init(driverID: carrier.driverID(driver), type: .dispatchMessage,
+                    _ = try await store.notifications.send(.init(driverID: carrier.driverID(driver), type: .dispatchMessage,
                                                           title: "m\(index)", body: "for \(carrier.tenant.name) \(driver)"),
                                                     tenant: carrier.tenant.id)
                 }
@@ -66,13 +66,13 @@ struct RealtimeTests {
             let current = RealtimeTestClient(port: port, token: a.driver.accessToken, since: head)
             try await current.waitForReady()
             #expect(current.messages.first { $0.type == .ready }?.cursor == head)
-            let message = try await store.sendMessage(.init(driverID: a.driverID(0), type: .dispatchMessage, title: "next", body: ""),
+            let message = try await store.notifications.send(.init(driverID: a.driverID(0), type: .dispatchMessage, title: "next", body: ""),
                                                       tenant: a.tenant.id)
             try await current.waitUntil("the next change") { $0.flatMap { $0.changes ?? [] }.contains { $0.id == message.id.rawValue } }
             // Behind the hub (the same cursor, now old): what it missed comes from the database, then what comes live.
             let behind = RealtimeTestClient(port: port, token: a.driver.accessToken, since: head)
             try await behind.waitForReady()
-            let later = try await store.sendMessage(.init(driverID: a.driverID(0), type: .dispatchMessage, title: "later", body: ""),
+            let later = try await store.notifications.send(.init(driverID: a.driverID(0), type: .dispatchMessage, title: "later", body: ""),
                                                     tenant: a.tenant.id)
             try await behind.waitUntil("the later change") { $0.flatMap { $0.changes ?? [] }.contains { $0.id == later.id.rawValue } }
             #expect(behind.changes.map(\.id) == [message.id.rawValue, later.id.rawValue])
@@ -90,7 +90,7 @@ struct RealtimeTests {
         let addressee = Subscriber(scope: .driver(tenant: tenant, driver: carrier.driverID(1)), limit: 100)
         let dispatch = Subscriber(scope: carrier.scope, limit: 100)
         for subscriber in [other, addressee, dispatch] { try await server.services.hub.subscribe(subscriber) }
-        let message = try await server.store.sendMessage(.init(driverID: carrier.driverID(1), type: .dispatchMessage, title: "Yours",
+        let message = try await server.store.notifications.send(.init(driverID: carrier.driverID(1), type: .dispatchMessage, title: "Yours",
                                                                body: "b"), tenant: tenant)
         for subscriber in [addressee, dispatch] {
             guard case .batches(let batches, _) = await subscriber.next() else { Issue.record("no batch"); continue }
@@ -112,7 +112,7 @@ struct RealtimeTests {
             let token = a.driver.accessToken
             let writer = Task {
                 for index in 0..<300 {
-                    _ = try await store.sendMessage(.init(driverID: a.driverID(0), type: .dispatchMessage, title: "n\(index)", body: ""),
+                    _ = try await store.notifications.send(.init(driverID: a.driverID(0), type: .dispatchMessage, title: "n\(index)", body: ""),
                                                     tenant: a.tenant.id)
                     if index % 50 == 0 { try await Task.sleep(for: .milliseconds(20)) }
                 }

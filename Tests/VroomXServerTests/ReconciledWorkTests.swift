@@ -94,7 +94,7 @@ struct ReconciledWorkTests {
         let server = try await TestServer.make(backend)
         let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
         func message(_ title: String) async throws -> DriverNotification {
-            try await server.store.sendMessage(SendMessageRequest(driverID: carrier.driverID(0), type: .dispatchMessage, title: title, body: ""),
+            try await server.store.notifications.send(SendMessageRequest(driverID: carrier.driverID(0), type: .dispatchMessage, title: title, body: ""),
                                                tenant: carrier.tenant.id)
         }
         let late = try await message("Read in a dead zone")

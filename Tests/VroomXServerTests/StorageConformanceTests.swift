@@ -134,7 +134,7 @@ struct StorageConformanceTests {
             for index in 0..<20 {
                 for carrier in [a, b] {
                     group.addTask {
-                        _ = try await store.sendMessage(.init(driverID: carrier.driverID(0), type: .dispatchMessage,
+                        _ = try await store.notifications.send(.init(driverID: carrier.driverID(0), type: .dispatchMessage,
                                                               title: "Message \(index)", body: "body"), tenant: carrier.tenant.id)
                     }
                 }
@@ -225,7 +225,7 @@ struct StorageConformanceTests {
         // notification changes in the log as the counter says.
         let writer = Task {
             for index in 0..<30 {
-                _ = try await store.sendMessage(.init(driverID: a.driverID(0), type: .dispatchMessage, title: "m\(index)", body: ""),
+                _ = try await store.notifications.send(.init(driverID: a.driverID(0), type: .dispatchMessage, title: "m\(index)", body: ""),
                                                 tenant: a.tenant.id)
             }
         }
@@ -260,8 +260,8 @@ struct StoredDocumentTests {
         _ = try await store.orders.updateStatus(order.id, to: .pickedUp, occurredAt: nil, scope) // dispatch may record a pickup
         _ = try await store.orders.updateETA(carrier.orders[trip.id]![1].id, pickup: Date().addingTimeInterval(3600), delivery: nil, scope)
         _ = try await store.orders.assign(carrier.orders[carrier.trips[1][0].id]![0].id, .init(driverID: carrier.driverID(0)), tenant: carrier.tenant.id)
-        let notification = try await store.notifications(scope)[0]
-        _ = try await store.markNotificationRead(notification.id, .driver(tenant: carrier.tenant.id, driver: notification.driverID))
+        let notification = try await store.notifications.list(scope)[0]
+        _ = try await store.notifications.markRead(notification.id, .driver(tenant: carrier.tenant.id, driver: notification.driverID))
 
         let decoder = WireJSON.decoder()
         func check<T: Decodable & Equatable>(_ models: [T], _ page: DocumentPage) throws {
@@ -270,7 +270,7 @@ struct StoredDocumentTests {
         }
         try check(try await store.trips.list(scope), try await store.trips.documents(scope, page: .all))
         try check(try await store.orders.list(scope), try await store.orders.documents(scope, page: .all))
-        try check(try await store.notifications(scope, limit: 500), try await store.notificationDocuments(scope, page: .all))
+        try check(try await store.notifications.list(scope, limit: 500), try await store.notifications.documents(scope, page: .all))
         try check(try await store.drivers(tenant: carrier.tenant.id), try await store.driverDocuments(tenant: carrier.tenant.id, page: .all))
         for trip in try await store.trips.list(scope) {
             try check(try await store.expenses(trip: trip.id, scope), try await store.expenseDocuments(trip: trip.id, scope, page: .all))

@@ -41,7 +41,7 @@ struct SyncFeedTests {
         let database = try #require(server.services.database as? SQLiteDatabase)
         func send(_ count: Int) async throws {
             for index in 0..<count {
-                _ = try await server.store.sendMessage(.init(driverID: carrier.driverID(0), type: .dispatchMessage, title: "m\(index)", body: ""),
+                _ = try await server.store.notifications.send(.init(driverID: carrier.driverID(0), type: .dispatchMessage, title: "m\(index)", body: ""),
                                                        tenant: carrier.tenant.id)
             }
         }
@@ -63,7 +63,7 @@ struct SyncFeedTests {
             let scope = Scope.driver(tenant: a.tenant.id, driver: a.driverID(0))
             let trips = try await server.store.trips.list(scope)
             let orders = try await server.store.orders.list(scope)
-            let notifications = try await server.store.notifications(scope, limit: 1000)
+            let notifications = try await server.store.notifications.list(scope, limit: 1000)
             var expected: Set<String> = [a.driverID(0).rawValue]
             expected.formUnion(trips.map(\.id.rawValue) + orders.map(\.id.rawValue) + notifications.map(\.id.rawValue))
             expected.formUnion(trips.flatMap { a.expenses[$0.id]!.map(\.id.rawValue) })
@@ -128,7 +128,7 @@ struct SyncFeedTests {
             let counter = try await server.store.changeCounter(a.tenant.id).counter
             #expect(try await api.call(.sync, query: "since=\(counter + 5)", token: token).errorCode == "cursor_expired")
             server.clock.advance(by: 31 * 86_400)
-            _ = try await server.store.sendMessage(.init(driverID: a.driverID(0), type: .dispatchMessage, title: "new", body: ""),
+            _ = try await server.store.notifications.send(.init(driverID: a.driverID(0), type: .dispatchMessage, title: "new", body: ""),
                                                    tenant: a.tenant.id)
             try await server.store.pruneChangeLog(olderThan: 30 * 86_400)
             let expired = try await api.call(.sync, query: "since=1", token: server.services.signIn(email: a.driver.user.email).accessToken)
@@ -175,7 +175,7 @@ struct SyncFeedTests {
     @Test("8 concurrent writers × 500 writes: a follower sees every number once, in order", arguments: TestBackend.available)
     func concurrentWritersGapFree(_ backend: TestBackend) async throws {
         let server = try await TestServer.make(backend) { $0.databasePoolSize = 12 }
-        // Eight drivers: 500 messages each stays within what one driver may have unread (`Store.maxUnreadMessages`).
+        // Eight drivers: 500 messages each stays within what one driver may have unread (`NotificationService.maxUnreadMessages`).
         let a = try await CarrierFixture.make(server, name: "Alpha", drivers: 8, tripsPerDriver: 0)
         let store = server.store
         let start = try await store.changeCounter(a.tenant.id).counter
@@ -189,7 +189,7 @@ struct SyncFeedTests {
                     for writer in 0..<8 {
                         group.addTask {
                             for index in 0..<500 {
-                                _ = try await store.sendMessage(.init(driverID: a.driverID(writer), type: .dispatchMessage,
+                                _ = try await store.notifications.send(.init(driverID: a.driverID(writer), type: .dispatchMessage,
                                                                       title: "w\(writer)-\(index)", body: ""), tenant: a.tenant.id)
                             }
                         }

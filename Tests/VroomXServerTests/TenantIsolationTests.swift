@@ -53,7 +53,7 @@ struct TenantIsolationTests {
         let ownerTrip = a.trips[0][0]
         let ownerOrder = a.orders[ownerTrip.id]![0]
         let ownerExpense = a.expenses[ownerTrip.id]![0]
-        let ownerNotification = try await store.notifications(.driver(tenant: a.tenant.id, driver: a.driverID(0)))[0]
+        let ownerNotification = try await store.notifications.list(.driver(tenant: a.tenant.id, driver: a.driverID(0)))[0]
         let ownerDeviceToken = "owner-device-token-0001"
         _ = try await store.registerDeviceToken(.init(token: ownerDeviceToken, platform: .ios), user: a.driver.user.id, tenant: a.tenant.id)
 
@@ -94,7 +94,7 @@ struct TenantIsolationTests {
                                                                                                  fleet.photo.rawValue, fleet.doomedPhoto.rawValue])
             let ownerPrivate = Set([ownerDeviceToken, fleet.unit.rawValue] + a.trips[0].map(\.id.rawValue)
                 + a.trips[0].flatMap { a.orders[$0.id]!.map(\.id.rawValue) + a.expenses[$0.id]!.map(\.id.rawValue) }
-                + (try await store.notifications(.driver(tenant: a.tenant.id, driver: a.driverID(0)))).map(\.id.rawValue))
+                + (try await store.notifications.list(.driver(tenant: a.tenant.id, driver: a.driverID(0)))).map(\.id.rawValue))
 
             for caller in Caller.allCases {
                 if caller == .expiredToken { server.clock.advance(by: 3601) }
@@ -134,7 +134,7 @@ struct TenantIsolationTests {
                     #expect(try await store.deviceTokens(user: a.driver.user.id, tenant: a.tenant.id).map(\.token) == [ownerDeviceToken])
                     let untouched = try await store.inspection(inspection.inspection, a.scope)
                     #expect(untouched.completedAt == nil && untouched.notes.isEmpty && untouched.media.count == MediaSlot.requiredPhotos.count)
-                    let notification = try await store.notifications(.driver(tenant: a.tenant.id, driver: a.driverID(0)))
+                    let notification = try await store.notifications.list(.driver(tenant: a.tenant.id, driver: a.driverID(0)))
                         .first { $0.id == ownerNotification.id }
                     #expect(notification?.readAt == nil)
                 }
@@ -402,7 +402,7 @@ struct TenantIsolationTests {
             strings.formUnion(carrier.orders[trip.id]!.map(\.id.rawValue))
             strings.formUnion(carrier.expenses[trip.id]!.map(\.id.rawValue))
         }
-        strings.formUnion(try await store.notifications(carrier.scope, limit: 500).map(\.id.rawValue))
+        strings.formUnion(try await store.notifications.list(carrier.scope, limit: 500).map(\.id.rawValue))
         return strings
     }
 }

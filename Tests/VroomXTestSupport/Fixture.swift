@@ -69,7 +69,7 @@ extension CarrierFixture {
         let store = server.store
         var lines = try Self.lines(try await store.trips.documents(scope, page: .all))
             + Self.lines(try await store.orders.documents(scope, page: .all))
-            + Self.lines(try await store.notificationDocuments(scope, page: .all))
+            + Self.lines(try await store.notifications.documents(scope, page: .all))
         for trip in try await store.trips.list(scope) {
             lines += try Self.lines(try await store.expenseDocuments(trip: trip.id, scope, page: .all))
         }

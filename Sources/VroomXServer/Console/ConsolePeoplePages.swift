@@ -242,11 +242,11 @@ struct ConsolePeoplePages {
             errors.add("driver_id", "Choose who gets the message.")
         }
         var problems = Problems()
-        _ = Store.validMessage(type: type, title: form["title"], body: form["body"], &problems)
+        _ = NotificationService.validMessage(type: type, title: form["title"], body: form["body"], &problems)
         errors.add(problems)
         guard errors.isEmpty else { return try await messages(request, values: form.firstValues, errors: errors, status: .unprocessableContent) }
         do {
-            try await store.sendMessages(recipients.map {
+            try await store.notifications.send(recipients.map {
                 SendMessageRequest(driverID: $0, type: type, title: form["title"], body: form["body"])
             }, tenant: request.tenant)
         } catch let error as AppError where error.status < 500 {

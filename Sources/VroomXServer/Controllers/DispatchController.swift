@@ -78,7 +78,7 @@ struct DispatchController {
         }
         routes.on(.dispatchSendMessage) { request, context in
             let body = try await request.decodeJSON(SendMessageRequest.self)
-            return try JSONBody.response(try await store.sendMessage(body, tenant: try context.caller().tenant), status: .created)
+            return try JSONBody.response(try await store.notifications.send(body, tenant: try context.caller().tenant), status: .created)
         }
     }
 }

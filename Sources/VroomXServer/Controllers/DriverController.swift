@@ -46,11 +46,11 @@ struct DriverController {
         }
         routes.on(.notifications) { request, context in
             let unread = try request.boolean(.unreadOnly) ?? false
-            return JSONBody.items(try await store.notificationDocuments(try context.caller().scope, unreadOnly: unread,
+            return JSONBody.items(try await store.notifications.documents(try context.caller().scope, unreadOnly: unread,
                                                                         page: try request.page()))
         }
         routes.on(.markNotificationRead) { _, context in
-            try JSONBody.response(try await store.markNotificationRead(try context.id(), try context.caller().scope))
+            try JSONBody.response(try await store.notifications.markRead(try context.id(), try context.caller().scope))
         }
         routes.on(.reportDeviceBacklog) { request, context in
             try await store.reportBacklog(try await request.decodeJSON(DeviceBacklog.self), try context.caller().scope)

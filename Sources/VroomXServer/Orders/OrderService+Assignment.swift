@@ -48,10 +48,10 @@ extension OrderService {
             guard order != current else { return current }
             let saved = try await save(order, from: current, tx)
             if let driver = saved.driverID, driver != previousDriver {
-                try await store.insertNotification(.orderAssigned(saved, trip: trip), to: driver, tx)
+                try await store.notifications.notify(driver, .orderAssigned(saved, trip: trip), tx)
             }
             if let previousDriver, previousDriver != saved.driverID {
-                try await store.insertNotification(.orderTakenOff(saved, trip: current.tripID), to: previousDriver, tx)
+                try await store.notifications.notify(previousDriver, .orderTakenOff(saved, trip: current.tripID), tx)
             }
             return saved
         }

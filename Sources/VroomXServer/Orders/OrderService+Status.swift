@@ -75,7 +75,7 @@ extension OrderService {
         let previousDriver = current.driverID
         let saved = try await save(order, from: current, tx)
         if actor == .dispatcher, let driver = saved.driverID ?? previousDriver {
-            try await store.insertNotification(.orderStatus(saved, trip: saved.tripID ?? current.tripID), to: driver, tx)
+            try await store.notifications.notify(driver, .orderStatus(saved, trip: saved.tripID ?? current.tripID), tx)
         }
         return saved
     }

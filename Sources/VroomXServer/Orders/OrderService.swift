@@ -150,7 +150,7 @@ public struct OrderService: Sendable {
         }
         try await OrderRepository.insertStatusEvent(order, occurredAt: tx.now, tx)
         if let driver, let trip {
-            try await store.insertNotification(.orderAssigned(order, trip: trip), to: driver, tx)
+            try await store.notifications.notify(driver, .orderAssigned(order, trip: trip), tx)
         }
         return order
     }
@@ -179,7 +179,7 @@ public struct OrderService: Sendable {
                 order = try await save(edited, from: order, tx)
                 let changes = DriverChangeNote.changes(from: before, to: order)
                 if let driver = order.driverID, !changes.isEmpty, order.status != .delivered, order.status != .cancelled {
-                    try await store.insertNotification(.orderChanged(order, changes), to: driver, tx)
+                    try await store.notifications.notify(driver, .orderChanged(order, changes), tx)
                 }
             }
             if let status = request.status {

@@ -221,7 +221,7 @@ struct MutationService {
             try await store.deleteExpense(reference.expenseID, scope)
             return Applied()
         case .markNotificationRead(let reference):
-            return Applied(row: .notification(try await store.markNotificationRead(reference.notificationID, readAt: reference.readAt, scope)))
+            return Applied(row: .notification(try await store.notifications.markRead(reference.notificationID, readAt: reference.readAt, scope)))
         case .saveInspection(let save):
             return Applied(row: .inspection(try await store.saveInspection(save.inspectionID, save.inspection, scope)))
         case .completeInspection(let reference):

@@ -55,7 +55,7 @@ public struct TripService: Sendable {
                 throw AppError(409, .alreadyExists, "A trip numbered \(number) already exists.", field: "number")
             }
             if let driver {
-                try await store.insertNotification(.tripAssigned(trip), to: driver.id, tx)
+                try await store.notifications.notify(driver.id, .tripAssigned(trip), tx)
             }
             return trip
         }
@@ -126,9 +126,9 @@ public struct TripService: Sendable {
             if let driver = trip.driverID {
                 let changes = DriverChangeNote.changes(from: current, to: trip)
                 if trip.status != current.status {
-                    try await store.insertNotification(.tripStatus(trip, also: changes), to: driver, tx)
+                    try await store.notifications.notify(driver, .tripStatus(trip, also: changes), tx)
                 } else if !changes.isEmpty {
-                    try await store.insertNotification(.tripChanged(trip, number: current.number, changes), to: driver, tx)
+                    try await store.notifications.notify(driver, .tripChanged(trip, number: current.number, changes), tx)
                 }
             }
             return trip
@@ -182,10 +182,10 @@ public struct TripService: Sendable {
                 if let previous { tx.recordRevoke(.expense, id: expense.id, from: previous) }
                 tx.recordUpsert(.expense, id: expense.id, document: expense.doc, visibleTo: driverID)
             }
-            if let driverID { try await store.insertNotification(.tripAssigned(trip), to: driverID, tx) }
+            if let driverID { try await store.notifications.notify(driverID, .tripAssigned(trip), tx) }
             // The driver it was taken from must not drive to its pickups.
             if let previous {
-                try await store.insertNotification(.tripTakenOff(trip, to: driverID), to: previous, tx)
+                try await store.notifications.notify(previous, .tripTakenOff(trip, to: driverID), tx)
             }
             return trip
         }

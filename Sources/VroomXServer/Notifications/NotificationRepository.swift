@@ -1,0 +1,53 @@
+import Foundation
+import VroomXModels
+
+/// Drivers' notifications in the database: the SQL and the row mapping,
+/// nothing else. Policy and words live in `NotificationService`.
+enum NotificationRepository {
+    static func filter(_ scope: Scope, unreadOnly: Bool) -> SQL {
+        scope.filter() + (unreadOnly ? " AND read_at IS NULL" : "")
+    }
+
+    static func recent(_ scope: Scope, unreadOnly: Bool, limit: Int, _ db: any SQLExecutor) async throws -> [DriverNotification] {
+        try await db.query("""
+            SELECT \(DriverNotification.columns) FROM driver_notifications WHERE \(filter(scope, unreadOnly: unreadOnly))
+            ORDER BY \(DriverNotification.order.sql) LIMIT \(limit)
+            """).map(DriverNotification.init(row:))
+    }
+
+    /// How many of a driver's notifications are unread, counting no further than `atMost` when given.
+    static func unread(driver: ID<Driver>, tenant: ID<Tenant>, atMost: Int? = nil, _ db: any SQLExecutor) async throws -> Int {
+        let limit: SQL = atMost.map { " LIMIT \($0)" } ?? ""
+        return try await db.first("""
+            SELECT COUNT(*) AS n FROM (SELECT id FROM driver_notifications
+                WHERE tenant_id = \(tenant) AND driver_id = \(driver) AND read_at IS NULL\(limit)) AS waiting
+            """)?.int("n") ?? 0
+    }
+
+    static func find(_ id: ID<DriverNotification>, _ scope: Scope, _ db: any SQLExecutor) async throws -> DriverNotification? {
+        try await db.first("""
+            SELECT \(DriverNotification.columns) FROM driver_notifications WHERE \(scope.filter()) AND id = \(id)
+            """).map(DriverNotification.init(row:))
+    }
+
+    /// Writes the read time of a notification still unread, and records the change.
+    static func markRead(_ notification: DriverNotification, _ tx: TenantTransaction) async throws {
+        let doc = try WireDocument.encode(notification)
+        guard try await tx.first("""
+            UPDATE driver_notifications SET read_at = \(notification.readAt), read_received_at = \(notification.readReceivedAt), doc = \(doc)
+            WHERE tenant_id = \(tx.tenant) AND id = \(notification.id) AND read_at IS NULL RETURNING id
+            """) != nil else { throw WriteConflict() }
+        tx.recordUpsert(.notification, id: notification.id.rawValue, document: doc, visibleTo: notification.driverID)
+    }
+
+    /// Writes a new notification and records the change.
+    static func insert(_ notification: DriverNotification, _ tx: TenantTransaction) async throws {
+        let doc = try WireDocument.encode(notification)
+        try await tx.execute("""
+            INSERT INTO driver_notifications (id, tenant_id, driver_id, type, title, body, trip_id, order_id, created_at, doc)
+            VALUES (\(notification.id), \(tx.tenant), \(notification.driverID), \(notification.type), \(notification.title),
+                    \(notification.body), \(notification.data.tripID), \(notification.data.orderID), \(notification.createdAt), \(doc))
+            """)
+        tx.recordUpsert(.notification, id: notification.id.rawValue, document: doc, visibleTo: notification.driverID)
+    }
+}
