@@ -117,7 +117,7 @@ public struct ServerServices: Sendable {
 
     /// The one account of an email (at `carrier`, when it has several).
     private func account(email: String, carrier: ID<Tenant>?, role: UserRole? = nil) async throws -> User {
-        let accounts = try await store.accounts(email: email).filter { role == nil || $0.user.role == role }
+        let accounts = try await store.people.accounts(email: email).filter { role == nil || $0.user.role == role }
         guard !accounts.isEmpty else { throw AppError.notFound(role == .dispatcher ? "Dispatcher" : "User") }
         guard let account = AuthService.account(among: accounts, carrier: carrier) else {
             throw AuthService.carrierRequired(accounts.map(\.choice))

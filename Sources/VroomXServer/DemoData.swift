@@ -26,17 +26,17 @@ public enum DemoData {
     /// Returns true when it seeded, false when the demo carrier already existed.
     @discardableResult
     public static func seedIfNeeded(_ store: Store, logger: Logger) async throws -> Bool {
-        if try await !store.accounts(email: dispatcherEmail).isEmpty {
+        if try await !store.people.accounts(email: dispatcherEmail).isEmpty {
             logger.info("demo carrier already present")
             return false
         }
-        let (tenant, _) = try await store.createTenant(name: "Demo Auto Transport", dispatcherEmail: dispatcherEmail)
+        let (tenant, _) = try await store.people.createTenant(name: "Demo Auto Transport", dispatcherEmail: dispatcherEmail)
         let t = tenant.id
-        let alex = try await store.createDriver(tenant: t, .init(email: driverEmails[0], name: "Alex Rivera", phone: "+1 555 0101",
+        let alex = try await store.people.createDriver(tenant: t, .init(email: driverEmails[0], name: "Alex Rivera", phone: "+1 555 0101",
                                                                  payType: .percentage, payRate: 2500))
-        let sam = try await store.createDriver(tenant: t, .init(email: driverEmails[1], name: "Sam Chen", phone: "+1 555 0102",
+        let sam = try await store.people.createDriver(tenant: t, .init(email: driverEmails[1], name: "Sam Chen", phone: "+1 555 0102",
                                                                 payType: .perMile, payRate: 65))
-        let jordan = try await store.createDriver(tenant: t, .init(email: driverEmails[2], name: "Jordan Blake", phone: "+1 555 0103",
+        let jordan = try await store.people.createDriver(tenant: t, .init(email: driverEmails[2], name: "Jordan Blake", phone: "+1 555 0103",
                                                                    payType: .perTrip, payRate: 90000))
         let today = LocalDate(store.clock.now)
 

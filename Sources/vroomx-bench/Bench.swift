@@ -88,8 +88,8 @@ struct APIBench: AsyncParsableCommand {
         let configuration = try await BenchScratch.configuration(postgres: databaseURL)
         let services = try await ServerServices.make(configuration)
         let slug = UUID().uuidString.prefix(8).lowercased()
-        let (tenant, _) = try await services.store.createTenant(name: "Bench \(slug)", dispatcherEmail: "dispatch-\(slug)@bench.example")
-        let driver = try await services.store.createDriver(tenant: tenant.id, .init(
+        let (tenant, _) = try await services.store.people.createTenant(name: "Bench \(slug)", dispatcherEmail: "dispatch-\(slug)@bench.example")
+        let driver = try await services.store.people.createDriver(tenant: tenant.id, .init(
             email: "driver-\(slug)@bench.example", name: "Bench Driver", payType: .percentage, payRate: 2500))
         let today = LocalDate(Date())
         for index in 0..<50 {

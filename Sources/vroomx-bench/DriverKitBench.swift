@@ -141,8 +141,8 @@ struct DriverKitBench: AsyncParsableCommand {
     func drain() async throws {
         let configuration = try await BenchScratch.configuration(postgres: nil)
         let services = try await ServerServices.make(configuration)
-        let (tenant, _) = try await services.store.createTenant(name: "Bench", dispatcherEmail: "dispatch@bench.example")
-        let driver = try await services.store.createDriver(tenant: tenant.id, .init(email: "d@bench.example", name: "D", payType: .perTrip, payRate: 1))
+        let (tenant, _) = try await services.store.people.createTenant(name: "Bench", dispatcherEmail: "dispatch@bench.example")
+        let driver = try await services.store.people.createDriver(tenant: tenant.id, .init(email: "d@bench.example", name: "D", payType: .perTrip, payRate: 1))
         let trip = try await services.store.trips.create(.init(number: "T", driverID: driver.id, origin: "a", destination: "b",
                                                              revenueCents: 1, miles: 1), tenant: tenant.id)
         let (ports, continuation) = AsyncStream<Int>.makeStream()
@@ -206,8 +206,8 @@ struct DriverKitBench: AsyncParsableCommand {
         var configuration = try await BenchScratch.configuration(postgres: nil)
         configuration.developmentMailbox = true
         let services = try await ServerServices.make(configuration)
-        let (tenant, _) = try await services.store.createTenant(name: "Bench", dispatcherEmail: "dispatch@bench.example")
-        let driver = try await services.store.createDriver(tenant: tenant.id, .init(email: "d@bench.example", name: "D", payType: .perTrip, payRate: 1))
+        let (tenant, _) = try await services.store.people.createTenant(name: "Bench", dispatcherEmail: "dispatch@bench.example")
+        let driver = try await services.store.people.createDriver(tenant: tenant.id, .init(email: "d@bench.example", name: "D", payType: .perTrip, payRate: 1))
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let app = buildApplication(services) { continuation.yield($0) }
         let serverTask = Task { try await app.runService(gracefulShutdownSignals: []) }

@@ -23,12 +23,12 @@ struct MutationBench: AsyncParsableCommand {
         for (name, url) in backends {
             let configuration = try await BenchScratch.configuration(postgres: url)
             let services = try await ServerServices.make(configuration)
-            let (tenant, _) = try await services.store.createTenant(name: "Bench", dispatcherEmail: "dispatch@bench.example")
+            let (tenant, _) = try await services.store.people.createTenant(name: "Bench", dispatcherEmail: "dispatch@bench.example")
             // Enough trips that none reaches the most expenses one trip holds (`Store.maxExpensesPerTrip`).
             let tripsPerDriver = max(1, (batches * size / clients) / 1_500 + 1)
             var drivers: [(token: String, trips: [ID<Trip>])] = []
             for index in 0..<clients {
-                let driver = try await services.store.createDriver(tenant: tenant.id, .init(
+                let driver = try await services.store.people.createDriver(tenant: tenant.id, .init(
                     email: "driver\(index)@bench.example", name: "D\(index)", payType: .perTrip, payRate: 1))
                 var trips: [ID<Trip>] = []
                 for number in 0..<tripsPerDriver {

@@ -26,12 +26,12 @@ struct PushBench: AsyncParsableCommand {
         configuration.apns = APNsConfiguration(privateKeyPEM: apns.providerKeyPEM, keyID: apns.keyID, teamID: apns.teamID, topic: apns.topic,
                                                baseURL: apns.baseURL, extraRootCertificatePEM: apns.certificatePEM)
         let setup = try await ServerServices.make(configuration)
-        let (tenant, _) = try await setup.store.createTenant(name: "Push Bench", dispatcherEmail: "dispatch@push.bench.example")
-        let driver = try await setup.store.createDriver(tenant: tenant.id, .init(
+        let (tenant, _) = try await setup.store.people.createTenant(name: "Push Bench", dispatcherEmail: "dispatch@push.bench.example")
+        let driver = try await setup.store.people.createDriver(tenant: tenant.id, .init(
             email: "driver@push.bench.example", name: "Bench Driver", payType: .percentage, payRate: 2500))
         for device in 0..<devices {
             let token = (0..<32).map { String(format: "%02x", ($0 + device * 31) & 0xff) }.joined()
-            _ = try await setup.store.registerDeviceToken(.init(token: token, platform: .ios), user: driver.userID, tenant: tenant.id)
+            _ = try await setup.store.people.registerDeviceToken(.init(token: token, platform: .ios), user: driver.userID, tenant: tenant.id)
         }
         let pushes = messages * devices
         print("push on \(postgres == nil ? "sqlite" : "postgres"): \(messages) messages × \(devices) devices = \(pushes) pushes per run")

@@ -111,10 +111,10 @@ struct BenchServer {
         var configuration = try await BenchScratch.configuration(postgres: postgres)
         configuration.jwtSecret = secret
         let services = try await ServerServices.make(configuration)
-        let (tenant, dispatcher) = try await services.store.createTenant(name: "Bench", dispatcherEmail: "dispatch@bench.example")
+        let (tenant, dispatcher) = try await services.store.people.createTenant(name: "Bench", dispatcherEmail: "dispatch@bench.example")
         var accounts: [Account] = []
         for index in 0..<count {
-            let driver = try await services.store.createDriver(tenant: tenant.id, .init(
+            let driver = try await services.store.people.createDriver(tenant: tenant.id, .init(
                 email: "driver\(index)@bench.example", name: "Driver \(index)", payType: .perTrip, payRate: 1))
             accounts.append(Account(id: driver.id, token: try await services.signIn(email: driver.email).accessToken))
         }

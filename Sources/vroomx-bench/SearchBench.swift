@@ -36,7 +36,7 @@ struct SearchBench: AsyncParsableCommand {
             let configuration = try await BenchScratch.configuration(postgres: url)
             let services = try await ServerServices.make(configuration)
             let slug = UUID().uuidString.prefix(8).lowercased()
-            let (searcher, _) = try await services.store.createTenant(name: "Searching \(slug)", dispatcherEmail: "search-\(slug)@bench.example")
+            let (searcher, _) = try await services.store.people.createTenant(name: "Searching \(slug)", dispatcherEmail: "search-\(slug)@bench.example")
             let long = String(repeating: "a", count: 200)
             var seeded = 0
             while seeded < orders {
@@ -50,7 +50,7 @@ struct SearchBench: AsyncParsableCommand {
             var cookies = [try await services.consoleSignIn(email: "search-\(slug)@bench.example")]
             for index in 1..<carriers {
                 // A carrier of ordinary size: its search still reads the shared index, where the first carrier's text is.
-                let (tenant, _) = try await services.store.createTenant(name: "Searching too \(index) \(slug)",
+                let (tenant, _) = try await services.store.people.createTenant(name: "Searching too \(index) \(slug)",
                                                                         dispatcherEmail: "search-\(index)-\(slug)@bench.example")
                 _ = try await services.store.orders.createMany((0..<1_000).map { order in
                     CreateOrderRequest(number: "C\(index)-\(order)", vehicle: Vehicle(make: "Toyota", model: "Camry"),
@@ -59,8 +59,8 @@ struct SearchBench: AsyncParsableCommand {
                 }, tenant: tenant.id)
                 cookies.append(try await services.consoleSignIn(email: "search-\(index)-\(slug)@bench.example"))
             }
-            let (other, _) = try await services.store.createTenant(name: "Other \(slug)", dispatcherEmail: "other-\(slug)@bench.example")
-            let driver = try await services.store.createDriver(tenant: other.id, .init(email: "driver-\(slug)@bench.example", name: "Other Driver",
+            let (other, _) = try await services.store.people.createTenant(name: "Other \(slug)", dispatcherEmail: "other-\(slug)@bench.example")
+            let driver = try await services.store.people.createDriver(tenant: other.id, .init(email: "driver-\(slug)@bench.example", name: "Other Driver",
                                                                                        payType: .percentage, payRate: 2500))
             for index in 0..<50 {
                 _ = try await services.store.trips.create(.init(number: "O-\(index)", driverID: driver.id, origin: "Houston, TX",

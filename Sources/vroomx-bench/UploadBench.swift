@@ -118,8 +118,8 @@ struct UploadBench: AsyncParsableCommand {
         configuration.uploads.maxVideoBytes = Int64(max(megabytes, 1) + 1) << 20
         configuration.s3 = s3
         let services = try await ServerServices.make(configuration)
-        let (tenant, _) = try await services.store.createTenant(name: "Upload Bench", dispatcherEmail: "dispatch@upload.bench.example")
-        let driver = try await services.store.createDriver(tenant: tenant.id, .init(
+        let (tenant, _) = try await services.store.people.createTenant(name: "Upload Bench", dispatcherEmail: "dispatch@upload.bench.example")
+        let driver = try await services.store.people.createDriver(tenant: tenant.id, .init(
             email: "driver@upload.bench.example", name: "Bench Driver", payType: .perTrip, payRate: 1))
         let trip = try await services.store.trips.create(.init(number: "T-1", driverID: driver.id, origin: "a", destination: "b",
                                                              revenueCents: 1, miles: 1), tenant: tenant.id)

@@ -109,7 +109,7 @@ struct TenantCommand: AsyncParsableCommand {
 
         func run() async throws {
             let services = try await ServerServices.make(try ServerConfiguration.fromEnvironment())
-            let result = await Result(catching: { try await services.store.createTenant(name: name, dispatcherEmail: dispatcherEmail) })
+            let result = await Result(catching: { try await services.store.people.createTenant(name: name, dispatcherEmail: dispatcherEmail) })
             await services.database.close()
             switch result {
             case .success(let (tenant, user)):
@@ -127,7 +127,7 @@ struct TenantCommand: AsyncParsableCommand {
 
         func run() async throws {
             let services = try await ServerServices.make(try ServerConfiguration.fromEnvironment())
-            for tenant in try await services.store.tenants() {
+            for tenant in try await services.store.people.tenants() {
                 print("\(tenant.id)  \(tenant.name)")
             }
             await services.database.close()

@@ -64,7 +64,7 @@ struct PushNotificationTests {
         #expect(hex.count == 64 && hex.hasPrefix("01060b10"))
         var registered: [String] = []
         for _ in 0..<500 where registered != [hex] {
-            registered = try await server.store.deviceTokens(user: carrier.driver.user.id, tenant: carrier.tenant.id).map(\.token)
+            registered = try await server.store.people.deviceTokens(user: carrier.driver.user.id, tenant: carrier.tenant.id).map(\.token)
             try await Task.sleep(for: .milliseconds(20))
         }
         #expect(registered == [hex])
@@ -132,7 +132,7 @@ struct PushNotificationTests {
         // Logout: no more pushes for this driver here.
         try await eventually("everything synced") { try app.database.unsyncedCount() == 0 }
         try await app.auth.logout()
-        #expect(try await server.store.deviceTokens(user: carrier.driver.user.id, tenant: carrier.tenant.id).isEmpty)
+        #expect(try await server.store.people.deviceTokens(user: carrier.driver.user.id, tenant: carrier.tenant.id).isEmpty)
         #expect(try app.database.deviceState().pushToken == hex, "the token is the app install's; the next driver registers it")
         await app.shutdown()
         await live.stop()
@@ -148,7 +148,7 @@ struct PushNotificationTests {
         try await device.signIn(carrier.driver.user.email, mailbox: server.mailbox)
         await app.syncNow()
         func tokens(_ driver: Int) async throws -> [String] {
-            try await server.store.deviceTokens(user: carrier.drivers[driver].user.id, tenant: carrier.tenant.id).map(\.token)
+            try await server.store.people.deviceTokens(user: carrier.drivers[driver].user.id, tenant: carrier.tenant.id).map(\.token)
         }
 
         await live.stop()

@@ -177,7 +177,7 @@ struct SignInTests {
         let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
         let beta = try await CarrierFixture.make(server, name: "Beta", drivers: 0, tripsPerDriver: 0)
         let email = alpha.driver.user.email
-        let atBeta = try await server.store.createDriver(tenant: beta.tenant.id, .init(email: email, name: "Sam at Beta", payType: .percentage,
+        let atBeta = try await server.store.people.createDriver(tenant: beta.tenant.id, .init(email: email, name: "Sam at Beta", payType: .percentage,
                                                                                        payRate: 2000))
         let live = try await LiveServer(server)
         let device = try DriverDevice.make(server: live)
@@ -194,7 +194,7 @@ struct SignInTests {
 
         // Beta's dispatcher also drives for Alpha: the app signs them in as Alpha's driver, no question asked.
         let dispatcher = beta.dispatcher.user.email
-        let driving = try await server.store.createDriver(tenant: alpha.tenant.id, .init(email: dispatcher, name: "Kim Driving",
+        let driving = try await server.store.people.createDriver(tenant: alpha.tenant.id, .init(email: dispatcher, name: "Kim Driving",
                                                                                          payType: .percentage, payRate: 2000))
         let other = try DriverDevice.make(server: live)
         try await other.signIn(dispatcher, mailbox: server.mailbox, pin: nil)

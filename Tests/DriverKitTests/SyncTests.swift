@@ -288,7 +288,7 @@ struct SyncTests {
         let profile = ProfileViewModel(app: app)
         try app.database.setPushToken("a1b2c3d4e5f6")
         await app.syncNow()
-        #expect(try await server.store.deviceTokens(user: carrier.driver.user.id, tenant: carrier.tenant.id).map(\.token) == ["a1b2c3d4e5f6"])
+        #expect(try await server.store.people.deviceTokens(user: carrier.driver.user.id, tenant: carrier.tenant.id).map(\.token) == ["a1b2c3d4e5f6"])
 
         await live.stop()
         try app.submitETA(carrier.orders[carrier.trips[0][0].id]![0].id, pickup: Date().addingTimeInterval(3600))
@@ -306,7 +306,7 @@ struct SyncTests {
         #expect(try app.database.trips().isEmpty)
         #expect(try app.database.account() == nil)
         #expect(await app.hasSession == false)
-        #expect(try await server.store.deviceTokens(user: carrier.driver.user.id, tenant: carrier.tenant.id).isEmpty)
+        #expect(try await server.store.people.deviceTokens(user: carrier.driver.user.id, tenant: carrier.tenant.id).isEmpty)
         let secrets = try String(contentsOf: device.stateDirectory.appendingPathComponent("secrets.json"), encoding: .utf8)
         #expect(secrets == "{}")
         await app.shutdown()

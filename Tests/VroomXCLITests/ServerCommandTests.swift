@@ -59,8 +59,8 @@ struct ServerCommandTests {
     func shutdownDeadline() async throws {
         let configuration = try await TestBackend.sqlite.freshConfiguration()
         let services = try await ServerServices.make(configuration)
-        let (tenant, _) = try await services.store.createTenant(name: "Acme Hauling", dispatcherEmail: "boss@acme.example")
-        let driver = try await services.store.createDriver(tenant: tenant.id, .init(
+        let (tenant, _) = try await services.store.people.createTenant(name: "Acme Hauling", dispatcherEmail: "boss@acme.example")
+        let driver = try await services.store.people.createDriver(tenant: tenant.id, .init(
             email: "driver@acme.example", name: "Dana", payType: .perMile, payRate: 60))
         let token = try await services.signIn(email: driver.email).accessToken
         await services.database.close()

@@ -78,7 +78,7 @@ struct AccountsPerCarrierTests {
         let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
         let beta = try await CarrierFixture.make(server, name: "Beta", drivers: 0, tripsPerDriver: 0)
         let shared = alpha.driver.user.email
-        _ = try await server.store.createDriver(tenant: beta.tenant.id, .init(email: shared, name: "Sam", payType: .percentage, payRate: 2000))
+        _ = try await server.store.people.createDriver(tenant: beta.tenant.id, .init(email: shared, name: "Sam", payType: .percentage, payRate: 2000))
         try await server.run { api in
             #expect(try await api.call(.sendCode, json: SendCodeRequest(email: shared)).status == 202)
             let guess = try await api.call(.verifyCode, json: VerifyCodeRequest(email: shared, code: "000000"))

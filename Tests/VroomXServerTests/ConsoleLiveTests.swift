@@ -15,7 +15,7 @@ struct ConsoleLiveTests {
         let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
         let live = try await LiveServer(server)
         let token = SecureToken.random()
-        let user = try #require(try await server.store.accounts(email: carrier.dispatcher.user.email).first?.user)
+        let user = try #require(try await server.store.people.accounts(email: carrier.dispatcher.user.email).first?.user)
         _ = try await server.store.createConsoleSession(user: user, tokenHash: SecureToken.sha256Hex(token),
                                                         csrfToken: SecureToken.random(), lifetime: 3600)
         let socket = try await RawSocket.connect(port: live.port)
@@ -50,7 +50,7 @@ struct ConsoleLiveTests {
         let live = try await LiveServer(server)
         let services = try #require(live.services)
         let token = SecureToken.random()
-        let user = try #require(try await server.store.accounts(email: carrier.dispatcher.user.email).first?.user)
+        let user = try #require(try await server.store.people.accounts(email: carrier.dispatcher.user.email).first?.user)
         _ = try await server.store.createConsoleSession(user: user, tokenHash: SecureToken.sha256Hex(token),
                                                         csrfToken: SecureToken.random(), lifetime: 3600)
         for _ in 0..<20 {

@@ -15,11 +15,11 @@ struct DeactivationRaceTests {
         let store = server.store
         let tenant = carrier.tenant.id
         for round in 0..<12 {
-            let driver = try await store.createDriver(tenant: tenant, .init(email: "race\(round)@alpha.test", name: "Racer \(round)",
+            let driver = try await store.people.createDriver(tenant: tenant, .init(email: "race\(round)@alpha.test", name: "Racer \(round)",
                                                                               payType: .perMile, payRate: 60))
             let loose = try await store.trips.create(.init(number: "T-L\(round)", origin: "A", destination: "B", revenueCents: 1, miles: 1),
                                                    tenant: tenant)
-            async let deactivated = Self.succeeds { try await store.deactivateDriver(driver.id, tenant: tenant) }
+            async let deactivated = Self.succeeds { try await store.people.deactivate(driver.id, tenant: tenant) }
             async let created = Self.succeeds {
                 try await store.trips.create(.init(number: "T-N\(round)", driverID: driver.id, origin: "A", destination: "B",
                                                  revenueCents: 1, miles: 1), tenant: tenant)
@@ -27,7 +27,7 @@ struct DeactivationRaceTests {
             async let assigned = Self.succeeds { try await store.trips.assign(loose.id, to: driver.id, tenant: tenant) }
             let (off, newTrip, handed) = await (deactivated, created, assigned)
             #expect(!(off && (newTrip || handed)), "round \(round): deactivated \(off), new trip \(newTrip), assigned \(handed)")
-            let now = try #require(try await store.driver(driver.id, tenant: tenant))
+            let now = try #require(try await store.people.driver(driver.id, tenant: tenant))
             let open = try await store.trips.list(.dispatch(tenant: tenant)).filter { $0.driverID == driver.id }
             #expect(now.deactivatedAt == nil || open.isEmpty, "round \(round): a deactivated driver holds \(open.map(\.number))")
         }
@@ -40,13 +40,13 @@ struct DeactivationRaceTests {
         let store = server.store
         let tenant = carrier.tenant.id
         for round in 0..<12 {
-            let driver = try await store.createDriver(tenant: tenant, .init(email: "signin\(round)@alpha.test", name: "Signer \(round)",
+            let driver = try await store.people.createDriver(tenant: tenant, .init(email: "signin\(round)@alpha.test", name: "Signer \(round)",
                                                                               payType: .perMile, payRate: 60))
-            let user = try #require(try await store.accounts(email: driver.email).first?.user)
+            let user = try #require(try await store.people.accounts(email: driver.email).first?.user)
             async let session = Self.result {
                 try await store.createSession(user: user, refreshTokenHash: "hash-\(round)", lifetime: 3600)
             }
-            async let deactivated = Self.succeeds { try await store.deactivateDriver(driver.id, tenant: tenant) }
+            async let deactivated = Self.succeeds { try await store.people.deactivate(driver.id, tenant: tenant) }
             let (made, off) = await (session, deactivated)
             #expect(off)
             if let made {
@@ -63,14 +63,14 @@ struct DeactivationRaceTests {
         let store = server.store
         let tenant = carrier.tenant.id
         let session = try await server.services.tokens.verify(carrier.driver.accessToken).session
-        _ = try await store.deactivateDriver(carrier.driverID(0), tenant: tenant)
+        _ = try await store.people.deactivate(carrier.driverID(0), tenant: tenant)
         #expect(try await !store.sessionIsActive(session))
         // The session's token is still in an instance's 10 s cache: storing a push token checks the database.
         await #expect(throws: AppError.self) {
-            try await store.registerDeviceToken(.init(token: "late-token", platform: .ios), user: carrier.driver.user.id, tenant: tenant,
+            try await store.people.registerDeviceToken(.init(token: "late-token", platform: .ios), user: carrier.driver.user.id, tenant: tenant,
                                                 session: session)
         }
-        #expect(try await store.deviceTokens(user: carrier.driver.user.id, tenant: tenant).isEmpty)
+        #expect(try await store.people.deviceTokens(user: carrier.driver.user.id, tenant: tenant).isEmpty)
         // A session written behind the store's back (as a lost race would) ends at the next deactivation.
         let slipped = ID<Session>()
         try await server.services.database.write { db in
@@ -80,7 +80,7 @@ struct DeactivationRaceTests {
                 """)
         }
         #expect(try await store.sessionIsActive(slipped))
-        _ = try await store.deactivateDriver(carrier.driverID(0), tenant: tenant)
+        _ = try await store.people.deactivate(carrier.driverID(0), tenant: tenant)
         #expect(try await !store.sessionIsActive(slipped))
     }
 
@@ -92,7 +92,7 @@ struct DeactivationRaceTests {
         let socket = RealtimeTestClient(port: live.port, token: carrier.driver.accessToken, since: 0)
         try await socket.waitForReady()
         // Through the live instance's own store, whose commits its sockets hear.
-        _ = try await #require(live.services).store.deactivateDriver(carrier.driverID(0), tenant: carrier.tenant.id)
+        _ = try await #require(live.services).store.people.deactivate(carrier.driverID(0), tenant: carrier.tenant.id)
         // The heartbeat is 25 s; the close must come from the driver's own change.
         let code = try await socket.waitForClose(timeout: .seconds(10))
         #expect(code == RealtimeCloseCode.sessionRevoked.rawValue)
@@ -125,7 +125,7 @@ struct DeactivationRaceTests {
         let token = carrier.driver.accessToken
         let authorization = ["Authorization": "Bearer \(token)"]
         #expect(try await RawHTTP.request(port: live.port, "GET", "/v1/trips", headers: authorization).status == 200)
-        _ = try await #require(live.services).store.deactivateDriver(carrier.driverID(0), tenant: carrier.tenant.id)
+        _ = try await #require(live.services).store.people.deactivate(carrier.driverID(0), tenant: carrier.tenant.id)
         // Within the 10 s an active session stays cached: refused all the same.
         let after = try await RawHTTP.request(port: live.port, "GET", "/v1/trips", headers: authorization)
         #expect(after.status == 401, "\(after.status)")

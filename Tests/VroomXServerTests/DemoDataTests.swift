@@ -10,7 +10,7 @@ struct DemoDataTests {
     static func seeded(_ backend: TestBackend) async throws -> (TestServer, Tenant) {
         let server = try await TestServer.make(backend)
         #expect(try await DemoData.seedIfNeeded(server.store, logger: Logger(label: "demo")))
-        return (server, try #require(try await server.store.tenants().first { $0.name == "Demo Auto Transport" }))
+        return (server, try #require(try await server.store.people.tenants().first { $0.name == "Demo Auto Transport" }))
     }
 
     @Test("the demo carrier's trips earn what their orders add up to", arguments: TestBackend.available)

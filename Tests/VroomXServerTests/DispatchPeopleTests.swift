@@ -36,7 +36,7 @@ struct DispatchPeopleTests {
             server.clock.advance(by: 11)
             #expect(try await api.call(.me, token: device.accessToken).error?.code == .sessionRevoked)
             #expect(try await api.call(.refresh, json: RefreshRequest(refreshToken: device.refreshToken)).status == 401)
-            #expect(try await server.store.deviceTokens(user: carrier.driver.user.id, tenant: carrier.tenant.id).isEmpty)
+            #expect(try await server.store.people.deviceTokens(user: carrier.driver.user.id, tenant: carrier.tenant.id).isEmpty)
             // Sign-in is refused with a reason; no session is made.
             server.clock.advance(by: 61)
             #expect(try await api.call(.sendCode, json: SendCodeRequest(email: email)).status == 202)
@@ -219,7 +219,7 @@ struct DispatchPeopleTests {
         let (dispatch, id) = (carrier.dispatcher.accessToken, carrier.driverID(0))
         let assigned = carrier.trips[0][0]
         try await server.run { api in
-            let before = try #require(try await server.store.driver(id, tenant: carrier.tenant.id))
+            let before = try #require(try await server.store.people.driver(id, tenant: carrier.tenant.id))
             let edited = try await api.call(.dispatchUpdateDriver, id.rawValue, json: UpdateDriverRequest(
                 name: "  Alex Q. Rivera ", phone: "+1 912 555 0101", payType: .perMile, payRate: 65, baseVersion: before.version), token: dispatch)
             #expect(edited.status == 200, "\(edited.text)")
@@ -247,7 +247,7 @@ struct DispatchPeopleTests {
             let stale = try await api.call(.dispatchUpdateDriver, id.rawValue, json: UpdateDriverRequest(name: "Old Tab", baseVersion: before.version),
                                            token: dispatch)
             #expect(stale.status == 409 && stale.error?.field == "base_version")
-            #expect(try await server.store.driver(id, tenant: carrier.tenant.id)?.name == "Alex Q. Rivera")
+            #expect(try await server.store.people.driver(id, tenant: carrier.tenant.id)?.name == "Alex Q. Rivera")
             // The same edit again changes nothing and writes no version.
             let again = try await api.call(.dispatchUpdateDriver, id.rawValue, json: UpdateDriverRequest(name: "Alex Q. Rivera"), token: dispatch)
             #expect(try again.decode(Driver.self).version == driver.version)
@@ -396,7 +396,7 @@ struct DispatchPeopleTests {
             #expect(refused.status == 429 && refused.error?.code == .rateLimited, "\(refused.text)")
             let wait = try #require(refused.headers[.retryAfter].flatMap { Int($0) })
             #expect((1...3600).contains(wait))
-            #expect(try await server.store.drivers(tenant: carrier.tenant.id).count == 2, "the refused driver was not added")
+            #expect(try await server.store.people.drivers(tenant: carrier.tenant.id).count == 2, "the refused driver was not added")
             for index in 1...2 { _ = try await server.mailbox.message(to: "new\(index)@alpha.example", subject: "invited you") }
             // Where to get the app and the server's address, as the operator set them.
             let invitation = try await server.mailbox.message(to: "new1@alpha.example", subject: "invited you").body

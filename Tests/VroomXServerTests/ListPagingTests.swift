@@ -84,7 +84,7 @@ struct ListPagingTests {
             #expect(try await Self.walk(api, .dispatchTripExpenses, trip.id.rawValue, limit: 5, token: dispatch).ids == expenses)
             let notifications = try await store.notifications.list(driverScope, limit: 500).map(\.id.rawValue)
             #expect(try await Self.walk(api, .notifications, limit: 2, token: driver).ids == notifications)
-            let drivers = try await store.drivers(tenant: tenant).map(\.id.rawValue)
+            let drivers = try await store.people.drivers(tenant: tenant).map(\.id.rawValue)
             #expect(try await Self.walk(api, .dispatchDrivers, limit: 2, token: dispatch).ids == drivers)
 
             // Without a limit a page holds up to the default; a single page has no cursor.

@@ -30,7 +30,7 @@ struct MutationTests {
             let replayed = try await api.call(.dispatchCreateDriver, json: invite, token: carrier.dispatcher.accessToken,
                                               headers: ["Idempotency-Key": inviteKey])
             #expect(replayed.status == 201 && replayed.body == created.body)
-            #expect(try await server.store.drivers(tenant: carrier.tenant.id).filter { $0.email == "new-driver@alpha.test" }.count == 1)
+            #expect(try await server.store.people.drivers(tenant: carrier.tenant.id).filter { $0.email == "new-driver@alpha.test" }.count == 1)
         }
     }
 

@@ -31,7 +31,7 @@ struct PushTests {
 
     static func register(_ token: String, platform: DevicePlatform = .ios, driver: Int = 0, _ setup: Setup) async throws {
         let session = setup.carrier.drivers[driver]
-        _ = try await setup.server.store.registerDeviceToken(.init(token: token, platform: platform),
+        _ = try await setup.server.store.people.registerDeviceToken(.init(token: token, platform: platform),
                                                              user: session.user.id, tenant: setup.carrier.tenant.id)
     }
 
@@ -141,7 +141,7 @@ struct PushTests {
             _ = try await Self.message(setup)
             try await waitUntil("four answers") { setup.apns.received.count == 4 }
             try await waitUntil("dead tokens forgotten") {
-                try await store.deviceTokens(user: user, tenant: setup.carrier.tenant.id).map(\.token) == [good]
+                try await store.people.deviceTokens(user: user, tenant: setup.carrier.tenant.id).map(\.token) == [good]
             }
             #expect(try await store.pendingPushCount() == 0)
             _ = try await Self.message(setup, title: "again")
@@ -188,7 +188,7 @@ struct PushTests {
             try await waitUntil("an empty queue") { try await store.pendingPushCount() == 0 }
             #expect(setup.apns.received.map(\.reply) == [.tooManyRequests(retryAfter: 30), .internalServerError, .serviceUnavailable, .ok])
             #expect(Set(setup.apns.received.map { $0.headers["apns-id"] }).count == 1, "every attempt is the same notification")
-            let tokens = try await store.deviceTokens(user: setup.carrier.drivers[0].user.id, tenant: setup.carrier.tenant.id)
+            let tokens = try await store.people.deviceTokens(user: setup.carrier.drivers[0].user.id, tenant: setup.carrier.tenant.id)
             #expect(tokens.map(\.token) == [token], "a transient failure keeps the token")
         }
     }
@@ -282,7 +282,7 @@ struct PushTests {
         let server = try await TestServer.make(backend)
         #expect(server.services.configuration.apns == nil)
         let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
-        _ = try await server.store.registerDeviceToken(.init(token: Self.deviceToken(60), platform: .ios),
+        _ = try await server.store.people.registerDeviceToken(.init(token: Self.deviceToken(60), platform: .ios),
                                                        user: carrier.drivers[0].user.id, tenant: carrier.tenant.id)
         try await server.run { api in
             let sent = try await api.call(.dispatchSendMessage, json: SendMessageRequest(driverID: carrier.driverID(0), type: .urgent,

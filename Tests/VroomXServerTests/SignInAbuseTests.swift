@@ -91,7 +91,7 @@ struct SignInAbuseTests {
     func driverTokenWithoutDriver() async throws {
         let server = try await TestServer.make(.sqlite)
         let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
-        let driverUser = try await server.store.user(carrier.driver.user.id, tenant: carrier.tenant.id)
+        let driverUser = try await server.store.people.user(carrier.driver.user.id, tenant: carrier.tenant.id)
         let session = try await server.store.createSession(user: driverUser, refreshTokenHash: "x", lifetime: 3600)
         // Signed with the server's own key, but without the driver id.
         let forged = try await server.services.tokens.issue(user: driverUser, driver: nil, session: session).token
@@ -122,16 +122,16 @@ struct SignInAbuseTests {
                     token: token, platform: .ios, installationID: claim), token: b.driver.accessToken)
                 #expect(taken.status == 409 && taken.errorCode == "conflict", "\(taken.text)")
             }
-            #expect(try await server.store.deviceTokens(user: owner.user.id, tenant: a.tenant.id).map(\.token) == [token])
+            #expect(try await server.store.people.deviceTokens(user: owner.user.id, tenant: a.tenant.id).map(\.token) == [token])
             // Another driver signing in on the same phone (same installation) takes it over.
             let colleague = try await api.signIn(a.drivers[1].user.email, server: server)
             #expect(try await api.call(.registerDeviceToken, json: RegisterDeviceTokenRequest(
                 token: token, platform: .ios, installationID: installation), token: colleague.accessToken).status == 201)
-            #expect(try await server.store.deviceTokens(user: owner.user.id, tenant: a.tenant.id).isEmpty)
+            #expect(try await server.store.people.deviceTokens(user: owner.user.id, tenant: a.tenant.id).isEmpty)
             #expect(try await api.call(.removeDeviceToken, token, token: owner.accessToken).status == 404)
             // Signing out removes the session's tokens.
             #expect(try await api.call(.logout, json: LogoutRequest(refreshToken: colleague.refreshToken)).status == 204)
-            #expect(try await server.store.deviceTokens(user: colleague.user.id, tenant: a.tenant.id).isEmpty)
+            #expect(try await server.store.people.deviceTokens(user: colleague.user.id, tenant: a.tenant.id).isEmpty)
         }
     }
 }

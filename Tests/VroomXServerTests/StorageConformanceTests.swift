@@ -271,7 +271,7 @@ struct StoredDocumentTests {
         try check(try await store.trips.list(scope), try await store.trips.documents(scope, page: .all))
         try check(try await store.orders.list(scope), try await store.orders.documents(scope, page: .all))
         try check(try await store.notifications.list(scope, limit: 500), try await store.notifications.documents(scope, page: .all))
-        try check(try await store.drivers(tenant: carrier.tenant.id), try await store.driverDocuments(tenant: carrier.tenant.id, page: .all))
+        try check(try await store.people.drivers(tenant: carrier.tenant.id), try await store.people.driverDocuments(tenant: carrier.tenant.id, page: .all))
         for trip in try await store.trips.list(scope) {
             try check(try await store.expenses(trip: trip.id, scope), try await store.expenseDocuments(trip: trip.id, scope, page: .all))
         }

@@ -55,7 +55,7 @@ struct TenantIsolationTests {
         let ownerExpense = a.expenses[ownerTrip.id]![0]
         let ownerNotification = try await store.notifications.list(.driver(tenant: a.tenant.id, driver: a.driverID(0)))[0]
         let ownerDeviceToken = "owner-device-token-0001"
-        _ = try await store.registerDeviceToken(.init(token: ownerDeviceToken, platform: .ios), user: a.driver.user.id, tenant: a.tenant.id)
+        _ = try await store.people.registerDeviceToken(.init(token: ownerDeviceToken, platform: .ios), user: a.driver.user.id, tenant: a.tenant.id)
 
         // What the owner's phone holds: only carrier A's dispatch may read it.
         try await store.reportBacklog(DeviceBacklog(deviceID: "owner-phone", waitingChanges: 2, waitingFiles: 1, fileBytes: 900, oldestAt: nil,
@@ -64,7 +64,7 @@ struct TenantIsolationTests {
         try await server.run { api in
             let inspection = try await Self.openInspection(api, a, order: ownerOrder)
             // A driver without work, whom carrier A's dispatcher can deactivate and reactivate.
-            let idle = try await store.createDriver(tenant: a.tenant.id, CreateDriverRequest(
+            let idle = try await store.people.createDriver(tenant: a.tenant.id, CreateDriverRequest(
                 email: "idle-driver@alpha.example", name: "Idle", payType: .perTrip, payRate: 100))
             // The owner's truck, with one paper.
             let truck = try await store.fleet.create(EquipmentFields(kind: .truck, unitNumber: "T-OWNER"), tenant: a.tenant.id)
@@ -131,7 +131,7 @@ struct TenantIsolationTests {
                     #expect(try await store.orders.order(ownerOrder.id, a.scope) == ownerOrder)
                     #expect(try await store.trips.trip(ownerTrip.id, a.scope) == ownerTrip)
                     #expect(try await store.expenses(trip: ownerTrip.id, a.scope).contains(ownerExpense))
-                    #expect(try await store.deviceTokens(user: a.driver.user.id, tenant: a.tenant.id).map(\.token) == [ownerDeviceToken])
+                    #expect(try await store.people.deviceTokens(user: a.driver.user.id, tenant: a.tenant.id).map(\.token) == [ownerDeviceToken])
                     let untouched = try await store.inspection(inspection.inspection, a.scope)
                     #expect(untouched.completedAt == nil && untouched.notes.isEmpty && untouched.media.count == MediaSlot.requiredPhotos.count)
                     let notification = try await store.notifications.list(.driver(tenant: a.tenant.id, driver: a.driverID(0)))

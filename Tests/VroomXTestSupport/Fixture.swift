@@ -20,10 +20,10 @@ public struct CarrierFixture: Sendable {
     public static func make(_ server: TestServer, name: String, drivers driverCount: Int = 2, tripsPerDriver: Int = 2) async throws -> CarrierFixture {
         let store = server.store
         let slug = name.lowercased().filter(\.isLetter)
-        let (tenant, dispatcherUser) = try await store.createTenant(name: name, dispatcherEmail: "dispatch@\(slug).example")
+        let (tenant, dispatcherUser) = try await store.people.createTenant(name: name, dispatcherEmail: "dispatch@\(slug).example")
         var drivers: [Driver] = []
         for index in 0..<driverCount {
-            drivers.append(try await store.createDriver(tenant: tenant.id, .init(
+            drivers.append(try await store.people.createDriver(tenant: tenant.id, .init(
                 email: "driver\(index)@\(slug).example", name: "Driver \(index) of \(name)", phone: "+1 555 01\(index)0",
                 payType: .percentage, payRate: 2500)))
         }

@@ -69,7 +69,7 @@ struct AuthService: Sendable {
         let code = String(format: "%06d", UInt32.random(in: 0...999_999))
         try await store.saveCode(email: email, codeHash: secrets.codeHash(email: email, code: code),
                                  expiresAt: store.clock.now.addingTimeInterval(policy.codeLifetime))
-        if try await !store.accounts(email: email).isEmpty {
+        if try await !store.people.accounts(email: email).isEmpty {
             mail.sendCode(code, to: email, validMinutes: Int(policy.codeLifetime / 60))
         }
         return SendCodeResponse(message: "If this email belongs to a VroomX account, a sign-in code is on its way.",
@@ -92,7 +92,7 @@ struct AuthService: Sendable {
         let access = try await tokens.issue(user: user, driver: driver?.id, session: session)
         logger.info("signed in", metadata: ["user": "\(user.id)", "tenant": "\(user.tenantID)", "role": "\(user.role.rawValue)"])
         return AuthSession(accessToken: access.token, expiresAt: access.expiresAt, refreshToken: refreshToken,
-                           user: try await store.user(user.id, tenant: user.tenantID), driver: driver)
+                           user: try await store.people.user(user.id, tenant: user.tenantID), driver: driver)
     }
 
     /// The dispatch console's sign-in: the same code check, limits and log
@@ -120,7 +120,7 @@ struct AuthService: Sendable {
         }
         try await limitPerAddress("otp_verify", clientAddress, limit: policy.codeChecksPerAddress)
         try await refuseAfterTooManyFailures(email)
-        let accounts = try await store.accounts(email: email)
+        let accounts = try await store.people.accounts(email: email)
         let eligible = accounts.filter { role == nil || $0.user.role == role }
         let chosen = Self.account(among: eligible, carrier: request.carrierID)
         let expected = secrets.codeHash(email: email, code: code)
@@ -174,7 +174,7 @@ struct AuthService: Sendable {
     /// The driver record of a driver user, looked up by auth user id.
     func linkedDriver(of user: User) async throws -> Driver? {
         guard user.role == .driver else { return nil }
-        guard let driver = try await store.driver(userID: user.id, tenant: user.tenantID) else {
+        guard let driver = try await store.people.driver(userID: user.id, tenant: user.tenantID) else {
             throw AppError(403, .driverNotFound, "Driver account not found. Contact your dispatcher.")
         }
         guard driver.deactivatedAt == nil else { throw AppError.accountDeactivated }
@@ -188,7 +188,7 @@ struct AuthService: Sendable {
                                                         replayWindow: policy.refreshReplayWindow, maxReplays: policy.refreshReplays)
         switch result {
         case .rotated(let session, let userID, let tenant):
-            let user = try await store.user(userID, tenant: tenant)
+            let user = try await store.people.user(userID, tenant: tenant)
             let driver = try await linkedDriver(of: user)
             let access = try await tokens.issue(user: user, driver: driver?.id, session: session)
             return AuthSession(accessToken: access.token, expiresAt: access.expiresAt, refreshToken: newToken, user: user, driver: driver)

@@ -56,7 +56,7 @@ struct Authenticator: Sendable {
             seen[driver] = now
             return true
         }
-        if due { try? await store.noteDriverSeen(driver, tenant: tenant, at: now) }
+        if due { try? await store.people.noteSeen(driver, tenant: tenant, at: now) }
     }
 
     /// - Parameter maxAge: how old a cached answer may be (0: ask the database).

@@ -10,7 +10,7 @@ struct DriverInvitations: Sendable {
 
     func invite(_ request: CreateDriverRequest, tenant: ID<Tenant>) async throws -> Driver {
         // A bad form is a bad form (422), whatever the hour's count.
-        _ = try Problems.first { Store.validDriver(request, &$0) }
+        _ = try Problems.first { PeopleService.validDriver(request, &$0) }
         // Counted before the driver is made, so parallel invitations cannot pass the limit together;
         // given back when the driver is not made (an email already taken is no invitation sent).
         if let wait = try await store.hit(bucket: "invitations", key: tenant.rawValue, limit: perHour, window: 3600) {
@@ -20,12 +20,12 @@ struct DriverInvitations: Sendable {
         }
         let driver: Driver
         do {
-            driver = try await store.createDriver(tenant: tenant, request)
+            driver = try await store.people.createDriver(tenant: tenant, request)
         } catch {
             try? await store.unhit(bucket: "invitations", key: tenant.rawValue)
             throw error
         }
-        mail.sendInvitation(to: driver, carrier: try await store.tenant(tenant).name)
+        mail.sendInvitation(to: driver, carrier: try await store.people.tenant(tenant).name)
         return driver
     }
 }

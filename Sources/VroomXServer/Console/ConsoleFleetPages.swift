@@ -41,7 +41,7 @@ struct ConsoleFleetPages {
         // T-9 before T-10, as people count.
         let units = try await store.fleet.all(tenant: request.tenant)
             .sorted { $0.unitNumber.localizedStandardCompare($1.unitNumber) == .orderedAscending }
-        let drivers = Dictionary(try await store.drivers(tenant: request.tenant).map { ($0.id, $0.name) }) { first, _ in first }
+        let drivers = Dictionary(try await store.people.drivers(tenant: request.tenant).map { ($0.id, $0.name) }) { first, _ in first }
         let today = LocalDate(store.now)
         let monthAgo = LocalDate(today.startOfDay.addingTimeInterval(-29 * 86_400))
         var rows: [FleetView.Row] = []

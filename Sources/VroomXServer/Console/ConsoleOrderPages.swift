@@ -136,7 +136,7 @@ struct ConsoleOrderPages {
 
         static func load(_ store: Store, tenant: ID<Tenant>) async throws -> Names {
             var names = Names()
-            for driver in try await store.drivers(tenant: tenant) { names.drivers[driver.id] = driver }
+            for driver in try await store.people.drivers(tenant: tenant) { names.drivers[driver.id] = driver }
             for trip in try await store.trips.list(.dispatch(tenant: tenant)) { names.trips[trip.id] = trip }
             return names
         }

@@ -17,20 +17,20 @@ struct ConsolePeoplePages {
         console.post(router, "/drivers", invite)
         console.get(router, "/drivers/:id/edit") { request in
             let id: ID<Driver> = try request.id("id", "Driver")
-            guard let driver = try await store.driver(id, tenant: request.tenant) else { throw AppError.notFound("Driver") }
+            guard let driver = try await store.people.driver(id, tenant: request.tenant) else { throw AppError.notFound("Driver") }
             return driverForm(request, driver: driver, values: Self.formValues(driver), errors: FieldErrors())
         }
         console.post(router, "/drivers/:id", page: "/drivers/:id/edit", edit)
         console.post(router, "/drivers/:id/deactivate", page: "/drivers") { request in
             do {
-                let driver = try await store.deactivateDriver(try request.id("id", "Driver"), tenant: request.tenant)
+                let driver = try await store.people.deactivate(try request.id("id", "Driver"), tenant: request.tenant)
                 return ConsolePages.redirect("/drivers?changed=" + driver.id.rawValue)
             } catch let error as AppError where error.status == 409 {
                 return try await drivers(request, problem: error.body.message, status: .conflict)
             }
         }
         console.post(router, "/drivers/:id/reactivate", page: "/drivers") { request in
-            let driver = try await store.reactivateDriver(try request.id("id", "Driver"), tenant: request.tenant)
+            let driver = try await store.people.reactivate(try request.id("id", "Driver"), tenant: request.tenant)
             return ConsolePages.redirect("/drivers?changed=" + driver.id.rawValue)
         }
         console.get(router, "/messages") { request in
@@ -138,7 +138,7 @@ struct ConsolePeoplePages {
         let body = CreateDriverRequest(email: form["email"], name: form["name"], phone: form["phone"], payType: type, payRate: rate ?? 0)
         // The store's rules too, so every problem shows at once.
         var problems = Problems()
-        _ = Store.validDriver(body, &problems)
+        _ = PeopleService.validDriver(body, &problems)
         Self.add(problems, rate: rate, type: type, to: &errors)
         guard errors.isEmpty else { return driverForm(request, values: form.firstValues, errors: errors, status: .unprocessableContent) }
         do {
@@ -152,7 +152,7 @@ struct ConsolePeoplePages {
     /// A driver's name, phone and pay terms, changed (the email is their sign-in and stays).
     private func edit(_ request: ConsoleRequest) async throws -> Response {
         let id: ID<Driver> = try request.id("id", "Driver")
-        guard let driver = try await store.driver(id, tenant: request.tenant) else { throw AppError.notFound("Driver") }
+        guard let driver = try await store.people.driver(id, tenant: request.tenant) else { throw AppError.notFound("Driver") }
         let form = request.form
         var errors = FieldErrors()
         let (type, rate) = Self.payTerms(form, errors: &errors)
@@ -160,13 +160,13 @@ struct ConsolePeoplePages {
         let changes = UpdateDriverRequest(name: form["name"], phone: form["phone"], payType: type, payRate: rate ?? 0,
                                           baseVersion: Int(form["base_version"]) ?? 0)
         var problems = Problems()
-        _ = Store.edited(driver, by: changes, &problems)
+        _ = PeopleService.edited(driver, by: changes, &problems)
         Self.add(problems, rate: rate, type: type, to: &errors)
         guard errors.isEmpty else {
             return driverForm(request, driver: driver, values: form.firstValues, errors: errors, status: .unprocessableContent)
         }
         do {
-            _ = try await store.updateDriver(id, changes, tenant: request.tenant)
+            _ = try await store.people.updateDriver(id, changes, tenant: request.tenant)
             return ConsolePages.redirect("/drivers?saved=" + id.rawValue)
         } catch let error as AppError where error.status == 409 && error.body.field == "base_version" {
             var errors = FieldErrors()
@@ -201,7 +201,7 @@ struct ConsolePeoplePages {
 
     private func messages(_ request: ConsoleRequest, values: [String: String], errors: FieldErrors,
                           status: HTTPResponse.Status = .ok) async throws -> Response {
-        let drivers = try await store.drivers(tenant: request.tenant).filter { $0.deactivatedAt == nil }.sorted { $0.name < $1.name }
+        let drivers = try await store.people.drivers(tenant: request.tenant).filter { $0.deactivatedAt == nil }.sorted { $0.name < $1.name }
         let sent = try await store.sentMessages(tenant: request.tenant, limit: 200)
         let selected = values["driver_id"] ?? ""
         return pages.page("messages", title: "Messages", session: request.session, section: "messages", MessagesView(

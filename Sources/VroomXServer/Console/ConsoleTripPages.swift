@@ -115,7 +115,7 @@ struct ConsoleTripPages {
 
     private func list(_ request: ConsoleRequest) async throws -> Response {
         let trips = try await store.trips.list(.dispatch(tenant: request.tenant))
-        let drivers = Dictionary(uniqueKeysWithValues: try await store.drivers(tenant: request.tenant).map { ($0.id, $0) })
+        let drivers = Dictionary(uniqueKeysWithValues: try await store.people.drivers(tenant: request.tenant).map { ($0.id, $0) })
         let counts = try await store.orderCountsByTrip(tenant: request.tenant)
         let rank: [TripStatus: Int] = [.inProgress: 0, .planned: 1, .completed: 2, .cancelled: 3]
         let sorted = trips.sorted {
@@ -242,7 +242,7 @@ struct ConsoleTripPages {
     /// `originals`: the values the edit form was filled with (see `EditConflict`).
     private func tripForm(_ request: ConsoleRequest, trip: Trip? = nil, values: [String: String], originals: [String: String] = [:],
                           errors: FieldErrors, status: HTTPResponse.Status = .ok) async throws -> Response {
-        let drivers = try await store.drivers(tenant: request.tenant).filter { $0.deactivatedAt == nil }.sorted { $0.name < $1.name }
+        let drivers = try await store.people.drivers(tenant: request.tenant).filter { $0.deactivatedAt == nil }.sorted { $0.name < $1.name }
         let selected = values["driver_id"] ?? ""
         return pages.page("trip-form", title: trip.map { "Edit trip \($0.number)" } ?? "New trip", session: request.session, section: "trips",
                           TripFormView(editing: trip != nil, tripID: trip?.id.rawValue ?? "", savedNumber: trip?.number ?? "",

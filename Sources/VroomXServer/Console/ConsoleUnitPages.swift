@@ -187,7 +187,7 @@ struct ConsoleUnitPages {
         var saved: UnitView.Saved?
         var notice = ""
         if let unit {
-            let drivers = try await store.drivers(tenant: request.tenant)
+            let drivers = try await store.people.drivers(tenant: request.tenant)
             let names = Dictionary(drivers.map { ($0.userID, $0.name) }) { first, _ in first }
             let today = LocalDate(store.now)
             let vehicle = [unit.year.map(String.init), unit.make, unit.model].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " ")

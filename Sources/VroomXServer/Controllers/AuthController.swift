@@ -29,9 +29,9 @@ struct AuthController {
         }
         routes.on(.me) { _, context in
             let identity = try context.caller()
-            let user = try await store.user(identity.user, tenant: identity.tenant)
+            let user = try await store.people.user(identity.user, tenant: identity.tenant)
             let driver = try await auth.linkedDriver(of: user)
-            return try JSONBody.response(MeResponse(user: user, tenant: try await store.tenant(identity.tenant), driver: driver))
+            return try JSONBody.response(MeResponse(user: user, tenant: try await store.people.tenant(identity.tenant), driver: driver))
         }
         routes.on(.setPIN) { request, context in
             try await auth.setPIN(try await request.decodeJSON(PINRequest.self), identity: try context.caller())
@@ -43,13 +43,13 @@ struct AuthController {
         routes.on(.registerDeviceToken) { request, context in
             let identity = try context.caller()
             let body = try await request.decodeJSON(RegisterDeviceTokenRequest.self)
-            return try JSONBody.response(try await store.registerDeviceToken(body, user: identity.user, tenant: identity.tenant,
+            return try JSONBody.response(try await store.people.registerDeviceToken(body, user: identity.user, tenant: identity.tenant,
                                                                              session: identity.session), status: .created)
         }
         routes.on(.removeDeviceToken) { _, context in
             let identity = try context.caller()
             guard let token = context.parameters.get("token"),
-                  try await store.removeDeviceToken(token, user: identity.user, tenant: identity.tenant) else {
+                  try await store.people.removeDeviceToken(token, user: identity.user, tenant: identity.tenant) else {
                 throw AppError.notFound("Device token")
             }
             return JSONBody.noContent()

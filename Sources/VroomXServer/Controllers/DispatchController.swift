@@ -10,7 +10,7 @@ struct DispatchController {
 
     func register(_ routes: Routes) {
         routes.on(.dispatchDrivers) { request, context in
-            JSONBody.items(try await store.driverDocuments(tenant: try context.caller().tenant, page: try request.page()))
+            JSONBody.items(try await store.people.driverDocuments(tenant: try context.caller().tenant, page: try request.page()))
         }
         routes.on(.dispatchCreateDriver) { request, context in
             let body = try await request.decodeJSON(CreateDriverRequest.self)
@@ -18,13 +18,13 @@ struct DispatchController {
         }
         routes.on(.dispatchUpdateDriver) { request, context in
             let body = try await request.decodeJSON(UpdateDriverRequest.self)
-            return try JSONBody.response(try await store.updateDriver(try context.id(), body, tenant: try context.caller().tenant))
+            return try JSONBody.response(try await store.people.updateDriver(try context.id(), body, tenant: try context.caller().tenant))
         }
         routes.on(.dispatchDeactivateDriver) { _, context in
-            try JSONBody.response(try await store.deactivateDriver(try context.id(), tenant: try context.caller().tenant))
+            try JSONBody.response(try await store.people.deactivate(try context.id(), tenant: try context.caller().tenant))
         }
         routes.on(.dispatchReactivateDriver) { _, context in
-            try JSONBody.response(try await store.reactivateDriver(try context.id(), tenant: try context.caller().tenant))
+            try JSONBody.response(try await store.people.reactivate(try context.id(), tenant: try context.caller().tenant))
         }
         routes.on(.dispatchDeviceBacklogs) { _, context in
             try JSONBody.response(Items(try await store.deviceBacklogs(tenant: try context.caller().tenant)))

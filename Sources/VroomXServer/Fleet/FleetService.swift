@@ -117,7 +117,7 @@ public struct FleetService: Sendable {
                 guard current.status != .retired else {
                     throw AppError(409, .invalidTransition, "Unit \(current.unitNumber) is retired; it cannot be assigned.", field: "driver_id")
                 }
-                _ = try await store.assignableDriver(driver, tenant: tenant, tx.db)
+                _ = try await store.people.assignableDriver(driver, tenant: tenant, tx.db)
                 if let previousID = try await EquipmentRepository.held(by: driver, kind: current.kind, tenant: tenant, tx.db),
                    let previous = try await EquipmentRepository.find(previousID, .dispatch(tenant: tenant), locking: true, tx.db) {
                     var released = previous
@@ -192,7 +192,7 @@ public struct FleetService: Sendable {
         let until = LocalDate(store.now.addingTimeInterval(TimeInterval(days) * 86_400))
         var noticed = 0
         // Carrier by carrier, a bounded share each: one carrier's thousands of papers never hold back another's.
-        for tenant in try await store.tenants() {
+        for tenant in try await store.people.tenants() {
             let due = try await store.read { try await EquipmentRepository.papersToNotice(by: until, tenant: tenant.id, limit: 500, $0) }
             for (unit, papers) in Dictionary(grouping: due, by: \.unit) {
                 noticed += try await store.write(tenant: tenant.id) { tx in

@@ -66,7 +66,7 @@ public struct NotificationService: Sendable {
         return try await store.write(tenant: tenant) { tx in
             var sent: [DriverNotification] = []
             for (request, text) in zip(requests, texts) {
-                let driver = try await store.assignableDriver(request.driverID, tenant: tenant, tx.db)
+                let driver = try await store.people.assignableDriver(request.driverID, tenant: tenant, tx.db)
                 let unread = try await NotificationRepository.unread(driver: driver.id, tenant: tenant, atMost: Self.maxUnreadMessages, tx.db)
                 guard unread < Self.maxUnreadMessages else {
                     throw AppError(422, .validationFailed,

@@ -35,12 +35,12 @@ extension OrderService {
                     throw AppError.validation("driver_id", "An order on a trip goes with the trip's driver.")
                 }
                 try Self.checkTakesOrders(found)
-                if let driver = found.driverID { _ = try await store.assignableDriver(driver, tenant: tenant, tx.db) }
+                if let driver = found.driverID { _ = try await store.people.assignableDriver(driver, tenant: tenant, tx.db) }
                 trip = found
                 order.tripID = found.id
                 order.driverID = found.driverID
             } else {
-                if let driverID = request.driverID { _ = try await store.assignableDriver(driverID, tenant: tenant, tx.db) }
+                if let driverID = request.driverID { _ = try await store.people.assignableDriver(driverID, tenant: tenant, tx.db) }
                 order.tripID = nil
                 order.driverID = request.driverID
             }

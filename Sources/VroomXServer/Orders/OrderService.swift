@@ -80,7 +80,7 @@ public struct OrderService: Sendable {
         for tripID in tripIDs {
             if let driver = try await TripRepository.lock(tripID, .dispatch(tenant: tenant), tx.db)?.driverID { drivers.insert(driver) }
         }
-        for driver in drivers.sorted(by: { $0.rawValue < $1.rawValue }) { _ = try await store.lockDriver(driver, tenant: tenant, tx.db) }
+        for driver in drivers.sorted(by: { $0.rawValue < $1.rawValue }) { _ = try await DriverRepository.lock(driver, tenant: tenant, tx.db) }
         for (index, order) in requests.enumerated() {
             do {
                 _ = try await insertOrder(order, tenant: tenant, tx)
@@ -112,7 +112,7 @@ public struct OrderService: Sendable {
                     tripRefusals[tripID] = error
                     continue
                 }
-                if let driverID = trip.driverID, let driver = try await store.fetchDriver(driverID, tenant: tenant, db), driver.deactivatedAt != nil {
+                if let driverID = trip.driverID, let driver = try await DriverRepository.find(driverID, tenant: tenant, db), driver.deactivatedAt != nil {
                     tripRefusals[tripID] = AppError(422, .validationFailed, "Trip \(trip.number) is \(driver.name)'s, who is deactivated; reactivate them first.",
                                                     field: "trip_id")
                 }
@@ -135,7 +135,7 @@ public struct OrderService: Sendable {
             }
             try Self.checkTakesOrders(found)
             // The order goes to the trip's driver: held too, so they cannot be deactivated meanwhile.
-            if let driver = found.driverID { _ = try await store.assignableDriver(driver, tenant: tenant, tx.db) }
+            if let driver = found.driverID { _ = try await store.people.assignableDriver(driver, tenant: tenant, tx.db) }
             trip = found
         }
         let driver = trip?.driverID

@@ -212,7 +212,7 @@ extension Store {
     }
 
     func driverOverview(tenant: ID<Tenant>) async throws -> [DriverOverview] {
-        let drivers = try await drivers(tenant: tenant)
+        let drivers = try await people.drivers(tenant: tenant)
         let trips = try await self.trips.list(.dispatch(tenant: tenant))
         let now = self.now
         let (unread, seen) = try await read { db in
@@ -354,7 +354,7 @@ extension Store {
     /// started) within the period: planned and running trips are not yet
     /// earned, cancelled ones never are.
     func payReport(tenant: ID<Tenant>, from: LocalDate, through: LocalDate) async throws -> [PayLine] {
-        let drivers = try await drivers(tenant: tenant)
+        let drivers = try await people.drivers(tenant: tenant)
         let trips = try await self.trips.list(.dispatch(tenant: tenant)).filter { trip in
             guard trip.status == .completed, let day = trip.payDay else { return false }
             return day >= from && day <= through

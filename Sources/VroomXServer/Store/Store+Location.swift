@@ -100,7 +100,7 @@ extension Store {
     }
 
     private func placement(of driver: ID<Driver>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Placement {
-        guard let me = try await fetchDriver(driver, tenant: tenant, db), me.deactivatedAt == nil else {
+        guard let me = try await DriverRepository.find(driver, tenant: tenant, db), me.deactivatedAt == nil else {
             return Placement(active: false, trip: nil, tripEndedAt: nil, fences: [])
         }
         if let underWay = try await db.first("""

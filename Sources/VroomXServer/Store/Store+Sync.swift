@@ -160,7 +160,7 @@ extension Store {
     /// floor: a client whose cursor is below the floor must re-snapshot.
     public func pruneChangeLog(olderThan retention: TimeInterval) async throws {
         let cutoff = now.addingTimeInterval(-retention)
-        for tenant in try await tenants() {
+        for tenant in try await people.tenants() {
             try await writeRows { db in
                 guard let newest = try await db.first("""
                     SELECT MAX(seq) AS seq FROM change_log WHERE tenant_id = \(tenant.id) AND committed_at < \(cutoff)

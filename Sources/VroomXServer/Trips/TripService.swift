@@ -43,7 +43,7 @@ public struct TripService: Sendable {
             try await store.claim(number, for: .trip, tx)
             var driver: Driver?
             if let driverID = request.driverID {
-                driver = try await store.assignableDriver(driverID, tenant: tenant, tx.db)
+                driver = try await store.people.assignableDriver(driverID, tenant: tenant, tx.db)
             }
             let pay = setPay ?? driver.map { $0.payType.driverPay(rate: $0.payRate, revenueCents: revenue, miles: miles) } ?? 0
             let trip = Trip(id: ID(), number: number, driverID: driver?.id, status: .planned, startDate: request.startDate,
@@ -99,7 +99,7 @@ public struct TripService: Sendable {
             if let miles = request.miles { trip.miles = try Validate.number(miles, FieldLimits.tripMiles) }
             // Pay that followed the driver's terms follows new revenue and miles; pay set by hand stays.
             if request.driverPayCents == nil, trip.revenueCents != current.revenueCents || trip.miles != current.miles,
-               let driverID = trip.driverID, let driver = try await store.fetchDriver(driverID, tenant: tenant, tx.db) {
+               let driverID = trip.driverID, let driver = try await DriverRepository.find(driverID, tenant: tenant, tx.db) {
                 let terms = { (trip: Trip) in driver.payType.driverPay(rate: driver.payRate, revenueCents: trip.revenueCents, miles: trip.miles) }
                 if current.driverPayCents == terms(current) { trip.driverPayCents = terms(trip) }
             }
@@ -149,7 +149,7 @@ public struct TripService: Sendable {
             }
             var newDriver: Driver?
             if let driverID {
-                newDriver = try await store.assignableDriver(driverID, tenant: tenant, tx.db)
+                newDriver = try await store.people.assignableDriver(driverID, tenant: tenant, tx.db)
             }
             if driverID == nil, trip.status == .inProgress {
                 throw AppError.conflict("A trip in progress must keep a driver; reassign it instead.")
@@ -161,7 +161,7 @@ public struct TripService: Sendable {
             // Pay that followed the previous driver's terms (or none, with no driver) follows the new
             // driver's; pay dispatch set by hand stays.
             var previousTerms: Driver?
-            if let previous { previousTerms = try await store.fetchDriver(previous, tenant: tenant, tx.db) }
+            if let previous { previousTerms = try await DriverRepository.find(previous, tenant: tenant, tx.db) }
             let defaultPay = { (driver: Driver?) in
                 driver.map { $0.payType.driverPay(rate: $0.payRate, revenueCents: trip.revenueCents, miles: trip.miles) } ?? 0
             }
