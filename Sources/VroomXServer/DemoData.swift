@@ -104,7 +104,7 @@ public enum DemoData {
             (done.id, .tolls, 1_875, 7, "", nil), (done.id, .lodging, 8_900, 7, "Motel 6, Meridian", nil),
             (rolling.id, .fuel, 52_010, 1, "Pilot, Macon", FuelPurchase(equipmentID: alexTruck, quantityMilli: 131_200, odometerMiles: 413_200)),
         ] {
-            _ = try await store.createExpense(.init(tripID: trip, category: category, amountCents: cents,
+            _ = try await store.expenses.create(.init(tripID: trip, category: category, amountCents: cents,
                                                     date: today.adding(days: -daysAgo), notes: note, fuel: fuel), alexScope)
         }
 

@@ -24,7 +24,7 @@ struct MutationBench: AsyncParsableCommand {
             let configuration = try await BenchScratch.configuration(postgres: url)
             let services = try await ServerServices.make(configuration)
             let (tenant, _) = try await services.store.people.createTenant(name: "Bench", dispatcherEmail: "dispatch@bench.example")
-            // Enough trips that none reaches the most expenses one trip holds (`Store.maxExpensesPerTrip`).
+            // Enough trips that none reaches the most expenses one trip holds (`ExpenseService.maxExpensesPerTrip`).
             let tripsPerDriver = max(1, (batches * size / clients) / 1_500 + 1)
             var drivers: [(token: String, trips: [ID<Trip>])] = []
             for index in 0..<clients {

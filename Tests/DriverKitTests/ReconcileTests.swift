@@ -153,7 +153,7 @@ struct ReconcileTests {
         transport.mode = .normal
         await app.syncNow()
         #expect(try app.waitingWork().isEmpty)
-        let expenses = try await scene.server.store.expenses(trip: scene.carrier.trips[0][0].id, scene.carrier.scope)
+        let expenses = try await scene.server.store.expenses.list(trip: scene.carrier.trips[0][0].id, scene.carrier.scope)
         #expect(expenses.filter { $0.amountCents == 700 }.count == 1)
     }
 
@@ -274,7 +274,7 @@ struct HandOverTests {
         let waiting = try await server.store.deviceBacklogs(tenant: carrier.tenant.id)
         #expect(waiting.contains { $0.driverID == carrier.driverID(0) && $0.backlog.waitingFiles == MediaSlot.requiredPhotos.count },
                 "\(waiting)")
-        #expect(try await server.store.expenses(trip: trip.id, carrier.scope).first { $0.id == expense }?.driverID == carrier.driverID(0))
+        #expect(try await server.store.expenses.list(trip: trip.id, carrier.scope).first { $0.id == expense }?.driverID == carrier.driverID(0))
         // The photos get through: the pickup completes in Alex's name, and his session on this phone ends.
         transport.mode = .normal
         try app.database.releaseUploadBackoff()

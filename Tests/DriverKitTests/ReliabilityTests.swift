@@ -31,7 +31,7 @@ struct ReliabilityTests {
     }
 
     static func serverExpenses(_ server: TestServer, _ carrier: CarrierFixture, trip: ID<Trip>) async throws -> [Expense] {
-        try await server.store.expenses(trip: trip, carrier.scope)
+        try await server.store.expenses.list(trip: trip, carrier.scope)
     }
 
     @Test("the next driver on a phone never sees or sends the previous driver's work; it waits for its owner")

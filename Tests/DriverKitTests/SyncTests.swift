@@ -70,7 +70,7 @@ struct SyncTests {
             #expect(stored.completedAt != nil && stored.media.count == MediaSlot.requiredPhotos.count)
         }
         #expect(try await server.store.orders.order(second.id, carrier.scope).pickupETA != nil)
-        let expenses = try await server.store.expenses(trip: trip.id, carrier.scope)
+        let expenses = try await server.store.expenses.list(trip: trip.id, carrier.scope)
         #expect(expenses.filter { $0.id == expense }.count == 1)
         #expect(!expenses.contains { $0.id == doomed })
         #expect(try await server.store.notifications.list(carrier.scope, limit: 500).first { $0.id == notification.id }?.readAt != nil)
@@ -100,7 +100,7 @@ struct SyncTests {
         #expect(transport.sent >= 1)                                       // it reached the server…
         #expect(try app.database.unsyncedCount() == 2)                     // …but the device never heard back
         let applied = try await carrier.fingerprint(server)
-        #expect(try await server.store.expenses(trip: trip.id, carrier.scope).filter { $0.id == expense }.count == 1)
+        #expect(try await server.store.expenses.list(trip: trip.id, carrier.scope).filter { $0.id == expense }.count == 1)
 
         transport.mode = .normal
         await app.syncNow()
@@ -137,7 +137,7 @@ struct SyncTests {
         try await eventually("outbox drained") { try device.app.database.unsyncedCount() == 0 }
         // Start a second time and sync again: nothing more happens.
         await device.app.syncNow()
-        let serverExpenses = try await server.store.expenses(trip: trip.id, carrier.scope)
+        let serverExpenses = try await server.store.expenses.list(trip: trip.id, carrier.scope)
         for id in expenses { #expect(serverExpenses.filter { $0.id == id }.count == 1) }
         #expect(try await carrier.fingerprint(server).count == before.count + 20)
         await device.app.shutdown()
@@ -236,7 +236,7 @@ struct SyncTests {
         transport.mode = .normal
         await app.syncNow()
         try await eventually("all seven sent") { try app.database.unsyncedCount() == 0 }
-        let onServer = try await server.store.expenses(trip: carrier.trips[0][0].id, carrier.scope).map(\.id)
+        let onServer = try await server.store.expenses.list(trip: carrier.trips[0][0].id, carrier.scope).map(\.id)
         #expect(expenses.allSatisfy(onServer.contains))
         await app.shutdown()
         await live.stop()
@@ -271,7 +271,7 @@ struct SyncTests {
         clock.advance(by: 1000)
         await app.syncNow()
         try await eventually("sent on its own") { try app.database.unsyncedCount() == 0 }
-        #expect(try await server.store.expenses(trip: carrier.trips[0][0].id, carrier.scope).contains { $0.id == expense })
+        #expect(try await server.store.expenses.list(trip: carrier.trips[0][0].id, carrier.scope).contains { $0.id == expense })
         await app.shutdown()
         await live.stop()
     }

@@ -409,7 +409,7 @@ extension DatabaseFaultTests {
         try await retryingWhileUnavailable {
             stored = []
             for trip in carrier.trips.flatMap({ $0 }) {
-                stored += try await server.store.expenses(trip: trip.id, carrier.scope).map(\.id)
+                stored += try await server.store.expenses.list(trip: trip.id, carrier.scope).map(\.id)
             }
             announced = [:]
             var cursor: Int64 = 0

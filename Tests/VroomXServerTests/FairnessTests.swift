@@ -177,7 +177,7 @@ struct FairnessTests {
         // Short of the cap by 4 (the fixture's one expense beside these), then 20 at once: exactly 4 more land
         // (each counts with the trip held).
         try await server.services.database.write { db in
-            for index in 0..<(Store.maxExpensesPerTrip - 5) {
+            for index in 0..<(ExpenseService.maxExpensesPerTrip - 5) {
                 try await db.execute("""
                     INSERT INTO trip_expenses (id, tenant_id, trip_id, driver_id, category, amount_cents, expense_date, notes, created_at, doc)
                     VALUES (\(ID<Expense>()), \(carrier.tenant.id), \(trip.id), \(carrier.driverID(0)), 'tolls', \(100 + index), \(today), '', 0, '{}')
@@ -186,7 +186,7 @@ struct FairnessTests {
         }
         let landed = await withTaskGroup(of: Bool.self) { group in
             for _ in 0..<20 {
-                group.addTask { (try? await store.createExpense(.init(id: ID(), tripID: trip.id, category: .tolls, amountCents: 1, date: today), driver)) != nil }
+                group.addTask { (try? await store.expenses.create(.init(id: ID(), tripID: trip.id, category: .tolls, amountCents: 1, date: today), driver)) != nil }
             }
             return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
@@ -194,10 +194,10 @@ struct FairnessTests {
         let stored = try await server.services.database.read { db in
             try await db.first("SELECT COUNT(*) AS n FROM trip_expenses WHERE trip_id = \(trip.id)")?.int("n") ?? 0
         }
-        #expect(stored == Store.maxExpensesPerTrip)
+        #expect(stored == ExpenseService.maxExpensesPerTrip)
         let resent = ID<Expense>()
         await #expect(throws: AppError.self) {
-            try await store.createExpense(.init(id: resent, tripID: trip.id, category: .tolls, amountCents: 1, date: today), driver)
+            try await store.expenses.create(.init(id: resent, tripID: trip.id, category: .tolls, amountCents: 1, date: today), driver)
         }
         let waiting = try await server.services.database.read { db in
             try await db.first("SELECT COUNT(*) AS n FROM driver_notifications WHERE driver_id = \(carrier.driverID(0)) AND read_at IS NULL")?.int("n") ?? 0

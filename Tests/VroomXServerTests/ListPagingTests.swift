@@ -54,7 +54,7 @@ struct ListPagingTests {
         let driverScope = Scope.driver(tenant: tenant, driver: carrier.driverID(0))
         let trip = carrier.trips[0][0]
         for index in 0..<5 {
-            _ = try await store.createExpense(.init(tripID: trip.id, category: .tolls, amountCents: 100 + index,
+            _ = try await store.expenses.create(.init(tripID: trip.id, category: .tolls, amountCents: 100 + index,
                                                     date: LocalDate(server.clock.now)), driverScope)
         }
         let driver = carrier.driver.accessToken
@@ -78,7 +78,7 @@ struct ListPagingTests {
             let tripOrders = try await Self.walk(api, .tripOrders, trip.id.rawValue, limit: 1, token: driver)
             #expect(tripOrders.ids.count == 2 && tripOrders.pages == 2)
             #expect(try await Self.walk(api, .tripOrders, trip.id.rawValue, limit: 2, token: driver).pages == 1)
-            let expenses = try await store.expenses(trip: trip.id, driverScope).map(\.id.rawValue)
+            let expenses = try await store.expenses.list(trip: trip.id, driverScope).map(\.id.rawValue)
             #expect(expenses.count == 6)
             #expect(try await Self.walk(api, .tripExpenses, trip.id.rawValue, limit: 4, token: driver).ids == expenses)
             #expect(try await Self.walk(api, .dispatchTripExpenses, trip.id.rawValue, limit: 5, token: dispatch).ids == expenses)

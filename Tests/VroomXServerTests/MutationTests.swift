@@ -89,7 +89,7 @@ struct MutationTests {
             }
             #expect(answers.allSatisfy { $0.status == 201 })
             #expect(Set(answers.map(\.body)).count == 1)
-            let expenses = try await server.store.expenses(trip: trip.id, carrier.scope)
+            let expenses = try await server.store.expenses.list(trip: trip.id, carrier.scope)
             #expect(expenses.filter { $0.notes == "once" }.count == 1)
         }
     }
@@ -189,7 +189,7 @@ struct MutationTests {
             #expect(truth.pickupETA.map(WireTime.milliseconds) == WireTime.milliseconds(eta), "the ETA the batch set before it")
 
             let applied = Set(batch.mutations.indices.filter { !rejected.contains($0) }.compactMap { Self.expenseID(batch.mutations[$0]) })
-            let stored = Set(try await server.store.expenses(trip: trip.id, carrier.scope).map(\.id))
+            let stored = Set(try await server.store.expenses.list(trip: trip.id, carrier.scope).map(\.id))
             #expect(applied.isSubset(of: stored))
             #expect(!stored.contains(Self.expenseID(refused)!))
             let page = try await Self.feed(server, carrier, since: feedEnd)
@@ -277,7 +277,7 @@ struct MutationTests {
                                            token: token).decode(MutationBatchResult.self).results
             #expect(mixed.map(\.outcome) == [.rejected, .applied])
             #expect(mixed.first?.code == .idempotencyKeyReused)
-            #expect(try await server.store.expenses(trip: trip.id, carrier.scope).contains { $0.id == Self.expenseID(fresh) })
+            #expect(try await server.store.expenses.list(trip: trip.id, carrier.scope).contains { $0.id == Self.expenseID(fresh) })
         }
     }
 

@@ -31,14 +31,14 @@ struct ReconciledWorkTests {
             guard case .expense(let kept)? = results.first?.row else { Issue.record("no expense row"); return }
             #expect(kept.driverID == carrier.driverID(0) && kept.afterReassignment && kept.tripID == trip.id)
             // Dispatch sees it on the trip, in Alex's name; Sam does not see Alex's money.
-            let onTrip = try await server.store.expenses(trip: trip.id, carrier.scope)
+            let onTrip = try await server.store.expenses.list(trip: trip.id, carrier.scope)
             #expect(onTrip.contains { $0.id == kept.id && $0.afterReassignment })
             let samsList = try await api.call(.tripExpenses, trip.id.rawValue, token: sam)
             #expect(samsList.status == 200 && !samsList.text.contains(kept.id.rawValue))
             // The same change sent again (its answer lost) is the same expense, once.
             let replay = try await Self.send(api, [spent], token: alex)
             #expect(replay.first?.replayed == true)
-            #expect(try await server.store.expenses(trip: trip.id, carrier.scope).filter { $0.id == kept.id }.count == 1)
+            #expect(try await server.store.expenses.list(trip: trip.id, carrier.scope).filter { $0.id == kept.id }.count == 1)
             // Sent by another driver with the same id and content, it is not theirs to see.
             var copy = spent
             copy.id = ID()
@@ -141,7 +141,7 @@ struct ReconciledWorkTests {
             let results = try await Self.send(api, [create, delete], token: token)
             #expect(results.map(\.outcome) == [.applied, .applied], "\(results)")
             #expect(try await server.store.changeCounter(carrier.tenant.id).counter == counter, "the feed holds nothing of it")
-            #expect(try await server.store.expenses(trip: trip.id, carrier.scope).allSatisfy { $0.id != neverSent })
+            #expect(try await server.store.expenses.list(trip: trip.id, carrier.scope).allSatisfy { $0.id != neverSent })
             // Sent again (its answer lost), the pair replays and still changes nothing.
             let replay = try await Self.send(api, [create, delete], token: token)
             #expect(replay.allSatisfy { $0.outcome == .applied && $0.replayed })
@@ -153,7 +153,7 @@ struct ReconciledWorkTests {
             #expect(try await Self.send(api, [first], token: token).first?.outcome == .applied)
             let again = try await Self.send(api, [first, Mutation(.deleteExpense(.init(expenseID: landed)), dependsOn: [first.id])], token: token)
             #expect(again.map(\.outcome) == [.applied, .applied] && again[0].replayed)
-            #expect(try await server.store.expenses(trip: trip.id, carrier.scope).allSatisfy { $0.id != landed })
+            #expect(try await server.store.expenses.list(trip: trip.id, carrier.scope).allSatisfy { $0.id != landed })
 
             // Only that shape cancels: a deletion before its creation, or one that waits on something else, is not a pair.
             let early = ID<Expense>(), second = ID<Expense>()
@@ -162,13 +162,13 @@ struct ReconciledWorkTests {
                 Mutation(.createExpense(.init(id: early, tripID: trip.id, category: .tolls, amountCents: 700, date: today))),
             ], token: token)
             #expect(deleteFirst.map(\.outcome) == [.rejected, .applied])
-            #expect(try await server.store.expenses(trip: trip.id, carrier.scope).contains { $0.id == early }, "the creation stands")
+            #expect(try await server.store.expenses.list(trip: trip.id, carrier.scope).contains { $0.id == early }, "the creation stands")
             let refusedBefore = Mutation(.updateOrderStatus(.init(orderID: carrier.orders[trip.id]![0].id, status: .delivered)))
             let creation = Mutation(.createExpense(.init(id: second, tripID: trip.id, category: .tolls, amountCents: 800, date: today)))
             let other = try await Self.send(api, [refusedBefore, creation,
                                                   Mutation(.deleteExpense(.init(expenseID: second)), dependsOn: [refusedBefore.id])], token: token)
             #expect(other.map(\.outcome) == [.rejected, .applied, .rejected])
-            #expect(try await server.store.expenses(trip: trip.id, carrier.scope).contains { $0.id == second }, "applied means stored")
+            #expect(try await server.store.expenses.list(trip: trip.id, carrier.scope).contains { $0.id == second }, "applied means stored")
         }
     }
 

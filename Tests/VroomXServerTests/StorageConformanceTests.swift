@@ -273,7 +273,7 @@ struct StoredDocumentTests {
         try check(try await store.notifications.list(scope, limit: 500), try await store.notifications.documents(scope, page: .all))
         try check(try await store.people.drivers(tenant: carrier.tenant.id), try await store.people.driverDocuments(tenant: carrier.tenant.id, page: .all))
         for trip in try await store.trips.list(scope) {
-            try check(try await store.expenses(trip: trip.id, scope), try await store.expenseDocuments(trip: trip.id, scope, page: .all))
+            try check(try await store.expenses.list(trip: trip.id, scope), try await store.expenses.documents(trip: trip.id, scope, page: .all))
         }
         await store.database.close()
     }

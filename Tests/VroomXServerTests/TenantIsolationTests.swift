@@ -130,7 +130,7 @@ struct TenantIsolationTests {
                     // Nothing the outsiders tried changed the owner's data.
                     #expect(try await store.orders.order(ownerOrder.id, a.scope) == ownerOrder)
                     #expect(try await store.trips.trip(ownerTrip.id, a.scope) == ownerTrip)
-                    #expect(try await store.expenses(trip: ownerTrip.id, a.scope).contains(ownerExpense))
+                    #expect(try await store.expenses.list(trip: ownerTrip.id, a.scope).contains(ownerExpense))
                     #expect(try await store.people.deviceTokens(user: a.driver.user.id, tenant: a.tenant.id).map(\.token) == [ownerDeviceToken])
                     let untouched = try await store.inspection(inspection.inspection, a.scope)
                     #expect(untouched.completedAt == nil && untouched.notes.isEmpty && untouched.media.count == MediaSlot.requiredPhotos.count)

@@ -48,7 +48,7 @@ public struct CarrierFixture: Sendable {
                         revenueCents: 150_000, paymentTerms: "COD"), tenant: tenant.id))
                 }
                 orders[trip.id] = tripOrders
-                expenses[trip.id] = [try await store.createExpense(
+                expenses[trip.id] = [try await store.expenses.create(
                     .init(tripID: trip.id, category: .fuel, amountCents: 12_345, date: today, notes: "fuel"),
                     .driver(tenant: tenant.id, driver: driver.id))]
                 driverTrips.append(try await store.trips.trip(trip.id, .dispatch(tenant: tenant.id)))
@@ -71,7 +71,7 @@ extension CarrierFixture {
             + Self.lines(try await store.orders.documents(scope, page: .all))
             + Self.lines(try await store.notifications.documents(scope, page: .all))
         for trip in try await store.trips.list(scope) {
-            lines += try Self.lines(try await store.expenseDocuments(trip: trip.id, scope, page: .all))
+            lines += try Self.lines(try await store.expenses.documents(trip: trip.id, scope, page: .all))
         }
         lines.append("counter \(try await store.changeCounter(tenant.id).counter)")
         return lines

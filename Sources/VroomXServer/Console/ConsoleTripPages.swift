@@ -139,7 +139,7 @@ struct ConsoleTripPages {
         // an order on another trip is moved from that trip's page, never taken from it unseen.
         let open = try await store.boardOrders(.init(status: .new, search: "", pickupNewestFirst: false, page: 0, pageSize: 500),
                                                tenant: request.tenant).filter { $0.tripID == nil }
-        let expenses = try await store.expenses(trip: id, request.scope)
+        let expenses = try await store.expenses.list(trip: id, request.scope)
         let driver = trip.driverID.flatMap { names.drivers[$0] }
         // Offered only where the store would allow it (`Trip.statusRefusal`).
         let loaded = orders.filter { $0.status == .pickedUp }.count

@@ -49,7 +49,7 @@ struct DispatchController {
             return try JSONBody.response(try await store.trips.assign(try context.id(), to: body.driverID, tenant: try context.caller().tenant))
         }
         routes.on(.dispatchTripExpenses) { request, context in
-            JSONBody.items(try await store.expenseDocuments(trip: try context.id(), try context.caller().scope, page: try request.page()))
+            JSONBody.items(try await store.expenses.documents(trip: try context.id(), try context.caller().scope, page: try request.page()))
         }
         routes.on(.dispatchOrders) { request, context in
             let status = try request.value(.orderStatus, as: OrderStatus.self)

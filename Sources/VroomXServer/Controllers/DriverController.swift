@@ -17,7 +17,7 @@ struct DriverController {
             JSONBody.items(try await store.orders.tripDocuments(try context.id(), try context.caller().scope, page: try request.page()))
         }
         routes.on(.tripExpenses) { request, context in
-            JSONBody.items(try await store.expenseDocuments(trip: try context.id(), try context.caller().scope, page: try request.page()))
+            JSONBody.items(try await store.expenses.documents(trip: try context.id(), try context.caller().scope, page: try request.page()))
         }
         routes.on(.orders) { request, context in
             let status = try request.value(.orderStatus, as: OrderStatus.self)
@@ -38,10 +38,10 @@ struct DriverController {
         }
         routes.on(.createExpense) { request, context in
             let body = try await request.decodeJSON(CreateExpenseRequest.self)
-            return try JSONBody.response(try await store.createExpense(body, try context.caller().scope), status: .created)
+            return try JSONBody.response(try await store.expenses.create(body, try context.caller().scope), status: .created)
         }
         routes.on(.deleteExpense) { _, context in
-            try await store.deleteExpense(try context.id(), try context.caller().scope)
+            try await store.expenses.delete(try context.id(), try context.caller().scope)
             return JSONBody.noContent()
         }
         routes.on(.notifications) { request, context in

@@ -216,9 +216,9 @@ struct MutationService {
                                                                  expected: change.expected, baseVersion: mutation.baseVersion, scope)))
         case .createExpense(let request):
             guard request.id != nil else { throw AppError.validation("payload.id", "An offline expense carries its own id.") }
-            return Applied(row: .expense(try await store.createExpense(request, scope)))
+            return Applied(row: .expense(try await store.expenses.create(request, scope)))
         case .deleteExpense(let reference):
-            try await store.deleteExpense(reference.expenseID, scope)
+            try await store.expenses.delete(reference.expenseID, scope)
             return Applied()
         case .markNotificationRead(let reference):
             return Applied(row: .notification(try await store.notifications.markRead(reference.notificationID, readAt: reference.readAt, scope)))
@@ -249,7 +249,7 @@ struct MutationService {
             guard try await OrderRepository.find(inspection.orderID, scope, locking: true, db) != nil else { return nil }
             return try await store.fetchVisibleInspection(inspection.id, scope, db).map(ChangeRow.inspection)
         case .expense(let expense):
-            return try await store.lockExpense(expense.id, trip: expense.tripID, scope, db).map(ChangeRow.expense)
+            return try await ExpenseRepository.lock(expense.id, trip: expense.tripID, scope, db).map(ChangeRow.expense)
         case .equipment(let unit):
             return try await EquipmentRepository.find(unit.id, scope, locking: true, db).map(ChangeRow.equipment)
         case .notification:

@@ -144,7 +144,7 @@ extension Store {
         switch (position.entity, scope.driverID) {
         case (.driver, let driver?): mine = " AND x.id = \(driver)"
         case (.expense, let driver?):
-            mine = Store.expensesVisible(to: driver, tenant: tenant)
+            mine = ExpenseRepository.visible(to: driver, tenant: tenant)
         case (.inspection, let driver?):
             mine = " AND x.order_id IN (SELECT o.id FROM orders o WHERE o.tenant_id = \(tenant) AND o.driver_id = \(driver))"
         case (_, let driver?): mine = " AND x.driver_id = \(driver)"
