@@ -71,7 +71,7 @@ struct UploadBench: AsyncParsableCommand {
                     number: "O-\(run)", tripID: target.trip, vehicle: Vehicle(make: "Bench"), pickup: Stop(address: "p"),
                     delivery: Stop(address: "d"), revenueCents: 1), tenant: target.tenant)
                 order = try await target.services.store.orders.order(order.id, target.scope)
-                let inspection = try await target.services.store.saveInspection(ID(), .init(orderID: order.id, kind: .pickup), target.scope)
+                let inspection = try await target.services.store.inspections.save(ID(), .init(orderID: order.id, kind: .pickup), target.scope)
                 let (base, token) = (target.base, target.token)
                 for (name, send) in zip(kinds, [
                     { try await self.tus(client, base, token, inspection.id, file, chunk: size) },

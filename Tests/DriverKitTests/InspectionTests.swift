@@ -86,9 +86,9 @@ struct InspectionTests {
             try app.database.uploads().allSatisfy { $0.status == .completed }
         }
         try await waitUntil("the completion reached the server", timeout: .seconds(60)) {
-            try await server.store.inspection(inspection, carrier.scope).completedAt != nil
+            try await server.store.inspections.inspection(inspection, carrier.scope).completedAt != nil
         }
-        let stored = try await server.store.inspection(inspection, carrier.scope)
+        let stored = try await server.store.inspections.inspection(inspection, carrier.scope)
         #expect(stored.odometer == 48_210 && stored.customerUnavailable && stored.damages.count == 1)
         #expect(Dictionary(uniqueKeysWithValues: stored.media.map { ($0.slot, $0.sha256) }) == originals)
         try await eventually("the server's inspection in the cache") {
@@ -152,7 +152,7 @@ struct InspectionTests {
         #expect(resumed == inspection)
         try await Self.finishPickup(resumed, scene)
         // The photo and the odometer from while the order was away are the driver's to export or drop, not sent on their own.
-        let stored = try await server.store.inspection(resumed, carrier.scope)
+        let stored = try await server.store.inspections.inspection(resumed, carrier.scope)
         #expect(!stored.media.contains { $0.slot == "interior" } && stored.odometer == nil)
         #expect(try app.evidence().first?.files.map(\.slot) == ["interior"])
         // Dropping the evidence leaves the inspection's own files alone.
@@ -170,7 +170,7 @@ struct InspectionTests {
         let order = carrier.orders[carrier.trips[0][0].id]![0]
         let inspection = try await Self.keptAsEvidence(order.id, scene)
         // The other driver notes the odometer; then dispatch gives the order back.
-        _ = try await server.store.saveInspection(inspection, SaveInspectionRequest(orderID: order.id, kind: .pickup, odometer: 51_000),
+        _ = try await server.store.inspections.save(inspection, SaveInspectionRequest(orderID: order.id, kind: .pickup, odometer: 51_000),
                                                   .driver(tenant: carrier.tenant.id, driver: carrier.driverID(1)))
         _ = try await server.store.orders.assign(order.id, .init(driverID: carrier.driverID(0)), tenant: carrier.tenant.id)
         await app.syncNow()
@@ -178,7 +178,7 @@ struct InspectionTests {
         #expect(try app.evidence().first?.id == inspection)
 
         try await Self.finishPickup(inspection, scene)
-        let stored = try await server.store.inspection(inspection, carrier.scope)
+        let stored = try await server.store.inspections.inspection(inspection, carrier.scope)
         #expect(stored.odometer == 51_000 && !stored.media.contains { $0.slot == "interior" })
         #expect(try app.evidence().first?.files.count == 1)
         await app.shutdown()
@@ -212,7 +212,7 @@ struct InspectionTests {
         try app.completeInspection(inspection)
         try await waitUntil("the completion reached the server", timeout: .seconds(60)) {
             await app.syncNow()
-            return try await server.store.inspection(inspection, carrier.scope).completedAt != nil
+            return try await server.store.inspections.inspection(inspection, carrier.scope).completedAt != nil
         }
     }
 
@@ -318,7 +318,7 @@ struct InspectionTests {
         }
         #expect(first.patchBytes + second.patchBytes == video.count, "no acknowledged byte was sent twice")
         #expect(second.patchBytes == video.count - 5 * chunk)
-        let stored = try await server.store.inspection(inspection, carrier.scope)
+        let stored = try await server.store.inspections.inspection(inspection, carrier.scope)
         #expect(stored.media.first { $0.slot == .walkthrough }?.sha256 == Self.hex(Data(video)))
         await restarted.app.shutdown()
         await live.stop()

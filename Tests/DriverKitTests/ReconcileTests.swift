@@ -280,7 +280,7 @@ struct HandOverTests {
         try app.database.releaseUploadBackoff()
         await app.handOver.runNow()
         try await eventually("handed over", timeout: .seconds(30)) { try app.database.ownersToHandOver().isEmpty }
-        let completed = try await server.store.inspection(inspection, carrier.scope)
+        let completed = try await server.store.inspections.inspection(inspection, carrier.scope)
         #expect(completed.completedAt != nil && completed.driverID == carrier.driverID(0))
         #expect(try await server.store.orders.order(order.id, carrier.scope).status == .pickedUp)
         #expect(try await server.store.deviceBacklogs(tenant: carrier.tenant.id).isEmpty, "nothing waits on a device any more")

@@ -66,7 +66,7 @@ struct SyncTests {
         #expect(order.actualPickupDate.map(WireTime.milliseconds) == WireTime.milliseconds(localPickup))
         #expect(order.actualDeliveryDate != nil)
         for inspection in [pickup, delivery] {
-            let stored = try await server.store.inspection(inspection, carrier.scope)
+            let stored = try await server.store.inspections.inspection(inspection, carrier.scope)
             #expect(stored.completedAt != nil && stored.media.count == MediaSlot.requiredPhotos.count)
         }
         #expect(try await server.store.orders.order(second.id, carrier.scope).pickupETA != nil)
@@ -159,7 +159,7 @@ struct SyncTests {
         // This inspection reaches the server before the signal goes.
         let lateInspection = try app.startInspection(order: late.id, kind: .pickup)
         await app.syncNow()
-        #expect(try await server.store.orderInspectionDocuments(late.id, carrier.scope).count == 1)
+        #expect(try await server.store.inspections.documents(of: late.id, carrier.scope).count == 1)
 
         await live.stop()
         try await app.inspectAndComplete(cancelled.id, .pickup)

@@ -51,7 +51,7 @@ struct DriverAPITests {
             let beforePickup = try await api.call(.completeInspection, delivery.rawValue,
                                                   json: CompleteInspectionRequest(occurredAt: pickupTime.addingTimeInterval(-3 * 86_400)), token: token)
             #expect(beforePickup.status == 422 && beforePickup.error?.field == "occurred_at")
-            #expect(try await server.store.inspection(delivery, carrier.scope).completedAt == nil, "a refused completion changes nothing")
+            #expect(try await server.store.inspections.inspection(delivery, carrier.scope).completedAt == nil, "a refused completion changes nothing")
             // A phone whose clock runs an hour fast still delivers: it happened by the time the server heard of it.
             let future = try await api.call(.completeInspection, delivery.rawValue,
                                             json: CompleteInspectionRequest(occurredAt: server.clock.now.addingTimeInterval(3600)), token: token)

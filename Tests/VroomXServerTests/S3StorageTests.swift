@@ -211,7 +211,7 @@ struct S3StorageTests {
             try await Task.sleep(for: .milliseconds(20))
         }
 
-        let attached = try await first.store.inspection(inspection.id, carrier.scope)
+        let attached = try await first.store.inspections.inspection(inspection.id, carrier.scope)
         let video = try #require(attached.media.first { $0.slot == .walkthrough })
         #expect(video.sha256 == UploadTests.hex(file) && video.sizeBytes == Int64(file.count) && video.contentType == "video/mp4")
         let ranged = try await RawHTTP.request(port: a.port, "GET", "/v1/inspections/\(inspection.id)/media/walkthrough",
@@ -360,7 +360,7 @@ struct S3StorageTests {
         ]), body: Array(file[(3 << 20)..<((3 << 20) + 1024)]))
         #expect(rewound.status == 409 && rewound.headers["upload-offset"] == "0", "\(rewound.status) \(rewound.text)")
         #expect(try await patch(first, from: 0).status == 204)
-        let stored = try await server.store.inspection(inspection.id, carrier.scope).media.first { $0.slot == .walkthrough }
+        let stored = try await server.store.inspections.inspection(inspection.id, carrier.scope).media.first { $0.slot == .walkthrough }
         #expect(stored?.sha256 == UploadTests.hex(file))
 
         // The multipart upload itself is aborted behind the server's back: 410, and the upload is gone (the app starts a new one).

@@ -132,7 +132,7 @@ struct TenantIsolationTests {
                     #expect(try await store.trips.trip(ownerTrip.id, a.scope) == ownerTrip)
                     #expect(try await store.expenses.list(trip: ownerTrip.id, a.scope).contains(ownerExpense))
                     #expect(try await store.people.deviceTokens(user: a.driver.user.id, tenant: a.tenant.id).map(\.token) == [ownerDeviceToken])
-                    let untouched = try await store.inspection(inspection.inspection, a.scope)
+                    let untouched = try await store.inspections.inspection(inspection.inspection, a.scope)
                     #expect(untouched.completedAt == nil && untouched.notes.isEmpty && untouched.media.count == MediaSlot.requiredPhotos.count)
                     let notification = try await store.notifications.list(.driver(tenant: a.tenant.id, driver: a.driverID(0)))
                         .first { $0.id == ownerNotification.id }
@@ -141,7 +141,7 @@ struct TenantIsolationTests {
             }
             // The owner's own calls did take effect.
             #expect(try await store.orders.order(ownerOrder.id, a.scope).status == .pickedUp)
-            let completed = try await store.inspection(inspection.inspection, a.scope)
+            let completed = try await store.inspections.inspection(inspection.inspection, a.scope)
             #expect(completed.completedAt != nil && completed.notes == "Owner's note")
         }
     }

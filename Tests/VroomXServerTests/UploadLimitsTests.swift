@@ -165,7 +165,7 @@ struct UploadLimitsTests {
             let late = try await Self.patch(api, upload, offset: 2000, Array(bytes[2000...]), token: token)
             #expect(late.status == 409 && late.errorCode == "inspection_completed")
             #expect(Self.files(in: photos) == after, "the completed inspection's files are unchanged and no orphan is left")
-            let completed = try await server.store.inspection(inspection, carrier.scope)
+            let completed = try await server.store.inspections.inspection(inspection, carrier.scope)
             #expect(!completed.media.contains { $0.slot == MediaSlot("damage_1") })
         }
     }
@@ -199,7 +199,7 @@ struct UploadLimitsTests {
             #expect(head.headers[.init("Upload-Offset")!] == String(bytes.count))
             let retry = try await Self.patch(api, upload, offset: bytes.count, [], token: token)
             #expect(retry.status == 204, "\(retry.text)")
-            let attached = try await server.store.inspection(inspection, carrier.scope).media.first { $0.slot == MediaSlot("damage_2") }
+            let attached = try await server.store.inspections.inspection(inspection, carrier.scope).media.first { $0.slot == MediaSlot("damage_2") }
             #expect(attached?.sha256 == UploadTests.hex(bytes))
             let download = try await api.call(.inspectionMedia, inspection.rawValue, "damage_2", token: token)
             #expect(download.body == Data(bytes))
@@ -244,7 +244,7 @@ struct UploadLimitsTests {
         let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
         let order = carrier.orders[carrier.trips[0][0].id]![0]
         let scope = Scope.driver(tenant: carrier.tenant.id, driver: carrier.driverID(0))
-        let inspection = try await server.store.saveInspection(ID(), SaveInspectionRequest(orderID: order.id, kind: .pickup), scope)
+        let inspection = try await server.store.inspections.save(ID(), SaveInspectionRequest(orderID: order.id, kind: .pickup), scope)
         let past = WireTime.milliseconds(server.clock.now) - 1000
         // Written 100 rows per transaction: one write of 1,234 single-row
         // inserts can outlast the database deadline on a loaded machine.

@@ -15,7 +15,7 @@ struct UploadTests {
     /// A pickup inspection of the first driver's first order, saved through the store.
     static func openInspection(_ server: TestServer, _ carrier: CarrierFixture) async throws -> Inspection {
         let order = carrier.orders[carrier.trips[0][0].id]![0]
-        return try await server.store.saveInspection(ID(), SaveInspectionRequest(orderID: order.id, kind: .pickup),
+        return try await server.store.inspections.save(ID(), SaveInspectionRequest(orderID: order.id, kind: .pickup),
                                                      .driver(tenant: carrier.tenant.id, driver: carrier.driverID(0)))
     }
 
@@ -79,7 +79,7 @@ struct UploadTests {
         }
         #expect(last.status == 204 && last.headers["upload-offset"] == String(file.count), "\(last.status) \(last.text)")
 
-        let attached = try await server.store.inspection(inspection.id, carrier.scope)
+        let attached = try await server.store.inspections.inspection(inspection.id, carrier.scope)
         let video = try #require(attached.media.first { $0.slot == .walkthrough })
         #expect(video.sha256 == Self.hex(file) && video.sizeBytes == Int64(file.count) && video.contentType == "video/mp4")
         let download = try await RawHTTP.request(port: live.port, "GET", Endpoint.inspectionMedia.path(inspection.id.rawValue, "walkthrough"),
@@ -396,7 +396,7 @@ struct UploadTests {
         let output = try await ChildProcess.run("/usr/bin/env", ["python3", script, "--endpoint", "\(live.baseURL)/v1/uploads", "--token", carrier.driver.accessToken,
                                                          "--inspection", inspection.id.rawValue, "--slot", "front", "--file", file.path])
         #expect(output.status == 0, "tuspy: \(output.text)")
-        let attached = try await server.store.inspection(inspection.id, carrier.scope)
+        let attached = try await server.store.inspections.inspection(inspection.id, carrier.scope)
         #expect(attached.media.first { $0.slot == .front }?.sha256 == Self.hex(photo))
     }
 

@@ -38,7 +38,7 @@ struct ConsoleOrderPages {
             guard let id = context.parameters.get("id").flatMap(ID<Inspection>.init) else { throw AppError.notFound("Inspection") }
             let slot = MediaSlot(context.parameters.get("slot") ?? "")
             guard slot.isValid else { throw AppError.notFound("Photo") }
-            let (described, key) = try await store.media(id, slot: slot, .dispatch(tenant: session.identity.tenant))
+            let (described, key) = try await store.inspections.media(id, slot: slot, .dispatch(tenant: session.identity.tenant))
             return try await InspectionController.serve(request, contentType: described.contentType, sha256: described.sha256, key: key,
                                                         media: console.media)
         }
@@ -148,7 +148,7 @@ struct ConsoleOrderPages {
         let id: ID<Order> = try request.id("id", "Order")
         let order = try await store.orders.order(id, request.scope)
         let names = try await Names.load(store, tenant: request.tenant)
-        let inspectionList = try await store.orderInspectionDocuments(id, request.scope).array
+        let inspectionList = try await store.inspections.documents(of: id, request.scope).array
         let inspections = (try? WireJSON.decoder().decode([Inspection].self, from: Data(inspectionList.utf8))) ?? []
         var notice = request.query("added") == "1" ? "Order \(order.number) created." : request.query("saved") == "1" ? "Saved." : ""
         let named = (request.query("unpinned") ?? "").split(separator: ",")

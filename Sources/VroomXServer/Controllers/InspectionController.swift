@@ -15,21 +15,21 @@ struct InspectionController {
     func register(_ routes: Routes) {
         routes.on(.saveInspection) { request, context in
             let body = try await request.decodeJSON(SaveInspectionRequest.self)
-            return try JSONBody.response(try await store.saveInspection(try context.id(), body, try context.caller().scope))
+            return try JSONBody.response(try await store.inspections.save(try context.id(), body, try context.caller().scope))
         }
         routes.on(.inspection) { _, context in
-            try JSONBody.response(try await store.inspection(try context.id(), try context.caller().scope))
+            try JSONBody.response(try await store.inspections.inspection(try context.id(), try context.caller().scope))
         }
         routes.on(.completeInspection) { request, context in
             let body = try await request.decodeOptionalJSON(CompleteInspectionRequest.self)
-            return try JSONBody.response(try await store.completeInspection(try context.id(), occurredAt: body?.occurredAt,
+            return try JSONBody.response(try await store.inspections.complete(try context.id(), occurredAt: body?.occurredAt,
                                                                             try context.caller().scope).inspection)
         }
         routes.on(.orderInspections) { _, context in
-            JSONBody.items(try await store.orderInspectionDocuments(try context.id(), try context.caller().scope))
+            JSONBody.items(try await store.inspections.documents(of: try context.id(), try context.caller().scope))
         }
         routes.on(.dispatchOrderInspections) { _, context in
-            JSONBody.items(try await store.orderInspectionDocuments(try context.id(), try context.caller().scope))
+            JSONBody.items(try await store.inspections.documents(of: try context.id(), try context.caller().scope))
         }
         routes.onResponse(.inspectionMedia) { request, context in
             try await download(request, context)
@@ -47,7 +47,7 @@ struct InspectionController {
 
     /// The file, whole or the byte range asked for (one range; RFC 9110).
     private func download(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (described, key) = try await store.media(try context.id(), slot: try slot(context), try context.caller().scope)
+        let (described, key) = try await store.inspections.media(try context.id(), slot: try slot(context), try context.caller().scope)
         return try await Self.serve(request, contentType: described.contentType, sha256: described.sha256, key: key, media: media)
     }
 
@@ -130,6 +130,6 @@ struct InspectionController {
     private func put(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let id: ID<Inspection> = try context.id()
         try await uploads.putWhole(request, to: .inspection(id, try slot(context)), try context.caller())
-        return try JSONBody.response(try await store.inspection(id, try context.caller().scope)).response
+        return try JSONBody.response(try await store.inspections.inspection(id, try context.caller().scope)).response
     }
 }

@@ -161,11 +161,4 @@ enum OrderRepository {
         return FieldVersions(status: try row.int("status_version"), pickupETA: try row.int("pickup_eta_version"),
                              deliveryETA: try row.int("delivery_eta_version"), details: try row.int("details_version"))
     }
-
-    /// The kinds of the order's inspections that are completed.
-    static func completedInspections(of order: ID<Order>, _ tx: TenantTransaction) async throws -> Set<String> {
-        Set(try await tx.query("""
-            SELECT kind FROM inspections WHERE tenant_id = \(tx.tenant) AND order_id = \(order) AND completed_at IS NOT NULL
-            """).map { try $0.string("kind") })
-    }
 }

@@ -67,7 +67,7 @@ extension OrderService {
             if status == .delivered { order.actualDeliveryDate = min(occurredAt, tx.now) }
         }
         if actor == .driver, !asHistory, Inspection.Kind(completing: status) != nil {
-            let completed = try await OrderRepository.completedInspections(of: current.id, tx)
+            let completed = try await InspectionRepository.completedKinds(of: current.id, tx)
             if let refusal = InspectionRules.required(toMark: status, order: current, completed: { completed.contains($0.rawValue) }) {
                 throw AppError(refusal)
             }

@@ -247,7 +247,7 @@ public struct OrderService: Sendable {
             try await OrderRepository.insertStatusEvent(saved, occurredAt: occurredAt ?? tx.now, tx)
         }
         if saved.driverID != original.driverID {
-            try await store.handOverInspections(of: saved, from: original.driverID, tx)
+            try await store.inspections.handOver(of: saved, from: original.driverID, tx)
         }
         if saved.pickupETA != original.pickupETA || saved.deliveryETA != original.deliveryETA {
             // Cleared by a reassignment: the line keeps the previous driver's last ETAs.

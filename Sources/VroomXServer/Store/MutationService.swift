@@ -223,9 +223,9 @@ struct MutationService {
         case .markNotificationRead(let reference):
             return Applied(row: .notification(try await store.notifications.markRead(reference.notificationID, readAt: reference.readAt, scope)))
         case .saveInspection(let save):
-            return Applied(row: .inspection(try await store.saveInspection(save.inspectionID, save.inspection, scope)))
+            return Applied(row: .inspection(try await store.inspections.save(save.inspectionID, save.inspection, scope)))
         case .completeInspection(let reference):
-            let (inspection, order) = try await store.completeInspection(reference.inspectionID, occurredAt: reference.occurredAt, scope)
+            let (inspection, order) = try await store.inspections.complete(reference.inspectionID, occurredAt: reference.occurredAt, scope)
             return Applied(row: .inspection(inspection), order: order)
         case .recordOdometer(let request):
             guard request.id != nil else { throw AppError.validation("payload.id", "An offline odometer reading carries its own id.") }
@@ -247,7 +247,7 @@ struct MutationService {
             return try await OrderRepository.find(order.id, scope, locking: true, db).map(ChangeRow.order)
         case .inspection(let inspection):
             guard try await OrderRepository.find(inspection.orderID, scope, locking: true, db) != nil else { return nil }
-            return try await store.fetchVisibleInspection(inspection.id, scope, db).map(ChangeRow.inspection)
+            return try await store.inspections.visible(inspection.id, scope, db).map(ChangeRow.inspection)
         case .expense(let expense):
             return try await ExpenseRepository.lock(expense.id, trip: expense.tripID, scope, db).map(ChangeRow.expense)
         case .equipment(let unit):
@@ -267,10 +267,10 @@ struct MutationService {
         case .updateOrderETA(let change): return (try await OrderRepository.find(change.orderID, scope, db).map(ChangeRow.order), nil)
         case .saveInspection(let save):
             // An inspection refused at its start has no row: the client drops its copy.
-            let inspection = try await store.fetchVisibleInspection(save.inspectionID, scope, db)
+            let inspection = try await store.inspections.visible(save.inspectionID, scope, db)
             return (inspection.map(ChangeRow.inspection), try await OrderRepository.find(save.inspection.orderID, scope, db))
         case .completeInspection(let reference):
-            guard let inspection = try await store.fetchVisibleInspection(reference.inspectionID, scope, db) else { return (nil, nil) }
+            guard let inspection = try await store.inspections.visible(reference.inspectionID, scope, db) else { return (nil, nil) }
             return (.inspection(inspection), try await OrderRepository.find(inspection.orderID, scope, db))
         case .recordOdometer(let request): return (try await EquipmentRepository.find(request.equipmentID, scope, db).map(ChangeRow.equipment), nil)
         case .createExpense(let request):

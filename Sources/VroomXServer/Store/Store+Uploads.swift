@@ -108,7 +108,7 @@ extension Store {
             let unitID: ID<Equipment>?
             switch target {
             case .inspection(let inspection, let slot):
-                guard let found = try await fetchInspection(inspection, tenant: scope.tenant, tx.db),
+                guard let found = try await InspectionRepository.find(inspection, tenant: scope.tenant, tx.db),
                       try await OrderRepository.find(found.orderID, scope, tx.db) != nil else { throw AppError.notFound("Inspection") }
                 guard found.completedAt == nil else {
                     throw AppError(409, .inspectionCompleted, "This inspection is completed and can no longer change.")
@@ -251,7 +251,7 @@ extension Store {
             case .inspection(let inspection, let slot):
                 let media = InspectionMedia(slot: slot, kind: upload.kind, contentType: file.contentType,
                                             sizeBytes: upload.length, sha256: file.sha256, uploadedAt: tx.now)
-                return try await attachMedia(media, key: file.key, to: inspection, scope, tx)
+                return try await inspections.attach(media, key: file.key, to: inspection, scope, tx)
             case .unitPhoto(let unit):
                 let photo = EquipmentPhoto(id: ID(), contentType: file.contentType, sizeBytes: upload.length, sha256: file.sha256,
                                            uploadedBy: user, uploadedAt: tx.now)

@@ -3,11 +3,14 @@ import VroomXModels
 
 /// Inspections at pickup and delivery, and the media attached to them.
 /// A driver reaches an inspection through its order (their own orders
-/// only); dispatch sees the carrier's.
-extension Store {
+/// only); dispatch sees the carrier's. What may be inspected and when,
+/// what completing one does; the SQL is `InspectionRepository`'s.
+public struct InspectionService: Sendable {
+    let store: Store
+
     /// Starts an inspection or updates it while it is open. Fields left out
     /// of the request keep their values.
-    public func saveInspection(_ id: ID<Inspection>, _ request: SaveInspectionRequest, _ scope: Scope) async throws -> Inspection {
+    public func save(_ id: ID<Inspection>, _ request: SaveInspectionRequest, _ scope: Scope) async throws -> Inspection {
         if let problem = request.problem { throw AppError.validation(problem.field, problem.message) }
         let notes = try request.notes.map { try Validate.text($0, FieldLimits.inspectionNotes) }
         // Notes are stored as checked (line breaks and spaces as every text's).
@@ -18,10 +21,10 @@ extension Store {
                 return damage
             }
         }
-        return try await write(tenant: scope.tenant) { tx in
+        return try await store.write(tenant: scope.tenant) { tx in
             guard let order = try await OrderRepository.find(request.orderID, scope, tx.db) else { throw AppError.notFound("Order") }
             var inspection: Inspection
-            if let existing = try await fetchInspection(id, tenant: scope.tenant, tx.db) {
+            if let existing = try await InspectionRepository.find(id, tenant: scope.tenant, tx.db) {
                 guard existing.orderID == order.id, existing.kind == request.kind else {
                     throw AppError.idTaken
                 }
@@ -32,9 +35,7 @@ extension Store {
                 inspection.version += 1
             } else {
                 try Self.checkInspectable(order, kind: request.kind)
-                if try await tx.first("""
-                    SELECT id FROM inspections WHERE tenant_id = \(scope.tenant) AND order_id = \(order.id) AND kind = \(request.kind.rawValue)
-                    """) != nil {
+                if try await InspectionRepository.exists(of: order.id, kind: request.kind, tenant: scope.tenant, tx.db) {
                     throw AppError(409, .alreadyExists, "This order already has a \(request.kind.rawValue) inspection.", field: "kind")
                 }
                 inspection = Inspection(id: id, orderID: order.id, driverID: scope.driverID ?? order.driverID, kind: request.kind,
@@ -46,7 +47,7 @@ extension Store {
             if let damages { inspection.damages = damages }
             if let unavailable = request.customerUnavailable { inspection.customerUnavailable = unavailable }
             inspection.updatedAt = tx.now
-            try await storeInspection(inspection, isNew: inspection.version == 1, visibleTo: order.driverID, tx)
+            try await InspectionRepository.store(inspection, isNew: inspection.version == 1, visibleTo: order.driverID, tx)
             return inspection
         }
     }
@@ -56,11 +57,11 @@ extension Store {
     /// moves its order: a completed pickup inspection is the pickup, a
     /// completed delivery inspection the delivery, both at `occurredAt`.
     /// Completing again answers the completed inspection and changes nothing.
-    public func completeInspection(_ id: ID<Inspection>, occurredAt: Date? = nil,
+    public func complete(_ id: ID<Inspection>, occurredAt: Date? = nil,
                                    _ scope: Scope) async throws -> (inspection: Inspection, order: Order) {
-        try await write(tenant: scope.tenant) { tx in
-            guard var inspection = try await fetchInspection(id, tenant: scope.tenant, tx.db),
-                  case let (order, trip)? = try await orders.lockWithTrip(inspection.orderID, scope, tx) else { throw AppError.notFound("Inspection") }
+        try await store.write(tenant: scope.tenant) { tx in
+            guard var inspection = try await InspectionRepository.find(id, tenant: scope.tenant, tx.db),
+                  case let (order, trip)? = try await store.orders.lockWithTrip(inspection.orderID, scope, tx) else { throw AppError.notFound("Inspection") }
             if inspection.completedAt != nil { return (inspection, order) }
             try Self.checkInspectable(order, kind: inspection.kind)
             try OrderService.checkTripCarries(trip, to: inspection.kind.completedStatus)
@@ -75,8 +76,8 @@ extension Store {
             }
             inspection.updatedAt = tx.now
             inspection.version += 1
-            try await storeInspection(inspection, isNew: false, visibleTo: order.driverID, tx)
-            let moved = try await orders.changeStatus(order, to: inspection.kind.completedStatus, occurredAt: inspection.completedAt,
+            try await InspectionRepository.store(inspection, isNew: false, visibleTo: order.driverID, tx)
+            let moved = try await store.orders.changeStatus(order, to: inspection.kind.completedStatus, occurredAt: inspection.completedAt,
                                                by: scope.actor, tx)
             return (inspection, moved)
         }
@@ -89,66 +90,36 @@ extension Store {
     }
 
     public func inspection(_ id: ID<Inspection>, _ scope: Scope) async throws -> Inspection {
-        guard let inspection = try await read({ try await fetchVisibleInspection(id, scope, $0) }) else {
+        guard let inspection = try await store.read({ try await visible(id, scope, $0) }) else {
             throw AppError.notFound("Inspection")
         }
         return inspection
     }
 
     /// An inspection of an order the caller may see.
-    func fetchVisibleInspection(_ id: ID<Inspection>, _ scope: Scope, _ db: any SQLExecutor) async throws -> Inspection? {
-        guard let inspection = try await fetchInspection(id, tenant: scope.tenant, db),
+    func visible(_ id: ID<Inspection>, _ scope: Scope, _ db: any SQLExecutor) async throws -> Inspection? {
+        guard let inspection = try await InspectionRepository.find(id, tenant: scope.tenant, db),
               try await OrderRepository.find(inspection.orderID, scope, db) != nil else { return nil }
         return inspection
     }
 
-    public func orderInspectionDocuments(_ order: ID<Order>, _ scope: Scope) async throws -> DocumentPage {
-        try await read { db in
+    public func documents(of order: ID<Order>, _ scope: Scope) async throws -> DocumentPage {
+        try await store.read { db in
             guard try await OrderRepository.find(order, scope, db) != nil else { throw AppError.notFound("Order") }
-            let rows = try await db.documents("""
-                SELECT doc FROM inspections WHERE tenant_id = \(scope.tenant) AND order_id = \(order) ORDER BY kind DESC
-                """, limit: .max)
-            return DocumentPage(joined: rows.joined, count: rows.count, nextCursor: nil)
+            return try await InspectionRepository.documents(of: order, tenant: scope.tenant, db)
         }
-    }
-
-    func fetchInspection(_ id: ID<Inspection>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Inspection? {
-        guard let row = try await db.first("SELECT doc FROM inspections WHERE tenant_id = \(tenant) AND id = \(id)") else { return nil }
-        return try WireJSON.decoder().decode(Inspection.self, from: Data(try row.string("doc").utf8))
-    }
-
-    func storeInspection(_ inspection: Inspection, isNew: Bool, visibleTo driver: ID<Driver>?, _ tx: TenantTransaction) async throws {
-        let doc = try WireDocument.encode(inspection)
-        if isNew {
-            try await tx.execute("""
-                INSERT INTO inspections (id, tenant_id, order_id, driver_id, kind, odometer, notes, customer_unavailable,
-                                         completed_at, version, created_at, updated_at, doc)
-                VALUES (\(inspection.id), \(tx.tenant), \(inspection.orderID), \(inspection.driverID), \(inspection.kind.rawValue),
-                        \(inspection.odometer), \(inspection.notes), \(inspection.customerUnavailable), \(inspection.completedAt),
-                        \(inspection.version), \(inspection.createdAt), \(inspection.updatedAt), \(doc))
-                """, unique: AppError.idTaken)
-        } else {
-            guard try await tx.first("""
-                UPDATE inspections SET driver_id = \(inspection.driverID), odometer = \(inspection.odometer), notes = \(inspection.notes),
-                    customer_unavailable = \(inspection.customerUnavailable), completed_at = \(inspection.completedAt),
-                    version = \(inspection.version), updated_at = \(inspection.updatedAt), doc = \(doc)
-                WHERE tenant_id = \(tx.tenant) AND id = \(inspection.id) AND version = \(inspection.version - 1) RETURNING id
-                """) != nil else { throw WriteConflict() }
-        }
-        tx.recordUpsert(.inspection, id: inspection.id.rawValue, document: doc, visibleTo: driver)
     }
 
     /// An order that changed hands takes its inspections along (before
     /// pickup that is at most an unfinished pickup inspection): the
     /// previous driver's device drops them and the new driver continues.
-    func handOverInspections(of order: Order, from previous: ID<Driver>?, _ tx: TenantTransaction) async throws {
-        let rows = try await tx.query("SELECT doc FROM inspections WHERE tenant_id = \(tx.tenant) AND order_id = \(order.id)")
-        for row in rows {
-            var inspection = try WireJSON.decoder().decode(Inspection.self, from: Data(try row.string("doc").utf8))
+    func handOver(of order: Order, from previous: ID<Driver>?, _ tx: TenantTransaction) async throws {
+        for found in try await InspectionRepository.of(order.id, tx) {
+            var inspection = found
             if let driver = order.driverID { inspection.driverID = driver }
             inspection.version += 1
             inspection.updatedAt = tx.now
-            try await storeInspection(inspection, isNew: false, visibleTo: order.driverID, tx)
+            try await InspectionRepository.store(inspection, isNew: false, visibleTo: order.driverID, tx)
             if let previous { tx.recordRevoke(.inspection, id: inspection.id.rawValue, from: previous) }
         }
     }
@@ -156,43 +127,39 @@ extension Store {
     /// A stored file of an inspection the caller may see: its description
     /// and storage key.
     public func media(_ inspection: ID<Inspection>, slot: MediaSlot, _ scope: Scope) async throws -> (InspectionMedia, String) {
-        try await read { db in
-            guard let found = try await fetchInspection(inspection, tenant: scope.tenant, db),
+        try await store.read { db in
+            guard let found = try await InspectionRepository.find(inspection, tenant: scope.tenant, db),
                   try await OrderRepository.find(found.orderID, scope, db) != nil,
                   let media = found.media.first(where: { $0.slot == slot }),
-                  let row = try await db.first("""
-                    SELECT storage_key FROM inspection_media
-                    WHERE tenant_id = \(scope.tenant) AND inspection_id = \(inspection) AND slot = \(slot.rawValue)
-                    """) else { throw AppError.notFound("Media") }
-            return (media, try row.string("storage_key"))
+                  let key = try await InspectionRepository.mediaKey(of: inspection, slot: slot, tenant: scope.tenant, db) else {
+                throw AppError.notFound("Media")
+            }
+            return (media, key)
         }
     }
 
     /// Attaches a stored file to an open inspection (replacing the slot's
     /// previous file), in the transaction that finishes its upload. Returns
     /// the storage key of the file it replaced, if any.
-    func attachMedia(_ media: InspectionMedia, key: String, to id: ID<Inspection>, _ scope: Scope,
+    func attach(_ media: InspectionMedia, key: String, to id: ID<Inspection>, _ scope: Scope,
                      _ tx: TenantTransaction) async throws -> String? {
-        guard var inspection = try await fetchInspection(id, tenant: scope.tenant, tx.db),
+        guard var inspection = try await InspectionRepository.find(id, tenant: scope.tenant, tx.db),
               let order = try await OrderRepository.find(inspection.orderID, scope, tx.db) else { throw AppError.notFound("Inspection") }
         guard inspection.completedAt == nil else {
             throw AppError(409, .inspectionCompleted, "This inspection is completed and can no longer change.")
         }
-        let replaced = try await tx.first("""
-            DELETE FROM inspection_media WHERE tenant_id = \(tx.tenant) AND inspection_id = \(id) AND slot = \(media.slot.rawValue)
-            RETURNING storage_key
-            """)?.string("storage_key")
-        try await tx.execute("""
-            INSERT INTO inspection_media (tenant_id, inspection_id, slot, kind, content_type, size_bytes, sha256, storage_key, uploaded_at)
-            VALUES (\(tx.tenant), \(id), \(media.slot.rawValue), \(media.kind.rawValue), \(media.contentType), \(media.sizeBytes),
-                    \(media.sha256), \(key), \(media.uploadedAt))
-            """)
+        let replaced = try await InspectionRepository.replaceMedia(media, key: key, of: id, tx)
         inspection.media.removeAll { $0.slot == media.slot }
         inspection.media.append(media)
         inspection.media.sort { $0.slot < $1.slot }
         inspection.version += 1
         inspection.updatedAt = tx.now
-        try await storeInspection(inspection, isNew: false, visibleTo: order.driverID, tx)
+        try await InspectionRepository.store(inspection, isNew: false, visibleTo: order.driverID, tx)
         return replaced
     }
+}
+
+extension Store {
+    /// Inspections at pickup and delivery, and their media.
+    public var inspections: InspectionService { InspectionService(store: self) }
 }
