@@ -255,7 +255,7 @@ extension MaintenanceService {
                 try await store.pruneExpiredAuthData()
                 try await store.pruneChangeLog(olderThan: services.configuration.changeRetention)
                 try await store.pruneIdempotencyKeys(olderThan: 8 * 86_400)
-                try await store.pruneLocationFixes(olderThan: services.configuration.locationRetention)
+                try await store.location.pruneFixes(olderThan: services.configuration.locationRetention)
                 try await store.pruneDeviceBacklogs()
                 try await store.prunePushQueue()
                 try await services.pruneExpiredUploads()

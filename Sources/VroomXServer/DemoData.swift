@@ -94,7 +94,7 @@ public enum DemoData {
                                longitude: road.from.longitude + (road.to.longitude - road.from.longitude) * share, accuracyMeters: 6,
                                recordedAt: store.clock.now.addingTimeInterval(Double(minute - 180) * 60), speedMetersPerSecond: 11.6)
         }
-        _ = try await store.recordLocations(RecordLocationsRequest(fixes: fixes), .driver(tenant: t, driver: alex.id))
+        _ = try await store.location.record(RecordLocationsRequest(fixes: fixes), .driver(tenant: t, driver: alex.id))
 
         // Expenses Alex recorded (fuel with the truck, gallons and odometer: the fuel log).
         let alexScope = Scope.driver(tenant: t, driver: alex.id)

@@ -27,7 +27,7 @@ struct ReconcileTests {
         }
         try app.location.flush()
         await app.syncNow()
-        let stored = try await scene.server.store.track(of: trip.id, tenant: scene.carrier.tenant.id, since: .distantPast)
+        let stored = try await scene.server.store.location.track(of: trip.id, tenant: scene.carrier.tenant.id, since: .distantPast)
         #expect(stored.count == 5)
         // Stamped as the server's clock would have: none in the future, the last about now.
         #expect(stored.allSatisfy { $0.recordedAt <= Date().addingTimeInterval(5) })

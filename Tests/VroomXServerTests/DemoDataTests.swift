@@ -29,7 +29,7 @@ struct DemoDataTests {
     @Test("a driver the map shows at a position is not 'never seen' on the drivers' list", arguments: TestBackend.available)
     func seenByPosition(_ backend: TestBackend) async throws {
         let (server, tenant) = try await Self.seeded(backend)
-        let positions = try await server.store.positions(tenant: tenant.id)
+        let positions = try await server.store.location.positions(tenant: tenant.id)
         let overview = try await server.store.driverOverview(tenant: tenant.id)
         #expect(!positions.isEmpty)
         for line in overview {

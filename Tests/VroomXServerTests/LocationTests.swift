@@ -308,9 +308,9 @@ struct LocationTests {
 
             // 91 days on, the breadcrumbs are gone; the last position stays.
             server.clock.advance(by: 91 * 86_400)
-            try await server.store.pruneLocationFixes(olderThan: TimeInterval(LocationRules.defaultRetentionDays) * 86_400)
-            #expect(try await server.store.track(of: trip.id, tenant: alpha.tenant.id).geometry.coordinates.isEmpty)
-            #expect(try await server.store.positions(tenant: alpha.tenant.id).count == 1)
+            try await server.store.location.pruneFixes(olderThan: TimeInterval(LocationRules.defaultRetentionDays) * 86_400)
+            #expect(try await server.store.location.track(of: trip.id, tenant: alpha.tenant.id).geometry.coordinates.isEmpty)
+            #expect(try await server.store.location.positions(tenant: alpha.tenant.id).count == 1)
         }
     }
 }

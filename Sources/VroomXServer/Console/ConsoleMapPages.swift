@@ -17,11 +17,11 @@ struct ConsoleMapPages {
 
     private func map(_ request: ConsoleRequest) async throws -> Response {
         let tenant = request.tenant
-        let positions = try await store.positions(tenant: tenant)
+        let positions = try await store.location.positions(tenant: tenant)
         let trips = try await store.trips.list(.dispatch(tenant: tenant), status: .inProgress)
         var tracks: [(Trip, [GeoPosition])] = []
         for trip in trips.prefix(50) {
-            let track = try await store.track(of: trip.id, tenant: tenant, since: store.now.addingTimeInterval(-24 * 3600))
+            let track = try await store.location.track(of: trip.id, tenant: tenant, since: store.now.addingTimeInterval(-24 * 3600))
             if !track.isEmpty { tracks.append((trip, track)) }
         }
         // The stops still ahead on trips under way (a planned trip's stops would only crowd the map).
@@ -42,7 +42,7 @@ struct ConsoleMapPages {
             let next = Order.nextStop(among: onTrip, today: today)
             var nextStop: MapView.Next?
             if let (order, kind) = next {
-                let progress = try await store.progress(of: order.id, tenant: tenant)
+                let progress = try await store.location.progress(of: order.id, tenant: tenant)
                 nextStop = .init(order: order.number, orderID: order.id.rawValue, stop: kind.rawValue,
                                  arrived: ConsoleFormat.time(order.arrived(at: kind)),
                                  distance: order.stop(kind).location.map { LocationRules.distanceText(position.fix.point.distance(to: $0)) } ?? "—",

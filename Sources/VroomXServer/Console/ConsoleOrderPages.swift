@@ -164,7 +164,7 @@ struct ConsoleOrderPages {
             .compactMap { when, text in when.map { ($0, OrderPageView.Event(time: ConsoleFormat.time($0), text: text)) } }
         let statuses = history.isEmpty ? Self.timeline(order) : history.map { ($0.occurredAt, Self.historyLine($0)) }
         let etas = try await store.etaHistory(id, tenant: request.tenant).map { ($0.recordedAt, Self.etaLine($0)) }
-        let progress = try await store.progress(of: id, tenant: request.tenant)
+        let progress = try await store.location.progress(of: id, tenant: request.tenant)
         let view = OrderPageView(
             row: OrderRowView(order, names), order: .init(order), notice: notice,
             timeline: (statuses + arrivals + etas).sorted { $0.0 < $1.0 }.map(\.1),

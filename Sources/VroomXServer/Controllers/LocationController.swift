@@ -9,16 +9,16 @@ struct LocationController {
     func register(_ routes: Routes) {
         routes.on(.recordLocations) { request, context in
             let body = try await request.decodeJSON(RecordLocationsRequest.self)
-            return try JSONBody.response(try await store.recordLocations(body, try context.caller().scope))
+            return try JSONBody.response(try await store.location.record(body, try context.caller().scope))
         }
         routes.on(.dispatchPositions) { _, context in
-            try JSONBody.response(Items(try await store.positions(tenant: try context.caller().tenant)))
+            try JSONBody.response(Items(try await store.location.positions(tenant: try context.caller().tenant)))
         }
         routes.on(.dispatchOrderProgress) { _, context in
-            try JSONBody.response(try await store.progress(of: try context.id(), tenant: try context.caller().tenant))
+            try JSONBody.response(try await store.location.progress(of: try context.id(), tenant: try context.caller().tenant))
         }
         routes.on(.dispatchTripTrack) { _, context in
-            var response = try JSONBody.response(try await store.track(of: try context.id(), tenant: try context.caller().tenant))
+            var response = try JSONBody.response(try await store.location.track(of: try context.id(), tenant: try context.caller().tenant))
             response.headers[.contentType] = "application/geo+json"
             return response
         }

@@ -232,7 +232,7 @@ struct MutationService {
             return Applied(row: .equipment(try await store.fleet.recordOdometer(request, scope).unit))
         case .recordLocations(let request):
             // Positions are not rows of the device's cache; the arrivals they make reach it through the feed.
-            return Applied(positions: try await store.recordLocations(request, scope))
+            return Applied(positions: try await store.location.record(request, scope))
         }
     }
 

@@ -1,0 +1,145 @@
+import Foundation
+import VroomXModels
+
+extension GeoPosition {
+    static let columns: SQL = "recorded_at, latitude, longitude, accuracy_m, speed_mps, heading"
+
+    init(row: SQLRow) throws {
+        self.init(latitude: try row.double("latitude"), longitude: try row.double("longitude"),
+                  accuracyMeters: try row.double("accuracy_m"), recordedAt: try row.date("recorded_at"),
+                  speedMetersPerSecond: try row.optionalDouble("speed_mps"), heading: try row.optionalDouble("heading"))
+    }
+}
+
+/// Drivers' positions in the database — breadcrumbs, the last known
+/// position of each driver, what a trip's track reads — and the trips and
+/// orders a batch of positions is judged against: the SQL and the row
+/// mapping, nothing else.
+enum LocationRepository {
+    /// The driver's trip under way, if any.
+    static func tripUnderWay(of driver: ID<Driver>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> ID<Trip>? {
+        try await db.first("""
+            SELECT id FROM trips WHERE tenant_id = \(tenant) AND driver_id = \(driver) AND status = 'in_progress' ORDER BY start_date, id LIMIT 1
+            """)?.id("id")
+    }
+
+    /// The driver's last completed trip and when it ended.
+    static func lastCompletedTrip(of driver: ID<Driver>, tenant: ID<Tenant>,
+                                  _ db: any SQLExecutor) async throws -> (trip: ID<Trip>, endedAt: Date)? {
+        guard let row = try await db.first("""
+            SELECT id, updated_at FROM trips WHERE tenant_id = \(tenant) AND driver_id = \(driver) AND status = 'completed'
+            ORDER BY updated_at DESC LIMIT 1
+            """) else { return nil }
+        return (try row.id("id"), try row.date("updated_at"))
+    }
+
+    /// The driver's orders on trips under way with a stop still to arrive at.
+    static func arrivalCandidates(driver: ID<Driver>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [Order] {
+        try await db.query("""
+            SELECT \(Order.columns) FROM orders
+            WHERE tenant_id = \(tenant) AND driver_id = \(driver) AND status IN ('assigned', 'picked_up')
+            AND (pickup_latitude IS NOT NULL OR delivery_latitude IS NOT NULL)
+            AND trip_id IN (SELECT id FROM trips WHERE tenant_id = \(tenant) AND driver_id = \(driver) AND status = 'in_progress')
+            ORDER BY id LIMIT 200
+            """).map(Order.init(row:))
+    }
+
+    /// Inserts the fixes the table does not have yet; returns how many.
+    static func insertFixes(_ fixes: [GeoPosition], driver: ID<Driver>, trip: ID<Trip>?, _ tx: TenantTransaction) async throws -> Int {
+        var stored = 0
+        // A few hundred rows per statement keeps within both databases' parameter limits.
+        for chunk in stride(from: 0, to: fixes.count, by: 100).map({ fixes[$0..<min($0 + 100, fixes.count)] }) {
+            let values = SQL.joined(chunk.map { fix in
+                "(\(tx.tenant), \(driver), \(fix.recordedAt), \(trip), \(fix.latitude), \(fix.longitude), \(fix.accuracyMeters), \(fix.speedMetersPerSecond), \(fix.heading), \(tx.now))"
+            }, separator: ", ")
+            stored += try await tx.query("""
+                INSERT INTO location_fixes (tenant_id, driver_id, recorded_at, trip_id, latitude, longitude, accuracy_m, speed_mps, heading, received_at)
+                VALUES \(values)
+                ON CONFLICT (tenant_id, driver_id, recorded_at) DO NOTHING
+                RETURNING recorded_at
+                """).count
+        }
+        return stored
+    }
+
+    /// Moves the driver's last known position forward (never back).
+    static func advancePosition(of driver: ID<Driver>, to newest: GeoPosition, trip: ID<Trip>, _ tx: TenantTransaction) async throws {
+        try await tx.execute("""
+            INSERT INTO driver_positions (tenant_id, driver_id, recorded_at, trip_id, latitude, longitude, accuracy_m, speed_mps, heading)
+            VALUES (\(tx.tenant), \(driver), \(newest.recordedAt), \(trip), \(newest.latitude), \(newest.longitude),
+                    \(newest.accuracyMeters), \(newest.speedMetersPerSecond), \(newest.heading))
+            ON CONFLICT (tenant_id, driver_id) DO UPDATE SET recorded_at = excluded.recorded_at, trip_id = excluded.trip_id,
+                latitude = excluded.latitude, longitude = excluded.longitude, accuracy_m = excluded.accuracy_m,
+                speed_mps = excluded.speed_mps, heading = excluded.heading
+            WHERE driver_positions.recorded_at < excluded.recorded_at
+            """)
+    }
+
+    /// A driver's stored fixes within a span, in time order, at most `limit`.
+    static func fixes(of driver: ID<Driver>, tenant: ID<Tenant>, in span: ClosedRange<Date>, limit: Int,
+                      _ db: any SQLExecutor) async throws -> [GeoPosition] {
+        try await db.query("""
+            SELECT \(GeoPosition.columns) FROM location_fixes
+            WHERE tenant_id = \(tenant) AND driver_id = \(driver) AND recorded_at BETWEEN \(span.lowerBound) AND \(span.upperBound)
+            ORDER BY recorded_at LIMIT \(limit)
+            """).map(GeoPosition.init(row:))
+    }
+
+    /// Each driver's last known position, newest first (deactivated drivers left out).
+    static func positions(tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [DriverPosition] {
+        try await db.query("""
+            SELECT p.driver_id, p.trip_id, d.name, p.recorded_at, p.latitude, p.longitude, p.accuracy_m, p.speed_mps, p.heading
+            FROM driver_positions p JOIN drivers d ON d.tenant_id = p.tenant_id AND d.id = p.driver_id
+            WHERE p.tenant_id = \(tenant) AND d.deactivated_at IS NULL
+            ORDER BY p.recorded_at DESC LIMIT 5000
+            """).map { row in
+            DriverPosition(driverID: try row.id("driver_id"), driverName: try row.string("name"), tripID: try row.optionalID("trip_id"),
+                           fix: try GeoPosition(row: row))
+        }
+    }
+
+    /// A driver's latest fixes, newest first.
+    static func latestFixes(of driver: ID<Driver>, tenant: ID<Tenant>, limit: Int, _ db: any SQLExecutor) async throws -> [GeoPosition] {
+        try await db.query("""
+            SELECT \(GeoPosition.columns) FROM location_fixes WHERE tenant_id = \(tenant) AND driver_id = \(driver)
+            ORDER BY recorded_at DESC LIMIT \(limit)
+            """).map(GeoPosition.init(row:))
+    }
+
+    /// How many fixes a trip has, and its first and last (milliseconds).
+    static func trackSpan(of trip: ID<Trip>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> (count: Int, first: Int64?, last: Int64?) {
+        let span = try await db.first("""
+            SELECT COUNT(*) AS fixes, MIN(recorded_at) AS first, MAX(recorded_at) AS last FROM location_fixes
+            WHERE tenant_id = \(tenant) AND trip_id = \(trip)
+            """)
+        return (try span?.int("fixes") ?? 0, try span?.optionalInt64("first"), try span?.optionalInt64("last"))
+    }
+
+    /// The first fix of each slice of `slice` milliseconds from `first`, in time order, at most `limit`.
+    static func sampledTrack(of trip: ID<Trip>, tenant: ID<Tenant>, first: Int64, slice: Int64, limit: Int,
+                             _ db: any SQLExecutor) async throws -> [GeoPosition] {
+        try await db.query("""
+            SELECT \(GeoPosition.columns) FROM location_fixes WHERE tenant_id = \(tenant) AND trip_id = \(trip)
+            AND recorded_at IN (SELECT MIN(recorded_at) FROM location_fixes WHERE tenant_id = \(tenant) AND trip_id = \(trip)
+                                GROUP BY (recorded_at - \(first)) / \(slice))
+            ORDER BY recorded_at LIMIT \(limit)
+            """).map(GeoPosition.init(row:))
+    }
+
+    static func trackFixes(_ trip: ID<Trip>, tenant: ID<Tenant>, since: Date?, limit: Int, newest: Bool = false,
+                                   _ db: any SQLExecutor) async throws -> [GeoPosition] {
+        try await db.query("""
+            SELECT \(GeoPosition.columns) FROM location_fixes WHERE tenant_id = \(tenant) AND trip_id = \(trip)
+            AND recorded_at >= \(since ?? Date(timeIntervalSince1970: 0)) ORDER BY recorded_at \(unsafeRaw: newest ? "DESC" : "ASC") LIMIT \(limit)
+            """).map(GeoPosition.init(row:))
+    }
+
+    /// Deletes up to 10,000 breadcrumbs recorded before `cutoff`; how many went.
+    static func pruneFixes(before cutoff: Date, _ db: any SQLExecutor) async throws -> Int {
+        try await db.query("""
+            DELETE FROM location_fixes WHERE (tenant_id, driver_id, recorded_at) IN (
+                SELECT tenant_id, driver_id, recorded_at FROM location_fixes WHERE recorded_at < \(cutoff) LIMIT 10000)
+            RETURNING recorded_at
+            """).count
+    }
+}
