@@ -243,7 +243,7 @@ struct S3StorageTests {
             ]))
             #expect(patched.status == 204, "\(patched.text)")
             // A request resuming there never records less than what the client was told.
-            let record = try await server.store.upload(id, user: carrier.driver.user.id, tenant: carrier.tenant.id)
+            let record = try await server.store.uploads.find(id, user: carrier.driver.user.id, tenant: carrier.tenant.id)
             let writer = try await server.services.media.openPartial(id, key: record.fileKey, handle: record.storageHandle,
                                                                      length: record.length, at: record.received)
             #expect(record.received == 2000)
@@ -366,7 +366,7 @@ struct S3StorageTests {
         // The multipart upload itself is aborted behind the server's back: 410, and the upload is gone (the app starts a new one).
         let second = try await create()
         try await cut(second, at: 9 << 20)
-        let record = try await server.store.upload(String(second.split(separator: "/").last ?? ""), user: carrier.driver.user.id,
+        let record = try await server.store.uploads.find(String(second.split(separator: "/").last ?? ""), user: carrier.driver.user.id,
                                                    tenant: carrier.tenant.id)
         try await bucket.abortMultipartUpload(record.fileKey, uploadID: try #require(record.storageHandle))
         let gone = try await patch(second, from: 9 << 20)

@@ -182,7 +182,7 @@ struct UploadLimitsTests {
             let bytes = MediaSamples.jpeg(size: 1500)
             let upload = try Self.uploadID(try await Self.create(api, inspection, MediaSlot("damage_2"), length: bytes.count, token: token))
             // The server got every byte, recorded where the file goes and moved it there; then the database went away.
-            let record = try await server.store.upload(upload, user: identity.user, tenant: identity.tenant)
+            let record = try await server.store.uploads.find(upload, user: identity.user, tenant: identity.tenant)
             let media = server.services.media
             let writer = try await media.openPartial(upload, key: record.fileKey, handle: record.storageHandle, length: record.length, at: 0)
             try await writer.append(ByteBuffer(bytes: bytes))
@@ -192,7 +192,7 @@ struct UploadLimitsTests {
                 try await db.execute("UPDATE uploads SET received = \(bytes.count) WHERE id = \(upload)")
             }
             try await media.commit(upload, key: record.fileKey, handle: record.storageHandle, length: record.length)
-            try await server.store.recordStoredFile(.init(key: record.fileKey, sha256: UploadTests.hex(bytes), contentType: "image/jpeg"),
+            try await server.store.uploads.recordStoredFile(.init(key: record.fileKey, sha256: UploadTests.hex(bytes), contentType: "image/jpeg"),
                                                     of: upload, tenant: identity.tenant)
             // The client asks where to resume and sends the (empty) rest.
             let head = try await api.call(.uploadOffset, upload, token: token, headers: ["Tus-Resumable": Tus.version])

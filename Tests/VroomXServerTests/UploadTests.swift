@@ -146,7 +146,7 @@ struct UploadTests {
         let location = try #require(created.headers["location"])
         let id = try #require(location.split(separator: "/").last.map(String.init))
         // An instance that died mid-upload left its lease behind.
-        #expect(try await server.store.claimUpload(id, tenant: carrier.tenant.id, lease: "dead-instance", until: server.store.now.addingTimeInterval(600)))
+        #expect(try await server.store.uploads.claim(id, tenant: carrier.tenant.id, lease: "dead-instance", until: server.store.now.addingTimeInterval(600)))
         let socket = try RawSocket(port: live.port)
         defer { socket.close() }
         // As nginx does: the whole body first, then the answer.
@@ -278,7 +278,7 @@ struct UploadTests {
         let inspection = try await Self.openInspection(server, carrier)
         let scope = Scope.driver(tenant: carrier.tenant.id, driver: carrier.driverID(0))
         // Straight through the store: nothing races the test's clock.
-        let (upload, _) = try await server.store.createUpload(.inspection(inspection.id, .front), length: 5000, metadata: "",
+        let (upload, _) = try await server.store.uploads.open(.inspection(inspection.id, .front), length: 5000, metadata: "",
                                                          user: carrier.driver.user.id, scope, limits: UploadLimits())
         let media = server.services.media
         _ = try await media.beginPartial(upload.id, key: upload.fileKey)
@@ -291,10 +291,10 @@ struct UploadTests {
 
         server.clock.advance(by: 23 * 3600)
         #expect(try await server.services.pruneExpiredUploads() == 0)
-        #expect(try await server.store.upload(upload.id, user: carrier.driver.user.id, tenant: carrier.tenant.id).received == 0)
+        #expect(try await server.store.uploads.find(upload.id, user: carrier.driver.user.id, tenant: carrier.tenant.id).received == 0)
         server.clock.advance(by: 3600 + 1)
         do {
-            _ = try await server.store.upload(upload.id, user: carrier.driver.user.id, tenant: carrier.tenant.id)
+            _ = try await server.store.uploads.find(upload.id, user: carrier.driver.user.id, tenant: carrier.tenant.id)
             Issue.record("an expired upload can still be resumed")
         } catch let error as AppError {
             #expect(error.status == 410 && error.code == .uploadExpired)

@@ -58,7 +58,7 @@ struct UploadService: Sendable {
         guard length <= limit else {
             throw AppError(413, .payloadTooLarge, "A \(kind.rawValue) may be at most \(limit >> 20) MB.", field: "Upload-Length")
         }
-        var (record, replaced) = try await store.createUpload(target, length: length, metadata: metadata,
+        var (record, replaced) = try await store.uploads.open(target, length: length, metadata: metadata,
                                                               user: identity.user, identity.scope, limits: limits)
         // The bytes of an upload this one replaced no longer count against any quota: they go now,
         // not at the next upkeep, so repeated replacements cannot fill the storage.
@@ -66,11 +66,11 @@ struct UploadService: Sendable {
         do {
             record.storageHandle = try await media.beginPartial(record.id, key: record.fileKey)
             if record.storageHandle != nil {
-                try await store.setStorageHandle(record.id, tenant: identity.tenant, handle: record.storageHandle)
+                try await store.uploads.setStorageHandle(record.id, tenant: identity.tenant, handle: record.storageHandle)
             }
         } catch {
             await media.discardPartial(record.id, key: record.fileKey, handle: record.storageHandle)
-            try? await store.deleteUpload(record.id, tenant: identity.tenant)
+            try? await store.uploads.delete(record.id, tenant: identity.tenant)
             throw Self.storageError(error)
         }
         return record
@@ -78,7 +78,7 @@ struct UploadService: Sendable {
 
     /// An upload of the caller (another user's is not found).
     func upload(_ id: String, _ identity: Identity) async throws -> UploadRecord {
-        try await store.upload(id, user: identity.user, tenant: identity.tenant)
+        try await store.uploads.find(id, user: identity.user, tenant: identity.tenant)
     }
 
     /// Runs `body` holding the upload's lease (423 while another request,
@@ -86,15 +86,15 @@ struct UploadService: Sendable {
     private func withLease<T: Sendable>(_ uploadID: String, _ identity: Identity,
                                         _ body: (_ lease: String) async throws -> T) async throws -> T {
         // The upload is looked up for this user first: another user's request never learns it is busy.
-        let upload = try await store.upload(uploadID, user: identity.user, tenant: identity.tenant)
+        let upload = try await store.uploads.find(uploadID, user: identity.user, tenant: identity.tenant)
         let lease = UUID().uuidString
-        guard try await store.claimUpload(upload.id, tenant: identity.tenant, lease: lease,
+        guard try await store.uploads.claim(upload.id, tenant: identity.tenant, lease: lease,
                                           until: store.now.addingTimeInterval(limits.leaseDuration)) else {
             throw Self.locked
         }
         // Given back even when the request was cancelled (the client went away, the server is shutting
         // down): otherwise the upload stays locked until the lease runs out.
-        let release = { [store] in await Task { try? await store.releaseUpload(upload.id, tenant: identity.tenant, lease: lease) }.value }
+        let release = { [store] in await Task { try? await store.uploads.release(upload.id, tenant: identity.tenant, lease: lease) }.value }
         do {
             let result = try await body(lease)
             await release()
@@ -129,14 +129,14 @@ struct UploadService: Sendable {
     /// told where to resume (409 with the offset still stored), or to start
     /// again (410) when nothing is left — never a 503 it would retry forever.
     private func recover(_ uploadID: String, from lost: MediaStorageError, lease: String, _ identity: Identity) async throws -> AppError {
-        let upload = try await store.upload(uploadID, user: identity.user, tenant: identity.tenant)
+        let upload = try await store.uploads.find(uploadID, user: identity.user, tenant: identity.tenant)
         if let kept = lost.stillStored, !lost.uploadLost {
-            guard try await store.setReceived(upload.id, tenant: identity.tenant, received: min(kept, upload.received), lease: lease,
+            guard try await store.uploads.setReceived(upload.id, tenant: identity.tenant, received: min(kept, upload.received), lease: lease,
                                               until: store.now.addingTimeInterval(limits.leaseDuration)) else { return Self.locked }
             return Self.offsetMismatch(min(kept, upload.received))
         }
         await media.discardPartial(upload.id, key: upload.fileKey, handle: upload.storageHandle)
-        try await store.deleteUpload(upload.id, tenant: identity.tenant)
+        try await store.uploads.delete(upload.id, tenant: identity.tenant)
         return AppError(410, .uploadLost, "The stored bytes of this upload are gone; start a new upload of the file.")
     }
 
@@ -144,7 +144,7 @@ struct UploadService: Sendable {
                                                        to uploadID: String, lease: String, _ identity: Identity) async throws -> UploadRecord
     where Body.Element == ByteBuffer {
         // Read under the lease, so the offset cannot move before the write.
-        var upload = try await store.upload(uploadID, user: identity.user, tenant: identity.tenant)
+        var upload = try await store.uploads.find(uploadID, user: identity.user, tenant: identity.tenant)
         guard upload.completedAt == nil else {
             guard offset == upload.length else { throw Self.offsetMismatch(upload.length) }
             return upload
@@ -180,7 +180,7 @@ struct UploadService: Sendable {
         }
         defer { writer.close() }
         func record(_ received: Int64) async throws {
-            guard try await store.setReceived(upload.id, tenant: identity.tenant, received: received, lease: lease,
+            guard try await store.uploads.setReceived(upload.id, tenant: identity.tenant, received: received, lease: lease,
                                               until: store.now.addingTimeInterval(limits.leaseDuration)) else { throw Self.locked }
         }
         var position = offset
@@ -289,7 +289,7 @@ struct UploadService: Sendable {
             guard received == length else { throw Self.cutShort(received, of: length) }
         } catch {
             await media.discardPartial(upload.id, key: upload.fileKey, handle: upload.storageHandle)
-            try? await store.deleteUpload(upload.id, tenant: identity.tenant)
+            try? await store.uploads.delete(upload.id, tenant: identity.tenant)
             // Nothing of a one-request upload is kept: an interrupted body is sent again whole.
             if let interrupted = error as? AppError, interrupted.body.field == "Upload-Offset",
                let offset = interrupted.headers["Upload-Offset"].flatMap(Int64.init) {
@@ -307,9 +307,9 @@ struct UploadService: Sendable {
     /// Ends an upload the client gave up; its bytes go.
     func terminate(_ uploadID: String, _ identity: Identity) async throws {
         try await withLease(uploadID, identity) { _ in
-            let upload = try await store.upload(uploadID, user: identity.user, tenant: identity.tenant)
+            let upload = try await store.uploads.find(uploadID, user: identity.user, tenant: identity.tenant)
             await media.discardPartial(upload.id, key: upload.fileKey, handle: upload.storageHandle)
-            try await store.deleteUpload(upload.id, tenant: identity.tenant)
+            try await store.uploads.delete(upload.id, tenant: identity.tenant)
         }
     }
 
@@ -320,12 +320,12 @@ struct UploadService: Sendable {
     func pruneExpired() async throws -> Int {
         var pruned = 0
         while true {
-            let expired = try await store.expiredUploads(limit: 500)
+            let expired = try await store.uploads.expired(limit: 500)
             for item in expired {
                 await media.discardPartial(item.upload.id, key: item.upload.fileKey, handle: item.upload.storageHandle)
                 if let orphan = item.unattachedKey { await media.remove(orphan) }
             }
-            try await store.deleteUploads(expired.map(\.upload.id))
+            try await store.uploads.delete(expired.map(\.upload.id))
             pruned += expired.count
             if expired.count < 500 { break }
         }
@@ -364,7 +364,7 @@ struct UploadService: Sendable {
     private func refuseWrongContent(_ prefix: [UInt8], _ upload: UploadRecord, _ identity: Identity) async throws -> ContentSniffer.Detected {
         if let detected = ContentSniffer.detect(prefix), ContentSniffer.allowed(detected, for: upload.kind) { return detected }
         await media.discardPartial(upload.id, key: upload.fileKey, handle: upload.storageHandle)
-        try await store.deleteUpload(upload.id, tenant: identity.tenant)
+        try await store.uploads.delete(upload.id, tenant: identity.tenant)
         let what = if case .unitPhoto = upload.target { "A unit photo" } else { "The \(upload.slot) slot" }
         throw AppError(415, .unsupportedMediaType, "\(what) takes \(ContentSniffer.expected(for: upload.kind)).")
     }
@@ -405,16 +405,16 @@ struct UploadService: Sendable {
                 return
             }
             file = UploadRecord.StoredFile(key: key, sha256: sha256, contentType: detected.contentType)
-            try await store.recordStoredFile(file, of: upload.id, tenant: identity.tenant)
+            try await store.uploads.recordStoredFile(file, of: upload.id, tenant: identity.tenant)
         }
         let replaced: String?
         do {
-            replaced = try await store.finishUpload(upload, file: file, user: identity.user, identity.scope)
+            replaced = try await store.uploads.finish(upload, file: file, user: identity.user, identity.scope)
         } catch let error as AppError where error.status < 500 {
             // Refused for good (the inspection was completed meanwhile, the unit is another driver's or
             // has no room left): the file and the upload go.
             await media.remove(file.key)
-            try? await store.deleteUpload(upload.id, tenant: identity.tenant)
+            try? await store.uploads.delete(upload.id, tenant: identity.tenant)
             throw error
         }
         if let replaced, replaced != file.key { await media.remove(replaced) }

@@ -1,0 +1,95 @@
+import Foundation
+import VroomXModels
+
+/// What a finished upload becomes: the file of an inspection's slot, or a
+/// photo of a unit.
+public enum UploadTarget: Sendable, Hashable {
+    case inspection(ID<Inspection>, MediaSlot)
+    case unitPhoto(ID<Equipment>)
+
+    /// The slot the upload fills (a unit's photos are all `unit_photo`).
+    var slot: MediaSlot {
+        switch self {
+        case .inspection(_, let slot): slot
+        case .unitPhoto: .unitPhoto
+        }
+    }
+}
+
+extension MediaSlot {
+    /// Where uploads of a unit's photos go; not one of an inspection's slots.
+    static let unitPhoto = MediaSlot("unit_photo")
+}
+
+/// An upload in progress (tus): where its bytes go and how many have
+/// durably arrived.
+public struct UploadRecord: Sendable, Hashable {
+    /// Where a finished upload's file was put, recorded before it moved there.
+    public struct StoredFile: Sendable, Hashable {
+        public let key: String
+        public let sha256: String
+        public let contentType: String
+    }
+
+    public let id: String
+    public let tenantID: ID<Tenant>
+    public let target: UploadTarget
+    public var slot: MediaSlot { target.slot }
+    public let kind: MediaKind
+    public let length: Int64
+    public var received: Int64
+    public let metadata: String
+    public let expiresAt: Date
+    public var completedAt: Date?
+    public var storedFile: StoredFile?
+    /// The storage's reference to the bytes in progress (an S3 multipart upload id).
+    public var storageHandle: String?
+
+    /// Where the finished file goes: `{tenant}/{inspection}/{photos|videos|signatures}/{slot}.{upload}`,
+    /// or `{tenant}/equipment/{unit}/photos/{upload}`.
+    public var fileKey: String {
+        switch target {
+        case .inspection(let inspection, let slot):
+            let folder = switch kind {
+            case .photo: "photos"
+            case .video: "videos"
+            case .signature: "signatures"
+            }
+            return "\(tenantID.rawValue)/\(inspection.rawValue)/\(folder)/\(slot.rawValue).\(id)"
+        case .unitPhoto(let unit):
+            return "\(tenantID.rawValue)/equipment/\(unit.rawValue)/photos/\(id)"
+        }
+    }
+
+    init(row: SQLRow) throws {
+        id = try row.string("id")
+        tenantID = try row.id("tenant_id")
+        storageHandle = try row.optionalString("storage_handle")
+        if let unit = try row.optionalID("equipment_id", as: Equipment.self) {
+            target = .unitPhoto(unit)
+        } else {
+            target = .inspection(try row.id("inspection_id"), MediaSlot(try row.string("slot")))
+        }
+        kind = MediaKind(rawValue: try row.string("kind")) ?? .photo
+        length = try row.int64("length")
+        received = try row.int64("received")
+        metadata = try row.string("metadata")
+        expiresAt = WireTime.date(milliseconds: try row.int64("expires_at"))
+        completedAt = try row.optionalInt64("completed_at").map(WireTime.date(milliseconds:))
+        if let key = try row.optionalString("storage_key") {
+            storedFile = StoredFile(key: key, sha256: try row.string("sha256"), contentType: try row.string("content_type"))
+        }
+    }
+
+    static let columns: SQL = """
+        id, tenant_id, inspection_id, equipment_id, slot, kind, length, received, metadata, expires_at, completed_at, storage_key, sha256,
+        content_type, storage_handle
+        """
+}
+
+/// An upload past its expiry: its bytes in progress, and a stored file
+/// that was never attached, go with it.
+struct ExpiredUpload: Sendable {
+    let upload: UploadRecord
+    var unattachedKey: String? { upload.completedAt == nil ? upload.storedFile?.key : nil }
+}
