@@ -256,7 +256,7 @@ extension MaintenanceService {
                 try await store.pruneChangeLog(olderThan: services.configuration.changeRetention)
                 try await store.pruneIdempotencyKeys(olderThan: 8 * 86_400)
                 try await store.location.pruneFixes(olderThan: services.configuration.locationRetention)
-                try await store.pruneDeviceBacklogs()
+                try await store.deviceBacklogs.prune()
                 try await store.prunePushQueue()
                 try await services.pruneExpiredUploads()
                 let noticed = try await store.fleet.noticeExpiringPapers()

@@ -127,7 +127,7 @@ struct ReconcileTests {
         try app.createExpense(trip: scene.carrier.trips[0][0].id, category: .tolls, amountCents: 322, notes: "bell\u{7} esc")
         await app.syncNow()
         #expect(try app.waitingWork().refusals.count == 1)
-        let reports = try await scene.server.store.deviceBacklogs(tenant: scene.carrier.tenant.id)
+        let reports = try await scene.server.store.deviceBacklogs.reports(tenant: scene.carrier.tenant.id)
         let item = try #require(reports.first?.backlog.items.first)
         #expect(reports.first?.driverID == scene.carrier.driverID(0))
         #expect(item.status == .refused && item.what == "the $3.22 tolls expense on \(scene.carrier.trips[0][0].number)", "\(item)")
@@ -135,7 +135,7 @@ struct ReconcileTests {
         // Dropped by the driver: dispatch no longer sees it.
         try app.discard(try #require(app.waitingWork().refused.first).id)
         await app.syncNow()
-        #expect(try await scene.server.store.deviceBacklogs(tenant: scene.carrier.tenant.id).isEmpty)
+        #expect(try await scene.server.store.deviceBacklogs.reports(tenant: scene.carrier.tenant.id).isEmpty)
     }
 
     @Test("a server that answers late reads as slow, not offline, and the change goes once it answers")
@@ -271,7 +271,7 @@ struct HandOverTests {
             try app.database.outbox().filter { $0.isUnsynced }.count == 1   // the completion waits for its photos
         }
         await app.handOver.runNow()
-        let waiting = try await server.store.deviceBacklogs(tenant: carrier.tenant.id)
+        let waiting = try await server.store.deviceBacklogs.reports(tenant: carrier.tenant.id)
         #expect(waiting.contains { $0.driverID == carrier.driverID(0) && $0.backlog.waitingFiles == MediaSlot.requiredPhotos.count },
                 "\(waiting)")
         #expect(try await server.store.expenses.list(trip: trip.id, carrier.scope).first { $0.id == expense }?.driverID == carrier.driverID(0))
@@ -283,7 +283,7 @@ struct HandOverTests {
         let completed = try await server.store.inspections.inspection(inspection, carrier.scope)
         #expect(completed.completedAt != nil && completed.driverID == carrier.driverID(0))
         #expect(try await server.store.orders.order(order.id, carrier.scope).status == .pickedUp)
-        #expect(try await server.store.deviceBacklogs(tenant: carrier.tenant.id).isEmpty, "nothing waits on a device any more")
+        #expect(try await server.store.deviceBacklogs.reports(tenant: carrier.tenant.id).isEmpty, "nothing waits on a device any more")
         try await server.run(.router) { api in
             let refresh = try await api.call(.refresh, json: RefreshRequest(refreshToken: alexRefresh))
             #expect(refresh.status == 401, "Alex's session on the phone ended: \(refresh.text)")

@@ -226,20 +226,20 @@ extension ReconciledWorkTests {
             #expect(ConsolePeoplePages.phoneWork(seen)?.summary == "3 waiting")
             // All of it arrived: the phone says so, and nothing is shown any more.
             #expect(try await api.call(.reportDeviceBacklog, json: report(changes: 0, items: []), token: token).status == 204)
-            #expect(try await server.store.deviceBacklogs(tenant: carrier.tenant.id).isEmpty)
+            #expect(try await server.store.deviceBacklogs.reports(tenant: carrier.tenant.id).isEmpty)
             // A driver has a few phones: a flood of made-up ones keeps the newest three, never more.
             for index in 0..<12 {
                 server.clock.advance(by: 1)
                 #expect(try await api.call(.reportDeviceBacklog, json: report("phone-\(index)"), token: token).status == 204)
             }
-            let phones = try await server.store.deviceBacklogs(tenant: carrier.tenant.id).map(\.backlog.deviceID)
+            let phones = try await server.store.deviceBacklogs.reports(tenant: carrier.tenant.id).map(\.backlog.deviceID)
             #expect(phones == ["phone-11", "phone-10", "phone-9"], "\(phones)")
             // Text that turns a line around is refused by name; a report not renewed for a month is forgotten.
             let turned = report(items: [.init(status: .refused, what: "the \u{202E}ATE")])
             #expect(try await api.call(.reportDeviceBacklog, json: turned, token: token).error?.field == "items[0].what")
-            server.clock.advance(by: Store.backlogRetention + 60)
-            #expect(try await server.store.deviceBacklogs(tenant: carrier.tenant.id).isEmpty)
-            try await server.store.pruneDeviceBacklogs()
+            server.clock.advance(by: DeviceBacklogService.backlogRetention + 60)
+            #expect(try await server.store.deviceBacklogs.reports(tenant: carrier.tenant.id).isEmpty)
+            try await server.store.deviceBacklogs.prune()
         }
     }
 }

@@ -58,7 +58,7 @@ struct TenantIsolationTests {
         _ = try await store.people.registerDeviceToken(.init(token: ownerDeviceToken, platform: .ios), user: a.driver.user.id, tenant: a.tenant.id)
 
         // What the owner's phone holds: only carrier A's dispatch may read it.
-        try await store.reportBacklog(DeviceBacklog(deviceID: "owner-phone", waitingChanges: 2, waitingFiles: 1, fileBytes: 900, oldestAt: nil,
+        try await store.deviceBacklogs.report(DeviceBacklog(deviceID: "owner-phone", waitingChanges: 2, waitingFiles: 1, fileBytes: 900, oldestAt: nil,
                                                     items: [.init(status: .refused, what: "the $12.00 tolls expense", reason: "refused")]),
                                       .driver(tenant: a.tenant.id, driver: a.driverID(0)))
         try await server.run { api in

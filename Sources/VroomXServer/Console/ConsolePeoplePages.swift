@@ -50,7 +50,7 @@ struct ConsolePeoplePages {
         let changed = overview.first { $0.driver.id.rawValue == request.query("changed") }?.driver
         let saved = overview.first { $0.driver.id.rawValue == request.query("saved") }?.driver
         let invited = overview.first { $0.driver.id.rawValue == request.query("invited") }?.driver
-        let backlogs = Dictionary(grouping: try await store.deviceBacklogs(tenant: request.tenant), by: \.driverID)
+        let backlogs = Dictionary(grouping: try await store.deviceBacklogs.reports(tenant: request.tenant), by: \.driverID)
         func row(_ line: Store.DriverOverview) -> DriversView.Row {
             DriversView.Row(
                 phoneWork: Self.phoneWork(backlogs[line.driver.id] ?? []),

@@ -27,7 +27,7 @@ struct DispatchController {
             try JSONBody.response(try await store.people.reactivate(try context.id(), tenant: try context.caller().tenant))
         }
         routes.on(.dispatchDeviceBacklogs) { _, context in
-            try JSONBody.response(Items(try await store.deviceBacklogs(tenant: try context.caller().tenant)))
+            try JSONBody.response(Items(try await store.deviceBacklogs.reports(tenant: try context.caller().tenant)))
         }
         routes.on(.dispatchTrips) { request, context in
             let status = try request.value(.tripStatus, as: TripStatus.self)

@@ -53,7 +53,7 @@ struct DriverController {
             try JSONBody.response(try await store.notifications.markRead(try context.id(), try context.caller().scope))
         }
         routes.on(.reportDeviceBacklog) { request, context in
-            try await store.reportBacklog(try await request.decodeJSON(DeviceBacklog.self), try context.caller().scope)
+            try await store.deviceBacklogs.report(try await request.decodeJSON(DeviceBacklog.self), try context.caller().scope)
             return JSONBody.noContent()
         }
     }

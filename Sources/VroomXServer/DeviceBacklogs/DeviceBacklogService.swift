@@ -3,8 +3,11 @@ import VroomXModels
 
 /// What drivers' phones report still holds work that has not reached
 /// dispatch (waiting, refused, kept as evidence). Not part of the change
-/// feed: it describes the phone, not the carrier's data.
-extension Store {
+/// feed: it describes the phone, not the carrier's data. The SQL is
+/// `DeviceBacklogRepository`'s.
+public struct DeviceBacklogService: Sendable {
+    let store: Store
+
     /// A driver's phones kept: a new one past these replaces the one heard from longest ago.
     static let backlogDevicesPerDriver = 3
     /// A report not renewed for this long is forgotten (the phone is gone).
@@ -13,7 +16,7 @@ extension Store {
     /// Stores a phone's report, replacing its last one; a report of nothing
     /// clears it. Every number and text is bounded, and so are the phones a
     /// driver has: the report comes from a client.
-    public func reportBacklog(_ report: DeviceBacklog, _ scope: Scope) async throws {
+    public func report(_ report: DeviceBacklog, _ scope: Scope) async throws {
         guard let driver = scope.driverID else { throw AppError.forbidden("Only a driver's phone reports its backlog.") }
         let device = report.deviceID
         guard (1...64).contains(device.utf8.count), device.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || (48...57).contains($0)
@@ -26,7 +29,7 @@ extension Store {
         guard report.items.count <= DeviceBacklog.maxItems else {
             throw AppError.validation("items", "Report at most \(DeviceBacklog.maxItems) items.")
         }
-        let now = self.now
+        let now = store.now
         // Shown to dispatch as it came: nothing that turns text around or hides in it.
         func text(_ raw: String, _ field: String, max: Int, required: Bool = false) throws -> String {
             let text = try Validate.text(raw, field: field, max: max, required: required)
@@ -46,55 +49,33 @@ extension Store {
         let oldest = try report.oldestAt.map { try Validate.pastInstant($0, field: "oldest_at", now: now) }
         let clean = DeviceBacklog(deviceID: device, waitingChanges: changes, waitingFiles: files, fileBytes: report.fileBytes,
                                   oldestAt: oldest, items: items)
-        try await write(tenant: scope.tenant) { tx in
+        try await store.write(tenant: scope.tenant) { tx in
             if clean.isEmpty {
-                try await tx.execute("""
-                    DELETE FROM device_backlogs WHERE tenant_id = \(tx.tenant) AND driver_id = \(driver) AND device_id = \(device)
-                    """)
+                try await DeviceBacklogRepository.delete(driver: driver, device: device, tx)
                 return
             }
-            let encoded = String(decoding: try JSONBody.encoder.encode(items), as: UTF8.self)
-            try await tx.execute("""
-                INSERT INTO device_backlogs (tenant_id, driver_id, device_id, changes, files, file_bytes, oldest_at, items, reported_at)
-                VALUES (\(tx.tenant), \(driver), \(device), \(changes), \(files), \(clean.fileBytes), \(oldest), \(encoded), \(tx.now))
-                ON CONFLICT (tenant_id, driver_id, device_id) DO UPDATE SET changes = excluded.changes, files = excluded.files,
-                    file_bytes = excluded.file_bytes, oldest_at = excluded.oldest_at, items = excluded.items, reported_at = excluded.reported_at
-                """)
+            try await DeviceBacklogRepository.upsert(clean, driver: driver, tx)
             // A driver has a few phones, not thousands: those heard from longest ago make room.
-            let phones = try await tx.query("""
-                SELECT device_id FROM device_backlogs WHERE tenant_id = \(tx.tenant) AND driver_id = \(driver)
-                ORDER BY reported_at DESC, device_id
-                """).map { try $0.string("device_id") }
-            for stale in phones.dropFirst(Self.backlogDevicesPerDriver) {
-                try await tx.execute("""
-                    DELETE FROM device_backlogs WHERE tenant_id = \(tx.tenant) AND driver_id = \(driver) AND device_id = \(stale)
-                    """)
+            for stale in try await DeviceBacklogRepository.devices(of: driver, tx).dropFirst(Self.backlogDevicesPerDriver) {
+                try await DeviceBacklogRepository.delete(driver: driver, device: stale, tx)
             }
         }
     }
 
     /// Forgets reports no phone has renewed for `backlogRetention`.
-    public func pruneDeviceBacklogs() async throws {
-        let cutoff = now.addingTimeInterval(-Self.backlogRetention)
-        try await writeRows { db in try await db.execute("DELETE FROM device_backlogs WHERE reported_at < \(cutoff)") }
+    public func prune() async throws {
+        let cutoff = store.now.addingTimeInterval(-Self.backlogRetention)
+        try await store.writeRows { try await DeviceBacklogRepository.deleteReported(before: cutoff, $0) }
     }
 
     /// Every phone's last report in the carrier, newest first.
-    public func deviceBacklogs(tenant: ID<Tenant>) async throws -> [ReportedBacklog] {
-        try await read { db in
-            try await db.query("""
-                SELECT driver_id, device_id, changes, files, file_bytes, oldest_at, items, reported_at FROM device_backlogs
-                WHERE tenant_id = \(tenant) AND reported_at >= \(now.addingTimeInterval(-Self.backlogRetention))
-                ORDER BY reported_at DESC, driver_id, device_id
-                """).map { row in
-                let items = (try? JSONBody.decoder.decode([DeviceBacklog.Item].self, from: Data(try row.string("items").utf8))) ?? []
-                return ReportedBacklog(
-                    driverID: try row.id("driver_id"),
-                    backlog: DeviceBacklog(deviceID: try row.string("device_id"), waitingChanges: try row.int("changes"),
-                                           waitingFiles: try row.int("files"), fileBytes: Int64(try row.int("file_bytes")),
-                                           oldestAt: try row.optionalDate("oldest_at"), items: items),
-                    reportedAt: try row.date("reported_at"))
-            }
-        }
+    public func reports(tenant: ID<Tenant>) async throws -> [ReportedBacklog] {
+        let since = store.now.addingTimeInterval(-Self.backlogRetention)
+        return try await store.read { try await DeviceBacklogRepository.reports(tenant: tenant, since: since, $0) }
     }
+}
+
+extension Store {
+    /// What drivers' phones report holding back.
+    public var deviceBacklogs: DeviceBacklogService { DeviceBacklogService(store: self) }
 }
