@@ -63,7 +63,7 @@ public struct OrderService: Sendable {
 
     static let importDeadline: Duration = .seconds(120)
 
-    /// Many orders in one transaction, each checked as `createOrder` checks
+    /// Many orders in one transaction, each checked as `create` checks
     /// one (for tools and benchmarks; the console's import names every bad line).
     public func createMany(_ requests: [CreateOrderRequest], tenant: ID<Tenant>) async throws -> Int {
         let now = store.now
