@@ -173,7 +173,7 @@ public struct OrderService: Sendable {
                 throw AppError(409, .conflict, "Someone else changed order \(order.number) since version \(base); it is now version \(order.version).",
                                field: "base_version")
             }
-            var edited = try Problems.first { Self.edited(order, by: request, now: tx.now, &$0) }
+            let edited = try Problems.first { Self.edited(order, by: request, now: tx.now, &$0) }
             if edited != order {
                 let before = order
                 order = try await save(edited, from: order, tx)
