@@ -17,7 +17,7 @@ public struct GeoPoint: Codable, Sendable, Hashable {
 
     /// Finite and on the globe.
     public var isValid: Bool {
-        latitude.isFinite && longitude.isFinite && (-90...90).contains(latitude) && (-180...180).contains(longitude)
+        FieldLimits.latitude.allows(latitude) && FieldLimits.longitude.allows(longitude)
     }
 
     /// "41.87811, -87.62980" or "41.87811 -87.62980": what a dispatcher

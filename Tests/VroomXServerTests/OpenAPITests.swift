@@ -65,7 +65,18 @@ struct OpenAPITests {
                 checked += 1
             }
         }
-        #expect(checked >= 46, "the table documents \(checked) fields")
+        for limit in FieldLimits.decimals {
+            for schema in limit.documentedIn {
+                guard let stated = property(schema, limit.field) else {
+                    Issue.record("\(schema).\(limit.field) is not in the document")
+                    continue
+                }
+                #expect((stated["minimum"] as? Double) == limit.range.lowerBound && (stated["maximum"] as? Double) == limit.range.upperBound,
+                        "\(schema).\(limit.field): \(stated["minimum"] ?? "none")...\(stated["maximum"] ?? "none"), the rule \(limit.range)")
+                checked += 1
+            }
+        }
+        #expect(checked >= 53, "the table documents \(checked) fields")
     }
 
     @Test("the document is written from the code without a gap: every type read, every reference resolved, one account per endpoint")

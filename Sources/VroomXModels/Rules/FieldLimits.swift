@@ -37,6 +37,22 @@ public struct TextLimit: Sendable, Hashable {
     }
 }
 
+/// The decimal numbers a client's field may hold (a coordinate, a fix's accuracy).
+public struct DecimalLimit: Sendable, Hashable {
+    public let field: String
+    public let range: ClosedRange<Double>
+    public let documentedIn: [String]
+
+    public init(_ field: String, _ range: ClosedRange<Double>, documentedIn: [String] = []) {
+        self.field = field
+        self.range = range
+        self.documentedIn = documentedIn
+    }
+
+    /// A finite number within the range (never NaN or infinity).
+    public func allows(_ value: Double) -> Bool { value.isFinite && range.contains(value) }
+}
+
 /// The whole numbers a client's field may hold.
 public struct NumberLimit: Sendable, Hashable {
     public let field: String
@@ -147,6 +163,13 @@ public enum FieldLimits {
     // What a phone reports it holds
     public static let backlogCount = NumberLimit("waiting_changes", 0...1_000_000)
 
+    // Where a truck is: a point, and what a phone says of a fix
+    public static let latitude = DecimalLimit("latitude", -90...90, documentedIn: ["GeoPoint", "GeoPosition"])
+    public static let longitude = DecimalLimit("longitude", -180...180, documentedIn: ["GeoPoint", "GeoPosition"])
+    public static let fixAccuracy = DecimalLimit("accuracy_meters", 0...100_000, documentedIn: ["GeoPosition"])
+    public static let fixSpeed = DecimalLimit("speed_meters_per_second", 0...150, documentedIn: ["GeoPosition"])
+    public static let fixHeading = DecimalLimit("heading", 0...360, documentedIn: ["GeoPosition"])
+
     /// Every limit the API document carries, for the test that holds it to them.
     public static let texts: [TextLimit] = [
         tripNumber, tripOrigin, tripDestination, orderNumber, paymentTerms, stopName, stopAddress, stopContactName, stopContactPhone,
@@ -157,4 +180,5 @@ public enum FieldLimits {
         tripMiles, vehicleYear, expenseAmountCents, fuelQuantityMilli, odometerMiles, readingMiles, inspectionOdometer,
         capacityCars, gvwrPounds, revenueCents, driverPayCents, payRate,
     ]
+    public static let decimals: [DecimalLimit] = [latitude, longitude, fixAccuracy, fixSpeed, fixHeading]
 }

@@ -6,6 +6,8 @@ indirect enum JSONValue: Encodable, Equatable, Sendable, ExpressibleByStringLite
     ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral {
     case string(String)
     case integer(Int64)
+    /// A decimal; a whole one is written without a fraction (`-90`, not `-90.0`).
+    case number(Double)
     case boolean(Bool)
     case null
     case array([JSONValue])
@@ -22,6 +24,8 @@ indirect enum JSONValue: Encodable, Equatable, Sendable, ExpressibleByStringLite
         switch self {
         case .string(let value): try container.encode(value)
         case .integer(let value): try container.encode(value)
+        case .number(let value):
+            if value.rounded() == value, let whole = Int64(exactly: value) { try container.encode(whole) } else { try container.encode(value) }
         case .boolean(let value): try container.encode(value)
         case .null: try container.encodeNil()
         case .array(let values): try container.encode(values)

@@ -125,13 +125,6 @@ struct SchemaNotes {
             "order": ["description": "For an inspection mutation: its order as the server now has it (completing an inspection moves it)"],
             "positions": ["description": "For record_locations: what became of the batch's fixes"]
         ]),
-        "GeoPosition": SchemaNotes(fields: [
-            "latitude": ["minimum": -90, "maximum": 90],
-            "longitude": ["minimum": -180, "maximum": 180],
-            "accuracy_meters": ["minimum": 0],
-            "speed_meters_per_second": ["minimum": 0, "maximum": 150],
-            "heading": ["minimum": 0, "maximum": 360]
-        ]),
         "Damage": SchemaNotes(fields: [
             "location": ["description": "where on the vehicle, e.g. front_bumper"]
         ]),
@@ -177,10 +170,6 @@ struct SchemaNotes {
         "FuelReport": SchemaNotes(description: "Full-tank method: miles between the first and last fill with an odometer, over the fuel bought after the first of them."),
         "VINDecoding": SchemaNotes(fields: [
             "needs_confirmation": ["description": "North American with a wrong check digit: confirm before saving"]
-        ]),
-        "GeoPoint": SchemaNotes(fields: [
-            "latitude": ["minimum": -90, "maximum": 90],
-            "longitude": ["minimum": -180, "maximum": 180]
         ]),
         "RecordLocationsRequest": SchemaNotes(fields: [
             "fixes": ["description": "accuracy_meters is required here; fixes less accurate than 100 m are dropped, the same recorded_at twice is stored once", "minItems": 1, "maxItems": 500]

@@ -107,6 +107,10 @@ struct SchemaWriter {
             schema["minimum"] = .integer(Int64(number.range.lowerBound))
             schema["maximum"] = .integer(Int64(number.range.upperBound))
         }
+        if let decimal = FieldLimits.decimals.first(where: { $0.field == key && $0.documentedIn.contains(schemaName) }) {
+            schema["minimum"] = .number(decimal.range.lowerBound)
+            schema["maximum"] = .number(decimal.range.upperBound)
+        }
         return schema
     }
 

@@ -107,13 +107,13 @@ public struct LocationService: Sendable {
 
     static func validFix(_ fix: GeoPosition, field: String, now: Date) throws -> GeoPosition {
         _ = try Validate.point(fix.point, field: field)
-        guard let accuracy = fix.accuracyMeters, accuracy.isFinite, (0...100_000).contains(accuracy) else {
+        guard let accuracy = fix.accuracyMeters, FieldLimits.fixAccuracy.allows(accuracy) else {
             throw AppError.validation("\(field).accuracy_meters", "\(field).accuracy_meters is metres, 0 to 100000.")
         }
-        if let speed = fix.speedMetersPerSecond, !(speed.isFinite && (0...150).contains(speed)) {
+        if let speed = fix.speedMetersPerSecond, !FieldLimits.fixSpeed.allows(speed) {
             throw AppError.validation("\(field).speed_meters_per_second", "\(field).speed_meters_per_second is 0 to 150.")
         }
-        if let heading = fix.heading, !(heading.isFinite && (0...360).contains(heading)) {
+        if let heading = fix.heading, !FieldLimits.fixHeading.allows(heading) {
             throw AppError.validation("\(field).heading", "\(field).heading is degrees, 0 to 360.")
         }
         var valid = fix
