@@ -149,13 +149,7 @@ extension Store {
     /// The lines the stored units refuse (a new unit without its kind, a
     /// kind that would change), read before anything is written.
     func importRefusals(_ rows: [(line: Int, fields: EquipmentFields)], tenant: ID<Tenant>) async throws -> [LineProblem] {
-        let stored = try await read { db in
-            var kinds: [String: (number: String, kind: String)] = [:]
-            for row in try await db.query("SELECT unit_key, unit_number, kind FROM equipment WHERE tenant_id = \(tenant)") {
-                kinds[try row.string("unit_key")] = (try row.string("unit_number"), try row.string("kind"))
-            }
-            return kinds
-        }
+        let stored = try await read { try await EquipmentRepository.kinds(tenant: tenant, $0) }
         return rows.compactMap { line, fields in
             if let current = stored[FleetRules.key(fields.unitNumber ?? "")] {
                 guard let kind = fields.kind, kind.rawValue != current.kind else { return nil }
@@ -173,9 +167,7 @@ extension Store {
             var problems: [LineProblem] = []
             for (line, fields) in rows {
                 do {
-                    if let existing = try await tx.first("""
-                        SELECT id FROM equipment WHERE tenant_id = \(tenant) AND unit_key = \(FleetRules.key(fields.unitNumber ?? ""))
-                        """).map({ try $0.id("id", as: Equipment.self) }),
+                    if let existing = try await EquipmentRepository.id(ofUnit: fields.unitNumber ?? "", tenant: tenant, tx.db),
                        let current = try await EquipmentRepository.find(existing, .dispatch(tenant: tenant), locking: true, tx.db) {
                         if let kind = fields.kind, kind != current.kind {
                             throw AppError.validation("kind", "Unit \(current.unitNumber) is a \(current.kind.rawValue); its kind cannot change.")

@@ -51,6 +51,21 @@ enum EquipmentRepository {
         try await db.query("SELECT id FROM equipment WHERE tenant_id = \(tenant) AND driver_id = \(driver)").map { try $0.id("id") }
     }
 
+    /// Every unit's number and kind, by its key (the number ignoring case).
+    static func kinds(tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [String: (number: String, kind: String)] {
+        var kinds: [String: (number: String, kind: String)] = [:]
+        for row in try await db.query("SELECT unit_key, unit_number, kind FROM equipment WHERE tenant_id = \(tenant)") {
+            kinds[try row.string("unit_key")] = (try row.string("unit_number"), try row.string("kind"))
+        }
+        return kinds
+    }
+
+    /// The unit the carrier numbers so (ignoring case, as numbers are unique).
+    static func id(ofUnit number: String, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> ID<Equipment>? {
+        try await db.first("SELECT id FROM equipment WHERE tenant_id = \(tenant) AND unit_key = \(FleetRules.key(number))")
+            .map { try $0.id("id", as: Equipment.self) }
+    }
+
     /// The unit of a kind a driver holds, if any.
     static func held(by driver: ID<Driver>, kind: EquipmentKind, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> ID<Equipment>? {
         try await db.first("""

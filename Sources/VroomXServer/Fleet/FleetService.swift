@@ -65,9 +65,7 @@ public struct FleetService: Sendable {
             let detailsChanged = FleetRules.details(of: edited) != FleetRules.details(of: current)
             let statusChanged = edited.status != current.status
             if let base = fields.baseVersion {
-                guard (1...current.version).contains(base) else {
-                    throw AppError.validation("base_version", "base_version is the version the edit started from: 1 to \(current.version).")
-                }
+                try Validate.baseVersion(base, current: current.version)
                 let versions = try await EquipmentRepository.fieldVersions(id, tx)
                 if detailsChanged, versions.details > base {
                     throw AppError(409, .conflict, "Someone else changed unit \(current.unitNumber) since version \(base); it is now version \(current.version).",

@@ -166,9 +166,7 @@ public struct OrderService: Sendable {
             // cancellation happen one after the other.
             guard case let (locked, trip)? = try await lockWithTrip(id, scope, tx) else { throw AppError.notFound("Order") }
             var order = locked
-            if let base = request.baseVersion, !(1...order.version).contains(base) {
-                throw AppError.validation("base_version", "base_version is the version the edit started from: 1 to \(order.version).")
-            }
+            if let base = request.baseVersion { try Validate.baseVersion(base, current: order.version) }
             if let base = request.baseVersion, base < order.version, try await OrderRepository.fieldVersions(id, tx).details > base {
                 throw AppError(409, .conflict, "Someone else changed order \(order.number) since version \(base); it is now version \(order.version).",
                                field: "base_version")

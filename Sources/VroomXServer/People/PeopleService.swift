@@ -120,9 +120,7 @@ public struct PeopleService: Sendable {
         try await store.write(tenant: tenant) { tx in
             guard let driver = try await DriverRepository.lock(id, tenant: tenant, tx.db) else { throw AppError.notFound("Driver") }
             if let base = request.baseVersion {
-                guard (1...driver.version).contains(base) else {
-                    throw AppError.validation("base_version", "base_version is the version the edit started from: 1 to \(driver.version).")
-                }
+                try Validate.baseVersion(base, current: driver.version)
                 guard base == driver.version else {
                     throw AppError(409, .conflict, "Someone else changed \(driver.name) since version \(base); it is now version \(driver.version).",
                                    field: "base_version")

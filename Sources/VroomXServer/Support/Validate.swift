@@ -191,6 +191,13 @@ enum Validate {
                     })
     }
 
+    /// The version an edit started from: one the row has had (1 to its current version).
+    static func baseVersion(_ base: Int, current: Int) throws {
+        guard (1...max(current, 1)).contains(base) else {
+            throw AppError.validation("base_version", "base_version is the version the edit started from: 1 to \(current).")
+        }
+    }
+
     static func point(_ point: GeoPoint, field: String) throws -> GeoPoint {
         guard point.isValid else {
             throw AppError.validation(field, "\(field) needs a latitude from -90 to 90 and a longitude from -180 to 180.")

@@ -70,9 +70,7 @@ public struct TripService: Sendable {
             guard var trip = try await TripRepository.lock(id, scope, tx.db) else { throw AppError.notFound("Trip") }
             let current = trip
             if let base = request.baseVersion {
-                guard (1...trip.version).contains(base) else {
-                    throw AppError.validation("base_version", "base_version is the version the edit started from: 1 to \(trip.version).")
-                }
+                try Validate.baseVersion(base, current: trip.version)
                 guard base == trip.version else {
                     throw AppError(409, .conflict, "Trip \(trip.number) was changed after version \(base) (it is at \(trip.version)).",
                                    field: "base_version")
