@@ -210,6 +210,11 @@ struct DriverAPITests {
                                      token: token), 422, "validation_failed", field: "trip_id")
             check(try await api.call(.createExpense, body: #"{"trip_id":"\#(order.tripID!.rawValue)","category":"fuel","amount_cents":"ten","date":"2026-01-01"}"#,
                                      token: token), 422, "validation_failed", field: "amount_cents")
+            // A number that is not a whole one within range is bad input in a field, not bad JSON.
+            for number in ["1.5", "9223372036854775808", "-9223372036854775809", "1e30"] {
+                check(try await api.call(.createExpense, body: #"{"trip_id":"\#(order.tripID!.rawValue)","category":"fuel","amount_cents":\#(number),"date":"2026-01-01"}"#,
+                                         token: token), 422, "validation_failed", field: "amount_cents", "amount_cents \(number)")
+            }
             check(try await api.call(.createExpense, body: #"{"trip_id":"\#(order.tripID!.rawValue)","category":"snacks","amount_cents":1,"date":"2026-01-01"}"#,
                                      token: token), 422, "validation_failed", field: "category")
             check(try await api.call(.createExpense, body: #"{"trip_id":"\#(order.tripID!.rawValue)","category":"fuel","date":"2026-01-01"}"#,
@@ -234,6 +239,10 @@ struct DriverAPITests {
             let wrongMethod = try await api.raw(.put, "/v1/trips")
             check(wrongMethod, 405, "method_not_allowed")
             #expect(wrongMethod.headers[.allow] == "GET")
+            // A fixed segment beside a placeholder (`/orders/import` beside `/orders/{id}`) allows its own methods only.
+            let importRead = try await api.raw(.get, "/v1/dispatch/orders/import")
+            check(importRead, 405, "method_not_allowed")
+            #expect(importRead.headers[.allow] == "POST", "\(importRead.headers[.allow] ?? "none")")
             // HEAD answers as GET does, without the body.
             let head = try await api.raw(.head, "/healthz")
             #expect(head.status == 200 && head.body.isEmpty && head.headers[.contentType] == "application/json; charset=utf-8")

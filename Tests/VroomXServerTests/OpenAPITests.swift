@@ -115,9 +115,9 @@ struct OpenAPITests {
         (schema["properties"] as? [String: Any])?[key] as? [String: Any] ?? [:]
     }
 
-    /// The members of a field's `oneOf`, as `$ref` names or type names.
+    /// The members of a field's `oneOf` (or `anyOf`), as `$ref` names or type names.
     static func choices(_ property: [String: Any]) -> [String] {
-        (property["oneOf"] as? [[String: Any]] ?? []).map { member in
+        (property["oneOf"] as? [[String: Any]] ?? property["anyOf"] as? [[String: Any]] ?? []).map { member in
             (member["$ref"] as? String).map { String($0.split(separator: "/").last ?? "") } ?? (member["type"] as? String ?? "?")
         }
     }

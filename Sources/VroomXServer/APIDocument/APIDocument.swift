@@ -63,6 +63,11 @@ enum APIDocument {
         for (status, words) in operation.sharedRefusals.merging(operation.refusals, uniquingKeysWith: { _, particular in particular }) {
             responses[String(status)] = refusal(words)
         }
+        if endpoint.acceptsIdempotencyKey {
+            // A key that is not a UUID, or one sent again with another request, is refused whatever else the endpoint says.
+            responses["400"] = refusal(Self.joined(responses["400"]?["description"], "invalid_parameter: Idempotency-Key is not a UUID"))
+            responses["422"] = refusal(Self.joined(responses["422"]?["description"], "idempotency_key_reused"))
+        }
         if responses["206"] != nil { responses["206"]?["content"] = ["*/*": ["schema": ["type": "string", "format": "binary"]]] }
         responses[String(operation.answer.status)] = answer(operation, &schemas)
         value["responses"] = .object(responses)
@@ -86,6 +91,12 @@ enum APIDocument {
             value["headers"] = .object(answer.headers.mapValues { ["description": .string($0), "schema": ["type": "string"]] })
         }
         return value
+    }
+
+    /// An answer's words with another refusal added, unless they name it already.
+    private static func joined(_ words: JSONValue?, _ more: String) -> String {
+        guard case .string(let text)? = words, !text.isEmpty else { return more }
+        return text.contains(more.split(separator: ":")[0]) ? text : "\(text); \(more)"
     }
 
     /// An error answer, or a reference to a shared one (`@Name`).

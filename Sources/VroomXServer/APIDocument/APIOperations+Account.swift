@@ -23,7 +23,7 @@ extension APIOperation {
                      answer: .ok(AuthSession.self),
                      refusals: [
                          401: "invalid_code (with attempts_left) or code_expired; a code dies after 5 wrong attempts",
-                         403: "driver_not_found: Driver account not found. Contact your dispatcher.",
+                         403: "driver_not_found: no driver record for this account; account_deactivated: the carrier deactivated this driver",
                          409: "carrier_required: the code is right and the email has accounts at several carriers; send the same code again with one of error.carriers as carrier_id",
                          429: "rate_limited: too many requests from this address, or too many wrong codes for this email today (Retry-After)"
                      ]),

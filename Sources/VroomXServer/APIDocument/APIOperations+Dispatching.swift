@@ -67,8 +67,8 @@ extension APIOperation {
         APIOperation(.dispatchOrderInspections, .dispatch, "Inspections of an order",
                      answer: Answer(200, "Inspections", .list(Inspection.self)),
                      refusals: [403: "forbidden: the endpoint is for another role (or driver_not_found)", 404: "not_found"]),
-        APIOperation(.dispatchUpdateDriver, .dispatch, "Edit a driver's name, phone or pay terms (the email is their sign-in and stays; trips already assigned keep their pay)",
-                     details: "With base_version (the version the edit started from), fields someone else changed since are 409 conflict, field base_version. Pay terms apply to trips assigned from then on.",
+        APIOperation(.dispatchUpdateDriver, .dispatch, "Edit a driver's name, phone or pay terms",
+                     details: "The email is their sign-in and stays; trips already assigned keep their pay. With base_version (the version the edit started from), fields someone else changed since are 409 conflict, field base_version. Pay terms apply to trips assigned from then on.",
                      body: .json(UpdateDriverRequest.self),
                      answer: .ok(Driver.self),
                      refusals: [
@@ -76,7 +76,8 @@ extension APIOperation {
                          409: "conflict (field base_version): someone else changed the driver since that version",
                          422: "validation_failed: a name, phone or pay rate out of range for the terms (field says which)"
                      ]),
-        APIOperation(.dispatchDeactivateDriver, .dispatch, "Deactivate a driver who left: their sessions end, their device tokens go, sign-in is refused (account_deactivated); their history stays",
+        APIOperation(.dispatchDeactivateDriver, .dispatch, "Deactivate a driver who left",
+                     details: "Their sessions end, their device tokens go, sign-in is refused (account_deactivated); their history stays.",
                      answer: .ok(Driver.self),
                      refusals: [
                          404: "not_found (also for rows of another driver or carrier)",
@@ -93,7 +94,8 @@ extension APIOperation {
                          415: "unsupported_media_type: send text/csv",
                          422: "import_failed: problems lists every bad line (line, field, message); nothing was written"
                      ]),
-        APIOperation(.dispatchDeviceBacklogs, .dispatch, "What each driver's phones last reported still holds: work waiting on a device, refused changes with their reasons, kept inspections",
+        APIOperation(.dispatchDeviceBacklogs, .dispatch, "What each driver's phones have not sent yet",
+                     details: "What each phone last reported still holds: work waiting on the device, refused changes with their reasons, kept inspections.",
                      answer: .list(ReportedBacklog.self)),
     ] }
 }

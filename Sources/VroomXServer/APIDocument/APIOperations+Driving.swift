@@ -62,7 +62,8 @@ extension APIOperation {
                          404: "not_found (also for rows of another driver or carrier)",
                          422: "validation_failed or idempotency_key_reused"
                      ]),
-        APIOperation(.reportDeviceBacklog, .driver, "Report what this phone holds of the driver's work that has not reached dispatch (waiting, refused, kept), for dispatch to see; a report of nothing clears it",
+        APIOperation(.reportDeviceBacklog, .driver, "Report what this phone has not sent yet",
+                     details: "What the phone holds of the driver's work that has not reached dispatch (waiting, refused, kept), for dispatch to see; a report of nothing clears it. What the phone holds of the driver's work that has not reached dispatch (waiting, refused, kept), for dispatch to see; a report of nothing clears it.",
                      body: .json(DeviceBacklog.self),
                      answer: Answer(204, "Stored (or cleared)", .empty),
                      refusals: [422: "validation_failed: a count, a text or the device id out of range (field names it)"]),

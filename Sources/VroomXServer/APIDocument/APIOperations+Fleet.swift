@@ -91,7 +91,8 @@ extension APIOperation {
                          404: "not_found (another carrier's unit is not found either)",
                          422: "validation_failed: the unit is a trailer"
                      ]),
-        APIOperation(.addUnitPhoto, .fleet, "Add a photo of a unit in one request (JPEG, PNG or HEIC; at most 25 MB; a unit keeps 30). Drivers may also send one resumably: POST /v1/uploads with equipment_id in Upload-Metadata",
+        APIOperation(.addUnitPhoto, .fleet, "Add a photo of a unit in one request",
+                     details: "JPEG, PNG or HEIC; at most 25 MB; a unit keeps 30. Drivers may also send one resumably: POST /v1/uploads with equipment_id in Upload-Metadata. JPEG, PNG or HEIC; at most 25 MB; a unit keeps 30. Drivers may also send one resumably: POST /v1/uploads with equipment_id in Upload-Metadata.",
                      body: .bytes("application/octet-stream"),
                      answer: Answer(201, "The unit with its photos", .json(Equipment.self)),
                      refusals: [
@@ -106,7 +107,8 @@ extension APIOperation {
                          507: "storage_quota_exceeded (the carrier's media quota is used up) or insufficient_storage (the server's disk is full; Retry-After)"
                      ],
                      requires: ["Content-Length"]),
-        APIOperation(.unitPhoto, .fleet, "Download a photo of a unit (Range supported): a driver's own units, or any unit for dispatch",
+        APIOperation(.unitPhoto, .fleet, "Download a photo of a unit (Range supported)",
+                     details: "A driver's own units, or any unit for dispatch. A driver's own units, or any unit for dispatch.",
                      answer: Answer(200, "The file", .file),
                      refusals: [403: "forbidden: the endpoint is for another role (or driver_not_found)", 404: "not_found"]),
         APIOperation(.deleteUnitPhoto, .fleet, "Remove a photo of a unit: dispatch any, a driver one they took of their own unit",
@@ -127,7 +129,8 @@ extension APIOperation {
         APIOperation(.dispatchTripTrack, .location, "A trip's track as GeoJSON",
                      answer: Answer(200, "OK", .geoJSON(TripTrack.self)),
                      refusals: [404: "not_found (another carrier's trip is not found either)"]),
-        APIOperation(.dispatchOrderProgress, .location, "Where an order's driver is against its next stop: distance, computed ETA beside the driver's",
+        APIOperation(.dispatchOrderProgress, .location, "Where an order's driver is against its next stop",
+                     details: "Distance, and a computed ETA beside the driver's own. Distance, and a computed ETA beside the driver's own.",
                      answer: .ok(OrderProgress.self),
                      refusals: [404: "not_found (another carrier's order is not found either)"]),
     ] }

@@ -90,7 +90,9 @@ struct SchemaWriter {
             if key.hasSuffix("_cents"), value["type"] == "integer" { value["description"] = "Money in cents (integer minor units)" }
             return value
         }
-        var value: JSONValue = members.count == 1 ? members[0] : ["oneOf": .array(members)]
+        // Variants of a field read by kind may overlap in shape (a change of status and of ETAs both carry an order id):
+        // the kind says which, so the document says "any of", not "exactly one of".
+        var value: JSONValue = members.count == 1 ? members[0] : ["anyOf": .array(members)]
         if let extra = notes?.fields[key] { value = value.merging(extra) }
         let nullable = field.nullable || field.types.contains { $0 is any OptionalType.Type }
         return nullable ? Self.nullable(value) : value
@@ -120,7 +122,7 @@ struct SchemaWriter {
         let description = inner["description"]
         inner["description"] = nil
         var value: JSONValue = ["oneOf": [inner, ["type": "null"]]]
-        if case .array(let members)? = inner["oneOf"], inner.objectCount == 1 { value = ["oneOf": .array(members + [["type": "null"]])] }
+        if case .array(let members)? = inner["anyOf"], inner.objectCount == 1 { value = ["anyOf": .array(members + [["type": "null"]])] }
         if let description { value["description"] = description }
         return value
     }

@@ -19,6 +19,10 @@ enum ExpenseRepository {
         """
     }
 
+    static func documents(onTrip trip: ID<Trip>, _ scope: Scope, _ page: PageRequest, _ db: any SQLExecutor) async throws -> DocumentPage {
+        try await DocumentPages.read(from: "trip_expenses", where: filter(trip: trip, scope), order: Expense.order, page, db)
+    }
+
     static func onTrip(_ trip: ID<Trip>, _ scope: Scope, _ db: any SQLExecutor) async throws -> [Expense] {
         try await db.query("SELECT \(Expense.columns) FROM trip_expenses WHERE \(filter(trip: trip, scope)) ORDER BY \(Expense.order.sql)")
             .map(Expense.init(row:))

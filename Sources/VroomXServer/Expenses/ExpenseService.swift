@@ -28,8 +28,7 @@ public struct ExpenseService: Sendable {
     public func documents(trip: ID<Trip>, _ scope: Scope, page: PageRequest = .init()) async throws -> DocumentPage {
         try await store.read { db in
             guard try await TripRepository.find(trip, scope, db) != nil else { throw AppError.notFound("Trip") }
-            return try await store.documentPage(from: "trip_expenses", where: ExpenseRepository.filter(trip: trip, scope),
-                                                order: Expense.order, page, db)
+            return try await ExpenseRepository.documents(onTrip: trip, scope, page, db)
         }
     }
 

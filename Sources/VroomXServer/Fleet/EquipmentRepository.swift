@@ -12,6 +12,22 @@ enum EquipmentRepository {
         return filter
     }
 
+    static func documents(_ scope: Scope, kind: EquipmentKind?, status: EquipmentStatus?, _ page: PageRequest,
+                          _ db: any SQLExecutor) async throws -> DocumentPage {
+        try await DocumentPages.read(from: "equipment", where: filter(scope, kind: kind, status: status), order: Equipment.order, page, db)
+    }
+
+    /// A unit's stored document, as clients receive it.
+    static func document(_ id: ID<Equipment>, _ scope: Scope, _ db: any SQLExecutor) async throws -> String? {
+        try await db.first("SELECT doc FROM equipment WHERE \(scope.filter()) AND id = \(id)")?.string("doc")
+    }
+
+    /// A unit's odometer readings as stored documents, newest first.
+    static func readings(of id: ID<Equipment>, tenant: ID<Tenant>, _ page: PageRequest, _ db: any SQLExecutor) async throws -> DocumentPage {
+        try await DocumentPages.read(from: "odometer_readings", where: "tenant_id = \(tenant) AND equipment_id = \(id)",
+                                     order: OdometerReading.order, page, db)
+    }
+
     /// Every unit of the carrier with its papers and photos.
     static func all(tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [Equipment] {
         let documents = Dictionary(grouping: try await db.query("""

@@ -57,8 +57,7 @@ extension FleetService {
     public func odometerReadings(_ id: ID<Equipment>, tenant: ID<Tenant>, page: PageRequest) async throws -> DocumentPage {
         try await store.read { db in
             guard try await EquipmentRepository.find(id, .dispatch(tenant: tenant), db) != nil else { throw AppError.notFound("Unit") }
-            return try await store.documentPage(from: "odometer_readings", where: "tenant_id = \(tenant) AND equipment_id = \(id)",
-                                                order: OdometerReading.order, page, db)
+            return try await EquipmentRepository.readings(of: id, tenant: tenant, page, db)
         }
     }
 

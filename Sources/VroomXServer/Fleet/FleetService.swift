@@ -12,12 +12,12 @@ public struct FleetService: Sendable {
 
     public func documents(_ scope: Scope, kind: EquipmentKind? = nil, status: EquipmentStatus? = nil,
                           page: PageRequest = .init()) async throws -> DocumentPage {
-        let filter = EquipmentRepository.filter(scope, kind: kind, status: status)
-        return try await store.read { db in try await store.documentPage(from: "equipment", where: filter, order: Equipment.order, page, db) }
+        try await store.read { try await EquipmentRepository.documents(scope, kind: kind, status: status, page, $0) }
     }
 
     public func document(_ id: ID<Equipment>, _ scope: Scope) async throws -> String {
-        try await store.document("SELECT doc FROM equipment WHERE \(scope.filter()) AND id = \(id)", notFound: "Unit")
+        guard let doc = try await store.read({ try await EquipmentRepository.document(id, scope, $0) }) else { throw AppError.notFound("Unit") }
+        return doc
     }
 
     public func unit(_ id: ID<Equipment>, _ scope: Scope) async throws -> Equipment {

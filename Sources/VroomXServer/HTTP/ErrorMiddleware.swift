@@ -97,10 +97,14 @@ struct ErrorMiddleware: RouterMiddleware {
     /// methods, else 404.
     static func routeMiss(_ request: Request) -> AppError {
         let segments = request.uri.path.split(separator: "/", omittingEmptySubsequences: true)
-        let methods = Endpoint.all.filter { endpoint in
+        let matching = Endpoint.all.filter { endpoint in
             let template = endpoint.path.split(separator: "/")
             return template.count == segments.count && zip(template, segments).allSatisfy { $0.hasPrefix("{") || $0 == $1 }
-        }.map(\.method.rawValue)
+        }
+        // As the router does, a fixed segment wins over a placeholder: `/orders/import` is not `/orders/{id}`.
+        func fixed(_ endpoint: Endpoint) -> [Bool] { endpoint.path.split(separator: "/").map { !$0.hasPrefix("{") } }
+        let mostFixed = matching.map(fixed).max { $0.lexicographicallyPrecedes($1) { !$0 && $1 } }
+        let methods = matching.filter { fixed($0) == mostFixed }.map(\.method.rawValue)
         if methods.isEmpty {
             return AppError(404, .routeNotFound, "No such endpoint: \(request.method) \(request.uri.path).")
         }

@@ -80,10 +80,74 @@ enum JSONBody {
             throw tooLarge
         }
         guard buffer.readableBytes > 0 else { return nil }
+        let data = Data(buffer.readableBytesView)
         do {
-            return try decoder.decode(T.self, from: Data(buffer.readableBytesView))
+            return try decoder.decode(T.self, from: data)
         } catch let error as DecodingError {
+            // The decoder calls a number that does not fit its field (1.5, 2^63) invalid JSON, naming no field.
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty, let field = misfitNumber(T.self, in: data) {
+                throw AppError(422, .validationFailed, "\(field) must be a whole number (no fraction, at most 19 digits).", field: field)
+            }
             throw describe(error)
+        }
+    }
+
+    /// In a body that is JSON, the path of the number that keeps it from
+    /// decoding: each number that is not a whole 64-bit one (a handful at
+    /// most) is set to 0 in turn, and the one whose change lets the body past
+    /// the number check is it.
+    static func misfitNumber<T: Decodable>(_ type: T.Type, in data: Data) -> String? {
+        guard let root = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else { return nil }
+        var candidates: [[JSONPathStep]] = []
+        collectMisfits(root, path: [], into: &candidates)
+        for path in candidates {
+            guard let patched = try? JSONSerialization.data(withJSONObject: replacing(root, at: path[...], with: 0),
+                                                           options: [.fragmentsAllowed]) else { continue }
+            do {
+                _ = try decoder.decode(T.self, from: patched)
+            } catch let error as DecodingError {
+                if case .dataCorrupted(let context) = error, context.codingPath.isEmpty { continue }
+            } catch {}
+            return path.map { step in
+                switch step {
+                case .key(let key): ".\(key)"
+                case .index(let index): "[\(index)]"
+                }
+            }.joined().trimmingCharacters(in: CharacterSet(charactersIn: "."))
+        }
+        return nil
+    }
+
+    enum JSONPathStep {
+        case key(String)
+        case index(Int)
+    }
+
+    private static func collectMisfits(_ value: Any, path: [JSONPathStep], into candidates: inout [[JSONPathStep]]) {
+        guard candidates.count < 8 else { return }
+        switch value {
+        case let object as [String: Any]:
+            for (key, member) in object.sorted(by: { $0.key < $1.key }) { collectMisfits(member, path: path + [.key(key)], into: &candidates) }
+        case let array as [Any]:
+            for (index, member) in array.prefix(1000).enumerated() { collectMisfits(member, path: path + [.index(index)], into: &candidates) }
+        case let number as NSNumber:
+            if Int64(number.stringValue) == nil { candidates.append(path) }
+        default:
+            break
+        }
+    }
+
+    private static func replacing(_ value: Any, at path: ArraySlice<JSONPathStep>, with replacement: Any) -> Any {
+        guard let step = path.first else { return replacement }
+        switch (step, value) {
+        case (.key(let key), var object as [String: Any]):
+            object[key] = object[key].map { replacing($0, at: path.dropFirst(), with: replacement) }
+            return object
+        case (.index(let index), var array as [Any]) where array.indices.contains(index):
+            array[index] = replacing(array[index], at: path.dropFirst(), with: replacement)
+            return array
+        default:
+            return value
         }
     }
 

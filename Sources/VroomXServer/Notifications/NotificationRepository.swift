@@ -8,6 +8,11 @@ enum NotificationRepository {
         scope.filter() + (unreadOnly ? " AND read_at IS NULL" : "")
     }
 
+    static func documents(_ scope: Scope, unreadOnly: Bool, _ page: PageRequest, _ db: any SQLExecutor) async throws -> DocumentPage {
+        try await DocumentPages.read(from: "driver_notifications", where: filter(scope, unreadOnly: unreadOnly),
+                                     order: DriverNotification.order, page, db)
+    }
+
     static func recent(_ scope: Scope, unreadOnly: Bool, limit: Int, _ db: any SQLExecutor) async throws -> [DriverNotification] {
         try await db.query("""
             SELECT \(DriverNotification.columns) FROM driver_notifications WHERE \(filter(scope, unreadOnly: unreadOnly))

@@ -13,10 +13,7 @@ public struct NotificationService: Sendable {
     }
 
     public func documents(_ scope: Scope, unreadOnly: Bool = false, page: PageRequest = .init()) async throws -> DocumentPage {
-        try await store.read { db in
-            try await store.documentPage(from: "driver_notifications", where: NotificationRepository.filter(scope, unreadOnly: unreadOnly),
-                                         order: DriverNotification.order, page, db)
-        }
+        try await store.read { try await NotificationRepository.documents(scope, unreadOnly: unreadOnly, page, $0) }
     }
 
     public func unreadCount(driver: ID<Driver>, tenant: ID<Tenant>) async throws -> Int {

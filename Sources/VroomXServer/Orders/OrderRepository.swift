@@ -25,6 +25,16 @@ enum OrderRepository {
             """).map(Order.init(row:))
     }
 
+    static func documents(_ scope: Scope, trip: ID<Trip>?, status: OrderStatus?, _ page: PageRequest,
+                          _ db: any SQLExecutor) async throws -> DocumentPage {
+        try await DocumentPages.read(from: "orders", where: filter(scope, trip: trip, status: status), order: Order.order, page, db)
+    }
+
+    /// An order's stored document, as clients receive it.
+    static func document(_ id: ID<Order>, _ scope: Scope, _ db: any SQLExecutor) async throws -> String? {
+        try await db.first("SELECT doc FROM orders WHERE \(scope.filter()) AND id = \(id)")?.string("doc")
+    }
+
     /// An order the caller may see; on PostgreSQL its row stays locked
     /// until the transaction ends when `locking`.
     static func find(_ id: ID<Order>, _ scope: Scope, locking: Bool = false, _ db: any SQLExecutor) async throws -> Order? {

@@ -20,10 +20,7 @@ public struct OrderService: Sendable {
 
     public func documents(_ scope: Scope, trip: ID<Trip>? = nil, status: OrderStatus? = nil,
                           page: PageRequest = .init()) async throws -> DocumentPage {
-        try await store.read { db in
-            try await store.documentPage(from: "orders", where: OrderRepository.filter(scope, trip: trip, status: status),
-                                         order: Order.order, page, db)
-        }
+        try await store.read { try await OrderRepository.documents(scope, trip: trip, status: status, page, $0) }
     }
 
     public func order(_ id: ID<Order>, _ scope: Scope) async throws -> Order {
@@ -32,7 +29,8 @@ public struct OrderService: Sendable {
     }
 
     public func document(_ id: ID<Order>, _ scope: Scope) async throws -> String {
-        try await store.document("SELECT doc FROM orders WHERE \(scope.filter()) AND id = \(id)", notFound: "Order")
+        guard let doc = try await store.read({ try await OrderRepository.document(id, scope, $0) }) else { throw AppError.notFound("Order") }
+        return doc
     }
 
     /// Orders of a trip the caller may see: a driver sees their own trip,
@@ -41,8 +39,7 @@ public struct OrderService: Sendable {
     public func tripDocuments(_ trip: ID<Trip>, _ scope: Scope, page: PageRequest = .init()) async throws -> DocumentPage {
         try await store.read { db in
             guard try await TripRepository.find(trip, scope, db) != nil else { throw AppError.notFound("Trip") }
-            return try await store.documentPage(from: "orders", where: OrderRepository.filter(scope, trip: trip, status: nil),
-                                                order: Order.order, page, db)
+            return try await OrderRepository.documents(scope, trip: trip, status: nil, page, db)
         }
     }
 

@@ -24,6 +24,10 @@ enum DriverRepository {
             .map(Driver.init(row:))
     }
 
+    static func documents(tenant: ID<Tenant>, _ page: PageRequest, _ db: any SQLExecutor) async throws -> DocumentPage {
+        try await DocumentPages.read(from: "drivers d", where: "d.tenant_id = \(tenant)", order: Driver.order, page, document: "d.doc", db)
+    }
+
     static func all(tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [Driver] {
         try await db.query("SELECT \(Driver.columns) FROM \(Driver.from) WHERE d.tenant_id = \(tenant) ORDER BY \(Driver.order.sql)")
             .map(Driver.init(row:))

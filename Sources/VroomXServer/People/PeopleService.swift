@@ -64,9 +64,7 @@ public struct PeopleService: Sendable {
     }
 
     public func driverDocuments(tenant: ID<Tenant>, page: PageRequest = .init()) async throws -> DocumentPage {
-        try await store.read { db in
-            try await store.documentPage(from: "drivers d", where: "d.tenant_id = \(tenant)", order: Driver.order, page, document: "d.doc", db)
-        }
+        try await store.read { try await DriverRepository.documents(tenant: tenant, page, $0) }
     }
 
     /// A new driver's details, checked: each refusal kept in `problems`.

@@ -325,7 +325,7 @@ final class CancellingPairs: @unchecked Sendable {
         switch mutation.payload {
         case .createExpense(let request):
             guard let id = request.id, pairedCreations.contains(mutation.id), let db = TenantTransaction.ambient?.db,
-                  try await db.first("SELECT 1 AS found FROM trip_expenses WHERE tenant_id = \(scope.tenant) AND id = \(id)") == nil
+                  try await ExpenseRepository.find(id, tenant: scope.tenant, db) == nil
             else { return false }
             cancelled.insert(id)
             return true

@@ -159,11 +159,12 @@ public struct PageRequest: Sendable {
     public static let all = PageRequest(limit: .max)
 }
 
-extension Store {
+/// Pages of stored row documents, for the repositories' list answers.
+enum DocumentPages {
     /// Reads a page of documents: `SELECT doc FROM <from> WHERE <filter>`
     /// in `order`, after the request's cursor.
-    func documentPage(from table: SQL, where filter: SQL, order: ListOrder, _ page: PageRequest,
-                      document: SQL = "doc", _ db: any SQLExecutor) async throws -> DocumentPage {
+    static func read(from table: SQL, where filter: SQL, order: ListOrder, _ page: PageRequest,
+                     document: SQL = "doc", _ db: any SQLExecutor) async throws -> DocumentPage {
         var condition = filter
         if let token = page.cursor {
             guard let cursor = PageCursor(token: token, for: order) else {

@@ -68,16 +68,6 @@ public struct Store: Sendable {
         }
     }
 
-    /// Lists of stored documents, for answers that are JSON lists.
-    func documents(_ sql: SQL) async throws -> [String] {
-        try await read { db in try await db.query(sql).map { try $0.string("doc") } }
-    }
-
-    func document(_ sql: SQL, notFound what: String) async throws -> String {
-        guard let doc = try await read({ try await $0.first(sql) }) else { throw AppError.notFound(what) }
-        return try doc.string("doc")
-    }
-
     /// A read of one tenant's data. Inside a write (an idempotent request,
     /// a batch of mutations) it reads in that transaction: what the write
     /// already did counts, and no second connection is taken.

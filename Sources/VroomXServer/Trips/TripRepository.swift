@@ -21,6 +21,15 @@ enum TripRepository {
             """).map(Trip.init(row:))
     }
 
+    static func documents(_ scope: Scope, status: TripStatus?, _ page: PageRequest, _ db: any SQLExecutor) async throws -> DocumentPage {
+        try await DocumentPages.read(from: "trips", where: filter(scope, status: status), order: Trip.order, page, db)
+    }
+
+    /// A trip's stored document, as clients receive it.
+    static func document(_ id: ID<Trip>, _ scope: Scope, _ db: any SQLExecutor) async throws -> String? {
+        try await db.first("SELECT doc FROM trips WHERE \(scope.filter()) AND id = \(id)")?.string("doc")
+    }
+
     static func find(_ id: ID<Trip>, _ scope: Scope, _ db: any SQLExecutor) async throws -> Trip? {
         try await db.first("SELECT \(Trip.columns) FROM trips WHERE \(scope.filter()) AND id = \(id)").map(Trip.init(row:))
     }
@@ -55,32 +64,24 @@ enum TripRepository {
                     \(trip.miles), \(trip.version), \(trip.createdAt), \(trip.updatedAt), \(doc))
             """)
         tx.recordUpsert(.trip, id: trip.id.rawValue, document: doc, visibleTo: trip.driverID)
-        try await rememberDriver(of: trip, tx)
     }
 
-    /// Writes a trip's fields and document with the next version, if nobody
-    /// changed the row since it was read; records the change.
-    static func save(_ trip: Trip, _ tx: TenantTransaction) async throws -> Trip {
-        var saved = trip
-        saved.version = trip.version + 1
-        saved.updatedAt = tx.now
+    /// Writes a trip's new state (already at its next version) if nobody
+    /// changed the row since `previous`; records the change.
+    static func update(_ saved: Trip, from previous: Trip, _ tx: TenantTransaction) async throws {
         let doc = try WireDocument.encode(saved)
         guard try await tx.first("""
             UPDATE trips SET number = \(saved.number), driver_id = \(saved.driverID), status = \(saved.status), start_date = \(saved.startDate),
                 end_date = \(saved.endDate), origin = \(saved.origin), destination = \(saved.destination),
                 revenue_cents = \(saved.revenueCents), driver_pay_cents = \(saved.driverPayCents), miles = \(saved.miles),
                 version = \(saved.version), updated_at = \(saved.updatedAt), doc = \(doc)
-            WHERE tenant_id = \(tx.tenant) AND id = \(trip.id) AND version = \(trip.version)
+            WHERE tenant_id = \(tx.tenant) AND id = \(previous.id) AND version = \(previous.version)
             RETURNING id
             """) != nil else { throw WriteConflict() }
         tx.recordUpsert(.trip, id: saved.id.rawValue, document: doc, visibleTo: saved.driverID)
-        try await rememberDriver(of: saved, tx)
-        return saved
     }
 
-    /// Notes that the trip's driver has held it: work they did on it while
-    /// it was theirs (an expense spent offline) is theirs to record after
-    /// dispatch gave the trip to someone else.
+    /// Notes that the trip's driver holds it now, and that whoever held it before let go.
     static func rememberDriver(of trip: Trip, _ tx: TenantTransaction) async throws {
         // Whoever held it before lets go of it now (the driver it stays with keeps holding it).
         let others: SQL = trip.driverID.map { " AND driver_id <> \($0)" } ?? ""

@@ -17,9 +17,7 @@ public struct TripService: Sendable {
     }
 
     public func documents(_ scope: Scope, status: TripStatus? = nil, page: PageRequest = .init()) async throws -> DocumentPage {
-        try await store.read { db in
-            try await store.documentPage(from: "trips", where: TripRepository.filter(scope, status: status), order: Trip.order, page, db)
-        }
+        try await store.read { try await TripRepository.documents(scope, status: status, page, $0) }
     }
 
     public func trip(_ id: ID<Trip>, _ scope: Scope) async throws -> Trip {
@@ -28,7 +26,8 @@ public struct TripService: Sendable {
     }
 
     public func document(_ id: ID<Trip>, _ scope: Scope) async throws -> String {
-        try await store.document("SELECT doc FROM trips WHERE \(scope.filter()) AND id = \(id)", notFound: "Trip")
+        guard let doc = try await store.read({ try await TripRepository.document(id, scope, $0) }) else { throw AppError.notFound("Trip") }
+        return doc
     }
 
     public func create(_ request: CreateTripRequest, tenant: ID<Tenant>) async throws -> Trip {
@@ -54,6 +53,7 @@ public struct TripService: Sendable {
             } catch DatabaseConstraintError.unique {
                 throw AppError(409, .alreadyExists, "A trip numbered \(number) already exists.", field: "number")
             }
+            try await TripRepository.rememberDriver(of: trip, tx)
             if let driver {
                 try await store.notifications.notify(driver.id, .tripAssigned(trip), tx)
             }
@@ -109,7 +109,7 @@ public struct TripService: Sendable {
                 throw AppError(409, .invalidTransition, "Trip \(current.number) is \(current.status.label); its details are settled and no longer change.")
             }
             do {
-                trip = try await TripRepository.save(trip, tx)
+                trip = try await save(trip, tx)
             } catch DatabaseConstraintError.unique {
                 throw AppError(409, .alreadyExists, "A trip numbered \(trip.number) already exists.", field: "number")
             }
@@ -165,7 +165,7 @@ public struct TripService: Sendable {
             }
             if trip.driverPayCents == defaultPay(previousTerms) { trip.driverPayCents = defaultPay(newDriver) }
             trip.driverID = driverID
-            trip = try await TripRepository.save(trip, tx)
+            trip = try await save(trip, tx)
             if let previous { tx.recordRevoke(.trip, id: trip.id.rawValue, from: previous) }
 
             for original in orders where original.status.isWaiting {
@@ -187,6 +187,18 @@ public struct TripService: Sendable {
             }
             return trip
         }
+    }
+
+    /// Writes a trip as its next version, and notes who holds it: work a
+    /// driver did on it while it was theirs (an expense spent offline) is
+    /// theirs to record after dispatch gave the trip to someone else.
+    private func save(_ trip: Trip, _ tx: TenantTransaction) async throws -> Trip {
+        var saved = trip
+        saved.version = trip.version + 1
+        saved.updatedAt = tx.now
+        try await TripRepository.update(saved, from: trip, tx)
+        try await TripRepository.rememberDriver(of: saved, tx)
+        return saved
     }
 
     /// How long after dispatch gave a trip away its previous driver's
