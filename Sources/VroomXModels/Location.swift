@@ -323,6 +323,9 @@ public enum ComputedETA {
     /// nothing about the rest of the way: highway speed is assumed.
     public static let minimumSpeed = 5.0
     public static let assumedSpeed = 24.6  // 55 mph in m/s
+    /// Above this (about 100 mph) "speed" is a jump between fixes (a bad
+    /// fix, a phone that was elsewhere): highway speed is assumed instead.
+    public static let maximumSpeed = 45.0
 
     /// Average speed over the fixes (distance between consecutive ones over
     /// the time they span), metres per second; nil with fewer than two.
@@ -338,7 +341,7 @@ public enum ComputedETA {
 
     public static func estimate(from fix: GeoPosition, to target: GeoPoint, recentSpeed: Double?, now: Date) -> Date {
         let metres = fix.point.distance(to: target) * roadFactor
-        let speed = recentSpeed.flatMap { $0 >= minimumSpeed ? $0 : nil } ?? assumedSpeed
+        let speed = recentSpeed.flatMap { (minimumSpeed...maximumSpeed).contains($0) ? $0 : nil } ?? assumedSpeed
         return max(now, fix.recordedAt).addingTimeInterval(metres / speed)
     }
 }

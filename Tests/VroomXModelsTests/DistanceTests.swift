@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import VroomXModels
 
@@ -33,5 +34,21 @@ struct DistanceTests {
         #expect(LocationRules.metres(fromFeet: LocationRules.feet(fromMetres: 5000)) == 5000)
         #expect(LocationRules.radiusRange.contains(LocationRules.metres(fromFeet: LocationRules.radiusRangeFeet.lowerBound)))
         #expect(LocationRules.radiusRange.contains(LocationRules.metres(fromFeet: LocationRules.radiusRangeFeet.upperBound)))
+    }
+
+    @Test("a computed ETA never trusts a speed no truck drives (one fix far away makes a jump, not a speed)")
+    func etaIgnoresImpossibleSpeed() {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let here = GeoPosition(latitude: 41.0, longitude: -87.0, accuracyMeters: 10, recordedAt: now)
+        let stop = GeoPoint(latitude: 30.0, longitude: -95.0)
+        let jumped = GeoPosition(latitude: 1.0, longitude: 1.0, accuracyMeters: 10, recordedAt: now.addingTimeInterval(-120))
+        let speed = ComputedETA.recentSpeed([jumped, here])
+        #expect((speed ?? 0) > 1_000, "the jump reads as \(speed ?? 0) m/s")
+        let eta = ComputedETA.estimate(from: here, to: stop, recentSpeed: speed, now: now)
+        let atHighwaySpeed = ComputedETA.estimate(from: here, to: stop, recentSpeed: nil, now: now)
+        #expect(eta == atHighwaySpeed, "an impossible speed is ignored, as no speed is")
+        // A plausible one is used.
+        let driving = ComputedETA.estimate(from: here, to: stop, recentSpeed: 30, now: now)
+        #expect(driving < atHighwaySpeed)
     }
 }

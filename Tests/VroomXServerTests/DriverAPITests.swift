@@ -190,6 +190,23 @@ struct DriverAPITests {
         }
     }
 
+    @Test("a JSON body announced larger than the limit is refused at once, not waited for")
+    func announcedTooLarge() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let live = try await LiveServer(server)
+        defer { Task { await live.stop() } }
+        let socket = try await RawSocket.connect(port: live.port)
+        defer { socket.close() }
+        try await socket.send(RawHTTP.head("POST", Endpoint.createExpense.path, headers: [
+            "Authorization": "Bearer \(carrier.driver.accessToken)", "Content-Type": "application/json",
+        ], contentLength: 999_999_999_999) + Array("{}".utf8))
+        let started = ContinuousClock.now
+        let answer = try await socket.readResponse(timeout: .seconds(15))
+        #expect(answer.status == 413 && answer.errorCode == "payload_too_large", "\(answer.status) \(answer.text)")
+        #expect(ContinuousClock.now - started < .seconds(10), "answered before the body-rate guard gave up on the body")
+    }
+
     @Test("bad input gets its own code in the shared shape, never a 500", arguments: TestBackend.available)
     func badInput(_ backend: TestBackend) async throws {
         let server = try await TestServer.make(backend)

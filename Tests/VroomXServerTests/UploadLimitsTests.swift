@@ -49,6 +49,9 @@ struct UploadLimitsTests {
                 let put = try await api.call(.putInspectionMedia, inspection.rawValue, slot, bytes: MediaSamples.jpeg(), token: token)
                 #expect(put.status == 400, "\(slot): \(put.text)")
             }
+            // An empty file says so (it has its Content-Length: 0), rather than asking for a Content-Length.
+            let empty = try await api.call(.putInspectionMedia, inspection.rawValue, "front", bytes: [], token: token)
+            #expect(empty.status == 400 && empty.errorCode == "invalid_parameter" && empty.text.contains("empty"), "\(empty.status) \(empty.text)")
             for slot in ["damage_30", "front_left", "keys"] {
                 #expect(try await api.call(.putInspectionMedia, inspection.rawValue, slot, bytes: MediaSamples.jpeg(), token: token).status == 200)
             }

@@ -122,7 +122,7 @@ extension APIOperation {
                      body: .bytes("application/octet-stream"),
                      answer: Answer(200, "The inspection with the file attached", .json(Inspection.self)),
                      refusals: [
-                         400: "invalid_parameter: the body ended early",
+                         400: "invalid_parameter: the body ended early, or the file is empty",
                          404: "not_found",
                          409: "inspection_completed",
                          411: "invalid_parameter: Content-Length is required",

@@ -96,7 +96,7 @@ extension APIOperation {
                      body: .bytes("application/octet-stream"),
                      answer: Answer(201, "The unit with its photos", .json(Equipment.self)),
                      refusals: [
-                         400: "invalid_parameter: the body ended early",
+                         400: "invalid_parameter: the body ended early, or the file is empty",
                          403: "forbidden: the endpoint is for another role (or driver_not_found)",
                          404: "not_found",
                          411: "invalid_parameter: Content-Length is required",

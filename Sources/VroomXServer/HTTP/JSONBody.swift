@@ -73,6 +73,10 @@ enum JSONBody {
            !(contentType.hasPrefix("application/json") || contentType.contains("+json")) {
             throw AppError(415, .unsupportedMediaType, "Send the body as application/json.")
         }
+        // A body announced larger than the limit is refused before any of it is read (not after waiting for it all).
+        if let announced = request.headers[.contentLength].flatMap({ DecimalText.int64($0) }), announced > Int64(maxBytes) {
+            throw tooLarge
+        }
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: maxBytes)

@@ -240,9 +240,10 @@ struct UploadService: Sendable {
     /// resumable upload, but nothing is kept if the request fails.
     /// The request says its size (Content-Length), which the size caps check first.
     func putWhole(_ request: Request, to target: UploadTarget, _ identity: Identity) async throws {
-        guard let length = try request.integer(.contentLength), length > 0 else {
+        guard let length = try request.integer(.contentLength) else {
             throw AppError(411, .invalidParameter, "Send Content-Length with the file.", field: "Content-Length")
         }
+        guard length > 0 else { throw AppError(400, .invalidParameter, "The file is empty.", field: "Content-Length") }
         let body = request.body
         let upload: UploadRecord
         do {
