@@ -2,9 +2,13 @@ import Foundation
 import NIOConcurrencyHelpers
 import VroomXModels
 
-/// The data-access layer: every read and write the server does, written once
-/// for both backends. Methods are named for their intent and own their
-/// transaction. Every query on tenant data is scoped by tenant id.
+/// The database gateway the services share: transactions (`write`, which
+/// appends a carrier's change log and signals the commit; `read`,
+/// `writeRows`), and the stores that are not one aggregate's (the feed,
+/// idempotency keys, number claims, sign-in credentials, the push queue,
+/// the console's own reads). Each aggregate's SQL is its repository's, its
+/// policy its service's, reached as `store.trips`, `store.orders`, ….
+/// Every query on carrier data is scoped by carrier id.
 public struct Store: Sendable {
     public let database: any SQLDatabase
     public let clock: Clock
