@@ -31,7 +31,8 @@ public struct AuthPolicy: Sendable {
     /// requests, or killed mid-refresh, presents one token many times; a
     /// copy in other hands is still caught the moment the lineage moves on.
     public var refreshReplayWindow: TimeInterval = 24 * 3600
-    public var refreshReplays = 3
+    /// Eight: a repeated request spends two, and a copy in other hands gains nothing from a ninth.
+    public var refreshReplays = 8
     /// A dispatcher's browser session ends after this long unused…
     public var consoleIdleTimeout: TimeInterval = 12 * 3600
     /// …and this long after sign-in however much it is used.
