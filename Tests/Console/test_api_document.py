@@ -2,9 +2,17 @@
 the answers the server really gives match the schemas it states for them."""
 
 import jsonschema
+import pytest
 from openapi_spec_validator import validate
 
-from conftest import DISPATCHER, DRIVER
+from conftest import DISPATCHER, DRIVER, running_server
+
+
+@pytest.fixture(scope="module")
+def server():
+    """A server of its own: signing the dispatcher in through the API here
+    would spend the code the shared server's browser sign-in asks for."""
+    yield from running_server()
 
 
 def document(server):
