@@ -172,13 +172,9 @@ extension Store {
                         if let kind = fields.kind, kind != current.kind {
                             throw AppError.validation("kind", "Unit \(current.unitNumber) is a \(current.kind.rawValue); its kind cannot change.")
                         }
-                        var edited = current
-                        try FleetRules.apply(fields, to: &edited, now: tx.now)
-                        let details = FleetRules.details(of: edited) != FleetRules.details(of: current)
-                        let status = edited.status != current.status
-                        if status, edited.status == .retired { edited.driverID = nil }
-                        if details || status {
-                            try await fleet.save(edited, from: current, detailsChanged: details, statusChanged: status, tx)
+                        let edit = try FleetRules.edit(current, with: fields, now: tx.now)
+                        if edit.changed {
+                            try await fleet.save(edit.unit, from: current, detailsChanged: edit.detailsChanged, statusChanged: edit.statusChanged, tx)
                             result.updated += 1
                         }
                     } else {

@@ -22,6 +22,23 @@ enum FleetRules {
          unit.specs.gvwrPounds.map(String.init) ?? "", unit.specs.fuelType?.rawValue ?? "", unit.notes]
     }
 
+    /// A unit with a dispatcher's fields applied (an edit, a line of an
+    /// import), and which parts changed; a unit retired lets go of its driver.
+    struct Edit {
+        let unit: Equipment
+        let detailsChanged: Bool
+        let statusChanged: Bool
+        var changed: Bool { detailsChanged || statusChanged }
+    }
+
+    static func edit(_ current: Equipment, with fields: EquipmentFields, now: Date) throws -> Edit {
+        var unit = current
+        try apply(fields, to: &unit, now: now)
+        let statusChanged = unit.status != current.status
+        if statusChanged, unit.status == .retired { unit.driverID = nil }
+        return Edit(unit: unit, detailsChanged: details(of: unit) != details(of: current), statusChanged: statusChanged)
+    }
+
     /// Applies the fields present, each checked.
     static func apply(_ fields: EquipmentFields, to unit: inout Equipment, now: Date) throws {
         var edited = unit

@@ -60,25 +60,21 @@ public struct FleetService: Sendable {
             if let kind = fields.kind, kind != current.kind {
                 throw AppError.validation("kind", "A unit's kind cannot change; add a new unit instead.")
             }
-            var edited = current
-            try FleetRules.apply(fields, to: &edited, now: tx.now)
-            let detailsChanged = FleetRules.details(of: edited) != FleetRules.details(of: current)
-            let statusChanged = edited.status != current.status
+            let edit = try FleetRules.edit(current, with: fields, now: tx.now)
             if let base = fields.baseVersion {
                 try Validate.baseVersion(base, current: current.version)
                 let versions = try await EquipmentRepository.fieldVersions(id, tx)
-                if detailsChanged, versions.details > base {
+                if edit.detailsChanged, versions.details > base {
                     throw AppError(409, .conflict, "Someone else changed unit \(current.unitNumber) since version \(base); it is now version \(current.version).",
                                    field: "base_version")
                 }
-                if statusChanged, versions.status > base {
+                if edit.statusChanged, versions.status > base {
                     throw AppError(409, .conflict, "Someone else changed the status of unit \(current.unitNumber) since version \(base).",
                                    field: "status")
                 }
             }
-            guard detailsChanged || statusChanged else { return current }
-            if edited.status == .retired, current.driverID != nil { edited.driverID = nil }
-            return try await save(edited, from: current, detailsChanged: detailsChanged, statusChanged: statusChanged, tx)
+            guard edit.changed else { return current }
+            return try await save(edit.unit, from: current, detailsChanged: edit.detailsChanged, statusChanged: edit.statusChanged, tx)
         }
     }
 
