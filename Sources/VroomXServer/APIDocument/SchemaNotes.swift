@@ -78,7 +78,7 @@ struct SchemaNotes {
         ]),
         "UpdateETARequest": SchemaNotes(description: "Give one or both."),
         "CreateExpenseRequest": SchemaNotes(fields: [
-            "id": ["description": "Optional client-chosen id; sending the same expense again returns it"]
+            "id": ["description": "Client-chosen id, optional here and required inside POST /v1/mutations (an offline expense carries its own); sending the same expense again returns it"]
         ]),
         "CreateDriverRequest": SchemaNotes(fields: [
             "email": ["format": "email"],
@@ -160,7 +160,7 @@ struct SchemaNotes {
             "ids": ["minItems": 1, "maxItems": 500]
         ]),
         "RecordOdometerRequest": SchemaNotes(description: "Readings of a unit increase with time: one lower than an earlier reading, or higher than a later one, is 422 odometer_decreased.", fields: [
-            "id": ["description": "Client-chosen: the same reading again is recorded once"],
+            "id": ["description": "Client-chosen, optional here and required inside POST /v1/mutations: the same reading again is recorded once"],
             "recorded_at": ["description": "When it was read; defaults to now; at most 5 minutes ahead"]
         ]),
         "FuelPurchase": SchemaNotes(fields: [
