@@ -190,7 +190,7 @@ struct DriverAPITests {
         }
     }
 
-    @Test("a JSON body announced larger than the limit is refused at once, not waited for")
+    @Test("a JSON body announced larger than the limit is answered 413 before it is sent, not waited for")
     func announcedTooLarge() async throws {
         let server = try await TestServer.make(.sqlite)
         let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
@@ -201,10 +201,9 @@ struct DriverAPITests {
         try await socket.send(RawHTTP.head("POST", Endpoint.createExpense.path, headers: [
             "Authorization": "Bearer \(carrier.driver.accessToken)", "Content-Type": "application/json",
         ], contentLength: 999_999_999_999) + Array("{}".utf8))
-        let started = ContinuousClock.now
-        let answer = try await socket.readResponse(timeout: .seconds(15))
+        // Without the check the server waits for the body until its body-rate guard closes the connection, unanswered.
+        let answer = try await socket.readResponse(timeout: .seconds(60))
         #expect(answer.status == 413 && answer.errorCode == "payload_too_large", "\(answer.status) \(answer.text)")
-        #expect(ContinuousClock.now - started < .seconds(10), "answered before the body-rate guard gave up on the body")
     }
 
     @Test("bad input gets its own code in the shared shape, never a 500", arguments: TestBackend.available)

@@ -54,25 +54,17 @@ struct OpenAPITests {
                 checked += 1
             }
         }
-        for limit in FieldLimits.numbers {
-            for schema in limit.documentedIn {
-                guard let stated = property(schema, limit.field) else {
-                    Issue.record("\(schema).\(limit.field) is not in the document")
+        // Whole and decimal ranges alike: the document states each as minimum and maximum.
+        let ranges = FieldLimits.numbers.map { ($0.field, $0.documentedIn, Double($0.range.lowerBound), Double($0.range.upperBound)) }
+            + FieldLimits.decimals.map { ($0.field, $0.documentedIn, $0.range.lowerBound, $0.range.upperBound) }
+        for (field, documentedIn, low, high) in ranges {
+            for schema in documentedIn {
+                guard let stated = property(schema, field) else {
+                    Issue.record("\(schema).\(field) is not in the document")
                     continue
                 }
-                #expect((stated["minimum"] as? Int) == limit.range.lowerBound && (stated["maximum"] as? Int) == limit.range.upperBound,
-                        "\(schema).\(limit.field): \(stated["minimum"] ?? "none")...\(stated["maximum"] ?? "none"), the rule \(limit.range)")
-                checked += 1
-            }
-        }
-        for limit in FieldLimits.decimals {
-            for schema in limit.documentedIn {
-                guard let stated = property(schema, limit.field) else {
-                    Issue.record("\(schema).\(limit.field) is not in the document")
-                    continue
-                }
-                #expect((stated["minimum"] as? Double) == limit.range.lowerBound && (stated["maximum"] as? Double) == limit.range.upperBound,
-                        "\(schema).\(limit.field): \(stated["minimum"] ?? "none")...\(stated["maximum"] ?? "none"), the rule \(limit.range)")
+                #expect((stated["minimum"] as? Double) == low && (stated["maximum"] as? Double) == high,
+                        "\(schema).\(field): \(stated["minimum"] ?? "none")...\(stated["maximum"] ?? "none"), the rule \(low)...\(high)")
                 checked += 1
             }
         }

@@ -55,10 +55,8 @@ public struct ExpenseService: Sendable {
             // Held while counting, so concurrent expenses of one trip cannot all see room under the cap.
             _ = try await TripRepository.lock(trip.id, .dispatch(tenant: scope.tenant), tx.db)
             let recorded = try await ExpenseRepository.count(onTrip: trip.id, tenant: scope.tenant, tx.db)
-            // An expense already stored (sent again) is not a new one, whatever the count.
-            var stored: Expense?
-            if let id = request.id { stored = try await ExpenseRepository.find(id, tenant: scope.tenant, tx.db) }
-            if recorded >= Self.maxExpensesPerTrip, stored == nil {
+            // At the cap, an expense already stored (sent again) is not a new one; below it, nothing is looked up.
+            if recorded >= Self.maxExpensesPerTrip, try await !isStored(request.id, tenant: scope.tenant, tx.db) {
                 throw AppError(422, .validationFailed,
                                "Trip \(trip.number) already has \(NumberText.grouped(recorded)) expenses, the most one trip holds. Ask dispatch to merge some.",
                                field: "trip_id")
@@ -91,6 +89,11 @@ public struct ExpenseService: Sendable {
             }
             return expense
         }
+    }
+
+    private func isStored(_ id: ID<Expense>?, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Bool {
+        guard let id else { return false }
+        return try await ExpenseRepository.find(id, tenant: tenant, db) != nil
     }
 
     /// The stored expense with this one's id, when it is the same expense
