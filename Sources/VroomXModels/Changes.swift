@@ -8,6 +8,8 @@ public enum ChangeEntity: String, Codable, Sendable, CaseIterable {
     case inspection
     /// A truck or trailer: dispatch sees the fleet, a driver the units assigned to them.
     case equipment
+    /// A shipper, broker, dealer or auction: dispatch only.
+    case customer
 }
 
 public enum ChangeOperation: String, Codable, Sendable, CaseIterable {
@@ -26,6 +28,7 @@ public enum ChangeRow: Sendable, Hashable {
     case notification(DriverNotification)
     case inspection(Inspection)
     case equipment(Equipment)
+    case customer(Customer)
 }
 
 /// One entry of the change feed: the row as the client should store it
@@ -103,6 +106,7 @@ extension ChangeRow {
         case .notification: return .notification(try container.decode(DriverNotification.self, forKey: key))
         case .inspection: return .inspection(try container.decode(Inspection.self, forKey: key))
         case .equipment: return .equipment(try container.decode(Equipment.self, forKey: key))
+        case .customer: return .customer(try container.decode(Customer.self, forKey: key))
         }
     }
 
@@ -115,6 +119,7 @@ extension ChangeRow {
         case .notification(let value): try container.encode(value, forKey: key)
         case .inspection(let value): try container.encode(value, forKey: key)
         case .equipment(let value): try container.encode(value, forKey: key)
+        case .customer(let value): try container.encode(value, forKey: key)
         }
     }
 }

@@ -154,9 +154,16 @@ public struct CreateOrderRequest: Codable, Sendable, Hashable {
     public var paymentTerms: String?
     /// The VIN is right as printed although its check digit says otherwise.
     public var acceptVINWarning: Bool?
+    /// Who the load is for; their payment terms apply when the order says none.
+    public var customerID: ID<Customer>?
+    /// The load board's or broker's reference for the load.
+    public var externalLoadID: String?
 
     public init(number: String, tripID: ID<Trip>? = nil, vehicle: Vehicle, pickup: Stop, delivery: Stop,
-                revenueCents: Int, paymentTerms: String? = nil, acceptVINWarning: Bool? = nil) {
+                revenueCents: Int, paymentTerms: String? = nil, acceptVINWarning: Bool? = nil, customerID: ID<Customer>? = nil,
+                externalLoadID: String? = nil) {
+        self.customerID = customerID
+        self.externalLoadID = externalLoadID
         self.acceptVINWarning = acceptVINWarning
         self.number = number
         self.tripID = tripID
@@ -173,6 +180,8 @@ public struct CreateOrderRequest: Codable, Sendable, Hashable {
         case revenueCents = "revenue_cents"
         case paymentTerms = "payment_terms"
         case acceptVINWarning = "accept_vin_warning"
+        case customerID = "customer_id"
+        case externalLoadID = "external_load_id"
     }
 }
 
@@ -192,10 +201,16 @@ public struct UpdateOrderRequest: Codable, Sendable, Hashable {
     public var baseVersion: Int?
     /// The VIN is right as printed although its check digit says otherwise.
     public var acceptVINWarning: Bool?
+    /// Another customer, or with `customer_id: null` none; absent leaves it.
+    public var customerID: ID<Customer>??
+    /// The load board's or broker's reference; empty removes it.
+    public var externalLoadID: String?
 
     public init(status: OrderStatus? = nil, vehicle: Vehicle? = nil, pickup: Stop? = nil, delivery: Stop? = nil,
                 pickupETA: Date? = nil, deliveryETA: Date? = nil, revenueCents: Int? = nil, paymentTerms: String? = nil,
-                baseVersion: Int? = nil, acceptVINWarning: Bool? = nil) {
+                baseVersion: Int? = nil, acceptVINWarning: Bool? = nil, customerID: ID<Customer>?? = nil, externalLoadID: String? = nil) {
+        self.customerID = customerID
+        self.externalLoadID = externalLoadID
         self.acceptVINWarning = acceptVINWarning
         self.baseVersion = baseVersion
         self.status = status
@@ -216,6 +231,41 @@ public struct UpdateOrderRequest: Codable, Sendable, Hashable {
         case paymentTerms = "payment_terms"
         case baseVersion = "base_version"
         case acceptVINWarning = "accept_vin_warning"
+        case customerID = "customer_id"
+        case externalLoadID = "external_load_id"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        status = try container.decodeIfPresent(OrderStatus.self, forKey: .status)
+        vehicle = try container.decodeIfPresent(Vehicle.self, forKey: .vehicle)
+        pickup = try container.decodeIfPresent(Stop.self, forKey: .pickup)
+        delivery = try container.decodeIfPresent(Stop.self, forKey: .delivery)
+        pickupETA = try container.decodeIfPresent(Date.self, forKey: .pickupETA)
+        deliveryETA = try container.decodeIfPresent(Date.self, forKey: .deliveryETA)
+        revenueCents = try container.decodeIfPresent(Int.self, forKey: .revenueCents)
+        paymentTerms = try container.decodeIfPresent(String.self, forKey: .paymentTerms)
+        baseVersion = try container.decodeIfPresent(Int.self, forKey: .baseVersion)
+        acceptVINWarning = try container.decodeIfPresent(Bool.self, forKey: .acceptVINWarning)
+        // Null takes the customer off; a body without the key leaves it.
+        customerID = container.contains(.customerID) ? .some(try container.decode(ID<Customer>?.self, forKey: .customerID)) : nil
+        externalLoadID = try container.decodeIfPresent(String.self, forKey: .externalLoadID)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(status, forKey: .status)
+        try container.encodeIfPresent(vehicle, forKey: .vehicle)
+        try container.encodeIfPresent(pickup, forKey: .pickup)
+        try container.encodeIfPresent(delivery, forKey: .delivery)
+        try container.encodeIfPresent(pickupETA, forKey: .pickupETA)
+        try container.encodeIfPresent(deliveryETA, forKey: .deliveryETA)
+        try container.encodeIfPresent(revenueCents, forKey: .revenueCents)
+        try container.encodeIfPresent(paymentTerms, forKey: .paymentTerms)
+        try container.encodeIfPresent(baseVersion, forKey: .baseVersion)
+        try container.encodeIfPresent(acceptVINWarning, forKey: .acceptVINWarning)
+        if let customerID { try container.encode(customerID, forKey: .customerID) }
+        try container.encodeIfPresent(externalLoadID, forKey: .externalLoadID)
     }
 }
 

@@ -213,6 +213,10 @@ public struct Order: Codable, Sendable, Hashable, Identifiable {
     /// (see `Geofence.arrival`).
     public var arrivedAtPickup: Date?
     public var arrivedAtDelivery: Date?
+    /// Who the load is for (and who is billed), when dispatch said.
+    public var customerID: ID<Customer>?
+    /// The load board's or broker's reference for the load, as they write it.
+    public var externalLoadID: String?
     public var version: Int
     public var createdAt: Date
     public var updatedAt: Date
@@ -220,7 +224,10 @@ public struct Order: Codable, Sendable, Hashable, Identifiable {
     public init(id: ID<Order>, number: String, tripID: ID<Trip>?, driverID: ID<Driver>?, vehicle: Vehicle,
                 pickup: Stop, delivery: Stop, status: OrderStatus, actualPickupDate: Date?, actualDeliveryDate: Date?,
                 pickupETA: Date?, deliveryETA: Date?, revenueCents: Int, paymentTerms: String, version: Int,
-                createdAt: Date, updatedAt: Date, arrivedAtPickup: Date? = nil, arrivedAtDelivery: Date? = nil) {
+                createdAt: Date, updatedAt: Date, arrivedAtPickup: Date? = nil, arrivedAtDelivery: Date? = nil,
+                customerID: ID<Customer>? = nil, externalLoadID: String? = nil) {
+        self.customerID = customerID
+        self.externalLoadID = externalLoadID
         self.arrivedAtPickup = arrivedAtPickup
         self.arrivedAtDelivery = arrivedAtDelivery
         self.id = id
@@ -254,6 +261,8 @@ public struct Order: Codable, Sendable, Hashable, Identifiable {
         case paymentTerms = "payment_terms"
         case arrivedAtPickup = "arrived_at_pickup"
         case arrivedAtDelivery = "arrived_at_delivery"
+        case customerID = "customer_id"
+        case externalLoadID = "external_load_id"
         case createdAt = "created_at"
         case updatedAt = "updated_at"
     }

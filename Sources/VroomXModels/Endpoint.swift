@@ -167,7 +167,7 @@ extension Endpoint {
     public static let dispatchUpdateTrip = Endpoint(.patch, "/v1/dispatch/trips/{id}", .dispatcher)
     public static let dispatchAssignTrip = Endpoint(.post, "/v1/dispatch/trips/{id}/assign", .dispatcher)
     public static let dispatchTripExpenses = list("/v1/dispatch/trips/{id}/expenses", .dispatcher)
-    public static let dispatchOrders = list("/v1/dispatch/orders", .dispatcher, filters: [.orderStatus, .tripFilter])
+    public static let dispatchOrders = list("/v1/dispatch/orders", .dispatcher, filters: [.orderStatus, .tripFilter, .customerFilter])
     public static let dispatchCreateOrder = Endpoint(.post, "/v1/dispatch/orders", .dispatcher)
     public static let dispatchOrder = Endpoint(.get, "/v1/dispatch/orders/{id}", .dispatcher)
     public static let dispatchUpdateOrder = Endpoint(.patch, "/v1/dispatch/orders/{id}", .dispatcher)
@@ -175,6 +175,11 @@ extension Endpoint {
     public static let dispatchSendMessage = Endpoint(.post, "/v1/dispatch/messages", .dispatcher)
     public static let dispatchOrderInspections = Endpoint(.get, "/v1/dispatch/orders/{id}/inspections", .dispatcher)
     public static let dispatchImportOrders = Endpoint(.post, "/v1/dispatch/orders/import", .dispatcher)
+    public static let dispatchCustomers = list("/v1/dispatch/customers", .dispatcher, filters: [.customerSearch])
+    public static let dispatchCreateCustomer = Endpoint(.post, "/v1/dispatch/customers", .dispatcher)
+    public static let dispatchCustomer = Endpoint(.get, "/v1/dispatch/customers/{id}", .dispatcher)
+    public static let dispatchUpdateCustomer = Endpoint(.patch, "/v1/dispatch/customers/{id}", .dispatcher)
+    public static let dispatchImportCustomers = Endpoint(.post, "/v1/dispatch/customers/import", .dispatcher)
 
     // Vehicles: what a VIN says
     public static let decodeVIN = Endpoint(.get, "/v1/vin/{vin}", .signedIn)
@@ -221,6 +226,7 @@ extension Endpoint {
         dispatchDrivers, dispatchCreateDriver, dispatchUpdateDriver, dispatchDeactivateDriver, dispatchReactivateDriver, dispatchTrips, dispatchCreateTrip, dispatchTrip, dispatchUpdateTrip,
         dispatchAssignTrip, dispatchTripExpenses, dispatchOrders, dispatchCreateOrder, dispatchOrder,
         dispatchUpdateOrder, dispatchAssignOrder, dispatchSendMessage, dispatchOrderInspections, dispatchImportOrders,
+        dispatchCustomers, dispatchCreateCustomer, dispatchCustomer, dispatchUpdateCustomer, dispatchImportCustomers,
         decodeVIN, equipment, equipmentUnit, recordOdometer, unitPhoto, addUnitPhoto, deleteUnitPhoto,
         dispatchEquipment, dispatchCreateEquipment, dispatchEquipmentUnit, dispatchUpdateEquipment, dispatchAssignEquipment,
         dispatchEquipmentStatus, dispatchImportEquipment, dispatchAddEquipmentDocument, dispatchDeleteEquipmentDocument,

@@ -327,6 +327,7 @@ extension ChangeRow {
         case .notification(let value): value.id.rawValue
         case .inspection(let value): value.id.rawValue
         case .equipment(let value): value.id.rawValue
+        case .customer(let value): value.id.rawValue
         }
     }
 
@@ -339,6 +340,7 @@ extension ChangeRow {
         case .order(let value): value.version
         case .inspection(let value): value.version
         case .equipment(let value): value.version
+        case .customer(let value): value.version
         case .expense, .notification: nil
         }
     }
@@ -352,6 +354,7 @@ extension ChangeRow {
         case .notification: return .notification
         case .inspection: return .inspection
         case .equipment: return .equipment
+        case .customer: return .customer
         }
     }
 }

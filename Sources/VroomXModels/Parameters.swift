@@ -21,6 +21,8 @@ public struct Parameter: Hashable, Sendable, CustomStringConvertible {
         case byteRange
         /// A calendar day, `YYYY-MM-DD`.
         case date
+        /// Words typed into a search box, at most this many characters.
+        case text(maxLength: Int)
     }
 
     public let name: String
@@ -46,7 +48,7 @@ public struct Parameter: Hashable, Sendable, CustomStringConvertible {
     public var isNumeric: Bool {
         switch kind {
         case .integer, .byteRange: return true
-        case .boolean, .uuid, .oneOf, .token, .date: return false
+        case .boolean, .uuid, .oneOf, .token, .date, .text: return false
         }
     }
 
@@ -70,6 +72,9 @@ extension Parameter {
     public static let orderStatus = Parameter("status", .oneOf(OrderStatus.allCases.map(\.rawValue)))
     public static let tripStatus = Parameter("status", .oneOf(TripStatus.allCases.map(\.rawValue)))
     public static let tripFilter = Parameter("trip_id", .uuid)
+    public static let customerFilter = Parameter("customer_id", .uuid)
+    /// Words a customer's name, contact, email or phone contains.
+    public static let customerSearch = Parameter("q", .text(maxLength: FieldLimits.searchText))
     public static let equipmentKind = Parameter("kind", .oneOf(EquipmentKind.allCases.map(\.rawValue)))
     public static let equipmentStatus = Parameter("status", .oneOf(EquipmentStatus.allCases.map(\.rawValue)))
     /// Papers expiring within this many days (default 30).

@@ -40,7 +40,7 @@ struct TripNumbersTests {
             O-5,1 Harbor Rd,9 Main St,900,t-done
             O-6,1 Harbor Rd,9 Main St,900,T-OPEN
             """
-        let (orders, _, problems) = try OrderImport.parse(file, trips: trips, now: Date())
+        let (orders, _, problems, _) = try OrderImport.parse(file, trips: trips, now: Date())
         #expect(orders.map(\.number) == ["O-6"], "only the good line is kept, for the database's checks")
         #expect(problems.map(\.line) == [2, 3, 4, 5, 6])
         #expect(problems.map(\.field) == ["revenue", "trip", "trip", "delivery_address", "trip"])

@@ -104,6 +104,8 @@ extension AppDatabase {
         case .equipment(let unit):
             try db.cachedStatement(sql: "INSERT OR REPLACE INTO equipment (id, unit_number, doc) VALUES (?, ?, ?)").execute(
                            arguments: [unit.id.rawValue, unit.unitNumber, try doc(unit)])
+        case .customer:
+            break  // dispatch's records: the server never sends them to a driver
         }
     }
 
@@ -124,7 +126,7 @@ extension AppDatabase {
         case .order: sql = "SELECT json_extract(doc, '$.version') FROM orders WHERE id = ?"
         case .inspection: sql = "SELECT json_extract(doc, '$.version') FROM inspections WHERE id = ?"
         case .equipment: sql = "SELECT json_extract(doc, '$.version') FROM equipment WHERE id = ?"
-        case .expense, .notification: return nil
+        case .expense, .notification, .customer: return nil
         }
         return try Int.fetchOne(db, sql: sql, arguments: [row.id])
     }
@@ -151,7 +153,7 @@ extension AppDatabase {
             if let inspection = ID<Inspection>(id) {
                 try holdEvidence(inspection, reason: "The order was given to another driver.", refused: nil, now: Date(), db)
             }
-        case .driver: break
+        case .driver, .customer: break
         }
     }
 

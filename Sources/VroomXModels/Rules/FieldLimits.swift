@@ -103,7 +103,10 @@ public enum FieldLimits {
                                                    documentedIn: ["CreateTripRequest", "UpdateTripRequest"])
 
     public static let orderNumber = TextLimit("number", max: 64, required: true, documentedIn: ["CreateOrderRequest"])
-    public static let paymentTerms = TextLimit("payment_terms", max: 100, documentedIn: ["CreateOrderRequest", "UpdateOrderRequest"])
+    public static let paymentTerms = TextLimit("payment_terms", max: 100, documentedIn: ["CreateOrderRequest", "UpdateOrderRequest",
+                                                                                      "CreateCustomerRequest", "UpdateCustomerRequest"])
+    /// A load board's or broker's reference for a load.
+    public static let externalLoadID = TextLimit("external_load_id", max: 64, documentedIn: ["CreateOrderRequest", "UpdateOrderRequest"])
     public static let stopName = TextLimit("name", max: 200, documentedIn: ["Stop"])
     public static let stopAddress = TextLimit("address", max: 500, required: true, documentedIn: ["Stop"])
     public static let stopContactName = TextLimit("contact_name", max: 200, documentedIn: ["Stop"])
@@ -125,7 +128,16 @@ public enum FieldLimits {
 
     // People
     public static let personName = TextLimit("name", max: 200, required: true, documentedIn: ["CreateDriverRequest", "UpdateDriverRequest"])
-    public static let phone = TextLimit("phone", max: 40, documentedIn: ["CreateDriverRequest", "UpdateDriverRequest"])
+    public static let phone = TextLimit("phone", max: 40, documentedIn: ["CreateDriverRequest", "UpdateDriverRequest",
+                                                                       "CreateCustomerRequest", "UpdateCustomerRequest"])
+
+    // Customers
+    public static let customerName = TextLimit("name", max: 200, required: true, documentedIn: ["CreateCustomerRequest", "UpdateCustomerRequest"])
+    public static let billingContact = TextLimit("billing_contact", max: 200, documentedIn: ["CreateCustomerRequest", "UpdateCustomerRequest"])
+    public static let customerAddress = TextLimit("address", max: 500, documentedIn: ["CreateCustomerRequest", "UpdateCustomerRequest"])
+    public static let customerNotes = TextLimit("notes", max: 2000, documentedIn: ["CreateCustomerRequest", "UpdateCustomerRequest"])
+    /// What a search box takes (the customer list's `q`).
+    public static let searchText = 100
 
     /// A driver's pay rate, by their terms: basis points of revenue (10000 is 100 %), cents a mile, cents a
     /// trip. The document states the widest (`payRate`); each terms' own range is `payRate(for:)`.
@@ -174,7 +186,8 @@ public enum FieldLimits {
     public static let texts: [TextLimit] = [
         tripNumber, tripOrigin, tripDestination, orderNumber, paymentTerms, stopName, stopAddress, stopContactName, stopContactPhone,
         vehicleMake, vehicleModel, vehicleColor, expenseNotes, messageTitle, messageBody, personName, phone, unitNumber, unitMake,
-        unitModel, plate, unitNotes, documentNumber, documentNotes, inspectionNotes, damageNote,
+        unitModel, plate, unitNotes, documentNumber, documentNotes, inspectionNotes, damageNote, externalLoadID, customerName,
+        billingContact, customerAddress, customerNotes,
     ]
     public static let numbers: [NumberLimit] = [
         tripMiles, vehicleYear, expenseAmountCents, fuelQuantityMilli, odometerMiles, readingMiles, inspectionOdometer,

@@ -154,6 +154,7 @@ enum APIDocument {
         case .oneOf(let words): return ["type": "string", "enum": .array(words.map { .string($0) })]
         case .token, .byteRange: return ["type": "string"]
         case .date: return ["type": "string", "format": "date", "description": "Calendar date YYYY-MM-DD"]
+        case .text(let maxLength): return ["type": "string", "maxLength": .integer(Int64(maxLength))]
         }
     }
 

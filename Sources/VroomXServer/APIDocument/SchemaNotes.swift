@@ -40,8 +40,12 @@ struct SchemaNotes {
         "OrderStatus": SchemaNotes(description: "new → assigned → picked_up → delivered; cancelled from new or assigned. Drivers may only pick up and deliver."),
         "Order": SchemaNotes(fields: [
             "revenue_cents": ["minimum": 0],
-            "arrived_at_pickup": ["description": "when the truck's fixes first stayed 2 minutes inside the pickup fence"]
+            "arrived_at_pickup": ["description": "when the truck's fixes first stayed 2 minutes inside the pickup fence"],
+            "customer_id": ["description": "The customer the load is for (dispatch's record; drivers see the id only)"],
+            "external_load_id": ["description": "The load board's or broker's reference for the load"]
         ]),
+        "Customer": SchemaNotes(description: "A shipper, broker, dealer or auction the carrier hauls for; names are unique within the carrier, ignoring case.",
+                                fields: ["email": ["description": "Where invoices and documents go; empty when unknown"]]),
         "Expense": SchemaNotes(fields: [
             "amount_cents": ["minimum": 0],
             "after_reassignment": ["description": "Recorded by a driver the trip no longer belonged to when it reached the server (spent offline before dispatch gave the trip away): kept in that driver's name"]

@@ -60,6 +60,7 @@ struct ConsoleController {
         ConsoleTripPages(console: self).register(router)
         ConsolePeoplePages(console: self).register(router)
         ConsoleFleetPages(console: self).register(router)
+        ConsoleCustomerPages(console: self).register(router)
         ConsoleUnitPages(console: self).register(router)
         ConsoleMapPages(console: self).register(router)
         ConsoleLive(console: self).register(router)

@@ -14,7 +14,13 @@ struct ConsoleOrderPages {
     func register(_ router: Router<AppRequestContext>) {
         console.get(router, "/board", board)
         console.get(router, "/orders/new") { request in
-            try await orderForm(request, order: nil, values: ["trip_id": request.query("trip") ?? ""], errors: FieldErrors())
+            var values = ["trip_id": request.query("trip") ?? ""]
+            // From a customer's page: the order is theirs, on their terms.
+            if let id = request.query("customer").flatMap(ID<Customer>.init),
+               let customer = try? await store.customers.customer(id, tenant: request.tenant) {
+                (values["customer"], values["payment_terms"]) = (customer.name, customer.paymentTerms)
+            }
+            return try await orderForm(request, order: nil, values: values, errors: FieldErrors())
         }
         console.post(router, "/orders", page: "/board", create)
         console.get(router, "/orders/import") { request in
@@ -24,7 +30,8 @@ struct ConsoleOrderPages {
         console.get(router, "/orders/:id") { request in try await orderPage(request) }
         console.get(router, "/orders/:id/edit") { request in
             let order = try await store.orders.order(try request.id("id", "Order"), request.scope)
-            return try await orderForm(request, order: order, values: Self.formValues(order), originals: Self.formValues(order), errors: FieldErrors())
+            let values = Self.formValues(order, customer: try await customerName(of: order, request))
+            return try await orderForm(request, order: order, values: values, originals: values, errors: FieldErrors())
         }
         console.post(router, "/orders/:id", update)
         console.post(router, "/orders/:id/cancel", page: "/orders/:id") { request in
@@ -80,7 +87,7 @@ struct ConsoleOrderPages {
         } catch let error as DatabaseUnavailable where error.cause == .timedOut && !search.isEmpty {
             (orders, tally, tooSlow) = ([], [:], true)
         }
-        let lookup = try await Names.load(store, tenant: request.tenant)
+        let lookup = try await Names.load(store, tenant: request.tenant, customersOf: orders)
         let pager = ConsolePager(page: page + 1, pageSize: Self.boardPageSize, total: tally[status] ?? 0)
         func link(status: OrderStatus = status, page: Int = 1, sort: Bool = newestFirst) -> String {
             var parts = ["status=\(status.rawValue)"]
@@ -129,15 +136,19 @@ struct ConsoleOrderPages {
         }
     }
 
-    /// Drivers' and trips' names for lists.
+    /// Drivers', trips' and the listed orders' customers' names for lists.
     struct Names: Sendable {
         var drivers: [ID<Driver>: Driver] = [:]
         var trips: [ID<Trip>: Trip] = [:]
+        var customers: [ID<Customer>: Customer] = [:]
 
-        static func load(_ store: Store, tenant: ID<Tenant>) async throws -> Names {
+        static func load(_ store: Store, tenant: ID<Tenant>, customersOf orders: [Order] = []) async throws -> Names {
             var names = Names()
             for driver in try await store.people.drivers(tenant: tenant) { names.drivers[driver.id] = driver }
             for trip in try await store.trips.list(.dispatch(tenant: tenant)) { names.trips[trip.id] = trip }
+            // Only the customers the page shows: a carrier may have thousands.
+            let customers = Set(orders.compactMap(\.customerID)).sorted { $0.rawValue < $1.rawValue }
+            for customer in try await store.customers.some(customers, tenant: tenant) { names.customers[customer.id] = customer }
             return names
         }
     }
@@ -147,7 +158,7 @@ struct ConsoleOrderPages {
     private func orderPage(_ request: ConsoleRequest, template: String = "order") async throws -> Response {
         let id: ID<Order> = try request.id("id", "Order")
         let order = try await store.orders.order(id, request.scope)
-        let names = try await Names.load(store, tenant: request.tenant)
+        let names = try await Names.load(store, tenant: request.tenant, customersOf: [order])
         let inspectionList = try await store.inspections.documents(of: id, request.scope).array
         let inspections = (try? WireJSON.decoder().decode([Inspection].self, from: Data(inspectionList.utf8))) ?? []
         var notice = request.query("added") == "1" ? "Order \(order.number) created." : request.query("saved") == "1" ? "Saved." : ""
@@ -182,7 +193,7 @@ struct ConsoleOrderPages {
 
     /// The edit form's fields as the dispatcher reads them.
     static let conflict = EditConflict(fields: [
-        ("revenue", "Revenue"), ("payment_terms", "Payment terms"), ("vehicle_vin", "VIN"), ("vehicle_year", "Year"),
+        ("customer", "Customer"), ("external_load_id", "Load ID"), ("revenue", "Revenue"), ("payment_terms", "Payment terms"), ("vehicle_vin", "VIN"), ("vehicle_year", "Year"),
         ("vehicle_make", "Make"), ("vehicle_model", "Model"), ("vehicle_color", "Color"),
         ("pickup_name", "Pickup place"), ("pickup_address", "Pickup address"), ("pickup_contact_name", "Pickup contact"),
         ("pickup_contact_phone", "Pickup phone"), ("pickup_window_start", "Pickup from"), ("pickup_window_end", "Pickup to"),
@@ -192,9 +203,10 @@ struct ConsoleOrderPages {
         ("delivery_point", "Delivery map point"), ("delivery_radius", "Delivery fence"),
     ])
 
-    static func formValues(_ order: Order) -> [String: String] {
+    static func formValues(_ order: Order, customer: String) -> [String: String] {
         var values: [String: String] = [
-            "number": order.number, "trip_id": order.tripID?.rawValue ?? "",
+            "number": order.number, "trip_id": order.tripID?.rawValue ?? "", "customer": customer,
+            "external_load_id": order.externalLoadID ?? "",
             "vehicle_year": order.vehicle.year.map(String.init) ?? "", "vehicle_make": order.vehicle.make,
             "vehicle_model": order.vehicle.model, "vehicle_vin": order.vehicle.vin, "vehicle_color": order.vehicle.color,
             "revenue": ConsoleFormat.dollars(order.revenueCents), "payment_terms": order.paymentTerms,
@@ -218,6 +230,7 @@ struct ConsoleOrderPages {
                            errors: FieldErrors, status: HTTPResponse.Status = .ok) async throws -> Response {
         let trips = try await store.trips.list(.dispatch(tenant: request.tenant)).filter(\.status.isOpen)
         let selected = values["trip_id"] ?? ""
+        let customers = try await store.customers.page(nil, offset: 0, limit: Self.suggestedCustomers, tenant: request.tenant).map(\.name)
         return pages.page("order-form", title: order.map { "Edit \($0.number)" } ?? "New order", session: request.session,
                           section: "board", OrderFormView(
                             editing: order != nil, orderID: order?.id.rawValue ?? "", v: values, e: errors.messages,
@@ -226,8 +239,52 @@ struct ConsoleOrderPages {
                             hasErrors: !errors.isEmpty && errors.messages["base_version"] == nil,
                             originals: Self.conflict.hiddenFields(originals),
                             trips: trips.map { .init(id: $0.id.rawValue, number: $0.number, route: "\($0.origin) → \($0.destination)",
-                                                     selected: $0.id.rawValue == selected) }),
+                                                     selected: $0.id.rawValue == selected) },
+                            customers: customers),
                           status: status)
+    }
+
+    /// How many of the carrier's customers the form suggests by name (any other is found when typed in full).
+    static let suggestedCustomers = 1_000
+
+    private func customerName(of order: Order, _ request: ConsoleRequest) async throws -> String {
+        guard let id = order.customerID else { return "" }
+        return try await store.customers.customer(id, tenant: request.tenant).name
+    }
+
+    /// The customer the form names: none, one the carrier has (by name,
+    /// ignoring case), or a new one when the dispatcher ticked "add" — the
+    /// order form never has to be left to add one. A name the carrier does
+    /// not have is otherwise a question next to the field.
+    enum NamedCustomer {
+        case none
+        case existing(ID<Customer>)
+        case new(CreateCustomerRequest)
+    }
+
+    private func namedCustomer(_ form: ConsoleForm, tenant: ID<Tenant>, errors: inout FieldErrors) async throws -> NamedCustomer {
+        let name = form["customer"].trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !name.isEmpty else { return .none }
+        if let customer = try await store.customers.named(name, tenant: tenant) { return .existing(customer.id) }
+        guard form["new_customer"] == "yes" else {
+            errors.add("customer", "You have no customer named \(name) yet. Tick “Add as a new customer” to add them with this order, or pick one from the list.")
+            return .none
+        }
+        let request = CreateCustomerRequest(name: name, kind: CustomerKind(rawValue: form["new_customer_kind"]), email: form["new_customer_email"],
+                                            phone: form["new_customer_phone"])
+        var problems = Problems()
+        _ = CustomerService.checked(request, &problems)
+        errors.add(problems, renamed: ["name": "customer", "email": "new_customer_email", "phone": "new_customer_phone"])
+        return .new(request)
+    }
+
+    /// The customer's id, adding a new one first.
+    private func customerID(_ named: NamedCustomer, tenant: ID<Tenant>) async throws -> ID<Customer>? {
+        switch named {
+        case .none: return nil
+        case .existing(let id): return id
+        case .new(let request): return try await store.customers.create(request, tenant: tenant).id
+        }
     }
 
     /// The form's order, and every field the form itself could not read
@@ -254,7 +311,7 @@ struct ConsoleOrderPages {
             vehicle: Vehicle(year: year, make: form["vehicle_make"], model: form["vehicle_model"], vin: form["vehicle_vin"].uppercased(),
                              color: form["vehicle_color"]),
             pickup: pickup, delivery: delivery, revenueCents: revenue ?? 0, paymentTerms: form["payment_terms"],
-            acceptVINWarning: form["accept_vin_warning"] == "yes"), errors)
+            acceptVINWarning: form["accept_vin_warning"] == "yes", externalLoadID: form["external_load_id"]), errors)
     }
 
     private func create(_ request: ConsoleRequest) async throws -> Response {
@@ -263,10 +320,12 @@ struct ConsoleOrderPages {
         var problems = Problems()
         _ = ValidOrder(body, now: Date(), &problems)
         errors.add(problems, renamed: Self.renamed)
+        let customer = try await namedCustomer(request.form, tenant: request.tenant, errors: &errors)
         guard errors.isEmpty else {
             return try await orderForm(request, order: nil, values: Self.typed(request, problems.all), errors: errors, status: .unprocessableContent)
         }
         do {
+            body.customerID = try await customerID(customer, tenant: request.tenant)
             body = await console.stops.located(body)
             let order = try await store.orders.create(body, tenant: request.tenant)
             return ConsolePages.redirect("/orders/\(order.id)?added=1")
@@ -280,24 +339,28 @@ struct ConsoleOrderPages {
         let id: ID<Order> = try request.id("id", "Order")
         let order = try await store.orders.order(id, request.scope)
         let originals = Self.conflict.originals(request.form)
-        var (body, errors) = Self.orderRequest(request.form.keeping(Self.formValues(order), shown: originals))
+        let savedValues = Self.formValues(order, customer: try await customerName(of: order, request))
+        let form = request.form.keeping(savedValues, shown: originals)
+        var (body, errors) = Self.orderRequest(form)
         // The number and the trip are not edited here (the trip is assigned from the order's page).
         // The form's version: details someone else saved meanwhile are not overwritten unseen.
         // A form without it is refused (0 is never a version) rather than saved unchecked.
         let base = Int(request.form["base_version"]) ?? 0
         (body.pickup, body.delivery) = (Self.exactWhereShown(body.pickup, "pickup", saved: order.pickup, request.form, originals),
                                         Self.exactWhereShown(body.delivery, "delivery", saved: order.delivery, request.form, originals))
-        let changes = UpdateOrderRequest(vehicle: body.vehicle, pickup: body.pickup, delivery: body.delivery,
+        var changes = UpdateOrderRequest(vehicle: body.vehicle, pickup: body.pickup, delivery: body.delivery,
                                          revenueCents: body.revenueCents, paymentTerms: body.paymentTerms, baseVersion: base,
-                                         acceptVINWarning: body.acceptVINWarning)
+                                         acceptVINWarning: body.acceptVINWarning, externalLoadID: body.externalLoadID ?? "")
         var problems = Problems()
         _ = OrderService.edited(order, by: changes, now: Date(), &problems)
         errors.add(problems, renamed: Self.renamed)
+        let customer = try await namedCustomer(form, tenant: request.tenant, errors: &errors)
         guard errors.isEmpty else {
             return try await orderForm(request, order: order, values: Self.typed(request, problems.all), originals: originals, errors: errors,
                                        status: .unprocessableContent)
         }
         do {
+            changes.customerID = .some(try await customerID(customer, tenant: request.tenant))
             let saved = try await store.orders.update(id, await console.stops.located(changes, editing: order), tenant: request.tenant)
             // A stop whose new address took its map point away (no geocoder found one) is said so: it no longer
             // has an arrival fence, and nothing else on the page would tell.
@@ -305,7 +368,8 @@ struct ConsoleOrderPages {
             return ConsolePages.redirect("/orders/\(id)?saved=1" + (unpinned.isEmpty ? "" : "&unpinned=" + unpinned.map(\.rawValue).joined(separator: ",")))
         } catch let error as AppError where error.status == 409 && error.body.field == "base_version" {
             // The form shows what is saved now (theirs), so saving again never blanks fields they changed.
-            let saved = Self.formValues(order)
+            let current = try await store.orders.order(id, request.scope)
+            let saved = Self.formValues(current, customer: try await customerName(of: current, request))
             let errors = Self.conflict.errors(record: "order", typed: request.form.firstValues, originals: originals, saved: saved)
             return try await orderForm(request, order: order, values: saved, originals: saved, errors: errors, status: .conflict)
         } catch let error as AppError where error.status < 500 {
@@ -369,5 +433,5 @@ struct ConsoleOrderPages {
     }
 
     static let importPage = ImportView(heading: "Import orders", orders: true, units: false, action: "/orders/import",
-                                       back: "/board", backLabel: "Board")
+                                       back: "/board", backLabel: "Board", template: "/orders/import/template.csv")
 }

@@ -21,6 +21,9 @@ struct OrderRowView: ConsoleView {
     let revenue: String
     /// Only vehicles not yet on a truck change trips.
     let movable: Bool
+    let customer: String
+    let customerID: String
+    let loadID: String
 
     init(_ order: Order, _ names: ConsoleOrderPages.Names) {
         id = order.id.rawValue
@@ -40,6 +43,9 @@ struct OrderRowView: ConsoleView {
         tripID = order.tripID?.rawValue ?? ""
         revenue = ConsoleFormat.money(order.revenueCents)
         movable = order.status.isWaiting
+        customer = order.customerID.flatMap { names.customers[$0]?.name } ?? ""
+        customerID = order.customerID?.rawValue ?? ""
+        loadID = order.externalLoadID ?? ""
     }
 }
 
@@ -211,6 +217,8 @@ struct OrderFormView: ConsoleView {
     let hasErrors: Bool
     let originals: [HiddenField]
     let trips: [TripOption]
+    /// The carrier's customers' names, for the customer field's suggestions.
+    let customers: [String]
 }
 
 /// Importing orders or units from a CSV file, and the problems that stopped it.
@@ -224,9 +232,12 @@ struct ImportView: ConsoleView {
     let heading: String
     let orders: Bool
     let units: Bool
+    var customers = false
     let action: String
     let back: String
     let backLabel: String
+    /// A file to start from: the header and an example line.
+    var template = ""
     var problems: [Problem] = []
     var moreProblems: Int? = nil
     var problemsFound: String = ""

@@ -186,13 +186,25 @@ enum FormValue {
     }
 
     /// YYYY-MM-DD (what a date input sends); nil for empty.
+    /// A calendar day as a date field sends it (2026-11-29) or as American
+    /// spreadsheets write it (11/29/2026, 11/29/26).
     static func date(_ text: String, field: String, errors: inout FieldErrors) -> LocalDate? {
         guard !text.isEmpty else { return nil }
-        guard let date = LocalDate(text) else {
-            errors.add(field, "Enter a date as YYYY-MM-DD.")
+        guard let date = LocalDate(text) ?? monthDayYear(text) else {
+            errors.add(field, "Enter a date as YYYY-MM-DD or MM/DD/YYYY.")
             return nil
         }
         return date
+    }
+
+    private static func monthDayYear(_ text: String) -> LocalDate? {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count <= 2, parts[1].count <= 2, parts[2].count == 4 || parts[2].count == 2,
+              let month = DecimalText.int64(parts[0]), let day = DecimalText.int64(parts[1]), let year = DecimalText.int64(parts[2]) else {
+            return nil
+        }
+        // Two-digit years are this century's, as spreadsheets write recent dates.
+        return LocalDate(year: Int(parts[2].count == 2 ? 2000 + year : year), month: Int(month), day: Int(day))
     }
 
     static func id<Entity>(_ text: String, field: String, errors: inout FieldErrors) -> ID<Entity>? {

@@ -11,18 +11,23 @@ enum OrderImport {
 
     /// The columns a file may have; the header names them in any order.
     static let columns = [
-        "number", "trip", "year", "make", "model", "vin", "color",
+        "number", "external_load_id", "customer", "customer_email", "customer_phone", "trip", "year", "make", "model", "vin", "color",
         "pickup_name", "pickup_address", "pickup_contact", "pickup_phone", "pickup_from", "pickup_to",
         "delivery_name", "delivery_address", "delivery_contact", "delivery_phone", "delivery_from", "delivery_to",
         "revenue", "payment_terms", "vin_confirmed",
     ]
     static let required = ["number", "pickup_address", "delivery_address", "revenue"]
 
-    struct Problem: Sendable, Equatable {
-        let line: Int
-        let field: String
-        let message: String
-    }
+    /// A file to start from: the header and one example line.
+    static let template = """
+        \(columns.joined(separator: ","))
+        1001,LB-88213,Midwest Auto Brokers,billing@midwestauto.example,312-555-0100,,2021,Toyota,Camry,4T1B11HK5MU123456,Silver,\
+        Manheim Chicago,1 Auction Way Matteson IL,Gate desk,708-555-0111,11/30/2026,12/1/2026,Lakeside Toyota,\
+        500 Lake St Milwaukee WI,Sales desk,414-555-0122,12/2/2026,12/3/2026,450.00,Net 15,
+
+        """
+
+    typealias Problem = LineProblem
 
     struct Problems: Error {
         var lines: [Problem] = []
@@ -32,13 +37,47 @@ enum OrderImport {
         let count: Int
         /// How many went to a trip with a driver (the Assigned tab); the rest wait on New.
         let assigned: Int
+        /// Customers the file named that the carrier did not have.
+        var newCustomers = 0
         /// The board tab to open: New while any order waits there for a driver.
         var status: OrderStatus { assigned < count ? .new : .assigned }
     }
 
+    /// The customer a line names, with what the file says of a new one.
+    struct CustomerMention: Sendable {
+        let line: Int
+        let name: String
+        let email: String?
+        let phone: String?
+    }
+
     static func run(_ text: String, store: Store, tenant: ID<Tenant>) async throws -> Outcome {
         let carrierTrips = try await store.trips.list(.dispatch(tenant: tenant))
-        let (orders, lines, problems) = try parse(text, trips: TripNumbers(carrierTrips), now: store.now)
+        var (orders, lines, problems, mentions) = try parse(text, trips: TripNumbers(carrierTrips), now: store.now)
+        // Customers by name: the carrier's, or new ones made with the orders.
+        var newCustomers = OrderService.NewCustomers()
+        var known: [String: ID<Customer>] = [:]
+        for (index, mention) in mentions.enumerated() {
+            guard let mention else { continue }
+            let key = CustomerRepository.key(mention.name)
+            if let id = known[key] { orders[index].customerID = id; continue }
+            if newCustomers.fields[key] != nil { newCustomers.orders[key, default: []].append(index); continue }
+            if let customer = try await store.customers.named(mention.name, tenant: tenant) {
+                known[key] = customer.id
+                orders[index].customerID = customer.id
+                continue
+            }
+            var refusals = VroomXServer.Problems()
+            let fields = CustomerService.checked(CreateCustomerRequest(name: mention.name, email: mention.email, phone: mention.phone),
+                                                 &refusals)
+            if let refusal = refusals.all.first {
+                let field = ["name": "customer", "email": "customer_email", "phone": "customer_phone"][refusal.body.field ?? ""] ?? "customer"
+                problems.append(Problem(line: mention.line, field: field, message: FieldErrors.besideItsField(refusal)))
+                continue
+            }
+            newCustomers.fields[key] = fields
+            newCustomers.orders[key] = [index]
+        }
         // The lines only the database can judge are checked in the same pass as the rest: every bad line named at once.
         var all = problems
         for refusal in try await store.orders.refusals(ofNew: orders, tenant: tenant) {
@@ -49,14 +88,18 @@ enum OrderImport {
             throw Problems(lines: Array(all.sorted { $0.line < $1.line }.prefix(maxProblems)))
         }
         do {
-            let count = try await store.orders.createMany(orders, tenant: tenant)
+            let count = try await store.orders.createMany(orders, tenant: tenant, newCustomers: newCustomers)
             // An order on a trip with a driver is assigned; any other waits on New.
             let drivers = Dictionary(carrierTrips.map { ($0.id, $0.driverID) }) { first, _ in first }
-            return Outcome(count: count, assigned: orders.filter { order in order.tripID.flatMap { drivers[$0] ?? nil } != nil }.count)
+            return Outcome(count: count, assigned: orders.filter { order in order.tripID.flatMap { drivers[$0] ?? nil } != nil }.count,
+                           newCustomers: newCustomers.fields.count)
         } catch let refusal as BatchRefusal {
             // A number already taken in this carrier (or a trip gone meanwhile): nothing was written.
             throw Problems(lines: [Problem(line: lines[refusal.index], field: column(for: refusal.error.body.field),
                                            message: FieldErrors.besideItsField(refusal.error))])
+        } catch let error as AppError where error.body.field == "name" {
+            // A new customer someone created meanwhile under the same name.
+            throw Problems(lines: [Problem(line: 1, field: "customer", message: error.body.message + " Import the file again to use it.")])
         }
     }
 
@@ -84,46 +127,25 @@ enum OrderImport {
         }
     }
 
-    /// The lines that are right, with their line numbers, and the problems
-    /// of the others; a file whose shape is wrong (its header, its size) throws.
-    static func parse(_ text: String, trips: TripNumbers, now: Date) throws -> ([ValidOrder], [Int], [Problem]) {
-        var problems = Problems()
-        let rows: [CSV.Row]
+    /// The lines that are right, with their line numbers and the customer
+    /// each names, and the problems of the others; a file whose shape is
+    /// wrong (its header, its size) throws.
+    static func parse(_ text: String, trips: TripNumbers, now: Date) throws
+        -> (orders: [ValidOrder], lines: [Int], problems: [Problem], customers: [CustomerMention?]) {
+        let table: CSV.Table
         do {
-            rows = try CSV.rows(text, maxRows: maxLines + 1)
+            table = try CSV.Table(text, columns: columns, required: required, maxLines: maxLines, noun: "orders")
         } catch {
-            throw Problems(lines: [Problem(line: error.line, field: "file", message: error.message)])
+            throw Problems(lines: error.problems)
         }
-        guard let header = rows.first, !(header.fields.count == 1 && header.fields[0].isEmpty) else {
-            throw Problems(lines: [Problem(line: 1, field: "file", message: "The file is empty. The first line names the columns: \(required.joined(separator: ", ")), …")])
-        }
-        let (names, repeated) = CSV.header(header)
-        for (index, name) in names.enumerated() where !columns.contains(name) {
-            problems.lines.append(Problem(line: header.line, field: name.isEmpty ? "column \(index + 1)" : name,
-                                          message: "Unknown column. Columns are: \(columns.joined(separator: ", "))."))
-        }
-        if let repeated { problems.lines.append(Problem(line: header.line, field: repeated, message: "The \(repeated) column appears twice.")) }
-        for name in required where !names.contains(name) {
-            problems.lines.append(Problem(line: header.line, field: name, message: "The \(name) column is required."))
-        }
-        let filled = rows.dropFirst().filter { !$0.fields.allSatisfy { $0.trimmingCharacters(in: .whitespaces).isEmpty } }
-        if filled.count > maxLines {
-            problems.lines.append(Problem(line: filled[filled.startIndex + maxLines].line, field: "file", message: "At most \(maxLines) orders per file."))
-        }
-        guard problems.lines.isEmpty else { throw problems }
+        var problems = Problems(lines: table.problems)
         var orders: [ValidOrder] = []
         var lines: [Int] = []
+        var customers: [CustomerMention?] = []
         var numbers: [String: Int] = [:]
-        for row in rows.dropFirst() where !row.fields.allSatisfy({ $0.trimmingCharacters(in: .whitespaces).isEmpty }) {
+        for row in table.lines {
             guard problems.lines.count < maxProblems else { break }
-            var value: [String: String] = [:]
-            for (index, name) in names.enumerated() where index < row.fields.count {
-                value[name] = row.fields[index].trimmingCharacters(in: .whitespacesAndNewlines)
-            }
-            if row.fields.count > names.count {
-                problems.lines.append(Problem(line: row.line, field: "line", message: "This line has \(row.fields.count) fields; the header has \(names.count)."))
-                continue
-            }
+            let value = row.values
             var errors = FieldErrors()
             let year = FormValue.integer(value["year"] ?? "", field: "year", range: FieldLimits.vehicleYear.range, errors: &errors)
             let revenue = FormValue.cents(value["revenue"] ?? "", field: "revenue", errors: &errors)
@@ -140,6 +162,9 @@ enum OrderImport {
                 case .failure(let refusal): errors.add("trip", refusal.body.message)
                 }
             }
+            if value["customer"] == nil, value["customer_email"] != nil || value["customer_phone"] != nil {
+                errors.add("customer", "Name the customer whose email or phone this is.")
+            }
             if let problem = errors.messages.sorted(by: { $0.key < $1.key }).first {
                 problems.lines.append(Problem(line: row.line, field: problem.key, message: problem.value))
                 continue
@@ -155,7 +180,7 @@ enum OrderImport {
                                contactName: value["delivery_contact"] ?? "", contactPhone: value["delivery_phone"] ?? "",
                                windowStart: dates[2], windowEnd: dates[3]),
                 revenueCents: revenue ?? 0, paymentTerms: value["payment_terms"],
-                acceptVINWarning: ["yes", "true", "1", "y"].contains((value["vin_confirmed"] ?? "").lowercased()))
+                acceptVINWarning: CSV.isYes(value["vin_confirmed"]), externalLoadID: value["external_load_id"])
             do {
                 let valid = try ValidOrder(request, now: now)
                 if let earlier = numbers[valid.number.lowercased()] {
@@ -165,14 +190,14 @@ enum OrderImport {
                 numbers[valid.number.lowercased()] = row.line
                 orders.append(valid)
                 lines.append(row.line)
+                customers.append(value["customer"].map {
+                    CustomerMention(line: row.line, name: $0, email: value["customer_email"], phone: value["customer_phone"])
+                })
             } catch let error as AppError {
                 problems.lines.append(Problem(line: row.line, field: column(for: error.body.field), message: FieldErrors.besideItsField(error)))
             }
         }
-        if problems.lines.isEmpty, orders.isEmpty {
-            throw Problems(lines: [Problem(line: 2, field: "file", message: "The file has a header but no orders.")])
-        }
-        return (orders, lines, problems.lines)
+        return (orders, lines, problems.lines, customers)
     }
 
     /// The file's column for an API field (`pickup.window_end` → `pickup_to`).
@@ -181,6 +206,7 @@ enum OrderImport {
         case nil: return "line"
         case "revenue_cents": return "revenue"
         case "trip_id": return "trip"
+        case "customer_id": return "customer"
         case let field?:
             let flat = field.replacingOccurrences(of: ".", with: "_")
             return [

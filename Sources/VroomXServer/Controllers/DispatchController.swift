@@ -54,7 +54,8 @@ struct DispatchController {
         routes.on(.dispatchOrders) { request, context in
             let status = try request.value(.orderStatus, as: OrderStatus.self)
             let trip = try request.id(.tripFilter, as: Trip.self)
-            return JSONBody.items(try await store.orders.documents(try context.caller().scope, trip: trip, status: status,
+            let customer = try request.id(.customerFilter, as: Customer.self)
+            return JSONBody.items(try await store.orders.documents(try context.caller().scope, trip: trip, status: status, customer: customer,
                                                                  page: try request.page()))
         }
         // Stops are looked up before the write (`Routes.on(_:preparing:_:)`).
@@ -75,6 +76,21 @@ struct DispatchController {
         routes.on(.dispatchAssignOrder) { request, context in
             let body = try await request.decodeJSON(AssignOrderRequest.self)
             return try JSONBody.response(try await store.orders.assign(try context.id(), body, tenant: try context.caller().tenant))
+        }
+        routes.on(.dispatchCustomers) { request, context in
+            JSONBody.items(try await store.customers.documents(tenant: try context.caller().tenant, search: try request.search(.customerSearch),
+                                                               page: try request.page()))
+        }
+        routes.on(.dispatchCreateCustomer) { request, context in
+            let body = try await request.decodeJSON(CreateCustomerRequest.self)
+            return try JSONBody.response(try await store.customers.create(body, tenant: try context.caller().tenant), status: .created)
+        }
+        routes.on(.dispatchCustomer) { _, context in
+            JSONBody.document(try await store.customers.document(try context.id(), tenant: try context.caller().tenant))
+        }
+        routes.on(.dispatchUpdateCustomer) { request, context in
+            let body = try await request.decodeJSON(UpdateCustomerRequest.self)
+            return try JSONBody.response(try await store.customers.update(try context.id(), body, tenant: try context.caller().tenant))
         }
         routes.on(.dispatchSendMessage) { request, context in
             let body = try await request.decodeJSON(SendMessageRequest.self)

@@ -75,6 +75,10 @@ struct FleetController {
                 throw EquipmentImport.failure(problems.lines.map { LineProblem(line: $0.line, field: $0.field, message: $0.message) })
             }
         }
+        routes.on(.dispatchImportCustomers) { request, context in
+            let text = try await Self.csv(request)
+            return try JSONBody.response(try await CustomerImport.run(text, store: store, tenant: try context.caller().tenant))
+        }
         routes.on(.dispatchAddEquipmentDocument) { request, context in
             let body = try await request.decodeJSON(AddEquipmentDocumentRequest.self)
             return try JSONBody.response(try await store.fleet.addPaper(try context.id(), body, tenant: try context.caller().tenant),

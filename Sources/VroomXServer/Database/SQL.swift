@@ -125,6 +125,7 @@ extension NotificationType: SQLBindable {}
 extension PayType: SQLBindable {}
 extension UserRole: SQLBindable {}
 extension EquipmentKind: SQLBindable {}
+extension CustomerKind: SQLBindable {}
 extension EquipmentStatus: SQLBindable {}
 extension TrailerType: SQLBindable {}
 extension FuelType: SQLBindable {}

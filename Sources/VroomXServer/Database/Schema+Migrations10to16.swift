@@ -184,18 +184,8 @@ extension Schema {
         // PostgreSQL's pg_trgm over a generated column. A word matches as a
         // substring of one field (`OrderSearch.text` joins them with line
         // breaks, which no searched word contains).
-        Migration(version: 15, name: "order search", sql: "", sqlite: """
-            CREATE VIEW order_search_source AS SELECT rowid AS order_rowid, \(OrderSearch.text("")) AS body FROM orders;
-            CREATE VIRTUAL TABLE order_search USING fts5(body, tokenize = 'trigram', content = 'order_search_source', content_rowid = 'order_rowid');
-            INSERT INTO order_search (order_search) VALUES ('rebuild');
-            CREATE TRIGGER order_search_insert AFTER INSERT ON orders BEGIN INSERT INTO order_search (rowid, body) VALUES (NEW.rowid, \(OrderSearch.text("NEW."))); END;
-            CREATE TRIGGER order_search_delete AFTER DELETE ON orders BEGIN INSERT INTO order_search (order_search, rowid, body) VALUES ('delete', OLD.rowid, \(OrderSearch.text("OLD."))); END;
-            CREATE TRIGGER order_search_update AFTER UPDATE OF \(OrderSearch.columns.joined(separator: ", ")) ON orders BEGIN INSERT INTO order_search (order_search, rowid, body) VALUES ('delete', OLD.rowid, \(OrderSearch.text("OLD."))); INSERT INTO order_search (rowid, body) VALUES (NEW.rowid, \(OrderSearch.text("NEW."))); END
-            """, postgres: """
-            CREATE EXTENSION IF NOT EXISTS pg_trgm;
-            ALTER TABLE orders ADD COLUMN search_text TEXT GENERATED ALWAYS AS (lower(\(OrderSearch.text("", .postgres)))) STORED;
-            CREATE INDEX orders_search ON orders USING gin (search_text gin_trgm_ops)
-            """),
+        Migration(version: 15, name: "order search", sql: "", sqlite: OrderSearch.sqliteIndex(OrderSearch.firstColumns),
+                  postgres: "CREATE EXTENSION IF NOT EXISTS pg_trgm;\n" + OrderSearch.postgresIndex(OrderSearch.firstColumns)),
 
         // Accounts per carrier: an email is unique within a carrier, not
         // across carriers, so a person can drive for a second carrier (and

@@ -15,18 +15,47 @@ import Foundation
 /// between tenant-owned rows are composite `(tenant_id, x_id)` foreign keys:
 /// a row can never point at another carrier's row, whatever the code does.
 enum Schema {
-    static let migrations: [Migration] = core + migrations2to9 + migrations10to16
+    static let migrations: [Migration] = core + migrations2to9 + migrations10to16 + migrations17on
 }
 
-/// The text of an order that the board's search looks in.
+/// The text of an order that the board's search looks in. Each migration
+/// that builds the index names its own columns, so a later change of the
+/// searched text never rewrites an earlier migration.
 enum OrderSearch {
-    static let columns = ["number", "vehicle_vin", "vehicle_make", "vehicle_model", "pickup_name", "pickup_address",
-                          "pickup_contact_name", "delivery_name", "delivery_address", "delivery_contact_name"]
+    /// What migration 15 indexed.
+    static let firstColumns = ["number", "vehicle_vin", "vehicle_make", "vehicle_model", "pickup_name", "pickup_address",
+                               "pickup_contact_name", "delivery_name", "delivery_address", "delivery_contact_name"]
+    /// Since migration 17: the load board's reference too.
+    static let columns = firstColumns + ["external_load_id"]
 
     /// The columns (of the row `prefix` names, as `NEW.`) joined by line
-    /// breaks: `char(10)` in SQLite, `chr(10)` in PostgreSQL.
-    static func text(_ prefix: String, _ dialect: SQLDialect = .sqlite) -> String {
-        columns.map { prefix + $0 }.joined(separator: dialect == .sqlite ? " || char(10) || " : " || chr(10) || ")
+    /// breaks: `char(10)` in SQLite, `chr(10)` in PostgreSQL; a column that
+    /// may be null counts as empty.
+    static func text(_ prefix: String, _ dialect: SQLDialect = .sqlite, columns: [String] = columns) -> String {
+        columns.map { firstColumns.contains($0) ? prefix + $0 : "coalesce(\(prefix)\($0), '')" }
+            .joined(separator: dialect == .sqlite ? " || char(10) || " : " || chr(10) || ")
+    }
+
+    /// The SQLite index over `columns`: a view to read the text from, the
+    /// full-text table (filled from the orders already there), and the
+    /// triggers that keep it in step.
+    static func sqliteIndex(_ columns: [String]) -> String {
+        """
+        CREATE VIEW order_search_source AS SELECT rowid AS order_rowid, \(text("", columns: columns)) AS body FROM orders;
+        CREATE VIRTUAL TABLE order_search USING fts5(body, tokenize = 'trigram', content = 'order_search_source', content_rowid = 'order_rowid');
+        INSERT INTO order_search (order_search) VALUES ('rebuild');
+        CREATE TRIGGER order_search_insert AFTER INSERT ON orders BEGIN INSERT INTO order_search (rowid, body) VALUES (NEW.rowid, \(text("NEW.", columns: columns))); END;
+        CREATE TRIGGER order_search_delete AFTER DELETE ON orders BEGIN INSERT INTO order_search (order_search, rowid, body) VALUES ('delete', OLD.rowid, \(text("OLD.", columns: columns))); END;
+        CREATE TRIGGER order_search_update AFTER UPDATE OF \(columns.joined(separator: ", ")) ON orders BEGIN INSERT INTO order_search (order_search, rowid, body) VALUES ('delete', OLD.rowid, \(text("OLD.", columns: columns))); INSERT INTO order_search (rowid, body) VALUES (NEW.rowid, \(text("NEW.", columns: columns))); END
+        """
+    }
+
+    /// PostgreSQL's: a generated column of the text, under a trigram index.
+    static func postgresIndex(_ columns: [String]) -> String {
+        """
+        ALTER TABLE orders ADD COLUMN search_text TEXT GENERATED ALWAYS AS (lower(\(text("", .postgres, columns: columns)))) STORED;
+        CREATE INDEX orders_search ON orders USING gin (search_text gin_trgm_ops)
+        """
     }
 }
 
@@ -35,8 +64,9 @@ enum OrderSearch {
 /// with the columns it had before migration 12 (a later use must add
 /// `mutation_id`).
 enum ChangeLogEntities {
-    static func sqlite(_ suffix: String, _ entities: [String]) -> String {
-        """
+    static func sqlite(_ suffix: String, _ entities: [String], withMutation: Bool = false) -> String {
+        let mutation = withMutation ? ", mutation_id" : ""
+        return """
         CREATE TABLE change_log_\(suffix) (
             tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
             seq BIGINT NOT NULL CHECK (seq >= 1),
@@ -46,11 +76,11 @@ enum ChangeLogEntities {
             driver_id TEXT,
             dispatch_visible BIGINT NOT NULL CHECK (dispatch_visible IN (0, 1)),
             payload TEXT,
-            committed_at BIGINT NOT NULL,
+            committed_at BIGINT NOT NULL,\(withMutation ? "\n    mutation_id TEXT," : "")
             PRIMARY KEY (tenant_id, seq),
             CHECK (op = 'delete' OR payload IS NOT NULL)
         );
-        INSERT INTO change_log_\(suffix) SELECT tenant_id, seq, entity, entity_id, op, driver_id, dispatch_visible, payload, committed_at
+        INSERT INTO change_log_\(suffix) SELECT tenant_id, seq, entity, entity_id, op, driver_id, dispatch_visible, payload, committed_at\(mutation)
             FROM change_log;
         DROP TABLE change_log;
         ALTER TABLE change_log_\(suffix) RENAME TO change_log;

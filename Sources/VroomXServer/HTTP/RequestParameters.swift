@@ -60,6 +60,16 @@ extension Request {
         return date
     }
 
+    /// Words typed into a search box: trimmed, at most the declared length.
+    func search(_ parameter: Parameter) throws -> String? {
+        guard let text = text(parameter)?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty else { return nil }
+        guard case .text(let maxLength) = parameter.kind, text.unicodeScalars.count <= maxLength,
+              !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw Self.invalid(parameter, "at most \(FieldLimits.searchText) characters of text")
+        }
+        return text
+    }
+
     /// Which page of a list: `limit` (default `Page.defaultLimit`) and `cursor`.
     func page() throws -> PageRequest {
         PageRequest(limit: try count(.pageLimit) ?? Page.defaultLimit, cursor: text(.pageCursor))

@@ -4,9 +4,10 @@ import VroomXModels
 /// Orders in the database: the SQL and the row mapping, nothing else.
 /// Callers pass the connection or transaction; policy lives in `OrderService`.
 enum OrderRepository {
-    static func filter(_ scope: Scope, trip: ID<Trip>?, status: OrderStatus?) -> SQL {
+    static func filter(_ scope: Scope, trip: ID<Trip>?, status: OrderStatus?, customer: ID<Customer>? = nil) -> SQL {
         var filter = scope.filter()
         if let trip { filter = filter + " AND trip_id = \(trip)" }
+        if let customer { filter = filter + " AND customer_id = \(customer)" }
         if let status { filter = filter + " AND status = \(status)" }
         return filter
     }
@@ -25,9 +26,10 @@ enum OrderRepository {
             """).map(Order.init(row:))
     }
 
-    static func documents(_ scope: Scope, trip: ID<Trip>?, status: OrderStatus?, _ page: PageRequest,
+    static func documents(_ scope: Scope, trip: ID<Trip>?, status: OrderStatus?, customer: ID<Customer>?, _ page: PageRequest,
                           _ db: any SQLExecutor) async throws -> DocumentPage {
-        try await DocumentPages.read(from: "orders", where: filter(scope, trip: trip, status: status), order: Order.order, page, db)
+        try await DocumentPages.read(from: "orders", where: filter(scope, trip: trip, status: status, customer: customer), order: Order.order,
+                                     page, db)
     }
 
     /// An order's stored document, as clients receive it.
@@ -40,6 +42,17 @@ enum OrderRepository {
     static func find(_ id: ID<Order>, _ scope: Scope, locking: Bool = false, _ db: any SQLExecutor) async throws -> Order? {
         let lock: SQL = locking ? Store.lockingRows(db) : ""
         return try await db.first("SELECT \(Order.columns) FROM orders WHERE \(scope.filter()) AND id = \(id)\(lock)").map(Order.init(row:))
+    }
+
+    static func ofCustomer(_ customer: ID<Customer>, open: Bool, limit: Int?, tenant: ID<Tenant>,
+                           _ db: any SQLExecutor) async throws -> [Order] {
+        let statuses: [OrderStatus] = open ? [.new, .assigned, .pickedUp] : [.delivered, .cancelled]
+        let order: SQL = open ? "pickup_window_start IS NULL, pickup_window_start, number" : "created_at DESC, id"
+        let limited: SQL = limit.map { " LIMIT \($0)" } ?? ""
+        return try await db.query("""
+            SELECT \(Order.columns) FROM orders WHERE tenant_id = \(tenant) AND customer_id = \(customer)
+            AND status IN (\(SQL.list(statuses))) ORDER BY \(order)\(limited)
+            """).map(Order.init(row:))
     }
 
     /// A trip's orders, of the given statuses (all when nil).
@@ -79,7 +92,7 @@ enum OrderRepository {
                 pickup_window_start, pickup_window_end, delivery_name, delivery_address, delivery_contact_name,
                 delivery_contact_phone, delivery_window_start, delivery_window_end, status, revenue_cents,
                 payment_terms, version, created_at, updated_at, doc, pickup_latitude, pickup_longitude, pickup_radius_m,
-                delivery_latitude, delivery_longitude, delivery_radius_m)
+                delivery_latitude, delivery_longitude, delivery_radius_m, customer_id, external_load_id)
             VALUES (\(order.id), \(tx.tenant), \(order.number), \(order.tripID), \(order.driverID), \(vehicle.year),
                 \(vehicle.make), \(vehicle.model), \(vehicle.vin), \(vehicle.color), \(pickup.name), \(pickup.address),
                 \(pickup.contactName), \(pickup.contactPhone), \(pickup.windowStart), \(pickup.windowEnd),
@@ -87,7 +100,7 @@ enum OrderRepository {
                 \(delivery.windowStart), \(delivery.windowEnd), \(order.status), \(order.revenueCents), \(order.paymentTerms),
                 \(order.version), \(order.createdAt), \(order.updatedAt), \(doc), \(pickup.location?.latitude),
                 \(pickup.location?.longitude), \(pickup.geofenceRadiusMeters), \(delivery.location?.latitude),
-                \(delivery.location?.longitude), \(delivery.geofenceRadiusMeters))
+                \(delivery.location?.longitude), \(delivery.geofenceRadiusMeters), \(order.customerID), \(order.externalLoadID))
             """)
         tx.recordUpsert(.order, id: order.id.rawValue, document: doc, visibleTo: order.driverID)
     }
@@ -104,7 +117,8 @@ enum OrderRepository {
         let deliveryVersion = fieldVersion(saved.deliveryETA != original.deliveryETA, "delivery_eta_version")
         let detailsVersion = fieldVersion(saved.vehicle != original.vehicle || saved.pickup != original.pickup
             || saved.delivery != original.delivery || saved.revenueCents != original.revenueCents
-            || saved.paymentTerms != original.paymentTerms, "details_version")
+            || saved.paymentTerms != original.paymentTerms || saved.customerID != original.customerID
+            || saved.externalLoadID != original.externalLoadID, "details_version")
         let (vehicle, pickup, delivery) = (saved.vehicle, saved.pickup, saved.delivery)
         guard try await tx.first("""
             UPDATE orders SET trip_id = \(saved.tripID), driver_id = \(saved.driverID), vehicle_year = \(vehicle.year),
@@ -124,7 +138,8 @@ enum OrderRepository {
                 pickup_longitude = \(pickup.location?.longitude), pickup_radius_m = \(pickup.geofenceRadiusMeters),
                 delivery_latitude = \(delivery.location?.latitude), delivery_longitude = \(delivery.location?.longitude),
                 delivery_radius_m = \(delivery.geofenceRadiusMeters), arrived_at_pickup = \(saved.arrivedAtPickup),
-                arrived_at_delivery = \(saved.arrivedAtDelivery)
+                arrived_at_delivery = \(saved.arrivedAtDelivery), customer_id = \(saved.customerID),
+                external_load_id = \(saved.externalLoadID)
             WHERE tenant_id = \(tx.tenant) AND id = \(original.id) AND version = \(original.version)
             RETURNING id
             """) != nil else { throw WriteConflict() }

@@ -18,9 +18,14 @@ public struct OrderService: Sendable {
         try await store.read { try await OrderRepository.ahead(tenant: tenant, $0) }
     }
 
-    public func documents(_ scope: Scope, trip: ID<Trip>? = nil, status: OrderStatus? = nil,
+    /// A customer's orders, open ones (soonest pickup first) or past ones (latest first).
+    func ofCustomer(_ customer: ID<Customer>, open: Bool, limit: Int?, tenant: ID<Tenant>) async throws -> [Order] {
+        try await store.read { try await OrderRepository.ofCustomer(customer, open: open, limit: limit, tenant: tenant, $0) }
+    }
+
+    public func documents(_ scope: Scope, trip: ID<Trip>? = nil, status: OrderStatus? = nil, customer: ID<Customer>? = nil,
                           page: PageRequest = .init()) async throws -> DocumentPage {
-        try await store.read { try await OrderRepository.documents(scope, trip: trip, status: status, page, $0) }
+        try await store.read { try await OrderRepository.documents(scope, trip: trip, status: status, customer: customer, page, $0) }
     }
 
     public func order(_ id: ID<Order>, _ scope: Scope) async throws -> Order {
@@ -39,7 +44,7 @@ public struct OrderService: Sendable {
     public func tripDocuments(_ trip: ID<Trip>, _ scope: Scope, page: PageRequest = .init()) async throws -> DocumentPage {
         try await store.read { db in
             guard try await TripRepository.find(trip, scope, db) != nil else { throw AppError.notFound("Trip") }
-            return try await OrderRepository.documents(scope, trip: trip, status: nil, page, db)
+            return try await OrderRepository.documents(scope, trip: trip, status: nil, customer: nil, page, db)
         }
     }
 
@@ -52,10 +57,25 @@ public struct OrderService: Sendable {
     /// thrown, with the index of its order) none. A file of thousands takes
     /// longer than a request's database deadline on PostgreSQL (a few
     /// milliseconds an order), so it has `importDeadline`.
-    func createMany(_ requests: [ValidOrder], tenant: ID<Tenant>) async throws -> Int {
+    func createMany(_ requests: [ValidOrder], tenant: ID<Tenant>, newCustomers: NewCustomers = .init()) async throws -> Int {
         try await DatabaseDeadline.allowing(Self.importDeadline) {
-            try await store.write(tenant: tenant) { tx in try await insertOrders(requests, tenant: tenant, tx) }
+            try await store.write(tenant: tenant) { tx in
+                var orders = requests
+                // Customers a file names that the carrier does not have yet are made with the orders, or not at all.
+                for (key, fields) in newCustomers.fields.sorted(by: { $0.key < $1.key }) {
+                    let customer = try await store.customers.insert(fields, tx)
+                    for index in newCustomers.orders[key] ?? [] { orders[index].customerID = customer.id }
+                }
+                return try await insertOrders(orders, tenant: tenant, tx)
+            }
         }
+    }
+
+    /// The customers an import creates (by the key of their name), and the
+    /// orders (by index) that are theirs.
+    struct NewCustomers: Sendable {
+        var fields: [String: CustomerService.CustomerFields] = [:]
+        var orders: [String: [Int]] = [:]
     }
 
     static let importDeadline: Duration = .seconds(120)
@@ -136,10 +156,14 @@ public struct OrderService: Sendable {
             trip = found
         }
         let driver = trip?.driverID
+        // The customer's terms stand when the order gives none.
+        var customer: Customer?
+        if let id = valid.customerID { customer = try await Self.customer(id, tenant: tenant, tx) }
         let order = Order(id: ID(), number: number, tripID: trip?.id, driverID: driver, vehicle: vehicle, pickup: pickup,
                           delivery: delivery, status: driver == nil ? .new : .assigned, actualPickupDate: nil,
                           actualDeliveryDate: nil, pickupETA: nil, deliveryETA: nil, revenueCents: revenue,
-                          paymentTerms: terms, version: 1, createdAt: tx.now, updatedAt: tx.now)
+                          paymentTerms: terms.isEmpty ? customer?.paymentTerms ?? "" : terms, version: 1, createdAt: tx.now,
+                          updatedAt: tx.now, customerID: customer?.id, externalLoadID: valid.externalLoadID)
         do {
             try await OrderRepository.insert(order, tx)
         } catch DatabaseConstraintError.unique {
@@ -168,6 +192,7 @@ public struct OrderService: Sendable {
                 throw AppError(409, .conflict, "Someone else changed order \(order.number) since version \(base); it is now version \(order.version).",
                                field: "base_version")
             }
+            if case let customer?? = request.customerID { _ = try await Self.customer(customer, tenant: tenant, tx) }
             let edited = try Problems.first { Self.edited(order, by: request, now: tx.now, &$0) }
             if edited != order {
                 let before = order
@@ -206,7 +231,19 @@ public struct OrderService: Sendable {
         if let terms = request.paymentTerms {
             edited.paymentTerms = problems.check(terms) { try Validate.text(terms, FieldLimits.paymentTerms) }
         }
+        if let customer = request.customerID { edited.customerID = customer }
+        if let reference = request.externalLoadID {
+            edited.externalLoadID = problems.check(order.externalLoadID) { try Validate.externalLoadID(reference) }
+        }
         return edited
+    }
+
+    /// The carrier's customer an order names (another carrier's is no such customer).
+    static func customer(_ id: ID<Customer>, tenant: ID<Tenant>, _ tx: TenantTransaction) async throws -> Customer {
+        guard let customer = try await CustomerRepository.find(id, tenant: tenant, tx.db) else {
+            throw AppError(422, .validationFailed, "No such customer in this carrier.", field: "customer_id")
+        }
+        return customer
     }
 
     /// Writes an order's new state with the next version, if nobody

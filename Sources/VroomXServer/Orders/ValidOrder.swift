@@ -10,6 +10,8 @@ struct ValidOrder: Sendable {
     let delivery: Stop
     let revenue: Int
     let terms: String
+    var customerID: ID<Customer>?
+    let externalLoadID: String?
 
     init(_ request: CreateOrderRequest, now: Date) throws {
         self = try Problems.first { ValidOrder(request, now: now, &$0) }
@@ -28,6 +30,8 @@ struct ValidOrder: Sendable {
         terms = problems.check(request.paymentTerms ?? "") {
             try Validate.text(request.paymentTerms ?? "", FieldLimits.paymentTerms)
         }
+        customerID = request.customerID
+        externalLoadID = problems.check(nil) { try Validate.externalLoadID(request.externalLoadID) }
     }
 }
 

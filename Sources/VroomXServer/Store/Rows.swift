@@ -65,7 +65,7 @@ extension Order {
         delivery_name, delivery_address, delivery_contact_name, delivery_contact_phone, delivery_window_start, \
         delivery_window_end, status, actual_pickup_at, actual_delivery_at, pickup_eta, delivery_eta, revenue_cents, \
         payment_terms, version, created_at, updated_at, pickup_latitude, pickup_longitude, pickup_radius_m, \
-        delivery_latitude, delivery_longitude, delivery_radius_m, arrived_at_pickup, arrived_at_delivery
+        delivery_latitude, delivery_longitude, delivery_radius_m, arrived_at_pickup, arrived_at_delivery, customer_id, external_load_id
         """
     static let order = ListOrder(.descending("created_at", .integer), .ascending("id", .text))
 
@@ -93,7 +93,22 @@ extension Order {
             pickupETA: try row.optionalDate("pickup_eta"), deliveryETA: try row.optionalDate("delivery_eta"),
             revenueCents: try row.int("revenue_cents"), paymentTerms: try row.string("payment_terms"),
             version: try row.int("version"), createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
-            arrivedAtPickup: try row.optionalDate("arrived_at_pickup"), arrivedAtDelivery: try row.optionalDate("arrived_at_delivery"))
+            arrivedAtPickup: try row.optionalDate("arrived_at_pickup"), arrivedAtDelivery: try row.optionalDate("arrived_at_delivery"),
+            customerID: try row.optionalID("customer_id"), externalLoadID: try row.optionalString("external_load_id"))
+    }
+}
+
+extension Customer {
+    static let columns: SQL = """
+        id, name, kind, billing_contact, email, phone, address, payment_terms, notes, version, created_at, updated_at
+        """
+    static let order = ListOrder(.ascending("name_key", .text), .ascending("id", .text))
+
+    init(row: SQLRow) throws {
+        self.init(id: try row.id("id"), name: try row.string("name"), kind: try row.enumeration("kind"),
+                  billingContact: try row.string("billing_contact"), email: try row.string("email"), phone: try row.string("phone"),
+                  address: try row.string("address"), paymentTerms: try row.string("payment_terms"), notes: try row.string("notes"),
+                  version: try row.int("version"), createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"))
     }
 }
 

@@ -343,6 +343,7 @@ extension ChangeRow {
         case .notification(let value): try WireDocument.encode(value)
         case .inspection(let value): try WireDocument.encode(value)
         case .equipment(let value): try WireDocument.encode(value)
+        case .customer(let value): try WireDocument.encode(value)
         }
     }
 }

@@ -25,6 +25,13 @@ enum Validate {
         try name(raw, field: field ?? limit.field, max: limit.max)
     }
 
+    /// A load board's or broker's reference: one line of visible text, or
+    /// none when empty.
+    static func externalLoadID(_ raw: String?) throws -> String? {
+        guard let raw, !raw.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return nil }
+        return try name(raw, FieldLimits.externalLoadID)
+    }
+
     /// A number by its range in the shared table.
     static func number(_ value: Int, _ limit: NumberLimit, field: String? = nil, unit: String = "") throws -> Int {
         guard limit.allows(value) else { throw AppError(limit.refusal(field: field, unit: unit)) }

@@ -254,7 +254,7 @@ struct MutationService {
             return try await EquipmentRepository.find(unit.id, scope, locking: true, db).map(ChangeRow.equipment)
         case .notification:
             return row  // a driver's own message never changes hands, and read stays read
-        case .driver, .trip:
+        case .driver, .trip, .customer:
             return nil
         }
     }

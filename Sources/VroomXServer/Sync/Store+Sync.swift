@@ -147,6 +147,7 @@ extension Store {
             mine = ExpenseRepository.visible(to: driver, tenant: tenant)
         case (.inspection, let driver?):
             mine = " AND x.order_id IN (SELECT o.id FROM orders o WHERE o.tenant_id = \(tenant) AND o.driver_id = \(driver))"
+        case (.customer, _?): mine = " AND 1 = 0"  // dispatch's alone
         case (_, let driver?): mine = " AND x.driver_id = \(driver)"
         case (_, nil): mine = ""
         }
@@ -204,10 +205,11 @@ extension ChangeEntity {
         case .notification: return "driver_notifications"
         case .inspection: return "inspections"
         case .equipment: return "equipment"
+        case .customer: return "customers"
         }
     }
 
-    /// Snapshot order: the driver record, trips, orders, expenses, messages, inspections, units.
+    /// Snapshot order: the driver record, trips, orders, expenses, messages, inspections, units, customers.
     var nextInSnapshot: ChangeEntity? {
         switch self {
         case .driver: return .trip
@@ -216,7 +218,8 @@ extension ChangeEntity {
         case .expense: return .notification
         case .notification: return .inspection
         case .inspection: return .equipment
-        case .equipment: return nil
+        case .equipment: return .customer
+        case .customer: return nil
         }
     }
 }

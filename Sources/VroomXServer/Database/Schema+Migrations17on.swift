@@ -1,0 +1,47 @@
+import Foundation
+
+extension Schema {
+    private static let customerEntities = ["driver", "trip", "order", "expense", "notification", "inspection", "equipment", "customer"]
+
+    static let migrations17on: [Migration] = [
+        // Customers: the shippers, brokers, dealers and auctions a carrier
+        // hauls for (a name unique ignoring case, so a file or a form can
+        // name one); an order names its customer and the load board's
+        // reference, which the board's search finds.
+        Migration(version: 17, name: "customers", sql: """
+            CREATE TABLE customers (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
+                name_key TEXT NOT NULL,
+                kind TEXT NOT NULL CHECK (kind IN ('shipper', 'broker', 'dealer', 'auction')),
+                billing_contact TEXT NOT NULL DEFAULT '' CHECK (length(billing_contact) <= 200),
+                email TEXT NOT NULL DEFAULT '' CHECK (length(email) <= 254),
+                phone TEXT NOT NULL DEFAULT '' CHECK (length(phone) <= 40),
+                address TEXT NOT NULL DEFAULT '' CHECK (length(address) <= 500),
+                payment_terms TEXT NOT NULL DEFAULT '' CHECK (length(payment_terms) <= 100),
+                notes TEXT NOT NULL DEFAULT '' CHECK (length(notes) <= 2000),
+                version BIGINT NOT NULL DEFAULT 1 CHECK (version >= 1),
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                doc TEXT NOT NULL,
+                UNIQUE (tenant_id, id),
+                UNIQUE (tenant_id, name_key)
+            );
+            ALTER TABLE orders ADD COLUMN customer_id TEXT REFERENCES customers (id);
+            ALTER TABLE orders ADD COLUMN external_load_id TEXT CHECK (length(external_load_id) BETWEEN 1 AND 64);
+            CREATE INDEX orders_by_customer ON orders (tenant_id, customer_id, created_at DESC, id)
+            """,
+            // The change log learns the new entity (see version 4); the board's search is rebuilt over the new column.
+            // SQLite's ALTER TABLE cannot add a composite foreign key: `customers.id` is a primary key, and the
+            // service checks the customer is the carrier's (PostgreSQL holds the composite key as well).
+            sqlite: [ChangeLogEntities.sqlite("v17", customerEntities, withMutation: true),
+                     "DROP TRIGGER order_search_insert", "DROP TRIGGER order_search_delete", "DROP TRIGGER order_search_update",
+                     "DROP TABLE order_search", "DROP VIEW order_search_source",
+                     OrderSearch.sqliteIndex(OrderSearch.columns)].joined(separator: ";\n"),
+            postgres: [ChangeLogEntities.postgres(customerEntities),
+                       "ALTER TABLE orders ADD CONSTRAINT orders_customer_in_carrier FOREIGN KEY (tenant_id, customer_id) REFERENCES customers (tenant_id, id)",
+                       "DROP INDEX orders_search", "ALTER TABLE orders DROP COLUMN search_text",
+                       OrderSearch.postgresIndex(OrderSearch.columns)].joined(separator: ";\n")),
+    ]
+}
