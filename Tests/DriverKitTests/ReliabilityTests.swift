@@ -210,7 +210,8 @@ struct ReliabilityTests {
         let tapped = Date()
         try await app.inspectAndComplete(order.id, .pickup)
         await app.syncNow()
-        try await eventually("picked up on the server") { try app.database.unsyncedCount() == 0 }
+        // The photos go first, then the change: on a machine busy with the rest of the suite, retries with backoff take a while.
+        try await eventually("picked up on the server", timeout: .seconds(90)) { try app.database.unsyncedCount() == 0 }
         #expect(app.status.failed.isEmpty, "\(app.status.failed.map(\.errorMessage))")
         let stored = try await server.store.orders.order(order.id, carrier.scope)
         #expect(stored.status == .pickedUp)

@@ -80,9 +80,12 @@ struct TenantIsolationTests {
             }
             let fleet = FleetProbeData(unit: truck.id, document: papered.documents[0].id, owner: a.driverID(0), photo: photos[0],
                                        doomedPhoto: photos[1])
+            // A customer of carrier A's, dispatch's alone.
+            let customer = try await store.customers.create(CreateCustomerRequest(name: "Alpha's Broker", email: "ar@alphas-broker.example"),
+                                                            tenant: a.tenant.id)
             let probes = makeProbes(a: a, trip: ownerTrip, order: ownerOrder, expense: ownerExpense,
                                     notification: ownerNotification, deviceToken: ownerDeviceToken, inspection: inspection,
-                                    idleDriver: idle.id) + fleetProbes(fleet, trip: ownerTrip)
+                                    idleDriver: idle.id) + fleetProbes(fleet, trip: ownerTrip) + customerProbes(customer.id)
             // The matrix covers every endpoint that needs a token.
             let covered = Set(probes.map(\.endpoint))
             for endpoint in Endpoint.all where endpoint.access != .anyone {
@@ -91,7 +94,8 @@ struct TenantIsolationTests {
 
             // Strings that must never reach anyone outside carrier A, and those a sibling must not see.
             let carrierAStrings = try await allIdentifiers(of: a, store: store).union([fleet.unit.rawValue, fleet.document.rawValue,
-                                                                                                 fleet.photo.rawValue, fleet.doomedPhoto.rawValue])
+                                                                                                 fleet.photo.rawValue, fleet.doomedPhoto.rawValue,
+                                                                                                 customer.id.rawValue, customer.email])
             let ownerPrivate = Set([ownerDeviceToken, fleet.unit.rawValue] + a.trips[0].map(\.id.rawValue)
                 + a.trips[0].flatMap { a.orders[$0.id]!.map(\.id.rawValue) + a.expenses[$0.id]!.map(\.id.rawValue) }
                 + (try await store.notifications.list(.driver(tenant: a.tenant.id, driver: a.driverID(0)))).map(\.id.rawValue))
@@ -322,6 +326,18 @@ struct TenantIsolationTests {
             Probe(endpoint: .unitPhoto, parameters: [unit, fleet.photo.rawValue], body: nil, namesCarrierAData: true),
             Probe(endpoint: .addUnitPhoto, parameters: [unit], body: nil, namesCarrierAData: true, bytes: MediaSamples.jpeg()),
             Probe(endpoint: .deleteUnitPhoto, parameters: [unit, fleet.doomedPhoto.rawValue], body: nil, namesCarrierAData: true),
+        ]
+    }
+
+    func customerProbes(_ customer: ID<Customer>) -> [Probe] {
+        [
+            Probe(endpoint: .dispatchCustomers, parameters: [], body: nil, namesCarrierAData: false, query: "q=broker"),
+            Probe(endpoint: .dispatchCreateCustomer, parameters: [], body: CreateCustomerRequest(name: "Probe Customer"), namesCarrierAData: false),
+            Probe(endpoint: .dispatchCustomer, parameters: [customer.rawValue], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .dispatchUpdateCustomer, parameters: [customer.rawValue], body: UpdateCustomerRequest(notes: "Pays in 10 days"),
+                  namesCarrierAData: true),
+            Probe(endpoint: .dispatchImportCustomers, parameters: [], body: nil, namesCarrierAData: false,
+                  bytes: Array("name,kind\nImported Customer,dealer\n".utf8), headers: ["Content-Type": "text/csv"]),
         ]
     }
 

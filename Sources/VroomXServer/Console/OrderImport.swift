@@ -21,7 +21,7 @@ enum OrderImport {
     /// A file to start from: the header and one example line.
     static let template = """
         \(columns.joined(separator: ","))
-        1001,LB-88213,Midwest Auto Brokers,billing@midwestauto.example,312-555-0100,,2021,Toyota,Camry,4T1B11HK5MU123456,Silver,\
+        O-1001,LB-88213,Midwest Auto Brokers,billing@midwestauto.example,312-555-0100,,2021,Toyota,Camry,4T1B11HK4MU123456,Silver,\
         Manheim Chicago,1 Auction Way Matteson IL,Gate desk,708-555-0111,11/30/2026,12/1/2026,Lakeside Toyota,\
         500 Lake St Milwaukee WI,Sales desk,414-555-0122,12/2/2026,12/3/2026,450.00,Net 15,
 

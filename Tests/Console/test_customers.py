@@ -1,0 +1,123 @@
+"""Customers in the console: the list and its search, a customer's page with
+their orders and revenue, a customer added from the order form without
+leaving it, the CSV import and its template file."""
+import re
+import urllib.request
+
+from playwright.sync_api import expect
+
+from conftest import shot
+
+
+def test_a_customer_is_added_edited_and_found(page, server):
+    page.goto(server.base + "/customers/new")
+    page.fill("#name", "Great Lakes Auto Auction")
+    page.select_option("#kind", "auction")
+    page.fill("#email", "not an email")
+    page.click("button:has-text('Add customer')")
+    expect(page.locator("#email + .field-error")).to_contain_text("valid email")
+    expect(page.locator("#name")).to_have_value("Great Lakes Auto Auction")
+    shot(page, "customer-form-errors")
+    page.fill("#email", "titles@greatlakes.example")
+    page.fill("#billing_contact", "Morgan Lee")
+    page.fill("#phone", "616-555-0142")
+    page.fill("#payment_terms", "Net 30")
+    page.click("button:has-text('Add customer')")
+    expect(page.locator("h1")).to_have_text("Great Lakes Auto Auction")
+    expect(page.locator(".notice")).to_contain_text("added")
+    expect(page.locator(".facts").first).to_contain_text("Morgan Lee")
+
+    # The same name again, in other capitals, is refused next to the field.
+    page.goto(server.base + "/customers/new")
+    page.fill("#name", "great lakes auto AUCTION")
+    page.click("button:has-text('Add customer')")
+    expect(page.locator("#name + .field-error")).to_contain_text("already exists")
+
+    page.goto(server.base + "/customers?q=616-555")
+    rows = page.locator("#customers tbody tr")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("Great Lakes Auto Auction")
+    page.goto(server.base + "/customers?q=nobody-like-this")
+    expect(page.locator(".empty")).to_contain_text("No customer matches")
+
+    page.goto(server.base + "/customers?q=great")
+    page.click("#customers a:has-text('Great Lakes')")
+    page.click("a:has-text('Edit')")
+    page.fill("#notes", "Titles mailed two days after sale.")
+    page.click("button:has-text('Save changes')")
+    expect(page.locator(".notice")).to_have_text("Saved.")
+    expect(page.locator(".notes")).to_contain_text("Titles mailed")
+
+
+def test_an_order_form_adds_its_customer_without_leaving_and_the_customer_page_shows_the_order(page, server):
+    page.goto(server.base + "/orders/new")
+    page.fill("#number", "CU-1001")
+    page.fill("#revenue", "1,250")
+    page.fill("#customer", "Prairie State Motors")
+    page.fill("#external_load_id", "CD-55012")
+    page.fill("#pickup_address", "1 Auction Way, Matteson, IL")
+    page.fill("#delivery_address", "500 Lake St, Milwaukee, WI")
+    page.click("button:has-text('Create order')")
+    # An unknown name is a question next to the field, with everything typed kept.
+    expect(page.locator(".field-error").first).to_contain_text("no customer named Prairie State Motors")
+    expect(page.locator("#external_load_id")).to_have_value("CD-55012")
+    expect(page.locator("details.new-customer")).to_have_attribute("open", "")
+    shot(page, "order-form-new-customer")
+    page.check("input[name=new_customer]")
+    page.select_option("#new_customer_kind", "dealer")
+    page.fill("#new_customer_email", "orders@prairiestate.example")
+    page.click("button:has-text('Create order')")
+    expect(page.locator("h1")).to_contain_text("Order CU-1001")
+    expect(page.locator(".facts")).to_contain_text("Prairie State Motors")
+    expect(page.locator(".facts")).to_contain_text("CD-55012")
+
+    # The board shows whose load it is; its search finds the load board's reference.
+    page.goto(server.base + "/board?status=new&q=CD-55012")
+    expect(page.locator("tr[data-href]")).to_have_count(1)
+    expect(page.locator("tr[data-href]").first).to_contain_text("Prairie State Motors")
+
+    page.goto(server.base + "/customers?q=prairie")
+    page.click("#customers a:has-text('Prairie State Motors')")
+    expect(page.locator("h1")).to_have_text("Prairie State Motors")
+    expect(page.locator("#open-orders")).to_contain_text("CU-1001")
+    expect(page.locator("#customer-standing")).to_contain_text("1 · $1,250.00 to earn")
+    shot(page, "customer")
+
+    # A second order from the customer's page is theirs from the start, on their terms.
+    page.click("a:has-text('New order')")
+    expect(page.locator("#customer")).to_have_value("Prairie State Motors")
+
+
+def test_customer_import_names_bad_lines_then_imports_and_offers_a_template(page, server):
+    page.goto(server.base + "/customers/import")
+    page.fill("#csv", "name,kind,email\nCopart Wheeling,auction,not-mail\nAdesa Indianapolis,warehouse,\n")
+    page.click("button:has-text('Import')")
+    problems = page.locator(".form-error tbody tr")
+    expect(problems).to_have_count(2)
+    expect(problems.nth(0)).to_contain_text("email")
+    expect(problems.nth(1)).to_contain_text("kind")
+    shot(page, "customer-import-errors")
+    page.fill("#csv", "name,kind,email,payment_terms\nCopart Wheeling,auction,titles@copart.example,COD\nAdesa Indianapolis,auction,,Quick pay\n")
+    page.click("button:has-text('Import')")
+    page.wait_for_url(re.compile(r"/customers\?created=2"))
+    expect(page.locator(".notice")).to_contain_text("Imported: 2 new, 0 updated.")
+    expect(page.locator("#customers")).to_contain_text("Copart Wheeling")
+    shot(page, "customers")
+
+    # The template is a CSV with every column the import reads.
+    page.goto(server.base + "/customers/import")
+    with page.expect_download() as download:
+        page.click("a:has-text('Download a template file')")
+    text = open(download.value.path()).read()
+    assert text.splitlines()[0] == "name,kind,billing_contact,email,phone,address,payment_terms,notes"
+    page.goto(server.base + "/orders/import")
+    with page.expect_download() as download:
+        page.click("a:has-text('Download a template file')")
+    lines = open(download.value.path()).read().splitlines()
+    assert "external_load_id" in lines[0] and "customer" in lines[0]
+    # The template's example line imports as it is.
+    page.fill("#csv", "\n".join(lines))
+    page.click("button:has-text('Import')")
+    page.wait_for_url(re.compile(r"/board\?status=new"))
+    page.goto(server.base + "/board?status=new&q=LB-88213")
+    expect(page.locator("tr[data-href]")).to_have_count(1)
