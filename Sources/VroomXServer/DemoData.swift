@@ -39,6 +39,16 @@ public enum DemoData {
         let jordan = try await store.people.createDriver(tenant: t, .init(email: driverEmails[2], name: "Jordan Blake", phone: "+1 555 0103",
                                                                    payType: .perTrip, payRate: 90000))
         let today = LocalDate(store.clock.now)
+        // Who the loads are for: a broker, a dealer group and an auction.
+        let broker = try await store.customers.create(.init(
+            name: "Midwest Auto Brokers", kind: .broker, billingContact: "Dana Reyes", email: "billing@midwestauto.example",
+            phone: "+1 312 555 0100", address: "200 W Adams St, Chicago, IL 60606", paymentTerms: "Net 30"), tenant: t)
+        let dealer = try await store.customers.create(.init(
+            name: "Sunshine Motor Group", kind: .dealer, billingContact: "Luis Ortega", email: "ap@sunshinemotors.example",
+            phone: "+1 305 555 0140", address: "1200 Biscayne Blvd, Miami, FL 33132", paymentTerms: "Net 15"), tenant: t)
+        let auction = try await store.customers.create(.init(
+            name: "Lakeshore Auto Auction", kind: .auction, billingContact: "Priya Shah", email: "titles@lakeshoreauction.example",
+            phone: "+1 773 555 0177", paymentTerms: "Quick pay"), tenant: t)
 
         // Alex: a finished run, one on the road, one coming up.
         let done = try await trip(store, t, "T-1001", alex, today.adding(days: -9), today.adding(days: -6),
@@ -50,14 +60,14 @@ public enum DemoData {
         try await orders(store, t, done, [
             ("O-5001", Vehicle(year: 2021, make: "Toyota", model: "Camry", vin: "4T1B11HK4MU123456", color: "Silver"), "Houston, TX", "Atlanta, GA"),
             ("O-5002", Vehicle(year: 2019, make: "Honda", model: "Accord", vin: "1HGCV1F39KA012345", color: "Black"), "Houston, TX", "Marietta, GA"),
-        ], driver: alex, deliver: true)
+        ], driver: alex, deliver: true, customer: broker)
         _ = try await store.trips.update(done.id, .init(status: .inProgress), tenant: t)
         _ = try await store.trips.update(done.id, .init(status: .completed), tenant: t)
         let rollingOrders = try await orders(store, t, rolling, [
             ("O-5003", Vehicle(year: 2022, make: "Ford", model: "F-150", vin: "1FTFW1E51NFA00001", color: "Blue"), "Atlanta, GA", "Miami, FL"),
             ("O-5004", Vehicle(year: 2020, make: "Tesla", model: "Model 3", vin: "5YJ3E1EA9LF000123", color: "White"), "Savannah, GA", "Orlando, FL"),
             ("O-5005", Vehicle(year: 2018, make: "BMW", model: "X5", vin: "5UXKR0C50J0X00042", color: "Gray"), "Jacksonville, FL", "Miami, FL"),
-        ], driver: alex, deliver: false)
+        ], driver: alex, deliver: false, customer: dealer)
         _ = try await store.trips.update(rolling.id, .init(status: .inProgress), tenant: t)
         let onTruck = rollingOrders.first { $0.number == "O-5003" }!
         let savannah = rollingOrders.first { $0.number == "O-5004" }!
@@ -66,23 +76,23 @@ public enum DemoData {
         try await orders(store, t, next, [
             ("O-5006", Vehicle(year: 2023, make: "Chevrolet", model: "Tahoe", vin: "1GNSKBKD1PR000777", color: "Red"), "Miami, FL", "Dallas, TX"),
             ("O-5007", Vehicle(year: 2017, make: "Nissan", model: "Altima", vin: "1N4AL3AP6HC000321", color: "Black"), "Tampa, FL", "Houston, TX"),
-        ], driver: alex, deliver: false)
+        ], driver: alex, deliver: false, customer: broker)
 
         // Sam and Jordan.
         let samTrip = try await trip(store, t, "T-2001", sam, today, today.adding(days: 3), "Chicago, IL", "Denver, CO", 450000, 1000)
         try await orders(store, t, samTrip, [
             ("O-6001", Vehicle(year: 2021, make: "Subaru", model: "Outback", vin: "4S4BTANC6M3000111", color: "Green"), "Chicago, IL", "Denver, CO"),
             ("O-6002", Vehicle(year: 2016, make: "Jeep", model: "Wrangler", vin: "1C4BJWDG4GL000222", color: "Yellow"), "Naperville, IL", "Boulder, CO"),
-        ], driver: sam, deliver: false)
+        ], driver: sam, deliver: false, customer: auction)
         let jordanTrip = try await trip(store, t, "T-3001", jordan, today.adding(days: 2), today.adding(days: 5),
                                         "Seattle, WA", "Los Angeles, CA", 380000, 1135)
         try await orders(store, t, jordanTrip, [
             ("O-7001", Vehicle(year: 2024, make: "Rivian", model: "R1S", vin: "7PDSGABA1RN000999", color: "Blue"), "Seattle, WA", "Los Angeles, CA"),
-        ], driver: jordan, deliver: false)
+        ], driver: jordan, deliver: false, customer: broker)
         _ = try await store.orders.create(.init(number: "O-8001", vehicle: Vehicle(year: 2015, make: "Mazda", model: "CX-5"),
                                               pickup: Stop(address: "Portland, OR", location: places["Portland, OR"]),
                                               delivery: Stop(address: "Reno, NV", location: places["Reno, NV"]),
-                                              revenueCents: 90000, paymentTerms: "COD"), tenant: t)
+                                              revenueCents: 90000, paymentTerms: "COD", customerID: dealer.id), tenant: t)
 
         let alexTruck = try await fleet(store, t, today, alex: alex.id, sam: sam.id, jordan: jordan.id)
 
@@ -169,7 +179,7 @@ public enum DemoData {
 
     @discardableResult
     private static func orders(_ store: Store, _ tenant: ID<Tenant>, _ trip: Trip, _ specs: [(String, Vehicle, String, String)],
-                               driver: Driver, deliver: Bool) async throws -> [Order] {
+                               driver: Driver, deliver: Bool, customer: Customer) async throws -> [Order] {
         var created: [Order] = []
         // The trip's revenue shared out, the odd cents to the first orders, so the orders add up to it.
         let share = trip.revenueCents / max(specs.count, 1), odd = trip.revenueCents - share * specs.count
@@ -180,7 +190,9 @@ public enum DemoData {
                              windowStart: trip.startDate, windowEnd: trip.startDate?.adding(days: 1), location: places[from]),
                 delivery: Stop(name: "\(to) customer", address: to, contactName: "Customer", contactPhone: "+1 555 0188",
                                windowStart: trip.endDate, windowEnd: trip.endDate?.adding(days: 1), location: places[to]),
-                revenueCents: share + (index < odd ? 1 : 0), paymentTerms: "Net 30"), tenant: tenant)
+                revenueCents: share + (index < odd ? 1 : 0), customerID: customer.id,
+                // A load board's reference, as brokers post them.
+                externalLoadID: customer.kind == .broker ? "CD-" + number.filter(\.isNumber) : nil), tenant: tenant)
             created.append(order)
         }
         _ = try await store.trips.assign(trip.id, to: driver.id, tenant: tenant)

@@ -78,6 +78,8 @@ struct Render {
     func order(_ order: Order) {
         terminal.line(terminal.style("Order \(order.number)", .bold) + "  " + status(order.status) + "  " + terminal.style(order.id.rawValue, .dim))
         terminal.line("Vehicle   \([order.vehicle.summary, order.vehicle.color, order.vehicle.vin].filter { !$0.isEmpty }.joined(separator: " · "))")
+        // The reference the broker or the auction gate asks for.
+        if let load = order.externalLoadID { terminal.line("Load ID   \(load)") }
         for (label, stop, eta, actual, arrived) in [("Pickup", order.pickup, order.pickupETA, order.actualPickupDate, order.arrivedAtPickup),
                                                     ("Delivery", order.delivery, order.deliveryETA, order.actualDeliveryDate, order.arrivedAtDelivery)] {
             terminal.line("\(label.padding(toLength: 9, withPad: " ", startingAt: 0)) \(stop.address)")

@@ -68,8 +68,9 @@ def test_an_order_form_adds_its_customer_without_leaving_and_the_customer_page_s
     page.fill("#new_customer_email", "orders@prairiestate.example")
     page.click("button:has-text('Create order')")
     expect(page.locator("h1")).to_contain_text("Order CU-1001")
-    expect(page.locator(".facts")).to_contain_text("Prairie State Motors")
-    expect(page.locator(".facts")).to_contain_text("CD-55012")
+    facts = page.locator("dl.facts", has_text="Customer")
+    expect(facts).to_contain_text("Prairie State Motors")
+    expect(facts).to_contain_text("CD-55012")
 
     # The board shows whose load it is; its search finds the load board's reference.
     page.goto(server.base + "/board?status=new&q=CD-55012")

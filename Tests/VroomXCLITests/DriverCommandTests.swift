@@ -213,6 +213,9 @@ struct DriverCommandTests {
         let shown = try await Self.driver(["order", "O-5005"], home: home, port: port)
         #expect(shown.output.contains("Pickup    inspection complete") && shown.output.contains("8 files on the server"), "\(shown.output)")
         #expect(shown.output.contains("Picked up"), "completing the pickup inspection picked the vehicle up: \(shown.output)")
+        // A broker's load shows its load board reference, as the gate asks for it.
+        let brokered = try await Self.driver(["order", "O-5006"], home: home, port: port)
+        #expect(brokered.output.contains("Load ID   CD-5006"), "\(brokered.output)")
         await server.stop()
 
         var configuration = ServerConfiguration()

@@ -146,6 +146,7 @@ struct OrderDetailView: View {
                     Text(order.vehicle.summary).font(.headline)
                     if !order.vehicle.vin.isEmpty { LabeledContent("VIN", value: order.vehicle.vin).font(.body.monospaced()) }
                     LabeledContent("Status", value: order.status.title)
+                    if let load = order.externalLoadID { LabeledContent("Load ID", value: load).font(.body.monospaced()) }
                 }
                 stopSection("Pickup", order.pickup, eta: order.pickupETA, kind: .pickup)
                 stopSection("Delivery", order.delivery, eta: order.deliveryETA, kind: .delivery)
