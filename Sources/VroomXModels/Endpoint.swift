@@ -180,6 +180,11 @@ extension Endpoint {
     public static let dispatchCustomer = Endpoint(.get, "/v1/dispatch/customers/{id}", .dispatcher)
     public static let dispatchUpdateCustomer = Endpoint(.patch, "/v1/dispatch/customers/{id}", .dispatcher)
     public static let dispatchImportCustomers = Endpoint(.post, "/v1/dispatch/customers/import", .dispatcher)
+    // A customer's link to follow an order
+    public static let dispatchTrackingLink = Endpoint(.get, "/v1/dispatch/orders/{id}/tracking-link", .dispatcher)
+    public static let dispatchCreateTrackingLink = Endpoint(.post, "/v1/dispatch/orders/{id}/tracking-link", .dispatcher)
+    public static let dispatchRevokeTrackingLink = Endpoint(.delete, "/v1/dispatch/orders/{id}/tracking-link", .dispatcher)
+    public static let trackingStatus = Endpoint(.get, "/v1/tracking/{token}", .anyone)
 
     // Vehicles: what a VIN says
     public static let decodeVIN = Endpoint(.get, "/v1/vin/{vin}", .signedIn)
@@ -227,6 +232,7 @@ extension Endpoint {
         dispatchAssignTrip, dispatchTripExpenses, dispatchOrders, dispatchCreateOrder, dispatchOrder,
         dispatchUpdateOrder, dispatchAssignOrder, dispatchSendMessage, dispatchOrderInspections, dispatchImportOrders,
         dispatchCustomers, dispatchCreateCustomer, dispatchCustomer, dispatchUpdateCustomer, dispatchImportCustomers,
+        dispatchTrackingLink, dispatchCreateTrackingLink, dispatchRevokeTrackingLink, trackingStatus,
         decodeVIN, equipment, equipmentUnit, recordOdometer, unitPhoto, addUnitPhoto, deleteUnitPhoto,
         dispatchEquipment, dispatchCreateEquipment, dispatchEquipmentUnit, dispatchUpdateEquipment, dispatchAssignEquipment,
         dispatchEquipmentStatus, dispatchImportEquipment, dispatchAddEquipmentDocument, dispatchDeleteEquipmentDocument,

@@ -27,6 +27,11 @@ public struct ServerServices: Sendable {
     let stops: StopLocator
     public let logger: Logger
 
+    /// Customers' tracking links, signed with the server's key.
+    var tracking: TrackingService {
+        TrackingService(store: store, tokens: TrackingToken(key: secrets.trackingKey), publicURL: configuration.publicURL)
+    }
+
     /// Opens the database, applies migrations and prepares the services.
     public static func make(_ configuration: ServerConfiguration, logger: Logger? = nil) async throws -> ServerServices {
         var logger = logger ?? Logger(label: "vroomx")
@@ -174,7 +179,7 @@ public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
                                     invitations: services.invitations, policy: configuration.auth,
                                     trustedProxyHops: configuration.trustedProxyHops, hub: services.hub, live: services.realtimeCapacity,
                                     media: services.media, uploads: services.uploads, mapTiles: configuration.mapTiles,
-                                    stops: services.stops)
+                                    stops: services.stops, tracking: services.tracking)
     router.add(middleware: ErrorMiddleware(routeMissPage: console.routeMissPage))
     let routes = Routes(router: router, authenticator: services.authenticator, store: services.store)
 
@@ -188,7 +193,9 @@ public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
     UploadController(uploads: services.uploads).register(routes)
     InspectionController(store: services.store, media: services.media, uploads: services.uploads).register(routes)
     UnitPhotoController(store: services.store, media: services.media, uploads: services.uploads).register(routes)
+    TrackingController(tracking: services.tracking).register(routes)
     console.register(router)
+    TrackingPage(tracking: services.tracking, pages: services.consolePages).register(router)
     routes.on(.realtime) { request, _ in
         _ = try Realtime.since(request)
         throw AppError(426, .upgradeRequired, "Connect to this endpoint with a WebSocket.")

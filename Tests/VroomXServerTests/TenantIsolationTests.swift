@@ -85,7 +85,7 @@ struct TenantIsolationTests {
                                                             tenant: a.tenant.id)
             let probes = makeProbes(a: a, trip: ownerTrip, order: ownerOrder, expense: ownerExpense,
                                     notification: ownerNotification, deviceToken: ownerDeviceToken, inspection: inspection,
-                                    idleDriver: idle.id) + fleetProbes(fleet, trip: ownerTrip) + customerProbes(customer.id)
+                                    idleDriver: idle.id) + fleetProbes(fleet, trip: ownerTrip) + customerProbes(customer.id, order: ownerOrder.id)
             // The matrix covers every endpoint that needs a token.
             let covered = Set(probes.map(\.endpoint))
             for endpoint in Endpoint.all where endpoint.access != .anyone {
@@ -329,13 +329,16 @@ struct TenantIsolationTests {
         ]
     }
 
-    func customerProbes(_ customer: ID<Customer>) -> [Probe] {
+    func customerProbes(_ customer: ID<Customer>, order: ID<Order>) -> [Probe] {
         [
             Probe(endpoint: .dispatchCustomers, parameters: [], body: nil, namesCarrierAData: false, query: "q=broker"),
             Probe(endpoint: .dispatchCreateCustomer, parameters: [], body: CreateCustomerRequest(name: "Probe Customer"), namesCarrierAData: false),
             Probe(endpoint: .dispatchCustomer, parameters: [customer.rawValue], body: nil, namesCarrierAData: true),
             Probe(endpoint: .dispatchUpdateCustomer, parameters: [customer.rawValue], body: UpdateCustomerRequest(notes: "Pays in 10 days"),
                   namesCarrierAData: true),
+            Probe(endpoint: .dispatchCreateTrackingLink, parameters: [order.rawValue], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .dispatchTrackingLink, parameters: [order.rawValue], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .dispatchRevokeTrackingLink, parameters: [order.rawValue], body: nil, namesCarrierAData: true),
             Probe(endpoint: .dispatchImportCustomers, parameters: [], body: nil, namesCarrierAData: false,
                   bytes: Array("name,kind\nImported Customer,dealer\n".utf8), headers: ["Content-Type": "text/csv"]),
         ]

@@ -122,6 +122,23 @@ extension APIOperation {
                          404: "not_found (also for another carrier's customer)",
                          409: "conflict (field base_version), or already_exists (field name)"
                      ]),
+        APIOperation(.dispatchTrackingLink, .dispatch, "An order's tracking link for its customer",
+                     details: "url is under VROOMX_PUBLIC_URL when it is set (else the address the request came to). The link works until it is revoked or replaced, and for 7 days after the order is delivered or cancelled (expires_at).",
+                     answer: .ok(TrackingLink.self),
+                     refusals: [404: "not_found: no such order in this carrier, or it has no live link"]),
+        APIOperation(.dispatchCreateTrackingLink, .dispatch, "Make a tracking link for the order's customer (one it had stops working)",
+                     answer: .created(TrackingLink.self),
+                     refusals: [
+                         404: "not_found (also for another carrier's order)",
+                         409: "invalid_transition: the order was delivered or cancelled more than 7 days ago"
+                     ]),
+        APIOperation(.dispatchRevokeTrackingLink, .dispatch, "Stop the order's tracking link from working",
+                     answer: Answer(204, "Revoked (or there was none)", .empty),
+                     refusals: [404: "not_found (also for another carrier's order)"]),
+        APIOperation(.trackingStatus, .dispatch, "What a tracking link shows: one order's progress",
+                     details: "No sign-in: the token is the key. Status, cities, windows, pickup and delivery times, the driver's ETA, and while the truck's position is recent (15 minutes; a driver who paused sharing has none) the computed ETA and miles to go. No address, driver or position. A token never given, revoked, replaced or expired is 404 alike.",
+                     answer: .ok(TrackingStatus.self),
+                     refusals: [404: "not_found: the link is not valid or has expired"]),
         APIOperation(.dispatchDeviceBacklogs, .dispatch, "What each driver's phones have not sent yet",
                      details: "What each phone last reported still holds: work waiting on the device, refused changes with their reasons, kept inspections.",
                      answer: .list(ReportedBacklog.self)),

@@ -13,9 +13,12 @@ struct Secrets: Sendable, CustomStringConvertible, CustomDebugStringConvertible 
     let codePepper: SymmetricKey
     /// Derives the refresh token that follows another (see `refreshSuccessor`).
     let refreshKey: SymmetricKey
+    /// Signs customers' tracking links (see `TrackingToken`).
+    let trackingKey: SymmetricKey
 
     init(jwtKey: [UInt8]) {
         self.jwtKey = jwtKey
+        trackingKey = Self.derive("vroomx tracking links", from: jwtKey)
         codePepper = Self.derive("vroomx one-time codes", from: jwtKey)
         refreshKey = Self.derive("vroomx refresh successors", from: jwtKey)
     }

@@ -36,6 +36,8 @@ struct ConsoleController {
     var mapTiles: MapTiles? = nil
     /// Fills in stops' coordinates from their addresses, when a geocoder is configured.
     var stops = StopLocator(geocoder: nil, logger: Logger(label: "vroomx"))
+    /// Customers' tracking links (signed with the server's key).
+    var tracking: TrackingService? = nil
 
     static let sessionCookie = "vroomx_console"
     static let signInCookie = "vroomx_signin"

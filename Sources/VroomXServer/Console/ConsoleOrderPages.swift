@@ -39,6 +39,17 @@ struct ConsoleOrderPages {
             _ = try await store.orders.update(id, UpdateOrderRequest(status: .cancelled), tenant: request.tenant)
             return ConsolePages.redirect("/orders/\(id)")
         }
+        console.post(router, "/orders/:id/tracking", page: "/orders/:id") { request in
+            let id: ID<Order> = try request.id("id", "Order")
+            guard let tracking = console.tracking else { throw AppError.notFound("Tracking") }
+            _ = try await tracking.create(for: id, tenant: request.tenant, base: tracking.base(host: request.request.head.authority))
+            return ConsolePages.redirect("/orders/\(id)?tracking=made#tracking")
+        }
+        console.post(router, "/orders/:id/tracking/revoke", page: "/orders/:id") { request in
+            let id: ID<Order> = try request.id("id", "Order")
+            try await console.tracking?.revoke(for: id, tenant: request.tenant)
+            return ConsolePages.redirect("/orders/\(id)?tracking=revoked#tracking")
+        }
         console.get(router, "/orders/:id/bill-of-lading") { request in try await orderPage(request, template: "bill-of-lading") }
         router.get("/console/media/:id/:slot") { request, context in
             guard let session = try await console.session(request) else { throw AppError(401, .missingToken, "Sign in first.") }
@@ -162,6 +173,8 @@ struct ConsoleOrderPages {
         let inspectionList = try await store.inspections.documents(of: id, request.scope).array
         let inspections = (try? WireJSON.decoder().decode([Inspection].self, from: Data(inspectionList.utf8))) ?? []
         var notice = request.query("added") == "1" ? "Order \(order.number) created." : request.query("saved") == "1" ? "Saved." : ""
+        if request.query("tracking") == "made" { notice = "Tracking link made: copy it to the customer. An earlier link no longer works." }
+        if request.query("tracking") == "revoked" { notice = "Tracking link revoked: it no longer works." }
         let named = (request.query("unpinned") ?? "").split(separator: ",")
         let unpinned = StopKind.allCases.filter { named.contains(Substring($0.rawValue)) && order.stop($0).location == nil }
         if !unpinned.isEmpty {
@@ -176,6 +189,8 @@ struct ConsoleOrderPages {
         let statuses = history.isEmpty ? Self.timeline(order) : history.map { ($0.occurredAt, Self.historyLine($0)) }
         let etas = try await store.etaHistory(id, tenant: request.tenant).map { ($0.recordedAt, Self.etaLine($0)) }
         let progress = try await store.location.progress(of: id, tenant: request.tenant)
+        let link = try await console.tracking?.link(of: id, tenant: request.tenant, base: console.tracking?.base(host: request.request.head.authority) ?? "")
+        let done = TrackingService.expiry(of: order).map { $0 <= store.now } ?? false
         let view = OrderPageView(
             row: OrderRowView(order, names), order: .init(order), notice: notice,
             timeline: (statuses + arrivals + etas).sorted { $0.0 < $1.0 }.map(\.1),
@@ -184,7 +199,8 @@ struct ConsoleOrderPages {
             distance: progress.distanceMeters.map(LocationRules.distanceText), seen: ConsoleFormat.time(progress.position?.recordedAt),
             inspections: inspections.sorted { $0.kind == .pickup && $1.kind == .delivery }.map(Self.inspection),
             noInspections: inspections.isEmpty, canCancel: [.new, .assigned].contains(order.status), driverTold: order.driverID != nil,
-            canEdit: ![.delivered, .cancelled].contains(order.status), paymentTerms: order.paymentTerms)
+            canEdit: ![.delivered, .cancelled].contains(order.status), paymentTerms: order.paymentTerms,
+            tracking: .init(url: link?.url, expires: ConsoleFormat.time(link?.expiresAt), canCreate: console.tracking != nil && !done))
         let title = template == "bill-of-lading" ? "Bill of lading \(order.number)" : "Order \(order.number)"
         return pages.page(template, title: title, session: request.session, section: "board", view)
     }

@@ -193,6 +193,15 @@ struct OrderPageView: ConsoleView {
     let driverTold: Bool
     let canEdit: Bool
     let paymentTerms: String
+    /// The customer's tracking link: the live one, or whether one can be made.
+    let tracking: TrackingPanel
+
+    struct TrackingPanel: ConsoleView {
+        let url: String?
+        let expires: TimeView?
+        /// A link can still be made (the order is not long done).
+        let canCreate: Bool
+    }
 
     func child(named key: String) -> Any? {
         ConsoleKeys.value(of: self, key: key) ?? row.child(named: key)

@@ -43,5 +43,22 @@ extension Schema {
                        "ALTER TABLE orders ADD CONSTRAINT orders_customer_in_carrier FOREIGN KEY (tenant_id, customer_id) REFERENCES customers (tenant_id, id)",
                        "DROP INDEX orders_search", "ALTER TABLE orders DROP COLUMN search_text",
                        OrderSearch.postgresIndex(OrderSearch.columns)].joined(separator: ";\n")),
+
+        // Links a customer follows an order by: one live link per order at
+        // most (a new one replaces it), revocable. The token is signed from
+        // the link's id (`TrackingToken`), so it is not stored.
+        Migration(version: 18, name: "tracking links", sql: """
+            CREATE TABLE tracking_links (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                order_id TEXT NOT NULL,
+                created_by TEXT,
+                created_at BIGINT NOT NULL,
+                revoked_at BIGINT,
+                UNIQUE (tenant_id, id),
+                FOREIGN KEY (tenant_id, order_id) REFERENCES orders (tenant_id, id) ON DELETE CASCADE
+            );
+            CREATE UNIQUE INDEX tracking_links_live ON tracking_links (tenant_id, order_id) WHERE revoked_at IS NULL
+            """),
     ]
 }

@@ -1,0 +1,91 @@
+import Foundation
+import Hummingbird
+import VroomXModels
+
+/// The page a customer's tracking link opens: one order's progress, no
+/// sign-in, nothing else of the carrier's reachable from it. It refreshes
+/// itself while open (`track.js`).
+struct TrackingPage {
+    let tracking: TrackingService
+    let pages: ConsolePages
+
+    func register(_ router: Router<AppRequestContext>) {
+        router.get("/track/:token") { _, context in
+            do {
+                let status = try await tracking.status(token: context.parameters.get("token") ?? "")
+                return render(TrackingView(status, now: tracking.store.now), status: .ok)
+            } catch let error as AppError where error.status == 404 {
+                return render(TrackingView.gone, status: .notFound)
+            }
+        }
+    }
+
+    private func render(_ view: TrackingView, status: HTTPResponse.Status) -> Response {
+        var headers: HTTPFields = [:]
+        // The link is the key: never sent on to another site.
+        headers[.init("Referrer-Policy")!] = "no-referrer"
+        headers[.init("X-Robots-Tag")!] = "noindex"
+        let html = pages.library.render(view, withTemplate: "track") ?? "<!doctype html><title>Tracking</title><p>This page is missing.</p>"
+        var response = ConsolePages.html(html, status: status)
+        for field in headers { response.headers[field.name] = field.value }
+        return response
+    }
+}
+
+/// What the tracking page shows.
+struct TrackingView: ConsoleView {
+    struct Step: ConsoleView {
+        let label: String
+        let done: Bool
+        let current: Bool
+        let time: TimeView?
+    }
+
+    let found: Bool
+    let carrier: String
+    let number: String
+    let vehicle: String
+    let statusLabel: String
+    let status: String
+    let from: String
+    let to: String
+    let pickupWindow: String
+    let deliveryWindow: String
+    let steps: [Step]
+    /// "Expected at the delivery" lines: the driver's word and the estimate from the truck's position.
+    let headingTo: String
+    let driverETA: TimeView?
+    let computedETA: TimeView?
+    let milesToGo: String
+    let updated: TimeView?
+
+    static let gone = TrackingView(found: false, carrier: "", number: "", vehicle: "", statusLabel: "", status: "", from: "", to: "",
+                                   pickupWindow: "", deliveryWindow: "", steps: [], headingTo: "", driverETA: nil, computedETA: nil,
+                                   milesToGo: "", updated: nil)
+
+    init(found: Bool, carrier: String, number: String, vehicle: String, statusLabel: String, status: String, from: String, to: String,
+         pickupWindow: String, deliveryWindow: String, steps: [Step], headingTo: String, driverETA: TimeView?, computedETA: TimeView?,
+         milesToGo: String, updated: TimeView?) {
+        (self.found, self.carrier, self.number, self.vehicle, self.statusLabel, self.status) = (found, carrier, number, vehicle, statusLabel, status)
+        (self.from, self.to, self.pickupWindow, self.deliveryWindow, self.steps) = (from, to, pickupWindow, deliveryWindow, steps)
+        (self.headingTo, self.driverETA, self.computedETA, self.milesToGo, self.updated) = (headingTo, driverETA, computedETA, milesToGo, updated)
+    }
+
+    init(_ status: TrackingStatus, now: Date) {
+        let order = status.status
+        let reached = order == .pickedUp || order == .delivered
+        let steps = [
+            Step(label: order == .cancelled ? "Cancelled" : "Booked", done: true, current: order == .new || order == .assigned || order == .cancelled,
+                 time: nil),
+            Step(label: "Picked up", done: reached, current: order == .pickedUp, time: ConsoleFormat.time(status.pickedUpAt)),
+            Step(label: "Delivered", done: order == .delivered, current: order == .delivered, time: ConsoleFormat.time(status.deliveredAt)),
+        ]
+        self.init(found: true, carrier: status.carrier, number: status.orderNumber, vehicle: status.vehicle,
+                  statusLabel: order == .assigned ? "Scheduled for pickup" : order.title, status: order.rawValue, from: status.pickupCity,
+                  to: status.deliveryCity, pickupWindow: status.pickupWindow ?? "", deliveryWindow: status.deliveryWindow ?? "",
+                  steps: order == .cancelled ? [steps[0]] : steps,
+                  headingTo: status.nextStop.map { $0 == .pickup ? "pickup" : "delivery" } ?? "",
+                  driverETA: ConsoleFormat.time(status.driverETA), computedETA: ConsoleFormat.time(status.computedETA),
+                  milesToGo: status.milesToGo.map { "\(NumberText.grouped($0)) mi to go" } ?? "", updated: ConsoleFormat.time(status.updatedAt))
+    }
+}

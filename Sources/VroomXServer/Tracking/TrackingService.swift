@@ -1,0 +1,98 @@
+import Foundation
+import VroomXModels
+
+/// Links a carrier gives its customer to follow one order: made and revoked
+/// by dispatch, read by anyone holding the token, and showing that order's
+/// progress alone. A link works until it is revoked or replaced, and ends
+/// `TrackingRules.keptAfterDone` after the order is delivered or cancelled.
+struct TrackingService: Sendable {
+    let store: Store
+    let tokens: TrackingToken
+    /// The server's address as customers reach it (`VROOMX_PUBLIC_URL`), else the request's.
+    let publicURL: String?
+
+    // MARK: Dispatch
+
+    /// The order's live link, if it has one that still works.
+    func link(of order: ID<Order>, tenant: ID<Tenant>, base: String) async throws -> TrackingLink? {
+        try await store.read { db in
+            guard let found = try await OrderRepository.find(order, .dispatch(tenant: tenant), db) else { throw AppError.notFound("Order") }
+            guard let row = try await TrackingRepository.live(of: order, tenant: tenant, db) else { return nil }
+            return link(row, found, base: base)
+        }
+    }
+
+    /// A new link for the order; one it had stops working.
+    func create(for order: ID<Order>, tenant: ID<Tenant>, base: String) async throws -> TrackingLink {
+        try await store.write(tenant: tenant) { tx in
+            guard let found = try await OrderRepository.find(order, .dispatch(tenant: tenant), tx.db) else { throw AppError.notFound("Order") }
+            if let expiry = Self.expiry(of: found), expiry <= tx.now {
+                throw AppError(409, .invalidTransition, "Order \(found.number) was \(found.status.title.lowercased()) more than a week ago: there is nothing left to follow.")
+            }
+            _ = try await TrackingRepository.revoke(of: order, tx)
+            let id = UUID()
+            try await TrackingRepository.insert(id, order: order, tx)
+            return link(TrackingRepository.Row(id: id, tenant: tenant, order: order, createdAt: tx.now), found, base: base)
+        }
+    }
+
+    /// Ends the order's link (nothing when it has none).
+    func revoke(for order: ID<Order>, tenant: ID<Tenant>) async throws {
+        try await store.write(tenant: tenant) { tx in
+            guard try await OrderRepository.find(order, .dispatch(tenant: tenant), tx.db) != nil else { throw AppError.notFound("Order") }
+            _ = try await TrackingRepository.revoke(of: order, tx)
+        }
+    }
+
+    private func link(_ row: TrackingRepository.Row, _ order: Order, base: String) -> TrackingLink {
+        let token = tokens.token(for: row.id)
+        return TrackingLink(orderID: order.id, token: token, url: base + "/track/" + token, createdAt: row.createdAt,
+                            expiresAt: Self.expiry(of: order))
+    }
+
+    /// The address links are written under: the configured public one, or the one the request came to.
+    func base(host: String?) -> String {
+        if let publicURL { return publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL }
+        return "http://" + (host ?? "localhost")
+    }
+
+    // MARK: The customer
+
+    /// What the link shows; `not_found` alike for a token that was never
+    /// given, one revoked or replaced, and one whose order is long done.
+    func status(token: String) async throws -> TrackingStatus {
+        guard let id = tokens.link(of: token) else { throw Self.gone }
+        let found: (Order, Tenant)? = try await store.read { db in
+            guard let row = try await TrackingRepository.live(id, db),
+                  let order = try await OrderRepository.find(row.order, .dispatch(tenant: row.tenant), db),
+                  let tenant = try await AccountRepository.tenant(row.tenant, db) else { return nil }
+            return (order, tenant)
+        }
+        guard let (order, carrier) = found else { throw Self.gone }
+        if let expiry = Self.expiry(of: order), expiry <= store.now { throw Self.gone }
+        let progress = try await store.location.progress(of: order.id, tenant: carrier.id)
+        // Only a truck followed now says how far it is: a paused or silent phone shows the driver's word alone.
+        let live = progress.position.map { store.now.timeIntervalSince($0.recordedAt) <= TrackingRules.livePositionAge } ?? false
+        let updated = [order.updatedAt, live ? progress.position?.recordedAt : nil].compactMap { $0 }.max() ?? order.updatedAt
+        return TrackingStatus(
+            carrier: carrier.name, orderNumber: order.number,
+            vehicle: [order.vehicle.summary, order.vehicle.color].filter { !$0.isEmpty }.joined(separator: ", "),
+            status: order.status, pickupCity: ConsoleFormat.city(order.pickup.address), deliveryCity: ConsoleFormat.city(order.delivery.address),
+            pickupWindow: DayFormat.span(order.pickup.windowStart, order.pickup.windowEnd),
+            deliveryWindow: DayFormat.span(order.delivery.windowStart, order.delivery.windowEnd),
+            pickedUpAt: order.actualPickupDate, deliveredAt: order.actualDeliveryDate, nextStop: progress.nextStop,
+            driverETA: progress.driverETA, computedETA: live ? progress.computedETA : nil,
+            milesToGo: live ? progress.distanceMeters.map { Int(($0 / 1609.344).rounded()) } : nil, updatedAt: updated)
+    }
+
+    static let gone = AppError(404, .notFound, "This tracking link is not valid or has expired.")
+
+    /// When a link to the order stops working: a week after it was delivered or cancelled.
+    static func expiry(of order: Order) -> Date? {
+        switch order.status {
+        case .delivered: return (order.actualDeliveryDate ?? order.updatedAt).addingTimeInterval(TrackingRules.keptAfterDone)
+        case .cancelled: return order.updatedAt.addingTimeInterval(TrackingRules.keptAfterDone)
+        case .new, .assigned, .pickedUp: return nil
+        }
+    }
+}
