@@ -122,3 +122,60 @@ def test_customer_import_names_bad_lines_then_imports_and_offers_a_template(page
     page.wait_for_url(re.compile(r"/board\?status=new"))
     page.goto(server.base + "/board?status=new&q=LB-88213")
     expect(page.locator("tr[data-href]")).to_have_count(1)
+
+
+def test_a_tracking_link_follows_the_order_live_and_other_tokens_show_nothing(page, anonymous_page, server):
+    from conftest import DRIVER
+    import uuid
+    from test_console import photo
+    # An assigned demo order: Sam's trip to Denver.
+    page.goto(server.base + "/board?status=assigned&q=O-6001")
+    page.click("tr[data-href] a:has-text('O-6001')")
+    order_url = page.url
+    page.click("button:has-text('Make a tracking link')")
+    expect(page.locator(".notice")).to_contain_text("Tracking link made")
+    link = page.locator("#tracking-url").input_value()
+    assert "/track/" in link, link
+    shot(page, "order-tracking-link")
+
+    customer = anonymous_page
+    customer.goto(link)
+    expect(customer.locator("h1")).to_contain_text("Order O-6001")
+    expect(customer.locator("#track-status")).to_have_text("Scheduled for pickup")
+    expect(customer.locator("body")).not_to_contain_text("Sam Chen")
+    shot(customer, "tracking-page")
+
+    # The driver picks the car up; the open page follows without a reload.
+    customer.evaluate("window.__sameDocument = true")
+    token = server.api_sign_in("sam@demo-carrier.example")
+    status, orders = server.api("GET", "/v1/orders?limit=100", token=token)
+    order = next(o for o in orders["items"] if o["number"] == "O-6001")
+    inspection = str(uuid.uuid4())
+    status, body = server.api("PUT", f"/v1/inspections/{inspection}", {"order_id": order["id"], "kind": "pickup", "odometer": 1200,
+                                                                       "customer_unavailable": True}, token=token)
+    assert status in (200, 201), body
+    for slot in ["front", "rear", "left_side", "right_side", "odometer", "vin_plate"]:
+        status, body = server.api("PUT", f"/v1/inspections/{inspection}/media/{slot}", token=token, raw=photo(slot),
+                                  headers={"Content-Type": "image/jpeg"})
+        assert status in (200, 201), (slot, body)
+    status, body = server.api("POST", f"/v1/inspections/{inspection}/complete", {}, token=token)
+    assert status == 200, body
+    expect(customer.locator("#track-status")).to_have_text("Picked up", timeout=30_000)
+    assert customer.evaluate("window.__sameDocument") is True
+    expect(customer.locator(".steps li.done")).to_have_count(2)
+    shot(customer, "tracking-picked-up")
+
+    # Another order's id with this signature, a guess, and (after revoking) the link itself show nothing.
+    token_part = link.rsplit("/", 1)[1]
+    for other in [uuid.uuid4().hex + token_part[32:], "0" * 54, token_part[:-1]]:
+        customer.goto(server.base + "/track/" + other)
+        expect(customer.locator("h1")).to_have_text("Tracking link")
+        expect(customer.locator("main")).to_contain_text("not valid or has expired")
+        expect(customer.locator("body")).not_to_contain_text("O-6001")
+    page.goto(order_url)
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("button:has-text('Revoke')")
+    expect(page.locator(".notice")).to_contain_text("revoked")
+    customer.goto(link)
+    expect(customer.locator("main")).to_contain_text("not valid or has expired")
+    shot(customer, "tracking-gone")
