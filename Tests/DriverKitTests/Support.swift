@@ -144,9 +144,12 @@ final class TestClock: Sendable {
     var read: @Sendable () -> Date { { [time] in time.withLockedValue { $0 } } }
 }
 
-/// Waits until a condition holds (the app syncs in the background).
+/// Waits until a condition holds (the app syncs in the background). The
+/// bound is generous: alone a sync takes well under a second, but beside the
+/// rest of the suite on two cores uploads and retries with backoff take tens
+/// of seconds, and a condition met returns at once.
 @MainActor
-func eventually(_ what: String, timeout: Duration = .seconds(15), _ condition: @MainActor () throws -> Bool) async throws {
+func eventually(_ what: String, timeout: Duration = .seconds(60), _ condition: @MainActor () throws -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while !(try condition()) {
         guard ContinuousClock.now < deadline else { throw TestSetupError("timed out waiting for \(what)") }
