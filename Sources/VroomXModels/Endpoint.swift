@@ -180,6 +180,9 @@ extension Endpoint {
     public static let dispatchCustomer = Endpoint(.get, "/v1/dispatch/customers/{id}", .dispatcher)
     public static let dispatchUpdateCustomer = Endpoint(.patch, "/v1/dispatch/customers/{id}", .dispatcher)
     public static let dispatchImportCustomers = Endpoint(.post, "/v1/dispatch/customers/import", .dispatcher)
+    // The carrier's profile: what its documents say of it
+    public static let dispatchCarrierProfile = Endpoint(.get, "/v1/dispatch/carrier", .dispatcher)
+    public static let dispatchUpdateCarrierProfile = Endpoint(.patch, "/v1/dispatch/carrier", .dispatcher)
     // A customer's link to follow an order
     public static let dispatchTrackingLink = Endpoint(.get, "/v1/dispatch/orders/{id}/tracking-link", .dispatcher)
     public static let dispatchCreateTrackingLink = Endpoint(.post, "/v1/dispatch/orders/{id}/tracking-link", .dispatcher)
@@ -233,6 +236,7 @@ extension Endpoint {
         dispatchUpdateOrder, dispatchAssignOrder, dispatchSendMessage, dispatchOrderInspections, dispatchImportOrders,
         dispatchCustomers, dispatchCreateCustomer, dispatchCustomer, dispatchUpdateCustomer, dispatchImportCustomers,
         dispatchTrackingLink, dispatchCreateTrackingLink, dispatchRevokeTrackingLink, trackingStatus,
+        dispatchCarrierProfile, dispatchUpdateCarrierProfile,
         decodeVIN, equipment, equipmentUnit, recordOdometer, unitPhoto, addUnitPhoto, deleteUnitPhoto,
         dispatchEquipment, dispatchCreateEquipment, dispatchEquipmentUnit, dispatchUpdateEquipment, dispatchAssignEquipment,
         dispatchEquipmentStatus, dispatchImportEquipment, dispatchAddEquipmentDocument, dispatchDeleteEquipmentDocument,

@@ -339,6 +339,9 @@ struct TenantIsolationTests {
             Probe(endpoint: .dispatchCreateTrackingLink, parameters: [order.rawValue], body: nil, namesCarrierAData: true),
             Probe(endpoint: .dispatchTrackingLink, parameters: [order.rawValue], body: nil, namesCarrierAData: true),
             Probe(endpoint: .dispatchRevokeTrackingLink, parameters: [order.rawValue], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .dispatchCarrierProfile, parameters: [], body: nil, namesCarrierAData: false),
+            Probe(endpoint: .dispatchUpdateCarrierProfile, parameters: [], body: UpdateCarrierProfileRequest(mcNumber: "MC-123456"),
+                  namesCarrierAData: false),
             Probe(endpoint: .dispatchImportCustomers, parameters: [], body: nil, namesCarrierAData: false,
                   bytes: Array("name,kind\nImported Customer,dealer\n".utf8), headers: ["Content-Type": "text/csv"]),
         ]

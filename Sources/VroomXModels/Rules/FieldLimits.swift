@@ -129,13 +129,22 @@ public enum FieldLimits {
     // People
     public static let personName = TextLimit("name", max: 200, required: true, documentedIn: ["CreateDriverRequest", "UpdateDriverRequest"])
     public static let phone = TextLimit("phone", max: 40, documentedIn: ["CreateDriverRequest", "UpdateDriverRequest",
-                                                                       "CreateCustomerRequest", "UpdateCustomerRequest"])
+                                                                       "CreateCustomerRequest", "UpdateCustomerRequest",
+                                                                       "UpdateCarrierProfileRequest"])
 
     // Customers
     public static let customerName = TextLimit("name", max: 200, required: true, documentedIn: ["CreateCustomerRequest", "UpdateCustomerRequest"])
     public static let billingContact = TextLimit("billing_contact", max: 200, documentedIn: ["CreateCustomerRequest", "UpdateCustomerRequest"])
     public static let customerAddress = TextLimit("address", max: 500, documentedIn: ["CreateCustomerRequest", "UpdateCustomerRequest"])
     public static let customerNotes = TextLimit("notes", max: 2000, documentedIn: ["CreateCustomerRequest", "UpdateCustomerRequest"])
+    // The carrier's profile (what its documents say)
+    public static let legalName = TextLimit("legal_name", max: 200, documentedIn: ["UpdateCarrierProfileRequest"])
+    public static let carrierAddress = TextLimit("address", max: 500, documentedIn: ["UpdateCarrierProfileRequest"])
+    public static let bolTerms = TextLimit("bol_terms", max: 4000, documentedIn: ["UpdateCarrierProfileRequest"])
+    /// MC and USDOT numbers: digits.
+    public static let mcNumberDigits = 8
+    public static let dotNumberDigits = 9
+
     /// What a search box takes (the customer list's `q`).
     public static let searchText = 100
 
@@ -187,7 +196,7 @@ public enum FieldLimits {
         tripNumber, tripOrigin, tripDestination, orderNumber, paymentTerms, stopName, stopAddress, stopContactName, stopContactPhone,
         vehicleMake, vehicleModel, vehicleColor, expenseNotes, messageTitle, messageBody, personName, phone, unitNumber, unitMake,
         unitModel, plate, unitNotes, documentNumber, documentNotes, inspectionNotes, damageNote, externalLoadID, customerName,
-        billingContact, customerAddress, customerNotes,
+        billingContact, customerAddress, customerNotes, legalName, carrierAddress, bolTerms,
     ]
     public static let numbers: [NumberLimit] = [
         tripMiles, vehicleYear, expenseAmountCents, fuelQuantityMilli, odometerMiles, readingMiles, inspectionOdometer,

@@ -92,6 +92,13 @@ struct DispatchController {
             let body = try await request.decodeJSON(UpdateCustomerRequest.self)
             return try JSONBody.response(try await store.customers.update(try context.id(), body, tenant: try context.caller().tenant))
         }
+        routes.on(.dispatchCarrierProfile) { _, context in
+            try JSONBody.response(try await store.carrierProfile.profile(tenant: try context.caller().tenant))
+        }
+        routes.on(.dispatchUpdateCarrierProfile) { request, context in
+            let body = try await request.decodeJSON(UpdateCarrierProfileRequest.self)
+            return try JSONBody.response(try await store.carrierProfile.update(body, tenant: try context.caller().tenant))
+        }
         routes.on(.dispatchSendMessage) { request, context in
             let body = try await request.decodeJSON(SendMessageRequest.self)
             return try JSONBody.response(try await store.notifications.send(body, tenant: try context.caller().tenant), status: .created)

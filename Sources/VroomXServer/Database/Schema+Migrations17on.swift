@@ -60,5 +60,23 @@ extension Schema {
             );
             CREATE UNIQUE INDEX tracking_links_live ON tracking_links (tenant_id, order_id) WHERE revoked_at IS NULL
             """),
+
+        // What a carrier's documents say of it (legal name, MC and DOT
+        // numbers, address, terms) and what it chooses for them.
+        Migration(version: 19, name: "carrier profiles", sql: """
+            CREATE TABLE carrier_profiles (
+                tenant_id TEXT PRIMARY KEY REFERENCES tenants (id) ON DELETE CASCADE,
+                legal_name TEXT NOT NULL DEFAULT '' CHECK (length(legal_name) <= 200),
+                mc_number TEXT NOT NULL DEFAULT '' CHECK (length(mc_number) <= 8),
+                dot_number TEXT NOT NULL DEFAULT '' CHECK (length(dot_number) <= 9),
+                address TEXT NOT NULL DEFAULT '' CHECK (length(address) <= 500),
+                phone TEXT NOT NULL DEFAULT '' CHECK (length(phone) <= 40),
+                email TEXT NOT NULL DEFAULT '' CHECK (length(email) <= 254),
+                bol_terms TEXT NOT NULL DEFAULT '' CHECK (length(bol_terms) <= 4000),
+                tracking_link_in_emails BIGINT NOT NULL DEFAULT 1 CHECK (tracking_link_in_emails IN (0, 1)),
+                version BIGINT NOT NULL CHECK (version >= 1),
+                updated_at BIGINT NOT NULL
+            )
+            """),
     ]
 }

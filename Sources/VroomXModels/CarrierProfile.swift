@@ -1,0 +1,83 @@
+import Foundation
+
+/// How a carrier presents itself on the documents it sends (the bill of
+/// lading, emails to customers) and what it chooses for them.
+public struct CarrierProfile: Codable, Sendable, Hashable {
+    /// The name on the carrier's operating authority (the account's name otherwise).
+    public var legalName: String
+    /// Motor carrier number, digits only ("MC-123456" is stored as "123456").
+    public var mcNumber: String
+    /// USDOT number, digits only.
+    public var dotNumber: String
+    public var address: String
+    public var phone: String
+    /// Where customers' replies to the carrier's emails go.
+    public var email: String
+    /// The terms printed on every bill of lading.
+    public var bolTerms: String
+    /// Whether pickup and delivery emails to the customer carry a tracking link.
+    public var trackingLinkInEmails: Bool
+    public var version: Int
+    public var updatedAt: Date?
+
+    public init(legalName: String = "", mcNumber: String = "", dotNumber: String = "", address: String = "", phone: String = "",
+                email: String = "", bolTerms: String = "", trackingLinkInEmails: Bool = true, version: Int = 0, updatedAt: Date? = nil) {
+        self.legalName = legalName
+        self.mcNumber = mcNumber
+        self.dotNumber = dotNumber
+        self.address = address
+        self.phone = phone
+        self.email = email
+        self.bolTerms = bolTerms
+        self.trackingLinkInEmails = trackingLinkInEmails
+        self.version = version
+        self.updatedAt = updatedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case address, phone, email, version
+        case legalName = "legal_name"
+        case mcNumber = "mc_number"
+        case dotNumber = "dot_number"
+        case bolTerms = "bol_terms"
+        case trackingLinkInEmails = "tracking_link_in_emails"
+        case updatedAt = "updated_at"
+    }
+}
+
+/// A dispatcher's edit of the carrier's profile: the fields present change.
+public struct UpdateCarrierProfileRequest: Codable, Sendable, Hashable {
+    public var legalName: String?
+    public var mcNumber: String?
+    public var dotNumber: String?
+    public var address: String?
+    public var phone: String?
+    public var email: String?
+    public var bolTerms: String?
+    public var trackingLinkInEmails: Bool?
+    /// The version the edit was based on (0 before the first save).
+    public var baseVersion: Int?
+
+    public init(legalName: String? = nil, mcNumber: String? = nil, dotNumber: String? = nil, address: String? = nil, phone: String? = nil,
+                email: String? = nil, bolTerms: String? = nil, trackingLinkInEmails: Bool? = nil, baseVersion: Int? = nil) {
+        self.legalName = legalName
+        self.mcNumber = mcNumber
+        self.dotNumber = dotNumber
+        self.address = address
+        self.phone = phone
+        self.email = email
+        self.bolTerms = bolTerms
+        self.trackingLinkInEmails = trackingLinkInEmails
+        self.baseVersion = baseVersion
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case address, phone, email
+        case legalName = "legal_name"
+        case mcNumber = "mc_number"
+        case dotNumber = "dot_number"
+        case bolTerms = "bol_terms"
+        case trackingLinkInEmails = "tracking_link_in_emails"
+        case baseVersion = "base_version"
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import Hummingbird
+import VroomXModels
+
+/// The carrier's settings: what its bill of lading and its emails to
+/// customers say of it, and what they include.
+struct ConsoleSettingsPages {
+    let console: ConsoleController
+    var store: Store { console.store }
+
+    func register(_ router: Router<AppRequestContext>) {
+        console.get(router, "/settings") { request in
+            let profile = try await store.carrierProfile.profile(tenant: request.tenant)
+            return page(request, values: Self.formValues(profile), errors: FieldErrors(), saved: request.query("saved") == "1")
+        }
+        console.post(router, "/settings", save)
+    }
+
+    static func formValues(_ profile: CarrierProfile) -> [String: String] {
+        ["legal_name": profile.legalName, "mc_number": profile.mcNumber.isEmpty ? "" : "MC-" + profile.mcNumber,
+         "dot_number": profile.dotNumber, "address": profile.address, "phone": profile.phone, "email": profile.email,
+         "bol_terms": profile.bolTerms, "tracking_link_in_emails": profile.trackingLinkInEmails ? "yes" : "",
+         "base_version": String(profile.version)]
+    }
+
+    private func page(_ request: ConsoleRequest, values: [String: String], errors: FieldErrors, saved: Bool,
+                      status: HTTPResponse.Status = .ok) -> Response {
+        console.pages.page("settings", title: "Settings", session: request.session, section: "settings", SettingsView(
+            v: values, e: errors.messages, hasErrors: !errors.isEmpty && errors.messages["base_version"] == nil,
+            notice: saved ? "Saved. Bills of lading and emails to customers say this from now on." : "",
+            carrier: request.session.carrier), status: status)
+    }
+
+    private func save(_ request: ConsoleRequest) async throws -> Response {
+        let form = request.form
+        let edit = UpdateCarrierProfileRequest(legalName: form["legal_name"], mcNumber: form["mc_number"], dotNumber: form["dot_number"],
+                                               address: form["address"], phone: form["phone"], email: form["email"], bolTerms: form["bol_terms"],
+                                               trackingLinkInEmails: form["tracking_link_in_emails"] == "yes",
+                                               baseVersion: Int(form["base_version"]) ?? -1)
+        var problems = Problems()
+        _ = CarrierProfileService.edited(CarrierProfile(), by: edit, &problems)
+        guard problems.all.isEmpty else {
+            var errors = FieldErrors()
+            errors.add(problems)
+            return page(request, values: form.firstValues, errors: errors, saved: false, status: .unprocessableContent)
+        }
+        do {
+            _ = try await store.carrierProfile.update(edit, tenant: request.tenant)
+            return ConsolePages.redirect("/settings?saved=1")
+        } catch let error as AppError where error.status == 409 {
+            let current = try await store.carrierProfile.profile(tenant: request.tenant)
+            var errors = FieldErrors()
+            errors.add("base_version", "Someone else saved the settings while you were editing. This form now shows what they saved; make your change again.")
+            return page(request, values: Self.formValues(current), errors: errors, saved: false, status: .conflict)
+        }
+    }
+}
+
+/// The settings form.
+struct SettingsView: ConsoleView {
+    let v: [String: String]
+    let e: [String: String]
+    let hasErrors: Bool
+    let notice: String
+    /// The account's name, which documents carry when no legal name is set.
+    let carrier: String
+}
