@@ -33,6 +33,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
+        .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
     ],
     targets: [
         // Wire and domain types shared by server and clients. Foundation only.
@@ -73,6 +74,8 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Mustache", package: "swift-mustache"),
+                // zlib: PDF streams, and reading PNG signatures into them.
+                .product(name: "CompressNIO", package: "compress-nio"),
             ],
             resources: [.copy("Console/Templates"), .copy("Console/Static")]
         ),

@@ -180,6 +180,7 @@ extension Endpoint {
     public static let dispatchCustomer = Endpoint(.get, "/v1/dispatch/customers/{id}", .dispatcher)
     public static let dispatchUpdateCustomer = Endpoint(.patch, "/v1/dispatch/customers/{id}", .dispatcher)
     public static let dispatchImportCustomers = Endpoint(.post, "/v1/dispatch/customers/import", .dispatcher)
+    public static let dispatchBillOfLading = Endpoint(.get, "/v1/dispatch/orders/{id}/bill-of-lading.pdf", .dispatcher)
     // The carrier's profile: what its documents say of it
     public static let dispatchCarrierProfile = Endpoint(.get, "/v1/dispatch/carrier", .dispatcher)
     public static let dispatchUpdateCarrierProfile = Endpoint(.patch, "/v1/dispatch/carrier", .dispatcher)
@@ -236,7 +237,7 @@ extension Endpoint {
         dispatchUpdateOrder, dispatchAssignOrder, dispatchSendMessage, dispatchOrderInspections, dispatchImportOrders,
         dispatchCustomers, dispatchCreateCustomer, dispatchCustomer, dispatchUpdateCustomer, dispatchImportCustomers,
         dispatchTrackingLink, dispatchCreateTrackingLink, dispatchRevokeTrackingLink, trackingStatus,
-        dispatchCarrierProfile, dispatchUpdateCarrierProfile,
+        dispatchCarrierProfile, dispatchUpdateCarrierProfile, dispatchBillOfLading,
         decodeVIN, equipment, equipmentUnit, recordOdometer, unitPhoto, addUnitPhoto, deleteUnitPhoto,
         dispatchEquipment, dispatchCreateEquipment, dispatchEquipmentUnit, dispatchUpdateEquipment, dispatchAssignEquipment,
         dispatchEquipmentStatus, dispatchImportEquipment, dispatchAddEquipmentDocument, dispatchDeleteEquipmentDocument,

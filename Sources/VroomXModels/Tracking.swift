@@ -31,6 +31,8 @@ public struct TrackingLink: Codable, Sendable, Hashable {
 /// stands and when it should arrive. No address, no driver, no position.
 public struct TrackingStatus: Codable, Sendable, Hashable {
     public var carrier: String
+    /// Where the customer calls with a question (the carrier's profile); empty when not set.
+    public var carrierPhone: String
     public var orderNumber: String
     public var vehicle: String
     public var status: OrderStatus
@@ -53,10 +55,11 @@ public struct TrackingStatus: Codable, Sendable, Hashable {
     /// When any of this last changed.
     public var updatedAt: Date
 
-    public init(carrier: String, orderNumber: String, vehicle: String, status: OrderStatus, pickupCity: String, deliveryCity: String,
+    public init(carrier: String, carrierPhone: String = "", orderNumber: String, vehicle: String, status: OrderStatus, pickupCity: String, deliveryCity: String,
                 pickupWindow: String?, deliveryWindow: String?, pickedUpAt: Date?, deliveredAt: Date?, nextStop: StopKind?,
                 driverETA: Date?, computedETA: Date?, milesToGo: Int?, updatedAt: Date) {
         self.carrier = carrier
+        self.carrierPhone = carrierPhone
         self.orderNumber = orderNumber
         self.vehicle = vehicle
         self.status = status
@@ -75,6 +78,7 @@ public struct TrackingStatus: Codable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey {
         case carrier, vehicle, status
+        case carrierPhone = "carrier_phone"
         case orderNumber = "order_number"
         case pickupCity = "pickup_city"
         case deliveryCity = "delivery_city"
@@ -96,4 +100,34 @@ public enum TrackingRules {
     public static let keptAfterDone: TimeInterval = 7 * 86_400
     /// Positions older than this are not shown: the driver paused sharing, or is out of signal.
     public static let livePositionAge: TimeInterval = 15 * 60
+
+    /// Miles to go as the customer sees them: to the nearest 10 (at least
+    /// 10), so that links to several orders on one truck cannot be used to
+    /// place it.
+    public static func roughMiles(_ meters: Double) -> Int {
+        guard meters.isFinite, meters > 0 else { return 10 }
+        return max(10, Int((meters / 1609.344 / 10).rounded()) * 10)
+    }
+
+    /// An estimated arrival as the customer sees it: the next quarter hour.
+    public static func roughTime(_ date: Date) -> Date {
+        let quarter = 15.0 * 60
+        return Date(timeIntervalSince1970: (date.timeIntervalSince1970 / quarter).rounded(.up) * quarter)
+    }
+
+    /// The city and state of an address written "street, city, ST 12345" or
+    /// "city, ST": the last two parts, when the last is a state (two capital
+    /// letters, with or without a ZIP code) and the city holds no digits.
+    /// Anything else shows no place at all rather than a street or a phone number.
+    public static func city(of address: String) -> String {
+        let parts = address.split(whereSeparator: { $0 == "," || $0 == "\n" || $0 == "\r" })
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard parts.count >= 2 else { return "" }
+        let (city, state) = (parts[parts.count - 2], parts[parts.count - 1])
+        let words = state.split(separator: " ")
+        guard let code = words.first, code.count == 2, code.allSatisfy({ $0.isASCII && $0.isUppercase }),
+              words.count == 1 || (words.count == 2 && (words[1].count == 5 || words[1].count == 10) && words[1].allSatisfy { $0.isNumber || $0 == "-" }),
+              (1...40).contains(city.count), !city.contains(where: { $0.isNumber }) else { return "" }
+        return "\(city), \(code)"
+    }
 }

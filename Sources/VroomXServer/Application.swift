@@ -194,6 +194,7 @@ public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
     InspectionController(store: services.store, media: services.media, uploads: services.uploads).register(routes)
     UnitPhotoController(store: services.store, media: services.media, uploads: services.uploads).register(routes)
     TrackingController(tracking: services.tracking).register(routes)
+    DocumentController(bills: BillOfLadingService(store: services.store, media: services.media)).register(routes)
     console.register(router)
     TrackingPage(tracking: services.tracking, pages: services.consolePages).register(router)
     routes.on(.realtime) { request, _ in

@@ -30,7 +30,10 @@ struct CustomerTests {
             #expect(try await api.call(.dispatchCreateCustomer, json: CreateCustomerRequest(name: "Midwest Auto Brokers"), token: other).status == 201)
             for (request, field) in [(CreateCustomerRequest(name: ""), "name"), (CreateCustomerRequest(name: "X", email: "not-mail"), "email"),
                                      (CreateCustomerRequest(name: String(repeating: "n", count: 201)), "name"),
-                                     (CreateCustomerRequest(name: "Y", notes: String(repeating: "n", count: 2001)), "notes")] {
+                                     (CreateCustomerRequest(name: "Y", notes: String(repeating: "n", count: 2001)), "notes"),
+                                     (CreateCustomerRequest(name: "Z", phone: "312\n555"), "phone"),
+                                     (CreateCustomerRequest(name: "Z", phone: "\u{202E}5550100"), "phone"),
+                                     (CreateCustomerRequest(name: "Z", billingContact: "Dana\u{2028}Reyes"), "billing_contact")] {
                 let refused = try await api.call(.dispatchCreateCustomer, json: request, token: dispatch)
                 #expect(refused.status == 422 && refused.error?.field == field, "\(field): \(refused.text)")
             }
@@ -43,6 +46,8 @@ struct CustomerTests {
             }
             #expect(try await names("") == ["Lakeside Toyota", "Midwest Auto Brokers"])
             #expect(try await names("q=dana") == ["Midwest Auto Brokers"])
+            #expect(try await names("q=Midwest+Auto") == ["Midwest Auto Brokers"], "a form's + is a space")
+            #expect(try await names("q=%2B1") == [], "and %2B a plus sign")
             #expect(try await names("q=555-0100") == ["Midwest Auto Brokers"])
             #expect(try await names("q=TOYOTA") == ["Lakeside Toyota"])
             #expect(try await names("q=%25") == [])

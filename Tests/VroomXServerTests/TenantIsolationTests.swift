@@ -339,6 +339,7 @@ struct TenantIsolationTests {
             Probe(endpoint: .dispatchCreateTrackingLink, parameters: [order.rawValue], body: nil, namesCarrierAData: true),
             Probe(endpoint: .dispatchTrackingLink, parameters: [order.rawValue], body: nil, namesCarrierAData: true),
             Probe(endpoint: .dispatchRevokeTrackingLink, parameters: [order.rawValue], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .dispatchBillOfLading, parameters: [order.rawValue], body: nil, namesCarrierAData: true),
             Probe(endpoint: .dispatchCarrierProfile, parameters: [], body: nil, namesCarrierAData: false),
             Probe(endpoint: .dispatchUpdateCarrierProfile, parameters: [], body: UpdateCarrierProfileRequest(mcNumber: "MC-123456"),
                   namesCarrierAData: false),

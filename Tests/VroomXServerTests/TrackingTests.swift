@@ -9,6 +9,18 @@ import VroomXTestSupport
 /// guessed, revoked, replaced or expired token shows nothing.
 @Suite("Tracking links")
 struct TrackingTests {
+    @Test("the customer sees a city and state, never a street, a phone number or a line of an address")
+    func cities() {
+        #expect(TrackingRules.city(of: "1 Harbor Rd, Savannah, GA 31401") == "Savannah, GA")
+        #expect(TrackingRules.city(of: "Chicago, IL") == "Chicago, IL")
+        #expect(TrackingRules.city(of: "1234 Secret Lane\nSpringfield, IL") == "Springfield, IL")
+        for address in ["1 Auction Way Matteson IL", "Chicago, IL — call 555-867-5309 first", "1234 Secret Lane", "Unit 4, 12 Dock St",
+                        "Dock 4, Gate 12, Savannah", ""] {
+            #expect(TrackingRules.city(of: address) == "", "\(address)")
+        }
+        #expect(TrackingRules.roughMiles(3_000) == 10 && TrackingRules.roughMiles(160_934) == 100 && TrackingRules.roughMiles(.nan) == 10)
+    }
+
     @Test("a link shows its order's progress and ETAs and nothing else; forged, guessed, revoked, replaced and expired tokens show nothing",
           arguments: TestBackend.available)
     func links(_ backend: TestBackend) async throws {
@@ -39,7 +51,7 @@ struct TrackingTests {
             #expect(shown.status == 200, "\(shown.text)")
             let status = try shown.decode(TrackingStatus.self)
             #expect(status.carrier == "Alpha" && status.orderNumber == "TR-1" && status.status == .assigned && status.vehicle == "2021 Toyota Camry, Silver")
-            #expect(status.pickupCity == "Savannah, GA 31401" && status.nextStop == .pickup && status.computedETA == nil)
+            #expect(status.pickupCity == "Savannah, GA" && status.deliveryCity == "Orlando, FL" && status.nextStop == .pickup && status.computedETA == nil)
             for secret in ["1 Harbor Rd", "Pat Gate", "912-555", "4T1B11HK4MU123456", alpha.driver.driver!.name, alpha.driver.driver!.id.rawValue,
                            order.id.rawValue, trip.id.rawValue, alpha.tenant.id.rawValue, "revenue"] {
                 #expect(!shown.text.contains(secret), "\(secret) in \(shown.text)")
@@ -53,7 +65,9 @@ struct TrackingTests {
                             recordedAt: now.addingTimeInterval(Double(minute - 10) * 60), speedMetersPerSecond: 25)
             }), .driver(tenant: alpha.tenant.id, driver: alpha.driverID(0)))
             let moving = try await api.call(.trackingStatus, link.token).decode(TrackingStatus.self)
-            #expect(moving.computedETA != nil && (moving.milesToGo ?? 0) > 10, "\(moving)")
+            // Rough on purpose: links to several orders on one truck must not place it.
+            #expect(moving.computedETA != nil && (moving.milesToGo ?? 0) > 10 && (moving.milesToGo ?? 0) % 10 == 0, "\(moving)")
+            #expect(moving.computedETA.map { Int($0.timeIntervalSince1970) % 900 == 0 } == true)
             server.clock.advance(by: TrackingRules.livePositionAge + 60)
             let paused = try await api.call(.trackingStatus, link.token).decode(TrackingStatus.self)
             #expect(paused.computedETA == nil && paused.milesToGo == nil)
@@ -101,6 +115,19 @@ struct TrackingTests {
             let fresh = try await server.services.signIn(email: alpha.dispatcher.user.email).accessToken  // the week outlived the session
             let late = try await api.call(.dispatchCreateTrackingLink, order.id.rawValue, token: fresh)
             #expect(late.status == 409, "\(late.text)")
+            #expect(try await api.call(.dispatchTrackingLink, order.id.rawValue, token: fresh).status == 404, "an expired link is none")
+
+            // A cancelled order's link ends a week after the cancellation, whatever is edited since.
+            let cancelled = try await api.call(.dispatchCreateOrder, json: CreateOrderRequest(
+                number: "TR-2", vehicle: Vehicle(), pickup: Stop(address: "A, Savannah, GA"), delivery: Stop(address: "B, Orlando, FL"),
+                revenueCents: 1), token: fresh).decode(Order.self)
+            let doomed = try await api.call(.dispatchCreateTrackingLink, cancelled.id.rawValue, token: fresh).decode(TrackingLink.self)
+            _ = try await api.call(.dispatchUpdateOrder, cancelled.id.rawValue, json: UpdateOrderRequest(status: .cancelled), token: fresh)
+            server.clock.advance(by: TrackingRules.keptAfterDone + 60)
+            let refreshed = try await server.services.signIn(email: alpha.dispatcher.user.email).accessToken
+            _ = try await api.call(.dispatchUpdateOrder, cancelled.id.rawValue, json: UpdateOrderRequest(externalLoadID: "LATE-EDIT"), token: refreshed)
+            #expect(try await api.call(.trackingStatus, doomed.token).status == 404)
+            #expect(try await api.call(.dispatchCreateTrackingLink, cancelled.id.rawValue, token: refreshed).status == 409)
         }
     }
 }

@@ -15,6 +15,9 @@ struct CarrierProfileService: Sendable {
     func update(_ request: UpdateCarrierProfileRequest, tenant: ID<Tenant>) async throws -> CarrierProfile {
         return try await store.write(tenant: tenant) { tx in
             let current = try await CarrierProfileRepository.find(tenant: tenant, locking: true, tx.db) ?? CarrierProfile()
+            if let base = request.baseVersion, !(0...current.version).contains(base) {
+                throw AppError.validation("base_version", "base_version is the version the edit started from: 0 to \(current.version).")
+            }
             if let base = request.baseVersion, base != current.version {
                 throw AppError(409, .conflict, "Someone else changed the carrier's profile since version \(base); it is now version \(current.version).",
                                field: "base_version")
@@ -31,7 +34,7 @@ struct CarrierProfileService: Sendable {
     /// The profile with the edits applied, each refusal kept in `problems`.
     static func edited(_ profile: CarrierProfile, by request: UpdateCarrierProfileRequest, _ problems: inout Problems) -> CarrierProfile {
         var edited = profile
-        if let name = request.legalName { edited.legalName = problems.check(name) { try Validate.text(name, FieldLimits.legalName) } }
+        if let name = request.legalName { edited.legalName = problems.check(name) { try Validate.line(name, FieldLimits.legalName) } }
         if let mc = request.mcNumber {
             edited.mcNumber = problems.check(mc) { try digits(mc, prefix: "MC", field: "mc_number", max: FieldLimits.mcNumberDigits) }
         }
@@ -41,7 +44,7 @@ struct CarrierProfileService: Sendable {
         if let address = request.address {
             edited.address = problems.check(address) { try Validate.text(address, FieldLimits.carrierAddress) }
         }
-        if let phone = request.phone { edited.phone = problems.check(phone) { try Validate.text(phone, FieldLimits.phone) } }
+        if let phone = request.phone { edited.phone = problems.check(phone) { try Validate.line(phone, FieldLimits.phone) } }
         if let email = request.email {
             edited.email = problems.check(email) {
                 let trimmed = email.trimmingCharacters(in: .whitespacesAndNewlines)

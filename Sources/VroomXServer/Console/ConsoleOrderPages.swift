@@ -50,6 +50,11 @@ struct ConsoleOrderPages {
             try await console.tracking?.revoke(for: id, tenant: request.tenant)
             return ConsolePages.redirect("/orders/\(id)?tracking=revoked#tracking")
         }
+        console.get(router, "/orders/:id/bill-of-lading.pdf") { request in
+            let (number, bytes) = try await BillOfLadingService(store: store, media: console.media).pdf(of: try request.id("id", "Order"),
+                                                                                                        tenant: request.tenant)
+            return DocumentController.pdf(bytes, named: "bill-of-lading-\(number).pdf")
+        }
         console.get(router, "/orders/:id/bill-of-lading") { request in try await orderPage(request, template: "bill-of-lading") }
         router.get("/console/media/:id/:slot") { request, context in
             guard let session = try await console.session(request) else { throw AppError(401, .missingToken, "Sign in first.") }
@@ -190,7 +195,7 @@ struct ConsoleOrderPages {
         let etas = try await store.etaHistory(id, tenant: request.tenant).map { ($0.recordedAt, Self.etaLine($0)) }
         let progress = try await store.location.progress(of: id, tenant: request.tenant)
         let link = try await console.tracking?.link(of: id, tenant: request.tenant, base: console.tracking?.base(host: request.request.head.authority) ?? "")
-        let done = TrackingService.expiry(of: order).map { $0 <= store.now } ?? false
+        let done = try await store.read { try await TrackingService.expiry(of: order, tenant: request.tenant, $0) }.map { $0 <= store.now } ?? false
         let view = OrderPageView(
             row: OrderRowView(order, names), order: .init(order), notice: notice,
             timeline: (statuses + arrivals + etas).sorted { $0.0 < $1.0 }.map(\.1),

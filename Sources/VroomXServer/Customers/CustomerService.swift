@@ -142,7 +142,7 @@ public struct CustomerService: Sendable {
         if let name = request.name { edited.name = problems.check(name) { try Validate.name(name, FieldLimits.customerName) } }
         if let kind = request.kind { edited.kind = kind }
         if let contact = request.billingContact {
-            edited.billingContact = problems.check(contact) { try Validate.text(contact, FieldLimits.billingContact) }
+            edited.billingContact = problems.check(contact) { try Validate.line(contact, FieldLimits.billingContact) }
         }
         if let email = request.email {
             edited.email = problems.check(email) {
@@ -150,12 +150,12 @@ public struct CustomerService: Sendable {
                 return trimmed.isEmpty ? "" : try Validate.email(trimmed)
             }
         }
-        if let phone = request.phone { edited.phone = problems.check(phone) { try Validate.text(phone, FieldLimits.phone) } }
+        if let phone = request.phone { edited.phone = problems.check(phone) { try Validate.line(phone, FieldLimits.phone) } }
         if let address = request.address {
             edited.address = problems.check(address) { try Validate.text(address, FieldLimits.customerAddress) }
         }
         if let terms = request.paymentTerms {
-            edited.paymentTerms = problems.check(terms) { try Validate.text(terms, FieldLimits.paymentTerms) }
+            edited.paymentTerms = problems.check(terms) { try Validate.line(terms, FieldLimits.paymentTerms) }
         }
         if let notes = request.notes { edited.notes = problems.check(notes) { try Validate.text(notes, FieldLimits.customerNotes) } }
         return edited

@@ -62,12 +62,25 @@ extension Request {
 
     /// Words typed into a search box: trimmed, at most the declared length.
     func search(_ parameter: Parameter) throws -> String? {
-        guard let text = text(parameter)?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty else { return nil }
+        guard let text = formText(parameter)?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty else { return nil }
         guard case .text(let maxLength) = parameter.kind, text.unicodeScalars.count <= maxLength,
               !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw Self.invalid(parameter, "at most \(FieldLimits.searchText) characters of text")
         }
         return text
+    }
+
+    /// A query parameter as forms and most clients write it: `+` is a space
+    /// (a plus sign itself comes as %2B), then percent-escapes are decoded.
+    private func formText(_ parameter: Parameter) -> String? {
+        guard parameter.location == .query, let query = uri.query else { return text(parameter) }
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.first == Substring(parameter.name) else { continue }
+            let raw = parts.count > 1 ? String(parts[1]).replacingOccurrences(of: "+", with: " ") : ""
+            return raw.removingPercentEncoding ?? raw
+        }
+        return nil
     }
 
     /// Which page of a list: `limit` (default `Page.defaultLimit`) and `cursor`.

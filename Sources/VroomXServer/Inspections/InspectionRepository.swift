@@ -10,7 +10,11 @@ enum InspectionRepository {
     }
 
     static func of(_ order: ID<Order>, _ tx: TenantTransaction) async throws -> [Inspection] {
-        try await tx.query("SELECT doc FROM inspections WHERE tenant_id = \(tx.tenant) AND order_id = \(order)").map(decode)
+        try await of(order, tenant: tx.tenant, tx.db)
+    }
+
+    static func of(_ order: ID<Order>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [Inspection] {
+        try await db.query("SELECT doc FROM inspections WHERE tenant_id = \(tenant) AND order_id = \(order)").map(decode)
     }
 
     /// An order's inspections as stored documents, pickup first.

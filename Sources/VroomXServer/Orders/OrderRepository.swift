@@ -149,6 +149,13 @@ enum OrderRepository {
         tx.recordUpsert(.order, id: saved.id.rawValue, document: doc, visibleTo: saved.driverID)
     }
 
+    /// When the order last reached `status` (by its history), if it did.
+    static func reached(_ status: OrderStatus, _ order: ID<Order>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Date? {
+        try await db.first("""
+            SELECT MAX(occurred_at) AS reached FROM order_events WHERE tenant_id = \(tenant) AND order_id = \(order) AND status = \(status)
+            """)?.optionalDate("reached")
+    }
+
     /// One line of an order's status history: the status it reached, when
     /// it happened (a driver offline reports it later), and who acted.
     static func insertStatusEvent(_ order: Order, occurredAt: Date, _ tx: TenantTransaction) async throws {

@@ -25,6 +25,14 @@ enum Validate {
         try name(raw, field: field ?? limit.field, max: limit.max)
     }
 
+    /// One line of visible text (as `name`), or empty: a phone number or a
+    /// contact's name, where a line break or a direction override would
+    /// mislead whoever reads or dials it.
+    static func line(_ raw: String, _ limit: TextLimit) throws -> String {
+        guard !TextLimit.normalized(raw).isEmpty else { return "" }
+        return try name(raw, limit)
+    }
+
     /// A load board's or broker's reference: one line of visible text, or
     /// none when empty.
     static func externalLoadID(_ raw: String?) throws -> String? {

@@ -8,7 +8,10 @@ struct TrackingController {
 
     func register(_ routes: Routes) {
         routes.on(.trackingStatus) { _, context in
-            try JSONBody.response(try await tracking.status(token: context.parameters.get("token") ?? ""))
+            var reply = try JSONBody.response(try await tracking.status(token: context.parameters.get("token") ?? ""))
+            // Whoever holds the link sees it now, and nothing on the way keeps a copy.
+            reply.headers[.cacheControl] = "no-store"
+            return reply
         }
         routes.on(.dispatchTrackingLink) { request, context in
             let base = tracking.base(host: request.head.authority)

@@ -43,6 +43,7 @@ struct TrackingView: ConsoleView {
 
     let found: Bool
     let carrier: String
+    var carrierPhone = ""
     let number: String
     let vehicle: String
     let statusLabel: String
@@ -86,6 +87,7 @@ struct TrackingView: ConsoleView {
                   steps: order == .cancelled ? [steps[0]] : steps,
                   headingTo: status.nextStop.map { $0 == .pickup ? "pickup" : "delivery" } ?? "",
                   driverETA: ConsoleFormat.time(status.driverETA), computedETA: ConsoleFormat.time(status.computedETA),
-                  milesToGo: status.milesToGo.map { "\(NumberText.grouped($0)) mi to go" } ?? "", updated: ConsoleFormat.time(status.updatedAt))
+                  milesToGo: status.milesToGo.map { "about \(NumberText.grouped($0)) mi to go" } ?? "", updated: ConsoleFormat.time(status.updatedAt))
+        carrierPhone = status.carrierPhone
     }
 }

@@ -18,7 +18,10 @@ struct TrackingService: Sendable {
         try await store.read { db in
             guard let found = try await OrderRepository.find(order, .dispatch(tenant: tenant), db) else { throw AppError.notFound("Order") }
             guard let row = try await TrackingRepository.live(of: order, tenant: tenant, db) else { return nil }
-            return link(row, found, base: base)
+            let expiry = try await Self.expiry(of: found, tenant: tenant, db)
+            // An expired link is no link, here as for the customer.
+            if let expiry, expiry <= store.now { return nil }
+            return link(row, found, expiry: expiry, base: base)
         }
     }
 
@@ -26,13 +29,14 @@ struct TrackingService: Sendable {
     func create(for order: ID<Order>, tenant: ID<Tenant>, base: String) async throws -> TrackingLink {
         try await store.write(tenant: tenant) { tx in
             guard let found = try await OrderRepository.find(order, .dispatch(tenant: tenant), tx.db) else { throw AppError.notFound("Order") }
-            if let expiry = Self.expiry(of: found), expiry <= tx.now {
+            let expiry = try await Self.expiry(of: found, tenant: tenant, tx.db)
+            if let expiry, expiry <= tx.now {
                 throw AppError(409, .invalidTransition, "Order \(found.number) was \(found.status.title.lowercased()) more than a week ago: there is nothing left to follow.")
             }
             _ = try await TrackingRepository.revoke(of: order, tx)
             let id = UUID()
             try await TrackingRepository.insert(id, order: order, tx)
-            return link(TrackingRepository.Row(id: id, tenant: tenant, order: order, createdAt: tx.now), found, base: base)
+            return link(TrackingRepository.Row(id: id, tenant: tenant, order: order, createdAt: tx.now), found, expiry: expiry, base: base)
         }
     }
 
@@ -44,16 +48,21 @@ struct TrackingService: Sendable {
         }
     }
 
-    private func link(_ row: TrackingRepository.Row, _ order: Order, base: String) -> TrackingLink {
+    private func link(_ row: TrackingRepository.Row, _ order: Order, expiry: Date?, base: String) -> TrackingLink {
         let token = tokens.token(for: row.id)
-        return TrackingLink(orderID: order.id, token: token, url: base + "/track/" + token, createdAt: row.createdAt,
-                            expiresAt: Self.expiry(of: order))
+        return TrackingLink(orderID: order.id, token: token, url: base + "/track/" + token, createdAt: row.createdAt, expiresAt: expiry)
     }
 
-    /// The address links are written under: the configured public one, or the one the request came to.
+    /// The address links are written under: the configured public one, or
+    /// the host the request came to when it is a plain host name (a forged
+    /// Host header never shapes a link a customer is sent).
     func base(host: String?) -> String {
         if let publicURL { return publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL }
-        return "http://" + (host ?? "localhost")
+        let plain = host.map { host in
+            !host.isEmpty && host.utf8.count <= 255
+                && host.utf8.allSatisfy { $0 < 128 && (Character(UnicodeScalar($0)).isLetter || Character(UnicodeScalar($0)).isNumber || "-.:[]".utf8.contains($0)) }
+        } ?? false
+        return "http://" + (plain ? host ?? "localhost" : "localhost")
     }
 
     // MARK: The customer
@@ -62,36 +71,41 @@ struct TrackingService: Sendable {
     /// given, one revoked or replaced, and one whose order is long done.
     func status(token: String) async throws -> TrackingStatus {
         guard let id = tokens.link(of: token) else { throw Self.gone }
-        let found: (Order, Tenant)? = try await store.read { db in
+        let found: (Order, Tenant, Date?, CarrierProfile?)? = try await store.read { db in
             guard let row = try await TrackingRepository.live(id, db),
                   let order = try await OrderRepository.find(row.order, .dispatch(tenant: row.tenant), db),
                   let tenant = try await AccountRepository.tenant(row.tenant, db) else { return nil }
-            return (order, tenant)
+            return (order, tenant, try await Self.expiry(of: order, tenant: row.tenant, db), try await CarrierProfileRepository.find(tenant: row.tenant, db))
         }
-        guard let (order, carrier) = found else { throw Self.gone }
-        if let expiry = Self.expiry(of: order), expiry <= store.now { throw Self.gone }
+        guard let (order, carrier, expiry, profile) = found else { throw Self.gone }
+        if let expiry, expiry <= store.now { throw Self.gone }
         let progress = try await store.location.progress(of: order.id, tenant: carrier.id)
         // Only a truck followed now says how far it is: a paused or silent phone shows the driver's word alone.
         let live = progress.position.map { store.now.timeIntervalSince($0.recordedAt) <= TrackingRules.livePositionAge } ?? false
         let updated = [order.updatedAt, live ? progress.position?.recordedAt : nil].compactMap { $0 }.max() ?? order.updatedAt
         return TrackingStatus(
-            carrier: carrier.name, orderNumber: order.number,
+            carrier: profile.map { $0.legalName.isEmpty ? carrier.name : $0.legalName } ?? carrier.name,
+            carrierPhone: profile?.phone ?? "", orderNumber: order.number,
             vehicle: [order.vehicle.summary, order.vehicle.color].filter { !$0.isEmpty }.joined(separator: ", "),
-            status: order.status, pickupCity: ConsoleFormat.city(order.pickup.address), deliveryCity: ConsoleFormat.city(order.delivery.address),
+            status: order.status, pickupCity: TrackingRules.city(of: order.pickup.address),
+            deliveryCity: TrackingRules.city(of: order.delivery.address),
             pickupWindow: DayFormat.span(order.pickup.windowStart, order.pickup.windowEnd),
             deliveryWindow: DayFormat.span(order.delivery.windowStart, order.delivery.windowEnd),
             pickedUpAt: order.actualPickupDate, deliveredAt: order.actualDeliveryDate, nextStop: progress.nextStop,
-            driverETA: progress.driverETA, computedETA: live ? progress.computedETA : nil,
-            milesToGo: live ? progress.distanceMeters.map { Int(($0 / 1609.344).rounded()) } : nil, updatedAt: updated)
+            driverETA: progress.driverETA, computedETA: live ? progress.computedETA.map(TrackingRules.roughTime) : nil,
+            milesToGo: live ? progress.distanceMeters.map(TrackingRules.roughMiles) : nil, updatedAt: updated)
     }
 
     static let gone = AppError(404, .notFound, "This tracking link is not valid or has expired.")
 
-    /// When a link to the order stops working: a week after it was delivered or cancelled.
-    static func expiry(of order: Order) -> Date? {
+    /// When a link to the order stops working: a week after it was
+    /// delivered or cancelled (by its history: an edit after that moves nothing).
+    static func expiry(of order: Order, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Date? {
         switch order.status {
         case .delivered: return (order.actualDeliveryDate ?? order.updatedAt).addingTimeInterval(TrackingRules.keptAfterDone)
-        case .cancelled: return order.updatedAt.addingTimeInterval(TrackingRules.keptAfterDone)
+        case .cancelled:
+            let cancelled = try await OrderRepository.reached(.cancelled, order.id, tenant: tenant, db) ?? order.updatedAt
+            return cancelled.addingTimeInterval(TrackingRules.keptAfterDone)
         case .new, .assigned, .pickedUp: return nil
         }
     }

@@ -1,0 +1,212 @@
+import Foundation
+import VroomXModels
+
+/// What a bill of lading says: the carrier, the customer, the stops, the
+/// vehicle, and its condition at each end with photos and signatures.
+struct BillOfLading: Sendable {
+    struct Condition: Sendable {
+        let inspection: Inspection
+        /// The photos, in slot order, with what each shows.
+        let photos: [(label: String, image: PDFImage)]
+        let signature: PDFImage?
+    }
+
+    let carrierName: String
+    let profile: CarrierProfile
+    let order: Order
+    let customer: Customer?
+    let driver: String
+    let trip: String?
+    let conditions: [Condition]
+    let now: Date
+}
+
+/// Lays a bill of lading out on Letter pages.
+struct BillOfLadingPDF {
+    private var pdf = PDFWriter()
+    private var y = 0.0
+    private let left = 40.0, right = PDFWriter.pageWidth - 40.0
+    private var width: Double { right - left }
+    private let bottom = PDFWriter.pageHeight - 56
+
+    static func make(_ bill: BillOfLading) throws -> [UInt8] {
+        var layout = BillOfLadingPDF()
+        layout.draw(bill)
+        let footer = "Order \(bill.order.number) · bill of lading made by VroomX \(Self.time(bill.now))"
+        layout.pdf.eachPage { page, number, count in
+            page.line(from: (40, PDFWriter.pageHeight - 40), to: (PDFWriter.pageWidth - 40, PDFWriter.pageHeight - 40))
+            page.text(footer, x: 40, y: PDFWriter.pageHeight - 28, size: 8, gray: 0.4)
+            let pages = "Page \(number) of \(count)"
+            page.text(pages, x: PDFWriter.pageWidth - 40 - PDFText.width(PDFText.winAnsi(pages), size: 8, bold: false), y: PDFWriter.pageHeight - 28,
+                      size: 8, gray: 0.4)
+        }
+        return try layout.pdf.bytes(title: "Bill of lading \(bill.order.number)", now: bill.now)
+    }
+
+    private mutating func draw(_ bill: BillOfLading) {
+        let order = bill.order
+        y = 48
+        // The carrier, as its authority names it; the document's name and numbers on the right.
+        let carrier = bill.profile.legalName.isEmpty ? bill.carrierName : bill.profile.legalName
+        text(carrier, x: left, size: 15, bold: true)
+        let numbers = [bill.profile.mcNumber.isEmpty ? nil : "MC \(bill.profile.mcNumber)",
+                       bill.profile.dotNumber.isEmpty ? nil : "USDOT \(bill.profile.dotNumber)"].compactMap { $0 }.joined(separator: " · ")
+        var top = y + 4
+        for line in [bill.profile.address, [bill.profile.phone, bill.profile.email].filter { !$0.isEmpty }.joined(separator: " · "), numbers]
+        where !line.isEmpty {
+            pdf.text(line, x: left, y: top + 12, size: 9, gray: 0.25)
+            top += 12
+        }
+        rightAligned("BILL OF LADING", y: y, size: 15, bold: true)
+        rightAligned("Order \(order.number)", y: y + 16, size: 10, bold: true)
+        if let load = order.externalLoadID { rightAligned("Load ID \(load)", y: y + 28, size: 9) }
+        rightAligned("Status: \(order.status.title)", y: y + (order.externalLoadID == nil ? 28 : 40), size: 9)
+        y = max(top, y + 40) + 14
+        rule()
+
+        // Who the load is for, and who carries it.
+        let customer = bill.customer.map { customer in
+            [customer.name, customer.billingContact, [customer.phone, customer.email].filter { !$0.isEmpty }.joined(separator: " · "),
+             customer.address].filter { !$0.isEmpty }
+        } ?? ["Not named"]
+        let carried = ["Driver: \(bill.driver)", bill.trip.map { "Trip \($0)" } ?? "", order.paymentTerms.isEmpty ? "" : "Terms: \(order.paymentTerms)"]
+            .filter { !$0.isEmpty }
+        columns(("CUSTOMER", customer), ("CARRIED BY", carried))
+        columns(("PICKUP", stopLines(order.pickup, done: order.actualPickupDate.map { "Picked up \(Self.time($0))" })),
+                ("DELIVERY", stopLines(order.delivery, done: order.actualDeliveryDate.map { "Delivered \(Self.time($0))" })))
+
+        // The vehicle.
+        heading("VEHICLE")
+        let vehicle = [order.vehicle.summary.isEmpty ? "Vehicle" : order.vehicle.summary, order.vehicle.color].filter { !$0.isEmpty }
+            .joined(separator: ", ")
+        text(vehicle, x: left, size: 10, bold: true)
+        text("VIN \(order.vehicle.vin.isEmpty ? "not recorded" : order.vehicle.vin)", x: left, size: 10)
+        y += 6
+
+        // Its condition at each end: damages (those first seen at delivery marked new), photos, signatures.
+        let atPickup = Set(bill.conditions.first { $0.inspection.kind == .pickup }?.inspection.damages.map { "\($0.location)|\($0.type)" } ?? [])
+        for condition in bill.conditions {
+            draw(condition, atPickup: atPickup, driver: bill.driver)
+        }
+        if bill.conditions.isEmpty {
+            heading("CONDITION")
+            text("No inspection recorded yet.", x: left, size: 10, gray: 0.3)
+        }
+
+        if !bill.profile.bolTerms.isEmpty {
+            heading("TERMS")
+            paragraph(bill.profile.bolTerms, size: 8.5, gray: 0.2)
+        }
+    }
+
+    private mutating func draw(_ condition: BillOfLading.Condition, atPickup: Set<String>, driver: String) {
+        let inspection = condition.inspection
+        let isDelivery = inspection.kind == .delivery
+        heading(isDelivery ? "CONDITION AT DELIVERY" : "CONDITION AT PICKUP")
+        let done = inspection.completedAt.map { "Inspected \(Self.time($0))" } ?? "Inspection not completed"
+        text([done, inspection.odometer.map { "odometer \(NumberText.grouped($0)) mi" }].compactMap { $0 }.joined(separator: " · "), x: left, size: 9.5)
+        if !inspection.notes.isEmpty { paragraph("Notes: " + inspection.notes, size: 9.5) }
+        if inspection.damages.isEmpty {
+            text("No damage noted.", x: left, size: 9.5)
+        } else {
+            for damage in inspection.damages {
+                let new = isDelivery && !atPickup.contains("\(damage.location)|\(damage.type)")
+                let line = "\(new ? "NEW  " : "")\(damage.locationLabel): \(damage.type.rawValue), \(damage.severity.rawValue)"
+                    + (damage.note.isEmpty ? "" : " (\(damage.note))")
+                ensure(13)
+                text(line, x: left + 8, size: 9.5, bold: new)
+            }
+        }
+        // Photos four to a row.
+        let gap = 8.0, cell = (width - gap * 3) / 4, pictureHeight = cell * 0.75
+        for row in stride(from: 0, to: condition.photos.count, by: 4) {
+            ensure(pictureHeight + 20)
+            y += 4
+            for (column, photo) in condition.photos[row..<min(row + 4, condition.photos.count)].enumerated() {
+                let x = left + Double(column) * (cell + gap)
+                pdf.fill(x: x, y: y, width: cell, height: pictureHeight, gray: 0.95)
+                pdf.image(photo.image, x: x, y: y, width: cell, height: pictureHeight)
+                pdf.text(photo.label, x: x, y: y + pictureHeight + 10, size: 7.5, gray: 0.35)
+            }
+            y += pictureHeight + 14
+        }
+        // Who signed, and the driver.
+        ensure(84)
+        y += 6
+        let signer = inspection.customerUnavailable ? "Customer not available to sign" : "Customer's signature"
+        pdf.text(signer, x: left, y: y + 9, size: 8.5, bold: true, gray: 0.3)
+        pdf.text("Driver", x: left + width / 2 + 10, y: y + 9, size: 8.5, bold: true, gray: 0.3)
+        if let signature = condition.signature {
+            pdf.image(signature, x: left, y: y + 14, width: width / 2 - 20, height: 50)
+        }
+        pdf.line(from: (left, y + 68), to: (left + width / 2 - 20, y + 68))
+        pdf.text(driver, x: left + width / 2 + 10, y: y + 50, size: 10)
+        pdf.line(from: (left + width / 2 + 10, y + 68), to: (right, y + 68))
+        y += 80
+    }
+
+    // MARK: Blocks
+
+    private func stopLines(_ stop: Stop, done: String?) -> [String] {
+        [stop.name, stop.address, [stop.contactName, stop.contactPhone].filter { !$0.isEmpty }.joined(separator: " · "),
+         DayFormat.span(stop.windowStart, stop.windowEnd).map { "Window \($0)" } ?? "", done ?? ""].filter { !$0.isEmpty }
+    }
+
+    /// Two labelled blocks side by side.
+    private mutating func columns(_ first: (String, [String]), _ second: (String, [String])) {
+        let half = width / 2 - 10
+        let wrapped = [first.1, second.1].map { lines in lines.flatMap { PDFText.wrap($0, width: half, size: 9.5) } }
+        ensure(Double(max(wrapped[0].count, wrapped[1].count)) * 12 + 24)
+        for (index, (label, _)) in [first, second].enumerated() {
+            let x = left + Double(index) * (half + 20)
+            pdf.text(label, x: x, y: y + 10, size: 8, bold: true, gray: 0.4)
+            for (number, line) in wrapped[index].enumerated() {
+                pdf.text(line, x: x, y: y + 24 + Double(number) * 12, size: 9.5, bold: number == 0 && label != "CARRIED BY")
+            }
+        }
+        y += Double(max(wrapped[0].count, wrapped[1].count)) * 12 + 26
+    }
+
+    private mutating func heading(_ label: String) {
+        ensure(40)
+        y += 8
+        pdf.fill(x: left, y: y, width: width, height: 16, gray: 0.93)
+        pdf.text(label, x: left + 6, y: y + 11.5, size: 8.5, bold: true, gray: 0.2)
+        y += 26
+    }
+
+    private mutating func text(_ string: String, x: Double, size: Double, bold: Bool = false, gray: Double = 0) {
+        for line in PDFText.wrap(string, width: right - x, size: size, bold: bold) {
+            ensure(size + 3)
+            pdf.text(line, x: x, y: y + size, size: size, bold: bold, gray: gray)
+            y += size + 3
+        }
+    }
+
+    private mutating func paragraph(_ string: String, size: Double, gray: Double = 0) {
+        text(string, x: left, size: size, gray: gray)
+        y += 3
+    }
+
+    private mutating func rightAligned(_ string: String, y: Double, size: Double, bold: Bool = false) {
+        let bytes = PDFText.winAnsi(string)
+        pdf.text(bytes, x: right - PDFText.width(bytes, size: size, bold: bold), y: y + size, size: size, bold: bold)
+    }
+
+    private mutating func rule() {
+        pdf.line(from: (left, y), to: (right, y), width: 1, gray: 0.2)
+        y += 10
+    }
+
+    /// Room for `height` more points on this page, or a new page.
+    private mutating func ensure(_ height: Double) {
+        guard y + height > bottom else { return }
+        pdf.newPage()
+        y = 48
+    }
+
+    static func time(_ date: Date) -> String {
+        let text = ConsoleFormat.time(date)?.text ?? ""
+        return text
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+import VroomXModels
+@testable import VroomXServer
+import VroomXTestSupport
+
+/// The bill of lading as a PDF a real reader opens: `pdftotext` reads the
+/// carrier's numbers and terms, the customer, the VIN, both conditions with
+/// the damage first seen at delivery marked new; `pdfimages` finds the
+/// photos embedded as the JPEGs they were, and the signatures.
+@Suite("Bill of lading PDF")
+struct BillOfLadingTests {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures")
+
+    @Test("the PDF carries the carrier, customer, vehicle, both conditions (new damage marked), photos as taken and signatures",
+          arguments: TestBackend.available)
+    func billOfLading(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let beta = try await CarrierFixture.make(server, name: "Beta", drivers: 1, tripsPerDriver: 1)
+        let (dispatch, driver) = (alpha.dispatcher.accessToken, alpha.driver.accessToken)
+        let photo = Array(try Data(contentsOf: Self.fixtures.appendingPathComponent("vehicle-photo.jpg")))
+        let signature = Array(try Data(contentsOf: Self.fixtures.appendingPathComponent("signature.png")))
+        try await server.run { api in
+            _ = try await api.call(.dispatchUpdateCarrierProfile, json: UpdateCarrierProfileRequest(
+                legalName: "Alpha Car Carriers LLC", mcNumber: "MC-123456", dotNumber: "3456789", address: "1 Depot Rd, Joliet, IL 60431",
+                phone: "815-555-0100", bolTerms: "Carrier is not liable for personal items left in the vehicle."), token: dispatch)
+            let customer = try await api.call(.dispatchCreateCustomer, json: CreateCustomerRequest(
+                name: "Midwest Auto Brokers", email: "billing@midwestauto.example"), token: dispatch).decode(Customer.self)
+            let order = try await api.call(.dispatchCreateOrder, json: CreateOrderRequest(
+                number: "BOL-1", tripID: alpha.trips[0][0].id, vehicle: Vehicle(year: 2021, make: "Toyota", model: "Camry", vin: "4T1B11HK4MU123456"),
+                pickup: Stop(name: "Harbor Lot", address: "1 Harbor Rd, Savannah, GA"), delivery: Stop(address: "9 Main St, Orlando, FL"),
+                revenueCents: 90_000, customerID: customer.id, externalLoadID: "LB-88213"), token: dispatch).decode(Order.self)
+            for (kind, damages) in [(Inspection.Kind.pickup, [Damage(location: "rear_bumper", type: .scratch, severity: .minor, note: "5 cm")]),
+                                    (.delivery, [Damage(location: "rear_bumper", type: .scratch, severity: .minor, note: "5 cm"),
+                                                 Damage(location: "left_front_door", type: .dent, severity: .moderate)])] {
+                let id = ID<Inspection>()
+                let saved = try await api.call(.saveInspection, id.rawValue, json: SaveInspectionRequest(
+                    orderID: order.id, kind: kind, odometer: kind == .pickup ? 41_250 : 41_730, damages: damages, customerUnavailable: false),
+                                               token: driver)
+                #expect(saved.status == 200, "\(saved.text)")
+                for slot in MediaSlot.requiredPhotos {
+                    #expect(try await api.call(.putInspectionMedia, id.rawValue, slot.rawValue, bytes: photo, token: driver).status == 200)
+                }
+                #expect(try await api.call(.putInspectionMedia, id.rawValue, MediaSlot.signature.rawValue, bytes: signature, token: driver).status == 200)
+                let completed = try await api.call(.completeInspection, id.rawValue, json: CompleteInspectionRequest(), token: driver)
+                #expect(completed.status == 200, "\(completed.text)")
+            }
+
+            let answer = try await api.call(.dispatchBillOfLading, order.id.rawValue, token: dispatch)
+            #expect(answer.status == 200 && answer.headers[.contentType] == "application/pdf", "\(answer.status)")
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("bol-\(UUID()).pdf")
+            defer { try? FileManager.default.removeItem(at: file) }
+            try answer.body.write(to: file)
+            // A copy to look at (pdftoppm it), beside the console's screenshots.
+            let samples = Self.fixtures.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".build/documents")
+            try? FileManager.default.createDirectory(at: samples, withIntermediateDirectories: true)
+            try? answer.body.write(to: samples.appendingPathComponent("bill-of-lading-\(backend).pdf"))
+            let text = try await ChildProcess.run("/usr/bin/pdftotext", ["-layout", file.path, "-"])
+            #expect(text.status == 0, "\(text.text)")
+            // Read as words: the layout's columns are runs of spaces.
+            let words = text.text.split(whereSeparator: { $0 == " " }).joined(separator: " ")
+            for expected in ["Alpha Car Carriers LLC", "MC 123456", "USDOT 3456789", "BILL OF LADING", "Order BOL-1", "Load ID LB-88213",
+                             "Midwest Auto Brokers", "2021 Toyota Camry", "VIN 4T1B11HK4MU123456", "Harbor Lot", "CONDITION AT PICKUP",
+                             "CONDITION AT DELIVERY", "odometer 41,250 mi", "Rear bumper: scratch, minor (5 cm)", "NEW Left front door: dent, moderate",
+                             "Carrier is not liable for personal items", "Page 1 of", alpha.driver.driver!.name] {
+                #expect(words.contains(expected), "\(expected) is not in:\n\(text.text)")
+            }
+            #expect(!words.contains("NEW Rear bumper"), "damage seen at pickup is not new")
+            // Every photo of both inspections as the JPEG it was (pdfimages names the encoding), and both signatures.
+            let images = try await ChildProcess.run("/usr/bin/pdfimages", ["-list", file.path])
+            let rows = images.text.split(separator: "\n").dropFirst(2)
+            #expect(rows.filter { $0.contains(" jpeg ") }.count == MediaSlot.requiredPhotos.count * 2, "\(images.text)")
+            #expect(rows.filter { $0.contains(" image ") && !$0.contains(" jpeg ") }.count == 2, "\(images.text)")
+            let jpegs = answer.body.range(of: Data(photo)) != nil
+            #expect(jpegs, "the photo's own bytes are in the file, not re-encoded")
+
+            // Another carrier's dispatcher finds no such order; a driver is no dispatcher.
+            #expect(try await api.call(.dispatchBillOfLading, order.id.rawValue, token: beta.dispatcher.accessToken).status == 404)
+            #expect(try await api.call(.dispatchBillOfLading, order.id.rawValue, token: driver).status == 403)
+        }
+    }
+}
