@@ -65,6 +65,12 @@ def test_an_order_form_adds_its_customer_without_leaving_and_the_customer_page_s
     shot(page, "order-form-new-customer")
     page.check("input[name=new_customer]")
     page.select_option("#new_customer_kind", "dealer")
+    page.fill("#new_customer_email", "not-an-email")
+    page.click("button:has-text('Create order')")
+    # A mistake in the new customer's details keeps what was chosen for them.
+    expect(page.locator("#new_customer_email + .field-error")).to_contain_text("valid email")
+    expect(page.locator("#new_customer_kind")).to_have_value("dealer")
+    expect(page.locator("input[name=new_customer]")).to_be_checked()
     page.fill("#new_customer_email", "orders@prairiestate.example")
     page.click("button:has-text('Create order')")
     expect(page.locator("h1")).to_contain_text("Order CU-1001")
@@ -76,10 +82,14 @@ def test_an_order_form_adds_its_customer_without_leaving_and_the_customer_page_s
     page.goto(server.base + "/board?status=new&q=CD-55012")
     expect(page.locator("tr[data-href]")).to_have_count(1)
     expect(page.locator("tr[data-href]").first).to_contain_text("Prairie State Motors")
+    # And the customer's name finds their orders.
+    page.goto(server.base + "/board?status=new&q=prairie+state")
+    expect(page.locator("tr[data-href]")).to_have_count(1)
 
     page.goto(server.base + "/customers?q=prairie")
     page.click("#customers a:has-text('Prairie State Motors')")
     expect(page.locator("h1")).to_have_text("Prairie State Motors")
+    expect(page.locator("h1 + *, .crumbs")).to_contain_text("Dealer")
     expect(page.locator("#open-orders")).to_contain_text("CU-1001")
     expect(page.locator("#customer-standing")).to_contain_text("1 · $1,250.00 to earn")
     shot(page, "customer")
@@ -120,7 +130,7 @@ def test_customer_import_names_bad_lines_then_imports_and_offers_a_template(page
     page.fill("#csv", "\n".join(lines))
     page.click("button:has-text('Import')")
     page.wait_for_url(re.compile(r"/board\?status=new"))
-    page.goto(server.base + "/board?status=new&q=LB-88213")
+    page.goto(server.base + "/board?status=new&q=LB-00000")
     expect(page.locator("tr[data-href]")).to_have_count(1)
 
 
@@ -179,3 +189,38 @@ def test_a_tracking_link_follows_the_order_live_and_other_tokens_show_nothing(pa
     customer.goto(link)
     expect(customer.locator("main")).to_contain_text("not valid or has expired")
     shot(customer, "tracking-gone")
+
+
+def test_settings_name_the_carrier_on_its_bill_of_lading_pdf(page, server, tmp_path):
+    import subprocess
+    page.goto(server.base + "/settings")
+    page.fill("#legal_name", "Demo Auto Transport LLC")
+    page.fill("#mc_number", "MC 12A")
+    page.click("button:has-text('Save settings')")
+    expect(page.locator("#mc_number + .field-error")).to_contain_text("digits")
+    expect(page.locator("#legal_name")).to_have_value("Demo Auto Transport LLC")
+    page.fill("#mc_number", "mc-123456")
+    page.fill("#dot_number", "3456789")
+    page.fill("#phone", "555-0100")
+    page.fill("#bol_terms", "Vehicles are carried at the owner's risk for items left inside.")
+    page.click("button:has-text('Save settings')")
+    expect(page.locator(".notice")).to_contain_text("Saved")
+    expect(page.locator("#mc_number")).to_have_value("MC-123456")
+    shot(page, "settings")
+
+    # A delivered demo order: its printed view and its PDF name the carrier as set.
+    page.goto(server.base + "/board?status=delivered&q=O-5001")
+    page.click("tr[data-href] a:has-text('O-5001')")
+    order = page.url.rsplit("/", 1)[1].split("?")[0]
+    page.goto(server.base + f"/orders/{order}/bill-of-lading")
+    expect(page.locator(".doc-head")).to_contain_text("Demo Auto Transport LLC")
+    expect(page.locator(".doc-head")).to_contain_text("MC 123456 · USDOT 3456789")
+    expect(page.locator(".doc-terms")).to_contain_text("owner's risk")
+    response = page.request.get(server.base + f"/orders/{order}/bill-of-lading.pdf")
+    assert response.status == 200 and response.headers["content-type"] == "application/pdf"
+    pdf = tmp_path / "bol.pdf"
+    pdf.write_bytes(response.body())
+    text = " ".join(subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout.split())
+    for expected in ["Demo Auto Transport LLC", "MC 123456", "USDOT 3456789", "Order O-5001", "Midwest Auto Brokers", "4T1B11HK4MU123456",
+                     "owner's risk"]:
+        assert expected in text, (expected, text)

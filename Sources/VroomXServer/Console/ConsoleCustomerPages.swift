@@ -39,7 +39,7 @@ struct ConsoleCustomerPages {
                                        back: "/customers", backLabel: "Customers", template: "/customers/import/template.csv")
 
     static let template = CustomerImport.columns.joined(separator: ",") + "\n"
-        + "Midwest Auto Brokers,broker,Dana Reyes,billing@midwestauto.example,312-555-0100,\"200 W Adams St, Chicago, IL 60606\",Net 15,Send BOL with invoice\n"
+        + "Example Broker (replace me),broker,Dana Reyes,billing@example.com,555-0100,\"200 W Adams St, Chicago, IL 60606\",Net 15,Send the BOL with the invoice\n"
 
     static func csvFile(_ text: String, named name: String) -> Response {
         var headers = ConsolePages.securityHeaders

@@ -42,8 +42,10 @@ struct ConsoleOrderPages {
         console.post(router, "/orders/:id/tracking", page: "/orders/:id") { request in
             let id: ID<Order> = try request.id("id", "Order")
             guard let tracking = console.tracking else { throw AppError.notFound("Tracking") }
-            _ = try await tracking.create(for: id, tenant: request.tenant, base: tracking.base(host: request.request.head.authority))
-            return ConsolePages.redirect("/orders/\(id)?tracking=made#tracking")
+            let base = tracking.base(host: request.request.head.authority)
+            let replaced = try await tracking.link(of: id, tenant: request.tenant, base: base) != nil
+            _ = try await tracking.create(for: id, tenant: request.tenant, base: base)
+            return ConsolePages.redirect("/orders/\(id)?tracking=\(replaced ? "replaced" : "made")#tracking")
         }
         console.post(router, "/orders/:id/tracking/revoke", page: "/orders/:id") { request in
             let id: ID<Order> = try request.id("id", "Order")
@@ -178,7 +180,8 @@ struct ConsoleOrderPages {
         let inspectionList = try await store.inspections.documents(of: id, request.scope).array
         let inspections = (try? WireJSON.decoder().decode([Inspection].self, from: Data(inspectionList.utf8))) ?? []
         var notice = request.query("added") == "1" ? "Order \(order.number) created." : request.query("saved") == "1" ? "Saved." : ""
-        if request.query("tracking") == "made" { notice = "Tracking link made: copy it to the customer. An earlier link no longer works." }
+        if request.query("tracking") == "made" { notice = "Tracking link made: copy it to the customer." }
+        if request.query("tracking") == "replaced" { notice = "New tracking link made: copy it to the customer. The earlier link no longer works." }
         if request.query("tracking") == "revoked" { notice = "Tracking link revoked: it no longer works." }
         let named = (request.query("unpinned") ?? "").split(separator: ",")
         let unpinned = StopKind.allCases.filter { named.contains(Substring($0.rawValue)) && order.stop($0).location == nil }
@@ -196,7 +199,7 @@ struct ConsoleOrderPages {
         let progress = try await store.location.progress(of: id, tenant: request.tenant)
         let link = try await console.tracking?.link(of: id, tenant: request.tenant, base: console.tracking?.base(host: request.request.head.authority) ?? "")
         let done = try await store.read { try await TrackingService.expiry(of: order, tenant: request.tenant, $0) }.map { $0 <= store.now } ?? false
-        let view = OrderPageView(
+        var view = OrderPageView(
             row: OrderRowView(order, names), order: .init(order), notice: notice,
             timeline: (statuses + arrivals + etas).sorted { $0.0 < $1.0 }.map(\.1),
             pickupETA: ConsoleFormat.time(order.pickupETA), deliveryETA: ConsoleFormat.time(order.deliveryETA),
@@ -206,6 +209,14 @@ struct ConsoleOrderPages {
             noInspections: inspections.isEmpty, canCancel: [.new, .assigned].contains(order.status), driverTold: order.driverID != nil,
             canEdit: ![.delivered, .cancelled].contains(order.status), paymentTerms: order.paymentTerms,
             tracking: .init(url: link?.url, expires: ConsoleFormat.time(link?.expiresAt), canCreate: console.tracking != nil && !done))
+        if template == "bill-of-lading" {
+            let profile = try await store.carrierProfile.profile(tenant: request.tenant)
+            let numbers = [profile.mcNumber.isEmpty ? "" : "MC \(profile.mcNumber)", profile.dotNumber.isEmpty ? "" : "USDOT \(profile.dotNumber)"]
+                .filter { !$0.isEmpty }.joined(separator: " · ")
+            view.carrierHeader = .init(name: profile.legalName.isEmpty ? request.session.carrier : profile.legalName,
+                                       lines: [profile.address, [profile.phone, profile.email].filter { !$0.isEmpty }.joined(separator: " · "), numbers]
+                                           .filter { !$0.isEmpty }, terms: profile.bolTerms)
+        }
         let title = template == "bill-of-lading" ? "Bill of lading \(order.number)" : "Order \(order.number)"
         return pages.page(template, title: title, session: request.session, section: "board", view)
     }
@@ -261,7 +272,10 @@ struct ConsoleOrderPages {
                             originals: Self.conflict.hiddenFields(originals),
                             trips: trips.map { .init(id: $0.id.rawValue, number: $0.number, route: "\($0.origin) → \($0.destination)",
                                                      selected: $0.id.rawValue == selected) },
-                            customers: customers),
+                            customers: customers,
+                            customerKinds: CustomerKind.allCases.map {
+                                ChoiceView(value: $0.rawValue, label: $0.label, selected: (values["new_customer_kind"] ?? "broker") == $0.rawValue)
+                            }),
                           status: status)
     }
 

@@ -24,6 +24,8 @@ struct OrderRowView: ConsoleView {
     let customer: String
     let customerID: String
     let loadID: String
+    /// The day it was delivered, or cancelled ("Cancelled" then).
+    let closed: String
 
     init(_ order: Order, _ names: ConsoleOrderPages.Names) {
         id = order.id.rawValue
@@ -46,6 +48,7 @@ struct OrderRowView: ConsoleView {
         customer = order.customerID.flatMap { names.customers[$0]?.name } ?? ""
         customerID = order.customerID?.rawValue ?? ""
         loadID = order.externalLoadID ?? ""
+        closed = order.status == .cancelled ? "Cancelled" : order.actualDeliveryDate.map { "Delivered " + DayFormat.day(LocalDate($0)) } ?? ""
     }
 }
 
@@ -195,6 +198,14 @@ struct OrderPageView: ConsoleView {
     let paymentTerms: String
     /// The customer's tracking link: the live one, or whether one can be made.
     let tracking: TrackingPanel
+    /// What the printed bill of lading says of the carrier.
+    var carrierHeader: CarrierHeader? = nil
+
+    struct CarrierHeader: ConsoleView {
+        let name: String
+        let lines: [String]
+        let terms: String
+    }
 
     struct TrackingPanel: ConsoleView {
         let url: String?
@@ -228,6 +239,8 @@ struct OrderFormView: ConsoleView {
     let trips: [TripOption]
     /// The carrier's customers' names, for the customer field's suggestions.
     let customers: [String]
+    /// What a customer added from the form is.
+    let customerKinds: [ChoiceView]
 }
 
 /// Importing orders or units from a CSV file, and the problems that stopped it.

@@ -190,21 +190,26 @@ enum FormValue {
     /// spreadsheets write it (11/29/2026, 11/29/26).
     static func date(_ text: String, field: String, errors: inout FieldErrors) -> LocalDate? {
         guard !text.isEmpty else { return nil }
-        guard let date = LocalDate(text) ?? monthDayYear(text) else {
-            errors.add(field, "Enter a date as YYYY-MM-DD or MM/DD/YYYY.")
-            return nil
+        if let date = LocalDate(text) { return date }
+        switch monthDayYear(text) {
+        case .some(let date?): return date
+        case .some(nil): errors.add(field, "There is no such day as \(text).")
+        case nil: errors.add(field, "Enter a date as YYYY-MM-DD or MM/DD/YYYY.")
         }
-        return date
+        return nil
     }
 
-    private static func monthDayYear(_ text: String) -> LocalDate? {
+    /// 11/29/2026 or 11/29/26 as a day; `.some(nil)` for one written so
+    /// that does not exist (11/31/2026); nil for text not written so.
+    private static func monthDayYear(_ text: String) -> LocalDate?? {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].count <= 2, parts[1].count <= 2, parts[2].count == 4 || parts[2].count == 2,
               let month = DecimalText.int64(parts[0]), let day = DecimalText.int64(parts[1]), let year = DecimalText.int64(parts[2]) else {
             return nil
         }
-        // Two-digit years are this century's, as spreadsheets write recent dates.
-        return LocalDate(year: Int(parts[2].count == 2 ? 2000 + year : year), month: Int(month), day: Int(day))
+        // Two-digit years as spreadsheets read them: 00–29 this century, 30–99 the last.
+        let fullYear = parts[2].count == 4 ? year : year < 30 ? 2000 + year : 1900 + year
+        return .some(LocalDate(year: Int(fullYear), month: Int(month), day: Int(day)))
     }
 
     static func id<Entity>(_ text: String, field: String, errors: inout FieldErrors) -> ID<Entity>? {

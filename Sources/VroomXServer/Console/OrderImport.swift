@@ -21,9 +21,9 @@ enum OrderImport {
     /// A file to start from: the header and one example line.
     static let template = """
         \(columns.joined(separator: ","))
-        O-1001,LB-88213,Midwest Auto Brokers,billing@midwestauto.example,312-555-0100,,2021,Toyota,Camry,4T1B11HK4MU123456,Silver,\
-        Manheim Chicago,1 Auction Way Matteson IL,Gate desk,708-555-0111,11/30/2026,12/1/2026,Lakeside Toyota,\
-        500 Lake St Milwaukee WI,Sales desk,414-555-0122,12/2/2026,12/3/2026,450.00,Net 15,
+        EXAMPLE-1,LB-00000,Example Broker (replace me),billing@example.com,555-0100,,2021,Toyota,Camry,4T1B11HK4MU123456,Silver,\
+        Example Auction,"1 Auction Way, Matteson, IL 60443",Gate desk,555-0111,12/30/2026,12/31/2026,Example Dealer,\
+        "500 Lake St, Milwaukee, WI 53202",Sales desk,555-0122,1/2/2027,1/3/2027,450.00,Net 15,
 
         """
 
@@ -61,7 +61,22 @@ enum OrderImport {
             guard let mention else { continue }
             let key = CustomerRepository.key(mention.name)
             if let id = known[key] { orders[index].customerID = id; continue }
-            if newCustomers.fields[key] != nil { newCustomers.orders[key, default: []].append(index); continue }
+            if let fields = newCustomers.fields[key] {
+                // A new customer is made once, from its first line: a later line saying otherwise is a question, not a quiet loss.
+                let first = mentions.compactMap { $0 }.first { CustomerRepository.key($0.name) == key }?.line ?? mention.line
+                if let email = mention.email, (try? Validate.email(email)) != fields.email {
+                    problems.append(Problem(line: mention.line, field: "customer_email",
+                                            message: "Line \(first) gives \(mention.name) another email. Give a new customer's details once, or the same on every line."))
+                    continue
+                }
+                if let phone = mention.phone, TextLimit.normalized(phone) != fields.phone {
+                    problems.append(Problem(line: mention.line, field: "customer_phone",
+                                            message: "Line \(first) gives \(mention.name) another phone. Give a new customer's details once, or the same on every line."))
+                    continue
+                }
+                newCustomers.orders[key, default: []].append(index)
+                continue
+            }
             if let customer = try await store.customers.named(mention.name, tenant: tenant) {
                 known[key] = customer.id
                 orders[index].customerID = customer.id

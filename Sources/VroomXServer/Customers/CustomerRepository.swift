@@ -15,13 +15,22 @@ enum CustomerRepository {
         try await DocumentPages.read(from: "customers", where: filter(tenant: tenant, search: search), order: Customer.order, page, db)
     }
 
+    /// A customer's phone with the punctuation people write numbers with taken out.
+    private static let phoneDigits = ["-", " ", "(", ")", ".", "+"].reduce("phone") { "replace(\($0), '\($1)', '')" }
+
     static func filter(tenant: ID<Tenant>, search: String?) -> SQL {
         var filter: SQL = "tenant_id = \(tenant)"
         if let search, !search.isEmpty {
             let pattern = "%" + search.lowercased().replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
                 .replacingOccurrences(of: "_", with: "\\_") + "%"
+            var phone: SQL = "phone LIKE \(pattern) ESCAPE '\\'"
+            // A number typed any way ("(312) 555-0100", "3125550100") finds it written any other way.
+            let digits = search.filter(\.isASCII).filter(\.isNumber)
+            if digits.count >= 3, search.allSatisfy({ $0.isNumber || " +-().".contains($0) }) {
+                phone = phone + " OR " + SQL(unsafeRaw: phoneDigits) + " LIKE \("%" + digits + "%")"
+            }
             filter = filter + " AND (name_key LIKE \(pattern) ESCAPE '\\' OR lower(billing_contact) LIKE \(pattern) ESCAPE '\\'"
-                + " OR email LIKE \(pattern) ESCAPE '\\' OR phone LIKE \(pattern) ESCAPE '\\')"
+                + " OR email LIKE \(pattern) ESCAPE '\\' OR " + phone + ")"
         }
         return filter
     }

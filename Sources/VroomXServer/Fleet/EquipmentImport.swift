@@ -131,8 +131,10 @@ enum EquipmentImport {
     }
 
     static func failure(_ problems: [LineProblem]) -> AppError {
-        var error = AppError(422, .importFailed, problems.count == 1 ? "1 line of the file is wrong; nothing was imported."
-                                                                      : "\(problems.count) lines of the file are wrong; nothing was imported.",
+        let lines = Set(problems.map(\.line)).count
+        let counted = problems.count >= OrderImport.maxProblems ? "At least \(NumberText.grouped(lines)) lines"
+            : lines == 1 ? "1 line" : "\(NumberText.grouped(lines)) lines"
+        var error = AppError(422, .importFailed, "\(counted) of the file \(lines == 1 ? "is" : "are") wrong; nothing was imported.",
                              field: problems.first?.field)
         error.body.problems = Array(problems.prefix(1_000))
         return error

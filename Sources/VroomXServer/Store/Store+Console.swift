@@ -121,8 +121,8 @@ extension Store {
     /// ` AND …` for each word of a board search (`searchWords`): the word
     /// appears (ignoring case) in one of the order's searched fields
     /// (`OrderSearch`: number, VIN, vehicle, a stop's name, address or
-    /// contact), or in the name of its driver or the number of its trip (the
-    /// board shows both). A word of three characters or more is looked up in
+    /// contact, the load board's reference), or in the name of its driver,
+    /// the number of its trip or the name of its customer (the board shows them). A word of three characters or more is looked up in
     /// the text index; a shorter one (an index cannot look up less than a
     /// trigram) is skipped beside longer ones, and alone matches a whole
     /// order or trip number, or part of a driver's name (a carrier has few
@@ -140,6 +140,7 @@ extension Store {
             var driverOrTrip: SQL = """
                 driver_id IN (SELECT id FROM drivers WHERE tenant_id = \(tenant) AND lower(name) LIKE \(pattern) ESCAPE '\\')
                     OR trip_id IN (SELECT id FROM trips WHERE tenant_id = \(tenant) AND lower(number) LIKE \(pattern) ESCAPE '\\')
+                    OR customer_id IN (SELECT id FROM customers WHERE tenant_id = \(tenant) AND name_key LIKE \(pattern) ESCAPE '\\')
                 """
             let inOrder: SQL
             if word.unicodeScalars.count < 3 {

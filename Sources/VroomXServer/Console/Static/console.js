@@ -115,6 +115,22 @@
 
   document.querySelectorAll("[data-print]").forEach((button) => button.addEventListener("click", () => window.print()));
 
+  // A link to hand on: a click selects all of it; Copy puts it on the clipboard and says so.
+  document.querySelectorAll("[data-select-all]").forEach((field) => field.addEventListener("focus", () => field.select()));
+  document.querySelectorAll("[data-copy]").forEach((button) => button.addEventListener("click", async () => {
+    const field = document.querySelector(button.dataset.copy);
+    if (!field) return;
+    try {
+      await navigator.clipboard.writeText(field.value);
+    } catch (error) {
+      field.select();
+      document.execCommand("copy");
+    }
+    const label = button.textContent;
+    button.textContent = "Copied";
+    setTimeout(() => { button.textContent = label; }, 2000);
+  }));
+
   // Keys, on pages that list things (never while typing in a field).
   document.addEventListener("keydown", (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey) { return; }
