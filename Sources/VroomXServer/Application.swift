@@ -27,6 +27,12 @@ public struct ServerServices: Sendable {
     let stops: StopLocator
     public let logger: Logger
 
+    /// Mails customers each pickup's and delivery's bill of lading.
+    var documentMail: DocumentMailService {
+        DocumentMailService(store: store, bills: BillOfLadingService(store: store, media: media), tracking: tracking, mailer: mailer,
+                            logger: logger)
+    }
+
     /// Customers' tracking links, signed with the server's key.
     var tracking: TrackingService {
         TrackingService(store: store, tokens: TrackingToken(key: secrets.trackingKey), publicURL: configuration.publicURL)
@@ -218,6 +224,7 @@ public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
     )
     app.addServices(MaintenanceService(services: services, upkeep: upkeep))
     if let push = services.push { app.addServices(push) }
+    app.addServices(services.documentMail)
     if let postgres = services.database as? PostgresDatabase {
         app.addServices(PostgresChangeListener(database: postgres, hub: services.hub, logger: services.logger))
     }

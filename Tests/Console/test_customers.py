@@ -175,6 +175,12 @@ def test_a_tracking_link_follows_the_order_live_and_other_tokens_show_nothing(pa
     expect(customer.locator(".steps li.done")).to_have_count(2)
     shot(customer, "tracking-picked-up")
 
+    # The customer (Lakeshore Auto Auction) got the pickup's bill of lading; the order's history says so.
+    mail = server.mailbox.message("titles@lakeshoreauction.example", "picked up", timeout=30)
+    assert "O-6001" in mail and "/track/" in mail, mail
+    page.goto(order_url)
+    expect(page.locator(".timeline")).to_contain_text("Bill of lading (pickup) emailed to titles@lakeshoreauction.example")
+
     # Another order's id with this signature, a guess, and (after revoking) the link itself show nothing.
     token_part = link.rsplit("/", 1)[1]
     for other in [uuid.uuid4().hex + token_part[32:], "0" * 54, token_part[:-1]]:

@@ -80,4 +80,80 @@ struct BillOfLadingTests {
             #expect(try await api.call(.dispatchBillOfLading, order.id.rawValue, token: driver).status == 403)
         }
     }
+
+    @Test("each completed pickup and delivery mails the customer one bill of lading PDF over SMTP, with a tracking link; a replayed completion mails nothing more",
+          .enabled(if: SMTPTestServer.isAvailable || ProcessInfo.processInfo.environment["CI"] == "true"))
+    func mailedToTheCustomer() async throws {
+        let smtp = try await SMTPTestServer.start()
+        let server = try await TestServer.make(.sqlite) {
+            $0.mailer = nil
+            $0.smtpURL = "smtp://127.0.0.1:\(smtp.port)"
+            $0.publicURL = "https://dispatch.alpha.example"
+        }
+        let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let (dispatch, driver) = (alpha.dispatcher.accessToken, alpha.driver.accessToken)
+        let photo = Array(try Data(contentsOf: Self.fixtures.appendingPathComponent("vehicle-photo.jpg")))
+        try await server.run { api in
+            _ = try await api.call(.dispatchUpdateCarrierProfile, json: UpdateCarrierProfileRequest(
+                legalName: "Alpha Car Carriers LLC", phone: "815-555-0100", email: "dispatch@alpha.example"), token: dispatch)
+            let customer = try await api.call(.dispatchCreateCustomer, json: CreateCustomerRequest(
+                name: "Midwest Auto Brokers", email: "billing@midwestauto.example"), token: dispatch).decode(Customer.self)
+            let order = try await api.call(.dispatchCreateOrder, json: CreateOrderRequest(
+                number: "MAIL-1", tripID: alpha.trips[0][0].id, vehicle: Vehicle(year: 2021, make: "Toyota", model: "Camry", vin: "4T1B11HK4MU123456"),
+                pickup: Stop(address: "1 Harbor Rd, Savannah, GA"), delivery: Stop(address: "9 Main St, Orlando, FL"), revenueCents: 90_000,
+                customerID: customer.id), token: dispatch).decode(Order.self)
+            let id = ID<Inspection>()
+            _ = try await api.call(.saveInspection, id.rawValue, json: SaveInspectionRequest(
+                orderID: order.id, kind: .pickup, odometer: 41_250, damages: [Damage(location: "hood", type: .chip, severity: .minor)],
+                customerUnavailable: true), token: driver)
+            for slot in MediaSlot.requiredPhotos {
+                _ = try await api.call(.putInspectionMedia, id.rawValue, slot.rawValue, bytes: photo, token: driver)
+            }
+            for _ in 0..<2 {  // a phone that lost the answer completes again
+                #expect(try await api.call(.completeInspection, id.rawValue, json: CompleteInspectionRequest(), token: driver).status == 200)
+            }
+            let raw = try #require(try await smtp.waitForMessages(1, timeout: .seconds(30)).first)
+            let mail = Self.mime(raw)
+            #expect(mail.headers["to"] == "<billing@midwestauto.example>" && mail.headers["reply-to"] == "<dispatch@alpha.example>")
+            #expect(mail.headers["subject"] == "Bill of lading: order MAIL-1 picked up")
+            #expect(mail.text.contains("Alpha Car Carriers LLC picked up 2021 Toyota Camry, VIN 4T1B11HK4MU123456 of order MAIL-1"), "\(mail.text)")
+            #expect(mail.text.contains("https://dispatch.alpha.example/track/"), "\(mail.text)")
+            let pdf = try #require(mail.attachment)
+            #expect(pdf.prefix(5).elementsEqual(Array("%PDF-".utf8)))
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("mailed-\(UUID()).pdf")
+            defer { try? FileManager.default.removeItem(at: file) }
+            try Data(pdf).write(to: file)
+            let text = try await ChildProcess.run("/usr/bin/pdftotext", ["-layout", file.path, "-"])
+            let words = text.text.split(whereSeparator: { $0 == " " }).joined(separator: " ")
+            for expected in ["Alpha Car Carriers LLC", "VIN 4T1B11HK4MU123456", "Hood: chip, minor", "Customer not available to sign"] {
+                #expect(words.contains(expected), "\(expected) not in \(text.text)")
+            }
+            // The send is on the order's history; nothing more went out for the repeated completion.
+            try await Task.sleep(for: .seconds(3))
+            #expect(try smtp.messages().count == 1)
+            let page = try await server.store.read { try await DocumentMailRepository.of(order.id, tenant: alpha.tenant.id, $0) }
+            #expect(page.map(\.state) == [.sent] && page.first?.sentAt != nil)
+        }
+        await smtp.stop()
+    }
+
+    /// A received multipart message: headers, its text, its first attachment's bytes.
+    static func mime(_ raw: String) -> (headers: [String: String], text: String, attachment: [UInt8]?) {
+        let message = raw.replacingOccurrences(of: "\r\n", with: "\n")
+        let (head, rest) = message.components(separatedBy: "\n\n").first.map { ($0, String(message.dropFirst($0.count + 2))) } ?? ("", "")
+        var headers: [String: String] = [:]
+        for line in head.split(separator: "\n") {
+            if let colon = line.firstIndex(of: ":") { headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces) }
+        }
+        guard let boundary = headers["content-type"]?.components(separatedBy: "boundary=\"").last?.split(separator: "\"").first else {
+            return (headers, "", nil)
+        }
+        var text = "", attachment: [UInt8]?
+        for part in rest.components(separatedBy: "--\(boundary)").dropFirst() where !part.hasPrefix("--") {
+            let pieces = part.trimmingCharacters(in: .newlines).components(separatedBy: "\n\n")
+            let body = Data(base64Encoded: pieces.dropFirst().joined().replacingOccurrences(of: "\n", with: "")) ?? Data()
+            if pieces[0].contains("text/plain") { text = String(decoding: body, as: UTF8.self) } else if attachment == nil { attachment = Array(body) }
+        }
+        return (headers, text, attachment)
+    }
 }

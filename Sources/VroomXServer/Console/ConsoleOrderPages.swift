@@ -196,12 +196,15 @@ struct ConsoleOrderPages {
             .compactMap { when, text in when.map { ($0, OrderPageView.Event(time: ConsoleFormat.time($0), text: text)) } }
         let statuses = history.isEmpty ? Self.timeline(order) : history.map { ($0.occurredAt, Self.historyLine($0)) }
         let etas = try await store.etaHistory(id, tenant: request.tenant).map { ($0.recordedAt, Self.etaLine($0)) }
+        let mails = try await store.read { try await DocumentMailRepository.of(id, tenant: request.tenant, $0) }.map { mail in
+            (mail.sentAt ?? mail.createdAt, OrderPageView.Event(time: ConsoleFormat.time(mail.sentAt ?? mail.createdAt), text: Self.mailLine(mail)))
+        }
         let progress = try await store.location.progress(of: id, tenant: request.tenant)
         let link = try await console.tracking?.link(of: id, tenant: request.tenant, base: console.tracking?.base(host: request.request.head.authority) ?? "")
         let done = try await store.read { try await TrackingService.expiry(of: order, tenant: request.tenant, $0) }.map { $0 <= store.now } ?? false
         var view = OrderPageView(
             row: OrderRowView(order, names), order: .init(order), notice: notice,
-            timeline: (statuses + arrivals + etas).sorted { $0.0 < $1.0 }.map(\.1),
+            timeline: (statuses + arrivals + etas + mails).sorted { $0.0 < $1.0 }.map(\.1),
             pickupETA: ConsoleFormat.time(order.pickupETA), deliveryETA: ConsoleFormat.time(order.deliveryETA),
             computedETA: ConsoleFormat.time(progress.computedETA), computedStop: progress.nextStop?.rawValue ?? "",
             distance: progress.distanceMeters.map(LocationRules.distanceText), seen: ConsoleFormat.time(progress.position?.recordedAt),
@@ -219,6 +222,17 @@ struct ConsoleOrderPages {
         }
         let title = template == "bill-of-lading" ? "Bill of lading \(order.number)" : "Order \(order.number)"
         return pages.page(template, title: title, session: request.session, section: "board", view)
+    }
+
+    /// "Bill of lading (pickup) emailed to billing@…", or why it was not.
+    static func mailLine(_ mail: DocumentMailRepository.Entry) -> String {
+        let what = "Bill of lading (\(mail.kind.rawValue))"
+        switch mail.state {
+        case .sent: return "\(what) emailed to \(mail.recipient)"
+        case .queued, .sending: return "\(what) being emailed to \(mail.recipient)" + (mail.attempts > 0 ? " (try \(mail.attempts + 1))" : "")
+        case .failed: return "\(what) not emailed to \(mail.recipient): \(mail.note)"
+        case .skipped: return "\(what) not emailed: \(mail.note)"
+        }
     }
 
     // MARK: Creating and editing

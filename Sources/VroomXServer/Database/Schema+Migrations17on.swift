@@ -78,5 +78,29 @@ extension Schema {
                 updated_at BIGINT NOT NULL
             )
             """),
+
+        // The bill of lading mailed to the customer once per completed
+        // inspection (the unique key is the "at most once"), the send's
+        // state and its history.
+        Migration(version: 20, name: "documents mailed", sql: """
+            CREATE TABLE document_mail (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                order_id TEXT NOT NULL,
+                inspection_id TEXT NOT NULL,
+                kind TEXT NOT NULL CHECK (kind IN ('pickup', 'delivery')),
+                recipient TEXT NOT NULL DEFAULT '',
+                state TEXT NOT NULL CHECK (state IN ('queued', 'sending', 'sent', 'failed', 'skipped')),
+                attempts BIGINT NOT NULL DEFAULT 0,
+                next_attempt_at BIGINT NOT NULL,
+                sent_at BIGINT,
+                note TEXT NOT NULL DEFAULT '',
+                created_at BIGINT NOT NULL,
+                UNIQUE (tenant_id, inspection_id),
+                FOREIGN KEY (tenant_id, order_id) REFERENCES orders (tenant_id, id) ON DELETE CASCADE
+            );
+            CREATE INDEX document_mail_due ON document_mail (state, next_attempt_at);
+            CREATE INDEX document_mail_by_order ON document_mail (tenant_id, order_id)
+            """),
     ]
 }

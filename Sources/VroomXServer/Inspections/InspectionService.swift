@@ -79,6 +79,13 @@ public struct InspectionService: Sendable {
             try await InspectionRepository.store(inspection, isNew: false, visibleTo: order.driverID, tx)
             let moved = try await store.orders.changeStatus(order, to: inspection.kind.completedStatus, occurredAt: inspection.completedAt,
                                                by: scope.actor, tx)
+            // The customer gets the bill of lading of this pickup or delivery, once (`DocumentMailService` sends it after the commit).
+            var recipient: String?
+            if let customer = order.customerID, let email = try await CustomerRepository.find(customer, tenant: scope.tenant, tx.db)?.email,
+               !email.isEmpty {
+                recipient = email
+            }
+            try await DocumentMailRepository.enqueue(order: order.id, inspection: inspection.id, kind: inspection.kind, recipient: recipient, tx)
             return (inspection, moved)
         }
     }

@@ -7,6 +7,31 @@ public struct MailMessage: Sendable, Hashable {
     public var to: String
     public var subject: String
     public var body: String
+    /// Files sent with the message (a bill of lading).
+    public var attachments: [MailAttachment] = []
+    /// Where replies go, when not to the sender (the carrier's own address).
+    public var replyTo: String? = nil
+
+    public init(to: String, subject: String, body: String, attachments: [MailAttachment] = [], replyTo: String? = nil) {
+        self.to = to
+        self.subject = subject
+        self.body = body
+        self.attachments = attachments
+        self.replyTo = replyTo
+    }
+}
+
+/// A file sent with a message.
+public struct MailAttachment: Sendable, Hashable {
+    public var filename: String
+    public var contentType: String
+    public var bytes: [UInt8]
+
+    public init(filename: String, contentType: String, bytes: [UInt8]) {
+        self.filename = filename
+        self.contentType = contentType
+        self.bytes = bytes
+    }
 }
 
 /// Sends email. Implementations: `SMTPMailer` (a real SMTP server, when

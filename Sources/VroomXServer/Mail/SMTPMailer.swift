@@ -137,12 +137,31 @@ public struct SMTPMailer: Mailer {
         let subject = message.subject.unicodeScalars.allSatisfy { (0x20...0x7E).contains($0.value) }
             ? message.subject
             : "=?UTF-8?B?\(Data(message.subject.utf8).base64EncodedString())?="
-        let body = Data(message.body.utf8).base64EncodedString(options: [.lineLength76Characters, .endLineWithCarriageReturn, .endLineWithLineFeed])
-        return [
-            "From: \(from)", "To: <\(message.to)>", "Subject: \(subject)", "Date: \(date)",
-            "Message-ID: <\(UUID().uuidString.lowercased())@vroomx>", "MIME-Version: 1.0",
-            "Content-Type: text/plain; charset=utf-8", "Content-Transfer-Encoding: base64", "", body, ".",
-        ].joined(separator: "\r\n") + "\r\n"
+        let lines: ([UInt8]) -> String = { Data($0).base64EncodedString(options: [.lineLength76Characters, .endLineWithCarriageReturn, .endLineWithLineFeed]) }
+        let body = lines(Array(message.body.utf8))
+        var headers = ["From: \(from)", "To: <\(message.to)>", "Subject: \(subject)", "Date: \(date)",
+                       "Message-ID: <\(UUID().uuidString.lowercased())@vroomx>", "MIME-Version: 1.0"]
+        if let replyTo = message.replyTo, Self.isPlainAddress(replyTo) { headers.append("Reply-To: <\(replyTo)>") }
+        guard !message.attachments.isEmpty else {
+            return (headers + ["Content-Type: text/plain; charset=utf-8", "Content-Transfer-Encoding: base64", "", body, "."])
+                .joined(separator: "\r\n") + "\r\n"
+        }
+        // Text, then each file: multipart/mixed, every part base64 (so no line of it can be a boundary or a lone dot).
+        let boundary = "vroomx-" + UUID().uuidString.lowercased()
+        var parts = ["--\(boundary)", "Content-Type: text/plain; charset=utf-8", "Content-Transfer-Encoding: base64", "", body]
+        for file in message.attachments {
+            let name = String(file.filename.unicodeScalars.map { $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil
+                                                                                || "-_.".unicodeScalars.contains($0)) ? Character($0) : "_" })
+            parts += ["--\(boundary)", "Content-Type: \(file.contentType); name=\"\(name)\"", "Content-Transfer-Encoding: base64",
+                      "Content-Disposition: attachment; filename=\"\(name)\"", "", lines(file.bytes)]
+        }
+        parts.append("--\(boundary)--")
+        return (headers + ["Content-Type: multipart/mixed; boundary=\"\(boundary)\"", ""] + parts + ["."]).joined(separator: "\r\n") + "\r\n"
+    }
+
+    /// An address safe to put in a header: no spaces, brackets or line breaks.
+    static func isPlainAddress(_ address: String) -> Bool {
+        (try? Validate.email(address)) == address
     }
 }
 

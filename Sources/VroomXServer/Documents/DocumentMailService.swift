@@ -1,0 +1,102 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import VroomXModels
+
+/// Mails each completed pickup and delivery's bill of lading to the
+/// order's customer: the PDF attached, the carrier's words, and (when the
+/// carrier chooses) a link to follow the vehicle. Each inspection's mail is
+/// one row claimed before sending, so any number of instances send it at
+/// most once; a failed send is retried with backoff, an interrupted one is
+/// left for a dispatcher to resend.
+final class DocumentMailService: Service, Sendable {
+    let store: Store
+    let bills: BillOfLadingService
+    let tracking: TrackingService
+    let mailer: any Mailer
+    let logger: Logger
+    let checkInterval: Duration
+
+    static let maxAttempts = 6
+    /// A send not settled after this long was interrupted.
+    static let sendingLease: TimeInterval = 10 * 60
+
+    init(store: Store, bills: BillOfLadingService, tracking: TrackingService, mailer: any Mailer, checkInterval: Duration = .seconds(2),
+         logger: Logger) {
+        (self.store, self.bills, self.tracking, self.mailer, self.logger, self.checkInterval) = (store, bills, tracking, mailer, logger, checkInterval)
+    }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                await self.sendDue()
+                try? await Task.sleep(for: self.checkInterval)
+            }
+        }
+    }
+
+    /// Sends every entry due now (one at a time: a PDF with photos is large).
+    func sendDue() async {
+        do {
+            let now = store.now
+            try await store.writeRows { try await DocumentMailRepository.abandon(sendingBefore: now.addingTimeInterval(-Self.sendingLease), $0) }
+            while true {
+                let claimed = try await store.writeRows { try await DocumentMailRepository.claimDue(limit: 1, now: self.store.now, $0) }
+                guard let entry = claimed.first else { return }
+                await send(entry)
+            }
+        } catch {
+            logger.warning("bill of lading mail: \(error)")
+        }
+    }
+
+    private func send(_ entry: DocumentMailRepository.Entry) async {
+        var settled: (DocumentMailRepository.State, String, Date?, Date?)
+        do {
+            let message = try await message(for: entry)
+            try await mailer.send(message)
+            settled = (.sent, "", store.now, nil)
+            logger.info("bill of lading mailed", metadata: ["order": "\(entry.order)", "kind": "\(entry.kind.rawValue)"])
+        } catch let error as AppError where error.status == 404 {
+            settled = (.failed, "The order is gone.", nil, nil)
+        } catch {
+            // Not accepted by the mail server: again later, a few times.
+            let retry = entry.attempts < Self.maxAttempts
+            let delay = min(3600, 60 * pow(3, Double(entry.attempts - 1)))
+            settled = (retry ? .queued : .failed, "The mail server refused it: \(error)", nil, retry ? store.now.addingTimeInterval(delay) : nil)
+            logger.warning("bill of lading mail not sent", metadata: ["order": "\(entry.order)", "error": "\(error)"])
+        }
+        let (state, note, sentAt, next) = settled
+        // A queued retry goes back through `claimDue`: settle it as queued.
+        _ = try? await store.writeRows { db in
+            try await DocumentMailRepository.settle(entry.id, state: state, note: note, sentAt: sentAt, nextAttempt: next, db)
+        }
+    }
+
+    private func message(for entry: DocumentMailRepository.Entry) async throws -> MailMessage {
+        let (number, pdf) = try await bills.pdf(of: entry.order, tenant: entry.tenant)
+        let order = try await store.orders.order(entry.order, .dispatch(tenant: entry.tenant))
+        let profile = try await store.carrierProfile.profile(tenant: entry.tenant)
+        let carrier = profile.legalName.isEmpty ? try await store.people.tenant(entry.tenant).name : profile.legalName
+        let vehicle = [order.vehicle.summary, order.vehicle.vin.isEmpty ? "" : "VIN \(order.vehicle.vin)"].filter { !$0.isEmpty }
+            .joined(separator: ", ")
+        let done = entry.kind == .pickup ? "picked up" : "delivered"
+        var lines = ["\(carrier) \(done) \(vehicle.isEmpty ? "the vehicle" : vehicle) of order \(number)"
+                     + (order.externalLoadID.map { " (load \($0))" } ?? "") + ".",
+                     "", "The bill of lading is attached: the vehicle's condition with photos and the signature."]
+        if profile.trackingLinkInEmails, entry.kind == .pickup {
+            let base = tracking.base(host: nil)
+            var live = try await tracking.link(of: order.id, tenant: entry.tenant, base: base)
+            if live == nil { live = try await tracking.create(for: order.id, tenant: entry.tenant, base: base) }
+            if let live { lines += ["", "Follow it to delivery, with the driver's ETA: \(live.url)"] }
+        }
+        if !profile.phone.isEmpty || !profile.email.isEmpty {
+            lines += ["", "Questions: \([profile.phone, profile.email].filter { !$0.isEmpty }.joined(separator: " · "))"]
+        }
+        lines += ["", "— \(carrier)"]
+        return MailMessage(to: entry.recipient, subject: "Bill of lading: order \(number) \(done)", body: lines.joined(separator: "\n"),
+                           attachments: [MailAttachment(filename: "bill-of-lading-\(number)-\(entry.kind.rawValue).pdf",
+                                                        contentType: "application/pdf", bytes: pdf)],
+                           replyTo: profile.email.isEmpty ? nil : profile.email)
+    }
+}
