@@ -232,7 +232,7 @@ public final class DriverApp {
     /// Records what the driver noted: odometer, notes, position, damages, or
     /// that the customer was not there to sign. Fields left nil keep their value.
     public func updateInspection(_ id: ID<Inspection>, odometer: Int? = nil, notes: String? = nil, position: GeoPosition? = nil,
-                                 damages: [Damage]? = nil, customerUnavailable: Bool? = nil) throws {
+                                 damages: [Damage]? = nil, customerUnavailable: Bool? = nil, signerName: String? = nil) throws {
         guard let inspection = try database.inspection(id) else {
             throw LocalRejection(code: .notFound, message: "This inspection is not on your device.")
         }
@@ -241,7 +241,7 @@ public final class DriverApp {
         if let fix = position { located?.recordedAt = serverClock.corrected(fix.recordedAt) }
         try enqueue(.saveInspection(.init(inspectionID: id, inspection: SaveInspectionRequest(
             orderID: inspection.orderID, kind: inspection.kind, odometer: odometer, notes: notes, position: located,
-            damages: damages, customerUnavailable: customerUnavailable))))
+            damages: damages, customerUnavailable: customerUnavailable, signerName: signerName))))
     }
 
     /// Queues a photo, the walkthrough video or the signature for a slot.

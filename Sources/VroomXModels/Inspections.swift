@@ -34,6 +34,8 @@ public struct Inspection: Codable, Sendable, Hashable, Identifiable {
     public var position: GeoPosition?
     public var damages: [Damage]
     public var customerUnavailable: Bool
+    /// The signer's name in print, as the driver typed it beside the signature.
+    public var signerName: String?
     /// Uploaded media by slot (photos, `walkthrough`, `signature`).
     public var media: [InspectionMedia]
     public var completedAt: Date?
@@ -87,6 +89,7 @@ public struct Inspection: Codable, Sendable, Hashable, Identifiable {
         case orderID = "order_id"
         case driverID = "driver_id"
         case customerUnavailable = "customer_unavailable"
+        case signerName = "signer_name"
         case completedAt = "completed_at"
         case createdAt = "created_at"
         case updatedAt = "updated_at"
@@ -311,9 +314,12 @@ public struct SaveInspectionRequest: Codable, Sendable, Hashable {
     public var position: GeoPosition?
     public var damages: [Damage]?
     public var customerUnavailable: Bool?
+    /// The person signing, in print (an empty one removes it).
+    public var signerName: String?
 
     public init(orderID: ID<Order>, kind: Inspection.Kind, odometer: Int? = nil, notes: String? = nil, position: GeoPosition? = nil,
-                damages: [Damage]? = nil, customerUnavailable: Bool? = nil) {
+                damages: [Damage]? = nil, customerUnavailable: Bool? = nil, signerName: String? = nil) {
+        self.signerName = signerName
         self.orderID = orderID
         self.kind = kind
         self.odometer = odometer
@@ -327,6 +333,7 @@ public struct SaveInspectionRequest: Codable, Sendable, Hashable {
         case kind, odometer, notes, position, damages
         case orderID = "order_id"
         case customerUnavailable = "customer_unavailable"
+        case signerName = "signer_name"
     }
 }
 
@@ -355,6 +362,9 @@ extension SaveInspectionRequest {
         }
         if let position, !position.isValid {
             return FieldProblem("position", "Latitude must be -90 to 90 and longitude -180 to 180.")
+        }
+        if let signerName, !FieldLimits.signerName.allows(signerName) || signerName.contains(where: { $0.isNewline }) {
+            return FieldProblem("signer_name", "The signer's name is one line of at most \(FieldLimits.signerName.max) characters.")
         }
         guard let damages else { return nil }
         guard damages.count <= Inspection.maxDamages else {

@@ -26,6 +26,7 @@ struct Inspect: AsyncParsableCommand {
     @Option(help: "location:type:severity[:note][@photo_slot].") var damage: [String] = []
     @Option(help: "The customer's signature image.") var signature: String?
     @Flag(help: "Nobody was there to sign.") var customerUnavailable = false
+    @Option(help: "The signer's name in print, as on the bill of lading.") var signer: String?
     @Option(help: "Odometer reading.") var odometer: Int?
     @Option(help: "Notes.") var notes: String?
     @Flag(help: "Keep the inspection open (add more later) instead of completing it.") var draft = false
@@ -33,6 +34,7 @@ struct Inspect: AsyncParsableCommand {
     func validate() throws {
         guard pickup != delivery else { throw ValidationError("Give --pickup or --delivery.") }
         guard signature == nil || !customerUnavailable else { throw ValidationError("Give --signature or --customer-unavailable, not both.") }
+        guard signer == nil || !customerUnavailable else { throw ValidationError("Give --signer with a signature, not with --customer-unavailable.") }
     }
 
     func run() async throws {
@@ -45,9 +47,9 @@ struct Inspect: AsyncParsableCommand {
             let mark = try session.outboxMark()
             let found = try Lookup.order(order, in: app)
             let inspection = try app.startInspection(order: found.id, kind: pickup ? .pickup : .delivery)
-            if odometer != nil || notes != nil || !damages.isEmpty || customerUnavailable {
+            if odometer != nil || notes != nil || !damages.isEmpty || customerUnavailable || signer != nil {
                 try app.updateInspection(inspection, odometer: odometer, notes: notes, damages: damages.isEmpty ? nil : damages,
-                                         customerUnavailable: customerUnavailable ? true : nil)
+                                         customerUnavailable: customerUnavailable ? true : nil, signerName: signer)
             }
             for (slot, file) in attachments { try await app.attach(file, to: inspection, slot: slot) }
             if !draft { try app.completeInspection(inspection) }

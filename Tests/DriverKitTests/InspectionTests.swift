@@ -62,6 +62,10 @@ struct InspectionTests {
         try app.updateInspection(inspection, odometer: 48_210,
                                  damages: [Damage(location: "rear_bumper", type: .dent, severity: .moderate, note: "fist-sized")],
                                  customerUnavailable: true)
+        // The gate clerk's name in print, for the bill of lading: kept on the phone at once, spacing as stored.
+        try app.updateInspection(inspection, signerName: "  Pat   Gate ")
+        #expect(try app.database.inspection(inspection)?.signerName == "Pat   Gate")
+        #expect(throws: LocalRejection.self) { try app.updateInspection(inspection, signerName: "Pat\nGate") }
         #expect(throws: LocalRejection.self) { try app.completeInspection(inspection) }
         var files: [MediaSlot: URL] = [:]
         for slot in MediaSlot.requiredPhotos { files[slot] = try Self.write(MediaSamples.jpeg(size: 40_000), name: "\(slot).jpg") }
@@ -89,7 +93,7 @@ struct InspectionTests {
             try await server.store.inspections.inspection(inspection, carrier.scope).completedAt != nil
         }
         let stored = try await server.store.inspections.inspection(inspection, carrier.scope)
-        #expect(stored.odometer == 48_210 && stored.customerUnavailable && stored.damages.count == 1)
+        #expect(stored.odometer == 48_210 && stored.customerUnavailable && stored.damages.count == 1 && stored.signerName == "Pat Gate")
         #expect(Dictionary(uniqueKeysWithValues: stored.media.map { ($0.slot, $0.sha256) }) == originals)
         try await eventually("the server's inspection in the cache") {
             try app.database.inspection(inspection)?.media.count == 7

@@ -36,8 +36,8 @@ struct BillOfLadingTests {
                                                  Damage(location: "left_front_door", type: .dent, severity: .moderate)])] {
                 let id = ID<Inspection>()
                 let saved = try await api.call(.saveInspection, id.rawValue, json: SaveInspectionRequest(
-                    orderID: order.id, kind: kind, odometer: kind == .pickup ? 41_250 : 41_730, damages: damages, customerUnavailable: false),
-                                               token: driver)
+                    orderID: order.id, kind: kind, odometer: kind == .pickup ? 41_250 : 41_730, damages: damages, customerUnavailable: false,
+                    signerName: kind == .pickup ? "  Pat  Gate " : "Morgan Lee"), token: driver)
                 #expect(saved.status == 200, "\(saved.text)")
                 for slot in MediaSlot.requiredPhotos {
                     #expect(try await api.call(.putInspectionMedia, id.rawValue, slot.rawValue, bytes: photo, token: driver).status == 200)
@@ -63,7 +63,8 @@ struct BillOfLadingTests {
             for expected in ["Alpha Car Carriers LLC", "MC 123456", "USDOT 3456789", "BILL OF LADING", "Order BOL-1", "Load ID LB-88213",
                              "Midwest Auto Brokers", "2021 Toyota Camry", "VIN 4T1B11HK4MU123456", "Harbor Lot", "CONDITION AT PICKUP",
                              "CONDITION AT DELIVERY", "odometer 41,250 mi", "Rear bumper: scratch, minor (5 cm)", "NEW Left front door: dent, moderate",
-                             "Carrier is not liable for personal items", "Page 1 of", alpha.driver.driver!.name] {
+                             "Carrier is not liable for personal items", "Page 1 of", alpha.driver.driver!.name,
+                             "Signed by Pat Gate", "Signed by Morgan Lee"] {
                 #expect(words.contains(expected), "\(expected) is not in:\n\(text.text)")
             }
             #expect(!words.contains("NEW Rear bumper"), "damage seen at pickup is not new")

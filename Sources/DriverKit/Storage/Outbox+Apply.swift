@@ -168,6 +168,10 @@ extension AppDatabase {
         if let position = request.position { inspection.position = position }
         if let damages = request.damages { inspection.damages = damages }
         if let unavailable = request.customerUnavailable { inspection.customerUnavailable = unavailable }
+        if let signer = request.signerName {
+            let printed = TextLimit.normalized(signer)
+            inspection.signerName = printed.isEmpty ? nil : printed
+        }
         inspection.updatedAt = now
         try store(.inspection(inspection), db)
     }

@@ -158,6 +158,11 @@ public final class InspectionViewModel {
         attempt { try app.updateInspection(inspectionID, customerUnavailable: unavailable) }
     }
 
+    /// The signer's name in print, beside their signature on the bill of lading.
+    public func setSignerName(_ name: String) {
+        attempt { try app.updateInspection(inspectionID, signerName: name) }
+    }
+
     /// Marks a damage (its close-up goes in `photoSlot`, taken with `attach`).
     public func addDamage(_ damage: Damage) {
         let damages = (current?.inspection.damages ?? []) + [damage]

@@ -13,6 +13,7 @@ struct InspectionView: View {
     @State private var signing = false
     @State private var addingDamage = false
     @State private var odometer = ""
+    @State private var signerName = ""
     @State private var closeUpNext: MediaSlot?
     @Environment(\.dismiss) private var dismiss
 
@@ -64,6 +65,12 @@ struct InspectionView: View {
                 }
                 Section("Customer") {
                     slotRow(state.signature)
+                    if !state.inspection.customerUnavailable {
+                        TextField("Signer's name in print", text: $signerName)
+                            .textContentType(.name)
+                            .onSubmit { model.setSignerName(signerName) }
+                            .onAppear { signerName = state.inspection.signerName ?? "" }
+                    }
                     Toggle("Customer not available to sign", isOn: Binding(
                         get: { state.inspection.customerUnavailable }, set: { model.setCustomerUnavailable($0) }))
                 }
@@ -73,6 +80,8 @@ struct InspectionView: View {
                     }
                     Button(state.inspection.kind == .pickup ? "Complete pickup" : "Complete delivery") {
                         model.setOdometer(odometer)
+                        // A name typed without Return is kept too.
+                        if !signerName.isEmpty, signerName != state.inspection.signerName { model.setSignerName(signerName) }
                         model.complete()
                         if model.lastError == nil { dismiss() }
                     }

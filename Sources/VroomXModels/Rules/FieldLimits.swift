@@ -176,6 +176,7 @@ public enum FieldLimits {
     // Inspections
     public static let inspectionNotes = TextLimit("notes", max: 4000, documentedIn: ["SaveInspectionRequest"])
     public static let damageNote = TextLimit("note", max: 300, documentedIn: ["Damage"])
+    public static let signerName = TextLimit("signer_name", max: 200, documentedIn: ["SaveInspectionRequest"])
 
     /// A trailer's capacity and a unit's gross vehicle weight rating.
     public static let capacityCars = NumberLimit("capacity_cars", 1...20, documentedIn: ["EquipmentSpecs"])
@@ -195,7 +196,7 @@ public enum FieldLimits {
     public static let texts: [TextLimit] = [
         tripNumber, tripOrigin, tripDestination, orderNumber, paymentTerms, stopName, stopAddress, stopContactName, stopContactPhone,
         vehicleMake, vehicleModel, vehicleColor, expenseNotes, messageTitle, messageBody, personName, phone, unitNumber, unitMake,
-        unitModel, plate, unitNotes, documentNumber, documentNotes, inspectionNotes, damageNote, externalLoadID, customerName,
+        unitModel, plate, unitNotes, documentNumber, documentNotes, inspectionNotes, damageNote, signerName, externalLoadID, customerName,
         billingContact, customerAddress, customerNotes, legalName, carrierAddress, bolTerms,
     ]
     public static let numbers: [NumberLimit] = [

@@ -100,7 +100,8 @@ extension Schema {
                 FOREIGN KEY (tenant_id, order_id) REFERENCES orders (tenant_id, id) ON DELETE CASCADE
             );
             CREATE INDEX document_mail_due ON document_mail (state, next_attempt_at);
-            CREATE INDEX document_mail_by_order ON document_mail (tenant_id, order_id)
+            CREATE INDEX document_mail_by_order ON document_mail (tenant_id, order_id);
+            ALTER TABLE inspections ADD COLUMN signer_name TEXT CHECK (length(signer_name) BETWEEN 1 AND 200)
             """),
     ]
 }

@@ -140,9 +140,12 @@ struct BillOfLadingPDF {
             pdf.image(signature, x: left, y: y + 14, width: width / 2 - 20, height: 50)
         }
         pdf.line(from: (left, y + 68), to: (left + width / 2 - 20, y + 68))
+        if let name = inspection.signerName, !inspection.customerUnavailable {
+            pdf.text("Signed by \(name)", x: left, y: y + 78, size: 9)
+        }
         pdf.text(driver, x: left + width / 2 + 10, y: y + 50, size: 10)
         pdf.line(from: (left + width / 2 + 10, y + 68), to: (right, y + 68))
-        y += 80
+        y += 88
     }
 
     // MARK: Blocks

@@ -41,16 +41,17 @@ enum InspectionRepository {
         let doc = try WireDocument.encode(inspection)
         if isNew {
             try await tx.execute("""
-                INSERT INTO inspections (id, tenant_id, order_id, driver_id, kind, odometer, notes, customer_unavailable,
+                INSERT INTO inspections (id, tenant_id, order_id, driver_id, kind, odometer, notes, customer_unavailable, signer_name,
                                          completed_at, version, created_at, updated_at, doc)
                 VALUES (\(inspection.id), \(tx.tenant), \(inspection.orderID), \(inspection.driverID), \(inspection.kind.rawValue),
-                        \(inspection.odometer), \(inspection.notes), \(inspection.customerUnavailable), \(inspection.completedAt),
-                        \(inspection.version), \(inspection.createdAt), \(inspection.updatedAt), \(doc))
+                        \(inspection.odometer), \(inspection.notes), \(inspection.customerUnavailable), \(inspection.signerName),
+                        \(inspection.completedAt), \(inspection.version), \(inspection.createdAt), \(inspection.updatedAt), \(doc))
                 """, unique: AppError.idTaken)
         } else {
             guard try await tx.first("""
                 UPDATE inspections SET driver_id = \(inspection.driverID), odometer = \(inspection.odometer), notes = \(inspection.notes),
-                    customer_unavailable = \(inspection.customerUnavailable), completed_at = \(inspection.completedAt),
+                    customer_unavailable = \(inspection.customerUnavailable), signer_name = \(inspection.signerName),
+                    completed_at = \(inspection.completedAt),
                     version = \(inspection.version), updated_at = \(inspection.updatedAt), doc = \(doc)
                 WHERE tenant_id = \(tx.tenant) AND id = \(inspection.id) AND version = \(inspection.version - 1) RETURNING id
                 """) != nil else { throw WriteConflict() }

@@ -13,6 +13,7 @@ public struct InspectionService: Sendable {
     public func save(_ id: ID<Inspection>, _ request: SaveInspectionRequest, _ scope: Scope) async throws -> Inspection {
         if let problem = request.problem { throw AppError.validation(problem.field, problem.message) }
         let notes = try request.notes.map { try Validate.text($0, FieldLimits.inspectionNotes) }
+        let signer = try request.signerName.map { try Validate.line($0, FieldLimits.signerName) }
         // Notes are stored as checked (line breaks and spaces as every text's).
         let damages = try request.damages.map { list in
             try list.enumerated().map { index, damage in
@@ -46,6 +47,7 @@ public struct InspectionService: Sendable {
             if let position = request.position { inspection.position = position }
             if let damages { inspection.damages = damages }
             if let unavailable = request.customerUnavailable { inspection.customerUnavailable = unavailable }
+            if let signer { inspection.signerName = signer.isEmpty ? nil : signer }
             inspection.updatedAt = tx.now
             try await InspectionRepository.store(inspection, isNew: inspection.version == 1, visibleTo: order.driverID, tx)
             return inspection
