@@ -202,7 +202,7 @@ public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
     TrackingController(tracking: services.tracking).register(routes)
     DocumentController(bills: BillOfLadingService(store: services.store, media: services.media)).register(routes)
     console.register(router)
-    TrackingPage(tracking: services.tracking, pages: services.consolePages).register(router)
+    TrackingPage(tracking: services.tracking, pages: services.consolePages, media: services.media).register(router)
     routes.on(.realtime) { request, _ in
         _ = try Realtime.since(request)
         throw AppError(426, .upgradeRequired, "Connect to this endpoint with a WebSocket.")

@@ -180,6 +180,18 @@ def test_a_tracking_link_follows_the_order_live_and_other_tokens_show_nothing(pa
     assert "O-6001" in mail and "/track/" in mail, mail
     page.goto(order_url)
     expect(page.locator(".timeline")).to_contain_text("Bill of lading (pickup) emailed to titles@lakeshoreauction.example")
+    # The open tracking page shows the condition at pickup, with its photos.
+    expect(customer.locator(".condition h2")).to_have_text("Condition at pickup", timeout=30_000)
+    customer.wait_for_function("Array.from(document.querySelectorAll('.condition img')).every(i => i.complete && i.naturalWidth > 0)")
+    shot(customer, "tracking-condition")
+    # Asked again, it goes again.
+    before = len([1 for to, body in server.mailbox.messages if to == "titles@lakeshoreauction.example"])
+    page.click("button:has-text('Email the pickup bill of lading to the customer again')")
+    expect(page.locator(".notice")).to_contain_text("on its way to the customer again")
+    deadline = __import__("time").time() + 30
+    while len([1 for to, body in server.mailbox.messages if to == "titles@lakeshoreauction.example"]) == before:
+        assert __import__("time").time() < deadline, "no second mail"
+        __import__("time").sleep(0.2)
 
     # Another order's id with this signature, a guess, and (after revoking) the link itself show nothing.
     token_part = link.rsplit("/", 1)[1]

@@ -76,6 +76,18 @@ struct TrackingTests {
             try await api.completeInspection(of: order.id, .pickup, token: driver)
             let picked = try await api.call(.trackingStatus, link.token).decode(TrackingStatus.self)
             #expect(picked.status == .pickedUp && picked.pickedUpAt != nil && picked.nextStop == .delivery)
+            // The page shows the condition at pickup, its photos served to the link's holder alone.
+            let page = try await api.raw(.get, "/track/\(link.token)")
+            #expect(page.status == 200 && page.text.contains("Condition at pickup") && page.text.contains("Nobody was there to sign."))
+            let inspections = try await server.store.read { try await InspectionRepository.of(order.id, tenant: alpha.tenant.id, $0) }
+            let inspectionID = try #require(inspections.first).id.rawValue
+            let photoPath = "/media/\(inspectionID)/front"
+            #expect(page.text.contains("/track/\(link.token)" + photoPath))
+            let photo = try await api.raw(.get, "/track/\(link.token)" + photoPath)
+            #expect(photo.status == 200 && photo.headers[.contentType] == "image/jpeg", "\(photo.status)")
+            let siblingToken = try await api.call(.dispatchCreateTrackingLink, sibling.id.rawValue, token: dispatch).decode(TrackingLink.self).token
+            #expect(try await api.raw(.get, "/track/\(siblingToken)" + photoPath).status == 404, "another order's link reaches no photo of this one")
+            #expect(try await api.raw(.get, "/track/\(link.token)/media/\(inspectionID)/walkthrough").status == 404)
 
             // Tokens that are not this one's: another order's id signed by nobody, a guess, a bit flipped, a prefix.
             let siblingLink = try await api.call(.dispatchCreateTrackingLink, sibling.id.rawValue, token: dispatch).decode(TrackingLink.self)

@@ -52,6 +52,14 @@ struct ConsoleOrderPages {
             try await console.tracking?.revoke(for: id, tenant: request.tenant)
             return ConsolePages.redirect("/orders/\(id)?tracking=revoked#tracking")
         }
+        console.post(router, "/orders/:id/bill-of-lading/email", page: "/orders/:id") { request in
+            let id: ID<Order> = try request.id("id", "Order")
+            let kind = Inspection.Kind(rawValue: request.form["kind"]) ?? .pickup
+            if let refusal = try await store.emailBillOfLadingAgain(id, kind: kind, tenant: request.tenant) {
+                return ConsolePages.redirect("/orders/\(id)?mail=" + (refusal.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
+            }
+            return ConsolePages.redirect("/orders/\(id)?mail=queued")
+        }
         console.get(router, "/orders/:id/bill-of-lading.pdf") { request in
             let (number, bytes) = try await BillOfLadingService(store: store, media: console.media).pdf(of: try request.id("id", "Order"),
                                                                                                         tenant: request.tenant)
@@ -180,6 +188,9 @@ struct ConsoleOrderPages {
         let inspectionList = try await store.inspections.documents(of: id, request.scope).array
         let inspections = (try? WireJSON.decoder().decode([Inspection].self, from: Data(inspectionList.utf8))) ?? []
         var notice = request.query("added") == "1" ? "Order \(order.number) created." : request.query("saved") == "1" ? "Saved." : ""
+        if let mail = request.query("mail") {
+            notice = mail == "queued" ? "The bill of lading is on its way to the customer again." : String(mail.prefix(200))
+        }
         if request.query("tracking") == "made" { notice = "Tracking link made: copy it to the customer." }
         if request.query("tracking") == "replaced" { notice = "New tracking link made: copy it to the customer. The earlier link no longer works." }
         if request.query("tracking") == "revoked" { notice = "Tracking link revoked: it no longer works." }
@@ -211,7 +222,8 @@ struct ConsoleOrderPages {
             inspections: inspections.sorted { $0.kind == .pickup && $1.kind == .delivery }.map(Self.inspection),
             noInspections: inspections.isEmpty, canCancel: [.new, .assigned].contains(order.status), driverTold: order.driverID != nil,
             canEdit: ![.delivered, .cancelled].contains(order.status), paymentTerms: order.paymentTerms,
-            tracking: .init(url: link?.url, expires: ConsoleFormat.time(link?.expiresAt), canCreate: console.tracking != nil && !done))
+            tracking: .init(url: link?.url, expires: ConsoleFormat.time(link?.expiresAt), canCreate: console.tracking != nil && !done),
+            emailKinds: inspections.filter { $0.completedAt != nil }.map { $0.kind.rawValue })
         if template == "bill-of-lading" {
             let profile = try await store.carrierProfile.profile(tenant: request.tenant)
             let numbers = [profile.mcNumber.isEmpty ? "" : "MC \(profile.mcNumber)", profile.dotNumber.isEmpty ? "" : "USDOT \(profile.dotNumber)"]

@@ -198,6 +198,8 @@ struct OrderPageView: ConsoleView {
     let paymentTerms: String
     /// The customer's tracking link: the live one, or whether one can be made.
     let tracking: TrackingPanel
+    /// The completed inspections whose bill of lading can be emailed again.
+    let emailKinds: [String]
     /// What the printed bill of lading says of the carrier.
     var carrierHeader: CarrierHeader? = nil
 

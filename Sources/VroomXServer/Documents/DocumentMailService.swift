@@ -84,11 +84,14 @@ final class DocumentMailService: Service, Sendable {
         var lines = ["\(carrier) \(done) \(vehicle.isEmpty ? "the vehicle" : vehicle) of order \(number)"
                      + (order.externalLoadID.map { " (load \($0))" } ?? "") + ".",
                      "", "The bill of lading is attached: the vehicle's condition with photos and the signature."]
-        if profile.trackingLinkInEmails, entry.kind == .pickup {
+        if profile.trackingLinkInEmails {
             let base = tracking.base(host: nil)
             var live = try await tracking.link(of: order.id, tenant: entry.tenant, base: base)
             if live == nil { live = try await tracking.create(for: order.id, tenant: entry.tenant, base: base) }
-            if let live { lines += ["", "Follow it to delivery, with the driver's ETA: \(live.url)"] }
+            if let live {
+                lines += ["", entry.kind == .pickup ? "Follow it to delivery, with the driver's ETA, and see its condition at pickup: \(live.url)"
+                              : "See its condition at pickup and delivery, photos and signatures: \(live.url)"]
+            }
         }
         if !profile.phone.isEmpty || !profile.email.isEmpty {
             lines += ["", "Questions: \([profile.phone, profile.email].filter { !$0.isEmpty }.joined(separator: " · "))"]

@@ -8,15 +8,30 @@ import VroomXModels
 struct TrackingPage {
     let tracking: TrackingService
     let pages: ConsolePages
+    let media: any MediaStorage
 
     func register(_ router: Router<AppRequestContext>) {
         router.get("/track/:token") { _, context in
+            let token = context.parameters.get("token") ?? ""
             do {
-                let status = try await tracking.status(token: context.parameters.get("token") ?? "")
-                return render(TrackingView(status, now: tracking.store.now), status: .ok)
+                let status = try await tracking.status(token: token)
+                var view = TrackingView(status, now: tracking.store.now)
+                view.conditions = try await tracking.conditions(token: token).map { TrackingView.Condition($0, token: token) }
+                return render(view, status: .ok)
             } catch let error as AppError where error.status == 404 {
                 return render(TrackingView.gone, status: .notFound)
             }
+        }
+        // The inspection's photos and signature, to the link's holder only.
+        router.get("/track/:token/media/:inspection/:slot") { request, context in
+            guard let inspection = context.parameters.get("inspection").flatMap(ID<Inspection>.init) else { throw AppError.notFound("Photo") }
+            let slot = MediaSlot(context.parameters.get("slot") ?? "")
+            guard slot.isValid else { throw AppError.notFound("Photo") }
+            let (described, key) = try await tracking.media(token: context.parameters.get("token") ?? "", inspection: inspection, slot: slot)
+            var response = try await InspectionController.serve(request, contentType: described.contentType, sha256: described.sha256, key: key,
+                                                                media: media)
+            response.headers[.init("Referrer-Policy")!] = "no-referrer"
+            return response
         }
     }
 
@@ -59,6 +74,36 @@ struct TrackingView: ConsoleView {
     let computedETA: TimeView?
     let milesToGo: String
     let updated: TimeView?
+    /// The vehicle's condition at each completed inspection.
+    var conditions: [Condition] = []
+
+    struct Condition: ConsoleView {
+        struct Photo: ConsoleView {
+            let src: String
+            let label: String
+        }
+
+        let heading: String
+        let inspected: TimeView?
+        let damages: [String]
+        let noDamages: Bool
+        let photos: [Photo]
+        let signature: String?
+        let signed: String
+
+        init(_ inspection: Inspection, token: String) {
+            heading = inspection.kind == .pickup ? "Condition at pickup" : "Condition at delivery"
+            inspected = ConsoleFormat.time(inspection.completedAt)
+            damages = inspection.damages.map { "\($0.locationLabel): \($0.type.rawValue), \($0.severity.rawValue)" + ($0.note.isEmpty ? "" : " (\($0.note))") }
+            noDamages = inspection.damages.isEmpty
+            let base = "/track/\(token)/media/\(inspection.id)/"
+            let ordered = inspection.media.sorted { $0.slot.walkOrder < $1.slot.walkOrder }
+            photos = ordered.filter { $0.kind == .photo }.map { Photo(src: base + $0.slot.rawValue, label: $0.slot.title) }
+            signature = ordered.first { $0.kind == .signature }.map { base + $0.slot.rawValue }
+            signed = inspection.customerUnavailable ? "Nobody was there to sign."
+                : inspection.signerName.map { "Signed by \($0)" } ?? (signature == nil ? "" : "Signed")
+        }
+    }
 
     static let gone = TrackingView(found: false, carrier: "", number: "", vehicle: "", statusLabel: "", status: "", from: "", to: "",
                                    pickupWindow: "", deliveryWindow: "", steps: [], headingTo: "", driverETA: nil, computedETA: nil,

@@ -96,6 +96,41 @@ struct TrackingService: Sendable {
             milesToGo: live ? progress.distanceMeters.map(TrackingRules.roughMiles) : nil, updatedAt: updated)
     }
 
+    /// The order's completed inspections, as the customer sees them with
+    /// their photos (nothing while one is still open on the driver's phone).
+    func conditions(token: String) async throws -> [Inspection] {
+        let (order, tenant) = try await linked(token)
+        return try await store.read { db in
+            try await InspectionRepository.of(order.id, tenant: tenant, db).filter { $0.completedAt != nil }
+                .sorted { $0.kind == .pickup && $1.kind == .delivery }
+        }
+    }
+
+    /// A photo or the signature of one of the linked order's completed inspections, and its storage key.
+    func media(token: String, inspection: ID<Inspection>, slot: MediaSlot) async throws -> (InspectionMedia, String) {
+        let (order, tenant) = try await linked(token)
+        return try await store.read { db in
+            guard let found = try await InspectionRepository.find(inspection, tenant: tenant, db), found.orderID == order.id,
+                  found.completedAt != nil, let media = found.media.first(where: { $0.slot == slot }), media.kind != .video,
+                  let key = try await InspectionRepository.mediaKey(of: inspection, slot: slot, tenant: tenant, db) else {
+                throw AppError.notFound("Photo")
+            }
+            return (media, key)
+        }
+    }
+
+    /// The order a live, unexpired token names.
+    private func linked(_ token: String) async throws -> (Order, ID<Tenant>) {
+        guard let id = tokens.link(of: token) else { throw Self.gone }
+        let found: (Order, ID<Tenant>, Date?)? = try await store.read { db in
+            guard let row = try await TrackingRepository.live(id, db),
+                  let order = try await OrderRepository.find(row.order, .dispatch(tenant: row.tenant), db) else { return nil }
+            return (order, row.tenant, try await Self.expiry(of: order, tenant: row.tenant, db))
+        }
+        guard let (order, tenant, expiry) = found, expiry.map({ $0 > store.now }) ?? true else { throw Self.gone }
+        return (order, tenant)
+    }
+
     static let gone = AppError(404, .notFound, "This tracking link is not valid or has expired.")
 
     /// When a link to the order stops working: a week after it was
