@@ -9,6 +9,8 @@ struct BillOfLading: Sendable {
         /// The photos, in slot order, with what each shows.
         let photos: [(label: String, image: PDFImage)]
         let signature: PDFImage?
+        /// Photos too large for the document (or beyond its budget): they stay on the inspection's page.
+        var photosLeftOut = 0
     }
 
     let carrierName: String
@@ -129,6 +131,10 @@ struct BillOfLadingPDF {
                 pdf.text(photo.label, x: x, y: y + pictureHeight + 10, size: 7.5, gray: 0.35)
             }
             y += pictureHeight + 14
+        }
+        if condition.photosLeftOut > 0 {
+            text("\(condition.photosLeftOut) more photo\(condition.photosLeftOut == 1 ? " is" : "s are") on the inspection's page (the order's tracking link), "
+                 + "left out of this document for its size.", x: left, size: 8.5, gray: 0.35)
         }
         // Who signed, and the driver.
         ensure(84)

@@ -12,8 +12,10 @@ struct BillOfLadingService: Sendable {
     static let largestPicture: Int64 = 12 << 20
     /// What one document embeds at most; further photos stay on the inspection's page.
     static let picturesBudget: Int64 = 80 << 20
+    /// What an emailed document embeds at most: mail servers refuse messages over 20–25 MB.
+    static let emailPicturesBudget: Int64 = 15 << 20
 
-    func pdf(of id: ID<Order>, tenant: ID<Tenant>) async throws -> (number: String, bytes: [UInt8]) {
+    func pdf(of id: ID<Order>, tenant: ID<Tenant>, picturesBudget: Int64 = Self.picturesBudget) async throws -> (number: String, bytes: [UInt8]) {
         let scope = Scope.dispatch(tenant: tenant)
         let (order, customer, inspections, keys) = try await store.read { db in
             guard let order = try await OrderRepository.find(id, scope, db) else { throw AppError.notFound("Order") }
@@ -34,16 +36,22 @@ struct BillOfLadingService: Sendable {
         var driver: String?, trip: String?
         if let id = order.driverID { driver = try await store.people.driver(id, tenant: tenant)?.name }
         if let id = order.tripID { trip = try await store.trips.trip(id, scope).number }
-        var budget = Self.picturesBudget
+        var budget = picturesBudget
         var conditions: [BillOfLading.Condition] = []
         for inspection in inspections {
             var photos: [(label: String, image: PDFImage)] = []
             var signature: PDFImage?
-            for item in inspection.media.sorted(by: { $0.slot.walkOrder < $1.slot.walkOrder }) where item.kind != .video {
-                guard let key = keys["\(inspection.id)/\(item.slot.rawValue)"], let image = try await picture(key, budget: &budget) else { continue }
+            var leftOut = 0
+            // The signature first: it is small, and a bill of lading without it is no receipt.
+            for item in inspection.media.sorted(by: { ($0.kind == MediaKind.signature ? -1 : $0.slot.walkOrder) < ($1.kind == MediaKind.signature ? -1 : $1.slot.walkOrder) })
+            where item.kind != .video {
+                guard let key = keys["\(inspection.id)/\(item.slot.rawValue)"], let image = try await picture(key, budget: &budget) else {
+                    if item.kind == .photo { leftOut += 1 }
+                    continue
+                }
                 if item.kind == MediaKind.signature { signature = image } else { photos.append((item.slot.title, image)) }
             }
-            conditions.append(.init(inspection: inspection, photos: photos, signature: signature))
+            conditions.append(.init(inspection: inspection, photos: photos, signature: signature, photosLeftOut: leftOut))
         }
         let bill = BillOfLading(carrierName: carrier, profile: profile, order: order, customer: customer, driver: driver ?? "Not assigned",
                                 trip: trip, conditions: conditions, now: store.now)

@@ -74,7 +74,7 @@ final class DocumentMailService: Service, Sendable {
     }
 
     private func message(for entry: DocumentMailRepository.Entry) async throws -> MailMessage {
-        let (number, pdf) = try await bills.pdf(of: entry.order, tenant: entry.tenant)
+        let (number, pdf) = try await bills.pdf(of: entry.order, tenant: entry.tenant, picturesBudget: BillOfLadingService.emailPicturesBudget)
         let order = try await store.orders.order(entry.order, .dispatch(tenant: entry.tenant))
         let profile = try await store.carrierProfile.profile(tenant: entry.tenant)
         let carrier = profile.legalName.isEmpty ? try await store.people.tenant(entry.tenant).name : profile.legalName
