@@ -137,7 +137,7 @@ def test_customer_import_names_bad_lines_then_imports_and_offers_a_template(page
 def test_a_tracking_link_follows_the_order_live_and_other_tokens_show_nothing(page, anonymous_page, server):
     from conftest import DRIVER
     import uuid
-    from test_console import photo
+    from test_console import pick_up
     # An assigned demo order: Sam's trip to Denver.
     page.goto(server.base + "/board?status=assigned&q=O-6001")
     page.click("tr[data-href] a:has-text('O-6001')")
@@ -160,16 +160,7 @@ def test_a_tracking_link_follows_the_order_live_and_other_tokens_show_nothing(pa
     token = server.api_sign_in("sam@demo-carrier.example")
     status, orders = server.api("GET", "/v1/orders?limit=100", token=token)
     order = next(o for o in orders["items"] if o["number"] == "O-6001")
-    inspection = str(uuid.uuid4())
-    status, body = server.api("PUT", f"/v1/inspections/{inspection}", {"order_id": order["id"], "kind": "pickup", "odometer": 1200,
-                                                                       "customer_unavailable": True}, token=token)
-    assert status in (200, 201), body
-    for slot in ["front", "rear", "left_side", "right_side", "odometer", "vin_plate"]:
-        status, body = server.api("PUT", f"/v1/inspections/{inspection}/media/{slot}", token=token, raw=photo(slot),
-                                  headers={"Content-Type": "image/jpeg"})
-        assert status in (200, 201), (slot, body)
-    status, body = server.api("POST", f"/v1/inspections/{inspection}/complete", {}, token=token)
-    assert status == 200, body
+    pick_up(server, token, order["id"])
     expect(customer.locator("#track-status")).to_have_text("Picked up", timeout=30_000)
     assert customer.evaluate("window.__sameDocument") is True
     expect(customer.locator(".steps li.done")).to_have_count(2)

@@ -33,6 +33,11 @@ enum DocumentMailRepository {
             """)
     }
 
+    /// Whether any entry waits (a read, so that an idle server's check writes nothing).
+    static func anyWaiting(_ db: any SQLExecutor) async throws -> Bool {
+        try await db.first("SELECT id FROM document_mail WHERE state IN ('queued', 'sending') LIMIT 1") != nil
+    }
+
     /// Takes the next due entries for sending: each is marked `sending`
     /// (and its attempt counted) before any mail goes out, so no other
     /// instance takes it, and one interrupted mid-send is never sent twice.

@@ -38,6 +38,8 @@ final class DocumentMailService: Service, Sendable {
     /// Sends every entry due now (one at a time: a PDF with photos is large).
     func sendDue() async {
         do {
+            // Most checks find nothing to send: they only read.
+            guard try await store.read({ try await DocumentMailRepository.anyWaiting($0) }) else { return }
             let now = store.now
             try await store.writeRows { try await DocumentMailRepository.abandon(sendingBefore: now.addingTimeInterval(-Self.sendingLease), $0) }
             while true {
