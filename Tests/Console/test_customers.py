@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 from conftest import shot
 
 
-def test_a_customer_is_added_edited_and_found(page, server):
+def test_a_customer_is_added_edited_and_found(page, server, browser, dispatcher_state):
     page.goto(server.base + "/customers/new")
     page.fill("#name", "Great Lakes Auto Auction")
     page.select_option("#kind", "auction")
@@ -47,6 +47,22 @@ def test_a_customer_is_added_edited_and_found(page, server):
     page.click("button:has-text('Save changes')")
     expect(page.locator(".notice")).to_have_text("Saved.")
     expect(page.locator(".notes")).to_contain_text("Titles mailed")
+
+    # Two dispatchers edit at once: the second save keeps the first, and shows what the second typed.
+    edit_url = page.url.split("?")[0] + "/edit"
+    other = browser.new_context(storage_state=dispatcher_state).new_page()
+    page.goto(edit_url)
+    other.goto(edit_url)
+    other.fill("#phone", "616-555-0199")
+    other.click("button:has-text('Save changes')")
+    expect(other.locator(".notice")).to_have_text("Saved.")
+    page.fill("#billing_contact", "Jamie Cruz")
+    page.click("button:has-text('Save changes')")
+    expect(page.locator(".form-error").first).to_contain_text("Someone else changed this customer")
+    expect(page.locator("#billing_contact ~ .field-error")).to_contain_text("you typed “Jamie Cruz”")
+    expect(page.locator("#phone")).to_have_value("616-555-0199")
+    shot(page, "customer-edit-conflict")
+    other.context.close()
 
 
 def test_an_order_form_adds_its_customer_without_leaving_and_the_customer_page_shows_the_order(page, server):

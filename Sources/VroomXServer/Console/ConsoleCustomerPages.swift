@@ -28,7 +28,7 @@ struct ConsoleCustomerPages {
         console.get(router, "/customers/:id") { request in try await customerPage(request) }
         console.get(router, "/customers/:id/edit") { request in
             let customer = try await store.customers.customer(try request.id("id", "Customer"), tenant: request.tenant)
-            return form(request, customer: customer, values: Self.formValues(customer), errors: FieldErrors())
+            return form(request, customer: customer, values: Self.formValues(customer), originals: Self.formValues(customer), errors: FieldErrors())
         }
         console.post(router, "/customers/:id", update)
         console.get(router, "/orders/import/template.csv") { _ in Self.csvFile(OrderImport.template, named: "orders-template.csv") }
@@ -106,14 +106,21 @@ struct ConsoleCustomerPages {
          "base_version": String(customer.version)]
     }
 
-    private func form(_ request: ConsoleRequest, customer: Customer?, values: [String: String], errors: FieldErrors,
-                      status: HTTPResponse.Status = .ok) -> Response {
+    /// The edit form's fields as the dispatcher reads them.
+    static let conflict = EditConflict(fields: [
+        ("name", "Name"), ("kind", "Kind"), ("billing_contact", "Billing contact"), ("email", "Email"), ("phone", "Phone"),
+        ("address", "Billing address"), ("payment_terms", "Payment terms"), ("notes", "Notes"),
+    ])
+
+    /// `originals`: the values the edit form was filled with (see `EditConflict`).
+    private func form(_ request: ConsoleRequest, customer: Customer?, values: [String: String], originals: [String: String] = [:],
+                      errors: FieldErrors, status: HTTPResponse.Status = .ok) -> Response {
         let heading = customer.map { "Edit \($0.name)" } ?? "New customer"
         return pages.page("customer-form", title: heading, session: request.session, section: "customers", CustomerFormView(
             editing: customer != nil, customerID: customer?.id.rawValue ?? "", heading: heading, v: values, e: errors.messages,
             hasErrors: !errors.isEmpty, kinds: CustomerKind.allCases.map {
                 ChoiceView(value: $0.rawValue, label: $0.label, selected: values["kind"] == $0.rawValue)
-            }), status: status)
+            }, originals: customer == nil ? [] : Self.conflict.hiddenFields(originals)), status: status)
     }
 
     /// The form's fields as an edit (every field present: an emptied one is cleared).
@@ -147,19 +154,21 @@ struct ConsoleCustomerPages {
         edit.baseVersion = Int(request.form["base_version"]) ?? 0
         var problems = Problems()
         _ = CustomerService.edited(customer, by: edit, &problems)
+        let originals = Self.conflict.originals(request.form)
         guard problems.all.isEmpty else {
-            return form(request, customer: customer, values: request.form.firstValues, errors: Self.errors(problems), status: .unprocessableContent)
+            return form(request, customer: customer, values: request.form.firstValues, originals: originals, errors: Self.errors(problems),
+                        status: .unprocessableContent)
         }
         do {
             let saved = try await store.customers.update(customer.id, edit, tenant: request.tenant)
             return ConsolePages.redirect("/customers/\(saved.id)?saved=1")
         } catch let error as AppError where error.status == 409 && error.body.field == "base_version" {
-            var errors = FieldErrors()
-            errors.add("base_version", "Someone else changed \(customer.name) while you were editing. This form now shows what they saved; "
-                       + "make your change again and save.")
-            return form(request, customer: customer, values: Self.formValues(customer), errors: errors, status: .conflict)
+            // The form shows the customer as saved now, with what this dispatcher typed marked beside each field they changed.
+            let saved = Self.formValues(try await store.customers.customer(customer.id, tenant: request.tenant))
+            let errors = Self.conflict.errors(record: "customer", typed: request.form.firstValues, originals: originals, saved: saved)
+            return form(request, customer: customer, values: saved, originals: saved, errors: errors, status: .conflict)
         } catch let error as AppError where error.status < 500 {
-            return form(request, customer: customer, values: request.form.firstValues, errors: FieldErrors(error),
+            return form(request, customer: customer, values: request.form.firstValues, originals: originals, errors: FieldErrors(error),
                         status: .init(code: error.status))
         }
     }

@@ -59,4 +59,6 @@ struct CustomerFormView: ConsoleView {
     let e: [String: String]
     let hasErrors: Bool
     let kinds: [ChoiceView]
+    /// What the edit form was filled with, carried through it (`EditConflict`).
+    let originals: [HiddenField]
 }
