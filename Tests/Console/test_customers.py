@@ -113,6 +113,11 @@ def test_an_order_form_adds_its_customer_without_leaving_and_the_customer_page_s
     # A second order from the customer's page is theirs from the start, on their terms.
     page.click("a:has-text('New order')")
     expect(page.locator("#customer")).to_have_value("Prairie State Motors")
+    # Naming a customer on a new order fills in their terms.
+    page.goto(server.base + "/orders/new")
+    page.fill("#customer", "midwest auto brokers")
+    page.press("#customer", "Tab")
+    expect(page.locator("#payment_terms")).to_have_value("Net 30")
 
 
 def test_customer_import_names_bad_lines_then_imports_and_offers_a_template(page, server):

@@ -188,17 +188,17 @@ struct CustomerTests {
 
             // An order file names customers: the carrier's, or new ones made with the orders; spreadsheet dates are read.
             let orders = """
-                number,external_load_id,customer,customer_email,pickup_address,delivery_address,revenue,pickup_from,pickup_to
-                IMP-1,LB-1,midwest auto brokers,,1 Harbor Rd,9 Main St,450.00,11/29/2026,11/30/26
-                IMP-2,,Copart Dallas,titles@copart.example,1 Harbor Rd,9 Main St,300,2026-11-29,
-                IMP-3,,copart dallas,,1 Harbor Rd,9 Main St,300,,
+                number,external_load_id,customer,customer_kind,customer_email,pickup_address,delivery_address,revenue,pickup_from,pickup_to
+                IMP-1,LB-1,midwest auto brokers,,,1 Harbor Rd,9 Main St,450.00,11/29/2026,11/30/26
+                IMP-2,,Copart Dallas,Auction,titles@copart.example,1 Harbor Rd,9 Main St,300,2026-11-29,
+                IMP-3,,copart dallas,,,1 Harbor Rd,9 Main St,300,,
                 """
             let ordered = try await api.call(.dispatchImportOrders, bytes: Array(orders.utf8), token: dispatch, headers: csv)
             #expect(ordered.status == 200, "\(ordered.text)")
             let customers = try await api.call(.dispatchCustomers, token: dispatch).decode(Items<Customer>.self).items
             #expect(customers.map(\.name) == ["Copart Dallas", "Lakeside Toyota", "Midwest Auto Brokers"])
             let copart = try #require(customers.first { $0.name == "Copart Dallas" })
-            #expect(copart.email == "titles@copart.example")
+            #expect(copart.email == "titles@copart.example" && copart.kind == .auction)
             let all = try await api.call(.dispatchOrders, query: "limit=500", token: dispatch).decode(Items<Order>.self).items
             let byNumber = Dictionary(all.map { ($0.number, $0) }) { first, _ in first }
             #expect(byNumber["IMP-1"]?.customerID == midwest.id && byNumber["IMP-1"]?.externalLoadID == "LB-1")

@@ -89,7 +89,7 @@ extension APIOperation {
                      answer: .ok(Driver.self),
                      refusals: [404: "not_found (also for rows of another driver or carrier)"]),
         APIOperation(.dispatchImportOrders, .dispatch, "Create orders from a CSV file (all lines or none)",
-                     body: .csv("Header line, then one order per line. Columns: number, pickup_address, delivery_address, revenue (required); external_load_id, customer (a name: the carrier's customer, or a new one made with the orders), customer_email, customer_phone (for a new customer), trip, year, make, model, vin, color, pickup_name, pickup_contact, pickup_phone, pickup_from, pickup_to, delivery_name, delivery_contact, delivery_phone, delivery_from, delivery_to (YYYY-MM-DD or MM/DD/YYYY), payment_terms, vin_confirmed. At most 5,000 lines."),
+                     body: .csv("Header line, then one order per line. Columns: number, pickup_address, delivery_address, revenue (required); external_load_id, customer (a name: the carrier's customer, or a new one made with the orders), customer_kind, customer_email, customer_phone (for a new customer), trip, year, make, model, vin, color, pickup_name, pickup_contact, pickup_phone, pickup_from, pickup_to, delivery_name, delivery_contact, delivery_phone, delivery_from, delivery_to (YYYY-MM-DD or MM/DD/YYYY), payment_terms, vin_confirmed. At most 5,000 lines."),
                      answer: .ok(ImportResult.self),
                      refusals: [
                          413: "payload_too_large (files are limited to 4 MiB)",

@@ -188,6 +188,10 @@ struct ConsoleOrderPages {
         let inspectionList = try await store.inspections.documents(of: id, request.scope).array
         let inspections = (try? WireJSON.decoder().decode([Inspection].self, from: Data(inspectionList.utf8))) ?? []
         var notice = request.query("added") == "1" ? "Order \(order.number) created." : request.query("saved") == "1" ? "Saved." : ""
+        if request.query("existing_customer") == "1" {
+            notice = "Order \(order.number) created for \(names.customers[order.customerID ?? ID()]?.name ?? "the customer"), whom you already have: "
+                + "their details were not changed (edit them on their page)."
+        }
         if let mail = request.query("mail") {
             notice = mail == "queued" ? "The bill of lading is on its way to the customer again." : String(mail.prefix(200))
         }
@@ -288,7 +292,9 @@ struct ConsoleOrderPages {
                            errors: FieldErrors, status: HTTPResponse.Status = .ok) async throws -> Response {
         let trips = try await store.trips.list(.dispatch(tenant: request.tenant)).filter(\.status.isOpen)
         let selected = values["trip_id"] ?? ""
-        let customers = try await store.customers.page(nil, offset: 0, limit: Self.suggestedCustomers, tenant: request.tenant).map(\.name)
+        let customers = try await store.customers.page(nil, offset: 0, limit: Self.suggestedCustomers, tenant: request.tenant).map {
+            OrderFormView.CustomerOption(name: $0.name, terms: $0.paymentTerms)
+        }
         return pages.page("order-form", title: order.map { "Edit \($0.number)" } ?? "New order", session: request.session,
                           section: "board", OrderFormView(
                             editing: order != nil, orderID: order?.id.rawValue ?? "", v: values, e: errors.messages,
@@ -389,6 +395,10 @@ struct ConsoleOrderPages {
             body.customerID = try await customerID(customer, tenant: request.tenant)
             body = await console.stops.located(body)
             let order = try await store.orders.create(body, tenant: request.tenant)
+            // "Add as a new customer" for a name the carrier has: the order is theirs, and the page says their details stayed.
+            if case .existing = customer, request.form["new_customer"] == "yes" {
+                return ConsolePages.redirect("/orders/\(order.id)?added=1&existing_customer=1")
+            }
             return ConsolePages.redirect("/orders/\(order.id)?added=1")
         } catch let error as AppError where error.status < 500 {
             return try await orderForm(request, order: nil, values: Self.typed(request, [error]),

@@ -239,8 +239,13 @@ struct OrderFormView: ConsoleView {
     let hasErrors: Bool
     let originals: [HiddenField]
     let trips: [TripOption]
-    /// The carrier's customers' names, for the customer field's suggestions.
-    let customers: [String]
+    /// The carrier's customers, for the customer field's suggestions (and their terms, filled in when the order has none).
+    let customers: [CustomerOption]
+
+    struct CustomerOption: ConsoleView {
+        let name: String
+        let terms: String
+    }
     /// What a customer added from the form is.
     let customerKinds: [ChoiceView]
 }

@@ -11,7 +11,7 @@ enum OrderImport {
 
     /// The columns a file may have; the header names them in any order.
     static let columns = [
-        "number", "external_load_id", "customer", "customer_email", "customer_phone", "trip", "year", "make", "model", "vin", "color",
+        "number", "external_load_id", "customer", "customer_kind", "customer_email", "customer_phone", "trip", "year", "make", "model", "vin", "color",
         "pickup_name", "pickup_address", "pickup_contact", "pickup_phone", "pickup_from", "pickup_to",
         "delivery_name", "delivery_address", "delivery_contact", "delivery_phone", "delivery_from", "delivery_to",
         "revenue", "payment_terms", "vin_confirmed",
@@ -21,7 +21,7 @@ enum OrderImport {
     /// A file to start from: the header and one example line.
     static let template = """
         \(columns.joined(separator: ","))
-        EXAMPLE-1,LB-00000,Example Broker (replace me),billing@example.com,555-0100,,2021,Toyota,Camry,4T1B11HK4MU123456,Silver,\
+        EXAMPLE-1,LB-00000,Example Broker (replace me),broker,billing@example.com,555-0100,,2021,Toyota,Camry,4T1B11HK4MU123456,Silver,\
         Example Auction,"1 Auction Way, Matteson, IL 60443",Gate desk,555-0111,12/30/2026,12/31/2026,Example Dealer,\
         "500 Lake St, Milwaukee, WI 53202",Sales desk,555-0122,1/2/2027,1/3/2027,450.00,Net 15,
 
@@ -47,6 +47,7 @@ enum OrderImport {
     struct CustomerMention: Sendable {
         let line: Int
         let name: String
+        let kind: String?
         let email: String?
         let phone: String?
     }
@@ -83,8 +84,14 @@ enum OrderImport {
                 continue
             }
             var refusals = VroomXServer.Problems()
-            let fields = CustomerService.checked(CreateCustomerRequest(name: mention.name, email: mention.email, phone: mention.phone),
-                                                 &refusals)
+            let kind = mention.kind.map { CustomerKind(rawValue: $0.lowercased()) }
+            if case .some(nil) = kind {
+                problems.append(Problem(line: mention.line, field: "customer_kind",
+                                        message: "customer_kind is one of \(CustomerKind.allCases.map(\.rawValue).joined(separator: ", "))."))
+                continue
+            }
+            let fields = CustomerService.checked(CreateCustomerRequest(name: mention.name, kind: kind ?? nil, email: mention.email,
+                                                                       phone: mention.phone), &refusals)
             if let refusal = refusals.all.first {
                 let field = ["name": "customer", "email": "customer_email", "phone": "customer_phone"][refusal.body.field ?? ""] ?? "customer"
                 problems.append(Problem(line: mention.line, field: field, message: FieldErrors.besideItsField(refusal)))
@@ -177,7 +184,7 @@ enum OrderImport {
                 case .failure(let refusal): errors.add("trip", refusal.body.message)
                 }
             }
-            if value["customer"] == nil, value["customer_email"] != nil || value["customer_phone"] != nil {
+            if value["customer"] == nil, value["customer_email"] != nil || value["customer_phone"] != nil || value["customer_kind"] != nil {
                 errors.add("customer", "Name the customer whose email or phone this is.")
             }
             if let problem = errors.messages.sorted(by: { $0.key < $1.key }).first {
@@ -206,7 +213,7 @@ enum OrderImport {
                 orders.append(valid)
                 lines.append(row.line)
                 customers.append(value["customer"].map {
-                    CustomerMention(line: row.line, name: $0, email: value["customer_email"], phone: value["customer_phone"])
+                    CustomerMention(line: row.line, name: $0, kind: value["customer_kind"], email: value["customer_email"], phone: value["customer_phone"])
                 })
             } catch let error as AppError {
                 problems.lines.append(Problem(line: row.line, field: column(for: error.body.field), message: FieldErrors.besideItsField(error)))

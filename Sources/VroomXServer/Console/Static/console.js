@@ -115,6 +115,17 @@
 
   document.querySelectorAll("[data-print]").forEach((button) => button.addEventListener("click", () => window.print()));
 
+  // Naming a customer on the order form fills in their payment terms, when the order has none yet.
+  const customerField = document.getElementById("customer");
+  const termsField = document.getElementById("payment_terms");
+  if (customerField && termsField) {
+    customerField.addEventListener("change", () => {
+      const chosen = Array.from(document.querySelectorAll("#customer-names option"))
+        .find((option) => option.value.toLowerCase() === customerField.value.trim().toLowerCase());
+      if (chosen && chosen.dataset.terms && !termsField.value.trim()) termsField.value = chosen.dataset.terms;
+    });
+  }
+
   // A link to hand on: a click selects all of it; Copy puts it on the clipboard and says so.
   document.querySelectorAll("[data-select-all]").forEach((field) => field.addEventListener("focus", () => field.select()));
   document.querySelectorAll("[data-copy]").forEach((button) => button.addEventListener("click", async () => {
