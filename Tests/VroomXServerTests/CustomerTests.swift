@@ -52,6 +52,8 @@ struct CustomerTests {
             #expect(try await names("q=(312)%20555%200100") == ["Midwest Auto Brokers"], "a number typed any way")
             #expect(try await names("q=3125550100") == ["Midwest Auto Brokers"])
             #expect(try await names("q=TOYOTA") == ["Lakeside Toyota"])
+            _ = try await api.call(.dispatchCreateCustomer, json: CreateCustomerRequest(name: "Caf\u{E9} Motors"), token: other)
+            #expect(try await names("q=cafe%CC%81", other) == ["Café Motors"], "a decomposed é finds the composed one")
             #expect(try await names("q=%25") == [])
             #expect(try await names("q=lakeside", other) == [])
             #expect(try await api.call(.dispatchCustomers, query: "q=" + String(repeating: "a", count: 101), token: dispatch).status == 400)

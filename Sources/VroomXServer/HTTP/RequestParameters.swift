@@ -67,7 +67,8 @@ extension Request {
               !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw Self.invalid(parameter, "at most \(FieldLimits.searchText) characters of text")
         }
-        return text
+        // Composed, as names are stored: an "é" typed as e + accent finds one stored as é.
+        return text.precomposedStringWithCanonicalMapping
     }
 
     /// A query parameter as forms and most clients write it: `+` is a space
