@@ -32,6 +32,9 @@ struct CustomerTests {
                                      (CreateCustomerRequest(name: String(repeating: "n", count: 201)), "name"),
                                      (CreateCustomerRequest(name: "Y", notes: String(repeating: "n", count: 2001)), "notes"),
                                      (CreateCustomerRequest(name: "Z", phone: "312\n555"), "phone"),
+                                     (CreateCustomerRequest(name: "Z", email: "x>,<evil@attacker.example"), "email"),
+                                     (CreateCustomerRequest(name: "Z", email: "a;b@attacker.example"), "email"),
+                                     (CreateCustomerRequest(name: "Z", email: "\"quoted\"@example.com"), "email"),
                                      (CreateCustomerRequest(name: "Z", phone: "\u{202E}5550100"), "phone"),
                                      (CreateCustomerRequest(name: "Z", billingContact: "Dana\u{2028}Reyes"), "billing_contact")] {
                 let refused = try await api.call(.dispatchCreateCustomer, json: request, token: dispatch)

@@ -54,6 +54,8 @@ public struct SMTPMailer: Mailer {
 
     /// Sends one message on a new connection; gives up after `timeout`.
     public func send(_ message: MailMessage) async throws {
+        // Whatever stored it, an address that could name another recipient is never put on the wire.
+        guard Self.isPlainAddress(message.to) else { throw SMTPError.unsafeRecipient }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await deliver(message) }
             group.addTask {
@@ -171,6 +173,7 @@ enum SMTPError: Error, CustomStringConvertible {
     case timeout
     case tlsUnavailable
     case authenticationNeedsTLS
+    case unsafeRecipient
 
     var description: String {
         switch self {
@@ -179,6 +182,7 @@ enum SMTPError: Error, CustomStringConvertible {
         case .timeout: return "SMTP server did not answer in time"
         case .tlsUnavailable: return "SMTP server does not offer STARTTLS"
         case .authenticationNeedsTLS: return "refusing to send SMTP credentials without TLS (add ?auth_plaintext=true to allow)"
+        case .unsafeRecipient: return "the recipient is not a plain email address"
         }
     }
 }

@@ -3,12 +3,18 @@ import VroomXModels
 
 /// Input checks that answer `validation_failed` naming the field at fault.
 enum Validate {
+    /// An address as mail takes it unquoted (RFC 5322 dot-atoms): letters,
+    /// digits and `!#$%&'*+/=?^_`{|}~.-` before the @, a host name after it.
+    /// Never `<`, `>`, `,`, `;`, quotes or spaces, which would let one
+    /// address name another recipient in a message's headers.
     static func email(_ raw: String, field: String = "email") throws -> String {
         let email = raw.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
-        guard email.utf8.count <= 254, parts.count == 2, !parts[0].isEmpty, parts[1].contains("."),
-              !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
-              email.unicodeScalars.allSatisfy({ $0.value > 32 && $0.value < 127 }) else {
+        let local = Set("abcdefghijklmnopqrstuvwxyz0123456789!#$%&'*+/=?^_`{|}~.-".unicodeScalars)
+        let host = Set("abcdefghijklmnopqrstuvwxyz0123456789.-".unicodeScalars)
+        guard email.utf8.count <= 254, parts.count == 2, !parts[0].isEmpty, parts[0].utf8.count <= 64, parts[1].contains("."),
+              !parts[1].hasPrefix("."), !parts[1].hasSuffix("."), !parts[1].contains(".."),
+              parts[0].unicodeScalars.allSatisfy(local.contains), parts[1].unicodeScalars.allSatisfy(host.contains) else {
             throw AppError.validation(field, "Enter a valid email address.")
         }
         return email
