@@ -363,7 +363,7 @@ extension SaveInspectionRequest {
         if let position, !position.isValid {
             return FieldProblem("position", "Latitude must be -90 to 90 and longitude -180 to 180.")
         }
-        if let signerName, !FieldLimits.signerName.allows(signerName) || signerName.contains(where: { $0.isNewline }) {
+        if let signerName, !FieldLimits.signerName.allows(signerName) || !TextLimit.isOneVisibleLine(TextLimit.normalized(signerName)) {
             return FieldProblem("signer_name", "The signer's name is one line of at most \(FieldLimits.signerName.max) characters.")
         }
         guard let damages else { return nil }

@@ -66,6 +66,8 @@ struct InspectionTests {
         try app.updateInspection(inspection, signerName: "  Pat   Gate ")
         #expect(try app.database.inspection(inspection)?.signerName == "Pat   Gate")
         #expect(throws: LocalRejection.self) { try app.updateInspection(inspection, signerName: "Pat\nGate") }
+        // A direction mark an Arabic or Hebrew keyboard slips in is refused here as the server refuses it, never sent to be refused there.
+        #expect(throws: LocalRejection.self) { try app.updateInspection(inspection, signerName: "Yusuf \u{200F}Al-Amin") }
         #expect(throws: LocalRejection.self) { try app.completeInspection(inspection) }
         var files: [MediaSlot: URL] = [:]
         for slot in MediaSlot.requiredPhotos { files[slot] = try Self.write(MediaSamples.jpeg(size: 40_000), name: "\(slot).jpg") }

@@ -134,6 +134,17 @@ struct BillOfLadingTests {
             #expect(try smtp.messages().count == 1)
             let page = try await server.store.read { try await DocumentMailRepository.of(order.id, tenant: alpha.tenant.id, $0) }
             #expect(page.map(\.state) == [.sent] && page.first?.sentAt != nil)
+
+            // A link the dispatcher revoked is not brought back by an email.
+            let second = try await api.call(.dispatchCreateOrder, json: CreateOrderRequest(
+                number: "MAIL-2", tripID: alpha.trips[0][0].id, vehicle: Vehicle(make: "Honda"), pickup: Stop(address: "1 Harbor Rd, Savannah, GA"),
+                delivery: Stop(address: "9 Main St, Orlando, FL"), revenueCents: 1, customerID: customer.id), token: dispatch).decode(Order.self)
+            _ = try await api.call(.dispatchCreateTrackingLink, second.id.rawValue, token: dispatch)
+            #expect(try await api.call(.dispatchRevokeTrackingLink, second.id.rawValue, token: dispatch).status == 204)
+            try await api.completeInspection(of: second.id, .pickup, token: driver)
+            let both = try await smtp.waitForMessages(2, timeout: .seconds(30)).map(Self.mime)
+            let revoked = try #require(both.first { $0.headers["subject"]?.contains("MAIL-2") == true })
+            #expect(!revoked.text.contains("/track/"), "\(revoked.text)")
         }
         await smtp.stop()
     }

@@ -29,6 +29,20 @@ public struct TextLimit: Sendable, Hashable {
         text.replacingOccurrences(of: "\r\n", with: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// Whether text is one line of visible characters: no control or format
+    /// characters (direction marks, zero-width spaces), line or paragraph
+    /// separators, private-use or unassigned ones, nor other invisible
+    /// marks. Names and one-line fields keep it, on the phone and the server alike.
+    public static func isOneVisibleLine(_ text: String) -> Bool {
+        !text.unicodeScalars.contains { scalar in
+            let properties = scalar.properties
+            switch properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator, .privateUse, .surrogate, .unassigned: return true
+            default: return properties.isDefaultIgnorableCodePoint  // variation selectors, fillers, joiners
+            }
+        }
+    }
+
     /// The refusal of text that breaks the limit, naming `field` (which may
     /// carry a prefix, such as `pickup.address`).
     public func refusal(field: String? = nil, empty: Bool = false) -> Refusal {

@@ -54,11 +54,9 @@ struct ConsoleOrderPages {
         }
         console.post(router, "/orders/:id/bill-of-lading/email", page: "/orders/:id") { request in
             let id: ID<Order> = try request.id("id", "Order")
-            let kind = Inspection.Kind(rawValue: request.form["kind"]) ?? .pickup
-            if let refusal = try await store.emailBillOfLadingAgain(id, kind: kind, tenant: request.tenant) {
-                return ConsolePages.redirect("/orders/\(id)?mail=" + (refusal.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
-            }
-            return ConsolePages.redirect("/orders/\(id)?mail=queued")
+            guard let kind = Inspection.Kind(rawValue: request.form["kind"]) else { throw AppError.validation("kind", "kind is pickup or delivery.") }
+            let refusal = try await store.emailBillOfLadingAgain(id, kind: kind, tenant: request.tenant)
+            return ConsolePages.redirect("/orders/\(id)?mail=\(refusal?.rawValue ?? "queued")")
         }
         console.get(router, "/orders/:id/bill-of-lading.pdf") { request in
             let (number, bytes) = try await BillOfLadingService(store: store, media: console.media).pdf(of: try request.id("id", "Order"),
@@ -192,8 +190,12 @@ struct ConsoleOrderPages {
             notice = "Order \(order.number) created for \(names.customers[order.customerID ?? ID()]?.name ?? "the customer"), whom you already have: "
                 + "their details were not changed (edit them on their page)."
         }
-        if let mail = request.query("mail") {
-            notice = mail == "queued" ? "The bill of lading is on its way to the customer again." : String(mail.prefix(200))
+        // Notices by code: no text a link carries reaches the page.
+        switch request.query("mail") {
+        case "queued": notice = "The bill of lading is on its way to the customer again."
+        case BillOfLadingResend.Refusal.notCompleted.rawValue: notice = "That inspection is not completed yet: there is no bill of lading of it to send."
+        case BillOfLadingResend.Refusal.noEmail.rawValue: notice = "Give the order a customer with an email address first."
+        default: break
         }
         if request.query("tracking") == "made" { notice = "Tracking link made: copy it to the customer." }
         if request.query("tracking") == "replaced" { notice = "New tracking link made: copy it to the customer. The earlier link no longer works." }

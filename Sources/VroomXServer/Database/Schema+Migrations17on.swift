@@ -55,6 +55,7 @@ extension Schema {
                 created_by TEXT,
                 created_at BIGINT NOT NULL,
                 revoked_at BIGINT,
+                withdrawn BIGINT NOT NULL DEFAULT 0 CHECK (withdrawn IN (0, 1)),
                 UNIQUE (tenant_id, id),
                 FOREIGN KEY (tenant_id, order_id) REFERENCES orders (tenant_id, id) ON DELETE CASCADE
             );

@@ -9,8 +9,10 @@ struct BillOfLading: Sendable {
         /// The photos, in slot order, with what each shows.
         let photos: [(label: String, image: PDFImage)]
         let signature: PDFImage?
-        /// Photos too large for the document (or beyond its budget): they stay on the inspection's page.
+        /// Photos the document could not hold (too large, past its budget, or not a JPEG): they stay on the inspection's page.
         var photosLeftOut = 0
+        /// A signature in a form the document cannot draw.
+        var signatureLeftOut = false
     }
 
     let carrierName: String
@@ -50,13 +52,14 @@ struct BillOfLadingPDF {
         y = 48
         // The carrier, as its authority names it; the document's name and numbers on the right.
         let carrier = bill.profile.legalName.isEmpty ? bill.carrierName : bill.profile.legalName
-        text(carrier, x: left, size: 15, bold: true)
+        pdf.text(Self.fitted(carrier, width: width - 250, size: 15, bold: true), x: left, y: y + 15, size: 15, bold: true)
+        y += 18
         let numbers = [bill.profile.mcNumber.isEmpty ? nil : "MC \(bill.profile.mcNumber)",
                        bill.profile.dotNumber.isEmpty ? nil : "USDOT \(bill.profile.dotNumber)"].compactMap { $0 }.joined(separator: " · ")
         var top = y + 4
         for line in [bill.profile.address, [bill.profile.phone, bill.profile.email].filter { !$0.isEmpty }.joined(separator: " · "), numbers]
         where !line.isEmpty {
-            pdf.text(line, x: left, y: top + 12, size: 9, gray: 0.25)
+            pdf.text(Self.fitted(line, width: width - 250, size: 9), x: left, y: top + 12, size: 9, gray: 0.25)
             top += 12
         }
         rightAligned("BILL OF LADING", y: y, size: 15, bold: true)
@@ -133,8 +136,8 @@ struct BillOfLadingPDF {
             y += pictureHeight + 14
         }
         if condition.photosLeftOut > 0 {
-            text("\(condition.photosLeftOut) more photo\(condition.photosLeftOut == 1 ? " is" : "s are") on the inspection's page (the order's tracking link), "
-                 + "left out of this document for its size.", x: left, size: 8.5, gray: 0.35)
+            text("\(condition.photosLeftOut) more photo\(condition.photosLeftOut == 1 ? " is" : "s are") on the inspection's page (the order's tracking link): "
+                 + "too large for this document, or in a format it cannot hold.", x: left, size: 8.5, gray: 0.35)
         }
         // Who signed, and the driver.
         ensure(84)
@@ -144,12 +147,14 @@ struct BillOfLadingPDF {
         pdf.text("Driver", x: left + width / 2 + 10, y: y + 9, size: 8.5, bold: true, gray: 0.3)
         if let signature = condition.signature {
             pdf.image(signature, x: left, y: y + 14, width: width / 2 - 20, height: 50)
+        } else if condition.signatureLeftOut {
+            pdf.text("Signed: the signature is on the inspection's page.", x: left, y: y + 44, size: 8.5, gray: 0.35)
         }
         pdf.line(from: (left, y + 68), to: (left + width / 2 - 20, y + 68))
         if let name = inspection.signerName, !inspection.customerUnavailable {
-            pdf.text("Signed by \(name)", x: left, y: y + 78, size: 9)
+            pdf.text(Self.fitted("Signed by \(name)", width: width / 2 - 20, size: 9), x: left, y: y + 78, size: 9)
         }
-        pdf.text(driver, x: left + width / 2 + 10, y: y + 50, size: 10)
+        pdf.text(Self.fitted(driver, width: width / 2 - 10, size: 10), x: left + width / 2 + 10, y: y + 50, size: 10)
         pdf.line(from: (left + width / 2 + 10, y + 68), to: (right, y + 68))
         y += 88
     }
@@ -197,8 +202,16 @@ struct BillOfLadingPDF {
         y += 3
     }
 
+    /// One line cut to `width` with an ellipsis, for places that cannot wrap.
+    static func fitted(_ string: String, width: Double, size: Double, bold: Bool = false) -> [UInt8] {
+        var bytes = PDFText.winAnsi(string)
+        guard PDFText.width(bytes, size: size, bold: bold) > width else { return bytes }
+        while !bytes.isEmpty, PDFText.width(bytes + [0x85], size: size, bold: bold) > width { bytes.removeLast() }
+        return bytes + [0x85]  // WinAnsi's "…"
+    }
+
     private mutating func rightAligned(_ string: String, y: Double, size: Double, bold: Bool = false) {
-        let bytes = PDFText.winAnsi(string)
+        let bytes = Self.fitted(string, width: 240, size: size, bold: bold)
         pdf.text(bytes, x: right - PDFText.width(bytes, size: size, bold: bold), y: y + size, size: size, bold: bold)
     }
 

@@ -13,7 +13,7 @@ struct BillOfLadingService: Sendable {
     /// What one document embeds at most; further photos stay on the inspection's page.
     static let picturesBudget: Int64 = 80 << 20
     /// What an emailed document embeds at most: mail servers refuse messages over 20–25 MB.
-    static let emailPicturesBudget: Int64 = 15 << 20
+    static let emailPicturesBudget: Int64 = 10 << 20
 
     func pdf(of id: ID<Order>, tenant: ID<Tenant>, picturesBudget: Int64 = Self.picturesBudget) async throws -> (number: String, bytes: [UInt8]) {
         let scope = Scope.dispatch(tenant: tenant)
@@ -42,28 +42,34 @@ struct BillOfLadingService: Sendable {
             var photos: [(label: String, image: PDFImage)] = []
             var signature: PDFImage?
             var leftOut = 0
+            var signatureLeftOut = false
             // The signature first: it is small, and a bill of lading without it is no receipt.
             for item in inspection.media.sorted(by: { ($0.kind == MediaKind.signature ? -1 : $0.slot.walkOrder) < ($1.kind == MediaKind.signature ? -1 : $1.slot.walkOrder) })
             where item.kind != .video {
-                guard let key = keys["\(inspection.id)/\(item.slot.rawValue)"], let image = try await picture(key, budget: &budget) else {
-                    if item.kind == .photo { leftOut += 1 }
+                guard let key = keys["\(inspection.id)/\(item.slot.rawValue)"],
+                      let image = try await picture(key, signature: item.kind == MediaKind.signature, budget: &budget) else {
+                    if item.kind == .photo { leftOut += 1 } else if item.kind == MediaKind.signature { signatureLeftOut = true }
                     continue
                 }
                 if item.kind == MediaKind.signature { signature = image } else { photos.append((item.slot.title, image)) }
             }
-            conditions.append(.init(inspection: inspection, photos: photos, signature: signature, photosLeftOut: leftOut))
+            conditions.append(.init(inspection: inspection, photos: photos, signature: signature, photosLeftOut: leftOut,
+                                    signatureLeftOut: signatureLeftOut))
         }
         let bill = BillOfLading(carrierName: carrier, profile: profile, order: order, customer: customer, driver: driver ?? "Not assigned",
                                 trip: trip, conditions: conditions, now: store.now)
-        return (order.number, try BillOfLadingPDF.make(bill))
+        return (order.number, try await Self.making.withPermit { try BillOfLadingPDF.make(bill) })
     }
 
     /// A stored file's picture, when it is one and fits the budget.
-    private func picture(_ key: String, budget: inout Int64) async throws -> PDFImage? {
+    private func picture(_ key: String, signature: Bool, budget: inout Int64) async throws -> PDFImage? {
         guard let reader = try await media.open(key) else { return nil }
         defer { reader.close() }
         guard reader.size <= Self.largestPicture, reader.size <= budget else { return nil }
         budget -= reader.size
-        return PDFImage(try await reader.prefix(Int(reader.size)))
+        return PDFImage(try await reader.prefix(Int(reader.size)), png: signature)
     }
+
+    /// Documents made at once on this instance: each holds its photos in memory and a core busy.
+    private static let making = AsyncSemaphore(permits: 2)
 }

@@ -99,19 +99,27 @@ extension Store {
     /// Sends an order's pickup or delivery bill of lading to its customer
     /// again, at a dispatcher's request (the address may have changed, or
     /// the first send was interrupted). Nil when it was queued; otherwise why not.
-    func emailBillOfLadingAgain(_ order: ID<Order>, kind: Inspection.Kind, tenant: ID<Tenant>) async throws -> String? {
+    func emailBillOfLadingAgain(_ order: ID<Order>, kind: Inspection.Kind, tenant: ID<Tenant>) async throws -> BillOfLadingResend.Refusal? {
         try await write(tenant: tenant) { tx in
             guard let found = try await OrderRepository.find(order, .dispatch(tenant: tenant), tx.db) else { throw AppError.notFound("Order") }
             guard let inspection = try await InspectionRepository.of(order, tx).first(where: { $0.kind == kind && $0.completedAt != nil }) else {
-                return "The \(kind.rawValue) inspection is not completed yet."
+                return .notCompleted
             }
             guard let customer = found.customerID, let email = try await CustomerRepository.find(customer, tenant: tenant, tx.db)?.email,
                   !email.isEmpty else {
-                return "Give the order a customer with an email address first."
+                return .noEmail
             }
             if try await DocumentMailRepository.requeue(inspection.id, recipient: email, tx) { return nil }
             try await DocumentMailRepository.enqueue(order: order, inspection: inspection.id, kind: kind, recipient: email, tx)
             return nil
         }
+    }
+}
+
+/// Why a bill of lading was not sent again.
+enum BillOfLadingResend {
+    enum Refusal: String, Sendable {
+        case notCompleted = "not_completed"
+        case noEmail = "no_email"
     }
 }

@@ -62,10 +62,17 @@ final class DocumentMailService: Service, Sendable {
         } catch let error as AppError where error.status == 404 {
             settled = (.failed, "The order is gone.", nil, nil)
         } catch {
-            // Not accepted by the mail server: again later, a few times.
-            let retry = entry.attempts < Self.maxAttempts
-            let delay = min(3600, 60 * pow(3, Double(entry.attempts - 1)))
-            settled = (retry ? .queued : .failed, "The mail server refused it: \(error)", nil, retry ? store.now.addingTimeInterval(delay) : nil)
+            switch Self.outcome(of: error) {
+            case .refusedForGood:
+                settled = (.failed, "The mail server refused it for good: \(error)", nil, nil)
+            case .unknown:
+                // The server may have taken it before the answer was lost: sending again could send it twice.
+                settled = (.failed, "Sending was interrupted (\(error)): it may or may not have arrived. Email it again from the order page.", nil, nil)
+            case .notTaken:
+                let retry = entry.attempts < Self.maxAttempts
+                let delay = min(3600, 60 * pow(3, Double(entry.attempts - 1)))
+                settled = (retry ? .queued : .failed, "Not sent: \(error)", nil, retry ? store.now.addingTimeInterval(delay) : nil)
+            }
             logger.warning("bill of lading mail not sent", metadata: ["order": "\(entry.order)", "error": "\(error)"])
         }
         let (state, note, sentAt, next) = settled
@@ -73,6 +80,23 @@ final class DocumentMailService: Service, Sendable {
         _ = try? await store.writeRows { db in
             try await DocumentMailRepository.settle(entry.id, state: state, note: note, sentAt: sentAt, nextAttempt: next, db)
         }
+    }
+
+    /// What a failed send says of the message: never taken (try again),
+    /// refused for good (a 5xx answer), or unknown (a time-out or a cut
+    /// after it went out: the server may have it).
+    enum SendOutcome { case notTaken, refusedForGood, unknown }
+
+    static func outcome(of error: any Error) -> SendOutcome {
+        if error is CancellationError { return .unknown }
+        if let smtp = error as? SMTPError {
+            switch smtp {
+            case .unexpectedReply(_, let got): return got.hasPrefix("5") ? .refusedForGood : .notTaken
+            case .timeout, .closed: return .unknown
+            case .tlsUnavailable, .authenticationNeedsTLS, .unsafeRecipient: return .refusedForGood
+            }
+        }
+        return .notTaken  // no connection: nothing was sent
     }
 
     private func message(for entry: DocumentMailRepository.Entry) async throws -> MailMessage {
@@ -89,7 +113,10 @@ final class DocumentMailService: Service, Sendable {
         if profile.trackingLinkInEmails {
             let base = tracking.base(host: nil)
             var live = try await tracking.link(of: order.id, tenant: entry.tenant, base: base)
-            if live == nil { live = try await tracking.create(for: order.id, tenant: entry.tenant, base: base) }
+            // A link a dispatcher revoked stays revoked: an email makes one only for an order that never had one taken away.
+            if live == nil, try await !tracking.wasRevoked(order.id, tenant: entry.tenant) {
+                live = try await tracking.create(for: order.id, tenant: entry.tenant, base: base)
+            }
             if let live {
                 lines += ["", entry.kind == .pickup ? "Follow it to delivery, with the driver's ETA, and see its condition at pickup: \(live.url)"
                               : "See its condition at pickup and delivery, photos and signatures: \(live.url)"]

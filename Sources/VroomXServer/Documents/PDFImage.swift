@@ -15,12 +15,18 @@ struct PDFImage: Sendable {
     /// `/DecodeParms`, when the filter needs them.
     var decodeParameters: String? = nil
 
-    /// A picture from a file's bytes, or nil when it is neither a JPEG nor a PNG this reads.
-    init?(_ bytes: [UInt8]) {
+    /// A picture from a file's bytes, or nil when it is not a JPEG (or, with
+    /// `png`, a PNG) this reads. Photos are JPEGs passed through; only a
+    /// signature, a small drawing, is decoded, so no upload can make a
+    /// document cost much work.
+    init?(_ bytes: [UInt8], png allowPNG: Bool = false) {
         if let jpeg = Self.jpeg(bytes) { self = jpeg; return }
-        if let png = Self.png(bytes) { self = png; return }
+        if allowPNG, let png = Self.png(bytes) { self = png; return }
         return nil
     }
+
+    /// The largest signature decoded, in pixels (a phone's signature pad is well under a megapixel).
+    static let maxSignaturePixels = 2_000_000
 
     private init(width: Int, height: Int, colorSpace: String, filter: String, data: [UInt8]) {
         (self.width, self.height, self.colorSpace, self.filter, self.data) = (width, height, colorSpace, filter, data)
@@ -42,7 +48,8 @@ struct PDFImage: Sendable {
                 let height = Int(bytes[index + 5]) << 8 | Int(bytes[index + 6])
                 let width = Int(bytes[index + 7]) << 8 | Int(bytes[index + 8])
                 let components = Int(bytes[index + 9])
-                guard width > 0, height > 0, [1, 3, 4].contains(components) else { return nil }
+                // A header claiming more than a large camera's frame is no photo (a reader would try to allocate it).
+                guard (1...12_000).contains(width), (1...12_000).contains(height), [1, 3].contains(components) else { return nil }
                 let space = components == 1 ? "DeviceGray" : components == 3 ? "DeviceRGB" : "DeviceCMYK"
                 return PDFImage(width: width, height: height, colorSpace: space, filter: "DCTDecode", data: bytes)
             }
@@ -79,7 +86,8 @@ struct PDFImage: Sendable {
         }
         let channels = [0: 1, 2: 3, 4: 2, 6: 4][colorType]
         // A signature is a few hundred pixels a side: anything far larger is not one, and would take memory for nothing.
-        guard let channels, depth == 8, !interlaced, (1...4096).contains(width), (1...4096).contains(height) else { return nil }
+        guard let channels, depth == 8, !interlaced, (1...4096).contains(width), (1...4096).contains(height),
+              width * height <= maxSignaturePixels else { return nil }
         let stride = width * channels
         guard let raw = try? compressed.decompress(with: .zlib(), maxSize: (stride + 1) * height),
               raw.readableBytes == (stride + 1) * height else { return nil }

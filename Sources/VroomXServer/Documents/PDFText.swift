@@ -57,9 +57,15 @@ enum PDFText {
                 let candidate = line.isEmpty ? word : line + [UInt8(ascii: " ")] + word
                 if self.width(candidate, size: size, bold: bold) <= width { line = candidate; continue }
                 if !line.isEmpty { lines.append(line) }
+                // A word longer than a line is cut where it fills one: measured glyph by glyph, once.
                 while self.width(word, size: size, bold: bold) > width, word.count > 1 {
-                    var cut = word.count - 1
-                    while cut > 1, self.width(Array(word[..<cut]), size: size, bold: bold) > width { cut -= 1 }
+                    var cut = 0, used = 0.0
+                    while cut < word.count {
+                        let glyph = self.width([word[cut]], size: size, bold: bold)
+                        if used + glyph > width, cut > 0 { break }
+                        used += glyph
+                        cut += 1
+                    }
                     lines.append(Array(word[..<cut]))
                     word = Array(word[cut...])
                 }

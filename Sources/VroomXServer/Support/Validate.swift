@@ -73,13 +73,7 @@ enum Validate {
     /// space, so that what reads the same is stored the same.
     static func name(_ raw: String, field: String, max: Int) throws -> String {
         let text = try text(raw, field: field, max: max, required: true)
-        guard !text.unicodeScalars.contains(where: { scalar in
-            let properties = scalar.properties
-            switch properties.generalCategory {
-            case .control, .format, .lineSeparator, .paragraphSeparator, .privateUse, .surrogate, .unassigned: return true
-            default: return properties.isDefaultIgnorableCodePoint  // variation selectors, fillers, joiners
-            }
-        }) else {
+        guard TextLimit.isOneVisibleLine(text) else {
             throw AppError.validation(field, "\(field) is one line of visible text.")
         }
         let stored = text.precomposedStringWithCanonicalMapping.split(whereSeparator: \.isWhitespace).joined(separator: " ")

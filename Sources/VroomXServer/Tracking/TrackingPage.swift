@@ -31,6 +31,8 @@ struct TrackingPage {
             var response = try await InspectionController.serve(request, contentType: described.contentType, sha256: described.sha256, key: key,
                                                                 media: media)
             response.headers[.init("Referrer-Policy")!] = "no-referrer"
+            // Not kept for a year in the customer's browser: the link may be revoked.
+            response.headers[.cacheControl] = "private, max-age=300"
             return response
         }
     }

@@ -33,12 +33,18 @@ enum TrackingRepository {
             """)
     }
 
-    /// Ends an order's live link; whether there was one.
-    static func revoke(of order: ID<Order>, _ tx: TenantTransaction) async throws -> Bool {
+    /// Ends an order's live link; whether there was one. `byDispatcher`:
+    /// taken away (not replaced by a new one), which an email respects.
+    static func revoke(of order: ID<Order>, _ tx: TenantTransaction, byDispatcher: Bool = false) async throws -> Bool {
         try await tx.first("""
-            UPDATE tracking_links SET revoked_at = \(tx.now) WHERE tenant_id = \(tx.tenant) AND order_id = \(order) AND revoked_at IS NULL
+            UPDATE tracking_links SET revoked_at = \(tx.now), withdrawn = \(byDispatcher ? 1 : 0)
+            WHERE tenant_id = \(tx.tenant) AND order_id = \(order) AND revoked_at IS NULL
             RETURNING id
             """) != nil
+    }
+
+    static func anyRevoked(of order: ID<Order>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Bool {
+        try await db.first("SELECT id FROM tracking_links WHERE tenant_id = \(tenant) AND order_id = \(order) AND withdrawn = 1 LIMIT 1") != nil
     }
 
     private static func row(_ row: SQLRow) throws -> Row {

@@ -40,11 +40,16 @@ struct TrackingService: Sendable {
         }
     }
 
+    /// Whether a dispatcher ever revoked a link of the order.
+    func wasRevoked(_ order: ID<Order>, tenant: ID<Tenant>) async throws -> Bool {
+        try await store.read { try await TrackingRepository.anyRevoked(of: order, tenant: tenant, $0) }
+    }
+
     /// Ends the order's link (nothing when it has none).
     func revoke(for order: ID<Order>, tenant: ID<Tenant>) async throws {
         try await store.write(tenant: tenant) { tx in
             guard try await OrderRepository.find(order, .dispatch(tenant: tenant), tx.db) != nil else { throw AppError.notFound("Order") }
-            _ = try await TrackingRepository.revoke(of: order, tx)
+            _ = try await TrackingRepository.revoke(of: order, tx, byDispatcher: true)
         }
     }
 
