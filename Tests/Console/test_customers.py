@@ -159,9 +159,9 @@ def test_a_tracking_link_follows_the_order_live_and_other_tokens_show_nothing(pa
     from conftest import DRIVER
     import uuid
     from test_console import pick_up
-    # An assigned demo order: Sam's trip to Denver.
-    page.goto(server.base + "/board?status=assigned&q=O-6001")
-    page.click("tr[data-href] a:has-text('O-6001')")
+    # An assigned demo order: Jordan's trip to Los Angeles (no other test signs Jordan in: codes go once a minute).
+    page.goto(server.base + "/board?status=assigned&q=O-7001")
+    page.click("tr[data-href] a:has-text('O-7001')")
     order_url = page.url
     page.click("button:has-text('Make a tracking link')")
     expect(page.locator(".notice")).to_contain_text("Tracking link made")
@@ -171,37 +171,37 @@ def test_a_tracking_link_follows_the_order_live_and_other_tokens_show_nothing(pa
 
     customer = anonymous_page
     customer.goto(link)
-    expect(customer.locator("h1")).to_contain_text("Order O-6001")
+    expect(customer.locator("h1")).to_contain_text("Order O-7001")
     expect(customer.locator("#track-status")).to_have_text("Scheduled for pickup")
-    expect(customer.locator("body")).not_to_contain_text("Sam Chen")
+    expect(customer.locator("body")).not_to_contain_text("Jordan Blake")
     shot(customer, "tracking-page")
 
     # The driver picks the car up; the open page follows without a reload.
     customer.evaluate("window.__sameDocument = true")
-    token = server.api_sign_in("sam@demo-carrier.example")
+    token = server.api_sign_in("jordan@demo-carrier.example")
     status, orders = server.api("GET", "/v1/orders?limit=100", token=token)
-    order = next(o for o in orders["items"] if o["number"] == "O-6001")
+    order = next(o for o in orders["items"] if o["number"] == "O-7001")
     pick_up(server, token, order["id"])
     expect(customer.locator("#track-status")).to_have_text("Picked up", timeout=30_000)
     assert customer.evaluate("window.__sameDocument") is True
     expect(customer.locator(".steps li.done")).to_have_count(2)
     shot(customer, "tracking-picked-up")
 
-    # The customer (Lakeshore Auto Auction) got the pickup's bill of lading; the order's history says so.
-    mail = server.mailbox.message("titles@lakeshoreauction.example", "picked up", timeout=30)
-    assert "O-6001" in mail and "/track/" in mail, mail
+    # The customer (Midwest Auto Brokers) got the pickup's bill of lading; the order's history says so.
+    mail = server.mailbox.message("billing@midwestauto.example", "picked up", timeout=30)
+    assert "O-7001" in mail and "/track/" in mail, mail
     page.goto(order_url)
-    expect(page.locator(".timeline")).to_contain_text("Bill of lading (pickup) emailed to titles@lakeshoreauction.example")
+    expect(page.locator(".timeline")).to_contain_text("Bill of lading (pickup) emailed to billing@midwestauto.example")
     # The open tracking page shows the condition at pickup, with its photos.
     expect(customer.locator(".condition h2")).to_have_text("Condition at pickup", timeout=30_000)
     customer.wait_for_function("Array.from(document.querySelectorAll('.condition img')).every(i => i.complete && i.naturalWidth > 0)")
     shot(customer, "tracking-condition")
     # Asked again, it goes again.
-    before = len([1 for to, body in server.mailbox.messages if to == "titles@lakeshoreauction.example"])
+    before = len([1 for to, body in server.mailbox.messages if to == "billing@midwestauto.example"])
     page.click("button:has-text('Email the pickup bill of lading to the customer again')")
     expect(page.locator(".notice")).to_contain_text("on its way to the customer again")
     deadline = __import__("time").time() + 30
-    while len([1 for to, body in server.mailbox.messages if to == "titles@lakeshoreauction.example"]) == before:
+    while len([1 for to, body in server.mailbox.messages if to == "billing@midwestauto.example"]) == before:
         assert __import__("time").time() < deadline, "no second mail"
         __import__("time").sleep(0.2)
 
@@ -211,7 +211,7 @@ def test_a_tracking_link_follows_the_order_live_and_other_tokens_show_nothing(pa
         customer.goto(server.base + "/track/" + other)
         expect(customer.locator("h1")).to_have_text("Tracking link")
         expect(customer.locator("main")).to_contain_text("not valid or has expired")
-        expect(customer.locator("body")).not_to_contain_text("O-6001")
+        expect(customer.locator("body")).not_to_contain_text("O-7001")
     page.goto(order_url)
     page.once("dialog", lambda dialog: dialog.accept())
     page.click("button:has-text('Revoke')")
