@@ -6,7 +6,9 @@ import urllib.request
 
 from playwright.sync_api import expect
 
-from conftest import shot
+import pytest
+
+from conftest import running_server, shot, sign_in
 
 
 def test_a_customer_is_added_edited_and_found(page, server, browser, dispatcher_state):
@@ -155,7 +157,16 @@ def test_customer_import_names_bad_lines_then_imports_and_offers_a_template(page
     expect(page.locator("tr[data-href]")).to_have_count(1)
 
 
-def test_a_tracking_link_follows_the_order_live_and_other_tokens_show_nothing(page, anonymous_page, server):
+@pytest.fixture
+def own_server():
+    """A server of its own: the sign-ins this test needs are not spent by the rest of the suite."""
+    yield from running_server()
+
+
+def test_a_tracking_link_follows_the_order_live_and_other_tokens_show_nothing(browser, anonymous_page, own_server):
+    server = own_server
+    page = browser.new_context(viewport={"width": 1280, "height": 860}).new_page()
+    sign_in(page, server)
     from conftest import DRIVER
     import uuid
     from test_console import pick_up
