@@ -474,10 +474,8 @@ struct DriverCommandTests {
         await services.database.close()
     }
 
-    static let faketime = ["/usr/bin/faketime", "/usr/local/bin/faketime"].first { FileManager.default.isExecutableFile(atPath: $0) }
-
     @Test("a device clock three days slow: once a command has heard the server, the next one dates an expense by the server's day",
-          .enabled(if: faketime != nil, "needs faketime"))
+          .enabled(if: SkewedClock.isAvailable, "needs libfaketime"))
     func slowClockDatesByServer() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-cli-\(UUID().uuidString.prefix(8))")
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-driver-\(UUID().uuidString.prefix(8))")
@@ -485,9 +483,9 @@ struct DriverCommandTests {
         let server = try await ServerProcess.start(dataDirectory: data, port: port)
         // Every command of this device runs with its clock three days behind.
         func slow(_ arguments: [String]) async throws -> (status: Int32, output: String) {
-            let process = try ChildProcess(try #require(Self.faketime), ["-f", "-3d", VroomXBinary.path("vroomx-driver")] + arguments,
-                                           environment: ["VROOMX_SERVER": "http://127.0.0.1:\(port)", "VROOMX_DRIVER_HOME": home.path,
-                                                         "NO_COLOR": "1", "FAKETIME_DONT_FAKE_MONOTONIC": "1"])
+            let process = try SkewedClock.start(VroomXBinary.path("vroomx-driver"), arguments, offset: "-3d",
+                                                environment: ["VROOMX_SERVER": "http://127.0.0.1:\(port)",
+                                                              "VROOMX_DRIVER_HOME": home.path, "NO_COLOR": "1"])
             while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
             return (process.exitStatus ?? -1, process.text)
         }

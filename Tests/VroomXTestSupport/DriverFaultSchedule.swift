@@ -84,7 +84,6 @@ public final class DriverFaultSchedule {
     private var dispatch: APISession!
     private var ids = DemoIDs()
     private var ledger = Ledger()
-    private let faketime: String? = ["/usr/bin/faketime", "/usr/local/bin/faketime"].first { FileManager.default.isExecutableFile(atPath: $0) }
     private let etaBase: Date
     /// How long the driver's client waits for an answer; `late` answers come a second after.
     static let clientDeadline: Double = 3
@@ -330,7 +329,7 @@ public final class DriverFaultSchedule {
         var ticket = Int(random.next() % UInt64(weighted.map(\.1).reduce(0, +)))
         let operation = weighted.first { ticket -= $0.1; return ticket < 0 }?.0 ?? .sync
         let skew: Int? = roll() < 0.15 ? pickSkew() : nil
-        if skew != nil { fault(faketime == nil ? "clock_skew_unavailable" : "clock_skew") }
+        if skew != nil { fault(SkewedClock.isAvailable ? "clock_skew" : "clock_skew_unavailable") }
         if operation != .concurrentSync, let running = background {
             // A second process may still be draining; most of the time wait, sometimes kill it.
             if roll() < 0.3 { fault("client_sigkill"); await running.kill9() } else { _ = await finishBackground(running) }
@@ -500,13 +499,13 @@ public final class DriverFaultSchedule {
 
     private var environment: [String: String] {
         ["VROOMX_SERVER": "http://127.0.0.1:\(proxy.port)", "VROOMX_DRIVER_HOME": home.path, "NO_COLOR": "1",
-         "FAKETIME_DONT_FAKE_MONOTONIC": "1", "VROOMX_REQUEST_TIMEOUT": String(Int(Self.clientDeadline))]
+         "VROOMX_REQUEST_TIMEOUT": String(Int(Self.clientDeadline))]
     }
 
     private func start(_ arguments: [String], skew: Int?) throws -> ChildProcess {
         let driver = VroomXBinary.path("vroomx-driver")
-        if let skew, let faketime {
-            return try ChildProcess(faketime, ["-f", skew > 0 ? "+\(skew)" : "\(skew)", driver] + arguments, environment: environment)
+        if let skew {
+            return try SkewedClock.start(driver, arguments, offset: skew > 0 ? "+\(skew)" : "\(skew)", environment: environment)
         }
         return try ChildProcess(driver, arguments, environment: environment)
     }
@@ -525,17 +524,6 @@ public final class DriverFaultSchedule {
     }
 
     private func runToEnd(_ arguments: [String], skew: Int?) async throws -> (status: Int32, output: String) {
-        let result = try await runOnce(arguments, skew: skew)
-        // The faketime wrapper names a semaphore after its process id; with thousands of launches (some
-        // SIGKILLed) it once found one left behind and refused to start: the command never ran, so run it again.
-        if result.output.contains("faketime: sem_open") {
-            fault("faketime_retry")
-            return try await runOnce(arguments, skew: skew)
-        }
-        return result
-    }
-
-    private func runOnce(_ arguments: [String], skew: Int?) async throws -> (status: Int32, output: String) {
         let started = ContinuousClock.now
         let process = try start(arguments, skew: skew)
         let deadline = started + .seconds(180)
