@@ -147,10 +147,16 @@ public struct CreateOrderRequest: Codable, Sendable, Hashable {
     public var number: String
     /// Putting an order on a trip assigns it to the trip's driver.
     public var tripID: ID<Trip>?
-    public var vehicle: Vehicle
+    /// 1 to `FieldLimits.vehiclesPerOrder`; the server gives each its id.
+    public var vehicles: [Vehicle]
+    /// Whether the request named its vehicles as a list (`vehicles`) or,
+    /// as clients from before several vehicles per order do, as one
+    /// `vehicle`: refusals name the fields the way the request did.
+    public var listsVehicles: Bool
     public var pickup: Stop
     public var delivery: Stop
-    public var revenueCents: Int
+    /// The sum of the vehicles' prices, or with one vehicle and no price its price.
+    public var revenueCents: Int?
     public var paymentTerms: String?
     /// The VIN is right as printed although its check digit says otherwise.
     public var acceptVINWarning: Bool?
@@ -159,23 +165,38 @@ public struct CreateOrderRequest: Codable, Sendable, Hashable {
     /// The load board's or broker's reference for the load.
     public var externalLoadID: String?
 
+    /// An order of one vehicle earning `revenueCents`.
     public init(number: String, tripID: ID<Trip>? = nil, vehicle: Vehicle, pickup: Stop, delivery: Stop,
                 revenueCents: Int, paymentTerms: String? = nil, acceptVINWarning: Bool? = nil, customerID: ID<Customer>? = nil,
+                externalLoadID: String? = nil) {
+        self.init(number: number, tripID: tripID, vehicles: [vehicle], pickup: pickup, delivery: delivery, revenueCents: revenueCents,
+                  paymentTerms: paymentTerms, acceptVINWarning: acceptVINWarning, customerID: customerID, externalLoadID: externalLoadID)
+        listsVehicles = false
+    }
+
+    public init(number: String, tripID: ID<Trip>? = nil, vehicles: [Vehicle], pickup: Stop, delivery: Stop,
+                revenueCents: Int? = nil, paymentTerms: String? = nil, acceptVINWarning: Bool? = nil, customerID: ID<Customer>? = nil,
                 externalLoadID: String? = nil) {
         self.customerID = customerID
         self.externalLoadID = externalLoadID
         self.acceptVINWarning = acceptVINWarning
         self.number = number
         self.tripID = tripID
-        self.vehicle = vehicle
+        self.vehicles = vehicles
+        self.listsVehicles = true
         self.pickup = pickup
         self.delivery = delivery
         self.revenueCents = revenueCents
         self.paymentTerms = paymentTerms
     }
 
+    /// The request field of a vehicle's field: `vehicles[2].vin`, or `vehicle.vin` as the request named it.
+    public func field(_ name: String, ofVehicle index: Int) -> String {
+        listsVehicles ? "vehicles[\(index)].\(name)" : "vehicle.\(name)"
+    }
+
     enum CodingKeys: String, CodingKey {
-        case number, vehicle, pickup, delivery
+        case number, vehicle, vehicles, pickup, delivery
         case tripID = "trip_id"
         case revenueCents = "revenue_cents"
         case paymentTerms = "payment_terms"
@@ -183,13 +204,49 @@ public struct CreateOrderRequest: Codable, Sendable, Hashable {
         case customerID = "customer_id"
         case externalLoadID = "external_load_id"
     }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        number = try container.decode(String.self, forKey: .number)
+        tripID = try container.decodeIfPresent(ID<Trip>.self, forKey: .tripID)
+        if let vehicles = try container.decodeIfPresent([Vehicle].self, forKey: .vehicles) {
+            (self.vehicles, listsVehicles) = (vehicles, true)
+        } else {
+            (vehicles, listsVehicles) = ([try container.decode(Vehicle.self, forKey: .vehicle)], false)
+        }
+        pickup = try container.decode(Stop.self, forKey: .pickup)
+        delivery = try container.decode(Stop.self, forKey: .delivery)
+        revenueCents = try container.decodeIfPresent(Int.self, forKey: .revenueCents)
+        paymentTerms = try container.decodeIfPresent(String.self, forKey: .paymentTerms)
+        acceptVINWarning = try container.decodeIfPresent(Bool.self, forKey: .acceptVINWarning)
+        customerID = try container.decodeIfPresent(ID<Customer>.self, forKey: .customerID)
+        externalLoadID = try container.decodeIfPresent(String.self, forKey: .externalLoadID)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(number, forKey: .number)
+        try container.encodeIfPresent(tripID, forKey: .tripID)
+        if listsVehicles { try container.encode(vehicles, forKey: .vehicles) } else { try container.encode(vehicles.first, forKey: .vehicle) }
+        try container.encode(pickup, forKey: .pickup)
+        try container.encode(delivery, forKey: .delivery)
+        try container.encodeIfPresent(revenueCents, forKey: .revenueCents)
+        try container.encodeIfPresent(paymentTerms, forKey: .paymentTerms)
+        try container.encodeIfPresent(acceptVINWarning, forKey: .acceptVINWarning)
+        try container.encodeIfPresent(customerID, forKey: .customerID)
+        try container.encodeIfPresent(externalLoadID, forKey: .externalLoadID)
+    }
 }
 
 /// A partial update by dispatch: only the fields present change. A status
 /// change is validated by the order state machine and notifies the driver.
 public struct UpdateOrderRequest: Codable, Sendable, Hashable {
     public var status: OrderStatus?
+    /// Yesterday's shape: new details for the first vehicle (its id, type and price kept unless given).
     public var vehicle: Vehicle?
+    /// The whole list: a vehicle with the id of one the order has is that
+    /// vehicle edited, one without an id is added, one left out is removed.
+    public var vehicles: [Vehicle]?
     public var pickup: Stop?
     public var delivery: Stop?
     public var pickupETA: Date?
@@ -208,7 +265,9 @@ public struct UpdateOrderRequest: Codable, Sendable, Hashable {
 
     public init(status: OrderStatus? = nil, vehicle: Vehicle? = nil, pickup: Stop? = nil, delivery: Stop? = nil,
                 pickupETA: Date? = nil, deliveryETA: Date? = nil, revenueCents: Int? = nil, paymentTerms: String? = nil,
-                baseVersion: Int? = nil, acceptVINWarning: Bool? = nil, customerID: ID<Customer>?? = nil, externalLoadID: String? = nil) {
+                baseVersion: Int? = nil, acceptVINWarning: Bool? = nil, customerID: ID<Customer>?? = nil, externalLoadID: String? = nil,
+                vehicles: [Vehicle]? = nil) {
+        self.vehicles = vehicles
         self.customerID = customerID
         self.externalLoadID = externalLoadID
         self.acceptVINWarning = acceptVINWarning
@@ -224,7 +283,7 @@ public struct UpdateOrderRequest: Codable, Sendable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case status, vehicle, pickup, delivery
+        case status, vehicle, vehicles, pickup, delivery
         case pickupETA = "pickup_eta"
         case deliveryETA = "delivery_eta"
         case revenueCents = "revenue_cents"
@@ -239,6 +298,7 @@ public struct UpdateOrderRequest: Codable, Sendable, Hashable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         status = try container.decodeIfPresent(OrderStatus.self, forKey: .status)
         vehicle = try container.decodeIfPresent(Vehicle.self, forKey: .vehicle)
+        vehicles = try container.decodeIfPresent([Vehicle].self, forKey: .vehicles)
         pickup = try container.decodeIfPresent(Stop.self, forKey: .pickup)
         delivery = try container.decodeIfPresent(Stop.self, forKey: .delivery)
         pickupETA = try container.decodeIfPresent(Date.self, forKey: .pickupETA)
@@ -256,6 +316,7 @@ public struct UpdateOrderRequest: Codable, Sendable, Hashable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encodeIfPresent(status, forKey: .status)
         try container.encodeIfPresent(vehicle, forKey: .vehicle)
+        try container.encodeIfPresent(vehicles, forKey: .vehicles)
         try container.encodeIfPresent(pickup, forKey: .pickup)
         try container.encodeIfPresent(delivery, forKey: .delivery)
         try container.encodeIfPresent(pickupETA, forKey: .pickupETA)

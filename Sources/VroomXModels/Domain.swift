@@ -136,20 +136,88 @@ public struct Trip: Codable, Sendable, Hashable, Identifiable {
     }
 }
 
-/// The vehicle an order moves.
+/// What kind of vehicle it is: what it takes on the trailer and how it loads.
+public enum VehicleType: String, Codable, Sendable, CaseIterable {
+    case sedan, suv, pickup, van, motorcycle, heavy
+
+    public var label: String {
+        switch self {
+        case .sedan: "Sedan"
+        case .suv: "SUV"
+        case .pickup: "Pickup"
+        case .van: "Van"
+        case .motorcycle: "Motorcycle"
+        case .heavy: "Heavy"
+        }
+    }
+}
+
+/// One vehicle an order moves (an order moves 1 to
+/// `FieldLimits.vehiclesPerOrder`).
 public struct Vehicle: Codable, Sendable, Hashable {
+    /// Given by the server; it stays with the vehicle through edits.
+    public var id: ID<Vehicle>?
     public var year: Int?
     public var make: String
     public var model: String
     public var vin: String
     public var color: String
+    public var type: VehicleType?
+    /// Whether it runs and drives; an inoperable vehicle is winched on.
+    public var operable: Bool
+    /// The auction's lot number or the dealer's buyer number.
+    public var lotNumber: String?
+    /// What moving it earns; nil in a request that gives only the order's revenue.
+    public var priceCents: Int?
 
-    public init(year: Int? = nil, make: String = "", model: String = "", vin: String = "", color: String = "") {
+    public init(id: ID<Vehicle>? = nil, year: Int? = nil, make: String = "", model: String = "", vin: String = "",
+                color: String = "", type: VehicleType? = nil, operable: Bool = true, lotNumber: String? = nil,
+                priceCents: Int? = nil) {
+        self.id = id
         self.year = year
         self.make = make
         self.model = model
         self.vin = vin
         self.color = color
+        self.type = type
+        self.operable = operable
+        self.lotNumber = lotNumber
+        self.priceCents = priceCents
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, year, make, model, vin, color, type, operable
+        case lotNumber = "lot_number"
+        case priceCents = "price_cents"
+    }
+
+    /// Yesterday's vehicle (year, make, model, VIN, color) reads as an operable one.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decodeIfPresent(ID<Vehicle>.self, forKey: .id)
+        year = try container.decodeIfPresent(Int.self, forKey: .year)
+        make = try container.decodeIfPresent(String.self, forKey: .make) ?? ""
+        model = try container.decodeIfPresent(String.self, forKey: .model) ?? ""
+        vin = try container.decodeIfPresent(String.self, forKey: .vin) ?? ""
+        color = try container.decodeIfPresent(String.self, forKey: .color) ?? ""
+        type = try container.decodeIfPresent(VehicleType.self, forKey: .type)
+        operable = try container.decodeIfPresent(Bool.self, forKey: .operable) ?? true
+        lotNumber = try container.decodeIfPresent(String.self, forKey: .lotNumber)
+        priceCents = try container.decodeIfPresent(Int.self, forKey: .priceCents)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(id, forKey: .id)
+        try container.encodeIfPresent(year, forKey: .year)
+        try container.encode(make, forKey: .make)
+        try container.encode(model, forKey: .model)
+        try container.encode(vin, forKey: .vin)
+        try container.encode(color, forKey: .color)
+        try container.encodeIfPresent(type, forKey: .type)
+        try container.encode(operable, forKey: .operable)
+        try container.encodeIfPresent(lotNumber, forKey: .lotNumber)
+        try container.encodeIfPresent(priceCents, forKey: .priceCents)
     }
 
     /// "2021 Toyota Camry", skipping what is unknown.
@@ -199,7 +267,9 @@ public struct Order: Codable, Sendable, Hashable, Identifiable {
     public var number: String
     public var tripID: ID<Trip>?
     public var driverID: ID<Driver>?
-    public var vehicle: Vehicle
+    /// The vehicles it moves, in the order dispatch listed them: never
+    /// empty, each with its id and price (`revenueCents` is their sum).
+    public var vehicles: [Vehicle]
     public var pickup: Stop
     public var delivery: Stop
     public var status: OrderStatus
@@ -225,7 +295,7 @@ public struct Order: Codable, Sendable, Hashable, Identifiable {
                 pickup: Stop, delivery: Stop, status: OrderStatus, actualPickupDate: Date?, actualDeliveryDate: Date?,
                 pickupETA: Date?, deliveryETA: Date?, revenueCents: Int, paymentTerms: String, version: Int,
                 createdAt: Date, updatedAt: Date, arrivedAtPickup: Date? = nil, arrivedAtDelivery: Date? = nil,
-                customerID: ID<Customer>? = nil, externalLoadID: String? = nil) {
+                customerID: ID<Customer>? = nil, externalLoadID: String? = nil, vehicles: [Vehicle]? = nil) {
         self.customerID = customerID
         self.externalLoadID = externalLoadID
         self.arrivedAtPickup = arrivedAtPickup
@@ -234,7 +304,7 @@ public struct Order: Codable, Sendable, Hashable, Identifiable {
         self.number = number
         self.tripID = tripID
         self.driverID = driverID
-        self.vehicle = vehicle
+        self.vehicles = vehicles.flatMap { $0.isEmpty ? nil : $0 } ?? [Self.onlyVehicle(vehicle, of: id, revenueCents: revenueCents)]
         self.pickup = pickup
         self.delivery = delivery
         self.status = status
@@ -249,8 +319,24 @@ public struct Order: Codable, Sendable, Hashable, Identifiable {
         self.updatedAt = updatedAt
     }
 
+    /// The first vehicle: all of a one-vehicle order, and what clients
+    /// of the API before several vehicles per order read as `vehicle`.
+    public var vehicle: Vehicle {
+        get { vehicles.first ?? Vehicle() }
+        set { if vehicles.isEmpty { vehicles = [newValue] } else { vehicles[0] = newValue } }
+    }
+
+    /// An order stored before several vehicles per order: its one vehicle
+    /// takes the order's id and earns the order's revenue.
+    public static func onlyVehicle(_ vehicle: Vehicle, of order: ID<Order>, revenueCents: Int) -> Vehicle {
+        var only = vehicle
+        if only.id == nil { only.id = VroomXModels.ID<Vehicle>(order.uuid) }
+        if only.priceCents == nil { only.priceCents = revenueCents }
+        return only
+    }
+
     enum CodingKeys: String, CodingKey {
-        case id, number, vehicle, pickup, delivery, status, version
+        case id, number, vehicle, vehicles, pickup, delivery, status, version
         case tripID = "trip_id"
         case driverID = "driver_id"
         case actualPickupDate = "actual_pickup_date"
@@ -269,6 +355,69 @@ public struct Order: Codable, Sendable, Hashable, Identifiable {
 
     public func stop(_ kind: StopKind) -> Stop { kind == .pickup ? pickup : delivery }
     public func arrived(at kind: StopKind) -> Date? { kind == .pickup ? arrivedAtPickup : arrivedAtDelivery }
+
+    /// "2021 Toyota Camry", or "3 vehicles: 2021 Toyota Camry, …" for a load of several.
+    public var vehiclesSummary: String {
+        guard vehicles.count > 1 else { return vehicle.summary }
+        let named = vehicles.map(\.summary).filter { !$0.isEmpty }
+        return "\(vehicles.count) vehicles" + (named.isEmpty ? "" : ": " + named.joined(separator: ", "))
+    }
+}
+
+extension Order {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let id = try container.decode(VroomXModels.ID<Order>.self, forKey: .id)
+        let revenue = try container.decode(Int.self, forKey: .revenueCents)
+        // An order written before several vehicles per order has only `vehicle`.
+        let listed = try container.decodeIfPresent([Vehicle].self, forKey: .vehicles) ?? []
+        let vehicles = listed.isEmpty ? [Self.onlyVehicle(try container.decode(Vehicle.self, forKey: .vehicle), of: id, revenueCents: revenue)]
+                                      : listed
+        self.init(id: id, number: try container.decode(String.self, forKey: .number),
+                  tripID: try container.decodeIfPresent(VroomXModels.ID<Trip>.self, forKey: .tripID),
+                  driverID: try container.decodeIfPresent(VroomXModels.ID<Driver>.self, forKey: .driverID), vehicle: vehicles[0],
+                  pickup: try container.decode(Stop.self, forKey: .pickup), delivery: try container.decode(Stop.self, forKey: .delivery),
+                  status: try container.decode(OrderStatus.self, forKey: .status),
+                  actualPickupDate: try container.decodeIfPresent(Date.self, forKey: .actualPickupDate),
+                  actualDeliveryDate: try container.decodeIfPresent(Date.self, forKey: .actualDeliveryDate),
+                  pickupETA: try container.decodeIfPresent(Date.self, forKey: .pickupETA),
+                  deliveryETA: try container.decodeIfPresent(Date.self, forKey: .deliveryETA), revenueCents: revenue,
+                  paymentTerms: try container.decode(String.self, forKey: .paymentTerms),
+                  version: try container.decode(Int.self, forKey: .version),
+                  createdAt: try container.decode(Date.self, forKey: .createdAt),
+                  updatedAt: try container.decode(Date.self, forKey: .updatedAt),
+                  arrivedAtPickup: try container.decodeIfPresent(Date.self, forKey: .arrivedAtPickup),
+                  arrivedAtDelivery: try container.decodeIfPresent(Date.self, forKey: .arrivedAtDelivery),
+                  customerID: try container.decodeIfPresent(VroomXModels.ID<Customer>.self, forKey: .customerID),
+                  externalLoadID: try container.decodeIfPresent(String.self, forKey: .externalLoadID), vehicles: vehicles)
+    }
+
+    /// Both `vehicles` and, for clients from before, `vehicle` (the first).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(number, forKey: .number)
+        try container.encodeIfPresent(tripID, forKey: .tripID)
+        try container.encodeIfPresent(driverID, forKey: .driverID)
+        try container.encode(vehicle, forKey: .vehicle)
+        try container.encode(vehicles, forKey: .vehicles)
+        try container.encode(pickup, forKey: .pickup)
+        try container.encode(delivery, forKey: .delivery)
+        try container.encode(status, forKey: .status)
+        try container.encodeIfPresent(actualPickupDate, forKey: .actualPickupDate)
+        try container.encodeIfPresent(actualDeliveryDate, forKey: .actualDeliveryDate)
+        try container.encodeIfPresent(pickupETA, forKey: .pickupETA)
+        try container.encodeIfPresent(deliveryETA, forKey: .deliveryETA)
+        try container.encode(revenueCents, forKey: .revenueCents)
+        try container.encode(paymentTerms, forKey: .paymentTerms)
+        try container.encodeIfPresent(arrivedAtPickup, forKey: .arrivedAtPickup)
+        try container.encodeIfPresent(arrivedAtDelivery, forKey: .arrivedAtDelivery)
+        try container.encodeIfPresent(customerID, forKey: .customerID)
+        try container.encodeIfPresent(externalLoadID, forKey: .externalLoadID)
+        try container.encode(version, forKey: .version)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(updatedAt, forKey: .updatedAt)
+    }
 }
 
 public struct Expense: Codable, Sendable, Hashable, Identifiable {

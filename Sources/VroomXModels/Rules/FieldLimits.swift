@@ -129,6 +129,12 @@ public enum FieldLimits {
     public static let vehicleModel = TextLimit("model", max: 100, documentedIn: ["Vehicle"])
     public static let vehicleColor = TextLimit("color", max: 50, documentedIn: ["Vehicle"])
     public static let vehicleYear = NumberLimit("year", 1900...2100, documentedIn: ["Vehicle"])
+    /// The auction's lot number or the dealer's buyer number the vehicle is released against.
+    public static let lotNumber = TextLimit("lot_number", max: 40, documentedIn: ["Vehicle"])
+    /// What moving one vehicle earns (integer cents); an order earns the sum of its vehicles'.
+    public static let vehiclePriceCents = NumberLimit("price_cents", 0...MoneyFormat.largestCents, documentedIn: ["Vehicle"])
+    /// Dealer and auction loads come with up to a full trailer of vehicles.
+    public static let vehiclesPerOrder = 12
 
     // Expenses and fuel
     public static let expenseAmountCents = NumberLimit("amount_cents", 1...100_000_00, documentedIn: ["CreateExpenseRequest"])
@@ -211,11 +217,11 @@ public enum FieldLimits {
         tripNumber, tripOrigin, tripDestination, orderNumber, paymentTerms, stopName, stopAddress, stopContactName, stopContactPhone,
         vehicleMake, vehicleModel, vehicleColor, expenseNotes, messageTitle, messageBody, personName, phone, unitNumber, unitMake,
         unitModel, plate, unitNotes, documentNumber, documentNotes, inspectionNotes, damageNote, signerName, externalLoadID, customerName,
-        billingContact, customerAddress, customerNotes, legalName, carrierAddress, bolTerms,
+        billingContact, customerAddress, customerNotes, legalName, carrierAddress, bolTerms, lotNumber,
     ]
     public static let numbers: [NumberLimit] = [
         tripMiles, vehicleYear, expenseAmountCents, fuelQuantityMilli, odometerMiles, readingMiles, inspectionOdometer,
-        capacityCars, gvwrPounds, revenueCents, driverPayCents, payRate,
+        capacityCars, gvwrPounds, revenueCents, driverPayCents, payRate, vehiclePriceCents,
     ]
     public static let decimals: [DecimalLimit] = [latitude, longitude, fixAccuracy, fixSpeed, fixHeading]
 }

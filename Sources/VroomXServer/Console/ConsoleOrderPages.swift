@@ -23,6 +23,15 @@ struct ConsoleOrderPages {
             return try await orderForm(request, order: nil, values: values, errors: FieldErrors())
         }
         console.post(router, "/orders", page: "/board", create)
+        // What a VIN typed on the order form says (year, maker, a wrong check digit), for the form's script.
+        console.get(router, "/vin/:vin") { request in
+            let raw = request.context.parameters.get("vin") ?? ""
+            let decoded = VIN.decode(String((raw.removingPercentEncoding ?? raw).prefix(64)), currentYear: LocalDate(Date()).year)
+            var headers = HTTPFields()
+            headers[.contentType] = "application/json"
+            headers[.cacheControl] = "no-store"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try JSONBody.encoder.encode(decoded))))
+        }
         console.get(router, "/orders/import") { request in
             pages.page("import", title: "Import orders", session: request.session, section: "board", Self.importPage)
         }
@@ -257,25 +266,21 @@ struct ConsoleOrderPages {
 
     /// The edit form's fields as the dispatcher reads them.
     static let conflict = EditConflict(fields: [
-        ("customer", "Customer"), ("external_load_id", "Load ID"), ("revenue", "Revenue"), ("payment_terms", "Payment terms"), ("vehicle_vin", "VIN"), ("vehicle_year", "Year"),
-        ("vehicle_make", "Make"), ("vehicle_model", "Model"), ("vehicle_color", "Color"),
+        ("customer", "Customer"), ("external_load_id", "Load ID"), ("payment_terms", "Payment terms"),
         ("pickup_name", "Pickup place"), ("pickup_address", "Pickup address"), ("pickup_contact_name", "Pickup contact"),
         ("pickup_contact_phone", "Pickup phone"), ("pickup_window_start", "Pickup from"), ("pickup_window_end", "Pickup to"),
         ("delivery_name", "Delivery place"), ("delivery_address", "Delivery address"), ("delivery_contact_name", "Delivery contact"),
         ("delivery_contact_phone", "Delivery phone"), ("delivery_window_start", "Delivery from"), ("delivery_window_end", "Delivery to"),
         ("pickup_point", "Pickup map point"), ("pickup_radius", "Pickup fence"),
         ("delivery_point", "Delivery map point"), ("delivery_radius", "Delivery fence"),
-    ])
+    ] + OrderFormVehicles.conflictFields)
 
     static func formValues(_ order: Order, customer: String) -> [String: String] {
         var values: [String: String] = [
             "number": order.number, "trip_id": order.tripID?.rawValue ?? "", "customer": customer,
-            "external_load_id": order.externalLoadID ?? "",
-            "vehicle_year": order.vehicle.year.map(String.init) ?? "", "vehicle_make": order.vehicle.make,
-            "vehicle_model": order.vehicle.model, "vehicle_vin": order.vehicle.vin, "vehicle_color": order.vehicle.color,
-            "revenue": ConsoleFormat.dollars(order.revenueCents), "payment_terms": order.paymentTerms,
+            "external_load_id": order.externalLoadID ?? "", "payment_terms": order.paymentTerms,
             "base_version": String(order.version),
-        ]
+        ].merging(OrderFormVehicles.values(order.vehicles)) { first, _ in first }
         for (prefix, stop) in [("pickup", order.pickup), ("delivery", order.delivery)] {
             values["\(prefix)_name"] = stop.name
             values["\(prefix)_address"] = stop.address
@@ -309,7 +314,9 @@ struct ConsoleOrderPages {
                             customers: customers,
                             customerKinds: CustomerKind.allCases.map {
                                 ChoiceView(value: $0.rawValue, label: $0.label, selected: (values["new_customer_kind"] ?? "broker") == $0.rawValue)
-                            }),
+                            },
+                            vehicles: OrderFormVehicles.views(values: values, errors: errors.messages),
+                            vehiclesTotal: ConsoleFormat.money(OrderFormVehicles.total(values))),
                           status: status)
     }
 
@@ -358,10 +365,9 @@ struct ConsoleOrderPages {
 
     /// The form's order, and every field the form itself could not read
     /// (those stand empty in the order).
-    static func orderRequest(_ form: ConsoleForm) -> (CreateOrderRequest, FieldErrors) {
+    static func orderRequest(_ form: ConsoleForm) -> (request: CreateOrderRequest, errors: FieldErrors, renamed: [String: String]) {
         var errors = FieldErrors()
-        let year = FormValue.integer(form["vehicle_year"], field: "vehicle_year", range: FieldLimits.vehicleYear.range, errors: &errors)
-        let revenue = FormValue.cents(form["revenue"], field: "revenue", errors: &errors)
+        let (vehicles, rows) = OrderFormVehicles.read(form, errors: &errors)
         let trip: ID<Trip>? = FormValue.id(form["trip_id"], field: "trip_id", errors: &errors)
         func stop(_ prefix: String) -> Stop {
             Stop(name: form["\(prefix)_name"], address: form["\(prefix)_address"], contactName: form["\(prefix)_contact_name"],
@@ -374,21 +380,18 @@ struct ConsoleOrderPages {
         }
         let pickup = stop("pickup")
         let delivery = stop("delivery")
-        if revenue == nil, errors.messages["revenue"] == nil { errors.add("revenue", "Enter what the order pays, in dollars.") }
         return (CreateOrderRequest(
-            number: form["number"], tripID: trip,
-            vehicle: Vehicle(year: year, make: form["vehicle_make"], model: form["vehicle_model"], vin: form["vehicle_vin"].uppercased(),
-                             color: form["vehicle_color"]),
-            pickup: pickup, delivery: delivery, revenueCents: revenue ?? 0, paymentTerms: form["payment_terms"],
-            acceptVINWarning: form["accept_vin_warning"] == "yes", externalLoadID: form["external_load_id"]), errors)
+            number: form["number"], tripID: trip, vehicles: vehicles, pickup: pickup, delivery: delivery, paymentTerms: form["payment_terms"],
+            acceptVINWarning: form["accept_vin_warning"] == "yes", externalLoadID: form["external_load_id"]),
+                errors, OrderFormVehicles.renamed(rows: rows))
     }
 
     private func create(_ request: ConsoleRequest) async throws -> Response {
-        var (body, errors) = Self.orderRequest(request.form)
+        var (body, errors, renamed) = Self.orderRequest(request.form)
         // The store's rules too, so every problem shows at once.
         var problems = Problems()
         _ = ValidOrder(body, now: Date(), &problems)
-        errors.add(problems, renamed: Self.renamed)
+        errors.add(problems, renamed: renamed)
         let customer = try await namedCustomer(request.form, tenant: request.tenant, errors: &errors)
         guard errors.isEmpty else {
             return try await orderForm(request, order: nil, values: Self.typed(request, problems.all), errors: errors, status: .unprocessableContent)
@@ -404,7 +407,7 @@ struct ConsoleOrderPages {
             return ConsolePages.redirect("/orders/\(order.id)?added=1")
         } catch let error as AppError where error.status < 500 {
             return try await orderForm(request, order: nil, values: Self.typed(request, [error]),
-                                       errors: Self.formErrors(error), status: .init(code: error.status))
+                                       errors: FieldErrors(error, renamed: renamed), status: .init(code: error.status))
         }
     }
 
@@ -414,19 +417,19 @@ struct ConsoleOrderPages {
         let originals = Self.conflict.originals(request.form)
         let savedValues = Self.formValues(order, customer: try await customerName(of: order, request))
         let form = request.form.keeping(savedValues, shown: originals)
-        var (body, errors) = Self.orderRequest(form)
+        var (body, errors, renamed) = Self.orderRequest(form)
         // The number and the trip are not edited here (the trip is assigned from the order's page).
         // The form's version: details someone else saved meanwhile are not overwritten unseen.
         // A form without it is refused (0 is never a version) rather than saved unchecked.
         let base = Int(request.form["base_version"]) ?? 0
         (body.pickup, body.delivery) = (Self.exactWhereShown(body.pickup, "pickup", saved: order.pickup, request.form, originals),
                                         Self.exactWhereShown(body.delivery, "delivery", saved: order.delivery, request.form, originals))
-        var changes = UpdateOrderRequest(vehicle: body.vehicle, pickup: body.pickup, delivery: body.delivery,
-                                         revenueCents: body.revenueCents, paymentTerms: body.paymentTerms, baseVersion: base,
-                                         acceptVINWarning: body.acceptVINWarning, externalLoadID: body.externalLoadID ?? "")
+        var changes = UpdateOrderRequest(pickup: body.pickup, delivery: body.delivery, paymentTerms: body.paymentTerms, baseVersion: base,
+                                         acceptVINWarning: body.acceptVINWarning, externalLoadID: body.externalLoadID ?? "",
+                                         vehicles: body.vehicles)
         var problems = Problems()
         _ = OrderService.edited(order, by: changes, now: Date(), &problems)
-        errors.add(problems, renamed: Self.renamed)
+        errors.add(problems, renamed: renamed)
         let customer = try await namedCustomer(form, tenant: request.tenant, errors: &errors)
         guard errors.isEmpty else {
             return try await orderForm(request, order: order, values: Self.typed(request, problems.all), originals: originals, errors: errors,
@@ -447,7 +450,7 @@ struct ConsoleOrderPages {
             return try await orderForm(request, order: order, values: saved, originals: saved, errors: errors, status: .conflict)
         } catch let error as AppError where error.status < 500 {
             return try await orderForm(request, order: order, values: Self.typed(request, [error]), originals: originals,
-                                       errors: Self.formErrors(error), status: .init(code: error.status))
+                                       errors: FieldErrors(error, renamed: renamed), status: .init(code: error.status))
         }
     }
 
@@ -472,13 +475,6 @@ struct ConsoleOrderPages {
         var values = request.form.firstValues
         if refusals.contains(where: { $0.body.code == .vinCheckDigit }) || values["accept_vin_warning"] == "yes" { values["vin_warning"] = "yes" }
         return values
-    }
-
-    /// The store's fields the form names otherwise (`revenue_cents` is typed as `revenue`).
-    static let renamed = ["revenue_cents": "revenue"]
-
-    static func formErrors(_ error: AppError) -> FieldErrors {
-        FieldErrors(error, renamed: renamed)
     }
 
     // MARK: Import

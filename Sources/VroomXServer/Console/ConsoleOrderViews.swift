@@ -30,8 +30,8 @@ struct OrderRowView: ConsoleView {
     init(_ order: Order, _ names: ConsoleOrderPages.Names) {
         id = order.id.rawValue
         number = order.number
-        vehicle = order.vehicle.summary.isEmpty ? "—" : order.vehicle.summary
-        vin = order.vehicle.vin
+        vehicle = order.vehiclesSummary.isEmpty ? "—" : order.vehiclesSummary
+        vin = order.vehicles.count > 1 ? order.vehicles.map(\.vin).filter { !$0.isEmpty }.joined(separator: " · ") : order.vehicle.vin
         pickupName = order.pickup.name
         pickupCity = ConsoleFormat.city(order.pickup.address)
         pickupWindow = ConsoleFormat.window(order.pickup)
@@ -118,20 +118,37 @@ struct OrderPageView: ConsoleView {
     struct Details: ConsoleView {
         let pickup: StopView
         let delivery: StopView
-        let year: String
-        let make: String
-        let model: String
-        let color: String
-        let vin: String
+        let vehicles: [VehicleLine]
+        let vehicleCount: String
 
         init(_ order: Order) {
             pickup = StopView(order.pickup, arrived: order.arrivedAtPickup)
             delivery = StopView(order.delivery, arrived: order.arrivedAtDelivery)
-            year = order.vehicle.year.map(String.init) ?? ""
-            make = order.vehicle.make
-            model = order.vehicle.model
-            color = order.vehicle.color
-            vin = order.vehicle.vin.isEmpty ? "—" : order.vehicle.vin
+            vehicles = order.vehicles.enumerated().map { VehicleLine($1, number: $0 + 1) }
+            vehicleCount = order.vehicles.count == 1 ? "Vehicle" : "\(order.vehicles.count) vehicles"
+        }
+    }
+
+    /// One vehicle of the order, as its page lists it.
+    struct VehicleLine: ConsoleView {
+        let number: Int
+        let summary: String
+        let color: String
+        let vin: String
+        let type: String
+        let inoperable: Bool
+        let lot: String
+        let price: String
+
+        init(_ vehicle: Vehicle, number: Int) {
+            self.number = number
+            summary = vehicle.summary.isEmpty ? "Vehicle" : vehicle.summary
+            color = vehicle.color
+            vin = vehicle.vin
+            type = vehicle.type?.label ?? ""
+            inoperable = !vehicle.operable
+            lot = vehicle.lotNumber ?? ""
+            price = ConsoleFormat.money(vehicle.priceCents ?? 0)
         }
     }
 
@@ -248,6 +265,28 @@ struct OrderFormView: ConsoleView {
     }
     /// What a customer added from the form is.
     let customerKinds: [ChoiceView]
+    /// Every vehicle row the form may hold, those beyond the vehicles hidden (`OrderFormVehicles`).
+    let vehicles: [VehicleRow]
+    /// The sum of the prices typed so far (the page keeps it up to date as they change).
+    let vehiclesTotal: String
+
+    struct VehicleRow: ConsoleView {
+        let index: Int
+        let number: Int
+        let hidden: Bool
+        let id: String
+        let vin: String
+        let year: String
+        let make: String
+        let model: String
+        let color: String
+        let lot: String
+        let price: String
+        let inoperable: Bool
+        let types: [ChoiceView]
+        /// Messages by the row's field (`vin`, `price`, …).
+        let e: [String: String]
+    }
 }
 
 /// Importing orders or units from a CSV file, and the problems that stopped it.

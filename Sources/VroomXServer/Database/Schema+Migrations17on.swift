@@ -38,11 +38,11 @@ extension Schema {
             sqlite: [ChangeLogEntities.sqlite("v17", customerEntities, withMutation: true),
                      "DROP TRIGGER order_search_insert", "DROP TRIGGER order_search_delete", "DROP TRIGGER order_search_update",
                      "DROP TABLE order_search", "DROP VIEW order_search_source",
-                     OrderSearch.sqliteIndex(OrderSearch.columns)].joined(separator: ";\n"),
+                     OrderSearch.sqliteIndex(OrderSearch.columns17)].joined(separator: ";\n"),
             postgres: [ChangeLogEntities.postgres(customerEntities),
                        "ALTER TABLE orders ADD CONSTRAINT orders_customer_in_carrier FOREIGN KEY (tenant_id, customer_id) REFERENCES customers (tenant_id, id)",
                        "DROP INDEX orders_search", "ALTER TABLE orders DROP COLUMN search_text",
-                       OrderSearch.postgresIndex(OrderSearch.columns)].joined(separator: ";\n")),
+                       OrderSearch.postgresIndex(OrderSearch.columns17)].joined(separator: ";\n")),
 
         // Links a customer follows an order by: one live link per order at
         // most (a new one replaces it), revocable. The token is signed from
@@ -104,5 +104,29 @@ extension Schema {
             CREATE INDEX document_mail_by_order ON document_mail (tenant_id, order_id);
             ALTER TABLE inspections ADD COLUMN signer_name TEXT CHECK (length(signer_name) BETWEEN 1 AND 200)
             """),
+
+        // Several vehicles per order: the list as JSON (its first vehicle
+        // also in the vehicle_* columns), and what the board's search finds
+        // of the others. An order from before moves its one vehicle, which
+        // takes the order's id and earns the order's revenue.
+        Migration(version: 21, name: "several vehicles per order", sql: """
+            ALTER TABLE orders ADD COLUMN vehicles TEXT NOT NULL DEFAULT '[]';
+            ALTER TABLE orders ADD COLUMN vehicle_search TEXT NOT NULL DEFAULT ''
+            """,
+            sqlite: ["""
+                UPDATE orders SET vehicles = json_array(json_object('id', id, 'year', vehicle_year, 'make', vehicle_make,
+                    'model', vehicle_model, 'vin', vehicle_vin, 'color', vehicle_color, 'operable', json('true'),
+                    'price_cents', revenue_cents))
+                """,
+                     "DROP TRIGGER order_search_insert", "DROP TRIGGER order_search_delete", "DROP TRIGGER order_search_update",
+                     "DROP TABLE order_search", "DROP VIEW order_search_source",
+                     OrderSearch.sqliteIndex(OrderSearch.columns)].joined(separator: ";\n"),
+            postgres: ["""
+                UPDATE orders SET vehicles = json_build_array(json_build_object('id', id, 'year', vehicle_year, 'make', vehicle_make,
+                    'model', vehicle_model, 'vin', vehicle_vin, 'color', vehicle_color, 'operable', true,
+                    'price_cents', revenue_cents))::text
+                """,
+                       "DROP INDEX orders_search", "ALTER TABLE orders DROP COLUMN search_text",
+                       OrderSearch.postgresIndex(OrderSearch.columns)].joined(separator: ";\n")),
     ]
 }

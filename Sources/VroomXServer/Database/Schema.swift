@@ -25,8 +25,11 @@ enum OrderSearch {
     /// What migration 15 indexed.
     static let firstColumns = ["number", "vehicle_vin", "vehicle_make", "vehicle_model", "pickup_name", "pickup_address",
                                "pickup_contact_name", "delivery_name", "delivery_address", "delivery_contact_name"]
-    /// Since migration 17: the load board's reference too.
-    static let columns = firstColumns + ["external_load_id"]
+    /// What migration 17 indexed: the load board's reference too.
+    static let columns17 = firstColumns + ["external_load_id"]
+    /// Since migration 21: the other vehicles of a load and every lot
+    /// number too (`OrderRepository.vehicleSearch`).
+    static let columns = columns17 + ["vehicle_search"]
 
     /// The columns (of the row `prefix` names, as `NEW.`) joined by line
     /// breaks: `char(10)` in SQLite, `chr(10)` in PostgreSQL; a column that

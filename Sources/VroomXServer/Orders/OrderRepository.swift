@@ -92,7 +92,7 @@ enum OrderRepository {
                 pickup_window_start, pickup_window_end, delivery_name, delivery_address, delivery_contact_name,
                 delivery_contact_phone, delivery_window_start, delivery_window_end, status, revenue_cents,
                 payment_terms, version, created_at, updated_at, doc, pickup_latitude, pickup_longitude, pickup_radius_m,
-                delivery_latitude, delivery_longitude, delivery_radius_m, customer_id, external_load_id)
+                delivery_latitude, delivery_longitude, delivery_radius_m, customer_id, external_load_id, vehicles, vehicle_search)
             VALUES (\(order.id), \(tx.tenant), \(order.number), \(order.tripID), \(order.driverID), \(vehicle.year),
                 \(vehicle.make), \(vehicle.model), \(vehicle.vin), \(vehicle.color), \(pickup.name), \(pickup.address),
                 \(pickup.contactName), \(pickup.contactPhone), \(pickup.windowStart), \(pickup.windowEnd),
@@ -100,7 +100,8 @@ enum OrderRepository {
                 \(delivery.windowStart), \(delivery.windowEnd), \(order.status), \(order.revenueCents), \(order.paymentTerms),
                 \(order.version), \(order.createdAt), \(order.updatedAt), \(doc), \(pickup.location?.latitude),
                 \(pickup.location?.longitude), \(pickup.geofenceRadiusMeters), \(delivery.location?.latitude),
-                \(delivery.location?.longitude), \(delivery.geofenceRadiusMeters), \(order.customerID), \(order.externalLoadID))
+                \(delivery.location?.longitude), \(delivery.geofenceRadiusMeters), \(order.customerID), \(order.externalLoadID),
+                \(try WireDocument.encode(order.vehicles)), \(vehicleSearch(order.vehicles)))
             """)
         tx.recordUpsert(.order, id: order.id.rawValue, document: doc, visibleTo: order.driverID)
     }
@@ -115,7 +116,7 @@ enum OrderRepository {
         let statusVersion = fieldVersion(saved.status != original.status, "status_version")
         let pickupVersion = fieldVersion(saved.pickupETA != original.pickupETA, "pickup_eta_version")
         let deliveryVersion = fieldVersion(saved.deliveryETA != original.deliveryETA, "delivery_eta_version")
-        let detailsVersion = fieldVersion(saved.vehicle != original.vehicle || saved.pickup != original.pickup
+        let detailsVersion = fieldVersion(saved.vehicles != original.vehicles || saved.pickup != original.pickup
             || saved.delivery != original.delivery || saved.revenueCents != original.revenueCents
             || saved.paymentTerms != original.paymentTerms || saved.customerID != original.customerID
             || saved.externalLoadID != original.externalLoadID, "details_version")
@@ -139,7 +140,8 @@ enum OrderRepository {
                 delivery_latitude = \(delivery.location?.latitude), delivery_longitude = \(delivery.location?.longitude),
                 delivery_radius_m = \(delivery.geofenceRadiusMeters), arrived_at_pickup = \(saved.arrivedAtPickup),
                 arrived_at_delivery = \(saved.arrivedAtDelivery), customer_id = \(saved.customerID),
-                external_load_id = \(saved.externalLoadID)
+                external_load_id = \(saved.externalLoadID), vehicles = \(try WireDocument.encode(saved.vehicles)),
+                vehicle_search = \(vehicleSearch(saved.vehicles))
             WHERE tenant_id = \(tx.tenant) AND id = \(original.id) AND version = \(original.version)
             RETURNING id
             """) != nil else { throw WriteConflict() }
@@ -147,6 +149,14 @@ enum OrderRepository {
             tx.recordRevoke(.order, id: saved.id.rawValue, from: previousDriver)
         }
         tx.recordUpsert(.order, id: saved.id.rawValue, document: doc, visibleTo: saved.driverID)
+    }
+
+    /// What the board's search finds of a load beyond its first vehicle
+    /// (whose VIN, make and model have columns of their own): the other
+    /// vehicles, and every lot or buyer number.
+    static func vehicleSearch(_ vehicles: [Vehicle]) -> String {
+        let others = vehicles.dropFirst().map { [$0.vin, $0.make, $0.model].filter { !$0.isEmpty }.joined(separator: " ") }
+        return (others + vehicles.compactMap(\.lotNumber)).filter { !$0.isEmpty }.joined(separator: "\n")
     }
 
     /// When the order last reached `status` (by its history), if it did.

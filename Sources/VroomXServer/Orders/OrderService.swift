@@ -142,7 +142,8 @@ public struct OrderService: Sendable {
     }
 
     private func insertOrder(_ valid: ValidOrder, tenant: ID<Tenant>, _ tx: TenantTransaction) async throws -> Order {
-        let (number, vehicle, pickup, delivery, revenue, terms) = (valid.number, valid.vehicle, valid.pickup, valid.delivery, valid.revenue, valid.terms)
+        let (number, vehicles, pickup, delivery, revenue, terms) = (valid.number, valid.vehicles, valid.pickup, valid.delivery, valid.revenue,
+                                                                    valid.terms)
         // Claimed before any row is locked (see `claim`); an import's later orders hold the claim already.
         try await store.claim(number, for: .order, tx)
         var trip: Trip?
@@ -159,11 +160,11 @@ public struct OrderService: Sendable {
         // The customer's terms stand when the order gives none.
         var customer: Customer?
         if let id = valid.customerID { customer = try await Self.customer(id, tenant: tenant, tx) }
-        let order = Order(id: ID(), number: number, tripID: trip?.id, driverID: driver, vehicle: vehicle, pickup: pickup,
+        let order = Order(id: ID(), number: number, tripID: trip?.id, driverID: driver, vehicle: vehicles[0], pickup: pickup,
                           delivery: delivery, status: driver == nil ? .new : .assigned, actualPickupDate: nil,
                           actualDeliveryDate: nil, pickupETA: nil, deliveryETA: nil, revenueCents: revenue,
                           paymentTerms: terms.isEmpty ? customer?.paymentTerms ?? "" : terms, version: 1, createdAt: tx.now,
-                          updatedAt: tx.now, customerID: customer?.id, externalLoadID: valid.externalLoadID)
+                          updatedAt: tx.now, customerID: customer?.id, externalLoadID: valid.externalLoadID, vehicles: vehicles)
         do {
             try await OrderRepository.insert(order, tx)
         } catch DatabaseConstraintError.unique {
@@ -214,11 +215,27 @@ public struct OrderService: Sendable {
     /// refusal kept in `problems` (the console shows them all at once).
     static func edited(_ order: Order, by request: UpdateOrderRequest, now: Date, _ problems: inout Problems) -> Order {
         var edited = order
-        if let vehicle = request.vehicle {
-            // A VIN already saved was confirmed when it was: only a new one is questioned.
-            let savedVIN = vehicle.vin.trimmingCharacters(in: .whitespaces).uppercased() == order.vehicle.vin
-            edited.vehicle = Validate.vehicle(vehicle, acceptVINWarning: savedVIN || request.acceptVINWarning == true, now: now, &problems)
+        let acceptVINWarning = request.acceptVINWarning == true
+        if let revenue = request.revenueCents { problems.check(()) { _ = try Validate.cents(revenue, field: "revenue_cents") } }
+        if let vehicles = request.vehicles {
+            edited.vehicles = ValidVehicles.check(vehicles, field: { "vehicles[\($0)]" }, existing: order.vehicles, revenue: request.revenueCents,
+                                                  acceptVINWarning: acceptVINWarning, now: now, &problems)
+        } else {
+            if let vehicle = request.vehicle {
+                edited.vehicle = ValidVehicles.firstEdited(order, to: vehicle, acceptVINWarning: acceptVINWarning, now: now, &problems)
+            }
+            // Yesterday's revenue is the price of a one-vehicle order; several vehicles are priced each.
+            if let revenue = request.revenueCents, revenue != order.revenueCents {
+                if order.vehicles.count == 1 {
+                    edited.vehicles[0].priceCents = revenue
+                } else {
+                    problems.check(()) {
+                        throw AppError.validation("revenue_cents", "Order \(order.number) moves \(order.vehicles.count) vehicles: set each one's price.")
+                    }
+                }
+            }
         }
+        if edited.vehicles.indices.contains(0) { edited.revenueCents = edited.vehicles.reduce(0) { $0 + ($1.priceCents ?? 0) } }
         if let pickup = request.pickup { edited.pickup = Validate.stop(pickup, field: "pickup", &problems) }
         if let delivery = request.delivery { edited.delivery = Validate.stop(delivery, field: "delivery", &problems) }
         // Checked when a stop changes: an edit of anything else never fails on older stops.
@@ -227,7 +244,6 @@ public struct OrderService: Sendable {
         }
         if let eta = request.pickupETA { problems.check(()) { try checkETA(eta, field: "pickup_eta", now: now) }; edited.pickupETA = eta }
         if let eta = request.deliveryETA { problems.check(()) { try checkETA(eta, field: "delivery_eta", now: now) }; edited.deliveryETA = eta }
-        if let revenue = request.revenueCents { edited.revenueCents = problems.check(revenue) { try Validate.cents(revenue, field: "revenue_cents") } }
         if let terms = request.paymentTerms {
             edited.paymentTerms = problems.check(terms) { try Validate.text(terms, FieldLimits.paymentTerms) }
         }

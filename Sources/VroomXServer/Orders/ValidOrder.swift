@@ -5,7 +5,7 @@ import VroomXModels
 struct ValidOrder: Sendable {
     let number: String
     let tripID: ID<Trip>?
-    let vehicle: Vehicle
+    let vehicles: [Vehicle]
     let pickup: Stop
     let delivery: Stop
     let revenue: Int
@@ -21,12 +21,15 @@ struct ValidOrder: Sendable {
     init(_ request: CreateOrderRequest, now: Date, _ problems: inout Problems) {
         number = problems.check(request.number) { try Validate.name(request.number, FieldLimits.orderNumber) }
         tripID = request.tripID
-        vehicle = Validate.vehicle(request.vehicle, acceptVINWarning: request.acceptVINWarning ?? false, now: now, &problems)
+        if let revenue = request.revenueCents { problems.check(()) { _ = try Validate.cents(revenue, field: "revenue_cents") } }
+        vehicles = ValidVehicles.check(request.vehicles, field: { request.listsVehicles ? "vehicles[\($0)]" : "vehicle" }, existing: [],
+                                       revenue: request.revenueCents, acceptVINWarning: request.acceptVINWarning ?? false, now: now,
+                                       &problems)
         let (pickup, delivery) = (Validate.stop(request.pickup, field: "pickup", &problems),
                                   Validate.stop(request.delivery, field: "delivery", &problems))
         (self.pickup, self.delivery) = (pickup, delivery)
         problems.check(()) { try Validate.stops(pickup: pickup, delivery: delivery) }
-        revenue = problems.check(request.revenueCents) { try Validate.cents(request.revenueCents, field: "revenue_cents") }
+        revenue = vehicles.reduce(0) { $0 + ($1.priceCents ?? 0) }
         terms = problems.check(request.paymentTerms ?? "") {
             try Validate.text(request.paymentTerms ?? "", FieldLimits.paymentTerms)
         }

@@ -65,7 +65,7 @@ extension Order {
         delivery_name, delivery_address, delivery_contact_name, delivery_contact_phone, delivery_window_start, \
         delivery_window_end, status, actual_pickup_at, actual_delivery_at, pickup_eta, delivery_eta, revenue_cents, \
         payment_terms, version, created_at, updated_at, pickup_latitude, pickup_longitude, pickup_radius_m, \
-        delivery_latitude, delivery_longitude, delivery_radius_m, arrived_at_pickup, arrived_at_delivery, customer_id, external_load_id
+        delivery_latitude, delivery_longitude, delivery_radius_m, arrived_at_pickup, arrived_at_delivery, customer_id, external_load_id, vehicles
         """
     static let order = ListOrder(.descending("created_at", .integer), .ascending("id", .text))
 
@@ -81,6 +81,7 @@ extension Order {
                         windowEnd: try row.optionalLocalDate(prefix + "_window_end"),
                         location: location, geofenceRadiusMeters: try row.optionalInt(prefix + "_radius_m"))
         }
+        let vehicles = try WireDocument.decoder.decode([Vehicle].self, from: Data(try row.string("vehicles").utf8))
         self.init(
             id: try row.id("id"), number: try row.string("number"), tripID: try row.optionalID("trip_id"),
             driverID: try row.optionalID("driver_id"),
@@ -94,7 +95,8 @@ extension Order {
             revenueCents: try row.int("revenue_cents"), paymentTerms: try row.string("payment_terms"),
             version: try row.int("version"), createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
             arrivedAtPickup: try row.optionalDate("arrived_at_pickup"), arrivedAtDelivery: try row.optionalDate("arrived_at_delivery"),
-            customerID: try row.optionalID("customer_id"), externalLoadID: try row.optionalString("external_load_id"))
+            customerID: try row.optionalID("customer_id"), externalLoadID: try row.optionalString("external_load_id"),
+            vehicles: vehicles)
     }
 }
 

@@ -326,6 +326,7 @@ final class TenantTransaction: @unchecked Sendable {
 /// change feed carries, and what the row's `doc` column keeps.
 enum WireDocument {
     static let encoder = WireJSON.encoder()
+    static let decoder = WireJSON.decoder()
 
     static func encode<T: Encodable>(_ value: T) throws -> String {
         String(decoding: try encoder.encode(value), as: UTF8.self)

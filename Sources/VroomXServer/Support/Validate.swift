@@ -131,18 +131,28 @@ enum Validate {
     }
 
     /// The vehicle of an order; its VIN by the rule of every VIN (see `vin`).
-    static func vehicle(_ vehicle: Vehicle, acceptVINWarning: Bool, now: Date) throws -> Vehicle {
-        try Problems.first { self.vehicle(vehicle, acceptVINWarning: acceptVINWarning, now: now, &$0) }
-    }
-
-    static func vehicle(_ vehicle: Vehicle, acceptVINWarning: Bool, now: Date, _ problems: inout Problems) -> Vehicle {
+    /// One vehicle's fields, named `\(prefix).vin` and so on in refusals;
+    /// its id is the caller's to give.
+    static func vehicle(_ vehicle: Vehicle, prefix: String = "vehicle", acceptVINWarning: Bool, now: Date,
+                        _ problems: inout Problems) -> Vehicle {
         let year = problems.check(vehicle.year) {
-            try vehicle.year.map { try number($0, FieldLimits.vehicleYear, field: "vehicle.year") }
+            try vehicle.year.map { try number($0, FieldLimits.vehicleYear, field: "\(prefix).year") }
         }
-        let vin = problems.check(vehicle.vin) { try self.vin(vehicle.vin, field: "vehicle.vin", acceptWarning: acceptVINWarning, now: now) }
-        return Vehicle(year: year, make: problems.check(vehicle.make) { try text(vehicle.make, FieldLimits.vehicleMake, field: "vehicle.make") },
-                       model: problems.check(vehicle.model) { try text(vehicle.model, FieldLimits.vehicleModel, field: "vehicle.model") }, vin: vin,
-                       color: problems.check(vehicle.color) { try text(vehicle.color, FieldLimits.vehicleColor, field: "vehicle.color") })
+        let vin = problems.check(vehicle.vin) { try self.vin(vehicle.vin, field: "\(prefix).vin", acceptWarning: acceptVINWarning, now: now) }
+        let lot = problems.check(vehicle.lotNumber) {
+            try vehicle.lotNumber.flatMap { raw in
+                TextLimit.normalized(raw).isEmpty ? nil : try name(raw, FieldLimits.lotNumber, field: "\(prefix).lot_number")
+            }
+        }
+        let price = problems.check(vehicle.priceCents) {
+            try vehicle.priceCents.map { try number($0, FieldLimits.vehiclePriceCents, field: "\(prefix).price_cents") }
+        }
+        return Vehicle(id: vehicle.id, year: year,
+                       make: problems.check(vehicle.make) { try text(vehicle.make, FieldLimits.vehicleMake, field: "\(prefix).make") },
+                       model: problems.check(vehicle.model) { try text(vehicle.model, FieldLimits.vehicleModel, field: "\(prefix).model") },
+                       vin: vin,
+                       color: problems.check(vehicle.color) { try text(vehicle.color, FieldLimits.vehicleColor, field: "\(prefix).color") },
+                       type: vehicle.type, operable: vehicle.operable, lotNumber: lot, priceCents: price)
     }
 
     /// A model year: 1900 to next year (makers sell next year's models early).

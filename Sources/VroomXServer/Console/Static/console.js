@@ -229,6 +229,60 @@
   const polled = document.querySelector("[data-poll]");
   if (polled) { setInterval(refresh, Math.max(10, Number(polled.dataset.poll) || 30) * 1000); }
 
+  // The order form's vehicles: "Add a vehicle" shows the next empty row, "Remove" empties one and hides it,
+  // the total follows the prices, and a VIN typed in full fills in the year and make it encodes.
+  const vehicles = document.querySelector("[data-vehicles]");
+  if (vehicles) {
+    const rowsOf = () => Array.from(vehicles.querySelectorAll("[data-vehicle-row]"));
+    const add = vehicles.querySelector("[data-add-vehicle]");
+    const total = vehicles.querySelector("[data-vehicles-total]");
+    const money = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" });
+    function sum() {
+      let cents = 0;
+      vehicles.querySelectorAll("[data-vehicle-price]").forEach((input) => {
+        const value = Number(input.value.replace(/[$,\s]/g, ""));
+        if (input.value.trim() && isFinite(value) && value >= 0) { cents += Math.round(value * 100); }
+      });
+      total.textContent = money.format(cents / 100);
+    }
+    function showAdd() { add.hidden = !rowsOf().some((row) => row.hidden); }
+    add.addEventListener("click", () => {
+      const next = rowsOf().find((row) => row.hidden);
+      if (next) { next.hidden = false; next.querySelector("[data-vin]").focus(); }
+      showAdd();
+    });
+    vehicles.addEventListener("click", (event) => {
+      const remove = event.target.closest("[data-remove-vehicle]");
+      if (!remove) { return; }
+      const row = remove.closest("[data-vehicle-row]");
+      row.querySelectorAll("input:not([type=hidden])").forEach((input) => { input.value = ""; });
+      row.querySelectorAll("select").forEach((select) => { select.selectedIndex = 0; });
+      if (rowsOf().filter((other) => !other.hidden).length > 1) { row.hidden = true; }
+      sum();
+      showAdd();
+    });
+    vehicles.addEventListener("input", (event) => {
+      if (event.target.matches("[data-vehicle-price]")) { sum(); }
+      if (!event.target.matches("[data-vin]")) { return; }
+      const input = event.target, row = input.closest("[data-vehicle-row]"), note = row.querySelector("[data-vin-note]");
+      const vin = input.value.trim().toUpperCase();
+      note.textContent = "";
+      if (vin.length !== 17) { return; }
+      fetch("/vin/" + encodeURIComponent(vin), { headers: { "Accept": "application/json" }, credentials: "same-origin" })
+        .then((answer) => answer.ok ? answer.json() : null)
+        .then((decoded) => {
+          if (!decoded || input.value.trim().toUpperCase() !== vin) { return; }
+          const year = row.querySelector("[data-vin-year]"), make = row.querySelector("[data-vin-make]");
+          if (decoded.model_year && !year.value) { year.value = decoded.model_year; }
+          if (decoded.make && !make.value) { make.value = decoded.make; }
+          note.textContent = decoded.problems && decoded.problems.length ? decoded.problems.join(" ")
+            : "From the VIN: " + [decoded.model_year, decoded.make || "maker not listed", decoded.region].filter(Boolean).join(", ") + ".";
+        })
+        .catch(() => {});
+    });
+    showAdd();
+  }
+
   localTimes(document);
   // A form sent back with problems: the first one marked has the focus.
   const firstProblem = document.querySelector("main [aria-invalid=true]");

@@ -1,0 +1,59 @@
+import Foundation
+import VroomXModels
+
+/// The vehicles an order request gives, checked one by one and as a list:
+/// each with its id (a new vehicle gets one; an id the order has keeps
+/// that vehicle) and its price (`OrderVehicleRules.prices`).
+enum ValidVehicles {
+    /// - Parameters:
+    ///   - field: how the request names the vehicle at an index (`vehicles[2]`, or `vehicle`).
+    ///   - existing: the order's vehicles when it is edited; none for a new order (whose ids are all new).
+    ///   - revenue: the order's revenue when the request gave one.
+    static func check(_ given: [Vehicle], field: (Int) -> String, existing: [Vehicle], revenue: Int?, acceptVINWarning: Bool,
+                      now: Date, _ problems: inout Problems) -> [Vehicle] {
+        if let refusal = OrderVehicleRules.count(given.count) { problems.check(()) { throw AppError(refusal) } }
+        let known = Dictionary(existing.compactMap { vehicle in vehicle.id.map { ($0, vehicle) } }, uniquingKeysWith: { first, _ in first })
+        var seen: Set<ID<Vehicle>> = []
+        var checked: [Vehicle] = []
+        for (index, vehicle) in given.prefix(FieldLimits.vehiclesPerOrder).enumerated() {
+            let prefix = field(index)
+            var id = ID<Vehicle>()
+            if let given = vehicle.id, !existing.isEmpty {
+                if known[given] == nil || seen.contains(given) {
+                    problems.check(()) { throw AppError.validation("\(prefix).id", "This order has no other vehicle \(given).") }
+                } else {
+                    id = given
+                }
+            }
+            seen.insert(id)
+            // A VIN already saved on this vehicle was confirmed when it was: only a new one is questioned.
+            let savedVIN = known[id].map { $0.vin == vehicle.vin.trimmingCharacters(in: .whitespaces).uppercased() } ?? false
+            var valid = Validate.vehicle(vehicle, prefix: prefix, acceptVINWarning: acceptVINWarning || savedVIN, now: now, &problems)
+            valid.id = id
+            checked.append(valid)
+        }
+        switch OrderVehicleRules.prices(checked.map(\.priceCents), revenue: revenue) {
+        case .success(let prices):
+            for index in checked.indices { checked[index].priceCents = prices[index] }
+        case .failure(let refusal):
+            problems.check(()) { throw AppError(refusal) }
+        }
+        return checked
+    }
+
+    /// Yesterday's `vehicle` in an edit: new details for the order's first
+    /// vehicle, which keeps its id, type, operability, lot and price unless
+    /// the request gives them.
+    static func firstEdited(_ order: Order, to given: Vehicle, acceptVINWarning: Bool, now: Date, _ problems: inout Problems) -> Vehicle {
+        let first = order.vehicle
+        let savedVIN = given.vin.trimmingCharacters(in: .whitespaces).uppercased() == first.vin
+        var valid = Validate.vehicle(given, acceptVINWarning: acceptVINWarning || savedVIN, now: now, &problems)
+        valid.id = first.id
+        valid.type = given.type ?? first.type
+        valid.lotNumber = given.lotNumber ?? first.lotNumber
+        valid.priceCents = valid.priceCents ?? first.priceCents
+        // Yesterday's vehicle has no `operable` (it reads as true): only an explicit false changes it.
+        valid.operable = given.operable ? first.operable : false
+        return valid
+    }
+}

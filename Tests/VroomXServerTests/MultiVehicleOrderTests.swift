@@ -1,0 +1,183 @@
+import Foundation
+import Logging
+import Testing
+import VroomXModels
+@testable import VroomXServer
+import VroomXTestSupport
+
+/// Orders of several vehicles (dealer and auction loads): each vehicle
+/// with its own VIN, type, condition, lot number and price, the order
+/// earning their sum; edits that keep each vehicle's id; yesterday's
+/// one-vehicle JSON still taken and answered; orders from before migrated
+/// without loss.
+@Suite("Several vehicles per order")
+struct MultiVehicleOrderTests {
+    static let pickup = Stop(address: "1 Auction Way, Matteson, IL")
+    static let delivery = Stop(address: "500 Lake St, Milwaukee, WI")
+
+    @Test("an order of three vehicles: ids given, prices summed, each checked by name; an edit keeps, adds and removes vehicles by id",
+          arguments: TestBackend.available)
+    func threeVehicles(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let dispatch = carrier.dispatcher.accessToken
+        try await server.run { api in
+            let load = [
+                Vehicle(year: 2021, make: "Toyota", model: "Camry", vin: "4T1B11HK4MU123456", type: .sedan, lotNumber: "LOT 4411", priceCents: 45_000),
+                Vehicle(year: 2019, make: "Ford", model: "F-150", type: .pickup, operable: false, priceCents: 60_000),
+                Vehicle(make: "Honda", model: "CR-V", type: .suv, lotNumber: "B-77", priceCents: 40_050),
+            ]
+            let created = try await api.call(.dispatchCreateOrder, json: CreateOrderRequest(
+                number: "D-1", tripID: carrier.trips[0][0].id, vehicles: load, pickup: Self.pickup, delivery: Self.delivery), token: dispatch)
+            #expect(created.status == 201, "\(created.text)")
+            let order = try created.decode(Order.self)
+            #expect(order.vehicles.count == 3 && order.revenueCents == 145_050)
+            #expect(order.vehicles.map(\.priceCents) == [45_000, 60_000, 40_050])
+            #expect(order.vehicles.map(\.operable) == [true, false, true] && order.vehicles.map(\.type) == [.sedan, .pickup, .suv])
+            #expect(order.vehicles[0].lotNumber == "LOT 4411" && Set(order.vehicles.compactMap(\.id)).count == 3)
+            #expect(order.vehicle == order.vehicles[0], "yesterday's clients read the first vehicle as `vehicle`")
+            // The driver's copy carries them too.
+            let mine = try await api.call(.order, order.id.rawValue, token: carrier.driver.accessToken).decode(Order.self)
+            #expect(mine.vehicles == order.vehicles)
+
+            // The board finds the load by a later vehicle's VIN-less make and by any lot number.
+            for word in ["CR-V", "B-77", "LOT 4411", "Camry"] {
+                let found = try await server.store.boardOrders(.init(status: .assigned, search: word, pickupNewestFirst: false, page: 0,
+                                                                     pageSize: 50), tenant: carrier.tenant.id)
+                #expect(found.map(\.number) == ["D-1"], "\(word)")
+            }
+
+            // Refusals name the vehicle: a bad VIN of the second, a revenue that is not the sum, 13 vehicles.
+            var bad = load
+            bad[1].vin = "NOT A VIN"
+            let badVIN = try await api.call(.dispatchCreateOrder, json: CreateOrderRequest(
+                number: "D-2", vehicles: bad, pickup: Self.pickup, delivery: Self.delivery), token: dispatch)
+            #expect(badVIN.status == 422 && badVIN.error?.field == "vehicles[1].vin", "\(badVIN.text)")
+            let mismatch = try await api.call(.dispatchCreateOrder, json: CreateOrderRequest(
+                number: "D-2", vehicles: load, pickup: Self.pickup, delivery: Self.delivery, revenueCents: 100), token: dispatch)
+            #expect(mismatch.status == 422 && mismatch.error?.field == "revenue_cents", "\(mismatch.text)")
+            let unpriced = try await api.call(.dispatchCreateOrder, json: CreateOrderRequest(
+                number: "D-2", vehicles: load.map { var vehicle = $0; vehicle.priceCents = nil; return vehicle },
+                pickup: Self.pickup, delivery: Self.delivery, revenueCents: 145_050), token: dispatch)
+            #expect(unpriced.status == 422 && unpriced.error?.field == "vehicles", "\(unpriced.text)")
+            for count in [0, 13] {
+                let refused = try await api.call(.dispatchCreateOrder, json: CreateOrderRequest(
+                    number: "D-2", vehicles: Array(repeating: Vehicle(make: "Kia", priceCents: 1), count: count), pickup: Self.pickup,
+                    delivery: Self.delivery), token: dispatch)
+                #expect(refused.status == 422 && refused.error?.field == "vehicles", "\(count): \(refused.text)")
+            }
+            let pricey = try await api.call(.dispatchCreateOrder, json: CreateOrderRequest(
+                number: "D-2", vehicles: Array(repeating: Vehicle(make: "Kia", priceCents: MoneyFormat.largestCents), count: 12),
+                pickup: Self.pickup, delivery: Self.delivery), token: dispatch)
+            #expect(pricey.status == 422 && pricey.error?.field == "revenue_cents", "twelve of the largest price: \(pricey.text)")
+            let longLot = try await api.call(.dispatchCreateOrder, json: CreateOrderRequest(
+                number: "D-2", vehicles: [Vehicle(make: "Kia", lotNumber: String(repeating: "9", count: 41), priceCents: 1)],
+                pickup: Self.pickup, delivery: Self.delivery), token: dispatch)
+            #expect(longLot.status == 422 && longLot.error?.field == "vehicles[0].lot_number", "\(longLot.text)")
+
+            // An edit: the Camry's price changes, the Ford leaves, a Jeep joins; ids stay with their vehicles.
+            var edited = order.vehicles
+            edited[0].priceCents = 47_500
+            edited.remove(at: 1)
+            edited.append(Vehicle(year: 2022, make: "Jeep", model: "Wrangler", type: .suv, priceCents: 52_000))
+            let saved = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(baseVersion: order.version,
+                                                                                                          vehicles: edited), token: dispatch)
+            #expect(saved.status == 200, "\(saved.text)")
+            let after = try saved.decode(Order.self)
+            #expect(after.vehicles.map(\.make) == ["Toyota", "Honda", "Jeep"] && after.revenueCents == 47_500 + 40_050 + 52_000)
+            #expect(after.vehicles[0].id == order.vehicles[0].id && after.vehicles[1].id == order.vehicles[2].id)
+            #expect(after.vehicles[2].id != nil && !order.vehicles.map(\.id).contains(after.vehicles[2].id))
+            // An id the order does not have (the Ford's, removed) is refused, not taken as new.
+            var stale = after.vehicles
+            stale[0].id = order.vehicles[1].id
+            let refused = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(vehicles: stale), token: dispatch)
+            #expect(refused.status == 422 && refused.error?.field == "vehicles[0].id", "\(refused.text)")
+            // Yesterday's revenue alone cannot say which of several vehicles earns it.
+            let revenueOnly = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(revenueCents: 1), token: dispatch)
+            #expect(revenueOnly.status == 422 && revenueOnly.error?.field == "revenue_cents", "\(revenueOnly.text)")
+        }
+    }
+
+    @Test("yesterday's one-vehicle JSON: created, edited (the vehicle keeps its id, price follows the revenue) and answered with `vehicle`",
+          arguments: TestBackend.available)
+    func yesterdaysShape(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let dispatch = carrier.dispatcher.accessToken
+        let json = ["Content-Type": "application/json"]
+        try await server.run { api in
+            let created = try await api.call(.dispatchCreateOrder, body: """
+                {"number":"OLD-1","vehicle":{"year":2019,"make":"Honda","model":"Civic","vin":"","color":"Blue"},
+                 "pickup":{"name":"","address":"1 Harbor Rd","contact_name":"","contact_phone":""},
+                 "delivery":{"name":"","address":"9 Main St","contact_name":"","contact_phone":""},
+                 "revenue_cents":90000,"payment_terms":"COD"}
+                """, token: dispatch, headers: json)
+            #expect(created.status == 201, "\(created.text)")
+            let order = try created.decode(Order.self)
+            #expect(order.vehicles.count == 1 && order.vehicle.priceCents == 90_000 && order.vehicle.operable)
+            // Yesterday's error names yesterday's field.
+            let badVIN = try await api.call(.dispatchCreateOrder, body: """
+                {"number":"OLD-2","vehicle":{"make":"Honda","model":"Civic","vin":"XYZ","color":""},
+                 "pickup":{"name":"","address":"1 Harbor Rd","contact_name":"","contact_phone":""},
+                 "delivery":{"name":"","address":"9 Main St","contact_name":"","contact_phone":""},"revenue_cents":1}
+                """, token: dispatch, headers: json)
+            #expect(badVIN.status == 422 && badVIN.error?.field == "vehicle.vin", "\(badVIN.text)")
+            // An old edit: a new color and revenue; the vehicle keeps its id and lot, and its price is the revenue.
+            var marked = order.vehicles
+            marked[0].lotNumber = "L-1"
+            marked[0].operable = false
+            _ = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(vehicles: marked), token: dispatch)
+            let edited = try await api.call(.dispatchUpdateOrder, order.id.rawValue, body: """
+                {"vehicle":{"year":2019,"make":"Honda","model":"Civic","vin":"","color":"Red"},"revenue_cents":95000}
+                """, token: dispatch, headers: json)
+            #expect(edited.status == 200, "\(edited.text)")
+            let after = try edited.decode(Order.self)
+            #expect(after.vehicle.color == "Red" && after.vehicle.id == order.vehicle.id && after.vehicle.lotNumber == "L-1")
+            #expect(!after.vehicle.operable, "yesterday's client cannot say a vehicle runs, so it leaves it as it was")
+            #expect(after.revenueCents == 95_000 && after.vehicle.priceCents == 95_000)
+            let object = try JSONSerialization.jsonObject(with: Data(edited.text.utf8)) as? [String: Any] ?? [:]
+            let vehicle = object["vehicle"] as? [String: Any] ?? [:]
+            #expect(vehicle["make"] as? String == "Honda" && vehicle["color"] as? String == "Red" && vehicle["vin"] as? String == "")
+        }
+    }
+
+    @Test("orders from before several vehicles per order: their vehicle keeps every field, takes the order's id and earns its revenue",
+          arguments: TestBackend.available)
+    func migrated(_ backend: TestBackend) async throws {
+        let configuration = try await backend.freshConfiguration()
+        let database = try await ServerServices.openDatabase(configuration, logger: Logger(label: "test"))
+        try await Migrator.migrate(database, now: Date(), upTo: 20)
+        let (tenant, order) = (ID<Tenant>(), ID<Order>())
+        let now = Date()
+        // The row and stored document as the server before wrote them.
+        let doc = """
+            {"id":"\(order)","number":"OLD-7","vehicle":{"year":2018,"make":"Subaru","model":"Outback","vin":"4S4BSANC5J3212345","color":"Green"},\
+            "pickup":{"name":"","address":"1 Harbor Rd","contact_name":"","contact_phone":""},\
+            "delivery":{"name":"","address":"9 Main St","contact_name":"","contact_phone":""},"status":"new","revenue_cents":123400,\
+            "payment_terms":"","version":1,"created_at":"2026-11-01T00:00:00.000Z","updated_at":"2026-11-01T00:00:00.000Z"}
+            """
+        try await database.write { db in
+            try await db.execute("INSERT INTO tenants (id, name, created_at) VALUES (\(tenant), 'Old Carrier', \(now))")
+            try await db.execute("""
+                INSERT INTO orders (id, tenant_id, number, vehicle_year, vehicle_make, vehicle_model, vehicle_vin, vehicle_color,
+                    pickup_address, delivery_address, status, revenue_cents, created_at, updated_at, doc)
+                VALUES (\(order), \(tenant), 'OLD-7', 2018, 'Subaru', 'Outback', '4S4BSANC5J3212345', 'Green', '1 Harbor Rd', '9 Main St',
+                    'new', 123400, \(now), \(now), \(doc))
+                """)
+        }
+        await database.close()
+        let services = try await ServerServices.make(configuration)
+        let migrated = try await services.store.orders.order(order, .dispatch(tenant: tenant))
+        let expected = Vehicle(id: ID(order.uuid), year: 2018, make: "Subaru", model: "Outback", vin: "4S4BSANC5J3212345", color: "Green",
+                               operable: true, priceCents: 123_400)
+        #expect(migrated.vehicles == [expected] && migrated.revenueCents == 123_400)
+        // The stored document (what the feed and lists send) reads the same.
+        let stored = try #require(try await services.store.read { try await OrderRepository.document(order, .dispatch(tenant: tenant), $0) })
+        #expect(try WireDocument.decoder.decode(Order.self, from: Data(stored.utf8)).vehicles == [expected])
+        // The rebuilt search still finds it by its VIN.
+        let found = try await services.store.boardOrders(.init(status: .new, search: "4S4BSANC5J", pickupNewestFirst: false, page: 0, pageSize: 10),
+                                                         tenant: tenant)
+        #expect(found.map(\.id) == [order])
+        await services.database.close()
+    }
+}
