@@ -53,7 +53,7 @@ struct Render {
     func orders(_ orders: [Order]) {
         guard !orders.isEmpty else { return terminal.line("No orders.") }
         terminal.table(["ORDER", "STATUS", "VEHICLE", "PICKUP", "DELIVERY", "ID"], orders.map { order in
-            [order.number, status(order.status), order.vehicle.summary, order.pickup.address, order.delivery.address, shortID(order.id.rawValue)]
+            [order.number, status(order.status), order.vehiclesSummary, order.pickup.address, order.delivery.address, shortID(order.id.rawValue)]
         })
     }
 
@@ -77,7 +77,12 @@ struct Render {
 
     func order(_ order: Order) {
         terminal.line(terminal.style("Order \(order.number)", .bold) + "  " + status(order.status) + "  " + terminal.style(order.id.rawValue, .dim))
-        terminal.line("Vehicle   \([order.vehicle.summary, order.vehicle.color, order.vehicle.vin].filter { !$0.isEmpty }.joined(separator: " · "))")
+        for (index, vehicle) in order.vehicles.enumerated() {
+            let label = order.vehicles.count == 1 ? "Vehicle" : "Vehicle \(index + 1)"
+            let facts = [vehicle.summary, vehicle.color, vehicle.vin, vehicle.lotNumber.map { "lot \($0)" } ?? "", vehicle.operable ? "" : "inoperable"]
+            terminal.line(label.padding(toLength: 10, withPad: " ", startingAt: 0)
+                          + facts.filter { !$0.isEmpty }.joined(separator: " · "))
+        }
         // The reference the broker or the auction gate asks for.
         if let load = order.externalLoadID { terminal.line("Load ID   \(load)") }
         for (label, stop, eta, actual, arrived) in [("Pickup", order.pickup, order.pickupETA, order.actualPickupDate, order.arrivedAtPickup),

@@ -66,7 +66,7 @@ struct TripDetailView: View {
                                     Spacer()
                                     Text(order.status.title).font(.caption)
                                 }
-                                Text(order.vehicle.summary).font(.subheadline)
+                                Text(order.vehiclesSummary).font(.subheadline)
                                 Text("\(order.pickup.address) → \(order.delivery.address)").font(.caption).foregroundStyle(.secondary)
                             }
                             .accessibilityElement(children: .combine)
@@ -142,9 +142,15 @@ struct OrderDetailView: View {
     var body: some View {
         List {
             if let order = model.order {
-                Section("Vehicle") {
-                    Text(order.vehicle.summary).font(.headline)
-                    if !order.vehicle.vin.isEmpty { LabeledContent("VIN", value: order.vehicle.vin).font(.body.monospaced()) }
+                Section(order.vehicles.count == 1 ? "Vehicle" : "\(order.vehicles.count) vehicles") {
+                    ForEach(Array(order.vehicles.enumerated()), id: \.offset) { _, vehicle in
+                        VStack(alignment: .leading, spacing: 2) {
+                            Text(vehicle.summary.isEmpty ? "Vehicle" : vehicle.summary).font(.headline)
+                            if !vehicle.vin.isEmpty { Text(vehicle.vin).font(.body.monospaced()) }
+                            let marks = [vehicle.lotNumber.map { "Lot \($0)" }, vehicle.operable ? nil : "Inoperable"].compactMap { $0 }
+                            if !marks.isEmpty { Text(marks.joined(separator: " · ")).font(.subheadline).foregroundStyle(.secondary) }
+                        }
+                    }
                     LabeledContent("Status", value: order.status.title)
                     if let load = order.externalLoadID { LabeledContent("Load ID", value: load).font(.body.monospaced()) }
                 }

@@ -170,16 +170,21 @@ struct ConsoleTripPages {
         let shown = expenses.dropFirst(pager.offset).prefix(pager.pageSize)
         let spent = expenses.reduce(0) { $0 + $1.amountCents }
         var headsUp: [String] = []
+        var units: [Equipment] = []
+        if let driver { units = try await store.fleet.units(of: driver.id, tenant: request.tenant) }
+        let load = TripHeadsUp.load(orders, trailer: TripHeadsUp.trailer(of: driver?.id, units: units))
         if let driver, trip.status.isOpen {
             headsUp = TripHeadsUp.lines(for: trip, driver: driver, otherTrips: try await store.trips.open(of: driver.id, tenant: request.tenant),
-                                        units: try await store.fleet.units(of: driver.id, tenant: request.tenant), today: LocalDate(store.now))
+                                        units: units, today: LocalDate(store.now))
+            // More vehicles than the trailer holds: loads must be split, or some delivered before others are picked up.
+            if load.over { headsUp.insert("More vehicles than the trailer holds: \(load.text).", at: 0) }
         }
         let view = TripPageView(
-            row: TripRowView(trip, driver: driver, orders: orders.count),
+            row: TripRowView(trip, driver: driver, orders: orders.count), load: load.text, overCapacity: load.over,
             orderRows: orders.map { OrderRowView($0, names) }, noOrders: orders.isEmpty,
             openOrders: open.map { order in
                 let route = "\(ConsoleFormat.city(order.pickup.address)) → \(ConsoleFormat.city(order.delivery.address))"
-                return .init(id: order.id.rawValue, label: [order.number, order.vehicle.summary, route].filter { !$0.isEmpty }.joined(separator: " · "))
+                return .init(id: order.id.rawValue, label: [order.number, order.vehiclesSummary, route].filter { !$0.isEmpty }.joined(separator: " · "))
             },
             hasOpenOrders: !open.isEmpty,
             drivers: names.drivers.values.filter { $0.deactivatedAt == nil || $0.id == trip.driverID }.sorted { $0.name < $1.name }.map {

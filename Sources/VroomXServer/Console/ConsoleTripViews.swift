@@ -72,6 +72,9 @@ struct TripPageView: ConsoleView {
     }
 
     let row: TripRowView
+    /// How many vehicles the trip still carries, against the trailer's capacity.
+    let load: String
+    let overCapacity: Bool
     let orderRows: [OrderRowView]
     let noOrders: Bool
     let openOrders: [OpenOrder]

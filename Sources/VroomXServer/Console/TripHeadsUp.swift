@@ -29,4 +29,20 @@ enum TripHeadsUp {
         }
         return lines
     }
+
+    /// The trailer the driver pulls, when one is assigned with a known capacity.
+    static func trailer(of driver: ID<Driver>?, units: [Equipment]) -> (name: String, capacity: Int)? {
+        units.first { $0.kind == .trailer && $0.driverID == driver && $0.status != .retired && $0.specs.capacityCars != nil }
+            .flatMap { unit in unit.specs.capacityCars.map { ("Trailer \(unit.unitNumber)", $0) } }
+    }
+
+    /// The vehicles a trip still has to carry (its orders not delivered or
+    /// cancelled) against its driver's trailer: "7 vehicles · Trailer 107
+    /// holds 9", and whether that is more than it holds.
+    static func load(_ orders: [Order], trailer: (name: String, capacity: Int)?) -> (text: String, over: Bool) {
+        let carried = orders.filter { $0.status != .delivered && $0.status != .cancelled }.reduce(0) { $0 + $1.vehicles.count }
+        let count = ConsoleFormat.count(carried, "vehicle") + " to carry"
+        guard let trailer else { return (count, false) }
+        return (count + " · \(trailer.name) holds \(trailer.capacity)", carried > trailer.capacity)
+    }
 }

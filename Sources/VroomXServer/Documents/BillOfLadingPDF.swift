@@ -80,12 +80,16 @@ struct BillOfLadingPDF {
         columns(("PICKUP", stopLines(order.pickup, done: order.actualPickupDate.map { "Picked up \(Self.time($0))" })),
                 ("DELIVERY", stopLines(order.delivery, done: order.actualDeliveryDate.map { "Delivered \(Self.time($0))" })))
 
-        // The vehicle.
-        heading("VEHICLE")
-        let vehicle = [order.vehicle.summary.isEmpty ? "Vehicle" : order.vehicle.summary, order.vehicle.color].filter { !$0.isEmpty }
-            .joined(separator: ", ")
-        text(vehicle, x: left, size: 10, bold: true)
-        text("VIN \(order.vehicle.vin.isEmpty ? "not recorded" : order.vehicle.vin)", x: left, size: 10)
+        // The vehicles, each with what identifies it at the lot.
+        heading(order.vehicles.count == 1 ? "VEHICLE" : "VEHICLES (\(order.vehicles.count))")
+        for (index, vehicle) in order.vehicles.enumerated() {
+            let name = [vehicle.summary.isEmpty ? "Vehicle" : vehicle.summary, vehicle.color, vehicle.type?.label ?? ""].filter { !$0.isEmpty }
+                .joined(separator: ", ")
+            text((order.vehicles.count == 1 ? "" : "\(index + 1). ") + name, x: left, size: 10, bold: true)
+            let marks = ["VIN \(vehicle.vin.isEmpty ? "not recorded" : vehicle.vin)", vehicle.lotNumber.map { "Lot \($0)" } ?? "",
+                         vehicle.operable ? "" : "Inoperable"].filter { !$0.isEmpty }
+            text(marks.joined(separator: "   "), x: left, size: 10)
+        }
         y += 6
 
         // Its condition at each end: damages (those first seen at delivery marked new), photos, signatures.

@@ -104,12 +104,12 @@ final class DocumentMailService: Service, Sendable {
         let order = try await store.orders.order(entry.order, .dispatch(tenant: entry.tenant))
         let profile = try await store.carrierProfile.profile(tenant: entry.tenant)
         let carrier = profile.legalName.isEmpty ? try await store.people.tenant(entry.tenant).name : profile.legalName
-        let vehicle = [order.vehicle.summary, order.vehicle.vin.isEmpty ? "" : "VIN \(order.vehicle.vin)"].filter { !$0.isEmpty }
-            .joined(separator: ", ")
+        let vehicle = order.vehicles.count > 1 ? "the \(order.vehiclesSummary)"
+            : [order.vehicle.summary, order.vehicle.vin.isEmpty ? "" : "VIN \(order.vehicle.vin)"].filter { !$0.isEmpty }.joined(separator: ", ")
         let done = entry.kind == .pickup ? "picked up" : "delivered"
         var lines = ["\(carrier) \(done) \(vehicle.isEmpty ? "the vehicle" : vehicle) of order \(number)"
                      + (order.externalLoadID.map { " (load \($0))" } ?? "") + ".",
-                     "", "The bill of lading is attached: the vehicle's condition with photos and the signature."]
+                     "", "The bill of lading is attached: the condition with photos and the signature."]
         if profile.trackingLinkInEmails {
             let base = tracking.base(host: nil)
             var live = try await tracking.link(of: order.id, tenant: entry.tenant, base: base)

@@ -26,7 +26,14 @@ enum DriverChangeNote {
     /// Changes a driver acts on between two versions of an order's details.
     static func changes(from old: Order, to new: Order) -> [String] {
         var changes: [String] = []
-        if new.vehicle != old.vehicle { changes.append("vehicle \(vehicle(new.vehicle))") }
+        // What tells the vehicles apart at the lot (a price is the order amount's line).
+        let described = { (vehicle: Vehicle) in
+            [vehicle.summary, vehicle.color, vehicle.vin, vehicle.lotNumber ?? "", vehicle.type?.rawValue ?? "", vehicle.operable ? "" : "inoperable"]
+        }
+        if new.vehicles.map(described) != old.vehicles.map(described) {
+            changes.append(new.vehicles.count == 1 && old.vehicles.count == 1 ? "vehicle \(vehicle(new.vehicle))"
+                           : "\(new.vehicles.count) vehicles: " + new.vehicles.map(vehicle).joined(separator: "; "))
+        }
         changes += stop("pickup", from: old.pickup, to: new.pickup)
         changes += stop("delivery", from: old.delivery, to: new.delivery)
         if new.paymentTerms != old.paymentTerms { changes.append("payment terms \(new.paymentTerms.isEmpty ? "none" : new.paymentTerms)") }
@@ -79,7 +86,8 @@ enum DriverChangeNote {
 
     private static func vehicle(_ vehicle: Vehicle) -> String {
         let parts = [vehicle.summary.isEmpty ? "not described" : vehicle.summary, vehicle.color,
-                     vehicle.vin.isEmpty ? "" : "VIN \(vehicle.vin)"]
+                     vehicle.vin.isEmpty ? "" : "VIN \(vehicle.vin)", vehicle.lotNumber.map { "lot \($0)" } ?? "",
+                     vehicle.operable ? "" : "inoperable"]
         return parts.filter { !$0.isEmpty }.joined(separator: ", ")
     }
 }

@@ -12,22 +12,22 @@ struct DriverNotice: Sendable {
     /// Dispatch moved one of the driver's orders to another status.
     static func orderStatus(_ order: Order, trip: ID<Trip>?) -> DriverNotice {
         DriverNotice(type: .statusChange, title: "Order \(order.number) \(order.status.label)",
-                     body: "Dispatch marked order \(order.number) (\(order.vehicle.summary)) as \(order.status.label).",
+                     body: "Dispatch marked order \(order.number) (\(order.vehiclesSummary)) as \(order.status.label).",
                      data: NotificationData(tripID: trip, orderID: order.id))
     }
 
     /// Dispatch edited what the driver needs to know of an order (`DriverChangeNote`).
     static func orderChanged(_ order: Order, _ changes: [String]) -> DriverNotice {
         DriverNotice(type: .statusChange, title: "Order \(order.number) changed",
-                     body: DriverChangeNote.body(order.vehicle.summary.isEmpty ? "order \(order.number)"
-                                                     : "order \(order.number) (\(order.vehicle.summary))", changes),
+                     body: DriverChangeNote.body(order.vehiclesSummary.isEmpty ? "order \(order.number)"
+                                                     : "order \(order.number) (\(order.vehiclesSummary))", changes),
                      data: NotificationData(tripID: order.tripID, orderID: order.id))
     }
 
     /// An order given to another driver, or back to the board.
     static func orderTakenOff(_ order: Order, trip: ID<Trip>?) -> DriverNotice {
         DriverNotice(type: .statusChange, title: "Order \(order.number) taken off your list",
-                     body: "Dispatch took order \(order.number) (\(order.vehicle.summary.isEmpty ? "a vehicle" : order.vehicle.summary), "
+                     body: "Dispatch took order \(order.number) (\(order.vehiclesSummary.isEmpty ? "a vehicle" : order.vehiclesSummary), "
                         + "\(order.pickup.address) → \(order.delivery.address)) off your work. Do not pick it up.",
                      data: NotificationData(tripID: trip, orderID: order.id))
     }
@@ -35,7 +35,7 @@ struct DriverNotice: Sendable {
     static func orderAssigned(_ order: Order, trip: Trip?) -> DriverNotice {
         let onTrip = trip.map { " on trip \($0.number)" } ?? ""
         return DriverNotice(type: .tripAssignment, title: "New order \(order.number)",
-                            body: "\(order.vehicle.summary.isEmpty ? "A vehicle" : order.vehicle.summary)\(onTrip): \(order.pickup.address) → \(order.delivery.address).",
+                            body: "\(order.vehiclesSummary.isEmpty ? "A vehicle" : order.vehiclesSummary)\(onTrip): \(order.pickup.address) → \(order.delivery.address).",
                             data: NotificationData(tripID: order.tripID, orderID: order.id))
     }
 

@@ -91,7 +91,8 @@ struct TrackingService: Sendable {
         return TrackingStatus(
             carrier: profile.map { $0.legalName.isEmpty ? carrier.name : $0.legalName } ?? carrier.name,
             carrierPhone: profile?.phone ?? "", orderNumber: order.number,
-            vehicle: [order.vehicle.summary, order.vehicle.color].filter { !$0.isEmpty }.joined(separator: ", "),
+            vehicle: order.vehicles.count > 1 ? order.vehiclesSummary
+                : [order.vehicle.summary, order.vehicle.color].filter { !$0.isEmpty }.joined(separator: ", "),
             status: order.status, pickupCity: TrackingRules.city(of: order.pickup.address),
             deliveryCity: TrackingRules.city(of: order.delivery.address),
             pickupWindow: DayFormat.span(order.pickup.windowStart, order.pickup.windowEnd),
