@@ -48,11 +48,11 @@ def create_trip(page, server, number, driver="Alex Rivera", start="2026-11-22", 
 def create_order(page, server, number, trip_label=None, vin="1HGCM82633A004352"):
     page.goto(server.base + "/orders/new")
     page.fill("#number", number)
-    page.fill("#revenue", "1,150.00")
-    page.fill("#vehicle_vin", vin)
-    page.fill("#vehicle_year", "2021")
-    page.fill("#vehicle_make", "Honda")
-    page.fill("#vehicle_model", "Accord")
+    page.fill("#v0_price", "1,150.00")
+    page.fill("#v0_vin", vin)
+    page.fill("#v0_year", "2021")
+    page.fill("#v0_make", "Honda")
+    page.fill("#v0_model", "Accord")
     page.fill("#pickup_name", "Port of Savannah")
     page.fill("#pickup_address", "1 Harbor Rd, Savannah, GA 31401")
     page.fill("#pickup_window_start", "2026-11-22")
@@ -140,13 +140,13 @@ def test_create_trip_and_order_then_the_driver_picks_up_while_the_board_is_open(
 def test_bad_order_input_is_shown_next_to_the_field_and_nothing_is_saved(page, server):
     page.goto(server.base + "/orders/new")
     page.fill("#number", "O-BAD-1")
-    page.fill("#revenue", "twelve")
+    page.fill("#v0_price", "twelve")
     page.fill("#pickup_address", "1 Harbor Rd, Savannah, GA")
     page.click("button:has-text('Create order')")
-    expect(page.locator("#revenue + .field-error")).to_contain_text("Enter an amount in dollars")
+    expect(page.locator("#v0_price + .field-error")).to_contain_text("Enter an amount in dollars")
     expect(page.locator("#number")).to_have_value("O-BAD-1")
-    page.fill("#revenue", "500")
-    page.fill("#vehicle_vin", "TOO-SHORT")
+    page.fill("#v0_price", "500")
+    page.fill("#v0_vin", "TOO-SHORT")
     page.click("button:has-text('Create order')")
     expect(page.locator(".field-error").first).to_be_visible()
     shot(page, "order-form-errors")
@@ -264,7 +264,7 @@ def test_keyboard_moves_through_the_board(page, server):
 
 def test_forms_without_the_session_token_are_refused(page, server):
     response = page.request.post(server.base + "/orders", form={
-        "_csrf": "forged", "number": "O-CSRF-1", "revenue": "100", "pickup_address": "a", "delivery_address": "b"})
+        "_csrf": "forged", "number": "O-CSRF-1", "v0_price": "100", "pickup_address": "a", "delivery_address": "b"})
     assert response.status == 403
     assert "expired or did not come from this page" in response.text()
     page.goto(server.base + "/board?status=new&q=O-CSRF-1")
@@ -370,12 +370,12 @@ def test_sign_in_never_redirects_off_site_and_reads_no_large_bodies(anonymous_pa
 def test_a_decimal_comma_is_refused_not_read_as_a_hundred_times_more(page, server):
     page.goto(server.base + "/orders/new")
     page.fill("#number", "O-9801")
-    page.fill("#revenue", "1250,50")
+    page.fill("#v0_price", "1250,50")
     page.fill("#pickup_address", "1 Harbor Rd, Savannah, GA")
     page.fill("#delivery_address", "9 Main St, Orlando, FL")
     page.click("button:has-text('Create order')")
-    expect(page.locator("#revenue + .field-error")).to_contain_text("Use a dot for cents")
-    page.fill("#revenue", "1,250.50")
+    expect(page.locator("#v0_price + .field-error")).to_contain_text("Use a dot for cents")
+    page.fill("#v0_price", "1,250.50")
     page.click("button:has-text('Create order')")
     page.wait_for_url(re.compile(r"/orders/[0-9a-f-]{36}(\?(added|saved)=1)?$"))
     expect(page.locator("dd", has_text="$1,250.50")).to_be_visible()
@@ -437,19 +437,19 @@ def test_search_with_spaces_and_an_edit_conflict_that_keeps_both_sides(page, ser
     other = browser.new_context(storage_state=dispatcher_state).new_page()
     page.goto(server.base + f"/orders/{order}/edit")
     other.goto(server.base + f"/orders/{order}/edit")
-    page.fill("#vehicle_color", "Red")
+    page.fill("#v0_color", "Red")
     page.click("button:has-text('Save')")
     page.wait_for_url(re.compile(r"/orders/[0-9a-f-]{36}(\?(added|saved)=1)?$"))
-    other.fill("#vehicle_model", "Civic")
+    other.fill("#v0_model", "Civic")
     other.click("button:has-text('Save')")
     notice = other.locator("p.form-error")
     expect(notice).to_contain_text("Someone else changed this order")
-    expect(notice).to_contain_text("your changes to Model are marked below")
+    expect(notice).to_contain_text("your changes to Vehicle 1 model are marked below")
     expect(notice).not_to_contain_text("Color")  # the first dispatcher's change is not offered as this one's to redo
-    expect(other.locator("#vehicle_model + .field-error, #vehicle_model ~ .field-error")).to_contain_text("Not saved: you typed “Civic”.")
+    expect(other.locator("#v0_model + .field-error, #v0_model ~ .field-error")).to_contain_text("Not saved: you typed “Civic”.")
     # The form now holds the saved order: saving again keeps the first dispatcher's colour.
-    expect(other.locator("#vehicle_color")).to_have_value("Red")
-    other.fill("#vehicle_model", "Civic")
+    expect(other.locator("#v0_color")).to_have_value("Red")
+    other.fill("#v0_model", "Civic")
     other.click("button:has-text('Save')")
     other.wait_for_url(re.compile(r"/orders/[0-9a-f-]{36}(\?(added|saved)=1)?$"))
     expect(other.locator("main")).to_contain_text("Civic")
@@ -522,7 +522,7 @@ def test_map_shows_drivers_tracks_and_fences_and_an_order_marks_its_arrival(page
     page.click("text=Save changes")
     expect(page.locator("body")).to_contain_text("fence 490 ft")
     page.goto(server.base + f"/orders/{order['id']}/edit")
-    page.fill("#vehicle_color", "Pearl")
+    page.fill("#v0_color", "Pearl")
     page.click("text=Save changes")
     expect(page.locator("body")).to_contain_text("Pearl")
     status, saved = server.api("GET", f"/v1/orders/{order['id']}", token=token)
@@ -559,7 +559,7 @@ def test_saving_an_order_keeps_its_exact_map_point_and_the_arrival_made_there(pa
     # Another field edited in the console: the point stays as it was entered, and the arrival made there stays.
     page.goto(server.base + f"/orders/{order['id']}/edit")
     expect(page.locator("#pickup_point")).to_have_value("30.33220, -81.65565")
-    page.fill("#vehicle_color", "Graphite")
+    page.fill("#v0_color", "Graphite")
     page.click("text=Save changes")
     expect(page.locator("body")).to_contain_text("Graphite")
     expect(page.locator(".arrived")).to_contain_text("Arrived")
@@ -571,13 +571,13 @@ def test_saving_an_order_keeps_its_exact_map_point_and_the_arrival_made_there(pa
 def test_an_order_vin_with_a_wrong_check_digit_is_kept_only_when_confirmed(page, server):
     page.goto(server.base + "/orders/new")
     page.fill("#number", "VIN-CHECK-1")
-    page.fill("#vehicle_make", "Honda")
-    page.fill("#vehicle_vin", "1HGCM82633A004353")  # …352 is right: a typo in the last digit
+    page.fill("#v0_make", "Honda")
+    page.fill("#v0_vin", "1HGCM82633A004353")  # …352 is right: a typo in the last digit
     page.fill("#pickup_address", "Savannah, GA")
     page.fill("#delivery_address", "Orlando, FL")
-    page.fill("#revenue", "900")
+    page.fill("#v0_price", "900")
     page.click("text=Create order")
-    field = page.locator("#vehicle_vin ~ .field-error")
+    field = page.locator("#v0_vin ~ .field-error")
     expect(field).to_contain_text("check digit")
     expect(page.locator("input[name=accept_vin_warning]")).to_have_count(1)
     shot(page, "order-vin-warning")
@@ -824,9 +824,9 @@ def test_an_address_that_is_no_page_opens_a_page_not_json(page, anonymous_page, 
     # A refused form is answered at the address it posted to; opened again from the address bar, that address shows a page.
     page.goto(server.base + "/orders/new")
     page.fill("#number", "O-404-1")
-    page.fill("#revenue", "twelve")
+    page.fill("#v0_price", "twelve")
     page.click("button:has-text('Create order')")
-    expect(page.locator("#revenue + .field-error")).to_be_visible()
+    expect(page.locator("#v0_price + .field-error")).to_be_visible()
     assert page.url == server.base + "/orders"
     page.goto(page.url)
     assert page.url == server.base + "/board"
@@ -951,8 +951,8 @@ def test_an_open_order_page_follows_an_edit_made_elsewhere(page, server, browser
     page.evaluate("window.__sameDocument = true")
     other = browser.new_context(storage_state=dispatcher_state).new_page()
     other.goto(server.base + f"/orders/{order}/edit")
-    other.fill("#revenue", "1,400.00")
-    other.fill("#vehicle_model", "Accord Hybrid")
+    other.fill("#v0_price", "1,400.00")
+    other.fill("#v0_model", "Accord Hybrid")
     other.click("button:has-text('Save changes')")
     other.wait_for_url(re.compile(rf"/orders/{order}"))
     other.context.close()
@@ -997,7 +997,7 @@ def test_a_refusal_from_the_store_reads_as_words_next_to_its_field(page, server)
 def test_a_delivery_window_before_the_pickup_is_refused_next_to_it(page, server):
     page.goto(server.base + "/orders/new")
     page.fill("#number", "O-EARLY-1")
-    page.fill("#revenue", "900")
+    page.fill("#v0_price", "900")
     page.fill("#pickup_address", "Savannah, GA")
     page.fill("#pickup_window_start", "2026-11-20")
     page.fill("#delivery_address", "Orlando, FL")
@@ -1049,23 +1049,23 @@ def test_a_trip_without_a_driver_offers_no_start(page, server):
 
 def test_an_order_form_marks_every_problem_at_once(page, server):
     page.goto(server.base + "/orders/new")
-    page.fill("#vehicle_vin", "1HGCM82633A004353")  # …352 is right
+    page.fill("#v0_vin", "1HGCM82633A004353")  # …352 is right
     page.fill("#delivery_radius", "5")
     page.fill("#pickup_window_start", "2026-11-20")
     page.fill("#delivery_address", "Orlando, FL")
     page.fill("#delivery_window_end", "2026-11-10")
-    page.fill("#revenue", "12,34")
+    page.fill("#v0_price", "12,34")
     page.click("button:has-text('Create order')")
-    for field, text in [("number", "This is required."), ("vehicle_vin", "check digit"), ("delivery_radius", "whole number from"),
+    for field, text in [("number", "This is required."), ("v0_vin", "check digit"), ("delivery_radius", "whole number from"),
                         ("pickup_address", "This is required."), ("delivery_window_end", "before the pickup window starts"),
-                        ("revenue", "Use a dot for cents")]:
+                        ("v0_price", "Use a dot for cents")]:
         expect(page.locator(f"#{field} ~ .field-error")).to_contain_text(text)
     expect(page.locator("input[name=accept_vin_warning]")).to_have_count(1)
     shot(page, "order-form-every-problem")
     # The VIN confirmed while other fields are still wrong stays confirmed.
     page.check("input[name=accept_vin_warning]")
     page.click("button:has-text('Create order')")
-    expect(page.locator("#vehicle_vin ~ .field-error")).to_have_count(0)
+    expect(page.locator("#v0_vin ~ .field-error")).to_have_count(0)
     expect(page.locator("input[name=accept_vin_warning]")).to_be_checked()
 
     # Editing: a blanked address and a reversed window show together too.
@@ -1073,7 +1073,7 @@ def test_an_order_form_marks_every_problem_at_once(page, server):
     page.fill("#delivery_radius", "")
     page.fill("#pickup_address", "Savannah, GA")
     page.fill("#delivery_window_end", "2026-11-24")
-    page.fill("#revenue", "1234")
+    page.fill("#v0_price", "1234")
     page.click("button:has-text('Create order')")
     expect(page.locator("h1")).to_contain_text("O-MANY-1")
     page.click("text=Edit")
@@ -1188,7 +1188,7 @@ def test_an_edit_keeps_the_line_breaks_of_fields_it_did_not_touch(page, server):
     page.click("text=Edit")
     assert page.locator("input[name=was_pickup_address]").get_attribute("value") == "10 Yard Rd\nSavannah, GA"
     # Another field edited: the address is as saved, so its map point stays.
-    page.fill("#revenue", "950")
+    page.fill("#v0_price", "950")
     page.click("text=Save changes")
     expect(page.locator("body")).to_contain_text("$950.00")
     expect(page.locator("body")).to_contain_text("Map point 32.08090, -81.09120")
@@ -1318,7 +1318,7 @@ def test_text_typed_without_spaces_wraps_instead_of_widening_pages(page, server)
     number = "W" * 64
     page.goto(server.base + "/orders/new")
     page.fill("#number", number)
-    page.fill("#revenue", "10.00")
+    page.fill("#v0_price", "10.00")
     page.fill("#pickup_address", "A" * 500)
     page.fill("#delivery_address", "B" * 500)
     page.click("form button[type=submit].primary")

@@ -70,7 +70,7 @@ def test_a_customer_is_added_edited_and_found(page, server, browser, dispatcher_
 def test_an_order_form_adds_its_customer_without_leaving_and_the_customer_page_shows_the_order(page, server):
     page.goto(server.base + "/orders/new")
     page.fill("#number", "CU-1001")
-    page.fill("#revenue", "1,250")
+    page.fill("#v0_price", "1,250")
     page.fill("#customer", "Prairie State Motors")
     page.fill("#external_load_id", "CD-55012")
     page.fill("#pickup_address", "1 Auction Way, Matteson, IL")

@@ -41,9 +41,11 @@ enum OrderFormVehicles {
             .reduce(0) { $0 + min($1, MoneyFormat.largestCents) }
     }
 
-    /// The form's values for saved vehicles.
+    /// The form's values for saved vehicles (a row without one as the
+    /// page shows it: no type, runs), so an edit conflict compares like with like.
     static func values(_ vehicles: [Vehicle]) -> [String: String] {
         var values: [String: String] = [:]
+        for row in 0..<rows { values[name(row, "operable")] = "yes" }
         for (row, vehicle) in vehicles.prefix(rows).enumerated() {
             values[name(row, "id")] = vehicle.id?.rawValue ?? ""
             values[name(row, "vin")] = vehicle.vin
