@@ -209,10 +209,15 @@ public struct CreateOrderRequest: Codable, Sendable, Hashable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         number = try container.decode(String.self, forKey: .number)
         tripID = try container.decodeIfPresent(ID<Trip>.self, forKey: .tripID)
+        // Both keys are read (the API document is written from what is read); the list wins.
+        let single = try container.decodeIfPresent(Vehicle.self, forKey: .vehicle)
         if let vehicles = try container.decodeIfPresent([Vehicle].self, forKey: .vehicles) {
             (self.vehicles, listsVehicles) = (vehicles, true)
+        } else if let single {
+            (vehicles, listsVehicles) = ([single], false)
         } else {
-            (vehicles, listsVehicles) = ([try container.decode(Vehicle.self, forKey: .vehicle)], false)
+            throw DecodingError.keyNotFound(CodingKeys.vehicles, .init(codingPath: container.codingPath,
+                                                                         debugDescription: "An order names its vehicles (or, as before, its vehicle)."))
         }
         pickup = try container.decode(Stop.self, forKey: .pickup)
         delivery = try container.decode(Stop.self, forKey: .delivery)

@@ -32,7 +32,10 @@ struct SchemaNotes {
             "driver_pay_cents": ["minimum": 0]
         ]),
         "Vehicle": SchemaNotes(fields: [
-            "vin": ["description": "17 characters, or empty"]
+            "vin": ["description": "17 characters, or empty"],
+            "id": ["description": "Given by the server; send it back to edit this vehicle"],
+            "operable": ["description": "false for a vehicle that does not run (winched on); true when absent"],
+            "price_cents": ["description": "What moving this vehicle earns"]
         ]),
         "Stop": SchemaNotes(fields: [
             "geofence_radius_meters": ["description": "arrival fence; 150 when absent", "minimum": 25, "maximum": 5000]
@@ -42,7 +45,9 @@ struct SchemaNotes {
             "revenue_cents": ["minimum": 0],
             "arrived_at_pickup": ["description": "when the truck's fixes first stayed 2 minutes inside the pickup fence"],
             "customer_id": ["description": "The customer the load is for (dispatch's record; drivers see the id only)"],
-            "external_load_id": ["description": "The load board's or broker's reference for the load"]
+            "external_load_id": ["description": "The load board's or broker's reference for the load"],
+            "vehicles": ["description": "The vehicles it moves (1 to 12), each with its id and price; revenue_cents is the sum of the prices"],
+            "vehicle": ["description": "The first of `vehicles`, for clients from before several vehicles per order"]
         ]),
         "Customer": SchemaNotes(description: "A shipper, broker, dealer or auction the carrier hauls for; names are unique within the carrier, ignoring case.",
                                 fields: ["email": ["description": "Where invoices and documents go; empty when unknown"]]),
@@ -96,9 +101,14 @@ struct SchemaNotes {
         ]),
         "AssignTripRequest": SchemaNotes(description: "A driver id to assign, null to unassign."),
         "CreateOrderRequest": SchemaNotes(fields: [
+            "vehicles": ["description": "1 to 12 vehicles; the order earns the sum of their price_cents. Required unless `vehicle` is given", "minItems": 1, "maxItems": 12],
+            "vehicle": ["description": "The shape from before several vehicles per order: one vehicle, priced at revenue_cents. Ignored when `vehicles` is given"],
+            "revenue_cents": ["description": "The sum of the vehicles' prices (may be left out); with one vehicle given no price, its price"],
             "accept_vin_warning": ["description": "the VIN is right as printed although its check digit says otherwise (without it such a North American VIN is 422 vin_check_digit)"]
         ]),
         "UpdateOrderRequest": SchemaNotes(description: "Only the fields present change; a status change follows the state machine and notifies the driver.", fields: [
+            "vehicles": ["description": "The whole list: a vehicle with an id the order has is that vehicle edited, one without an id is added, one left out is removed", "minItems": 1, "maxItems": 12],
+            "vehicle": ["description": "The shape from before several vehicles per order: new details for the first vehicle"],
             "base_version": ["description": "The order version the edit was based on: if someone else changed the vehicle, stops, revenue or terms since, the answer is 409 conflict and nothing is written"],
             "accept_vin_warning": ["description": "the VIN is right as printed although its check digit says otherwise (without it such a North American VIN is 422 vin_check_digit)"]
         ]),
