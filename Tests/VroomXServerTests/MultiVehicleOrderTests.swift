@@ -141,6 +141,44 @@ struct MultiVehicleOrderTests {
         }
     }
 
+    @Test("an order file lists a load's vehicles on lines of the same number; a vehicle's problem is its own line's, a contradiction is named",
+          arguments: TestBackend.available)
+    func importedLoads(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let dispatch = carrier.dispatcher.accessToken
+        let csv = ["Content-Type": "text/csv"]
+        let header = "number,year,make,model,vin,type,inoperable,lot,pickup_address,delivery_address,revenue,payment_terms\n"
+        try await server.run { api in
+            let bad = header + """
+                AU-1,2020,Honda,Accord,,sedan,,LOT 1,"1 Auction Way, Matteson, IL","9 Main St, Indianapolis, IN",380,Net 15
+                AU-1,2018,Chevrolet,Silverado,NOT-A-VIN,pickup,yes,LOT 2,,,525,
+                AU-1,2022,Kia,Sportage,,suv,,LOT 3,"2 Other Rd, Gary, IN",,380,
+                AU-1,2022,Kia,Soul,,boat,,LOT 4,,,380,
+                """
+            let refused = try await api.call(.dispatchImportOrders, body: bad, token: dispatch, headers: csv)
+            #expect(refused.status == 422, "\(refused.text)")
+            // Each problem on the line that has it: the VIN of line 3, the second pickup address on line 4, the type on line 5.
+            let lines = refused.text
+            #expect(lines.contains("\"line\":3") && lines.contains("\"field\":\"vin\""), "\(lines)")
+            #expect(lines.contains("\"line\":4") && lines.contains("pickup_address") && lines.contains("Line 2 starts order AU-1"), "\(lines)")
+            #expect(lines.contains("\"line\":5") && lines.contains("\"field\":\"type\""), "\(lines)")
+            let good = header + """
+                AU-1,2020,Honda,Accord,,sedan,,LOT 1,"1 Auction Way, Matteson, IL","9 Main St, Indianapolis, IN",380,Net 15
+                AU-1,2018,Chevrolet,Silverado,,pickup,yes,LOT 2,,,525,
+                AU-1,2022,Kia,Sportage,,suv,,LOT 3,"1 Auction Way, Matteson, IL",,380,Net 15
+                AU-2,2015,Mazda,CX-5,,,,,"Portland, OR","Reno, NV",900,COD
+                """
+            let imported = try await api.call(.dispatchImportOrders, body: good, token: dispatch, headers: csv)
+            #expect(imported.status == 201 || imported.status == 200, "\(imported.text)")
+            let orders = try await api.call(.dispatchOrders, token: dispatch).decode(Items<Order>.self).items
+            let load = try #require(orders.first { $0.number == "AU-1" })
+            #expect(load.vehicles.map(\.lotNumber) == ["LOT 1", "LOT 2", "LOT 3"] && load.revenueCents == 128_500)
+            #expect(load.vehicles.map(\.operable) == [true, false, true] && load.paymentTerms == "Net 15")
+            #expect(orders.first { $0.number == "AU-2" }?.vehicles.count == 1)
+        }
+    }
+
     @Test("orders from before several vehicles per order: their vehicle keeps every field, takes the order's id and earns its revenue",
           arguments: TestBackend.available)
     func migrated(_ backend: TestBackend) async throws {

@@ -1,9 +1,11 @@
 import Foundation
 import VroomXModels
 
-/// Orders from a CSV file (a header line, then one order per line): every
+/// Orders from a CSV file (a header line, then a line per vehicle): every
 /// line is checked by the same rules as the API before anything is
-/// written; any bad line and nothing is imported.
+/// written; any bad line and nothing is imported. Lines with the same
+/// order number are one order of several vehicles: the first gives the
+/// order, each its vehicle and that vehicle's price (`revenue`).
 enum OrderImport {
     static let maxLines = 5_000
     /// A file this wrong is answered with its first problems only.
@@ -12,18 +14,23 @@ enum OrderImport {
     /// The columns a file may have; the header names them in any order.
     static let columns = [
         "number", "external_load_id", "customer", "customer_kind", "customer_email", "customer_phone", "trip", "year", "make", "model", "vin", "color",
+        "type", "inoperable", "lot",
         "pickup_name", "pickup_address", "pickup_contact", "pickup_phone", "pickup_from", "pickup_to",
         "delivery_name", "delivery_address", "delivery_contact", "delivery_phone", "delivery_from", "delivery_to",
         "revenue", "payment_terms", "vin_confirmed",
     ]
     static let required = ["number", "pickup_address", "delivery_address", "revenue"]
+    /// What a line says of its vehicle; every other column is the order's, given on its first line
+    /// (a later line of the same order leaves them empty or says the same).
+    static let vehicleColumns: Set = ["year", "make", "model", "vin", "color", "type", "inoperable", "lot", "revenue", "vin_confirmed"]
 
     /// A file to start from: the header and one example line.
     static let template = """
         \(columns.joined(separator: ","))
         EXAMPLE-1,LB-00000,Example Broker (replace me),broker,billing@example.com,555-0100,,2021,Toyota,Camry,4T1B11HK4MU123456,Silver,\
-        Example Auction,"1 Auction Way, Matteson, IL 60443",Gate desk,555-0111,12/30/2026,12/31/2026,Example Dealer,\
+        sedan,,LOT 101,Example Auction,"1 Auction Way, Matteson, IL 60443",Gate desk,555-0111,12/30/2026,12/31/2026,Example Dealer,\
         "500 Lake St, Milwaukee, WI 53202",Sales desk,555-0122,1/2/2027,1/3/2027,450.00,Net 15,
+        EXAMPLE-1,,,,,,,2019,Ford,F-150,,Blue,pickup,yes,LOT 102,,,,,,,,,,,,,525.00,,
 
         """
 
@@ -161,17 +168,42 @@ enum OrderImport {
             throw Problems(lines: error.problems)
         }
         var problems = Problems(lines: table.problems)
-        var orders: [ValidOrder] = []
-        var lines: [Int] = []
-        var customers: [CustomerMention?] = []
+        // One order per number, in the file's order: its first line, and the line of each vehicle.
+        var drafts: [(request: CreateOrderRequest, first: [String: String], lines: [Int], mention: CustomerMention?)] = []
         var numbers: [String: Int] = [:]
         for row in table.lines {
             guard problems.lines.count < maxProblems else { break }
             let value = row.values
             var errors = FieldErrors()
             let year = FormValue.integer(value["year"] ?? "", field: "year", range: FieldLimits.vehicleYear.range, errors: &errors)
-            let revenue = FormValue.cents(value["revenue"] ?? "", field: "revenue", errors: &errors)
-            if revenue == nil, errors.messages["revenue"] == nil { errors.add("revenue", "Enter what the order pays, in dollars.") }
+            let price = FormValue.cents(value["revenue"] ?? "", field: "revenue", errors: &errors)
+            if price == nil, errors.messages["revenue"] == nil { errors.add("revenue", "Enter what the order pays for this vehicle, in dollars.") }
+            var type: VehicleType?
+            if let text = value["type"], !text.isEmpty {
+                type = VehicleType(rawValue: text.lowercased())
+                if type == nil { errors.add("type", "type is one of \(VehicleType.allCases.map(\.rawValue).joined(separator: ", ")).") }
+            }
+            let vehicle = Vehicle(year: year, make: value["make"] ?? "", model: value["model"] ?? "", vin: (value["vin"] ?? "").uppercased(),
+                                  color: value["color"] ?? "", type: type, operable: !CSV.isYes(value["inoperable"]), lotNumber: value["lot"],
+                                  priceCents: price ?? 0)
+            let number = TextLimit.normalized(value["number"] ?? "").lowercased()
+            // A later line of an order: its vehicle, and nothing that contradicts the order's first line.
+            if let index = numbers[number], !number.isEmpty {
+                let first = drafts[index]
+                let contradicted = columns.filter { !vehicleColumns.contains($0) && $0 != "number" }
+                    .first { column in !(value[column] ?? "").isEmpty && value[column] != first.first[column] }
+                if let contradicted {
+                    errors.add(contradicted, "Line \(first.lines[0]) starts order \(value["number"] ?? "") and says otherwise: give an order's \(contradicted) on its first line only, or the same on each.")
+                }
+                if let problem = errors.messages.sorted(by: { $0.key < $1.key }).first {
+                    problems.lines.append(Problem(line: row.line, field: problem.key, message: problem.value))
+                    continue
+                }
+                drafts[index].request.vehicles.append(vehicle)
+                drafts[index].lines.append(row.line)
+                if CSV.isYes(value["vin_confirmed"]) { drafts[index].request.acceptVINWarning = true }
+                continue
+            }
             let dates = ["pickup_from", "pickup_to", "delivery_from", "delivery_to"].map {
                 FormValue.date(value[$0] ?? "", field: $0, errors: &errors)
             }
@@ -192,41 +224,55 @@ enum OrderImport {
                 continue
             }
             let request = CreateOrderRequest(
-                number: value["number"] ?? "", tripID: trip,
-                vehicle: Vehicle(year: year, make: value["make"] ?? "", model: value["model"] ?? "", vin: (value["vin"] ?? "").uppercased(),
-                                 color: value["color"] ?? ""),
+                number: value["number"] ?? "", tripID: trip, vehicles: [vehicle],
                 pickup: Stop(name: value["pickup_name"] ?? "", address: value["pickup_address"] ?? "",
                              contactName: value["pickup_contact"] ?? "", contactPhone: value["pickup_phone"] ?? "",
                              windowStart: dates[0], windowEnd: dates[1]),
                 delivery: Stop(name: value["delivery_name"] ?? "", address: value["delivery_address"] ?? "",
                                contactName: value["delivery_contact"] ?? "", contactPhone: value["delivery_phone"] ?? "",
                                windowStart: dates[2], windowEnd: dates[3]),
-                revenueCents: revenue ?? 0, paymentTerms: value["payment_terms"],
-                acceptVINWarning: CSV.isYes(value["vin_confirmed"]), externalLoadID: value["external_load_id"])
+                paymentTerms: value["payment_terms"], acceptVINWarning: CSV.isYes(value["vin_confirmed"]),
+                externalLoadID: value["external_load_id"])
+            numbers[number] = drafts.count
+            drafts.append((request, value, [row.line], value["customer"].map {
+                CustomerMention(line: row.line, name: $0, kind: value["customer_kind"], email: value["customer_email"], phone: value["customer_phone"])
+            }))
+        }
+        var orders: [ValidOrder] = []
+        var lines: [Int] = []
+        var customers: [CustomerMention?] = []
+        for draft in drafts {
             do {
-                let valid = try ValidOrder(request, now: now)
-                if let earlier = numbers[valid.number.lowercased()] {
-                    problems.lines.append(Problem(line: row.line, field: "number", message: "Order \(valid.number) is also on line \(earlier)."))
-                    continue
-                }
-                numbers[valid.number.lowercased()] = row.line
-                orders.append(valid)
-                lines.append(row.line)
-                customers.append(value["customer"].map {
-                    CustomerMention(line: row.line, name: $0, kind: value["customer_kind"], email: value["customer_email"], phone: value["customer_phone"])
-                })
+                orders.append(try ValidOrder(draft.request, now: now))
+                lines.append(draft.lines[0])
+                customers.append(draft.mention)
             } catch let error as AppError {
-                problems.lines.append(Problem(line: row.line, field: column(for: error.body.field), message: FieldErrors.besideItsField(error)))
+                // A vehicle's refusal is its own line's; the order's, its first line's.
+                let (index, field) = vehicleField(error.body.field)
+                let line = index.flatMap { draft.lines.indices.contains($0) ? draft.lines[$0] : nil } ?? draft.lines[0]
+                problems.lines.append(Problem(line: line, field: column(for: field), message: FieldErrors.besideItsField(error)))
             }
         }
+        problems.lines.sort { $0.line < $1.line }
         return (orders, lines, problems.lines, customers)
+    }
+
+    /// A listed vehicle's field (`vehicles[2].vin`) as the vehicle's index
+    /// and the field as a single vehicle's (`vehicle.vin`); any other field as it is.
+    static func vehicleField(_ field: String?) -> (index: Int?, field: String?) {
+        guard let field, field.hasPrefix("vehicles["), let close = field.firstIndex(of: "]"),
+              let index = Int(field[field.index(field.startIndex, offsetBy: 9)..<close]) else { return (nil, field) }
+        let rest = field[field.index(after: close)...]
+        return (index, rest.isEmpty ? "vehicles" : "vehicle" + rest)
     }
 
     /// The file's column for an API field (`pickup.window_end` → `pickup_to`).
     static func column(for field: String?) -> String {
         switch field {
         case nil: return "line"
-        case "revenue_cents": return "revenue"
+        case "revenue_cents", "vehicle.price_cents": return "revenue"
+        case "vehicles": return "number"
+        case "vehicle.lot_number": return "lot"
         case "trip_id": return "trip"
         case "customer_id": return "customer"
         case let field?:
