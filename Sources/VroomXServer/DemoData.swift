@@ -95,11 +95,11 @@ public enum DemoData {
                                               revenueCents: 90000, paymentTerms: "COD", customerID: dealer.id), tenant: t)
         // An auction load for the dealer group: three vehicles released against their lot numbers, one that does not run.
         _ = try await store.orders.create(.init(number: "O-8002", vehicles: [
-            Vehicle(year: 2020, make: "Honda", model: "Accord", vin: "1HGCV1F36LA000123", color: "White", type: .sedan, lotNumber: "LOT 2231",
+            Vehicle(year: 2020, make: "Honda", model: "Accord", vin: "1HGCV1F36LA000123", color: "White", type: .sedan, lotNumber: "2231",
                     priceCents: 38_000),
-            Vehicle(year: 2018, make: "Chevrolet", model: "Silverado", color: "Black", type: .pickup, operable: false, lotNumber: "LOT 2232",
+            Vehicle(year: 2018, make: "Chevrolet", model: "Silverado", color: "Black", type: .pickup, operable: false, lotNumber: "2232",
                     priceCents: 52_500),
-            Vehicle(year: 2022, make: "Kia", model: "Sportage", color: "Gray", type: .suv, lotNumber: "LOT 2240", priceCents: 38_000),
+            Vehicle(year: 2022, make: "Kia", model: "Sportage", color: "Gray", type: .suv, lotNumber: "2240", priceCents: 38_000),
         ], pickup: Stop(name: "Lakeshore Auto Auction", address: "Matteson, IL"),
            delivery: Stop(name: "Sunshine Motor Group", address: "Indianapolis, IN"), paymentTerms: "Net 15", customerID: auction.id), tenant: t)
 

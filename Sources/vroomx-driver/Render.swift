@@ -79,7 +79,8 @@ struct Render {
         terminal.line(terminal.style("Order \(order.number)", .bold) + "  " + status(order.status) + "  " + terminal.style(order.id.rawValue, .dim))
         for (index, vehicle) in order.vehicles.enumerated() {
             let label = order.vehicles.count == 1 ? "Vehicle" : "Vehicle \(index + 1)"
-            let facts = [vehicle.summary, vehicle.color, vehicle.vin, vehicle.lotNumber.map { "lot \($0)" } ?? "", vehicle.operable ? "" : "inoperable"]
+            let facts = [vehicle.summary, vehicle.color, vehicle.type?.label.lowercased() ?? "", vehicle.vin,
+                         vehicle.lotNumber.map { "lot \($0)" } ?? "", vehicle.operable ? "" : "inoperable"]
             terminal.line(label.padding(toLength: 10, withPad: " ", startingAt: 0)
                           + facts.filter { !$0.isEmpty }.joined(separator: " · "))
         }

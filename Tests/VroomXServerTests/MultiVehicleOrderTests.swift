@@ -66,6 +66,11 @@ struct MultiVehicleOrderTests {
                     delivery: Self.delivery), token: dispatch)
                 #expect(refused.status == 422 && refused.error?.field == "vehicles", "\(count): \(refused.text)")
             }
+            var twice = load
+            twice[2].vin = twice[0].vin
+            let sameVIN = try await api.call(.dispatchCreateOrder, json: CreateOrderRequest(
+                number: "D-2", vehicles: twice, pickup: Self.pickup, delivery: Self.delivery), token: dispatch)
+            #expect(sameVIN.status == 422 && sameVIN.error?.field == "vehicles[2].vin", "one vehicle listed twice: \(sameVIN.text)")
             let pricey = try await api.call(.dispatchCreateOrder, json: CreateOrderRequest(
                 number: "D-2", vehicles: Array(repeating: Vehicle(make: "Kia", priceCents: MoneyFormat.largestCents), count: 12),
                 pickup: Self.pickup, delivery: Self.delivery), token: dispatch)
@@ -92,9 +97,26 @@ struct MultiVehicleOrderTests {
             stale[0].id = order.vehicles[1].id
             let refused = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(vehicles: stale), token: dispatch)
             #expect(refused.status == 422 && refused.error?.field == "vehicles[0].id", "\(refused.text)")
+            // A saved vehicle sent without its price keeps it.
+            var samePrice = after.vehicles
+            samePrice[1].priceCents = nil
+            let kept = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(vehicles: samePrice), token: dispatch)
+            #expect(try kept.decode(Order.self).vehicles[1].priceCents == 40_050, "\(kept.text)")
             // Yesterday's revenue alone cannot say which of several vehicles earns it.
             let revenueOnly = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(revenueCents: 1), token: dispatch)
             #expect(revenueOnly.status == 422 && revenueOnly.error?.field == "revenue_cents", "\(revenueOnly.text)")
+
+            // On the truck, the load is what was signed for: its vehicles' details change, none leaves or joins.
+            let current = try await api.call(.dispatchOrder, order.id.rawValue, token: dispatch).decode(Order.self)
+            let picked = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(status: .pickedUp), token: dispatch)
+            #expect(picked.status == 200, "\(picked.text)")
+            let fewer = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(vehicles: Array(current.vehicles.prefix(2))),
+                                           token: dispatch)
+            #expect(fewer.status == 409 && fewer.errorCode == "invalid_transition" && fewer.error?.field == "vehicles", "\(fewer.text)")
+            var recoloured = current.vehicles
+            recoloured[2].color = "Red"
+            let details = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(vehicles: recoloured), token: dispatch)
+            #expect(try details.status == 200 && details.decode(Order.self).vehicles[2].color == "Red", "\(details.text)")
         }
     }
 
@@ -135,6 +157,13 @@ struct MultiVehicleOrderTests {
             #expect(after.vehicle.color == "Red" && after.vehicle.id == order.vehicle.id && after.vehicle.lotNumber == "L-1")
             #expect(!after.vehicle.operable, "yesterday's client cannot say a vehicle runs, so it leaves it as it was")
             #expect(after.revenueCents == 95_000 && after.vehicle.priceCents == 95_000)
+            // A price and a revenue that disagree are refused, however often sent (not taken one way, then the other).
+            for _ in 0..<2 {
+                let torn = try await api.call(.dispatchUpdateOrder, order.id.rawValue, body: """
+                    {"vehicle":{"make":"Honda","model":"Civic","price_cents":70000},"revenue_cents":90000}
+                    """, token: dispatch, headers: json)
+                #expect(torn.status == 422 && torn.error?.field == "revenue_cents", "\(torn.text)")
+            }
             let object = try JSONSerialization.jsonObject(with: Data(edited.text.utf8)) as? [String: Any] ?? [:]
             let vehicle = object["vehicle"] as? [String: Any] ?? [:]
             #expect(vehicle["make"] as? String == "Honda" && vehicle["color"] as? String == "Red" && vehicle["vin"] as? String == "")
@@ -212,6 +241,12 @@ struct MultiVehicleOrderTests {
         // The stored document (what the feed and lists send) reads the same.
         let stored = try #require(try await services.store.read { try await OrderRepository.document(order, .dispatch(tenant: tenant), $0) })
         #expect(try WireDocument.decoder.decode(Order.self, from: Data(stored.utf8)).vehicles == [expected])
+        // As clients read it (not through the decoder, which would make up a missing list).
+        let raw = try JSONSerialization.jsonObject(with: Data(stored.utf8)) as? [String: Any] ?? [:]
+        let listed = raw["vehicles"] as? [[String: Any]] ?? []
+        #expect(listed.count == 1 && listed.first?["price_cents"] as? Int == 123_400 && listed.first?["id"] as? String == order.rawValue,
+                "\(stored)")
+        #expect((raw["vehicle"] as? [String: Any])?["price_cents"] as? Int == 123_400 && raw["number"] as? String == "OLD-7", "\(stored)")
         // The rebuilt search still finds it by its VIN.
         let found = try await services.store.boardOrders(.init(status: .new, search: "4S4BSANC5J", pickupNewestFirst: false, page: 0, pageSize: 10),
                                                          tenant: tenant)

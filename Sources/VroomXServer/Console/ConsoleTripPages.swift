@@ -106,7 +106,14 @@ struct ConsoleTripPages {
         case "order_added", "order_removed":
             guard let id = request.query("order").flatMap({ ID<Order>($0) }),
                   let order = try? await store.orders.order(id, request.scope) else { return "" }
-            if request.query("done") == "order_added" { return "Order \(order.number) added to this trip." }
+            if request.query("done") == "order_added" {
+                // Said at once when the trip now carries more than its driver's trailer holds.
+                var units: [Equipment] = []
+                if let driver = trip.driverID { units = (try? await store.fleet.units(of: driver, tenant: request.tenant)) ?? [] }
+                let load = TripHeadsUp.load((try? await store.orders.list(request.scope, trip: trip.id)) ?? [],
+                                            trailer: TripHeadsUp.trailer(of: trip.driverID, units: units))
+                return "Order \(order.number) added to this trip." + (load.over ? " More vehicles than the trailer holds: \(load.text)." : "")
+            }
             return "Order \(order.number) taken off this trip." + (order.tripID == nil && order.status == .new ? " It waits on the board under New." : "")
         default:
             return ""
@@ -142,8 +149,9 @@ struct ConsoleTripPages {
         let expenses = try await store.expenses.list(trip: id, request.scope)
         let driver = trip.driverID.flatMap { names.drivers[$0] }
         // Offered only where the store would allow it (`Trip.statusRefusal`).
-        let loaded = orders.filter { $0.status == .pickedUp }.count
-        let waiting = orders.filter(\.status.isWaiting).count
+        // Counted in vehicles: an order of a dealer load is several.
+        let loaded = orders.filter { $0.status == .pickedUp }.reduce(0) { $0 + $1.vehicles.count }
+        let waiting = orders.filter(\.status.isWaiting).reduce(0) { $0 + $1.vehicles.count }
         let vehicles = Trip.Vehicles(loaded: loaded, waiting: waiting)
         let statusNote: String? = trip.status != .inProgress || loaded + waiting == 0 ? nil : loaded > 0
             ? "\(ConsoleFormat.count(loaded, "vehicle")) on the truck: the trip is completed once every vehicle is delivered."

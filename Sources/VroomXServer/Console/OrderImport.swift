@@ -195,8 +195,8 @@ enum OrderImport {
                 if let contradicted {
                     errors.add(contradicted, "Line \(first.lines[0]) starts order \(value["number"] ?? "") and says otherwise: give an order's \(contradicted) on its first line only, or the same on each.")
                 }
-                if let problem = errors.messages.sorted(by: { $0.key < $1.key }).first {
-                    problems.lines.append(Problem(line: row.line, field: problem.key, message: problem.value))
+                guard errors.isEmpty else {
+                    problems.lines += errors.messages.sorted { $0.key < $1.key }.map { Problem(line: row.line, field: $0.key, message: $0.value) }
                     continue
                 }
                 drafts[index].request.vehicles.append(vehicle)
@@ -219,8 +219,8 @@ enum OrderImport {
             if value["customer"] == nil, value["customer_email"] != nil || value["customer_phone"] != nil || value["customer_kind"] != nil {
                 errors.add("customer", "Name the customer whose email or phone this is.")
             }
-            if let problem = errors.messages.sorted(by: { $0.key < $1.key }).first {
-                problems.lines.append(Problem(line: row.line, field: problem.key, message: problem.value))
+            guard errors.isEmpty else {
+                problems.lines += errors.messages.sorted { $0.key < $1.key }.map { Problem(line: row.line, field: $0.key, message: $0.value) }
                 continue
             }
             let request = CreateOrderRequest(
@@ -242,12 +242,16 @@ enum OrderImport {
         var lines: [Int] = []
         var customers: [CustomerMention?] = []
         for draft in drafts {
-            do {
-                orders.append(try ValidOrder(draft.request, now: now))
+            // Every refusal of the order at once; a vehicle's is its own line's, the order's its first line's.
+            var refusals = VroomXServer.Problems()
+            let valid = ValidOrder(draft.request, now: now, &refusals)
+            guard !refusals.all.isEmpty else {
+                orders.append(valid)
                 lines.append(draft.lines[0])
                 customers.append(draft.mention)
-            } catch let error as AppError {
-                // A vehicle's refusal is its own line's; the order's, its first line's.
+                continue
+            }
+            for error in refusals.all {
                 let (index, field) = vehicleField(error.body.field)
                 let line = index.flatMap { draft.lines.indices.contains($0) ? draft.lines[$0] : nil } ?? draft.lines[0]
                 problems.lines.append(Problem(line: line, field: column(for: field), message: FieldErrors.besideItsField(error)))

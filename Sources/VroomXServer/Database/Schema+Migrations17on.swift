@@ -108,7 +108,8 @@ extension Schema {
         // Several vehicles per order: the list as JSON (its first vehicle
         // also in the vehicle_* columns), and what the board's search finds
         // of the others. An order from before moves its one vehicle, which
-        // takes the order's id and earns the order's revenue.
+        // takes the order's id and earns the order's revenue; its stored
+        // document (sent as it is by lists and the feed) gets both keys.
         Migration(version: 21, name: "several vehicles per order", sql: """
             ALTER TABLE orders ADD COLUMN vehicles TEXT NOT NULL DEFAULT '[]';
             ALTER TABLE orders ADD COLUMN vehicle_search TEXT NOT NULL DEFAULT ''
@@ -118,6 +119,8 @@ extension Schema {
                     'model', vehicle_model, 'vin', vehicle_vin, 'color', vehicle_color, 'operable', json('true'),
                     'price_cents', revenue_cents))
                 """,
+                     // The stored document (what lists and the feed send as it is) says so too.
+                     "UPDATE orders SET doc = json_set(doc, '$.vehicles', json(vehicles), '$.vehicle', json(vehicles) -> '$[0]')",
                      "DROP TRIGGER order_search_insert", "DROP TRIGGER order_search_delete", "DROP TRIGGER order_search_update",
                      "DROP TABLE order_search", "DROP VIEW order_search_source",
                      OrderSearch.sqliteIndex(OrderSearch.columns)].joined(separator: ";\n"),
@@ -126,6 +129,7 @@ extension Schema {
                     'model', vehicle_model, 'vin', vehicle_vin, 'color', vehicle_color, 'operable', true,
                     'price_cents', revenue_cents))::text
                 """,
+                       "UPDATE orders SET doc = jsonb_set(jsonb_set(doc::jsonb, '{vehicles}', vehicles::jsonb), '{vehicle}', vehicles::jsonb -> 0)::text",
                        "DROP INDEX orders_search", "ALTER TABLE orders DROP COLUMN search_text",
                        OrderSearch.postgresIndex(OrderSearch.columns)].joined(separator: ";\n")),
     ]

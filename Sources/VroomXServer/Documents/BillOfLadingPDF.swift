@@ -88,7 +88,7 @@ struct BillOfLadingPDF {
             text((order.vehicles.count == 1 ? "" : "\(index + 1). ") + name, x: left, size: 10, bold: true)
             let marks = ["VIN \(vehicle.vin.isEmpty ? "not recorded" : vehicle.vin)", vehicle.lotNumber.map { "Lot \($0)" } ?? "",
                          vehicle.operable ? "" : "Inoperable"].filter { !$0.isEmpty }
-            text(marks.joined(separator: "   "), x: left, size: 10)
+            text(marks.joined(separator: " · "), x: left, size: 10)
         }
         y += 6
 

@@ -14,13 +14,16 @@ enum ValidVehicles {
         if let refusal = OrderVehicleRules.count(given.count) { problems.check(()) { throw AppError(refusal) } }
         let known = Dictionary(existing.compactMap { vehicle in vehicle.id.map { ($0, vehicle) } }, uniquingKeysWith: { first, _ in first })
         var seen: Set<ID<Vehicle>> = []
+        var vins: [String: Int] = [:]
         var checked: [Vehicle] = []
         for (index, vehicle) in given.prefix(FieldLimits.vehiclesPerOrder).enumerated() {
             let prefix = field(index)
             var id = ID<Vehicle>()
             if let given = vehicle.id, !existing.isEmpty {
-                if known[given] == nil || seen.contains(given) {
-                    problems.check(()) { throw AppError.validation("\(prefix).id", "This order has no other vehicle \(given).") }
+                if known[given] == nil {
+                    problems.check(()) { throw AppError.validation("\(prefix).id", "This order has no vehicle \(given).") }
+                } else if seen.contains(given) {
+                    problems.check(()) { throw AppError.validation("\(prefix).id", "Vehicle \(given) is listed twice.") }
                 } else {
                     id = given
                 }
@@ -30,6 +33,15 @@ enum ValidVehicles {
             let savedVIN = known[id].map { $0.vin == vehicle.vin.trimmingCharacters(in: .whitespaces).uppercased() } ?? false
             var valid = Validate.vehicle(vehicle, prefix: prefix, acceptVINWarning: acceptVINWarning || savedVIN, now: now, &problems)
             valid.id = id
+            // A saved vehicle sent without a price keeps the one it has.
+            if valid.priceCents == nil, let saved = known[id] { valid.priceCents = saved.priceCents }
+            // One vehicle listed twice would be loaded, inspected and paid for twice.
+            if !valid.vin.isEmpty {
+                if let earlier = vins[valid.vin] {
+                    problems.check(()) { throw AppError.validation("\(prefix).vin", "Vehicle \(earlier + 1) of this order has this VIN too.") }
+                }
+                vins[valid.vin] = vins[valid.vin] ?? index
+            }
             checked.append(valid)
         }
         switch OrderVehicleRules.prices(checked.map(\.priceCents), revenue: revenue) {

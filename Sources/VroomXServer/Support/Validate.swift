@@ -145,7 +145,7 @@ enum Validate {
             }
         }
         let price = problems.check(vehicle.priceCents) {
-            try vehicle.priceCents.map { try number($0, FieldLimits.vehiclePriceCents, field: "\(prefix).price_cents") }
+            try vehicle.priceCents.map { try cents($0, field: "\(prefix).price_cents", max: FieldLimits.vehiclePriceCents.range.upperBound) }
         }
         return Vehicle(id: vehicle.id, year: year,
                        make: problems.check(vehicle.make) { try text(vehicle.make, FieldLimits.vehicleMake, field: "\(prefix).make") },

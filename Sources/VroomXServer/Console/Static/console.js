@@ -238,12 +238,13 @@
     const total = vehicles.querySelector("[data-vehicles-total]");
     const money = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" });
     function sum() {
-      let cents = 0;
+      let cents = 0, unread = 0;
       vehicles.querySelectorAll("[data-vehicle-price]").forEach((input) => {
+        if (!input.value.trim()) { return; }
         const value = Number(input.value.replace(/[$,\s]/g, ""));
-        if (input.value.trim() && isFinite(value) && value >= 0) { cents += Math.round(value * 100); }
+        if (isFinite(value) && value >= 0) { cents += Math.round(value * 100); } else { unread += 1; }
       });
-      total.textContent = money.format(cents / 100);
+      total.textContent = money.format(cents / 100) + (unread ? " without a price that is not an amount" : "");
     }
     function showAdd() { add.hidden = !rowsOf().some((row) => row.hidden); }
     add.addEventListener("click", () => {
