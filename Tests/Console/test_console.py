@@ -958,7 +958,7 @@ def test_an_open_order_page_follows_an_edit_made_elsewhere(page, server, browser
     other.context.close()
     # Revenue and vehicle, not only the status and the panels below them, follow without a reload.
     expect(page.locator("#order-summary")).to_contain_text("$1,400.00", timeout=10_000)
-    expect(page.locator("#order-summary")).to_contain_text("Accord Hybrid")
+    expect(page.locator("#order-vehicles")).to_contain_text("Accord Hybrid")
     assert page.evaluate("window.__sameDocument") is True
 
 

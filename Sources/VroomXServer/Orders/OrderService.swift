@@ -215,41 +215,8 @@ public struct OrderService: Sendable {
     /// refusal kept in `problems` (the console shows them all at once).
     static func edited(_ order: Order, by request: UpdateOrderRequest, now: Date, _ problems: inout Problems) -> Order {
         var edited = order
-        let acceptVINWarning = request.acceptVINWarning == true
-        if let revenue = request.revenueCents { problems.check(()) { _ = try Validate.cents(revenue, field: "revenue_cents") } }
-        if let vehicles = request.vehicles {
-            edited.vehicles = ValidVehicles.check(vehicles, field: { "vehicles[\($0)]" }, existing: order.vehicles, revenue: request.revenueCents,
-                                                  acceptVINWarning: acceptVINWarning, now: now, &problems)
-            // Once the load is on the truck (or delivered) its vehicles are what the bill of lading says: none leaves or joins.
-            if order.status == .pickedUp || order.status == .delivered,
-               Set(edited.vehicles.compactMap(\.id)) != Set(order.vehicles.compactMap(\.id)) {
-                problems.check(()) {
-                    throw AppError(409, .invalidTransition,
-                                   "Order \(order.number) is \(order.status.label): its vehicles were inspected and signed for, so none can be added or removed. Edit their details, or make a new order.",
-                                   field: "vehicles")
-                }
-            }
-        } else {
-            if let vehicle = request.vehicle {
-                edited.vehicle = ValidVehicles.firstEdited(order, to: vehicle, acceptVINWarning: acceptVINWarning, now: now, &problems)
-            }
-            // Yesterday's revenue is the price of a one-vehicle order; several vehicles are priced each.
-            if let revenue = request.revenueCents {
-                let sum = edited.vehicles.reduce(0) { $0 + ($1.priceCents ?? 0) }
-                if let price = request.vehicle?.priceCents, price != revenue, edited.vehicles.count == 1 {
-                    problems.check(()) {
-                        throw AppError.validation("revenue_cents", "revenue_cents differs from vehicle.price_cents: a one-vehicle order earns its vehicle's price.")
-                    }
-                } else if edited.vehicles.count == 1 {
-                    edited.vehicles[0].priceCents = revenue
-                } else if revenue != sum {
-                    problems.check(()) {
-                        throw AppError.validation("revenue_cents", "Order \(order.number) moves \(order.vehicles.count) vehicles: set each one's price.")
-                    }
-                }
-            }
-        }
-        if edited.vehicles.indices.contains(0) { edited.revenueCents = edited.vehicles.reduce(0) { $0 + ($1.priceCents ?? 0) } }
+        edited.vehicles = ValidVehicles.edited(order, by: request, now: now, &problems)
+        edited.revenueCents = edited.vehicles.reduce(0) { $0 + ($1.priceCents ?? 0) }
         if let pickup = request.pickup { edited.pickup = Validate.stop(pickup, field: "pickup", &problems) }
         if let delivery = request.delivery { edited.delivery = Validate.stop(delivery, field: "delivery", &problems) }
         // Checked when a stop changes: an edit of anything else never fails on older stops.

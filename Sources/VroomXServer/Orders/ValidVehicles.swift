@@ -53,6 +53,47 @@ enum ValidVehicles {
         return checked
     }
 
+    /// The order's vehicles after an edit: the whole list when the request
+    /// sends `vehicles`, else yesterday's `vehicle` and `revenue_cents`
+    /// applied to the first (and only) vehicle.
+    static func edited(_ order: Order, by request: UpdateOrderRequest, now: Date, _ problems: inout Problems) -> [Vehicle] {
+        let acceptVINWarning = request.acceptVINWarning == true
+        if let revenue = request.revenueCents { problems.check(()) { _ = try Validate.cents(revenue, field: "revenue_cents") } }
+        if let given = request.vehicles {
+            let vehicles = check(given, field: { "vehicles[\($0)]" }, existing: order.vehicles, revenue: request.revenueCents,
+                                 acceptVINWarning: acceptVINWarning, now: now, &problems)
+            // Once the load is on the truck (or delivered) its vehicles are what the bill of lading says: none leaves or joins.
+            if order.status == .pickedUp || order.status == .delivered, Set(vehicles.compactMap(\.id)) != Set(order.vehicles.compactMap(\.id)) {
+                problems.check(()) {
+                    throw AppError(409, .invalidTransition,
+                                   "Order \(order.number) is \(order.status.label): its vehicles were inspected and signed for, so none can be added or removed. Edit their details, or make a new order.",
+                                   field: "vehicles")
+                }
+            }
+            return vehicles
+        }
+        var vehicles = order.vehicles
+        if let vehicle = request.vehicle, !vehicles.isEmpty {
+            vehicles[0] = firstEdited(order, to: vehicle, acceptVINWarning: acceptVINWarning, now: now, &problems)
+        }
+        // Yesterday's revenue is the price of a one-vehicle order; several vehicles are priced each.
+        guard let revenue = request.revenueCents else { return vehicles }
+        if vehicles.count == 1 {
+            if let price = request.vehicle?.priceCents, price != revenue {
+                problems.check(()) {
+                    throw AppError.validation("revenue_cents", "revenue_cents differs from vehicle.price_cents: a one-vehicle order earns its vehicle's price.")
+                }
+            } else {
+                vehicles[0].priceCents = revenue
+            }
+        } else if revenue != vehicles.reduce(0, { $0 + ($1.priceCents ?? 0) }) {
+            problems.check(()) {
+                throw AppError.validation("revenue_cents", "Order \(order.number) moves \(vehicles.count) vehicles: set each one's price.")
+            }
+        }
+        return vehicles
+    }
+
     /// Yesterday's `vehicle` in an edit: new details for the order's first
     /// vehicle, which keeps its id, type, operability, lot and price unless
     /// the request gives them.
