@@ -220,12 +220,19 @@ public final class DriverApp {
 
     // MARK: Inspections (seed 000's inspection flow)
 
-    /// Starts the pickup or delivery inspection of an order.
+    /// Starts the pickup or delivery inspection of one of an order's
+    /// vehicles (by default the first), or returns the one already started.
     @discardableResult
-    public func startInspection(order: ID<Order>, kind: Inspection.Kind) throws -> ID<Inspection> {
-        if let existing = try database.inspections(order: order).first(where: { $0.kind == kind }) { return existing.id }
+    public func startInspection(order: ID<Order>, vehicle: ID<Vehicle>? = nil, kind: Inspection.Kind) throws -> ID<Inspection> {
+        guard let found = try database.order(order) else { throw LocalRejection(code: .notFound, message: "This order is not on your device.") }
+        guard let target = InspectionRules.vehicle(of: found, vehicle) else {
+            throw LocalRejection(code: .validationFailed, message: "Order \(found.number) has no such vehicle.")
+        }
+        if let existing = try database.inspections(order: order).first(where: {
+            $0.kind == kind && InspectionRules.vehicle(of: found, $0.vehicleID)?.id == target.id
+        }) { return existing.id }
         let id = ID<Inspection>()
-        try enqueue(.saveInspection(.init(inspectionID: id, inspection: SaveInspectionRequest(orderID: order, kind: kind))))
+        try enqueue(.saveInspection(.init(inspectionID: id, inspection: SaveInspectionRequest(orderID: order, kind: kind, vehicleID: target.id))))
         return id
     }
 
@@ -241,7 +248,7 @@ public final class DriverApp {
         if let fix = position { located?.recordedAt = serverClock.corrected(fix.recordedAt) }
         try enqueue(.saveInspection(.init(inspectionID: id, inspection: SaveInspectionRequest(
             orderID: inspection.orderID, kind: inspection.kind, odometer: odometer, notes: notes, position: located,
-            damages: damages, customerUnavailable: customerUnavailable, signerName: signerName))))
+            damages: damages, customerUnavailable: customerUnavailable, signerName: signerName, vehicleID: inspection.vehicleID))))
     }
 
     /// Queues a photo, the walkthrough video or the signature for a slot.

@@ -26,6 +26,9 @@ public struct Inspection: Codable, Sendable, Hashable, Identifiable {
 
     public var id: ID<Inspection>
     public var orderID: ID<Order>
+    /// The vehicle of the order it is about (each is inspected at each stop);
+    /// nil in an inspection from before, which is about the order's first.
+    public var vehicleID: ID<Vehicle>?
     /// The driver who made it.
     public var driverID: ID<Driver>?
     public var kind: Kind
@@ -45,9 +48,11 @@ public struct Inspection: Codable, Sendable, Hashable, Identifiable {
 
     public init(id: ID<Inspection>, orderID: ID<Order>, driverID: ID<Driver>?, kind: Kind, odometer: Int? = nil,
                 notes: String = "", position: GeoPosition? = nil, damages: [Damage] = [], customerUnavailable: Bool = false,
-                media: [InspectionMedia] = [], completedAt: Date? = nil, version: Int = 1, createdAt: Date, updatedAt: Date) {
+                media: [InspectionMedia] = [], completedAt: Date? = nil, version: Int = 1, createdAt: Date, updatedAt: Date,
+                vehicleID: ID<Vehicle>? = nil) {
         self.id = id
         self.orderID = orderID
+        self.vehicleID = vehicleID
         self.driverID = driverID
         self.kind = kind
         self.odometer = odometer
@@ -87,6 +92,7 @@ public struct Inspection: Codable, Sendable, Hashable, Identifiable {
     enum CodingKeys: String, CodingKey {
         case id, kind, odometer, notes, position, damages, media, version
         case orderID = "order_id"
+        case vehicleID = "vehicle_id"
         case driverID = "driver_id"
         case customerUnavailable = "customer_unavailable"
         case signerName = "signer_name"
@@ -308,6 +314,8 @@ public struct CompleteInspectionRequest: Codable, Sendable, Hashable {
 /// is open. The id is the client's, so an inspection begun offline keeps it.
 public struct SaveInspectionRequest: Codable, Sendable, Hashable {
     public var orderID: ID<Order>
+    /// The vehicle it is about; when absent (yesterday's apps), the order's first.
+    public var vehicleID: ID<Vehicle>?
     public var kind: Inspection.Kind
     public var odometer: Int?
     public var notes: String?
@@ -318,8 +326,9 @@ public struct SaveInspectionRequest: Codable, Sendable, Hashable {
     public var signerName: String?
 
     public init(orderID: ID<Order>, kind: Inspection.Kind, odometer: Int? = nil, notes: String? = nil, position: GeoPosition? = nil,
-                damages: [Damage]? = nil, customerUnavailable: Bool? = nil, signerName: String? = nil) {
+                damages: [Damage]? = nil, customerUnavailable: Bool? = nil, signerName: String? = nil, vehicleID: ID<Vehicle>? = nil) {
         self.signerName = signerName
+        self.vehicleID = vehicleID
         self.orderID = orderID
         self.kind = kind
         self.odometer = odometer
@@ -332,6 +341,7 @@ public struct SaveInspectionRequest: Codable, Sendable, Hashable {
     enum CodingKeys: String, CodingKey {
         case kind, odometer, notes, position, damages
         case orderID = "order_id"
+        case vehicleID = "vehicle_id"
         case customerUnavailable = "customer_unavailable"
         case signerName = "signer_name"
     }

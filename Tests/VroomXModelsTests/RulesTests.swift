@@ -63,11 +63,26 @@ struct RulesTests {
 
     @Test func aDriverPicksUpByCompletingTheInspection() {
         let assigned = order(.assigned)
-        let refusal = InspectionRules.required(toMark: .pickedUp, order: assigned) { _ in false }
+        let refusal = InspectionRules.required(toMark: .pickedUp, order: assigned, completed: [])
         #expect(refusal?.code == .inspectionRequired)
         #expect(refusal?.message == "Complete the pickup inspection of order O-7 to mark it picked up.")
-        #expect(InspectionRules.required(toMark: .pickedUp, order: assigned) { $0 == .pickup } == nil)
-        #expect(InspectionRules.required(toMark: .cancelled, order: assigned) { _ in false } == nil)
+        let done = Inspection(id: ID(), orderID: assigned.id, driverID: nil, kind: .pickup, completedAt: Date(), createdAt: Date(), updatedAt: Date())
+        #expect(InspectionRules.required(toMark: .pickedUp, order: assigned, completed: [done]) == nil, "one from before: the first vehicle's")
+        var started = done
+        started.completedAt = nil
+        #expect(InspectionRules.required(toMark: .pickedUp, order: assigned, completed: [started]) != nil)
+        #expect(InspectionRules.required(toMark: .cancelled, order: assigned, completed: []) == nil)
+        // A load of two: each vehicle's inspection, by its id.
+        var load = assigned
+        load.vehicles = [Vehicle(id: ID(), make: "Honda", priceCents: 1), Vehicle(id: ID(), make: "Kia", priceCents: 1)]
+        var first = done
+        first.vehicleID = load.vehicles[0].id
+        #expect(InspectionRules.remaining(load, .pickup, completed: [first]).map(\.make) == ["Kia"])
+        #expect(InspectionRules.required(toMark: .pickedUp, order: load, completed: [first])?.message
+                == "Complete the pickup inspection of every vehicle of order O-7 to mark it picked up.")
+        var second = first
+        second.vehicleID = load.vehicles[1].id
+        #expect(InspectionRules.required(toMark: .pickedUp, order: load, completed: [first, second]) == nil)
         #expect(InspectionRules.inspectable(assigned, kind: .pickup) == nil)
         #expect(InspectionRules.inspectable(assigned, kind: .delivery)?.message
                 == "Order O-7 is assigned; a delivery inspection cannot be made or completed now.")

@@ -208,6 +208,54 @@ struct MultiVehicleOrderTests {
         }
     }
 
+    @Test("each vehicle is inspected at each stop; the last one's completion picks the order up (and mails one bill of lading); yesterday's app inspects the first",
+          arguments: TestBackend.available)
+    func inspectedEach(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let (dispatch, driver) = (carrier.dispatcher.accessToken, carrier.driver.accessToken)
+        try await server.run { api in
+            let order = try await api.call(.dispatchCreateOrder, json: CreateOrderRequest(
+                number: "INS-3", tripID: carrier.trips[0][0].id, vehicles: [
+                    Vehicle(make: "Honda", model: "Accord", priceCents: 100), Vehicle(make: "Ford", model: "F-150", priceCents: 100),
+                    Vehicle(make: "Kia", model: "Soul", priceCents: 100),
+                ], pickup: Self.pickup, delivery: Self.delivery), token: dispatch).decode(Order.self)
+            let ids = order.vehicles.compactMap(\.id)
+            // Two of three picked up: the order waits, and marking it picked up by hand is refused.
+            for id in ids.prefix(2) { try await api.completeInspection(of: order.id, vehicle: id, .pickup, token: driver) }
+            var now = try await api.call(.order, order.id.rawValue, token: driver).decode(Order.self)
+            #expect(now.status == .assigned)
+            let early = try await api.call(.updateOrderStatus, order.id.rawValue, json: UpdateOrderStatusRequest(status: .pickedUp), token: driver)
+            #expect(early.status == 409 && early.errorCode == "inspection_required", "\(early.text)")
+            // A vehicle has one inspection per stop; another order's vehicle is no vehicle of this one.
+            let twice = try await api.call(.saveInspection, ID<Inspection>().rawValue, json: SaveInspectionRequest(
+                orderID: order.id, kind: .pickup, vehicleID: ids[0]), token: driver)
+            #expect(twice.status == 409 && twice.errorCode == "already_exists", "\(twice.text)")
+            let stranger = try await api.call(.saveInspection, ID<Inspection>().rawValue, json: SaveInspectionRequest(
+                orderID: order.id, kind: .pickup, vehicleID: ID()), token: driver)
+            #expect(stranger.status == 422 && stranger.error?.field == "vehicle_id", "\(stranger.text)")
+            // The third: the order is picked up.
+            try await api.completeInspection(of: order.id, vehicle: ids[2], .pickup, token: driver)
+            now = try await api.call(.order, order.id.rawValue, token: driver).decode(Order.self)
+            #expect(now.status == .pickedUp)
+            let inspections = try await api.call(.orderInspections, order.id.rawValue, token: driver).decode(Items<Inspection>.self).items
+            #expect(Set(inspections.compactMap(\.vehicleID)) == Set(ids) && inspections.allSatisfy { $0.completedAt != nil })
+            // One bill of lading for the stop, not one per vehicle.
+            let mails = try await server.store.read { db in
+                try await db.query("SELECT kind FROM document_mail WHERE order_id = \(order.id)").map { try $0.string("kind") }
+            }
+            #expect(mails == ["pickup"])
+
+            // Yesterday's app names no vehicle: on a one-vehicle order its inspection is that vehicle's.
+            let single = try await api.call(.dispatchCreateOrder, json: CreateOrderRequest(
+                number: "INS-1", tripID: carrier.trips[0][0].id, vehicle: Vehicle(make: "Mazda"), pickup: Self.pickup, delivery: Self.delivery,
+                revenueCents: 500), token: dispatch).decode(Order.self)
+            let old = try await api.completeInspection(of: single.id, .pickup, token: driver)
+            #expect(old.vehicleID == single.vehicle.id)
+            #expect(try await api.call(.order, single.id.rawValue, token: driver).decode(Order.self).status == .pickedUp)
+        }
+    }
+
     @Test("orders from before several vehicles per order: their vehicle keeps every field, takes the order's id and earns its revenue",
           arguments: TestBackend.available)
     func migrated(_ backend: TestBackend) async throws {

@@ -13,8 +13,7 @@ extension AppDatabase {
         case .updateOrderStatus(let change):
             guard let order = try order(change.orderID, db) else { throw LocalRejection(code: .notFound, message: "This order is not on your device.") }
             guard let moved = try moved(order, to: change.status, at: change.occurredAt, now: now) else { return false }
-            let completed = try inspections(order: order.id, db).filter { $0.completedAt != nil }.map(\.kind)
-            if let refusal = InspectionRules.required(toMark: change.status, order: order, completed: completed.contains) {
+            if let refusal = InspectionRules.required(toMark: change.status, order: order, completed: try inspections(order: order.id, db)) {
                 throw LocalRejection(refusal)
             }
             try store(.order(moved), db)
@@ -95,8 +94,9 @@ extension AppDatabase {
                 }
                 try store(.inspection(inspection), db)
             }
-            // The completed inspection is the pickup (or delivery), as on the server.
+            // The last vehicle's completed inspection is the pickup (or delivery), as on the server.
             guard order.status == inspection.kind.orderStatus,
+                  InspectionRules.remaining(order, inspection.kind, completed: try inspections(order: order.id, db)).isEmpty,
                   let moved = try moved(order, to: inspection.kind.completedStatus, at: inspection.completedAt, now: now) else { return false }
             try store(.order(moved), db)
         case .recordOdometer(let reading):
@@ -160,8 +160,11 @@ extension AppDatabase {
                 throw LocalRejection(code: .notFound, message: "This order is not on your device.")
             }
             if let refusal = InspectionRules.inspectable(order, kind: request.kind) { throw LocalRejection(refusal) }
+            guard let vehicle = InspectionRules.vehicle(of: order, request.vehicleID) else {
+                throw LocalRejection(code: .validationFailed, message: "Order \(order.number) no longer has this vehicle.")
+            }
             inspection = Inspection(id: save.inspectionID, orderID: order.id, driverID: try driverID(db), kind: request.kind,
-                                    createdAt: now, updatedAt: now)
+                                    createdAt: now, updatedAt: now, vehicleID: vehicle.id)
         }
         if let odometer = request.odometer { inspection.odometer = odometer }
         if let notes = request.notes { inspection.notes = notes }

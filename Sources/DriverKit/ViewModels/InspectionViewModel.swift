@@ -62,6 +62,13 @@ public struct InspectionState: Sendable, Hashable {
     public var title: String {
         "\(inspection.kind == .pickup ? "Pickup" : "Delivery") inspection" + (order.map { " · \($0.number)" } ?? "")
     }
+    /// Which of the order's vehicles this is ("Vehicle 2 of 3 · 2018 Chevrolet Silverado"), or the one vehicle.
+    public var vehicleTitle: String? {
+        guard let order, let vehicle = InspectionRules.vehicle(of: order, inspection.vehicleID) else { return nil }
+        let position = order.vehicles.firstIndex(of: vehicle).map { $0 + 1 } ?? 1
+        let name = [vehicle.summary, vehicle.color].filter { !$0.isEmpty }.joined(separator: ", ")
+        return order.vehicles.count == 1 ? name : "Vehicle \(position) of \(order.vehicles.count)" + (name.isEmpty ? "" : " · \(name)")
+    }
     public var isCompleted: Bool { inspection.completedAt != nil }
     /// Why "Complete" is not possible yet (nil: it is).
     public var blockedReason: String? {
@@ -113,9 +120,10 @@ public final class InspectionViewModel {
     let live: LiveQuery<InspectionState?>
     let read: @Sendable (Database) throws -> InspectionState?
 
-    public init(app: DriverApp, order: ID<Order>, kind: Inspection.Kind) throws {
+    /// The inspection of one of the order's vehicles (by default the first).
+    public init(app: DriverApp, order: ID<Order>, vehicle: ID<Vehicle>? = nil, kind: Inspection.Kind) throws {
         self.app = app
-        let id = try app.startInspection(order: order, kind: kind)
+        let id = try app.startInspection(order: order, vehicle: vehicle, kind: kind)
         inspectionID = id
         read = { db in
             guard let inspection = try AppDatabase.inspection(id, db) else { return nil }
@@ -183,6 +191,19 @@ public final class InspectionViewModel {
             return
         }
         attempt { try app.completeInspection(inspectionID) }
+    }
+
+    /// The same stop's next vehicle not inspected yet, with the signer's
+    /// name carried over: a dealer load is inspected in one pass, car after
+    /// car (nil once every vehicle is done).
+    public func nextVehicle() throws -> InspectionViewModel? {
+        guard let state = current, let order = state.order,
+              let next = InspectionRules.remaining(order, state.inspection.kind, completed: try app.database.inspections(order: order.id))
+                .first(where: { $0.id != InspectionRules.vehicle(of: order, state.inspection.vehicleID)?.id }) else { return nil }
+        let model = try InspectionViewModel(app: app, order: order.id, vehicle: next.id, kind: state.inspection.kind)
+        if let signer = state.inspection.signerName, model.current?.inspection.signerName == nil { model.setSignerName(signer) }
+        if state.inspection.customerUnavailable { model.setCustomerUnavailable(true) }
+        return model
     }
 
     /// A refused file: send it again, or drop it to retake the photo.

@@ -229,7 +229,16 @@ public final class OrderDetailViewModel {
     }
 
     public var nextInspectionTitle: String? {
-        nextInspection.map { $0 == .pickup ? "Start pickup inspection" : "Start delivery inspection" }
+        guard let kind = nextInspection, let order else { return nil }
+        let title = kind == .pickup ? "Start pickup inspection" : "Start delivery inspection"
+        guard order.vehicles.count > 1, let next = nextVehicle(kind), let position = order.vehicles.firstIndex(of: next) else { return title }
+        return "\(title): vehicle \(position + 1) of \(order.vehicles.count)"
+    }
+
+    /// The first vehicle whose inspection at this stop is not completed yet.
+    func nextVehicle(_ kind: Inspection.Kind) -> Vehicle? {
+        guard let order, let inspections = try? app.database.inspections(order: order.id) else { return nil }
+        return InspectionRules.remaining(order, kind, completed: inspections).first
     }
 
     /// Whether the ETA for a stop can still change (not once it is done).
@@ -250,6 +259,6 @@ public final class OrderDetailViewModel {
     /// The inspection screen for the next step (opens or resumes it).
     public func inspection() throws -> InspectionViewModel? {
         guard let kind = nextInspection else { return nil }
-        return try InspectionViewModel(app: app, order: orderID, kind: kind)
+        return try InspectionViewModel(app: app, order: orderID, vehicle: nextVehicle(kind)?.id, kind: kind)
     }
 }

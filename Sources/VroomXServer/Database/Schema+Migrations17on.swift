@@ -132,5 +132,48 @@ extension Schema {
                        "UPDATE orders SET doc = jsonb_set(jsonb_set(doc::jsonb, '{vehicles}', vehicles::jsonb), '{vehicle}', vehicles::jsonb -> 0)::text",
                        "DROP INDEX orders_search", "ALTER TABLE orders DROP COLUMN search_text",
                        OrderSearch.postgresIndex(OrderSearch.columns)].joined(separator: ";\n")),
+
+        // Each vehicle inspected at each stop: an inspection names its
+        // vehicle, one per (order, vehicle, kind). An inspection from
+        // before is its order's one vehicle's, whose id (migration 21) is
+        // the order's. SQLite cannot drop a UNIQUE constraint: the table is
+        // rebuilt (media and uploads point at it).
+        Migration(version: 22, name: "inspections per vehicle", sql: "",
+                  sqlite: """
+                    CREATE TABLE inspections_v22 (
+                        id TEXT PRIMARY KEY,
+                        tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                        order_id TEXT NOT NULL,
+                        vehicle_id TEXT NOT NULL,
+                        driver_id TEXT,
+                        kind TEXT NOT NULL CHECK (kind IN ('pickup', 'delivery')),
+                        odometer BIGINT CHECK (odometer IS NULL OR odometer BETWEEN 0 AND 10000000),
+                        notes TEXT NOT NULL DEFAULT '' CHECK (length(notes) <= 4000),
+                        customer_unavailable BIGINT NOT NULL DEFAULT 0 CHECK (customer_unavailable IN (0, 1)),
+                        completed_at BIGINT,
+                        version BIGINT NOT NULL DEFAULT 1 CHECK (version >= 1),
+                        created_at BIGINT NOT NULL,
+                        updated_at BIGINT NOT NULL,
+                        doc TEXT NOT NULL,
+                        signer_name TEXT CHECK (length(signer_name) BETWEEN 1 AND 200),
+                        UNIQUE (tenant_id, id),
+                        UNIQUE (tenant_id, order_id, vehicle_id, kind),
+                        FOREIGN KEY (tenant_id, order_id) REFERENCES orders (tenant_id, id),
+                        FOREIGN KEY (tenant_id, driver_id) REFERENCES drivers (tenant_id, id)
+                    );
+                    INSERT INTO inspections_v22 (id, tenant_id, order_id, vehicle_id, driver_id, kind, odometer, notes, customer_unavailable,
+                                                 completed_at, version, created_at, updated_at, doc, signer_name)
+                        SELECT id, tenant_id, order_id, order_id, driver_id, kind, odometer, notes, customer_unavailable, completed_at,
+                               version, created_at, updated_at, json_set(doc, '$.vehicle_id', order_id), signer_name FROM inspections;
+                    DROP TABLE inspections;
+                    ALTER TABLE inspections_v22 RENAME TO inspections
+                    """,
+                  postgres: """
+                    ALTER TABLE inspections ADD COLUMN vehicle_id TEXT;
+                    UPDATE inspections SET vehicle_id = order_id, doc = jsonb_set(doc::jsonb, '{vehicle_id}', to_jsonb(order_id))::text;
+                    ALTER TABLE inspections ALTER COLUMN vehicle_id SET NOT NULL;
+                    ALTER TABLE inspections DROP CONSTRAINT inspections_tenant_id_order_id_kind_key;
+                    ALTER TABLE inspections ADD CONSTRAINT inspections_per_vehicle UNIQUE (tenant_id, order_id, vehicle_id, kind)
+                    """, rebuildsReferencedTable: true),
     ]
 }

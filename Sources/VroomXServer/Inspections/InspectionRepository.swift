@@ -25,15 +25,11 @@ enum InspectionRepository {
         return DocumentPage(joined: rows.joined, count: rows.count, nextCursor: nil)
     }
 
-    static func exists(of order: ID<Order>, kind: Inspection.Kind, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Bool {
-        try await db.first("SELECT id FROM inspections WHERE tenant_id = \(tenant) AND order_id = \(order) AND kind = \(kind.rawValue)") != nil
-    }
-
-    /// The kinds of the order's inspections that are completed.
-    static func completedKinds(of order: ID<Order>, _ tx: TenantTransaction) async throws -> Set<String> {
-        Set(try await tx.query("""
-            SELECT kind FROM inspections WHERE tenant_id = \(tx.tenant) AND order_id = \(order) AND completed_at IS NOT NULL
-            """).map { try $0.string("kind") })
+    static func exists(of order: ID<Order>, vehicle: ID<Vehicle>, kind: Inspection.Kind, tenant: ID<Tenant>,
+                       _ db: any SQLExecutor) async throws -> Bool {
+        try await db.first("""
+            SELECT id FROM inspections WHERE tenant_id = \(tenant) AND order_id = \(order) AND vehicle_id = \(vehicle) AND kind = \(kind.rawValue)
+            """) != nil
     }
 
     /// Writes an inspection (new, or the next version of the one stored) and records the change.
@@ -41,9 +37,10 @@ enum InspectionRepository {
         let doc = try WireDocument.encode(inspection)
         if isNew {
             try await tx.execute("""
-                INSERT INTO inspections (id, tenant_id, order_id, driver_id, kind, odometer, notes, customer_unavailable, signer_name,
+                INSERT INTO inspections (id, tenant_id, order_id, vehicle_id, driver_id, kind, odometer, notes, customer_unavailable, signer_name,
                                          completed_at, version, created_at, updated_at, doc)
-                VALUES (\(inspection.id), \(tx.tenant), \(inspection.orderID), \(inspection.driverID), \(inspection.kind.rawValue),
+                VALUES (\(inspection.id), \(tx.tenant), \(inspection.orderID), \(inspection.vehicleID ?? ID(inspection.orderID.uuid)),
+                        \(inspection.driverID), \(inspection.kind.rawValue),
                         \(inspection.odometer), \(inspection.notes), \(inspection.customerUnavailable), \(inspection.signerName),
                         \(inspection.completedAt), \(inspection.version), \(inspection.createdAt), \(inspection.updatedAt), \(doc))
                 """, unique: AppError.idTaken)

@@ -26,7 +26,8 @@ public struct InspectionService: Sendable {
             guard let order = try await OrderRepository.find(request.orderID, scope, tx.db) else { throw AppError.notFound("Order") }
             var inspection: Inspection
             if let existing = try await InspectionRepository.find(id, tenant: scope.tenant, tx.db) {
-                guard existing.orderID == order.id, existing.kind == request.kind else {
+                guard existing.orderID == order.id, existing.kind == request.kind,
+                      request.vehicleID == nil || request.vehicleID == existing.vehicleID else {
                     throw AppError.idTaken
                 }
                 guard existing.completedAt == nil else {
@@ -36,11 +37,16 @@ public struct InspectionService: Sendable {
                 inspection.version += 1
             } else {
                 try Self.checkInspectable(order, kind: request.kind)
-                if try await InspectionRepository.exists(of: order.id, kind: request.kind, tenant: scope.tenant, tx.db) {
-                    throw AppError(409, .alreadyExists, "This order already has a \(request.kind.rawValue) inspection.", field: "kind")
+                // Yesterday's apps name no vehicle: theirs is the order's first (their orders have one).
+                guard let vehicle = InspectionRules.vehicle(of: order, request.vehicleID), let vehicleID = vehicle.id else {
+                    throw AppError(422, .validationFailed, "Order \(order.number) has no such vehicle.", field: "vehicle_id")
+                }
+                if try await InspectionRepository.exists(of: order.id, vehicle: vehicleID, kind: request.kind, tenant: scope.tenant, tx.db) {
+                    throw AppError(409, .alreadyExists, order.vehicles.count == 1 ? "This order already has a \(request.kind.rawValue) inspection."
+                                   : "This vehicle already has a \(request.kind.rawValue) inspection.", field: "kind")
                 }
                 inspection = Inspection(id: id, orderID: order.id, driverID: scope.driverID ?? order.driverID, kind: request.kind,
-                                        createdAt: tx.now, updatedAt: tx.now)
+                                        createdAt: tx.now, updatedAt: tx.now, vehicleID: vehicleID)
             }
             if let odometer = request.odometer { inspection.odometer = odometer }
             if let notes { inspection.notes = notes }
@@ -55,9 +61,10 @@ public struct InspectionService: Sendable {
     }
 
     /// Completes an inspection once its required photos and the signature
-    /// (or "customer not available") are in, and in the same transaction
-    /// moves its order: a completed pickup inspection is the pickup, a
-    /// completed delivery inspection the delivery, both at `occurredAt`.
+    /// (or "customer not available") are in: its vehicle is picked up (or
+    /// delivered) at `occurredAt`. The last of the order's vehicles to be
+    /// is the order's pickup (or delivery), in the same transaction, and
+    /// the customer's bill of lading then goes once for the stop.
     /// Completing again answers the completed inspection and changes nothing.
     public func complete(_ id: ID<Inspection>, occurredAt: Date? = nil,
                                    _ scope: Scope) async throws -> (inspection: Inspection, order: Order) {
@@ -66,6 +73,10 @@ public struct InspectionService: Sendable {
                   case let (order, trip)? = try await store.orders.lockWithTrip(inspection.orderID, scope, tx) else { throw AppError.notFound("Inspection") }
             if inspection.completedAt != nil { return (inspection, order) }
             try Self.checkInspectable(order, kind: inspection.kind)
+            guard InspectionRules.vehicle(of: order, inspection.vehicleID) != nil else {
+                throw AppError(409, .invalidTransition, "Order \(order.number) no longer has this vehicle: dispatch took it off the order.",
+                               field: "vehicle_id")
+            }
             try OrderService.checkTripCarries(trip, to: inspection.kind.completedStatus)
             if let reason = inspection.incompleteReason {
                 throw AppError(422, .inspectionIncomplete, reason)
@@ -79,6 +90,10 @@ public struct InspectionService: Sendable {
             inspection.updatedAt = tx.now
             inspection.version += 1
             try await InspectionRepository.store(inspection, isNew: false, visibleTo: order.driverID, tx)
+            // Vehicles still to inspect at this stop: the order waits for them.
+            guard InspectionRules.remaining(order, inspection.kind, completed: try await InspectionRepository.of(order.id, tx)).isEmpty else {
+                return (inspection, order)
+            }
             let moved = try await store.orders.changeStatus(order, to: inspection.kind.completedStatus, occurredAt: inspection.completedAt,
                                                by: scope.actor, tx)
             // The customer gets the bill of lading of this pickup or delivery, once (`DocumentMailService` sends it after the commit).

@@ -67,8 +67,8 @@ extension OrderService {
             if status == .delivered { order.actualDeliveryDate = min(occurredAt, tx.now) }
         }
         if actor == .driver, !asHistory, Inspection.Kind(completing: status) != nil {
-            let completed = try await InspectionRepository.completedKinds(of: current.id, tx)
-            if let refusal = InspectionRules.required(toMark: status, order: current, completed: { completed.contains($0.rawValue) }) {
+            let inspections = try await InspectionRepository.of(current.id, tx)
+            if let refusal = InspectionRules.required(toMark: status, order: current, completed: inspections) {
                 throw AppError(refusal)
             }
         }
