@@ -21,6 +21,7 @@ struct Inspect: AsyncParsableCommand {
     @Argument(help: "Order number (O-5004) or id.") var order: String
     @Flag(help: "The pickup inspection.") var pickup = false
     @Flag(help: "The delivery inspection.") var delivery = false
+    @Option(help: "Which of the order's vehicles (1 for the first); by default the next one not inspected at this stop.") var vehicle: Int?
     @Option(help: "slot=PATH: front, rear, left_side, right_side, odometer, vin_plate; optional front_left, front_right, rear_left, rear_right, interior, roof, wheels, keys; damage_1 … damage_30.") var photo: [String] = []
     @Option(help: "The walkthrough video.") var video: String?
     @Option(help: "location:type:severity[:note][@photo_slot].") var damage: [String] = []
@@ -46,21 +47,40 @@ struct Inspect: AsyncParsableCommand {
             await session.syncIfPossible(quiet: true)
             let mark = try session.outboxMark()
             let found = try Lookup.order(order, in: app)
-            let inspection = try app.startInspection(order: found.id, kind: pickup ? .pickup : .delivery)
+            let kind: Inspection.Kind = pickup ? .pickup : .delivery
+            let target = try Self.vehicle(vehicle, of: found, kind, inspections: try app.database.inspections(order: found.id))
+            let inspection = try app.startInspection(order: found.id, vehicle: target.id, kind: kind)
             if odometer != nil || notes != nil || !damages.isEmpty || customerUnavailable || signer != nil {
                 try app.updateInspection(inspection, odometer: odometer, notes: notes, damages: damages.isEmpty ? nil : damages,
                                          customerUnavailable: customerUnavailable ? true : nil, signerName: signer)
             }
             for (slot, file) in attachments { try await app.attach(file, to: inspection, slot: slot) }
             if !draft { try app.completeInspection(inspection) }
-            let kind = pickup ? "Pickup" : "Delivery"
-            let done = draft ? "\(kind) inspection of \(found.number) saved."
-                : "\(kind) inspection of \(found.number) complete: \(pickup ? "picked up" : "delivered")."
+            let which = found.vehicles.count == 1 ? found.number
+                : "\(found.number), vehicle \((found.vehicles.firstIndex(of: target) ?? 0) + 1) of \(found.vehicles.count)"
+                    + (target.summary.isEmpty ? "" : " (\(target.summary))")
+            let left = InspectionRules.remaining(found, kind, completed: try app.database.inspections(order: found.id)).count
+            let title = pickup ? "Pickup" : "Delivery"
+            let done = draft ? "\(title) inspection of \(which) saved."
+                : left > 0 ? "\(title) inspection of \(which) complete: \(left) more \(left == 1 ? "vehicle" : "vehicles") to inspect."
+                : "\(title) inspection of \(which) complete: \(pickup ? "picked up" : "delivered")."
             // The inspection reaches the server first, then its files, then the completion.
             await session.syncIfPossible(quiet: true)
             try await session.sendUploads(of: inspection)
             try await session.finishChange(done, since: mark, files: inspection)
         }
+    }
+
+    /// The vehicle asked for (1-based), or the first not inspected yet at this stop.
+    static func vehicle(_ position: Int?, of order: Order, _ kind: Inspection.Kind, inspections: [Inspection]) throws -> Vehicle {
+        if let position {
+            guard position >= 1, position <= order.vehicles.count else {
+                throw CLIError(.usage, "Order \(order.number) has \(order.vehicles.count) \(order.vehicles.count == 1 ? "vehicle" : "vehicles"): give --vehicle 1"
+                               + (order.vehicles.count > 1 ? " to \(order.vehicles.count)." : "."))
+            }
+            return order.vehicles[position - 1]
+        }
+        return InspectionRules.remaining(order, kind, completed: inspections).first ?? order.vehicle
     }
 
     private func parseAttachments() throws -> [(MediaSlot, URL)] {

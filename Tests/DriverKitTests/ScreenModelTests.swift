@@ -163,4 +163,63 @@ extension ScreenModelTests {
         #expect(inspection.state?.inspection.kind == .pickup)
         await scene.live.stop()
     }
+
+    @Test("a dealer load is inspected in one pass: vehicle by vehicle, the order picked up with the last, on the device and then on the server")
+    func loadInOnePass() async throws {
+        let scene = try await DriverScene.make()
+        let (carrier, app) = (scene.carrier, scene.app)
+        let load = try await scene.server.store.orders.create(CreateOrderRequest(
+            number: "LOAD-2", tripID: carrier.trips[0][0].id, vehicles: [
+                Vehicle(year: 2020, make: "Honda", model: "Accord", priceCents: 38_000), Vehicle(make: "Kia", model: "Soul", priceCents: 30_000),
+            ], pickup: Stop(address: "1 Auction Way, Matteson, IL"), delivery: Stop(address: "5600 W 38th St, Indianapolis, IN")),
+            tenant: carrier.tenant.id)
+        await app.syncNow()
+        let screen = OrderDetailViewModel(app: app, order: load.id)
+        try await eventually("the load on the device") { screen.order?.vehicles.count == 2 }
+        #expect(screen.nextInspectionTitle == "Start pickup inspection: vehicle 1 of 2")
+        await scene.live.stop()                                         // at the auction gate, no signal
+
+        let first = try #require(try screen.inspection())
+        #expect(first.state?.vehicleTitle == "Vehicle 1 of 2 · 2020 Honda Accord")
+        for slot in MediaSlot.requiredPhotos {
+            await first.attach(try InspectionTests.write(MediaSamples.jpeg(), name: "a-\(slot).jpg"), to: slot)
+        }
+        first.setCustomerUnavailable(true)
+        try await eventually("completable") { first.state?.canComplete == true }
+        first.complete()
+        #expect(first.lastError == nil)
+        #expect(try app.database.order(load.id)?.status == .assigned, "one of two vehicles: the order waits")
+        #expect(screen.nextInspectionTitle == "Start pickup inspection: vehicle 2 of 2")
+
+        let second = try #require(try first.nextVehicle())
+        #expect(second.state?.vehicleTitle == "Vehicle 2 of 2 · Kia Soul")
+        try await eventually("nobody to sign, carried over") { second.state?.inspection.customerUnavailable == true }
+        for slot in MediaSlot.requiredPhotos {
+            await second.attach(try InspectionTests.write(MediaSamples.jpeg(), name: "b-\(slot).jpg"), to: slot)
+        }
+        try await eventually("completable") { second.state?.canComplete == true }
+        second.complete()
+        #expect(second.lastError == nil)
+        #expect(try app.database.order(load.id)?.status == .pickedUp, "the last vehicle picks the load up, at once")
+        #expect(try second.nextVehicle() == nil)
+
+        try await scene.live.start()
+        await app.syncNow()
+        let dispatch = Scope.dispatch(tenant: carrier.tenant.id)
+        var status = OrderStatus.assigned
+        for _ in 0..<150 where status != .pickedUp {
+            try await Task.sleep(for: .milliseconds(200))
+            status = try await scene.server.store.orders.order(load.id, dispatch).status
+        }
+        let outbox = try app.database.outbox()
+        #expect(status == .pickedUp, "the pickup on the server: \(outbox)")
+        var inspected: [ID<Vehicle>] = []
+        for local in try app.database.inspections(order: load.id) {
+            let remote = try await scene.server.store.inspections.inspection(local.id, dispatch)
+            #expect(remote.completedAt != nil)
+            if let vehicle = remote.vehicleID { inspected.append(vehicle) }
+        }
+        #expect(Set(inspected) == Set(load.vehicles.compactMap(\.id)) && inspected.count == 2)
+        await scene.live.stop()
+    }
 }

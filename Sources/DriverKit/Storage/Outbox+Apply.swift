@@ -81,7 +81,8 @@ extension AppDatabase {
             guard let order = try order(inspection.orderID, db) else {
                 throw LocalRejection(code: .notFound, message: "This order is not on your device.")
             }
-            if inspection.completedAt == nil {
+            let completesNow = inspection.completedAt == nil
+            if completesNow {
                 if let refusal = InspectionRules.inspectable(order, kind: inspection.kind) { throw LocalRejection(refusal) }
                 // Files still on their way count: the completion waits for them before it is sent.
                 var withQueued = inspection
@@ -94,10 +95,11 @@ extension AppDatabase {
                 }
                 try store(.inspection(inspection), db)
             }
-            // The last vehicle's completed inspection is the pickup (or delivery), as on the server.
+            // The last vehicle's completed inspection is the pickup (or delivery), as on the server;
+            // another vehicle's is its own (the change still goes).
             guard order.status == inspection.kind.orderStatus,
                   InspectionRules.remaining(order, inspection.kind, completed: try inspections(order: order.id, db)).isEmpty,
-                  let moved = try moved(order, to: inspection.kind.completedStatus, at: inspection.completedAt, now: now) else { return false }
+                  let moved = try moved(order, to: inspection.kind.completedStatus, at: inspection.completedAt, now: now) else { return completesNow }
             try store(.order(moved), db)
         case .recordOdometer(let reading):
             guard var unit = try unit(reading.equipmentID, db) else {

@@ -20,6 +20,9 @@ struct InspectionView: View {
     var body: some View {
         List {
             if let state = model.state {
+                if let vehicle = state.vehicleTitle {
+                    Section { Text(vehicle).font(.headline) }
+                }
                 Section {
                     ForEach(state.photos) { slot in slotRow(slot) }
                     if !state.optionalAngles.isEmpty {
@@ -83,7 +86,14 @@ struct InspectionView: View {
                         // A name typed without Return is kept too.
                         if !signerName.isEmpty, signerName != state.inspection.signerName { model.setSignerName(signerName) }
                         model.complete()
-                        if model.lastError == nil { dismiss() }
+                        guard model.lastError == nil else { return }
+                        // A dealer load is inspected in one pass: the stop's next vehicle follows, the signer's name kept.
+                        if let next = try? model.nextVehicle() {
+                            model = next
+                            odometer = ""
+                        } else {
+                            dismiss()
+                        }
                     }
                     .buttonStyle(.borderedProminent)
                     .disabled(!state.canComplete)

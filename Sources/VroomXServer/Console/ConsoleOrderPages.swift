@@ -234,7 +234,7 @@ struct ConsoleOrderPages {
             pickupETA: ConsoleFormat.time(order.pickupETA), deliveryETA: ConsoleFormat.time(order.deliveryETA),
             computedETA: ConsoleFormat.time(progress.computedETA), computedStop: progress.nextStop?.rawValue ?? "",
             distance: progress.distanceMeters.map(LocationRules.distanceText), seen: ConsoleFormat.time(progress.position?.recordedAt),
-            inspections: inspections.sorted { $0.kind == .pickup && $1.kind == .delivery }.map(Self.inspection),
+            inspections: Self.inspections(inspections, of: order),
             noInspections: inspections.isEmpty, canCancel: [.new, .assigned].contains(order.status), driverTold: order.driverID != nil,
             canEdit: ![.delivered, .cancelled].contains(order.status), paymentTerms: order.paymentTerms,
             tracking: .init(url: link?.url, expires: ConsoleFormat.time(link?.expiresAt), canCreate: console.tracking != nil && !done),

@@ -42,11 +42,27 @@ extension ConsoleOrderPages {
         return events.map { ($0.0, OrderPageView.Event(time: ConsoleFormat.time($0.0), text: $0.1)) }
     }
 
-    static func inspection(_ inspection: Inspection) -> OrderPageView.InspectionView {
+    /// The order's inspections, pickup before delivery, each stop vehicle by vehicle.
+    static func inspections(_ inspections: [Inspection], of order: Order) -> [OrderPageView.InspectionView] {
+        func position(_ inspection: Inspection) -> Int {
+            let vehicle = InspectionRules.vehicle(of: order, inspection.vehicleID)
+            return order.vehicles.firstIndex { $0.id != nil && $0.id == vehicle?.id } ?? order.vehicles.count
+        }
+        return inspections
+            .sorted { ($0.kind == .pickup ? 0 : 1, position($0)) < ($1.kind == .pickup ? 0 : 1, position($1)) }
+            .map { inspection in
+                let index = position(inspection)
+                let vehicle = order.vehicles.count > 1 && order.vehicles.indices.contains(index)
+                    ? " · vehicle \(index + 1)" + (order.vehicles[index].summary.isEmpty ? "" : " (\(order.vehicles[index].summary))") : ""
+                return Self.inspection(inspection, vehicle: vehicle)
+            }
+    }
+
+    static func inspection(_ inspection: Inspection, vehicle: String = "") -> OrderPageView.InspectionView {
         let base = "/console/media/\(inspection.id.rawValue)/"
         let media = inspection.media.sorted { $0.slot.walkOrder < $1.slot.walkOrder }
         return .init(
-            kind: inspection.kind == .pickup ? "Pickup" : "Delivery", completed: ConsoleFormat.time(inspection.completedAt),
+            kind: (inspection.kind == .pickup ? "Pickup" : "Delivery") + vehicle, completed: ConsoleFormat.time(inspection.completedAt),
             incomplete: inspection.completedAt == nil, odometer: inspection.odometer.map { "\(ConsoleFormat.grouped($0)) mi" } ?? "—",
             notes: inspection.notes, customerUnavailable: inspection.customerUnavailable,
             photos: media.filter { $0.kind == .photo }.map { .init(src: base + $0.slot.rawValue, name: $0.slot.title) },

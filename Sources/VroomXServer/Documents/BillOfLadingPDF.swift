@@ -92,10 +92,24 @@ struct BillOfLadingPDF {
         }
         y += 6
 
-        // Its condition at each end: damages (those first seen at delivery marked new), photos, signatures.
-        let atPickup = Set(bill.conditions.first { $0.inspection.kind == .pickup }?.inspection.damages.map { "\($0.location)|\($0.type)" } ?? [])
-        for condition in bill.conditions {
-            draw(condition, atPickup: atPickup, driver: bill.driver)
+        // Each vehicle's condition at each end, vehicle by vehicle: damages (those first seen at delivery
+        // marked new against the same vehicle's pickup), photos, signatures.
+        let position = { (condition: BillOfLading.Condition) -> Int in
+            let vehicle = InspectionRules.vehicle(of: order, condition.inspection.vehicleID)
+            return order.vehicles.firstIndex { $0.id != nil && $0.id == vehicle?.id } ?? order.vehicles.count
+        }
+        let ordered = bill.conditions.sorted {
+            (position($0), $0.inspection.kind == .pickup ? 0 : 1) < (position($1), $1.inspection.kind == .pickup ? 0 : 1)
+        }
+        var atPickup: [Int: Set<String>] = [:]
+        for condition in ordered where condition.inspection.kind == .pickup {
+            atPickup[position(condition)] = Set(condition.inspection.damages.map { "\($0.location)|\($0.type)" })
+        }
+        for condition in ordered {
+            let index = position(condition)
+            let vehicle = order.vehicles.count > 1 && order.vehicles.indices.contains(index)
+                ? "VEHICLE \(index + 1)" + (order.vehicles[index].summary.isEmpty ? "" : " (\(order.vehicles[index].summary))") + ": " : ""
+            draw(condition, atPickup: atPickup[index] ?? [], driver: bill.driver, vehicle: vehicle)
         }
         if bill.conditions.isEmpty {
             heading("CONDITION")
@@ -108,10 +122,10 @@ struct BillOfLadingPDF {
         }
     }
 
-    private mutating func draw(_ condition: BillOfLading.Condition, atPickup: Set<String>, driver: String) {
+    private mutating func draw(_ condition: BillOfLading.Condition, atPickup: Set<String>, driver: String, vehicle: String) {
         let inspection = condition.inspection
         let isDelivery = inspection.kind == .delivery
-        heading(isDelivery ? "CONDITION AT DELIVERY" : "CONDITION AT PICKUP")
+        heading(vehicle + (isDelivery ? "CONDITION AT DELIVERY" : "CONDITION AT PICKUP"))
         let done = inspection.completedAt.map { "Inspected \(Self.time($0))" } ?? "Inspection not completed"
         text([done, inspection.odometer.map { "odometer \(NumberText.grouped($0)) mi" }].compactMap { $0 }.joined(separator: " · "), x: left, size: 9.5)
         if !inspection.notes.isEmpty { paragraph("Notes: " + inspection.notes, size: 9.5) }
