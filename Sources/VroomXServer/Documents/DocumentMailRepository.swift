@@ -102,7 +102,11 @@ extension Store {
     func emailBillOfLadingAgain(_ order: ID<Order>, kind: Inspection.Kind, tenant: ID<Tenant>) async throws -> BillOfLadingResend.Refusal? {
         try await write(tenant: tenant) { tx in
             guard let found = try await OrderRepository.find(order, .dispatch(tenant: tenant), tx.db) else { throw AppError.notFound("Order") }
-            guard let inspection = try await InspectionRepository.of(order, tx).first(where: { $0.kind == kind && $0.completedAt != nil }) else {
+            // The stop is done once every vehicle's inspection is; its mail is the last one's (the one that moved the order).
+            let inspections = try await InspectionRepository.of(order, tx)
+            guard InspectionRules.remaining(found, kind, completed: inspections).isEmpty,
+                  let inspection = inspections.filter({ $0.kind == kind && $0.completedAt != nil })
+                    .max(by: { ($0.completedAt ?? .distantPast, $0.updatedAt) < ($1.completedAt ?? .distantPast, $1.updatedAt) }) else {
                 return .notCompleted
             }
             guard let customer = found.customerID, let email = try await CustomerRepository.find(customer, tenant: tenant, tx.db)?.email,

@@ -16,7 +16,9 @@ struct TrackingPage {
             do {
                 let status = try await tracking.status(token: token)
                 var view = TrackingView(status, now: tracking.store.now)
-                view.conditions = try await tracking.conditions(token: token).map { TrackingView.Condition($0, token: token) }
+                view.conditions = try await tracking.conditions(token: token).map {
+                    TrackingView.Condition($0.inspection, vehicle: $0.vehicle, token: token)
+                }
                 return render(view, status: .ok)
             } catch let error as AppError where error.status == 404 {
                 return render(TrackingView.gone, status: .notFound)
@@ -93,8 +95,8 @@ struct TrackingView: ConsoleView {
         let signature: String?
         let signed: String
 
-        init(_ inspection: Inspection, token: String) {
-            heading = inspection.kind == .pickup ? "Condition at pickup" : "Condition at delivery"
+        init(_ inspection: Inspection, vehicle: String, token: String) {
+            heading = (inspection.kind == .pickup ? "Condition at pickup" : "Condition at delivery") + (vehicle.isEmpty ? "" : " · \(vehicle)")
             inspected = ConsoleFormat.time(inspection.completedAt)
             damages = inspection.damages.map { "\($0.locationLabel): \($0.type.rawValue), \($0.severity.rawValue)" + ($0.note.isEmpty ? "" : " (\($0.note))") }
             noDamages = inspection.damages.isEmpty

@@ -103,12 +103,23 @@ struct TrackingService: Sendable {
     }
 
     /// The order's completed inspections, as the customer sees them with
-    /// their photos (nothing while one is still open on the driver's phone).
-    func conditions(token: String) async throws -> [Inspection] {
+    /// their photos (nothing while one is still open on the driver's phone),
+    /// pickup before delivery, vehicle by vehicle; each with the vehicle it
+    /// is about when the load has several ("Vehicle 2 · 2018 Ford F-150").
+    func conditions(token: String) async throws -> [(inspection: Inspection, vehicle: String)] {
         let (order, tenant) = try await linked(token)
-        return try await store.read { db in
+        let inspections = try await store.read { db in
             try await InspectionRepository.of(order.id, tenant: tenant, db).filter { $0.completedAt != nil }
-                .sorted { $0.kind == .pickup && $1.kind == .delivery }
+        }
+        func position(_ inspection: Inspection) -> Int {
+            let vehicle = InspectionRules.vehicle(of: order, inspection.vehicleID)
+            return order.vehicles.firstIndex { $0.id != nil && $0.id == vehicle?.id } ?? order.vehicles.count
+        }
+        return inspections.sorted { ($0.kind == .pickup ? 0 : 1, position($0)) < ($1.kind == .pickup ? 0 : 1, position($1)) }.map { inspection in
+            let index = position(inspection)
+            guard order.vehicles.count > 1, order.vehicles.indices.contains(index) else { return (inspection, "") }
+            let summary = order.vehicles[index].summary
+            return (inspection, "Vehicle \(index + 1)" + (summary.isEmpty ? "" : " · \(summary)"))
         }
     }
 
