@@ -100,18 +100,26 @@ struct Render {
         terminal.line("Revenue   \(money(order.revenueCents))\(order.paymentTerms.isEmpty ? "" : " (\(order.paymentTerms))")")
     }
 
-    /// One line per inspection: complete or open, files on the server and still on the device.
-    func inspections(_ inspections: [Inspection], uploads: [UploadItem]) {
-        for inspection in inspections {
+    /// One line per inspection, pickup first and a load's vehicle by vehicle: complete or open, files on the
+    /// server and still on the device.
+    func inspections(_ inspections: [Inspection], of order: Order, uploads: [UploadItem]) {
+        func position(_ inspection: Inspection) -> Int {
+            let vehicle = InspectionRules.vehicle(of: order, inspection.vehicleID)
+            return order.vehicles.firstIndex { $0.id != nil && $0.id == vehicle?.id } ?? order.vehicles.count
+        }
+        for inspection in inspections.sorted(by: { ($0.kind == .pickup ? 0 : 1, position($0)) < ($1.kind == .pickup ? 0 : 1, position($1)) }) {
             let mine = uploads.filter { $0.inspectionID == inspection.id && $0.status != .completed }
+            let which = order.vehicles.count > 1 ? " of vehicle \(position(inspection) + 1)" : ""
             let state = inspection.completedAt.map { "complete \(time($0))" } ?? "open"
             var parts = ["\(inspection.media.count) file\(inspection.media.count == 1 ? "" : "s") on the server"]
             if !mine.isEmpty { parts.append("\(mine.count) waiting to upload") }
             if !inspection.damages.isEmpty { parts.append("\(inspection.damages.count) damage\(inspection.damages.count == 1 ? "" : "s")") }
-            if !inspection.missingSlots.isEmpty && inspection.completedAt == nil {
-                parts.append("missing " + inspection.missingSlots.map(\.title).joined(separator: ", "))
+            // A photo on its way is not missing.
+            let missing = inspection.missingSlots.filter { slot in !mine.contains { $0.slot == slot } }
+            if !missing.isEmpty && inspection.completedAt == nil {
+                parts.append("missing " + missing.map(\.title).joined(separator: ", "))
             }
-            terminal.line("\(inspection.kind.rawValue.capitalized.padding(toLength: 9, withPad: " ", startingAt: 0)) inspection \(state) · "
+            terminal.line("\(inspection.kind.rawValue.capitalized.padding(toLength: 9, withPad: " ", startingAt: 0)) inspection\(which) \(state) · "
                 + parts.joined(separator: " · "))
             for item in mine where item.status == .failed {
                 terminal.line(terminal.style("          \(item.slot): \(item.lastError ?? "refused")", .red))
@@ -128,7 +136,7 @@ struct Render {
             terminal.line("No trip planned.")
         }
         if let next = state.nextStop {
-            terminal.line("Next \(next.kind.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(next.order.number) \(next.order.vehicle.summary) at \(next.stop.address)  ETA \(time(next.eta))")
+            terminal.line("Next \(next.kind.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(next.order.number) \(next.order.vehiclesSummary) at \(next.stop.address)  ETA \(time(next.eta))")
         }
         if !state.upcomingTrips.isEmpty {
             terminal.line("Upcoming      " + state.upcomingTrips.map { "\($0.number) (\($0.startDate.map(DayFormat.day) ?? "undated"))" }.joined(separator: ", "))

@@ -133,7 +133,7 @@ struct OrderCommand: AsyncParsableCommand {
                 } else {
                     let render = Render(terminal: session.terminal)
                     render.order(found)
-                    render.inspections(try app.database.inspections(order: found.id), uploads: try app.database.uploads())
+                    render.inspections(try app.database.inspections(order: found.id), of: found, uploads: try app.database.uploads())
                 }
             case "status":
                 throw CLIError(.usage, """

@@ -238,7 +238,10 @@ struct ConsoleOrderPages {
             noInspections: inspections.isEmpty, canCancel: [.new, .assigned].contains(order.status), driverTold: order.driverID != nil,
             canEdit: ![.delivered, .cancelled].contains(order.status), paymentTerms: order.paymentTerms,
             tracking: .init(url: link?.url, expires: ConsoleFormat.time(link?.expiresAt), canCreate: console.tracking != nil && !done),
-            emailKinds: inspections.filter { $0.completedAt != nil }.map { $0.kind.rawValue })
+            // Once per stop, when every vehicle's inspection there is done.
+            emailKinds: Inspection.Kind.allCases.filter { kind in
+                inspections.contains { $0.kind == kind } && InspectionRules.remaining(order, kind, completed: inspections).isEmpty
+            }.map(\.rawValue))
         if template == "bill-of-lading" {
             let profile = try await store.carrierProfile.profile(tenant: request.tenant)
             let numbers = [profile.mcNumber.isEmpty ? "" : "MC \(profile.mcNumber)", profile.dotNumber.isEmpty ? "" : "USDOT \(profile.dotNumber)"]

@@ -125,6 +125,8 @@ struct BillOfLadingPDF {
     private mutating func draw(_ condition: BillOfLading.Condition, atPickup: Set<String>, driver: String, vehicle: String) {
         let inspection = condition.inspection
         let isDelivery = inspection.kind == .delivery
+        // A vehicle's heading starts a page with at least its first row of photos, never alone at a page's foot.
+        ensure(condition.photos.isEmpty ? 80 : 80 + (width - 24) / 4 * 0.75 + 20)
         heading(vehicle + (isDelivery ? "CONDITION AT DELIVERY" : "CONDITION AT PICKUP"))
         let done = inspection.completedAt.map { "Inspected \(Self.time($0))" } ?? "Inspection not completed"
         text([done, inspection.odometer.map { "odometer \(NumberText.grouped($0)) mi" }].compactMap { $0 }.joined(separator: " · "), x: left, size: 9.5)
