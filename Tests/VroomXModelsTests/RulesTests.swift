@@ -78,11 +78,21 @@ struct RulesTests {
         var first = done
         first.vehicleID = load.vehicles[0].id
         #expect(InspectionRules.remaining(load, .pickup, completed: [first]).map(\.make) == ["Kia"])
-        #expect(InspectionRules.required(toMark: .pickedUp, order: load, completed: [first])?.message
-                == "Complete the pickup inspection of every vehicle of order O-7 to mark it picked up.")
-        var second = first
+        #expect(InspectionRules.required(toMark: .pickedUp, order: load, completed: [])?.message
+                == "Complete the pickup inspection of a vehicle of order O-7 to mark it picked up.")
+        #expect(InspectionRules.required(toMark: .pickedUp, order: load, completed: [first]) == nil, "the first vehicle picks the load up")
+        #expect(InspectionRules.move(load, completing: .pickup, inspections: [first]) == .pickedUp)
+        // Delivered with the last vehicle.
+        load.status = .pickedUp
+        var dropped = first
+        dropped.kind = .delivery
+        #expect(InspectionRules.required(toMark: .delivered, order: load, completed: [dropped])?.message
+                == "Complete the delivery inspection of every vehicle of order O-7 to mark it delivered.")
+        #expect(InspectionRules.move(load, completing: .delivery, inspections: [dropped]) == nil)
+        var second = dropped
         second.vehicleID = load.vehicles[1].id
-        #expect(InspectionRules.required(toMark: .pickedUp, order: load, completed: [first, second]) == nil)
+        #expect(InspectionRules.move(load, completing: .delivery, inspections: [dropped, second]) == .delivered)
+        #expect(InspectionRules.required(toMark: .delivered, order: load, completed: [dropped, second]) == nil)
         #expect(InspectionRules.inspectable(assigned, kind: .pickup) == nil)
         #expect(InspectionRules.inspectable(assigned, kind: .delivery)?.message
                 == "Order O-7 is assigned; a delivery inspection cannot be made or completed now.")

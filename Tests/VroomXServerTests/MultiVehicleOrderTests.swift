@@ -208,7 +208,7 @@ struct MultiVehicleOrderTests {
         }
     }
 
-    @Test("each vehicle is inspected at each stop; the last one's completion picks the order up (and mails one bill of lading); yesterday's app inspects the first",
+    @Test("each vehicle is inspected at each stop: the first on the truck picks the load up (it then stays, whatever dispatch does), the stop's bill of lading goes once all are, the last delivered delivers it; yesterday's app inspects the first",
           arguments: TestBackend.available)
     func inspectedEach(_ backend: TestBackend) async throws {
         let server = try await TestServer.make(backend)
@@ -221,12 +221,25 @@ struct MultiVehicleOrderTests {
                     Vehicle(make: "Kia", model: "Soul", priceCents: 100),
                 ], pickup: Self.pickup, delivery: Self.delivery), token: dispatch).decode(Order.self)
             let ids = order.vehicles.compactMap(\.id)
-            // Two of three picked up: the order waits, and marking it picked up by hand is refused.
-            for id in ids.prefix(2) { try await api.completeInspection(of: order.id, vehicle: id, .pickup, token: driver) }
+            func mails() async throws -> [String] {
+                try await server.store.read { db in
+                    try await db.query("SELECT kind FROM document_mail WHERE order_id = \(order.id) ORDER BY created_at").map { try $0.string("kind") }
+                }
+            }
+            // The first vehicle on the truck picks the load up; the stop's bill of lading waits for the others.
+            try await api.completeInspection(of: order.id, vehicle: ids[0], .pickup, token: driver)
             var now = try await api.call(.order, order.id.rawValue, token: driver).decode(Order.self)
-            #expect(now.status == .assigned)
-            let early = try await api.call(.updateOrderStatus, order.id.rawValue, json: UpdateOrderStatusRequest(status: .pickedUp), token: driver)
-            #expect(early.status == 409 && early.errorCode == "inspection_required", "\(early.text)")
+            #expect(now.status == .pickedUp)
+            #expect(try await mails() == [])
+            // With a vehicle on the truck the load can be neither cancelled nor given to another trip, nor that vehicle taken off.
+            let cancel = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(status: .cancelled), token: dispatch)
+            #expect(cancel.status == 409, "\(cancel.text)")
+            let other = try await api.call(.dispatchCreateTrip, json: CreateTripRequest(number: "T-OTHER", origin: "Matteson, IL", destination: "Gary, IN", revenueCents: 0, miles: 30), token: dispatch).decode(Trip.self)
+            let moved = try await api.call(.dispatchAssignOrder, order.id.rawValue, json: AssignOrderRequest(tripID: other.id), token: dispatch)
+            #expect(moved.status == 409, "\(moved.text)")
+            let dropLoaded = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(
+                vehicles: Array(now.vehicles.dropFirst())), token: dispatch)
+            #expect(dropLoaded.status == 409 && dropLoaded.error?.field == "vehicles", "\(dropLoaded.text)")
             // A vehicle has one inspection per stop; another order's vehicle is no vehicle of this one.
             let twice = try await api.call(.saveInspection, ID<Inspection>().rawValue, json: SaveInspectionRequest(
                 orderID: order.id, kind: .pickup, vehicleID: ids[0]), token: driver)
@@ -234,17 +247,22 @@ struct MultiVehicleOrderTests {
             let stranger = try await api.call(.saveInspection, ID<Inspection>().rawValue, json: SaveInspectionRequest(
                 orderID: order.id, kind: .pickup, vehicleID: ID()), token: driver)
             #expect(stranger.status == 422 && stranger.error?.field == "vehicle_id", "\(stranger.text)")
-            // The third: the order is picked up.
-            try await api.completeInspection(of: order.id, vehicle: ids[2], .pickup, token: driver)
-            now = try await api.call(.order, order.id.rawValue, token: driver).decode(Order.self)
-            #expect(now.status == .pickedUp)
+            // The second is loaded; the third is not ready and dispatch takes it off: the pickup is done, its bill of lading goes once.
+            try await api.completeInspection(of: order.id, vehicle: ids[1], .pickup, token: driver)
+            #expect(try await mails() == [])
+            now = try await api.call(.dispatchOrder, order.id.rawValue, token: dispatch).decode(Order.self)
+            let dropWaiting = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(
+                vehicles: Array(now.vehicles.prefix(2))), token: dispatch)
+            #expect(dropWaiting.status == 200, "\(dropWaiting.text)")
+            #expect(try await mails() == ["pickup"])
             let inspections = try await api.call(.orderInspections, order.id.rawValue, token: driver).decode(Items<Inspection>.self).items
-            #expect(Set(inspections.compactMap(\.vehicleID)) == Set(ids) && inspections.allSatisfy { $0.completedAt != nil })
-            // One bill of lading for the stop, not one per vehicle.
-            let mails = try await server.store.read { db in
-                try await db.query("SELECT kind FROM document_mail WHERE order_id = \(order.id)").map { try $0.string("kind") }
-            }
-            #expect(mails == ["pickup"])
+            #expect(Set(inspections.compactMap(\.vehicleID)) == Set(ids.prefix(2)) && inspections.allSatisfy { $0.completedAt != nil })
+            // Delivered with the last of its vehicles.
+            try await api.completeInspection(of: order.id, vehicle: ids[0], .delivery, token: driver)
+            #expect(try await api.call(.order, order.id.rawValue, token: driver).decode(Order.self).status == .pickedUp)
+            try await api.completeInspection(of: order.id, vehicle: ids[1], .delivery, token: driver)
+            #expect(try await api.call(.order, order.id.rawValue, token: driver).decode(Order.self).status == .delivered)
+            #expect(try await mails() == ["pickup", "delivery"])
 
             // Yesterday's app names no vehicle: on a one-vehicle order its inspection is that vehicle's.
             let single = try await api.call(.dispatchCreateOrder, json: CreateOrderRequest(

@@ -82,8 +82,11 @@ extension AppDatabase {
                 throw LocalRejection(code: .notFound, message: "This order is not on your device.")
             }
             let completesNow = inspection.completedAt == nil
+            let others = try inspections(order: order.id, db).filter { $0.id != inspection.id }
             if completesNow {
-                if let refusal = InspectionRules.inspectable(order, kind: inspection.kind) { throw LocalRejection(refusal) }
+                if let refusal = InspectionRules.inspectable(order, kind: inspection.kind, vehicle: inspection.vehicleID, inspections: others) {
+                    throw LocalRejection(refusal)
+                }
                 // Files still on their way count: the completion waits for them before it is sent.
                 var withQueued = inspection
                 withQueued.media += try queuedMedia(of: inspection.id, db).filter { queued in !inspection.media.contains { $0.slot == queued.slot } }
@@ -95,11 +98,10 @@ extension AppDatabase {
                 }
                 try store(.inspection(inspection), db)
             }
-            // The last vehicle's completed inspection is the pickup (or delivery), as on the server;
-            // another vehicle's is its own (the change still goes).
-            guard order.status == inspection.kind.orderStatus,
-                  InspectionRules.remaining(order, inspection.kind, completed: try inspections(order: order.id, db)).isEmpty,
-                  let moved = try moved(order, to: inspection.kind.completedStatus, at: inspection.completedAt, now: now) else { return completesNow }
+            // The first vehicle picked up picks the load up, the last delivered delivers it, as on the server;
+            // another vehicle's completion is its own (the change still goes).
+            guard let status = InspectionRules.move(order, completing: inspection.kind, inspections: others + [inspection]),
+                  let moved = try moved(order, to: status, at: inspection.completedAt, now: now) else { return completesNow }
             try store(.order(moved), db)
         case .recordOdometer(let reading):
             guard var unit = try unit(reading.equipmentID, db) else {
@@ -161,7 +163,10 @@ extension AppDatabase {
             guard let order = try order(request.orderID, db) else {
                 throw LocalRejection(code: .notFound, message: "This order is not on your device.")
             }
-            if let refusal = InspectionRules.inspectable(order, kind: request.kind) { throw LocalRejection(refusal) }
+            if let refusal = InspectionRules.inspectable(order, kind: request.kind, vehicle: request.vehicleID,
+                                                         inspections: try inspections(order: order.id, db)) {
+                throw LocalRejection(refusal)
+            }
             guard let vehicle = InspectionRules.vehicle(of: order, request.vehicleID) else {
                 throw LocalRejection(code: .validationFailed, message: "Order \(order.number) no longer has this vehicle.")
             }

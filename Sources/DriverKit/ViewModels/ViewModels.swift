@@ -221,6 +221,12 @@ public final class OrderDetailViewModel {
     /// The inspection that moves the order on: pickup while assigned,
     /// delivery once picked up; none otherwise.
     public var nextInspection: Inspection.Kind? {
+        // A load is picked up with its first vehicle: its others are still inspected at the pickup.
+        if let order, order.status == .pickedUp, let inspections = try? app.database.inspections(order: order.id),
+           inspections.contains(where: { $0.kind == .pickup && $0.completedAt != nil }),
+           !InspectionRules.remaining(order, .pickup, completed: inspections).isEmpty {
+            return .pickup
+        }
         switch order?.status {
         case .assigned?: return .pickup
         case .pickedUp?: return .delivery

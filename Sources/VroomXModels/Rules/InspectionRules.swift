@@ -12,14 +12,40 @@ public enum InspectionRules {
                        field: "kind")
     }
 
-    /// A driver picks up or delivers by completing that inspection of every
-    /// vehicle: moving the order to `status` before is refused.
-    /// `completed` gives the order's completed inspections.
+    /// Whether one vehicle's inspection of this kind can be made (and
+    /// completed) now. A load is picked up with its first vehicle — from then
+    /// on it is on the truck, whatever dispatch does — and its other vehicles
+    /// are still inspected at the pickup, one after the other; it is
+    /// delivered once every vehicle's delivery inspection is completed.
+    public static func inspectable(_ order: Order, kind: Inspection.Kind, vehicle: ID<Vehicle>?, inspections: [Inspection]) -> Refusal? {
+        if kind == .pickup, order.status == .pickedUp, let target = self.vehicle(of: order, vehicle)?.id,
+           remaining(order, .pickup, completed: inspections).contains(where: { $0.id == target }),
+           inspections.contains(where: { $0.kind == .pickup && $0.completedAt != nil }) {
+            return nil
+        }
+        return inspectable(order, kind: kind)
+    }
+
+    /// The stop's move of the order that a completed inspection makes: the
+    /// first vehicle picked up picks the load up; the last one delivered
+    /// delivers it. Nil when the order stays as it is.
+    public static func move(_ order: Order, completing kind: Inspection.Kind, inspections: [Inspection]) -> OrderStatus? {
+        guard order.status == kind.orderStatus else { return nil }
+        if kind == .pickup { return .pickedUp }
+        return remaining(order, .delivery, completed: inspections).isEmpty ? .delivered : nil
+    }
+
+    /// A driver picks up or delivers by completing inspections: a load is
+    /// picked up with its first vehicle's pickup inspection and delivered
+    /// with every vehicle's delivery inspection (`move`); moving the order
+    /// to `status` before is refused. `completed`: the order's inspections.
     public static func required(toMark status: OrderStatus, order: Order, completed: [Inspection]) -> Refusal? {
         guard let kind = Inspection.Kind(completing: status) else { return nil }
         let waiting = remaining(order, kind, completed: completed)
-        guard !waiting.isEmpty else { return nil }
-        let which = order.vehicles.count == 1 ? "the \(kind.rawValue) inspection" : "the \(kind.rawValue) inspection of every vehicle"
+        let done = kind == .pickup ? waiting.count < order.vehicles.count : waiting.isEmpty
+        guard !done else { return nil }
+        let which = order.vehicles.count == 1 ? "the \(kind.rawValue) inspection"
+            : kind == .pickup ? "the pickup inspection of a vehicle" : "the delivery inspection of every vehicle"
         return Refusal(.inspectionRequired, "Complete \(which) of order \(order.number) to mark it \(status.label).", field: "status")
     }
 

@@ -48,7 +48,8 @@ extension ConsoleOrderPages {
             let vehicle = InspectionRules.vehicle(of: order, inspection.vehicleID)
             return order.vehicles.firstIndex { $0.id != nil && $0.id == vehicle?.id } ?? order.vehicles.count
         }
-        return inspections
+        // A vehicle dispatch took off the order is no longer shown.
+        return inspections.filter { position($0) < order.vehicles.count }
             .sorted { ($0.kind == .pickup ? 0 : 1, position($0)) < ($1.kind == .pickup ? 0 : 1, position($1)) }
             .map { inspection in
                 let index = position(inspection)

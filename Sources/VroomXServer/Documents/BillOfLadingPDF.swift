@@ -98,7 +98,8 @@ struct BillOfLadingPDF {
             let vehicle = InspectionRules.vehicle(of: order, condition.inspection.vehicleID)
             return order.vehicles.firstIndex { $0.id != nil && $0.id == vehicle?.id } ?? order.vehicles.count
         }
-        let ordered = bill.conditions.sorted {
+        // A vehicle dispatch took off the order (not ready, gone) is not on its bill of lading.
+        let ordered = bill.conditions.filter { position($0) < order.vehicles.count }.sorted {
             (position($0), $0.inspection.kind == .pickup ? 0 : 1) < (position($1), $1.inspection.kind == .pickup ? 0 : 1)
         }
         var atPickup: [Int: Set<String>] = [:]
@@ -111,7 +112,7 @@ struct BillOfLadingPDF {
                 ? "VEHICLE \(index + 1)" + (order.vehicles[index].summary.isEmpty ? "" : " (\(order.vehicles[index].summary))") + ": " : ""
             draw(condition, atPickup: atPickup[index] ?? [], driver: bill.driver, vehicle: vehicle)
         }
-        if bill.conditions.isEmpty {
+        if ordered.isEmpty {
             heading("CONDITION")
             text("No inspection recorded yet.", x: left, size: 10, gray: 0.3)
         }

@@ -33,6 +33,11 @@ enum DocumentMailRepository {
             """)
     }
 
+    /// Whether the order's bill of lading for a stop was queued (or sent) already.
+    static func exists(order: ID<Order>, kind: Inspection.Kind, _ tx: TenantTransaction) async throws -> Bool {
+        try await tx.first("SELECT id FROM document_mail WHERE tenant_id = \(tx.tenant) AND order_id = \(order) AND kind = \(kind.rawValue)") != nil
+    }
+
     /// Whether any entry waits (a read, so that an idle server's check writes nothing).
     static func anyWaiting(_ db: any SQLExecutor) async throws -> Bool {
         try await db.first("SELECT id FROM document_mail WHERE state IN ('queued', 'sending') LIMIT 1") != nil

@@ -36,14 +36,17 @@ public struct InspectionService: Sendable {
                 inspection = existing
                 inspection.version += 1
             } else {
-                try Self.checkInspectable(order, kind: request.kind)
                 // Yesterday's apps name no vehicle: theirs is the order's first (their orders have one).
                 guard let vehicle = InspectionRules.vehicle(of: order, request.vehicleID), let vehicleID = vehicle.id else {
                     throw AppError(422, .validationFailed, "Order \(order.number) has no such vehicle.", field: "vehicle_id")
                 }
-                if try await InspectionRepository.exists(of: order.id, vehicle: vehicleID, kind: request.kind, tenant: scope.tenant, tx.db) {
+                let inspections = try await InspectionRepository.of(order.id, tenant: scope.tenant, tx.db)
+                if inspections.contains(where: { $0.kind == request.kind && InspectionRules.vehicle(of: order, $0.vehicleID)?.id == vehicleID }) {
                     throw AppError(409, .alreadyExists, order.vehicles.count == 1 ? "This order already has a \(request.kind.rawValue) inspection."
                                    : "This vehicle already has a \(request.kind.rawValue) inspection.", field: "kind")
+                }
+                if let refusal = InspectionRules.inspectable(order, kind: request.kind, vehicle: vehicleID, inspections: inspections) {
+                    throw AppError(refusal)
                 }
                 inspection = Inspection(id: id, orderID: order.id, driverID: scope.driverID ?? order.driverID, kind: request.kind,
                                         createdAt: tx.now, updatedAt: tx.now, vehicleID: vehicleID)
@@ -62,9 +65,10 @@ public struct InspectionService: Sendable {
 
     /// Completes an inspection once its required photos and the signature
     /// (or "customer not available") are in: its vehicle is picked up (or
-    /// delivered) at `occurredAt`. The last of the order's vehicles to be
-    /// is the order's pickup (or delivery), in the same transaction, and
-    /// the customer's bill of lading then goes once for the stop.
+    /// delivered) at `occurredAt`. The first vehicle picked up picks the
+    /// load up, the last delivered delivers it (`InspectionRules.move`), in
+    /// the same transaction; once every vehicle of the stop is done, the
+    /// customer's bill of lading goes, once.
     /// Completing again answers the completed inspection and changes nothing.
     public func complete(_ id: ID<Inspection>, occurredAt: Date? = nil,
                                    _ scope: Scope) async throws -> (inspection: Inspection, order: Order) {
@@ -72,7 +76,10 @@ public struct InspectionService: Sendable {
             guard var inspection = try await InspectionRepository.find(id, tenant: scope.tenant, tx.db),
                   case let (order, trip)? = try await store.orders.lockWithTrip(inspection.orderID, scope, tx) else { throw AppError.notFound("Inspection") }
             if inspection.completedAt != nil { return (inspection, order) }
-            try Self.checkInspectable(order, kind: inspection.kind)
+            let before = try await InspectionRepository.of(order.id, tx)
+            if let refusal = InspectionRules.inspectable(order, kind: inspection.kind, vehicle: inspection.vehicleID, inspections: before) {
+                throw AppError(refusal)
+            }
             guard InspectionRules.vehicle(of: order, inspection.vehicleID) != nil else {
                 throw AppError(409, .invalidTransition, "Order \(order.number) no longer has this vehicle: dispatch took it off the order.",
                                field: "vehicle_id")
@@ -90,27 +97,30 @@ public struct InspectionService: Sendable {
             inspection.updatedAt = tx.now
             inspection.version += 1
             try await InspectionRepository.store(inspection, isNew: false, visibleTo: order.driverID, tx)
-            // Vehicles still to inspect at this stop: the order waits for them.
-            guard InspectionRules.remaining(order, inspection.kind, completed: try await InspectionRepository.of(order.id, tx)).isEmpty else {
-                return (inspection, order)
+            let inspections = before.filter { $0.id != inspection.id } + [inspection]
+            var moved = order
+            if let status = InspectionRules.move(order, completing: inspection.kind, inspections: inspections) {
+                moved = try await store.orders.changeStatus(order, to: status, occurredAt: inspection.completedAt, by: scope.actor, tx)
             }
-            let moved = try await store.orders.changeStatus(order, to: inspection.kind.completedStatus, occurredAt: inspection.completedAt,
-                                               by: scope.actor, tx)
-            // The customer gets the bill of lading of this pickup or delivery, once (`DocumentMailService` sends it after the commit).
-            var recipient: String?
-            if let customer = order.customerID, let email = try await CustomerRepository.find(customer, tenant: scope.tenant, tx.db)?.email,
-               !email.isEmpty {
-                recipient = email
-            }
-            try await DocumentMailRepository.enqueue(order: order.id, inspection: inspection.id, kind: inspection.kind, recipient: recipient, tx)
+            try await mailWhenDone(moved, inspection.kind, inspections: inspections, tx)
             return (inspection, moved)
         }
     }
 
-    /// A pickup inspection is made on an assigned order, a delivery
-    /// inspection on one that was picked up.
-    static func checkInspectable(_ order: Order, kind: Inspection.Kind) throws {
-        if let refusal = InspectionRules.inspectable(order, kind: kind) { throw AppError(refusal) }
+    /// Once every vehicle of a stop is inspected, the customer gets the
+    /// stop's bill of lading, once (`DocumentMailService` sends it after the
+    /// commit), keyed on the stop's last completed inspection.
+    func mailWhenDone(_ order: Order, _ kind: Inspection.Kind, inspections: [Inspection], _ tx: TenantTransaction) async throws {
+        guard InspectionRules.remaining(order, kind, completed: inspections).isEmpty,
+              let last = inspections.filter({ $0.kind == kind && $0.completedAt != nil && InspectionRules.vehicle(of: order, $0.vehicleID) != nil })
+                .max(by: { ($0.completedAt ?? .distantPast, $0.updatedAt) < ($1.completedAt ?? .distantPast, $1.updatedAt) }),
+              !(try await DocumentMailRepository.exists(order: order.id, kind: kind, tx)) else { return }
+        var recipient: String?
+        if let customer = order.customerID, let email = try await CustomerRepository.find(customer, tenant: tx.tenant, tx.db)?.email,
+           !email.isEmpty {
+            recipient = email
+        }
+        try await DocumentMailRepository.enqueue(order: order.id, inspection: last.id, kind: kind, recipient: recipient, tx)
     }
 
     public func inspection(_ id: ID<Inspection>, _ scope: Scope) async throws -> Inspection {
@@ -138,7 +148,8 @@ public struct InspectionService: Sendable {
     /// pickup that is at most an unfinished pickup inspection): the
     /// previous driver's device drops them and the new driver continues.
     func handOver(of order: Order, from previous: ID<Driver>?, _ tx: TenantTransaction) async throws {
-        for found in try await InspectionRepository.of(order.id, tx) {
+        // A completed inspection is signed for by the driver who made it: it keeps their name.
+        for found in try await InspectionRepository.of(order.id, tx) where found.completedAt == nil {
             var inspection = found
             if let driver = order.driverID { inspection.driverID = driver }
             inspection.version += 1

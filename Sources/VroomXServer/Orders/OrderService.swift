@@ -194,10 +194,21 @@ public struct OrderService: Sendable {
                                field: "base_version")
             }
             if case let customer?? = request.customerID { _ = try await Self.customer(customer, tenant: tenant, tx) }
-            let edited = try Problems.first { Self.edited(order, by: request, now: tx.now, &$0) }
+            let inspections = request.vehicles == nil ? [] : try await InspectionRepository.of(order.id, tx)
+            let onTruck = Self.onTruck(order, inspections: inspections)
+            let edited = try Problems.first { Self.edited(order, by: request, onTruck: onTruck, now: tx.now, &$0) }
             if edited != order {
                 let before = order
                 order = try await save(edited, from: order, tx)
+                // A vehicle taken off a load on the truck may leave its stop done: the stop then finishes as the last inspection would.
+                if before.vehicles.count != order.vehicles.count, order.status == .pickedUp {
+                    try await store.inspections.mailWhenDone(order, .pickup, inspections: inspections, tx)
+                    if let status = InspectionRules.move(order, completing: .delivery, inspections: inspections),
+                       inspections.contains(where: { $0.kind == .delivery && $0.completedAt != nil }) {
+                        order = try await changeStatus(order, to: status, occurredAt: nil, by: .dispatcher, tx)
+                        try await store.inspections.mailWhenDone(order, .delivery, inspections: inspections, tx)
+                    }
+                }
                 let changes = DriverChangeNote.changes(from: before, to: order)
                 if let driver = order.driverID, !changes.isEmpty, order.status != .delivered, order.status != .cancelled {
                     try await store.notifications.notify(driver, .orderChanged(order, changes), tx)
@@ -213,9 +224,10 @@ public struct OrderService: Sendable {
 
     /// The order with a dispatcher's edits of its details applied, each
     /// refusal kept in `problems` (the console shows them all at once).
-    static func edited(_ order: Order, by request: UpdateOrderRequest, now: Date, _ problems: inout Problems) -> Order {
+    static func edited(_ order: Order, by request: UpdateOrderRequest, onTruck: Set<ID<Vehicle>>? = nil, now: Date,
+                       _ problems: inout Problems) -> Order {
         var edited = order
-        edited.vehicles = ValidVehicles.edited(order, by: request, now: now, &problems)
+        edited.vehicles = ValidVehicles.edited(order, by: request, onTruck: onTruck, now: now, &problems)
         edited.revenueCents = edited.vehicles.reduce(0) { $0 + ($1.priceCents ?? 0) }
         if let pickup = request.pickup { edited.pickup = Validate.stop(pickup, field: "pickup", &problems) }
         if let delivery = request.delivery { edited.delivery = Validate.stop(delivery, field: "delivery", &problems) }
@@ -233,6 +245,15 @@ public struct OrderService: Sendable {
             edited.externalLoadID = problems.check(order.externalLoadID) { try Validate.externalLoadID(reference) }
         }
         return edited
+    }
+
+    /// The vehicles of an order on the truck: those whose pickup inspection is completed, or every one of a
+    /// load picked up or delivered without inspections (dispatch marked it); none before pickup.
+    static func onTruck(_ order: Order, inspections: [Inspection]) -> Set<ID<Vehicle>> {
+        guard order.status == .pickedUp || order.status == .delivered else { return [] }
+        let inspected = Set(inspections.filter { $0.kind == .pickup && $0.completedAt != nil }
+            .compactMap { InspectionRules.vehicle(of: order, $0.vehicleID)?.id })
+        return inspected.isEmpty ? Set(order.vehicles.compactMap(\.id)) : inspected
     }
 
     /// The carrier's customer an order names (another carrier's is no such customer).

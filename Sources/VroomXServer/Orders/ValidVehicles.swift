@@ -56,18 +56,25 @@ enum ValidVehicles {
     /// The order's vehicles after an edit: the whole list when the request
     /// sends `vehicles`, else yesterday's `vehicle` and `revenue_cents`
     /// applied to the first (and only) vehicle.
-    static func edited(_ order: Order, by request: UpdateOrderRequest, now: Date, _ problems: inout Problems) -> [Vehicle] {
+    /// `onTruck`: the vehicles picked up (nil: every vehicle of a picked-up or delivered order).
+    static func edited(_ order: Order, by request: UpdateOrderRequest, onTruck: Set<ID<Vehicle>>? = nil, now: Date,
+                       _ problems: inout Problems) -> [Vehicle] {
         let acceptVINWarning = request.acceptVINWarning == true
         if let revenue = request.revenueCents { problems.check(()) { _ = try Validate.cents(revenue, field: "revenue_cents") } }
         if let given = request.vehicles {
             let vehicles = check(given, field: { "vehicles[\($0)]" }, existing: order.vehicles, revenue: request.revenueCents,
                                  acceptVINWarning: acceptVINWarning, now: now, &problems)
-            // Once the load is on the truck (or delivered) its vehicles are what the bill of lading says: none leaves or joins.
-            if order.status == .pickedUp || order.status == .delivered, Set(vehicles.compactMap(\.id)) != Set(order.vehicles.compactMap(\.id)) {
-                problems.check(()) {
-                    throw AppError(409, .invalidTransition,
-                                   "Order \(order.number) is \(order.status.label): its vehicles were inspected and signed for, so none can be added or removed. Edit their details, or make a new order.",
-                                   field: "vehicles")
+            // Once the load is on the truck (or delivered) none joins it, and none on the truck leaves it: they were
+            // inspected and signed for. A vehicle still waiting at the pickup (not ready, gone) may be taken off.
+            if order.status == .pickedUp || order.status == .delivered {
+                let (before, after) = (Set(order.vehicles.compactMap(\.id)), Set(vehicles.compactMap(\.id)))
+                let loaded = onTruck ?? before
+                if !after.isSubset(of: before) || !loaded.isSubset(of: after) {
+                    problems.check(()) {
+                        throw AppError(409, .invalidTransition,
+                                       "Order \(order.number) is \(order.status.label): a vehicle on the truck was inspected and signed for, so it stays on the order, and none can join it. Edit their details, or make a new order.",
+                                       field: "vehicles")
+                    }
                 }
             }
             return vehicles

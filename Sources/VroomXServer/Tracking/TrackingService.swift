@@ -115,7 +115,8 @@ struct TrackingService: Sendable {
             let vehicle = InspectionRules.vehicle(of: order, inspection.vehicleID)
             return order.vehicles.firstIndex { $0.id != nil && $0.id == vehicle?.id } ?? order.vehicles.count
         }
-        return inspections.sorted { ($0.kind == .pickup ? 0 : 1, position($0)) < ($1.kind == .pickup ? 0 : 1, position($1)) }.map { inspection in
+        return inspections.filter { position($0) < order.vehicles.count }
+            .sorted { ($0.kind == .pickup ? 0 : 1, position($0)) < ($1.kind == .pickup ? 0 : 1, position($1)) }.map { inspection in
             let index = position(inspection)
             guard order.vehicles.count > 1, order.vehicles.indices.contains(index) else { return (inspection, "") }
             let summary = order.vehicles[index].summary
