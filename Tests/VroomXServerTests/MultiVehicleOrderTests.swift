@@ -274,6 +274,31 @@ struct MultiVehicleOrderTests {
         }
     }
 
+    @Test("the order page marks damage new at delivery against the same vehicle's pickup, and names the signer")
+    func newDamagePerVehicle() throws {
+        let (now, first, second) = (Date(), ID<Vehicle>(), ID<Vehicle>())
+        var order = Order(id: ID(), number: "NEW-1", tripID: nil, driverID: nil, vehicle: Vehicle(), pickup: Self.pickup, delivery: Self.delivery,
+                          status: .delivered, actualPickupDate: now, actualDeliveryDate: now, pickupETA: nil, deliveryETA: nil,
+                          revenueCents: 2, paymentTerms: "", version: 1, createdAt: now, updatedAt: now)
+        order.vehicles = [Vehicle(id: first, make: "Honda", priceCents: 1), Vehicle(id: second, make: "Kia", priceCents: 1)]
+        func inspection(_ kind: Inspection.Kind, _ vehicle: ID<Vehicle>, _ damages: [Damage.Kind]) -> Inspection {
+            var made = Inspection(id: ID(), orderID: order.id, driverID: nil, kind: kind,
+                                  damages: damages.map { Damage(location: "rear_bumper", type: $0, severity: .minor) },
+                                  completedAt: now, createdAt: now, updatedAt: now, vehicleID: vehicle)
+            made.signerName = kind == .delivery ? "Dana Receiver" : nil
+            return made
+        }
+        let views = ConsoleOrderPages.inspections([
+            inspection(.delivery, second, [.dent]), inspection(.pickup, first, [.dent]), inspection(.delivery, first, [.dent, .scratch]),
+            inspection(.pickup, second, []),
+        ], of: order)
+        #expect(views.map(\.kind) == ["Pickup · vehicle 1 (Honda)", "Pickup · vehicle 2 (Kia)", "Delivery · vehicle 1 (Honda)",
+                                       "Delivery · vehicle 2 (Kia)"])
+        #expect(views[2].damages.map(\.new) == [false, true], "the Honda's dent was there at pickup; its scratch is new")
+        #expect(views[3].damages.map(\.new) == [true], "the Kia had no dent at pickup")
+        #expect(views[3].signer == "Dana Receiver" && views[0].signer.isEmpty)
+    }
+
     @Test("orders from before several vehicles per order: their vehicle keeps every field, takes the order's id and earns its revenue",
           arguments: TestBackend.available)
     func migrated(_ backend: TestBackend) async throws {

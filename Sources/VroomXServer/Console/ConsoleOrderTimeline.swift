@@ -48,6 +48,11 @@ extension ConsoleOrderPages {
             let vehicle = InspectionRules.vehicle(of: order, inspection.vehicleID)
             return order.vehicles.firstIndex { $0.id != nil && $0.id == vehicle?.id } ?? order.vehicles.count
         }
+        // Damage at delivery that the same vehicle's pickup did not have is new (the rule of the PDF).
+        var atPickup: [Int: Set<String>] = [:]
+        for inspection in inspections where inspection.kind == .pickup {
+            atPickup[position(inspection)] = Set(inspection.damages.map { "\($0.location)|\($0.type)" })
+        }
         // A vehicle dispatch took off the order is no longer shown.
         return inspections.filter { position($0) < order.vehicles.count }
             .sorted { ($0.kind == .pickup ? 0 : 1, position($0)) < ($1.kind == .pickup ? 0 : 1, position($1)) }
@@ -55,7 +60,14 @@ extension ConsoleOrderPages {
                 let index = position(inspection)
                 let vehicle = order.vehicles.count > 1 && order.vehicles.indices.contains(index)
                     ? " · vehicle \(index + 1)" + (order.vehicles[index].summary.isEmpty ? "" : " (\(order.vehicles[index].summary))") : ""
-                return Self.inspection(inspection, vehicle: vehicle)
+                var view = Self.inspection(inspection, vehicle: vehicle)
+                if inspection.kind == .delivery {
+                    let before = atPickup[index] ?? []
+                    for (offset, damage) in inspection.damages.enumerated() where !before.contains("\(damage.location)|\(damage.type)") {
+                        view.damages[offset].new = true
+                    }
+                }
+                return view
             }
     }
 
@@ -70,6 +82,7 @@ extension ConsoleOrderPages {
             video: media.first { $0.kind == .video }.map { .init(src: base + $0.slot.rawValue, type: $0.contentType) },
             signature: media.first { $0.kind == .signature }.map { .init(src: base + $0.slot.rawValue) },
             damages: inspection.damages.map { .init(location: $0.locationLabel, type: $0.type.rawValue, severity: $0.severity.rawValue, note: $0.note) },
-            noDamages: inspection.damages.isEmpty, missing: inspection.missingSlots.map { $0.title }.joined(separator: ", "))
+            noDamages: inspection.damages.isEmpty, missing: inspection.missingSlots.map { $0.title }.joined(separator: ", "),
+            signer: inspection.signerName ?? "")
     }
 }

@@ -180,6 +180,8 @@ struct OrderPageView: ConsoleView {
         let type: String
         let severity: String
         let note: String
+        /// Marked at delivery where the same vehicle's pickup had none there of that type.
+        var new = false
     }
 
     struct InspectionView: ConsoleView {
@@ -192,9 +194,11 @@ struct OrderPageView: ConsoleView {
         let photos: [Media]
         let video: Media?
         let signature: Media?
-        let damages: [DamageView]
+        var damages: [DamageView]
         let noDamages: Bool
         let missing: String
+        /// The signer's name in print, when the driver typed it.
+        var signer = ""
     }
 
     let row: OrderRowView
