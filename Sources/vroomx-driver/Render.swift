@@ -103,10 +103,7 @@ struct Render {
     /// One line per inspection, pickup first and a load's vehicle by vehicle: complete or open, files on the
     /// server and still on the device.
     func inspections(_ inspections: [Inspection], of order: Order, uploads: [UploadItem]) {
-        func position(_ inspection: Inspection) -> Int {
-            let vehicle = InspectionRules.vehicle(of: order, inspection.vehicleID)
-            return order.vehicles.firstIndex { $0.id != nil && $0.id == vehicle?.id } ?? order.vehicles.count
-        }
+        func position(_ inspection: Inspection) -> Int { InspectionRules.position(of: inspection, in: order) }
         for inspection in inspections.sorted(by: { ($0.kind == .pickup ? 0 : 1, position($0)) < ($1.kind == .pickup ? 0 : 1, position($1)) }) {
             let mine = uploads.filter { $0.inspectionID == inspection.id && $0.status != .completed }
             let which = order.vehicles.count > 1 ? " of vehicle \(position(inspection) + 1)" : ""

@@ -57,6 +57,13 @@ public enum InspectionRules {
         return order.vehicles.first { $0.id == id }
     }
 
+    /// Where the vehicle an inspection is about stands in the order's list
+    /// (0 for the first); `order.vehicles.count` when the order no longer has it.
+    public static func position(of inspection: Inspection, in order: Order) -> Int {
+        let vehicle = self.vehicle(of: order, inspection.vehicleID)
+        return order.vehicles.firstIndex { $0.id != nil && $0.id == vehicle?.id } ?? order.vehicles.count
+    }
+
     /// The order's vehicles whose inspection of this kind is not completed
     /// yet, in the order's order: the stop is done when none is left.
     public static func remaining(_ order: Order, _ kind: Inspection.Kind, completed: [Inspection]) -> [Vehicle] {

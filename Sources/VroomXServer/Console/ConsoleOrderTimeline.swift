@@ -44,10 +44,7 @@ extension ConsoleOrderPages {
 
     /// The order's inspections, pickup before delivery, each stop vehicle by vehicle.
     static func inspections(_ inspections: [Inspection], of order: Order) -> [OrderPageView.InspectionView] {
-        func position(_ inspection: Inspection) -> Int {
-            let vehicle = InspectionRules.vehicle(of: order, inspection.vehicleID)
-            return order.vehicles.firstIndex { $0.id != nil && $0.id == vehicle?.id } ?? order.vehicles.count
-        }
+        func position(_ inspection: Inspection) -> Int { InspectionRules.position(of: inspection, in: order) }
         // Damage at delivery that the same vehicle's pickup did not have is new (the rule of the PDF).
         var atPickup: [Int: Set<String>] = [:]
         for inspection in inspections where inspection.kind == .pickup {

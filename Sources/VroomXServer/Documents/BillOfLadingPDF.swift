@@ -94,10 +94,7 @@ struct BillOfLadingPDF {
 
         // Each vehicle's condition at each end, vehicle by vehicle: damages (those first seen at delivery
         // marked new against the same vehicle's pickup), photos, signatures.
-        let position = { (condition: BillOfLading.Condition) -> Int in
-            let vehicle = InspectionRules.vehicle(of: order, condition.inspection.vehicleID)
-            return order.vehicles.firstIndex { $0.id != nil && $0.id == vehicle?.id } ?? order.vehicles.count
-        }
+        let position = { (condition: BillOfLading.Condition) in InspectionRules.position(of: condition.inspection, in: order) }
         // A vehicle dispatch took off the order (not ready, gone) is not on its bill of lading.
         let ordered = bill.conditions.filter { position($0) < order.vehicles.count }.sorted {
             (position($0), $0.inspection.kind == .pickup ? 0 : 1) < (position($1), $1.inspection.kind == .pickup ? 0 : 1)

@@ -111,10 +111,7 @@ struct TrackingService: Sendable {
         let inspections = try await store.read { db in
             try await InspectionRepository.of(order.id, tenant: tenant, db).filter { $0.completedAt != nil }
         }
-        func position(_ inspection: Inspection) -> Int {
-            let vehicle = InspectionRules.vehicle(of: order, inspection.vehicleID)
-            return order.vehicles.firstIndex { $0.id != nil && $0.id == vehicle?.id } ?? order.vehicles.count
-        }
+        func position(_ inspection: Inspection) -> Int { InspectionRules.position(of: inspection, in: order) }
         return inspections.filter { position($0) < order.vehicles.count }
             .sorted { ($0.kind == .pickup ? 0 : 1, position($0)) < ($1.kind == .pickup ? 0 : 1, position($1)) }.map { inspection in
             let index = position(inspection)
