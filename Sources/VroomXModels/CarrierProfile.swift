@@ -17,11 +17,18 @@ public struct CarrierProfile: Codable, Sendable, Hashable {
     public var bolTerms: String
     /// Whether pickup and delivery emails to the customer carry a tracking link.
     public var trackingLinkInEmails: Bool
+    /// The factoring company the carrier's invoices are assigned to (empty: none).
+    public var factoringCompany: String
+    /// Where customers send payment of an assigned invoice.
+    public var factoringRemitTo: String
+    /// The notice of assignment printed on every invoice while factoring.
+    public var factoringNotice: String
     public var version: Int
     public var updatedAt: Date?
 
     public init(legalName: String = "", mcNumber: String = "", dotNumber: String = "", address: String = "", phone: String = "",
-                email: String = "", bolTerms: String = "", trackingLinkInEmails: Bool = true, version: Int = 0, updatedAt: Date? = nil) {
+                email: String = "", bolTerms: String = "", trackingLinkInEmails: Bool = true, factoringCompany: String = "",
+                factoringRemitTo: String = "", factoringNotice: String = "", version: Int = 0, updatedAt: Date? = nil) {
         self.legalName = legalName
         self.mcNumber = mcNumber
         self.dotNumber = dotNumber
@@ -30,6 +37,9 @@ public struct CarrierProfile: Codable, Sendable, Hashable {
         self.email = email
         self.bolTerms = bolTerms
         self.trackingLinkInEmails = trackingLinkInEmails
+        self.factoringCompany = factoringCompany
+        self.factoringRemitTo = factoringRemitTo
+        self.factoringNotice = factoringNotice
         self.version = version
         self.updatedAt = updatedAt
     }
@@ -41,6 +51,9 @@ public struct CarrierProfile: Codable, Sendable, Hashable {
         case dotNumber = "dot_number"
         case bolTerms = "bol_terms"
         case trackingLinkInEmails = "tracking_link_in_emails"
+        case factoringCompany = "factoring_company"
+        case factoringRemitTo = "factoring_remit_to"
+        case factoringNotice = "factoring_notice"
         case updatedAt = "updated_at"
     }
 }
@@ -55,11 +68,15 @@ public struct UpdateCarrierProfileRequest: Codable, Sendable, Hashable {
     public var email: String?
     public var bolTerms: String?
     public var trackingLinkInEmails: Bool?
+    public var factoringCompany: String?
+    public var factoringRemitTo: String?
+    public var factoringNotice: String?
     /// The version the edit was based on (0 before the first save).
     public var baseVersion: Int?
 
     public init(legalName: String? = nil, mcNumber: String? = nil, dotNumber: String? = nil, address: String? = nil, phone: String? = nil,
-                email: String? = nil, bolTerms: String? = nil, trackingLinkInEmails: Bool? = nil, baseVersion: Int? = nil) {
+                email: String? = nil, bolTerms: String? = nil, trackingLinkInEmails: Bool? = nil, factoringCompany: String? = nil,
+                factoringRemitTo: String? = nil, factoringNotice: String? = nil, baseVersion: Int? = nil) {
         self.legalName = legalName
         self.mcNumber = mcNumber
         self.dotNumber = dotNumber
@@ -68,6 +85,9 @@ public struct UpdateCarrierProfileRequest: Codable, Sendable, Hashable {
         self.email = email
         self.bolTerms = bolTerms
         self.trackingLinkInEmails = trackingLinkInEmails
+        self.factoringCompany = factoringCompany
+        self.factoringRemitTo = factoringRemitTo
+        self.factoringNotice = factoringNotice
         self.baseVersion = baseVersion
     }
 
@@ -78,6 +98,23 @@ public struct UpdateCarrierProfileRequest: Codable, Sendable, Hashable {
         case dotNumber = "dot_number"
         case bolTerms = "bol_terms"
         case trackingLinkInEmails = "tracking_link_in_emails"
+        case factoringCompany = "factoring_company"
+        case factoringRemitTo = "factoring_remit_to"
+        case factoringNotice = "factoring_notice"
         case baseVersion = "base_version"
     }
 }
+
+extension CarrierProfile {
+    /// Whether the carrier's invoices are assigned to a factoring company.
+    public var factors: Bool { !factoringCompany.isEmpty }
+
+    /// What a factored invoice says when the carrier typed no notice of its own.
+    public var noticeOfAssignment: String {
+        guard factors else { return "" }
+        return factoringNotice.isEmpty
+            ? "NOTICE OF ASSIGNMENT: this invoice has been assigned to \(factoringCompany). Pay only to \(factoringCompany); payment to anyone else does not discharge the debt."
+            : factoringNotice
+    }
+}
+

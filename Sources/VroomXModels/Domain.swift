@@ -265,8 +265,8 @@ public struct Stop: Codable, Sendable, Hashable {
 public struct Order: Codable, Sendable, Hashable, Identifiable {
     public var id: ID<Order>
     public var number: String
-    public var tripID: ID<Trip>?
-    public var driverID: ID<Driver>?
+    public var tripID: VroomXModels.ID<Trip>?
+    public var driverID: VroomXModels.ID<Driver>?
     /// The vehicles it moves, in the order dispatch listed them: never
     /// empty, each with its id and price (`revenueCents` is their sum).
     public var vehicles: [Vehicle]
@@ -284,7 +284,7 @@ public struct Order: Codable, Sendable, Hashable, Identifiable {
     public var arrivedAtPickup: Date?
     public var arrivedAtDelivery: Date?
     /// Who the load is for (and who is billed), when dispatch said.
-    public var customerID: ID<Customer>?
+    public var customerID: VroomXModels.ID<Customer>?
     /// The load board's or broker's reference for the load, as they write it.
     public var externalLoadID: String?
     public var version: Int

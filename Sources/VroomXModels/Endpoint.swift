@@ -181,6 +181,19 @@ extension Endpoint {
     public static let dispatchUpdateCustomer = Endpoint(.patch, "/v1/dispatch/customers/{id}", .dispatcher)
     public static let dispatchImportCustomers = Endpoint(.post, "/v1/dispatch/customers/import", .dispatcher)
     public static let dispatchBillOfLading = Endpoint(.get, "/v1/dispatch/orders/{id}/bill-of-lading.pdf", .dispatcher)
+    // Getting paid: invoices, payments against them, what customers owe
+    public static let dispatchInvoices = list("/v1/dispatch/invoices", .dispatcher, filters: [.invoiceStatus, .customerFilter])
+    public static let dispatchCreateInvoice = Endpoint(.post, "/v1/dispatch/invoices", .dispatcher)
+    public static let dispatchInvoice = Endpoint(.get, "/v1/dispatch/invoices/{id}", .dispatcher)
+    public static let dispatchUpdateInvoice = Endpoint(.patch, "/v1/dispatch/invoices/{id}", .dispatcher)
+    public static let dispatchSendInvoice = Endpoint(.post, "/v1/dispatch/invoices/{id}/send", .dispatcher)
+    public static let dispatchVoidInvoice = Endpoint(.post, "/v1/dispatch/invoices/{id}/void", .dispatcher)
+    public static let dispatchInvoicePDF = Endpoint(.get, "/v1/dispatch/invoices/{id}/invoice.pdf", .dispatcher)
+    public static let dispatchRecordPayment = Endpoint(.post, "/v1/dispatch/invoices/{id}/payments", .dispatcher)
+    public static let dispatchRemovePayment = Endpoint(.delete, "/v1/dispatch/invoices/{id}/payments/{payment}", .dispatcher)
+    public static let dispatchReceivables = Endpoint(.get, "/v1/dispatch/receivables", .dispatcher, [.asOfDate])
+    public static let dispatchInvoicesExport = Endpoint(.get, "/v1/dispatch/exports/quickbooks-invoices.csv", .dispatcher, [.fromDate, .toDate])
+    public static let dispatchPaymentsExport = Endpoint(.get, "/v1/dispatch/exports/quickbooks-payments.csv", .dispatcher, [.fromDate, .toDate])
     // The carrier's profile: what its documents say of it
     public static let dispatchCarrierProfile = Endpoint(.get, "/v1/dispatch/carrier", .dispatcher)
     public static let dispatchUpdateCarrierProfile = Endpoint(.patch, "/v1/dispatch/carrier", .dispatcher)
@@ -238,6 +251,8 @@ extension Endpoint {
         dispatchCustomers, dispatchCreateCustomer, dispatchCustomer, dispatchUpdateCustomer, dispatchImportCustomers,
         dispatchTrackingLink, dispatchCreateTrackingLink, dispatchRevokeTrackingLink, trackingStatus,
         dispatchCarrierProfile, dispatchUpdateCarrierProfile, dispatchBillOfLading,
+        dispatchInvoices, dispatchCreateInvoice, dispatchInvoice, dispatchUpdateInvoice, dispatchSendInvoice, dispatchVoidInvoice,
+        dispatchInvoicePDF, dispatchRecordPayment, dispatchRemovePayment, dispatchReceivables, dispatchInvoicesExport, dispatchPaymentsExport,
         decodeVIN, equipment, equipmentUnit, recordOdometer, unitPhoto, addUnitPhoto, deleteUnitPhoto,
         dispatchEquipment, dispatchCreateEquipment, dispatchEquipmentUnit, dispatchUpdateEquipment, dispatchAssignEquipment,
         dispatchEquipmentStatus, dispatchImportEquipment, dispatchAddEquipmentDocument, dispatchDeleteEquipmentDocument,

@@ -73,6 +73,9 @@ extension Parameter {
     public static let tripStatus = Parameter("status", .oneOf(TripStatus.allCases.map(\.rawValue)))
     public static let tripFilter = Parameter("trip_id", .uuid)
     public static let customerFilter = Parameter("customer_id", .uuid)
+    public static let invoiceStatus = Parameter("status", .oneOf(InvoiceStatus.allCases.map(\.rawValue)))
+    /// The day an aging report is figured on (today when not given).
+    public static let asOfDate = Parameter("as_of", .date)
     /// Words a customer's name, contact, email or phone contains.
     public static let customerSearch = Parameter("q", .text(maxLength: FieldLimits.searchText))
     public static let equipmentKind = Parameter("kind", .oneOf(EquipmentKind.allCases.map(\.rawValue)))

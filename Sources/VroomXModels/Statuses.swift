@@ -105,7 +105,7 @@ public enum PayType: String, Codable, Sendable, CaseIterable {
     /// amount a money field holds (per-mile pay over absurd miles could be).
     public func driverPay(rate: Int, revenueCents: Int, miles: Int) -> Int {
         switch self {
-        case .percentage: return revenueCents * rate / 10_000
+        case .percentage: return MoneyRules.share(of: revenueCents, basisPoints: rate)
         case .perMile: return min(miles * rate, MoneyFormat.largestCents)
         case .perTrip: return rate
         }

@@ -33,6 +33,15 @@ public struct ServerServices: Sendable {
                             logger: logger)
     }
 
+    /// Mails customers the invoices dispatch sends.
+    var invoiceMail: InvoiceMailService {
+        InvoiceMailService(store: store, documents: invoiceDocuments, mailer: mailer, logger: logger)
+    }
+
+    var invoiceDocuments: InvoiceDocuments {
+        InvoiceDocuments(store: store, bills: BillOfLadingService(store: store, media: media))
+    }
+
     /// Customers' tracking links, signed with the server's key.
     var tracking: TrackingService {
         TrackingService(store: store, tokens: TrackingToken(key: secrets.trackingKey), publicURL: configuration.publicURL)
@@ -201,6 +210,7 @@ public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
     UnitPhotoController(store: services.store, media: services.media, uploads: services.uploads).register(routes)
     TrackingController(tracking: services.tracking).register(routes)
     DocumentController(bills: BillOfLadingService(store: services.store, media: services.media)).register(routes)
+    InvoiceController(store: services.store, documents: services.invoiceDocuments).register(routes)
     console.register(router)
     TrackingPage(tracking: services.tracking, pages: services.consolePages, media: services.media).register(router)
     routes.on(.realtime) { request, _ in
@@ -224,7 +234,7 @@ public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
     )
     app.addServices(MaintenanceService(services: services, upkeep: upkeep))
     if let push = services.push { app.addServices(push) }
-    app.addServices(services.documentMail)
+    app.addServices(services.documentMail, services.invoiceMail)
     if let postgres = services.database as? PostgresDatabase {
         app.addServices(PostgresChangeListener(database: postgres, hub: services.hub, logger: services.logger))
     }

@@ -63,6 +63,15 @@ public enum DemoData {
         ], driver: alex, deliver: true, customer: broker)
         _ = try await store.trips.update(done.id, .init(status: .inProgress), tenant: t)
         _ = try await store.trips.update(done.id, .init(status: .completed), tenant: t)
+        // Getting paid: each delivery prepared a draft. O-5001's went out on delivery day and half of it came in by check;
+        // O-5002's waits in the drafts for a dispatcher to check and send.
+        if let draft = try await store.invoices.page(status: .draft, customer: broker.id, offset: 0, limit: 10, tenant: t)
+            .first(where: { $0.orders.first?.number == "O-5001" }) {
+            _ = try await store.invoices.update(draft.id, .init(issuedOn: today.adding(days: -6)), tenant: t)
+            _ = try await store.invoices.send(draft.id, email: false, tenant: t)
+            _ = try await store.invoices.recordPayment(draft.id, .init(amountCents: 150_000, method: .check, reference: "20417",
+                                                                       receivedOn: today.adding(days: -1)), tenant: t)
+        }
         let rollingOrders = try await orders(store, t, rolling, [
             ("O-5003", Vehicle(year: 2022, make: "Ford", model: "F-150", vin: "1FTFW1E51NFA00001", color: "Blue"), "Atlanta, GA", "Miami, FL"),
             ("O-5004", Vehicle(year: 2020, make: "Tesla", model: "Model 3", vin: "5YJ3E1EA9LF000123", color: "White"), "Savannah, GA", "Orlando, FL"),

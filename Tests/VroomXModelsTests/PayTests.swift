@@ -11,5 +11,10 @@ struct PayTests {
         // The largest rate and miles each field takes: $100 a mile over 10,000,000 miles is $1,000,000,000.
         #expect(PayType.perMile.driverPay(rate: 100_00, revenueCents: 0, miles: 10_000_000) == MoneyFormat.largestCents)
         #expect(PayType.percentage.driverPay(rate: 10_000, revenueCents: MoneyFormat.largestCents, miles: 0) == MoneyFormat.largestCents)
+        // Half a cent rounds up, less rounds down: the one rule (MoneyRules.share).
+        #expect(PayType.percentage.driverPay(rate: 2500, revenueCents: 1001, miles: 0) == 250)
+        #expect(PayType.percentage.driverPay(rate: 2500, revenueCents: 1002, miles: 0) == 251)
+        #expect(MoneyRules.share(of: -1002, basisPoints: 2500) == -251)
+        #expect(MoneyRules.share(of: Int.max, basisPoints: 10_000) == MoneyFormat.largestCents)
     }
 }

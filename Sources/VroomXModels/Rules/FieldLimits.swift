@@ -161,6 +161,17 @@ public enum FieldLimits {
     public static let legalName = TextLimit("legal_name", max: 200, documentedIn: ["UpdateCarrierProfileRequest"])
     public static let carrierAddress = TextLimit("address", max: 500, documentedIn: ["UpdateCarrierProfileRequest"])
     public static let bolTerms = TextLimit("bol_terms", max: 4000, documentedIn: ["UpdateCarrierProfileRequest"])
+    public static let factoringCompany = TextLimit("factoring_company", max: 200, documentedIn: ["UpdateCarrierProfileRequest"])
+    public static let factoringRemitTo = TextLimit("factoring_remit_to", max: 500, documentedIn: ["UpdateCarrierProfileRequest"])
+    public static let factoringNotice = TextLimit("factoring_notice", max: 2000, documentedIn: ["UpdateCarrierProfileRequest"])
+
+    // Invoices and payments
+    public static let chargeDescription = TextLimit("description", max: 200, documentedIn: ["InvoiceCharge"])
+    public static let invoiceNotes = TextLimit("notes", max: 2000, documentedIn: ["CreateInvoiceRequest", "UpdateInvoiceRequest"])
+    public static let voidReason = TextLimit("reason", max: 500, required: true, documentedIn: ["VoidInvoiceRequest"])
+    public static let paymentReference = TextLimit("reference", max: 100, documentedIn: ["RecordPaymentRequest"])
+    public static let paymentNote = TextLimit("note", max: 500, documentedIn: ["RecordPaymentRequest"])
+    public static let paymentAmountCents = NumberLimit("amount_cents", 1...MoneyFormat.largestCents, documentedIn: ["RecordPaymentRequest"])
     /// MC and USDOT numbers: digits.
     public static let mcNumberDigits = 8
     public static let dotNumberDigits = 9
@@ -217,11 +228,12 @@ public enum FieldLimits {
         tripNumber, tripOrigin, tripDestination, orderNumber, paymentTerms, stopName, stopAddress, stopContactName, stopContactPhone,
         vehicleMake, vehicleModel, vehicleColor, expenseNotes, messageTitle, messageBody, personName, phone, unitNumber, unitMake,
         unitModel, plate, unitNotes, documentNumber, documentNotes, inspectionNotes, damageNote, signerName, externalLoadID, customerName,
-        billingContact, customerAddress, customerNotes, legalName, carrierAddress, bolTerms, lotNumber,
+        billingContact, customerAddress, customerNotes, legalName, carrierAddress, bolTerms, lotNumber, factoringCompany, factoringRemitTo,
+        factoringNotice, chargeDescription, invoiceNotes, voidReason, paymentReference, paymentNote,
     ]
     public static let numbers: [NumberLimit] = [
         tripMiles, vehicleYear, expenseAmountCents, fuelQuantityMilli, odometerMiles, readingMiles, inspectionOdometer,
-        capacityCars, gvwrPounds, revenueCents, driverPayCents, payRate, vehiclePriceCents,
+        capacityCars, gvwrPounds, revenueCents, driverPayCents, payRate, vehiclePriceCents, paymentAmountCents,
     ]
     public static let decimals: [DecimalLimit] = [latitude, longitude, fixAccuracy, fixSpeed, fixHeading]
 }

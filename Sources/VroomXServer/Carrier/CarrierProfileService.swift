@@ -53,6 +53,20 @@ struct CarrierProfileService: Sendable {
         }
         if let terms = request.bolTerms { edited.bolTerms = problems.check(terms) { try Validate.text(terms, FieldLimits.bolTerms) } }
         if let tracking = request.trackingLinkInEmails { edited.trackingLinkInEmails = tracking }
+        if let company = request.factoringCompany {
+            edited.factoringCompany = problems.check(company) { try Validate.line(company, FieldLimits.factoringCompany) }
+        }
+        if let remit = request.factoringRemitTo {
+            edited.factoringRemitTo = problems.check(remit) { try Validate.text(remit, FieldLimits.factoringRemitTo) }
+        }
+        if let notice = request.factoringNotice {
+            edited.factoringNotice = problems.check(notice) { try Validate.text(notice, FieldLimits.factoringNotice) }
+        }
+        if !edited.factoringCompany.isEmpty, edited.factoringRemitTo.isEmpty {
+            _ = problems.check("") {
+                throw AppError.validation("factoring_remit_to", "Say where customers send payment to \(edited.factoringCompany).")
+            }
+        }
         return edited
     }
 
@@ -79,28 +93,33 @@ enum CarrierProfileRepository {
     static func find(tenant: ID<Tenant>, locking: Bool = false, _ db: any SQLExecutor) async throws -> CarrierProfile? {
         let lock: SQL = locking ? Store.lockingRows(db) : ""
         return try await db.first("""
-            SELECT legal_name, mc_number, dot_number, address, phone, email, bol_terms, tracking_link_in_emails, version, updated_at
+            SELECT legal_name, mc_number, dot_number, address, phone, email, bol_terms, tracking_link_in_emails, factoring_company,
+                   factoring_remit_to, factoring_notice, version, updated_at
             FROM carrier_profiles WHERE tenant_id = \(tenant)\(lock)
             """).map { row in
             CarrierProfile(legalName: try row.string("legal_name"), mcNumber: try row.string("mc_number"), dotNumber: try row.string("dot_number"),
                            address: try row.string("address"), phone: try row.string("phone"), email: try row.string("email"),
                            bolTerms: try row.string("bol_terms"), trackingLinkInEmails: try row.bool("tracking_link_in_emails"),
-                           version: try row.int("version"), updatedAt: try row.date("updated_at"))
+                           factoringCompany: try row.string("factoring_company"), factoringRemitTo: try row.string("factoring_remit_to"),
+                           factoringNotice: try row.string("factoring_notice"), version: try row.int("version"), updatedAt: try row.date("updated_at"))
         }
     }
 
     static func save(_ profile: CarrierProfile, _ tx: TenantTransaction) async throws {
         let values: SQL = """
             \(profile.legalName), \(profile.mcNumber), \(profile.dotNumber), \(profile.address), \(profile.phone), \(profile.email),
-            \(profile.bolTerms), \(profile.trackingLinkInEmails ? 1 : 0), \(profile.version), \(profile.updatedAt)
+            \(profile.bolTerms), \(profile.trackingLinkInEmails ? 1 : 0), \(profile.factoringCompany), \(profile.factoringRemitTo),
+            \(profile.factoringNotice), \(profile.version), \(profile.updatedAt)
             """
         try await tx.execute("""
             INSERT INTO carrier_profiles (tenant_id, legal_name, mc_number, dot_number, address, phone, email, bol_terms,
-                                          tracking_link_in_emails, version, updated_at)
+                                          tracking_link_in_emails, factoring_company, factoring_remit_to, factoring_notice, version, updated_at)
             VALUES (\(tx.tenant), \(values))
             ON CONFLICT (tenant_id) DO UPDATE SET legal_name = excluded.legal_name, mc_number = excluded.mc_number,
                 dot_number = excluded.dot_number, address = excluded.address, phone = excluded.phone, email = excluded.email,
                 bol_terms = excluded.bol_terms, tracking_link_in_emails = excluded.tracking_link_in_emails,
+                factoring_company = excluded.factoring_company, factoring_remit_to = excluded.factoring_remit_to,
+                factoring_notice = excluded.factoring_notice,
                 version = excluded.version, updated_at = excluded.updated_at
             """)
     }

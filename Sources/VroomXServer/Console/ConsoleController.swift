@@ -63,6 +63,7 @@ struct ConsoleController {
         ConsolePeoplePages(console: self).register(router)
         ConsoleFleetPages(console: self).register(router)
         ConsoleCustomerPages(console: self).register(router)
+        ConsoleInvoicePages(console: self).register(router)
         ConsoleSettingsPages(console: self).register(router)
         ConsoleUnitPages(console: self).register(router)
         ConsoleMapPages(console: self).register(router)

@@ -87,6 +87,9 @@ struct ConsoleCustomerPages {
         let names = try await ConsoleOrderPages.Names.load(store, tenant: request.tenant, customersOf: [])
         let pastCount = standing.deliveredOrders + standing.cancelledOrders
         let notice = request.query("added") == "1" ? "\(customer.name) added." : request.query("saved") == "1" ? "Saved." : ""
+        let owed = try await store.receivables.statement(customer: customer.id, tenant: request.tenant)
+        let ready = try await store.invoices.uninvoiced(customer: customer.id, limit: InvoiceRules.ordersPerInvoice, tenant: request.tenant)
+        let today = LocalDate(store.now)
         return pages.page("customer", title: customer.name, session: request.session, section: "customers", CustomerView(
             id: customer.id.rawValue, name: customer.name, kind: customer.kind.label, billingContact: customer.billingContact,
             email: customer.email, phone: customer.phone, address: customer.address, paymentTerms: customer.paymentTerms, notes: customer.notes,
@@ -95,7 +98,9 @@ struct ConsoleCustomerPages {
             openRevenue: ConsoleFormat.money(standing.openRevenueCents), lastOrder: ConsoleFormat.time(standing.lastOrderAt),
             openOrders: open.map { OrderRowView($0, names) }, pastOrders: past.map { OrderRowView($0, names) },
             hasOpen: !open.isEmpty, hasPast: !past.isEmpty,
-            morePast: pastCount > past.count ? "The latest \(past.count) of \(ConsoleFormat.grouped(pastCount))." : ""))
+            morePast: pastCount > past.count ? "The latest \(past.count) of \(ConsoleFormat.grouped(pastCount))." : "",
+            openInvoices: owed.map { InvoiceRowView($0, today: today) }, hasOpenInvoices: !owed.isEmpty,
+            owed: ConsoleFormat.money(owed.reduce(0) { $0 + $1.balanceCents }), readyToInvoice: ready.isEmpty ? "" : ConsoleFormat.count(ready.count, "delivered order")))
     }
 
     // MARK: The form

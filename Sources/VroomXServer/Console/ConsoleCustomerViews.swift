@@ -48,6 +48,12 @@ struct CustomerView: ConsoleView {
     let hasPast: Bool
     /// The past orders shown are the latest of more.
     let morePast: String
+    /// Their invoices still owed, and what they come to.
+    let openInvoices: [InvoiceRowView]
+    let hasOpenInvoices: Bool
+    let owed: String
+    /// Delivered orders of theirs no invoice bills yet.
+    let readyToInvoice: String
 }
 
 /// The form for a new customer or a customer's edit.

@@ -242,6 +242,10 @@ struct ConsoleOrderPages {
             emailKinds: Inspection.Kind.allCases.filter { kind in
                 inspections.contains { $0.kind == kind } && InspectionRules.remaining(order, kind, completed: inspections).isEmpty
             }.map(\.rawValue))
+        if let invoiceID = try await store.invoices.invoices(ofOrders: [order.id], tenant: request.tenant)[order.id] {
+            let invoice = try await store.invoices.invoice(invoiceID, tenant: request.tenant)
+            view.invoice = .init(id: invoiceID.rawValue, label: invoice.number.map { "Invoice \($0) · \(invoice.status.label)" } ?? "Draft invoice")
+        }
         if template == "bill-of-lading" {
             let profile = try await store.carrierProfile.profile(tenant: request.tenant)
             let numbers = [profile.mcNumber.isEmpty ? "" : "MC \(profile.mcNumber)", profile.dotNumber.isEmpty ? "" : "USDOT \(profile.dotNumber)"]

@@ -223,6 +223,13 @@ struct OrderPageView: ConsoleView {
     let emailKinds: [String]
     /// What the printed bill of lading says of the carrier.
     var carrierHeader: CarrierHeader? = nil
+    /// The invoice billing the order: "Invoice INV-1001 · Sent" or "Draft invoice".
+    var invoice: InvoiceLink? = nil
+
+    struct InvoiceLink: ConsoleView {
+        let id: String
+        let label: String
+    }
 
     struct CarrierHeader: ConsoleView {
         let name: String

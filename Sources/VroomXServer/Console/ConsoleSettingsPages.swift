@@ -20,6 +20,7 @@ struct ConsoleSettingsPages {
         ["legal_name": profile.legalName, "mc_number": profile.mcNumber.isEmpty ? "" : "MC-" + profile.mcNumber,
          "dot_number": profile.dotNumber, "address": profile.address, "phone": profile.phone, "email": profile.email,
          "bol_terms": profile.bolTerms, "tracking_link_in_emails": profile.trackingLinkInEmails ? "yes" : "",
+         "factoring_company": profile.factoringCompany, "factoring_remit_to": profile.factoringRemitTo, "factoring_notice": profile.factoringNotice,
          "base_version": String(profile.version)]
     }
 
@@ -27,7 +28,7 @@ struct ConsoleSettingsPages {
                       status: HTTPResponse.Status = .ok) -> Response {
         console.pages.page("settings", title: "Settings", session: request.session, section: "settings", SettingsView(
             v: values, e: errors.messages, hasErrors: !errors.isEmpty && errors.messages["base_version"] == nil,
-            notice: saved ? "Saved. Bills of lading and emails to customers say this from now on." : "",
+            notice: saved ? "Saved. Bills of lading, invoices and emails to customers say this from now on." : "",
             carrier: request.session.carrier), status: status)
     }
 
@@ -36,6 +37,8 @@ struct ConsoleSettingsPages {
         let edit = UpdateCarrierProfileRequest(legalName: form["legal_name"], mcNumber: form["mc_number"], dotNumber: form["dot_number"],
                                                address: form["address"], phone: form["phone"], email: form["email"], bolTerms: form["bol_terms"],
                                                trackingLinkInEmails: form["tracking_link_in_emails"] == "yes",
+                                               factoringCompany: form["factoring_company"], factoringRemitTo: form["factoring_remit_to"],
+                                               factoringNotice: form["factoring_notice"],
                                                baseVersion: Int(form["base_version"]) ?? -1)
         var problems = Problems()
         _ = CarrierProfileService.edited(CarrierProfile(), by: edit, &problems)

@@ -128,6 +128,9 @@ extension EquipmentKind: SQLBindable {}
 extension CustomerKind: SQLBindable {}
 extension EquipmentStatus: SQLBindable {}
 extension TrailerType: SQLBindable {}
+extension InvoiceStatus: SQLBindable {}
+extension PaymentTerms: SQLBindable {}
+extension PaymentMethod: SQLBindable {}
 extension FuelType: SQLBindable {}
 extension FuelUnit: SQLBindable {}
 extension EquipmentDocumentKind: SQLBindable {}

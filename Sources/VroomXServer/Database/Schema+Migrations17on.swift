@@ -175,5 +175,82 @@ extension Schema {
                     ALTER TABLE inspections DROP CONSTRAINT inspections_tenant_id_order_id_kind_key;
                     ALTER TABLE inspections ADD CONSTRAINT inspections_per_vehicle UNIQUE (tenant_id, order_id, vehicle_id, kind)
                     """, rebuildsReferencedTable: true),
+
+        // Getting paid: invoices for delivered orders (an order on one
+        // invoice at a time: voiding frees it), payments against them (the
+        // client's id makes a repeated record one), the carrier's invoice
+        // numbers (given when an invoice is first sent, without gaps), each
+        // email of an invoice claimed before it is sent, and the factoring
+        // company a carrier's invoices may be assigned to.
+        Migration(version: 23, name: "invoices and payments", sql: """
+            CREATE TABLE invoices (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                customer_id TEXT NOT NULL,
+                sequence BIGINT CHECK (sequence >= 1),
+                status TEXT NOT NULL CHECK (status IN ('draft', 'sent', 'partly_paid', 'paid', 'void')),
+                terms TEXT NOT NULL CHECK (terms IN ('cod', 'cop', 'quick_pay', 'net_15', 'net_30', 'net_45')),
+                issued_on TEXT NOT NULL,
+                due_on TEXT NOT NULL,
+                total_cents BIGINT NOT NULL,
+                paid_cents BIGINT NOT NULL DEFAULT 0 CHECK (paid_cents >= 0),
+                sent_at BIGINT,
+                version BIGINT NOT NULL CHECK (version >= 1),
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                doc TEXT NOT NULL,
+                UNIQUE (tenant_id, id),
+                UNIQUE (tenant_id, sequence),
+                CHECK (status = 'draft' OR status = 'void' OR sequence IS NOT NULL),
+                FOREIGN KEY (tenant_id, customer_id) REFERENCES customers (tenant_id, id)
+            );
+            CREATE INDEX invoices_by_customer ON invoices (tenant_id, customer_id, status);
+            CREATE INDEX invoices_by_date ON invoices (tenant_id, created_at DESC, id);
+            CREATE TABLE invoice_orders (
+                tenant_id TEXT NOT NULL,
+                order_id TEXT NOT NULL,
+                invoice_id TEXT NOT NULL,
+                PRIMARY KEY (tenant_id, order_id),
+                FOREIGN KEY (tenant_id, invoice_id) REFERENCES invoices (tenant_id, id) ON DELETE CASCADE,
+                FOREIGN KEY (tenant_id, order_id) REFERENCES orders (tenant_id, id) ON DELETE CASCADE
+            );
+            CREATE INDEX invoice_orders_by_invoice ON invoice_orders (tenant_id, invoice_id);
+            CREATE TABLE invoice_payments (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                invoice_id TEXT NOT NULL,
+                amount_cents BIGINT NOT NULL CHECK (amount_cents BETWEEN 1 AND 10000000000),
+                method TEXT NOT NULL CHECK (method IN ('check', 'ach', 'wire', 'cash', 'card', 'other')),
+                reference TEXT NOT NULL DEFAULT '' CHECK (length(reference) <= 100),
+                received_on TEXT NOT NULL,
+                note TEXT NOT NULL DEFAULT '' CHECK (length(note) <= 500),
+                recorded_by TEXT NOT NULL DEFAULT '',
+                created_at BIGINT NOT NULL,
+                FOREIGN KEY (tenant_id, invoice_id) REFERENCES invoices (tenant_id, id) ON DELETE CASCADE
+            );
+            CREATE INDEX invoice_payments_by_invoice ON invoice_payments (tenant_id, invoice_id, received_on);
+            CREATE TABLE invoice_numbers (
+                tenant_id TEXT PRIMARY KEY REFERENCES tenants (id) ON DELETE CASCADE,
+                last BIGINT NOT NULL CHECK (last >= 0)
+            );
+            CREATE TABLE invoice_mail (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                invoice_id TEXT NOT NULL,
+                recipient TEXT NOT NULL,
+                state TEXT NOT NULL CHECK (state IN ('queued', 'sending', 'sent', 'failed')),
+                attempts BIGINT NOT NULL DEFAULT 0,
+                next_attempt_at BIGINT NOT NULL,
+                sent_at BIGINT,
+                note TEXT NOT NULL DEFAULT '',
+                created_at BIGINT NOT NULL,
+                FOREIGN KEY (tenant_id, invoice_id) REFERENCES invoices (tenant_id, id) ON DELETE CASCADE
+            );
+            CREATE INDEX invoice_mail_due ON invoice_mail (state, next_attempt_at);
+            CREATE INDEX invoice_mail_by_invoice ON invoice_mail (tenant_id, invoice_id);
+            ALTER TABLE carrier_profiles ADD COLUMN factoring_company TEXT NOT NULL DEFAULT '' CHECK (length(factoring_company) <= 200);
+            ALTER TABLE carrier_profiles ADD COLUMN factoring_remit_to TEXT NOT NULL DEFAULT '' CHECK (length(factoring_remit_to) <= 500);
+            ALTER TABLE carrier_profiles ADD COLUMN factoring_notice TEXT NOT NULL DEFAULT '' CHECK (length(factoring_notice) <= 2000)
+            """),
     ]
 }

@@ -295,6 +295,8 @@ public struct OrderService: Sendable {
             default: nil as Date?
             }
             try await OrderRepository.insertStatusEvent(saved, occurredAt: occurredAt ?? tx.now, tx)
+            // A delivery prepares the customer's invoice, for dispatch to check and send.
+            if saved.status == .delivered { try await store.invoices.prepare(for: saved, tx) }
         }
         if saved.driverID != original.driverID {
             try await store.inspections.handOver(of: saved, from: original.driverID, tx)

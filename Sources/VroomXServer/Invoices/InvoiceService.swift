@@ -1,0 +1,355 @@
+import Foundation
+import VroomXModels
+
+/// Getting paid: an invoice prepared for each delivered order with a
+/// customer, drafts a dispatcher edits (more orders of the customer,
+/// charges, terms), sending (a number from the carrier's sequence, the PDF
+/// emailed once per send), voiding, and payments that settle it. The
+/// policy and the transactions; the SQL is `InvoiceRepository`'s, the
+/// money rules `InvoiceRules`.
+public struct InvoiceService: Sendable {
+    let store: Store
+
+    // MARK: Reads
+
+    public func documents(tenant: ID<Tenant>, status: InvoiceStatus? = nil, customer: ID<Customer>? = nil,
+                          page: PageRequest = .init()) async throws -> DocumentPage {
+        try await store.read { try await InvoiceRepository.documents(tenant: tenant, status: status, customer: customer, page, $0) }
+    }
+
+    public func invoice(_ id: ID<Invoice>, tenant: ID<Tenant>) async throws -> Invoice {
+        guard let invoice = try await store.read({ try await InvoiceRepository.find(id, tenant: tenant, $0) }) else {
+            throw AppError.notFound("Invoice")
+        }
+        return invoice
+    }
+
+    public func detail(_ id: ID<Invoice>, tenant: ID<Tenant>) async throws -> InvoiceDetail {
+        try await store.read { db in
+            guard let invoice = try await InvoiceRepository.find(id, tenant: tenant, db) else { throw AppError.notFound("Invoice") }
+            return InvoiceDetail(invoice: invoice, payments: try await InvoiceRepository.payments(of: id, tenant: tenant, db))
+        }
+    }
+
+    func emails(of id: ID<Invoice>, tenant: ID<Tenant>) async throws -> [InvoiceMailRepository.Entry] {
+        try await store.read { try await InvoiceMailRepository.of(id, tenant: tenant, $0) }
+    }
+
+    func page(status: InvoiceStatus?, customer: ID<Customer>?, offset: Int, limit: Int, tenant: ID<Tenant>) async throws -> [Invoice] {
+        try await store.read { try await InvoiceRepository.page(tenant: tenant, status: status, customer: customer, offset: offset, limit: limit, $0) }
+    }
+
+    func counts(customer: ID<Customer>?, tenant: ID<Tenant>) async throws -> [InvoiceStatus: Int] {
+        try await store.read { try await InvoiceRepository.counts(tenant: tenant, customer: customer, $0) }
+    }
+
+    /// The invoice each order is on (void invoices free their orders).
+    func invoices(ofOrders orders: [ID<Order>], tenant: ID<Tenant>) async throws -> [ID<Order>: ID<Invoice>] {
+        try await store.read { try await InvoiceRepository.invoices(ofOrders: orders, tenant: tenant, $0) }
+    }
+
+    /// Delivered orders with a customer that no invoice bills yet (a customer's alone when given).
+    func uninvoiced(customer: ID<Customer>? = nil, limit: Int = 200, tenant: ID<Tenant>) async throws -> [Order] {
+        try await store.read { db in
+            var orders: [Order] = []
+            for id in try await InvoiceRepository.uninvoiced(customer: customer, tenant: tenant, limit: limit, db) {
+                if let order = try await OrderRepository.find(id, .dispatch(tenant: tenant), db) { orders.append(order) }
+            }
+            return orders
+        }
+    }
+
+    // MARK: Drafts
+
+    /// The draft a delivery prepares: the order's vehicles at their prices,
+    /// on the order's terms (or its customer's). Nothing when the order
+    /// names no customer or an invoice bills it already.
+    func prepare(for order: Order, _ tx: TenantTransaction) async throws {
+        guard order.status == .delivered, let customerID = order.customerID,
+              try await InvoiceRepository.invoices(ofOrders: [order.id], tenant: tx.tenant, tx.db).isEmpty,
+              let customer = try await CustomerRepository.find(customerID, tenant: tx.tenant, tx.db) else { return }
+        let terms = PaymentTerms(text: order.paymentTerms) ?? PaymentTerms(text: customer.paymentTerms) ?? .net30
+        let invoice = Invoice(id: ID(), customerID: customer.id, customerName: customer.name, orders: [Self.invoiced(order)],
+                              lines: InvoiceRules.vehicleLines(of: order), terms: terms, issuedOn: LocalDate(tx.now), createdAt: tx.now,
+                              updatedAt: tx.now)
+        try await InvoiceRepository.insert(invoice, sequence: nil, tx)
+    }
+
+    public func create(_ request: CreateInvoiceRequest, tenant: ID<Tenant>) async throws -> Invoice {
+        let charges = try Self.checked(request.charges ?? [])
+        let notes = try Validate.text(request.notes ?? "", FieldLimits.invoiceNotes)
+        return try await store.write(tenant: tenant) { tx in
+            let (customer, orders) = try await billable(request.orderIDs, invoice: nil, tx)
+            let issuedOn = try Self.checked(issuedOn: request.issuedOn ?? LocalDate(tx.now), now: tx.now)
+            let terms = request.terms ?? PaymentTerms(text: orders[0].paymentTerms) ?? PaymentTerms(text: customer.paymentTerms) ?? .net30
+            let invoice = Invoice(id: ID(), customerID: customer.id, customerName: customer.name, orders: orders.map(Self.invoiced),
+                                  lines: orders.flatMap(InvoiceRules.vehicleLines) + charges, terms: terms, issuedOn: issuedOn, notes: notes,
+                                  createdAt: tx.now, updatedAt: tx.now)
+            try await InvoiceRepository.insert(invoice, sequence: nil, tx)
+            return invoice
+        }
+    }
+
+    /// Changes a draft: its orders (all the customer's, delivered, on no
+    /// other invoice), charges, terms, date and notes.
+    public func update(_ id: ID<Invoice>, _ request: UpdateInvoiceRequest, tenant: ID<Tenant>) async throws -> Invoice {
+        let charges = try request.charges.map(Self.checked)
+        let notes = try request.notes.map { try Validate.text($0, FieldLimits.invoiceNotes) }
+        return try await store.write(tenant: tenant) { tx in
+            let current = try await locked(id, tx)
+            if let base = request.baseVersion {
+                try Validate.baseVersion(base, current: current.version)
+                if base < current.version {
+                    throw AppError(409, .conflict, "Someone else changed this invoice since version \(base); it is now version \(current.version).",
+                                   field: "base_version")
+                }
+            }
+            guard current.status == .draft else {
+                throw AppError(409, .invalidTransition, "Invoice \(current.number ?? "") was sent: void it and make a new one to change what it bills.",
+                               field: "status")
+            }
+            var edited = current
+            let orders = try await billable(request.orderIDs ?? current.orders.map(\.id), invoice: current, tx).orders
+            edited.orders = orders.map(Self.invoiced)
+            edited.lines = orders.flatMap(InvoiceRules.vehicleLines) + (charges ?? current.lines.filter { $0.kind != .vehicle })
+            if let terms = request.terms { edited.terms = terms }
+            if let issuedOn = request.issuedOn { edited.issuedOn = try Self.checked(issuedOn: issuedOn, now: tx.now) }
+            if let notes { edited.notes = notes }
+            return try await save(Self.settled(edited), from: current, tx)
+        }
+    }
+
+    // MARK: Sending and voiding
+
+    /// Sends an invoice: a draft takes the carrier's next number and its
+    /// lines as its orders stand now; with `email` the PDF goes to the
+    /// customer's email (once per send; a send already on its way is not
+    /// doubled). Without it, the invoice is only marked sent (handed over
+    /// another way, such as a broker's portal).
+    public func send(_ id: ID<Invoice>, email: Bool, tenant: ID<Tenant>) async throws -> Invoice {
+        try await store.write(tenant: tenant) { tx in
+            let current = try await locked(id, tx)
+            guard current.status != .void else {
+                throw AppError(409, .invalidTransition, "A void invoice is not sent.", field: "status")
+            }
+            var edited = current
+            var sequence: Int?
+            if current.status == .draft {
+                let orders = try await billable(current.orders.map(\.id), invoice: current, tx).orders
+                edited.orders = orders.map(Self.invoiced)
+                edited.lines = orders.flatMap(InvoiceRules.vehicleLines) + current.lines.filter { $0.kind != .vehicle }
+                edited = Self.settled(edited)
+                guard edited.totalCents > 0 else {
+                    throw AppError.validation("lines", "The invoice comes to \(MoneyFormat.dollars(edited.totalCents)): there is nothing to bill.")
+                }
+                let next = try await InvoiceRepository.nextSequence(tx)
+                sequence = next
+                edited.number = InvoiceRules.number(next)
+                edited.status = InvoiceRules.status(totalCents: edited.totalCents, paidCents: edited.paidCents)
+            }
+            if email {
+                guard let customer = try await CustomerRepository.find(current.customerID, tenant: tenant, tx.db), !customer.email.isEmpty else {
+                    throw AppError.validation("email", "\(current.customerName) has no email address: add one on the customer's page, or mark the invoice sent.")
+                }
+                let waiting = try await InvoiceMailRepository.of(id, tenant: tenant, tx.db).contains { $0.state == .queued || $0.state == .sending }
+                if !waiting { try await InvoiceMailRepository.enqueue(id, recipient: customer.email, tx) }
+                edited.sentAt = tx.now
+            }
+            guard edited != current else { return current }
+            return try await save(edited, from: current, sequence: sequence, tx)
+        }
+    }
+
+    /// Voids an invoice, keeping its number and why; its orders can be
+    /// invoiced again. One with payments recorded is refused: remove them first.
+    public func void(_ id: ID<Invoice>, reason: String, tenant: ID<Tenant>) async throws -> Invoice {
+        let reason = try Validate.text(reason, FieldLimits.voidReason)
+        return try await store.write(tenant: tenant) { tx in
+            let current = try await locked(id, tx)
+            guard current.status != .void else { return current }
+            guard current.paidCents == 0 else {
+                throw AppError(409, .invalidTransition,
+                               "\(MoneyFormat.dollars(current.paidCents)) was paid against this invoice: remove the payments before voiding it.",
+                               field: "status")
+            }
+            var edited = current
+            edited.status = .void
+            edited.voidReason = reason
+            return try await save(edited, from: current, tx)
+        }
+    }
+
+    // MARK: Payments
+
+    /// Records money received. The payment's `id` (the client's) makes a
+    /// repeated request one payment; two dispatchers recording at once are
+    /// counted one after the other (the invoice's row is locked, what was
+    /// paid is summed in the transaction). Paying more than is owed leaves
+    /// a credit.
+    public func recordPayment(_ id: ID<Invoice>, _ request: RecordPaymentRequest, tenant: ID<Tenant>) async throws -> InvoiceDetail {
+        if let refusal = InvoiceRules.paymentProblem(amountCents: request.amountCents) { throw AppError(refusal) }
+        let reference = try Validate.line(request.reference ?? "", FieldLimits.paymentReference)
+        let note = try Validate.text(request.note ?? "", FieldLimits.paymentNote)
+        let paymentID = request.id ?? ID()
+        try await store.write(tenant: tenant) { tx in
+            let current = try await locked(id, tx)
+            if let earlier = try await InvoiceRepository.payment(paymentID, tenant: tenant, tx.db) {
+                guard earlier.invoiceID == id, earlier.amountCents == request.amountCents, earlier.method == request.method else {
+                    throw AppError(409, .idempotencyKeyReused, "A different payment was recorded with this id.", field: "id")
+                }
+                return
+            }
+            switch current.status {
+            case .draft:
+                throw AppError(409, .invalidTransition, "Send the invoice (or mark it sent) before recording a payment against it.", field: "status")
+            case .void:
+                throw AppError(409, .invalidTransition, "This invoice is void: record the payment against the invoice that replaced it.",
+                               field: "status")
+            case .sent, .partlyPaid, .paid:
+                break
+            }
+            let receivedOn = try Self.checked(receivedOn: request.receivedOn ?? LocalDate(tx.now), now: tx.now)
+            let recordedBy = try await tx.actingUser.asyncMap { try await AccountRepository.user($0, tenant: tenant, tx.db)?.email } ?? nil
+            try await InvoiceRepository.insert(InvoicePayment(id: paymentID, invoiceID: id, amountCents: request.amountCents, method: request.method,
+                                                              reference: reference, receivedOn: receivedOn, note: note,
+                                                              recordedBy: recordedBy ?? "", createdAt: tx.now), tx)
+            _ = try await repaid(current, tx)
+        }
+        return try await detail(id, tenant: tenant)
+    }
+
+    /// Takes off a payment recorded by mistake.
+    public func removePayment(_ paymentID: ID<InvoicePayment>, of id: ID<Invoice>, tenant: ID<Tenant>) async throws -> InvoiceDetail {
+        try await store.write(tenant: tenant) { tx in
+            let current = try await locked(id, tx)
+            guard let payment = try await InvoiceRepository.payment(paymentID, tenant: tenant, tx.db), payment.invoiceID == id else {
+                throw AppError.notFound("Payment")
+            }
+            try await InvoiceRepository.delete(payment.id, tx)
+            _ = try await repaid(current, tx)
+        }
+        return try await detail(id, tenant: tenant)
+    }
+
+    /// The invoice with what was paid summed again from its payments.
+    private func repaid(_ current: Invoice, _ tx: TenantTransaction) async throws -> Invoice {
+        var edited = current
+        edited.paidCents = try await InvoiceRepository.paid(current.id, tx)
+        edited.status = InvoiceRules.status(totalCents: edited.totalCents, paidCents: edited.paidCents)
+        return try await save(edited, from: current, tx)
+    }
+
+    // MARK: Rules
+
+    private func locked(_ id: ID<Invoice>, _ tx: TenantTransaction) async throws -> Invoice {
+        guard let invoice = try await InvoiceRepository.find(id, tenant: tx.tenant, locking: true, tx.db) else { throw AppError.notFound("Invoice") }
+        return invoice
+    }
+
+    private func save(_ edited: Invoice, from current: Invoice, sequence: Int? = nil, _ tx: TenantTransaction) async throws -> Invoice {
+        guard edited != current else { return current }
+        var saved = edited
+        saved.version = current.version + 1
+        saved.updatedAt = tx.now
+        do {
+            try await InvoiceRepository.update(saved, from: current, sequence: sequence, tx)
+        } catch DatabaseConstraintError.unique {
+            throw AppError(409, .alreadyExists, "One of these orders was put on another invoice meanwhile.", field: "order_ids")
+        }
+        return saved
+    }
+
+    /// The orders an invoice may bill, in the order given: the carrier's,
+    /// delivered, all of one customer, and on no other invoice.
+    private func billable(_ ids: [ID<Order>], invoice: Invoice?, _ tx: TenantTransaction) async throws -> (customer: Customer, orders: [Order]) {
+        guard !ids.isEmpty else { throw AppError.validation("order_ids", "An invoice bills at least one delivered order.") }
+        guard ids.count <= InvoiceRules.ordersPerInvoice else {
+            throw AppError.validation("order_ids", "An invoice bills at most \(InvoiceRules.ordersPerInvoice) orders.")
+        }
+        guard Set(ids).count == ids.count else { throw AppError.validation("order_ids", "An order is listed twice.") }
+        var orders: [Order] = []
+        for id in ids {
+            guard let order = try await OrderRepository.find(id, .dispatch(tenant: tx.tenant), locking: true, tx.db) else {
+                throw AppError.validation("order_ids", "Order \(id) is not one of the carrier's.")
+            }
+            guard order.status == .delivered else {
+                throw AppError.validation("order_ids", "Order \(order.number) is \(order.status.label): an invoice bills delivered orders.")
+            }
+            orders.append(order)
+        }
+        let customers = Set(orders.compactMap(\.customerID))
+        guard let customerID = orders[0].customerID, customers.count == 1, orders.allSatisfy({ $0.customerID != nil }) else {
+            throw AppError.validation("order_ids", orders.contains { $0.customerID == nil }
+                                      ? "Order \(orders.first { $0.customerID == nil }?.number ?? "") names no customer: name who pays for it first."
+                                      : "These orders are for different customers: an invoice bills one customer.")
+        }
+        if let invoice, invoice.customerID != customerID {
+            throw AppError.validation("order_ids", "This invoice bills \(invoice.customerName): add only their orders.")
+        }
+        for (order, other) in try await InvoiceRepository.invoices(ofOrders: ids, tenant: tx.tenant, tx.db) where other != invoice?.id {
+            let number = try await InvoiceRepository.find(other, tenant: tx.tenant, tx.db)?.number
+            let name = orders.first { $0.id == order }?.number ?? "\(order)"
+            throw AppError(409, .alreadyExists, "Order \(name) is on \(number.map { "invoice \($0)" } ?? "a draft invoice") already.",
+                           field: "order_ids")
+        }
+        guard let customer = try await CustomerRepository.find(customerID, tenant: tx.tenant, tx.db) else { throw AppError.notFound("Customer") }
+        return (customer, orders)
+    }
+
+    /// Charges as lines, each refusal naming its charge.
+    static func checked(_ charges: [InvoiceCharge]) throws -> [InvoiceLine] {
+        guard charges.count <= InvoiceRules.chargesPerInvoice else {
+            throw AppError.validation("charges", "An invoice takes at most \(InvoiceRules.chargesPerInvoice) charges.")
+        }
+        return try charges.enumerated().map { index, charge in
+            if let refusal = InvoiceRules.chargeProblem(charge, field: "charges[\(index)]") { throw AppError(refusal) }
+            let description = try Validate.line(charge.description ?? "", FieldLimits.chargeDescription)
+            return InvoiceLine(kind: charge.kind, description: description.isEmpty ? charge.kind.label : description, amountCents: charge.amountCents)
+        }
+    }
+
+    /// An invoice is dated within a year of today.
+    static func checked(issuedOn: LocalDate, now: Date) throws -> LocalDate {
+        let today = LocalDate(now)
+        guard issuedOn >= today.adding(days: -366), issuedOn <= today.adding(days: 366) else {
+            throw AppError.validation("issued_on", "An invoice is dated within a year of today.")
+        }
+        return issuedOn
+    }
+
+    /// Money is received on a day already come (anywhere on earth), within the last ten years.
+    static func checked(receivedOn: LocalDate, now: Date) throws -> LocalDate {
+        guard receivedOn <= LocalDate(now.addingTimeInterval(14 * 3600)) else {
+            throw AppError.validation("received_on", "The payment is dated \(receivedOn), which has not come yet.")
+        }
+        guard receivedOn >= LocalDate(now).adding(days: -3660) else {
+            throw AppError.validation("received_on", "The payment is dated more than ten years ago.")
+        }
+        return receivedOn
+    }
+
+    /// The due date and total as its lines and terms make them.
+    static func settled(_ invoice: Invoice) -> Invoice {
+        var settled = invoice
+        settled.dueOn = InvoiceRules.dueDate(issuedOn: invoice.issuedOn, terms: invoice.terms)
+        settled.totalCents = InvoiceRules.total(of: invoice.lines)
+        return settled
+    }
+
+    static func invoiced(_ order: Order) -> InvoicedOrder {
+        InvoicedOrder(id: order.id, number: order.number, externalLoadID: order.externalLoadID, deliveredOn: order.actualDeliveryDate.map { LocalDate($0) })
+    }
+}
+
+extension Optional {
+    /// `map` with an asynchronous transform.
+    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let self else { return nil }
+        return try await transform(self)
+    }
+}
+
+extension Store {
+    /// Invoices and the payments against them.
+    public var invoices: InvoiceService { InvoiceService(store: self) }
+}

@@ -1,0 +1,107 @@
+"""Getting paid in the console: the invoice list with what is owed, a draft
+edited with charges and sent by email, a payment recorded once however often
+the form is posted, receivables aging, the QuickBooks export read by Python's
+csv module, a customer's statement, and the order page naming its invoice."""
+import csv
+import io
+import re
+
+from playwright.sync_api import expect
+
+from conftest import shot
+
+
+def test_a_draft_is_charged_sent_and_paid_once(page, server):
+    page.goto(server.base + "/invoices")
+    expect(page.locator("#owed")).to_contain_text("owed on 1 invoice")
+    page.click(".tabs a:has-text('Drafts')")
+    row = page.locator("#invoices tbody tr", has_text="O-5002")
+    expect(row).to_have_count(1)
+    expect(row).to_contain_text("Midwest Auto Brokers")
+    shot(page, "invoices-drafts")
+    row.locator("a").first.click()
+    expect(page.locator("h1")).to_contain_text("Draft invoice")
+    page.click("a:has-text('Edit draft')")
+
+    # A charge with an amount that is not one: refused beside it, everything typed kept.
+    page.select_option("#c0_kind", "detention")
+    page.fill("#c0_description", "2 h waiting at delivery")
+    page.fill("#c0_amount", "75")
+    page.select_option("#c1_kind", "fuel_surcharge")
+    page.fill("#c1_amount", "twelve")
+    page.click("button:has-text('Save draft')")
+    expect(page.locator("#c1_amount + .field-error")).to_contain_text("amount")
+    expect(page.locator("#c0_description")).to_have_value("2 h waiting at delivery")
+    shot(page, "invoice-form-errors")
+    page.fill("#c1_amount", "48.50")
+    page.click("button:has-text('Save draft')")
+    expect(page.locator(".notice")).to_have_text("Saved.")
+    lines = page.locator("#invoice-lines tbody tr")
+    expect(lines).to_have_count(3)
+    expect(page.locator("#invoice-lines")).to_contain_text("2 h waiting at delivery")
+    total = page.locator("#invoice-total").inner_text()
+
+    # Sent by email: it takes the next number and goes to the customer's billing address.
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("button:has-text('Send to billing@midwestauto.example')")
+    expect(page.locator(".notice")).to_contain_text("on its way to billing@midwestauto.example")
+    expect(page.locator("h1")).to_contain_text("Invoice INV-1002")
+    server.mailbox.message("billing@midwestauto.example", "INV-1002", timeout=30)
+    page.reload()
+    expect(page.locator("#invoice-emails")).to_contain_text("Sent")
+    shot(page, "invoice-sent")
+
+    # A payment that is not an amount is refused beside the field.
+    page.fill("#amount", "12,50")
+    page.click("button:has-text('Record payment')")
+    expect(page.locator("#amount + .field-error")).to_contain_text("dot for cents")
+    # The whole balance by check, posted twice (a double click): recorded once.
+    page.fill("#amount", total.replace("$", "").replace(",", ""))
+    page.select_option("#method", "check")
+    page.fill("#reference", "55120")
+    form = page.locator("form[action$='/payments']")
+    fields = {name: form.locator(f"[name={name}]").input_value() for name in ["_csrf", "payment_id", "amount", "method", "reference", "received_on"]}
+    url = server.base + form.get_attribute("action")
+    for _ in range(2):
+        answer = page.request.post(url, form=fields, max_redirects=0)
+        assert answer.status == 303, answer.status
+    page.goto(url.rsplit("/payments", 1)[0])
+    expect(page.locator("#payments tbody tr")).to_have_count(1)
+    expect(page.locator("h1 .badge")).to_have_text("Paid")
+    expect(page.locator("#invoice-balance")).to_have_text("$0.00")
+    shot(page, "invoice-paid")
+
+    # A void needs its reason; a paid invoice offers no void at all.
+    expect(page.locator("button:has-text('Void invoice')")).to_have_count(0)
+
+
+def test_receivables_statement_export_and_the_order_page(page, server):
+    page.goto(server.base + "/receivables")
+    aging = page.locator("#aging tbody tr", has_text="Midwest Auto Brokers")
+    expect(aging).to_have_count(1)
+    expect(aging).to_contain_text("$1,700.00")  # INV-1001: $3,200.00 less a $1,500.00 check
+    shot(page, "receivables")
+
+    # The QuickBooks file, as the bookkeeper's spreadsheet reads it.
+    with page.expect_download() as download:
+        page.click("#export-invoices button:has-text('Invoices CSV')")
+    rows = list(csv.reader(io.StringIO(open(download.value.path(), encoding="utf-8").read())))
+    assert rows[0][:5] == ["InvoiceNo", "Customer", "InvoiceDate", "DueDate", "Terms"], rows[0]
+    numbers = {row[0] for row in rows[1:]}
+    assert "INV-1001" in numbers, rows
+    assert all(re.fullmatch(r"-?\d+\.\d\d", row[10]) for row in rows[1:]), rows
+
+    page.goto(server.base + "/receivables")
+    aging.locator("a:has-text('Statement')").click()
+    expect(page.locator("#statement")).to_contain_text("INV-1001")
+    expect(page.locator("#statement")).to_contain_text("$1,700.00")
+    shot(page, "customer-statement")
+
+    page.goto(server.base + "/invoices?status=partly_paid")
+    page.click("#invoices a:has-text('INV-1001')")
+    page.click("p.muted a:has-text('O-5001')")
+    expect(page.locator("#order-invoice")).to_have_text("Invoice INV-1001 · Partly paid")
+    page.click("#order-invoice")
+    expect(page.locator("#payments")).to_contain_text("20417")
+    # Voiding with payments recorded is not offered; removing the payment is, and then the void asks for its reason.
+    expect(page.locator("button:has-text('Void invoice')")).to_have_count(0)

@@ -1,0 +1,241 @@
+import Foundation
+import Testing
+import VroomXModels
+@testable import VroomXServer
+import VroomXTestSupport
+
+/// Getting paid through the real API: a delivery prepares a draft, drafts
+/// are merged and charged, sending numbers them without gaps, payments by
+/// two dispatchers at once settle the invoice exactly, aging moves, the
+/// PDF reads right in `pdftotext`, the QuickBooks files load in Python's
+/// csv reader, and the customer's email goes once with the bills of lading.
+@Suite("Invoices and payments")
+struct InvoiceTests {
+    /// An order of these vehicle prices for the customer, picked up and delivered by dispatch.
+    static func delivered(_ number: String, prices: [Int], customer: ID<Customer>, trip: ID<Trip>, api: TestAPI, token: String) async throws -> Order {
+        let vehicles = prices.enumerated().map { index, price in
+            Vehicle(year: 2020 + index, make: "Toyota", model: "Camry", vin: index == 0 ? "4T1B11HK4MU123456" : "", priceCents: price)
+        }
+        let created = try await api.call(.dispatchCreateOrder, json: CreateOrderRequest(
+            number: number, tripID: trip, vehicles: vehicles, pickup: Stop(address: "1 Harbor Rd, Savannah, GA"),
+            delivery: Stop(address: "9 Main St, Orlando, FL"), customerID: customer, externalLoadID: "LB-\(number)"), token: token)
+        #expect(created.status == 201, "\(created.text)")
+        let order = try created.decode(Order.self)
+        for status in [OrderStatus.pickedUp, .delivered] {
+            let moved = try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(status: status), token: token)
+            #expect(moved.status == 200, "\(moved.text)")
+        }
+        return order
+    }
+
+    static func drafts(_ api: TestAPI, token: String) async throws -> [Invoice] {
+        try await api.call(.dispatchInvoices, query: "status=draft", token: token).decode(Items<Invoice>.self).items
+    }
+
+    @Test("a delivery prepares a draft; merged, charged and sent it takes INV-1001; two dispatchers paying at once settle it exactly; aging, PDF and the QuickBooks files follow",
+          arguments: TestBackend.available)
+    func deliveredToPaid(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let beta = try await CarrierFixture.make(server, name: "Beta", drivers: 1, tripsPerDriver: 1)
+        let (dispatch, trip) = (alpha.dispatcher.accessToken, alpha.trips[0][0].id)
+        try await server.run { api in
+            _ = try await api.call(.dispatchUpdateCarrierProfile, json: UpdateCarrierProfileRequest(
+                legalName: "Alpha Car Carriers LLC", mcNumber: "MC-123456", address: "1 Depot Rd, Joliet, IL 60431"), token: dispatch)
+            let customer = try await api.call(.dispatchCreateCustomer, json: CreateCustomerRequest(
+                name: "Midwest Auto Brokers", billingContact: "Dana Reyes", email: "billing@midwestauto.example", paymentTerms: "Net 30"),
+                                              token: dispatch).decode(Customer.self)
+            let first = try await Self.delivered("O-1", prices: [60_000, 55_000], customer: customer.id, trip: trip, api: api, token: dispatch)
+            let second = try await Self.delivered("O-2", prices: [90_000], customer: customer.id, trip: trip, api: api, token: dispatch)
+
+            // Each delivery prepared a draft on the customer's terms, a line per vehicle at its price.
+            var drafts = try await Self.drafts(api, token: dispatch)
+            #expect(drafts.count == 2)
+            let draft = try #require(drafts.first { $0.orders.map(\.id) == [first.id] })
+            let other = try #require(drafts.first { $0.orders.map(\.id) == [second.id] })
+            #expect(draft.terms == .net30 && draft.number == nil && draft.totalCents == 115_000 && draft.lines.count == 2)
+            #expect(draft.lines[0].description.contains("VIN 4T1B11HK4MU123456"), "\(draft.lines)")
+
+            // One invoice for both: the second order is on its own draft until that is voided.
+            let merge = UpdateInvoiceRequest(orderIDs: [first.id, second.id], charges: [
+                InvoiceCharge(kind: .detention, description: "3 h at the auction", amountCents: 7_500),
+                InvoiceCharge(kind: .other, description: "Repeat customer discount", amountCents: -2_500)])
+            let taken = try await api.call(.dispatchUpdateInvoice, draft.id.rawValue, json: merge, token: dispatch)
+            #expect(taken.status == 409 && taken.text.contains("already_exists"), "\(taken.text)")
+            #expect(try await api.call(.dispatchVoidInvoice, other.id.rawValue, json: VoidInvoiceRequest(reason: "Billed with O-1"),
+                                       token: dispatch).decode(Invoice.self).status == .void)
+            let merged = try await api.call(.dispatchUpdateInvoice, draft.id.rawValue, json: merge, token: dispatch).decode(Invoice.self)
+            #expect(merged.totalCents == 210_000 && merged.lines.count == 5 && merged.orders.map(\.number) == ["O-1", "O-2"])
+            // Refusals: a vehicle line typed by hand, a charge of nothing, another carrier's order.
+            for (bad, field) in [(UpdateInvoiceRequest(charges: [InvoiceCharge(kind: .vehicle, amountCents: 100)]), "charges[0].kind"),
+                                 (UpdateInvoiceRequest(charges: [InvoiceCharge(kind: .detention, amountCents: 0)]), "charges[0].amount_cents"),
+                                 (UpdateInvoiceRequest(charges: [InvoiceCharge(kind: .other, amountCents: Int.min)]), "charges[0].amount_cents"),
+                                 (UpdateInvoiceRequest(orderIDs: [beta.orders[beta.trips[0][0].id]![0].id]), "order_ids")] {
+                let refused = try await api.call(.dispatchUpdateInvoice, draft.id.rawValue, json: bad, token: dispatch)
+                #expect(refused.status == 422 && refused.text.contains("\"field\":\"\(field)\""), "\(refused.text)")
+            }
+
+            // Sent (handed over on the broker's portal): the carrier's first number, due 30 days after its date.
+            let sent = try await api.call(.dispatchSendInvoice, draft.id.rawValue, json: SendInvoiceRequest(email: false), token: dispatch)
+                .decode(Invoice.self)
+            #expect(sent.number == "INV-1001" && sent.status == .sent && sent.dueOn == sent.issuedOn.adding(days: 30))
+            #expect(try await api.call(.dispatchUpdateInvoice, draft.id.rawValue, json: UpdateInvoiceRequest(notes: "x"), token: dispatch).status == 409)
+            // Another carrier sees nothing of it; a driver is no dispatcher.
+            #expect(try await api.call(.dispatchInvoice, draft.id.rawValue, token: beta.dispatcher.accessToken).status == 404)
+            #expect(try await api.call(.dispatchRecordPayment, draft.id.rawValue, json: RecordPaymentRequest(amountCents: 1, method: .cash),
+                                       token: beta.dispatcher.accessToken).status == 404)
+            #expect(try await api.call(.dispatchInvoice, draft.id.rawValue, token: alpha.driver.accessToken).status == 403)
+
+            // 45 days after the due date the whole balance is 31–60 days late.
+            let late = sent.dueOn.adding(days: 45)
+            var aging = try await api.call(.dispatchReceivables, query: "as_of=\(late)", token: dispatch).decode([CustomerAging].self)
+            #expect(aging.count == 1 && aging[0].days31to60Cents == 210_000 && aging[0].totalCents == 210_000)
+
+            // Two dispatchers record the two parts at the same moment; a lost answer sends the first again.
+            let parts = [RecordPaymentRequest(id: ID(), amountCents: 100_000, method: .check, reference: "10442", receivedOn: sent.issuedOn),
+                         RecordPaymentRequest(id: ID(), amountCents: 110_000, method: .ach, reference: "TRACE 0912", receivedOn: sent.issuedOn)]
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for (index, part) in parts.enumerated() {
+                    let token = index == 0 ? dispatch : alpha.dispatcher.accessToken
+                    group.addTask { try await api.call(.dispatchRecordPayment, draft.id.rawValue, json: part, token: token).status }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses == [201, 201])
+            let again = try await api.call(.dispatchRecordPayment, draft.id.rawValue, json: parts[0], token: dispatch).decode(InvoiceDetail.self)
+            #expect(again.invoice.paidCents == 210_000 && again.invoice.status == .paid && again.invoice.balanceCents == 0 && again.payments.count == 2)
+            var reused = parts[0]
+            reused.amountCents = 5
+            #expect(try await api.call(.dispatchRecordPayment, draft.id.rawValue, json: reused, token: dispatch).status == 409)
+            #expect(try await api.call(.dispatchRecordPayment, draft.id.rawValue, json: RecordPaymentRequest(amountCents: 0, method: .cash),
+                                       token: dispatch).status == 422)
+            aging = try await api.call(.dispatchReceivables, query: "as_of=\(late)", token: dispatch).decode([CustomerAging].self)
+            #expect(aging.isEmpty, "paid invoices owe nothing: \(aging)")
+            #expect(try await api.call(.dispatchVoidInvoice, draft.id.rawValue, json: VoidInvoiceRequest(reason: "oops"), token: dispatch).status == 409)
+
+            // A payment recorded by mistake comes off, and the invoice is owed again.
+            let detail = try await api.call(.dispatchRemovePayment, draft.id.rawValue, parts[1].id!.rawValue, token: dispatch).decode(InvoiceDetail.self)
+            #expect(detail.invoice.status == .partlyPaid && detail.invoice.balanceCents == 110_000)
+            _ = try await api.call(.dispatchRecordPayment, draft.id.rawValue, json: parts[1], token: dispatch)
+
+            // The second order's voided draft freed it; the next invoice sent takes the next number. Beta's numbers are its own.
+            let third = try await Self.delivered("O-3", prices: [40_000], customer: customer.id, trip: trip, api: api, token: dispatch)
+            drafts = try await Self.drafts(api, token: dispatch)
+            let thirdDraft = try #require(drafts.first { $0.orders.map(\.id) == [third.id] })
+            #expect(try await api.call(.dispatchSendInvoice, thirdDraft.id.rawValue, json: SendInvoiceRequest(email: false), token: dispatch)
+                .decode(Invoice.self).number == "INV-1002")
+
+            // The PDF, as a reader sees it.
+            let pdf = try await api.call(.dispatchInvoicePDF, draft.id.rawValue, token: dispatch)
+            #expect(pdf.status == 200 && pdf.headers[.contentType] == "application/pdf")
+            let words = try await Self.pdfWords(pdf.body, keep: "invoice-\(backend).pdf")
+            for expected in ["Alpha Car Carriers LLC", "MC 123456", "INVOICE", "Invoice INV-1001", "Terms Net 30", "BILL TO", "Midwest Auto Brokers",
+                             "Dana Reyes", "REMIT PAYMENT TO", "Order O-1 (load LB-O-1): 2020 Toyota Camry, VIN 4T1B11HK4MU123456", "$600.00", "$900.00",
+                             "Detention: 3 h at the auction", "$75.00", "Other: Repeat customer discount", "-$25.00", "Total $2,100.00",
+                             "Check 10442", "-$1,000.00", "ACH TRACE 0912", "-$1,100.00", "Paid in full $0.00", "Page 1 of 1"] {
+                #expect(words.contains(expected), "\(expected) is not in:\n\(words)")
+            }
+
+            // The QuickBooks files, read by Python's csv module.
+            let month = "from=\(sent.issuedOn.adding(days: -1))&to=\(sent.issuedOn.adding(days: 1))"
+            let invoicesCSV = try await api.call(.dispatchInvoicesExport, query: month, token: dispatch)
+            #expect(invoicesCSV.status == 200 && invoicesCSV.headers[.contentType] == "text/csv; charset=utf-8")
+            let rows = try await Self.csvRows(invoicesCSV.text)
+            #expect(rows.first == Receivables.invoiceColumns)
+            let lines = rows.dropFirst().filter { $0[0] == "INV-1001" }
+            #expect(lines.count == 5 && lines.allSatisfy { $0[1] == "Midwest Auto Brokers" && $0[4] == "Net 30" }, "\(rows)")
+            let cents = lines.compactMap { Decimal(string: $0[10]) }.reduce(Decimal(0), +)
+            #expect(cents == Decimal(2_100), "\(lines.map { $0[10] })")
+            #expect(rows.dropFirst().contains { $0[0] == "INV-1002" } && !rows.contains { $0.contains("O-2 alone") })
+            let paymentRows = try await Self.csvRows(try await api.call(.dispatchPaymentsExport, query: month, token: dispatch).text)
+            #expect(paymentRows.first == Receivables.paymentColumns && paymentRows.count == 3, "\(paymentRows)")
+            #expect(Set(paymentRows.dropFirst().map { $0[4] }) == ["1000.00", "1100.00"] && paymentRows[1][5] == "INV-1001")
+            #expect(try await api.call(.dispatchInvoicesExport, query: "from=2026-01-01&to=2025-01-01", token: dispatch).status == 422)
+        }
+    }
+
+    @Test("sending emails the invoice PDF with each order's bill of lading once; a double click sends one; a factored invoice names the factor and the notice",
+          .enabled(if: SMTPTestServer.isAvailable || ProcessInfo.processInfo.environment["CI"] == "true"))
+    func mailedOnce() async throws {
+        let smtp = try await SMTPTestServer.start()
+        let server = try await TestServer.make(.sqlite) {
+            $0.mailer = nil
+            $0.smtpURL = "smtp://127.0.0.1:\(smtp.port)"
+        }
+        let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let dispatch = alpha.dispatcher.accessToken
+        try await server.run { api in
+            let factoring = UpdateCarrierProfileRequest(legalName: "Alpha Car Carriers LLC", email: "billing@alpha.example",
+                                                        factoringCompany: "Triumph Pay", factoringRemitTo: "PO Box 610028\nDallas, TX 75261")
+            #expect(try await api.call(.dispatchUpdateCarrierProfile, json: factoring, token: dispatch).status == 200)
+            let missing = UpdateCarrierProfileRequest(factoringCompany: "Triumph Pay", factoringRemitTo: "")
+            #expect(try await api.call(.dispatchUpdateCarrierProfile, json: missing, token: dispatch).text.contains("factoring_remit_to"))
+            let customer = try await api.call(.dispatchCreateCustomer, json: CreateCustomerRequest(
+                name: "Sunbelt Dealer Group", email: "ap@sunbelt.example", paymentTerms: "Quick pay"), token: dispatch).decode(Customer.self)
+            let quiet = try await api.call(.dispatchCreateCustomer, json: CreateCustomerRequest(name: "No Email Motors"), token: dispatch)
+                .decode(Customer.self)
+            _ = try await Self.delivered("M-1", prices: [50_000, 50_000, 80_000], customer: customer.id, trip: alpha.trips[0][0].id, api: api,
+                                         token: dispatch)
+            _ = try await Self.delivered("M-2", prices: [10_000], customer: quiet.id, trip: alpha.trips[0][0].id, api: api, token: dispatch)
+            let drafts = try await Self.drafts(api, token: dispatch)
+            let invoice = try #require(drafts.first { $0.customerID == customer.id })
+            #expect(invoice.terms == .quickPay && invoice.totalCents == 180_000)
+
+            // A double click: two sends, one email.
+            for _ in 0..<2 {
+                #expect(try await api.call(.dispatchSendInvoice, invoice.id.rawValue, json: SendInvoiceRequest(), token: dispatch).status == 200)
+            }
+            let raw = try #require(try await smtp.waitForMessages(1, timeout: .seconds(30)).first)
+            let mail = BillOfLadingTests.mime(raw)
+            #expect(mail.headers["to"] == "<ap@sunbelt.example>" && mail.headers["reply-to"] == "<billing@alpha.example>")
+            #expect(mail.headers["subject"]?.hasPrefix("Invoice INV-1001 from Alpha Car Carriers LLC: $1,800.00 due") == true, "\(mail.headers)")
+            #expect(mail.text.contains("NOTICE OF ASSIGNMENT") && mail.text.contains("Remit to: Triumph Pay, PO Box 610028, Dallas, TX 75261"), "\(mail.text)")
+            #expect(raw.components(separatedBy: "filename=").count - 1 == 2, "the invoice and the order's bill of lading")
+            #expect(raw.contains("invoice-INV-1001.pdf") && raw.contains("bill-of-lading-M-1.pdf"))
+            let words = try await Self.pdfWords(Data(try #require(mail.attachment)), keep: "invoice-factored.pdf")
+            for expected in ["Invoice INV-1001", "Terms Quick pay", "REMIT PAYMENT TO", "Triumph Pay", "PO Box 610028", "NOTICE OF ASSIGNMENT",
+                             "assigned to Triumph Pay", "Total $1,800.00"] {
+                #expect(words.contains(expected), "\(expected) is not in:\n\(words)")
+            }
+            try await Task.sleep(for: .seconds(3))
+            #expect(try smtp.messages().count == 1)
+            let sends = try await server.store.read { try await InvoiceMailRepository.of(invoice.id, tenant: alpha.tenant.id, $0) }
+            #expect(sends.map(\.state) == [.sent])
+
+            // Sent again on purpose: a second email.
+            #expect(try await api.call(.dispatchSendInvoice, invoice.id.rawValue, json: SendInvoiceRequest(), token: dispatch).status == 200)
+            _ = try await smtp.waitForMessages(2, timeout: .seconds(30))
+
+            // A customer without an email: refused with the field, or marked sent without one.
+            let other = try #require(drafts.first { $0.customerID == quiet.id })
+            let refused = try await api.call(.dispatchSendInvoice, other.id.rawValue, json: SendInvoiceRequest(), token: dispatch)
+            #expect(refused.status == 422 && refused.text.contains("\"field\":\"email\""), "\(refused.text)")
+            #expect(try await api.call(.dispatchInvoice, other.id.rawValue, token: dispatch).decode(InvoiceDetail.self).invoice.number == nil,
+                    "a refused send takes no number")
+        }
+    }
+
+    /// The words `pdftotext` reads, one space between them; a copy kept under .build/documents.
+    static func pdfWords(_ bytes: Data, keep name: String) async throws -> String {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("invoice-\(UUID()).pdf")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try bytes.write(to: file)
+        let samples = BillOfLadingTests.fixtures.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".build/documents")
+        try? FileManager.default.createDirectory(at: samples, withIntermediateDirectories: true)
+        try? bytes.write(to: samples.appendingPathComponent(name))
+        let text = try await ChildProcess.run("/usr/bin/pdftotext", ["-layout", file.path, "-"])
+        #expect(text.status == 0, "\(text.text)")
+        return text.text.split(whereSeparator: { $0 == " " || $0 == "\n" }).joined(separator: " ")
+    }
+
+    /// The rows Python's csv module reads from a file.
+    static func csvRows(_ text: String) async throws -> [[String]] {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("export-\(UUID()).csv")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data(text.utf8).write(to: file)
+        let script = "import csv, json, sys; print(json.dumps(list(csv.reader(open(sys.argv[1], newline='', encoding='utf-8')))))"
+        let read = try await ChildProcess.run("/usr/bin/python3", ["-c", script, file.path])
+        #expect(read.status == 0, "\(read.text)")
+        return try JSONDecoder().decode([[String]].self, from: Data(read.text.utf8))
+    }
+}
