@@ -86,6 +86,7 @@ struct TenantIsolationTests {
             let probes = makeProbes(a: a, trip: ownerTrip, order: ownerOrder, expense: ownerExpense,
                                     notification: ownerNotification, deviceToken: ownerDeviceToken, inspection: inspection,
                                     idleDriver: idle.id) + fleetProbes(fleet, trip: ownerTrip) + customerProbes(customer.id, order: ownerOrder.id)
+                + invoiceProbes(try await Self.invoiceFixture(store, a, customer: customer.id, trip: a.trips[1][0].id))
             // The matrix covers every endpoint that needs a token.
             let covered = Set(probes.map(\.endpoint))
             for endpoint in Endpoint.all where endpoint.access != .anyone {
@@ -345,6 +346,57 @@ struct TenantIsolationTests {
                   namesCarrierAData: false),
             Probe(endpoint: .dispatchImportCustomers, parameters: [], body: nil, namesCarrierAData: false,
                   bytes: Array("name,kind\nImported Customer,dealer\n".utf8), headers: ["Content-Type": "text/csv"]),
+        ]
+    }
+
+    /// Carrier A's invoices: an order freed by a void (to invoice), a draft to edit and send, one to void, and a sent
+    /// invoice with a payment.
+    struct InvoiceProbeData {
+        let free: ID<Order>
+        let draft: ID<Invoice>
+        let doomed: ID<Invoice>
+        let sent: ID<Invoice>
+        let payment: ID<InvoicePayment>
+    }
+
+    static func invoiceFixture(_ store: Store, _ a: CarrierFixture, customer: ID<Customer>, trip: ID<Trip>) async throws -> InvoiceProbeData {
+        var orders: [ID<Order>] = []
+        for index in 0..<4 {
+            let order = try await store.orders.create(CreateOrderRequest(number: "BILL-\(index)", tripID: trip, vehicle: Vehicle(make: "Kia"),
+                                                                         pickup: Stop(address: "P"), delivery: Stop(address: "D"),
+                                                                         revenueCents: 50_000, customerID: customer), tenant: a.tenant.id)
+            for status in [OrderStatus.pickedUp, .delivered] {
+                _ = try await store.orders.updateStatus(order.id, to: status, occurredAt: nil, a.scope)
+            }
+            orders.append(order.id)
+        }
+        let drafts = try await store.invoices.page(status: .draft, customer: customer, offset: 0, limit: 10, tenant: a.tenant.id)
+        func draft(_ order: ID<Order>) throws -> ID<Invoice> { try #require(drafts.first { $0.orders.first?.id == order }).id }
+        _ = try await store.invoices.void(try draft(orders[0]), reason: "Freed for the probe", tenant: a.tenant.id)
+        _ = try await store.invoices.send(try draft(orders[3]), email: false, tenant: a.tenant.id)
+        let payment = ID<InvoicePayment>()
+        _ = try await store.invoices.recordPayment(try draft(orders[3]), RecordPaymentRequest(id: payment, amountCents: 1_000, method: .check),
+                                                   tenant: a.tenant.id)
+        return InvoiceProbeData(free: orders[0], draft: try draft(orders[1]), doomed: try draft(orders[2]), sent: try draft(orders[3]),
+                                payment: payment)
+    }
+
+    func invoiceProbes(_ data: InvoiceProbeData) -> [Probe] {
+        let (sent, draft) = (data.sent.rawValue, data.draft.rawValue)
+        return [
+            Probe(endpoint: .dispatchInvoices, parameters: [], body: nil, namesCarrierAData: false, query: "status=sent"),
+            Probe(endpoint: .dispatchCreateInvoice, parameters: [], body: CreateInvoiceRequest(orderIDs: [data.free]), namesCarrierAData: true),
+            Probe(endpoint: .dispatchInvoice, parameters: [sent], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .dispatchUpdateInvoice, parameters: [draft], body: UpdateInvoiceRequest(notes: "Checked"), namesCarrierAData: true),
+            Probe(endpoint: .dispatchSendInvoice, parameters: [draft], body: SendInvoiceRequest(email: false), namesCarrierAData: true),
+            Probe(endpoint: .dispatchVoidInvoice, parameters: [data.doomed.rawValue], body: VoidInvoiceRequest(reason: "Probe"), namesCarrierAData: true),
+            Probe(endpoint: .dispatchInvoicePDF, parameters: [sent], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .dispatchRecordPayment, parameters: [sent], body: RecordPaymentRequest(amountCents: 100, method: .cash),
+                  namesCarrierAData: true),
+            Probe(endpoint: .dispatchRemovePayment, parameters: [sent, data.payment.rawValue], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .dispatchReceivables, parameters: [], body: nil, namesCarrierAData: false),
+            Probe(endpoint: .dispatchInvoicesExport, parameters: [], body: nil, namesCarrierAData: false),
+            Probe(endpoint: .dispatchPaymentsExport, parameters: [], body: nil, namesCarrierAData: false),
         ]
     }
 

@@ -270,7 +270,7 @@ public struct InvoiceService: Sendable {
         var orders: [Order] = []
         for id in ids {
             guard let order = try await OrderRepository.find(id, .dispatch(tenant: tx.tenant), locking: true, tx.db) else {
-                throw AppError.validation("order_ids", "Order \(id) is not one of the carrier's.")
+                throw AppError.validation("order_ids", "An order in order_ids is not one of the carrier's.")
             }
             guard order.status == .delivered else {
                 throw AppError.validation("order_ids", "Order \(order.number) is \(order.status.label): an invoice bills delivered orders.")
