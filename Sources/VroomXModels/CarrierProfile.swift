@@ -109,6 +109,11 @@ extension CarrierProfile {
     /// Whether the carrier's invoices are assigned to a factoring company.
     public var factors: Bool { !factoringCompany.isEmpty }
 
+    /// The factoring a new invoice is sent under; nil when the carrier does not factor.
+    public var invoiceFactoring: InvoiceFactoring? {
+        factors ? InvoiceFactoring(company: factoringCompany, remitTo: factoringRemitTo, notice: noticeOfAssignment) : nil
+    }
+
     /// What a factored invoice says when the carrier typed no notice of its own.
     public var noticeOfAssignment: String {
         guard factors else { return "" }

@@ -135,6 +135,25 @@ public struct InvoicedOrder: Codable, Sendable, Hashable {
     }
 }
 
+/// Whom a factored invoice tells the customer to pay, as the carrier's
+/// profile said when it was sent (a later change of factor leaves it).
+public struct InvoiceFactoring: Codable, Sendable, Hashable {
+    public var company: String
+    public var remitTo: String
+    public var notice: String
+
+    public init(company: String, remitTo: String, notice: String) {
+        self.company = company
+        self.remitTo = remitTo
+        self.notice = notice
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case company, notice
+        case remitTo = "remit_to"
+    }
+}
+
 /// A bill to a customer for one or more delivered orders. Its number is
 /// given when it is first sent (the carrier's numbers run without gaps);
 /// what was paid and the status follow the payments recorded against it.
@@ -157,6 +176,8 @@ public struct Invoice: Codable, Sendable, Hashable, Identifiable {
     /// The last time it went out by email (nil: never).
     public var sentAt: Date?
     public var voidReason: String?
+    /// Set when sent while the carrier factors: pay the factor.
+    public var factoring: InvoiceFactoring?
     public var version: Int
     public var createdAt: Date
     public var updatedAt: Date
@@ -184,8 +205,8 @@ public struct Invoice: Codable, Sendable, Hashable, Identifiable {
         self.updatedAt = updatedAt
     }
 
-    /// What is still owed; below zero when the customer paid more (a credit).
-    public var balanceCents: Int { totalCents - paidCents }
+    /// What is still owed; below zero when the customer paid more (a credit); nothing once void.
+    public var balanceCents: Int { status == .void ? 0 : totalCents - paidCents }
 
     enum CodingKeys: String, CodingKey {
         case id, number, orders, lines, terms, notes, status, version
@@ -198,6 +219,7 @@ public struct Invoice: Codable, Sendable, Hashable, Identifiable {
         case balanceCents = "balance_cents"
         case sentAt = "sent_at"
         case voidReason = "void_reason"
+        case factoring
         case createdAt = "created_at"
         case updatedAt = "updated_at"
     }
@@ -219,6 +241,7 @@ public struct Invoice: Codable, Sendable, Hashable, Identifiable {
         status = try c.decode(InvoiceStatus.self, forKey: .status)
         sentAt = try c.decodeIfPresent(Date.self, forKey: .sentAt)
         voidReason = try c.decodeIfPresent(String.self, forKey: .voidReason)
+        factoring = try c.decodeIfPresent(InvoiceFactoring.self, forKey: .factoring)
         version = try c.decode(Int.self, forKey: .version)
         createdAt = try c.decode(Date.self, forKey: .createdAt)
         updatedAt = try c.decode(Date.self, forKey: .updatedAt)
@@ -242,6 +265,7 @@ public struct Invoice: Codable, Sendable, Hashable, Identifiable {
         try c.encode(status, forKey: .status)
         try c.encodeIfPresent(sentAt, forKey: .sentAt)
         try c.encodeIfPresent(voidReason, forKey: .voidReason)
+        try c.encodeIfPresent(factoring, forKey: .factoring)
         try c.encode(version, forKey: .version)
         try c.encode(createdAt, forKey: .createdAt)
         try c.encode(updatedAt, forKey: .updatedAt)

@@ -105,3 +105,50 @@ def test_receivables_statement_export_and_the_order_page(page, server):
     expect(page.locator("#payments")).to_contain_text("20417")
     # Voiding with payments recorded is not offered; removing the payment is, and then the void asks for its reason.
     expect(page.locator("button:has-text('Void invoice')")).to_have_count(0)
+
+
+def test_two_loads_of_a_customer_on_one_invoice(page, server):
+    token = server.api_sign_in("dispatch@demo-carrier.example")
+    status, trips = server.api("GET", "/v1/dispatch/trips", token=token)
+    trip = next(t for t in trips["items"] if t["number"] == "T-2001")
+    status, customers = server.api("GET", "/v1/dispatch/customers?q=Lakeshore", token=token)
+    customer = customers["items"][0]
+    for number, price in [("LK-1", 41000), ("LK-2", 39000)]:
+        status, order = server.api("POST", "/v1/dispatch/orders", {
+            "number": number, "trip_id": trip["id"], "customer_id": customer["id"],
+            "vehicles": [{"year": 2021, "make": "Ford", "model": "Escape", "price_cents": price}],
+            "pickup": {"name": "Lakeshore Auto Auction", "address": "Matteson, IL", "contact_name": "", "contact_phone": ""},
+            "delivery": {"name": "Gary Motors", "address": "Gary, IN", "contact_name": "", "contact_phone": ""}}, token=token)
+        assert status == 201, order
+        for moved in ["picked_up", "delivered"]:
+            status, body = server.api("PATCH", f"/v1/dispatch/orders/{order['id']}", {"status": moved}, token=token)
+            assert status == 200, body
+
+    page.goto(server.base + "/invoices?status=draft")
+    page.click("#invoices tr:has-text('LK-1') a")
+    page.click("a:has-text('Edit draft')")
+    other = page.locator("#invoice-orders tr", has_text="LK-2")
+    expect(other).to_contain_text("moves here")
+    other.locator("input[type=checkbox]").check()
+    shot(page, "invoice-merge")
+    page.click("button:has-text('Save draft')")
+    expect(page.locator("#invoice-total")).to_have_text("$800.00")
+    expect(page.locator("#invoice-lines")).to_contain_text("LK-2")
+    # The second load's own draft is gone; a signed delivery is missing for both (dispatch delivered them).
+    expect(page.locator("#unsigned-delivery")).to_contain_text("LK-1, LK-2")
+    page.goto(server.base + "/invoices?status=draft")
+    expect(page.locator("#invoices tr", has_text="LK-2")).to_have_count(1)
+    expect(page.locator("#invoices tr", has_text="LK-1, LK-2")).to_have_count(1)
+
+    # Thrown away, the draft frees both loads, listed as ready to invoice.
+    page.click("#invoices tr:has-text('LK-1') a")
+    page.fill("#reason", "")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("button:has-text('Discard draft')")
+    expect(page.locator("#reason + .field-error")).to_contain_text("Say why")
+    page.fill("#reason", "Billed through the auction's portal")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("button:has-text('Discard draft')")
+    expect(page.locator(".notice")).to_contain_text("Draft discarded")
+    expect(page.locator("#ready-to-invoice")).to_contain_text("LK-1")
+    expect(page.locator("#ready-to-invoice")).to_contain_text("LK-2")

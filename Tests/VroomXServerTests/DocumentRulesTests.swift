@@ -29,7 +29,7 @@ struct DocumentRulesTests {
         let word = String(repeating: "W", count: 4_000)
         let lines = PDFText.wrap(word, width: 200, size: 10)
         #expect(lines.allSatisfy { PDFText.width($0, size: 10, bold: false) <= 200 } && lines.reduce(0) { $0 + $1.count } == 4_000)
-        let fitted = BillOfLadingPDF.fitted("Signed by María Guadalupe Fernández-Rodríguez for Lakeshore Auto Auction LLC", width: 150, size: 9)
+        let fitted = PDFText.fitted("Signed by María Guadalupe Fernández-Rodríguez for Lakeshore Auto Auction LLC", width: 150, size: 9)
         #expect(PDFText.width(fitted, size: 9, bold: false) <= 150 && fitted.last == 0x85)
     }
 

@@ -20,9 +20,9 @@ struct ConsoleInvoicePages {
         console.get(router, "/invoices/new") { request in
             guard let id = ID<Customer>(request.query("customer") ?? "") else { throw AppError.notFound("Customer") }
             let customer = try await store.customers.customer(id, tenant: request.tenant)
-            let ready = try await store.invoices.uninvoiced(customer: customer.id, tenant: request.tenant)
+            let ready = try await store.invoices.billable(customer: customer.id, except: nil, tenant: request.tenant)
             let terms = PaymentTerms(text: customer.paymentTerms) ?? .net30
-            return invoiceForm(request, invoice: nil, customer: customer, choices: ready, ticked: Set(ready.map(\.id)), charges: [],
+            return invoiceForm(request, invoice: nil, customer: customer, choices: ready, ticked: Set(ready.filter { !$0.onDraft }.map(\.order.id)), charges: [],
                         values: ["terms": terms.rawValue, "issued_on": LocalDate(store.now).description], errors: FieldErrors())
         }
         console.post(router, "/invoices", create)
@@ -104,7 +104,8 @@ struct ConsoleInvoicePages {
                                delivered: ConsoleFormat.day(order.actualDeliveryDate.map { LocalDate($0) }), revenue: ConsoleFormat.money(order.revenueCents))
             }, hasReady: !ready.isEmpty,
             owed: owedInvoices.isEmpty ? "" : "\(ConsoleFormat.money(owed)) owed on \(ConsoleFormat.count(owedInvoices.count, "invoice"))"
-                + (late > 0 ? " · \(ConsoleFormat.money(late)) late" : "")))
+                + (late > 0 ? " · \(ConsoleFormat.money(late)) late" : ""),
+            notice: request.query("discarded") == "1" ? "Draft discarded: its orders can be invoiced again." : ""))
     }
 
     // MARK: One invoice
@@ -117,6 +118,18 @@ struct ConsoleInvoicePages {
         let customer = try await store.customers.customer(invoice.customerID, tenant: request.tenant)
         let profile = try await store.carrierProfile.profile(tenant: request.tenant)
         let today = LocalDate(store.now)
+        // Orders whose delivery no driver signed for: their bill of lading has no signature to show.
+        var unsigned: [String] = []
+        if invoice.status != .void {
+            for billed in invoice.orders {
+                let order = try await store.orders.order(billed.id, request.scope)
+                let inspections = try await store.read { try await InspectionRepository.of(billed.id, tenant: request.tenant, $0) }
+                if !inspections.contains(where: { $0.kind == .delivery && $0.completedAt != nil })
+                    || !InspectionRules.remaining(order, .delivery, completed: inspections).isEmpty {
+                    unsigned.append(billed.number)
+                }
+            }
+        }
         let notice = switch (request.query("sent"), request.query("saved"), request.query("paid"), request.query("removed")) {
         case ("email", _, _, _): "Sent: the invoice is on its way to \(customer.email), with the bill of lading."
         case ("marked", _, _, _): "Marked sent."
@@ -129,7 +142,8 @@ struct ConsoleInvoicePages {
         case (.void, _): ("Void", "")
         case (.paid, 0): ("Paid in full", ConsoleFormat.money(0))
         case (_, ..<0): ("Credit to the customer", ConsoleFormat.money(-invoice.balanceCents))
-        default: (invoice.status == .draft ? "To bill" : "Balance due", ConsoleFormat.money(invoice.balanceCents))
+        case (.draft, _): ("", "")
+        default: ("Balance due", ConsoleFormat.money(invoice.balanceCents))
         }
         var values = paymentValues ?? [:]
         if paymentValues == nil {
@@ -156,7 +170,10 @@ struct ConsoleInvoicePages {
                                                                by: $0.recordedBy) }, hasPayments: !detail.payments.isEmpty,
             emails: emails.reversed().map { InvoiceEmailView(recipient: $0.recipient, state: $0.state.rawValue, stateLabel: Self.label($0.state),
                                                              when: ConsoleFormat.time($0.sentAt ?? $0.createdAt), note: $0.note) },
-            isDraft: invoice.status == .draft, canEmailAgain: invoice.status != .draft && invoice.status != .void,
+            unsigned: unsigned.isEmpty ? "" : "No signed delivery inspection for \(unsigned.joined(separator: ", ")): its bill of lading shows no signature. "
+                + "Brokers usually pay against a signed proof of delivery.",
+            isDraft: invoice.status == .draft, canEmailAgain: invoice.status != .draft && invoice.status != .void, emailed: !emails.isEmpty,
+            noVoid: invoice.status != .void && invoice.paidCents > 0 ? "Payments were recorded against this invoice: remove them to void it." : "",
             canVoid: invoice.status != .void && invoice.paidCents == 0, canPay: invoice.status != .draft && invoice.status != .void,
             paidInFull: invoice.status == .paid && errors.isEmpty,
             factored: profile.factors ? "Payable to \(profile.factoringCompany), which this invoice is assigned to." : "", notice: notice,
@@ -186,9 +203,15 @@ struct ConsoleInvoicePages {
 
     private func void(_ request: ConsoleRequest) async throws -> Response {
         let id: ID<Invoice> = try request.id("id", "Invoice")
+        guard !request.form["reason"].isEmpty else {
+            var errors = FieldErrors()
+            errors.add("reason", "Say why the invoice is void, for the record.")
+            return try await invoicePage(request, errors: errors, status: .unprocessableContent)
+        }
         do {
-            _ = try await store.invoices.void(id, reason: request.form["reason"], tenant: request.tenant)
-            return ConsolePages.redirect("/invoices/\(id)")
+            let voided = try await store.invoices.void(id, reason: request.form["reason"], tenant: request.tenant)
+            // A draft is thrown away: back to the drafts.
+            return ConsolePages.redirect(voided.number == nil ? "/invoices?status=draft&discarded=1" : "/invoices/\(id)")
         } catch let error as AppError where error.status < 500 {
             return try await invoicePage(request, errors: Self.refusal(error, field: "reason"), status: .init(code: error.status))
         }
@@ -197,7 +220,7 @@ struct ConsoleInvoicePages {
     /// A refusal shown at the top of the invoice's page (or beside the void reason).
     static func refusal(_ error: AppError, field: String = "action") -> FieldErrors {
         var errors = FieldErrors()
-        errors.add(error.body.field == "reason" ? "reason" : field, error.body.message)
+        errors.add(error.body.field == "reason" ? "reason" : field, FieldErrors.besideItsField(error))
         return errors
     }
 
@@ -242,14 +265,15 @@ struct ConsoleInvoicePages {
                            charges: [(kind: String, description: String, amount: String)], ticked: Set<ID<Order>>, errors: FieldErrors,
                            status: HTTPResponse.Status = .ok) async throws -> Response {
         let customer = try await store.customers.customer(invoice.customerID, tenant: request.tenant)
-        var choices: [Order] = []
-        for order in invoice.orders { choices.append(try await store.orders.order(order.id, request.scope)) }
-        choices += try await store.invoices.uninvoiced(customer: customer.id, tenant: request.tenant)
+        var choices: [(order: Order, onDraft: Bool)] = []
+        for order in invoice.orders { choices.append((try await store.orders.order(order.id, request.scope), false)) }
+        choices += try await store.invoices.billable(customer: customer.id, except: invoice.id, tenant: request.tenant)
         return invoiceForm(request, invoice: invoice, customer: customer, choices: choices, ticked: ticked, charges: charges, values: values,
                     errors: errors, status: status)
     }
 
-    private func invoiceForm(_ request: ConsoleRequest, invoice: Invoice?, customer: Customer, choices: [Order], ticked: Set<ID<Order>>,
+    private func invoiceForm(_ request: ConsoleRequest, invoice: Invoice?, customer: Customer, choices: [(order: Order, onDraft: Bool)],
+                             ticked: Set<ID<Order>>,
                       charges: [(kind: String, description: String, amount: String)], values: [String: String], errors: FieldErrors,
                       status: HTTPResponse.Status = .ok) -> Response {
         let rows = (charges + Array(repeating: (kind: ChargeKind.detention.rawValue, description: "", amount: ""), count: Self.blankCharges))
@@ -258,11 +282,11 @@ struct ConsoleInvoicePages {
         return pages.page("invoice-form", title: heading, session: request.session, section: "invoices", InvoiceFormView(
             editing: invoice != nil, invoiceID: invoice?.id.rawValue ?? "", customerID: customer.id.rawValue, heading: heading,
             customer: customer.name,
-            orders: choices.map { order in
+            orders: choices.map { order, onDraft in
                 InvoiceOrderChoiceView(id: order.id.rawValue, number: order.number,
                                        delivered: ConsoleFormat.day(order.actualDeliveryDate.map { LocalDate($0) }),
                                        amount: ConsoleFormat.money(InvoiceRules.total(of: InvoiceRules.vehicleLines(of: order))),
-                                       checked: ticked.contains(order.id))
+                                       checked: ticked.contains(order.id), onDraft: onDraft)
             }, hasOrders: !choices.isEmpty,
             charges: rows.enumerated().map { index, row in
                 ChargeRowView(index: index, kinds: ChargeKind.allCases.filter { $0 != .vehicle }.map {
@@ -301,7 +325,7 @@ struct ConsoleInvoicePages {
         var errors = FieldErrors()
         let (charges, rows) = Self.charges(form, errors: &errors)
         let orders = form.all("order_ids").compactMap { ID<Order>($0) }
-        let ready = try await store.invoices.uninvoiced(customer: customer.id, tenant: request.tenant)
+        let ready = try await store.invoices.billable(customer: customer.id, except: nil, tenant: request.tenant)
         let issued = LocalDate(form["issued_on"])
         if issued == nil { errors.add("issued_on", "Enter the invoice date.") }
         if orders.isEmpty { errors.add("order_ids", "Tick the delivered orders this invoice bills.") }
@@ -367,7 +391,7 @@ struct ConsoleInvoicePages {
 
     private func receivables(_ request: ConsoleRequest) async throws -> Response {
         let today = LocalDate(store.now)
-        let rows = try await store.receivables.aging(tenant: request.tenant, today: today)
+        let rows = try await store.receivables.aging(tenant: request.tenant)
         var totals = CustomerAging(customerID: ID(), customerName: "Total")
         for row in rows {
             for (cents, bucket) in [(row.currentCents, AgingBucket.current), (row.days1to30Cents, .days1to30), (row.days31to60Cents, .days31to60),
@@ -403,10 +427,11 @@ struct ConsoleInvoicePages {
         let profile = try await store.carrierProfile.profile(tenant: request.tenant)
         let today = LocalDate(store.now)
         var aging = CustomerAging(customerID: customer.id, customerName: customer.name)
-        for invoice in invoices { aging.add(balanceCents: invoice.balanceCents, bucket: InvoiceRules.bucket(dueOn: invoice.dueOn, today: today)) }
+        for invoice in invoices {
+            aging.add(balanceCents: invoice.balanceCents, bucket: invoice.balanceCents < 0 ? .current : InvoiceRules.bucket(dueOn: invoice.dueOn, today: today))
+        }
         let carrier = profile.legalName.isEmpty ? request.session.carrier : profile.legalName
-        let remit = profile.factors ? [profile.factoringCompany] + profile.factoringRemitTo.split(separator: "\n").map(String.init)
-            : [carrier] + profile.address.split(separator: "\n").map(String.init)
+        let remit = InvoiceDocuments.remitTo(profile.invoiceFactoring, carrier: carrier, profile: profile)
         return pages.page("statement", title: "Statement for \(customer.name)", session: request.session, section: "customers", StatementView(
             customerID: customer.id.rawValue, customer: customer.name,
             billing: [customer.billingContact, customer.address, customer.email].filter { !$0.isEmpty }, carrier: carrier,

@@ -67,6 +67,7 @@ struct InvoicesView: ConsoleView {
     let hasReady: Bool
     /// "$12,400.00 owed on 6 invoices · $3,100.00 late".
     let owed: String
+    let notice: String
 }
 
 struct InvoiceLineView: ConsoleView {
@@ -130,8 +131,14 @@ struct InvoiceView: ConsoleView {
     let payments: [InvoicePaymentView]
     let hasPayments: Bool
     let emails: [InvoiceEmailView]
+    /// Orders billed without a signed delivery, said before sending.
+    let unsigned: String
     let isDraft: Bool
     let canEmailAgain: Bool
+    /// Emailed before: "Email again" rather than "Email to …".
+    let emailed: Bool
+    /// Why an invoice that is not void cannot be voided.
+    let noVoid: String
     let canVoid: Bool
     let canPay: Bool
     /// Paid in full: recording more (an overpayment) is folded away.
@@ -163,6 +170,8 @@ struct InvoiceOrderChoiceView: ConsoleView {
     let delivered: String
     let amount: String
     let checked: Bool
+    /// On a draft of its own: ticked, it moves to this invoice.
+    let onDraft: Bool
 }
 
 /// The form for a new invoice or a draft's edit.

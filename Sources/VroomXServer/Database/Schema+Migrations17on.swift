@@ -226,6 +226,7 @@ extension Schema {
                 note TEXT NOT NULL DEFAULT '' CHECK (length(note) <= 500),
                 recorded_by TEXT NOT NULL DEFAULT '',
                 created_at BIGINT NOT NULL,
+                removed_at BIGINT,
                 FOREIGN KEY (tenant_id, invoice_id) REFERENCES invoices (tenant_id, id) ON DELETE CASCADE
             );
             CREATE INDEX invoice_payments_by_invoice ON invoice_payments (tenant_id, invoice_id, received_on);

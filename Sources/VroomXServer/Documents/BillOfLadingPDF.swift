@@ -26,24 +26,15 @@ struct BillOfLading: Sendable {
 }
 
 /// Lays a bill of lading out on Letter pages.
-struct BillOfLadingPDF {
-    private var pdf = PDFWriter()
-    private var y = 0.0
-    private let left = 40.0, right = PDFWriter.pageWidth - 40.0
-    private var width: Double { right - left }
-    private let bottom = PDFWriter.pageHeight - 56
+struct BillOfLadingPDF: PDFPageLayout {
+    var pdf = PDFWriter()
+    var y = 0.0
 
     static func make(_ bill: BillOfLading) throws -> [UInt8] {
         var layout = BillOfLadingPDF()
         layout.draw(bill)
         let footer = "Order \(bill.order.number) · bill of lading made by VroomX \(Self.time(bill.now))"
-        layout.pdf.eachPage { page, number, count in
-            page.line(from: (40, PDFWriter.pageHeight - 40), to: (PDFWriter.pageWidth - 40, PDFWriter.pageHeight - 40))
-            page.text(footer, x: 40, y: PDFWriter.pageHeight - 28, size: 8, gray: 0.4)
-            let pages = "Page \(number) of \(count)"
-            page.text(pages, x: PDFWriter.pageWidth - 40 - PDFText.width(PDFText.winAnsi(pages), size: 8, bold: false), y: PDFWriter.pageHeight - 28,
-                      size: 8, gray: 0.4)
-        }
+        layout.footers(footer)
         return try layout.pdf.bytes(title: "Bill of lading \(bill.order.number)", now: bill.now)
     }
 
@@ -52,14 +43,14 @@ struct BillOfLadingPDF {
         y = 48
         // The carrier, as its authority names it; the document's name and numbers on the right.
         let carrier = bill.profile.legalName.isEmpty ? bill.carrierName : bill.profile.legalName
-        pdf.text(Self.fitted(carrier, width: width - 250, size: 15, bold: true), x: left, y: y + 15, size: 15, bold: true)
+        pdf.text(PDFText.fitted(carrier, width: width - 250, size: 15, bold: true), x: left, y: y + 15, size: 15, bold: true)
         y += 18
         let numbers = [bill.profile.mcNumber.isEmpty ? nil : "MC \(bill.profile.mcNumber)",
                        bill.profile.dotNumber.isEmpty ? nil : "USDOT \(bill.profile.dotNumber)"].compactMap { $0 }.joined(separator: " · ")
         var top = y + 4
         for line in [bill.profile.address, [bill.profile.phone, bill.profile.email].filter { !$0.isEmpty }.joined(separator: " · "), numbers]
         where !line.isEmpty {
-            pdf.text(Self.fitted(line, width: width - 250, size: 9), x: left, y: top + 12, size: 9, gray: 0.25)
+            pdf.text(PDFText.fitted(line, width: width - 250, size: 9), x: left, y: top + 12, size: 9, gray: 0.25)
             top += 12
         }
         rightAligned("BILL OF LADING", y: y, size: 15, bold: true)
@@ -76,7 +67,7 @@ struct BillOfLadingPDF {
         } ?? ["Not named"]
         let carried = ["Driver: \(bill.driver)", bill.trip.map { "Trip \($0)" } ?? "", order.paymentTerms.isEmpty ? "" : "Terms: \(order.paymentTerms)"]
             .filter { !$0.isEmpty }
-        columns(("CUSTOMER", customer), ("CARRIED BY", carried))
+        columns(("CUSTOMER", customer), ("CARRIED BY", carried), plain: ["CARRIED BY"])
         columns(("PICKUP", stopLines(order.pickup, done: order.actualPickupDate.map { "Picked up \(Self.time($0))" })),
                 ("DELIVERY", stopLines(order.delivery, done: order.actualDeliveryDate.map { "Delivered \(Self.time($0))" })))
 
@@ -170,9 +161,9 @@ struct BillOfLadingPDF {
         }
         pdf.line(from: (left, y + 68), to: (left + width / 2 - 20, y + 68))
         if let name = inspection.signerName, !inspection.customerUnavailable {
-            pdf.text(Self.fitted("Signed by \(name)", width: width / 2 - 20, size: 9), x: left, y: y + 78, size: 9)
+            pdf.text(PDFText.fitted("Signed by \(name)", width: width / 2 - 20, size: 9), x: left, y: y + 78, size: 9)
         }
-        pdf.text(Self.fitted(driver, width: width / 2 - 10, size: 10), x: left + width / 2 + 10, y: y + 50, size: 10)
+        pdf.text(PDFText.fitted(driver, width: width / 2 - 10, size: 10), x: left + width / 2 + 10, y: y + 50, size: 10)
         pdf.line(from: (left + width / 2 + 10, y + 68), to: (right, y + 68))
         y += 88
     }
@@ -182,67 +173,6 @@ struct BillOfLadingPDF {
     private func stopLines(_ stop: Stop, done: String?) -> [String] {
         [stop.name, stop.address, [stop.contactName, stop.contactPhone].filter { !$0.isEmpty }.joined(separator: " · "),
          DayFormat.span(stop.windowStart, stop.windowEnd).map { "Window \($0)" } ?? "", done ?? ""].filter { !$0.isEmpty }
-    }
-
-    /// Two labelled blocks side by side.
-    private mutating func columns(_ first: (String, [String]), _ second: (String, [String])) {
-        let half = width / 2 - 10
-        let wrapped = [first.1, second.1].map { lines in lines.flatMap { PDFText.wrap($0, width: half, size: 9.5) } }
-        ensure(Double(max(wrapped[0].count, wrapped[1].count)) * 12 + 24)
-        for (index, (label, _)) in [first, second].enumerated() {
-            let x = left + Double(index) * (half + 20)
-            pdf.text(label, x: x, y: y + 10, size: 8, bold: true, gray: 0.4)
-            for (number, line) in wrapped[index].enumerated() {
-                pdf.text(line, x: x, y: y + 24 + Double(number) * 12, size: 9.5, bold: number == 0 && label != "CARRIED BY")
-            }
-        }
-        y += Double(max(wrapped[0].count, wrapped[1].count)) * 12 + 26
-    }
-
-    private mutating func heading(_ label: String) {
-        ensure(40)
-        y += 8
-        pdf.fill(x: left, y: y, width: width, height: 16, gray: 0.93)
-        pdf.text(label, x: left + 6, y: y + 11.5, size: 8.5, bold: true, gray: 0.2)
-        y += 26
-    }
-
-    private mutating func text(_ string: String, x: Double, size: Double, bold: Bool = false, gray: Double = 0) {
-        for line in PDFText.wrap(string, width: right - x, size: size, bold: bold) {
-            ensure(size + 3)
-            pdf.text(line, x: x, y: y + size, size: size, bold: bold, gray: gray)
-            y += size + 3
-        }
-    }
-
-    private mutating func paragraph(_ string: String, size: Double, gray: Double = 0) {
-        text(string, x: left, size: size, gray: gray)
-        y += 3
-    }
-
-    /// One line cut to `width` with an ellipsis, for places that cannot wrap.
-    static func fitted(_ string: String, width: Double, size: Double, bold: Bool = false) -> [UInt8] {
-        var bytes = PDFText.winAnsi(string)
-        guard PDFText.width(bytes, size: size, bold: bold) > width else { return bytes }
-        while !bytes.isEmpty, PDFText.width(bytes + [0x85], size: size, bold: bold) > width { bytes.removeLast() }
-        return bytes + [0x85]  // WinAnsi's "…"
-    }
-
-    private mutating func rightAligned(_ string: String, y: Double, size: Double, bold: Bool = false) {
-        let bytes = Self.fitted(string, width: 240, size: size, bold: bold)
-        pdf.text(bytes, x: right - PDFText.width(bytes, size: size, bold: bold), y: y + size, size: size, bold: bold)
-    }
-
-    private mutating func rule() {
-        pdf.line(from: (left, y), to: (right, y), width: 1, gray: 0.2)
-        y += 10
-    }
-
-    /// Room for `height` more points on this page, or a new page.
-    private mutating func ensure(_ height: Double) {
-        guard y + height > bottom else { return }
-        pdf.newPage()
-        y = 48
     }
 
     static func time(_ date: Date) -> String {

@@ -25,8 +25,8 @@ struct InvoiceController {
             return try JSONBody.response(try await store.invoices.update(try context.id(), body, tenant: try context.caller().tenant))
         }
         routes.on(.dispatchSendInvoice) { request, context in
-            let body = try await request.decodeJSON(SendInvoiceRequest.self)
-            return try JSONBody.response(try await store.invoices.send(try context.id(), email: body.email ?? true, tenant: try context.caller().tenant))
+            let body = try await request.decodeOptionalJSON(SendInvoiceRequest.self)
+            return try JSONBody.response(try await store.invoices.send(try context.id(), email: body?.email ?? true, tenant: try context.caller().tenant))
         }
         routes.on(.dispatchVoidInvoice) { request, context in
             let body = try await request.decodeJSON(VoidInvoiceRequest.self)
@@ -46,8 +46,7 @@ struct InvoiceController {
                                                                          tenant: try context.caller().tenant))
         }
         routes.on(.dispatchReceivables) { request, context in
-            let today = try request.date(.asOfDate) ?? LocalDate(store.now)
-            return try JSONBody.response(try await store.receivables.aging(tenant: try context.caller().tenant, today: today))
+            try JSONBody.response(try await store.receivables.aging(tenant: try context.caller().tenant, asOf: try request.date(.asOfDate)))
         }
         routes.onResponse(.dispatchInvoicesExport) { request, context in
             let (from, to) = try Self.period(request, now: store.now)

@@ -18,6 +18,14 @@ struct InvoiceDocuments: Sendable {
         return (Self.filename(detail.invoice), try InvoicePDF.make(document))
     }
 
+    /// Where payment goes: the factor's name and address (its first line left out when it repeats the name), or the carrier's.
+    static func remitTo(_ factoring: InvoiceFactoring?, carrier: String, profile: CarrierProfile) -> [String] {
+        guard let factoring else { return [carrier] + profile.address.split(separator: "\n").map(String.init) }
+        var address = factoring.remitTo.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        if address.first?.lowercased() == factoring.company.lowercased() { address.removeFirst() }
+        return [factoring.company] + address
+    }
+
     static func filename(_ invoice: Invoice) -> String {
         "invoice-\(invoice.number ?? "draft").pdf"
     }
@@ -112,9 +120,9 @@ final class InvoiceMailService: Service, Sendable {
                         + (invoice.paidCents > 0 ? ", \(MoneyFormat.dollars(invoice.balanceCents)) still due" : ""),
                      "Terms: \(invoice.terms.label), due \(DayFormat.day(invoice.dueOn))",
                      "",
-                     "The invoice and the signed bill of lading \(invoice.orders.count == 1 ? "are" : "for each order are") attached."]
-        if profile.factors {
-            lines += ["", profile.noticeOfAssignment, "Remit to: \(profile.factoringCompany), \(profile.factoringRemitTo.replacingOccurrences(of: "\n", with: ", "))"]
+                     "The invoice and the bill of lading \(invoice.orders.count == 1 ? "are" : "of each order are") attached."]
+        if let factoring = invoice.factoring {
+            lines += ["", factoring.notice, "Remit to: " + InvoiceDocuments.remitTo(factoring, carrier: carrier, profile: profile).joined(separator: ", ")]
         }
         if !profile.phone.isEmpty || !profile.email.isEmpty {
             lines += ["", "Questions: \([profile.phone, profile.email].filter { !$0.isEmpty }.joined(separator: " · "))"]

@@ -13,12 +13,9 @@ struct InvoiceDocument: Sendable {
 }
 
 /// Lays an invoice out on Letter pages.
-struct InvoicePDF {
-    private var pdf = PDFWriter()
-    private var y = 0.0
-    private let left = 40.0, right = PDFWriter.pageWidth - 40.0
-    private var width: Double { right - left }
-    private let bottom = PDFWriter.pageHeight - 56
+struct InvoicePDF: PDFPageLayout {
+    var pdf = PDFWriter()
+    var y = 0.0
     /// Where the amount column ends its figures.
     private var amountRight: Double { right - 6 }
 
@@ -27,13 +24,7 @@ struct InvoicePDF {
         layout.draw(document)
         let name = document.invoice.number.map { "Invoice \($0)" } ?? "Draft invoice"
         let footer = "\(name) · \(document.invoice.customerName)"
-        layout.pdf.eachPage { page, number, count in
-            page.line(from: (40, PDFWriter.pageHeight - 40), to: (PDFWriter.pageWidth - 40, PDFWriter.pageHeight - 40))
-            page.text(footer, x: 40, y: PDFWriter.pageHeight - 28, size: 8, gray: 0.4)
-            let pages = "Page \(number) of \(count)"
-            page.text(pages, x: PDFWriter.pageWidth - 40 - PDFText.width(PDFText.winAnsi(pages), size: 8, bold: false),
-                      y: PDFWriter.pageHeight - 28, size: 8, gray: 0.4)
-        }
+        layout.footers(footer)
         return try layout.pdf.bytes(title: name, now: document.now)
     }
 
@@ -41,14 +32,14 @@ struct InvoicePDF {
         let (invoice, profile) = (document.invoice, document.profile)
         y = 48
         let carrier = profile.legalName.isEmpty ? document.carrierName : profile.legalName
-        pdf.text(BillOfLadingPDF.fitted(carrier, width: width - 250, size: 15, bold: true), x: left, y: y + 15, size: 15, bold: true)
+        pdf.text(PDFText.fitted(carrier, width: width - 250, size: 15, bold: true), x: left, y: y + 15, size: 15, bold: true)
         y += 18
         let numbers = [profile.mcNumber.isEmpty ? nil : "MC \(profile.mcNumber)", profile.dotNumber.isEmpty ? nil : "USDOT \(profile.dotNumber)"]
             .compactMap { $0 }.joined(separator: " · ")
         var top = y + 4
         for line in profile.address.split(separator: "\n").map(String.init)
             + [[profile.phone, profile.email].filter { !$0.isEmpty }.joined(separator: " · "), numbers] where !line.isEmpty {
-            pdf.text(BillOfLadingPDF.fitted(line, width: width - 250, size: 9), x: left, y: top + 12, size: 9, gray: 0.25)
+            pdf.text(PDFText.fitted(line, width: width - 250, size: 9), x: left, y: top + 12, size: 9, gray: 0.25)
             top += 12
         }
         rightAligned(invoice.status == .void ? "VOID INVOICE" : "INVOICE", y: y, size: 15, bold: true)
@@ -60,9 +51,13 @@ struct InvoicePDF {
 
         let customer = document.customer
         let billTo = [invoice.customerName, customer?.billingContact ?? "", customer?.address ?? "", customer?.email ?? ""].filter { !$0.isEmpty }
-        let remit = profile.factors ? [profile.factoringCompany] + profile.factoringRemitTo.split(separator: "\n").map(String.init)
-            : [carrier] + profile.address.split(separator: "\n").map(String.init)
-        columns(("BILL TO", billTo), ("REMIT PAYMENT TO", remit))
+        // A void invoice asks for no payment; a sent one keeps the factor it was sent under.
+        let factoring = invoice.status == .draft ? profile.invoiceFactoring : invoice.factoring
+        if invoice.status == .void {
+            columns(("BILL TO", billTo), ("", []))
+        } else {
+            columns(("BILL TO", billTo), ("REMIT PAYMENT TO", InvoiceDocuments.remitTo(factoring, carrier: carrier, profile: profile)))
+        }
 
         // The lines: what each charge is for, and its amount.
         ensure(40)
@@ -91,7 +86,7 @@ struct InvoicePDF {
             }
         }
         if invoice.status == .void {
-            total("Void: \(invoice.voidReason ?? "")", 0, bold: true)
+            total("Void: nothing is owed on this invoice", 0, bold: true)
         } else if invoice.status == .paid, invoice.balanceCents == 0 {
             total("Paid in full", 0, bold: true)
         } else if invoice.balanceCents < 0 {
@@ -105,13 +100,12 @@ struct InvoicePDF {
             let delivered = invoice.orders.map { order in
                 "\(order.number)\(order.externalLoadID.map { " (load \($0))" } ?? "")\(order.deliveredOn.map { " delivered \(DayFormat.day($0))" } ?? "")"
             }
-            paragraph("Orders: " + delivered.joined(separator: "; ") + ". The signed bill of lading for each is attached to the email.",
-                      size: 8.5, gray: 0.3)
+            paragraph("Orders: " + delivered.joined(separator: "; ") + ".", size: 8.5, gray: 0.3)
         }
         if !invoice.notes.isEmpty { paragraph(invoice.notes, size: 9.5) }
-        if profile.factors {
+        if let factoring, invoice.status != .void {
             y += 6
-            let notice = PDFText.wrap(profile.noticeOfAssignment, width: width - 20, size: 9, bold: true)
+            let notice = PDFText.wrap(factoring.notice, width: width - 20, size: 9, bold: true)
             ensure(Double(notice.count) * 11.5 + 26)
             pdf.fill(x: left, y: y, width: width, height: Double(notice.count) * 11.5 + 14, gray: 0.94)
             for (index, text) in notice.enumerated() {
@@ -123,7 +117,7 @@ struct InvoicePDF {
 
     private mutating func total(_ label: String, _ cents: Int, bold: Bool = false) {
         ensure(16)
-        let bytes = BillOfLadingPDF.fitted(label, width: 300, size: 10, bold: bold)
+        let bytes = PDFText.fitted(label, width: 300, size: 10, bold: bold)
         pdf.text(bytes, x: amountRight - 110 - PDFText.width(bytes, size: 10, bold: bold), y: y + 11, size: 10, bold: bold)
         amount(MoneyFormat.dollars(cents), y: y + 11, size: 10, bold: bold)
         y += 16
@@ -132,44 +126,5 @@ struct InvoicePDF {
     private mutating func amount(_ text: String, y: Double, size: Double, bold: Bool = false, gray: Double = 0) {
         let bytes = PDFText.winAnsi(text)
         pdf.text(bytes, x: amountRight - PDFText.width(bytes, size: size, bold: bold), y: y, size: size, bold: bold, gray: gray)
-    }
-
-    private mutating func columns(_ first: (String, [String]), _ second: (String, [String])) {
-        let half = width / 2 - 10
-        let wrapped = [first.1, second.1].map { lines in lines.flatMap { PDFText.wrap($0, width: half, size: 9.5) } }
-        ensure(Double(max(wrapped[0].count, wrapped[1].count)) * 12 + 24)
-        for (index, (label, _)) in [first, second].enumerated() {
-            let x = left + Double(index) * (half + 20)
-            pdf.text(label, x: x, y: y + 10, size: 8, bold: true, gray: 0.4)
-            for (number, line) in wrapped[index].enumerated() {
-                pdf.text(line, x: x, y: y + 24 + Double(number) * 12, size: 9.5, bold: number == 0)
-            }
-        }
-        y += Double(max(wrapped[0].count, wrapped[1].count)) * 12 + 30
-    }
-
-    private mutating func paragraph(_ string: String, size: Double, gray: Double = 0) {
-        for line in string.split(separator: "\n", omittingEmptySubsequences: false).flatMap({ PDFText.wrap(String($0), width: width, size: size) }) {
-            ensure(size + 4)
-            pdf.text(line, x: left, y: y + size, size: size, gray: gray)
-            y += size + 3
-        }
-        y += 4
-    }
-
-    private mutating func rightAligned(_ string: String, y: Double, size: Double, bold: Bool = false) {
-        let bytes = BillOfLadingPDF.fitted(string, width: 240, size: size, bold: bold)
-        pdf.text(bytes, x: right - PDFText.width(bytes, size: size, bold: bold), y: y + size, size: size, bold: bold)
-    }
-
-    private mutating func rule() {
-        pdf.line(from: (left, y), to: (right, y), width: 1, gray: 0.2)
-        y += 10
-    }
-
-    private mutating func ensure(_ height: Double) {
-        guard y + height > bottom else { return }
-        pdf.newPage()
-        y = 48
     }
 }

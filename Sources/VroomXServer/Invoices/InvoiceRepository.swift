@@ -73,6 +73,26 @@ enum InvoiceRepository {
             """).map { try $0.id("id") }
     }
 
+    /// A customer's delivered orders on no invoice or on a draft other than `except`, latest first, each saying whether on a draft.
+    static func billable(customer: ID<Customer>, except: ID<Invoice>?, tenant: ID<Tenant>, limit: Int = 200,
+                         _ db: any SQLExecutor) async throws -> [(ID<Order>, Bool)] {
+        let other: SQL = except.map { " AND i.id <> \($0)" } ?? ""
+        return try await db.query("""
+            SELECT o.id, i.id AS invoice_id FROM orders o
+            LEFT JOIN invoice_orders io ON io.tenant_id = o.tenant_id AND io.order_id = o.id
+            LEFT JOIN invoices i ON i.tenant_id = io.tenant_id AND i.id = io.invoice_id
+            WHERE o.tenant_id = \(tenant) AND o.status = 'delivered' AND o.customer_id = \(customer)
+              AND (io.order_id IS NULL OR (i.status = 'draft'\(other)))
+            ORDER BY o.updated_at DESC, o.id LIMIT \(limit)
+            """).map { (try $0.id("id"), try $0.optionalString("invoice_id") != nil) }
+    }
+
+    /// Removes a draft that bills nothing more (a draft has no number, so no gap is left).
+    static func deleteDraft(_ id: ID<Invoice>, _ tx: TenantTransaction) async throws {
+        try await tx.execute("DELETE FROM invoice_orders WHERE tenant_id = \(tx.tenant) AND invoice_id = \(id)")
+        try await tx.execute("DELETE FROM invoices WHERE tenant_id = \(tx.tenant) AND id = \(id) AND status = 'draft'")
+    }
+
     /// Writes a new invoice and claims its orders (an order another invoice
     /// bills is `DatabaseConstraintError.unique`).
     static func insert(_ invoice: Invoice, sequence: Int?, _ tx: TenantTransaction) async throws {
@@ -126,6 +146,33 @@ enum InvoiceRepository {
             """).map(invoice)
     }
 
+    /// The sent invoices with a balance on `asOf` (owed, or a credit when the customer paid more), each
+    /// with that balance: dated by then, less the payments received by then. `asOf` today or later is
+    /// the invoices as they stand.
+    static func owed(tenant: ID<Tenant>, customer: ID<Customer>? = nil, asOf: LocalDate, today: LocalDate,
+                     _ db: any SQLExecutor) async throws -> [(invoice: Invoice, balanceCents: Int)] {
+        let customerFilter: SQL = customer.map { " AND i.customer_id = \($0)" } ?? ""
+        if asOf >= today {
+            return try await db.query("""
+                SELECT i.doc FROM invoices i
+                WHERE i.tenant_id = \(tenant) AND i.status IN ('sent', 'partly_paid', 'paid') AND i.total_cents <> i.paid_cents\(customerFilter)
+                ORDER BY i.due_on, i.id
+                """).map { row in let found = try invoice(row); return (found, found.balanceCents) }
+        }
+        return try await db.query("""
+            SELECT i.doc, (SELECT COALESCE(SUM(p.amount_cents), 0) FROM invoice_payments p
+                           WHERE p.tenant_id = i.tenant_id AND p.invoice_id = i.id AND p.removed_at IS NULL
+                             AND p.received_on <= \(asOf)) AS paid_then
+            FROM invoices i
+            WHERE i.tenant_id = \(tenant) AND i.status IN ('sent', 'partly_paid', 'paid') AND i.issued_on <= \(asOf)\(customerFilter)
+            ORDER BY i.due_on, i.id
+            """).compactMap { row in
+            let found = try invoice(row)
+            let balance = found.totalCents - (try row.int("paid_then"))
+            return balance == 0 ? nil : (found, balance)
+        }
+    }
+
     /// The invoices dated within a period (drafts have no number yet and are left out), by number.
     static func issued(tenant: ID<Tenant>, from: LocalDate, to: LocalDate, _ db: any SQLExecutor) async throws -> [Invoice] {
         try await db.query("""
@@ -142,13 +189,15 @@ enum InvoiceRepository {
 
     static func payments(of invoice: ID<Invoice>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [InvoicePayment] {
         try await db.query("""
-            SELECT \(paymentColumns) FROM invoice_payments WHERE tenant_id = \(tenant) AND invoice_id = \(invoice)
+            SELECT \(paymentColumns) FROM invoice_payments WHERE tenant_id = \(tenant) AND invoice_id = \(invoice) AND removed_at IS NULL
             ORDER BY received_on, created_at, id
             """).map(payment)
     }
 
-    static func payment(_ id: ID<InvoicePayment>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> InvoicePayment? {
-        try await db.first("SELECT \(paymentColumns) FROM invoice_payments WHERE tenant_id = \(tenant) AND id = \(id)").map(payment)
+    /// A payment of the carrier's; one removed only when `includingRemoved`.
+    static func payment(_ id: ID<InvoicePayment>, tenant: ID<Tenant>, includingRemoved: Bool = false, _ db: any SQLExecutor) async throws -> InvoicePayment? {
+        let live: SQL = includingRemoved ? "" : " AND removed_at IS NULL"
+        return try await db.first("SELECT \(paymentColumns) FROM invoice_payments WHERE tenant_id = \(tenant) AND id = \(id)\(live)").map(payment)
     }
 
     /// Payments received within a period, with their invoice's number and customer.
@@ -156,7 +205,7 @@ enum InvoiceRepository {
         try await db.query("""
             SELECT p.id, p.invoice_id, p.amount_cents, p.method, p.reference, p.received_on, p.note, p.recorded_by, p.created_at, i.doc
             FROM invoice_payments p JOIN invoices i ON i.tenant_id = p.tenant_id AND i.id = p.invoice_id
-            WHERE p.tenant_id = \(tenant) AND p.received_on BETWEEN \(from) AND \(to)
+            WHERE p.tenant_id = \(tenant) AND p.received_on BETWEEN \(from) AND \(to) AND p.removed_at IS NULL
             ORDER BY p.received_on, p.created_at, p.id
             """).map { (try payment($0), try invoice($0)) }
     }
@@ -169,14 +218,15 @@ enum InvoiceRepository {
             """)
     }
 
-    static func delete(_ payment: ID<InvoicePayment>, _ tx: TenantTransaction) async throws {
-        try await tx.execute("DELETE FROM invoice_payments WHERE tenant_id = \(tx.tenant) AND id = \(payment)")
+    static func remove(_ payment: ID<InvoicePayment>, _ tx: TenantTransaction) async throws {
+        try await tx.execute("UPDATE invoice_payments SET removed_at = \(tx.now) WHERE tenant_id = \(tx.tenant) AND id = \(payment)")
     }
 
     /// What the payments recorded against an invoice add up to, read in the writing transaction.
     static func paid(_ invoice: ID<Invoice>, _ tx: TenantTransaction) async throws -> Int {
         try await tx.first("""
-            SELECT COALESCE(SUM(amount_cents), 0) AS paid FROM invoice_payments WHERE tenant_id = \(tx.tenant) AND invoice_id = \(invoice)
+            SELECT COALESCE(SUM(amount_cents), 0) AS paid FROM invoice_payments
+            WHERE tenant_id = \(tx.tenant) AND invoice_id = \(invoice) AND removed_at IS NULL
             """)?.int("paid") ?? 0
     }
 

@@ -48,6 +48,17 @@ public struct InvoiceService: Sendable {
         try await store.read { try await InvoiceRepository.invoices(ofOrders: orders, tenant: tenant, $0) }
     }
 
+    /// A customer's delivered orders an invoice may bill: on no invoice, or on a draft other than `except` (they move).
+    func billable(customer: ID<Customer>, except: ID<Invoice>?, tenant: ID<Tenant>) async throws -> [(order: Order, onDraft: Bool)] {
+        try await store.read { db in
+            var orders: [(Order, Bool)] = []
+            for (id, onDraft) in try await InvoiceRepository.billable(customer: customer, except: except, tenant: tenant, db) {
+                if let order = try await OrderRepository.find(id, .dispatch(tenant: tenant), db) { orders.append((order, onDraft)) }
+            }
+            return orders
+        }
+    }
+
     /// Delivered orders with a customer that no invoice bills yet (a customer's alone when given).
     func uninvoiced(customer: ID<Customer>? = nil, limit: Int = 200, tenant: ID<Tenant>) async throws -> [Order] {
         try await store.read { db in
@@ -105,8 +116,8 @@ public struct InvoiceService: Sendable {
                 }
             }
             guard current.status == .draft else {
-                throw AppError(409, .invalidTransition, "Invoice \(current.number ?? "") was sent: void it and make a new one to change what it bills.",
-                               field: "status")
+                throw AppError(409, .invalidTransition, current.status == .void ? "This invoice is void: make a new one."
+                               : "Invoice \(current.number ?? "") was sent: void it and make a new one to change what it bills.", field: "status")
             }
             var edited = current
             let orders = try await billable(request.orderIDs ?? current.orders.map(\.id), invoice: current, tx).orders
@@ -144,6 +155,7 @@ public struct InvoiceService: Sendable {
                 }
                 let next = try await InvoiceRepository.nextSequence(tx)
                 sequence = next
+                edited.factoring = try await CarrierProfileRepository.find(tenant: tx.tenant, tx.db)?.invoiceFactoring
                 edited.number = InvoiceRules.number(next)
                 edited.status = InvoiceRules.status(totalCents: edited.totalCents, paidCents: edited.paidCents)
             }
@@ -161,7 +173,8 @@ public struct InvoiceService: Sendable {
     }
 
     /// Voids an invoice, keeping its number and why; its orders can be
-    /// invoiced again. One with payments recorded is refused: remove them first.
+    /// invoiced again. One with payments recorded is refused: remove them
+    /// first. A draft (no number yet) is thrown away: the answer is it, void.
     public func void(_ id: ID<Invoice>, reason: String, tenant: ID<Tenant>) async throws -> Invoice {
         let reason = try Validate.text(reason, FieldLimits.voidReason)
         return try await store.write(tenant: tenant) { tx in
@@ -175,6 +188,10 @@ public struct InvoiceService: Sendable {
             var edited = current
             edited.status = .void
             edited.voidReason = reason
+            if current.status == .draft {
+                try await InvoiceRepository.deleteDraft(current.id, tx)
+                return edited
+            }
             return try await save(edited, from: current, tx)
         }
     }
@@ -193,9 +210,10 @@ public struct InvoiceService: Sendable {
         let paymentID = request.id ?? ID()
         try await store.write(tenant: tenant) { tx in
             let current = try await locked(id, tx)
-            if let earlier = try await InvoiceRepository.payment(paymentID, tenant: tenant, tx.db) {
+            // The same payment sent again (a lost answer, a double click) is the one recorded, even when it was removed since.
+            if let earlier = try await InvoiceRepository.payment(paymentID, tenant: tenant, includingRemoved: true, tx.db) {
                 guard earlier.invoiceID == id, earlier.amountCents == request.amountCents, earlier.method == request.method else {
-                    throw AppError(409, .idempotencyKeyReused, "A different payment was recorded with this id.", field: "id")
+                    throw Self.paymentIDTaken
                 }
                 return
             }
@@ -210,22 +228,28 @@ public struct InvoiceService: Sendable {
             }
             let receivedOn = try Self.checked(receivedOn: request.receivedOn ?? LocalDate(tx.now), now: tx.now)
             let recordedBy = try await tx.actingUser.asyncMap { try await AccountRepository.user($0, tenant: tenant, tx.db)?.email } ?? nil
-            try await InvoiceRepository.insert(InvoicePayment(id: paymentID, invoiceID: id, amountCents: request.amountCents, method: request.method,
-                                                              reference: reference, receivedOn: receivedOn, note: note,
-                                                              recordedBy: recordedBy ?? "", createdAt: tx.now), tx)
+            do {
+                try await InvoiceRepository.insert(InvoicePayment(id: paymentID, invoiceID: id, amountCents: request.amountCents,
+                                                                  method: request.method, reference: reference, receivedOn: receivedOn, note: note,
+                                                                  recordedBy: recordedBy ?? "", createdAt: tx.now), tx)
+            } catch DatabaseConstraintError.unique {
+                throw Self.paymentIDTaken  // another carrier's: the same answer, so it tells nothing of them
+            }
             _ = try await repaid(current, tx)
         }
         return try await detail(id, tenant: tenant)
     }
 
-    /// Takes off a payment recorded by mistake.
+    static let paymentIDTaken = AppError(409, .idempotencyKeyReused, "A different payment was recorded with this id.", field: "id")
+
+    /// Takes off a payment recorded by mistake (kept, marked removed: the same payment sent again later is not recorded again).
     public func removePayment(_ paymentID: ID<InvoicePayment>, of id: ID<Invoice>, tenant: ID<Tenant>) async throws -> InvoiceDetail {
         try await store.write(tenant: tenant) { tx in
             let current = try await locked(id, tx)
             guard let payment = try await InvoiceRepository.payment(paymentID, tenant: tenant, tx.db), payment.invoiceID == id else {
                 throw AppError.notFound("Payment")
             }
-            try await InvoiceRepository.delete(payment.id, tx)
+            try await InvoiceRepository.remove(payment.id, tx)
             _ = try await repaid(current, tx)
         }
         return try await detail(id, tenant: tenant)
@@ -286,14 +310,30 @@ public struct InvoiceService: Sendable {
         if let invoice, invoice.customerID != customerID {
             throw AppError.validation("order_ids", "This invoice bills \(invoice.customerName): add only their orders.")
         }
+        // An order on another draft moves to this invoice; one on a sent invoice stays there.
         for (order, other) in try await InvoiceRepository.invoices(ofOrders: ids, tenant: tx.tenant, tx.db) where other != invoice?.id {
-            let number = try await InvoiceRepository.find(other, tenant: tx.tenant, tx.db)?.number
-            let name = orders.first { $0.id == order }?.number ?? "\(order)"
-            throw AppError(409, .alreadyExists, "Order \(name) is on \(number.map { "invoice \($0)" } ?? "a draft invoice") already.",
-                           field: "order_ids")
+            guard let holder = try await InvoiceRepository.find(other, tenant: tx.tenant, locking: true, tx.db) else { continue }
+            guard holder.status == .draft else {
+                let name = orders.first { $0.id == order }?.number ?? ""
+                throw AppError(409, .alreadyExists, "Order \(name) is on invoice \(holder.number ?? "") already: void that invoice to bill it again.",
+                               field: "order_ids")
+            }
+            try await release(order, from: holder, tx)
         }
         guard let customer = try await CustomerRepository.find(customerID, tenant: tx.tenant, tx.db) else { throw AppError.notFound("Customer") }
         return (customer, orders)
+    }
+
+    /// Takes an order off a draft (which goes when it bills nothing more: a draft has no number to keep).
+    private func release(_ order: ID<Order>, from draft: Invoice, _ tx: TenantTransaction) async throws {
+        var edited = draft
+        edited.orders.removeAll { $0.id == order }
+        edited.lines.removeAll { $0.orderID == order }
+        if edited.orders.isEmpty {
+            try await InvoiceRepository.deleteDraft(draft.id, tx)
+        } else {
+            _ = try await save(Self.settled(edited), from: draft, tx)
+        }
     }
 
     /// Charges as lines, each refusal naming its charge.
@@ -303,7 +343,7 @@ public struct InvoiceService: Sendable {
         }
         return try charges.enumerated().map { index, charge in
             if let refusal = InvoiceRules.chargeProblem(charge, field: "charges[\(index)]") { throw AppError(refusal) }
-            let description = try Validate.line(charge.description ?? "", FieldLimits.chargeDescription)
+            let description = try Validate.line(charge.description ?? "", FieldLimits.chargeDescription, field: "charges[\(index)].description")
             return InvoiceLine(kind: charge.kind, description: description.isEmpty ? charge.kind.label : description, amountCents: charge.amountCents)
         }
     }

@@ -6,22 +6,27 @@ import VroomXModels
 struct Receivables: Sendable {
     let store: Store
 
-    /// Each customer who owes money, the balance of their open invoices in
-    /// the columns of how late it is on `today`; the largest total first.
-    func aging(tenant: ID<Tenant>, today: LocalDate) async throws -> [CustomerAging] {
-        let open = try await store.read { try await InvoiceRepository.open(tenant: tenant, $0) }
+    /// Each customer with a balance on `asOf` (today when nil): their sent
+    /// invoices' balances then, in the columns of how late each was; a
+    /// credit (paid more than billed) counts as current, against what they
+    /// owe. The largest total first.
+    func aging(tenant: ID<Tenant>, asOf: LocalDate? = nil) async throws -> [CustomerAging] {
+        let today = LocalDate(store.now)
+        let day = asOf ?? today
+        let owed = try await store.read { try await InvoiceRepository.owed(tenant: tenant, asOf: day, today: today, $0) }
         var rows: [ID<Customer>: CustomerAging] = [:]
-        for invoice in open {
+        for (invoice, balance) in owed {
             var row = rows[invoice.customerID] ?? CustomerAging(customerID: invoice.customerID, customerName: invoice.customerName)
-            row.add(balanceCents: invoice.balanceCents, bucket: InvoiceRules.bucket(dueOn: invoice.dueOn, today: today))
+            row.add(balanceCents: balance, bucket: balance < 0 ? .current : InvoiceRules.bucket(dueOn: invoice.dueOn, today: day))
             rows[invoice.customerID] = row
         }
         return rows.values.sorted { ($0.totalCents, $1.customerName) > ($1.totalCents, $0.customerName) }
     }
 
-    /// A customer's open invoices, oldest due first.
+    /// A customer's invoices with a balance today (owed, or a credit), oldest due first.
     func statement(customer: ID<Customer>, tenant: ID<Tenant>) async throws -> [Invoice] {
-        try await store.read { try await InvoiceRepository.open(tenant: tenant, customer: customer, $0) }
+        let today = LocalDate(store.now)
+        return try await store.read { try await InvoiceRepository.owed(tenant: tenant, customer: customer, asOf: today, today: today, $0) }.map(\.invoice)
     }
 
     // MARK: QuickBooks Online

@@ -194,6 +194,12 @@ public struct OrderService: Sendable {
                                field: "base_version")
             }
             if case let customer?? = request.customerID { _ = try await Self.customer(customer, tenant: tenant, tx) }
+            if let customer = request.customerID, customer != order.customerID,
+               let invoice = try await InvoiceRepository.invoices(ofOrders: [order.id], tenant: tenant, tx.db)[order.id] {
+                let number = try await InvoiceRepository.find(invoice, tenant: tenant, tx.db)?.number
+                throw AppError(409, .invalidTransition, "Order \(order.number) is billed on \(number.map { "invoice \($0)" } ?? "a draft invoice"): void that invoice to bill another customer.",
+                               field: "customer_id")
+            }
             let inspections = request.vehicles == nil ? [] : try await InspectionRepository.of(order.id, tx)
             let onTruck = Self.onTruck(order, inspections: inspections)
             let edited = try Problems.first { Self.edited(order, by: request, onTruck: onTruck, now: tx.now, &$0) }

@@ -34,9 +34,9 @@ enum Validate {
     /// One line of visible text (as `name`), or empty: a phone number or a
     /// contact's name, where a line break or a direction override would
     /// mislead whoever reads or dials it.
-    static func line(_ raw: String, _ limit: TextLimit) throws -> String {
+    static func line(_ raw: String, _ limit: TextLimit, field: String? = nil) throws -> String {
         guard !TextLimit.normalized(raw).isEmpty else { return "" }
-        return try name(raw, limit)
+        return try name(raw, limit, field: field)
     }
 
     /// A load board's or broker's reference: one line of visible text, or
