@@ -62,23 +62,30 @@ final class DocumentMailService: Service, Sendable {
         } catch let error as AppError where error.status == 404 {
             settled = (.failed, "The order is gone.", nil, nil)
         } catch {
-            switch Self.outcome(of: error) {
-            case .refusedForGood:
-                settled = (.failed, "The mail server refused it for good: \(error)", nil, nil)
-            case .unknown:
-                // The server may have taken it before the answer was lost: sending again could send it twice.
-                settled = (.failed, "Sending was interrupted (\(error)): it may or may not have arrived. Email it again from the order page.", nil, nil)
-            case .notTaken:
-                let retry = entry.attempts < Self.maxAttempts
-                let delay = min(3600, 60 * pow(3, Double(entry.attempts - 1)))
-                settled = (retry ? .queued : .failed, "Not sent: \(error)", nil, retry ? store.now.addingTimeInterval(delay) : nil)
-            }
+            let failure = Self.failure(error, attempts: entry.attempts, now: store.now, sendAgainFrom: "the order page")
+            settled = (failure.next == nil ? .failed : .queued, failure.note, nil, failure.next)
             logger.warning("bill of lading mail not sent", metadata: ["order": "\(entry.order)", "error": "\(error)"])
         }
         let (state, note, sentAt, next) = settled
         // A queued retry goes back through `claimDue`: settle it as queued.
         _ = try? await store.writeRows { db in
             try await DocumentMailRepository.settle(entry.id, state: state, note: note, sentAt: sentAt, nextAttempt: next, db)
+        }
+    }
+
+    /// How a failed send settles: tried again later (`next`) when the mail
+    /// was surely not taken and tries remain; otherwise left failed, `note`
+    /// saying why and where a dispatcher sends it again.
+    static func failure(_ error: any Error, attempts: Int, now: Date, sendAgainFrom place: String) -> (note: String, next: Date?) {
+        switch outcome(of: error) {
+        case .refusedForGood:
+            return ("The mail server refused it for good: \(error)", nil)
+        case .unknown:
+            // The server may have taken it before the answer was lost: sending again could send it twice.
+            return ("Sending was interrupted (\(error)): it may or may not have arrived. Email it again from \(place).", nil)
+        case .notTaken:
+            guard attempts < maxAttempts else { return ("Not sent: \(error)", nil) }
+            return ("Not sent: \(error)", now.addingTimeInterval(min(3600, 60 * pow(3, Double(attempts - 1)))))
         }
     }
 

@@ -89,16 +89,8 @@ final class InvoiceMailService: Service, Sendable {
         } catch let error as AppError where error.status == 404 {
             settled = (.failed, "The invoice is gone.", nil, nil)
         } catch {
-            switch DocumentMailService.outcome(of: error) {
-            case .refusedForGood:
-                settled = (.failed, "The mail server refused it for good: \(error)", nil, nil)
-            case .unknown:
-                settled = (.failed, "Sending was interrupted (\(error)): it may or may not have arrived. Email it again from the invoice's page.", nil, nil)
-            case .notTaken:
-                let retry = entry.attempts < DocumentMailService.maxAttempts
-                let delay = min(3600, 60 * pow(3, Double(entry.attempts - 1)))
-                settled = (retry ? .queued : .failed, "Not sent: \(error)", nil, retry ? store.now.addingTimeInterval(delay) : nil)
-            }
+            let failure = DocumentMailService.failure(error, attempts: entry.attempts, now: store.now, sendAgainFrom: "the invoice's page")
+            settled = (failure.next == nil ? .failed : .queued, failure.note, nil, failure.next)
             logger.warning("invoice mail not sent", metadata: ["invoice": "\(entry.invoice)", "error": "\(error)"])
         }
         let (state, note, sentAt, next) = settled
