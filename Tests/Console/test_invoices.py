@@ -152,3 +152,20 @@ def test_two_loads_of_a_customer_on_one_invoice(page, server):
     expect(page.locator(".notice")).to_contain_text("Draft discarded")
     expect(page.locator("#ready-to-invoice")).to_contain_text("LK-1")
     expect(page.locator("#ready-to-invoice")).to_contain_text("LK-2")
+
+
+def test_dispatch_marks_a_load_delivered_and_its_invoice_is_prepared(page, server):
+    # O-6001 rides Sam's trip (assigned): the driver has no app, dispatch does the paperwork.
+    page.goto(server.base + "/board?status=assigned&q=O-6001")
+    page.click("a:has-text('O-6001')")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("button:has-text('Mark picked up')")
+    expect(page.locator(".notice")).to_have_text("Marked picked up.")
+    expect(page.locator("#order-status")).to_have_text("Picked up")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("button:has-text('Mark delivered')")
+    expect(page.locator(".notice")).to_contain_text("A draft invoice for the customer is ready")
+    expect(page.locator("#order-invoice")).to_have_text("Draft invoice")
+    shot(page, "order-marked-delivered")
+    page.click("#order-invoice")
+    expect(page.locator("#invoice-lines")).to_contain_text("O-6001")

@@ -48,6 +48,19 @@ struct ConsoleOrderPages {
             _ = try await store.orders.update(id, UpdateOrderRequest(status: .cancelled), tenant: request.tenant)
             return ConsolePages.redirect("/orders/\(id)")
         }
+        // Paperwork the driver did not do in the app: dispatch marks the vehicle picked up or delivered (now).
+        console.post(router, "/orders/:id/status", page: "/orders/:id") { request in
+            let id: ID<Order> = try request.id("id", "Order")
+            guard let status = OrderStatus(rawValue: request.form["status"]), status == .pickedUp || status == .delivered else {
+                throw AppError.validation("status", "status is picked_up or delivered.")
+            }
+            do {
+                _ = try await store.orders.updateStatus(id, to: status, occurredAt: nil, request.scope)
+                return ConsolePages.redirect("/orders/\(id)?moved=\(status.rawValue)")
+            } catch let error as AppError where error.status < 500 {
+                return ConsolePages.redirect("/orders/\(id)?refused=" + (error.body.message.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
+            }
+        }
         console.post(router, "/orders/:id/tracking", page: "/orders/:id") { request in
             let id: ID<Order> = try request.id("id", "Order")
             guard let tracking = console.tracking else { throw AppError.notFound("Tracking") }
@@ -206,6 +219,11 @@ struct ConsoleOrderPages {
         case BillOfLadingResend.Refusal.noEmail.rawValue: notice = "Give the order a customer with an email address first."
         default: break
         }
+        if request.query("moved") == OrderStatus.pickedUp.rawValue { notice = "Marked picked up." }
+        if request.query("moved") == OrderStatus.delivered.rawValue {
+            notice = "Marked delivered." + (order.customerID == nil ? "" : " A draft invoice for the customer is ready under Invoices.")
+        }
+        if let refused = request.query("refused") { notice = "Not changed: " + String(refused.prefix(300)) }
         if request.query("tracking") == "made" { notice = "Tracking link made: copy it to the customer." }
         if request.query("tracking") == "replaced" { notice = "New tracking link made: copy it to the customer. The earlier link no longer works." }
         if request.query("tracking") == "revoked" { notice = "Tracking link revoked: it no longer works." }
@@ -237,6 +255,7 @@ struct ConsoleOrderPages {
             inspections: Self.inspections(inspections, of: order),
             noInspections: inspections.isEmpty, canCancel: [.new, .assigned].contains(order.status), driverTold: order.driverID != nil,
             canEdit: ![.delivered, .cancelled].contains(order.status), paymentTerms: order.paymentTerms,
+            canMarkPickedUp: order.status == .assigned, canMarkDelivered: order.status == .pickedUp,
             tracking: .init(url: link?.url, expires: ConsoleFormat.time(link?.expiresAt), canCreate: console.tracking != nil && !done),
             // Once per stop, when every vehicle's inspection there is done.
             emailKinds: Inspection.Kind.allCases.filter { kind in

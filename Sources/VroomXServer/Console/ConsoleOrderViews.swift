@@ -217,6 +217,9 @@ struct OrderPageView: ConsoleView {
     let driverTold: Bool
     let canEdit: Bool
     let paymentTerms: String
+    /// Dispatch may mark the vehicle picked up (assigned) or delivered (picked up) for a driver who did not.
+    let canMarkPickedUp: Bool
+    let canMarkDelivered: Bool
     /// The customer's tracking link: the live one, or whether one can be made.
     let tracking: TrackingPanel
     /// The completed inspections whose bill of lading can be emailed again.
