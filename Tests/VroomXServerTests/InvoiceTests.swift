@@ -212,6 +212,8 @@ struct InvoiceTests {
             let raw = try #require(try await smtp.waitForMessages(1, timeout: .seconds(30)).first)
             let mail = BillOfLadingTests.mime(raw)
             #expect(mail.headers["to"] == "<ap@sunbelt.example>" && mail.headers["reply-to"] == "<billing@alpha.example>")
+            #expect(mail.headers["from"]?.hasPrefix("=?UTF-8?B?\(Data("Alpha Car Carriers LLC".utf8).base64EncodedString())?= <") == true,
+                    "from the carrier's name: \(mail.headers["from"] ?? "")")
             #expect(mail.headers["subject"]?.hasPrefix("Invoice INV-1001 from Alpha Car Carriers LLC: $1,800.00 due") == true, "\(mail.headers)")
             #expect(mail.text.contains("NOTICE OF ASSIGNMENT") && mail.text.contains("Remit to: Triumph Pay, PO Box 610028, Dallas, TX 75261"), "\(mail.text)")
             #expect(raw.components(separatedBy: "filename=").count - 1 == 2, "the invoice and the order's bill of lading")

@@ -136,6 +136,6 @@ final class DocumentMailService: Service, Sendable {
         return MailMessage(to: entry.recipient, subject: "Bill of lading: order \(number) \(done)", body: lines.joined(separator: "\n"),
                            attachments: [MailAttachment(filename: "bill-of-lading-\(number)-\(entry.kind.rawValue).pdf",
                                                         contentType: "application/pdf", bytes: pdf)],
-                           replyTo: profile.email.isEmpty ? nil : profile.email)
+                           replyTo: profile.email.isEmpty ? nil : profile.email, senderName: carrier)
     }
 }

@@ -123,6 +123,7 @@ final class InvoiceMailService: Service, Sendable {
         let attachments = [MailAttachment(filename: filename, contentType: "application/pdf", bytes: pdf)]
             + (try await documents.billsOfLading(of: invoice, tenant: entry.tenant))
         return MailMessage(to: entry.recipient, subject: "Invoice \(number) from \(carrier): \(MoneyFormat.dollars(invoice.balanceCents)) due \(DayFormat.day(invoice.dueOn))",
-                           body: lines.joined(separator: "\n"), attachments: attachments, replyTo: profile.email.isEmpty ? nil : profile.email)
+                           body: lines.joined(separator: "\n"), attachments: attachments, replyTo: profile.email.isEmpty ? nil : profile.email,
+                           senderName: carrier)
     }
 }

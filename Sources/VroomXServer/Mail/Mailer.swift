@@ -11,13 +11,16 @@ public struct MailMessage: Sendable, Hashable {
     public var attachments: [MailAttachment] = []
     /// Where replies go, when not to the sender (the carrier's own address).
     public var replyTo: String? = nil
+    /// The name the message is from (the carrier's), beside the server's sending address.
+    public var senderName: String? = nil
 
-    public init(to: String, subject: String, body: String, attachments: [MailAttachment] = [], replyTo: String? = nil) {
+    public init(to: String, subject: String, body: String, attachments: [MailAttachment] = [], replyTo: String? = nil, senderName: String? = nil) {
         self.to = to
         self.subject = subject
         self.body = body
         self.attachments = attachments
         self.replyTo = replyTo
+        self.senderName = senderName
     }
 }
 

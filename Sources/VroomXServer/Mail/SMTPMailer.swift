@@ -141,7 +141,9 @@ public struct SMTPMailer: Mailer {
             : "=?UTF-8?B?\(Data(message.subject.utf8).base64EncodedString())?="
         let lines: ([UInt8]) -> String = { Data($0).base64EncodedString(options: [.lineLength76Characters, .endLineWithCarriageReturn, .endLineWithLineFeed]) }
         let body = lines(Array(message.body.utf8))
-        var headers = ["From: \(from)", "To: <\(message.to)>", "Subject: \(subject)", "Date: \(date)",
+        // A carrier's name is the carrier's words: always encoded, so no quote or line break in it can change the header.
+        let sender = message.senderName.map { "=?UTF-8?B?\(Data($0.utf8).base64EncodedString())?= <\(Self.address(in: from))>" } ?? from
+        var headers = ["From: \(sender)", "To: <\(message.to)>", "Subject: \(subject)", "Date: \(date)",
                        "Message-ID: <\(UUID().uuidString.lowercased())@vroomx>", "MIME-Version: 1.0"]
         if let replyTo = message.replyTo, Self.isPlainAddress(replyTo) { headers.append("Reply-To: <\(replyTo)>") }
         guard !message.attachments.isEmpty else {
