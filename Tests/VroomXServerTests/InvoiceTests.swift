@@ -63,6 +63,14 @@ struct InvoiceTests {
             let merged = try await api.call(.dispatchUpdateInvoice, draft.id.rawValue, json: merge, token: dispatch).decode(Invoice.self)
             #expect(merged.totalCents == 210_000 && merged.lines.count == 5 && merged.orders.map(\.number) == ["O-1", "O-2"])
             #expect(try await api.call(.dispatchInvoice, other.id.rawValue, token: dispatch).status == 404)
+            // A draft follows its orders: a price corrected on a delivered order shows on the draft at once.
+            for price in [95_000, 90_000] {
+                var vehicle = second.vehicles[0]
+                vehicle.priceCents = price
+                #expect(try await api.call(.dispatchUpdateOrder, second.id.rawValue, json: UpdateOrderRequest(vehicles: [vehicle]), token: dispatch).status == 200)
+                let followed = try await api.call(.dispatchInvoice, draft.id.rawValue, token: dispatch).decode(InvoiceDetail.self).invoice
+                #expect(followed.totalCents == 120_000 + price && followed.lines[2].amountCents == price, "\(followed.lines)")
+            }
             // Refusals: a vehicle line typed by hand, a charge of nothing, another carrier's order.
             for (bad, field) in [(UpdateInvoiceRequest(charges: [InvoiceCharge(kind: .vehicle, amountCents: 100)]), "charges[0].kind"),
                                  (UpdateInvoiceRequest(charges: [InvoiceCharge(kind: .detention, amountCents: 0)]), "charges[0].amount_cents"),
@@ -130,7 +138,15 @@ struct InvoiceTests {
             // A draft discarded frees its order, billed again on a new one; the next invoice sent takes the next number.
             let third = try await Self.delivered("O-3", prices: [40_000], customer: customer.id, trip: trip, api: api, token: dispatch)
             drafts = try await Self.drafts(api, token: dispatch)
-            let discarded = try #require(drafts.first { $0.orders.map(\.id) == [third.id] })
+            let own = try #require(drafts.first { $0.orders.map(\.id) == [third.id] })
+            _ = try await api.call(.dispatchUpdateInvoice, own.id.rawValue, json: UpdateInvoiceRequest(charges: [InvoiceCharge(kind: .dryRun, amountCents: 5_000)]),
+                                   token: dispatch)
+            // A new invoice naming it takes the order off its draft, and the draft's charges with it.
+            let taking = try await api.call(.dispatchCreateInvoice, json: CreateInvoiceRequest(orderIDs: [third.id]), token: dispatch)
+            #expect(taking.status == 201, "\(taking.text)")
+            let discarded = try taking.decode(Invoice.self)
+            #expect(discarded.totalCents == 45_000 && discarded.lines.map(\.kind) == [.vehicle, .dryRun], "\(discarded.lines)")
+            #expect(try await api.call(.dispatchInvoice, own.id.rawValue, token: dispatch).status == 404)
             let voided = try await api.call(.dispatchVoidInvoice, discarded.id.rawValue, json: VoidInvoiceRequest(reason: "Wrong rate"),
                                             token: dispatch).decode(Invoice.self)
             #expect(voided.status == .void && voided.balanceCents == 0 && voided.number == nil, "a void invoice owes nothing")

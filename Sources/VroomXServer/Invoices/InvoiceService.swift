@@ -90,12 +90,12 @@ public struct InvoiceService: Sendable {
         let charges = try Self.checked(request.charges ?? [])
         let notes = try Validate.text(request.notes ?? "", FieldLimits.invoiceNotes)
         return try await store.write(tenant: tenant) { tx in
-            let (customer, orders) = try await billable(request.orderIDs, invoice: nil, tx)
+            let (customer, orders, carried) = try await billable(request.orderIDs, invoice: nil, tx)
             let issuedOn = try Self.checked(issuedOn: request.issuedOn ?? LocalDate(tx.now), now: tx.now)
             let terms = request.terms ?? PaymentTerms(text: orders[0].paymentTerms) ?? PaymentTerms(text: customer.paymentTerms) ?? .net30
             let invoice = Invoice(id: ID(), customerID: customer.id, customerName: customer.name, orders: orders.map(Self.invoiced),
-                                  lines: orders.flatMap(InvoiceRules.vehicleLines) + charges, terms: terms, issuedOn: issuedOn, notes: notes,
-                                  createdAt: tx.now, updatedAt: tx.now)
+                                  lines: orders.flatMap(InvoiceRules.vehicleLines) + (try Self.joined(charges, carried)), terms: terms,
+                                  issuedOn: issuedOn, notes: notes, createdAt: tx.now, updatedAt: tx.now)
             try await InvoiceRepository.insert(invoice, sequence: nil, tx)
             return invoice
         }
@@ -120,9 +120,9 @@ public struct InvoiceService: Sendable {
                                : "Invoice \(current.number ?? "") was sent: void it and make a new one to change what it bills.", field: "status")
             }
             var edited = current
-            let orders = try await billable(request.orderIDs ?? current.orders.map(\.id), invoice: current, tx).orders
+            let (_, orders, carried) = try await billable(request.orderIDs ?? current.orders.map(\.id), invoice: current, tx)
             edited.orders = orders.map(Self.invoiced)
-            edited.lines = orders.flatMap(InvoiceRules.vehicleLines) + (charges ?? current.lines.filter { $0.kind != .vehicle })
+            edited.lines = orders.flatMap(InvoiceRules.vehicleLines) + (try Self.joined(charges ?? current.lines.filter { $0.kind != .vehicle }, carried))
             if let terms = request.terms { edited.terms = terms }
             if let issuedOn = request.issuedOn { edited.issuedOn = try Self.checked(issuedOn: issuedOn, now: tx.now) }
             if let notes { edited.notes = notes }
@@ -146,7 +146,7 @@ public struct InvoiceService: Sendable {
             var edited = current
             var sequence: Int?
             if current.status == .draft {
-                let orders = try await billable(current.orders.map(\.id), invoice: current, tx).orders
+                let orders = try await billable(current.orders.map(\.id), invoice: current, tx).orders  // its own: nothing carried
                 edited.orders = orders.map(Self.invoiced)
                 edited.lines = orders.flatMap(InvoiceRules.vehicleLines) + current.lines.filter { $0.kind != .vehicle }
                 edited = Self.settled(edited)
@@ -285,7 +285,9 @@ public struct InvoiceService: Sendable {
 
     /// The orders an invoice may bill, in the order given: the carrier's,
     /// delivered, all of one customer, and on no other invoice.
-    private func billable(_ ids: [ID<Order>], invoice: Invoice?, _ tx: TenantTransaction) async throws -> (customer: Customer, orders: [Order]) {
+    /// `carried`: the charges of drafts this emptied (they go with their orders).
+    private func billable(_ ids: [ID<Order>], invoice: Invoice?, _ tx: TenantTransaction) async throws
+        -> (customer: Customer, orders: [Order], carried: [InvoiceLine]) {
         guard !ids.isEmpty else { throw AppError.validation("order_ids", "An invoice bills at least one delivered order.") }
         guard ids.count <= InvoiceRules.ordersPerInvoice else {
             throw AppError.validation("order_ids", "An invoice bills at most \(InvoiceRules.ordersPerInvoice) orders.")
@@ -311,6 +313,7 @@ public struct InvoiceService: Sendable {
             throw AppError.validation("order_ids", "This invoice bills \(invoice.customerName): add only their orders.")
         }
         // An order on another draft moves to this invoice; one on a sent invoice stays there.
+        var carried: [InvoiceLine] = []
         for (order, other) in try await InvoiceRepository.invoices(ofOrders: ids, tenant: tx.tenant, tx.db) where other != invoice?.id {
             guard let holder = try await InvoiceRepository.find(other, tenant: tx.tenant, locking: true, tx.db) else { continue }
             guard holder.status == .draft else {
@@ -318,22 +321,44 @@ public struct InvoiceService: Sendable {
                 throw AppError(409, .alreadyExists, "Order \(name) is on invoice \(holder.number ?? "") already: void that invoice to bill it again.",
                                field: "order_ids")
             }
-            try await release(order, from: holder, tx)
+            carried += try await release(order, from: holder, tx)
         }
         guard let customer = try await CustomerRepository.find(customerID, tenant: tx.tenant, tx.db) else { throw AppError.notFound("Customer") }
-        return (customer, orders)
+        return (customer, orders, carried)
     }
 
-    /// Takes an order off a draft (which goes when it bills nothing more: a draft has no number to keep).
-    private func release(_ order: ID<Order>, from draft: Invoice, _ tx: TenantTransaction) async throws {
+    /// Takes an order off a draft. A draft left with no order goes (it has
+    /// no number to keep); its charges are returned, to go with the order.
+    private func release(_ order: ID<Order>, from draft: Invoice, _ tx: TenantTransaction) async throws -> [InvoiceLine] {
         var edited = draft
         edited.orders.removeAll { $0.id == order }
         edited.lines.removeAll { $0.orderID == order }
-        if edited.orders.isEmpty {
-            try await InvoiceRepository.deleteDraft(draft.id, tx)
-        } else {
+        guard edited.orders.isEmpty else {
             _ = try await save(Self.settled(edited), from: draft, tx)
+            return []
         }
+        try await InvoiceRepository.deleteDraft(draft.id, tx)
+        return edited.lines
+    }
+
+    /// The charges given and those carried from emptied drafts, within the limit.
+    static func joined(_ charges: [InvoiceLine], _ carried: [InvoiceLine]) throws -> [InvoiceLine] {
+        guard charges.count + carried.count <= InvoiceRules.chargesPerInvoice else {
+            throw AppError.validation("charges", "With the charges of the drafts its orders come from, the invoice would have more than \(InvoiceRules.chargesPerInvoice).")
+        }
+        return charges + carried
+    }
+
+    /// A delivered order changed (its vehicles, prices, number): a draft billing it follows; a sent invoice keeps what it billed.
+    func follow(_ order: Order, _ tx: TenantTransaction) async throws {
+        guard let id = try await InvoiceRepository.invoices(ofOrders: [order.id], tenant: tx.tenant, tx.db)[order.id],
+              let draft = try await InvoiceRepository.find(id, tenant: tx.tenant, locking: true, tx.db), draft.status == .draft else { return }
+        var edited = draft
+        edited.orders = draft.orders.map { $0.id == order.id ? Self.invoiced(order) : $0 }
+        let position = draft.lines.firstIndex { $0.orderID == order.id } ?? draft.lines.count
+        edited.lines.removeAll { $0.orderID == order.id }
+        edited.lines.insert(contentsOf: InvoiceRules.vehicleLines(of: order), at: min(position, edited.lines.count))
+        _ = try await save(Self.settled(edited), from: draft, tx)
     }
 
     /// Charges as lines, each refusal naming its charge.

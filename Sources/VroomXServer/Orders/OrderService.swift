@@ -303,6 +303,9 @@ public struct OrderService: Sendable {
             try await OrderRepository.insertStatusEvent(saved, occurredAt: occurredAt ?? tx.now, tx)
             // A delivery prepares the customer's invoice, for dispatch to check and send.
             if saved.status == .delivered { try await store.invoices.prepare(for: saved, tx) }
+        } else if saved.status == .delivered,
+                  saved.vehicles != original.vehicles || saved.number != original.number || saved.externalLoadID != original.externalLoadID {
+            try await store.invoices.follow(saved, tx)
         }
         if saved.driverID != original.driverID {
             try await store.inspections.handOver(of: saved, from: original.driverID, tx)
