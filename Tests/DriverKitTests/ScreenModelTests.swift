@@ -51,7 +51,8 @@ struct ScreenModelTests {
 
         try await live.start()
         await app.syncNow()
-        try await eventually("every file on the server", timeout: .seconds(30)) {
+        // Seven photos through the upload queue, beside the whole suite on two cores.
+        try await eventually("every file on the server", timeout: .seconds(120)) {
             screen.state?.photos.allSatisfy { $0.status == .done } == true && screen.state?.isCompleted == true
         }
         #expect(screen.state?.blockedReason == "This inspection is completed.")
