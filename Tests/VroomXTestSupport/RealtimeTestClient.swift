@@ -61,7 +61,7 @@ public final class RealtimeTestClient: Sendable {
     public var isFinished: Bool { state.withLockedValue { $0.finished } }
 
     /// Waits until `condition` holds for the messages so far.
-    public func waitUntil(timeout: Duration = .seconds(20), _ what: String = "condition",
+    public func waitUntil(timeout: Duration = .seconds(60), _ what: String = "condition",
                           _ condition: @Sendable ([RealtimeMessage]) -> Bool) async throws {
         let deadline = ContinuousClock.now + timeout
         while !condition(messages) {
