@@ -499,6 +499,23 @@ public struct CustomerAging: Codable, Sendable, Hashable {
     }
 }
 
+/// What customers owe on a day: a row per customer with a balance.
+public struct ReceivablesReport: Codable, Sendable, Hashable {
+    public var asOf: LocalDate
+    /// The largest total first.
+    public var customers: [CustomerAging]
+
+    public init(asOf: LocalDate, customers: [CustomerAging]) {
+        self.asOf = asOf
+        self.customers = customers
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case customers
+        case asOf = "as_of"
+    }
+}
+
 /// The columns of a receivables aging report.
 public enum AgingBucket: String, Codable, Sendable, CaseIterable {
     case current

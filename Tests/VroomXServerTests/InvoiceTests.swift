@@ -93,11 +93,11 @@ struct InvoiceTests {
 
             // 45 days after the due date the whole balance is 31–60 days late.
             let late = sent.dueOn.adding(days: 45)
-            var aging = try await api.call(.dispatchReceivables, query: "as_of=\(late)", token: dispatch).decode([CustomerAging].self)
+            var aging = try await api.call(.dispatchReceivables, query: "as_of=\(late)", token: dispatch).decode(ReceivablesReport.self).customers
             #expect(aging.count == 1 && aging[0].days31to60Cents == 210_000 && aging[0].totalCents == 210_000)
             // Before the invoice was dated nothing was owed on it.
             #expect(try await api.call(.dispatchReceivables, query: "as_of=\(sent.issuedOn.adding(days: -1))", token: dispatch)
-                .decode([CustomerAging].self).isEmpty)
+                .decode(ReceivablesReport.self).customers.isEmpty)
 
             // Two dispatchers record the two parts at the same moment; a lost answer sends the first again.
             let parts = [RecordPaymentRequest(id: ID(), amountCents: 100_000, method: .check, reference: "10442", receivedOn: sent.issuedOn),
@@ -117,7 +117,7 @@ struct InvoiceTests {
             #expect(try await api.call(.dispatchRecordPayment, draft.id.rawValue, json: reused, token: dispatch).status == 409)
             #expect(try await api.call(.dispatchRecordPayment, draft.id.rawValue, json: RecordPaymentRequest(amountCents: 0, method: .cash),
                                        token: dispatch).status == 422)
-            aging = try await api.call(.dispatchReceivables, query: "as_of=\(late)", token: dispatch).decode([CustomerAging].self)
+            aging = try await api.call(.dispatchReceivables, query: "as_of=\(late)", token: dispatch).decode(ReceivablesReport.self).customers
             #expect(aging.isEmpty, "paid invoices owe nothing: \(aging)")
             #expect(try await api.call(.dispatchVoidInvoice, draft.id.rawValue, json: VoidInvoiceRequest(reason: "oops"), token: dispatch).status == 409)
 
@@ -162,7 +162,7 @@ struct InvoiceTests {
             // Paid twice over by mistake: a credit, which receivables count against what the customer owes.
             _ = try await api.call(.dispatchRecordPayment, thirdDraft.id.rawValue, json: RecordPaymentRequest(amountCents: 40_000, method: .ach), token: dispatch)
             _ = try await api.call(.dispatchRecordPayment, thirdDraft.id.rawValue, json: RecordPaymentRequest(amountCents: 40_000, method: .ach), token: dispatch)
-            aging = try await api.call(.dispatchReceivables, token: dispatch).decode([CustomerAging].self)
+            aging = try await api.call(.dispatchReceivables, token: dispatch).decode(ReceivablesReport.self).customers
             #expect(aging.count == 1 && aging[0].currentCents == -40_000 && aging[0].totalCents == -40_000, "\(aging)")
 
             // The PDF, as a reader sees it.

@@ -57,7 +57,7 @@ extension APIOperation {
                      refusals: [404: "not_found: no such invoice or payment on it"]),
         APIOperation(.dispatchReceivables, .billing, "What each customer owes, by how late",
                      details: "Open invoices' balances per customer in columns current (not yet due), 1–30, 31–60, 61–90 and over 90 days past due, figured on as_of (today when not given). Largest total first.",
-                     answer: .ok([CustomerAging].self)),
+                     answer: .ok(ReceivablesReport.self)),
         APIOperation(.dispatchInvoicesExport, .billing, "Invoices dated in a period, as QuickBooks Online imports them (CSV)",
                      details: "One row per line with columns \(Receivables.invoiceColumns.joined(separator: ", ")); dates MM/DD/YYYY. from and to default to this month; at most 550 days. Void invoices are left out.",
                      answer: Answer(200, "The CSV file", .file),

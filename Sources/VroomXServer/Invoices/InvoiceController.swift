@@ -46,7 +46,9 @@ struct InvoiceController {
                                                                          tenant: try context.caller().tenant))
         }
         routes.on(.dispatchReceivables) { request, context in
-            try JSONBody.response(try await store.receivables.aging(tenant: try context.caller().tenant, asOf: try request.date(.asOfDate)))
+            let asOf = try request.date(.asOfDate) ?? LocalDate(store.now)
+            return try JSONBody.response(ReceivablesReport(asOf: asOf, customers: try await store.receivables.aging(tenant: try context.caller().tenant,
+                                                                                                                   asOf: asOf)))
         }
         routes.onResponse(.dispatchInvoicesExport) { request, context in
             let (from, to) = try Self.period(request, now: store.now)
