@@ -191,6 +191,15 @@ struct InvoiceTests {
             #expect(paymentRows.first == Receivables.paymentColumns && paymentRows.count == 5, "the removed payment is left out: \(paymentRows)")
             #expect(Set(paymentRows.dropFirst().filter { $0[5] == "INV-1001" }.map { $0[4] }) == ["1000.00", "1100.00"], "\(paymentRows)")
             #expect(try await api.call(.dispatchInvoicesExport, query: "from=2026-01-01&to=2025-01-01", token: dispatch).status == 422)
+            // A client cannot grow an invoice's payments without end.
+            for _ in 2..<InvoiceRules.paymentsPerInvoice {
+                _ = try await api.call(.dispatchRecordPayment, thirdDraft.id.rawValue, json: RecordPaymentRequest(amountCents: 1, method: .cash), token: dispatch)
+            }
+            let tooMany = try await api.call(.dispatchRecordPayment, thirdDraft.id.rawValue, json: RecordPaymentRequest(amountCents: 1, method: .cash),
+                                             token: dispatch)
+            #expect(tooMany.status == 409 && tooMany.text.contains("the most one takes"), "\(tooMany.text)")
+            #expect(try await api.call(.dispatchInvoice, thirdDraft.id.rawValue, token: dispatch).decode(InvoiceDetail.self).payments.count
+                    == InvoiceRules.paymentsPerInvoice)
         }
     }
 

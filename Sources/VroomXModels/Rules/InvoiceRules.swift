@@ -7,6 +7,8 @@ public enum InvoiceRules {
     public static let ordersPerInvoice = 50
     /// Charges a dispatcher adds to one invoice at most.
     public static let chargesPerInvoice = 20
+    /// Payments recorded against one invoice at most (removed ones count): a bound on what a client can grow.
+    public static let paymentsPerInvoice = 100
 
     public static func dueDate(issuedOn: LocalDate, terms: PaymentTerms) -> LocalDate {
         issuedOn.adding(days: terms.days)

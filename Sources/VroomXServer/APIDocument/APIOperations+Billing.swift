@@ -49,7 +49,7 @@ extension APIOperation {
                      answer: .created(InvoiceDetail.self),
                      refusals: [
                          404: "not_found",
-                         409: "invalid_transition: a draft (send it first) or void invoice; idempotency_key_reused: a different payment has this id",
+                         409: "invalid_transition: a draft (send it first) or void invoice; idempotency_key_reused: a different payment has this id; conflict: the invoice has its 100 payments",
                          422: "validation_failed: amount_cents, received_on (not yet come, or over ten years ago), reference, note"
                      ]),
         APIOperation(.dispatchRemovePayment, .billing, "Take off a payment recorded by mistake",

@@ -210,6 +210,11 @@ enum InvoiceRepository {
             """).map { (try payment($0), try invoice($0)) }
     }
 
+    /// How many payments were ever recorded against an invoice (removed ones too).
+    static func paymentCount(_ invoice: ID<Invoice>, _ tx: TenantTransaction) async throws -> Int {
+        try await tx.first("SELECT COUNT(*) AS n FROM invoice_payments WHERE tenant_id = \(tx.tenant) AND invoice_id = \(invoice)")?.int("n") ?? 0
+    }
+
     static func insert(_ payment: InvoicePayment, _ tx: TenantTransaction) async throws {
         try await tx.execute("""
             INSERT INTO invoice_payments (id, tenant_id, invoice_id, amount_cents, method, reference, received_on, note, recorded_by, created_at)

@@ -226,6 +226,9 @@ public struct InvoiceService: Sendable {
             case .sent, .partlyPaid, .paid:
                 break
             }
+            guard try await InvoiceRepository.paymentCount(id, tx) < InvoiceRules.paymentsPerInvoice else {
+                throw AppError(409, .conflict, "This invoice has \(InvoiceRules.paymentsPerInvoice) payments recorded, the most one takes.", field: "id")
+            }
             let receivedOn = try Self.checked(receivedOn: request.receivedOn ?? LocalDate(tx.now), now: tx.now)
             let recordedBy = try await tx.actingUser.asyncMap { try await AccountRepository.user($0, tenant: tenant, tx.db)?.email } ?? nil
             do {
