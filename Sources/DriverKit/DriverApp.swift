@@ -271,7 +271,17 @@ public final class DriverApp {
         guard let unit = try database.equipment().first(where: { $0.id == id }) else {
             throw LocalRejection(code: .notFound, message: "This unit is not assigned to you.")
         }
-        // The bytes decide, as on the server: a PDF or a video is refused here, at once.
+        try Self.checkPhoto(file)
+        let waiting = try database.uploads().filter { $0.equipmentID == id && $0.status != .completed }.count
+        guard unit.photos.count + waiting < EquipmentPhoto.maxPerUnit else {
+            throw LocalRejection(code: .validationFailed,
+                                 message: "\(unit.unitNumber) keeps at most \(EquipmentPhoto.maxPerUnit) photos; ask dispatch to remove old ones.")
+        }
+        return try await uploads.enqueue(file: file, unit: id)
+    }
+
+    /// The bytes decide, as on the server: a PDF or a video is refused here, at once.
+    private static func checkPhoto(_ file: URL) throws {
         let head = (try? FileHandle(forReadingFrom: file)).flatMap { handle in
             defer { try? handle.close() }
             return try? handle.read(upToCount: ContentSniffer.prefixLength)
@@ -280,12 +290,40 @@ public final class DriverApp {
             throw LocalRejection(code: .unsupportedMediaType,
                                  message: "\(file.lastPathComponent) is not a photo: choose \(ContentSniffer.expected(for: .photo)).")
         }
-        let waiting = try database.uploads().filter { $0.equipmentID == id && $0.status != .completed }.count
-        guard unit.photos.count + waiting < EquipmentPhoto.maxPerUnit else {
-            throw LocalRejection(code: .validationFailed,
-                                 message: "\(unit.unitNumber) keeps at most \(EquipmentPhoto.maxPerUnit) photos; ask dispatch to remove old ones.")
+    }
+
+    // MARK: Paper behind money
+
+    /// Queues a photo of an expense's receipt (the driver's, or dispatch's on
+    /// their trip); it goes once the expense has reached the server.
+    @discardableResult
+    public func addReceipt(_ file: URL, to id: ID<Expense>) async throws -> UploadItem {
+        let known: [Expense] = try database.expenses().filter { $0.id == id }
+        guard let expense = known.first else { throw LocalRejection(code: .notFound, message: "This expense is not on your device.") }
+        try Self.checkPhoto(file)
+        let waiting = try database.uploads().filter { $0.expenseID == id && $0.status != .completed }.count
+        guard expense.receipts.count + waiting < ReceiptPhoto.maxPerItem else {
+            throw LocalRejection(code: .validationFailed, message: "At most \(ReceiptPhoto.maxPerItem) photos go with one expense.")
         }
-        return try await uploads.enqueue(file: file, unit: id)
+        return try await uploads.enqueue(file: file, receiptOf: id)
+    }
+
+    /// Records money collected for an order on delivery (COD) or at pickup
+    /// (COP) — a check, cash — with photos of the check or receipt. Queued
+    /// like any change (exactly once, offline or not); the photos follow it.
+    /// Returns the payment's id.
+    @discardableResult
+    public func collectPayment(order: ID<Order>, amountCents: Int, method: PaymentMethod, reference: String? = nil,
+                               photos: [URL] = []) async throws -> ID<InvoicePayment> {
+        guard photos.count <= ReceiptPhoto.maxPerItem else {
+            throw LocalRejection(code: .validationFailed, message: "At most \(ReceiptPhoto.maxPerItem) photos go with one payment.")
+        }
+        for photo in photos { try Self.checkPhoto(photo) }
+        let id = ID<InvoicePayment>()
+        try enqueue(.collectPayment(.init(id: id, orderID: order, amountCents: amountCents, method: method,
+                                          reference: reference.flatMap { $0.isEmpty ? nil : $0 }, collectedOn: LocalDate(serverClock.now, in: .current))))
+        for photo in photos { try await uploads.enqueue(file: photo, photoOf: id) }
+        return id
     }
 
     /// Sends a failed file again (the driver asked to).

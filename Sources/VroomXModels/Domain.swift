@@ -435,12 +435,15 @@ public struct Expense: Codable, Sendable, Hashable, Identifiable {
     /// the server (spent offline, then dispatch gave the trip to someone
     /// else): kept on the trip, in that driver's name, and shown as such.
     public var afterReassignment: Bool
+    /// Photos of the receipt, oldest first.
+    public var receipts: [ReceiptPhoto]
     public var createdAt: Date
 
     public init(id: ID<Expense>, tripID: ID<Trip>, driverID: ID<Driver>?, category: ExpenseCategory,
                 amountCents: Int, date: LocalDate, notes: String, fuel: FuelPurchase? = nil, afterReassignment: Bool = false,
-                createdAt: Date) {
+                receipts: [ReceiptPhoto] = [], createdAt: Date) {
         self.fuel = fuel
+        self.receipts = receipts
         self.id = id
         self.tripID = tripID
         self.driverID = driverID
@@ -453,7 +456,7 @@ public struct Expense: Codable, Sendable, Hashable, Identifiable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, category, date, notes, fuel
+        case id, category, date, notes, fuel, receipts
         case tripID = "trip_id"
         case driverID = "driver_id"
         case amountCents = "amount_cents"
@@ -473,6 +476,7 @@ public struct Expense: Codable, Sendable, Hashable, Identifiable {
         fuel = try container.decodeIfPresent(FuelPurchase.self, forKey: .fuel)
         // Expenses stored before the flag existed were all recorded on the driver's own trip.
         afterReassignment = try container.decodeIfPresent(Bool.self, forKey: .afterReassignment) ?? false
+        receipts = try container.decodeIfPresent([ReceiptPhoto].self, forKey: .receipts) ?? []
         createdAt = try container.decode(Date.self, forKey: .createdAt)
     }
 
@@ -488,6 +492,7 @@ public struct Expense: Codable, Sendable, Hashable, Identifiable {
         try container.encodeIfPresent(fuel, forKey: .fuel)
         // Said only when it is so: most expenses are recorded on the driver's own trip.
         if afterReassignment { try container.encode(true, forKey: .afterReassignment) }
+        try container.encode(receipts, forKey: .receipts)
         try container.encode(createdAt, forKey: .createdAt)
     }
 }

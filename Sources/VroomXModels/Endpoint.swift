@@ -129,6 +129,15 @@ extension Endpoint {
     public static let updateOrderETA = Endpoint(.patch, "/v1/orders/{id}/eta", .driver)
     public static let createExpense = Endpoint(.post, "/v1/expenses", .driver)
     public static let deleteExpense = Endpoint(.delete, "/v1/expenses/{id}", .driver)
+    // Receipt photos of an expense: its driver and dispatch (large files go through the
+    // resumable uploads with `expense_id` in their metadata)
+    public static let addExpenseReceipt = Endpoint(.post, "/v1/expenses/{id}/receipts", .signedIn, [.contentLength])
+    public static let expenseReceipt = Endpoint(.get, "/v1/expenses/{id}/receipts/{receipt}", .signedIn, [.range])
+    public static let deleteExpenseReceipt = Endpoint(.delete, "/v1/expenses/{id}/receipts/{receipt}", .signedIn)
+    // Money a driver collected for an order (COD, COP), and the photo of the check or receipt
+    // (or resumable, with `payment_id` in the upload's metadata)
+    public static let collectPayment = Endpoint(.post, "/v1/collections", .driver)
+    public static let addCollectionPhoto = Endpoint(.post, "/v1/collections/{id}/photos", .driver, [.contentLength])
     public static let notifications = list("/v1/notifications", .driver, filters: [.unreadOnly])
     public static let markNotificationRead = Endpoint(.post, "/v1/notifications/{id}/read", .driver)
     /// What the phone holds that has not reached dispatch (a report of nothing clears it).
@@ -191,6 +200,8 @@ extension Endpoint {
     public static let dispatchInvoicePDF = Endpoint(.get, "/v1/dispatch/invoices/{id}/invoice.pdf", .dispatcher)
     public static let dispatchRecordPayment = Endpoint(.post, "/v1/dispatch/invoices/{id}/payments", .dispatcher)
     public static let dispatchRemovePayment = Endpoint(.delete, "/v1/dispatch/invoices/{id}/payments/{payment}", .dispatcher)
+    public static let dispatchDepositPayment = Endpoint(.post, "/v1/dispatch/invoices/{id}/payments/{payment}/deposit", .dispatcher)
+    public static let dispatchPaymentPhoto = Endpoint(.get, "/v1/dispatch/invoices/{id}/payments/{payment}/photos/{photo}", .dispatcher, [.range])
     public static let dispatchReceivables = Endpoint(.get, "/v1/dispatch/receivables", .dispatcher, [.asOfDate])
     public static let dispatchInvoicesExport = Endpoint(.get, "/v1/dispatch/exports/quickbooks-invoices.csv", .dispatcher, [.fromDate, .toDate])
     public static let dispatchPaymentsExport = Endpoint(.get, "/v1/dispatch/exports/quickbooks-payments.csv", .dispatcher, [.fromDate, .toDate])
@@ -241,7 +252,8 @@ extension Endpoint {
         sendCode, verifyCode, refresh, logout,
         me, setPIN, verifyPIN, registerDeviceToken, removeDeviceToken,
         trips, trip, tripOrders, tripExpenses, orders, order, updateOrderStatus, updateOrderETA,
-        createExpense, deleteExpense, notifications, markNotificationRead, reportDeviceBacklog, dispatchDeviceBacklogs,
+        createExpense, deleteExpense, addExpenseReceipt, expenseReceipt, deleteExpenseReceipt, collectPayment, addCollectionPhoto,
+        notifications, markNotificationRead, reportDeviceBacklog, dispatchDeviceBacklogs,
         saveInspection, inspection, completeInspection, orderInspections, inspectionMedia, putInspectionMedia,
         uploadOptions, createUpload, uploadOffset, appendUpload, terminateUpload,
         sync, mutations, realtime,
@@ -252,7 +264,8 @@ extension Endpoint {
         dispatchTrackingLink, dispatchCreateTrackingLink, dispatchRevokeTrackingLink, trackingStatus,
         dispatchCarrierProfile, dispatchUpdateCarrierProfile, dispatchBillOfLading,
         dispatchInvoices, dispatchCreateInvoice, dispatchInvoice, dispatchUpdateInvoice, dispatchSendInvoice, dispatchVoidInvoice,
-        dispatchInvoicePDF, dispatchRecordPayment, dispatchRemovePayment, dispatchReceivables, dispatchInvoicesExport, dispatchPaymentsExport,
+        dispatchInvoicePDF, dispatchRecordPayment, dispatchRemovePayment, dispatchDepositPayment,
+        dispatchPaymentPhoto, dispatchReceivables, dispatchInvoicesExport, dispatchPaymentsExport,
         decodeVIN, equipment, equipmentUnit, recordOdometer, unitPhoto, addUnitPhoto, deleteUnitPhoto,
         dispatchEquipment, dispatchCreateEquipment, dispatchEquipmentUnit, dispatchUpdateEquipment, dispatchAssignEquipment,
         dispatchEquipmentStatus, dispatchImportEquipment, dispatchAddEquipmentDocument, dispatchDeleteEquipmentDocument,

@@ -303,12 +303,28 @@ public struct InvoicePayment: Codable, Sendable, Hashable, Identifiable {
     public var reference: String
     public var receivedOn: LocalDate
     public var note: String
-    /// Who recorded it (a dispatcher's name).
+    /// Who recorded it (a dispatcher's email, or the driver's name).
     public var recordedBy: String
+    /// The driver who collected it on delivery (COD) or at pickup (COP); nil when dispatch recorded money received.
+    public var collectedBy: ID<Driver>?
+    /// The order a driver collected it for.
+    public var orderID: ID<Order>?
+    /// When dispatch took money a driver collected to the bank; until then it is paid, pending deposit.
+    public var depositedOn: LocalDate?
+    /// The check or cash receipt, photographed.
+    public var photos: [ReceiptPhoto]
     public var createdAt: Date
 
+    /// Collected by a driver and not yet taken to the bank.
+    public var pendingDeposit: Bool { collectedBy != nil && depositedOn == nil }
+
     public init(id: ID<InvoicePayment>, invoiceID: ID<Invoice>, amountCents: Int, method: PaymentMethod, reference: String = "",
-                receivedOn: LocalDate, note: String = "", recordedBy: String = "", createdAt: Date) {
+                receivedOn: LocalDate, note: String = "", recordedBy: String = "", collectedBy: ID<Driver>? = nil, orderID: ID<Order>? = nil,
+                depositedOn: LocalDate? = nil, photos: [ReceiptPhoto] = [], createdAt: Date) {
+        self.collectedBy = collectedBy
+        self.orderID = orderID
+        self.depositedOn = depositedOn
+        self.photos = photos
         self.id = id
         self.invoiceID = invoiceID
         self.amountCents = amountCents
@@ -326,7 +342,47 @@ public struct InvoicePayment: Codable, Sendable, Hashable, Identifiable {
         case amountCents = "amount_cents"
         case receivedOn = "received_on"
         case recordedBy = "recorded_by"
+        case collectedBy = "collected_by"
+        case orderID = "order_id"
+        case depositedOn = "deposited_on"
+        case photos
+        case pendingDeposit = "pending_deposit"
         case createdAt = "created_at"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(VroomXModels.ID<InvoicePayment>.self, forKey: .id)
+        invoiceID = try container.decode(VroomXModels.ID<Invoice>.self, forKey: .invoiceID)
+        amountCents = try container.decode(Int.self, forKey: .amountCents)
+        method = try container.decode(PaymentMethod.self, forKey: .method)
+        reference = try container.decodeIfPresent(String.self, forKey: .reference) ?? ""
+        receivedOn = try container.decode(LocalDate.self, forKey: .receivedOn)
+        note = try container.decodeIfPresent(String.self, forKey: .note) ?? ""
+        recordedBy = try container.decodeIfPresent(String.self, forKey: .recordedBy) ?? ""
+        collectedBy = try container.decodeIfPresent(VroomXModels.ID<Driver>.self, forKey: .collectedBy)
+        orderID = try container.decodeIfPresent(VroomXModels.ID<Order>.self, forKey: .orderID)
+        depositedOn = try container.decodeIfPresent(LocalDate.self, forKey: .depositedOn)
+        photos = try container.decodeIfPresent([ReceiptPhoto].self, forKey: .photos) ?? []
+        createdAt = try container.decode(Date.self, forKey: .createdAt)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(invoiceID, forKey: .invoiceID)
+        try container.encode(amountCents, forKey: .amountCents)
+        try container.encode(method, forKey: .method)
+        try container.encode(reference, forKey: .reference)
+        try container.encode(receivedOn, forKey: .receivedOn)
+        try container.encode(note, forKey: .note)
+        try container.encode(recordedBy, forKey: .recordedBy)
+        try container.encodeIfPresent(collectedBy, forKey: .collectedBy)
+        try container.encodeIfPresent(orderID, forKey: .orderID)
+        try container.encodeIfPresent(depositedOn, forKey: .depositedOn)
+        try container.encode(photos, forKey: .photos)
+        try container.encode(pendingDeposit, forKey: .pendingDeposit)
+        try container.encode(createdAt, forKey: .createdAt)
     }
 }
 

@@ -44,6 +44,7 @@ public struct Mutation: Codable, Sendable, Hashable, Identifiable {
         case .completeInspection: payload = .completeInspection(try container.decode(InspectionReference.self, forKey: .payload))
         case .recordOdometer: payload = .recordOdometer(try container.decode(RecordOdometerRequest.self, forKey: .payload))
         case .recordLocations: payload = .recordLocations(try container.decode(RecordLocationsRequest.self, forKey: .payload))
+        case .collectPayment: payload = .collectPayment(try container.decode(CollectPaymentRequest.self, forKey: .payload))
         }
     }
 
@@ -63,6 +64,7 @@ public struct Mutation: Codable, Sendable, Hashable, Identifiable {
         case .completeInspection(let value): try container.encode(value, forKey: .payload)
         case .recordOdometer(let value): try container.encode(value, forKey: .payload)
         case .recordLocations(let value): try container.encode(value, forKey: .payload)
+        case .collectPayment(let value): try container.encode(value, forKey: .payload)
         }
     }
 }
@@ -77,6 +79,7 @@ public enum MutationKind: String, Codable, Sendable, CaseIterable {
     case completeInspection = "complete_inspection"
     case recordOdometer = "record_odometer"
     case recordLocations = "record_locations"
+    case collectPayment = "collect_payment"
 }
 
 public enum MutationPayload: Sendable, Hashable {
@@ -89,6 +92,7 @@ public enum MutationPayload: Sendable, Hashable {
     case completeInspection(InspectionReference)
     case recordOdometer(RecordOdometerRequest)
     case recordLocations(RecordLocationsRequest)
+    case collectPayment(CollectPaymentRequest)
 
     public var kind: MutationKind {
         switch self {
@@ -101,6 +105,7 @@ public enum MutationPayload: Sendable, Hashable {
         case .completeInspection: return .completeInspection
         case .recordOdometer: return .recordOdometer
         case .recordLocations: return .recordLocations
+        case .collectPayment: return .collectPayment
         }
     }
 }

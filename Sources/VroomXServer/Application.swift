@@ -208,6 +208,7 @@ public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
     UploadController(uploads: services.uploads).register(routes)
     InspectionController(store: services.store, media: services.media, uploads: services.uploads).register(routes)
     UnitPhotoController(store: services.store, media: services.media, uploads: services.uploads).register(routes)
+    ReceiptController(store: services.store, media: services.media, uploads: services.uploads).register(routes)
     TrackingController(tracking: services.tracking).register(routes)
     DocumentController(bills: BillOfLadingService(store: services.store, media: services.media)).register(routes)
     InvoiceController(store: services.store, documents: services.invoiceDocuments).register(routes)

@@ -51,7 +51,7 @@ struct UnitPhoto: AsyncParsableCommand {
             let queued = try await session.app.addUnitPhoto(URL(fileURLWithPath: file), to: found.id)
             // Sent now when the server answers (with a progress bar); otherwise it waits on the device.
             if await session.syncIfPossible(quiet: true) { try await session.sendUploads() }
-            try await session.finishChange("Added a photo of \(found.unitNumber).", since: mark, upload: queued.id)
+            try await session.finishChange("Added a photo of \(found.unitNumber).", since: mark, uploads: [queued.id])
         }
     }
 }

@@ -63,7 +63,8 @@ struct Render {
         guard !expenses.isEmpty else { return terminal.line("No expenses.") }
         let header = (trips == nil ? [] : ["TRIP"]) + ["DATE", "CATEGORY", "AMOUNT", "NOTE", "ID"]
         terminal.table(header, expenses.map { expense in
-            let note = [fuel(expense), expense.notes].filter { !$0.isEmpty }.joined(separator: " · ")
+            let receipts = expense.receipts.isEmpty ? "" : NumberText.count(expense.receipts.count, "receipt")
+            let note = [fuel(expense), expense.notes, receipts].filter { !$0.isEmpty }.joined(separator: " · ")
             let trip = trips.map { [$0[expense.tripID] ?? terminal.style("another driver's now", .dim)] } ?? []
             return trip + [DayFormat.day(expense.date), expense.category.rawValue, money(expense.amountCents), note, shortID(expense.id.rawValue)]
         })

@@ -78,7 +78,7 @@ struct Session {
     /// After a change: sent, refused (exit 65, with the server's reason),
     /// or saved and waiting (exit 75). Only this command's own changes
     /// count; an older change's refusal is `sync`'s to report.
-    func finishChange(_ done: String, since mark: Int64, files inspection: ID<Inspection>? = nil, upload: String? = nil) async throws {
+    func finishChange(_ done: String, since mark: Int64, files inspection: ID<Inspection>? = nil, uploads: [String] = []) async throws {
         await syncIfPossible(quiet: true)
         try requireSessionStillActive()
         let mine = try app.database.outbox().filter { $0.seq > mark }
@@ -93,14 +93,14 @@ struct Session {
                 Drop it (vroomx-driver discard \(refused.id.prefix(8))) and add that file again.
                 """)
         }
-        if let upload, let refused = try app.database.upload(upload), refused.status == .failed {
+        if let refused = try uploads.compactMap({ try app.database.upload($0) }).first(where: { $0.status == .failed }) {
             throw CLIError(.failed, """
                 The server refused the \(refused.about): \(refused.lastError ?? "refused"). \
                 Drop it (vroomx-driver discard \(refused.id.prefix(8))) and try another file.
                 """)
         }
         let filesWaiting = try inspection.map { try app.database.uploads(inspection: $0).contains { $0.status != .completed } } ?? false
-            || (try upload.flatMap { try app.database.upload($0) }.map { $0.status != .completed } ?? false)
+            || (try uploads.compactMap { try app.database.upload($0) }.contains { $0.status != .completed })
         if !mine.isEmpty || filesWaiting {
             if !app.network.isOnline { terminal.note(terminal.style("You're offline — showing cached data", .yellow)) }
             terminal.line("\(done) Saved on this device; it will reach dispatch when the server answers (vroomx-driver sync).")

@@ -158,7 +158,7 @@ struct OrderCommand: AsyncParsableCommand {
 
 struct ExpenseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "expense", abstract: "Record, list and delete trip expenses.",
-                                                    subcommands: [Add.self, List.self, Delete.self])
+                                                    subcommands: [Add.self, List.self, Delete.self, Receipt.self])
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Record an expense on a trip.")
@@ -172,6 +172,7 @@ struct ExpenseCommand: AsyncParsableCommand {
         @Option(help: "Fuel bought, in litres.") var litres: String?
         @Option(help: "The truck's odometer at the pump (miles).") var odometer: String?
         @Option(help: "Unit number of the truck (default: your truck).") var unit: String?
+        @Option(help: "A photo of the receipt (JPEG, PNG or HEIC); give it again for more pages.", completion: .file()) var receipt: [String] = []
 
         func run() async throws {
             try await withSession(global) { session in
@@ -190,8 +191,12 @@ struct ExpenseCommand: AsyncParsableCommand {
                 let mark = try session.outboxMark()
                 let id = try session.app.createExpense(trip: found.id, category: category, amountCents: cents,
                                                        date: date.flatMap(LocalDate.init), notes: note, fuel: fuel)
-                try await session.finishChange("Recorded \(MoneyFormat.dollars(cents)) \(category.rawValue) on trip \(found.number) (\(id.rawValue.prefix(8))).",
-                                               since: mark)
+                var queued: [String] = []
+                for photo in receipt { queued.append(try await session.app.addReceipt(URL(fileURLWithPath: photo), to: id).id) }
+                if !queued.isEmpty, await session.syncIfPossible(quiet: true) { try await session.sendUploads() }
+                let receipts = queued.isEmpty ? "" : " with \(NumberText.count(queued.count, "receipt photo"))"
+                try await session.finishChange("Recorded \(MoneyFormat.dollars(cents)) \(category.rawValue) on trip \(found.number)\(receipts) (\(id.rawValue.prefix(8))).",
+                                               since: mark, uploads: queued)
             }
         }
     }
@@ -235,6 +240,58 @@ struct ExpenseCommand: AsyncParsableCommand {
                 try session.app.deleteExpense(found.id)
                 try await session.finishChange("Deleted the \(MoneyFormat.dollars(found.amountCents)) \(found.category.rawValue) expense.", since: mark)
             }
+        }
+    }
+
+    struct Receipt: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a photo of the receipt to an expense (yours, or dispatch's on your trip).")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Expense id (or its first characters).") var expense: String
+        @Argument(help: "The photo (JPEG, PNG or HEIC).", completion: .file()) var file: String
+
+        func run() async throws {
+            try await withSession(global) { session in
+                try session.requireUnlocked()
+                let found = try Lookup.pick(expense, try session.app.database.expenses(), id: \.id.rawValue, number: nil, kind: "expense")
+                let mark = try session.outboxMark()
+                let queued = try await session.app.addReceipt(URL(fileURLWithPath: file), to: found.id)
+                if await session.syncIfPossible(quiet: true) { try await session.sendUploads() }
+                try await session.finishChange("Added a receipt to the \(MoneyFormat.dollars(found.amountCents)) \(found.category.rawValue) expense.",
+                                               since: mark, uploads: [queued.id])
+            }
+        }
+    }
+}
+
+extension PaymentMethod: ExpressibleByArgument {}
+
+struct Collect: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Record money you collected for an order on delivery (COD) or at pickup (COP), with a photo of the check.",
+        discussion: """
+            vroomx-driver collect O-5003 --amount 1800 --method check --reference 10442 --photo check.jpg
+            Dispatch sees the invoice paid, pending deposit, with the photo. Offline it waits on this device and goes once.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Order number (O-5003) or id.") var order: String
+    @Option(help: "Amount in dollars, e.g. 1800.00.") var amount: String
+    @Option(help: "check, cash, card or other.") var method: PaymentMethod
+    @Option(help: "The check or money order number.") var reference: String?
+    @Option(help: "A photo of the check or cash receipt; give it again for the back.", completion: .file()) var photo: [String] = []
+
+    func run() async throws {
+        try await withSession(global) { session in
+            try session.requireUnlocked()
+            let found = try Lookup.order(order, in: session.app)
+            let cents = try Input.cents(amount)
+            let mark = try session.outboxMark()
+            let id = try await session.app.collectPayment(order: found.id, amountCents: cents, method: method, reference: reference,
+                                                          photos: photo.map { URL(fileURLWithPath: $0) })
+            let queued = try session.app.database.uploads().filter { $0.paymentID == id }.map(\.id)
+            if !queued.isEmpty, await session.syncIfPossible(quiet: true) { try await session.sendUploads() }
+            let photos = queued.isEmpty ? "" : " with \(NumberText.count(queued.count, "photo"))"
+            try await session.finishChange("Collected \(MoneyFormat.dollars(cents)) \(method.label.lowercased()) for order \(found.number)\(photos).",
+                                           since: mark, uploads: queued)
         }
     }
 }

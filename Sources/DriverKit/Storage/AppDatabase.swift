@@ -276,6 +276,38 @@ public struct AppDatabase: Sendable {
                     dropped INTEGER NOT NULL, future INTEGER NOT NULL, settled_at REAL NOT NULL);
                 """)
         }
+        migrator.registerMigration("v12-receipts") { db in
+            // A queued file may also be a receipt of an expense or the photo of a payment the driver
+            // collected (`paper_id`, the kind its slot names): exactly one target (the table is rebuilt for the CHECK).
+            try db.execute(sql: """
+                CREATE TABLE upload_queue_v12 (
+                    id TEXT PRIMARY KEY,
+                    inspection_id TEXT,
+                    equipment_id TEXT,
+                    paper_id TEXT,
+                    slot TEXT NOT NULL,
+                    kind TEXT NOT NULL CHECK (kind IN ('photo', 'video', 'signature')),
+                    path TEXT NOT NULL,
+                    size INTEGER NOT NULL CHECK (size > 0),
+                    status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'uploading', 'failed', 'completed')),
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    sent_bytes INTEGER NOT NULL DEFAULT 0,
+                    upload_url TEXT,
+                    last_error TEXT,
+                    next_retry_at REAL NOT NULL DEFAULT 0,
+                    created_at REAL NOT NULL,
+                    owner TEXT,
+                    UNIQUE (inspection_id, slot),
+                    CHECK ((inspection_id IS NOT NULL) + (equipment_id IS NOT NULL) + (paper_id IS NOT NULL) = 1)
+                );
+                INSERT INTO upload_queue_v12 (id, inspection_id, equipment_id, slot, kind, path, size, status, attempts, sent_bytes, upload_url,
+                                              last_error, next_retry_at, created_at, owner)
+                    SELECT id, inspection_id, equipment_id, slot, kind, path, size, status, attempts, sent_bytes, upload_url,
+                           last_error, next_retry_at, created_at, owner FROM upload_queue;
+                DROP TABLE upload_queue;
+                ALTER TABLE upload_queue_v12 RENAME TO upload_queue;
+                """)
+        }
         return migrator
     }
 }

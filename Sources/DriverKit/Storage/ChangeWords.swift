@@ -39,6 +39,8 @@ enum ChangeWords {
             return "the odometer reading of \(unit) (\(NumberText.grouped(reading.miles)) mi)"
         case .recordLocations(let batch):
             return "\(batch.fixes.count) position\(batch.fixes.count == 1 ? "" : "s")"
+        case .collectPayment(let request):
+            return "the \(MoneyFormat.dollars(request.amountCents)) \(request.method.label.lowercased()) collected for \(try orderNumber(request.orderID))"
         }
     }
 
@@ -51,6 +53,7 @@ enum ChangeWords {
         case .completeInspection(let reference):
             return try AppDatabase.inspection(reference.inspectionID, db).flatMap { try AppDatabase.order($0.orderID, db)?.number }
         case .createExpense(let request): return try AppDatabase.trip(request.tripID, db)?.number
+        case .collectPayment(let request): return try AppDatabase.order(request.orderID, db)?.number
         case .deleteExpense, .markNotificationRead, .recordOdometer, .recordLocations: return nil
         }
     }
@@ -72,7 +75,7 @@ enum ChangeWords {
     /// Changes to an order or trip dispatch may take away while they wait.
     static func isAboutAssignedWork(_ mutation: Mutation) -> Bool {
         switch mutation.payload {
-        case .updateOrderStatus, .updateOrderETA, .saveInspection, .completeInspection, .createExpense: return true
+        case .updateOrderStatus, .updateOrderETA, .saveInspection, .completeInspection, .createExpense, .collectPayment: return true
         case .deleteExpense, .markNotificationRead, .recordOdometer, .recordLocations: return false
         }
     }
@@ -90,6 +93,11 @@ extension AppDatabase {
         if let unit = file.equipmentID {
             return "a photo of \(try Self.unit(unit, db)?.unitNumber ?? "your unit")"
         }
+        if let expense = file.expenseID {
+            let found: [Expense] = try docs(db, "SELECT doc FROM expenses WHERE id = ?", [expense.rawValue])
+            return found.first.map { "the receipt of the \(MoneyFormat.dollars($0.amountCents)) \($0.category.rawValue) expense" } ?? "a receipt"
+        }
+        if file.paymentID != nil { return "the photo of a payment you collected" }
         let what = switch file.kind {
         case .video: "the video"
         case .signature: "the signature"
@@ -138,6 +146,10 @@ extension ChangeWords {
         case .recordLocations(let batch):
             guard let first = batch.fixes.map(\.recordedAt).min(), let last = batch.fixes.map(\.recordedAt).max() else { return "" }
             return "from \(instant(first)) to \(instant(last))"
+        case .collectPayment(let request):
+            return ["\(MoneyFormat.dollars(request.amountCents)) \(request.method.label.lowercased())",
+                    request.reference.flatMap { $0.isEmpty ? nil : "no. \($0.prefix(100))" },
+                    request.collectedOn.map { "on \(DayFormat.day($0))" }].compactMap { $0 }.joined(separator: ", ")
         }
     }
 

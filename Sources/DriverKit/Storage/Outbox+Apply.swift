@@ -121,6 +121,16 @@ extension AppDatabase {
             }
         case .recordLocations:
             break  // Positions are not shown from the cache; arrivals they make come back through the feed.
+        case .collectPayment(let request):
+            // The same checks as the server's, against the order as the phone has it (its pickup or delivery may still be queued).
+            guard let order = try order(request.orderID, db) else { throw LocalRejection(code: .notFound, message: "This order is not on your device.") }
+            guard order.status == .pickedUp || order.status == .delivered else {
+                throw LocalRejection(code: .invalidTransition, message: "Order \(order.number) is \(order.status.label): money is collected at pickup or delivery.")
+            }
+            if let refusal = InvoiceRules.paymentProblem(amountCents: request.amountCents) { throw LocalRejection(refusal) }
+            if let reference = request.reference, !FieldLimits.paymentReference.allows(reference) {
+                throw LocalRejection(FieldLimits.paymentReference.refusal())
+            }
         }
         return true
     }
@@ -146,6 +156,7 @@ extension AppDatabase {
         case .updateOrderETA(let change): return change.orderID
         case .saveInspection(let save): return save.inspection.orderID
         case .completeInspection(let reference): return try inspection(reference.inspectionID, db)?.orderID
+        case .collectPayment(let request): return request.orderID
         case .createExpense, .deleteExpense, .markNotificationRead, .recordOdometer, .recordLocations: return nil
         }
     }

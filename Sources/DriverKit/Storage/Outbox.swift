@@ -306,6 +306,7 @@ extension Mutation {
         case .completeInspection(let reference): return reference.inspectionID.rawValue
         case .recordOdometer(let reading): return reading.equipmentID.rawValue
         case .recordLocations(let batch): return batch.id?.rawValue ?? "positions"
+        case .collectPayment(let request): return request.id.rawValue
         }
     }
 }

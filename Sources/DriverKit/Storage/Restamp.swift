@@ -52,7 +52,7 @@ extension Mutation {
                 save.inspection.position = position
             }
             shifted.payload = .saveInspection(save)
-        case .updateOrderETA, .createExpense, .deleteExpense:
+        case .updateOrderETA, .createExpense, .deleteExpense, .collectPayment:
             break
         }
         return shifted

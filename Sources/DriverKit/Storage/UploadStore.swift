@@ -3,7 +3,8 @@ import GRDB
 import VroomXModels
 
 /// A file waiting to reach the server (seed 000's inspection upload queue):
-/// a slot's file of an inspection, or a photo of one of the driver's units.
+/// a slot's file of an inspection, a photo of one of the driver's units, a
+/// receipt of an expense, or the photo of a payment the driver collected.
 /// Persisted so it survives the app being killed.
 public struct UploadItem: Sendable, Hashable, Identifiable {
     public enum Status: String, Sendable { case pending, uploading, failed, completed }
@@ -13,6 +14,8 @@ public struct UploadItem: Sendable, Hashable, Identifiable {
     public let inspectionID: VroomXModels.ID<Inspection>?
     /// The unit a photo is of, or nil for an inspection's file.
     public let equipmentID: VroomXModels.ID<Equipment>?
+    /// The expense a receipt is of (slot `receipt`), or the payment a photo is of (slot `payment_photo`).
+    public let paperID: String?
     public let slot: MediaSlot
     public let kind: MediaKind
     /// The app's own copy of the file.
@@ -32,16 +35,30 @@ public struct UploadItem: Sendable, Hashable, Identifiable {
 
     /// The slot unit photos are queued under (the server's name for it).
     static let unitPhotoSlot = MediaSlot("unit_photo")
+    /// The slots of receipts and of collected payments' photos (the server's names).
+    static let receiptSlot = MediaSlot("receipt")
+    static let collectionPhotoSlot = MediaSlot("payment_photo")
+
+    /// The expense a queued receipt is of.
+    public var expenseID: VroomXModels.ID<Expense>? { slot == Self.receiptSlot ? paperID.flatMap(VroomXModels.ID.init) : nil }
+    /// The payment a queued photo is of.
+    public var paymentID: VroomXModels.ID<InvoicePayment>? { slot == Self.collectionPhotoSlot ? paperID.flatMap(VroomXModels.ID.init) : nil }
 
     public var progress: Double { size > 0 ? Double(sentBytes) / Double(size) : 0 }
 
     /// What the file is for, in the driver's words.
-    public var about: String { equipmentID == nil ? slot.rawValue : "unit photo" }
+    public var about: String {
+        if equipmentID != nil { return "unit photo" }
+        if expenseID != nil { return "receipt" }
+        if paymentID != nil { return "payment photo" }
+        return slot.rawValue
+    }
 
     init(row: Row) {
         id = row["id"]
         inspectionID = (row["inspection_id"] as String?).flatMap(VroomXModels.ID<Inspection>.init)
         equipmentID = (row["equipment_id"] as String?).flatMap(VroomXModels.ID<Equipment>.init)
+        paperID = row["paper_id"]
         slot = MediaSlot(row["slot"] as String)
         kind = MediaKind(rawValue: row["kind"]) ?? .photo
         path = row["path"]
@@ -84,6 +101,15 @@ extension AppDatabase {
         }
     }
 
+    /// Queues a receipt of an expense, or the photo of a payment the driver collected.
+    func insertPaperPhoto(id: String, paper: String, slot: MediaSlot, path: String, size: Int64, now: Date) throws {
+        try writer.write { db in
+            try db.execute(sql: """
+                INSERT INTO upload_queue (id, paper_id, slot, kind, path, size, created_at, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [id, paper, slot.rawValue, MediaKind.photo.rawValue, path, size, now.timeIntervalSince1970, try Self.ownerID(db)])
+        }
+    }
+
     public func upload(_ id: String) throws -> UploadItem? {
         try reader.read { db in try Row.fetchOne(db, sql: "SELECT * FROM upload_queue WHERE id = ?", arguments: [id]).map(UploadItem.init(row:)) }
     }
@@ -101,10 +127,11 @@ extension AppDatabase {
     }
 
     /// The signed-in driver's next file to send now: oldest first, not
-    /// failed, not waiting for a retry, and of an inspection the server
-    /// already has — a file waits while its inspection's save is unsent or
+    /// failed, not waiting for a retry, and of an inspection (expense,
+    /// collected payment) the server already has — a file waits while its
+    /// inspection's save (the expense, the collection) is unsent or
     /// failed and to be tried again (the server would answer "not found",
-    /// which is no fault of the file). A save the server refused is not
+    /// which is no fault of the file). A change the server refused is not
     /// waited for: it will never go.
     /// `owner`: another driver whose files this phone hands over (nil: the signed-in driver).
     func nextDueUpload(now: Date, owner: String? = nil) throws -> UploadItem? {
@@ -113,6 +140,9 @@ extension AppDatabase {
             try Row.fetchOne(db, sql: """
                 SELECT * FROM upload_queue u WHERE u.owner IS ? AND u.status IN ('pending', 'uploading') AND u.next_retry_at <= ?
                 AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.entity_id = u.inspection_id AND o.kind = '\(MutationKind.saveInspection.rawValue)'
+                                AND (o.status = 'pending' OR o.failure = 'transient'))
+                AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.entity_id = u.paper_id
+                                AND o.kind IN ('\(MutationKind.createExpense.rawValue)', '\(MutationKind.collectPayment.rawValue)')
                                 AND (o.status = 'pending' OR o.failure = 'transient'))
                 ORDER BY u.created_at LIMIT 1
                 """, arguments: [try owner ?? Self.ownerID(db), now.timeIntervalSince1970])

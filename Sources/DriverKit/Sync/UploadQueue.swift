@@ -68,6 +68,28 @@ public actor UploadQueue {
         return item
     }
 
+    /// Queues a photo of an expense's receipt and returns at once; it goes
+    /// once the expense has reached the server.
+    @discardableResult
+    public func enqueue(file: URL, receiptOf expense: ID<Expense>) throws -> UploadItem {
+        try enqueuePaper(file, paper: expense.rawValue, slot: UploadItem.receiptSlot, what: "receipt")
+    }
+
+    /// Queues the photo of a check or cash receipt the driver collected and
+    /// returns at once; it goes once the collection has reached the server.
+    @discardableResult
+    public func enqueue(file: URL, photoOf payment: ID<InvoicePayment>) throws -> UploadItem {
+        try enqueuePaper(file, paper: payment.rawValue, slot: UploadItem.collectionPhotoSlot, what: "payment photo")
+    }
+
+    private func enqueuePaper(_ file: URL, paper: String, slot: MediaSlot, what: String) throws -> UploadItem {
+        let id = try keep(file, for: what) { id, copy, size in
+            try database.insertPaperPhoto(id: id, paper: paper, slot: slot, path: copy.path, size: size, now: clock())
+        }
+        guard let item = try database.upload(id) else { throw LocalRejection(code: .notFound, message: "The \(what) was not queued.") }
+        return item
+    }
+
     /// Copies the file into app-owned storage, records it with `record`
     /// (the copy goes if that fails) and wakes the queue; returns its id.
     private func keep(_ file: URL, for what: String, record: (_ id: String, _ copy: URL, _ size: Int64) throws -> Void) throws -> String {
@@ -290,6 +312,10 @@ public actor UploadQueue {
     private func create(_ item: UploadItem, via api: APIClient) async throws -> String {
         let metadata = if let unit = item.equipmentID {
             Tus.encodeMetadata(["equipment_id": unit.rawValue])
+        } else if let expense = item.expenseID {
+            Tus.encodeMetadata(["expense_id": expense.rawValue])
+        } else if let payment = item.paymentID {
+            Tus.encodeMetadata(["payment_id": payment.rawValue])
         } else {
             Tus.encodeMetadata(["inspection_id": item.inspectionID?.rawValue ?? "", "slot": item.slot.rawValue])
         }

@@ -163,6 +163,7 @@ extension MutationKind {
         case .saveInspection, .completeInspection: return "inspection"
         case .recordOdometer: return "odometer reading"
         case .recordLocations: return "positions"
+        case .collectPayment: return "payment"
         }
     }
 }

@@ -169,7 +169,7 @@ public enum FieldLimits {
     public static let chargeDescription = TextLimit("description", max: 200, documentedIn: ["InvoiceCharge"])
     public static let invoiceNotes = TextLimit("notes", max: 2000, documentedIn: ["CreateInvoiceRequest", "UpdateInvoiceRequest"])
     public static let voidReason = TextLimit("reason", max: 500, required: true, documentedIn: ["VoidInvoiceRequest"])
-    public static let paymentReference = TextLimit("reference", max: 100, documentedIn: ["RecordPaymentRequest"])
+    public static let paymentReference = TextLimit("reference", max: 100, documentedIn: ["RecordPaymentRequest", "CollectPaymentRequest"])
     public static let paymentNote = TextLimit("note", max: 500, documentedIn: ["RecordPaymentRequest"])
     public static let paymentAmountCents = NumberLimit("amount_cents", 1...MoneyFormat.largestCents, documentedIn: ["RecordPaymentRequest"])
     /// MC and USDOT numbers: digits.

@@ -55,6 +55,18 @@ extension APIOperation {
         APIOperation(.dispatchRemovePayment, .billing, "Take off a payment recorded by mistake",
                      answer: .ok(InvoiceDetail.self),
                      refusals: [404: "not_found: no such invoice or payment on it"]),
+        APIOperation(.dispatchDepositPayment, .billing, "Mark money a driver collected as deposited",
+                     details: "deposited_on defaults to today; it is not before the day it was collected. The payment is then no longer pending deposit.",
+                     body: .json(DepositPaymentRequest.self),
+                     answer: .ok(InvoiceDetail.self),
+                     refusals: [
+                         404: "not_found: no such invoice or payment on it",
+                         409: "invalid_transition: the payment was received by dispatch, not collected by a driver",
+                         422: "validation_failed: deposited_on"
+                     ]),
+        APIOperation(.dispatchPaymentPhoto, .billing, "Download the photo of a check or cash receipt a driver collected (Range supported)",
+                     answer: Answer(200, "The file", .file),
+                     refusals: [404: "not_found"]),
         APIOperation(.dispatchReceivables, .billing, "What each customer owes, by how late",
                      details: "Open invoices' balances per customer in columns current (not yet due), 1–30, 31–60, 61–90 and over 90 days past due, figured on as_of (today when not given). Largest total first.",
                      answer: .ok(ReceivablesReport.self)),

@@ -92,7 +92,7 @@ extension APIOperation {
                          422: "validation_failed: the unit is a trailer"
                      ]),
         APIOperation(.addUnitPhoto, .fleet, "Add a photo of a unit in one request",
-                     details: "JPEG, PNG or HEIC; at most 25 MB; a unit keeps 30. Drivers may also send one resumably: POST /v1/uploads with equipment_id in Upload-Metadata. JPEG, PNG or HEIC; at most 25 MB; a unit keeps 30. Drivers may also send one resumably: POST /v1/uploads with equipment_id in Upload-Metadata.",
+                     details: "JPEG, PNG or HEIC; at most 25 MB; a unit keeps 30. Drivers may also send one resumably: POST /v1/uploads with equipment_id in Upload-Metadata.",
                      body: .bytes("application/octet-stream"),
                      answer: Answer(201, "The unit with its photos", .json(Equipment.self)),
                      refusals: [
@@ -108,7 +108,7 @@ extension APIOperation {
                      ],
                      requires: ["Content-Length"]),
         APIOperation(.unitPhoto, .fleet, "Download a photo of a unit (Range supported)",
-                     details: "A driver's own units, or any unit for dispatch. A driver's own units, or any unit for dispatch.",
+                     details: "A driver's own units, or any unit for dispatch.",
                      answer: Answer(200, "The file", .file),
                      refusals: [403: "forbidden: the endpoint is for another role (or driver_not_found)", 404: "not_found"]),
         APIOperation(.deleteUnitPhoto, .fleet, "Remove a photo of a unit: dispatch any, a driver one they took of their own unit",

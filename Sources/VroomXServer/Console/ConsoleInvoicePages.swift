@@ -43,6 +43,17 @@ struct ConsoleInvoicePages {
             _ = try await store.invoices.removePayment(try request.id("payment", "Payment"), of: id, tenant: request.tenant)
             return ConsolePages.redirect("/invoices/\(id)?removed=1")
         }
+        console.post(router, "/invoices/:id/payments/:payment/deposit", page: "/invoices/:id") { request in
+            let id: ID<Invoice> = try request.id("id", "Invoice")
+            _ = try await store.invoices.deposit(try request.id("payment", "Payment"), of: id, on: nil, tenant: request.tenant)
+            return ConsolePages.redirect("/invoices/\(id)#payments")
+        }
+        console.get(router, "/invoices/:id/payments/:payment/photos/:photo") { request in
+            let (photo, key) = try await store.receipts.paymentPhoto(try request.id("photo", "Photo"), of: try request.id("payment", "Payment"),
+                                                                     invoice: try request.id("id", "Invoice"), tenant: request.tenant)
+            return try await InspectionController.serve(request.request, contentType: photo.contentType, sha256: photo.sha256, key: key,
+                                                        media: console.media)
+        }
         console.get(router, "/invoices/:id/invoice.pdf") { request in
             let (name, bytes) = try await InvoiceDocuments(store: store, bills: BillOfLadingService(store: store, media: console.media))
                 .pdf(of: try request.id("id", "Invoice"), tenant: request.tenant)
@@ -120,9 +131,15 @@ struct ConsoleInvoicePages {
         let today = LocalDate(store.now)
         // Orders whose delivery no driver signed for: their bill of lading has no signature to show.
         var unsigned: [String] = []
+        // Orders a draft holds before delivery (money collected at pickup): it is sent once they are delivered.
+        var undelivered: [String] = []
         if invoice.status != .void {
             for billed in invoice.orders {
                 let order = try await store.orders.order(billed.id, request.scope)
+                if order.status != .delivered {
+                    undelivered.append("\(order.number) (\(order.status.label.lowercased()))")
+                    continue
+                }
                 let inspections = try await store.read { try await InspectionRepository.of(billed.id, tenant: request.tenant, $0) }
                 if !inspections.contains(where: { $0.kind == .delivery && $0.completedAt != nil })
                     || !InspectionRules.remaining(order, .delivery, completed: inspections).isEmpty {
@@ -165,11 +182,10 @@ struct ConsoleInvoicePages {
                 InvoiceOrderView(id: order.id.rawValue, number: order.number, loadID: order.externalLoadID, delivered: ConsoleFormat.day(order.deliveredOn),
                                  separator: index + 1 < invoice.orders.count ? "; " : "")
             },
-            payments: detail.payments.map { InvoicePaymentView(invoiceID: invoice.id.rawValue, id: $0.id.rawValue, day: DayFormat.day($0.receivedOn), method: $0.method.label,
-                                                               reference: $0.reference, amount: ConsoleFormat.money($0.amountCents), note: $0.note,
-                                                               by: $0.recordedBy) }, hasPayments: !detail.payments.isEmpty,
+            payments: detail.payments.map { InvoicePaymentView(invoice.id, $0) }, hasPayments: !detail.payments.isEmpty,
             emails: emails.reversed().map { InvoiceEmailView(recipient: $0.recipient, state: $0.state.rawValue, stateLabel: Self.label($0.state),
                                                              when: ConsoleFormat.time($0.sentAt ?? $0.createdAt), note: $0.note) },
+            undelivered: undelivered.isEmpty ? "" : "Not delivered yet: \(undelivered.joined(separator: ", ")). Send this invoice once the load is delivered.",
             unsigned: unsigned.isEmpty ? "" : "No signed delivery inspection for \(unsigned.joined(separator: ", ")): its bill of lading shows no signature. "
                 + "Brokers usually pay against a signed proof of delivery.",
             isDraft: invoice.status == .draft, canEmailAgain: invoice.status != .draft && invoice.status != .void, emailed: !emails.isEmpty,

@@ -95,6 +95,34 @@ struct InvoicePaymentView: ConsoleView {
     let amount: String
     let note: String
     let by: String
+    /// Collected by a driver (COD, COP): the photos of the check, and whether it is banked yet.
+    let collected: Bool
+    let pendingDeposit: Bool
+    let depositedOn: String
+    let photos: [PhotoLinkView]
+
+    init(_ invoice: ID<Invoice>, _ payment: InvoicePayment) {
+        invoiceID = invoice.rawValue
+        id = payment.id.rawValue
+        day = DayFormat.day(payment.receivedOn)
+        method = payment.method.label
+        reference = payment.reference
+        amount = ConsoleFormat.money(payment.amountCents)
+        note = payment.note
+        by = payment.recordedBy
+        collected = payment.collectedBy != nil
+        pendingDeposit = payment.pendingDeposit
+        depositedOn = payment.depositedOn.map(DayFormat.day) ?? ""
+        photos = payment.photos.enumerated().map { index, photo in
+            PhotoLinkView(url: "/invoices/\(invoice)/payments/\(payment.id)/photos/\(photo.id)",
+                             label: payment.photos.count == 1 ? "Photo" : "Photo \(index + 1)")
+        }
+    }
+}
+
+struct PhotoLinkView: ConsoleView {
+    let url: String
+    let label: String
 }
 
 struct InvoiceEmailView: ConsoleView {
@@ -131,6 +159,8 @@ struct InvoiceView: ConsoleView {
     let payments: [InvoicePaymentView]
     let hasPayments: Bool
     let emails: [InvoiceEmailView]
+    /// Orders not delivered yet (a draft prepared when money was collected at pickup).
+    let undelivered: String
     /// Orders billed without a signed delivery, said before sending.
     let unsigned: String
     let isDraft: Bool

@@ -20,6 +20,11 @@ struct ConsoleTripPages {
         }
         console.post(router, "/trips", create)
         console.get(router, "/trips/:id", tripPage)
+        console.get(router, "/expenses/:id/receipts/:receipt") { request in
+            let (photo, key) = try await store.receipts.receipt(try request.id("receipt", "Receipt"), of: try request.id("id", "Expense"), request.scope)
+            return try await InspectionController.serve(request.request, contentType: photo.contentType, sha256: photo.sha256, key: key,
+                                                        media: console.media)
+        }
         console.get(router, "/trips/:id/edit") { request in
             let trip = try await editableTrip(request)
             return try await tripForm(request, trip: trip, values: Self.formValues(trip), originals: Self.formValues(trip), errors: FieldErrors())
@@ -210,7 +215,8 @@ struct ConsoleTripPages {
                 .init(date: DayFormat.day($0.date), category: $0.category.rawValue.capitalized, amount: ConsoleFormat.money($0.amountCents),
                       notes: [$0.fuel?.text(amountCents: $0.amountCents), $0.notes.isEmpty ? nil : $0.notes].compactMap { $0 }.joined(separator: " · "),
                       by: ($0.driverID.map { names.drivers[$0]?.name ?? "A former driver" } ?? "Dispatch")
-                        + ($0.afterReassignment ? " (spent offline; reached VroomX after the trip went to another driver)" : ""))
+                        + ($0.afterReassignment ? " (spent offline; reached VroomX after the trip went to another driver)" : ""),
+                      receipts: Self.receiptLinks($0))
             },
             noExpenses: expenses.isEmpty, expenseTotal: ConsoleFormat.money(spent),
             // A cancelled order earns nothing.
@@ -336,6 +342,15 @@ struct ConsoleTripPages {
         } catch let error as AppError where error.status < 500 {
             let errors = FieldErrors(error, renamed: ["revenue_cents": "revenue", "driver_pay_cents": "driver_pay"])
             return try await tripForm(request, values: form.firstValues, errors: errors, status: .init(code: error.status))
+        }
+    }
+}
+
+extension ConsoleTripPages {
+    /// "Receipt", or "Receipt 1", "Receipt 2"…: the photos of an expense's receipt, each opening in a tab.
+    static func receiptLinks(_ expense: Expense) -> [PhotoLinkView] {
+        expense.receipts.enumerated().map { index, photo in
+            PhotoLinkView(url: "/expenses/\(expense.id)/receipts/\(photo.id)", label: expense.receipts.count == 1 ? "Receipt" : "Receipt \(index + 1)")
         }
     }
 }

@@ -69,6 +69,8 @@ struct TripPageView: ConsoleView {
         let amount: String
         let notes: String
         let by: String
+        /// Links to the receipt photos.
+        let receipts: [PhotoLinkView]
     }
 
     let row: TripRowView

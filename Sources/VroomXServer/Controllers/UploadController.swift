@@ -76,8 +76,19 @@ struct UploadController {
         return Response(status: .created, headers: headers)
     }
 
-    /// `inspection_id` with the `slot` it fills, or `equipment_id` for a photo of a unit.
+    /// `inspection_id` with the `slot` it fills, `equipment_id` for a photo of a unit, `expense_id` for a
+    /// receipt, or `payment_id` for the photo of a payment the driver collected.
     static func target(_ metadata: [String: String]) throws -> UploadTarget {
+        let paper = ["expense_id", "payment_id"].filter { metadata[$0] != nil }
+        if let named = paper.first {
+            guard paper.count == 1, metadata["inspection_id"] == nil, metadata["equipment_id"] == nil, let value = metadata[named] else {
+                throw AppError(400, .invalidParameter, "Upload-Metadata names one inspection_id, equipment_id, expense_id or payment_id.",
+                               field: "Upload-Metadata")
+            }
+            if named == "expense_id", let expense = ID<Expense>(value) { return .receipt(expense) }
+            if named == "payment_id", let payment = ID<InvoicePayment>(value) { return .collectionPhoto(payment) }
+            throw AppError(400, .invalidParameter, "Upload-Metadata's \(named) is not an id.", field: "Upload-Metadata")
+        }
         if let unit = metadata["equipment_id"] {
             guard metadata["inspection_id"] == nil, let id = ID<Equipment>(unit) else {
                 throw AppError(400, .invalidParameter, "Upload-Metadata names either an inspection_id or an equipment_id (a unit id).",

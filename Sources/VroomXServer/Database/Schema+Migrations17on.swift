@@ -253,5 +253,89 @@ extension Schema {
             ALTER TABLE carrier_profiles ADD COLUMN factoring_remit_to TEXT NOT NULL DEFAULT '' CHECK (length(factoring_remit_to) <= 500);
             ALTER TABLE carrier_profiles ADD COLUMN factoring_notice TEXT NOT NULL DEFAULT '' CHECK (length(factoring_notice) <= 2000)
             """),
+            // Paper behind money: receipt photos on expenses, and the photo of a
+        // check or cash receipt a driver collected on delivery (COD) or at
+        // pickup (COP), which is a payment of the order's invoice, pending
+        // deposit until dispatch banks it. The photos' rows hold their
+        // bytes' keys (the expense's and payment's JSON carry them as read);
+        // an upload now goes to an inspection's slot, a unit, or such paper
+        // (`paper_id`, of the kind its slot names), exactly one (SQLite
+        // cannot change a CHECK: the uploads table is rebuilt there). Files
+        // whose row went (a deleted expense) wait in `media_trash` for the
+        // upload sweeper, which removes them once the deletion committed.
+        Migration(version: 24, name: "receipts and collections", sql: """
+            CREATE TABLE receipt_photos (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                expense_id TEXT,
+                payment_id TEXT,
+                content_type TEXT NOT NULL,
+                size_bytes BIGINT NOT NULL CHECK (size_bytes > 0),
+                sha256 TEXT NOT NULL CHECK (length(sha256) = 64),
+                storage_key TEXT NOT NULL,
+                uploaded_by TEXT NOT NULL,
+                uploaded_at BIGINT NOT NULL,
+                position BIGINT NOT NULL CHECK (position >= 0),
+                CHECK ((expense_id IS NULL) <> (payment_id IS NULL)),
+                FOREIGN KEY (tenant_id, expense_id) REFERENCES trip_expenses (tenant_id, id) ON DELETE CASCADE
+            );
+            CREATE INDEX receipt_photos_by_expense ON receipt_photos (tenant_id, expense_id);
+            CREATE INDEX receipt_photos_by_payment ON receipt_photos (tenant_id, payment_id);
+            CREATE TABLE media_trash (
+                storage_key TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL,
+                trashed_at BIGINT NOT NULL
+            );
+            ALTER TABLE trip_expenses ADD COLUMN receipts TEXT NOT NULL DEFAULT '[]';
+            ALTER TABLE invoice_payments ADD COLUMN collected_by TEXT;
+            ALTER TABLE invoice_payments ADD COLUMN order_id TEXT;
+            ALTER TABLE invoice_payments ADD COLUMN deposited_on TEXT;
+            ALTER TABLE invoice_payments ADD COLUMN photos TEXT NOT NULL DEFAULT '[]';
+            CREATE INDEX invoice_payments_by_order ON invoice_payments (tenant_id, order_id)
+            """,
+            sqlite: """
+            CREATE TABLE uploads_v24 (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                inspection_id TEXT,
+                equipment_id TEXT,
+                paper_id TEXT,
+                user_id TEXT NOT NULL,
+                slot TEXT NOT NULL CHECK (length(slot) BETWEEN 1 AND 32),
+                kind TEXT NOT NULL CHECK (kind IN ('photo', 'video', 'signature')),
+                length BIGINT NOT NULL CHECK (length > 0),
+                received BIGINT NOT NULL DEFAULT 0 CHECK (received >= 0 AND received <= length),
+                metadata TEXT NOT NULL DEFAULT '' CHECK (length(metadata) <= 4096),
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                completed_at BIGINT,
+                storage_key TEXT,
+                sha256 TEXT CHECK (sha256 IS NULL OR length(sha256) = 64),
+                content_type TEXT,
+                storage_handle TEXT,
+                lease_token TEXT,
+                lease_until BIGINT,
+                UNIQUE (tenant_id, id),
+                CHECK ((inspection_id IS NOT NULL) + (equipment_id IS NOT NULL) + (paper_id IS NOT NULL) = 1),
+                FOREIGN KEY (tenant_id, inspection_id) REFERENCES inspections (tenant_id, id) ON DELETE CASCADE,
+                FOREIGN KEY (tenant_id, equipment_id) REFERENCES equipment (tenant_id, id) ON DELETE CASCADE,
+                FOREIGN KEY (tenant_id, user_id) REFERENCES users (tenant_id, id) ON DELETE CASCADE
+            );
+            INSERT INTO uploads_v24 (id, tenant_id, inspection_id, equipment_id, user_id, slot, kind, length, received, metadata, created_at,
+                                     expires_at, completed_at, storage_key, sha256, content_type, storage_handle, lease_token, lease_until)
+                SELECT id, tenant_id, inspection_id, equipment_id, user_id, slot, kind, length, received, metadata, created_at,
+                       expires_at, completed_at, storage_key, sha256, content_type, storage_handle, lease_token, lease_until
+                FROM uploads;
+            DROP TABLE uploads;
+            ALTER TABLE uploads_v24 RENAME TO uploads;
+            CREATE INDEX uploads_by_expiry ON uploads (expires_at);
+            CREATE INDEX uploads_open_by_user ON uploads (tenant_id, user_id, completed_at)
+            """,
+            postgres: """
+            ALTER TABLE uploads ADD COLUMN paper_id TEXT;
+            DO $$ DECLARE old text; BEGIN SELECT conname INTO old FROM pg_constraint WHERE conrelid = 'uploads'::regclass AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%equipment_id IS NULL%'; EXECUTE 'ALTER TABLE uploads DROP CONSTRAINT ' || quote_ident(old); END $$;
+            ALTER TABLE uploads ADD CONSTRAINT uploads_one_target
+                CHECK ((inspection_id IS NOT NULL)::int + (equipment_id IS NOT NULL)::int + (paper_id IS NOT NULL)::int = 1)
+            """),
     ]
 }

@@ -122,6 +122,8 @@ public struct ExpenseService: Sendable {
                 }
                 guard holders.recordedBy == driver else { throw AppError.forbidden("Only dispatch can delete an expense dispatch recorded.") }
             }
+            // Its receipts' rows go with it; their files once this has committed.
+            try await ReceiptRepository.trash(try await ReceiptRepository.keys(of: .expense(id), tx), tx)
             try await ExpenseRepository.delete(id, tx)
             tx.recordDelete(.expense, id: id.rawValue, visibleTo: Self.audience(of: holders.recordedBy, tripDriver: holders.tripDriver))
         }

@@ -203,7 +203,8 @@ enum InvoiceRepository {
     /// Payments received within a period, with their invoice's number and customer.
     static func received(tenant: ID<Tenant>, from: LocalDate, to: LocalDate, _ db: any SQLExecutor) async throws -> [(InvoicePayment, Invoice)] {
         try await db.query("""
-            SELECT p.id, p.invoice_id, p.amount_cents, p.method, p.reference, p.received_on, p.note, p.recorded_by, p.created_at, i.doc
+            SELECT p.id, p.invoice_id, p.amount_cents, p.method, p.reference, p.received_on, p.note, p.recorded_by, p.created_at,
+                   p.collected_by, p.order_id, p.deposited_on, p.photos, i.doc
             FROM invoice_payments p JOIN invoices i ON i.tenant_id = p.tenant_id AND i.id = p.invoice_id
             WHERE p.tenant_id = \(tenant) AND p.received_on BETWEEN \(from) AND \(to) AND p.removed_at IS NULL
             ORDER BY p.received_on, p.created_at, p.id
@@ -217,10 +218,16 @@ enum InvoiceRepository {
 
     static func insert(_ payment: InvoicePayment, _ tx: TenantTransaction) async throws {
         try await tx.execute("""
-            INSERT INTO invoice_payments (id, tenant_id, invoice_id, amount_cents, method, reference, received_on, note, recorded_by, created_at)
+            INSERT INTO invoice_payments (id, tenant_id, invoice_id, amount_cents, method, reference, received_on, note, recorded_by, created_at,
+                                          collected_by, order_id)
             VALUES (\(payment.id), \(tx.tenant), \(payment.invoiceID), \(payment.amountCents), \(payment.method), \(payment.reference),
-                    \(payment.receivedOn), \(payment.note), \(payment.recordedBy), \(payment.createdAt))
+                    \(payment.receivedOn), \(payment.note), \(payment.recordedBy), \(payment.createdAt), \(payment.collectedBy), \(payment.orderID))
             """)
+    }
+
+    /// Records the day money a driver collected went to the bank.
+    static func deposit(_ payment: ID<InvoicePayment>, on day: LocalDate, _ tx: TenantTransaction) async throws {
+        try await tx.execute("UPDATE invoice_payments SET deposited_on = \(day) WHERE tenant_id = \(tx.tenant) AND id = \(payment)")
     }
 
     static func remove(_ payment: ID<InvoicePayment>, _ tx: TenantTransaction) async throws {
@@ -235,11 +242,15 @@ enum InvoiceRepository {
             """)?.int("paid") ?? 0
     }
 
-    private static let paymentColumns: SQL = "id, invoice_id, amount_cents, method, reference, received_on, note, recorded_by, created_at"
+    private static let paymentColumns: SQL = """
+        id, invoice_id, amount_cents, method, reference, received_on, note, recorded_by, created_at, collected_by, order_id, deposited_on, photos
+        """
 
     private static func payment(_ row: SQLRow) throws -> InvoicePayment {
         InvoicePayment(id: try row.id("id"), invoiceID: try row.id("invoice_id"), amountCents: try row.int("amount_cents"),
                        method: try row.enumeration("method"), reference: try row.string("reference"), receivedOn: try row.localDate("received_on"),
-                       note: try row.string("note"), recordedBy: try row.string("recorded_by"), createdAt: try row.date("created_at"))
+                       note: try row.string("note"), recordedBy: try row.string("recorded_by"), collectedBy: try row.optionalID("collected_by"),
+                       orderID: try row.optionalID("order_id"), depositedOn: try row.optionalString("deposited_on") == nil ? nil : try row.localDate("deposited_on"),
+                       photos: try ReceiptRepository.photos(in: row), createdAt: try row.date("created_at"))
     }
 }

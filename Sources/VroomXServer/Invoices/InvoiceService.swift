@@ -74,9 +74,10 @@ public struct InvoiceService: Sendable {
 
     /// The draft a delivery prepares: the order's vehicles at their prices,
     /// on the order's terms (or its customer's). Nothing when the order
-    /// names no customer or an invoice bills it already.
-    func prepare(for order: Order, _ tx: TenantTransaction) async throws {
-        guard order.status == .delivered, let customerID = order.customerID,
+    /// names no customer or an invoice bills it already. Money collected at
+    /// pickup (COP) prepares it then (`beforeDelivery`).
+    func prepare(for order: Order, beforeDelivery: Bool = false, _ tx: TenantTransaction) async throws {
+        guard order.status == .delivered || beforeDelivery, let customerID = order.customerID,
               try await InvoiceRepository.invoices(ofOrders: [order.id], tenant: tx.tenant, tx.db).isEmpty,
               let customer = try await CustomerRepository.find(customerID, tenant: tx.tenant, tx.db) else { return }
         let terms = PaymentTerms(text: order.paymentTerms) ?? PaymentTerms(text: customer.paymentTerms) ?? .net30
@@ -245,6 +246,75 @@ public struct InvoiceService: Sendable {
 
     static let paymentIDTaken = AppError(409, .idempotencyKeyReused, "A different payment was recorded with this id.", field: "id")
 
+    /// Money a driver collected for an order of theirs, on delivery (COD)
+    /// or at pickup (COP): a payment of the order's invoice (its draft is
+    /// prepared if there is none yet), paid on collection and pending
+    /// deposit until dispatch banks it. Sent again (the outbox, a lost
+    /// answer), the same id is the same payment, also after it was removed.
+    public func collect(_ request: CollectPaymentRequest, _ scope: Scope) async throws -> InvoicePayment {
+        guard let driver = scope.driverID else { throw AppError.forbidden("A driver records the money they collected.") }
+        if let refusal = InvoiceRules.paymentProblem(amountCents: request.amountCents) { throw AppError(refusal) }
+        let reference = try Validate.line(request.reference ?? "", FieldLimits.paymentReference)
+        return try await store.write(tenant: scope.tenant) { tx in
+            if let earlier = try await InvoiceRepository.payment(request.id, tenant: scope.tenant, includingRemoved: true, tx.db) {
+                guard earlier.collectedBy == driver, earlier.orderID == request.orderID, earlier.amountCents == request.amountCents,
+                      earlier.method == request.method else { throw Self.paymentIDTaken }
+                return earlier
+            }
+            guard let order = try await OrderRepository.find(request.orderID, scope, locking: true, tx.db) else { throw AppError.notFound("Order") }
+            guard order.status == .pickedUp || order.status == .delivered else {
+                throw AppError(409, .invalidTransition, "Order \(order.number) is \(order.status.label): money is collected at pickup or delivery.",
+                               field: "order_id")
+            }
+            guard order.customerID != nil else {
+                throw AppError.validation("order_id", "Order \(order.number) names no customer to bill: ask dispatch to name one, then send this again.")
+            }
+            if try await InvoiceRepository.invoices(ofOrders: [order.id], tenant: tx.tenant, tx.db).isEmpty {
+                try await prepare(for: order, beforeDelivery: true, tx)
+            }
+            guard let id = try await InvoiceRepository.invoices(ofOrders: [order.id], tenant: tx.tenant, tx.db)[order.id] else {
+                throw AppError.notFound("Customer")
+            }
+            let current = try await locked(id, tx)
+            guard try await InvoiceRepository.paymentCount(id, tx) < InvoiceRules.paymentsPerInvoice else {
+                throw AppError(409, .conflict, "This order's invoice has \(InvoiceRules.paymentsPerInvoice) payments recorded, the most one takes.",
+                               field: "id")
+            }
+            let collectedOn = try Self.checked(receivedOn: request.collectedOn ?? LocalDate(tx.now), now: tx.now)
+            let name = try await DriverRepository.find(driver, tenant: tx.tenant, tx.db)?.name ?? ""
+            let payment = InvoicePayment(id: request.id, invoiceID: id, amountCents: request.amountCents, method: request.method,
+                                         reference: reference, receivedOn: collectedOn, recordedBy: name, collectedBy: driver, orderID: order.id,
+                                         createdAt: tx.now)
+            do {
+                try await InvoiceRepository.insert(payment, tx)
+            } catch DatabaseConstraintError.unique {
+                throw Self.paymentIDTaken
+            }
+            _ = try await repaid(current, tx)
+            return payment
+        }
+    }
+
+    /// Dispatch banked money a driver collected.
+    public func deposit(_ paymentID: ID<InvoicePayment>, of id: ID<Invoice>, on day: LocalDate?, tenant: ID<Tenant>) async throws -> InvoiceDetail {
+        try await store.write(tenant: tenant) { tx in
+            _ = try await locked(id, tx)
+            guard let payment = try await InvoiceRepository.payment(paymentID, tenant: tenant, tx.db), payment.invoiceID == id else {
+                throw AppError.notFound("Payment")
+            }
+            guard payment.collectedBy != nil else {
+                throw AppError(409, .invalidTransition, "This payment was received, not collected by a driver: there is nothing to deposit.",
+                               field: "payment")
+            }
+            let depositedOn = try Self.checked(receivedOn: day ?? LocalDate(tx.now), now: tx.now)
+            guard depositedOn >= payment.receivedOn else {
+                throw AppError.validation("deposited_on", "The money was collected on \(payment.receivedOn): it is deposited on that day or later.")
+            }
+            try await InvoiceRepository.deposit(paymentID, on: depositedOn, tx)
+        }
+        return try await detail(id, tenant: tenant)
+    }
+
     /// Takes off a payment recorded by mistake (kept, marked removed: the same payment sent again later is not recorded again).
     public func removePayment(_ paymentID: ID<InvoicePayment>, of id: ID<Invoice>, tenant: ID<Tenant>) async throws -> InvoiceDetail {
         try await store.write(tenant: tenant) { tx in
@@ -262,7 +332,8 @@ public struct InvoiceService: Sendable {
     private func repaid(_ current: Invoice, _ tx: TenantTransaction) async throws -> Invoice {
         var edited = current
         edited.paidCents = try await InvoiceRepository.paid(current.id, tx)
-        edited.status = InvoiceRules.status(totalCents: edited.totalCents, paidCents: edited.paidCents)
+        // A draft (money a driver collected before it was sent) stays one until it is sent.
+        if current.status != .draft { edited.status = InvoiceRules.status(totalCents: edited.totalCents, paidCents: edited.paidCents) }
         return try await save(edited, from: current, tx)
     }
 
@@ -319,9 +390,15 @@ public struct InvoiceService: Sendable {
         var carried: [InvoiceLine] = []
         for (order, other) in try await InvoiceRepository.invoices(ofOrders: ids, tenant: tx.tenant, tx.db) where other != invoice?.id {
             guard let holder = try await InvoiceRepository.find(other, tenant: tx.tenant, locking: true, tx.db) else { continue }
+            let name = orders.first { $0.id == order }?.number ?? ""
             guard holder.status == .draft else {
-                let name = orders.first { $0.id == order }?.number ?? ""
                 throw AppError(409, .alreadyExists, "Order \(name) is on invoice \(holder.number ?? "") already: void that invoice to bill it again.",
+                               field: "order_ids")
+            }
+            // Money collected against a draft stays with it: the draft is sent as it is.
+            guard holder.paidCents == 0 else {
+                throw AppError(409, .alreadyExists,
+                               "Order \(name) is on a draft with \(MoneyFormat.dollars(holder.paidCents)) collected: send that draft to bill it.",
                                field: "order_ids")
             }
             carried += try await release(order, from: holder, tx)

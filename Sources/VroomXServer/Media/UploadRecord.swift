@@ -1,17 +1,32 @@
 import Foundation
 import VroomXModels
 
-/// What a finished upload becomes: the file of an inspection's slot, or a
-/// photo of a unit.
+/// What a finished upload becomes: the file of an inspection's slot, a
+/// photo of a unit, a receipt of an expense, or the photo of a payment a
+/// driver collected.
 public enum UploadTarget: Sendable, Hashable {
     case inspection(ID<Inspection>, MediaSlot)
     case unitPhoto(ID<Equipment>)
+    case receipt(ID<Expense>)
+    case collectionPhoto(ID<InvoicePayment>)
 
-    /// The slot the upload fills (a unit's photos are all `unit_photo`).
+    /// The slot the upload fills (a unit's photos are all `unit_photo`, and so on).
     var slot: MediaSlot {
         switch self {
         case .inspection(_, let slot): slot
         case .unitPhoto: .unitPhoto
+        case .receipt: .receipt
+        case .collectionPhoto: .collectionPhoto
+        }
+    }
+
+    /// What the file is, in a sentence's words.
+    var description: String {
+        switch self {
+        case .inspection(_, let slot): "The \(slot) slot"
+        case .unitPhoto: "A unit photo"
+        case .receipt: "A receipt"
+        case .collectionPhoto: "A payment's photo"
         }
     }
 }
@@ -19,6 +34,10 @@ public enum UploadTarget: Sendable, Hashable {
 extension MediaSlot {
     /// Where uploads of a unit's photos go; not one of an inspection's slots.
     static let unitPhoto = MediaSlot("unit_photo")
+    /// A receipt photo of an expense.
+    static let receipt = MediaSlot("receipt")
+    /// The photo of a check or cash receipt a driver collected.
+    static let collectionPhoto = MediaSlot("payment_photo")
 }
 
 /// An upload in progress (tus): where its bytes go and how many have
@@ -46,7 +65,8 @@ public struct UploadRecord: Sendable, Hashable {
     public var storageHandle: String?
 
     /// Where the finished file goes: `{tenant}/{inspection}/{photos|videos|signatures}/{slot}.{upload}`,
-    /// or `{tenant}/equipment/{unit}/photos/{upload}`.
+    /// `{tenant}/equipment/{unit}/photos/{upload}`, `{tenant}/expenses/{expense}/receipts/{upload}`
+    /// or `{tenant}/payments/{payment}/photos/{upload}`.
     public var fileKey: String {
         switch target {
         case .inspection(let inspection, let slot):
@@ -58,6 +78,10 @@ public struct UploadRecord: Sendable, Hashable {
             return "\(tenantID.rawValue)/\(inspection.rawValue)/\(folder)/\(slot.rawValue).\(id)"
         case .unitPhoto(let unit):
             return "\(tenantID.rawValue)/equipment/\(unit.rawValue)/photos/\(id)"
+        case .receipt(let expense):
+            return "\(tenantID.rawValue)/expenses/\(expense.rawValue)/receipts/\(id)"
+        case .collectionPhoto(let payment):
+            return "\(tenantID.rawValue)/payments/\(payment.rawValue)/photos/\(id)"
         }
     }
 
@@ -67,6 +91,14 @@ public struct UploadRecord: Sendable, Hashable {
         storageHandle = try row.optionalString("storage_handle")
         if let unit = try row.optionalID("equipment_id", as: Equipment.self) {
             target = .unitPhoto(unit)
+        } else if let paper = try row.optionalString("paper_id") {
+            if MediaSlot(try row.string("slot")) == .receipt, let expense = ID<Expense>(paper) {
+                target = .receipt(expense)
+            } else if let payment = ID<InvoicePayment>(paper) {
+                target = .collectionPhoto(payment)
+            } else {
+                throw AppError.notFound("Upload")
+            }
         } else {
             target = .inspection(try row.id("inspection_id"), MediaSlot(try row.string("slot")))
         }
@@ -82,7 +114,7 @@ public struct UploadRecord: Sendable, Hashable {
     }
 
     static let columns: SQL = """
-        id, tenant_id, inspection_id, equipment_id, slot, kind, length, received, metadata, expires_at, completed_at, storage_key, sha256,
+        id, tenant_id, inspection_id, equipment_id, paper_id, slot, kind, length, received, metadata, expires_at, completed_at, storage_key, sha256,
         content_type, storage_handle
         """
 }

@@ -2,7 +2,7 @@ import Foundation
 import VroomXModels
 
 /// The rows of uploads in progress, kept by the rules: an upload opens only
-/// for a slot or unit the caller may add to and within the quotas, a user's
+/// for a slot, unit, expense or payment the caller may add to and within the quotas, a user's
 /// retry for a slot replaces their unfinished one, a finished one becomes
 /// its inspection's file or its unit's photo in one transaction. The bytes
 /// themselves are `UploadService`'s; the SQL is `UploadRepository`'s.
@@ -30,6 +30,12 @@ public struct UploadRecords: Sendable {
                 replaced = try await UploadRepository.expireUnfinished(of: user, inspection: inspection, slot: slot, tx)
             case .unitPhoto(let unit):
                 try await store.fleet.checkRoomForPhoto(of: unit, scope, tx)
+                replaced = []
+            case .receipt(let expense):
+                try await store.receipts.checkRoom(on: .expense(expense), scope, tx)
+                replaced = []
+            case .collectionPhoto(let payment):
+                try await store.receipts.checkRoom(on: .payment(payment), scope, tx)
                 replaced = []
             }
             try await checkQuotas(length: length, user: user, limits: limits, tx)
@@ -117,8 +123,18 @@ public struct UploadRecords: Sendable {
                                            uploadedBy: user, uploadedAt: tx.now)
                 try await store.fleet.addPhoto(photo, key: file.key, to: unit, scope, tx)
                 return nil
+            case .receipt(let expense):
+                try await store.receipts.attach(Self.receipt(upload, file, now: tx.now), key: file.key, to: .expense(expense), uploadedBy: user, scope, tx)
+                return nil
+            case .collectionPhoto(let payment):
+                try await store.receipts.attach(Self.receipt(upload, file, now: tx.now), key: file.key, to: .payment(payment), uploadedBy: user, scope, tx)
+                return nil
             }
         }
+    }
+
+    private static func receipt(_ upload: UploadRecord, _ file: UploadRecord.StoredFile, now: Date) -> ReceiptPhoto {
+        ReceiptPhoto(id: ID(), contentType: file.contentType, sizeBytes: upload.length, sha256: file.sha256, uploadedAt: now)
     }
 
     func delete(_ id: String, tenant: ID<Tenant>) async throws {

@@ -12,13 +12,15 @@ enum UploadRepository {
 
     static func insert(id: String, _ target: UploadTarget, length: Int64, metadata: String, user: ID<User>, expires: Date,
                        _ tx: TenantTransaction) async throws -> UploadRecord {
-        let (inspection, unit): (ID<Inspection>?, ID<Equipment>?) = switch target {
-        case .inspection(let inspection, _): (inspection, nil)
-        case .unitPhoto(let unit): (nil, unit)
+        let (inspection, unit, paper): (ID<Inspection>?, ID<Equipment>?, String?) = switch target {
+        case .inspection(let inspection, _): (inspection, nil, nil)
+        case .unitPhoto(let unit): (nil, unit, nil)
+        case .receipt(let expense): (nil, nil, expense.rawValue)
+        case .collectionPhoto(let payment): (nil, nil, payment.rawValue)
         }
         try await tx.execute("""
-            INSERT INTO uploads (id, tenant_id, inspection_id, equipment_id, user_id, slot, kind, length, metadata, created_at, expires_at)
-            VALUES (\(id), \(tx.tenant), \(inspection), \(unit), \(user), \(target.slot.rawValue), \(target.slot.kind.rawValue),
+            INSERT INTO uploads (id, tenant_id, inspection_id, equipment_id, paper_id, user_id, slot, kind, length, metadata, created_at, expires_at)
+            VALUES (\(id), \(tx.tenant), \(inspection), \(unit), \(paper), \(user), \(target.slot.rawValue), \(target.slot.kind.rawValue),
                     \(length), \(metadata), \(tx.now), \(expires))
             """)
         guard let row = try await tx.first("SELECT \(UploadRecord.columns) FROM uploads WHERE id = \(id)") else {
@@ -52,11 +54,12 @@ enum UploadRepository {
         return (try open?.int64("uploads") ?? 0, try open?.int64("bytes") ?? 0, try open?.optionalDate("first_expiry"))
     }
 
-    /// The bytes a carrier stores: inspection files, unit photos, and unfinished uploads.
+    /// The bytes a carrier stores: inspection files, unit photos, receipts, and unfinished uploads.
     static func storedBytes(_ tx: TenantTransaction) async throws -> Int64 {
         try await tx.first("""
             SELECT (SELECT COALESCE(SUM(size_bytes), 0) FROM inspection_media WHERE tenant_id = \(tx.tenant))
                  + (SELECT COALESCE(SUM(size_bytes), 0) FROM equipment_photos WHERE tenant_id = \(tx.tenant))
+                 + (SELECT COALESCE(SUM(size_bytes), 0) FROM receipt_photos WHERE tenant_id = \(tx.tenant))
                  + (SELECT COALESCE(SUM(length), 0) FROM uploads
                     WHERE tenant_id = \(tx.tenant) AND completed_at IS NULL AND expires_at > \(tx.now)) AS bytes
             """)?.int64("bytes") ?? 0

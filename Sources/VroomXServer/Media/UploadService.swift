@@ -298,6 +298,7 @@ struct UploadService: Sendable {
             if expired.count < 500 { break }
         }
         _ = try? await media.removeLeftovers(olderThan: limits.lifetime * 2)
+        try await emptyTrash()
         return pruned
     }
 
@@ -318,6 +319,17 @@ struct UploadService: Sendable {
         return storageError(error)
     }
 
+    /// Removes the files whose rows were deleted (a deleted expense's
+    /// receipts), then their trash entries.
+    func emptyTrash() async throws {
+        while true {
+            let keys = try await store.read { try await ReceiptRepository.trashed(limit: 500, $0) }
+            for key in keys { await media.remove(key) }
+            try await store.writeRows { try await ReceiptRepository.emptyTrash(keys, $0) }
+            if keys.count < 500 { break }
+        }
+    }
+
     static func storageError(_ error: any Error) -> AppError {
         if let error = error as? AppError { return error }
         if let error = error as? MediaStorageError, error.isOutOfSpace {
@@ -333,8 +345,7 @@ struct UploadService: Sendable {
         if let detected = ContentSniffer.detect(prefix), ContentSniffer.allowed(detected, for: upload.kind) { return detected }
         await media.discardPartial(upload.id, key: upload.fileKey, handle: upload.storageHandle)
         try await store.uploads.delete(upload.id, tenant: identity.tenant)
-        let what = if case .unitPhoto = upload.target { "A unit photo" } else { "The \(upload.slot) slot" }
-        throw AppError(415, .unsupportedMediaType, "\(what) takes \(ContentSniffer.expected(for: upload.kind)).")
+        throw AppError(415, .unsupportedMediaType, "\(upload.target.description) takes \(ContentSniffer.expected(for: upload.kind)).")
     }
 
     /// Makes the finished upload its file and attaches it to the inspection

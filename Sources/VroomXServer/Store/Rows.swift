@@ -117,7 +117,7 @@ extension Customer {
 extension Expense {
     static let columns: SQL = """
         id, trip_id, driver_id, category, amount_cents, expense_date, notes, created_at,
-        fuel_equipment_id, fuel_quantity_milli, fuel_unit, fuel_odometer_miles, after_reassignment
+        fuel_equipment_id, fuel_quantity_milli, fuel_unit, fuel_odometer_miles, after_reassignment, receipts
         """
     static let order = ListOrder(.descending("expense_date", .text), .descending("created_at", .integer), .ascending("id", .text))
 
@@ -130,7 +130,8 @@ extension Expense {
         self.init(id: try row.id("id"), tripID: try row.id("trip_id"), driverID: try row.optionalID("driver_id"),
                   category: try row.enumeration("category"), amountCents: try row.int("amount_cents"),
                   date: try row.localDate("expense_date"), notes: try row.string("notes"), fuel: fuel,
-                  afterReassignment: try row.int("after_reassignment") != 0, createdAt: try row.date("created_at"))
+                  afterReassignment: try row.int("after_reassignment") != 0, receipts: try ReceiptRepository.photos(in: row, column: "receipts"),
+                  createdAt: try row.date("created_at"))
     }
 }
 

@@ -233,6 +233,10 @@ struct MutationService {
         case .recordLocations(let request):
             // Positions are not rows of the device's cache; the arrivals they make reach it through the feed.
             return Applied(positions: try await store.location.record(request, scope))
+        case .collectPayment(let request):
+            // A payment is dispatch's record, not a row of the driver's cache.
+            _ = try await store.invoices.collect(request, scope)
+            return Applied()
         }
     }
 
@@ -277,7 +281,7 @@ struct MutationService {
             // A refused fill-up's odometer must not stay the truck's reading on the phone: the truck as it stands.
             guard let fuel = request.fuel else { return (nil, nil) }
             return (try await EquipmentRepository.find(fuel.equipmentID, scope, db).map(ChangeRow.equipment), nil)
-        case .deleteExpense, .markNotificationRead, .recordLocations: return (nil, nil)
+        case .deleteExpense, .markNotificationRead, .recordLocations, .collectPayment: return (nil, nil)
         }
     }
 
