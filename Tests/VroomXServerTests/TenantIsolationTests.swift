@@ -83,10 +83,12 @@ struct TenantIsolationTests {
             // A customer of carrier A's, dispatch's alone.
             let customer = try await store.customers.create(CreateCustomerRequest(name: "Alpha's Broker", email: "ar@alphas-broker.example"),
                                                             tenant: a.tenant.id)
+            let paper = try await Self.paperFixture(api, store, a, customer: customer.id)
             let probes = makeProbes(a: a, trip: ownerTrip, order: ownerOrder, expense: ownerExpense,
                                     notification: ownerNotification, deviceToken: ownerDeviceToken, inspection: inspection,
                                     idleDriver: idle.id) + fleetProbes(fleet, trip: ownerTrip) + customerProbes(customer.id, order: ownerOrder.id)
                 + invoiceProbes(try await Self.invoiceFixture(store, a, customer: customer.id, trip: a.trips[1][0].id))
+                + paperProbes(paper)
             // The matrix covers every endpoint that needs a token.
             let covered = Set(probes.map(\.endpoint))
             for endpoint in Endpoint.all where endpoint.access != .anyone {
@@ -97,6 +99,7 @@ struct TenantIsolationTests {
             let carrierAStrings = try await allIdentifiers(of: a, store: store).union([fleet.unit.rawValue, fleet.document.rawValue,
                                                                                                  fleet.photo.rawValue, fleet.doomedPhoto.rawValue,
                                                                                                  customer.id.rawValue, customer.email])
+                .union([paper.expense, paper.order, paper.invoice, paper.payment].map(\.self) + [paper.receipt.rawValue, paper.photo.rawValue])
             let ownerPrivate = Set([ownerDeviceToken, fleet.unit.rawValue] + a.trips[0].map(\.id.rawValue)
                 + a.trips[0].flatMap { a.orders[$0.id]!.map(\.id.rawValue) + a.expenses[$0.id]!.map(\.id.rawValue) }
                 + (try await store.notifications.list(.driver(tenant: a.tenant.id, driver: a.driverID(0)))).map(\.id.rawValue))
@@ -400,6 +403,55 @@ struct TenantIsolationTests {
         ]
     }
 
+    /// The owner's paper behind money: an expense with two receipt photos (one to read, one to remove), and
+    /// cash they collected on a delivered order, with its photo.
+    struct PaperProbeData {
+        let expense: String
+        let receipt: ID<ReceiptPhoto>
+        let doomedReceipt: ID<ReceiptPhoto>
+        let order: String
+        let invoice: String
+        let payment: String
+        let photo: ID<ReceiptPhoto>
+    }
+
+    static func paperFixture(_ api: TestAPI, _ store: Store, _ a: CarrierFixture, customer: ID<Customer>) async throws -> PaperProbeData {
+        let owner = Scope.driver(tenant: a.tenant.id, driver: a.driverID(0))
+        let trip = a.trips[0][1].id
+        let expense = try await store.expenses.create(CreateExpenseRequest(id: ID(), tripID: trip, category: .tolls, amountCents: 1_250,
+                                                                           date: LocalDate(Date())), owner)
+        var receipts: [ID<ReceiptPhoto>] = []
+        for size in [500, 600] {
+            receipts = try await api.call(.addExpenseReceipt, expense.id.rawValue, bytes: MediaSamples.jpeg(size: size), token: a.driver.accessToken)
+                .decode(Expense.self).receipts.map(\.id)
+        }
+        let order = try await store.orders.create(CreateOrderRequest(number: "COD-1", tripID: trip, vehicle: Vehicle(make: "Kia"),
+                                                                     pickup: Stop(address: "P"), delivery: Stop(address: "D"),
+                                                                     revenueCents: 40_000, customerID: customer), tenant: a.tenant.id)
+        for status in [OrderStatus.pickedUp, .delivered] {
+            _ = try await store.orders.updateStatus(order.id, to: status, occurredAt: nil, a.scope)
+        }
+        let payment = try await store.invoices.collect(CollectPaymentRequest(orderID: order.id, amountCents: 40_000, method: .cash), owner)
+        let photographed = try await api.call(.addCollectionPhoto, payment.id.rawValue, bytes: MediaSamples.jpeg(size: 700),
+                                              token: a.driver.accessToken).decode(InvoicePayment.self)
+        return PaperProbeData(expense: expense.id.rawValue, receipt: receipts[0], doomedReceipt: receipts[1], order: order.id.rawValue,
+                              invoice: payment.invoiceID.rawValue, payment: payment.id.rawValue, photo: try #require(photographed.photos.first).id)
+    }
+
+    func paperProbes(_ data: PaperProbeData) -> [Probe] {
+        [
+            Probe(endpoint: .expenseReceipt, parameters: [data.expense, data.receipt.rawValue], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .addExpenseReceipt, parameters: [data.expense], body: nil, namesCarrierAData: true, bytes: MediaSamples.jpeg()),
+            Probe(endpoint: .deleteExpenseReceipt, parameters: [data.expense, data.doomedReceipt.rawValue], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .collectPayment, parameters: [],
+                  body: CollectPaymentRequest(orderID: ID(data.order)!, amountCents: 500, method: .check, reference: "PROBE-1"),
+                  namesCarrierAData: true),
+            Probe(endpoint: .addCollectionPhoto, parameters: [data.payment], body: nil, namesCarrierAData: true, bytes: MediaSamples.jpeg()),
+            Probe(endpoint: .dispatchPaymentPhoto, parameters: [data.invoice, data.payment, data.photo.rawValue], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .dispatchDepositPayment, parameters: [data.invoice, data.payment], body: DepositPaymentRequest(), namesCarrierAData: true),
+        ]
+    }
+
     func expectedStatuses(_ caller: Caller, _ probe: Probe) -> Set<Int> {
         // Without an upgrade, the realtime endpoint answers an allowed caller 426.
         let ok: Set<Int> = probe.endpoint == .realtime ? [426] : [200, 201, 204]
@@ -408,7 +460,7 @@ struct TenantIsolationTests {
             return [401]
         case .owner:
             // The carrier's dispatcher (asked just before) removed the photo already.
-            if probe.endpoint == .deleteUnitPhoto { return [404] }
+            if probe.endpoint == .deleteUnitPhoto || probe.endpoint == .deleteExpenseReceipt { return [404] }
             return probe.endpoint.access == .dispatcher ? [403] : ok
         case .dispatcher:
             return probe.endpoint.access == .driver ? [403] : (probe.endpoint == .removeDeviceToken ? [404] : ok)
