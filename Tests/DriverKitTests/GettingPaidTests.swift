@@ -56,8 +56,15 @@ struct GettingPaidTests {
             try await app.collectPayment(order: order.id, amountCents: 180_000, method: .check, photos: [try Self.write(MediaSamples.pdf(), name: "x.pdf")])
         }
         await #expect(throws: LocalRejection.self) { try await app.collectPayment(order: order.id, amountCents: 0, method: .check) }
-        let payment = try await app.collectPayment(order: order.id, amountCents: 180_000, method: .check, reference: "10442",
-                                                   photos: [try Self.write(front, name: "front.jpg"), try Self.write(back, name: "back.jpg")])
+        // The order screen offers it once the load is picked up, and says what is wrong with an amount.
+        let screen = OrderDetailViewModel(app: app, order: order.id)
+        try await eventually("the order screen offers to record money") { screen.canCollect }
+        #expect(await screen.collect(amount: "1,800.5.0", method: .check, reference: "", photos: []) == false)
+        #expect(screen.lastError == "An amount looks like 1800.00.")
+        let recorded = await screen.collect(amount: "1,800.00", method: .check, reference: "10442",
+                                            photos: [try Self.write(front, name: "front.jpg"), try Self.write(back, name: "back.jpg")])
+        #expect(recorded && screen.lastError == nil)
+        let payment = try #require(try app.database.uploads().compactMap(\.paymentID).first)
         #expect(try app.database.uploads().filter { $0.paymentID == payment }.count == 2)
         let waiting = try app.database.outbox().first { $0.mutation.kind == .collectPayment }
         #expect(waiting?.about == "the $1,800.00 check collected for O-COD", "\(String(describing: waiting?.about))")
@@ -126,6 +133,10 @@ struct GettingPaidTests {
         try await app.addReceipt(try Self.write(receipt, name: "toll.jpg"), to: expense)
         let item = try #require(try app.database.uploads().first { $0.expenseID == expense })
         #expect(try app.database.words(for: item) == "the receipt of the $24.50 tolls expense")
+        // The trip screen counts the receipt already, while it waits on the phone.
+        let tripScreen = TripDetailViewModel(app: app, trip: trip)
+        let listed = try #require(try app.database.expenses(trip: trip).first { $0.id == expense })
+        #expect(tripScreen.receiptsLabel(listed) == "1 receipt")
         await #expect(throws: LocalRejection.self) { try await app.addReceipt(try Self.write(MediaSamples.mp4(), name: "v.mp4"), to: expense) }
 
         try await live.start()

@@ -84,6 +84,23 @@ public final class TripDetailViewModel {
     }
     public func deleteExpense(_ id: ID<Expense>) { attempt { try app.deleteExpense(id) } }
 
+    /// Queues a photo of an expense's receipt (it goes once the expense has reached the server).
+    public func addReceipt(_ file: URL, to expense: ID<Expense>) async {
+        do {
+            try await app.addReceipt(file, to: expense)
+            lastError = nil
+        } catch {
+            lastError = (error as? LocalRejection)?.message ?? "\(error)"
+        }
+    }
+
+    /// "1 receipt", "2 receipts", or "no receipt", with those still waiting on the phone counted.
+    public func receiptsLabel(_ expense: Expense) -> String {
+        let waiting = (try? app.database.uploads().filter { $0.expenseID == expense.id && $0.status != .completed }.count) ?? 0
+        let count = expense.receipts.count + waiting
+        return count == 0 ? "no receipt" : NumberText.count(count, "receipt")
+    }
+
     private func attempt(_ action: () throws -> Void) {
         do {
             try action()
@@ -245,6 +262,30 @@ public final class OrderDetailViewModel {
     func nextVehicle(_ kind: Inspection.Kind) -> Vehicle? {
         guard let order, let inspections = try? app.database.inspections(order: order.id) else { return nil }
         return InspectionRules.remaining(order, kind, completed: inspections).first
+    }
+
+    /// Whether money can be collected for the order now: at pickup (COP) or delivery (COD).
+    public var canCollect: Bool { order?.status == .pickedUp || order?.status == .delivered }
+
+    /// The methods a driver is handed money by.
+    public static let collectionMethods: [PaymentMethod] = [.check, .cash, .card, .other]
+
+    /// Records money collected for the order, with photos of the check or
+    /// receipt; queued like any change. Returns whether it was recorded.
+    @discardableResult
+    public func collect(amount: String, method: PaymentMethod, reference: String, photos: [URL]) async -> Bool {
+        guard let cents = DriverInput.cents(amount) else {
+            lastError = "An amount looks like 1800.00."
+            return false
+        }
+        do {
+            try await app.collectPayment(order: orderID, amountCents: cents, method: method, reference: reference, photos: photos)
+            lastError = nil
+            return true
+        } catch {
+            lastError = (error as? LocalRejection)?.message ?? "\(error)"
+            return false
+        }
     }
 
     /// Whether the ETA for a stop can still change (not once it is done).

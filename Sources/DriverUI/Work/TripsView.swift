@@ -46,6 +46,7 @@ struct TripDetailView: View {
     let app: DriverApp
     @State var model: TripDetailViewModel
     @State private var addingExpense = false
+    @State private var photographingReceipt: ReceiptTarget?
 
     var body: some View {
         List {
@@ -75,8 +76,16 @@ struct TripDetailView: View {
                 }
                 Section {
                     ForEach(state.expenses) { expense in
-                        LabeledContent(expense.category.label, value: MoneyFormat.dollars(expense.amountCents))
-                            .swipeActions { Button("Delete", role: .destructive) { model.deleteExpense(expense.id) } }
+                        LabeledContent(expense.category.label) {
+                            VStack(alignment: .trailing) {
+                                Text(MoneyFormat.dollars(expense.amountCents))
+                                Text(model.receiptsLabel(expense)).font(.caption).foregroundStyle(.secondary)
+                            }
+                        }
+                        .swipeActions {
+                            Button("Delete", role: .destructive) { model.deleteExpense(expense.id) }
+                            Button("Receipt", systemImage: "camera") { photographingReceipt = ReceiptTarget(id: expense.id) }
+                        }
                     }
                     Button("Add expense", systemImage: "plus") { addingExpense = true }
                 } header: {
@@ -87,7 +96,18 @@ struct TripDetailView: View {
         }
         .navigationTitle(model.state?.trip.number ?? "Trip")
         .sheet(isPresented: $addingExpense) { ExpenseForm(model: model) }
+        .sheet(item: $photographingReceipt) { target in
+            CameraCaptureView(slot: MediaSlot("receipt")) { file in
+                photographingReceipt = nil
+                if let file { Task { await model.addReceipt(file, to: target.id) } }
+            }
+        }
     }
+}
+
+/// The expense a receipt is being photographed for (the camera sheet's item).
+private struct ReceiptTarget: Identifiable {
+    let id: ID<Expense>
 }
 
 /// An expense on a trip: category, amount as typed, a note.
@@ -138,6 +158,7 @@ struct OrderDetailView: View {
     @State private var editingETA: ETAEdit?
     @State private var eta = Date()
     @State private var openError: String?
+    @State private var collecting = false
 
     var body: some View {
         List {
@@ -163,6 +184,13 @@ struct OrderDetailView: View {
                         }
                     }
                 }
+                if model.canCollect {
+                    Section {
+                        Button("Record money collected", systemImage: "banknote") { collecting = true }
+                    } footer: {
+                        Text("A check or cash the customer handed you (COD, COP): dispatch sees the invoice paid.")
+                    }
+                }
                 if let error = model.lastError ?? openError { ErrorText(error) }
             }
         }
@@ -170,6 +198,7 @@ struct OrderDetailView: View {
         .sheet(item: Binding(get: { inspection.map { InspectionSheet(model: $0, id: $0.inspectionID) } }, set: { inspection = $0?.model })) { sheet in
             NavigationStack { InspectionView(model: sheet.model) }
         }
+        .sheet(isPresented: $collecting) { CollectPaymentForm(model: model) }
         .sheet(item: $editingETA) { edit in
             let kind = edit.kind
             NavigationStack {
@@ -200,6 +229,57 @@ struct OrderDetailView: View {
             LabeledContent("Your ETA", value: eta?.formatted(date: .abbreviated, time: .shortened) ?? "Not set")
             if model.canSetETA(kind) {
                 Button(eta == nil ? "Set ETA" : "Change ETA") { self.eta = eta ?? Date(); editingETA = ETAEdit(kind: kind) }
+            }
+        }
+    }
+}
+
+/// Money collected for an order: amount, how, the check number, a photo of it.
+struct CollectPaymentForm: View {
+    let model: OrderDetailViewModel
+    @Environment(\.dismiss) private var dismiss
+    @State private var amount = ""
+    @State private var method: PaymentMethod = .check
+    @State private var reference = ""
+    @State private var photos: [URL] = []
+    @State private var photographing = false
+
+    var body: some View {
+        NavigationStack {
+            Form {
+                TextField("Amount, e.g. 1800.00", text: $amount)
+                    #if os(iOS)
+                    .keyboardType(.decimalPad)
+                    #endif
+                    .accessibilityLabel("Amount in dollars")
+                Picker("How", selection: $method) {
+                    ForEach(OrderDetailViewModel.collectionMethods, id: \.self) { Text($0.label).tag($0) }
+                }
+                TextField(method == .check ? "Check number" : "Receipt number (optional)", text: $reference)
+                Button(photos.isEmpty ? "Photograph the \(method == .check ? "check" : "receipt")" : "\(NumberText.count(photos.count, "photo")) · add another",
+                       systemImage: "camera") { photographing = true }
+                if !amount.isEmpty && DriverInput.cents(amount) == nil {
+                    Text("An amount looks like 1800.00.").foregroundStyle(.red)
+                }
+                if let error = model.lastError { ErrorText(error) }
+            }
+            .navigationTitle("Money collected")
+            .toolbar {
+                ToolbarItem(placement: .cancellationAction) { Button("Cancel") { dismiss() } }
+                ToolbarItem(placement: .confirmationAction) {
+                    Button("Save") {
+                        Task {
+                            if await model.collect(amount: amount, method: method, reference: reference, photos: photos) { dismiss() }
+                        }
+                    }
+                    .disabled(DriverInput.cents(amount) == nil)
+                }
+            }
+            .sheet(isPresented: $photographing) {
+                CameraCaptureView(slot: MediaSlot("payment_photo")) { file in
+                    photographing = false
+                    if let file { photos.append(file) }
+                }
             }
         }
     }
