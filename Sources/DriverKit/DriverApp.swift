@@ -280,8 +280,12 @@ public final class DriverApp {
         return try await uploads.enqueue(file: file, unit: id)
     }
 
-    /// The bytes decide, as on the server: a PDF or a video is refused here, at once.
-    private static func checkPhoto(_ file: URL) throws {
+    /// The bytes decide, as on the server: a PDF or a video is refused here,
+    /// at once (a missing file says so).
+    public static func checkPhoto(_ file: URL) throws {
+        guard FileManager.default.fileExists(atPath: file.path) else {
+            throw LocalRejection(code: .validationFailed, message: "\(file.lastPathComponent): no such file.")
+        }
         let head = (try? FileHandle(forReadingFrom: file)).flatMap { handle in
             defer { try? handle.close() }
             return try? handle.read(upToCount: ContentSniffer.prefixLength)
@@ -314,14 +318,15 @@ public final class DriverApp {
     /// Returns the payment's id.
     @discardableResult
     public func collectPayment(order: ID<Order>, amountCents: Int, method: PaymentMethod, reference: String? = nil,
-                               photos: [URL] = []) async throws -> ID<InvoicePayment> {
+                               photos: [URL] = [], collectedOn: LocalDate? = nil) async throws -> ID<InvoicePayment> {
         guard photos.count <= ReceiptPhoto.maxPerItem else {
             throw LocalRejection(code: .validationFailed, message: "At most \(ReceiptPhoto.maxPerItem) photos go with one payment.")
         }
         for photo in photos { try Self.checkPhoto(photo) }
         let id = ID<InvoicePayment>()
         try enqueue(.collectPayment(.init(id: id, orderID: order, amountCents: amountCents, method: method,
-                                          reference: reference.flatMap { $0.isEmpty ? nil : $0 }, collectedOn: LocalDate(serverClock.now, in: .current))))
+                                          reference: reference.flatMap { $0.isEmpty ? nil : $0 },
+                                          collectedOn: collectedOn ?? LocalDate(serverClock.now, in: .current))))
         for photo in photos { try await uploads.enqueue(file: photo, photoOf: id) }
         return id
     }

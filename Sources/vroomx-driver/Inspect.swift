@@ -170,7 +170,7 @@ extension Session {
         let width = 24
         let filled = min(width, max(0, Int(item.progress * Double(width))))
         let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
-        let name = item.about.padding(toLength: 12, withPad: " ", startingAt: 0)
+        let name = item.about.padding(toLength: 14, withPad: " ", startingAt: 0)
         return "\(name) \(bar) \(String(format: "%3d", Int(item.progress * 100)))%  \(ByteCountFormatter.string(fromByteCount: item.size, countStyle: .file))"
     }
 }

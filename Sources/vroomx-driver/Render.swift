@@ -76,6 +76,19 @@ struct Render {
         expense.fuel?.text(amountCents: expense.amountCents) ?? ""
     }
 
+    /// Money collected for the order: what reached dispatch, what waits on the phone, what was refused.
+    func collections(_ records: [CollectionRecord]) {
+        for record in records {
+            let state = switch record.state {
+            case .recorded: terminal.style("reached dispatch", .dim)
+            case .waiting: terminal.style("waiting to sync", .yellow)
+            case .refused(let why): terminal.style("refused: \(why)", .red)
+            }
+            let day = record.collectedOn.map { " on \(DayFormat.day($0))" } ?? ""
+            terminal.line("Collected ".padding(toLength: 10, withPad: " ", startingAt: 0) + "\(record.summary)\(day) · \(state)")
+        }
+    }
+
     func order(_ order: Order) {
         terminal.line(terminal.style("Order \(order.number)", .bold) + "  " + status(order.status) + "  " + terminal.style(order.id.rawValue, .dim))
         for (index, vehicle) in order.vehicles.enumerated() {

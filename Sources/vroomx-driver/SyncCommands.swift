@@ -76,7 +76,7 @@ struct Sync: AsyncParsableCommand {
                      status: "refused", code: $0.errorCode, why: $0.refusal)
             }
             files = work.files.map {
-                Item(id: $0.item.id, kind: $0.item.about, about: ($0.item.inspectionID?.rawValue ?? $0.item.equipmentID?.rawValue) ?? "",
+                Item(id: $0.item.id, kind: $0.item.about, about: ($0.item.inspectionID?.rawValue ?? $0.item.equipmentID?.rawValue ?? $0.item.paperID) ?? "",
                      what: $0.about, status: $0.item.status.rawValue,
                      code: nil, why: $0.why)
             }

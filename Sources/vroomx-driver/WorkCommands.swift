@@ -133,6 +133,7 @@ struct OrderCommand: AsyncParsableCommand {
                 } else {
                     let render = Render(terminal: session.terminal)
                     render.order(found)
+                    render.collections(try app.database.collections(order: found.id))
                     render.inspections(try app.database.inspections(order: found.id), of: found, uploads: try app.database.uploads())
                 }
             case "status":
@@ -188,6 +189,11 @@ struct ExpenseCommand: AsyncParsableCommand {
                     fuel = FuelPurchase(equipmentID: truck.id, quantityMilli: try Input.milli(gallons ?? litres ?? "", what: "A quantity"),
                                         unit: gallons != nil ? .gallon : .litre, odometerMiles: try odometer.map(Input.miles))
                 }
+                // The photos are checked before the expense is recorded: a refused photo records nothing.
+                guard receipt.count <= ReceiptPhoto.maxPerItem else {
+                    throw CLIError(.usage, "At most \(ReceiptPhoto.maxPerItem) photos go with one expense.")
+                }
+                for photo in receipt { try DriverApp.checkPhoto(URL(fileURLWithPath: photo)) }
                 let mark = try session.outboxMark()
                 let id = try session.app.createExpense(trip: found.id, category: category, amountCents: cents,
                                                        date: date.flatMap(LocalDate.init), notes: note, fuel: fuel)
@@ -275,21 +281,23 @@ struct Collect: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Order number (O-5003) or id.") var order: String
     @Option(help: "Amount in dollars, e.g. 1800.00.") var amount: String
-    @Option(help: "check, cash, card or other.") var method: PaymentMethod
+    @Option(help: "check (or money order), cash, card or other.") var method: PaymentMethod
     @Option(help: "The check or money order number.") var reference: String?
     @Option(help: "A photo of the check or cash receipt; give it again for the back.", completion: .file()) var photo: [String] = []
+    @Option(help: "The day it was collected, YYYY-MM-DD (default today).") var date: String?
 
     func run() async throws {
         try await withSession(global) { session in
             try session.requireUnlocked()
             let found = try Lookup.order(order, in: session.app)
             let cents = try Input.cents(amount)
+            guard date == nil || LocalDate(date!) != nil else { throw CLIError(.usage, "A date looks like 2026-11-22.") }
             let mark = try session.outboxMark()
             let id = try await session.app.collectPayment(order: found.id, amountCents: cents, method: method, reference: reference,
-                                                          photos: photo.map { URL(fileURLWithPath: $0) })
+                                                          photos: photo.map { URL(fileURLWithPath: $0) }, collectedOn: date.flatMap(LocalDate.init))
             let queued = try session.app.database.uploads().filter { $0.paymentID == id }.map(\.id)
             if !queued.isEmpty, await session.syncIfPossible(quiet: true) { try await session.sendUploads() }
-            let photos = queued.isEmpty ? "" : " with \(NumberText.count(queued.count, "photo"))"
+            let photos = queued.isEmpty ? " (no photo: add one with --photo next time, dispatch matches it to the deposit)" : " with \(NumberText.count(queued.count, "photo"))"
             try await session.finishChange("Collected \(MoneyFormat.dollars(cents)) \(method.label.lowercased()) for order \(found.number)\(photos).",
                                            since: mark, uploads: queued)
         }

@@ -36,6 +36,15 @@ def test_cash_collected_at_pickup_shows_on_the_draft_and_is_deposited(page, serv
                                  headers={"Content-Type": "application/pdf"})
     assert status == 415 and refused["error"]["code"] == "unsupported_media_type", refused
 
+    # The office sees what drivers hold, not banked yet, without opening each invoice.
+    page.goto(server.base + "/receivables")
+    held = page.locator("#held tbody tr", has_text="O-5003")
+    expect(held).to_have_count(1)
+    expect(held).to_contain_text("Alex Rivera")
+    expect(held).to_contain_text("$950.00")
+    expect(page.locator("#held h2")).to_contain_text("Held by drivers")
+    shot(page, "receivables-held")
+
     page.goto(server.base + "/invoices")
     page.click(".tabs a:has-text('Drafts')")
     page.locator("#invoices tbody tr", has_text="O-5003").locator("a").first.click()
@@ -47,15 +56,20 @@ def test_cash_collected_at_pickup_shows_on_the_draft_and_is_deposited(page, serv
     expect(page.locator("#payments")).to_contain_text("Money the driver collected is on this draft; other payments")
     # Collected at pickup: the draft waits for the delivery before it is sent.
     expect(page.locator("#undelivered")).to_contain_text("Not delivered yet: O-5003 (picked up)")
+    # Not delivered: nothing offers to send it yet.
+    expect(page.locator("button:has-text('Mark sent')")).to_have_count(0)
     shot(page, "invoice-collected")
-    link = payments.locator("a:has-text('Photo')")
+    link = payments.locator("a[aria-label='Photo']")
     opened = page.request.get(server.base + link.get_attribute("href"))
     assert opened.status == 200 and opened.headers["content-type"] == "image/jpeg" and opened.body() == receipt
 
     payments.locator("button:has-text('Mark deposited')").click()
+    expect(page.locator(".notice")).to_have_text("Marked deposited.")
     expect(payments.locator(".badge")).to_contain_text("Deposited")
     expect(payments.locator("button:has-text('Mark deposited')")).to_have_count(0)
     shot(page, "invoice-deposited")
+    page.goto(server.base + "/receivables")
+    expect(page.locator("#held")).to_have_count(0)
 
 
 def test_an_expense_receipt_opens_from_the_trip_page(page, server):

@@ -67,13 +67,24 @@ struct GettingPaidTests {
         let payment = try #require(try app.database.uploads().compactMap(\.paymentID).first)
         #expect(try app.database.uploads().filter { $0.paymentID == payment }.count == 2)
         let waiting = try app.database.outbox().first { $0.mutation.kind == .collectPayment }
-        #expect(waiting?.about == "the $1,800.00 check collected for O-COD", "\(String(describing: waiting?.about))")
+        // The order screen lists it, waiting; more than the order comes to, or the same check again, is refused on the phone.
+        #expect(try app.database.collections(order: order.id).map(\.summary) == ["$1,800.00 check 10442"])
+        #expect(try app.database.collections(order: order.id).first?.state == .waiting)
+        await #expect(throws: LocalRejection.self) { try await app.collectPayment(order: order.id, amountCents: 1, method: .cash) }
+        await #expect(throws: LocalRejection.self) {
+            try await app.collectPayment(order: order.id, amountCents: 1, method: .check, reference: "10442")
+        }
+        let photoItem = try #require(try app.database.uploads().first { $0.paymentID == payment })
+        #expect(try app.database.words(for: photoItem) == "the photo of the $1,800.00 check collected for O-COD")
+        #expect(waiting?.about == "the $1,800.00 check 10442 collected for O-COD", "\(String(describing: waiting?.about))")
 
         // Back in coverage: the changes go once, the photos after the collection they belong to.
         try await live.start()
         await app.syncNow()
         try await eventually("every file uploaded", timeout: .seconds(120)) { try app.database.uploads().allSatisfy { $0.status == .completed } }
         try await eventually("nothing left to sync") { try app.database.unsyncedCount() == 0 }
+        // It reached dispatch: the phone keeps it for the order's screen.
+        #expect(try app.database.collections(order: order.id).map(\.state) == [.recorded])
 
         // (One run of the in-process API at the end: it closes the test server's database when it returns.)
         try await server.run { api in

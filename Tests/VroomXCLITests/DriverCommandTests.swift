@@ -390,7 +390,7 @@ struct DriverCommandTests {
         #expect(collected.status == 75 && collected.output.contains("Collected $950.00 cash for order O-5003 with 1 photo."), "\(collected.output)")
         // O-5004 is not picked up yet: nothing to collect, said at once.
         let early = try await Self.driver(["collect", "O-5004", "--amount", "5", "--method", "cash"], home: home, port: port)
-        #expect(early.status == 65 && early.output.contains("money is collected at pickup or delivery"), "\(early.output)")
+        #expect(early.status == 65 && early.output.contains("complete its pickup inspection first"), "\(early.output)")
         let notAmount = try await Self.driver(["collect", "O-5003", "--amount", "lots", "--method", "cash"], home: home, port: port)
         #expect(notAmount.status == 64, "\(notAmount.output)")
         let expense = try await Self.driver(["expense", "add", "--trip", "T-1002", "--category", "tolls", "--amount", "12.75",
@@ -402,6 +402,18 @@ struct DriverCommandTests {
         #expect(sent.status == 0 && sent.output.contains("Waiting       nothing"), "\(sent.output)")
         let listed = try await Self.driver(["expense", "list", "--trip", "T-1002"], home: home, port: port)
         #expect(listed.output.contains("Turnpike · 1 receipt"), "\(listed.output)")
+        let shown = try await Self.driver(["order", "O-5003"], home: home, port: port)
+        #expect(shown.output.contains("Collected $950.00 cash R-1") && shown.output.contains("reached dispatch"), "\(shown.output)")
+        // More than the order comes to is refused at once; a photo that is not one records nothing.
+        let tooMuch = try await Self.driver(["collect", "O-5003", "--amount", "99999", "--method", "cash"], home: home, port: port)
+        #expect(tooMuch.status == 65 && tooMuch.output.contains("left to collect"), "\(tooMuch.output)")
+        let before = try await Self.driver(["expense", "list", "--trip", "T-1002", "--json"], home: home, port: port).output
+        let pdf = home.appendingPathComponent("scan.jpg")
+        try Data(MediaSamples.pdf()).write(to: pdf)
+        let refused = try await Self.driver(["expense", "add", "--trip", "T-1002", "--category", "tolls", "--amount", "3", "--receipt", pdf.path],
+                                            home: home, port: port)
+        #expect(refused.status == 65 && refused.output.contains("is not a photo"), "\(refused.output)")
+        #expect(try await Self.driver(["expense", "list", "--trip", "T-1002", "--json"], home: home, port: port).output == before)
         await server.stop()
 
         var configuration = ServerConfiguration()

@@ -289,4 +289,74 @@ struct InvoiceTests {
         #expect(read.status == 0, "\(read.text)")
         return try JSONDecoder().decode([[String]].self, from: Data(read.text.utf8))
     }
+
+    @Test("a driver's collection: no more than the order comes to, a check once, a driver's methods; it keeps its order on the draft, survives its removal as a spent id, and is banked once",
+          arguments: TestBackend.available)
+    func collectionsStayWithTheirOrder(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let (dispatch, driver, trip) = (alpha.dispatcher.accessToken, alpha.driver.accessToken, alpha.trips[0][0].id)
+        try await server.run { api in
+            let customer = try await api.call(.dispatchCreateCustomer, json: CreateCustomerRequest(name: "Gulf Dealer", paymentTerms: "COD"),
+                                              token: dispatch).decode(Customer.self)
+            let cod = try await Self.delivered("O-C1", prices: [60_000, 40_000], customer: customer.id, trip: trip, api: api, token: dispatch)
+            let other = try await Self.delivered("O-C2", prices: [30_000], customer: customer.id, trip: trip, api: api, token: dispatch)
+            func collect(_ cents: Int, _ method: PaymentMethod = .check, reference: String? = nil, id: ID<InvoicePayment> = ID(),
+                         order: ID<Order>? = nil) async throws -> APIResponse {
+                try await api.call(.collectPayment, json: CollectPaymentRequest(id: id, orderID: order ?? cod.id, amountCents: cents, method: method,
+                                                                                reference: reference), token: driver)
+            }
+            // A driver is not handed an ACH payment; more than the order's $1,000.00 is a typo, not a credit.
+            #expect(try await collect(10_000, .ach).errorCode == "validation_failed")
+            let tooMuch = try await collect(9_999_999_900)
+            #expect(tooMuch.status == 422 && tooMuch.text.contains("left to collect"), "\(tooMuch.text)")
+            let first = ID<InvoicePayment>()
+            #expect(try await collect(60_000, reference: "5501", id: first).status == 201)
+            // The same check again is refused; so is more than the $400.00 left.
+            let again = try await collect(100, reference: "5501")
+            #expect(again.status == 409 && again.errorCode == "already_exists", "\(again.text)")
+            #expect(try await collect(40_001).text.contains("$400.00 is left to collect"))
+            // A date before the order was booked, or to come, is refused by name.
+            let future = try await api.call(.collectPayment, json: CollectPaymentRequest(orderID: cod.id, amountCents: 100, method: .cash,
+                                                                                          collectedOn: LocalDate(server.store.now).adding(days: 3)),
+                                            token: driver)
+            #expect(future.status == 422 && future.text.contains("\"field\":\"collected_on\""), "\(future.text)")
+
+            // The collection keeps its order on the draft: dropping the order is refused, and so is moving it elsewhere.
+            let draft = try #require(try await Self.drafts(api, token: dispatch).first { $0.orders.map(\.id) == [cod.id] })
+            let otherDraft = try #require(try await Self.drafts(api, token: dispatch).first { $0.orders.map(\.id) == [other.id] })
+            let dropped = try await api.call(.dispatchUpdateInvoice, draft.id.rawValue, json: UpdateInvoiceRequest(orderIDs: [other.id]), token: dispatch)
+            #expect(dropped.status == 409 && dropped.text.contains("O-C1"), "\(dropped.text)")
+            let moved = try await api.call(.dispatchUpdateInvoice, otherDraft.id.rawValue, json: UpdateInvoiceRequest(orderIDs: [other.id, cod.id]),
+                                           token: dispatch)
+            #expect(moved.status == 409, "\(moved.text)")
+
+            // Removed by dispatch, then the draft discarded: the collection's id stays spent (sent again, it is not recorded again).
+            #expect(try await api.call(.dispatchRemovePayment, draft.id.rawValue, first.rawValue, token: dispatch).status == 200)
+            let voided = try await api.call(.dispatchVoidInvoice, draft.id.rawValue, json: VoidInvoiceRequest(reason: "Rebilled"), token: dispatch)
+                .decode(Invoice.self)
+            #expect(voided.status == .void && voided.number == nil)
+            let resent = try await collect(60_000, reference: "5501", id: first)
+            #expect(try resent.status == 201 && resent.decode(InvoicePayment.self).invoiceID == draft.id, "\(resent.text)")
+            let fresh = try await api.call(.dispatchCreateInvoice, json: CreateInvoiceRequest(orderIDs: [cod.id]), token: dispatch).decode(Invoice.self)
+            #expect(fresh.paidCents == 0)
+
+            // Collected on the new invoice, banked: listed as held until then, deposited once; another day after that is refused.
+            let second = ID<InvoicePayment>()
+            #expect(try await collect(100_000, .cash, id: second).status == 201)
+            let held = try await server.store.invoices.pendingDeposits(tenant: alpha.tenant.id)
+            #expect(held.map(\.payment.id) == [second] && held.first?.invoice.id == fresh.id)
+            let banked = try await api.call(.dispatchDepositPayment, fresh.id.rawValue, second.rawValue, token: dispatch)
+            #expect(banked.status == 200, "\(banked.text)")
+            #expect(try await api.call(.dispatchDepositPayment, fresh.id.rawValue, second.rawValue, token: dispatch).status == 200)
+            let otherDay = try await api.call(.dispatchDepositPayment, fresh.id.rawValue, second.rawValue,
+                                              json: DepositPaymentRequest(depositedOn: LocalDate(server.store.now).adding(days: -400)), token: dispatch)
+            #expect(otherDay.status == 409 || otherDay.status == 422, "\(otherDay.text)")
+            #expect(try await server.store.invoices.pendingDeposits(tenant: alpha.tenant.id).isEmpty)
+            // The bookkeeper's file says who collected it and when it was banked.
+            let csv = try await server.store.receivables.paymentsCSV(tenant: alpha.tenant.id, from: LocalDate(server.store.now).adding(days: -1),
+                                                                     to: LocalDate(server.store.now).adding(days: 1))
+            #expect(csv.contains("Collected by") && csv.contains("deposited"), "\(csv)")
+        }
+    }
 }

@@ -431,7 +431,7 @@ struct TenantIsolationTests {
         for status in [OrderStatus.pickedUp, .delivered] {
             _ = try await store.orders.updateStatus(order.id, to: status, occurredAt: nil, a.scope)
         }
-        let payment = try await store.invoices.collect(CollectPaymentRequest(orderID: order.id, amountCents: 40_000, method: .cash), owner)
+        let payment = try await store.invoices.collect(CollectPaymentRequest(orderID: order.id, amountCents: 30_000, method: .cash), owner)
         let photographed = try await api.call(.addCollectionPhoto, payment.id.rawValue, bytes: MediaSamples.jpeg(size: 700),
                                               token: a.driver.accessToken).decode(InvoicePayment.self)
         return PaperProbeData(expense: expense.id.rawValue, receipt: receipts[0], doomedReceipt: receipts[1], order: order.id.rawValue,

@@ -308,6 +308,23 @@ public struct AppDatabase: Sendable {
                 ALTER TABLE upload_queue_v12 RENAME TO upload_queue;
                 """)
         }
+        migrator.registerMigration("v13-collections") { db in
+            // Money the driver collected that reached dispatch (the server keeps it on the invoice, which the
+            // phone does not hold): the order's screen lists it with what still waits in the outbox.
+            try db.execute(sql: """
+                CREATE TABLE collections (
+                    id TEXT PRIMARY KEY,
+                    order_id TEXT NOT NULL,
+                    amount_cents INTEGER NOT NULL,
+                    method TEXT NOT NULL,
+                    reference TEXT NOT NULL DEFAULT '',
+                    collected_on TEXT,
+                    recorded_at REAL NOT NULL,
+                    owner TEXT
+                );
+                CREATE INDEX collections_by_order ON collections (order_id);
+                """)
+        }
         return migrator
     }
 }

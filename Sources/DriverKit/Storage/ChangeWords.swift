@@ -40,7 +40,8 @@ enum ChangeWords {
         case .recordLocations(let batch):
             return "\(batch.fixes.count) position\(batch.fixes.count == 1 ? "" : "s")"
         case .collectPayment(let request):
-            return "the \(MoneyFormat.dollars(request.amountCents)) \(request.method.label.lowercased()) collected for \(try orderNumber(request.orderID))"
+            let number = request.reference.flatMap { $0.isEmpty ? nil : " \($0)" } ?? ""
+            return "the \(MoneyFormat.dollars(request.amountCents)) \(request.method.label.lowercased())\(number) collected for \(try orderNumber(request.orderID))"
         }
     }
 
@@ -97,7 +98,20 @@ extension AppDatabase {
             let found: [Expense] = try docs(db, "SELECT doc FROM expenses WHERE id = ?", [expense.rawValue])
             return found.first.map { "the receipt of the \(MoneyFormat.dollars($0.amountCents)) \($0.category.rawValue) expense" } ?? "a receipt"
         }
-        if file.paymentID != nil { return "the photo of a payment you collected" }
+        if let payment = file.paymentID {
+            let collected = try Row.fetchOne(db, sql: "SELECT order_id, amount_cents, method FROM collections WHERE id = ?", arguments: [payment.rawValue])
+                .map { (order: $0["order_id"] as String, cents: $0["amount_cents"] as Int, method: $0["method"] as String) }
+            let queued = try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE entity_id = ? AND kind = ?",
+                                          arguments: [payment.rawValue, MutationKind.collectPayment.rawValue]).map(OutboxEntry.init(row:))
+                .compactMap { entry -> (order: String, cents: Int, method: String)? in
+                    guard case .collectPayment(let request) = entry.mutation.payload else { return nil }
+                    return (request.orderID.rawValue, request.amountCents, request.method.rawValue)
+                }.first
+            guard let found = collected ?? queued else { return "the photo of money you collected" }
+            let number = try VroomXModels.ID<Order>(found.order).flatMap { try Self.order($0, db)?.number } ?? "an order"
+            let how = PaymentMethod(rawValue: found.method)?.label.lowercased() ?? "payment"
+            return "the photo of the \(MoneyFormat.dollars(found.cents)) \(how) collected for \(number)"
+        }
         let what = switch file.kind {
         case .video: "the video"
         case .signature: "the signature"

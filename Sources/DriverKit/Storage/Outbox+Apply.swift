@@ -125,11 +125,21 @@ extension AppDatabase {
             // The same checks as the server's, against the order as the phone has it (its pickup or delivery may still be queued).
             guard let order = try order(request.orderID, db) else { throw LocalRejection(code: .notFound, message: "This order is not on your device.") }
             guard order.status == .pickedUp || order.status == .delivered else {
-                throw LocalRejection(code: .invalidTransition, message: "Order \(order.number) is \(order.status.label): money is collected at pickup or delivery.")
+                throw LocalRejection(code: .invalidTransition, message: InvoiceRules.notCollectable(order))
             }
-            if let refusal = InvoiceRules.paymentProblem(amountCents: request.amountCents) { throw LocalRejection(refusal) }
+            let earlier = try collections(order: order.id, db).filter(\.counts)
+            guard earlier.count < InvoiceRules.collectionsPerOrder else {
+                throw LocalRejection(code: .conflict, message: "Order \(order.number) has \(InvoiceRules.collectionsPerOrder) collections recorded, the most one takes: ask dispatch.")
+            }
+            if let refusal = InvoiceRules.collectionProblem(amountCents: request.amountCents, method: request.method, order: order,
+                                                            collectedCents: earlier.reduce(0) { $0 + $1.amountCents }) {
+                throw LocalRejection(refusal)
+            }
             if let reference = request.reference, !FieldLimits.paymentReference.allows(reference) {
                 throw LocalRejection(FieldLimits.paymentReference.refusal())
+            }
+            if let reference = request.reference?.lowercased(), !reference.isEmpty, earlier.contains(where: { $0.reference.lowercased() == reference }) {
+                throw LocalRejection(code: .alreadyExists, message: "\(request.method.label) \(request.reference ?? "") is recorded for order \(order.number) already.")
             }
         }
         return true

@@ -33,6 +33,7 @@ extension AppDatabase {
                     if case .recordLocations(let batch) = entry.mutation.payload, let positions = result.positions {
                         try Self.storePositionReport(entry.id, sent: batch.fixes.count, positions, now: now, db)
                     }
+                    if intoCache, case .collectPayment(let request) = entry.mutation.payload { try Self.storeCollection(request, now: now, db) }
                 case .rejected where result.code == .internalError || result.code == .unavailable:
                     let attempts = entry.attempts + 1
                     try Self.recordFailure(entry.id, attempts: attempts, error: result.message ?? "The server could not apply it.",

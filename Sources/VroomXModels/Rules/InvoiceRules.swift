@@ -73,6 +73,51 @@ public enum InvoiceRules {
         return nil
     }
 
+    /// Collections one order takes at most (a check, its balance in cash…): a
+    /// phone looping cannot fill its invoice's payments.
+    public static let collectionsPerOrder = 10
+
+    /// What a driver is handed: a check (or money order), cash, a card, or
+    /// other — ACH and wire reach the office, not the driver.
+    public static let collectionMethods: [PaymentMethod] = [.check, .cash, .card, .other]
+
+    /// Why money cannot be collected for an order in this state, in the driver's words.
+    public static func notCollectable(_ order: Order) -> String {
+        switch order.status {
+        case .new, .assigned:
+            "Order \(order.number) is not picked up yet: complete its pickup inspection first, then record the money (COP)."
+        default:
+            "Order \(order.number) is \(order.status.label): money is collected at pickup (COP) or on delivery (COD)."
+        }
+    }
+
+    /// What an order's vehicles come to: the most its driver may collect for it.
+    public static func price(of order: Order) -> Int {
+        vehicleLines(of: order).reduce(0) { $0 + $1.amountCents }
+    }
+
+    /// A driver's collection for an order: a method a driver is handed, an
+    /// amount, and with what was collected for it already (`collectedCents`)
+    /// no more than the order comes to — a mistyped amount is caught on the
+    /// phone and on the server, never booked as a customer's credit.
+    public static func collectionProblem(amountCents: Int, method: PaymentMethod, order: Order, collectedCents: Int) -> Refusal? {
+        guard collectionMethods.contains(method) else {
+            return .invalid("method", "A driver collects a check, cash, a card or other; an ACH or wire payment is recorded by dispatch.")
+        }
+        if let problem = paymentProblem(amountCents: amountCents) { return problem }
+        let price = self.price(of: order)
+        guard price > 0 else {
+            return .invalid("order_id", "Order \(order.number) has no price to collect against: ask dispatch to set the vehicles' prices.")
+        }
+        let left = max(price - collectedCents, 0)
+        guard amountCents <= left else {
+            return .invalid("amount_cents", left == 0
+                ? "Order \(order.number) comes to \(MoneyFormat.dollars(price)) and all of it is collected already."
+                : "Order \(order.number) comes to \(MoneyFormat.dollars(price)); \(MoneyFormat.dollars(left)) is left to collect.")
+        }
+        return nil
+    }
+
     /// "INV-1001": the carrier's sequence, as printed.
     public static func number(_ sequence: Int) -> String { "INV-\(sequence)" }
 }

@@ -46,7 +46,7 @@ struct ConsoleInvoicePages {
         console.post(router, "/invoices/:id/payments/:payment/deposit", page: "/invoices/:id") { request in
             let id: ID<Invoice> = try request.id("id", "Invoice")
             _ = try await store.invoices.deposit(try request.id("payment", "Payment"), of: id, on: nil, tenant: request.tenant)
-            return ConsolePages.redirect("/invoices/\(id)#payments")
+            return ConsolePages.redirect(request.form["back"] == "receivables" ? "/receivables?deposited=1#held" : "/invoices/\(id)?deposited=1#payments")
         }
         console.get(router, "/invoices/:id/payments/:payment/photos/:photo") { request in
             let (photo, key) = try await store.receipts.paymentPhoto(try request.id("photo", "Photo"), of: try request.id("payment", "Payment"),
@@ -153,6 +153,7 @@ struct ConsoleInvoicePages {
         case (_, "1", _, _): "Saved."
         case (_, _, "1", _): "Payment recorded."
         case (_, _, _, "1"): "Payment removed."
+        case _ where request.query("deposited") == "1": "Marked deposited."
         default: ""
         }
         let (balanceLabel, balance) = switch (invoice.status, invoice.balanceCents) {
@@ -417,7 +418,11 @@ struct ConsoleInvoicePages {
         }
         totals.openInvoices = rows.reduce(0) { $0 + $1.openInvoices }
         let month = ConsolePeoplePages.month(of: today)
+        let held = try await store.invoices.pendingDeposits(tenant: request.tenant)
         return pages.page("receivables", title: "Receivables", session: request.session, section: "invoices", ReceivablesView(
+            notice: request.query("deposited") == "1" ? "Marked deposited." : "",
+            held: held.map { HeldPaymentView($0.payment, invoice: $0.invoice) }, hasHeld: !held.isEmpty,
+            heldTotal: ConsoleFormat.money(held.reduce(0) { $0 + $1.payment.amountCents }),
             rows: rows.map(Self.agingRow), empty: rows.isEmpty, totals: Self.agingRow(totals), asOf: DayFormat.day(today),
             from: month.0.description, to: month.1.description))
     }

@@ -120,6 +120,36 @@ struct InvoicePaymentView: ConsoleView {
     }
 }
 
+/// Money a driver collected and holds until it is banked: who, for which order and invoice, how, its photos.
+struct HeldPaymentView: ConsoleView {
+    let invoiceID: String
+    let id: String
+    let invoice: String
+    let customer: String
+    let order: String
+    let driver: String
+    let day: String
+    let method: String
+    let reference: String
+    let amount: String
+    let photos: [PhotoLinkView]
+
+    init(_ payment: InvoicePayment, invoice: Invoice) {
+        let row = InvoicePaymentView(invoice.id, payment)
+        invoiceID = invoice.id.rawValue
+        id = payment.id.rawValue
+        self.invoice = invoice.number ?? "Draft"
+        customer = invoice.customerName
+        order = invoice.orders.first { $0.id == payment.orderID }?.number ?? ""
+        driver = payment.recordedBy
+        day = row.day
+        method = row.method
+        reference = row.reference
+        amount = row.amount
+        photos = row.photos
+    }
+}
+
 struct PhotoLinkView: ConsoleView {
     let url: String
     let label: String
@@ -234,6 +264,11 @@ struct AgingRowView: ConsoleView {
 
 /// What customers owe, by how late, and the exports for the books.
 struct ReceivablesView: ConsoleView {
+    let notice: String
+    /// Money drivers collected that is not banked yet.
+    let held: [HeldPaymentView]
+    let hasHeld: Bool
+    let heldTotal: String
     let rows: [AgingRowView]
     let empty: Bool
     let totals: AgingRowView

@@ -46,8 +46,8 @@ struct ReceiptController {
             return try JSONBody.response(saved, status: .created).response
         }
         routes.on(.dispatchDepositPayment) { request, context in
-            let body = try await request.decodeJSON(DepositPaymentRequest.self)
-            return try JSONBody.response(try await store.invoices.deposit(try context.id("payment"), of: try context.id(), on: body.depositedOn,
+            let body = try await request.decodeOptionalJSON(DepositPaymentRequest.self)
+            return try JSONBody.response(try await store.invoices.deposit(try context.id("payment"), of: try context.id(), on: body?.depositedOn,
                                                                           tenant: try context.caller().tenant))
         }
         routes.onResponse(.dispatchPaymentPhoto) { request, context in

@@ -225,6 +225,26 @@ enum InvoiceRepository {
             """)
     }
 
+    /// What drivers collected for an order so far (payments not removed), oldest first.
+    static func collections(forOrder order: ID<Order>, _ tx: TenantTransaction) async throws -> [InvoicePayment] {
+        try await tx.query("""
+            SELECT \(paymentColumns) FROM invoice_payments
+            WHERE tenant_id = \(tx.tenant) AND order_id = \(order) AND collected_by IS NOT NULL AND removed_at IS NULL
+            ORDER BY created_at, id
+            """).map(payment)
+    }
+
+    /// Money drivers collected that is not banked yet, oldest first, with its invoice.
+    static func pendingDeposits(tenant: ID<Tenant>, limit: Int, _ db: any SQLExecutor) async throws -> [(InvoicePayment, Invoice)] {
+        try await db.query("""
+            SELECT p.id, p.invoice_id, p.amount_cents, p.method, p.reference, p.received_on, p.note, p.recorded_by, p.created_at,
+                   p.collected_by, p.order_id, p.deposited_on, p.photos, i.doc
+            FROM invoice_payments p JOIN invoices i ON i.tenant_id = p.tenant_id AND i.id = p.invoice_id
+            WHERE p.tenant_id = \(tenant) AND p.collected_by IS NOT NULL AND p.deposited_on IS NULL AND p.removed_at IS NULL
+            ORDER BY p.received_on, p.created_at, p.id LIMIT \(limit)
+            """).map { (try payment($0), try invoice($0)) }
+    }
+
     /// Records the day money a driver collected went to the bank.
     static func deposit(_ payment: ID<InvoicePayment>, on day: LocalDate, _ tx: TenantTransaction) async throws {
         try await tx.execute("UPDATE invoice_payments SET deposited_on = \(day) WHERE tenant_id = \(tx.tenant) AND id = \(payment)")

@@ -31,6 +31,11 @@ public struct InvoiceService: Sendable {
         }
     }
 
+    /// Money drivers collected and dispatch has not banked yet, oldest first (at most 500), with its invoice.
+    func pendingDeposits(tenant: ID<Tenant>) async throws -> [(payment: InvoicePayment, invoice: Invoice)] {
+        try await store.read { try await InvoiceRepository.pendingDeposits(tenant: tenant, limit: 500, $0) }.map { (payment: $0.0, invoice: $0.1) }
+    }
+
     func emails(of id: ID<Invoice>, tenant: ID<Tenant>) async throws -> [InvoiceMailRepository.Entry] {
         try await store.read { try await InvoiceMailRepository.of(id, tenant: tenant, $0) }
     }
@@ -122,6 +127,14 @@ public struct InvoiceService: Sendable {
             }
             var edited = current
             let (_, orders, carried) = try await billable(request.orderIDs ?? current.orders.map(\.id), invoice: current, tx)
+            // Money a driver collected for an order stays with that order's invoice.
+            for dropped in current.orders where !orders.contains(where: { $0.id == dropped.id }) {
+                let collected = try await InvoiceRepository.collections(forOrder: dropped.id, tx).reduce(0) { $0 + $1.amountCents }
+                guard collected == 0 else {
+                    throw AppError(409, .conflict, "Its driver collected \(MoneyFormat.dollars(collected)) for order \(dropped.number) on this draft: "
+                                   + "the order stays on it (remove the collection first).", field: "order_ids")
+                }
+            }
             edited.orders = orders.map(Self.invoiced)
             edited.lines = orders.flatMap(InvoiceRules.vehicleLines) + (try Self.joined(charges ?? current.lines.filter { $0.kind != .vehicle }, carried))
             if let terms = request.terms { edited.terms = terms }
@@ -189,7 +202,8 @@ public struct InvoiceService: Sendable {
             var edited = current
             edited.status = .void
             edited.voidReason = reason
-            if current.status == .draft {
+            // A draft goes (it has no number), unless a payment was ever recorded on it: a removed collection is kept, void.
+            if current.status == .draft, try await InvoiceRepository.paymentCount(current.id, tx) == 0 {
                 try await InvoiceRepository.deleteDraft(current.id, tx)
                 return edited
             }
@@ -230,7 +244,7 @@ public struct InvoiceService: Sendable {
             guard try await InvoiceRepository.paymentCount(id, tx) < InvoiceRules.paymentsPerInvoice else {
                 throw AppError(409, .conflict, "This invoice has \(InvoiceRules.paymentsPerInvoice) payments recorded, the most one takes.", field: "id")
             }
-            let receivedOn = try Self.checked(receivedOn: request.receivedOn ?? LocalDate(tx.now), now: tx.now)
+            let receivedOn = try Self.checked(receivedOn: request.receivedOn ?? LocalDate(tx.now), now: tx.now, field: "received_on")
             let recordedBy = try await tx.actingUser.asyncMap { try await AccountRepository.user($0, tenant: tenant, tx.db)?.email } ?? nil
             do {
                 try await InvoiceRepository.insert(InvoicePayment(id: paymentID, invoiceID: id, amountCents: request.amountCents,
@@ -256,18 +270,43 @@ public struct InvoiceService: Sendable {
         if let refusal = InvoiceRules.paymentProblem(amountCents: request.amountCents) { throw AppError(refusal) }
         let reference = try Validate.line(request.reference ?? "", FieldLimits.paymentReference)
         return try await store.write(tenant: scope.tenant) { tx in
-            if let earlier = try await InvoiceRepository.payment(request.id, tenant: scope.tenant, includingRemoved: true, tx.db) {
+            // Sent again (the outbox, a lost answer): the payment it recorded, if the content is the same.
+            func replayed() async throws -> InvoicePayment? {
+                guard let earlier = try await InvoiceRepository.payment(request.id, tenant: scope.tenant, includingRemoved: true, tx.db) else {
+                    return nil
+                }
                 guard earlier.collectedBy == driver, earlier.orderID == request.orderID, earlier.amountCents == request.amountCents,
-                      earlier.method == request.method else { throw Self.paymentIDTaken }
+                      earlier.method == request.method, earlier.reference == reference,
+                      request.collectedOn == nil || request.collectedOn == earlier.receivedOn else { throw Self.paymentIDTaken }
                 return earlier
             }
+            if let earlier = try await replayed() { return earlier }
             guard let order = try await OrderRepository.find(request.orderID, scope, locking: true, tx.db) else { throw AppError.notFound("Order") }
+            // The order's row is held: collections for it (a replay among them) are counted one after the other.
+            if let earlier = try await replayed() { return earlier }
             guard order.status == .pickedUp || order.status == .delivered else {
-                throw AppError(409, .invalidTransition, "Order \(order.number) is \(order.status.label): money is collected at pickup or delivery.",
-                               field: "order_id")
+                throw AppError(409, .invalidTransition, InvoiceRules.notCollectable(order), field: "order_id")
+            }
+            let earlier = try await InvoiceRepository.collections(forOrder: order.id, tx)
+            guard earlier.count < InvoiceRules.collectionsPerOrder else {
+                throw AppError(409, .conflict, "Order \(order.number) has \(InvoiceRules.collectionsPerOrder) collections recorded, the most one takes: ask dispatch.",
+                               field: "id")
+            }
+            if let refusal = InvoiceRules.collectionProblem(amountCents: request.amountCents, method: request.method, order: order,
+                                                            collectedCents: earlier.reduce(0) { $0 + $1.amountCents }) {
+                throw AppError(refusal)
+            }
+            if !reference.isEmpty, earlier.contains(where: { $0.reference.lowercased() == reference.lowercased() }) {
+                throw AppError(409, .alreadyExists, "\(request.method.label) \(reference) is recorded for order \(order.number) already.",
+                               field: "reference")
             }
             guard order.customerID != nil else {
                 throw AppError.validation("order_id", "Order \(order.number) names no customer to bill: ask dispatch to name one, then send this again.")
+            }
+            // Collected on a day already come, and not before the order was booked (a day's grace for time zones).
+            let collectedOn = try Self.checked(receivedOn: request.collectedOn ?? LocalDate(tx.now), now: tx.now, field: "collected_on")
+            guard collectedOn >= LocalDate(order.createdAt).adding(days: -1) else {
+                throw AppError.validation("collected_on", "Order \(order.number) was booked on \(LocalDate(order.createdAt)): money for it is collected after that.")
             }
             if try await InvoiceRepository.invoices(ofOrders: [order.id], tenant: tx.tenant, tx.db).isEmpty {
                 try await prepare(for: order, beforeDelivery: true, tx)
@@ -280,7 +319,6 @@ public struct InvoiceService: Sendable {
                 throw AppError(409, .conflict, "This order's invoice has \(InvoiceRules.paymentsPerInvoice) payments recorded, the most one takes.",
                                field: "id")
             }
-            let collectedOn = try Self.checked(receivedOn: request.collectedOn ?? LocalDate(tx.now), now: tx.now)
             let name = try await DriverRepository.find(driver, tenant: tx.tenant, tx.db)?.name ?? ""
             let payment = InvoicePayment(id: request.id, invoiceID: id, amountCents: request.amountCents, method: request.method,
                                          reference: reference, receivedOn: collectedOn, recordedBy: name, collectedBy: driver, orderID: order.id,
@@ -295,7 +333,9 @@ public struct InvoiceService: Sendable {
         }
     }
 
-    /// Dispatch banked money a driver collected.
+    /// Dispatch banked money a driver collected (on `day`, today when not
+    /// said, and never before it was collected). Marked again on the same
+    /// day it is the same deposit; another day is refused.
     public func deposit(_ paymentID: ID<InvoicePayment>, of id: ID<Invoice>, on day: LocalDate?, tenant: ID<Tenant>) async throws -> InvoiceDetail {
         try await store.write(tenant: tenant) { tx in
             _ = try await locked(id, tx)
@@ -306,9 +346,15 @@ public struct InvoiceService: Sendable {
                 throw AppError(409, .invalidTransition, "This payment was received, not collected by a driver: there is nothing to deposit.",
                                field: "payment")
             }
-            let depositedOn = try Self.checked(receivedOn: day ?? LocalDate(tx.now), now: tx.now)
+            let depositedOn = try Self.checked(receivedOn: day ?? max(LocalDate(tx.now), payment.receivedOn), now: tx.now, field: "deposited_on")
             guard depositedOn >= payment.receivedOn else {
                 throw AppError.validation("deposited_on", "The money was collected on \(payment.receivedOn): it is deposited on that day or later.")
+            }
+            if let done = payment.depositedOn {
+                guard done == depositedOn || day == nil else {
+                    throw AppError(409, .invalidTransition, "This money was marked deposited on \(done) already.", field: "deposited_on")
+                }
+                return
             }
             try await InvoiceRepository.deposit(paymentID, on: depositedOn, tx)
         }
@@ -417,7 +463,14 @@ public struct InvoiceService: Sendable {
             _ = try await save(Self.settled(edited), from: draft, tx)
             return []
         }
-        try await InvoiceRepository.deleteDraft(draft.id, tx)
+        if try await InvoiceRepository.paymentCount(draft.id, tx) == 0 {
+            try await InvoiceRepository.deleteDraft(draft.id, tx)
+        } else {
+            // A collection removed from it is kept (its id stays spent): the draft stays, void, billing nothing.
+            edited.status = .void
+            edited.voidReason = "Its orders moved to another invoice."
+            _ = try await save(Self.settled(edited), from: draft, tx)
+        }
         return edited.lines
     }
 
@@ -463,12 +516,12 @@ public struct InvoiceService: Sendable {
     }
 
     /// Money is received on a day already come (anywhere on earth), within the last ten years.
-    static func checked(receivedOn: LocalDate, now: Date) throws -> LocalDate {
+    static func checked(receivedOn: LocalDate, now: Date, field: String) throws -> LocalDate {
         guard receivedOn <= LocalDate(now.addingTimeInterval(14 * 3600)) else {
-            throw AppError.validation("received_on", "The payment is dated \(receivedOn), which has not come yet.")
+            throw AppError.validation(field, "The payment is dated \(receivedOn), which has not come yet.")
         }
         guard receivedOn >= LocalDate(now).adding(days: -3660) else {
-            throw AppError.validation("received_on", "The payment is dated more than ten years ago.")
+            throw AppError.validation(field, "The payment is dated more than ten years ago.")
         }
         return receivedOn
     }

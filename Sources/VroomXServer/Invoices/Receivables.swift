@@ -60,9 +60,17 @@ struct Receivables: Sendable {
         var lines = [Self.paymentColumns.joined(separator: ",")]
         for (payment, invoice) in payments {
             lines.append([Self.day(payment.receivedOn), Self.field(invoice.customerName), Self.field(payment.method.label), Self.field(payment.reference),
-                          Self.amount(payment.amountCents), Self.field(invoice.number ?? ""), Self.field(payment.note)].joined(separator: ","))
+                          Self.amount(payment.amountCents), Self.field(invoice.number ?? ""), Self.field(Self.memo(payment))].joined(separator: ","))
         }
         return lines.joined(separator: "\r\n") + "\r\n"
+    }
+
+    /// A payment's memo: its note, and for money a driver collected, who and whether it is banked —
+    /// what a bookkeeper matches against the bank's deposits.
+    static func memo(_ payment: InvoicePayment) -> String {
+        guard payment.collectedBy != nil else { return payment.note }
+        let banked = payment.depositedOn.map { "deposited \(Self.day($0))" } ?? "pending deposit"
+        return (["Collected by \(payment.recordedBy); \(banked)"] + (payment.note.isEmpty ? [] : [payment.note])).joined(separator: ". ")
     }
 
     /// The product or service a line books to in QuickBooks.

@@ -43,6 +43,15 @@ enum ReceiptRepository {
             """).map(photo)
     }
 
+    /// Holds the expense's or payment's row until the transaction ends (PostgreSQL).
+    static func lock(_ paper: Paper, _ tx: TenantTransaction) async throws {
+        let table: SQL = switch paper {
+        case .expense: "trip_expenses"
+        case .payment: "invoice_payments"
+        }
+        _ = try await tx.first("SELECT id FROM \(table) WHERE tenant_id = \(tx.tenant) AND id = \(paper.id)\(Store.lockingRows(tx.db))")
+    }
+
     static func count(of paper: Paper, _ tx: TenantTransaction) async throws -> Int {
         try await tx.first("SELECT COUNT(*) AS n FROM receipt_photos WHERE tenant_id = \(tx.tenant) AND \(paper.column) = \(paper.id)")?
             .int("n") ?? 0

@@ -13,9 +13,14 @@ public struct ReceiptService: Sendable {
     /// An expense or payment the scope may add a photo to, with room for another.
     func checkRoom(on paper: Paper, _ scope: Scope, _ tx: TenantTransaction) async throws {
         try await checkAccess(to: paper, scope, tx.db)
+        // Held until commit (PostgreSQL): uploads finishing at once are counted, and written, one after the other.
+        try await ReceiptRepository.lock(paper, tx)
         guard try await ReceiptRepository.count(of: paper, tx) < ReceiptPhoto.maxPerItem else {
-            throw AppError(422, .validationFailed, "At most \(ReceiptPhoto.maxPerItem) photos go with one \(Self.noun(paper)); delete one first.",
-                           field: "receipts")
+            let (message, field) = switch paper {
+            case .expense: ("At most \(ReceiptPhoto.maxPerItem) photos go with one expense; delete one first.", "receipts")
+            case .payment: ("At most \(ReceiptPhoto.maxPerItem) photos go with one payment.", "photos")
+            }
+            throw AppError(422, .validationFailed, message, field: field)
         }
     }
 
@@ -41,7 +46,8 @@ public struct ReceiptService: Sendable {
     public func paymentPhoto(_ id: ID<ReceiptPhoto>, of payment: ID<InvoicePayment>, invoice: ID<Invoice>,
                              tenant: ID<Tenant>) async throws -> (photo: ReceiptPhoto, key: String) {
         try await store.read { db in
-            guard let found = try await InvoiceRepository.payment(payment, tenant: tenant, db), found.invoiceID == invoice,
+            // A removed payment's photo still opens: it shows what was removed.
+            guard let found = try await InvoiceRepository.payment(payment, tenant: tenant, includingRemoved: true, db), found.invoiceID == invoice,
                   let photo = try await ReceiptRepository.find(id, of: .payment(payment), tenant: tenant, db) else {
                 throw AppError.notFound("Photo")
             }
@@ -54,6 +60,7 @@ public struct ReceiptService: Sendable {
     public func deleteReceipt(_ id: ID<ReceiptPhoto>, of expense: ID<Expense>, _ scope: Scope) async throws -> (expense: Expense, key: String) {
         try await store.write(tenant: scope.tenant) { tx in
             try await checkAccess(to: .expense(expense), scope, tx.db)
+            try await ReceiptRepository.lock(.expense(expense), tx)
             guard let key = try await ReceiptRepository.delete(id, of: .expense(expense), tx) else { throw AppError.notFound("Receipt") }
             try await refresh(.expense(expense), tx)
             guard let saved = try await ExpenseRepository.find(expense, tenant: scope.tenant, tx.db) else { throw AppError.notFound("Expense") }
@@ -94,13 +101,6 @@ public struct ReceiptService: Sendable {
                             visibleTo: ExpenseService.audience(of: holders.recordedBy, tripDriver: holders.tripDriver))
         case .payment(let id):
             try await tx.execute("UPDATE invoice_payments SET photos = \(json) WHERE tenant_id = \(tx.tenant) AND id = \(id)")
-        }
-    }
-
-    private static func noun(_ paper: Paper) -> String {
-        switch paper {
-        case .expense: "expense"
-        case .payment: "payment"
         }
     }
 }
