@@ -150,7 +150,7 @@ final class TestClock: Sendable {
 /// of seconds, and a condition met returns at once.
 @MainActor
 func eventually(_ what: String, timeout: Duration = .seconds(60), _ condition: @MainActor () throws -> Bool) async throws {
-    let deadline = ContinuousClock.now + timeout
+    let deadline = ContinuousClock.now + TestWait.bound(timeout)
     while !(try condition()) {
         guard ContinuousClock.now < deadline else { throw TestSetupError("timed out waiting for \(what)") }
         try await Task.sleep(for: .milliseconds(20))

@@ -102,7 +102,7 @@ public final class ChildProcess: Sendable {
 
     /// Waits until the output contains `marker`.
     public func waitFor(_ marker: String, timeout: Duration = .seconds(30)) async throws {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = ContinuousClock.now + TestWait.bound(timeout)
         while !text.contains(marker) {
             guard isRunning else { throw ProcessError("process exited before \"\(marker)\": \(text)") }
             guard ContinuousClock.now < deadline else { throw ProcessError("timed out waiting for \"\(marker)\": \(text)") }
@@ -215,7 +215,7 @@ public struct SMTPTestServer: Sendable {
     }
 
     public func waitForMessages(_ count: Int, timeout: Duration = .seconds(10)) async throws -> [String] {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = ContinuousClock.now + TestWait.bound(timeout)
         while true {
             let received = try messages()
             if received.count >= count { return received }

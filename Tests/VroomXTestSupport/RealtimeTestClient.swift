@@ -63,7 +63,7 @@ public final class RealtimeTestClient: Sendable {
     /// Waits until `condition` holds for the messages so far.
     public func waitUntil(timeout: Duration = .seconds(60), _ what: String = "condition",
                           _ condition: @Sendable ([RealtimeMessage]) -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = ContinuousClock.now + TestWait.bound(timeout)
         while !condition(messages) {
             guard ContinuousClock.now < deadline else {
                 throw TestSetupError("realtime: timed out waiting for \(what); got \(messages.count) messages, close \(String(describing: closeCode))")
@@ -77,7 +77,7 @@ public final class RealtimeTestClient: Sendable {
     }
 
     public func waitForClose(timeout: Duration = .seconds(20)) async throws -> UInt16? {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = ContinuousClock.now + TestWait.bound(timeout)
         while !isFinished {
             guard ContinuousClock.now < deadline else { throw TestSetupError("realtime: socket did not close") }
             try await Task.sleep(for: .milliseconds(10))
