@@ -72,7 +72,7 @@ def test_cash_collected_at_pickup_shows_on_the_draft_and_is_deposited(page, serv
     expect(page.locator("#held")).to_have_count(0)
 
 
-def test_an_expense_receipt_opens_from_the_trip_page(page, server):
+def test_an_expense_receipt_opens_from_the_trip_page(page, server, tmp_path):
     token = server.api_sign_in(DRIVER)
     status, trips = server.api("GET", "/v1/trips?limit=200", token=token)
     trip = next(trip for trip in trips["items"] if trip["number"] == "T-1002")
@@ -88,6 +88,23 @@ def test_an_expense_receipt_opens_from_the_trip_page(page, server):
     row = page.locator("#trip-expenses tbody tr", has_text="Florida Turnpike")
     link = row.locator("a:has-text('Receipt')")
     expect(link).to_have_count(1)
-    shot(page, "trip-expense-receipt")
     opened = page.request.get(server.base + link.get_attribute("href"))
     assert opened.status == 200 and opened.body() == receipt
+    # An expense without one says so.
+    expect(page.locator("#trip-expenses tbody tr", has_text="Pilot")).to_contain_text("no receipt")
+
+    # The office adds the second page the driver emailed, beside the expense, and removes it again.
+    second = tmp_path / "page2.jpg"
+    second.write_bytes(photo("SUNPASS PAGE 2"))
+    with page.expect_navigation():
+        row.locator("input[type=file]").set_input_files(str(second))
+    row = page.locator("#trip-expenses tbody tr", has_text="Florida Turnpike")
+    expect(row.locator("a:has-text('Receipt 2')")).to_have_count(1)
+    shot(page, "trip-expense-receipt")
+    page.once("dialog", lambda dialog: dialog.accept())
+    row.locator("button[aria-label='Remove Receipt 2']").click()
+    row = page.locator("#trip-expenses tbody tr", has_text="Florida Turnpike")
+    expect(row.locator("a:has-text('Receipt')")).to_have_count(1)
+    status, listed = server.api("GET", f"/v1/trips/{trip['id']}/expenses", token=token)
+    mine = next(item for item in listed["items"] if item["id"] == expense)
+    assert len(mine["receipts"]) == 1, mine

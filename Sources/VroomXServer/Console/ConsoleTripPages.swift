@@ -20,6 +20,19 @@ struct ConsoleTripPages {
         }
         console.post(router, "/trips", create)
         console.get(router, "/trips/:id", tripPage)
+        // A receipt the driver emailed, or one taken at the office: added and removed as the API does.
+        console.postFile(router, "/trips/:id/expenses/:expense/receipts", page: "/trips/:id") { request in
+            let id: ID<Expense> = try request.id("expense", "Expense")
+            try await console.uploads.putWhole(request.request, to: .receipt(id), request.session.identity)
+            return Response(status: .noContent)
+        }
+        console.post(router, "/trips/:id/expenses/:expense/receipts/:receipt/delete", page: "/trips/:id") { request in
+            let trip: ID<Trip> = try request.id("id", "Trip")
+            let (_, key) = try await store.receipts.deleteReceipt(try request.id("receipt", "Receipt"), of: try request.id("expense", "Expense"),
+                                                                  request.scope)
+            await console.media.remove(key)
+            return ConsolePages.redirect("/trips/\(trip)#trip-expenses")
+        }
         console.get(router, "/expenses/:id/receipts/:receipt") { request in
             let (photo, key) = try await store.receipts.receipt(try request.id("receipt", "Receipt"), of: try request.id("id", "Expense"), request.scope)
             return try await InspectionController.serve(request.request, contentType: photo.contentType, sha256: photo.sha256, key: key,
@@ -212,11 +225,12 @@ struct ConsoleTripPages {
                 .sorted { $0.cents > $1.cents }
                 .map { .init(category: $0.category.rawValue.capitalized, amount: ConsoleFormat.money($0.cents), count: ConsoleFormat.grouped($0.count)) },
             expenses: shown.map {
-                .init(date: DayFormat.day($0.date), category: $0.category.rawValue.capitalized, amount: ConsoleFormat.money($0.amountCents),
+                .init(id: $0.id.rawValue, date: DayFormat.day($0.date), category: $0.category.rawValue.capitalized, amount: ConsoleFormat.money($0.amountCents),
                       notes: [$0.fuel?.text(amountCents: $0.amountCents), $0.notes.isEmpty ? nil : $0.notes].compactMap { $0 }.joined(separator: " · "),
                       by: ($0.driverID.map { names.drivers[$0]?.name ?? "A former driver" } ?? "Dispatch")
                         + ($0.afterReassignment ? " (spent offline; reached VroomX after the trip went to another driver)" : ""),
-                      receipts: Self.receiptLinks($0))
+                      receipts: Self.receiptLinks($0), canAddReceipt: $0.receipts.count < ReceiptPhoto.maxPerItem,
+                      receiptUploadURL: "/trips/\($0.tripID)/expenses/\($0.id)/receipts")
             },
             noExpenses: expenses.isEmpty, expenseTotal: ConsoleFormat.money(spent),
             // A cancelled order earns nothing.
@@ -348,9 +362,11 @@ struct ConsoleTripPages {
 
 extension ConsoleTripPages {
     /// "Receipt", or "Receipt 1", "Receipt 2"…: the photos of an expense's receipt, each opening in a tab.
-    static func receiptLinks(_ expense: Expense) -> [PhotoLinkView] {
+    static func receiptLinks(_ expense: Expense) -> [TripPageView.ReceiptLink] {
         expense.receipts.enumerated().map { index, photo in
-            PhotoLinkView(url: "/expenses/\(expense.id)/receipts/\(photo.id)", label: expense.receipts.count == 1 ? "Receipt" : "Receipt \(index + 1)")
+            .init(url: "/expenses/\(expense.id)/receipts/\(photo.id)",
+                  removeURL: "/trips/\(expense.tripID)/expenses/\(expense.id)/receipts/\(photo.id)/delete",
+                  label: expense.receipts.count == 1 ? "Receipt" : "Receipt \(index + 1)")
         }
     }
 }

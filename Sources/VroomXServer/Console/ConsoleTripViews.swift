@@ -64,13 +64,23 @@ struct TripPageView: ConsoleView {
     }
 
     struct ExpenseLine: ConsoleView {
+        let id: String
         let date: String
         let category: String
         let amount: String
         let notes: String
         let by: String
-        /// Links to the receipt photos.
-        let receipts: [PhotoLinkView]
+        /// Links to the receipt photos, each with its removal.
+        let receipts: [ReceiptLink]
+        /// Room for another receipt photo, and where it goes.
+        let canAddReceipt: Bool
+        let receiptUploadURL: String
+    }
+
+    struct ReceiptLink: ConsoleView {
+        let url: String
+        let removeURL: String
+        let label: String
     }
 
     let row: TripRowView

@@ -55,6 +55,8 @@
   // large file streams); the server answers errors in the API's JSON shape.
   document.querySelectorAll("form[data-photo-upload]").forEach((form) => {
     const input = form.querySelector("input[type=file]");
+    // A one-click upload (a receipt beside its expense): choosing the file sends it.
+    if (input.hasAttribute("data-submit-on-choose")) input.addEventListener("change", () => form.requestSubmit());
     const status = form.querySelector("[data-upload-status]");
     const problem = form.querySelector("[data-upload-error]");
     const button = form.querySelector("button[type=submit]");
@@ -63,7 +65,7 @@
       const files = Array.from(input.files || []);
       if (!files.length) { input.focus(); return; }
       problem.hidden = true;
-      button.disabled = true;
+      if (button) button.disabled = true;
       let sent = 0;
       for (const file of files) {
         status.textContent = "Uploading " + (sent + 1) + " of " + files.length + "…";
@@ -84,7 +86,7 @@
           problem.textContent = file.name + ": " + message + (sent ? " (" + sent + " uploaded before it.)" : "");
           problem.hidden = false;
           status.textContent = "";
-          button.disabled = false;
+          if (button) button.disabled = false;
           return;
         }
         sent += 1;
