@@ -344,6 +344,10 @@ struct InvoiceTests {
             // Collected on the new invoice, banked: listed as held until then, deposited once; another day after that is refused.
             let second = ID<InvoicePayment>()
             #expect(try await collect(100_000, .cash, id: second).status == 201)
+            // Its draft, printed, is paid in full: it asks for no money.
+            let printed = try await api.call(.dispatchInvoicePDF, fresh.id.rawValue, token: dispatch)
+            let words = try await Self.pdfWords(printed.body, keep: "invoice-collected-draft.pdf")
+            #expect(words.contains("Paid in full") && !words.contains("Balance due"), "\(words)")
             let held = try await server.store.invoices.pendingDeposits(tenant: alpha.tenant.id)
             #expect(held.map(\.payment.id) == [second] && held.first?.invoice.id == fresh.id)
             let banked = try await api.call(.dispatchDepositPayment, fresh.id.rawValue, second.rawValue, token: dispatch)

@@ -87,7 +87,7 @@ struct InvoicePDF: PDFPageLayout {
         }
         if invoice.status == .void {
             total("Void: nothing is owed on this invoice", 0, bold: true)
-        } else if invoice.status == .paid, invoice.balanceCents == 0 {
+        } else if invoice.balanceCents == 0, invoice.paidCents > 0 {  // paid, or a draft whose money the driver collected
             total("Paid in full", 0, bold: true)
         } else if invoice.balanceCents < 0 {
             total("Credit to the customer", -invoice.balanceCents, bold: true)
