@@ -57,17 +57,7 @@ extension APIOperation {
                      details: "Its driver (who recorded it, or holds the trip dispatch recorded it on) or dispatch. JPEG, PNG or HEIC; an expense keeps 10. Resumable too: POST /v1/uploads with expense_id in Upload-Metadata (send it once the expense exists).",
                      body: .bytes("application/octet-stream"),
                      answer: Answer(201, "The expense with its receipts", .json(Expense.self)),
-                     refusals: [
-                         400: "invalid_parameter: the body ended early, or the file is empty",
-                         403: "forbidden: the endpoint is for another role (or driver_not_found)",
-                         404: "not_found",
-                         411: "invalid_parameter: Content-Length is required",
-                         413: "payload_too_large: over the size limit of a photo",
-                         415: "unsupported_media_type: the bytes are not a JPEG/PNG/HEIC photo",
-                         422: "validation_failed: it already has 10 photos (field receipts)",
-                         429: "upload_quota_exceeded: too many unfinished uploads for this user (Retry-After says when one expires)",
-                         507: "storage_quota_exceeded (the carrier's media quota is used up) or insufficient_storage (the server's disk is full; Retry-After)"
-                     ],
+                     refusals: Self.paperPhotoRefusals,
                      requires: ["Content-Length"]),
         APIOperation(.expenseReceipt, .driver, "Download a receipt photo (Range supported)",
                      details: "Whoever sees the expense: its driver, or dispatch.",
@@ -90,17 +80,7 @@ extension APIOperation {
                      details: "JPEG, PNG or HEIC; a payment keeps 10 (front and back of a check).",
                      body: .bytes("application/octet-stream"),
                      answer: Answer(201, "The payment with its photos", .json(InvoicePayment.self)),
-                     refusals: [
-                         400: "invalid_parameter: the body ended early, or the file is empty",
-                         403: "forbidden: the endpoint is for another role (or driver_not_found)",
-                         404: "not_found",
-                         411: "invalid_parameter: Content-Length is required",
-                         413: "payload_too_large: over the size limit of a photo",
-                         415: "unsupported_media_type: the bytes are not a JPEG/PNG/HEIC photo",
-                         422: "validation_failed: it already has 10 photos (field receipts)",
-                         429: "upload_quota_exceeded: too many unfinished uploads for this user (Retry-After says when one expires)",
-                         507: "storage_quota_exceeded (the carrier's media quota is used up) or insufficient_storage (the server's disk is full; Retry-After)"
-                     ],
+                     refusals: Self.paperPhotoRefusals,
                      requires: ["Content-Length"]),
         APIOperation(.notifications, .driver, "The driver's notifications, newest first",
                      answer: .list(DriverNotification.self),
@@ -226,4 +206,17 @@ extension APIOperation {
                      refusals: [404: "not_found", 412: "tus_version_unsupported", 423: "upload_locked"],
                      headers: [.tusResumable]),
     ] }
+
+    /// How a one-request photo of paper (a receipt, a collected check) is refused.
+    static let paperPhotoRefusals: [Int: String] = [
+        400: "invalid_parameter: the body ended early, or the file is empty",
+        403: "forbidden: the endpoint is for another role (or driver_not_found)",
+        404: "not_found",
+        411: "invalid_parameter: Content-Length is required",
+        413: "payload_too_large: over the size limit of a photo",
+        415: "unsupported_media_type: the bytes are not a JPEG/PNG/HEIC photo",
+        422: "validation_failed: it already has 10 photos (field receipts, or photos for a payment)",
+        429: "upload_quota_exceeded: too many unfinished uploads for this user (Retry-After says when one expires)",
+        507: "storage_quota_exceeded (the carrier's media quota is used up) or insufficient_storage (the server's disk is full; Retry-After)",
+    ]
 }
