@@ -305,11 +305,15 @@ public final class DriverApp {
         let known: [Expense] = try database.expenses().filter { $0.id == id }
         guard let expense = known.first else { throw LocalRejection(code: .notFound, message: "This expense is not on your device.") }
         try Self.checkPhoto(file)
-        let waiting = try database.uploads().filter { $0.expenseID == id && $0.status != .completed }.count
-        guard expense.receipts.count + waiting < ReceiptPhoto.maxPerItem else {
+        guard try receiptCount(expense) < ReceiptPhoto.maxPerItem else {
             throw LocalRejection(code: .validationFailed, message: "At most \(ReceiptPhoto.maxPerItem) photos go with one expense.")
         }
         return try await uploads.enqueue(file: file, receiptOf: id)
+    }
+
+    /// An expense's receipt photos: those the server has and those still on their way from this phone.
+    public func receiptCount(_ expense: Expense) throws -> Int {
+        expense.receipts.count + (try database.uploads().filter { $0.expenseID == expense.id && $0.status != .completed }.count)
     }
 
     /// Records money collected for an order on delivery (COD) or at pickup

@@ -99,18 +99,9 @@ extension AppDatabase {
             return found.first.map { "the receipt of the \(MoneyFormat.dollars($0.amountCents)) \($0.category.rawValue) expense" } ?? "a receipt"
         }
         if let payment = file.paymentID {
-            let collected = try Row.fetchOne(db, sql: "SELECT order_id, amount_cents, method FROM collections WHERE id = ?", arguments: [payment.rawValue])
-                .map { (order: $0["order_id"] as String, cents: $0["amount_cents"] as Int, method: $0["method"] as String) }
-            let queued = try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE entity_id = ? AND kind = ?",
-                                          arguments: [payment.rawValue, MutationKind.collectPayment.rawValue]).map(OutboxEntry.init(row:))
-                .compactMap { entry -> (order: String, cents: Int, method: String)? in
-                    guard case .collectPayment(let request) = entry.mutation.payload else { return nil }
-                    return (request.orderID.rawValue, request.amountCents, request.method.rawValue)
-                }.first
-            guard let found = collected ?? queued else { return "the photo of money you collected" }
-            let number = try VroomXModels.ID<Order>(found.order).flatMap { try Self.order($0, db)?.number } ?? "an order"
-            let how = PaymentMethod(rawValue: found.method)?.label.lowercased() ?? "payment"
-            return "the photo of the \(MoneyFormat.dollars(found.cents)) \(how) collected for \(number)"
+            guard let found = try collection(payment, db) else { return "the photo of money you collected" }
+            let number = try Self.order(found.orderID, db)?.number ?? "an order"
+            return "the photo of the \(MoneyFormat.dollars(found.amountCents)) \(found.method.label.lowercased()) collected for \(number)"
         }
         let what = switch file.kind {
         case .video: "the video"

@@ -42,22 +42,32 @@ extension AppDatabase {
     }
 
     static func collections(order: ID<Order>, _ db: Database) throws -> [CollectionRecord] {
+        try collections(db).filter { $0.orderID == order }
+    }
+
+    /// One collection the signed-in driver made, wherever it stands.
+    static func collection(_ id: ID<InvoicePayment>, _ db: Database) throws -> CollectionRecord? {
+        try collections(db).first { $0.id == id }
+    }
+
+    /// Every collection of the signed-in driver's: those that reached dispatch, then those in the outbox.
+    private static func collections(_ db: Database) throws -> [CollectionRecord] {
         let owner = try ownerID(db)
-        let recorded = try Row.fetchAll(db, sql: """
-            SELECT * FROM collections WHERE order_id = ? AND owner IS ? ORDER BY recorded_at, id
-            """, arguments: [order.rawValue, owner]).compactMap { row -> CollectionRecord? in
-            guard let id = VroomXModels.ID<InvoicePayment>(row["id"] as String), let method = PaymentMethod(rawValue: row["method"]) else { return nil }
-            return CollectionRecord(id: id, orderID: order, amountCents: row["amount_cents"], method: method, reference: row["reference"],
-                                    collectedOn: (row["collected_on"] as String?).flatMap(LocalDate.init), state: .recorded)
-        }
-        let entries = try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE kind = ? ORDER BY seq", arguments: [MutationKind.collectPayment.rawValue])
-            .map(OutboxEntry.init(row:))
-        let queued = entries.filter { $0.owner == owner }.compactMap { entry -> CollectionRecord? in
-            guard case .collectPayment(let request) = entry.mutation.payload, request.orderID == order else { return nil }
-            let state: CollectionRecord.State = entry.failure == .rejected ? .refused(entry.errorMessage ?? "The server refused it.") : .waiting
-            return CollectionRecord(id: request.id, orderID: order, amountCents: request.amountCents, method: request.method,
-                                    reference: request.reference ?? "", collectedOn: request.collectedOn, state: state)
-        }
+        let recorded = try Row.fetchAll(db, sql: "SELECT * FROM collections WHERE owner IS ? ORDER BY recorded_at, id", arguments: [owner])
+            .compactMap { row -> CollectionRecord? in
+                guard let id = VroomXModels.ID<InvoicePayment>(row["id"] as String), let order = VroomXModels.ID<Order>(row["order_id"] as String),
+                      let method = PaymentMethod(rawValue: row["method"]) else { return nil }
+                return CollectionRecord(id: id, orderID: order, amountCents: row["amount_cents"], method: method, reference: row["reference"],
+                                        collectedOn: (row["collected_on"] as String?).flatMap(LocalDate.init), state: .recorded)
+            }
+        let queued = try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE kind = ? AND owner IS ? ORDER BY seq",
+                                      arguments: [MutationKind.collectPayment.rawValue, owner])
+            .map(OutboxEntry.init(row:)).compactMap { entry -> CollectionRecord? in
+                guard case .collectPayment(let request) = entry.mutation.payload else { return nil }
+                let state: CollectionRecord.State = entry.failure == .rejected ? .refused(entry.errorMessage ?? "The server refused it.") : .waiting
+                return CollectionRecord(id: request.id, orderID: request.orderID, amountCents: request.amountCents, method: request.method,
+                                        reference: request.reference ?? "", collectedOn: request.collectedOn, state: state)
+            }
         let known = Set(recorded.map(\.id))
         return recorded + queued.filter { !known.contains($0.id) }
     }

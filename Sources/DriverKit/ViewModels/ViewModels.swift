@@ -96,8 +96,7 @@ public final class TripDetailViewModel {
 
     /// "1 receipt", "2 receipts", or "no receipt", with those still waiting on the phone counted.
     public func receiptsLabel(_ expense: Expense) -> String {
-        let waiting = (try? app.database.uploads().filter { $0.expenseID == expense.id && $0.status != .completed }.count) ?? 0
-        let count = expense.receipts.count + waiting
+        let count = (try? app.receiptCount(expense)) ?? expense.receipts.count
         return count == 0 ? "no receipt" : NumberText.count(count, "receipt")
     }
 

@@ -203,9 +203,7 @@ enum InvoiceRepository {
     /// Payments received within a period, with their invoice's number and customer.
     static func received(tenant: ID<Tenant>, from: LocalDate, to: LocalDate, _ db: any SQLExecutor) async throws -> [(InvoicePayment, Invoice)] {
         try await db.query("""
-            SELECT p.id, p.invoice_id, p.amount_cents, p.method, p.reference, p.received_on, p.note, p.recorded_by, p.created_at,
-                   p.collected_by, p.order_id, p.deposited_on, p.photos, i.doc
-            FROM invoice_payments p JOIN invoices i ON i.tenant_id = p.tenant_id AND i.id = p.invoice_id
+            SELECT \(paymentWithInvoiceColumns) FROM invoice_payments p JOIN invoices i ON i.tenant_id = p.tenant_id AND i.id = p.invoice_id
             WHERE p.tenant_id = \(tenant) AND p.received_on BETWEEN \(from) AND \(to) AND p.removed_at IS NULL
             ORDER BY p.received_on, p.created_at, p.id
             """).map { (try payment($0), try invoice($0)) }
@@ -237,9 +235,7 @@ enum InvoiceRepository {
     /// Money drivers collected that is not banked yet, oldest first, with its invoice.
     static func pendingDeposits(tenant: ID<Tenant>, limit: Int, _ db: any SQLExecutor) async throws -> [(InvoicePayment, Invoice)] {
         try await db.query("""
-            SELECT p.id, p.invoice_id, p.amount_cents, p.method, p.reference, p.received_on, p.note, p.recorded_by, p.created_at,
-                   p.collected_by, p.order_id, p.deposited_on, p.photos, i.doc
-            FROM invoice_payments p JOIN invoices i ON i.tenant_id = p.tenant_id AND i.id = p.invoice_id
+            SELECT \(paymentWithInvoiceColumns) FROM invoice_payments p JOIN invoices i ON i.tenant_id = p.tenant_id AND i.id = p.invoice_id
             WHERE p.tenant_id = \(tenant) AND p.collected_by IS NOT NULL AND p.deposited_on IS NULL AND p.removed_at IS NULL
             ORDER BY p.received_on, p.created_at, p.id LIMIT \(limit)
             """).map { (try payment($0), try invoice($0)) }
@@ -264,6 +260,11 @@ enum InvoiceRepository {
 
     private static let paymentColumns: SQL = """
         id, invoice_id, amount_cents, method, reference, received_on, note, recorded_by, created_at, collected_by, order_id, deposited_on, photos
+        """
+    /// The same, of payments `p` joined to their invoices `i`, with the invoice's document.
+    private static let paymentWithInvoiceColumns: SQL = """
+        p.id, p.invoice_id, p.amount_cents, p.method, p.reference, p.received_on, p.note, p.recorded_by, p.created_at, p.collected_by,
+        p.order_id, p.deposited_on, p.photos, i.doc
         """
 
     private static func payment(_ row: SQLRow) throws -> InvoicePayment {

@@ -80,16 +80,18 @@ public struct InvoiceService: Sendable {
     /// The draft a delivery prepares: the order's vehicles at their prices,
     /// on the order's terms (or its customer's). Nothing when the order
     /// names no customer or an invoice bills it already. Money collected at
-    /// pickup (COP) prepares it then (`beforeDelivery`).
-    func prepare(for order: Order, beforeDelivery: Bool = false, _ tx: TenantTransaction) async throws {
+    /// pickup (COP) prepares it then (`beforeDelivery`). Returns the draft made.
+    @discardableResult
+    func prepare(for order: Order, beforeDelivery: Bool = false, _ tx: TenantTransaction) async throws -> ID<Invoice>? {
         guard order.status == .delivered || beforeDelivery, let customerID = order.customerID,
               try await InvoiceRepository.invoices(ofOrders: [order.id], tenant: tx.tenant, tx.db).isEmpty,
-              let customer = try await CustomerRepository.find(customerID, tenant: tx.tenant, tx.db) else { return }
+              let customer = try await CustomerRepository.find(customerID, tenant: tx.tenant, tx.db) else { return nil }
         let terms = PaymentTerms(text: order.paymentTerms) ?? PaymentTerms(text: customer.paymentTerms) ?? .net30
         let invoice = Invoice(id: ID(), customerID: customer.id, customerName: customer.name, orders: [Self.invoiced(order)],
                               lines: InvoiceRules.vehicleLines(of: order), terms: terms, issuedOn: LocalDate(tx.now), createdAt: tx.now,
                               updatedAt: tx.now)
         try await InvoiceRepository.insert(invoice, sequence: nil, tx)
+        return invoice.id
     }
 
     public func create(_ request: CreateInvoiceRequest, tenant: ID<Tenant>) async throws -> Invoice {
@@ -202,11 +204,7 @@ public struct InvoiceService: Sendable {
             var edited = current
             edited.status = .void
             edited.voidReason = reason
-            // A draft goes (it has no number), unless a payment was ever recorded on it: a removed collection is kept, void.
-            if current.status == .draft, try await InvoiceRepository.paymentCount(current.id, tx) == 0 {
-                try await InvoiceRepository.deleteDraft(current.id, tx)
-                return edited
-            }
+            if current.status == .draft { return try await discard(edited, from: current, tx) }
             return try await save(edited, from: current, tx)
         }
     }
@@ -308,12 +306,9 @@ public struct InvoiceService: Sendable {
             guard collectedOn >= LocalDate(order.createdAt).adding(days: -1) else {
                 throw AppError.validation("collected_on", "Order \(order.number) was booked on \(LocalDate(order.createdAt)): money for it is collected after that.")
             }
-            if try await InvoiceRepository.invoices(ofOrders: [order.id], tenant: tx.tenant, tx.db).isEmpty {
-                try await prepare(for: order, beforeDelivery: true, tx)
-            }
-            guard let id = try await InvoiceRepository.invoices(ofOrders: [order.id], tenant: tx.tenant, tx.db)[order.id] else {
-                throw AppError.notFound("Customer")
-            }
+            var billed = try await InvoiceRepository.invoices(ofOrders: [order.id], tenant: tx.tenant, tx.db)[order.id]
+            if billed == nil { billed = try await prepare(for: order, beforeDelivery: true, tx) }
+            guard let id = billed else { throw AppError.notFound("Customer") }
             let current = try await locked(id, tx)
             guard try await InvoiceRepository.paymentCount(id, tx) < InvoiceRules.paymentsPerInvoice else {
                 throw AppError(409, .conflict, "This order's invoice has \(InvoiceRules.paymentsPerInvoice) payments recorded, the most one takes.",
@@ -463,15 +458,21 @@ public struct InvoiceService: Sendable {
             _ = try await save(Self.settled(edited), from: draft, tx)
             return []
         }
-        if try await InvoiceRepository.paymentCount(draft.id, tx) == 0 {
-            try await InvoiceRepository.deleteDraft(draft.id, tx)
-        } else {
-            // A collection removed from it is kept (its id stays spent): the draft stays, void, billing nothing.
-            edited.status = .void
-            edited.voidReason = "Its orders moved to another invoice."
-            _ = try await save(Self.settled(edited), from: draft, tx)
-        }
+        edited.status = .void
+        edited.voidReason = "Its orders moved to another invoice."
+        _ = try await discard(Self.settled(edited), from: draft, tx)
         return edited.lines
+    }
+
+    /// Throws a draft away (`void`: it, void). It goes (a draft has no number
+    /// to keep) unless a payment was ever recorded on it: a removed collection
+    /// is kept, and so the draft, void, billing nothing — the collection's id stays spent.
+    private func discard(_ void: Invoice, from draft: Invoice, _ tx: TenantTransaction) async throws -> Invoice {
+        guard try await InvoiceRepository.paymentCount(draft.id, tx) > 0 else {
+            try await InvoiceRepository.deleteDraft(draft.id, tx)
+            return void
+        }
+        return try await save(void, from: draft, tx)
     }
 
     /// The charges given and those carried from emptied drafts, within the limit.
