@@ -291,11 +291,15 @@ public final class DriverFaultSchedule {
         let answer = try await dispatch.call(.dispatchAssignTrip, trip.rawValue, json: AssignTripRequest(driverID: away ? ids.alex : ids.sam))
         guard answer.status == 200 else { return }  // refused while a vehicle of it is on Alex's truck
         if away { ledger.tripsAway.remove(trip) } else { ledger.tripsAway.insert(trip) }
-        for (id, state) in ledger.orders where state.trip == trip && state.deliveryMade == nil && state.cancelledAt == nil {
+        // Only vehicles not picked up on the server move, which the phone cannot know: a pickup (even a delivery) it
+        // still had queued never landed. So the server says which moved; their queued inspections stay on the phone.
+        let newDriver = away ? ids.alex : ids.sam
+        for (id, state) in ledger.orders where state.trip == trip && state.cancelledAt == nil && state.onAlexTrip != away {
+            guard try await dispatch.get(.dispatchOrder, Order.self, id.rawValue).driverID == newDriver else { continue }
             ledger.orders[id]?.onAlexTrip = away
             ledger.orders[id]?.reassignedAt.append(step)
-            // Only vehicles not picked up on the server move: a pickup the phone still had queued never landed.
             ledger.orders[id]?.pickupMade = nil
+            ledger.orders[id]?.deliveryMade = nil
         }
         fault(away ? "dispatch_trip_back" : "dispatch_trip_away")
     }
