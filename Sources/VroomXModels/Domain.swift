@@ -92,7 +92,7 @@ public struct Driver: Codable, Sendable, Hashable, Identifiable {
 public struct Trip: Codable, Sendable, Hashable, Identifiable {
     public var id: ID<Trip>
     public var number: String
-    public var driverID: ID<Driver>?
+    public var driverID: VroomXModels.ID<Driver>?
     public var status: TripStatus
     public var startDate: LocalDate?
     public var endDate: LocalDate?
@@ -105,7 +105,10 @@ public struct Trip: Codable, Sendable, Hashable, Identifiable {
     public var createdAt: Date
     public var updatedAt: Date
 
-    public init(id: ID<Trip>, number: String, driverID: ID<Driver>?, status: TripStatus, startDate: LocalDate?,
+    /// The day a trip's pay counts for: its end, or its start without one.
+    public var payDay: LocalDate? { endDate ?? startDate }
+
+    public init(id: VroomXModels.ID<Trip>, number: String, driverID: VroomXModels.ID<Driver>?, status: TripStatus, startDate: LocalDate?,
                 endDate: LocalDate?, origin: String, destination: String, revenueCents: Int, driverPayCents: Int,
                 miles: Int, version: Int, createdAt: Date, updatedAt: Date) {
         self.id = id
@@ -422,9 +425,9 @@ extension Order {
 
 public struct Expense: Codable, Sendable, Hashable, Identifiable {
     public var id: ID<Expense>
-    public var tripID: ID<Trip>
+    public var tripID: VroomXModels.ID<Trip>
     /// The driver who recorded it; nil when dispatch did.
-    public var driverID: ID<Driver>?
+    public var driverID: VroomXModels.ID<Driver>?
     public var category: ExpenseCategory
     public var amountCents: Int
     public var date: LocalDate
@@ -439,7 +442,7 @@ public struct Expense: Codable, Sendable, Hashable, Identifiable {
     public var receipts: [ReceiptPhoto]
     public var createdAt: Date
 
-    public init(id: ID<Expense>, tripID: ID<Trip>, driverID: ID<Driver>?, category: ExpenseCategory,
+    public init(id: ID<Expense>, tripID: VroomXModels.ID<Trip>, driverID: VroomXModels.ID<Driver>?, category: ExpenseCategory,
                 amountCents: Int, date: LocalDate, notes: String, fuel: FuelPurchase? = nil, afterReassignment: Bool = false,
                 receipts: [ReceiptPhoto] = [], createdAt: Date) {
         self.fuel = fuel

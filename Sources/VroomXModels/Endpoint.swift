@@ -203,6 +203,21 @@ extension Endpoint {
     public static let dispatchDepositPayment = Endpoint(.post, "/v1/dispatch/invoices/{id}/payments/{payment}/deposit", .dispatcher)
     public static let dispatchPaymentPhoto = Endpoint(.get, "/v1/dispatch/invoices/{id}/payments/{payment}/photos/{photo}", .dispatcher, [.range])
     public static let dispatchReceivables = Endpoint(.get, "/v1/dispatch/receivables", .dispatcher, [.asOfDate])
+    // Paying drivers: weekly settlements, what dispatch enters for a driver, the driver's Earnings
+    public static let earnings = Endpoint(.get, "/v1/earnings", .driver)
+    public static let settlementStatement = Endpoint(.get, "/v1/settlements/{id}/statement.pdf", .driver)
+    public static let dispatchSettlements = Endpoint(.get, "/v1/dispatch/settlements", .dispatcher, [.settlementWeek])
+    public static let dispatchSettlement = Endpoint(.get, "/v1/dispatch/settlements/{id}", .dispatcher)
+    public static let dispatchDriverPay = Endpoint(.get, "/v1/dispatch/drivers/{id}/pay", .dispatcher, [.settlementWeek])
+    public static let dispatchApproveSettlement = Endpoint(.post, "/v1/dispatch/drivers/{id}/settlements", .dispatcher)
+    public static let dispatchMarkSettlementPaid = Endpoint(.post, "/v1/dispatch/settlements/{id}/paid", .dispatcher)
+    public static let dispatchReopenSettlement = Endpoint(.delete, "/v1/dispatch/settlements/{id}", .dispatcher)
+    public static let dispatchEmailStatement = Endpoint(.post, "/v1/dispatch/settlements/{id}/email", .dispatcher)
+    public static let dispatchSettlementStatement = Endpoint(.get, "/v1/dispatch/settlements/{id}/statement.pdf", .dispatcher)
+    public static let dispatchAddPayItem = Endpoint(.post, "/v1/dispatch/drivers/{id}/pay-items", .dispatcher)
+    public static let dispatchRemovePayItem = Endpoint(.delete, "/v1/dispatch/drivers/{id}/pay-items/{item}", .dispatcher)
+    public static let dispatchAddDeduction = Endpoint(.post, "/v1/dispatch/drivers/{id}/deductions", .dispatcher)
+    public static let dispatchEndDeduction = Endpoint(.delete, "/v1/dispatch/drivers/{id}/deductions/{deduction}", .dispatcher)
     public static let dispatchInvoicesExport = Endpoint(.get, "/v1/dispatch/exports/quickbooks-invoices.csv", .dispatcher, [.fromDate, .toDate])
     public static let dispatchPaymentsExport = Endpoint(.get, "/v1/dispatch/exports/quickbooks-payments.csv", .dispatcher, [.fromDate, .toDate])
     // The carrier's profile: what its documents say of it
@@ -266,6 +281,9 @@ extension Endpoint {
         dispatchInvoices, dispatchCreateInvoice, dispatchInvoice, dispatchUpdateInvoice, dispatchSendInvoice, dispatchVoidInvoice,
         dispatchInvoicePDF, dispatchRecordPayment, dispatchRemovePayment, dispatchDepositPayment,
         dispatchPaymentPhoto, dispatchReceivables, dispatchInvoicesExport, dispatchPaymentsExport,
+        earnings, settlementStatement, dispatchSettlements, dispatchSettlement, dispatchDriverPay, dispatchApproveSettlement,
+        dispatchMarkSettlementPaid, dispatchReopenSettlement, dispatchEmailStatement, dispatchSettlementStatement,
+        dispatchAddPayItem, dispatchRemovePayItem, dispatchAddDeduction, dispatchEndDeduction,
         decodeVIN, equipment, equipmentUnit, recordOdometer, unitPhoto, addUnitPhoto, deleteUnitPhoto,
         dispatchEquipment, dispatchCreateEquipment, dispatchEquipmentUnit, dispatchUpdateEquipment, dispatchAssignEquipment,
         dispatchEquipmentStatus, dispatchImportEquipment, dispatchAddEquipmentDocument, dispatchDeleteEquipmentDocument,

@@ -83,6 +83,8 @@ extension Parameter {
     /// Papers expiring within this many days (default 30).
     public static let withinDays = Parameter("days", .integer(0...366))
     /// A period of calendar days (`YYYY-MM-DD`), both ends included.
+    /// Any day of the week a settlement covers (this week when not given).
+    public static let settlementWeek = Parameter("week", .date)
     public static let fromDate = Parameter("from", .date)
     public static let toDate = Parameter("to", .date)
 

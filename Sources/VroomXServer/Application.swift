@@ -34,8 +34,21 @@ public struct ServerServices: Sendable {
     }
 
     /// Mails customers the invoices dispatch sends.
-    var invoiceMail: InvoiceMailService {
-        InvoiceMailService(store: store, documents: invoiceDocuments, mailer: mailer, logger: logger)
+    var invoiceMail: QueuedMailService {
+        let documents = invoiceDocuments
+        return QueuedMailService(store: store, queue: .invoices, what: "invoice", sendAgainFrom: "the invoice's page", mailer: mailer,
+                                 logger: logger, message: documents.message(for:))
+    }
+
+    /// Mails drivers the statements of their approved settlements.
+    var statementMail: QueuedMailService {
+        let documents = settlementDocuments
+        return QueuedMailService(store: store, queue: .statements, what: "statement", sendAgainFrom: "the driver's pay page", mailer: mailer,
+                                 logger: logger, message: documents.message(for:))
+    }
+
+    var settlementDocuments: SettlementDocuments {
+        SettlementDocuments(store: store)
     }
 
     var invoiceDocuments: InvoiceDocuments {
@@ -212,6 +225,7 @@ public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
     TrackingController(tracking: services.tracking).register(routes)
     DocumentController(bills: BillOfLadingService(store: services.store, media: services.media)).register(routes)
     InvoiceController(store: services.store, documents: services.invoiceDocuments).register(routes)
+    SettlementController(store: services.store, documents: services.settlementDocuments).register(routes)
     console.register(router)
     TrackingPage(tracking: services.tracking, pages: services.consolePages, media: services.media).register(router)
     routes.on(.realtime) { request, _ in
@@ -235,7 +249,7 @@ public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
     )
     app.addServices(MaintenanceService(services: services, upkeep: upkeep))
     if let push = services.push { app.addServices(push) }
-    app.addServices(services.documentMail, services.invoiceMail)
+    app.addServices(services.documentMail, services.invoiceMail, services.statementMail)
     if let postgres = services.database as? PostgresDatabase {
         app.addServices(PostgresChangeListener(database: postgres, hub: services.hub, logger: services.logger))
     }

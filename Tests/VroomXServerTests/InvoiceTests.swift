@@ -250,7 +250,7 @@ struct InvoiceTests {
             }
             try await Task.sleep(for: .seconds(3))
             #expect(try smtp.messages().count == 1)
-            let sends = try await server.store.read { try await InvoiceMailRepository.of(invoice.id, tenant: alpha.tenant.id, $0) }
+            let sends = try await server.store.read { try await QueuedMailRepository.invoices.of(invoice.id.rawValue, tenant: alpha.tenant.id, $0) }
             #expect(sends.map(\.state) == [.sent])
 
             // Sent again on purpose: a second email.

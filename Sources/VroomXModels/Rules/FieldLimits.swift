@@ -172,6 +172,11 @@ public enum FieldLimits {
     public static let paymentReference = TextLimit("reference", max: 100, documentedIn: ["RecordPaymentRequest", "CollectPaymentRequest"])
     public static let paymentNote = TextLimit("note", max: 500, documentedIn: ["RecordPaymentRequest"])
     public static let paymentAmountCents = NumberLimit("amount_cents", 1...MoneyFormat.largestCents, documentedIn: ["RecordPaymentRequest"])
+    // Driver settlements: what dispatch enters for a driver.
+    public static let payItemDescription = TextLimit("description", max: 200, documentedIn: ["CreatePayItemRequest", "CreateRecurringDeductionRequest"])
+    public static let payItemAmountCents = NumberLimit("amount_cents", 1...10_000_000, documentedIn: ["CreatePayItemRequest",
+                                                                                                      "CreateRecurringDeductionRequest"])
+    public static let settlementReference = TextLimit("reference", max: 100, documentedIn: ["MarkSettlementPaidRequest"])
     /// MC and USDOT numbers: digits.
     public static let mcNumberDigits = 8
     public static let dotNumberDigits = 9
@@ -229,11 +234,11 @@ public enum FieldLimits {
         vehicleMake, vehicleModel, vehicleColor, expenseNotes, messageTitle, messageBody, personName, phone, unitNumber, unitMake,
         unitModel, plate, unitNotes, documentNumber, documentNotes, inspectionNotes, damageNote, signerName, externalLoadID, customerName,
         billingContact, customerAddress, customerNotes, legalName, carrierAddress, bolTerms, lotNumber, factoringCompany, factoringRemitTo,
-        factoringNotice, chargeDescription, invoiceNotes, voidReason, paymentReference, paymentNote,
+        factoringNotice, chargeDescription, invoiceNotes, voidReason, paymentReference, paymentNote, payItemDescription, settlementReference,
     ]
     public static let numbers: [NumberLimit] = [
         tripMiles, vehicleYear, expenseAmountCents, fuelQuantityMilli, odometerMiles, readingMiles, inspectionOdometer,
-        capacityCars, gvwrPounds, revenueCents, driverPayCents, payRate, vehiclePriceCents, paymentAmountCents,
+        capacityCars, gvwrPounds, revenueCents, driverPayCents, payRate, vehiclePriceCents, paymentAmountCents, payItemAmountCents,
     ]
     public static let decimals: [DecimalLimit] = [latitude, longitude, fixAccuracy, fixSpeed, fixHeading]
 }

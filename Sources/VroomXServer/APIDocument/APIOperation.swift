@@ -7,7 +7,7 @@ import VroomXModels
 /// (sign-in, role, a malformed body, storage, load) are added by rule.
 struct APIOperation {
     enum Tag: String, CaseIterable {
-        case service, auth, me, driver, dispatch, billing, sync, inspections, uploads, fleet, location
+        case service, auth, me, driver, dispatch, billing, settlements, sync, inspections, uploads, fleet, location
 
         var description: String? {
             switch self {
@@ -16,6 +16,7 @@ struct APIOperation {
             case .fleet: return "Trucks and trailers, their papers, odometer and fuel"
             case .location: return "Where the trucks are: positions, tracks, arrivals"
             case .billing: return "Getting paid: invoices, payments, what customers owe, exports for the books"
+            case .settlements: return "Paying drivers: weekly settlements, advances and deductions, statements, the driver's Earnings"
             case .service, .auth, .me, .driver, .dispatch, .sync: return nil
             }
         }
@@ -139,7 +140,7 @@ struct APIOperation {
     static let withoutDatabase: Set<Endpoint> = [.health, .openAPI, .uploadOptions]
 
     /// Every endpoint's account, in the document's order.
-    static var all: [APIOperation] { account + driving + dispatching + billing + fleet }
+    static var all: [APIOperation] { account + driving + dispatching + billing + settlements + fleet }
 }
 
 extension APIOperation.Header {

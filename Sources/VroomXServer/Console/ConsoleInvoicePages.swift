@@ -199,7 +199,7 @@ struct ConsoleInvoicePages {
             paymentID: values["payment_id"] ?? ID<InvoicePayment>().rawValue), status: status)
     }
 
-    static func label(_ state: InvoiceMailRepository.State) -> String {
+    static func label(_ state: QueuedMailRepository.State) -> String {
         switch state {
         case .queued, .sending: "Sending"
         case .sent: "Sent"

@@ -337,5 +337,93 @@ extension Schema {
             ALTER TABLE uploads ADD CONSTRAINT uploads_one_target
                 CHECK ((inspection_id IS NOT NULL)::int + (equipment_id IS NOT NULL)::int + (paper_id IS NOT NULL)::int = 1)
             """),
+        // Driver settlements: a week's pay frozen on approval, its lines each
+        // naming what they came from. The partial unique indexes keep a trip
+        // paid, an expense reimbursed, an item taken, a deduction taken per
+        // week and a negative balance carried once per driver, whatever two
+        // dispatchers do at once; corrections are lines beside them.
+        Migration(version: 25, name: "driver settlements", sql: """
+            CREATE TABLE settlements (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                driver_id TEXT NOT NULL,
+                period_start TEXT NOT NULL,
+                period_end TEXT NOT NULL,
+                status TEXT NOT NULL CHECK (status IN ('approved', 'paid')),
+                net_cents BIGINT NOT NULL,
+                approved_at BIGINT NOT NULL,
+                approved_by TEXT NOT NULL,
+                paid_on TEXT,
+                paid_reference TEXT NOT NULL DEFAULT '' CHECK (length(paid_reference) <= 100),
+                doc TEXT NOT NULL,
+                UNIQUE (tenant_id, id),
+                UNIQUE (tenant_id, driver_id, period_start),
+                CHECK (status = 'approved' OR paid_on IS NOT NULL)
+            );
+            CREATE INDEX settlements_by_week ON settlements (tenant_id, period_start);
+            CREATE TABLE settlement_lines (
+                tenant_id TEXT NOT NULL,
+                settlement_id TEXT NOT NULL,
+                driver_id TEXT NOT NULL,
+                position BIGINT NOT NULL CHECK (position >= 0),
+                kind TEXT NOT NULL CHECK (kind IN ('trip_pay', 'reimbursement', 'bonus', 'advance', 'deduction', 'correction', 'carried_balance')),
+                amount_cents BIGINT NOT NULL,
+                week_start TEXT NOT NULL,
+                trip_id TEXT,
+                expense_id TEXT,
+                pay_item_id TEXT,
+                deduction_id TEXT,
+                carried_from TEXT,
+                PRIMARY KEY (tenant_id, settlement_id, position),
+                FOREIGN KEY (tenant_id, settlement_id) REFERENCES settlements (tenant_id, id) ON DELETE CASCADE
+            );
+            CREATE UNIQUE INDEX settlement_lines_trip_paid ON settlement_lines (tenant_id, driver_id, trip_id) WHERE kind = 'trip_pay';
+            CREATE UNIQUE INDEX settlement_lines_expense_paid ON settlement_lines (tenant_id, driver_id, expense_id) WHERE kind = 'reimbursement';
+            CREATE UNIQUE INDEX settlement_lines_item_taken ON settlement_lines (tenant_id, pay_item_id) WHERE pay_item_id IS NOT NULL;
+            CREATE UNIQUE INDEX settlement_lines_deduction_taken ON settlement_lines (tenant_id, deduction_id, week_start)
+                WHERE deduction_id IS NOT NULL;
+            CREATE UNIQUE INDEX settlement_lines_balance_carried ON settlement_lines (tenant_id, carried_from) WHERE carried_from IS NOT NULL;
+            CREATE INDEX settlement_lines_by_driver ON settlement_lines (tenant_id, driver_id);
+            CREATE TABLE driver_pay_items (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                driver_id TEXT NOT NULL,
+                kind TEXT NOT NULL CHECK (kind IN ('advance', 'deduction', 'bonus')),
+                description TEXT NOT NULL CHECK (length(description) <= 200),
+                amount_cents BIGINT NOT NULL CHECK (amount_cents BETWEEN 1 AND 10000000),
+                date TEXT NOT NULL,
+                settlement_id TEXT,
+                created_by TEXT NOT NULL,
+                created_at BIGINT NOT NULL
+            );
+            CREATE INDEX driver_pay_items_by_driver ON driver_pay_items (tenant_id, driver_id, settlement_id);
+            CREATE TABLE driver_deductions (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                driver_id TEXT NOT NULL,
+                description TEXT NOT NULL CHECK (length(description) BETWEEN 1 AND 200),
+                amount_cents BIGINT NOT NULL CHECK (amount_cents BETWEEN 1 AND 10000000),
+                starts_on TEXT NOT NULL,
+                ends_on TEXT,
+                created_at BIGINT NOT NULL
+            );
+            CREATE INDEX driver_deductions_by_driver ON driver_deductions (tenant_id, driver_id);
+            CREATE TABLE settlement_mail (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                settlement_id TEXT NOT NULL,
+                recipient TEXT NOT NULL,
+                state TEXT NOT NULL CHECK (state IN ('queued', 'sending', 'sent', 'failed')),
+                attempts BIGINT NOT NULL DEFAULT 0,
+                next_attempt_at BIGINT NOT NULL,
+                sent_at BIGINT,
+                note TEXT NOT NULL DEFAULT '',
+                created_at BIGINT NOT NULL,
+                FOREIGN KEY (tenant_id, settlement_id) REFERENCES settlements (tenant_id, id) ON DELETE CASCADE
+            );
+            CREATE INDEX settlement_mail_due ON settlement_mail (state, next_attempt_at);
+            CREATE INDEX settlement_mail_by_settlement ON settlement_mail (tenant_id, settlement_id);
+            CREATE INDEX trip_expenses_by_driver ON trip_expenses (tenant_id, driver_id, expense_date)
+            """),
     ]
 }

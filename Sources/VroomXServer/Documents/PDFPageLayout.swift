@@ -1,4 +1,5 @@
 import Foundation
+import VroomXModels
 
 /// A document laid out from the top of Letter pages down: the margins, the
 /// cursor `y`, and the blocks the bill of lading and the invoice share.
@@ -80,6 +81,26 @@ extension PDFPageLayout {
                       size: 8, gray: 0.4)
         }
     }
+
+    // MARK: Money columns (invoice, statement)
+
+    /// Where the amount column ends its figures.
+    var amountRight: Double { right - 6 }
+
+    /// A total: its label right-aligned beside the amount.
+    mutating func total(_ label: String, _ cents: Int, bold: Bool = false) {
+        ensure(16)
+        let bytes = PDFText.fitted(label, width: 300, size: 10, bold: bold)
+        pdf.text(bytes, x: amountRight - 110 - PDFText.width(bytes, size: 10, bold: bold), y: y + 11, size: 10, bold: bold)
+        amount(MoneyFormat.dollars(cents), y: y + 11, size: 10, bold: bold)
+        y += 16
+    }
+
+    mutating func amount(_ text: String, y: Double, size: Double, bold: Bool = false, gray: Double = 0) {
+        let bytes = PDFText.winAnsi(text)
+        pdf.text(bytes, x: amountRight - PDFText.width(bytes, size: size, bold: bold), y: y, size: size, bold: bold, gray: gray)
+    }
+
 }
 
 extension PDFText {

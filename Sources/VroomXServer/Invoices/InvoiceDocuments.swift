@@ -1,6 +1,4 @@
 import Foundation
-import Logging
-import ServiceLifecycle
 import VroomXModels
 
 /// An invoice as a PDF, made from what is stored, and the delivery bills
@@ -42,68 +40,15 @@ struct InvoiceDocuments: Sendable {
     }
 }
 
-/// Sends each invoice email a dispatcher asked for: the invoice PDF and
-/// the orders' bills of lading to the customer's email. Claimed before
-/// sending, so any number of instances send it at most once; a send that
-/// was never taken is retried with backoff, an interrupted one is left for
-/// a dispatcher to send again (it may have arrived).
-final class InvoiceMailService: Service, Sendable {
-    let store: Store
-    let documents: InvoiceDocuments
-    let mailer: any Mailer
-    let logger: Logger
-    let checkInterval: Duration
-
-    init(store: Store, documents: InvoiceDocuments, mailer: any Mailer, checkInterval: Duration = .seconds(2), logger: Logger) {
-        (self.store, self.documents, self.mailer, self.checkInterval, self.logger) = (store, documents, mailer, checkInterval, logger)
-    }
-
-    func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                await self.sendDue()
-                try? await Task.sleep(for: self.checkInterval)
-            }
-        }
-    }
-
-    func sendDue() async {
-        do {
-            guard try await store.read({ try await InvoiceMailRepository.anyWaiting($0) }) else { return }
-            let cutoff = store.now.addingTimeInterval(-DocumentMailService.sendingLease)
-            try await store.writeRows { try await InvoiceMailRepository.abandon(sendingBefore: cutoff, $0) }
-            while let entry = try await store.writeRows({ try await InvoiceMailRepository.claimDue(now: self.store.now, $0) }) {
-                await send(entry)
-            }
-        } catch {
-            logger.warning("invoice mail: \(error)")
-        }
-    }
-
-    private func send(_ entry: InvoiceMailRepository.Entry) async {
-        var settled: (InvoiceMailRepository.State, String, Date?, Date?)
-        do {
-            try await mailer.send(try await message(for: entry))
-            settled = (.sent, "", store.now, nil)
-            logger.info("invoice mailed", metadata: ["invoice": "\(entry.invoice)"])
-        } catch let error as AppError where error.status == 404 {
-            settled = (.failed, "The invoice is gone.", nil, nil)
-        } catch {
-            let failure = DocumentMailService.failure(error, attempts: entry.attempts, now: store.now, sendAgainFrom: "the invoice's page")
-            settled = (failure.next == nil ? .failed : .queued, failure.note, nil, failure.next)
-            logger.warning("invoice mail not sent", metadata: ["invoice": "\(entry.invoice)", "error": "\(error)"])
-        }
-        let (state, note, sentAt, next) = settled
-        _ = try? await store.writeRows { db in
-            try await InvoiceMailRepository.settle(entry.id, state: state, note: note, sentAt: sentAt, nextAttempt: next, db)
-        }
-    }
-
-    private func message(for entry: InvoiceMailRepository.Entry) async throws -> MailMessage {
-        let invoice = try await store.invoices.invoice(entry.invoice, tenant: entry.tenant)
+/// The email of an invoice a dispatcher sent: the invoice PDF and the
+/// orders' bills of lading, to the customer's email.
+extension InvoiceDocuments {
+    func message(for entry: QueuedMailRepository.Entry) async throws -> MailMessage {
+        guard let id = ID<Invoice>(entry.subject) else { throw AppError.notFound("Invoice") }
+        let invoice = try await store.invoices.invoice(id, tenant: entry.tenant)
         let profile = try await store.carrierProfile.profile(tenant: entry.tenant)
         let carrier = profile.legalName.isEmpty ? try await store.people.tenant(entry.tenant).name : profile.legalName
-        let (filename, pdf) = try await documents.pdf(of: invoice.id, tenant: entry.tenant)
+        let (filename, file) = try await pdf(of: invoice.id, tenant: entry.tenant)
         let number = invoice.number ?? "draft"
         let orders = invoice.orders.map { order in order.number + (order.externalLoadID.map { " (load \($0))" } ?? "") }
         var lines = ["Invoice \(number) from \(carrier) for \(invoice.orders.count == 1 ? "order" : "orders") \(orders.joined(separator: ", ")).",
@@ -120,8 +65,8 @@ final class InvoiceMailService: Service, Sendable {
             lines += ["", "Questions: \([profile.phone, profile.email].filter { !$0.isEmpty }.joined(separator: " · "))"]
         }
         lines += ["", "— \(carrier)"]
-        let attachments = [MailAttachment(filename: filename, contentType: "application/pdf", bytes: pdf)]
-            + (try await documents.billsOfLading(of: invoice, tenant: entry.tenant))
+        let attachments = [MailAttachment(filename: filename, contentType: "application/pdf", bytes: file)]
+            + (try await billsOfLading(of: invoice, tenant: entry.tenant))
         return MailMessage(to: entry.recipient, subject: "Invoice \(number) from \(carrier): \(MoneyFormat.dollars(invoice.balanceCents)) due \(DayFormat.day(invoice.dueOn))",
                            body: lines.joined(separator: "\n"), attachments: attachments, replyTo: profile.email.isEmpty ? nil : profile.email,
                            senderName: carrier)

@@ -16,8 +16,6 @@ struct InvoiceDocument: Sendable {
 struct InvoicePDF: PDFPageLayout {
     var pdf = PDFWriter()
     var y = 0.0
-    /// Where the amount column ends its figures.
-    private var amountRight: Double { right - 6 }
 
     static func make(_ document: InvoiceDocument) throws -> [UInt8] {
         var layout = InvoicePDF()
@@ -113,18 +111,5 @@ struct InvoicePDF: PDFPageLayout {
             }
             y += Double(notice.count) * 11.5 + 22
         }
-    }
-
-    private mutating func total(_ label: String, _ cents: Int, bold: Bool = false) {
-        ensure(16)
-        let bytes = PDFText.fitted(label, width: 300, size: 10, bold: bold)
-        pdf.text(bytes, x: amountRight - 110 - PDFText.width(bytes, size: 10, bold: bold), y: y + 11, size: 10, bold: bold)
-        amount(MoneyFormat.dollars(cents), y: y + 11, size: 10, bold: bold)
-        y += 16
-    }
-
-    private mutating func amount(_ text: String, y: Double, size: Double, bold: Bool = false, gray: Double = 0) {
-        let bytes = PDFText.winAnsi(text)
-        pdf.text(bytes, x: amountRight - PDFText.width(bytes, size: size, bold: bold), y: y, size: size, bold: bold, gray: gray)
     }
 }

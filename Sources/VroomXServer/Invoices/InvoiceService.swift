@@ -36,8 +36,8 @@ public struct InvoiceService: Sendable {
         try await store.read { try await InvoiceRepository.pendingDeposits(tenant: tenant, limit: 500, $0) }.map { (payment: $0.0, invoice: $0.1) }
     }
 
-    func emails(of id: ID<Invoice>, tenant: ID<Tenant>) async throws -> [InvoiceMailRepository.Entry] {
-        try await store.read { try await InvoiceMailRepository.of(id, tenant: tenant, $0) }
+    func emails(of id: ID<Invoice>, tenant: ID<Tenant>) async throws -> [QueuedMailRepository.Entry] {
+        try await store.read { try await QueuedMailRepository.invoices.of(id.rawValue, tenant: tenant, $0) }
     }
 
     func page(status: InvoiceStatus?, customer: ID<Customer>?, offset: Int, limit: Int, tenant: ID<Tenant>) async throws -> [Invoice] {
@@ -179,8 +179,8 @@ public struct InvoiceService: Sendable {
                 guard let customer = try await CustomerRepository.find(current.customerID, tenant: tenant, tx.db), !customer.email.isEmpty else {
                     throw AppError.validation("email", "\(current.customerName) has no email address: add one on the customer's page, or mark the invoice sent.")
                 }
-                let waiting = try await InvoiceMailRepository.of(id, tenant: tenant, tx.db).contains { $0.state == .queued || $0.state == .sending }
-                if !waiting { try await InvoiceMailRepository.enqueue(id, recipient: customer.email, tx) }
+                let waiting = try await QueuedMailRepository.invoices.of(id.rawValue, tenant: tenant, tx.db).contains(where: \.isWaiting)
+                if !waiting { try await QueuedMailRepository.invoices.enqueue(id.rawValue, recipient: customer.email, tx) }
                 edited.sentAt = tx.now
             }
             guard edited != current else { return current }

@@ -366,11 +366,6 @@ extension Store {
     }
 }
 
-extension Trip {
-    /// The day a trip's pay counts for: its end, or its start without one.
-    var payDay: LocalDate? { endDate ?? startDate }
-}
-
 extension LocalDate {
     static let distantFuture = LocalDate(year: 2999, month: 12, day: 31)!
 }
