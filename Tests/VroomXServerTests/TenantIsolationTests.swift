@@ -88,7 +88,7 @@ struct TenantIsolationTests {
                                     notification: ownerNotification, deviceToken: ownerDeviceToken, inspection: inspection,
                                     idleDriver: idle.id) + fleetProbes(fleet, trip: ownerTrip) + customerProbes(customer.id, order: ownerOrder.id)
                 + invoiceProbes(try await Self.invoiceFixture(store, a, customer: customer.id, trip: a.trips[1][0].id))
-                + paperProbes(paper)
+                + paperProbes(paper) + settlementProbes(try await Self.settlementFixture(store, a))
             // The matrix covers every endpoint that needs a token.
             let covered = Set(probes.map(\.endpoint))
             for endpoint in Endpoint.all where endpoint.access != .anyone {
@@ -449,6 +449,57 @@ struct TenantIsolationTests {
             Probe(endpoint: .addCollectionPhoto, parameters: [data.payment], body: nil, namesCarrierAData: true, bytes: MediaSamples.jpeg()),
             Probe(endpoint: .dispatchPaymentPhoto, parameters: [data.invoice, data.payment, data.photo.rawValue], body: nil, namesCarrierAData: true),
             Probe(endpoint: .dispatchDepositPayment, parameters: [data.invoice, data.payment], body: DepositPaymentRequest(), namesCarrierAData: true),
+        ]
+    }
+
+    /// The owner's pay: this week approved (its statement, to mark paid), last week approved (to reopen), an entry
+    /// and a recurring deduction to remove; the sibling's week, to approve.
+    struct SettlementProbeData {
+        let owner: String
+        let sibling: String
+        let settlement: String
+        let doomed: String
+        let item: String
+        let deduction: String
+    }
+
+    static func settlementFixture(_ store: Store, _ a: CarrierFixture) async throws -> SettlementProbeData {
+        let (owner, tenant) = (a.driverID(0), a.tenant.id)
+        let today = LocalDate(store.now)
+        let lastWeek = SettlementRules.week(of: today).start.adding(days: -1)
+        _ = try await store.settlements.addItem(driver: owner, CreatePayItemRequest(kind: .advance, description: "Probe advance", amountCents: 1_000,
+                                                                                    date: lastWeek), tenant: tenant)
+        let doomed = try await store.settlements.approve(driver: owner, ApproveSettlementRequest(week: lastWeek, email: false), tenant: tenant)
+        let settlement = try await store.settlements.approve(driver: owner, ApproveSettlementRequest(week: today, email: false), tenant: tenant)
+        let item = try await store.settlements.addItem(driver: owner, CreatePayItemRequest(kind: .bonus, description: "Probe", amountCents: 500),
+                                                       tenant: tenant)
+        let deduction = try await store.settlements.addDeduction(driver: owner, CreateRecurringDeductionRequest(description: "Escrow",
+                                                                                                                amountCents: 2_500), tenant: tenant)
+        return SettlementProbeData(owner: owner.rawValue, sibling: a.driverID(1).rawValue, settlement: try #require(settlement.id).rawValue,
+                                   doomed: try #require(doomed.id).rawValue, item: item.id.rawValue, deduction: deduction.id.rawValue)
+    }
+
+    func settlementProbes(_ data: SettlementProbeData) -> [Probe] {
+        let today = LocalDate(Date())
+        return [
+            Probe(endpoint: .earnings, parameters: [], body: nil, namesCarrierAData: false),
+            Probe(endpoint: .settlementStatement, parameters: [data.settlement], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .dispatchSettlements, parameters: [], body: nil, namesCarrierAData: false, query: "week=\(today)"),
+            Probe(endpoint: .dispatchSettlement, parameters: [data.settlement], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .dispatchDriverPay, parameters: [data.owner], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .dispatchApproveSettlement, parameters: [data.sibling], body: ApproveSettlementRequest(week: today, email: false),
+                  namesCarrierAData: true),
+            Probe(endpoint: .dispatchEmailStatement, parameters: [data.settlement], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .dispatchSettlementStatement, parameters: [data.settlement], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .dispatchMarkSettlementPaid, parameters: [data.settlement], body: MarkSettlementPaidRequest(reference: "Probe"),
+                  namesCarrierAData: true),
+            Probe(endpoint: .dispatchReopenSettlement, parameters: [data.doomed], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .dispatchAddPayItem, parameters: [data.owner], body: CreatePayItemRequest(kind: .bonus, description: "Probe bonus",
+                                                                                                       amountCents: 100), namesCarrierAData: true),
+            Probe(endpoint: .dispatchRemovePayItem, parameters: [data.owner, data.item], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .dispatchAddDeduction, parameters: [data.owner], body: CreateRecurringDeductionRequest(description: "Probe deduction",
+                                                                                                                amountCents: 100), namesCarrierAData: true),
+            Probe(endpoint: .dispatchEndDeduction, parameters: [data.owner, data.deduction], body: nil, namesCarrierAData: true),
         ]
     }
 
