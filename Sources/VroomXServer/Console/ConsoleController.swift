@@ -64,6 +64,7 @@ struct ConsoleController {
         ConsoleFleetPages(console: self).register(router)
         ConsoleCustomerPages(console: self).register(router)
         ConsoleInvoicePages(console: self).register(router)
+        ConsoleSettlementPages(console: self).register(router)
         ConsoleSettingsPages(console: self).register(router)
         ConsoleUnitPages(console: self).register(router)
         ConsoleMapPages(console: self).register(router)

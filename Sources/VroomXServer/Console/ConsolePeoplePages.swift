@@ -37,8 +37,6 @@ struct ConsolePeoplePages {
             try await messages(request, values: ["driver_id": request.query("driver") ?? ""], errors: FieldErrors())
         }
         console.post(router, "/messages", send)
-        console.get(router, "/pay") { request in try await pay(request, csv: false) }
-        console.get(router, "/pay.csv") { request in try await pay(request, csv: true) }
     }
 
     // MARK: Drivers
@@ -254,57 +252,6 @@ struct ConsolePeoplePages {
                                       status: .init(code: error.status))
         }
         return ConsolePages.redirect("/messages?sent=\(recipients.count)")
-    }
-
-    // MARK: Pay
-
-    private func pay(_ request: ConsoleRequest, csv: Bool) async throws -> Response {
-        let monthly = request.query("period") == "month"
-        let anchor = request.query("date").flatMap(LocalDate.init) ?? LocalDate(store.now)
-        let (from, through) = monthly ? Self.month(of: anchor) : Self.week(of: anchor)
-        let lines = try await store.payReport(tenant: request.tenant, from: from, through: through)
-        if csv {
-            var text = "driver,email,trip,trip_date,origin,destination,miles,revenue,driver_pay\r\n"
-            for line in lines {
-                for trip in line.trips {
-                    text += [line.driver.name, line.driver.email, trip.number, trip.payDay?.description ?? "", trip.origin, trip.destination,
-                             String(trip.miles), ConsoleFormat.dollars(trip.revenueCents), ConsoleFormat.dollars(trip.driverPayCents)]
-                        .map(Self.csvField).joined(separator: ",") + "\r\n"
-                }
-            }
-            var headers = ConsolePages.securityHeaders
-            headers[.contentType] = "text/csv; charset=utf-8"
-            headers[.contentDisposition] = "attachment; filename=\"driver-pay-\(from)-to-\(through).csv\""
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
-        }
-        let step = monthly ? nil : 7
-        let previous = step.map { anchor.adding(days: -$0) } ?? Self.month(of: from.adding(days: -1)).0
-        let next = step.map { anchor.adding(days: $0) } ?? through.adding(days: 1)
-        let period = monthly ? "month" : "week"
-        return pages.page("pay", title: "Driver pay", session: request.session, section: "pay", PayView(
-            monthly: monthly, days: DayFormat.span(from, through) ?? "", period: period,
-            prevHref: LocalDate(previous.description).map { "/pay?period=\(period)&date=\($0)" },
-            nextHref: LocalDate(next.description).map { "/pay?period=\(period)&date=\($0)" },
-            weekHref: "/pay?period=week&date=\(anchor)", monthHref: "/pay?period=month&date=\(anchor)",
-            csvHref: "/pay.csv?period=\(period)&date=\(anchor)",
-            lines: lines.filter { !$0.trips.isEmpty }.map { line in
-                .init(driver: line.driver.name, payTerms: ConsoleFormat.label(line.driver.payType, rate: line.driver.payRate),
-                      trips: line.trips.map { .init(id: $0.id.rawValue, number: $0.number, date: ConsoleFormat.day($0.payDay),
-                                                    route: "\($0.origin) → \($0.destination)", miles: ConsoleFormat.grouped($0.miles),
-                                                    revenue: ConsoleFormat.money($0.revenueCents), pay: ConsoleFormat.money($0.driverPayCents)) },
-                      total: ConsoleFormat.money(line.payCents), miles: ConsoleFormat.grouped(line.miles),
-                      revenue: ConsoleFormat.money(line.revenueCents))
-            },
-            none: lines.allSatisfy { $0.trips.isEmpty }, grandTotal: ConsoleFormat.money(lines.reduce(0) { $0 + $1.payCents })))
-    }
-
-    /// Monday to Sunday around a day.
-    static func week(of day: LocalDate) -> (LocalDate, LocalDate) {
-        // 1970-01-01 was a Thursday: days since then, shifted so Monday is 0.
-        let days = Int((day.startOfDay.timeIntervalSince1970 / 86_400).rounded(.down))
-        let weekday = ((days + 3) % 7 + 7) % 7
-        let monday = day.adding(days: -weekday)
-        return (monday, monday.adding(days: 6))
     }
 
     /// The calendar month around a day. At the ends of the calendar the

@@ -95,40 +95,6 @@ struct MessagesView: ConsoleView {
 }
 
 /// What each driver earned over a week or a month.
-struct PayView: ConsoleView {
-    struct Trip: ConsoleView {
-        let id: String
-        let number: String
-        let date: String
-        let route: String
-        let miles: String
-        let revenue: String
-        let pay: String
-    }
-
-    struct Line: ConsoleView {
-        let driver: String
-        let payTerms: String
-        let trips: [Trip]
-        let total: String
-        let miles: String
-        let revenue: String
-    }
-
-    let monthly: Bool
-    let days: String
-    let period: String
-    /// Not past the calendar's ends (1900 to 2999): such a date would open this week instead.
-    let prevHref: String?
-    let nextHref: String?
-    let weekHref: String
-    let monthHref: String
-    let csvHref: String
-    let lines: [Line]
-    let none: Bool
-    let grandTotal: String
-}
-
 /// A page that only says something: not found, not allowed, busy.
 struct MessagePageView: ConsoleView {
     let heading: String

@@ -340,30 +340,6 @@ extension Store {
                 """).map { SentMessage(notification: try DriverNotification(row: $0), driverName: try $0.string("driver_name")) }
         }
     }
-
-    // MARK: Pay
-
-    struct PayLine: Sendable {
-        let driver: Driver
-        let trips: [Trip]
-        var payCents: Int { trips.reduce(0) { $0 + $1.driverPayCents } }
-        var miles: Int { trips.reduce(0) { $0 + $1.miles } }
-        var revenueCents: Int { trips.reduce(0) { $0 + $1.revenueCents } }
-    }
-
-    /// Driver pay for completed trips that ended (or, without an end date,
-    /// started) within the period: planned and running trips are not yet
-    /// earned, cancelled ones never are.
-    func payReport(tenant: ID<Tenant>, from: LocalDate, through: LocalDate) async throws -> [PayLine] {
-        let drivers = try await people.drivers(tenant: tenant)
-        let trips = try await self.trips.list(.dispatch(tenant: tenant)).filter { trip in
-            guard trip.status == .completed, let day = trip.payDay else { return false }
-            return day >= from && day <= through
-        }
-        return drivers.map { driver in
-            PayLine(driver: driver, trips: trips.filter { $0.driverID == driver.id }.sorted { ($0.payDay ?? .distantFuture, $0.number) < ($1.payDay ?? .distantFuture, $1.number) })
-        }
-    }
 }
 
 extension LocalDate {
