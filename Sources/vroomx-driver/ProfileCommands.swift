@@ -4,23 +4,45 @@ import Foundation
 import VroomXModels
 
 struct Earnings: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Your pay per trip, week and month.")
+    static let configuration = CommandConfiguration(
+        abstract: "Your pay per trip, week and month, and the settlements dispatch approved and paid.",
+        discussion: "With --statement WEEK (any day of it) --out FILE, saves that week's settlement statement (PDF).")
     @OptionGroup var global: GlobalOptions
     @OptionGroup var output: OutputOptions
+    @Option(help: "A day of the settled week whose statement to save (YYYY-MM-DD).") var statement: String?
+    @Option(help: "Where to save the statement.", completion: .file()) var out: String?
 
     func run() async throws {
         try await withSession(global) { session in
             try session.requireUnlocked()
+            if let statement { return try await save(statement, session) }
             await session.syncIfPossible(quiet: output.json)
             let state = EarningsViewModel(app: session.app).state
+            let settled = try? await session.app.refreshEarnings()
             if output.json {
                 try printJSON(EarningsJSON(totalCents: state.totalCents, upcomingCents: state.upcomingPayCents,
                                            weeks: state.weeks.map { .init(title: $0.title, start: $0.start, payCents: $0.payCents, trips: $0.trips) },
-                                           months: state.months.map { .init(title: $0.title, start: $0.start, payCents: $0.payCents, trips: $0.trips) }))
+                                           months: state.months.map { .init(title: $0.title, start: $0.start, payCents: $0.payCents, trips: $0.trips) },
+                                           settlements: settled?.earnings))
             } else {
-                Render(terminal: session.terminal).earnings(state)
+                let render = Render(terminal: session.terminal)
+                render.earnings(state)
+                if let settled { render.settlements(settled) }
             }
         }
+    }
+
+    private func save(_ day: String, _ session: Session) async throws {
+        guard let date = LocalDate(day) else { throw ValidationError("--statement is a day of the week, YYYY-MM-DD.") }
+        guard let out else { throw ValidationError("Say where to save the statement: --out FILE.") }
+        let week = SettlementRules.week(of: date)
+        let settled = try await session.app.refreshEarnings()
+        guard let found = ([settled.earnings.current] + settled.earnings.settlements).first(where: { $0.periodStart == week.start }),
+              let id = found.id else {
+            throw ValidationError("The week of \(DayFormat.day(week.start)) is not settled yet: dispatch approves it first.")
+        }
+        try await session.app.statement(id).write(to: URL(fileURLWithPath: out))
+        session.terminal.line("Saved the statement for \(DayFormat.span(week.start, week.end) ?? "") to \(out).")
     }
 
     struct EarningsJSON: Encodable {
@@ -29,7 +51,9 @@ struct Earnings: AsyncParsableCommand {
             enum CodingKeys: String, CodingKey { case title, start, trips, payCents = "pay_cents" }
         }
         let totalCents: Int; let upcomingCents: Int; let weeks: [Period]; let months: [Period]
-        enum CodingKeys: String, CodingKey { case weeks, months, totalCents = "total_cents", upcomingCents = "upcoming_cents" }
+        /// As the server figured them; nil when it was never reached.
+        let settlements: VroomXModels.Earnings?
+        enum CodingKeys: String, CodingKey { case weeks, months, settlements, totalCents = "total_cents", upcomingCents = "upcoming_cents" }
     }
 }
 

@@ -190,6 +190,26 @@ struct Render {
         }
     }
 
+    /// This week so far and the weeks dispatch settled, as the server last said.
+    func settlements(_ record: EarningsRecord) {
+        let current = record.earnings.current
+        terminal.line("")
+        terminal.line(terminal.style("This week (\(DayFormat.span(current.periodStart, current.periodEnd) ?? "")): \(money(current.netCents)) net", .bold)
+                      + "  \(current.status.label.lowercased())")
+        if !current.lines.isEmpty {
+            terminal.table(["DATE", "WHAT", "DESCRIPTION", "AMOUNT"], current.lines.map {
+                [$0.date.map(DayFormat.day) ?? "", $0.kind.label, $0.description, money($0.amountCents)]
+            })
+        }
+        if !record.earnings.settlements.isEmpty {
+            terminal.table(["WEEK", "STATUS", "TRIP PAY", "REIMBURSED", "DEDUCTED", "NET"], record.earnings.settlements.map {
+                [DayFormat.span($0.periodStart, $0.periodEnd) ?? "", $0.status == .paid ? "Paid \($0.paidOn.map(DayFormat.day) ?? "")" : $0.status.label,
+                 money($0.earningsCents), money($0.reimbursementsCents), money(-$0.deductionsCents), money($0.netCents)]
+            })
+        }
+        terminal.line(terminal.style("Settlements as of \(time(record.fetchedAt)).", .dim))
+    }
+
     func syncState(_ waiting: WaitingWork, lastSynced: Date?, setAside: [SetAsideWork]) {
         terminal.line("Last synced   \(time(lastSynced))")
         // The same count Home shows as "Not yet synced".

@@ -430,6 +430,46 @@ struct DriverCommandTests {
         await services.database.close()
     }
 
+    @Test("earnings list the weeks dispatch settled, keep them for reading offline, and save a statement")
+    func settledEarnings() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-cli-\(UUID().uuidString.prefix(8))")
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-driver-\(UUID().uuidString.prefix(8))")
+        let port = try ChildProcess.freePort()
+        var server = try await ServerProcess.start(dataDirectory: data, port: port)
+        try await Self.signIn(DemoData.driverEmails[0], home: home, port: port, server: server)
+        await server.stop()
+
+        // Dispatch approves and pays Alex's week of the finished run T-1001 (it ended six days ago).
+        var configuration = ServerConfiguration()
+        configuration.dataDirectory = data
+        configuration.logLevel = .critical
+        let services = try await ServerServices.make(configuration)
+        let row = try #require(try await services.database.read { db in
+            try await db.first("SELECT d.id, d.tenant_id FROM drivers d JOIN users u ON u.id = d.user_id WHERE u.email = \(DemoData.driverEmails[0])")
+        })
+        let (alex, tenant): (ID<Driver>, ID<Tenant>) = (try row.id("id"), try row.id("tenant_id"))
+        let week = LocalDate(Date()).adding(days: -6)
+        let approved = try await services.store.settlements.approve(driver: alex, ApproveSettlementRequest(week: week, email: false), tenant: tenant)
+        let paid = try await services.store.settlements.markPaid(try #require(approved.id), MarkSettlementPaidRequest(reference: "CHK 77"), tenant: tenant)
+        #expect(paid.lines.contains { $0.description.hasPrefix("T-1001") })
+        await services.database.close()
+
+        server = try await ServerProcess.start(dataDirectory: data, port: port)
+        let shown = try await Self.driver(["earnings"], home: home, port: port)
+        #expect(shown.status == 0 && shown.output.contains("Paid ") && shown.output.contains(MoneyFormat.dollars(paid.netCents)), "\(shown.output)")
+        let file = home.appendingPathComponent("statement.pdf")
+        let saved = try await Self.driver(["earnings", "--statement", week.description, "--out", file.path], home: home, port: port)
+        #expect(saved.status == 0 && saved.output.contains("Saved the statement"), "\(saved.output)")
+        #expect(try Data(contentsOf: file).starts(with: Data("%PDF".utf8)))
+        let unsettled = try await Self.driver(["earnings", "--statement", LocalDate(Date()).adding(days: 14).description, "--out", file.path],
+                                              home: home, port: port)
+        #expect(unsettled.status != 0 && unsettled.output.contains("not settled yet"), "\(unsettled.output)")
+        await server.stop()
+        // No signal: the weeks as last fetched.
+        let offline = try await Self.driver(["earnings"], home: home, port: port)
+        #expect(offline.output.contains(MoneyFormat.dollars(paid.netCents)) && offline.output.contains("Settlements as of"), "\(offline.output)")
+    }
+
     /// A GPX track from `metres` north of `stop` (every 10 s), as the test describes it.
     static func gpx(_ legs: [(metresNorth: Double, seconds: Int)], around stop: GeoPoint) -> String {
         let start = Date(timeIntervalSince1970: 1_700_000_000)

@@ -34,6 +34,13 @@ public struct APIClient: Sendable {
         try Self.check(response)
     }
 
+    /// A file the server answers with (a statement PDF), its bytes as sent.
+    public func download(_ endpoint: Endpoint, _ parameters: String...) async throws -> Data {
+        let response = try await call(endpoint, parameters, query: nil, body: nil, headers: [])
+        try Self.check(response)
+        return response.body
+    }
+
     /// A feed page, keeping each row's JSON as the server sent it.
     func syncPage(query: String) async throws -> SyncPage {
         let response = try await call(.sync, [], query: query, body: nil, headers: [])

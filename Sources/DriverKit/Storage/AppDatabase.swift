@@ -325,6 +325,10 @@ public struct AppDatabase: Sendable {
                 CREATE INDEX collections_by_order ON collections (order_id);
                 """)
         }
+        migrator.registerMigration("v14-earnings") { db in
+            // The driver's settlements as the server last sent them (per signed-in driver), to read with no signal.
+            try db.execute(sql: "CREATE TABLE earnings (owner TEXT PRIMARY KEY, doc TEXT NOT NULL, fetched_at REAL NOT NULL)")
+        }
         return migrator
     }
 }
