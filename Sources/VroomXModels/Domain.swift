@@ -105,8 +105,9 @@ public struct Trip: Codable, Sendable, Hashable, Identifiable {
     public var createdAt: Date
     public var updatedAt: Date
 
-    /// The day a trip's pay counts for: its end, or its start without one.
-    public var payDay: LocalDate? { endDate ?? startDate }
+    /// The day (UTC) a completed trip was completed: its last change, as a
+    /// completed trip no longer changes. A driver's pay for it counts then.
+    public var completedOn: LocalDate? { status == .completed ? LocalDate(updatedAt) : nil }
 
     public init(id: VroomXModels.ID<Trip>, number: String, driverID: VroomXModels.ID<Driver>?, status: TripStatus, startDate: LocalDate?,
                 endDate: LocalDate?, origin: String, destination: String, revenueCents: Int, driverPayCents: Int,

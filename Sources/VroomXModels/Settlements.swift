@@ -95,8 +95,9 @@ public struct Settlement: Codable, Sendable, Hashable {
     public var periodEnd: LocalDate
     public var status: SettlementStatus
     public var lines: [SettlementLine]
-    /// Trip pay and corrections.
+    /// Trip pay, bonuses, and corrections of trip pay.
     public var earningsCents: Int
+    /// Expenses the driver paid, and corrections of them.
     public var reimbursementsCents: Int
     /// Advances, deductions and a carried balance, as a positive amount taken off.
     public var deductionsCents: Int
@@ -329,15 +330,21 @@ public struct DriverPaySetup: Codable, Sendable, Hashable {
     public var settlement: Settlement
     public var unsettledItems: [DriverPayItem]
     public var deductions: [RecurringDeduction]
+    /// The first day of work (a completed trip, an expense) from before the
+    /// driver's first settlement that no settlement took: its week is still
+    /// open and no later week takes it. Nil when there is none.
+    public var earlierUnsettledFrom: LocalDate?
 
-    public init(settlement: Settlement, unsettledItems: [DriverPayItem], deductions: [RecurringDeduction]) {
+    public init(settlement: Settlement, unsettledItems: [DriverPayItem], deductions: [RecurringDeduction], earlierUnsettledFrom: LocalDate? = nil) {
         self.settlement = settlement
         self.unsettledItems = unsettledItems
         self.deductions = deductions
+        self.earlierUnsettledFrom = earlierUnsettledFrom
     }
 
     enum CodingKeys: String, CodingKey {
         case settlement, deductions
         case unsettledItems = "unsettled_items"
+        case earlierUnsettledFrom = "earlier_unsettled_from"
     }
 }

@@ -10,7 +10,7 @@ struct Earnings: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var output: OutputOptions
     @Option(help: "A day of the settled week whose statement to save (YYYY-MM-DD).") var statement: String?
-    @Option(help: "Where to save the statement.", completion: .file()) var out: String?
+    @Option(help: "Where to save the statement (default: settlement-WEEK.pdf here).", completion: .file()) var out: String?
 
     func run() async throws {
         try await withSession(global) { session in
@@ -34,12 +34,12 @@ struct Earnings: AsyncParsableCommand {
 
     private func save(_ day: String, _ session: Session) async throws {
         guard let date = LocalDate(day) else { throw ValidationError("--statement is a day of the week, YYYY-MM-DD.") }
-        guard let out else { throw ValidationError("Say where to save the statement: --out FILE.") }
         let week = SettlementRules.week(of: date)
+        let out = self.out ?? "settlement-\(week.start).pdf"
         let settled = try await session.app.refreshEarnings()
         guard let found = ([settled.earnings.current] + settled.earnings.settlements).first(where: { $0.periodStart == week.start }),
               let id = found.id else {
-            throw ValidationError("The week of \(DayFormat.day(week.start)) is not settled yet: dispatch approves it first.")
+            throw CLIError(.refused, "The week of \(DayFormat.day(week.start)) is not settled yet: dispatch approves it first.")
         }
         try await session.app.statement(id).write(to: URL(fileURLWithPath: out))
         session.terminal.line("Saved the statement for \(DayFormat.span(week.start, week.end) ?? "") to \(out).")

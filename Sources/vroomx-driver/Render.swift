@@ -195,19 +195,26 @@ struct Render {
         let current = record.earnings.current
         terminal.line("")
         terminal.line(terminal.style("This week (\(DayFormat.span(current.periodStart, current.periodEnd) ?? "")): \(money(current.netCents)) net", .bold)
-                      + "  \(current.status.label.lowercased())")
+                      + "  \(Self.settlementStatus(current))" + (current.netCents < 0 ? " (nothing to pay: the balance goes on next week's)" : ""))
         if !current.lines.isEmpty {
             terminal.table(["DATE", "WHAT", "DESCRIPTION", "AMOUNT"], current.lines.map {
                 [$0.date.map(DayFormat.day) ?? "", $0.kind.label, $0.description, money($0.amountCents)]
             })
         }
         if !record.earnings.settlements.isEmpty {
-            terminal.table(["WEEK", "STATUS", "TRIP PAY", "REIMBURSED", "DEDUCTED", "NET"], record.earnings.settlements.map {
-                [DayFormat.span($0.periodStart, $0.periodEnd) ?? "", $0.status == .paid ? "Paid \($0.paidOn.map(DayFormat.day) ?? "")" : $0.status.label,
+            terminal.table(["WEEK", "STATUS", "EARNINGS", "REIMBURSED", "DEDUCTED", "NET"], record.earnings.settlements.map {
+                [DayFormat.span($0.periodStart, $0.periodEnd) ?? "", Self.settlementStatus($0),
                  money($0.earningsCents), money($0.reimbursementsCents), money(-$0.deductionsCents), money($0.netCents)]
             })
         }
-        terminal.line(terminal.style("Settlements as of \(time(record.fetchedAt)).", .dim))
+        terminal.line(terminal.style((record.isKeptCopy ? "Dispatch could not be reached: settlements" : "Settlements") + " as of \(time(record.fetchedAt)).",
+                                     .dim))
+    }
+
+    /// "Paid Nov 30, 2026 · CHK 77", "Approved", "Open".
+    static func settlementStatus(_ settlement: Settlement) -> String {
+        guard settlement.status == .paid else { return settlement.status.label }
+        return "Paid \(settlement.paidOn.map(DayFormat.day) ?? "")" + (settlement.paidReference.isEmpty ? "" : " · \(settlement.paidReference)")
     }
 
     func syncState(_ waiting: WaitingWork, lastSynced: Date?, setAside: [SetAsideWork]) {

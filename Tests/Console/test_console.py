@@ -225,21 +225,22 @@ def test_drivers_invite_and_pay_pages(page, server):
     page.fill("#pay_rate", "25")
     page.click("button:has-text('Invite')")
     expect(page.locator(".field-error")).to_be_visible()
-    page.goto(server.base + "/pay?period=month&date=2026-11-22")
-    expect(page.locator(".page-head")).to_contain_text("Nov 1 – 30, 2026 · trips by the day they ended")
+    page.goto(server.base + "/pay?date=2026-11-22")
+    expect(page.locator(".page-head")).to_contain_text("Week of Nov 16 – 22, 2026")
     shot(page, "pay")
-    response = page.request.get(server.base + "/pay.csv?period=month&date=2026-11-22")
+    response = page.request.get(server.base + "/pay.csv?date=2026-11-22")
     assert response.status == 200
     assert response.headers["content-type"].startswith("text/csv")
-    assert response.text().startswith("driver,email,trip,")
-    # The first and last months of the calendar the server keeps: pages, not a crash.
-    for day in ["1900-01-01", "1900-01-31", "2999-12-31"]:
-        for period in ["month", "week"]:
-            answer = page.request.get(server.base + f"/pay?period={period}&date={day}")
-            assert answer.status == 200, (period, day, answer.status)
-            # No link leads past the calendar's ends (it would open this week instead).
-            for link in re.findall(r'href="(/pay\?period=[a-z]+&amp;date=[0-9-]+)"', answer.text()):
-                assert re.search(r"date=(19\d\d|2\d\d\d)-", link), (period, day, link)
+    assert response.text().startswith("driver,week_start,status,kind,")
+    # The first and last weeks of the calendar the server keeps: pages, not a crash.
+    for day in ["1900-01-01", "1900-01-07", "2999-12-31"]:
+        answer = page.request.get(server.base + f"/pay?date={day}")
+        assert answer.status == 200, (day, answer.status)
+        # No link leads past the calendar's ends (such a date is refused).
+        for link in re.findall(r'href="(/pay\?date=[0-9-]+)"', answer.text()):
+            assert re.search(r"date=(19\d\d|2\d\d\d)-", link), (day, link)
+    # A date that is no date is refused, not taken as this week.
+    assert page.request.get(server.base + "/pay?date=2026-13-45").status == 422
     assert page.request.get(server.base + "/healthz").status == 200
     page.goto(server.base + "/trips")
     shot(page, "trips")

@@ -180,4 +180,37 @@ struct GettingPaidTests {
         await app.shutdown()
         await live.stop()
     }
+
+    @Test("the Earnings tab shows this week's settlement and the weeks dispatch settled; with no signal, the copy kept; a settled week's statement opens")
+    func settlementsOnEarnings() async throws {
+        let scene = try await DriverScene.make()
+        let (server, carrier, live, app) = (scene.server, scene.carrier, scene.live, scene.app)
+        let (tenant, driver) = (carrier.tenant.id, carrier.driverID(0))
+        // Dispatch gave a $50 advance today and approves this week: the driver's fuel less the advance.
+        _ = try await server.store.settlements.addItem(driver: driver, CreatePayItemRequest(kind: .advance, description: "Road advance",
+                                                                                           amountCents: 5_000), tenant: tenant)
+        let model = EarningsViewModel(app: app)
+        #expect(model.settlements.current == nil, "never fetched")
+        await model.refreshSettlements()
+        let open = try #require(model.settlements.current)
+        #expect(open.status == "So far (open)" && open.settlementID == nil)
+        #expect(open.lines.map(\.what).contains("Advance") && open.lines.first { $0.what == "Advance" }?.takesOff == true)
+        await #expect(throws: LocalRejection.self) { try await model.statementFile(open) }
+
+        let approved = try await server.store.settlements.approve(driver: driver, ApproveSettlementRequest(week: LocalDate(server.clock.now), email: false),
+                                                                  tenant: tenant)
+        _ = try await server.store.settlements.markPaid(try #require(approved.id), MarkSettlementPaidRequest(reference: "ACH 5521"), tenant: tenant)
+        await model.refreshSettlements()
+        let paid = try #require(model.settlements.current)
+        #expect(paid.status.hasPrefix("Paid ") && paid.status.hasSuffix("ACH 5521") && paid.net == MoneyFormat.dollars(approved.netCents))
+        let file = try await model.statementFile(paid)
+        #expect(try Data(contentsOf: file).starts(with: Data("%PDF".utf8)))
+
+        // No signal: what was kept, and a word on why it is not fresh.
+        await live.stop()
+        let offline = EarningsViewModel(app: app)
+        #expect(offline.settlements.current?.net == paid.net)
+        await offline.refreshSettlements()
+        #expect(offline.settlements.current?.net == paid.net && offline.settlementsProblem != nil)
+    }
 }

@@ -439,7 +439,7 @@ struct DriverCommandTests {
         try await Self.signIn(DemoData.driverEmails[0], home: home, port: port, server: server)
         await server.stop()
 
-        // Dispatch approves and pays Alex's week of the finished run T-1001 (it ended six days ago).
+        // Dispatch approves and pays Alex's week of the finished run T-1001 (completed when the demo was made).
         var configuration = ServerConfiguration()
         configuration.dataDirectory = data
         configuration.logLevel = .critical
@@ -448,7 +448,7 @@ struct DriverCommandTests {
             try await db.first("SELECT d.id, d.tenant_id FROM drivers d JOIN users u ON u.id = d.user_id WHERE u.email = \(DemoData.driverEmails[0])")
         })
         let (alex, tenant): (ID<Driver>, ID<Tenant>) = (try row.id("id"), try row.id("tenant_id"))
-        let week = LocalDate(Date()).adding(days: -6)
+        let week = LocalDate(Date())
         let approved = try await services.store.settlements.approve(driver: alex, ApproveSettlementRequest(week: week, email: false), tenant: tenant)
         let paid = try await services.store.settlements.markPaid(try #require(approved.id), MarkSettlementPaidRequest(reference: "CHK 77"), tenant: tenant)
         #expect(paid.lines.contains { $0.description.hasPrefix("T-1001") })
@@ -463,11 +463,14 @@ struct DriverCommandTests {
         #expect(try Data(contentsOf: file).starts(with: Data("%PDF".utf8)))
         let unsettled = try await Self.driver(["earnings", "--statement", LocalDate(Date()).adding(days: 14).description, "--out", file.path],
                                               home: home, port: port)
-        #expect(unsettled.status != 0 && unsettled.output.contains("not settled yet"), "\(unsettled.output)")
+        #expect(unsettled.status == 65 && unsettled.output.contains("not settled yet") && !unsettled.output.contains("Usage"), "\(unsettled.output)")
         await server.stop()
-        // No signal: the weeks as last fetched.
+        // No signal: the weeks as last fetched, and the statement opened before.
         let offline = try await Self.driver(["earnings"], home: home, port: port)
-        #expect(offline.output.contains(MoneyFormat.dollars(paid.netCents)) && offline.output.contains("Settlements as of"), "\(offline.output)")
+        #expect(offline.output.contains(MoneyFormat.dollars(paid.netCents)) && offline.output.contains("Dispatch could not be reached: settlements as of"), "\(offline.output)")
+        try FileManager.default.removeItem(at: file)
+        let kept = try await Self.driver(["earnings", "--statement", week.description, "--out", file.path], home: home, port: port)
+        #expect(kept.status == 0 && (try? Data(contentsOf: file))?.starts(with: Data("%PDF".utf8)) == true, "\(kept.output)")
     }
 
     /// A GPX track from `metres` north of `stop` (every 10 s), as the test describes it.

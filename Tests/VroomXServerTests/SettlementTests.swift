@@ -108,19 +108,34 @@ struct SettlementTests {
             server.clock.advance(by: 7 * 86_400)
             try await signInAgain()
             let next = try await api.call(.dispatchDriverPay, driver.rawValue, token: dispatch).decode(DriverPaySetup.self).settlement
-            #expect(next.lines.map(\.kind) == [.correction, .bonus, .deduction] && next.lines.map(\.amountCents) == [-41_237, 6_242, -8_550],
+            #expect(next.lines.map(\.kind) == [.bonus, .correction, .deduction] && next.lines.map(\.amountCents) == [6_242, -41_237, -8_550],
                     "\(next.lines)")
+            #expect(next.earningsCents == 6_242 && next.reimbursementsCents == -41_237, "the fuel taken back is a reimbursement's, not pay")
+            #expect(next.lines[1].description.contains("Pilot #412"), "says which expense: \(next.lines[1].description)")
             #expect(next.netCents == -43_545)
             let negative = try await api.call(.dispatchApproveSettlement, driver.rawValue,
                                               json: ApproveSettlementRequest(week: LocalDate(server.clock.now), email: false), token: dispatch)
             #expect(negative.status == 201, "\(negative.text)")
+            let negativeID = try negative.decode(Settlement.self).id!.rawValue
+            // Nothing is paid on a week that came out negative.
+            let unpaid = try await api.call(.dispatchMarkSettlementPaid, negativeID, json: MarkSettlementPaidRequest(), token: dispatch)
+            #expect(unpaid.status == 409 && unpaid.text.contains("negative"), "\(unpaid.text)")
             // The week after carries the balance; nothing else is owed.
             server.clock.advance(by: 7 * 86_400)
             try await signInAgain()
             let after = try await api.call(.earnings, token: driverToken).decode(Earnings.self)
-            #expect(after.current.lines.map(\.kind) == [.deduction, .carriedBalance] && after.current.netCents == -8_550 - 43_545,
+            #expect(after.current.lines.map(\.kind) == [.carriedBalance, .deduction] && after.current.netCents == -8_550 - 43_545,
                     "\(after.current.lines)")
             #expect(after.settlements.map(\.netCents) == [-43_545, byHand])
+            // Once a later week is approved (it carried the balance), the earlier one is not reopened: it would count twice.
+            let carried = try await api.call(.dispatchApproveSettlement, driver.rawValue,
+                                             json: ApproveSettlementRequest(week: LocalDate(server.clock.now), email: false), token: dispatch)
+            #expect(carried.status == 201, "\(carried.text)")
+            let reopenEarlier = try await api.call(.dispatchReopenSettlement, negativeID, token: dispatch)
+            #expect(reopenEarlier.status == 409 && reopenEarlier.text.contains("later week"), "\(reopenEarlier.text)")
+            let reopened = try await api.call(.dispatchReopenSettlement, try carried.decode(Settlement.self).id!.rawValue, token: dispatch)
+            #expect(reopened.status == 200, "\(reopened.text)")
+            #expect(try reopened.decode(Settlement.self).status == .open)
 
             // Refusals, each with its field.
             for (request, field) in [(CreatePayItemRequest(kind: .bonus, description: "x", amountCents: 0), "amount_cents"),

@@ -452,7 +452,7 @@ struct TenantIsolationTests {
         ]
     }
 
-    /// The owner's pay: this week approved (its statement, to mark paid), last week approved (to reopen), an entry
+    /// The owner's pay: last week approved (its statement, to mark paid), this week approved (to reopen), an entry
     /// and a recurring deduction to remove; the sibling's week, to approve.
     struct SettlementProbeData {
         let owner: String
@@ -467,10 +467,11 @@ struct TenantIsolationTests {
         let (owner, tenant) = (a.driverID(0), a.tenant.id)
         let today = LocalDate(store.now)
         let lastWeek = SettlementRules.week(of: today).start.adding(days: -1)
-        _ = try await store.settlements.addItem(driver: owner, CreatePayItemRequest(kind: .advance, description: "Probe advance", amountCents: 1_000,
+        _ = try await store.settlements.addItem(driver: owner, CreatePayItemRequest(kind: .bonus, description: "Probe bonus", amountCents: 1_000,
                                                                                     date: lastWeek), tenant: tenant)
-        let doomed = try await store.settlements.approve(driver: owner, ApproveSettlementRequest(week: lastWeek, email: false), tenant: tenant)
-        let settlement = try await store.settlements.approve(driver: owner, ApproveSettlementRequest(week: today, email: false), tenant: tenant)
+        let settlement = try await store.settlements.approve(driver: owner, ApproveSettlementRequest(week: lastWeek, email: false), tenant: tenant)
+        // The latest week, which may be reopened.
+        let doomed = try await store.settlements.approve(driver: owner, ApproveSettlementRequest(week: today, email: false), tenant: tenant)
         let item = try await store.settlements.addItem(driver: owner, CreatePayItemRequest(kind: .bonus, description: "Probe", amountCents: 500),
                                                        tenant: tenant)
         let deduction = try await store.settlements.addDeduction(driver: owner, CreateRecurringDeductionRequest(description: "Escrow",

@@ -328,6 +328,8 @@ public struct AppDatabase: Sendable {
         migrator.registerMigration("v14-earnings") { db in
             // The driver's settlements as the server last sent them (per signed-in driver), to read with no signal.
             try db.execute(sql: "CREATE TABLE earnings (owner TEXT PRIMARY KEY, doc TEXT NOT NULL, fetched_at REAL NOT NULL)")
+            // Statements opened once, to open again with no signal.
+            try db.execute(sql: "CREATE TABLE statements (settlement_id TEXT PRIMARY KEY, owner TEXT, pdf BLOB NOT NULL)")
         }
         return migrator
     }

@@ -9,6 +9,8 @@ public struct EarningsRecord: Sendable, Hashable {
     public let earnings: Earnings
     /// When the server sent it: the figures are as of then.
     public let fetchedAt: Date
+    /// The server could not be asked just now: this is the copy kept.
+    public var isKeptCopy = false
 }
 
 extension AppDatabase {
@@ -20,6 +22,19 @@ extension AppDatabase {
             }
             return EarningsRecord(earnings: try CacheJSON.decode(Earnings.self, row["doc"]),
                                   fetchedAt: Date(timeIntervalSince1970: row["fetched_at"]))
+        }
+    }
+
+    func saveStatement(_ pdf: Data, of id: ID<Settlement>) throws {
+        try writer.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO statements (settlement_id, owner, pdf) VALUES (?, ?, ?)",
+                           arguments: [id.rawValue, try Self.ownerID(db), pdf])
+        }
+    }
+
+    func savedStatement(_ id: ID<Settlement>) throws -> Data? {
+        try reader.read { db in
+            try Data.fetchOne(db, sql: "SELECT pdf FROM statements WHERE settlement_id = ? AND owner IS ?", arguments: [id.rawValue, try Self.ownerID(db)])
         }
     }
 
@@ -39,15 +54,23 @@ extension DriverApp {
             let earnings = try await api.send(.earnings, as: Earnings.self)
             try database.saveEarnings(earnings, at: Date())
         } catch {
-            guard let saved = try database.savedEarnings() else { throw error }
+            guard var saved = try database.savedEarnings() else { throw error }
+            saved.isKeptCopy = true
             return saved
         }
         guard let saved = try database.savedEarnings() else { throw APIError.unreadable("The settlements were not kept.") }
         return saved
     }
 
-    /// A settlement's statement PDF (signal needed).
+    /// A settlement's statement PDF, kept once fetched: without signal, the copy kept.
     public func statement(_ id: ID<Settlement>) async throws -> Data {
-        try await api.download(.settlementStatement, id.rawValue)
+        do {
+            let pdf = try await api.download(.settlementStatement, id.rawValue)
+            try database.saveStatement(pdf, of: id)
+            return pdf
+        } catch {
+            guard let kept = try database.savedStatement(id) else { throw error }
+            return kept
+        }
     }
 }

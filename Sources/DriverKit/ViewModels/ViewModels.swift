@@ -110,20 +110,52 @@ public final class TripDetailViewModel {
     }
 }
 
-/// Earnings: pay per completed trip, per week and per month.
+/// Earnings: pay per completed trip, per week and per month, and the
+/// weekly settlements dispatch approves and pays (as the server last sent
+/// them, kept for reading with no signal).
 @MainActor @Observable
 public final class EarningsViewModel {
+    let app: DriverApp
     let trips: LiveQuery<[Trip]>
     let expenses: LiveQuery<[Expense]>
     let calendar: Calendar
+    /// The settlements as last fetched; nil until they ever were.
+    public private(set) var settled: EarningsRecord?
+    /// Why the settlements could not be fetched (the kept copy still shows).
+    public private(set) var settlementsProblem: String?
 
     public init(app: DriverApp, calendar: Calendar = .current) {
+        self.app = app
         trips = LiveQuery(app.database, placeholder: [], AppDatabase.trips)
         expenses = LiveQuery(app.database, placeholder: [], AppDatabase.allExpenses)
         self.calendar = calendar
+        settled = try? app.database.savedEarnings()
     }
 
     public var state: EarningsState { EarningsState(trips: trips.value, expenses: expenses.value, calendar: calendar) }
+
+    public var settlements: SettlementsState { SettlementsState(settled, calendar: calendar) }
+
+    /// Asks the server for the settlements (pull to refresh, opening the tab).
+    public func refreshSettlements() async {
+        do {
+            let record = try await app.refreshEarnings()
+            settled = record
+            settlementsProblem = record.isKeptCopy ? "Dispatch could not be reached: these are the figures as last received." : nil
+        } catch {
+            settlementsProblem = "Settlements show once the app reaches dispatch."
+        }
+    }
+
+    /// A settled week's statement, saved as a PDF file to share or open.
+    public func statementFile(_ week: SettlementsState.Week) async throws -> URL {
+        guard let id = week.settlementID else {
+            throw LocalRejection(code: .validationFailed, message: "This week is not settled yet: dispatch approves it first.")
+        }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(week.statementName)
+        try await app.statement(id).write(to: file, options: .atomic)
+        return file
+    }
 }
 
 /// Messages: sections, filters, the unread badge, and opening a message.

@@ -163,3 +163,56 @@ public struct SyncStatusSnapshot: Sendable, Hashable {
         self.lastSyncedAt = lastSyncedAt
     }
 }
+
+/// The settlements on the Earnings tab: this week so far and the weeks
+/// dispatch settled, each with its lines, as words and amounts to show.
+public struct SettlementsState: Sendable, Hashable {
+    public struct Line: Sendable, Hashable, Identifiable {
+        public let id: Int
+        public let what: String
+        public let description: String
+        public let amount: String
+        public let takesOff: Bool
+    }
+
+    public struct Week: Sendable, Hashable, Identifiable {
+        public let id: LocalDate
+        /// "Nov 23 – 29, 2026".
+        public let title: String
+        /// "Paid Nov 30, 2026 · CHK 3051", "Approved", "So far (open)".
+        public let status: String
+        public let net: String
+        public let negative: Bool
+        public let lines: [Line]
+        /// Set once dispatch approved it: its statement can be opened.
+        public let settlementID: ID<Settlement>?
+        public let statementName: String
+    }
+
+    public let current: Week?
+    /// Newest first.
+    public let past: [Week]
+    /// When the server sent these figures; nil when never fetched.
+    public let asOf: Date?
+
+    public init(_ record: EarningsRecord?, calendar: Calendar) {
+        asOf = record?.fetchedAt
+        current = record.map { Self.week($0.earnings.current) }
+        past = record?.earnings.settlements.map(Self.week) ?? []
+    }
+
+    static func week(_ settlement: Settlement) -> Week {
+        let status = switch settlement.status {
+        case .open: "So far (open)"
+        case .approved: "Approved, to be paid"
+        case .paid: "Paid \(settlement.paidOn.map(DayFormat.day) ?? "")" + (settlement.paidReference.isEmpty ? "" : " · \(settlement.paidReference)")
+        }
+        return Week(id: settlement.periodStart, title: DayFormat.span(settlement.periodStart, settlement.periodEnd) ?? "", status: status,
+                    net: MoneyFormat.dollars(settlement.netCents), negative: settlement.netCents < 0,
+                    lines: settlement.lines.enumerated().map { index, line in
+                        Line(id: index, what: line.kind.label, description: line.description, amount: MoneyFormat.dollars(line.amountCents),
+                             takesOff: line.amountCents < 0)
+                    },
+                    settlementID: settlement.id, statementName: "settlement-\(settlement.periodStart).pdf")
+    }
+}

@@ -12,9 +12,10 @@ enum ConsoleFormat {
     /// (1, "driver") → "1 driver"; (3, "driver") → "3 drivers".
     static func count(_ number: Int, _ noun: String) -> String { NumberText.count(number, noun) }
 
-    /// Cents as a form shows them: 125050 → "1250.50".
+    /// Cents as a form or a CSV file shows them: 125050 → "1250.50", -8550 → "-85.50".
     static func dollars(_ cents: Int) -> String {
-        "\(cents / 100).\(cents % 100 < 10 ? "0" : "")\(cents % 100)"
+        let (whole, part) = cents.magnitude.quotientAndRemainder(dividingBy: 100)
+        return (cents < 0 ? "-" : "") + "\(whole).\(part < 10 ? "0" : "")\(part)"
     }
 
     /// An instant for a `<time>` element: the page's script shows it in the

@@ -265,9 +265,17 @@ struct ConsolePeoplePages {
 
     /// A CSV field, quoted when it must be; a leading = + - @ is defused so
     /// a spreadsheet never runs it as a formula.
+    /// "-85.50", "12": digits, at most one point, a leading minus.
+    static func isPlainNumber(_ value: String) -> Bool {
+        let digits = value.hasPrefix("-") ? value.dropFirst() : Substring(value)
+        return !digits.isEmpty && digits.allSatisfy { $0.isASCII && ($0.isNumber || $0 == ".") } && digits.filter { $0 == "." }.count <= 1
+            && digits.first != "." && digits.last != "."
+    }
+
     static func csvField(_ value: String) -> String {
         var value = value
-        if let first = value.first, "=+-@".contains(first) { value = "'" + value }
+        // A spreadsheet reads a cell starting with = + - @ as a formula; a plain negative amount stays a number.
+        if let first = value.first, "=+-@".contains(first), !Self.isPlainNumber(value) { value = "'" + value }
         guard value.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return value }
         return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }

@@ -17,7 +17,7 @@ struct ConsoleSettlementPages {
         console.get(router, "/drivers/:id/pay") { request in try await driverWeek(request) }
         console.post(router, "/drivers/:id/pay/approve", page: "/drivers/:id/pay") { request in
             let driver: ID<Driver> = try request.id("id", "Driver")
-            let day = anchor(request)
+            let day = try anchor(request)
             do {
                 _ = try await store.settlements.approve(driver: driver, ApproveSettlementRequest(week: day, email: request.form["email"] == "yes"),
                                                         tenant: request.tenant)
@@ -30,13 +30,13 @@ struct ConsoleSettlementPages {
         console.post(router, "/drivers/:id/pay/items/:item/remove", page: "/drivers/:id/pay") { request in
             let driver: ID<Driver> = try request.id("id", "Driver")
             try await store.settlements.removeItem(try request.id("item", "Entry"), driver: driver, tenant: request.tenant)
-            return ConsolePages.redirect("/drivers/\(driver)/pay?date=\(anchor(request))#entries")
+            return ConsolePages.redirect("/drivers/\(driver)/pay?date=\(try anchor(request))&removed=1#entries")
         }
         console.post(router, "/drivers/:id/pay/deductions", page: "/drivers/:id/pay") { request in try await addDeduction(request) }
         console.post(router, "/drivers/:id/pay/deductions/:deduction/stop", page: "/drivers/:id/pay") { request in
             let driver: ID<Driver> = try request.id("id", "Driver")
             try await store.settlements.endDeduction(try request.id("deduction", "Deduction"), driver: driver, tenant: request.tenant)
-            return ConsolePages.redirect("/drivers/\(driver)/pay?date=\(anchor(request))#deductions")
+            return ConsolePages.redirect("/drivers/\(driver)/pay?date=\(try anchor(request))&stopped=1#deductions")
         }
         console.post(router, "/drivers/:id/pay/paid", page: "/drivers/:id/pay") { request in
             let driver: ID<Driver> = try request.id("id", "Driver")
@@ -49,14 +49,20 @@ struct ConsoleSettlementPages {
                 _ = try await store.settlements.markPaid(settlement, MarkSettlementPaidRequest(paidOn: day, reference: request.form["reference"]),
                                                          tenant: request.tenant)
             } catch let error as AppError where error.status < 500 {
-                return try await driverWeek(request, errors: FieldErrors(error, fallbackField: "paid_on"), status: .init(code: error.status))
+                return try await driverWeek(request, errors: FieldErrors(error, fallbackField: "paid_on", renamed: ["status": "approve"]),
+                                            status: .init(code: error.status))
             }
-            return ConsolePages.redirect("/drivers/\(driver)/pay?date=\(anchor(request))&paid=1")
+            return ConsolePages.redirect("/drivers/\(driver)/pay?date=\(try anchor(request))&paid=1")
         }
         console.post(router, "/drivers/:id/pay/reopen", page: "/drivers/:id/pay") { request in
             let driver: ID<Driver> = try request.id("id", "Driver")
-            _ = try await store.settlements.reopen(try await stored(request), tenant: request.tenant)
-            return ConsolePages.redirect("/drivers/\(driver)/pay?date=\(anchor(request))&reopened=1")
+            do {
+                _ = try await store.settlements.reopen(try await stored(request), tenant: request.tenant)
+            } catch let error as AppError where error.status < 500 {
+                return try await driverWeek(request, errors: FieldErrors(error, fallbackField: "approve", renamed: ["status": "approve"]),
+                                            status: .init(code: error.status))
+            }
+            return ConsolePages.redirect("/drivers/\(driver)/pay?date=\(try anchor(request))&reopened=1")
         }
         console.post(router, "/drivers/:id/pay/email", page: "/drivers/:id/pay") { request in
             let driver: ID<Driver> = try request.id("id", "Driver")
@@ -65,24 +71,28 @@ struct ConsoleSettlementPages {
             } catch let error as AppError where error.status < 500 {
                 return try await driverWeek(request, errors: FieldErrors(error, fallbackField: "approve"), status: .init(code: error.status))
             }
-            return ConsolePages.redirect("/drivers/\(driver)/pay?date=\(anchor(request))&emailed=1")
+            return ConsolePages.redirect("/drivers/\(driver)/pay?date=\(try anchor(request))&emailed=1")
         }
         console.get(router, "/drivers/:id/pay/statement.pdf") { request in
-            let settlement = try await store.settlements.settlement(driver: try request.id("id", "Driver"), week: anchor(request),
+            let settlement = try await store.settlements.settlement(driver: try request.id("id", "Driver"), week: try anchor(request),
                                                                     tenant: request.tenant)
             let (name, bytes) = try await SettlementDocuments(store: store).pdf(of: settlement, tenant: request.tenant)
             return DocumentController.pdf(bytes, named: name)
         }
     }
 
-    /// The day whose week a page shows: `date` in the query or the form, else today.
-    func anchor(_ request: ConsoleRequest) -> LocalDate {
-        request.query("date").flatMap(LocalDate.init) ?? LocalDate(request.form["date"]) ?? LocalDate(store.now)
+    /// The day whose week a page shows: `date` in the query or the form,
+    /// else today. One that is no date is refused, never taken as today.
+    func anchor(_ request: ConsoleRequest) throws -> LocalDate {
+        let text = request.query("date") ?? request.form["date"]
+        guard !text.isEmpty else { return LocalDate(store.now) }
+        guard let day = LocalDate(text) else { throw AppError.validation("date", "\(text) is not a day (YYYY-MM-DD).") }
+        return day
     }
 
     /// The stored settlement of the driver's week the form names.
     private func stored(_ request: ConsoleRequest) async throws -> ID<Settlement> {
-        let settlement = try await store.settlements.settlement(driver: try request.id("id", "Driver"), week: anchor(request),
+        let settlement = try await store.settlements.settlement(driver: try request.id("id", "Driver"), week: try anchor(request),
                                                                 tenant: request.tenant)
         guard let id = settlement.id else { throw AppError(409, .invalidTransition, "This week is not approved yet.", field: "approve") }
         return id
@@ -91,29 +101,30 @@ struct ConsoleSettlementPages {
     // MARK: Every driver's week
 
     private func week(_ request: ConsoleRequest) async throws -> Response {
-        let anchor = anchor(request)
-        let week = SettlementRules.week(of: anchor)
-        let settlements = try await store.settlements.week(anchor, tenant: request.tenant)
-        let shown = settlements.filter { $0.status != .open || !$0.lines.isEmpty }
-        func link(_ day: LocalDate) -> String { "/pay?date=\(day)" }
+        let day = try anchor(request)
+        let week = SettlementRules.week(of: day)
+        let settlements = try await store.settlements.week(day, tenant: request.tenant)
+        // No link past the calendar the server keeps (1900 to 2999): such a date is refused.
+        func link(_ day: LocalDate) -> String? { LocalDate(day.description).map { "/pay?date=\($0)" } }
         return pages.page("pay", title: "Driver pay", session: request.session, section: "pay", PayWeekView(
             days: DayFormat.span(week.start, week.end) ?? "", prevHref: link(week.start.adding(days: -7)), nextHref: link(week.start.adding(days: 7)),
-            thisWeekHref: link(LocalDate(store.now)), csvHref: "/pay.csv?date=\(week.start)",
-            rows: shown.map { settlement in
+            thisWeekHref: "/pay?date=\(LocalDate(store.now))", csvHref: "/pay.csv?date=\(week.start)",
+            rows: settlements.map { settlement in
                 PayWeekView.Row(href: "/drivers/\(settlement.driverID)/pay?date=\(week.start)", driver: settlement.driverName,
-                                status: settlement.status.label, statusKey: settlement.status.rawValue,
+                                status: settlement.lines.isEmpty && settlement.status == .open ? "Nothing yet" : settlement.status.label,
+                                statusKey: settlement.status.rawValue,
                                 earnings: ConsoleFormat.money(settlement.earningsCents),
                                 reimbursements: ConsoleFormat.money(settlement.reimbursementsCents),
                                 deductions: ConsoleFormat.money(-settlement.deductionsCents), net: ConsoleFormat.money(settlement.netCents),
                                 negative: settlement.netCents < 0)
             },
-            none: shown.isEmpty,
-            owed: ConsoleFormat.money(shown.filter { $0.status != .paid }.reduce(0) { $0 + max(0, $1.netCents) }),
-            paid: ConsoleFormat.money(shown.filter { $0.status == .paid }.reduce(0) { $0 + $1.netCents })))
+            none: settlements.isEmpty,
+            owed: ConsoleFormat.money(settlements.filter { $0.status != .paid }.reduce(0) { $0 + max(0, $1.netCents) }),
+            paid: ConsoleFormat.money(settlements.filter { $0.status == .paid }.reduce(0) { $0 + max(0, $1.netCents) })))
     }
 
     private func weekCSV(_ request: ConsoleRequest) async throws -> Response {
-        let week = SettlementRules.week(of: anchor(request))
+        let week = SettlementRules.week(of: try anchor(request))
         var text = "driver,week_start,status,kind,date,description,amount\r\n"
         for settlement in try await store.settlements.week(week.start, tenant: request.tenant) {
             for line in settlement.lines {
@@ -129,29 +140,50 @@ struct ConsoleSettlementPages {
     private func driverWeek(_ request: ConsoleRequest, errors: FieldErrors = FieldErrors(),
                             status: HTTPResponse.Status = .ok) async throws -> Response {
         let driverID: ID<Driver> = try request.id("id", "Driver")
-        let anchor = anchor(request)
-        let week = SettlementRules.week(of: anchor)
+        let day = try anchor(request)
+        let week = SettlementRules.week(of: day)
         guard let driver = try await store.people.driver(driverID, tenant: request.tenant) else { throw AppError.notFound("Driver") }
-        let setup = try await store.settlements.setup(driver: driverID, week: anchor, tenant: request.tenant)
+        let setup = try await store.settlements.setup(driver: driverID, week: day, tenant: request.tenant)
         let settlement = setup.settlement
         let emails = try await settlement.id.asyncMap { try await store.settlements.emails(of: $0, tenant: request.tenant) } ?? []
         let base = "/drivers/\(driverID)/pay"
         let today = LocalDate(store.now)
-        let notice = request.query("approved") == "1" ? "Approved." + (emails.isEmpty ? "" : " The statement is on its way to \(driver.email).")
-            : request.query("paid") == "1" ? "Marked paid." : request.query("reopened") == "1" ? "Reopened: the week is figured again as it stands."
-            : request.query("emailed") == "1" ? "The statement is on its way to \(driver.email)." : ""
-        let values = request.form.firstValues
+        let thisWeek = SettlementRules.week(of: today)
+        let notices = ["approved": "Approved." + (emails.isEmpty ? "" : " The statement is on its way to \(driver.email)."),
+                       "paid": "Marked paid.", "reopened": "Reopened: the week is figured again as it stands.",
+                       "emailed": "The statement is on its way to \(driver.email).", "added": "Added: it goes on the first week approved that ends on or after its date.",
+                       "removed": "Entry removed.", "deduction": "Recurring deduction added.", "stopped": "Recurring deduction stopped from this week on."]
+        let notice = notices.first { request.query($0.key) == "1" }?.value ?? ""
+        // What a new entry is dated when no day is typed: the week on screen, or today in the week under way.
+        let defaultDay = week.end < today ? week.start : max(today, week.start)
+        var values = request.form.firstValues
+        values["item_date"] = values["item_date"] ?? defaultDay.description
+        values["starts_on"] = values["starts_on"] ?? week.start.description
+        let heading = switch settlement.status {
+        case .open where week.start > today: "Coming week (open)"
+        case .open where week.end < today: "Open: not approved yet"
+        case .open: "This week so far"
+        case .approved, .paid: "As approved"
+        }
         return pages.page("driver-pay", title: "\(driver.name) · pay", session: request.session, section: "pay", DriverPayView(
             driverName: driver.name, driverEmail: driver.email, terms: ConsoleFormat.label(driver.payType, rate: driver.payRate),
-            days: DayFormat.span(week.start, week.end) ?? "", date: week.start.description,
-            prevHref: "\(base)?date=\(week.start.adding(days: -7))", nextHref: "\(base)?date=\(week.start.adding(days: 7))",
+            days: DayFormat.span(week.start, week.end) ?? "", weekDate: week.start.description, heading: heading,
+            prevHref: LocalDate(week.start.adding(days: -7).description).map { "\(base)?date=\($0)" },
+            nextHref: LocalDate(week.start.adding(days: 7).description).map { "\(base)?date=\($0)" },
             weekHref: "/pay?date=\(week.start)", base: base, pdfHref: "\(base)/statement.pdf?date=\(week.start)",
             status: settlement.status.label, statusKey: settlement.status.rawValue,
-            isOpen: settlement.status == .open, isApproved: settlement.status == .approved, isPaid: settlement.status == .paid,
+            isOpen: settlement.status == .open, isApproved: settlement.status == .approved,
             canApprove: settlement.status == .open && week.start <= today && !settlement.lines.isEmpty,
-            notBegun: week.start > today,
+            approveConfirm: "Approve \(driver.name)'s week of \(DayFormat.span(week.start, week.end) ?? "")? Its figures freeze."
+                + (week.end >= today ? " The week is not over: what comes later goes on next week." : ""),
+            canPay: settlement.status == .approved && settlement.netCents >= 0, notBegun: week.start > today,
+            earlier: setup.earlierUnsettledFrom.map { from in
+                let start = SettlementRules.week(of: from).start
+                return DriverPayView.Earlier(text: "Work from the week of \(DayFormat.day(start)) is not settled, and no later week takes it: approve that week first.",
+                                             href: "\(base)?date=\(start)")
+            },
             approvedLine: settlement.approvedAt.map { "Approved \(DayFormat.day(LocalDate($0)))" + ((settlement.approvedBy ?? "").isEmpty ? "" : " by \(settlement.approvedBy ?? "")") } ?? "",
-            paidLine: settlement.paidOn.map { "Paid \(DayFormat.day($0))" + (settlement.paidReference.isEmpty ? "" : " · \(settlement.paidReference)") } ?? "",
+            paidLine: settlement.paidOn.map { "Paid \(DayFormat.day($0))" + (settlement.paidReference.isEmpty ? "" : " · reference \(settlement.paidReference)") } ?? "",
             emailLine: emails.last.map { "Statement \(ConsoleInvoicePages.label($0.state).lowercased()) to \($0.recipient)" + ($0.note.isEmpty ? "" : ": \($0.note)") } ?? "",
             lines: settlement.lines.map { line in
                 DriverPayView.Line(kind: line.kind.label, date: ConsoleFormat.day(line.date), description: line.description,
@@ -162,13 +194,14 @@ struct ConsoleSettlementPages {
             deductions: ConsoleFormat.money(-settlement.deductionsCents), net: ConsoleFormat.money(settlement.netCents),
             negativeNet: settlement.netCents < 0,
             entries: setup.unsettledItems.map { item in
-                DriverPayView.Entry(id: item.id.rawValue, kind: item.kind.label, description: item.description, date: ConsoleFormat.day(item.date),
+                DriverPayView.Entry(id: item.id.rawValue, kind: item.kind.label, description: item.description, day: ConsoleFormat.day(item.date),
                                     amount: ConsoleFormat.money(item.kind == .bonus ? item.amountCents : -item.amountCents))
             },
+            hasEntries: !setup.unsettledItems.isEmpty,
             deductionRows: setup.deductions.map { deduction in
                 DriverPayView.Deduction(id: deduction.id.rawValue, description: deduction.description, amount: ConsoleFormat.money(deduction.amountCents),
                                         span: deduction.endsOn.map { DayFormat.span(deduction.startsOn, $0) ?? "" } ?? "from \(DayFormat.day(deduction.startsOn))",
-                                        ended: deduction.endsOn.map { $0 < week.start } ?? false)
+                                        ended: deduction.endsOn.map { $0 < thisWeek.start } ?? false)
             },
             kinds: PayItemKind.allCases.map { .init(value: $0.rawValue, label: $0.label, selected: (values["kind"] ?? "advance") == $0.rawValue) },
             today: today.description, v: values, e: errors.messages, hasErrors: !errors.isEmpty, notice: notice), status: status)
@@ -183,7 +216,7 @@ struct ConsoleSettlementPages {
         let kind = PayItemKind(rawValue: form["kind"])
         if kind == nil { errors.add("kind", "Choose what it is.") }
         let day = form["item_date"].isEmpty ? LocalDate(store.now) : LocalDate(form["item_date"])
-        if day == nil { errors.add("item_date", "Enter the day.") }
+        if day == nil { errors.add("item_date", "Enter the day (YYYY-MM-DD).") }
         guard errors.isEmpty, let amount, let kind, let day else { return try await driverWeek(request, errors: errors, status: .unprocessableContent) }
         do {
             _ = try await store.settlements.addItem(driver: driver, CreatePayItemRequest(kind: kind, description: form["description"], amountCents: amount,
@@ -193,7 +226,7 @@ struct ConsoleSettlementPages {
                                                                      renamed: ["amount_cents": "amount", "date": "item_date"]),
                                         status: .init(code: error.status))
         }
-        return ConsolePages.redirect("/drivers/\(driver)/pay?date=\(anchor(request))#entries")
+        return ConsolePages.redirect("/drivers/\(driver)/pay?date=\(try anchor(request))&added=1#entries")
     }
 
     private func addDeduction(_ request: ConsoleRequest) async throws -> Response {
@@ -214,7 +247,7 @@ struct ConsoleSettlementPages {
                                                                      renamed: ["amount_cents": "weekly_amount", "description": "deduction_description"]),
                                         status: .init(code: error.status))
         }
-        return ConsolePages.redirect("/drivers/\(driver)/pay?date=\(anchor(request))#deductions")
+        return ConsolePages.redirect("/drivers/\(driver)/pay?date=\(try anchor(request))&deduction=1#deductions")
     }
 }
 
@@ -232,8 +265,8 @@ struct PayWeekView: ConsoleView {
     }
 
     let days: String
-    let prevHref: String
-    let nextHref: String
+    let prevHref: String?
+    let nextHref: String?
     let thisWeekHref: String
     let csvHref: String
     let rows: [Row]
@@ -256,7 +289,7 @@ struct DriverPayView: ConsoleView {
         let id: String
         let kind: String
         let description: String
-        let date: String
+        let day: String
         let amount: String
     }
 
@@ -274,13 +307,20 @@ struct DriverPayView: ConsoleView {
         let selected: Bool
     }
 
+    struct Earlier: ConsoleView {
+        let text: String
+        let href: String
+    }
+
     let driverName: String
     let driverEmail: String
     let terms: String
     let days: String
-    let date: String
-    let prevHref: String
-    let nextHref: String
+    /// The week's Monday, which every form on the page sends back.
+    let weekDate: String
+    let heading: String
+    let prevHref: String?
+    let nextHref: String?
     let weekHref: String
     let base: String
     let pdfHref: String
@@ -288,9 +328,11 @@ struct DriverPayView: ConsoleView {
     let statusKey: String
     let isOpen: Bool
     let isApproved: Bool
-    let isPaid: Bool
     let canApprove: Bool
+    let approveConfirm: String
+    let canPay: Bool
     let notBegun: Bool
+    let earlier: Earlier?
     let approvedLine: String
     let paidLine: String
     let emailLine: String
@@ -302,6 +344,7 @@ struct DriverPayView: ConsoleView {
     let net: String
     let negativeNet: Bool
     let entries: [Entry]
+    let hasEntries: Bool
     let deductionRows: [Deduction]
     let kinds: [Choice]
     let today: String

@@ -30,12 +30,12 @@ struct SettlementDocuments: Sendable {
         let (filename, file) = try await pdf(of: settlement, tenant: entry.tenant)
         let week = DayFormat.span(settlement.periodStart, settlement.periodEnd) ?? ""
         var lines = ["Your settlement for \(week) is \(settlement.status == .paid ? "paid" : "approved").", "",
-                     "Trip pay: \(MoneyFormat.dollars(settlement.earningsCents))",
-                     "Reimbursements and bonuses: \(MoneyFormat.dollars(settlement.reimbursementsCents))",
-                     "Advances and deductions: \(MoneyFormat.dollars(-settlement.deductionsCents))",
-                     "Net pay: \(MoneyFormat.dollars(settlement.netCents))"]
+                     "Earnings (trip pay, bonuses): \(MoneyFormat.dollars(settlement.earningsCents))",
+                     "Reimbursements: \(MoneyFormat.dollars(settlement.reimbursementsCents))",
+                     "Deductions (advances, deductions): \(MoneyFormat.dollars(-settlement.deductionsCents))",
+                     "Net pay: \(MoneyFormat.dollars(settlement.netCents))" + (settlement.netCents < 0 ? " (nothing to pay: it goes on next week's)" : "")]
         if let paidOn = settlement.paidOn {
-            lines.append("Paid \(DayFormat.day(paidOn))" + (settlement.paidReference.isEmpty ? "" : " (\(settlement.paidReference))"))
+            lines.append("Paid \(DayFormat.day(paidOn))" + (settlement.paidReference.isEmpty ? "" : ", reference \(settlement.paidReference)"))
         }
         lines += ["", "The statement is attached; the app shows it under Earnings.",
                   "Something missing or wrong? Tell dispatch: it goes on next week's settlement.", "", "— \(carrier)"]
@@ -99,7 +99,8 @@ struct SettlementPDF: PDFPageLayout {
         y += 24
         if settlement.lines.isEmpty { paragraph("Nothing this week.", size: 9.5, gray: 0.3) }
         for line in settlement.lines {
-            let wrapped = PDFText.wrap("\(line.kind.label): \(line.description)", width: width - 200, size: 9.5)
+            let words = line.description.isEmpty ? line.kind.label : "\(line.kind.label): \(line.description)"
+            let wrapped = PDFText.wrap(words, width: width - 200, size: 9.5)
             ensure(Double(wrapped.count) * 12 + 8)
             if let date = line.date { pdf.text(DayFormat.day(date), x: left + 6, y: y + 10, size: 9.5) }
             for (index, text) in wrapped.enumerated() {
@@ -111,10 +112,10 @@ struct SettlementPDF: PDFPageLayout {
         }
         y += 6
         ensure(80)
-        total("Trip pay", settlement.earningsCents)
-        total("Reimbursements and bonuses", settlement.reimbursementsCents)
-        total("Advances and deductions", -settlement.deductionsCents)
-        total(settlement.netCents < 0 ? "Net pay (carried to next week)" : "Net pay", settlement.netCents, bold: true)
+        total("Earnings (trip pay, bonuses)", settlement.earningsCents)
+        total("Reimbursements", settlement.reimbursementsCents)
+        total("Deductions (advances, deductions)", -settlement.deductionsCents)
+        total(settlement.netCents < 0 ? "Net pay (nothing to pay: carried to next week)" : "Net pay", settlement.netCents, bold: true)
         y += 10
         paragraph("Questions or corrections: tell dispatch. A settlement once paid is not changed; corrections go on the next week's.",
                   size: 8.5, gray: 0.3)

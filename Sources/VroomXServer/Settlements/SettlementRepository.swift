@@ -92,13 +92,14 @@ enum SettlementRepository {
     static func inputs(driver: ID<Driver>, week: (start: LocalDate, end: LocalDate), tenant: ID<Tenant>,
                        _ db: any SQLExecutor) async throws -> SettlementRules.Inputs {
         let since = min(week.start, try await firstWeek(driver: driver, tenant: tenant, db) ?? week.start)
+        // A completed trip no longer changes: its last change is when it was completed.
         var trips = try await db.query("""
             SELECT \(Trip.columns) FROM trips t
             WHERE t.tenant_id = \(tenant) AND t.driver_id = \(driver) AND t.status = 'completed'
-              AND COALESCE(t.end_date, t.start_date) BETWEEN \(since) AND \(week.end)
+              AND t.updated_at >= \(since.startOfDay) AND t.updated_at < \(week.end.adding(days: 1).startOfDay)
               AND NOT EXISTS (SELECT 1 FROM settlement_lines l WHERE l.tenant_id = t.tenant_id AND l.driver_id = \(driver)
                               AND l.trip_id = t.id AND l.kind = 'trip_pay')
-            ORDER BY COALESCE(t.end_date, t.start_date), t.number LIMIT \(sourcesPerWeek)
+            ORDER BY t.updated_at, t.number LIMIT \(sourcesPerWeek)
             """).map(Trip.init(row:))
         // Settled trips touched since the settlement that last paid them (or gone): their pay may differ now.
         var settledTrips: [ID<Trip>: Int] = [:]
@@ -133,6 +134,22 @@ enum SettlementRepository {
             """) {
             if let expense = ID<Expense>(try row.string("expense_id")) { settledExpenses[expense] = try row.int("settled") }
         }
+        // What the statement that reimbursed a deleted expense called it.
+        var settledExpenseWords: [ID<Expense>: String] = [:]
+        for expense in settledExpenses.keys {
+            if let row = try await db.first("""
+                SELECT s.doc FROM settlement_lines l JOIN settlements s ON s.tenant_id = l.tenant_id AND s.id = l.settlement_id
+                WHERE l.tenant_id = \(tenant) AND l.expense_id = \(expense) AND l.kind = 'reimbursement' LIMIT 1
+                """), let line = try settlement(row).lines.first(where: { $0.expenseID == expense && $0.kind == .reimbursement }) {
+                settledExpenseWords[expense] = line.description + (line.date.map { ", \(DayFormat.day($0))" } ?? "")
+            }
+        }
+        var tripNumbers: [ID<Trip>: String] = [:]
+        for trip in Set(expenses.map(\.tripID)) {
+            if let row = try await db.first("SELECT number FROM trips WHERE tenant_id = \(tenant) AND id = \(trip)") {
+                tripNumbers[trip] = try row.string("number")
+            }
+        }
         let negative = try await db.query("""
             SELECT s.id, s.period_start, s.net_cents FROM settlements s
             WHERE s.tenant_id = \(tenant) AND s.driver_id = \(driver) AND s.net_cents < 0 AND s.period_start < \(week.start)
@@ -149,10 +166,42 @@ enum SettlementRepository {
             """) {
             if let id = ID<RecurringDeduction>(try row.string("deduction_id")) { taken.insert(SettlementRules.deductionWeekKey(id, week.start)) }
         }
-        return SettlementRules.Inputs(driver: driver, weekStart: week.start, weekEnd: week.end, trips: trips, expenses: expenses,
-                                      payItems: try await unsettledItems(driver: driver, tenant: tenant, db), deductions: deductions,
-                                      settledTrips: settledTrips, settledExpenses: settledExpenses, negativeBalances: negative,
-                                      deductionsTaken: taken)
+        var inputs = SettlementRules.Inputs(driver: driver, weekStart: week.start, weekEnd: week.end, trips: trips, expenses: expenses,
+                                            payItems: try await unsettledItems(driver: driver, tenant: tenant, db), deductions: deductions,
+                                            settledTrips: settledTrips, settledExpenses: settledExpenses, negativeBalances: negative,
+                                            deductionsTaken: taken)
+        inputs.settledExpenseWords = settledExpenseWords
+        inputs.tripNumbers = tripNumbers
+        return inputs
+    }
+
+    /// The first day of work no settlement took that lies before the
+    /// driver's settling began (and so goes on no later week by itself):
+    /// a completed trip or a recorded expense within 12 weeks before `since`.
+    static func earliestUnsettled(driver: ID<Driver>, before since: LocalDate, tenant: ID<Tenant>,
+                                  _ db: any SQLExecutor) async throws -> LocalDate? {
+        let from = since.adding(days: -84)
+        let trip = try await db.first("""
+            SELECT MIN(t.updated_at) AS first FROM trips t
+            WHERE t.tenant_id = \(tenant) AND t.driver_id = \(driver) AND t.status = 'completed'
+              AND t.updated_at >= \(from.startOfDay) AND t.updated_at < \(since.startOfDay)
+              AND NOT EXISTS (SELECT 1 FROM settlement_lines l WHERE l.tenant_id = t.tenant_id AND l.driver_id = \(driver)
+                              AND l.trip_id = t.id AND l.kind = 'trip_pay')
+            """)?.optionalDate("first").map { LocalDate($0) }
+        let expense = try await db.first("""
+            SELECT MIN(x.expense_date) AS first FROM trip_expenses x
+            WHERE x.tenant_id = \(tenant) AND x.driver_id = \(driver) AND x.expense_date >= \(from) AND x.expense_date < \(since)
+              AND NOT EXISTS (SELECT 1 FROM settlement_lines l WHERE l.tenant_id = x.tenant_id AND l.driver_id = \(driver)
+                              AND l.expense_id = x.id AND l.kind = 'reimbursement')
+            """)?.optionalString("first").flatMap(LocalDate.init)
+        return [trip, expense].compactMap { $0 }.min()
+    }
+
+    /// Whether a settlement of the driver's covers a later week than `weekStart`.
+    static func hasLater(driver: ID<Driver>, than weekStart: LocalDate, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Bool {
+        try await db.first("""
+            SELECT 1 AS one FROM settlements WHERE tenant_id = \(tenant) AND driver_id = \(driver) AND period_start > \(weekStart) LIMIT 1
+            """) != nil
     }
 
     // MARK: Pay items and recurring deductions

@@ -26,9 +26,13 @@ public struct SettlementService: Sendable {
     public func setup(driver: ID<Driver>, week day: LocalDate, tenant: ID<Tenant>) async throws -> DriverPaySetup {
         try await store.read { db in
             guard let found = try await DriverRepository.find(driver, tenant: tenant, db) else { throw AppError.notFound("Driver") }
-            return DriverPaySetup(settlement: try await Self.settlement(of: found, week: SettlementRules.week(of: day), tenant: tenant, db),
+            let week = SettlementRules.week(of: day)
+            let since = min(week.start, try await SettlementRepository.firstWeek(driver: driver, tenant: tenant, db) ?? week.start)
+            return DriverPaySetup(settlement: try await Self.settlement(of: found, week: week, tenant: tenant, db),
                                   unsettledItems: try await SettlementRepository.unsettledItems(driver: driver, tenant: tenant, db),
-                                  deductions: try await SettlementRepository.deductions(driver: driver, tenant: tenant, db))
+                                  deductions: try await SettlementRepository.deductions(driver: driver, tenant: tenant, db),
+                                  earlierUnsettledFrom: try await SettlementRepository.earliestUnsettled(driver: driver, before: since,
+                                                                                                         tenant: tenant, db))
         }
     }
 
@@ -38,8 +42,10 @@ public struct SettlementService: Sendable {
         return try await store.read { db in
             let stored = try await SettlementRepository.of(weekStart: week.start, tenant: tenant, db)
             var settlements: [Settlement] = stored
-            for driver in try await DriverRepository.all(tenant: tenant, db) where driver.deactivatedAt == nil && !stored.contains(where: { $0.driverID == driver.id }) {
-                settlements.append(try await Self.settlement(of: driver, week: week, tenant: tenant, db))
+            for driver in try await DriverRepository.all(tenant: tenant, db) where !stored.contains(where: { $0.driverID == driver.id }) {
+                let open = try await Self.settlement(of: driver, week: week, tenant: tenant, db)
+                // A driver since deactivated shows while something is still owed to or by them.
+                if driver.deactivatedAt == nil || !open.lines.isEmpty { settlements.append(open) }
             }
             return settlements.sorted { ($0.driverName.lowercased(), $0.driverID) < ($1.driverName.lowercased(), $1.driverID) }
         }
@@ -96,6 +102,10 @@ public struct SettlementService: Sendable {
             guard !open.lines.isEmpty else {
                 throw AppError(422, .validationFailed, "\(found.name) has nothing to settle for the week of \(DayFormat.day(week.start)).", field: "week")
             }
+            guard SettlementRules.totalsFit(open.lines) else {
+                throw AppError(422, .validationFailed, "This week comes to more than \(MoneyFormat.dollars(MoneyFormat.largestCents)): check the trips' pay.",
+                               field: "week")
+            }
             let id = ID<Settlement>()
             let by = try await tx.actingUser.asyncMap { try await AccountRepository.user($0, tenant: tenant, tx.db)?.email } ?? nil
             let approved = Settlement(id: id, driverID: driver, driverName: found.name, periodStart: week.start, periodEnd: week.end,
@@ -142,7 +152,11 @@ public struct SettlementService: Sendable {
             }
             let paidOn = request.paidOn ?? LocalDate(tx.now)
             guard paidOn <= LocalDate(tx.now), paidOn >= settlement.periodStart else {
-                throw AppError.validation("paid_on", "paid_on is between the week's first day (\(DayFormat.day(settlement.periodStart))) and today.")
+                throw AppError.validation("paid_on", "Enter a day from the week's first (\(DayFormat.day(settlement.periodStart))) to today.")
+            }
+            guard settlement.netCents >= 0 else {
+                throw AppError(409, .invalidTransition, "Nothing is paid on a week that came out negative: its balance goes on the next week.",
+                               field: "status")
             }
             if settlement.status == .paid {
                 guard settlement.paidOn == paidOn, settlement.paidReference == reference else {
@@ -169,6 +183,11 @@ public struct SettlementService: Sendable {
                 throw AppError(409, .invalidTransition, "A paid settlement stays as it was paid: corrections go on the next week's.", field: "status")
             }
             _ = try await DriverRepository.lock(settlement.driverID, tenant: tenant, tx.db)
+            // A later week figured from this one (its balance carried, what it took left out): reopening would count twice.
+            guard try await !SettlementRepository.hasLater(driver: settlement.driverID, than: settlement.periodStart, tenant: tenant, tx.db) else {
+                throw AppError(409, .invalidTransition, "A later week of this driver's is approved: reopen that one first, or put what is missing on the next week.",
+                               field: "status")
+            }
             try await SettlementRepository.delete(id, tx)
             guard let driver = try await DriverRepository.find(settlement.driverID, tenant: tenant, tx.db) else { throw AppError.notFound("Driver") }
             return try await Self.settlement(of: driver, week: (settlement.periodStart, settlement.periodEnd), tenant: tenant, tx.db)
@@ -219,8 +238,11 @@ public struct SettlementService: Sendable {
             let startsOn = try Self.checked(request.startsOn ?? SettlementRules.week(of: LocalDate(tx.now)).start, field: "starts_on", now: tx.now)
             let endsOn = try request.endsOn.map { try Self.checked($0, field: "ends_on", now: tx.now, yearsAhead: 10) }
             if let endsOn, endsOn < startsOn { throw AppError.validation("ends_on", "ends_on is on or after starts_on.") }
-            guard try await SettlementRepository.deductions(driver: driver, tenant: tenant, tx.db).count < Self.deductionsPerDriver else {
-                throw AppError(409, .conflict, "This driver has \(Self.deductionsPerDriver) recurring deductions, the most one takes.", field: "driver_id")
+            let thisWeek = SettlementRules.week(of: LocalDate(tx.now)).start
+            let running = try await SettlementRepository.deductions(driver: driver, tenant: tenant, tx.db).filter { ($0.endsOn ?? thisWeek) >= thisWeek }
+            guard running.count < Self.deductionsPerDriver else {
+                throw AppError(409, .conflict, "This driver has \(Self.deductionsPerDriver) recurring deductions running, the most one takes.",
+                               field: "driver_id")
             }
             let deduction = RecurringDeduction(id: ID(), driverID: driver, description: description, amountCents: request.amountCents,
                                                startsOn: startsOn, endsOn: endsOn, createdAt: tx.now)
@@ -248,7 +270,7 @@ public struct SettlementService: Sendable {
     static func checked(_ day: LocalDate, field: String, now: Date, yearsAhead: Int = 1) throws -> LocalDate {
         let today = LocalDate(now)
         guard day >= today.adding(days: -366), day <= today.adding(days: 366 * yearsAhead) else {
-            throw AppError.validation(field, "\(field) is within a year of today.")
+            throw AppError.validation(field, "\(field) is from a year ago to \(yearsAhead == 1 ? "a year" : "\(yearsAhead) years") from today.")
         }
         return day
     }
