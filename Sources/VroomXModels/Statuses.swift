@@ -95,20 +95,29 @@ public enum NotificationType: String, Codable, Sendable, CaseIterable {
 }
 
 /// How a driver is paid: a share of trip revenue (rate in basis points,
-/// 2500 = 25 %), an amount per loaded mile (rate in cents) or per trip (cents).
+/// 2500 = 25 %), an amount per loaded mile, per trip, or per vehicle the
+/// trip carries (each in cents).
 public enum PayType: String, Codable, Sendable, CaseIterable {
     case percentage
     case perMile = "per_mile"
     case perTrip = "per_trip"
+    case perVehicle = "per_vehicle"
 
     /// Default driver pay for a trip, in cents; never past the largest
     /// amount a money field holds (per-mile pay over absurd miles could be).
-    public func driverPay(rate: Int, revenueCents: Int, miles: Int) -> Int {
+    /// `vehicles`: those the trip carries, cancelled orders' left out.
+    public func driverPay(rate: Int, revenueCents: Int, miles: Int, vehicles: Int) -> Int {
         switch self {
         case .percentage: return MoneyRules.share(of: revenueCents, basisPoints: rate)
-        case .perMile: return min(miles * rate, MoneyFormat.largestCents)
+        case .perMile: return Self.capped(miles, rate)
         case .perTrip: return rate
+        case .perVehicle: return Self.capped(vehicles, rate)
         }
+    }
+
+    private static func capped(_ count: Int, _ rate: Int) -> Int {
+        let (product, overflow) = count.multipliedReportingOverflow(by: rate)
+        return overflow ? MoneyFormat.largestCents : min(product, MoneyFormat.largestCents)
     }
 }
 

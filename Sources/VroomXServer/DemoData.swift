@@ -191,7 +191,7 @@ public enum DemoData {
                              _ end: LocalDate, _ origin: String, _ destination: String, _ revenue: Int, _ miles: Int) async throws -> Trip {
         try await store.trips.create(.init(number: number, startDate: start, endDate: end, origin: origin,
                                          destination: destination, revenueCents: revenue,
-                                         driverPayCents: driver.payType.driverPay(rate: driver.payRate, revenueCents: revenue, miles: miles),
+                                         driverPayCents: driver.payType.driverPay(rate: driver.payRate, revenueCents: revenue, miles: miles, vehicles: 0),
                                          miles: miles), tenant: tenant)
     }
 

@@ -166,4 +166,58 @@ struct SettlementTests {
             #expect(try await api.call(.dispatchSettlements, token: other).decode(Items<Settlement>.self).items.allSatisfy { $0.driverID != driver })
         }
     }
+
+    @Test("pay per vehicle follows the vehicles a trip carries (an order added, cancelled, moved off) until dispatch sets it by hand; the week pays it",
+          arguments: TestBackend.available)
+    func payPerVehicle(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 0, tripsPerDriver: 0)
+        try await server.run { api in
+            let dispatch = alpha.dispatcher.accessToken
+            let created = try await api.call(.dispatchCreateDriver, json: CreateDriverRequest(
+                email: "lee@alpha.example", name: "Lee Park", payType: .perVehicle, payRate: 15_000), token: dispatch)
+            #expect(created.status == 201, "\(created.text)")
+            let driver = try created.decode(Driver.self)
+            let trip = try await api.call(.dispatchCreateTrip, json: CreateTripRequest(number: "T-PV", driverID: driver.id, origin: "Dallas, TX",
+                                                                                        destination: "Denver, CO", revenueCents: 600_000, miles: 800),
+                                          token: dispatch).decode(Trip.self)
+            #expect(trip.driverPayCents == 0, "no vehicles yet")
+            func order(_ number: String, vehicles: Int, trip: ID<Trip>?) async throws -> Order {
+                let cars = (0..<vehicles).map { Vehicle(year: 2020 + $0, make: "Ford", model: "Escape", priceCents: 40_000) }
+                let answer = try await api.call(.dispatchCreateOrder, json: CreateOrderRequest(
+                    number: number, tripID: trip, vehicles: cars, pickup: Stop(address: "1 Lot Rd, Dallas, TX"),
+                    delivery: Stop(address: "2 Dealer Way, Denver, CO")), token: dispatch)
+                #expect(answer.status == 201, "\(answer.text)")
+                return try answer.decode(Order.self)
+            }
+            func pay() async throws -> Int { try await api.call(.dispatchTrip, trip.id.rawValue, token: dispatch).decode(Trip.self).driverPayCents }
+            let first = try await order("PV-1", vehicles: 3, trip: trip.id)
+            #expect(try await pay() == 45_000, "3 × $150")
+            let second = try await order("PV-2", vehicles: 2, trip: nil)
+            #expect(try await api.call(.dispatchAssignOrder, second.id.rawValue, json: AssignOrderRequest(tripID: trip.id), token: dispatch).status == 200)
+            #expect(try await pay() == 75_000, "5 × $150")
+            #expect(try await api.call(.dispatchUpdateOrder, second.id.rawValue, json: UpdateOrderRequest(status: .cancelled), token: dispatch).status == 200)
+            #expect(try await pay() == 45_000, "a cancelled order's vehicles are not carried")
+            // Set by hand, the pay stays whatever comes onto the trip.
+            #expect(try await api.call(.dispatchUpdateTrip, trip.id.rawValue, json: UpdateTripRequest(driverPayCents: 50_000), token: dispatch).status == 200)
+            let third = try await order("PV-3", vehicles: 1, trip: trip.id)
+            #expect(try await pay() == 50_000)
+            // Carried to the end: both loads delivered, the trip completed.
+            for carried in [first, third] {
+                for status in [OrderStatus.pickedUp, .delivered] {
+                    #expect(try await api.call(.dispatchUpdateOrder, carried.id.rawValue, json: UpdateOrderRequest(status: status), token: dispatch).status == 200)
+                }
+            }
+            #expect(try await pay() == 50_000, "delivering changes nothing of what the trip carried")
+            for status in [TripStatus.inProgress, .completed] {
+                #expect(try await api.call(.dispatchUpdateTrip, trip.id.rawValue, json: UpdateTripRequest(status: status), token: dispatch).status == 200)
+            }
+            let week = try await api.call(.dispatchDriverPay, driver.id.rawValue, token: dispatch).decode(DriverPaySetup.self).settlement
+            #expect(week.lines.map(\.amountCents) == [50_000] && week.netCents == 50_000, "\(week.lines)")
+            // A rate past the per-vehicle limit is refused with its field.
+            let tooMuch = try await api.call(.dispatchCreateDriver, json: CreateDriverRequest(
+                email: "max@alpha.example", name: "Max", payType: .perVehicle, payRate: 10_000_01), token: dispatch)
+            #expect(tooMuch.status == 422 && tooMuch.text.contains("\"field\":\"pay_rate\""), "\(tooMuch.text)")
+        }
+    }
 }

@@ -121,6 +121,7 @@ public struct ProfileState: Sendable, Hashable {
         case .percentage: return String(format: "%.1f%% of trip revenue", Double(driver.payRate) / 100)
         case .perMile: return MoneyFormat.dollars(driver.payRate) + " per mile"
         case .perTrip: return MoneyFormat.dollars(driver.payRate) + " per trip"
+        case .perVehicle: return MoneyFormat.dollars(driver.payRate) + " per vehicle"
         }
     }
 

@@ -191,6 +191,7 @@ public enum FieldLimits {
         case .percentage: return NumberLimit("pay_rate", 0...10_000)
         case .perMile: return NumberLimit("pay_rate", 0...100_00)
         case .perTrip: return payRate
+        case .perVehicle: return NumberLimit("pay_rate", 0...10_000_00)
         }
     }
     public static let payRate = NumberLimit("pay_rate", 0...1_000_000_00, documentedIn: ["CreateDriverRequest", "UpdateDriverRequest"])

@@ -48,6 +48,7 @@ enum ConsoleFormat {
         case .percentage: "\(rate / 100)\(rate % 100 == 0 ? "" : rate % 100 < 10 ? ".0\(rate % 100)" : ".\(rate % 100)")% of revenue"
         case .perMile: "\(money(rate)) per mile"
         case .perTrip: "\(money(rate)) per trip"
+        case .perVehicle: "\(money(rate)) per vehicle"
         }
     }
 

@@ -100,7 +100,8 @@ struct ConsolePeoplePages {
                           section: "drivers", DriverFormView(
             v: values, e: errors.messages, hasErrors: !errors.isEmpty, driverID: driver?.id.rawValue ?? "",
             editing: driver != nil, email: driver?.email ?? "", heading: driver.map { "Edit \($0.name)" } ?? "Invite a driver",
-            payTypes: [(PayType.percentage, "Percentage of revenue (%)"), (.perMile, "Per mile ($)"), (.perTrip, "Per trip ($)")].map {
+            payTypes: [(PayType.percentage, "Percentage of revenue (%)"), (.perMile, "Per mile ($)"), (.perTrip, "Per trip ($)"),
+                                                                                                   (.perVehicle, "Per vehicle ($)")].map {
                 .init(value: $0.0.rawValue, label: $0.1, selected: chosen == $0.0.rawValue)
             }), status: status)
     }
@@ -192,6 +193,7 @@ struct ConsolePeoplePages {
         case .percentage: return "Enter a percentage of revenue from 0 to \(most / 100), like 25 or 27.5."
         case .perMile: return "Enter dollars a mile, at most \(MoneyFormat.dollars(most)), like 0.65."
         case .perTrip: return "Enter dollars a trip, at most \(MoneyFormat.dollars(most)), like 350."
+        case .perVehicle: return "Enter dollars a vehicle, at most \(MoneyFormat.dollars(most)), like 150."
         }
     }
 

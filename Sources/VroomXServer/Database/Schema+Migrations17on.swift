@@ -425,5 +425,35 @@ extension Schema {
             CREATE INDEX settlement_mail_by_settlement ON settlement_mail (tenant_id, settlement_id);
             CREATE INDEX trip_expenses_by_driver ON trip_expenses (tenant_id, driver_id, expense_date)
             """),
+        // Drivers may be paid a flat amount per vehicle carried: the pay type's
+        // CHECK takes `per_vehicle` (SQLite cannot change a CHECK: the table is rebuilt).
+        Migration(version: 26, name: "pay per vehicle", sql: "", sqlite: """
+            CREATE TABLE drivers_v26 (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                user_id TEXT NOT NULL UNIQUE,
+                name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
+                phone TEXT NOT NULL DEFAULT '' CHECK (length(phone) <= 40),
+                pay_type TEXT NOT NULL CHECK (pay_type IN ('percentage', 'per_mile', 'per_trip', 'per_vehicle')),
+                pay_rate BIGINT NOT NULL CHECK (pay_rate >= 0),
+                version BIGINT NOT NULL DEFAULT 1 CHECK (version >= 1),
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                doc TEXT NOT NULL,
+                deactivated_at BIGINT,
+                last_seen_at BIGINT,
+                UNIQUE (tenant_id, id),
+                FOREIGN KEY (tenant_id, user_id) REFERENCES users (tenant_id, id) ON DELETE CASCADE
+            );
+            INSERT INTO drivers_v26 (id, tenant_id, user_id, name, phone, pay_type, pay_rate, version, created_at, updated_at, doc,
+                                     deactivated_at, last_seen_at)
+                SELECT id, tenant_id, user_id, name, phone, pay_type, pay_rate, version, created_at, updated_at, doc, deactivated_at, last_seen_at
+                FROM drivers;
+            DROP TABLE drivers;
+            ALTER TABLE drivers_v26 RENAME TO drivers
+            """, postgres: """
+            ALTER TABLE drivers DROP CONSTRAINT drivers_pay_type_check;
+            ALTER TABLE drivers ADD CONSTRAINT drivers_pay_type_check CHECK (pay_type IN ('percentage', 'per_mile', 'per_trip', 'per_vehicle'))
+            """, rebuildsReferencedTable: true),
     ]
 }

@@ -103,6 +103,7 @@ enum Validate {
             case .percentage: "A percentage pay rate is in basis points, 0 to \(range.upperBound)."
             case .perMile: "A per-mile pay rate is in cents, 0 to \(range.upperBound) (\(MoneyFormat.dollars(range.upperBound)) a mile)."
             case .perTrip: "A per-trip pay rate is in cents, 0 to \(range.upperBound) (\(MoneyFormat.dollars(range.upperBound)))."
+            case .perVehicle: "A per-vehicle pay rate is in cents, 0 to \(range.upperBound) (\(MoneyFormat.dollars(range.upperBound)) a vehicle)."
             }
             throw AppError.validation("pay_rate", message)
         }

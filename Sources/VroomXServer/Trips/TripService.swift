@@ -44,7 +44,8 @@ public struct TripService: Sendable {
             if let driverID = request.driverID {
                 driver = try await store.people.assignableDriver(driverID, tenant: tenant, tx.db)
             }
-            let pay = setPay ?? driver.map { $0.payType.driverPay(rate: $0.payRate, revenueCents: revenue, miles: miles) } ?? 0
+            // A new trip carries no vehicles yet: pay per vehicle follows its orders as they come (`followVehicles`).
+            let pay = setPay ?? driver.map { $0.payType.driverPay(rate: $0.payRate, revenueCents: revenue, miles: miles, vehicles: 0) } ?? 0
             let trip = Trip(id: ID(), number: number, driverID: driver?.id, status: .planned, startDate: request.startDate,
                             endDate: request.endDate, origin: origin, destination: destination, revenueCents: revenue,
                             driverPayCents: pay, miles: miles, version: 1, createdAt: tx.now, updatedAt: tx.now)
@@ -98,8 +99,10 @@ public struct TripService: Sendable {
             // Pay that followed the driver's terms follows new revenue and miles; pay set by hand stays.
             if request.driverPayCents == nil, trip.revenueCents != current.revenueCents || trip.miles != current.miles,
                let driverID = trip.driverID, let driver = try await DriverRepository.find(driverID, tenant: tenant, tx.db) {
-                let terms = { (trip: Trip) in driver.payType.driverPay(rate: driver.payRate, revenueCents: trip.revenueCents, miles: trip.miles) }
-                if current.driverPayCents == terms(current) { trip.driverPayCents = terms(trip) }
+                let vehicles = try await Self.vehicleCount(id, tenant: tenant, tx.db)
+                if current.driverPayCents == Self.termsPay(driver, current, vehicles: vehicles) {
+                    trip.driverPayCents = Self.termsPay(driver, trip, vehicles: vehicles)
+                }
             }
             guard trip != current else { return current }
             // A finished or cancelled trip's figures are what pay and revenue were settled with.
@@ -160,9 +163,8 @@ public struct TripService: Sendable {
             // driver's; pay dispatch set by hand stays.
             var previousTerms: Driver?
             if let previous { previousTerms = try await DriverRepository.find(previous, tenant: tenant, tx.db) }
-            let defaultPay = { (driver: Driver?) in
-                driver.map { $0.payType.driverPay(rate: $0.payRate, revenueCents: trip.revenueCents, miles: trip.miles) } ?? 0
-            }
+            let vehicles = orders.reduce(0) { $0 + Self.carried($1) }
+            let defaultPay = { (driver: Driver?) in Self.termsPay(driver, trip, vehicles: vehicles) }
             if trip.driverPayCents == defaultPay(previousTerms) { trip.driverPayCents = defaultPay(newDriver) }
             trip.driverID = driverID
             trip = try await save(trip, tx)
@@ -192,6 +194,43 @@ public struct TripService: Sendable {
     /// Writes a trip as its next version, and notes who holds it: work a
     /// driver did on it while it was theirs (an expense spent offline) is
     /// theirs to record after dispatch gave the trip to someone else.
+    /// What the driver's terms pay for a trip: by its revenue, its miles, or the vehicles it carries.
+    static func termsPay(_ driver: Driver?, _ trip: Trip, vehicles: Int) -> Int {
+        driver.map { $0.payType.driverPay(rate: $0.payRate, revenueCents: trip.revenueCents, miles: trip.miles, vehicles: vehicles) } ?? 0
+    }
+
+    /// The vehicles an order puts on its trip: none once cancelled.
+    static func carried(_ order: Order) -> Int { order.status == .cancelled ? 0 : order.vehicles.count }
+
+    /// The vehicles a trip carries, its cancelled orders' left out.
+    static func vehicleCount(_ trip: ID<Trip>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Int {
+        try await OrderRepository.onTrip(trip, tenant: tenant, db).reduce(0) { $0 + carried($1) }
+    }
+
+    /// Pay per vehicle follows the vehicles an open trip carries when an
+    /// order comes onto it or leaves it, is cancelled or its vehicles
+    /// change; pay dispatch set by hand (not what the terms gave) stays.
+    func followVehicles(of saved: Order, from original: Order, _ tx: TenantTransaction) async throws {
+        var changes: [ID<Trip>: Int] = [:]
+        if let trip = original.tripID { changes[trip, default: 0] -= Self.carried(original) }
+        if let trip = saved.tripID { changes[trip, default: 0] += Self.carried(saved) }
+        try await followVehicles(changes, tx)
+    }
+
+    /// `changes`: how many vehicles each trip gained (or, negative, lost), already written.
+    func followVehicles(_ changes: [ID<Trip>: Int], _ tx: TenantTransaction) async throws {
+        for (id, change) in changes.sorted(by: { $0.key < $1.key }) where change != 0 {
+            guard let current = try await TripRepository.lock(id, .dispatch(tenant: tx.tenant), tx.db), current.status.isOpen,
+                  let driverID = current.driverID, let driver = try await DriverRepository.find(driverID, tenant: tx.tenant, tx.db),
+                  driver.payType == .perVehicle else { continue }
+            let vehicles = try await Self.vehicleCount(id, tenant: tx.tenant, tx.db)  // the order's row is written already
+            guard current.driverPayCents == Self.termsPay(driver, current, vehicles: vehicles - change) else { continue }
+            var trip = current
+            trip.driverPayCents = Self.termsPay(driver, current, vehicles: vehicles)
+            if trip != current { _ = try await save(trip, tx) }
+        }
+    }
+
     private func save(_ trip: Trip, _ tx: TenantTransaction) async throws -> Trip {
         var saved = trip
         saved.version = trip.version + 1
