@@ -220,7 +220,8 @@ public struct TripService: Sendable {
     /// `changes`: how many vehicles each trip gained (or, negative, lost), already written.
     func followVehicles(_ changes: [ID<Trip>: Int], _ tx: TenantTransaction) async throws {
         for (id, change) in changes.sorted(by: { $0.key < $1.key }) where change != 0 {
-            guard let current = try await TripRepository.lock(id, .dispatch(tenant: tx.tenant), tx.db), current.status.isOpen,
+            // Read, not locked (no lock order to keep with the order rows): the save is optimistic, a trip changed meanwhile runs it again.
+            guard let current = try await TripRepository.find(id, .dispatch(tenant: tx.tenant), tx.db), current.status.isOpen,
                   let driverID = current.driverID, let driver = try await DriverRepository.find(driverID, tenant: tx.tenant, tx.db),
                   driver.payType == .perVehicle else { continue }
             let vehicles = try await Self.vehicleCount(id, tenant: tx.tenant, tx.db)  // the order's row is written already
