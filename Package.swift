@@ -205,6 +205,7 @@ let package = Package(
             name: "VroomXServerTests",
             dependencies: [
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
                 "VroomXServer",
                 "VroomXTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -46,7 +46,7 @@ struct VroomX: AsyncParsableCommand {
             connection limits such as VROOMX_HEADER_TIMEOUT_SECONDS, VROOMX_MAX_CONNECTIONS_PER_CLIENT, VROOMX_MAX_SOCKETS_PER_USER \
             and VROOMX_SHUTDOWN_GRACE_SECONDS are listed in docs/operations.md.
             """,
-        subcommands: [Serve.self, Migrate.self, TenantCommand.self],
+        subcommands: [Serve.self, Migrate.self, TenantCommand.self, BackupCommand.self, RestoreCommand.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -95,6 +95,36 @@ struct Migrate: AsyncParsableCommand {
         let services = try await ServerServices.make(configuration)
         print("Database is at schema version \(ServerServices.schemaVersion) (\(services.database.dialect.rawValue)).")
         await services.database.close()
+    }
+}
+
+struct BackupCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "backup", abstract: "Copy the database and media, while the server runs, into a new folder under DIR.",
+        discussion: "SQLite only (PostgreSQL: pg_dump or base backups, see docs/operations.md). Unchanged media files are hard links to the previous backup's. Run it from cron or a systemd timer for a schedule; --keep prunes the oldest.")
+    @Option(name: .customLong("to"), help: "The folder that holds the backups.") var directory: String
+    @Option(help: "Keep only the newest N backups there.") var keep: Int?
+
+    func run() throws {
+        if let keep, keep < 1 { throw ValidationError("--keep is at least 1.") }
+        let began = Date()
+        let (folder, manifest) = try Backup.create(try ServerConfiguration.fromEnvironment(), into: URL(fileURLWithPath: directory), keep: keep)
+        print("Backed up to \(folder.path): database \(manifest.databaseBytes) bytes (schema \(manifest.schemaVersion)), "
+              + "\(manifest.mediaFiles) media files, \(manifest.mediaBytes) bytes (\(manifest.mediaLinked) unchanged, linked) in "
+              + String(format: "%.1f s.", Date().timeIntervalSince(began)))
+    }
+}
+
+struct RestoreCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "restore", abstract: "Bring a backup back into the data directory (which holds no database) and check it.")
+    @Argument(help: "The backup's folder (vroomx-YYYYMMDD-HHMMSS).") var backup: String
+
+    func run() throws {
+        let configuration = try ServerConfiguration.fromEnvironment()
+        let manifest = try Backup.restore(URL(fileURLWithPath: backup), into: configuration)
+        print("Restored the backup of \(manifest.createdAt) into \(configuration.dataDirectory.path): integrity, foreign keys and "
+              + "\(manifest.mediaFiles) media files checked. Start the server to migrate it to this version.")
     }
 }
 

@@ -1,0 +1,262 @@
+import Crypto
+import Foundation
+import GRDBSQLite
+
+/// Backups of the embedded deployment: the SQLite database, copied with
+/// SQLite's online backup API (one read transaction, so the copy is one
+/// consistent moment while the server keeps writing), and the media folder
+/// (files unchanged since the previous backup are hard links to it). Each
+/// backup is a folder `vroomx-YYYYMMDD-HHMMSS` with `vroomx.sqlite`,
+/// `media/` and `backup.json`. A restore copies one back into an empty data
+/// directory and checks it: SQLite's integrity and foreign keys, the schema
+/// version, and every file a row names. (PostgreSQL and S3 have their own
+/// tools: docs/operations.md.)
+public enum Backup {
+    public struct Manifest: Codable, Sendable, Equatable {
+        public var createdAt: Date
+        public var schemaVersion: Int
+        public var databaseBytes: Int64
+        public var databaseSHA256: String
+        public var mediaFiles: Int
+        public var mediaBytes: Int64
+        /// Media files hard-linked to the previous backup's (unchanged).
+        public var mediaLinked: Int
+
+        enum CodingKeys: String, CodingKey {
+            case createdAt = "created_at"
+            case schemaVersion = "schema_version"
+            case databaseBytes = "database_bytes"
+            case databaseSHA256 = "database_sha256"
+            case mediaFiles = "media_files"
+            case mediaBytes = "media_bytes"
+            case mediaLinked = "media_linked"
+        }
+    }
+
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    static let databaseName = "vroomx.sqlite"
+    static let manifestName = "backup.json"
+    static let folderPrefix = "vroomx-"
+
+    /// Takes a backup of `configuration`'s database and media into a new
+    /// folder under `root`, then keeps the newest `keep` backups there.
+    public static func create(_ configuration: ServerConfiguration, into root: URL, keep: Int? = nil, now: Date = Date()) throws -> (URL, Manifest) {
+        guard configuration.databaseURL == nil else {
+            throw Failure("The database is PostgreSQL: back it up with pg_dump or base backups (docs/operations.md).")
+        }
+        let source = URL(fileURLWithPath: configuration.sqlitePath)
+        guard FileManager.default.fileExists(atPath: source.path) else { throw Failure("No database at \(source.path).") }
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let previous = try backups(in: root).last
+        let folder = root.appendingPathComponent(folderPrefix + stamp(now))
+        guard !FileManager.default.fileExists(atPath: folder.path) else { throw Failure("\(folder.path) exists already.") }
+        let partial = root.appendingPathComponent(".partial-" + stamp(now))
+        try? FileManager.default.removeItem(at: partial)
+        try FileManager.default.createDirectory(at: partial, withIntermediateDirectories: true)
+        do {
+            // The database first: a file a row names is written before the row commits.
+            try SQLiteFile.backup(from: source, to: partial.appendingPathComponent(databaseName))
+            let schemaVersion = try SQLiteFile(partial.appendingPathComponent(databaseName), readOnly: true).use { file in
+                Int(try file.rows("SELECT MAX(version) FROM schema_migrations").first?.first.flatMap { $0 } ?? "0") ?? 0
+            }
+            let media = try copyMedia(from: configuration.resolvedMediaDirectory, to: partial.appendingPathComponent("media"),
+                                      previous: previous?.appendingPathComponent("media"))
+            let database = partial.appendingPathComponent(databaseName)
+            let manifest = Manifest(createdAt: now, schemaVersion: schemaVersion, databaseBytes: try size(database),
+                                    databaseSHA256: try sha256(database), mediaFiles: media.files, mediaBytes: media.bytes, mediaLinked: media.linked)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            encoder.dateEncodingStrategy = .iso8601
+            try encoder.encode(manifest).write(to: partial.appendingPathComponent(manifestName))
+            try FileManager.default.moveItem(at: partial, to: folder)
+            if let keep { try prune(root, keep: keep) }
+            return (folder, manifest)
+        } catch {
+            try? FileManager.default.removeItem(at: partial)
+            throw error
+        }
+    }
+
+    /// Brings a backup back into `configuration`'s data directory (which
+    /// holds no database yet) and checks it; answers what it found.
+    public static func restore(_ backup: URL, into configuration: ServerConfiguration) throws -> Manifest {
+        guard configuration.databaseURL == nil else { throw Failure("The database is PostgreSQL: restore it with pg_restore (docs/operations.md).") }
+        let manifest = try read(backup)
+        let target = URL(fileURLWithPath: configuration.sqlitePath)
+        guard !FileManager.default.fileExists(atPath: target.path) else {
+            throw Failure("\(target.path) exists: restore into a data directory without a database (move it aside first).")
+        }
+        guard try sha256(backup.appendingPathComponent(databaseName)) == manifest.databaseSHA256 else {
+            throw Failure("The backup's database does not match its manifest (damaged or changed).")
+        }
+        try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: backup.appendingPathComponent(databaseName), to: target)
+        let media = configuration.resolvedMediaDirectory
+        _ = try copyMedia(from: backup.appendingPathComponent("media"), to: media, previous: nil)
+        try check(database: target, media: media)
+        return manifest
+    }
+
+    /// SQLite's integrity and foreign-key checks, and every stored file a row names present in `media`.
+    public static func check(database: URL, media: URL) throws {
+        try SQLiteFile(database, readOnly: true).use { file in
+            let integrity = try file.rows("PRAGMA integrity_check").compactMap { $0.first ?? nil }
+            guard integrity == ["ok"] else { throw Failure("Integrity check: \(integrity.prefix(5).joined(separator: "; "))") }
+            let broken = try file.rows("PRAGMA foreign_key_check")
+            guard broken.isEmpty else { throw Failure("\(broken.count) rows point at rows that are missing.") }
+            var missing: [String] = []
+            for table in try file.rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").compactMap({ $0.first ?? nil })
+            where table != "media_trash" {
+                let quoted = "\"" + table.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+                guard try file.rows("PRAGMA table_info(\(quoted))").contains(where: { $0.count > 1 && $0[1] == "storage_key" }) else { continue }
+                for key in try file.rows("SELECT storage_key FROM \(quoted) WHERE storage_key IS NOT NULL").compactMap({ $0.first ?? nil })
+                where !FileManager.default.fileExists(atPath: media.appendingPathComponent(key).path) {
+                    missing.append("\(table): \(key)")
+                }
+            }
+            guard missing.isEmpty else {
+                throw Failure("\(missing.count) stored files are missing from the media folder, e.g. \(missing.prefix(3).joined(separator: ", ")).")
+            }
+        }
+    }
+
+    /// The backups under `root`, oldest first.
+    public static func backups(in root: URL) throws -> [URL] {
+        guard FileManager.default.fileExists(atPath: root.path) else { return [] }
+        return try FileManager.default.contentsOfDirectory(at: root, includingPropertiesForKeys: nil)
+            .filter { $0.lastPathComponent.hasPrefix(folderPrefix) && FileManager.default.fileExists(atPath: $0.appendingPathComponent(manifestName).path) }
+            .sorted { $0.lastPathComponent < $1.lastPathComponent }
+    }
+
+    public static func read(_ backup: URL) throws -> Manifest {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        guard let data = FileManager.default.contents(atPath: backup.appendingPathComponent(manifestName).path) else {
+            throw Failure("\(backup.path) is not a backup (no \(manifestName)).")
+        }
+        return try decoder.decode(Manifest.self, from: data)
+    }
+
+    static func prune(_ root: URL, keep: Int) throws {
+        let all = try backups(in: root)
+        for old in all.dropLast(max(keep, 1)) { try FileManager.default.removeItem(at: old) }
+    }
+
+    /// Copies every finished file (not `.partial` uploads); one the previous backup holds is a hard link to it instead.
+    static func copyMedia(from source: URL, to destination: URL, previous: URL?) throws -> (files: Int, bytes: Int64, linked: Int) {
+        try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
+        guard let walker = FileManager.default.enumerator(at: source, includingPropertiesForKeys: [.isRegularFileKey, .fileSizeKey],
+                                                          options: []) else { return (0, 0, 0) }
+        var (files, bytes, linked) = (0, Int64(0), 0)
+        for case let file as URL in walker {
+            let relative = String(file.path.dropFirst(source.path.count)).trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+            if relative.hasPrefix(".") || relative.contains("/.") { walker.skipDescendants(); continue }
+            guard try file.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile == true else { continue }
+            let target = destination.appendingPathComponent(relative)
+            try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+            let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
+            let size = (attributes[.size] as? NSNumber)?.int64Value ?? 0
+            // A stored file never changes under its key (a new photo is a new key): the same name and size is the same file.
+            if let previous, let before = try? FileManager.default.attributesOfItem(atPath: previous.appendingPathComponent(relative).path),
+               (before[.size] as? NSNumber)?.int64Value == size,
+               (try? FileManager.default.linkItem(at: previous.appendingPathComponent(relative), to: target)) != nil {
+                linked += 1
+            } else {
+                try FileManager.default.copyItem(at: file, to: target)
+            }
+            files += 1
+            bytes += size
+        }
+        return (files, bytes, linked)
+    }
+
+    static func stamp(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd-HHmmss"
+        return formatter.string(from: date)
+    }
+
+    static func size(_ file: URL) throws -> Int64 {
+        (try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0
+    }
+
+    static func sha256(_ file: URL) throws -> String {
+        let handle = try FileHandle(forReadingFrom: file)
+        defer { try? handle.close() }
+        var hasher = SHA256()
+        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
+        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+/// A SQLite file opened with the C API, as the server's database is: for
+/// the online backup and the checks of a restore.
+struct SQLiteFile {
+    private let handle: OpaquePointer
+
+    init(_ file: URL, readOnly: Bool) throws {
+        var opened: OpaquePointer?
+        let flags = readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        guard sqlite3_open_v2(file.path, &opened, flags, nil) == SQLITE_OK, let opened else {
+            let message = opened.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            sqlite3_close(opened)
+            throw Backup.Failure("\(file.path): \(message)")
+        }
+        sqlite3_busy_timeout(opened, 10_000)
+        handle = opened
+    }
+
+    func use<T>(_ body: (SQLiteFile) throws -> T) throws -> T {
+        defer { sqlite3_close(handle) }
+        return try body(self)
+    }
+
+    /// Every row's columns as text (NULL as nil).
+    func rows(_ sql: String) throws -> [[String?]] {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
+            throw Backup.Failure("\(sql): \(String(cString: sqlite3_errmsg(handle)))")
+        }
+        defer { sqlite3_finalize(statement) }
+        var rows: [[String?]] = []
+        while true {
+            let step = sqlite3_step(statement)
+            guard step == SQLITE_ROW else {
+                guard step == SQLITE_DONE else { throw Backup.Failure("\(sql): \(String(cString: sqlite3_errmsg(handle)))") }
+                return rows
+            }
+            rows.append((0..<sqlite3_column_count(statement)).map { column in
+                sqlite3_column_text(statement, column).map { String(cString: $0) }
+            })
+        }
+    }
+
+    /// SQLite's online backup of `source` into a new file `target`: every
+    /// page in one step, so under one read transaction — the copy is one
+    /// moment of the database while its writers go on (WAL).
+    static func backup(from source: URL, to target: URL) throws {
+        try SQLiteFile(source, readOnly: true).use { from in
+            try SQLiteFile(target, readOnly: false).use { to in
+                guard let backup = sqlite3_backup_init(to.handle, "main", from.handle, "main") else {
+                    throw Backup.Failure("backup: \(String(cString: sqlite3_errmsg(to.handle)))")
+                }
+                var step = SQLITE_OK
+                for _ in 0..<600 {  // a writer's lock lasts milliseconds; give up after about a minute
+                    step = sqlite3_backup_step(backup, -1)
+                    guard step == SQLITE_BUSY || step == SQLITE_LOCKED else { break }
+                    usleep(100_000)
+                }
+                let finished = sqlite3_backup_finish(backup)
+                guard step == SQLITE_DONE, finished == SQLITE_OK else {
+                    throw Backup.Failure("backup: \(String(cString: sqlite3_errmsg(to.handle)))")
+                }
+            }
+        }
+    }
+}

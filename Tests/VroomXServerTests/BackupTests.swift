@@ -1,0 +1,105 @@
+import Foundation
+import GRDB
+import Testing
+import VroomXModels
+@testable import VroomXServer
+import VroomXTestSupport
+
+/// Backups of the embedded deployment: taken while drivers keep writing,
+/// restored into an empty data directory and checked; every row of the
+/// restored database is a row the server had (one consistent moment: the
+/// gap-free change log has no hole and covers each expense), and every
+/// media file comes back byte for byte.
+@Suite("Backups")
+struct BackupTests {
+    @Test("a backup taken under write load restores to one consistent moment, every row and file intact; retention keeps the newest")
+    func underWriteLoad() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let configuration = server.services.configuration
+        let root = configuration.dataDirectory.deletingLastPathComponent().appendingPathComponent("backups-\(UUID().uuidString.prefix(8))")
+        let trip = alpha.trips[0][0].id
+        let owner = Scope.driver(tenant: alpha.tenant.id, driver: alpha.driverID(0))
+        try await server.run { api in
+            // Photos on disk: receipts of the fixture's expense.
+            let expense = alpha.expenses[trip]![0].id
+            for size in [40_000, 90_000] {
+                #expect(try await api.call(.addExpenseReceipt, expense.rawValue, bytes: MediaSamples.jpeg(size: size),
+                                           token: alpha.driver.accessToken).status == 201)
+            }
+            // Drivers keep recording expenses while the backups are taken.
+            let writing = Task {
+                var written = 0
+                while !Task.isCancelled {
+                    _ = try await server.store.expenses.create(CreateExpenseRequest(id: ID(), tripID: trip, category: .tolls,
+                                                                                    amountCents: 100 + written, date: LocalDate(Date())), owner)
+                    written += 1
+                }
+                return written
+            }
+            try await waitUntil("writes under way") { try await server.store.expenses.list(trip: trip, owner).count > 20 }
+            var taken: [(URL, Backup.Manifest)] = []
+            for second in 0..<3 {
+                taken.append(try await Task.detached {
+                    try Backup.create(configuration, into: root, keep: 2, now: Date(timeIntervalSince1970: 1_800_000_000 + Double(second)))
+                }.value)
+            }
+            writing.cancel()
+            _ = await writing.result
+            #expect(try Backup.backups(in: root).map(\.lastPathComponent) == taken.suffix(2).map(\.0.lastPathComponent), "keeps the newest 2")
+            let (backup, manifest) = try #require(taken.last)
+            #expect(manifest.mediaFiles == 2 && manifest.mediaLinked == 2, "the photos unchanged since the backup before: linked")
+
+            // Restored into an empty data directory, and checked.
+            var restored = configuration
+            restored.dataDirectory = root.appendingPathComponent("restored")
+            restored.mediaDirectory = nil
+            #expect(try Backup.restore(backup, into: restored) == manifest)
+            #expect(throws: Backup.Failure.self) { try Backup.restore(backup, into: restored) }  // never over a database
+
+            // Every row the backup holds is the server's row, word for word; the change log has no hole.
+            let live = try DatabaseQueue(path: configuration.sqlitePath)
+            let copy = try DatabaseQueue(path: restored.sqlitePath)
+            let tables = try await copy.read { try String.fetchAll($0, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name") }
+            #expect(tables.contains("trip_expenses") && tables.contains("change_log"))
+            // Counters move with every write: the carrier's feed counter is checked against the log below.
+            for table in tables where table != "tenants" {
+                let sql = "SELECT * FROM \(table.quotedDatabaseIdentifier)"
+                let restoredRows = Set(try await copy.read { try Row.fetchAll($0, sql: sql).map(\.description) })
+                let liveRows = Set(try await live.read { try Row.fetchAll($0, sql: sql).map(\.description) })
+                let unknown = restoredRows.subtracting(liveRows)
+                #expect(unknown.isEmpty, "\(table): \(unknown.count) rows the server never had, e.g. \(unknown.prefix(1))")
+            }
+            let (expenses, changes) = try await copy.read { db -> (Int, [Int]) in
+                let row = try Row.fetchOne(db, sql: """
+                    SELECT COUNT(*) AS n, MIN(seq) AS low, MAX(seq) AS high, (SELECT change_seq FROM tenants WHERE id = ?) AS counter
+                    FROM change_log WHERE tenant_id = ?
+                    """, arguments: [alpha.tenant.id.rawValue, alpha.tenant.id.rawValue])
+                return (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM trip_expenses") ?? 0,
+                        row.map { [$0["n"] as Int, $0["low"] as Int, $0["high"] as Int, $0["counter"] as Int] } ?? [])
+            }
+            let liveExpenses = try await live.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM trip_expenses") ?? 0 }
+            #expect(expenses > 20 && expenses <= liveExpenses, "a moment during the writes: \(expenses) of \(liveExpenses)")
+            #expect(changes.count == 4 && changes[0] == changes[2] - changes[1] + 1 && changes[3] == changes[2],
+                    "the change log of the moment has no hole and ends at the carrier's counter: \(changes)")
+            // Every file, byte for byte.
+            let original = configuration.resolvedMediaDirectory, back = restored.resolvedMediaDirectory
+            for key in try await copy.read({ try String.fetchAll($0, sql: "SELECT storage_key FROM receipt_photos") }) {
+                #expect(FileManager.default.contents(atPath: back.appendingPathComponent(key).path)
+                        == FileManager.default.contents(atPath: original.appendingPathComponent(key).path), "\(key)")
+            }
+            // A damaged backup is refused before anything is written.
+            let damaged = root.appendingPathComponent("damaged")
+            try FileManager.default.copyItem(at: backup, to: damaged)
+            let handle = try FileHandle(forWritingTo: damaged.appendingPathComponent("vroomx.sqlite"))
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data([0]))
+            try handle.close()
+            var elsewhere = configuration
+            elsewhere.dataDirectory = root.appendingPathComponent("elsewhere")
+            elsewhere.mediaDirectory = nil
+            #expect(throws: Backup.Failure.self) { try Backup.restore(damaged, into: elsewhere) }
+            #expect(!FileManager.default.fileExists(atPath: elsewhere.sqlitePath))
+        }
+    }
+}
