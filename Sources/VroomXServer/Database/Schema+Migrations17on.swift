@@ -383,7 +383,8 @@ extension Schema {
             CREATE UNIQUE INDEX settlement_lines_deduction_taken ON settlement_lines (tenant_id, deduction_id, week_start)
                 WHERE deduction_id IS NOT NULL;
             CREATE UNIQUE INDEX settlement_lines_balance_carried ON settlement_lines (tenant_id, carried_from) WHERE carried_from IS NOT NULL;
-            CREATE INDEX settlement_lines_by_driver ON settlement_lines (tenant_id, driver_id);
+            CREATE INDEX settlement_lines_by_trip ON settlement_lines (tenant_id, driver_id, trip_id);
+            CREATE INDEX settlement_lines_by_expense ON settlement_lines (tenant_id, expense_id);
             CREATE TABLE driver_pay_items (
                 id TEXT PRIMARY KEY,
                 tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,

@@ -101,17 +101,19 @@ enum SettlementRepository {
                               AND l.trip_id = t.id AND l.kind = 'trip_pay')
             ORDER BY t.updated_at, t.number LIMIT \(sourcesPerWeek)
             """).map(Trip.init(row:))
-        // Settled trips touched since the settlement that last paid them (or gone): their pay may differ now.
+        // Settled trips of the driver's touched since their latest approval (trips are never deleted): their pay may differ
+        // now. Every approval takes the corrections pending, so older touches are settled already.
         var settledTrips: [ID<Trip>: Int] = [:]
-        for row in try await db.query("""
-            SELECT l.trip_id, SUM(l.amount_cents) AS settled FROM settlement_lines l
-            JOIN settlements s ON s.tenant_id = l.tenant_id AND s.id = l.settlement_id
-            LEFT JOIN trips t ON t.tenant_id = l.tenant_id AND t.id = l.trip_id
-            WHERE l.tenant_id = \(tenant) AND l.driver_id = \(driver) AND l.trip_id IS NOT NULL
+        let lastApproval = try await db.first("""
+            SELECT MAX(approved_at) AS last FROM settlements WHERE tenant_id = \(tenant) AND driver_id = \(driver)
+            """)?.optionalDate("last")
+        for row in try await lastApproval.asyncMap({ last in try await db.query("""
+            SELECT l.trip_id, SUM(l.amount_cents) AS settled FROM trips t
+            JOIN settlement_lines l ON l.tenant_id = t.tenant_id AND l.driver_id = \(driver) AND l.trip_id = t.id
+            WHERE t.tenant_id = \(tenant) AND t.driver_id = \(driver) AND t.updated_at > \(last)
             GROUP BY l.trip_id
-            HAVING MAX(t.updated_at) IS NULL OR MAX(t.updated_at) > MAX(s.approved_at)
             LIMIT \(sourcesPerWeek)
-            """) {
+            """) }) ?? [] {
             guard let trip = ID<Trip>(try row.string("trip_id")) else { continue }
             settledTrips[trip] = try row.int("settled")
             if let current = try await TripRepository.find(trip, .dispatch(tenant: tenant), db) { trips.append(current) }
