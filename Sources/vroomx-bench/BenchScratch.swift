@@ -34,8 +34,12 @@ enum BenchScratch {
         return configuration
     }
 
-    /// Drops the databases and removes the folder.
+    /// Drops the databases and removes the folder (kept, and named, with VROOMX_BENCH_KEEP=1: to look at a query's plan).
     static func remove() async {
+        if ProcessInfo.processInfo.environment["VROOMX_BENCH_KEEP"] == "1" {
+            print("kept: \(root.path)")
+            return
+        }
         for (admin, url) in databases.withLockedValue({ $0 }) {
             do {
                 try await PostgresDatabase.dropDatabase(url, adminURL: admin, logger: logger)

@@ -384,7 +384,7 @@ extension Schema {
                 WHERE deduction_id IS NOT NULL;
             CREATE UNIQUE INDEX settlement_lines_balance_carried ON settlement_lines (tenant_id, carried_from) WHERE carried_from IS NOT NULL;
             CREATE INDEX settlement_lines_by_trip ON settlement_lines (tenant_id, driver_id, trip_id);
-            CREATE INDEX settlement_lines_by_expense ON settlement_lines (tenant_id, expense_id);
+            CREATE INDEX settlement_lines_by_expense ON settlement_lines (tenant_id, driver_id, expense_id);
             CREATE TABLE driver_pay_items (
                 id TEXT PRIMARY KEY,
                 tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
@@ -424,7 +424,8 @@ extension Schema {
             );
             CREATE INDEX settlement_mail_due ON settlement_mail (state, next_attempt_at);
             CREATE INDEX settlement_mail_by_settlement ON settlement_mail (tenant_id, settlement_id);
-            CREATE INDEX trip_expenses_by_driver ON trip_expenses (tenant_id, driver_id, expense_date)
+            CREATE INDEX trip_expenses_by_driver ON trip_expenses (tenant_id, driver_id, expense_date);
+            CREATE INDEX trips_by_driver_change ON trips (tenant_id, driver_id, updated_at)
             """),
         // Drivers may be paid a flat amount per vehicle carried: the pay type's
         // CHECK takes `per_vehicle` (SQLite cannot change a CHECK: the table is rebuilt).

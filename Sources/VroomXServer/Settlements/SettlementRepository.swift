@@ -108,9 +108,9 @@ enum SettlementRepository {
             SELECT MAX(approved_at) AS last FROM settlements WHERE tenant_id = \(tenant) AND driver_id = \(driver)
             """)?.optionalDate("last")
         for row in try await lastApproval.asyncMap({ last in try await db.query("""
-            SELECT l.trip_id, SUM(l.amount_cents) AS settled FROM trips t
-            JOIN settlement_lines l ON l.tenant_id = t.tenant_id AND l.driver_id = \(driver) AND l.trip_id = t.id
-            WHERE t.tenant_id = \(tenant) AND t.driver_id = \(driver) AND t.updated_at > \(last)
+            SELECT l.trip_id, SUM(l.amount_cents) AS settled FROM settlement_lines l
+            WHERE l.tenant_id = \(tenant) AND l.driver_id = \(driver)
+              AND l.trip_id IN (SELECT t.id FROM trips t WHERE t.tenant_id = \(tenant) AND t.driver_id = \(driver) AND t.updated_at > \(last))
             GROUP BY l.trip_id
             LIMIT \(sourcesPerWeek)
             """) }) ?? [] {
@@ -141,7 +141,7 @@ enum SettlementRepository {
         for expense in settledExpenses.keys {
             if let row = try await db.first("""
                 SELECT s.doc FROM settlement_lines l JOIN settlements s ON s.tenant_id = l.tenant_id AND s.id = l.settlement_id
-                WHERE l.tenant_id = \(tenant) AND l.expense_id = \(expense) AND l.kind = 'reimbursement' LIMIT 1
+                WHERE l.tenant_id = \(tenant) AND l.driver_id = \(driver) AND l.expense_id = \(expense) AND l.kind = 'reimbursement' LIMIT 1
                 """), let line = try settlement(row).lines.first(where: { $0.expenseID == expense && $0.kind == .reimbursement }) {
                 settledExpenseWords[expense] = line.description + (line.date.map { ", \(DayFormat.day($0))" } ?? "")
             }
