@@ -107,6 +107,7 @@ struct BackupCommand: ParsableCommand {
 
     func run() throws {
         if let keep, keep < 1 { throw ValidationError("--keep is at least 1.") }
+        guard !directory.trimmingCharacters(in: .whitespaces).isEmpty else { throw ValidationError("--to names the folder that holds the backups.") }
         let began = Date()
         let (folder, manifest) = try Backup.create(try ServerConfiguration.fromEnvironment(), into: URL(fileURLWithPath: directory), keep: keep)
         print("Backed up to \(folder.path): database \(manifest.databaseBytes) bytes (schema \(manifest.schemaVersion)), "
@@ -124,7 +125,8 @@ struct RestoreCommand: ParsableCommand {
         let configuration = try ServerConfiguration.fromEnvironment()
         let manifest = try Backup.restore(URL(fileURLWithPath: backup), into: configuration)
         print("Restored the backup of \(manifest.createdAt) into \(configuration.dataDirectory.path): integrity, foreign keys and "
-              + "\(manifest.mediaFiles) media files checked. Start the server to migrate it to this version.")
+              + "\(manifest.mediaFiles) media files checked. Start the server with the same settings as before (mail, media) "
+              + "to migrate it to this version.")
     }
 }
 

@@ -102,4 +102,58 @@ struct BackupTests {
             #expect(!FileManager.default.fileExists(atPath: elsewhere.sqlitePath))
         }
     }
+
+    @Test("two backups at once, a backup dated ahead, a leftover journal, a key outside the media folder: refused cleanly, nothing half-restored")
+    func refusals() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let configuration = server.services.configuration
+        let root = configuration.dataDirectory.deletingLastPathComponent().appendingPathComponent("backups-\(UUID().uuidString.prefix(8))")
+        try await server.run { api in
+            let expense = alpha.expenses[alpha.trips[0][0].id]![0].id
+            #expect(try await api.call(.addExpenseReceipt, expense.rawValue, bytes: MediaSamples.jpeg(size: 5_000),
+                                       token: alpha.driver.accessToken).status == 201)
+            // Two at once, named by the same second: one is made whole, the other refused; neither removes the other's work.
+            let now = Date(timeIntervalSince1970: 1_800_000_000)
+            let results = await withTaskGroup(of: Result<(URL, Backup.Manifest), any Error>.self) { group in
+                for _ in 0..<2 { group.addTask { Result { try Backup.create(configuration, into: root, now: now) } } }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            let made = results.compactMap { try? $0.get() }
+            #expect(made.count == 1 && made[0].1.mediaFiles == 1, "\(results)")
+            // One dated ahead (a clock that was wrong) does not push out the backup just made.
+            _ = try Backup.create(configuration, into: root, now: Date(timeIntervalSince1970: 4_100_000_000))
+            let (latest, _) = try Backup.create(configuration, into: root, keep: 1, now: now.addingTimeInterval(60))
+            #expect(try Backup.backups(in: root).map(\.lastPathComponent) == [latest.lastPathComponent])
+
+            // A journal an earlier database left in the data directory: refused, it would be read into the restored one.
+            var restored = configuration
+            restored.dataDirectory = root.appendingPathComponent("restored")
+            restored.mediaDirectory = nil
+            try FileManager.default.createDirectory(at: restored.dataDirectory, withIntermediateDirectories: true)
+            FileManager.default.createFile(atPath: restored.sqlitePath + "-wal", contents: Data(repeating: 1, count: 64))
+            #expect(throws: Backup.Failure.self) { try Backup.restore(latest, into: restored) }
+            try FileManager.default.removeItem(atPath: restored.sqlitePath + "-wal")
+
+            // A stored key pointing outside the media folder (the manifest made to match): refused before anything is written.
+            let forged = root.appendingPathComponent("forged")
+            try FileManager.default.copyItem(at: latest, to: forged)
+            let database = forged.appendingPathComponent("vroomx.sqlite")
+            let queue = try DatabaseQueue(path: database.path)
+            try await queue.write { try $0.execute(sql: "UPDATE receipt_photos SET storage_key = '../../../../etc/passwd'") }
+            try queue.close()
+            var manifest = try Backup.read(forged)
+            manifest.databaseSHA256 = try Backup.sha256(database)
+            let encoder = JSONEncoder()
+            encoder.dateEncodingStrategy = .iso8601
+            try encoder.encode(manifest).write(to: forged.appendingPathComponent("backup.json"))
+            #expect(throws: Backup.Failure.self) { try Backup.restore(forged, into: restored) }
+            #expect(!FileManager.default.fileExists(atPath: restored.sqlitePath), "nothing half-restored")
+            // The real one restores into the same directory afterwards.
+            #expect(try Backup.restore(latest, into: restored).mediaFiles == 1)
+            for leftover in ["-wal", "-shm"] {
+                #expect(!FileManager.default.fileExists(atPath: latest.appendingPathComponent("vroomx.sqlite" + leftover).path), "one file in the backup")
+            }
+        }
+    }
 }

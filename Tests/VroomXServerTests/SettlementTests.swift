@@ -220,4 +220,33 @@ struct SettlementTests {
             #expect(tooMuch.status == 422 && tooMuch.text.contains("\"field\":\"pay_rate\""), "\(tooMuch.text)")
         }
     }
+
+    @Test("approving a week before the driver's first settlement settles that week alone: the start does not move back over what was paid before; totals are exact", arguments: TestBackend.available)
+    func earlierWeekApprovedLater(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let (store, tenant, driver) = (server.store, alpha.tenant.id, alpha.driverID(0))
+        let owner = Scope.driver(tenant: tenant, driver: driver)
+        let trip = alpha.trips[0][0].id
+        let today = LocalDate(server.clock.now)
+        // Expenses three weeks and two weeks ago (before VroomX settled this driver: paid the old way), and this week's.
+        for (weeksAgo, cents) in [(3, 1_100), (2, 2_200)] {
+            _ = try await store.expenses.create(CreateExpenseRequest(id: ID(), tripID: trip, category: .tolls, amountCents: cents,
+                                                                     date: today.adding(days: -7 * weeksAgo)), owner)
+        }
+        let first = try await store.settlements.approve(driver: driver, ApproveSettlementRequest(week: today, email: false), tenant: tenant)
+        #expect(!first.lines.contains { $0.amountCents == 1_100 || $0.amountCents == 2_200 })
+        // Later that day dispatch settles the week of three weeks ago on purpose: that week's expense alone.
+        server.clock.advance(by: 3600)
+        let early = try await store.settlements.approve(driver: driver, ApproveSettlementRequest(week: today.adding(days: -21), email: false),
+                                                        tenant: tenant)
+        #expect(early.lines.map(\.amountCents) == [1_100], "\(early.lines)")
+        // Next week takes nothing from before the first settlement: the week two weeks ago is still flagged, not swept in.
+        let next = try await store.settlements.setup(driver: driver, week: today.adding(days: 7), tenant: tenant)
+        #expect(!next.settlement.lines.contains { $0.amountCents == 2_200 }, "\(next.settlement.lines)")
+        #expect(next.earlierUnsettledFrom == today.adding(days: -14))
+        // Totals are the lines' exact sum, also past what one money field holds (such a week is refused at approval).
+        let huge = Array(repeating: SettlementLine(kind: .tripPay, description: "T", amountCents: MoneyFormat.largestCents), count: 3)
+        #expect(SettlementRules.totals(of: huge).net == 3 * MoneyFormat.largestCents && !SettlementRules.totalsFit(huge))
+    }
 }

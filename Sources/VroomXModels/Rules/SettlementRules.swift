@@ -32,8 +32,9 @@ public enum SettlementRules {
         public var net = 0
     }
 
-    /// The settlement's figures from its lines. Sums saturate at the largest
-    /// amount a money field holds, so no list of lines can trap.
+    /// The settlement's figures from its lines, exact (each line is a
+    /// bounded amount and a week holds a bounded number of them; a week
+    /// past the money field is refused at approval, `totalsFit`).
     public static func totals(of lines: [SettlementLine]) -> Totals {
         var totals = Totals()
         for line in lines {
@@ -216,10 +217,10 @@ public enum SettlementRules {
         return line.count > 60 ? String(line.prefix(59)) + "…" : line
     }
 
+    /// A sum that cannot trap (it would take a billion lines of the largest amount to overflow).
     private static func add(_ a: Int, _ b: Int) -> Int {
         let (sum, overflow) = a.addingReportingOverflow(b)
-        guard !overflow else { return b < 0 ? -MoneyFormat.largestCents : MoneyFormat.largestCents }
-        return max(-MoneyFormat.largestCents, min(MoneyFormat.largestCents, sum))
+        return overflow ? (b < 0 ? Int.min : Int.max) : sum
     }
 
     /// Dispatch's money for a driver: an amount and its words.

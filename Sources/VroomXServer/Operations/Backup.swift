@@ -39,6 +39,7 @@ public enum Backup {
     }
 
     static let databaseName = "vroomx.sqlite"
+    static let keyFileName = "jwt-secret.key"
     static let manifestName = "backup.json"
     static let folderPrefix = "vroomx-"
 
@@ -54,14 +55,18 @@ public enum Backup {
         let previous = try backups(in: root).last
         let folder = root.appendingPathComponent(folderPrefix + stamp(now))
         guard !FileManager.default.fileExists(atPath: folder.path) else { throw Failure("\(folder.path) exists already.") }
-        let partial = root.appendingPathComponent(".partial-" + stamp(now))
-        try? FileManager.default.removeItem(at: partial)
+        // This run's own work folder: two backups at once never share (or remove) each other's.
+        let partial = root.appendingPathComponent(".partial-" + stamp(now) + "-" + UUID().uuidString.prefix(8))
         try FileManager.default.createDirectory(at: partial, withIntermediateDirectories: true)
         do {
             // The database first: a file a row names is written before the row commits.
             try SQLiteFile.backup(from: source, to: partial.appendingPathComponent(databaseName))
             let schemaVersion = try SQLiteFile(partial.appendingPathComponent(databaseName), readOnly: true).use { file in
                 Int(try file.rows("SELECT MAX(version) FROM schema_migrations").first?.first.flatMap { $0 } ?? "0") ?? 0
+            }
+            // The key that signs sign-in tokens: restored with the data, the phones stay signed in.
+            if FileManager.default.fileExists(atPath: configuration.keyFile.path) {
+                try FileManager.default.copyItem(at: configuration.keyFile, to: partial.appendingPathComponent(keyFileName))
             }
             let media = try copyMedia(from: configuration.resolvedMediaDirectory, to: partial.appendingPathComponent("media"),
                                       previous: previous?.appendingPathComponent("media"))
@@ -73,7 +78,7 @@ public enum Backup {
             encoder.dateEncodingStrategy = .iso8601
             try encoder.encode(manifest).write(to: partial.appendingPathComponent(manifestName))
             try FileManager.default.moveItem(at: partial, to: folder)
-            if let keep { try prune(root, keep: keep) }
+            if let keep { try prune(root, keep: keep, sparing: folder) }
             return (folder, manifest)
         } catch {
             try? FileManager.default.removeItem(at: partial)
@@ -86,18 +91,38 @@ public enum Backup {
     public static func restore(_ backup: URL, into configuration: ServerConfiguration) throws -> Manifest {
         guard configuration.databaseURL == nil else { throw Failure("The database is PostgreSQL: restore it with pg_restore (docs/operations.md).") }
         let manifest = try read(backup)
-        let target = URL(fileURLWithPath: configuration.sqlitePath)
-        guard !FileManager.default.fileExists(atPath: target.path) else {
-            throw Failure("\(target.path) exists: restore into a data directory without a database (move it aside first).")
+        guard manifest.schemaVersion <= ServerServices.schemaVersion else {
+            throw Failure("The backup is of schema \(manifest.schemaVersion), newer than this VroomX's (\(ServerServices.schemaVersion)): restore it with that version.")
         }
-        guard try sha256(backup.appendingPathComponent(databaseName)) == manifest.databaseSHA256 else {
+        let target = URL(fileURLWithPath: configuration.sqlitePath)
+        // A database, or a journal an earlier database left (SQLite would read it into the restored one).
+        for suffix in ["", "-wal", "-shm", "-journal"] where FileManager.default.fileExists(atPath: target.path + suffix) {
+            throw Failure("\(target.path + suffix) exists: restore into a data directory without a database (move it and its -wal and -shm files aside first).")
+        }
+        let copy = backup.appendingPathComponent(databaseName)
+        guard try sha256(copy) == manifest.databaseSHA256 else {
             throw Failure("The backup's database does not match its manifest (damaged or changed).")
         }
-        try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try FileManager.default.copyItem(at: backup.appendingPathComponent(databaseName), to: target)
+        // Every check on the backup itself, before anything is written.
+        try check(database: copy, media: backup.appendingPathComponent("media"))
         let media = configuration.resolvedMediaDirectory
-        _ = try copyMedia(from: backup.appendingPathComponent("media"), to: media, previous: nil)
-        try check(database: target, media: media)
+        var written: [URL] = []
+        do {
+            try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.copyItem(at: copy, to: target)
+            written.append(target)
+            let key = backup.appendingPathComponent(keyFileName)
+            if FileManager.default.fileExists(atPath: key.path), !FileManager.default.fileExists(atPath: configuration.keyFile.path) {
+                try FileManager.default.copyItem(at: key, to: configuration.keyFile)
+                written.append(configuration.keyFile)
+            }
+            _ = try copyMedia(from: backup.appendingPathComponent("media"), to: media, previous: nil, replacing: true)
+            guard try sha256(target) == manifest.databaseSHA256 else { throw Failure("The database changed while it was copied in.") }
+            try check(database: target, media: media)
+        } catch {
+            for file in written { try? FileManager.default.removeItem(at: file) }
+            throw error
+        }
         return manifest
     }
 
@@ -113,9 +138,12 @@ public enum Backup {
             where table != "media_trash" {
                 let quoted = "\"" + table.replacingOccurrences(of: "\"", with: "\"\"") + "\""
                 guard try file.rows("PRAGMA table_info(\(quoted))").contains(where: { $0.count > 1 && $0[1] == "storage_key" }) else { continue }
-                for key in try file.rows("SELECT storage_key FROM \(quoted) WHERE storage_key IS NOT NULL").compactMap({ $0.first ?? nil })
-                where !FileManager.default.fileExists(atPath: media.appendingPathComponent(key).path) {
-                    missing.append("\(table): \(key)")
+                for key in try file.rows("SELECT storage_key FROM \(quoted) WHERE storage_key IS NOT NULL").compactMap({ $0.first ?? nil }) {
+                    // A key names a file inside the media folder, as the server builds them.
+                    guard key.split(separator: "/", omittingEmptySubsequences: false).allSatisfy({ FileMediaStorage.isSafeComponent(String($0)) }) else {
+                        throw Failure("\(table) names a stored file outside the media folder: \(key)")
+                    }
+                    if !FileManager.default.fileExists(atPath: media.appendingPathComponent(key).path) { missing.append("\(table): \(key)") }
                 }
             }
             guard missing.isEmpty else {
@@ -141,13 +169,16 @@ public enum Backup {
         return try decoder.decode(Manifest.self, from: data)
     }
 
-    static func prune(_ root: URL, keep: Int) throws {
-        let all = try backups(in: root)
-        for old in all.dropLast(max(keep, 1)) { try FileManager.default.removeItem(at: old) }
+    /// Keeps the newest `keep` backups by when they were made (their manifests'), never `sparing` (the one just made).
+    static func prune(_ root: URL, keep: Int, sparing: URL) throws {
+        let others = try backups(in: root).filter { $0.lastPathComponent != sparing.lastPathComponent }
+            .map { (url: $0, made: (try? read($0))?.createdAt ?? .distantPast) }
+            .sorted { $0.made < $1.made }
+        for old in others.dropLast(max(keep - 1, 0)) { try FileManager.default.removeItem(at: old.url) }
     }
 
     /// Copies every finished file (not `.partial` uploads); one the previous backup holds is a hard link to it instead.
-    static func copyMedia(from source: URL, to destination: URL, previous: URL?) throws -> (files: Int, bytes: Int64, linked: Int) {
+    static func copyMedia(from source: URL, to destination: URL, previous: URL?, replacing: Bool = false) throws -> (files: Int, bytes: Int64, linked: Int) {
         try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
         guard let walker = FileManager.default.enumerator(at: source, includingPropertiesForKeys: [.isRegularFileKey, .fileSizeKey],
                                                           options: []) else { return (0, 0, 0) }
@@ -166,6 +197,8 @@ public enum Backup {
                (try? FileManager.default.linkItem(at: previous.appendingPathComponent(relative), to: target)) != nil {
                 linked += 1
             } else {
+                // Into a media folder a restore finds: the backup's copy of a key stands.
+                if replacing, FileManager.default.fileExists(atPath: target.path) { try FileManager.default.removeItem(at: target) }
                 try FileManager.default.copyItem(at: file, to: target)
             }
             files += 1
@@ -256,6 +289,8 @@ struct SQLiteFile {
                 guard step == SQLITE_DONE, finished == SQLITE_OK else {
                     throw Backup.Failure("backup: \(String(cString: sqlite3_errmsg(to.handle)))")
                 }
+                // One file, no -wal and -shm beside it (the server turns WAL on again when it opens it).
+                _ = try to.rows("PRAGMA journal_mode = DELETE")
             }
         }
     }

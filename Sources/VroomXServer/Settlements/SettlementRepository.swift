@@ -34,11 +34,12 @@ enum SettlementRepository {
         try await db.query("SELECT doc FROM settlements WHERE tenant_id = \(tenant) AND period_start = \(weekStart)").map(settlement)
     }
 
-    /// The week the driver's settling began: their first settlement's.
+    /// The week the driver's settling began: that of the first settlement approved (an earlier week approved later
+    /// settles its own week's work, and does not move the start back over what was paid before VroomX).
     static func firstWeek(driver: ID<Driver>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> LocalDate? {
         try await db.first("""
-            SELECT MIN(period_start) AS first FROM settlements WHERE tenant_id = \(tenant) AND driver_id = \(driver)
-            """)?.optionalString("first").flatMap(LocalDate.init)
+            SELECT period_start FROM settlements WHERE tenant_id = \(tenant) AND driver_id = \(driver) ORDER BY approved_at, period_start LIMIT 1
+            """)?.optionalString("period_start").flatMap(LocalDate.init)
     }
 
     static func insert(_ settlement: Settlement, id: ID<Settlement>, _ tx: TenantTransaction) async throws {

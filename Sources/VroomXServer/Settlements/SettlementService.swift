@@ -143,8 +143,9 @@ public struct SettlementService: Sendable {
     /// Marking it again with the same figures changes nothing.
     public func markPaid(_ id: ID<Settlement>, _ request: MarkSettlementPaidRequest, tenant: ID<Tenant>) async throws -> Settlement {
         let reference = TextLimit.normalized(request.reference ?? "")
-        guard FieldLimits.settlementReference.allows(reference), TextLimit.isOneVisibleLine(reference) else {
-            throw AppError(FieldLimits.settlementReference.refusal())
+        guard FieldLimits.settlementReference.allows(reference) else { throw AppError(FieldLimits.settlementReference.refusal()) }
+        guard TextLimit.isOneVisibleLine(reference) else {
+            throw AppError.validation("reference", "reference is one line of visible characters (no line breaks, tabs or invisible marks).")
         }
         return try await store.write(tenant: tenant) { tx in
             guard var settlement = try await SettlementRepository.find(id, tenant: tenant, lock: true, tx.db) else {
