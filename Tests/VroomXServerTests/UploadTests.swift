@@ -55,7 +55,7 @@ struct UploadTests {
             // The client learns where to resume.
             // The server reads what the client sent before the drop at its own pace; under a full test run that takes seconds.
             var reported = -1
-            let deadline = ContinuousClock.now + .seconds(120)
+            let deadline = ContinuousClock.now + TestWait.bound(.seconds(120))
             while ContinuousClock.now < deadline {
                 let head = try await RawHTTP.request(port: live.port, "HEAD", location, headers: Self.tus(token))
                 #expect(head.status == 200 && head.headers["cache-control"] == "no-store")
