@@ -61,7 +61,7 @@ struct GuardedServerChannel: ServerChildChannel {
             let pipeline = channel.pipeline.syncOperations
             try pipeline.addHandlers([
                 ShutdownGraceHandler(grace: TimeAmount(limits.shutdownGrace)),
-                WriteStallHandler(timeout: TimeAmount(limits.responseStallTimeout)),
+                WriteStallHandler(timeout: TimeAmount(limits.responseStallTimeout), logger: logger),
                 HeadDeadlineHandler(timeout: TimeAmount(limits.headerTimeout)),
                 HeadSizeLimitHandler(limit: limits.maxHeadBytes),
                 BodyRateHandler(window: TimeAmount(limits.bodyRateWindow), minimumBytes: limits.bodyRateMinimumBytes),

@@ -34,9 +34,14 @@ protocol MediaStorage: Sendable {
     /// Deletes a finished file; nothing if there is none.
     func remove(_ key: String) async
     /// Removes what uploads that ended long ago may have left behind
-    /// (storage their cleanup never reached); returns how many.
-    func removeLeftovers(olderThan age: TimeInterval) async throws -> Int
+    /// (storage their cleanup never reached), never what an upload row
+    /// still describes; returns how many.
+    func removeLeftovers(olderThan age: TimeInterval, described: UploadRowCheck) async throws -> Int
 }
+
+/// Which of these upload ids or storage handles an upload row still
+/// describes.
+typealias UploadRowCheck = @Sendable ([String]) async throws -> Set<String>
 
 /// Bytes of one upload in progress, written in order by one request.
 protocol PartialMediaWriter: AnyObject {
@@ -174,13 +179,17 @@ struct FileMediaStorage: MediaStorage {
 
     /// Partial files whose upload row is gone (removed at expiry already,
     /// so only files a crash left behind).
-    func removeLeftovers(olderThan age: TimeInterval) async throws -> Int {
+    func removeLeftovers(olderThan age: TimeInterval, described: UploadRowCheck) async throws -> Int {
         let folder = root.appendingPathComponent(".partial")
         let cutoff = Date().addingTimeInterval(-age)
+        let listed = (try? FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: [.contentModificationDateKey])) ?? []
+        let old = listed.filter { url in
+            (try? url.resourceValues(forKeys: [.contentModificationDateKey]).contentModificationDate).map { $0 < cutoff } ?? false
+        }
+        let live = try await described(old.map(\.lastPathComponent))
         var removed = 0
-        for url in (try? FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: [.contentModificationDateKey])) ?? [] {
-            let modified = try? url.resourceValues(forKeys: [.contentModificationDateKey]).contentModificationDate
-            if let modified, modified < cutoff, (try? FileManager.default.removeItem(at: url)) != nil { removed += 1 }
+        for url in old where !live.contains(url.lastPathComponent) {
+            if (try? FileManager.default.removeItem(at: url)) != nil { removed += 1 }
         }
         return removed
     }

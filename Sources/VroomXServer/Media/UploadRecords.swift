@@ -148,6 +148,17 @@ public struct UploadRecords: Sendable {
         return try await store.read { try await UploadRepository.expired(before: now, limit: limit, $0) }.map(ExpiredUpload.init(upload:))
     }
 
+    /// Which of these upload ids or storage handles a row still describes
+    /// (of any carrier: storage is swept as a whole).
+    func described(_ candidates: [String]) async throws -> Set<String> {
+        var found: Set<String> = []
+        for start in stride(from: 0, to: candidates.count, by: 500) {
+            let batch = Array(candidates[start..<min(start + 500, candidates.count)])
+            found.formUnion(try await store.read { try await UploadRepository.described(batch, $0) })
+        }
+        return found
+    }
+
     func delete(_ ids: [String]) async throws {
         guard !ids.isEmpty else { return }
         try await store.writeRows { try await UploadRepository.delete(ids, $0) }

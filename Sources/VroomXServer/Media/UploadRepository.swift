@@ -114,6 +114,15 @@ enum UploadRepository {
             .map(UploadRecord.init(row:))
     }
 
+    static func described(_ candidates: [String], _ db: any SQLExecutor) async throws -> Set<String> {
+        guard !candidates.isEmpty else { return [] }
+        let rows = try await db.query("""
+            SELECT id, storage_handle FROM uploads WHERE id IN (\(SQL.list(candidates))) OR storage_handle IN (\(SQL.list(candidates)))
+            """)
+        let named = try rows.flatMap { [try $0.string("id"), try $0.optionalString("storage_handle")].compactMap { $0 } }
+        return Set(named).intersection(candidates)
+    }
+
     static func delete(_ ids: [String], _ db: any SQLExecutor) async throws {
         try await db.execute("DELETE FROM uploads WHERE id IN (\(SQL.list(ids)))")
     }

@@ -297,7 +297,7 @@ struct UploadService: Sendable {
             pruned += expired.count
             if expired.count < 500 { break }
         }
-        _ = try? await media.removeLeftovers(olderThan: limits.lifetime * 2)
+        _ = try? await media.removeLeftovers(olderThan: limits.lifetime * 2, described: { [store] in try await store.uploads.described($0) })
         try await emptyTrash()
         return pruned
     }

@@ -1,3 +1,4 @@
+import Logging
 import NIOCore
 
 /// Closes a connection whose client stops taking what the server sends: the
@@ -19,13 +20,15 @@ final class WriteStallHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private let timeout: TimeAmount
     private let minimumBytes: UInt64
+    private let logger: Logger
     private var deadline: Scheduled<Void>?
     /// What the client had acknowledged when this window began.
     private var ackedAtStart: UInt64?
 
-    init(timeout: TimeAmount, minimumBytes: UInt64 = 1024) {
+    init(timeout: TimeAmount, minimumBytes: UInt64 = 1024, logger: Logger) {
         self.timeout = timeout
         self.minimumBytes = minimumBytes
+        self.logger = logger
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -66,6 +69,10 @@ final class WriteStallHandler: ChannelDuplexHandler, RemovableChannelHandler {
             ackedAtStart = acked  // still taking the answer, slowly: another window
             schedule(context)
         } else {
+            logger.notice("closing a connection whose client stopped taking its answer", metadata: [
+                "acked_bytes_in_window": "\(acked.map { $0 &- (ackedAtStart ?? $0) }.map(String.init) ?? "unknown")",
+                "window_seconds": "\(timeout.nanoseconds / 1_000_000_000)",
+            ])
             context.close(promise: nil)
         }
     }

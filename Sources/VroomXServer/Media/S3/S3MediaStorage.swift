@@ -102,23 +102,34 @@ struct S3MediaStorage: MediaStorage {
         try? await client.deleteObject(key)
     }
 
-    func removeLeftovers(olderThan age: TimeInterval) async throws -> Int {
+    func removeLeftovers(olderThan age: TimeInterval, described: UploadRowCheck) async throws -> Int {
         let cutoff = client.now().addingTimeInterval(-age)
         var removed = 0
-        for upload in try await client.listMultipartUploads(prefix: "") where (upload.initiated ?? .distantFuture) < cutoff {
+        // A date alone does not make an upload abandoned (a store's clock may be off; moto dates every
+        // multipart upload 2010): what an upload row still describes stays.
+        let old = try await client.listMultipartUploads(prefix: "").filter { ($0.initiated ?? .distantFuture) < cutoff }
+        let live = try await described(old.map(\.uploadID))
+        for upload in old where !live.contains(upload.uploadID) {
             try await client.abortMultipartUpload(upload.key, uploadID: upload.uploadID)
             removed += 1
         }
         var continuation: String?
         repeat {
             let page = try await client.listObjects(prefix: ".partial/", continuation: continuation)
-            for item in page.keys where (item.modified ?? .distantFuture) < cutoff {
+            let tails = page.keys.filter { ($0.modified ?? .distantFuture) < cutoff }
+            let live = try await described(tails.map { Self.upload(ofTail: $0.key) })
+            for item in tails where !live.contains(Self.upload(ofTail: item.key)) {
                 try await client.deleteObject(item.key)
                 removed += 1
             }
             continuation = page.next
         } while continuation != nil
         return removed
+    }
+
+    /// The upload a tail object belongs to (`.partial/{upload}/tail-…`).
+    static func upload(ofTail key: String) -> String {
+        String(key.dropFirst(tailPrefix("").count).prefix { $0 != "/" })
     }
 
     static func partCount(length: Int64, partSize: Int) -> Int {
@@ -212,10 +223,25 @@ final class S3PartialWriter: PartialMediaWriter {
         do {
             _ = try await client.uploadPart(key, uploadID: multipartID, number: sentParts + 1, body: part)
         } catch let error as S3Error {
-            // Stores answer a part of a multipart upload they no longer have in various ways; asking for its parts is plain.
-            let stillThere = error.isNotFound ? false : (try? await client.listParts(key, uploadID: multipartID)) != nil
-            guard !stillThere else { throw error }
+            guard await multipartIsGone(after: error) else { throw error }
             throw MediaStorageError(description: "upload \(upload): the store no longer has its multipart upload", uploadLost: true)
+        }
+    }
+
+    /// Stores answer a part of a multipart upload they no longer have in
+    /// various ways (404 NoSuchUpload, or a bare 500), so the store is asked
+    /// for its parts: only a plain "no such upload" ends the upload. Any
+    /// other failure is passing trouble the client retries (503), never a
+    /// reason to throw the client's bytes away.
+    private func multipartIsGone(after error: S3Error) async -> Bool {
+        if error.isNotFound { return true }
+        do {
+            _ = try await client.listParts(key, uploadID: multipartID)
+            return false
+        } catch let asked as S3Error where asked.isNotFound {
+            return true
+        } catch {
+            return false
         }
     }
 
