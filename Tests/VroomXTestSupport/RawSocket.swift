@@ -256,7 +256,7 @@ public struct RawHTTP {
         let socket = try RawSocket(port: port)
         defer { socket.close() }
         try socket.sendBlocking(head(method, path, headers: headers, contentLength: body.count) + body)
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        var timeout = timeval(tv_sec: Int(30 * TestWait.scale), tv_usec: 0)
         setsockopt(socket.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
