@@ -34,6 +34,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         // Wire and domain types shared by server and clients. Foundation only.
@@ -76,8 +78,11 @@ let package = Package(
                 .product(name: "Mustache", package: "swift-mustache"),
                 // zlib: PDF streams, and reading PNG signatures into them.
                 .product(name: "CompressNIO", package: "compress-nio"),
+                // Numbers an operator watches, served in Prometheus's text format.
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
-            resources: [.copy("Console/Templates"), .copy("Console/Static")]
+            resources: [.copy("Console/Templates"), .copy("Console/Static"), .copy("Console/MapData")]
         ),
         .executableTarget(
             name: "vroomx",

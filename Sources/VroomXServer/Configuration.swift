@@ -85,6 +85,8 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
     public var geocoderURL: String?
     /// Tiles behind the console's map (`VROOMX_MAP_TILE_URL`); none by default.
     public var mapTiles: MapTiles?
+    /// `GET /metrics` answers only a request bearing this (off when nil).
+    public var metricsToken: String?
     /// How long drivers' breadcrumbs are kept (their last position stays).
     public var locationRetention: TimeInterval = TimeInterval(LocationRules.defaultRetentionDays) * 86_400
     /// Changes a realtime socket may have queued before it is dropped as too slow.
@@ -171,6 +173,12 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
                 throw ConfigurationError("VROOMX_MAP_TILE_URL must be an http(s) URL with {z}, {x} and {y}, e.g. https://tile.example.com/{z}/{x}/{y}.png.")
             }
             configuration.mapTiles = tiles
+        }
+        if let token = environment["VROOMX_METRICS_TOKEN"], !token.isEmpty {
+            guard token.count >= 16, token.allSatisfy({ $0.isASCII && !$0.isWhitespace && !$0.isNewline }) else {
+                throw ConfigurationError("VROOMX_METRICS_TOKEN must be at least 16 characters without spaces, e.g. from `openssl rand -hex 24`.")
+            }
+            configuration.metricsToken = token
         }
         if let days = try EnvironmentSettings(environment).integer("VROOMX_LOCATION_RETENTION_DAYS", in: 1...3650) {
             configuration.locationRetention = TimeInterval(days) * 86_400

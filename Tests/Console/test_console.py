@@ -540,6 +540,50 @@ def test_map_shows_drivers_tracks_and_fences_and_an_order_marks_its_arrival(page
         "Saved. The delivery's map point went with the old address: add the new one's on Edit to watch for arrival there.")
 
 
+def test_the_map_reads_like_a_map_without_a_tile_server(page, server):
+    import math
+    import urllib.parse
+    page.goto(server.base + "/map")
+    base = page.locator("svg image.base-map")
+    expect(base).to_have_count(1)
+    href = base.get_attribute("href")
+    answer = page.request.get(server.base + href)
+    assert answer.status == 200 and answer.headers["content-type"].startswith("image/svg+xml"), answer.status
+    assert "private" in answer.headers["cache-control"]
+    # The largest cities in view are named, beside their dots.
+    expect(page.locator("svg .city text").first).to_be_visible()
+    expect(page.locator("figcaption")).to_contain_text("Base map: U.S. Census Bureau, Natural Earth")
+    # Water is water and land is land where they are: with the shapes on top hidden, the Atlantic off
+    # Georgia is the water colour and inland Georgia the land colour, at the pixels the projection puts them.
+    page.wait_for_function("() => { const i = new Image(); i.src = document.querySelector('image.base-map').getAttribute('href');"
+                           " return i.decode().then(() => true, () => false); }")
+    shot(page, "map-base")
+    page.evaluate("document.querySelectorAll('.map .track, .map .fence, .map .driver, .map .city').forEach((e) => { e.style.display = 'none'; })")
+    query = dict(urllib.parse.parse_qsl(urllib.parse.urlparse(href).query))
+    left, top, scale = float(query["left"]), float(query["top"]), float(query["scale"])
+    svg = page.locator("figure.map svg")
+    box = svg.bounding_box()
+    picture = Image.open(io.BytesIO(svg.screenshot())).convert("RGB")
+    ratio = picture.width / 960
+
+    def pixel(latitude, longitude):
+        x = (math.radians(longitude) - left) * scale
+        y = (-math.log(math.tan(math.pi / 4 + math.radians(latitude) / 2)) - top) * scale
+        assert 0 <= x <= 960 and 0 <= y <= 540, f"{latitude}, {longitude} is off the map ({x:.0f}, {y:.0f})"
+        return picture.getpixel((int(x * ratio), int(y * ratio)))
+
+    def near(colour, expected):
+        return all(abs(a - b) <= 14 for a, b in zip(colour, expected))
+
+    assert near(pixel(30.9, -79.6), (0xdf, 0xe9, 0xf2)), pixel(30.9, -79.6)  # the Atlantic, east of Brunswick
+    assert near(pixel(32.4, -83.2), (0xf8, 0xf6, 0xf0)), pixel(32.4, -83.2)  # Georgia, between Macon and Dublin
+    assert box["width"] > 0
+    # A view no map would show is refused with the usual error.
+    for bad in ["left=1&top=1&scale=abc", "left=nan&top=1&scale=900", "left=1&top=1&scale=1e300", "top=1&scale=900"]:
+        refused = page.request.get(server.base + "/map/base.svg?" + bad)
+        assert refused.status == 400, (bad, refused.status)
+
+
 def test_saving_an_order_keeps_its_exact_map_point_and_the_arrival_made_there(page, server):
     import datetime
     # A map point pasted finer than the form shows it (7 decimals), and the driver arrives there.

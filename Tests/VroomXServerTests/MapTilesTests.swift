@@ -96,3 +96,62 @@ struct MapTilesTests {
         #expect(["start", "end", "middle"].contains(shown.anchor))
     }
 }
+
+/// The base map shipped for carriers without a tile server: land, borders,
+/// interstates and cities drawn for the view, small, and the same for a view
+/// that has not moved.
+@Suite("Base map")
+struct BaseMapTests {
+    static let dallas = GeoPoint(latitude: 32.777, longitude: -96.797)
+    static let houston = GeoPoint(latitude: 29.760, longitude: -95.370)
+    static let sanAntonio = GeoPoint(latitude: 29.424, longitude: -98.494)
+
+    @Test("a view of Texas draws its land, borders and interstates, names its cities, and stays put as drivers creep along")
+    func texas() throws {
+        let map = try #require(BaseMap.shipped)
+        let canvas = MapCanvas(points: [Self.dallas, Self.houston, Self.sanAntonio])
+        let svg = map.svg(for: canvas)
+        #expect(svg.hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\"") && svg.hasSuffix("</svg>"))
+        for layer in ["id=\"states\"", "id=\"countries\"", "class=\"road\""] {
+            let start = try #require(svg.range(of: "<path \(layer) d=\""), "no \(layer) layer")
+            #expect(svg[start.upperBound...].prefix(2).first == "M", "the \(layer) layer is empty")
+        }
+        for use in ["<use href=\"#countries\" class=\"land\"/>", "<use href=\"#states\" class=\"state\"/>"] { #expect(svg.contains(use)) }
+        // I-35, I-45 and I-10 run through this triangle; each gets its number once.
+        let shields = svg.components(separatedBy: "<g class=\"shield\">").dropFirst().map { $0.components(separatedBy: "\">").last?.components(separatedBy: "<").first ?? "" }
+        #expect(Set(shields).isSuperset(of: ["35", "45", "10"]), "\(shields)")
+        #expect(shields.count == Set(shields).count)
+        #expect(svg.utf8.count < 150_000, "\(svg.utf8.count) bytes")
+        let named = map.cities(on: canvas).map(\.city.name)
+        #expect(Set(named).isSuperset(of: ["Dallas", "Houston", "San Antonio", "Austin", "Waco"]), "\(named)")
+        #expect(!named.contains("Chicago"))
+        // Everyone moved 300 m: the view, and so the drawing the browser keeps, is the same.
+        let later = MapCanvas(points: [Self.dallas, Self.houston, Self.sanAntonio].map { GeoPoint(latitude: $0.latitude + 0.0027, longitude: $0.longitude) })
+        #expect(later == canvas)
+        // The address names the view exactly.
+        let query = canvas.baseMapPath(version: map.version).split(separator: "?").last.map(String.init) ?? ""
+        let values = Dictionary(uniqueKeysWithValues: query.split(separator: "&").map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+            return (parts[0], parts.count > 1 ? parts[1] : "")
+        })
+        #expect(MapCanvas(left: values["left"], top: values["top"], scale: values["scale"]) == canvas)
+    }
+
+    @Test("a view of the country names only the largest cities and stays small; a view nobody would draw is refused")
+    func country() throws {
+        let map = try #require(BaseMap.shipped)
+        let canvas = MapCanvas(points: [GeoPoint(latitude: 47.6, longitude: -122.3), GeoPoint(latitude: 25.8, longitude: -80.2),
+                                        GeoPoint(latitude: 32.7, longitude: -117.2), GeoPoint(latitude: 42.4, longitude: -71.1)])
+        let cities = map.cities(on: canvas)
+        #expect(Set(cities.map(\.city.tier)) == [1])
+        #expect(cities.map(\.city.name).contains("Chicago"))
+        #expect(map.svg(for: canvas).utf8.count < 150_000)
+        for (left, top, scale) in [("1", "1", "abc"), ("nan", "1", "900"), ("1", "inf", "900"), ("1", "1", "1e300"), ("99", "1", "900"),
+                                   (nil, "1", "900"), ("1", "1", "0"), ("1", "1", "-900")] as [(String?, String?, String?)] {
+            #expect(MapCanvas(left: left, top: top, scale: scale) == nil, "\(left ?? "nil") \(top ?? "nil") \(scale ?? "nil")")
+        }
+        // The farthest view allowed still draws, bounded.
+        let world = try #require(MapCanvas(left: "-8", top: "-8", scale: "20"))
+        #expect(map.svg(for: world).utf8.count < 150_000)
+    }
+}

@@ -13,6 +13,21 @@ struct ConsoleMapPages {
 
     func register(_ router: Router<AppRequestContext>) {
         console.get(router, "/map") { request in try await map(request) }
+        console.get(router, "/map/base.svg") { request in try baseMap(request) }
+    }
+
+    /// The base map of one view, for the page's image: the same view always
+    /// draws the same, so the browser keeps it (the version in the address
+    /// changes with the data).
+    private func baseMap(_ request: ConsoleRequest) throws -> Response {
+        guard let map = BaseMap.shipped else { throw AppError.notFound("Base map") }
+        guard let canvas = MapCanvas(left: request.query("left"), top: request.query("top"), scale: request.query("scale")) else {
+            throw AppError(400, .invalidParameter, "left, top and scale must name a view of the map.", field: "scale")
+        }
+        var response = Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: map.svg(for: canvas))))
+        response.headers[.contentType] = "image/svg+xml; charset=utf-8"
+        response.headers[.cacheControl] = "private, max-age=86400"
+        return response
     }
 
     private func map(_ request: ConsoleRequest) async throws -> Response {
@@ -63,26 +78,35 @@ struct ConsoleMapPages {
             let (x, y) = canvas.xy(position.fix.point)
             return (position: position, x: x, y: y, r: 7.0)
         }
+        // Without a tile server, the shipped base map; its cities are named where no driver or stop is.
+        let base = console.mapTiles == nil ? BaseMap.shipped : nil
+        let cities = base?.cities(on: canvas) ?? []
         // Drivers' names are placed first: they matter most.
         var labels = MapLabels(marks: drivers.map { ($0.x, $0.y, $0.r) } + fences.map { ($0.x, $0.y, $0.r) })
+        let driverViews = drivers.map { driver in
+            let stale = store.now.timeIntervalSince(driver.position.fix.recordedAt) > 3600
+            let label = labels.place(driver.position.driverName, x: driver.x, y: driver.y, r: driver.r)
+            return MapView.Driver(x: driver.x, y: driver.y, label: .init(label), name: driver.position.driverName, stale: stale)
+        }
+        let fenceViews = fences.map { fence in
+            let numbers = fence.group.map(\.0.number).joined(separator: ", ")
+            let text = "\(numbers) \(fence.kind.rawValue)"
+            let label = labels.placeIfFree(text, x: fence.x, y: fence.y, r: fence.r)
+            return MapView.Fence(x: fence.x, y: fence.y, r: fence.r, kind: fence.kind.rawValue,
+                                 title: "\(fence.kind == .pickup ? "Pickup" : "Delivery") of \(numbers): \(fence.group[0].0.stop(fence.kind).address)",
+                                 number: text, label: label.map(MapView.Label.init))
+        }
+        let cityViews = cities.prefix(40).compactMap { city, x, y in
+            labels.placeIfFree(city.name, x: x, y: y, r: 2.5).map { MapView.City(x: x, y: y, name: city.name, label: .init($0)) }
+        }
         var response = console.pages.page("map", title: "Map", session: request.session, section: "map", MapView(
             width: MapCanvas.width, height: MapCanvas.height, tiles: tiles, tileSource: console.mapTiles.map(\.origin),
-            drivers: drivers.map { driver in
-                let stale = store.now.timeIntervalSince(driver.position.fix.recordedAt) > 3600
-                let label = labels.place(driver.position.driverName, x: driver.x, y: driver.y, r: driver.r)
-                return .init(x: driver.x, y: driver.y, label: .init(label), name: driver.position.driverName, stale: stale)
-            },
+            baseMap: base.map { canvas.baseMapPath(version: $0.version) }, cities: cityViews,
+            drivers: driverViews,
             tracks: tracks.map { trip, fixes in
                 .init(number: trip.number, points: fixes.map { canvas.xy($0.point) }.map { "\($0.0),\($0.1)" }.joined(separator: " "))
             },
-            fences: fences.map { fence in
-                let numbers = fence.group.map(\.0.number).joined(separator: ", ")
-                let text = "\(numbers) \(fence.kind.rawValue)"
-                let label = labels.placeIfFree(text, x: fence.x, y: fence.y, r: fence.r)
-                return .init(x: fence.x, y: fence.y, r: fence.r, kind: fence.kind.rawValue,
-                             title: "\(fence.kind == .pickup ? "Pickup" : "Delivery") of \(numbers): \(fence.group[0].0.stop(fence.kind).address)",
-                             number: text, label: label.map(MapView.Label.init))
-            },
+            fences: fenceViews,
             rows: rows, empty: positions.isEmpty))
         if let origin = console.mapTiles?.origin, let policy = response.headers[.contentSecurityPolicy] {
             response.headers[.contentSecurityPolicy] = policy.replacingOccurrences(of: "img-src 'self' data:", with: "img-src 'self' data: \(origin)")
@@ -193,11 +217,12 @@ extension MapLabels.Placement {
 }
 
 /// Web Mercator (the projection map tiles use), fitted to the points shown.
-struct MapCanvas {
+struct MapCanvas: Equatable, Sendable {
     static let width = 960.0
     static let height = 540.0
     static let padding = 48.0
-    let minX: Double, minY: Double, scale: Double, offsetX: Double, offsetY: Double
+    /// The projected position at the canvas's top left corner, and pixels per projected unit.
+    let left: Double, top: Double, scale: Double
 
     /// - Parameters:
     ///   - points: what must be on the map (drivers, stops ahead).
@@ -216,12 +241,25 @@ struct MapCanvas {
         let least = 0.002
         if maxX - minX < least { (minX, maxX) = ((minX + maxX - least) / 2, (minX + maxX + least) / 2) }
         if maxY - minY < least { (minY, maxY) = ((minY + maxY - least) / 2, (minY + maxY + least) / 2) }
-        let scale = min((Self.width - 2 * Self.padding) / (maxX - minX), (Self.height - 2 * Self.padding) / (maxY - minY))
-        self.minX = minX
-        self.minY = minY
-        self.scale = scale
-        offsetX = (Self.width - (maxX - minX) * scale) / 2
-        offsetY = (Self.height - (maxY - minY) * scale) / 2
+        let fit = min((Self.width - 2 * Self.padding) / (maxX - minX), (Self.height - 2 * Self.padding) / (maxY - minY))
+        // Zoom in steps of a quarter power of two and move in steps of 32 px (within the padding): as
+        // drivers creep along, the view stays put, and so does the base map the browser keeps.
+        let scale = exp2((log2(fit) * 4).rounded(.down) / 4)
+        let step = 32 / scale
+        self.init(left: (((minX + maxX) / 2 - Self.width / 2 / scale) / step).rounded(.down) * step,
+                  top: (((minY + maxY) / 2 - Self.height / 2 / scale) / step).rounded(.down) * step, scale: scale)
+    }
+
+    init(left: Double, top: Double, scale: Double) {
+        (self.left, self.top, self.scale) = (left, top, scale)
+    }
+
+    /// A canvas named by a base map address, checked: nil for numbers that
+    /// are not a view any map would show.
+    init?(left: String?, top: String?, scale: String?) {
+        guard let left = left.flatMap(Double.init), let top = top.flatMap(Double.init), let scale = scale.flatMap(Double.init),
+              (-8...8).contains(left), (-8...8).contains(top), (20...5_000_000).contains(scale) else { return nil }
+        self.init(left: left, top: top, scale: scale)
     }
 
     /// Longitude and latitude in radians, y growing southwards as on screen.
@@ -232,11 +270,26 @@ struct MapCanvas {
 
     func xy(_ point: GeoPoint) -> (Double, Double) {
         let (x, y) = Self.project(point)
-        return (((x - minX) * scale + offsetX).rounded(toPlaces: 1), ((y - minY) * scale + offsetY).rounded(toPlaces: 1))
+        return (((x - left) * scale).rounded(toPlaces: 1), ((y - top) * scale).rounded(toPlaces: 1))
+    }
+
+    func screen(_ point: BaseMap.Projected) -> (x: Double, y: Double) {
+        ((point.x - left) * scale, (point.y - top) * scale)
+    }
+
+    /// What the canvas shows in projected units, widened by `margin` of its size on each side.
+    func visible(margin: Double) -> BaseMap.Bounds {
+        let (width, height) = (Self.width / scale, Self.height / scale)
+        return .init(minX: left - width * margin, minY: top - height * margin, maxX: left + width * (1 + margin), maxY: top + height * (1 + margin))
     }
 
     func pixels(metres: Double, at point: GeoPoint) -> Double {
         (metres / (6_371_008.8 * cos(point.latitude * .pi / 180)) * scale).rounded(toPlaces: 1)
+    }
+
+    /// The address of the base map drawn for this canvas.
+    func baseMapPath(version: String) -> String {
+        "/map/base.svg?v=\(version)&left=\(left)&top=\(top)&scale=\(scale)"
     }
 }
 
@@ -273,19 +326,19 @@ public struct MapTiles: Sendable, Hashable {
         var zoom = max(0, min(19, Int(log2(max(world / 256, 1)).rounded(.up))))
         while true {
             let count = Double(1 << zoom), size = world / count
-            func index(_ canvasPosition: Double, _ offset: Double, _ minimum: Double) -> Int {
-                Int((((canvasPosition - offset) / canvas.scale + minimum) + .pi) / (2 * .pi) * count)
+            func index(_ canvasPosition: Double, _ start: Double) -> Int {
+                Int(((canvasPosition / canvas.scale + start) + .pi) / (2 * .pi) * count)
             }
-            let xs = index(0, canvas.offsetX, canvas.minX)...index(MapCanvas.width, canvas.offsetX, canvas.minX)
-            let ys = max(0, index(0, canvas.offsetY, canvas.minY))...min(Int(count) - 1, index(MapCanvas.height, canvas.offsetY, canvas.minY))
+            let xs = index(0, canvas.left)...index(MapCanvas.width, canvas.left)
+            let ys = max(0, index(0, canvas.top))...min(Int(count) - 1, index(MapCanvas.height, canvas.top))
             if xs.count * max(ys.count, 0) > Self.maxTiles, zoom > 0 { zoom -= 1; continue }
             return ys.flatMap { y in xs.map { x -> MapView.Tile in
                 let wrapped = ((x % Int(count)) + Int(count)) % Int(count)
                 let href = template.replacingOccurrences(of: "{z}", with: String(zoom)).replacingOccurrences(of: "{x}", with: String(wrapped))
                     .replacingOccurrences(of: "{y}", with: String(y))
                 return MapView.Tile(href: href, size: (size * 1000).rounded() / 1000,
-                                    x: ((Double(x) * 2 * .pi / count - .pi - canvas.minX) * canvas.scale + canvas.offsetX).rounded(),
-                                    y: ((Double(y) * 2 * .pi / count - .pi - canvas.minY) * canvas.scale + canvas.offsetY).rounded())
+                                    x: ((Double(x) * 2 * .pi / count - .pi - canvas.left) * canvas.scale).rounded(),
+                                    y: ((Double(y) * 2 * .pi / count - .pi - canvas.top) * canvas.scale).rounded())
             } }
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 
-/// The map: tiles (when the carrier has a tile server), drivers' positions,
+/// The map: tiles (when the carrier has a tile server) or the shipped base
+/// map with its cities, drivers' positions,
 /// trips' tracks, the fences of stops ahead, and the table beside it.
 struct MapView: ConsoleView {
     struct Tile: ConsoleView {
@@ -28,6 +29,14 @@ struct MapView: ConsoleView {
         let label: Label
         let name: String
         let stale: Bool
+    }
+
+    /// A city of the base map, named beside its dot.
+    struct City: ConsoleView {
+        let x: Double
+        let y: Double
+        let name: String
+        let label: Label
     }
 
     struct Track: ConsoleView {
@@ -68,6 +77,9 @@ struct MapView: ConsoleView {
     let height: Double
     let tiles: [Tile]
     let tileSource: String?
+    /// The address of the base map's drawing of this view (without a tile server).
+    let baseMap: String?
+    let cities: [City]
     let drivers: [Driver]
     let tracks: [Track]
     let fences: [Fence]

@@ -24,6 +24,7 @@ final class ConnectionLease: Sendable {
     ///   the database; if it is down, the wait ends with `DatabaseUnavailable`.
     static func acquire(from client: PostgresClient, until deadline: NIODeadline, checkAfter: TimeAmount,
                         reachability: DatabaseReachability) async throws -> ConnectionLease {
+        let asked = ContinuousClock.now
         let loop = PostgresClient.defaultEventLoopGroup.next()
         let granted = loop.makePromise(of: ConnectionLease.self)
         let borrower = Task {
@@ -57,7 +58,10 @@ final class ConnectionLease: Sendable {
             }
         }
         do {
-            return try await granted.futureResult.get()
+            let lease = try await granted.futureResult.get()
+            ServerMetrics.leased(.postgres, waitingSince: asked)
+            lease.released.futureResult.whenComplete { _ in ServerMetrics.returned(.postgres) }
+            return lease
         } catch {
             borrower.cancel()
             throw error

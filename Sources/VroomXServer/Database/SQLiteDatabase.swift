@@ -41,6 +41,8 @@ public final class SQLiteDatabase: SQLDatabase {
         let timedOut = DatabaseUnavailable(.timedOut, "no SQLite reader was free before the deadline")
         return try await withTaskExecutorPreference(StatementThreads.shared) {
             try await readPermits.withPermit(timeout: allowed, orThrow: timedOut) {
+                ServerMetrics.leased(.sqlite, waitingSince: until - allowed)
+                defer { ServerMetrics.returned(.sqlite) }
                 let connection = try idleReaders.withLockedValue { $0.popLast() }
                     ?? SQLiteConnection(path: path, readOnly: true, busyTimeout: timeout)
                 defer {
@@ -97,6 +99,8 @@ public final class SQLiteDatabase: SQLDatabase {
         let timedOut = DatabaseUnavailable(.timedOut, "the SQLite writer stayed busy past the deadline")
         return try await withTaskExecutorPreference(StatementThreads.shared) {
             try await writeLock.withPermit(timeout: allowed, orThrow: timedOut) {
+                ServerMetrics.leased(.sqlite, waitingSince: until - allowed)
+                defer { ServerMetrics.returned(.sqlite) }
                 writer.stop(at: until)
                 defer { writer.stop(at: nil) }
                 let foreignKeysOff = Self.foreignKeysOff

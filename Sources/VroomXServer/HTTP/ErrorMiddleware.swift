@@ -28,6 +28,7 @@ struct ErrorMiddleware: RouterMiddleware {
         } catch {
             let appError = Self.appError(for: error)
             unavailable = error as? DatabaseUnavailable
+            if let unavailable { ServerMetrics.databaseUnavailable(unavailable.cause).increment() }
             if appError.status >= 500, unavailable == nil {
                 context.logger.error("request failed", metadata: [
                     "method": "\(request.method)", "path": "\(request.uri.path)", "error": "\(String(reflecting: error))",

@@ -65,13 +65,15 @@ public struct LocationService: Sendable {
             return RecordLocationsResult(stored: 0, duplicates: repeated, dropped: dropped + fixes.count, future: future, arrivals: [])
         }
         let mayArrive = placement.fences.contains { $0.touches(fixes) }
-        return try await store.write(tenant: scope.tenant) { tx in
+        let result = try await store.write(tenant: scope.tenant) { tx in
             let stored = try await LocationRepository.insertFixes(fixes, driver: driver, trip: trip, tx)
             try await LocationRepository.advancePosition(of: driver, to: newest, trip: trip, tx)
             let arrivals = stored > 0 && mayArrive ? try await markArrivals(driver: driver, batch: fixes, tx) : []
             return RecordLocationsResult(stored: stored, duplicates: fixes.count - stored + repeated, dropped: dropped, future: future,
                                          arrivals: arrivals)
         }
+        ServerMetrics.locationFixes.increment(by: result.stored)
+        return result
     }
 
     struct Placement {

@@ -164,6 +164,7 @@ struct UploadService: Sendable {
                 }
                 do {
                     try await writer.append(chunk)
+                    ServerMetrics.uploadBytes.increment(by: chunk.readableBytes)
                 } catch {
                     storageFailure = error
                     break

@@ -35,10 +35,12 @@ final class PushService: Service, CustomStringConvertible, Sendable {
                 await withTaskGroup(of: Void.self) { group in
                     // What waited while no instance ran (a restart, an outage) goes out now, not at the first tick.
                     self.wake.continuation.yield()
-                    group.addTask { [wake = self.wake, checkInterval = self.checkInterval] in
+                    group.addTask { [wake = self.wake, checkInterval = self.checkInterval, store = self.store] in
                         while !Task.isCancelled {
                             try? await Task.sleep(for: checkInterval)
                             wake.continuation.yield()
+                            // Sampled on the clock, not per delivery round: a burst makes many rounds.
+                            if let waiting = try? await store.pendingPushCount() { ServerMetrics.pushQueueDepth.set(waiting) }
                         }
                     }
                     group.addTask {
@@ -99,6 +101,7 @@ final class PushService: Service, CustomStringConvertible, Sendable {
 
     func record(_ answered: [(Store.QueuedPush, PushOutcome)]) async {
         guard !answered.isEmpty else { return }
+        for (_, outcome) in answered { ServerMetrics.apnsAnswer(outcome).increment() }
         let settlements = answered.map { push, outcome -> (push: PushRequest, settlement: Store.PushSettlement) in
             switch outcome {
             case .delivered:

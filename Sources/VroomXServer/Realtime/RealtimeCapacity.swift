@@ -41,7 +41,9 @@ public final class RealtimeCapacity: Sendable {
         }
         guard case .admitted(let oldest) = admission else { return false }
         oldest?.evict()
+        ServerMetrics.realtimeSockets.increment()
         channel.closeFuture.whenComplete { [counts] _ in
+            ServerMetrics.realtimeSockets.decrement()
             counts.withLockedValue { counts in
                 counts.total -= 1
                 counts.perCarrier[identity.tenant, default: 1] -= 1
@@ -80,11 +82,13 @@ public final class RealtimeCapacity: Sendable {
             counts.perCarrier[identity.tenant, default: 0] += 1
             counts.streamsPerCarrier[identity.tenant, default: 0] += 1
             counts.streamsPerUser[identity.user, default: 0] += 1
+            ServerMetrics.consoleStreams.increment()
             return true
         }
     }
 
     func releaseStream(for identity: Identity) {
+        ServerMetrics.consoleStreams.decrement()
         counts.withLockedValue { counts in
             counts.total -= 1
             counts.streams -= 1

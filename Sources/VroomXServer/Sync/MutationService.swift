@@ -32,6 +32,10 @@ struct MutationService {
             let chunk = batch.mutations[start..<min(start + Self.mutationsPerTransaction, batch.mutations.endIndex)]
             let (chunkResults, chunkRejected) = try await applyInOneTransaction(chunk, identity: identity, rejected: rejected)
             results += chunkResults
+            for result in chunkResults {
+                (result.replayed == true ? ServerMetrics.mutationsReplayed
+                    : result.outcome == .applied ? ServerMetrics.mutationsApplied : ServerMetrics.mutationsRejected).increment()
+            }
             rejected = chunkRejected
             start = chunk.endIndex
         }

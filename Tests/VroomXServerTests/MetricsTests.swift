@@ -1,0 +1,95 @@
+import Foundation
+import HTTPTypes
+import Testing
+import VroomXModels
+@testable import VroomXServer
+import VroomXTestSupport
+
+/// `GET /metrics`: only with the token set and only to a request bearing
+/// it; what a carrier's day does moves the numbers an operator watches.
+/// (Metrics are the process's, and tests run side by side: each check is
+/// of growth between two scrapes, never of an exact count.)
+@Suite("Metrics")
+struct MetricsTests {
+    static let token = "metrics-token-0123456789abcdef"
+
+    @Test("a driver's requests, batch, positions, upload and a code mailed move the counters; the database's pool is measured",
+          arguments: TestBackend.available)
+    func carrierDay(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend) { $0.metricsToken = Self.token }
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let trip = carrier.trips[0][0]
+        let inspection = try await UploadTests.openInspection(server, carrier)
+        try await server.run { api in
+            for headers in [HTTPFields(), [.authorization: "Bearer wrong-token-0123456789"]] {
+                let refused = try await api.client.execute(uri: "/metrics", method: .get, headers: headers)
+                #expect(refused.status == .unauthorized)
+                #expect(String(buffer: refused.body).contains("\"code\":\"invalid_token\""))
+            }
+            let before = try await Self.scrape(api)
+            let token = carrier.driver.accessToken
+            #expect(try await api.call(.trips, token: token).status == 200)
+            let order = try await LocationTests.fencedOrder(api, carrier, server)
+            _ = order
+            let stored = try await LocationTests.record(api, LocationTests.fixes([5_000, 4_000, 3_000], from: server.clock.now.addingTimeInterval(-120)),
+                                                        token: token).stored
+            #expect(stored == 3)
+            let batch = MutationBatch([Mutation(.createExpense(.init(id: ID<Expense>(), tripID: trip.id, category: .fuel, amountCents: 1_999,
+                                                                       date: LocalDate(Date()))))])
+            #expect(try await api.call(.mutations, json: batch, token: token).status == 200)
+            #expect(try await api.call(.mutations, json: batch, token: token).status == 200)  // the same again: replayed
+            let photo = MediaSamples.jpeg(size: 20_000)
+            #expect(try await api.call(.putInspectionMedia, inspection.id.rawValue, "front", bytes: photo, token: token).status == 200)
+            let mailed = server.codeCount(to: carrier.dispatcher.user.email)
+            #expect((200...299).contains(try await api.call(.sendCode, json: SendCodeRequest(email: carrier.dispatcher.user.email)).status))
+            _ = try await server.code(for: carrier.dispatcher.user.email, after: mailed)
+            // The mailbox has the code a moment before the sender counts it as sent.
+            let mail = #"vroomx_mail_total{outcome="sent"}"#
+            var after = try await Self.scrape(api)
+            let deadline = ContinuousClock.now + TestWait.bound(.seconds(5))
+            while (after[mail] ?? 0) <= (before[mail] ?? 0), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+                after = try await Self.scrape(api)
+            }
+
+            func grew(_ series: String, by least: Double = 1) {
+                let growth = (after[series] ?? 0) - (before[series] ?? 0)
+                #expect(growth >= least, "\(series) grew by \(growth)")
+            }
+            grew(#"hb_requests{http_route="/v1/trips",http_request_method="GET",http_response_status_code="200"}"#)
+            grew(#"http_server_request_duration_count{http_route="/v1/trips",http_request_method="GET",http_response_status_code="200"}"#)
+            grew("vroomx_location_fixes_total", by: 3)
+            grew(#"vroomx_mutations_total{outcome="applied"}"#)
+            grew(#"vroomx_mutations_total{outcome="replayed"}"#)
+            grew("vroomx_upload_bytes_total", by: Double(photo.count))
+            grew(mail)
+            grew("vroomx_database_pool_wait_seconds_count{backend=\"\(backend == .postgres ? "postgres" : "sqlite")\"}", by: 5)
+            #expect(after.keys.contains { $0.hasPrefix("vroomx_database_pool_in_use{") })
+            #expect(after.keys.contains { $0.hasPrefix("http_server_request_duration_bucket{") })
+        }
+    }
+
+    @Test("without the token set there is no /metrics, and a token too short to be a secret is refused at start")
+    func offByDefault() async throws {
+        let server = try await TestServer.make(.sqlite)
+        try await server.run { api in
+            let answer = try await api.client.execute(uri: "/metrics", method: .get, headers: [.authorization: "Bearer \(Self.token)"])
+            #expect(answer.status == .notFound)
+        }
+        #expect(throws: ConfigurationError.self) { try ServerConfiguration.fromEnvironment(["VROOMX_METRICS_TOKEN": "short"]) }
+        #expect(try ServerConfiguration.fromEnvironment(["VROOMX_METRICS_TOKEN": Self.token]).metricsToken == Self.token)
+    }
+
+    /// Each sample of the text format by its series (name and labels).
+    static func scrape(_ api: TestAPI) async throws -> [String: Double] {
+        let answer = try await api.client.execute(uri: "/metrics", method: .get, headers: [.authorization: "Bearer \(token)"])
+        #expect(answer.status == .ok)
+        #expect(answer.headers[.contentType]?.hasPrefix("text/plain; version=0.0.4") == true)
+        var samples: [String: Double] = [:]
+        for line in String(buffer: answer.body).split(separator: "\n") where !line.hasPrefix("#") {
+            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
+            samples[String(line[..<space])] = value
+        }
+        return samples
+    }
+}
