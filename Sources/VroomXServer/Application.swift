@@ -89,7 +89,7 @@ public struct ServerServices: Sendable {
         let tokens = await TokenService(secret: secrets.jwtKey, lifetime: configuration.auth.accessTokenLifetime,
                                         clock: configuration.clock)
         let authenticator = Authenticator(tokens: tokens, store: store)
-        _ = ServerMetrics.registry  // swift-metrics is set up before anything makes a metric
+        ServerMetrics.prepare()
         let mailer: any Mailer = MeasuredMailer(mailer: try configuration.mailer ?? makeMailer(configuration, logger: logger))
         let accountMail = AccountMail(mailer: mailer, logger: logger, driverAppURL: configuration.driverAppURL, publicURL: configuration.publicURL)
         let auth = AuthService(store: store, secrets: secrets, tokens: tokens, authenticator: authenticator,
@@ -209,7 +209,7 @@ public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
                                     trustedProxyHops: configuration.trustedProxyHops, hub: services.hub, live: services.realtimeCapacity,
                                     media: services.media, uploads: services.uploads, mapTiles: configuration.mapTiles,
                                     stops: services.stops, tracking: services.tracking)
-    router.add(middleware: MetricsMiddleware())
+    router.add(middleware: RequestMetricsMiddleware())
     router.add(middleware: ErrorMiddleware(routeMissPage: console.routeMissPage))
     if let token = configuration.metricsToken { ServerMetrics.route(router, token: token) }
     let routes = Routes(router: router, authenticator: services.authenticator, store: services.store)

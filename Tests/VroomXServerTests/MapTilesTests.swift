@@ -154,4 +154,30 @@ struct BaseMapTests {
         let world = try #require(MapCanvas(left: "-8", top: "-8", scale: "20"))
         #expect(map.svg(for: world).utf8.count < 150_000)
     }
+
+    @Test("zoomed in, a road is drawn where it runs, on its course, and nowhere else")
+    func clippedRoads() throws {
+        let map = try #require(BaseMap.shipped)
+        let macon = GeoPoint(latitude: 32.841, longitude: -83.632), savannah = GeoPoint(latitude: 32.081, longitude: -81.091)
+        // A quarter of the way along I-16 (drawn Macon–Savannah), zoomed in as far as the map goes for one driver.
+        let quarter = GeoPoint(latitude: macon.latitude + (savannah.latitude - macon.latitude) / 4,
+                               longitude: macon.longitude + (savannah.longitude - macon.longitude) / 4)
+        let canvas = MapCanvas(points: [quarter])
+        let drawn = Self.roadPoints(map.svg(for: canvas))
+        #expect(drawn.count >= 2)
+        let (ax, ay) = canvas.xy(macon), (bx, by) = canvas.xy(savannah)
+        for (x, y) in drawn {
+            let off = abs((by - ay) * x - (bx - ax) * y + bx * ay - by * ax) / hypot(by - ay, bx - ax)
+            #expect(off < 1, "(\(x), \(y)) is \(off) px off I-16")
+        }
+        // Between I-16 and I-95, near Statesboro: no road at all.
+        #expect(Self.roadPoints(map.svg(for: MapCanvas(points: [GeoPoint(latitude: 32.80, longitude: -81.40)]))).isEmpty)
+    }
+
+    static func roadPoints(_ svg: String) -> [(Double, Double)] {
+        guard let start = svg.range(of: "<path class=\"road\" d=\"") else { return [] }
+        let data = svg[start.upperBound...].prefix { $0 != "\"" }
+        let numbers = data.split(whereSeparator: { $0 == "M" || $0 == "L" || $0 == " " }).compactMap { Double($0) }
+        return stride(from: 0, to: numbers.count - 1, by: 2).map { (numbers[$0], numbers[$0 + 1]) }
+    }
 }

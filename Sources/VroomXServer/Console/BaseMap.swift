@@ -145,7 +145,7 @@ struct BaseMap: Sendable {
         svg += "<use href=\"#countries\" class=\"land\"/><use href=\"#states\" class=\"land\"/>"
         svg += "<use href=\"#states\" class=\"state\"/><use href=\"#countries\" class=\"country\"/>"
         svg += "<path class=\"road\" d=\"\(Self.path(roads.map(\.line), canvas, view, closed: false))\"/>"
-        for shield in shields(on: canvas, view) {
+        for shield in shields(on: canvas) {
             let width = Double(shield.number.count) * 6 + 8
             svg += "<g class=\"shield\"><rect x=\"\(Self.text(shield.x - width / 2))\" y=\"\(Self.text(shield.y - 7))\" "
                 + "width=\"\(Self.text(width))\" height=\"14\" rx=\"3\"/><text x=\"\(Self.text(shield.x))\" y=\"\(Self.text(shield.y + 3))\">"
@@ -156,7 +156,8 @@ struct BaseMap: Sendable {
 
     /// One marker per interstate in view (its number), at the route's point
     /// nearest the middle of the canvas, none within 90 px of another.
-    private func shields(on canvas: MapCanvas, _ view: Bounds) -> [(number: String, x: Double, y: Double)] {
+    func shields(on canvas: MapCanvas) -> [(number: String, x: Double, y: Double)] {
+        let view = canvas.visible(margin: 0.5)
         let middle = (x: MapCanvas.width / 2, y: MapCanvas.height / 2)
         var placed: [(number: String, x: Double, y: Double)] = []
         for road in roads where road.line.bounds.meets(view) {
@@ -170,27 +171,38 @@ struct BaseMap: Sendable {
         return placed
     }
 
-    /// SVG path data of the lines meeting the view, in canvas pixels: points
-    /// closer than a pixel to the last one drawn are left out, and far
-    /// outside the canvas they are held at its margin (where they collapse
-    /// into one), so the drawing stays small however far a shape reaches.
+    /// SVG path data of the lines meeting the view, in canvas pixels,
+    /// clipped to the canvas and a 16 px margin (an outline along the cut
+    /// is out of sight): rings as polygons, so the land stays filled; routes
+    /// segment by segment, so a long straight stretch keeps its course.
+    /// Points closer than a pixel to the last one drawn are left out.
     private static func path(_ lines: [Line], _ canvas: MapCanvas, _ view: Bounds, closed: Bool) -> String {
         var data = ""
-        let (width, height) = (MapCanvas.width, MapCanvas.height)
+        let clip = Bounds(minX: -16, minY: -16, maxX: MapCanvas.width + 16, maxY: MapCanvas.height + 16)
         for line in lines where line.bounds.meets(view) {
             let corner = canvas.screen(Projected(x: line.bounds.maxX, y: line.bounds.maxY))
             let origin = canvas.screen(Projected(x: line.bounds.minX, y: line.bounds.minY))
             guard corner.x - origin.x >= 1.5 || corner.y - origin.y >= 1.5 else { continue }  // an island smaller than a dot
-            var last: (x: Double, y: Double)?
-            for (index, point) in line.points.enumerated() {
-                var (x, y) = canvas.screen(point)
-                x = min(max(x, -width / 2), width * 1.5)
-                y = min(max(y, -height / 2), height * 1.5)
-                if let last, abs(x - last.x) < 1, abs(y - last.y) < 1, index != line.points.count - 1 { continue }
-                data += (last == nil ? "M" : "L") + text(x) + " " + text(y)
-                last = (x, y)
+            let points = line.points.map { canvas.screen($0) }
+            if closed {
+                let ring = Clipping.polygon(points, to: clip)
+                guard ring.count >= 3 else { continue }
+                data += Self.drawn(ring) + "Z"
+            } else {
+                for run in Clipping.polyline(points, to: clip) { data += Self.drawn(run) }
             }
-            if closed { data += "Z" }
+        }
+        return data
+    }
+
+    /// "M x y L x y …", leaving out points within a pixel of the last one drawn (never the last).
+    private static func drawn(_ points: [(x: Double, y: Double)]) -> String {
+        var data = ""
+        var last: (x: Double, y: Double)?
+        for (index, point) in points.enumerated() {
+            if let last, abs(point.x - last.x) < 1, abs(point.y - last.y) < 1, index != points.count - 1 { continue }
+            data += (last == nil ? "M" : "L") + text(point.x) + " " + text(point.y)
+            last = point
         }
         return data
     }
@@ -200,5 +212,81 @@ struct BaseMap: Sendable {
         let tenths = Int((value * 10).rounded())
         let whole = abs(tenths) / 10, tenth = abs(tenths) % 10
         return (tenths < 0 ? "-" : "") + (tenth == 0 ? "\(whole)" : "\(whole).\(tenth)")
+    }
+}
+
+/// Cutting shapes to a rectangle: polygons by Sutherland–Hodgman (the cut
+/// runs along the rectangle's edge), polylines by Liang–Barsky (a line
+/// leaving and coming back is two runs).
+enum Clipping {
+    typealias Point = (x: Double, y: Double)
+
+    static func polygon(_ points: [Point], to box: BaseMap.Bounds) -> [Point] {
+        // Each edge keeps what is on its inner side: x ≥ minX, x ≤ maxX, y ≥ minY, y ≤ maxY.
+        let edges: [(inside: (Point) -> Bool, cross: (Point, Point) -> Point)] = [
+            ({ $0.x >= box.minX }, { at(x: box.minX, $0, $1) }), ({ $0.x <= box.maxX }, { at(x: box.maxX, $0, $1) }),
+            ({ $0.y >= box.minY }, { at(y: box.minY, $0, $1) }), ({ $0.y <= box.maxY }, { at(y: box.maxY, $0, $1) }),
+        ]
+        var output = points
+        for edge in edges {
+            guard var previous = output.last else { return [] }
+            let input = output
+            output = []
+            for current in input {
+                switch (edge.inside(previous), edge.inside(current)) {
+                case (true, true): output.append(current)
+                case (true, false): output.append(edge.cross(previous, current))
+                case (false, true): output += [edge.cross(previous, current), current]
+                case (false, false): break
+                }
+                previous = current
+            }
+        }
+        return output
+    }
+
+    static func polyline(_ points: [Point], to box: BaseMap.Bounds) -> [[Point]] {
+        var runs: [[Point]] = []
+        var run: [Point] = []
+        for (a, b) in zip(points, points.dropFirst()) {
+            guard let (from, to) = segment(a, b, to: box) else {
+                if !run.isEmpty { runs.append(run); run = [] }
+                continue
+            }
+            if let last = run.last, last.x == from.x, last.y == from.y {
+                run.append(to)
+            } else {
+                if !run.isEmpty { runs.append(run) }
+                run = [from, to]
+            }
+        }
+        if !run.isEmpty { runs.append(run) }
+        return runs
+    }
+
+    /// The part of segment a–b inside the box, or nil (Liang–Barsky).
+    static func segment(_ a: Point, _ b: Point, to box: BaseMap.Bounds) -> (Point, Point)? {
+        let dx = b.x - a.x, dy = b.y - a.y
+        var enter = 0.0, leave = 1.0
+        for (p, q) in [(-dx, a.x - box.minX), (dx, box.maxX - a.x), (-dy, a.y - box.minY), (dy, box.maxY - a.y)] {
+            if p == 0 {
+                if q < 0 { return nil }  // parallel to this edge and outside it
+                continue
+            }
+            let t = q / p
+            if p < 0 { enter = max(enter, t) } else { leave = min(leave, t) }
+            if enter > leave { return nil }
+        }
+        let from = enter == 0 ? a : (x: a.x + enter * dx, y: a.y + enter * dy)
+        let to = leave == 1 ? b : (x: a.x + leave * dx, y: a.y + leave * dy)
+        return (from, to)
+    }
+
+    private static func at(x: Double, _ a: Point, _ b: Point) -> Point {
+        (x, a.y + (x - a.x) / (b.x - a.x) * (b.y - a.y))
+    }
+
+    private static func at(y: Double, _ a: Point, _ b: Point) -> Point {
+        (a.x + (y - a.y) / (b.y - a.y) * (b.x - a.x), y)
     }
 }

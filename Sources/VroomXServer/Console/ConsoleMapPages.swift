@@ -24,7 +24,9 @@ struct ConsoleMapPages {
         guard let canvas = MapCanvas(left: request.query("left"), top: request.query("top"), scale: request.query("scale")) else {
             throw AppError(400, .invalidParameter, "left, top and scale must name a view of the map.", field: "scale")
         }
-        var response = Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: map.svg(for: canvas))))
+        var response = Response(status: .ok, headers: ConsolePages.securityHeaders, body: .init(byteBuffer: ByteBuffer(string: map.svg(for: canvas))))
+        // The drawing's own style sheet is inline; nothing else may load.
+        response.headers[.contentSecurityPolicy] = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"
         response.headers[.contentType] = "image/svg+xml; charset=utf-8"
         response.headers[.cacheControl] = "private, max-age=86400"
         return response
@@ -81,8 +83,9 @@ struct ConsoleMapPages {
         // Without a tile server, the shipped base map; its cities are named where no driver or stop is.
         let base = console.mapTiles == nil ? BaseMap.shipped : nil
         let cities = base?.cities(on: canvas) ?? []
-        // Drivers' names are placed first: they matter most.
-        var labels = MapLabels(marks: drivers.map { ($0.x, $0.y, $0.r) } + fences.map { ($0.x, $0.y, $0.r) })
+        // Drivers' names are placed first: they matter most. No name covers an interstate's number.
+        let shields = base?.shields(on: canvas).map { ($0.x, $0.y, 8.0) } ?? []
+        var labels = MapLabels(marks: drivers.map { ($0.x, $0.y, $0.r) } + fences.map { ($0.x, $0.y, $0.r) } + shields)
         let driverViews = drivers.map { driver in
             let stale = store.now.timeIntervalSince(driver.position.fix.recordedAt) > 3600
             let label = labels.place(driver.position.driverName, x: driver.x, y: driver.y, r: driver.r)

@@ -19,7 +19,7 @@ public enum ServerMetrics {
             .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
             .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10),
         ]
-        // Hummingbird names its metrics as OpenTelemetry does ("http.server.request.duration"): dots are not
+        // Libraries name their metrics as OpenTelemetry does ("http.server.request.duration"): dots are not
         // Prometheus names.
         factory.nameAndLabelSanitizer = { name, labels in
             (prometheusName(name), labels.map { (prometheusName($0.0), $0.1) })
@@ -49,6 +49,7 @@ public enum ServerMetrics {
 
     // MARK: What is measured (each name once, with the same labels everywhere)
 
+    static let requestsInFlight = meter("vroomx_http_requests_in_flight")
     static let mutationsApplied = counter("vroomx_mutations_total", [("outcome", "applied")])
     static let mutationsRejected = counter("vroomx_mutations_total", [("outcome", "rejected")])
     static let mutationsReplayed = counter("vroomx_mutations_total", [("outcome", "replayed")])
@@ -58,6 +59,18 @@ public enum ServerMetrics {
     static let locationFixes = counter("vroomx_location_fixes_total")
     static let pushQueueDepth = meter("vroomx_push_queue_depth")
     static func mail(_ outcome: String) -> Counter { mailOutcomes[outcome] ?? counter("vroomx_mail_total", [("outcome", outcome)]) }
+
+    /// Sets up swift-metrics and makes every series now, at zero: a counter
+    /// that first appeared at 1 would hide its first increase from
+    /// Prometheus's `increase()` (the first outage after a restart).
+    static func prepare() {
+        _ = registry
+        let counters = [mutationsApplied, mutationsRejected, mutationsReplayed, uploadBytes, locationFixes]
+            + apnsAnswers.values + mailOutcomes.values + unavailableCauses.values
+        for counter in counters { counter.increment(by: 0) }
+        for meter in [requestsInFlight, realtimeSockets, consoleStreams, pushQueueDepth] + poolInUse.values { meter.set(0) }
+        _ = poolWait
+    }
 
     /// Prometheus's text format, for a request that bears the token.
     static func route(_ router: Router<AppRequestContext>, token: String) {
@@ -96,9 +109,9 @@ extension ServerMetrics {
         case sqlite, postgres
     }
 
-    private static let poolWait = [Backend.sqlite: timer("vroomx_database_pool_wait_seconds", [("backend", "sqlite")]),
+    static let poolWait = [Backend.sqlite: timer("vroomx_database_pool_wait_seconds", [("backend", "sqlite")]),
                                    .postgres: timer("vroomx_database_pool_wait_seconds", [("backend", "postgres")])]
-    private static let poolInUse = [Backend.sqlite: meter("vroomx_database_pool_in_use", [("backend", "sqlite")]),
+    static let poolInUse = [Backend.sqlite: meter("vroomx_database_pool_in_use", [("backend", "sqlite")]),
                                     .postgres: meter("vroomx_database_pool_in_use", [("backend", "postgres")])]
 
     /// A request got a connection (SQLite: a reader or the writer) after waiting since `start`.
@@ -110,7 +123,7 @@ extension ServerMetrics {
 
     static func returned(_ backend: Backend) { poolInUse[backend]?.decrement() }
 
-    private static let apnsAnswers = ["delivered", "invalid_token", "retry", "rejected"].reduce(into: [String: Counter]()) {
+    static let apnsAnswers = ["delivered", "invalid_token", "retry", "rejected"].reduce(into: [String: Counter]()) {
         $0[$1] = counter("vroomx_apns_answers_total", [("outcome", $1)])
     }
 
@@ -124,9 +137,9 @@ extension ServerMetrics {
         return apnsAnswers[name] ?? counter("vroomx_apns_answers_total", [("outcome", name)])
     }
 
-    private static let mailOutcomes = ["sent": counter("vroomx_mail_total", [("outcome", "sent")]),
+    static let mailOutcomes = ["sent": counter("vroomx_mail_total", [("outcome", "sent")]),
                                        "failed": counter("vroomx_mail_total", [("outcome", "failed")])]
-    private static let unavailableCauses: [DatabaseUnavailable.Cause: Counter] = [.unreachable, .connectionLost, .timedOut, .busy, .storageFull]
+    static let unavailableCauses: [DatabaseUnavailable.Cause: Counter] = [.unreachable, .connectionLost, .timedOut, .busy, .storageFull]
         .reduce(into: [:]) { $0[$1] = counter("vroomx_database_unavailable_total", [("cause", $1.rawValue)]) }
 
     static func databaseUnavailable(_ cause: DatabaseUnavailable.Cause) -> Counter {

@@ -1,0 +1,58 @@
+import Hummingbird
+import Metrics
+import NIOConcurrencyHelpers
+
+/// Counts each request by route template, method and status, and times it
+/// to its answer (the response head; a download's streaming is not in the
+/// time). Outside the error middleware, so an error counts with the status
+/// the client got; done when the handler returns, so a HEAD request (whose
+/// body is never written) is counted and leaves the in-flight gauge too.
+struct RequestMetricsMiddleware: RouterMiddleware {
+    typealias Context = AppRequestContext
+
+    private struct Key: Hashable {
+        let route: String
+        let method: String
+        let status: Int
+    }
+
+    private final class Series: Sendable {
+        private let cache = NIOLockedValueBox<[Key: (Counter, Metrics.Timer)]>([:])
+
+        func of(_ key: Key) -> (Counter, Metrics.Timer) {
+            cache.withLockedValue { cache in
+                if let known = cache[key] { return known }
+                let labels = [("route", key.route), ("method", key.method)]
+                let made = (ServerMetrics.counter("vroomx_http_requests_total", labels + [("status", String(key.status))]),
+                            ServerMetrics.timer("vroomx_http_request_duration_seconds", labels))
+                cache[key] = made
+                return made
+            }
+        }
+    }
+
+    private let series = Series()
+    /// Methods named as such; any other (WebDAV's, made-up ones) is "other", so labels stay few.
+    private static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        ServerMetrics.requestsInFlight.increment()
+        defer { ServerMetrics.requestsInFlight.decrement() }
+        let method = Self.methods.contains(request.method.rawValue) ? request.method.rawValue : "other"
+        func record(_ status: Int) {
+            let (counter, timer) = series.of(Key(route: context.endpointPath ?? "unmatched", method: method, status: status))
+            counter.increment()
+            let elapsed = ContinuousClock.now - start
+            timer.recordNanoseconds(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+        }
+        do {
+            let response = try await next(request, context)
+            record(response.status.code)
+            return response
+        } catch {
+            record((error as? any HTTPResponseError)?.status.code ?? 500)
+            throw error
+        }
+    }
+}
