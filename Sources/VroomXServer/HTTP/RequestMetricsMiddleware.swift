@@ -43,8 +43,7 @@ struct RequestMetricsMiddleware: RouterMiddleware {
         func record(_ status: Int) {
             let (counter, timer) = series.of(Key(route: context.endpointPath ?? "unmatched", method: method, status: status))
             counter.increment()
-            let elapsed = ContinuousClock.now - start
-            timer.recordNanoseconds(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+            timer.record(duration: ContinuousClock.now - start)
         }
         do {
             let response = try await next(request, context)

@@ -116,8 +116,7 @@ extension ServerMetrics {
 
     /// A request got a connection (SQLite: a reader or the writer) after waiting since `start`.
     static func leased(_ backend: Backend, waitingSince start: ContinuousClock.Instant) {
-        let waited = ContinuousClock.now - start
-        poolWait[backend]?.recordNanoseconds(waited.components.seconds * 1_000_000_000 + waited.components.attoseconds / 1_000_000_000)
+        poolWait[backend]?.record(duration: ContinuousClock.now - start)
         poolInUse[backend]?.increment()
     }
 
