@@ -79,6 +79,9 @@ public final class DriverFaultSchedule {
     private let serverPort: Int
     private var server: ChildProcess?
     private var serverBackAtStep: Int?
+    /// A crash due during the current driver command: the old server still
+    /// holds the port until it has run, so no new server may start before.
+    private var pendingCrash: Task<Void, Never>?
     private var proxy: FaultProxy!
     private var background: ChildProcess?
     private var dispatch: APISession!
@@ -339,14 +342,26 @@ public final class DriverFaultSchedule {
             if roll() < 0.3 { fault("client_sigkill"); await running.kill9() } else { _ = await finishBackground(running) }
             background = nil
         }
-        var crash: Task<Void, Never>?
         if crashServerDuring, let running = server {
             fault("server_crash_mid_command")
             let delay = 20 + Int(random.next() % 400)
             server = nil
-            crash = Task { try? await Task.sleep(for: .milliseconds(delay)); await running.kill9() }
+            pendingCrash = Task { try? await Task.sleep(for: .milliseconds(delay)); await running.kill9() }
         }
-        defer { crash?.cancel() }
+        try await perform(operation, step, skew)
+        // Whatever the command did (some return early), the crashed server comes back.
+        if await crashHappened() { try await startServer() }
+    }
+
+    /// Waits for a pending crash to have happened; whether there was one.
+    private func crashHappened() async -> Bool {
+        guard let crash = pendingCrash else { return false }
+        await crash.value
+        pendingCrash = nil
+        return true
+    }
+
+    private func perform(_ operation: Operation, _ step: Int, _ skew: Int?) async throws {
         switch operation {
         case .expenseAdd:
             let cents = 10_000 + step
@@ -415,10 +430,6 @@ public final class DriverFaultSchedule {
         case .secondDriver:
             try await secondDriver(step)
         }
-        if crash != nil {
-            await crash?.value
-            try await startServer()
-        }
     }
 
     /// Sam signs in on Alex's phone (which may still hold Alex's work), syncs,
@@ -436,6 +447,8 @@ public final class DriverFaultSchedule {
         if let running = background { _ = await finishBackground(running); background = nil }
         let condition = proxyCondition
         try proxy.set(.normal, seed: 0)
+        // Signing in needs a server: a crash due during this command happens first (it holds the port until then).
+        _ = await crashHappened()
         if server == nil { try await startServer(); serverBackAtStep = nil }
         defer { try? proxy.set(condition, seed: random.next()) }
         let waitingBefore = try await runToEnd(["sync", "--json"], skew: nil)
@@ -646,6 +659,7 @@ public final class DriverFaultSchedule {
         try proxy.set(.normal, seed: 0)
         proxyCondition = .normal
         if let running = background { _ = await finishBackground(running); background = nil }
+        _ = await crashHappened()
         if server == nil { try await startServer() }
         let started = ContinuousClock.now
         var final: SyncState?
