@@ -253,6 +253,9 @@ public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
     app.addServices(MaintenanceService(services: services, upkeep: upkeep))
     if let push = services.push { app.addServices(push) }
     app.addServices(services.documentMail, services.invoiceMail, services.statementMail)
+    if let plan = configuration.scheduledBackups {
+        app.addServices(ScheduledBackups(plan: plan, configuration: configuration, logger: services.logger))
+    }
     if let postgres = services.database as? PostgresDatabase {
         app.addServices(PostgresChangeListener(database: postgres, hub: services.hub, logger: services.logger))
     }

@@ -103,6 +103,8 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
     public var s3: S3Configuration?
     /// Size caps, lifetime and quotas of media uploads.
     public var uploads = UploadLimits()
+    /// Backups the server takes itself (`VROOMX_BACKUP_TO`); none when nil.
+    public var scheduledBackups: ScheduledBackups.Plan?
 
     /// Heartbeat period of realtime sockets (also how often a socket notices an expired token).
     public var realtimeHeartbeat: Duration = .seconds(25)
@@ -186,6 +188,7 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
         configuration.apns = try APNsConfiguration.fromEnvironment(environment)
         if let directory = environment["VROOMX_MEDIA_DIR"], !directory.isEmpty { configuration.mediaDirectory = URL(fileURLWithPath: directory) }
         configuration.s3 = try S3Configuration.fromEnvironment(environment)
+        configuration.scheduledBackups = try ScheduledBackups.Plan.fromEnvironment(environment, postgres: configuration.usesPostgres)
         let settings = EnvironmentSettings(environment)
         if let megabytes = try settings.integer("VROOMX_MAX_PHOTO_MB", in: 1...100_000) { configuration.uploads.maxPhotoBytes = megabytes << 20 }
         if let megabytes = try settings.integer("VROOMX_MAX_VIDEO_MB", in: 1...100_000) { configuration.uploads.maxVideoBytes = megabytes << 20 }

@@ -98,32 +98,52 @@ struct Migrate: AsyncParsableCommand {
     }
 }
 
-struct BackupCommand: ParsableCommand {
+struct BackupCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "backup", abstract: "Copy the database and media, while the server runs, into a new folder under DIR.",
-        discussion: "SQLite only (PostgreSQL: pg_dump or base backups, see docs/operations.md). Unchanged media files are hard links to the previous backup's. Run it from cron or a systemd timer for a schedule; --keep prunes the oldest.")
-    @Option(name: .customLong("to"), help: "The folder that holds the backups.") var directory: String
+        commandName: "backup", abstract: "Copy the database and media, while the server runs, into a folder or an S3 bucket.",
+        discussion: """
+            SQLite only (PostgreSQL: pg_dump or base backups, see docs/operations.md). Each backup is a new folder \
+            vroomx-YYYYMMDD-HHMMSS under the target. In a folder, unchanged media files are hard links to the previous \
+            backup's; in a bucket (s3://bucket/prefix, with VROOMX_BACKUP_S3_ENDPOINT, _ACCESS_KEY_ID and \
+            _SECRET_ACCESS_KEY, or the media's VROOMX_S3_* settings) each media file is sent once. For a schedule set \
+            VROOMX_BACKUP_TO on the server (and VROOMX_BACKUP_SCHEDULE, VROOMX_BACKUP_KEEP), or run this from cron.
+            """)
+    @Option(name: .customLong("to"), help: "The folder or s3://bucket/prefix that holds the backups.") var target: String
     @Option(help: "Keep only the newest N backups there.") var keep: Int?
+    @Flag(help: "List the backups there instead of taking one.") var list = false
 
-    func run() throws {
+    func run() async throws {
         if let keep, keep < 1 { throw ValidationError("--keep is at least 1.") }
-        guard !directory.trimmingCharacters(in: .whitespaces).isEmpty else { throw ValidationError("--to names the folder that holds the backups.") }
+        guard !target.trimmingCharacters(in: .whitespaces).isEmpty else { throw ValidationError("--to names the folder or s3://bucket/prefix that holds the backups.") }
+        let environment = ProcessInfo.processInfo.environment
+        let destination = try BackupTarget.parse(target, environment: environment)
+        if list {
+            let backups = try await destination.backups()
+            if backups.isEmpty { print("No backups in \(destination).") }
+            for (location, manifest) in backups {
+                print("\(location)  \(manifest.createdAt)  schema \(manifest.schemaVersion)  database \(manifest.databaseBytes) bytes  "
+                      + "\(manifest.mediaFiles) media files, \(manifest.mediaBytes) bytes")
+            }
+            return
+        }
         let began = Date()
-        let (folder, manifest) = try Backup.create(try ServerConfiguration.fromEnvironment(), into: URL(fileURLWithPath: directory), keep: keep)
-        print("Backed up to \(folder.path): database \(manifest.databaseBytes) bytes (schema \(manifest.schemaVersion)), "
-              + "\(manifest.mediaFiles) media files, \(manifest.mediaBytes) bytes (\(manifest.mediaLinked) unchanged, linked) in "
+        let (location, manifest) = try await destination.backUp(try ServerConfiguration.fromEnvironment(environment), keep: keep)
+        let unchanged = if case .folder = destination { "unchanged, linked" } else { "already in the bucket" }
+        print("Backed up to \(location): database \(manifest.databaseBytes) bytes (schema \(manifest.schemaVersion)), "
+              + "\(manifest.mediaFiles) media files, \(manifest.mediaBytes) bytes (\(manifest.mediaLinked) \(unchanged)) in "
               + String(format: "%.1f s.", Date().timeIntervalSince(began)))
     }
 }
 
-struct RestoreCommand: ParsableCommand {
+struct RestoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "restore", abstract: "Bring a backup back into the data directory (which holds no database) and check it.")
-    @Argument(help: "The backup's folder (vroomx-YYYYMMDD-HHMMSS).") var backup: String
+    @Argument(help: "The backup: its folder, or s3://bucket/prefix/vroomx-YYYYMMDD-HHMMSS.") var backup: String
 
-    func run() throws {
-        let configuration = try ServerConfiguration.fromEnvironment()
-        let manifest = try Backup.restore(URL(fileURLWithPath: backup), into: configuration)
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let configuration = try ServerConfiguration.fromEnvironment(environment)
+        let manifest = try await BackupTarget.restore(backup, environment: environment, into: configuration)
         print("Restored the backup of \(manifest.createdAt) into \(configuration.dataDirectory.path): integrity, foreign keys and "
               + "\(manifest.mediaFiles) media files checked. Start the server with the same settings as before (mail, media) "
               + "to migrate it to this version.")

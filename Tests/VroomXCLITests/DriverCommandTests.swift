@@ -11,9 +11,9 @@ import VroomXTestSupport
 struct DriverCommandTests {
     /// A `vroomx serve --demo` process on a data directory that outlives it.
     enum ServerProcess {
-        static func start(dataDirectory: URL, port: Int) async throws -> ChildProcess {
+        static func start(dataDirectory: URL, port: Int, environment: [String: String] = [:]) async throws -> ChildProcess {
             let process = try VroomXBinary.start(["serve", "--demo", "--port", String(port)],
-                                                 environment: ["VROOMX_DATA_DIR": dataDirectory.path, "VROOMX_LOG_LEVEL": "info"])
+                                                 environment: environment.merging(["VROOMX_DATA_DIR": dataDirectory.path, "VROOMX_LOG_LEVEL": "info"]) { $1 })
             try await process.waitFor("listening on 127.0.0.1:\(port)")
             return process
         }

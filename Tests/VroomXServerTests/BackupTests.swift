@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import NIOCore
 import Testing
 import VroomXModels
 @testable import VroomXServer
@@ -100,6 +101,69 @@ struct BackupTests {
             elsewhere.mediaDirectory = nil
             #expect(throws: Backup.Failure.self) { try Backup.restore(damaged, into: elsewhere) }
             #expect(!FileManager.default.fileExists(atPath: elsewhere.sqlitePath))
+        }
+    }
+
+    @Test("a backup to an S3 bucket sends each media file once, restores every row and file, and retention removes old backups and media none lists")
+    func bucket() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let configuration = server.services.configuration
+        let s3 = try await S3TestServer.shared.configuration()
+        let client = S3Client(s3)
+        try await client.createBucket()
+        let target = BackupTarget.bucket(s3, prefix: "yard/nightly/")
+        let expense = alpha.expenses[alpha.trips[0][0].id]![0].id
+        try await server.run { api in
+            for size in [40_000, 9_000_000] {
+                #expect(try await api.call(.addExpenseReceipt, expense.rawValue, bytes: MediaSamples.jpeg(size: size),
+                                           token: alpha.driver.accessToken).status == 201)
+            }
+            // Days ahead, so that retention finds the media nothing lists old enough to remove.
+            let day = Date().addingTimeInterval(2 * 86_400)
+            let first = try await target.backUp(configuration, keep: 2, now: day)
+            #expect(first.manifest.mediaFiles == 2 && first.manifest.mediaLinked == 0, "\(first.manifest)")
+            #expect(first.location.hasPrefix("s3://\(s3.bucket)/yard/nightly/vroomx-"))
+            #expect(try await api.call(.addExpenseReceipt, expense.rawValue, bytes: MediaSamples.jpeg(size: 20_000),
+                                       token: alpha.driver.accessToken).status == 201)
+            let second = try await target.backUp(configuration, keep: 2, now: day.addingTimeInterval(60))
+            #expect(second.manifest.mediaFiles == 3 && second.manifest.mediaLinked == 2, "only the new photo is sent: \(second.manifest)")
+
+            // A file in the media pool no backup lists (a backup that died midway, long ago): removed by retention.
+            try await client.putObject("yard/nightly/media/orphan.jpg", body: ByteBuffer(bytes: MediaSamples.jpeg(size: 1_000)))
+            let third = try await target.backUp(configuration, keep: 2, now: day.addingTimeInterval(120))
+            #expect(try await target.backups().map(\.location) == [second.location, third.location], "keeps the newest 2")
+            #expect(try await client.listAllObjects(prefix: first.location.replacingOccurrences(of: "s3://\(s3.bucket)/", with: "")).isEmpty)
+            let pool = try await client.listAllObjects(prefix: "yard/nightly/media/").map(\.key)
+            #expect(pool.count == 3 && !pool.contains("yard/nightly/media/orphan.jpg"), "\(pool)")
+
+            // Restored from the bucket into an empty data directory: every receipt row and file as the server has them.
+            var restored = configuration
+            restored.dataDirectory = configuration.dataDirectory.deletingLastPathComponent().appendingPathComponent("restored-\(UUID().uuidString.prefix(6))")
+            restored.mediaDirectory = nil
+            let environment = ["VROOMX_BACKUP_S3_ENDPOINT": s3.endpoint.absoluteString, "VROOMX_BACKUP_S3_ACCESS_KEY_ID": s3.accessKeyID,
+                               "VROOMX_BACKUP_S3_SECRET_ACCESS_KEY": s3.secretAccessKey]
+            #expect(try await BackupTarget.restore(third.location, environment: environment, into: restored) == third.manifest)
+            let live = try DatabaseQueue(path: configuration.sqlitePath)
+            let copy = try DatabaseQueue(path: restored.sqlitePath)
+            let sql = "SELECT * FROM receipt_photos ORDER BY id"
+            let rows = try await copy.read { try Row.fetchAll($0, sql: sql).map(\.description) }
+            let liveRows = try await live.read { try Row.fetchAll($0, sql: sql).map(\.description) }
+            #expect(rows.count == 3 && rows == liveRows)
+            for key in try await copy.read({ try String.fetchAll($0, sql: "SELECT storage_key FROM receipt_photos") }) {
+                #expect(FileManager.default.contents(atPath: restored.resolvedMediaDirectory.appendingPathComponent(key).path)
+                        == FileManager.default.contents(atPath: configuration.resolvedMediaDirectory.appendingPathComponent(key).path), "\(key)")
+            }
+            #expect(FileManager.default.contents(atPath: restored.keyFile.path) == FileManager.default.contents(atPath: configuration.keyFile.path),
+                    "the sign-in key comes back: phones stay signed in")
+
+            // A backup whose database was changed in the bucket: refused before anything is written.
+            let name = second.location.replacingOccurrences(of: "s3://\(s3.bucket)/", with: "")
+            try await client.putObject(name + "/vroomx.sqlite", body: ByteBuffer(bytes: [UInt8](repeating: 0, count: 4096)))
+            var elsewhere = restored
+            elsewhere.dataDirectory = restored.dataDirectory.appendingPathExtension("2")
+            await #expect(throws: (any Error).self) { try await BackupTarget.restore(second.location, environment: environment, into: elsewhere) }
+            #expect(!FileManager.default.fileExists(atPath: elsewhere.sqlitePath) && !FileManager.default.fileExists(atPath: elsewhere.keyFile.path))
         }
     }
 

@@ -46,11 +46,7 @@ public enum Backup {
     /// Takes a backup of `configuration`'s database and media into a new
     /// folder under `root`, then keeps the newest `keep` backups there.
     public static func create(_ configuration: ServerConfiguration, into root: URL, keep: Int? = nil, now: Date = Date()) throws -> (URL, Manifest) {
-        guard configuration.databaseURL == nil else {
-            throw Failure("The database is PostgreSQL: back it up with pg_dump or base backups (docs/operations.md).")
-        }
-        let source = URL(fileURLWithPath: configuration.sqlitePath)
-        guard FileManager.default.fileExists(atPath: source.path) else { throw Failure("No database at \(source.path).") }
+        try checkBackupable(configuration)
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         let previous = try backups(in: root).last
         let folder = root.appendingPathComponent(folderPrefix + stamp(now))
@@ -60,23 +56,13 @@ public enum Backup {
         try FileManager.default.createDirectory(at: partial, withIntermediateDirectories: true)
         do {
             // The database first: a file a row names is written before the row commits.
-            try SQLiteFile.backup(from: source, to: partial.appendingPathComponent(databaseName))
-            let schemaVersion = try SQLiteFile(partial.appendingPathComponent(databaseName), readOnly: true).use { file in
-                Int(try file.rows("SELECT MAX(version) FROM schema_migrations").first?.first.flatMap { $0 } ?? "0") ?? 0
-            }
-            // The key that signs sign-in tokens: restored with the data, the phones stay signed in.
-            if FileManager.default.fileExists(atPath: configuration.keyFile.path) {
-                try FileManager.default.copyItem(at: configuration.keyFile, to: partial.appendingPathComponent(keyFileName))
-            }
+            let schemaVersion = try snapshot(configuration, into: partial)
             let media = try copyMedia(from: configuration.resolvedMediaDirectory, to: partial.appendingPathComponent("media"),
                                       previous: previous?.appendingPathComponent("media"))
             let database = partial.appendingPathComponent(databaseName)
             let manifest = Manifest(createdAt: now, schemaVersion: schemaVersion, databaseBytes: try size(database),
                                     databaseSHA256: try sha256(database), mediaFiles: media.files, mediaBytes: media.bytes, mediaLinked: media.linked)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            encoder.dateEncodingStrategy = .iso8601
-            try encoder.encode(manifest).write(to: partial.appendingPathComponent(manifestName))
+            try encode(manifest).write(to: partial.appendingPathComponent(manifestName))
             try FileManager.default.moveItem(at: partial, to: folder)
             if let keep { try prune(root, keep: keep, sparing: folder) }
             return (folder, manifest)
@@ -89,16 +75,8 @@ public enum Backup {
     /// Brings a backup back into `configuration`'s data directory (which
     /// holds no database yet) and checks it; answers what it found.
     public static func restore(_ backup: URL, into configuration: ServerConfiguration) throws -> Manifest {
-        guard configuration.databaseURL == nil else { throw Failure("The database is PostgreSQL: restore it with pg_restore (docs/operations.md).") }
         let manifest = try read(backup)
-        guard manifest.schemaVersion <= ServerServices.schemaVersion else {
-            throw Failure("The backup is of schema \(manifest.schemaVersion), newer than this VroomX's (\(ServerServices.schemaVersion)): restore it with that version.")
-        }
-        let target = URL(fileURLWithPath: configuration.sqlitePath)
-        // A database, or a journal an earlier database left (SQLite would read it into the restored one).
-        for suffix in ["", "-wal", "-shm", "-journal"] where FileManager.default.fileExists(atPath: target.path + suffix) {
-            throw Failure("\(target.path + suffix) exists: restore into a data directory without a database (move it and its -wal and -shm files aside first).")
-        }
+        let target = try restorableTarget(of: manifest, into: configuration)
         let copy = backup.appendingPathComponent(databaseName)
         guard try sha256(copy) == manifest.databaseSHA256 else {
             throw Failure("The backup's database does not match its manifest (damaged or changed).")
@@ -128,6 +106,11 @@ public enum Backup {
 
     /// SQLite's integrity and foreign-key checks, and every stored file a row names present in `media`.
     public static func check(database: URL, media: URL) throws {
+        try check(database: database, mediaFolder: "the media folder") { FileManager.default.fileExists(atPath: media.appendingPathComponent($0).path) }
+    }
+
+    /// The checks of `check(database:media:)`, asking `holds` whether a stored file is in the backup.
+    static func check(database: URL, mediaFolder: String, holds: (String) -> Bool) throws {
         try SQLiteFile(database, readOnly: true).use { file in
             let integrity = try file.rows("PRAGMA integrity_check").compactMap { $0.first ?? nil }
             guard integrity == ["ok"] else { throw Failure("Integrity check: \(integrity.prefix(5).joined(separator: "; "))") }
@@ -143,11 +126,11 @@ public enum Backup {
                     guard key.split(separator: "/", omittingEmptySubsequences: false).allSatisfy({ FileMediaStorage.isSafeComponent(String($0)) }) else {
                         throw Failure("\(table) names a stored file outside the media folder: \(key)")
                     }
-                    if !FileManager.default.fileExists(atPath: media.appendingPathComponent(key).path) { missing.append("\(table): \(key)") }
+                    if !holds(key) { missing.append("\(table): \(key)") }
                 }
             }
             guard missing.isEmpty else {
-                throw Failure("\(missing.count) stored files are missing from the media folder, e.g. \(missing.prefix(3).joined(separator: ", ")).")
+                throw Failure("\(missing.count) stored files are missing from \(mediaFolder), e.g. \(missing.prefix(3).joined(separator: ", ")).")
             }
         }
     }
@@ -161,12 +144,10 @@ public enum Backup {
     }
 
     public static func read(_ backup: URL) throws -> Manifest {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
         guard let data = FileManager.default.contents(atPath: backup.appendingPathComponent(manifestName).path) else {
             throw Failure("\(backup.path) is not a backup (no \(manifestName)).")
         }
-        return try decoder.decode(Manifest.self, from: data)
+        return try decode(data)
     }
 
     /// Keeps the newest `keep` backups by when they were made (their manifests'), never `sparing` (the one just made).
@@ -177,20 +158,86 @@ public enum Backup {
         for old in others.dropLast(max(keep - 1, 0)) { try FileManager.default.removeItem(at: old.url) }
     }
 
-    /// Copies every finished file (not `.partial` uploads); one the previous backup holds is a hard link to it instead.
-    static func copyMedia(from source: URL, to destination: URL, previous: URL?, replacing: Bool = false) throws -> (files: Int, bytes: Int64, linked: Int) {
-        try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
+    // MARK: Shared by backups to a folder and to a bucket
+
+    /// Refuses what `vroomx backup` cannot copy.
+    static func checkBackupable(_ configuration: ServerConfiguration) throws {
+        guard configuration.databaseURL == nil else {
+            throw Failure("The database is PostgreSQL: back it up with pg_dump or base backups (docs/operations.md).")
+        }
+        guard FileManager.default.fileExists(atPath: configuration.sqlitePath) else { throw Failure("No database at \(configuration.sqlitePath).") }
+    }
+
+    /// Copies the database (online) and the sign-in key into `folder`; the copy's schema version.
+    static func snapshot(_ configuration: ServerConfiguration, into folder: URL) throws -> Int {
+        let copy = folder.appendingPathComponent(databaseName)
+        try SQLiteFile.backup(from: URL(fileURLWithPath: configuration.sqlitePath), to: copy)
+        let schemaVersion = try SQLiteFile(copy, readOnly: true).use { file in
+            Int(try file.rows("SELECT MAX(version) FROM schema_migrations").first?.first.flatMap { $0 } ?? "0") ?? 0
+        }
+        // The key that signs sign-in tokens: restored with the data, the phones stay signed in.
+        if FileManager.default.fileExists(atPath: configuration.keyFile.path) {
+            try FileManager.default.copyItem(at: configuration.keyFile, to: folder.appendingPathComponent(keyFileName))
+        }
+        return schemaVersion
+    }
+
+    /// Where a restore of `manifest` writes the database, once it is sure it may.
+    static func restorableTarget(of manifest: Manifest, into configuration: ServerConfiguration) throws -> URL {
+        guard configuration.databaseURL == nil else { throw Failure("The database is PostgreSQL: restore it with pg_restore (docs/operations.md).") }
+        guard manifest.schemaVersion <= ServerServices.schemaVersion else {
+            throw Failure("The backup is of schema \(manifest.schemaVersion), newer than this VroomX's (\(ServerServices.schemaVersion)): restore it with that version.")
+        }
+        let target = URL(fileURLWithPath: configuration.sqlitePath)
+        // A database, or a journal an earlier database left (SQLite would read it into the restored one).
+        for suffix in ["", "-wal", "-shm", "-journal"] where FileManager.default.fileExists(atPath: target.path + suffix) {
+            throw Failure("\(target.path + suffix) exists: restore into a data directory without a database (move it and its -wal and -shm files aside first).")
+        }
+        return target
+    }
+
+    static func encode(_ manifest: Manifest) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        return try encoder.encode(manifest)
+    }
+
+    static func decode(_ data: Data) throws -> Manifest {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try decoder.decode(Manifest.self, from: data)
+    }
+
+    /// A finished media file: its key (the path under the media folder), where it is and its size.
+    struct MediaFile {
+        let key: String
+        let url: URL
+        let size: Int64
+    }
+
+    /// The finished files under `source` (not `.partial` uploads or other hidden files).
+    static func mediaFiles(in source: URL) throws -> [MediaFile] {
         guard let walker = FileManager.default.enumerator(at: source, includingPropertiesForKeys: [.isRegularFileKey, .fileSizeKey],
-                                                          options: []) else { return (0, 0, 0) }
-        var (files, bytes, linked) = (0, Int64(0), 0)
+                                                          options: []) else { return [] }
+        var files: [MediaFile] = []
         for case let file as URL in walker {
             let relative = String(file.path.dropFirst(source.path.count)).trimmingCharacters(in: CharacterSet(charactersIn: "/"))
             if relative.hasPrefix(".") || relative.contains("/.") { walker.skipDescendants(); continue }
             guard try file.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile == true else { continue }
+            files.append(MediaFile(key: relative, url: file, size: try size(file)))
+        }
+        return files
+    }
+
+    /// Copies every finished file (not `.partial` uploads); one the previous backup holds is a hard link to it instead.
+    static func copyMedia(from source: URL, to destination: URL, previous: URL?, replacing: Bool = false) throws -> (files: Int, bytes: Int64, linked: Int) {
+        try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
+        var (files, bytes, linked) = (0, Int64(0), 0)
+        for media in try mediaFiles(in: source) {
+            let (relative, file, size) = (media.key, media.url, media.size)
             let target = destination.appendingPathComponent(relative)
             try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
-            let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
-            let size = (attributes[.size] as? NSNumber)?.int64Value ?? 0
             // A stored file never changes under its key (a new photo is a new key): the same name and size is the same file.
             if let previous, let before = try? FileManager.default.attributesOfItem(atPath: previous.appendingPathComponent(relative).path),
                (before[.size] as? NSNumber)?.int64Value == size,

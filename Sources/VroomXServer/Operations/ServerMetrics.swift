@@ -59,13 +59,17 @@ public enum ServerMetrics {
     static let locationFixes = counter("vroomx_location_fixes_total")
     static let pushQueueDepth = meter("vroomx_push_queue_depth")
     static func mail(_ outcome: String) -> Counter { mailOutcomes[outcome] ?? counter("vroomx_mail_total", [("outcome", outcome)]) }
+    static let backupsSucceeded = counter("vroomx_backups_total", [("outcome", "succeeded")])
+    static let backupsFailed = counter("vroomx_backups_total", [("outcome", "failed")])
+    /// When the last scheduled backup succeeded (Unix seconds): alert on `time() - … > 90000`.
+    static let lastBackup = meter("vroomx_backup_last_success_timestamp_seconds")
 
     /// Sets up swift-metrics and makes every series now, at zero: a counter
     /// that first appeared at 1 would hide its first increase from
     /// Prometheus's `increase()` (the first outage after a restart).
     static func prepare() {
         _ = registry
-        let counters = [mutationsApplied, mutationsRejected, mutationsReplayed, uploadBytes, locationFixes]
+        let counters = [mutationsApplied, mutationsRejected, mutationsReplayed, uploadBytes, locationFixes, backupsSucceeded, backupsFailed]
             + apnsAnswers.values + mailOutcomes.values + unavailableCauses.values
         for counter in counters { counter.increment(by: 0) }
         for meter in [requestsInFlight, realtimeSockets, consoleStreams, pushQueueDepth] + poolInUse.values { meter.set(0) }

@@ -152,14 +152,103 @@ struct S3Client: Sendable {
 
     /// Keys under a prefix with their last-modified time, a page at a time.
     func listObjects(prefix: String, continuation: String? = nil) async throws -> (keys: [(key: String, modified: Date?)], next: String?) {
+        let page = try await listPage(prefix: prefix, continuation: continuation)
+        return (page.objects.map { ($0.key, $0.modified) }, page.next)
+    }
+
+    struct Listed: Sendable {
+        let key: String
+        let modified: Date?
+        let size: Int64
+    }
+
+    /// Every object under a prefix (all pages).
+    func listAllObjects(prefix: String) async throws -> [Listed] {
+        var all: [Listed] = []
+        var continuation: String?
+        repeat {
+            let page = try await listPage(prefix: prefix, continuation: continuation)
+            all += page.objects
+            continuation = page.next
+        } while continuation != nil
+        return all
+    }
+
+    private func listPage(prefix: String, continuation: String?) async throws -> (objects: [Listed], next: String?) {
         var query = [("list-type", "2"), ("prefix", prefix)]
         if let continuation { query.append(("continuation-token", continuation)) }
         let xml = try await send("GET", key: "", query: query)
-        let keys = S3XML.elements("Contents", in: xml).map { item in
-            (key: S3XML.value("Key", in: item) ?? "", modified: S3XML.value("LastModified", in: item).flatMap(S3XML.date))
+        let objects = S3XML.elements("Contents", in: xml).map { item in
+            Listed(key: S3XML.value("Key", in: item) ?? "", modified: S3XML.value("LastModified", in: item).flatMap(S3XML.date),
+                   size: S3XML.value("Size", in: item).flatMap { Int64($0) } ?? -1)
         }
         let truncated = S3XML.value("IsTruncated", in: xml) == "true"
-        return (keys, truncated ? S3XML.value("NextContinuationToken", in: xml) : nil)
+        return (objects, truncated ? S3XML.value("NextContinuationToken", in: xml) : nil)
+    }
+
+    // MARK: Files
+
+    /// Size of each part when a file goes up in parts (S3 allows 10,000 parts: files up to 80 GiB).
+    static let filePartBytes = 8 << 20
+
+    /// Uploads a file without holding it in memory: in one request when it
+    /// fits a part, else as a multipart upload (aborted if any part fails).
+    func putFile(_ key: String, from file: URL) async throws {
+        let handle = try FileHandle(forReadingFrom: file)
+        defer { try? handle.close() }
+        let first = try handle.read(upToCount: Self.filePartBytes) ?? Data()
+        let second = try handle.read(upToCount: Self.filePartBytes) ?? Data()
+        guard !second.isEmpty else {
+            try await putObject(key, body: ByteBuffer(bytes: first))
+            return
+        }
+        let uploadID = try await createMultipartUpload(key)
+        do {
+            var parts: [Part] = []
+            var chunk = first
+            var next = second
+            while !chunk.isEmpty {
+                let number = parts.count + 1
+                let etag = try await uploadPart(key, uploadID: uploadID, number: number, body: ByteBuffer(bytes: chunk))
+                parts.append(Part(number: number, etag: etag, size: Int64(chunk.count)))
+                chunk = next
+                next = chunk.isEmpty ? Data() : try handle.read(upToCount: Self.filePartBytes) ?? Data()
+            }
+            try await completeMultipartUpload(key, uploadID: uploadID, parts: parts)
+        } catch {
+            try? await abortMultipartUpload(key, uploadID: uploadID)
+            throw error
+        }
+    }
+
+    /// Downloads an object of `size` bytes into a new file, a part's worth
+    /// per request (each request has the calls' deadline), removing the file
+    /// again if the download fails.
+    func getFile(_ key: String, size: Int64, to file: URL) async throws {
+        guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
+            throw S3Error(status: 0, code: "LocalFile", message: "cannot create \(file.path)")
+        }
+        do {
+            let handle = try FileHandle(forWritingTo: file)
+            defer { try? handle.close() }
+            var offset: Int64 = 0
+            while offset < size {
+                let end = min(size, offset + Int64(Self.filePartBytes))
+                var received: Int64 = 0
+                try await getObject(key, range: offset..<end) { chunk in
+                    received += Int64(chunk.readableBytes)
+                    try handle.write(contentsOf: chunk.readableBytesView)
+                }
+                guard received == end - offset else {
+                    throw S3Error(status: 0, code: "ShortRead", message: "\(key): \(received) of \(end - offset) bytes at \(offset)")
+                }
+                offset = end
+            }
+            try handle.synchronize()
+        } catch {
+            try? FileManager.default.removeItem(at: file)
+            throw error
+        }
     }
 
     /// Creates the bucket (for tests and first-time setup scripts).
