@@ -718,6 +718,12 @@ def test_a_unit_page_adds_edits_assigns_and_keeps_papers_and_photos(page, server
     page.click("#photos button:has-text('Delete')")
     expect(page.locator("#photos figure")).to_have_count(0)
 
+    # A paper added by mistake is removed from the same page.
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#papers button[aria-label='Remove Registration']")
+    expect(page.locator("#papers tr[data-paper='Registration']")).to_have_count(0)
+    expect(page.locator("#papers")).to_contain_text("No papers yet")
+
     # Alex photographs his new trailer from the road: the open page shows it without a reload.
     unit_id = page.url.split("/fleet/")[1].split("?")[0].split("#")[0]
     status, unit = server.api("POST", f"/v1/equipment/{unit_id}/photos", token=server.api_sign_in(DRIVER), raw=photo("from the road"),

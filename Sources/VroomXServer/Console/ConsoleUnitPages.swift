@@ -210,7 +210,12 @@ struct ConsoleUnitPages {
                 driver: unit.driverID.flatMap { id in drivers.first { $0.id == id }?.name },
                 retired: unit.status == .retired, odometer: unit.odometerMiles.map { "\(ConsoleFormat.grouped($0)) mi" },
                 odometerAt: ConsoleFormat.time(unit.odometerAt),
-                papers: unit.documents.map { PaperView($0, today: today) },
+                papers: unit.documents.map { paper in
+                    // The paper's own `unit_id` is what its Remove form's address reads (it shadows the page's).
+                    var view = PaperView(paper, today: today)
+                    view.unitID = unit.id.rawValue
+                    return view
+                },
                 photos: unit.photos.map { photo in
                     .init(id: photo.id.rawValue, src: "/fleet/\(unit.id)/photos/\(photo.id)", taken: ConsoleFormat.time(photo.uploadedAt),
                           by: names[photo.uploadedBy] ?? "Dispatch", size: ByteCountFormatter.string(fromByteCount: photo.sizeBytes, countStyle: .file))
