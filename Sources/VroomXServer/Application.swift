@@ -210,6 +210,7 @@ public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
                                     media: services.media, uploads: services.uploads, mapTiles: configuration.mapTiles,
                                     stops: services.stops, tracking: services.tracking)
     router.add(middleware: RequestMetricsMiddleware())
+    if configuration.tracesRequests { router.add(middleware: RequestTracingMiddleware()) }
     router.add(middleware: ErrorMiddleware(routeMissPage: console.routeMissPage))
     if let token = configuration.metricsToken { ServerMetrics.route(router, token: token) }
     let routes = Routes(router: router, authenticator: services.authenticator, store: services.store)

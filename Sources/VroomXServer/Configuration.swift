@@ -87,6 +87,9 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
     public var mapTiles: MapTiles?
     /// `GET /metrics` answers only a request bearing this (off when nil).
     public var metricsToken: String?
+    /// Whether each request is a span for the process's tracer (set by
+    /// `vroomx serve` once it has bootstrapped one: `OTEL_EXPORTER_OTLP_ENDPOINT`).
+    public var tracesRequests = false
     /// How long drivers' breadcrumbs are kept (their last position stays).
     public var locationRetention: TimeInterval = TimeInterval(LocationRules.defaultRetentionDays) * 86_400
     /// Changes a realtime socket may have queued before it is dropped as too slow.

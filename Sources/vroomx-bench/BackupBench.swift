@@ -11,6 +11,8 @@ struct BackupBench: AsyncParsableCommand {
 
     @Option(help: "Orders in the database.") var orders = 50_000
     @Option(help: "Media in MB (files of 2.5 MB, as a phone's photo).") var mediaMB = 5_000
+    @Option(help: "Also back up to this existing bucket (s3://bucket/prefix; endpoint and keys from VROOMX_BACKUP_S3_*), e.g. a local moto_server's.")
+    var bucket: String?
 
     func run() async throws {
         var configuration = try await BenchScratch.configuration(postgres: nil)
@@ -56,6 +58,22 @@ struct BackupBench: AsyncParsableCommand {
         let (_, restoreSeconds) = try timed { try Backup.restore(folder, into: restored) }
         print(String(format: "first backup: %.1f s (%d files copied); next backup: %.1f s (%d of %d linked); restore with checks: %.1f s",
                      firstSeconds, first.mediaFiles - first.mediaLinked, secondSeconds, second.mediaLinked, second.mediaFiles, restoreSeconds))
+        if let bucket {
+            let target = try BackupTarget.parse(bucket, environment: ProcessInfo.processInfo.environment)
+            func timed<T>(_ body: () async throws -> T) async rethrows -> (T, Double) {
+                let began = ContinuousClock.now
+                let value = try await body()
+                return (value, SettlementBench.seconds(ContinuousClock.now - began))
+            }
+            let ((_, first), firstSeconds) = try await timed { try await target.backUp(configuration, keep: nil, now: Date().addingTimeInterval(2)) }
+            let ((location, second), secondSeconds) = try await timed { try await target.backUp(configuration, keep: nil, now: Date().addingTimeInterval(3)) }
+            var restored = configuration
+            restored.dataDirectory = root.appendingPathComponent("restored-from-bucket")
+            restored.mediaDirectory = nil
+            let (_, restoreSeconds) = try await timed { try await BackupTarget.restore(location, environment: ProcessInfo.processInfo.environment, into: restored) }
+            print(String(format: "to %@: first backup: %.1f s (%d files sent); next backup: %.1f s (%d of %d already there); restore with checks: %.1f s",
+                         bucket, firstSeconds, first.mediaFiles - first.mediaLinked, secondSeconds, second.mediaLinked, second.mediaFiles, restoreSeconds))
+        }
         await services.database.close()
     }
 }

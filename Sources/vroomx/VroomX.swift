@@ -63,9 +63,13 @@ struct Serve: AsyncParsableCommand {
         if let port { configuration.port = port }
         if let host { configuration.host = host }
         configuration.demo = demo
+        let tracing = try RequestTracing.start(ProcessInfo.processInfo.environment)
+        configuration.tracesRequests = tracing != nil
         let app = try await buildApplication(configuration)
         if demo { printDemoAccounts(configuration) }
-        var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "vroomx"))
+        // The tracing service first: services stop in reverse order, so it sends the last requests' spans.
+        var group = ServiceGroupConfiguration(services: (tracing.map { [$0] } ?? []) + [app], gracefulShutdownSignals: [.sigterm, .sigint],
+                                              logger: Logger(label: "vroomx"))
         // Connections are closed once the grace period ends; should anything else still hold on
         // (a database call that never returns), cancel it rather than wait forever.
         group.maximumGracefulShutdownDuration = configuration.connectionLimits.shutdownGrace + .seconds(10)

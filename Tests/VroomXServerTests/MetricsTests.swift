@@ -36,6 +36,8 @@ struct MetricsTests {
             #expect(try await api.call(.trips, token: token).status == 200)
             // A HEAD request (a monitor's) is counted too: its body is never written.
             #expect(try await api.client.execute(uri: "/healthz", method: .head).status == .ok)
+            // An address no route serves is one series, whatever was asked for.
+            #expect(try await api.client.execute(uri: "/no/such/\(UUID())", method: .get).status == .notFound)
             let order = try await LocationTests.fencedOrder(api, carrier, server)
             _ = order
             let stored = try await LocationTests.record(api, LocationTests.fixes([5_000, 4_000, 3_000], from: server.clock.now.addingTimeInterval(-120)),
@@ -66,6 +68,7 @@ struct MetricsTests {
             grew(#"vroomx_http_requests_total{route="/v1/trips",method="GET",status="200"}"#)
             grew(#"vroomx_http_request_duration_seconds_count{route="/v1/trips",method="GET"}"#)
             grew(#"vroomx_http_requests_total{route="/healthz",method="HEAD",status="200"}"#)
+            grew(#"vroomx_http_requests_total{route="unmatched",method="GET",status="404"}"#)
             grew("vroomx_location_fixes_total", by: 3)
             grew(#"vroomx_mutations_total{outcome="applied"}"#)
             grew(#"vroomx_mutations_total{outcome="replayed"}"#)

@@ -33,7 +33,14 @@ struct RequestMetricsMiddleware: RouterMiddleware {
 
     private let series = Series()
     /// Methods named as such; any other (WebDAV's, made-up ones) is "other", so labels stay few.
-    private static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+    static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+    /// The route template that served the request; "unmatched" when none
+    /// did (Hummingbird's file middleware names a miss "NotFound").
+    static func route(_ context: Context) -> String {
+        guard let path = context.endpointPath, path != "NotFound" else { return "unmatched" }
+        return path
+    }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
@@ -41,7 +48,7 @@ struct RequestMetricsMiddleware: RouterMiddleware {
         defer { ServerMetrics.requestsInFlight.decrement() }
         let method = Self.methods.contains(request.method.rawValue) ? request.method.rawValue : "other"
         func record(_ status: Int) {
-            let (counter, timer) = series.of(Key(route: context.endpointPath ?? "unmatched", method: method, status: status))
+            let (counter, timer) = series.of(Key(route: Self.route(context), method: method, status: status))
             counter.increment()
             timer.record(duration: ContinuousClock.now - start)
         }
