@@ -112,18 +112,20 @@ struct BackupCommand: AsyncParsableCommand {
             _SECRET_ACCESS_KEY, or the media's VROOMX_S3_* settings) each media file is sent once. For a schedule set \
             VROOMX_BACKUP_TO on the server (and VROOMX_BACKUP_SCHEDULE, VROOMX_BACKUP_KEEP), or run this from cron.
             """)
-    @Option(name: .customLong("to"), help: "The folder or s3://bucket/prefix that holds the backups.") var target: String
+    @Option(name: .customLong("to"), help: "The folder or s3://bucket/prefix that holds the backups (default VROOMX_BACKUP_TO).") var target: String?
     @Option(help: "Keep only the newest N backups there.") var keep: Int?
     @Flag(help: "List the backups there instead of taking one.") var list = false
 
     func run() async throws {
         if let keep, keep < 1 { throw ValidationError("--keep is at least 1.") }
-        guard !target.trimmingCharacters(in: .whitespaces).isEmpty else { throw ValidationError("--to names the folder or s3://bucket/prefix that holds the backups.") }
         let environment = ProcessInfo.processInfo.environment
+        guard let target = [target, environment["VROOMX_BACKUP_TO"]].compactMap({ $0 }).first(where: { !$0.trimmingCharacters(in: .whitespaces).isEmpty }) else {
+            throw ValidationError("--to names the folder or s3://bucket/prefix that holds the backups (or set VROOMX_BACKUP_TO).")
+        }
         let destination = try BackupTarget.parse(target, environment: environment)
         if list {
             let backups = try await destination.backups()
-            if backups.isEmpty { print("No backups in \(destination).") }
+            if backups.isEmpty { print("No backups in \(destination) (each is a vroomx-YYYYMMDD-HHMMSS right under the folder or prefix --to names).") }
             for (location, manifest) in backups {
                 print("\(location)  \(manifest.createdAt)  schema \(manifest.schemaVersion)  database \(manifest.databaseBytes) bytes  "
                       + "\(manifest.mediaFiles) media files, \(manifest.mediaBytes) bytes")

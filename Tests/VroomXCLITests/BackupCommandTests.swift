@@ -71,7 +71,8 @@ struct BackupCommandTests {
         await server.stop()
         #expect(!server.text.contains("backup failed"), "\(server.text.suffix(2000))")
 
-        let listed = try await VroomXBinary.run(["backup", "--list", "--to", target], environment: bucket)
+        // The target the server is set up with is the command's too.
+        let listed = try await VroomXBinary.run(["backup", "--list"], environment: bucket.merging(["VROOMX_BACKUP_TO": target]) { $1 })
         let lines = listed.output.split(separator: "\n").filter { $0.hasPrefix("s3://") }
         #expect(listed.status == 0 && lines.count == 1, "keeps the newest one: \(listed.output)")
         let location = try #require(lines.first.map { String($0.split(separator: " ")[0]) })
@@ -80,6 +81,21 @@ struct BackupCommandTests {
         #expect(restore.status == 0 && restore.output.contains("Restored the backup"), "\(restore.output)")
         let carriers = try await VroomXBinary.run(["tenant", "list"], environment: ["VROOMX_DATA_DIR": restored.path])
         #expect(carriers.status == 0 && carriers.output.contains("Demo Auto Transport"), "\(carriers.output)")
+        // The sign-in key comes back (phones stay signed in), the server's user's alone.
+        let key = restored.appendingPathComponent("jwt-secret.key")
+        #expect(FileManager.default.contents(atPath: key.path) == FileManager.default.contents(atPath: data.appendingPathComponent("jwt-secret.key").path))
+        let mode = try FileManager.default.attributesOfItem(atPath: key.path)[.posixPermissions] as? NSNumber
+        #expect(mode?.intValue == 0o600, "\(String(mode?.intValue ?? 0, radix: 8))")
+        // A server whose bucket is missing says so at start, not at the first backup, and counts it as a failure.
+        let missingPort = try ChildProcess.freePort()
+        let missing = try await DriverCommandTests.ServerProcess.start(dataDirectory: data, port: missingPort, environment: bucket.merging(
+            ["VROOMX_BACKUP_TO": "s3://no-such-bucket-\(UUID().uuidString.prefix(6).lowercased())/x", "VROOMX_METRICS_TOKEN": token]) { $1 })
+        try await missing.waitFor("cannot be read")
+        #expect(missing.text.contains("Create the bucket first"), "\(missing.text.suffix(1500))")
+        let failed = try await ChildProcess.run("/usr/bin/env", ["curl", "-s", "-H", "Authorization: Bearer \(token)", "http://127.0.0.1:\(missingPort)/metrics"])
+        #expect(failed.text.contains(#"vroomx_backups_total{outcome="failed"} 1"#))
+        await missing.stop()
+
         // The bucket without a backup's name: told how to find one.
         let vague = try await VroomXBinary.run(["restore", target], environment: bucket.merging(["VROOMX_DATA_DIR": scratch.appendingPathComponent("other").path]) { $1 })
         #expect(vague.status != 0 && vague.output.contains("--list"), "\(vague.output)")

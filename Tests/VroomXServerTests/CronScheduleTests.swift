@@ -59,7 +59,9 @@ struct CronScheduleTests {
             (["VROOMX_BACKUP_TO": "/srv/backups", "VROOMX_BACKUP_KEEP": "0"], "VROOMX_BACKUP_KEEP"),
             (["VROOMX_BACKUP_TO": "/srv/backups", "VROOMX_BACKUP_SCHEDULE": "0 3 * *"], "VROOMX_BACKUP_SCHEDULE"),
             (["VROOMX_BACKUP_TO": "s3://yard-backups"], "VROOMX_BACKUP_S3_ENDPOINT"),
-            (["VROOMX_BACKUP_TO": "s3://Not_A_Bucket", "VROOMX_BACKUP_S3_ENDPOINT": "https://s3.example.com"], "the bucket"),
+            (["VROOMX_BACKUP_TO": "s3://Not_A_Bucket", "VROOMX_BACKUP_S3_ENDPOINT": "https://s3.example.com"], "Not_A_Bucket"),
+            (["VROOMX_BACKUP_TO": "s3://yard-backups", "VROOMX_BACKUP_S3_ENDPOINT": "https://s3.example.com"], "VROOMX_BACKUP_S3_ACCESS_KEY_ID"),
+            (["VROOMX_BACKUP_TO": "s3://yard-backups", "VROOMX_BACKUP_S3_ENDPOINT": "s3.example.com"], "VROOMX_BACKUP_S3_ENDPOINT"),
             (["VROOMX_BACKUP_TO": "s3://yard-backups/../x", "VROOMX_BACKUP_S3_ENDPOINT": "https://s3.example.com"], ".."),
         ] {
             #expect("\(environment)", performing: { try ServerConfiguration.fromEnvironment(environment) }, throws: { error in

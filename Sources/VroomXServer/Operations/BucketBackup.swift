@@ -20,19 +20,13 @@ public enum BackupTarget: Sendable, Equatable, CustomStringConvertible {
         let path = trimmed.dropFirst(5).split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         guard let bucket = path.first else { throw ConfigurationError("s3:// names a bucket: s3://bucket/prefix.") }
         guard path.dropFirst().allSatisfy({ $0 != "." && $0 != ".." }) else { throw ConfigurationError("An s3:// prefix has no . or .. parts.") }
-        var settings = ["VROOMX_S3_BUCKET": bucket]
+        // Each backup setting unset takes the media bucket's.
+        var settings: [String: String] = [:]
         for suffix in ["ENDPOINT", "REGION", "ACCESS_KEY_ID", "SECRET_ACCESS_KEY", "PATH_STYLE"] {
             let own = environment["VROOMX_BACKUP_S3_" + suffix].flatMap { $0.isEmpty ? nil : $0 }
-            if let value = own ?? environment["VROOMX_S3_" + suffix] { settings["VROOMX_S3_" + suffix] = value }
+            if let value = own ?? environment["VROOMX_S3_" + suffix] { settings["VROOMX_BACKUP_S3_" + suffix] = value }
         }
-        let configuration: S3Configuration?
-        do {
-            configuration = try S3Configuration.fromEnvironment(settings)
-        } catch let error as ConfigurationError {
-            throw ConfigurationError("For a backup to \(trimmed): \(error.description.replacingOccurrences(of: "VROOMX_S3_BUCKET", with: "the bucket")) "
-                                     + "(VROOMX_BACKUP_S3_* settings, or the media's VROOMX_S3_* ones).")
-        }
-        guard let configuration else {
+        guard let configuration = try S3Configuration.fromEnvironment(settings, prefix: "VROOMX_BACKUP_S3_", bucket: bucket) else {
             throw ConfigurationError("For a backup to \(trimmed), set VROOMX_BACKUP_S3_ENDPOINT, VROOMX_BACKUP_S3_ACCESS_KEY_ID and "
                                      + "VROOMX_BACKUP_S3_SECRET_ACCESS_KEY (or the media's VROOMX_S3_* settings).")
         }
@@ -56,8 +50,26 @@ public enum BackupTarget: Sendable, Equatable, CustomStringConvertible {
             return (folder.path, manifest)
         case .bucket(let s3, let prefix):
             let backup = BucketBackup(client: S3Client(s3), prefix: prefix)
-            let (name, manifest) = try await backup.create(configuration, keep: keep, now: now)
+            let (name, manifest) = try await Self.explaining(s3) { try await backup.create(configuration, keep: keep, now: now) }
             return ("s3://\(s3.bucket)/\(prefix)\(name)", manifest)
+        }
+    }
+
+    /// What the bucket answered, said with where it is and what to do about the usual causes.
+    static func explaining<T>(_ s3: S3Configuration, _ work: () async throws -> T) async throws -> T {
+        do {
+            return try await work()
+        } catch let error as S3Error {
+            let hint = switch error.code {
+            case "NoSuchBucket": " Create the bucket first (the backups' keys need to list, read, write and delete in it)."
+            case "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch": " Check VROOMX_BACKUP_S3_ACCESS_KEY_ID and _SECRET_ACCESS_KEY and what they may do."
+            default: ""
+            }
+            throw Backup.Failure("The bucket \(s3.bucket) at \(s3.endpoint.absoluteString) answered \(error).\(hint)")
+        } catch let error as Backup.Failure {
+            throw error
+        } catch {
+            throw Backup.Failure("The bucket \(s3.bucket) at \(s3.endpoint.absoluteString) could not be reached: \(error).")
         }
     }
 }
@@ -69,7 +81,8 @@ extension BackupTarget {
         case .folder(let root):
             return try Backup.backups(in: root).map { ($0.path, try Backup.read($0)) }
         case .bucket(let s3, let prefix):
-            return try await BucketBackup(client: S3Client(s3), prefix: prefix).backups().map { ("s3://\(s3.bucket)/\(prefix)\($0.name)", $0.manifest) }
+            return try await Self.explaining(s3) { try await BucketBackup(client: S3Client(s3), prefix: prefix).backups() }
+                .map { ("s3://\(s3.bucket)/\(prefix)\($0.name)", $0.manifest) }
         }
     }
 
@@ -84,7 +97,8 @@ extension BackupTarget {
             guard let name = parts.last, name.hasPrefix(Backup.folderPrefix) else {
                 throw Backup.Failure("Name the backup itself: s3://\(s3.bucket)/\(path)vroomx-YYYYMMDD-HHMMSS (`vroomx backup --list --to …` lists them).")
             }
-            return try await BucketBackup(client: S3Client(s3), prefix: parts.dropLast().map { $0 + "/" }.joined()).restore(name, into: configuration)
+            let backup = BucketBackup(client: S3Client(s3), prefix: parts.dropLast().map { $0 + "/" }.joined())
+            return try await explaining(s3) { try await backup.restore(name, into: configuration) }
         }
     }
 }

@@ -53,8 +53,7 @@ public struct ScheduledBackups: Service, CustomStringConvertible {
     }
 
     public func run() async throws {
-        logger.info("backups scheduled", metadata: ["to": "\(plan.target)", "schedule": "\(plan.schedule)", "keep": "\(plan.keep)",
-                                                     "next": "\(plan.schedule.next(after: Date(), in: timeZone).map { "\($0)" } ?? "never")"])
+        await checkTarget()
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled, let next = plan.schedule.next(after: Date(), in: timeZone) {
                 // Sleeps in steps of at most a minute: a clock set forward (or a suspended machine) is noticed in time.
@@ -64,6 +63,22 @@ public struct ScheduledBackups: Service, CustomStringConvertible {
                 guard !Task.isCancelled else { return }
                 await backUpOnce()
             }
+        }
+    }
+
+    /// At start: reads the target, so a wrong bucket or key is an error now
+    /// rather than at the first backup, and sets the last-success gauge from
+    /// the newest backup there (an alert on its age holds across restarts).
+    func checkTarget() async {
+        let next = plan.schedule.next(after: Date(), in: timeZone).map { "\($0)" } ?? "never"
+        do {
+            let backups = try await plan.target.backups()
+            if let newest = backups.map(\.manifest.createdAt).max() { ServerMetrics.lastBackup.set(newest.timeIntervalSince1970) }
+            logger.info("backups scheduled", metadata: ["to": "\(plan.target)", "schedule": "\(plan.schedule)", "keep": "\(plan.keep)", "next": "\(next)",
+                                                         "there": "\(backups.count)", "newest": "\(backups.last.map { "\($0.manifest.createdAt)" } ?? "none")"])
+        } catch {
+            ServerMetrics.backupsFailed.increment()
+            logger.error("backups scheduled, but their target cannot be read", metadata: ["to": "\(plan.target)", "next": "\(next)", "error": "\(error)"])
         }
     }
 

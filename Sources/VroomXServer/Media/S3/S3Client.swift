@@ -30,30 +30,32 @@ public struct S3Configuration: Sendable, Hashable {
 extension S3Configuration {
     /// `VROOMX_S3_ENDPOINT`, `_BUCKET`, `_REGION` (default us-east-1),
     /// `_ACCESS_KEY_ID`, `_SECRET_ACCESS_KEY`, `_PATH_STYLE` (true/false,
-    /// default true); nil when no endpoint is set.
-    static func fromEnvironment(_ environment: [String: String]) throws -> S3Configuration? {
-        guard let endpoint = environment["VROOMX_S3_ENDPOINT"], !endpoint.isEmpty else { return nil }
+    /// default true); nil when no endpoint is set. `prefix` names another
+    /// set of the same variables (the backups' `VROOMX_BACKUP_S3_`), and
+    /// `bucket` gives the bucket instead of a variable.
+    static func fromEnvironment(_ environment: [String: String], prefix: String = "VROOMX_S3_", bucket given: String? = nil) throws -> S3Configuration? {
+        func value(_ name: String) -> String? { environment[prefix + name].flatMap { $0.isEmpty ? nil : $0 } }
+        guard let endpoint = value("ENDPOINT") else { return nil }
         guard let url = URL(string: endpoint), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil,
               url.path.isEmpty || url.path == "/" else {
-            throw ConfigurationError("VROOMX_S3_ENDPOINT must be an http(s) URL without a path, like https://s3.us-east-1.amazonaws.com.")
+            throw ConfigurationError("\(prefix)ENDPOINT must be an http(s) URL without a path, like https://s3.us-east-1.amazonaws.com.")
         }
         func required(_ name: String) throws -> String {
-            guard let value = environment[name], !value.isEmpty else { throw ConfigurationError("With VROOMX_S3_ENDPOINT, set \(name).") }
+            guard let value = value(name) else { throw ConfigurationError("With \(prefix)ENDPOINT, set \(prefix + name).") }
             return value
         }
-        let bucket = try required("VROOMX_S3_BUCKET")
+        let bucket = try given ?? required("BUCKET")
         guard (3...63).contains(bucket.count), bucket.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-" || $0 == ".") }) else {
-            throw ConfigurationError("VROOMX_S3_BUCKET must be a bucket name: 3 to 63 lowercase letters, digits, dots and hyphens.")
+            throw ConfigurationError("\(given == nil ? prefix + "BUCKET" : "The bucket \"\(bucket)\"") must be a bucket name: 3 to 63 lowercase letters, digits, dots and hyphens.")
         }
         let pathStyle: Bool
-        switch environment["VROOMX_S3_PATH_STYLE"]?.lowercased() ?? "true" {
-        case "true", "yes", "1", "": pathStyle = true
+        switch value("PATH_STYLE")?.lowercased() ?? "true" {
+        case "true", "yes", "1": pathStyle = true
         case "false", "no", "0": pathStyle = false
-        default: throw ConfigurationError("VROOMX_S3_PATH_STYLE must be true or false.")
+        default: throw ConfigurationError("\(prefix)PATH_STYLE must be true or false.")
         }
-        return S3Configuration(endpoint: url, bucket: bucket, region: environment["VROOMX_S3_REGION"].flatMap { $0.isEmpty ? nil : $0 } ?? "us-east-1",
-                               accessKeyID: try required("VROOMX_S3_ACCESS_KEY_ID"),
-                               secretAccessKey: try required("VROOMX_S3_SECRET_ACCESS_KEY"), pathStyle: pathStyle)
+        return S3Configuration(endpoint: url, bucket: bucket, region: value("REGION") ?? "us-east-1",
+                               accessKeyID: try required("ACCESS_KEY_ID"), secretAccessKey: try required("SECRET_ACCESS_KEY"), pathStyle: pathStyle)
     }
 }
 
@@ -225,7 +227,8 @@ struct S3Client: Sendable {
     /// per request (each request has the calls' deadline), removing the file
     /// again if the download fails.
     func getFile(_ key: String, size: Int64, to file: URL) async throws {
-        guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
+        // Readable by the server's user alone, as the files it writes itself (the sign-in key among them).
+        guard FileManager.default.createFile(atPath: file.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
             throw S3Error(status: 0, code: "LocalFile", message: "cannot create \(file.path)")
         }
         do {
