@@ -209,7 +209,8 @@ public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
                                     trustedProxyHops: configuration.trustedProxyHops, hub: services.hub, live: services.realtimeCapacity,
                                     media: services.media, uploads: services.uploads, mapTiles: configuration.mapTiles,
                                     stops: services.stops, tracking: services.tracking)
-    router.add(middleware: RequestMetricsMiddleware())
+    // Requests are counted only where someone can read the counts.
+    if configuration.metricsToken != nil { router.add(middleware: RequestMetricsMiddleware()) }
     if configuration.tracesRequests { router.add(middleware: RequestTracingMiddleware()) }
     router.add(middleware: ErrorMiddleware(routeMissPage: console.routeMissPage))
     if let token = configuration.metricsToken { ServerMetrics.route(router, token: token) }

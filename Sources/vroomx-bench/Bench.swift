@@ -46,8 +46,10 @@ struct APIBench: AsyncParsableCommand {
     @Option(help: "Concurrent keep-alive connections.") var connections = 32
     @Option(help: "Measurements per endpoint (the median is reported).") var runs = 3
     @Option(help: "PostgreSQL URL to also measure (default: VROOMX_BENCH_POSTGRES_URL).") var postgres: String?
+    @Flag(help: "Instead: GET /healthz on a server counting requests for /metrics beside one that does not (SQLite).") var metricsCost = false
 
     func run() async throws {
+        if metricsCost { return try await measureMetricsCost() }
         var backends: [(String, String?)] = [("sqlite", nil)]
         if let url = postgres ?? ProcessInfo.processInfo.environment["VROOMX_BENCH_POSTGRES_URL"] { backends.append(("postgres", url)) }
         print("GET /v1/trips (driver with 50 trips) vs GET /healthz — \(connections) connections, \(seconds) s × \(runs) runs, median shown")
@@ -78,6 +80,38 @@ struct APIBench: AsyncParsableCommand {
             port.task.cancel()
             _ = await port.task.result
         }
+    }
+
+    /// What counting requests costs the lightest request: two servers, alternating, medians and the ratio.
+    func measureMetricsCost() async throws {
+        print("GET /healthz with VROOMX_METRICS_TOKEN set (requests counted and timed) vs unset — \(connections) connections, \(seconds) s × \(runs) runs")
+        var servers: [(label: String, port: Int, task: Task<Void, any Error>)] = []
+        for counted in [false, true] {
+            var configuration = try await BenchScratch.configuration(postgres: nil)
+            if counted { configuration.metricsToken = "bench-metrics-token-0123456789" }
+            let (port, task) = try await startServer(try await ServerServices.make(configuration))
+            servers.append((counted ? "counted" : "plain", port, task))
+        }
+        var results: [String: [LoadGenerator.Result]] = [:], ratios: [Double] = []
+        for _ in 0..<runs {
+            var pair: [Double] = []
+            for server in servers {
+                let result = try await LoadGenerator(host: "127.0.0.1", port: server.port, connections: connections)
+                    .run(path: "/healthz", headers: [], duration: .seconds(seconds))
+                results[server.label, default: []].append(result)
+                pair.append(result.requestsPerSecond)
+            }
+            ratios.append(pair[1] / pair[0])
+        }
+        for server in servers {
+            let result = Self.median(results[server.label] ?? [])
+            print(server.label.padding(toLength: 9, withPad: " ", startingAt: 0)
+                  + String(format: "%9.0f req/s  p50 %.2f ms  p99 %.2f ms", result.requestsPerSecond, result.percentile(0.5), result.percentile(0.99)))
+            server.task.cancel()
+            _ = await server.task.result
+        }
+        print(String(format: "counted/plain throughput ratio: %.3f (median of %d pairs: %@)", ratios.sorted()[ratios.count / 2], runs,
+                     ratios.map { String(format: "%.3f", $0) }.joined(separator: " ")))
     }
 
     static func median(_ results: [LoadGenerator.Result]) -> LoadGenerator.Result {
