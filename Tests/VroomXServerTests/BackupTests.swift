@@ -220,4 +220,54 @@ struct BackupTests {
             }
         }
     }
+
+    @Test("a photo damaged in a backup (shorter, or changed) is refused at restore, by the size and SHA-256 its row records")
+    func damagedMedia() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let configuration = server.services.configuration
+        let root = configuration.dataDirectory.deletingLastPathComponent().appendingPathComponent("backups-\(UUID().uuidString.prefix(8))")
+        try await server.run { api in
+            let expense = alpha.expenses[alpha.trips[0][0].id]![0].id
+            #expect(try await api.call(.addExpenseReceipt, expense.rawValue, bytes: MediaSamples.jpeg(size: 6_000),
+                                       token: alpha.driver.accessToken).status == 201)
+            let (backup, _) = try Backup.create(configuration, into: root)
+            let live = try DatabaseQueue(path: configuration.sqlitePath)
+            let key = try #require(try await live.read { try String.fetchOne($0, sql: "SELECT storage_key FROM receipt_photos") })
+            let photo = backup.appendingPathComponent("media").appendingPathComponent(key)
+            let original = try Data(contentsOf: photo)
+            for damaged in [original.prefix(2), Data(original.reversed())] {
+                try FileManager.default.removeItem(at: photo)  // a hard link to the live file: never write through it
+                try damaged.write(to: photo)
+                var restored = configuration
+                restored.dataDirectory = root.appendingPathComponent("restored-\(UUID().uuidString.prefix(6))")
+                restored.mediaDirectory = nil
+                #expect(performing: { try Backup.restore(backup, into: restored) }, throws: { "\($0)".contains(key) })
+                #expect(!FileManager.default.fileExists(atPath: restored.sqlitePath), "nothing restored")
+            }
+            #expect(try Data(contentsOf: configuration.resolvedMediaDirectory.appendingPathComponent(key)) == original, "the server's own file untouched")
+        }
+    }
+
+    @Test("a stray file deep in the media folder (a path over 1,000 bytes) is left out; the others are backed up and linked")
+    func deepStrayFile() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let configuration = server.services.configuration
+        let root = configuration.dataDirectory.deletingLastPathComponent().appendingPathComponent("backups-\(UUID().uuidString.prefix(8))")
+        var folder = configuration.resolvedMediaDirectory.appendingPathComponent("stray")
+        for letter in ["D", "E", "F", "G", "H"] { folder.appendPathComponent(String(repeating: letter, count: 200)) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data("deep".utf8).write(to: folder.appendingPathComponent("x.jpg"))
+        try Data("near".utf8).write(to: configuration.resolvedMediaDirectory.appendingPathComponent("stray/near.jpg"))
+        #expect(folder.path.utf8.count > 1_024)
+        try await server.run { _ in
+            for second in 0..<6 {
+                // On a thread of its own, as the server's schedule runs it (a damaged heap shows when such a thread ends).
+                let (_, manifest) = try await Backup.offThread {
+                    try Backup.create(configuration, into: root, keep: 2, now: Date(timeIntervalSince1970: 1_800_000_000 + Double(second)))
+                }
+                #expect(manifest.mediaFiles == 1 && manifest.mediaLinked == (second == 0 ? 0 : 1), "\(manifest)")
+            }
+        }
+    }
 }

@@ -96,7 +96,7 @@ public enum Backup {
             }
             _ = try copyMedia(from: backup.appendingPathComponent("media"), to: media, previous: nil, replacing: true)
             guard try sha256(target) == manifest.databaseSHA256 else { throw Failure("The database changed while it was copied in.") }
-            try check(database: target, media: media)
+            try check(database: target, media: media, hashing: false)
         } catch {
             for file in written { try? FileManager.default.removeItem(at: file) }
             throw error
@@ -104,33 +104,62 @@ public enum Backup {
         return manifest
     }
 
-    /// SQLite's integrity and foreign-key checks, and every stored file a row names present in `media`.
-    public static func check(database: URL, media: URL) throws {
-        try check(database: database, mediaFolder: "the media folder") { FileManager.default.fileExists(atPath: media.appendingPathComponent($0).path) }
+    /// What a row says of the file it names: its key, and its size and
+    /// SHA-256 where the table records them.
+    struct StoredFileRow {
+        let table: String
+        let key: String
+        let size: Int64?
+        let sha256: String?
     }
 
-    /// The checks of `check(database:media:)`, asking `holds` whether a stored file is in the backup.
-    static func check(database: URL, mediaFolder: String, holds: (String) -> Bool) throws {
+    /// SQLite's integrity and foreign-key checks, and every stored file a row
+    /// names present in `media` with the size and SHA-256 its row records.
+    /// `hashing: false` skips the SHA-256s (for files just copied from ones that were hashed).
+    public static func check(database: URL, media: URL, hashing: Bool = true) throws {
+        try check(database: database, mediaFolder: "the media folder") { row in
+            let path = media.appendingPathComponent(row.key).path
+            guard let size = fileSize(path) else { return "missing" }
+            if let expected = row.size, expected != size { return "\(size) bytes, its row says \(expected)" }
+            if hashing, let expected = row.sha256, try sha256(URL(fileURLWithPath: path)) != expected { return "not the file its row's SHA-256 names" }
+            return nil
+        }
+    }
+
+    /// The checks of `check(database:media:)`, asking `examine` what is wrong
+    /// with a row's file in the backup (nil when nothing is).
+    static func check(database: URL, mediaFolder: String, examine: (StoredFileRow) throws -> String?) throws {
         try SQLiteFile(database, readOnly: true).use { file in
             let integrity = try file.rows("PRAGMA integrity_check").compactMap { $0.first ?? nil }
             guard integrity == ["ok"] else { throw Failure("Integrity check: \(integrity.prefix(5).joined(separator: "; "))") }
             let broken = try file.rows("PRAGMA foreign_key_check")
             guard broken.isEmpty else { throw Failure("\(broken.count) rows point at rows that are missing.") }
-            var missing: [String] = []
+            var problems: [String] = []
+            var examined = Set<String>()
             for table in try file.rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").compactMap({ $0.first ?? nil })
             where table != "media_trash" {
                 let quoted = "\"" + table.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-                guard try file.rows("PRAGMA table_info(\(quoted))").contains(where: { $0.count > 1 && $0[1] == "storage_key" }) else { continue }
-                for key in try file.rows("SELECT storage_key FROM \(quoted) WHERE storage_key IS NOT NULL").compactMap({ $0.first ?? nil }) {
+                let columns = Set(try file.rows("PRAGMA table_info(\(quoted))").compactMap { $0.count > 1 ? $0[1] : nil })
+                guard columns.contains("storage_key") else { continue }
+                // A table that records a file's size records what its hash is of; an upload's hash may be the client's claim.
+                let recorded = columns.contains("size_bytes") && columns.contains("sha256")
+                let sql = "SELECT storage_key\(recorded ? ", size_bytes, sha256" : "") FROM \(quoted) WHERE storage_key IS NOT NULL"
+                for values in try file.rows(sql) {
+                    guard let key = values.first ?? nil else { continue }
                     // A key names a file inside the media folder, as the server builds them.
                     guard key.split(separator: "/", omittingEmptySubsequences: false).allSatisfy({ FileMediaStorage.isSafeComponent(String($0)) }) else {
                         throw Failure("\(table) names a stored file outside the media folder: \(key)")
                     }
-                    if !holds(key) { missing.append("\(table): \(key)") }
+                    let row = StoredFileRow(table: table, key: key, size: recorded ? (values[1] ?? nil).flatMap { Int64($0) } : nil,
+                                            sha256: recorded ? (values[2] ?? nil).flatMap { $0.count == 64 ? $0.lowercased() : nil } : nil)
+                    // One file may be named by several rows (an upload and its photo): examined once, with what its rows record.
+                    guard row.size != nil || !examined.contains(key) else { continue }
+                    examined.insert(key)
+                    if let problem = try examine(row) { problems.append("\(key) (\(table)): \(problem)") }
                 }
             }
-            guard missing.isEmpty else {
-                throw Failure("\(missing.count) stored files are missing from \(mediaFolder), e.g. \(missing.prefix(3).joined(separator: ", ")).")
+            guard problems.isEmpty else {
+                throw Failure("\(problems.count) stored files are missing or damaged in \(mediaFolder), e.g. \(problems.prefix(3).joined(separator: "; ")).")
             }
         }
     }
@@ -216,18 +245,37 @@ public enum Backup {
         let size: Int64
     }
 
-    /// The finished files under `source` (not `.partial` uploads or other hidden files).
+    /// Longest path a media file may have to be backed up. The server's keys
+    /// are short (carrier, kind, id); Foundation's file calls go wrong past
+    /// 1,024 bytes (a path cut short, once a damaged heap), so a stray file
+    /// deeper than this is left out rather than handed to them.
+    static let longestMediaPath = 1_000
+
+    /// The finished files under `source` (not `.partial` uploads or other
+    /// hidden files, nor symbolic links), walked with the C calls.
     static func mediaFiles(in source: URL) throws -> [MediaFile] {
-        guard let walker = FileManager.default.enumerator(at: source, includingPropertiesForKeys: [.isRegularFileKey, .fileSizeKey],
-                                                          options: []) else { return [] }
         var files: [MediaFile] = []
-        for case let file as URL in walker {
-            let relative = String(file.path.dropFirst(source.path.count)).trimmingCharacters(in: CharacterSet(charactersIn: "/"))
-            if relative.hasPrefix(".") || relative.contains("/.") { walker.skipDescendants(); continue }
-            guard try file.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile == true else { continue }
-            files.append(MediaFile(key: relative, url: file, size: try size(file)))
+        func walk(_ directory: String, _ prefix: String) {
+            guard let handle = opendir(directory) else { return }
+            defer { closedir(handle) }
+            while let entry = readdir(handle) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+                    String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+                }
+                guard !name.hasPrefix("."), !name.isEmpty else { continue }
+                let path = directory + "/" + name
+                guard path.utf8.count <= longestMediaPath else { continue }
+                var status = stat()
+                guard lstat(path, &status) == 0 else { continue }
+                switch status.st_mode & S_IFMT {
+                case S_IFDIR: walk(path, prefix + name + "/")
+                case S_IFREG: files.append(MediaFile(key: prefix + name, url: URL(fileURLWithPath: path), size: Int64(status.st_size)))
+                default: continue
+                }
+            }
         }
-        return files
+        walk(source.path, "")
+        return files.sorted { $0.key < $1.key }
     }
 
     /// Copies every finished file (not `.partial` uploads); one the previous backup holds is a hard link to it instead.
@@ -239,9 +287,9 @@ public enum Backup {
             let target = destination.appendingPathComponent(relative)
             try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
             // A stored file never changes under its key (a new photo is a new key): the same name and size is the same file.
-            if let previous, let before = try? FileManager.default.attributesOfItem(atPath: previous.appendingPathComponent(relative).path),
-               (before[.size] as? NSNumber)?.int64Value == size,
-               (try? FileManager.default.linkItem(at: previous.appendingPathComponent(relative), to: target)) != nil {
+            // (The C calls: Foundation's attributes and link calls fail on paths over 1,024 bytes, and one damaged the heap.)
+            if let previous, fileSize(previous.appendingPathComponent(relative).path) == size,
+               link(previous.appendingPathComponent(relative).path, target.path) == 0 {
                 linked += 1
             } else {
                 // Into a media folder a restore finds: the backup's copy of a key stands.
@@ -260,6 +308,13 @@ public enum Backup {
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyyMMdd-HHmmss"
         return formatter.string(from: date)
+    }
+
+    /// A regular file's size (nil for anything else, or nothing), from `lstat`.
+    static func fileSize(_ path: String) -> Int64? {
+        var status = stat()
+        guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        return Int64(status.st_size)
     }
 
     static func size(_ file: URL) throws -> Int64 {

@@ -191,7 +191,9 @@ struct BucketBackup {
         }
         var list: [String: Int64] = [:]
         for line in String(decoding: data.readableBytesView, as: UTF8.self).split(separator: "\n") {
-            guard let space = line.firstIndex(of: " "), let size = Int64(line[..<space]) else { continue }
+            guard let space = line.firstIndex(of: " "), let size = Int64(line[..<space]), size >= 0 else {
+                throw Backup.Failure("The backup \(name)'s \(Self.mediaListName) is damaged: \(line.prefix(80))")
+            }
             list[String(line[line.index(after: space)...])] = size
         }
         return list
@@ -233,7 +235,11 @@ struct BucketBackup {
             throw Backup.Failure("The backup's database does not match its manifest (damaged or changed).")
         }
         // Every check on the backup itself, before anything is written.
-        try Backup.check(database: download, mediaFolder: "the backup's media list") { media[$0] != nil }
+        try Backup.check(database: download, mediaFolder: "the backup's media list") { row in
+            guard let size = media[row.key] else { return "missing" }
+            if let expected = row.size, expected != size { return "\(size) bytes in the list, its row says \(expected)" }
+            return nil
+        }
         let mediaFolder = configuration.resolvedMediaDirectory
         var written: [URL] = []
         do {
