@@ -131,11 +131,16 @@ struct BackupTests {
 
             // A file in the media pool no backup lists (a backup that died midway, long ago): removed by retention.
             try await client.putObject("yard/nightly/media/orphan.jpg", body: ByteBuffer(bytes: MediaSamples.jpeg(size: 1_000)))
+            // And a backup that never finished (no manifest), holding a database and the key: removed too.
+            for file in ["vroomx.sqlite", "jwt-secret.key"] {
+                try await client.putObject("yard/nightly/vroomx-20200101-000000/\(file)", body: ByteBuffer(bytes: [1, 2, 3]))
+            }
             let third = try await target.backUp(configuration, keep: 2, now: day.addingTimeInterval(120))
             #expect(try await target.backups().map(\.location) == [second.location, third.location], "keeps the newest 2")
             #expect(try await client.listAllObjects(prefix: first.location.replacingOccurrences(of: "s3://\(s3.bucket)/", with: "")).isEmpty)
             let pool = try await client.listAllObjects(prefix: "yard/nightly/media/").map(\.key)
             #expect(pool.count == 3 && !pool.contains("yard/nightly/media/orphan.jpg"), "\(pool)")
+            #expect(try await client.listAllObjects(prefix: "yard/nightly/vroomx-20200101-000000/").isEmpty)
 
             // Restored from the bucket into an empty data directory: every receipt row and file as the server has them.
             var restored = configuration
@@ -190,6 +195,10 @@ struct BackupTests {
             let (latest, _) = try Backup.create(configuration, into: root, keep: 1, now: now.addingTimeInterval(60))
             #expect(try Backup.backups(in: root).map(\.lastPathComponent) == [latest.lastPathComponent])
 
+            // Into the data or media folder: it would copy itself, every backup holding the ones before.
+            for inside in [configuration.dataDirectory.appendingPathComponent("backups"), configuration.resolvedMediaDirectory.appendingPathComponent("b")] {
+                #expect(performing: { try Backup.create(configuration, into: inside) }, throws: { "\($0)".contains("outside") })
+            }
             // A journal an earlier database left in the data directory: refused, it would be read into the restored one.
             var restored = configuration
             restored.dataDirectory = root.appendingPathComponent("restored")

@@ -28,6 +28,30 @@ struct CronScheduleTests {
         #expect(try CronSchedule("15 2 * * *").next(after: now, in: chicago) == date("2026-11-30T08:15:00Z"))
     }
 
+    @Test("summer time on the wall clock, as cron: a skipped time runs just after the change, a repeated one once")
+    func summerTime() throws {
+        let newYork = TimeZone(identifier: "America/New_York")!
+        // 2027-03-14: 02:00 EST becomes 03:00 EDT. The nightly 02:15 runs at 03:15 EDT (07:15 UTC), not two days on.
+        let nightly = try CronSchedule("15 2 * * *")
+        #expect(nightly.next(after: date("2027-03-13T12:00:00Z"), in: newYork) == date("2027-03-14T07:15:00Z"))
+        #expect(nightly.next(after: date("2027-03-14T07:15:00Z"), in: newYork) == date("2027-03-15T06:15:00Z"), "then 02:15 EDT")
+        #expect(try CronSchedule("30 2 14 3 *").next(after: date("2027-01-01T00:00:00Z"), in: newYork) == date("2027-03-14T07:30:00Z"))
+        // 2027-11-07: 02:00 EDT becomes 01:00 EST; 01:30 comes twice and runs once.
+        let early = try CronSchedule("30 1 * * *")
+        let first = early.next(after: date("2027-11-07T04:00:00Z"), in: newYork)
+        #expect(first == date("2027-11-07T05:30:00Z"), "01:30 EDT")
+        #expect(early.next(after: date("2027-11-07T05:30:30Z"), in: newYork) == date("2027-11-08T06:30:00Z"), "not 01:30 EST again")
+        // Every 30 minutes through the spring change: no time runs twice, none goes backwards.
+        var moment = date("2027-03-14T06:00:00Z")  // 01:00 EST
+        var runs: [Date] = []
+        for _ in 0..<5 {
+            guard let next = try CronSchedule("*/30 * * * *").next(after: moment, in: newYork) else { break }
+            runs.append(next)
+            moment = next
+        }
+        #expect(runs == ["2027-03-14T06:30:00Z", "2027-03-14T07:00:00Z", "2027-03-14T07:30:00Z", "2027-03-14T08:00:00Z", "2027-03-14T08:30:00Z"].map(date))
+    }
+
     @Test("what is not a schedule is refused with the field named", arguments: [
         ("", "five fields"), ("* * * *", "five fields"), ("60 * * * *", "minute"), ("* 24 * * *", "hour"), ("* * 0 * *", "day of month"),
         ("* * * 13 *", "month"), ("* * * * 8", "day of week"), ("*/0 * * * *", "step"), ("5-1 * * * *", "minute"), ("a * * * *", "minute"),

@@ -26,6 +26,8 @@ struct MetricsTests {
                 #expect(refused.status == .unauthorized)
                 #expect(String(buffer: refused.body).contains("\"code\":\"invalid_token\""))
             }
+            // The scheme in any case, as HTTP has it.
+            #expect(try await api.client.execute(uri: "/metrics", method: .get, headers: [.authorization: "bearer \(Self.token)"]).status == .ok)
             let before = try await Self.scrape(api)
             // Every series is there from the start, at zero if nothing happened yet: Prometheus's increase() sees the first event.
             for series in [#"vroomx_database_unavailable_total{cause="timedOut"}"#, #"vroomx_mail_total{outcome="failed"}"#,

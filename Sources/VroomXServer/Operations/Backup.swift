@@ -46,7 +46,7 @@ public enum Backup {
     /// Takes a backup of `configuration`'s database and media into a new
     /// folder under `root`, then keeps the newest `keep` backups there.
     public static func create(_ configuration: ServerConfiguration, into root: URL, keep: Int? = nil, now: Date = Date()) throws -> (URL, Manifest) {
-        try checkBackupable(configuration)
+        try checkBackupable(configuration, into: root)
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         let previous = try backups(in: root).last
         let folder = root.appendingPathComponent(folderPrefix + stamp(now))
@@ -185,14 +185,28 @@ public enum Backup {
             .map { (url: $0, made: (try? read($0))?.createdAt ?? .distantPast) }
             .sorted { $0.made < $1.made }
         for old in others.dropLast(max(keep - 1, 0)) { try FileManager.default.removeItem(at: old.url) }
+        // The work folders of backups that died (killed, machine off) more than a day ago.
+        for leftover in try FileManager.default.contentsOfDirectory(at: root, includingPropertiesForKeys: [.contentModificationDateKey])
+        where leftover.lastPathComponent.hasPrefix(".partial-") {
+            let modified = try? leftover.resourceValues(forKeys: [.contentModificationDateKey]).contentModificationDate
+            if let modified, Date().timeIntervalSince(modified) > 86_400 { try? FileManager.default.removeItem(at: leftover) }
+        }
     }
 
     // MARK: Shared by backups to a folder and to a bucket
 
     /// Refuses what `vroomx backup` cannot copy.
-    static func checkBackupable(_ configuration: ServerConfiguration) throws {
+    static func checkBackupable(_ configuration: ServerConfiguration, into folder: URL? = nil) throws {
         guard configuration.databaseURL == nil else {
             throw Failure("The database is PostgreSQL: back it up with pg_dump or base backups (docs/operations.md).")
+        }
+        // Backups inside what they copy would hold every earlier one, and the media pool would send them.
+        if let folder {
+            let target = folder.standardizedFileURL.resolvingSymlinksInPath().path + "/"
+            for inside in [configuration.dataDirectory, configuration.resolvedMediaDirectory] {
+                let path = inside.standardizedFileURL.resolvingSymlinksInPath().path + "/"
+                guard !target.hasPrefix(path) else { throw Failure("Back up to a folder outside \(inside.path) (it would copy itself).") }
+            }
         }
         guard FileManager.default.fileExists(atPath: configuration.sqlitePath) else { throw Failure("No database at \(configuration.sqlitePath).") }
     }

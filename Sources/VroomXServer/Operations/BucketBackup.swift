@@ -162,7 +162,10 @@ struct BucketBackup {
         let manifest = Backup.Manifest(createdAt: now, schemaVersion: schemaVersion, databaseBytes: try Backup.size(database),
                                        databaseSHA256: databaseSHA256, mediaFiles: files.count, mediaBytes: bytes, mediaLinked: present)
         try await client.putObject(folder + Backup.manifestName, body: ByteBuffer(data: try Backup.encode(manifest)), contentType: "application/json")
-        if let keep { try await prune(keep: keep, sparing: name, now: now) }
+        if let keep {
+            try await prune(keep: keep, sparing: name, now: now)
+            try await removeUnfinished(now: now)
+        }
         return (name, manifest)
     }
 
@@ -175,6 +178,24 @@ struct BucketBackup {
             found.append((name, manifest))
         }
         return found.sorted { $0.manifest.createdAt < $1.manifest.createdAt }
+    }
+
+    /// Removes backups that never finished (no manifest: a backup killed or cut
+    /// off midway), once every object of theirs is more than a day old.
+    func removeUnfinished(now: Date) async throws {
+        var folders: [String: (finished: Bool, newest: Date)] = [:]
+        let objects = try await client.listAllObjects(prefix: prefix + Backup.folderPrefix)
+        for object in objects {
+            guard let slash = object.key.dropFirst(prefix.count).firstIndex(of: "/") else { continue }
+            let name = String(object.key[object.key.index(object.key.startIndex, offsetBy: prefix.count)..<slash])
+            var folder = folders[name] ?? (false, .distantPast)
+            if object.key.hasSuffix("/" + Backup.manifestName) { folder.finished = true }
+            folder.newest = max(folder.newest, object.modified ?? now)
+            folders[name] = folder
+        }
+        for (name, folder) in folders where !folder.finished && now.timeIntervalSince(folder.newest) > 86_400 {
+            for object in objects where object.key.hasPrefix(prefix + name + "/") { try await client.deleteObject(object.key) }
+        }
     }
 
     func manifest(of name: String) async throws -> Backup.Manifest {

@@ -70,29 +70,29 @@ public struct CronSchedule: Sendable, Equatable, CustomStringConvertible {
         return values
     }
 
-    /// The first whole minute after `date` the schedule names (nil only if none within eight years).
+    /// The first time after `date` the schedule names (nil only if none
+    /// within eight years). Times are read on the wall clock, as cron does:
+    /// one that a change to summer time skips runs just after the change
+    /// (02:15 on that night is 03:15), and one the change back repeats runs
+    /// once, the first time.
     public func next(after date: Date, in timeZone: TimeZone = .current) -> Date? {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
-        guard var minute = calendar.dateInterval(of: .minute, for: date)?.start.addingTimeInterval(60) else { return nil }
-        let end = date.addingTimeInterval(8 * 366 * 86_400)
-        while minute < end {
-            let parts = calendar.dateComponents([.month, .day, .weekday, .hour, .minute], from: minute)
-            guard let month = parts.month, let day = parts.day, let weekday = parts.weekday, let hour = parts.hour, let clock = parts.minute else { return nil }
-            guard months.contains(month) else {
-                minute = Self.start(of: .month, after: minute, calendar) ?? end
-                continue
+        let times = hours.sorted().flatMap { hour in minutes.sorted().map { (hour, $0) } }
+        var day = calendar.dateComponents([.year, .month, .day], from: date)
+        for _ in 0..<(8 * 366) {
+            guard let noon = calendar.date(from: DateComponents(year: day.year, month: day.month, day: day.day, hour: 12)) else { return nil }
+            let parts = calendar.dateComponents([.year, .month, .day, .weekday], from: noon)
+            if let month = parts.month, let dayOfMonth = parts.day, let weekday = parts.weekday,
+               months.contains(month), matchesDay(day: dayOfMonth, weekday: weekday - 1) {
+                // The earliest of the day's times still ahead (a skipped time moved past the change can come after a later one).
+                let ahead = times.compactMap { hour, minute in
+                    calendar.date(from: DateComponents(year: parts.year, month: month, day: dayOfMonth, hour: hour, minute: minute))
+                }.filter { $0 > date }
+                if let first = ahead.min() { return first }
             }
-            guard matchesDay(day: day, weekday: weekday - 1) else {
-                minute = Self.start(of: .day, after: minute, calendar) ?? end
-                continue
-            }
-            guard hours.contains(hour) else {
-                minute = Self.start(of: .hour, after: minute, calendar) ?? end
-                continue
-            }
-            if minutes.contains(clock) { return minute }
-            minute = minute.addingTimeInterval(60)
+            guard let following = calendar.date(byAdding: .day, value: 1, to: noon) else { return nil }
+            day = calendar.dateComponents([.year, .month, .day], from: following)
         }
         return nil
     }
@@ -104,10 +104,5 @@ public struct CronSchedule: Sendable, Equatable, CustomStringConvertible {
         case (false, true): daysOfWeek.contains(weekday)
         case (false, false): true
         }
-    }
-
-    private static func start(of unit: Calendar.Component, after date: Date, _ calendar: Calendar) -> Date? {
-        guard let interval = calendar.dateInterval(of: unit, for: date) else { return nil }
-        return interval.end
     }
 }

@@ -79,8 +79,10 @@ public enum ServerMetrics {
     /// Prometheus's text format, for a request that bears the token.
     static func route(_ router: Router<AppRequestContext>, token: String) {
         router.get("/metrics") { request, _ -> Response in
+            // The scheme is case-insensitive (RFC 9110); the token is not.
             let given = request.headers[.authorization] ?? ""
-            guard constantTimeEqual(Array(given.utf8), Array("Bearer \(token)".utf8)) else {
+            let scheme = given.prefix(7).lowercased(), credentials = given.dropFirst(7)
+            guard scheme == "bearer ", constantTimeEqual(Array(credentials.utf8), Array(token.utf8)) else {
                 throw AppError(401, .invalidToken, "Send the metrics token (VROOMX_METRICS_TOKEN) as a Bearer token.")
             }
             var response = Response(status: .ok, body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
