@@ -18,7 +18,7 @@ struct BackupTests {
         let server = try await TestServer.make(.sqlite)
         let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
         let configuration = server.services.configuration
-        let root = configuration.dataDirectory.deletingLastPathComponent().appendingPathComponent("backups-\(UUID().uuidString.prefix(8))")
+        let root = Self.backupsFolder(beside: configuration)
         let trip = alpha.trips[0][0].id
         let owner = Scope.driver(tenant: alpha.tenant.id, driver: alpha.driverID(0))
         try await server.run { api in
@@ -177,11 +177,9 @@ struct BackupTests {
         let server = try await TestServer.make(.sqlite)
         let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
         let configuration = server.services.configuration
-        let root = configuration.dataDirectory.deletingLastPathComponent().appendingPathComponent("backups-\(UUID().uuidString.prefix(8))")
+        let root = Self.backupsFolder(beside: configuration)
         try await server.run { api in
-            let expense = alpha.expenses[alpha.trips[0][0].id]![0].id
-            #expect(try await api.call(.addExpenseReceipt, expense.rawValue, bytes: MediaSamples.jpeg(size: 5_000),
-                                       token: alpha.driver.accessToken).status == 201)
+            try await Self.addReceipt(api, alpha, size: 5_000)
             // Two at once, named by the same second: one is made whole, the other refused; neither removes the other's work.
             let now = Date(timeIntervalSince1970: 1_800_000_000)
             let results = await withTaskGroup(of: Result<(URL, Backup.Manifest), any Error>.self) { group in
@@ -235,11 +233,9 @@ struct BackupTests {
         let server = try await TestServer.make(.sqlite)
         let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
         let configuration = server.services.configuration
-        let root = configuration.dataDirectory.deletingLastPathComponent().appendingPathComponent("backups-\(UUID().uuidString.prefix(8))")
+        let root = Self.backupsFolder(beside: configuration)
         try await server.run { api in
-            let expense = alpha.expenses[alpha.trips[0][0].id]![0].id
-            #expect(try await api.call(.addExpenseReceipt, expense.rawValue, bytes: MediaSamples.jpeg(size: 6_000),
-                                       token: alpha.driver.accessToken).status == 201)
+            try await Self.addReceipt(api, alpha, size: 6_000)
             let (backup, _) = try Backup.create(configuration, into: root)
             let live = try DatabaseQueue(path: configuration.sqlitePath)
             let key = try #require(try await live.read { try String.fetchOne($0, sql: "SELECT storage_key FROM receipt_photos") })
@@ -262,7 +258,7 @@ struct BackupTests {
     func deepStrayFile() async throws {
         let server = try await TestServer.make(.sqlite)
         let configuration = server.services.configuration
-        let root = configuration.dataDirectory.deletingLastPathComponent().appendingPathComponent("backups-\(UUID().uuidString.prefix(8))")
+        let root = Self.backupsFolder(beside: configuration)
         var folder = configuration.resolvedMediaDirectory.appendingPathComponent("stray")
         for letter in ["D", "E", "F", "G", "H"] { folder.appendPathComponent(String(repeating: letter, count: 200)) }
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -278,5 +274,15 @@ struct BackupTests {
                 #expect(manifest.mediaFiles == 1 && manifest.mediaLinked == (second == 0 ? 0 : 1), "\(manifest)")
             }
         }
+    }
+
+    static func backupsFolder(beside configuration: ServerConfiguration) -> URL {
+        configuration.dataDirectory.deletingLastPathComponent().appendingPathComponent("backups-\(UUID().uuidString.prefix(8))")
+    }
+
+    /// A receipt photo on the fixture's first expense: a file in the media folder a row names.
+    static func addReceipt(_ api: TestAPI, _ carrier: CarrierFixture, size: Int) async throws {
+        let expense = try #require(carrier.expenses[carrier.trips[0][0].id]?.first).id
+        #expect(try await api.call(.addExpenseReceipt, expense.rawValue, bytes: MediaSamples.jpeg(size: size), token: carrier.driver.accessToken).status == 201)
     }
 }
