@@ -89,6 +89,31 @@ struct LocationTests {
         }
     }
 
+    @Test("a driver with 400 vehicles waiting at one yard arrives at every one of them (not only the first 200 looked at)",
+          arguments: TestBackend.available)
+    func manyOrdersAtOneYard(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        try await server.run { api in
+            let first = try await Self.fencedOrder(api, carrier, server)
+            let trip = carrier.trips[0][0].id
+            // Elsewhere on the trip too: orders whose stops are far away are never looked at.
+            let far = Stop(name: "Far lot", address: "1 Far Rd", location: GeoPoint(latitude: 33.7, longitude: -84.4))
+            let orders = (0..<400).map { index in
+                CreateOrderRequest(number: "Y-\(index)", tripID: trip, vehicle: Vehicle(year: 2021, make: "Ford", model: "F-150", vin: ""),
+                                   pickup: first.pickup, delivery: index.isMultiple(of: 2) ? far : first.delivery, revenueCents: 50_000)
+            } + (0..<300).map { index in
+                CreateOrderRequest(number: "F-\(index)", tripID: trip, vehicle: Vehicle(year: 2021, make: "Ford", model: "F-150", vin: ""),
+                                   pickup: far, delivery: far, revenueCents: 50_000)
+            }
+            #expect(try await server.store.orders.createMany(orders, tenant: carrier.tenant.id) == 700)
+            let start = Self.wholeSeconds(server.clock.now).addingTimeInterval(-600)
+            let parked = try await Self.record(api, Self.fixes([300, 120, 40, 45, 50, 42, 38, 40], from: start), token: carrier.driver.accessToken)
+            let arrived = Set(parked.arrivals.filter { $0.stop == .pickup }.map(\.orderID))
+            #expect(arrived.count == 401, "the first order and the 400 at the yard: \(arrived.count)")
+        }
+    }
+
     @Test("jitter across the fence does not reset the stay; leaving beyond radius + max(10 %, 20 m) does", arguments: TestBackend.available)
     func hysteresis(_ backend: TestBackend) async throws {
         let server = try await TestServer.make(backend)

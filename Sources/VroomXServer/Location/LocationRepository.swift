@@ -33,15 +33,47 @@ enum LocationRepository {
         return (try row.id("id"), try row.date("updated_at"))
     }
 
-    /// The driver's orders on trips under way with a stop still to arrive at.
-    static func arrivalCandidates(driver: ID<Driver>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [Order] {
-        try await db.query("""
+    /// The driver's orders on trips under way with a stop still to arrive
+    /// at: the first 200 (the fences a phone is told of), or, `near` a
+    /// batch of fixes, every one with a stop whose widest fence could hold
+    /// one of them (a yard with hundreds of vehicles waiting has them all).
+    static func arrivalCandidates(driver: ID<Driver>, tenant: ID<Tenant>, near fixes: [GeoPosition]? = nil,
+                                  _ db: any SQLExecutor) async throws -> [Order] {
+        var nearby: SQL = ""
+        if let fixes, let box = ArrivalBox(around: fixes) {
+            nearby = """
+                AND ((pickup_latitude BETWEEN \(box.south) AND \(box.north) AND pickup_longitude BETWEEN \(box.west) AND \(box.east))
+                  OR (delivery_latitude BETWEEN \(box.south) AND \(box.north) AND delivery_longitude BETWEEN \(box.west) AND \(box.east)))
+                """
+        }
+        return try await db.query("""
             SELECT \(Order.columns) FROM orders
             WHERE tenant_id = \(tenant) AND driver_id = \(driver) AND status IN ('assigned', 'picked_up')
-            AND (pickup_latitude IS NOT NULL OR delivery_latitude IS NOT NULL)
+            AND (pickup_latitude IS NOT NULL OR delivery_latitude IS NOT NULL) \(nearby)
             AND trip_id IN (SELECT id FROM trips WHERE tenant_id = \(tenant) AND driver_id = \(driver) AND status = 'in_progress')
-            ORDER BY id LIMIT 200
+            ORDER BY id LIMIT \(fixes == nil ? 200 : 10_000)
             """).map(Order.init(row:))
+    }
+
+    /// The box of latitudes and longitudes around some fixes that holds
+    /// every fence (its exit radius, at the largest radius a stop may have)
+    /// one of them is inside; nil when it would cross a pole or the 180th
+    /// meridian (then every open order is looked at).
+    struct ArrivalBox {
+        let south, north, west, east: Double
+
+        init?(around fixes: [GeoPosition]) {
+            guard let minLat = fixes.map(\.point.latitude).min(), let maxLat = fixes.map(\.point.latitude).max(),
+                  let minLon = fixes.map(\.point.longitude).min(), let maxLon = fixes.map(\.point.longitude).max() else { return nil }
+            // Metres to degrees, a little generously: 111,000 m a degree of latitude, fewer of longitude away from the equator.
+            let reach = LocationRules.exitRadius(Double(LocationRules.radiusRange.upperBound)) * 1.1
+            let latitudeMargin = reach / 111_000
+            let widest = max(abs(minLat), abs(maxLat)) + latitudeMargin
+            guard widest < 89 else { return nil }
+            let longitudeMargin = reach / (111_000 * cos(widest * .pi / 180))
+            guard minLon - longitudeMargin > -180, maxLon + longitudeMargin < 180 else { return nil }
+            (south, north, west, east) = (minLat - latitudeMargin, maxLat + latitudeMargin, minLon - longitudeMargin, maxLon + longitudeMargin)
+        }
     }
 
     /// Inserts the fixes the table does not have yet; returns how many.

@@ -132,7 +132,7 @@ public struct LocationService: Sendable {
     /// the stay began before it.
     private func markArrivals(driver: ID<Driver>, batch: [GeoPosition], _ tx: TenantTransaction) async throws -> [StopArrival] {
         guard let first = batch.first, let last = batch.last else { return [] }
-        let open = try await LocationRepository.arrivalCandidates(driver: driver, tenant: tx.tenant, tx.db)
+        let open = try await LocationRepository.arrivalCandidates(driver: driver, tenant: tx.tenant, near: batch, tx.db)
         var around: [GeoPosition]?
         var arrivals: [StopArrival] = []
         for var order in open {
