@@ -291,6 +291,7 @@ struct MaintenanceService: Service, CustomStringConvertible {
         }
         // Services stop in reverse order, so the HTTP server is done by now.
         await services.database.close()
+        services.logger.notice("stopped: requests answered, database closed")
     }
 }
 
