@@ -72,4 +72,17 @@ struct TracingTests {
         let everything = (try? String(contentsOf: spansFile, encoding: .utf8)) ?? ""
         #expect(!everything.contains("secret-tracking-token-123") && !everything.contains("987654"), "no path or query in a span")
     }
+
+    @Test("span settings out of range stop the server at start with the setting named (a batch of 0 made it grow without end)")
+    func settingsRefused() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-tracing-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: data) }
+        for (name, value) in [("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "0"), ("OTEL_BSP_MAX_QUEUE_SIZE", "99999999999999999999"),
+                              ("OTEL_BSP_SCHEDULE_DELAY", "-5"), ("OTEL_TRACES_SAMPLER", "bogus"), ("OTEL_TRACES_SAMPLER_ARG", "banana"),
+                              ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")] {
+            let run = try await VroomXBinary.run(["serve", "--demo", "--port", "0"], environment: [
+                "VROOMX_DATA_DIR": data.path, "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9", name: value])
+            #expect(run.status != 0 && run.output.contains(name), "\(name)=\(value): \(run.output.suffix(300))")
+        }
+    }
 }

@@ -111,6 +111,15 @@ struct LocationTests {
             let parked = try await Self.record(api, Self.fixes([300, 120, 40, 45, 50, 42, 38, 40], from: start), token: carrier.driver.accessToken)
             let arrived = Set(parked.arrivals.filter { $0.stop == .pickup }.map(\.orderID))
             #expect(arrived.count == 401, "the first order and the 400 at the yard: \(arrived.count)")
+            // One more vehicle at another yard 10 km on, among the 701 open orders: its arrival is seen too.
+            var second = first.pickup
+            second.location = Self.north(10_000)
+            #expect(try await server.store.orders.createMany([CreateOrderRequest(
+                number: "Z-1", tripID: trip, vehicle: Vehicle(year: 2021, make: "Ford", model: "F-150", vin: ""), pickup: second,
+                delivery: far, revenueCents: 50_000)], tenant: carrier.tenant.id) == 1)
+            let there = try await Self.record(api, Self.fixes([10_300, 10_120, 10_040, 10_045, 10_050, 10_042, 10_038, 10_040],
+                                                              from: start.addingTimeInterval(300)), token: carrier.driver.accessToken)
+            #expect(there.arrivals.count == 1 && there.arrivals.first?.stop == .pickup, "\(there.arrivals)")
         }
     }
 

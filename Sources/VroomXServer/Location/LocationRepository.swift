@@ -34,13 +34,13 @@ enum LocationRepository {
     }
 
     /// The driver's orders on trips under way with a stop still to arrive
-    /// at: the first 200 (the fences a phone is told of), or, `near` a
-    /// batch of fixes, every one with a stop whose widest fence could hold
-    /// one of them (a yard with hundreds of vehicles waiting has them all).
-    static func arrivalCandidates(driver: ID<Driver>, tenant: ID<Tenant>, near fixes: [GeoPosition]? = nil,
+    /// at near a batch of fixes: every one with a stop whose widest fence
+    /// could hold one of them (a yard with hundreds of vehicles waiting has
+    /// them all), up to 10,000.
+    static func arrivalCandidates(driver: ID<Driver>, tenant: ID<Tenant>, near fixes: [GeoPosition],
                                   _ db: any SQLExecutor) async throws -> [Order] {
         var nearby: SQL = ""
-        if let fixes, let box = ArrivalBox(around: fixes) {
+        if let box = ArrivalBox(around: fixes) {
             nearby = """
                 AND ((pickup_latitude BETWEEN \(box.south) AND \(box.north) AND pickup_longitude BETWEEN \(box.west) AND \(box.east))
                   OR (delivery_latitude BETWEEN \(box.south) AND \(box.north) AND delivery_longitude BETWEEN \(box.west) AND \(box.east)))
@@ -51,7 +51,7 @@ enum LocationRepository {
             WHERE tenant_id = \(tenant) AND driver_id = \(driver) AND status IN ('assigned', 'picked_up')
             AND (pickup_latitude IS NOT NULL OR delivery_latitude IS NOT NULL) \(nearby)
             AND trip_id IN (SELECT id FROM trips WHERE tenant_id = \(tenant) AND driver_id = \(driver) AND status = 'in_progress')
-            ORDER BY id LIMIT \(fixes == nil ? 200 : 10_000)
+            ORDER BY id LIMIT 10000
             """).map(Order.init(row:))
     }
 

@@ -53,7 +53,7 @@ public struct LocationService: Sendable {
         }
         // Who, which trip, which fences: read before the write, which then only stores (the writer is shared;
         // a deactivation racing this batch at worst keeps its positions).
-        let placement = try await store.read { db in try await self.placement(of: driver, tenant: scope.tenant, db) }
+        let placement = try await store.read { db in try await self.placement(of: driver, tenant: scope.tenant, near: fixes, db) }
         guard placement.active else { throw AppError.accountDeactivated }
         if let endedAt = placement.tripEndedAt {
             // Recorded while that trip ran, sent after it ended: they are that trip's.
@@ -86,12 +86,12 @@ public struct LocationService: Sendable {
         var fences: [Geofence]
     }
 
-    private func placement(of driver: ID<Driver>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Placement {
+    private func placement(of driver: ID<Driver>, tenant: ID<Tenant>, near fixes: [GeoPosition], _ db: any SQLExecutor) async throws -> Placement {
         guard let me = try await DriverRepository.find(driver, tenant: tenant, db), me.deactivatedAt == nil else {
             return Placement(active: false, trip: nil, tripEndedAt: nil, fences: [])
         }
         if let underWay = try await LocationRepository.tripUnderWay(of: driver, tenant: tenant, db) {
-            let fences = try await LocationRepository.arrivalCandidates(driver: driver, tenant: tenant, db).flatMap { order in
+            let fences = try await LocationRepository.arrivalCandidates(driver: driver, tenant: tenant, near: fixes, db).flatMap { order in
                 Self.stopsToArrive(order).compactMap { Geofence(order.stop($0)) }
             }
             return Placement(active: true, trip: underWay, tripEndedAt: nil, fences: fences)
