@@ -104,6 +104,8 @@ extension Endpoint {
     /// Readiness: the database answers, the folders take writes, disk space is left.
     public static let ready = Endpoint(.get, "/readyz", .anyone)
     public static let openAPI = Endpoint(.get, "/openapi.json", .anyone)
+    /// Prometheus's numbers, for a scraper bearing `VROOMX_METRICS_TOKEN` (not a session).
+    public static let metrics = Endpoint(.get, "/metrics", .anyone)
 
     // Sign-in
     public static let sendCode = Endpoint(.post, "/v1/auth/otp", .anyone)
@@ -263,7 +265,7 @@ extension Endpoint {
     public static let dispatchOrderProgress = Endpoint(.get, "/v1/dispatch/orders/{id}/progress", .dispatcher)
 
     public static let all: [Endpoint] = [
-        health, ready, openAPI,
+        health, ready, openAPI, metrics,
         sendCode, verifyCode, refresh, logout,
         me, setPIN, verifyPIN, registerDeviceToken, removeDeviceToken,
         trips, trip, tripOrders, tripExpenses, orders, order, updateOrderStatus, updateOrderETA,

@@ -213,7 +213,7 @@ public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
     if configuration.metricsToken != nil { router.add(middleware: RequestMetricsMiddleware()) }
     if configuration.tracesRequests { router.add(middleware: RequestTracingMiddleware()) }
     router.add(middleware: ErrorMiddleware(routeMissPage: console.routeMissPage))
-    if let token = configuration.metricsToken { ServerMetrics.route(router, token: token) }
+    ServerMetrics.route(router, token: configuration.metricsToken)
     let routes = Routes(router: router, authenticator: services.authenticator, store: services.store)
 
     ServiceController(database: services.database, readiness: Readiness(configuration, database: services.database)).register(routes)

@@ -88,6 +88,7 @@ struct MetricsTests {
         try await server.run { api in
             let answer = try await api.client.execute(uri: "/metrics", method: .get, headers: [.authorization: "Bearer \(Self.token)"])
             #expect(answer.status == .notFound)
+            #expect(String(buffer: answer.body).contains("VROOMX_METRICS_TOKEN"), "says how to turn them on")
         }
         #expect(throws: ConfigurationError.self) { try ServerConfiguration.fromEnvironment(["VROOMX_METRICS_TOKEN": "short"]) }
         #expect(try ServerConfiguration.fromEnvironment(["VROOMX_METRICS_TOKEN": Self.token]).metricsToken == Self.token)

@@ -86,6 +86,7 @@ enum APIDocument {
             value["content"] = ["application/json": ["schema": schemas.list(of: type, paged: paged)]]
         case .file: value["content"] = ["*/*": ["schema": ["type": "string", "format": "binary"]]]
         case .document: value["content"] = ["application/json": ["schema": [:]]]
+        case .text(let mediaType): value["content"] = .object([mediaType: ["schema": ["type": "string"]]])
         }
         if !answer.headers.isEmpty {
             value["headers"] = .object(answer.headers.mapValues { ["description": .string($0), "schema": ["type": "string"]] })

@@ -45,6 +45,8 @@ struct APIOperation {
         case file
         /// A JSON document of no fixed schema (this document).
         case document
+        /// Text of this media type.
+        case text(String)
     }
 
     struct Answer {

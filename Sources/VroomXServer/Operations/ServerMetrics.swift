@@ -3,6 +3,7 @@ import Hummingbird
 import Metrics
 import class Prometheus.PrometheusCollectorRegistry
 import struct Prometheus.PrometheusMetricsFactory
+import VroomXModels
 import VroomXSecurity
 
 /// The numbers an operator watches, kept with swift-metrics and served in
@@ -76,9 +77,11 @@ public enum ServerMetrics {
         _ = poolWait
     }
 
-    /// Prometheus's text format, for a request that bears the token.
-    static func route(_ router: Router<AppRequestContext>, token: String) {
-        router.get("/metrics") { request, _ -> Response in
+    /// Prometheus's text format, for a request that bears the token; without
+    /// the setting, a 404 that says how to turn it on.
+    static func route(_ router: Router<AppRequestContext>, token: String?) {
+        router.get(RouterPath(Endpoint.metrics.path)) { request, _ -> Response in
+            guard let token else { throw AppError(404, .notFound, "Metrics are off: set VROOMX_METRICS_TOKEN to serve them.") }
             // The scheme is case-insensitive (RFC 9110); the token is not.
             let given = request.headers[.authorization] ?? ""
             let scheme = given.prefix(7).lowercased(), credentials = given.dropFirst(7)
