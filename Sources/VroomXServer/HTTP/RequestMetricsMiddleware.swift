@@ -32,32 +32,48 @@ struct RequestMetricsMiddleware: RouterMiddleware {
     }
 
     private let series = Series()
-    /// Methods named as such; any other (WebDAV's, made-up ones) is "other", so labels stay few.
-    static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
-
-    /// The route template that served the request; "unmatched" when none
-    /// did (Hummingbird's file middleware names a miss "NotFound").
-    static func route(_ context: Context) -> String {
-        guard let path = context.endpointPath, path != "NotFound" else { return "unmatched" }
-        return path
-    }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
         ServerMetrics.requestsInFlight.increment()
         defer { ServerMetrics.requestsInFlight.decrement() }
-        let method = Self.methods.contains(request.method.rawValue) ? request.method.rawValue : "other"
-        func record(_ status: Int) {
-            let (counter, timer) = series.of(Key(route: Self.route(context), method: method, status: status))
+        let method = ServedRequest.method(request)
+        return try await ServedRequest.answer(request, context, next) { status in
+            let (counter, timer) = series.of(Key(route: ServedRequest.route(context), method: method, status: status))
             counter.increment()
             timer.record(duration: ContinuousClock.now - start)
         }
+    }
+}
+
+/// What the request middlewares (metrics, tracing) say of a request, each
+/// rule once: its method and route as labels, and the status it got.
+enum ServedRequest {
+    /// Methods named as such; any other (WebDAV's, made-up ones) is "other", so labels stay few.
+    static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+    static func method(_ request: Request) -> String {
+        methods.contains(request.method.rawValue) ? request.method.rawValue : "other"
+    }
+
+    /// The route template that served the request; "unmatched" when none
+    /// did (Hummingbird's file middleware names a miss "NotFound").
+    static func route(_ context: AppRequestContext) -> String {
+        guard let path = context.endpointPath, path != "NotFound" else { return "unmatched" }
+        return path
+    }
+
+    /// Runs the rest of the chain and tells `finish` the status the client
+    /// gets: the response's, or a thrown error's (500 when it has none).
+    static func answer(_ request: Request, _ context: AppRequestContext,
+                       _ next: (Request, AppRequestContext) async throws -> Response,
+                       finish: (Int) -> Void) async throws -> Response {
         do {
             let response = try await next(request, context)
-            record(response.status.code)
+            finish(response.status.code)
             return response
         } catch {
-            record((error as? any HTTPResponseError)?.status.code ?? 500)
+            finish((error as? any HTTPResponseError)?.status.code ?? 500)
             throw error
         }
     }

@@ -13,23 +13,15 @@ struct RequestTracingMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var parent = ServiceContext.current ?? .topLevel
         InstrumentationSystem.instrument.extract(request.headers, into: &parent, using: FieldsExtractor())
-        let method = RequestMetricsMiddleware.methods.contains(request.method.rawValue) ? request.method.rawValue : "other"
+        let method = ServedRequest.method(request)
         return try await withSpan("\(method) unmatched", context: parent, ofKind: .server) { span in
             span.attributes["http.request.method"] = method
-            func finish(_ status: Int) {
-                let route = RequestMetricsMiddleware.route(context)
+            return try await ServedRequest.answer(request, context, next) { status in
+                let route = ServedRequest.route(context)
                 span.operationName = "\(method) \(route)"
                 span.attributes["http.route"] = route
                 span.attributes["http.response.status_code"] = status
                 if status >= 500 { span.setStatus(SpanStatus(code: .error)) }
-            }
-            do {
-                let response = try await next(request, context)
-                finish(response.status.code)
-                return response
-            } catch {
-                finish((error as? any HTTPResponseError)?.status.code ?? 500)
-                throw error
             }
         }
     }

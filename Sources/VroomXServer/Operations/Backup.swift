@@ -332,7 +332,8 @@ public enum Backup {
     }
 
     static func size(_ file: URL) throws -> Int64 {
-        (try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0
+        guard let size = fileSize(file.path) else { throw Failure("\(file.path) is not a file.") }
+        return size
     }
 
     static func sha256(_ file: URL) throws -> String {
