@@ -171,6 +171,13 @@ public final class DriverApp {
         try enqueue(.updateOrderStatus(.init(orderID: order, status: status, occurredAt: at ?? serverClock.now)))
     }
 
+    /// Starts a planned trip before its first pickup (picking up starts it
+    /// too): the phone records the road from now on, if sharing is on.
+    @discardableResult
+    public func startTrip(_ trip: ID<Trip>) throws -> ID<Mutation>? {
+        try enqueue(.startTrip(.init(tripID: trip)))
+    }
+
     /// New ETAs for an order. Each carries what the driver saw, so a later
     /// edit of a field still queued follows the earlier one, while a change
     /// dispatch made meanwhile is caught as a conflict.

@@ -57,13 +57,14 @@ public struct CreateTripRequest: Codable, Sendable, Hashable {
     public var endDate: LocalDate?
     public var origin: String
     public var destination: String
-    public var revenueCents: Int
+    /// Revenue set by hand; without it the trip's revenue follows its orders' prices.
+    public var revenueCents: Int?
     /// Defaults to what the driver's pay terms give for this trip.
     public var driverPayCents: Int?
     public var miles: Int
 
     public init(number: String, driverID: ID<Driver>? = nil, startDate: LocalDate? = nil, endDate: LocalDate? = nil,
-                origin: String, destination: String, revenueCents: Int, driverPayCents: Int? = nil, miles: Int) {
+                origin: String, destination: String, revenueCents: Int? = nil, driverPayCents: Int? = nil, miles: Int) {
         self.number = number
         self.driverID = driverID
         self.startDate = startDate
@@ -93,7 +94,10 @@ public struct UpdateTripRequest: Codable, Sendable, Hashable {
     public var endDate: LocalDate?
     public var origin: String?
     public var destination: String?
+    /// Sets the revenue by hand: it stops following the orders.
     public var revenueCents: Int?
+    /// `true` lets the revenue follow the orders' prices again (not with `revenue_cents`).
+    public var revenueFollowsOrders: Bool?
     public var driverPayCents: Int?
     public var miles: Int?
     /// The version an edit form was filled from: if the trip changed since,
@@ -101,8 +105,9 @@ public struct UpdateTripRequest: Codable, Sendable, Hashable {
     public var baseVersion: Int?
 
     public init(number: String? = nil, status: TripStatus? = nil, startDate: LocalDate? = nil, endDate: LocalDate? = nil,
-                origin: String? = nil, destination: String? = nil, revenueCents: Int? = nil,
+                origin: String? = nil, destination: String? = nil, revenueCents: Int? = nil, revenueFollowsOrders: Bool? = nil,
                 driverPayCents: Int? = nil, miles: Int? = nil, baseVersion: Int? = nil) {
+        self.revenueFollowsOrders = revenueFollowsOrders
         self.number = number
         self.status = status
         self.startDate = startDate
@@ -120,6 +125,7 @@ public struct UpdateTripRequest: Codable, Sendable, Hashable {
         case startDate = "start_date"
         case endDate = "end_date"
         case revenueCents = "revenue_cents"
+        case revenueFollowsOrders = "revenue_follows_orders"
         case baseVersion = "base_version"
         case driverPayCents = "driver_pay_cents"
     }

@@ -98,7 +98,11 @@ public struct Trip: Codable, Sendable, Hashable, Identifiable {
     public var endDate: LocalDate?
     public var origin: String
     public var destination: String
+    /// What the trip earns, in cents: the sum of its orders' prices (cancelled
+    /// ones left out) unless dispatch set it by hand (`revenueSetByHand`).
     public var revenueCents: Int
+    /// Dispatch typed the revenue: it no longer follows the orders.
+    public var revenueSetByHand: Bool
     public var driverPayCents: Int
     public var miles: Int
     public var version: Int
@@ -111,11 +115,12 @@ public struct Trip: Codable, Sendable, Hashable, Identifiable {
 
     public init(id: VroomXModels.ID<Trip>, number: String, driverID: VroomXModels.ID<Driver>?, status: TripStatus, startDate: LocalDate?,
                 endDate: LocalDate?, origin: String, destination: String, revenueCents: Int, driverPayCents: Int,
-                miles: Int, version: Int, createdAt: Date, updatedAt: Date) {
+                miles: Int, version: Int, createdAt: Date, updatedAt: Date, revenueSetByHand: Bool = true) {
         self.id = id
         self.number = number
         self.driverID = driverID
         self.status = status
+        self.revenueSetByHand = revenueSetByHand
         self.startDate = startDate
         self.endDate = endDate
         self.origin = origin
@@ -134,9 +139,26 @@ public struct Trip: Codable, Sendable, Hashable, Identifiable {
         case startDate = "start_date"
         case endDate = "end_date"
         case revenueCents = "revenue_cents"
+        case revenueSetByHand = "revenue_set_by_hand"
         case driverPayCents = "driver_pay_cents"
         case createdAt = "created_at"
         case updatedAt = "updated_at"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(id: try container.decode(VroomXModels.ID<Trip>.self, forKey: .id), number: try container.decode(String.self, forKey: .number),
+                  driverID: try container.decodeIfPresent(VroomXModels.ID<Driver>.self, forKey: .driverID),
+                  status: try container.decode(TripStatus.self, forKey: .status),
+                  startDate: try container.decodeIfPresent(LocalDate.self, forKey: .startDate),
+                  endDate: try container.decodeIfPresent(LocalDate.self, forKey: .endDate),
+                  origin: try container.decode(String.self, forKey: .origin), destination: try container.decode(String.self, forKey: .destination),
+                  revenueCents: try container.decode(Int.self, forKey: .revenueCents),
+                  driverPayCents: try container.decode(Int.self, forKey: .driverPayCents), miles: try container.decode(Int.self, forKey: .miles),
+                  version: try container.decode(Int.self, forKey: .version), createdAt: try container.decode(Date.self, forKey: .createdAt),
+                  updatedAt: try container.decode(Date.self, forKey: .updatedAt),
+                  // Trips written before revenue followed orders had it typed by hand.
+                  revenueSetByHand: try container.decodeIfPresent(Bool.self, forKey: .revenueSetByHand) ?? true)
     }
 }
 
@@ -545,6 +567,9 @@ public struct DriverNotification: Codable, Sendable, Hashable, Identifiable {
     }
 
     public var isUnread: Bool { readAt == nil }
+
+    /// The most a notification's body holds (a push carries less: `PushPayload.encodedFitting`).
+    public static let longestBody = 4000
 
     enum CodingKeys: String, CodingKey {
         case id, type, title, body, data

@@ -125,6 +125,7 @@ extension Endpoint {
     public static let trip = Endpoint(.get, "/v1/trips/{id}", .driver)
     public static let tripOrders = list("/v1/trips/{id}/orders", .driver)
     public static let tripExpenses = list("/v1/trips/{id}/expenses", .driver)
+    public static let startTrip = Endpoint(.post, "/v1/trips/{id}/start", .driver)
     public static let orders = list("/v1/orders", .driver, filters: [.orderStatus])
     public static let order = Endpoint(.get, "/v1/orders/{id}", .driver)
     public static let updateOrderStatus = Endpoint(.patch, "/v1/orders/{id}/status", .driver)
@@ -268,7 +269,7 @@ extension Endpoint {
         health, ready, openAPI, metrics,
         sendCode, verifyCode, refresh, logout,
         me, setPIN, verifyPIN, registerDeviceToken, removeDeviceToken,
-        trips, trip, tripOrders, tripExpenses, orders, order, updateOrderStatus, updateOrderETA,
+        trips, trip, startTrip, tripOrders, tripExpenses, orders, order, updateOrderStatus, updateOrderETA,
         createExpense, deleteExpense, addExpenseReceipt, expenseReceipt, deleteExpenseReceipt, collectPayment, addCollectionPhoto,
         notifications, markNotificationRead, reportDeviceBacklog, dispatchDeviceBacklogs,
         saveInspection, inspection, completeInspection, orderInspections, inspectionMedia, putInspectionMedia,

@@ -45,6 +45,7 @@ public struct Mutation: Codable, Sendable, Hashable, Identifiable {
         case .recordOdometer: payload = .recordOdometer(try container.decode(RecordOdometerRequest.self, forKey: .payload))
         case .recordLocations: payload = .recordLocations(try container.decode(RecordLocationsRequest.self, forKey: .payload))
         case .collectPayment: payload = .collectPayment(try container.decode(CollectPaymentRequest.self, forKey: .payload))
+        case .startTrip: payload = .startTrip(try container.decode(TripReference.self, forKey: .payload))
         }
     }
 
@@ -65,6 +66,7 @@ public struct Mutation: Codable, Sendable, Hashable, Identifiable {
         case .recordOdometer(let value): try container.encode(value, forKey: .payload)
         case .recordLocations(let value): try container.encode(value, forKey: .payload)
         case .collectPayment(let value): try container.encode(value, forKey: .payload)
+        case .startTrip(let value): try container.encode(value, forKey: .payload)
         }
     }
 }
@@ -80,6 +82,7 @@ public enum MutationKind: String, Codable, Sendable, CaseIterable {
     case recordOdometer = "record_odometer"
     case recordLocations = "record_locations"
     case collectPayment = "collect_payment"
+    case startTrip = "start_trip"
 }
 
 public enum MutationPayload: Sendable, Hashable {
@@ -93,6 +96,7 @@ public enum MutationPayload: Sendable, Hashable {
     case recordOdometer(RecordOdometerRequest)
     case recordLocations(RecordLocationsRequest)
     case collectPayment(CollectPaymentRequest)
+    case startTrip(TripReference)
 
     public var kind: MutationKind {
         switch self {
@@ -106,6 +110,7 @@ public enum MutationPayload: Sendable, Hashable {
         case .recordOdometer: return .recordOdometer
         case .recordLocations: return .recordLocations
         case .collectPayment: return .collectPayment
+        case .startTrip: return .startTrip
         }
     }
 }
@@ -209,6 +214,13 @@ public struct NotificationReference: Codable, Sendable, Hashable {
         self.readAt = readAt
     }
     enum CodingKeys: String, CodingKey { case notificationID = "notification_id", readAt = "read_at" }
+}
+
+/// The driver starts a trip (`POST /v1/trips/{id}/start` as a mutation).
+public struct TripReference: Codable, Sendable, Hashable {
+    public var tripID: ID<Trip>
+    public init(tripID: ID<Trip>) { self.tripID = tripID }
+    enum CodingKeys: String, CodingKey { case tripID = "trip_id" }
 }
 
 /// Starts or updates an inspection (`PUT /v1/inspections/{id}` as a mutation).

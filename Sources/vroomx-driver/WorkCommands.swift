@@ -56,31 +56,55 @@ struct Trips: AsyncParsableCommand {
 }
 
 struct TripCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "trip", abstract: "One trip: its orders and expenses.")
+    static let configuration = CommandConfiguration(
+        commandName: "trip", abstract: "One trip: its orders and expenses; or start it.",
+        discussion: """
+            vroomx-driver trip T-1002          show it
+            vroomx-driver trip T-1002 start    start it before the first pickup (the first pickup starts it anyway);
+                                               your position is shared with dispatch while a trip is under way
+            """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var output: OutputOptions
     @Argument(help: "Trip number (T-1002) or id.") var trip: String
+    @Argument(help: "start, or nothing to show the trip.") var action: String?
 
     func run() async throws {
         try await withSession(global) { session in
             try session.requireUnlocked()
-            await session.syncIfPossible(quiet: output.json)
-            let found = try Lookup.trip(trip, in: session.app)
-            guard let detail = TripDetailViewModel(app: session.app, trip: found.id).state else { throw CLIError(.refused, "No trip \(trip).") }
-            if output.json {
-                try printJSON(TripJSON(trip: detail.trip, orders: detail.orders, expenses: detail.expenses))
-                return
+            switch action {
+            case nil: try await show(session)
+            case "start":
+                let found = try Lookup.trip(trip, in: session.app)
+                let mark = try session.outboxMark()
+                guard try session.app.startTrip(found.id) != nil else {
+                    session.terminal.line("Trip \(found.number) is already under way.")
+                    return
+                }
+                try await session.finishChange("Trip \(found.number) started.", since: mark)
+            case let other?:
+                throw CLIError(.usage, "Unknown action \(other): use start.")
             }
-            let render = Render(terminal: session.terminal)
-            let terminal = session.terminal
-            terminal.line(terminal.style("Trip \(detail.trip.number)", .bold) + "  " + render.status(detail.trip.status) + "  " + terminal.style(detail.trip.id.rawValue, .dim))
-            terminal.line("\(detail.route)  \(render.dates(detail.trip))  \(NumberText.grouped(detail.trip.miles)) mi")
-            terminal.line("Pay \(render.money(detail.trip.driverPayCents))  ·  \(detail.deliveredCount)/\(detail.orders.count) delivered")
-            terminal.line()
-            render.orders(detail.orders)
-            terminal.line()
-            render.expenses(detail.expenses)
         }
+    }
+
+    @MainActor private func show(_ session: Session) async throws {
+        await session.syncIfPossible(quiet: output.json)
+        let found = try Lookup.trip(trip, in: session.app)
+        guard let detail = TripDetailViewModel(app: session.app, trip: found.id).state else { throw CLIError(.refused, "No trip \(trip).") }
+        if output.json {
+            try printJSON(TripJSON(trip: detail.trip, orders: detail.orders, expenses: detail.expenses))
+            return
+        }
+        let render = Render(terminal: session.terminal)
+        let terminal = session.terminal
+        terminal.line(terminal.style("Trip \(detail.trip.number)", .bold) + "  " + render.status(detail.trip.status) + "  " + terminal.style(detail.trip.id.rawValue, .dim))
+        terminal.line("\(detail.route)  \(render.dates(detail.trip))  \(NumberText.grouped(detail.trip.miles)) mi")
+        terminal.line("Pay \(render.money(detail.trip.driverPayCents))  ·  \(detail.deliveredCount)/\(detail.orders.count) delivered")
+        if let note = detail.progressNote { terminal.line(terminal.style(note, .dim)) }
+        terminal.line()
+        render.orders(detail.orders)
+        terminal.line()
+        render.expenses(detail.expenses)
     }
 
     struct TripJSON: Encodable { let trip: Trip; let orders: [Order]; let expenses: [Expense] }

@@ -206,6 +206,7 @@ struct TenantIsolationTests {
             Probe(endpoint: .removeDeviceToken, parameters: [deviceToken], body: nil, namesCarrierAData: true),
             Probe(endpoint: .trips, parameters: [], body: nil, namesCarrierAData: false),
             Probe(endpoint: .trip, parameters: [t], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .startTrip, parameters: [t], body: nil, namesCarrierAData: true),
             Probe(endpoint: .tripOrders, parameters: [t], body: nil, namesCarrierAData: true),
             Probe(endpoint: .tripExpenses, parameters: [t], body: nil, namesCarrierAData: true),
             Probe(endpoint: .orders, parameters: [], body: nil, namesCarrierAData: false),

@@ -42,6 +42,8 @@ enum ChangeWords {
         case .collectPayment(let request):
             let number = request.reference.flatMap { $0.isEmpty ? nil : " \($0)" } ?? ""
             return "the \(MoneyFormat.dollars(request.amountCents)) \(request.method.label.lowercased())\(number) collected for \(try orderNumber(request.orderID))"
+        case .startTrip(let reference):
+            return "starting \(try AppDatabase.trip(reference.tripID, db)?.number ?? "a trip")"
         }
     }
 
@@ -55,6 +57,7 @@ enum ChangeWords {
             return try AppDatabase.inspection(reference.inspectionID, db).flatMap { try AppDatabase.order($0.orderID, db)?.number }
         case .createExpense(let request): return try AppDatabase.trip(request.tripID, db)?.number
         case .collectPayment(let request): return try AppDatabase.order(request.orderID, db)?.number
+        case .startTrip(let reference): return try AppDatabase.trip(reference.tripID, db)?.number
         case .deleteExpense, .markNotificationRead, .recordOdometer, .recordLocations: return nil
         }
     }
@@ -76,7 +79,7 @@ enum ChangeWords {
     /// Changes to an order or trip dispatch may take away while they wait.
     static func isAboutAssignedWork(_ mutation: Mutation) -> Bool {
         switch mutation.payload {
-        case .updateOrderStatus, .updateOrderETA, .saveInspection, .completeInspection, .createExpense, .collectPayment: return true
+        case .updateOrderStatus, .updateOrderETA, .saveInspection, .completeInspection, .createExpense, .collectPayment, .startTrip: return true
         case .deleteExpense, .markNotificationRead, .recordOdometer, .recordLocations: return false
         }
     }
@@ -155,6 +158,8 @@ extension ChangeWords {
             return ["\(MoneyFormat.dollars(request.amountCents)) \(request.method.label.lowercased())",
                     request.reference.flatMap { $0.isEmpty ? nil : "no. \($0.prefix(100))" },
                     request.collectedOn.map { "on \(DayFormat.day($0))" }].compactMap { $0 }.joined(separator: ", ")
+        case .startTrip:
+            return ""
         }
     }
 

@@ -16,7 +16,7 @@ extension AppDatabase {
             if let refusal = InspectionRules.required(toMark: change.status, order: order, completed: try inspections(order: order.id, db)) {
                 throw LocalRejection(refusal)
             }
-            try store(.order(moved), db)
+            try storeMoved(moved, db)
         case .updateOrderETA(let change):
             guard let order = try order(change.orderID, db) else { throw LocalRejection(code: .notFound, message: "This order is not on your device.") }
             let changed: Order
@@ -102,7 +102,7 @@ extension AppDatabase {
             // another vehicle's completion is its own (the change still goes).
             guard let status = InspectionRules.move(order, completing: inspection.kind, inspections: others + [inspection]),
                   let moved = try moved(order, to: status, at: inspection.completedAt, now: now) else { return completesNow }
-            try store(.order(moved), db)
+            try storeMoved(moved, db)
         case .recordOdometer(let reading):
             guard var unit = try unit(reading.equipmentID, db) else {
                 throw LocalRejection(code: .notFound, message: "This unit is not assigned to you.")
@@ -141,8 +141,28 @@ extension AppDatabase {
             if let reference = request.reference?.lowercased(), !reference.isEmpty, earlier.contains(where: { $0.reference.lowercased() == reference }) {
                 throw LocalRejection(code: .alreadyExists, message: "\(request.method.label) \(request.reference ?? "") is recorded for order \(order.number) already.")
             }
+        case .startTrip(let reference):
+            guard var trip = try trip(reference.tripID, db) else { throw LocalRejection(code: .notFound, message: "This trip is not on your device.") }
+            switch trip.status {
+            case .inProgress: return false
+            case .completed, .cancelled:
+                throw LocalRejection(code: .invalidTransition, message: "Trip \(trip.number) is \(trip.status.label); it cannot start again.")
+            case .planned:
+                trip.status = .inProgress
+                try store(.trip(trip), db)
+            }
         }
         return true
+    }
+
+    /// An order the driver moved, and its trip under way once a vehicle is
+    /// picked up, as the server does: the road is recorded from the pickup
+    /// on, even with no signal.
+    static func storeMoved(_ order: Order, _ db: Database) throws {
+        try store(.order(order), db)
+        guard order.status == .pickedUp, let id = order.tripID, var trip = try trip(id, db), trip.status == .planned else { return }
+        trip.status = .inProgress
+        try store(.trip(trip), db)
     }
 
     /// The order after a driver's move, by the rule the server applies
@@ -167,7 +187,7 @@ extension AppDatabase {
         case .saveInspection(let save): return save.inspection.orderID
         case .completeInspection(let reference): return try inspection(reference.inspectionID, db)?.orderID
         case .collectPayment(let request): return request.orderID
-        case .createExpense, .deleteExpense, .markNotificationRead, .recordOdometer, .recordLocations: return nil
+        case .createExpense, .deleteExpense, .markNotificationRead, .recordOdometer, .recordLocations, .startTrip: return nil
         }
     }
 

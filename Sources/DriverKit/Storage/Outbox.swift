@@ -307,6 +307,7 @@ extension Mutation {
         case .recordOdometer(let reading): return reading.equipmentID.rawValue
         case .recordLocations(let batch): return batch.id?.rawValue ?? "positions"
         case .collectPayment(let request): return request.id.rawValue
+        case .startTrip(let reference): return reference.tripID.rawValue
         }
     }
 }

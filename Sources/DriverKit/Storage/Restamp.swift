@@ -52,7 +52,7 @@ extension Mutation {
                 save.inspection.position = position
             }
             shifted.payload = .saveInspection(save)
-        case .updateOrderETA, .createExpense, .deleteExpense, .collectPayment:
+        case .updateOrderETA, .createExpense, .deleteExpense, .collectPayment, .startTrip:
             break
         }
         return shifted

@@ -164,6 +164,7 @@ extension MutationKind {
         case .recordOdometer: return "odometer reading"
         case .recordLocations: return "positions"
         case .collectPayment: return "payment"
+        case .startTrip: return "trip"
         }
     }
 }

@@ -79,6 +79,8 @@ public final class TripDetailViewModel {
     public var state: TripDetailState? { detail.value }
 
     public func updateStatus(_ order: ID<Order>, to status: OrderStatus) { attempt { try app.updateOrderStatus(order, to: status) } }
+    /// "Start trip": offered while it is planned (`TripDetailState.canStart`).
+    public func startTrip() { attempt { try app.startTrip(tripID) } }
     public func addExpense(_ category: ExpenseCategory, amountCents: Int, notes: String?) {
         attempt { try app.createExpense(trip: tripID, category: category, amountCents: amountCents, notes: notes) }
     }
@@ -105,7 +107,7 @@ public final class TripDetailViewModel {
             try action()
             lastError = nil
         } catch {
-            lastError = "\(error)"
+            lastError = (error as? LocalRejection)?.message ?? "\(error)"
         }
     }
 }

@@ -38,6 +38,14 @@ public struct TripDetailState: Sendable, Hashable {
     public var expensesTotalCents: Int { expenses.reduce(0) { $0 + $1.amountCents } }
     public var deliveredCount: Int { orders.filter { $0.status == .delivered }.count }
     public var route: String { "\(trip.origin) → \(trip.destination)" }
+    /// The driver may start it ahead of the first pickup (which starts it anyway).
+    public var canStart: Bool { trip.status == .planned }
+    /// What the trip's header says beside its status, when there is something to say.
+    public var progressNote: String? {
+        if trip.readyToComplete(Trip.Vehicles(orders)) { return "Every vehicle is delivered: dispatch closes the trip." }
+        if trip.status == .planned { return "Starts at the first pickup, or start it now to share your route to it." }
+        return nil
+    }
 
     public init(trip: Trip, orders: [Order], expenses: [Expense]) {
         self.trip = trip

@@ -57,6 +57,8 @@ struct TripDetailView: View {
                     LabeledContent("Miles", value: "\(state.trip.miles)")
                     LabeledContent("Your pay", value: MoneyFormat.dollars(state.trip.driverPayCents))
                     LabeledContent("Delivered", value: "\(state.deliveredCount) of \(state.orders.count)")
+                    if let note = state.progressNote { Text(note).font(.footnote).foregroundStyle(.secondary) }
+                    if state.canStart { Button("Start trip") { model.startTrip() } }
                 }
                 Section("Orders") {
                     ForEach(state.orders) { order in

@@ -15,15 +15,29 @@ extension Trip {
         return days.overlaps(others)
     }
 
-    /// A trip's vehicles not yet delivered: on the truck, and still to pick up.
+    /// A trip's orders by where their vehicles are: on the truck, still to
+    /// pick up, and delivered (cancelled ones are gone).
     public struct Vehicles: Sendable, Hashable {
         public var loaded: Int
         public var waiting: Int
+        public var delivered: Int
 
-        public init(loaded: Int, waiting: Int) {
+        public init(loaded: Int, waiting: Int, delivered: Int = 0) {
             self.loaded = loaded
             self.waiting = waiting
+            self.delivered = delivered
         }
+
+        public init(_ orders: [Order]) {
+            self.init(loaded: orders.count { $0.status == .pickedUp }, waiting: orders.count { $0.status.isWaiting },
+                      delivered: orders.count { $0.status == .delivered })
+        }
+    }
+
+    /// Under way with every vehicle delivered or gone: dispatch is offered
+    /// to complete it (the console says so; the driver's phone tells them).
+    public func readyToComplete(_ vehicles: Vehicles) -> Bool {
+        status == .inProgress && vehicles.loaded == 0 && vehicles.waiting == 0 && vehicles.delivered > 0
     }
 
     /// Why the trip may not become `status` (one the state machine allows),

@@ -7,6 +7,13 @@ extension APIOperation {
         APIOperation(.trip, .driver, "One of the driver's trips",
                      answer: .ok(Trip.self),
                      refusals: [404: "not_found (also for rows of another driver or carrier)"]),
+        APIOperation(.startTrip, .driver, "Start one of the driver's trips before its first pickup",
+                     details: "A planned trip gets under way (and the driver's position is recorded from then on); picking up its first vehicle starts it too. Starting a trip under way answers it unchanged, so a replayed tap succeeds (also as the mutation start_trip through POST /v1/mutations).",
+                     answer: .ok(Trip.self),
+                     refusals: [
+                         404: "not_found (also for rows of another driver or carrier)",
+                         409: "invalid_transition: the trip is completed or cancelled"
+                     ]),
         APIOperation(.tripOrders, .driver, "Orders on one of the driver's trips",
                      answer: .list(Order.self),
                      refusals: [
@@ -67,7 +74,7 @@ extension APIOperation {
                      answer: .ok(Expense.self),
                      refusals: [404: "not_found (another driver's or carrier's expense is not found either)"]),
         APIOperation(.collectPayment, .driver, "Record money collected for an order on delivery (COD) or at pickup (COP)",
-                     details: "A payment of the order's invoice (its draft is prepared if there is none yet): the invoice shows it paid on collection, pending deposit until dispatch banks it. id is yours: sending it again records it once (also as the mutation collect_payment through /v1/sync). The photo of the check follows: POST /v1/collections/{id}/photos, or resumably with payment_id in Upload-Metadata.",
+                     details: "A payment of the order's invoice (its draft is prepared if there is none yet): the invoice shows it paid on collection, pending deposit until dispatch banks it. id is yours: sending it again records it once (also as the mutation collect_payment through POST /v1/mutations). The photo of the check follows: POST /v1/collections/{id}/photos, or resumably with payment_id in Upload-Metadata.",
                      body: .json(CollectPaymentRequest.self),
                      answer: .created(InvoicePayment.self),
                      refusals: [

@@ -28,7 +28,8 @@ struct SchemaNotes {
             "deactivated_at": ["description": "Present when the carrier deactivated the driver: no sign-in and no new work; their history stays"]
         ]),
         "Trip": SchemaNotes(fields: [
-            "revenue_cents": ["minimum": 0],
+            "revenue_cents": ["minimum": 0, "description": "The sum of its orders' prices (cancelled ones left out), or the figure dispatch set by hand"],
+            "revenue_set_by_hand": ["description": "Dispatch set revenue_cents: it no longer follows the orders"],
             "driver_pay_cents": ["minimum": 0]
         ]),
         "Vehicle": SchemaNotes(fields: [
@@ -94,10 +95,13 @@ struct SchemaNotes {
             "pay_rate": ["description": "Basis points for percentage (0–10000: 2500 = 25 %), cents for per_mile (0–10000) and per_trip (0–100000000)"]
         ]),
         "CreateTripRequest": SchemaNotes(fields: [
-            "driver_pay_cents": ["description": "Defaults to the driver's pay terms applied to the trip"]
+            "driver_pay_cents": ["description": "Defaults to the driver's pay terms applied to the trip"],
+            "revenue_cents": ["description": "Sets the revenue by hand; without it the trip's revenue follows its orders' prices"]
         ]),
         "UpdateTripRequest": SchemaNotes(description: "Only the fields present change.", fields: [
-            "base_version": ["description": "The version an edit form was filled from: a trip changed since is refused with 409 conflict", "minimum": 1]
+            "base_version": ["description": "The version an edit form was filled from: a trip changed since is refused with 409 conflict", "minimum": 1],
+            "revenue_cents": ["description": "Sets the revenue by hand: it no longer follows the orders"],
+            "revenue_follows_orders": ["description": "true: the revenue follows the orders' prices again (not with revenue_cents); false: keeps today's figure"]
         ]),
         "AssignTripRequest": SchemaNotes(description: "A driver id to assign, null to unassign."),
         "CreateOrderRequest": SchemaNotes(fields: [

@@ -57,6 +57,12 @@ struct ConsoleTripPages {
                 return "done=status&to=\(status.rawValue)&back=\(waiting)&told=\(trip.driverID == nil ? 0 : 1)"
             }
         }
+        console.post(router, "/trips/:id/revenue", page: "/trips/:id") { request in
+            try await change(request, field: "revenue") { id in
+                _ = try await store.trips.update(id, UpdateTripRequest(revenueFollowsOrders: true), tenant: request.tenant)
+                return "done=revenue"
+            }
+        }
         console.post(router, "/trips/:id/assign", page: "/trips/:id") { request in
             var errors = FieldErrors()
             let driver: ID<Driver>? = FormValue.id(request.form["driver_id"], field: "driver_id", errors: &errors)
@@ -118,6 +124,8 @@ struct ConsoleTripPages {
                     + (back > 0 ? " \(ConsoleFormat.count(back, "vehicle")) that \(back == 1 ? "was" : "were") waiting \(back == 1 ? "is" : "are") back on the board." : "")
                     + (request.query("told") == "1" ? " The driver is told." : "")
             }
+        case "revenue":
+            return "Revenue follows the orders: \(ConsoleFormat.money(trip.revenueCents))."
         case "assigned":
             guard let raw = request.query("driver"), !raw.isEmpty else { return "Trip \(trip.number) has no driver now: it waits for one." }
             return ID<Driver>(raw).flatMap { names.drivers[$0] }.map { "Trip \(trip.number) assigned to \($0.name)." } ?? ""
@@ -170,8 +178,10 @@ struct ConsoleTripPages {
         // Counted in vehicles: an order of a dealer load is several.
         let loaded = orders.filter { $0.status == .pickedUp }.reduce(0) { $0 + $1.vehicles.count }
         let waiting = orders.filter(\.status.isWaiting).reduce(0) { $0 + $1.vehicles.count }
-        let vehicles = Trip.Vehicles(loaded: loaded, waiting: waiting)
-        let statusNote: String? = trip.status != .inProgress || loaded + waiting == 0 ? nil : loaded > 0
+        let vehicles = Trip.Vehicles(loaded: loaded, waiting: waiting, delivered: orders.filter { $0.status == .delivered }.count)
+        let ready = trip.readyToComplete(vehicles)
+        let statusNote: String? = ready ? "Every vehicle is delivered: mark the trip completed to settle its pay."
+            : trip.status != .inProgress || loaded + waiting == 0 ? nil : loaded > 0
             ? "\(ConsoleFormat.count(loaded, "vehicle")) on the truck: the trip is completed once every vehicle is delivered."
             : "\(ConsoleFormat.count(waiting, "vehicle")) still to pick up: deliver, cancel or move \(waiting == 1 ? "it" : "them") to complete the trip."
         let actions = Self.statusActions.filter {
@@ -188,7 +198,7 @@ struct ConsoleTripPages {
             default: nil
             }
             return TripPageView.StatusAction(status: action.status.rawValue, label: action.label, danger: action.status == .cancelled,
-                                             confirm: confirm)
+                                             primary: ready && action.status == .completed, confirm: confirm)
         }
         // A trip holds up to 2,000 expenses: a page of them at a time, with the totals of all.
         let pager = ConsolePager.clamped(request.query("expenses_page").flatMap { Int($0) }, pageSize: Self.expensesPerPage,
@@ -234,7 +244,7 @@ struct ConsoleTripPages {
             },
             noExpenses: expenses.isEmpty, expenseTotal: ConsoleFormat.money(spent),
             // A cancelled order earns nothing.
-            ordersRevenue: ConsoleFormat.money(orders.filter { $0.status != .cancelled }.reduce(0) { $0 + $1.revenueCents }),
+            ordersRevenue: ConsoleFormat.money(TripService.revenue(of: orders)), revenueByHand: trip.revenueSetByHand,
             // A cancelled trip earns nothing: its figures stay for the record, its net is not a profit.
             net: trip.status == .cancelled ? "— (cancelled)" : ConsoleFormat.money(trip.revenueCents - trip.driverPayCents - spent),
             perMile: trip.miles > 0 ? ConsoleFormat.money(Int((Double(trip.revenueCents) / Double(trip.miles)).rounded())) : "—",
@@ -317,12 +327,15 @@ struct ConsoleTripPages {
         let trip = try await editableTrip(request)
         let typed = request.form.firstValues
         let originals = Self.conflict.originals(request.form)
-        switch Self.tripChanges(request.form.keeping(Self.formValues(trip), shown: originals), of: trip) {
+        let form = request.form.keeping(Self.formValues(trip), shown: originals)
+        switch Self.tripChanges(form, of: trip) {
         case .failure(let errors):
             return try await tripForm(request, trip: trip, values: typed, originals: originals, errors: errors, status: .unprocessableContent)
         case .success(var changes):
-            // Pay left as the form showed it is not a choice: pay on the driver's terms follows revenue and miles.
-            if request.form["driver_pay"] == originals["driver_pay"] { changes.driverPayCents = nil }
+            // Pay left as the form showed it is not a choice: pay on the driver's terms follows revenue and miles;
+            // nor is revenue left as shown, which keeps following the orders if it did.
+            if form["driver_pay"] == originals["driver_pay"] { changes.driverPayCents = nil }
+            if form["revenue"] == originals["revenue"] { changes.revenueCents = nil }
             do {
                 _ = try await store.trips.update(trip.id, changes, tenant: request.tenant)
                 return ConsolePages.redirect("/trips/\(trip.id)?saved=1")
@@ -349,7 +362,7 @@ struct ConsoleTripPages {
         Self.checkDetails(form, start: start, end: end, numberRequired: true, &errors)
         guard errors.isEmpty else { return try await tripForm(request, values: form.firstValues, errors: errors, status: .unprocessableContent) }
         let body = CreateTripRequest(number: form["number"], driverID: driver, startDate: start, endDate: end, origin: form["origin"],
-                                     destination: form["destination"], revenueCents: revenue ?? 0, driverPayCents: pay, miles: miles ?? 0)
+                                     destination: form["destination"], revenueCents: revenue, driverPayCents: pay, miles: miles ?? 0)
         do {
             let trip = try await store.trips.create(body, tenant: request.tenant)
             return ConsolePages.redirect("/trips/\(trip.id)?added=1")

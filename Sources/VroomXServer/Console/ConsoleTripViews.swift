@@ -53,6 +53,8 @@ struct TripPageView: ConsoleView {
         let status: String
         let label: String
         let danger: Bool
+        /// The step the trip is waiting for (completing it once every vehicle is delivered).
+        let primary: Bool
         /// What the browser asks before the change (nil: nothing).
         let confirm: String?
     }
@@ -101,6 +103,8 @@ struct TripPageView: ConsoleView {
     let noExpenses: Bool
     let expenseTotal: String
     let ordersRevenue: String
+    /// Dispatch typed the revenue: the page offers to let it follow the orders again.
+    let revenueByHand: Bool
     let net: String
     let perMile: String
     let e: [String: String]

@@ -13,6 +13,9 @@ struct DriverController {
         routes.on(.trip) { _, context in
             JSONBody.document(try await store.trips.document(try context.id(), try context.caller().scope))
         }
+        routes.on(.startTrip) { _, context in
+            try JSONBody.response(try await store.trips.start(try context.id(), try context.caller().scope))
+        }
         routes.on(.tripOrders) { request, context in
             JSONBody.items(try await store.orders.tripDocuments(try context.id(), try context.caller().scope, page: try request.page()))
         }

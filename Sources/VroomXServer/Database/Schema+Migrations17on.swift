@@ -457,5 +457,12 @@ extension Schema {
             ALTER TABLE drivers DROP CONSTRAINT drivers_pay_type_check;
             ALTER TABLE drivers ADD CONSTRAINT drivers_pay_type_check CHECK (pay_type IN ('percentage', 'per_mile', 'per_trip', 'per_vehicle'))
             """, rebuildsReferencedTable: true),
+        // A trip's revenue follows its orders' prices unless dispatch types it
+        // (trips from before were typed by hand); a driver's notice about a
+        // trip gathers what follows it until `coalesce_until`.
+        Migration(version: 27, name: "trips run themselves", sql: """
+            ALTER TABLE trips ADD COLUMN revenue_set_by_hand BIGINT NOT NULL DEFAULT 1 CHECK (revenue_set_by_hand IN (0, 1));
+            ALTER TABLE driver_notifications ADD COLUMN coalesce_until BIGINT
+            """),
     ]
 }

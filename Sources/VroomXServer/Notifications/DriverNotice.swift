@@ -8,6 +8,18 @@ struct DriverNotice: Sendable {
     let title: String
     let body: String
     let data: NotificationData
+    /// Folded into the driver's unread notice about the same trip from the
+    /// last minute (`NotificationService.notify`): building a trip is one
+    /// notification. Work taken away and a trip called off always stand alone.
+    let coalesces: Bool
+
+    init(type: NotificationType, title: String, body: String, data: NotificationData, coalesces: Bool = true) {
+        (self.type, self.title, self.body, self.data) = (type, title, body, data)
+        self.coalesces = coalesces && data.tripID != nil
+    }
+
+    /// The notice as one line of a notification that gathers several.
+    var line: String { "\(title) — \(body)" }
 
     /// Dispatch moved one of the driver's orders to another status.
     static func orderStatus(_ order: Order, trip: ID<Trip>?) -> DriverNotice {
@@ -29,7 +41,7 @@ struct DriverNotice: Sendable {
         DriverNotice(type: .statusChange, title: "Order \(order.number) taken off your list",
                      body: "Dispatch took order \(order.number) (\(order.vehiclesSummary.isEmpty ? "a vehicle" : order.vehiclesSummary), "
                         + "\(order.pickup.address) → \(order.delivery.address)) off your work. Do not pick it up.",
-                     data: NotificationData(tripID: trip, orderID: order.id))
+                     data: NotificationData(tripID: trip, orderID: order.id), coalesces: false)
     }
 
     static func orderAssigned(_ order: Order, trip: Trip?) -> DriverNotice {
@@ -44,7 +56,7 @@ struct DriverNotice: Sendable {
         DriverNotice(type: .statusChange, title: "Trip \(trip.number) is \(trip.status.label)",
                      body: "Dispatch changed trip \(trip.number) (\(trip.origin) → \(trip.destination)) to \(trip.status.label)."
                         + (changes.isEmpty ? "" : " Also: \(DriverChangeNote.list(changes))."),
-                     data: NotificationData(tripID: trip.id))
+                     data: NotificationData(tripID: trip.id), coalesces: trip.status != .cancelled)
     }
 
     /// Dispatch edited the driver's trip; `number` is the one the driver knew it by.
@@ -58,7 +70,7 @@ struct DriverNotice: Sendable {
         DriverNotice(type: .statusChange, title: "Trip \(trip.number) taken off your list",
                      body: "Dispatch gave trip \(trip.number) (\(trip.origin) → \(trip.destination)) to \(driver == nil ? "no driver for now" : "another driver"). "
                         + "Do not pick up its vehicles.",
-                     data: NotificationData(tripID: trip.id))
+                     data: NotificationData(tripID: trip.id), coalesces: false)
     }
 
     static func tripAssigned(_ trip: Trip) -> DriverNotice {

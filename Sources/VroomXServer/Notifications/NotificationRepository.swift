@@ -45,14 +45,41 @@ enum NotificationRepository {
         tx.recordUpsert(.notification, id: notification.id.rawValue, document: doc, visibleTo: notification.driverID)
     }
 
-    /// Writes a new notification and records the change.
-    static func insert(_ notification: DriverNotification, _ tx: TenantTransaction) async throws {
+    /// Writes a new notification and records the change; `coalesceUntil`:
+    /// notices about its trip until then are folded into it.
+    static func insert(_ notification: DriverNotification, coalesceUntil: Date? = nil, _ tx: TenantTransaction) async throws {
         let doc = try WireDocument.encode(notification)
         try await tx.execute("""
-            INSERT INTO driver_notifications (id, tenant_id, driver_id, type, title, body, trip_id, order_id, created_at, doc)
+            INSERT INTO driver_notifications (id, tenant_id, driver_id, type, title, body, trip_id, order_id, created_at, doc, coalesce_until)
             VALUES (\(notification.id), \(tx.tenant), \(notification.driverID), \(notification.type), \(notification.title),
-                    \(notification.body), \(notification.data.tripID), \(notification.data.orderID), \(notification.createdAt), \(doc))
+                    \(notification.body), \(notification.data.tripID), \(notification.data.orderID), \(notification.createdAt), \(doc),
+                    \(coalesceUntil))
             """)
         tx.recordUpsert(.notification, id: notification.id.rawValue, document: doc, visibleTo: notification.driverID)
+    }
+
+    /// The driver's unread notice about `trip` still gathering what follows
+    /// (locked on PostgreSQL until commit, so two folds never lose a line).
+    /// Only the last `oldest` seconds are looked at: a bounded range of the driver's index.
+    static func gathering(driver: ID<Driver>, trip: ID<Trip>, tenant: ID<Tenant>, now: Date, since oldest: Date,
+                          _ db: any SQLExecutor) async throws -> DriverNotification? {
+        try await db.first("""
+            SELECT \(DriverNotification.columns) FROM driver_notifications
+            WHERE tenant_id = \(tenant) AND driver_id = \(driver) AND created_at >= \(oldest) AND trip_id = \(trip)
+              AND read_at IS NULL AND coalesce_until >= \(now)
+            ORDER BY created_at DESC, id LIMIT 1\(Store.lockingRows(db))
+            """).map(DriverNotification.init(row:))
+    }
+
+    /// Writes a notification's gathered body and what it points at while it is still unread; false if it was read meanwhile.
+    static func fold(_ notification: DriverNotification, coalesceUntil: Date, _ tx: TenantTransaction) async throws -> Bool {
+        let doc = try WireDocument.encode(notification)
+        guard try await tx.first("""
+            UPDATE driver_notifications SET type = \(notification.type), body = \(notification.body), order_id = \(notification.data.orderID),
+                coalesce_until = \(coalesceUntil), doc = \(doc)
+            WHERE tenant_id = \(tx.tenant) AND id = \(notification.id) AND read_at IS NULL RETURNING id
+            """) != nil else { return false }
+        tx.recordUpsert(.notification, id: notification.id.rawValue, document: doc, visibleTo: notification.driverID)
+        return true
     }
 }

@@ -83,10 +83,38 @@ public struct NotificationService: Sendable {
         }
     }
 
-    /// A notice the server writes for a driver.
+    /// How long a notice about a trip gathers what follows it: dispatch
+    /// building a trip (its orders one after another) or editing it within
+    /// a minute is one notification for the driver, listing each change.
+    static let coalescingWindow: TimeInterval = 60
+    /// However busy dispatch stays, a notice stops gathering this long after
+    /// it was first written: the driver hears of what comes next.
+    static let longestCoalescing: TimeInterval = 10 * 60
+
+    /// A notice the server writes for a driver: folded into their unread
+    /// notice about the same trip from the last minute when it coalesces,
+    /// else a notification of its own.
     @discardableResult
     func notify(_ driver: ID<Driver>, _ notice: DriverNotice, _ tx: TenantTransaction) async throws -> DriverNotification {
-        try await insert(driver: driver, type: notice.type, title: notice.title, body: notice.body, data: notice.data, tx)
+        guard notice.coalesces, let trip = notice.data.tripID else {
+            return try await insert(driver: driver, type: notice.type, title: notice.title, body: notice.body, data: notice.data, tx)
+        }
+        if let gathering = try await NotificationRepository.gathering(driver: driver, trip: trip, tenant: tx.tenant, now: tx.now,
+                                                                      since: tx.now.addingTimeInterval(-Self.longestCoalescing), tx.db) {
+            var folded = gathering
+            folded.body = gathering.body + "\n• " + DriverChangeNote.withoutDirectionControls(notice.line)
+            // An assignment among the changes makes it one (it goes at once, at high priority).
+            if notice.type == .tripAssignment { folded.type = .tripAssignment }
+            if gathering.data.orderID != notice.data.orderID { folded.data.orderID = nil }  // about several orders: it opens the trip
+            let until = min(tx.now.addingTimeInterval(Self.coalescingWindow), gathering.createdAt.addingTimeInterval(Self.longestCoalescing))
+            if folded.body.count <= DriverNotification.longestBody, try await NotificationRepository.fold(folded, coalesceUntil: until, tx) {
+                // The devices hear of it once more when the gathering ends, the alert replacing the first one's.
+                if store.pushEnabled { try await store.enqueuePushes(for: folded, notBefore: until, replacingQueued: true, tx) }
+                return folded
+            }
+        }
+        return try await insert(driver: driver, type: notice.type, title: notice.title, body: notice.body, data: notice.data,
+                                coalesceUntil: tx.now.addingTimeInterval(Self.coalescingWindow), tx)
     }
 
     /// A notification for the driver, pushed to their devices. Those the
@@ -94,12 +122,13 @@ public struct NotificationService: Sendable {
     /// their values; a dispatcher's own message is kept as typed.
     @discardableResult
     func insert(driver: ID<Driver>, type: NotificationType, title: String, body: String,
-                data: NotificationData, written: Bool = true, _ tx: TenantTransaction) async throws -> DriverNotification {
+                data: NotificationData, written: Bool = true, coalesceUntil: Date? = nil, _ tx: TenantTransaction) async throws -> DriverNotification {
         let (title, body) = written ? (DriverChangeNote.withoutDirectionControls(title), DriverChangeNote.withoutDirectionControls(body))
                                     : (title, body)
         let notification = DriverNotification(id: ID(), driverID: driver, type: type, title: String(title.prefix(200)),
-                                              body: String(body.prefix(4000)), data: data, readAt: nil, createdAt: tx.now)
-        try await NotificationRepository.insert(notification, tx)
+                                              body: String(body.prefix(DriverNotification.longestBody)), data: data, readAt: nil,
+                                              createdAt: tx.now)
+        try await NotificationRepository.insert(notification, coalesceUntil: coalesceUntil, tx)
         if store.pushEnabled { try await store.enqueuePushes(for: notification, tx) }
         return notification
     }

@@ -171,7 +171,7 @@ public struct OrderService: Sendable {
             throw AppError(409, .alreadyExists, "An order numbered \(number) already exists.", field: "number")
         }
         try await OrderRepository.insertStatusEvent(order, occurredAt: tx.now, tx)
-        if let trip { try await store.trips.followVehicles([trip.id: TripService.carried(order)], tx) }
+        if let trip { try await store.trips.followOrders([trip.id: TripService.OrderShare(order)], tx) }
         if let driver, let trip {
             try await store.notifications.notify(driver, .orderAssigned(order, trip: trip), tx)
         }
@@ -311,7 +311,8 @@ public struct OrderService: Sendable {
         if saved.driverID != original.driverID {
             try await store.inspections.handOver(of: saved, from: original.driverID, tx)
         }
-        try await store.trips.followVehicles(of: saved, from: original, tx)
+        try await store.trips.followOrders(of: saved, from: original, tx)
+        try await store.trips.startOnPickup(of: saved, from: original, tx)
         if saved.pickupETA != original.pickupETA || saved.deliveryETA != original.deliveryETA {
             // Cleared by a reassignment: the line keeps the previous driver's last ETAs.
             let cleared = saved.driverID != original.driverID && saved.pickupETA == nil && saved.deliveryETA == nil

@@ -43,7 +43,7 @@ extension Driver {
 extension Trip {
     static let columns: SQL = """
         id, number, driver_id, status, start_date, end_date, origin, destination, revenue_cents, driver_pay_cents, \
-        miles, version, created_at, updated_at
+        miles, version, created_at, updated_at, revenue_set_by_hand
         """
     /// Newest work first; trips without a start date after dated ones.
     static let order = ListOrder(.descending("start_date", .text, nullable: true), .descending("created_at", .integer), .ascending("id", .text))
@@ -54,7 +54,8 @@ extension Trip {
                   endDate: try row.optionalLocalDate("end_date"), origin: try row.string("origin"),
                   destination: try row.string("destination"), revenueCents: try row.int("revenue_cents"),
                   driverPayCents: try row.int("driver_pay_cents"), miles: try row.int("miles"),
-                  version: try row.int("version"), createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"))
+                  version: try row.int("version"), createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
+                  revenueSetByHand: try row.bool("revenue_set_by_hand"))
     }
 }
 

@@ -8,7 +8,13 @@ extension Store {
 
     /// Queues one push per iOS device of the driver, in the notification's
     /// transaction (Android tokens are kept for a future FCM sender).
-    func enqueuePushes(for notification: DriverNotification, _ tx: TenantTransaction) async throws {
+    /// `notBefore`: when they go (now by default). `replacingQueued`: a
+    /// notification that gathered more drops its pushes not yet sent first.
+    func enqueuePushes(for notification: DriverNotification, notBefore: Date? = nil, replacingQueued: Bool = false,
+                       _ tx: TenantTransaction) async throws {
+        if replacingQueued {
+            try await tx.execute("DELETE FROM push_queue WHERE tenant_id = \(tx.tenant) AND notification_id = \(notification.id)")
+        }
         let tokens = try await tx.query("""
             SELECT t.token FROM device_tokens t JOIN drivers d ON d.tenant_id = t.tenant_id AND d.user_id = t.user_id
             WHERE d.tenant_id = \(tx.tenant) AND d.id = \(notification.driverID) AND t.platform = 'ios'
@@ -26,15 +32,17 @@ extension Store {
         let json = try payload.encodedFitting()
         // Assignments and urgent messages go at once; the rest may wait for power-saving delivery.
         let priority = notification.type == .urgent || notification.type == .tripAssignment ? 10 : 5
-        // A newer status change of the same order or trip replaces the older one on the device.
-        let collapse: String? = notification.type == .statusChange
-            ? (notification.data.orderID.map { "order-\($0)" } ?? notification.data.tripID.map { "trip-\($0)" }) : nil
+        // The newest notice about a trip (or an order on none) replaces the older one on the device: a notification
+        // that gathered more replaces its own first alert.
+        let collapse: String? = notification.type == .statusChange || notification.type == .tripAssignment
+            ? (notification.data.tripID.map { "trip-\($0)" } ?? notification.data.orderID.map { "order-\($0)" }) : nil
+        let due = max(notBefore ?? tx.now, tx.now)
         for token in tokens {
             try await tx.execute("""
                 INSERT INTO push_queue (id, tenant_id, notification_id, device_token, payload, priority, collapse_id, expires_at,
                                         next_attempt_at, created_at)
                 VALUES (\(UUID().uuidString.lowercased()), \(tx.tenant), \(notification.id), \(token), \(json), \(priority), \(collapse),
-                        \(tx.now.addingTimeInterval(Self.pushLifetime)), \(tx.now), \(tx.now))
+                        \(due.addingTimeInterval(Self.pushLifetime)), \(due), \(tx.now))
                 """)
         }
     }

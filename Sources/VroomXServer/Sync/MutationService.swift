@@ -241,6 +241,8 @@ struct MutationService {
             // A payment is dispatch's record, not a row of the driver's cache.
             _ = try await store.invoices.collect(request, scope)
             return Applied()
+        case .startTrip(let reference):
+            return Applied(row: .trip(try await store.trips.start(reference.tripID, scope)))
         }
     }
 
@@ -285,6 +287,7 @@ struct MutationService {
             // A refused fill-up's odometer must not stay the truck's reading on the phone: the truck as it stands.
             guard let fuel = request.fuel else { return (nil, nil) }
             return (try await EquipmentRepository.find(fuel.equipmentID, scope, db).map(ChangeRow.equipment), nil)
+        case .startTrip(let reference): return (try await TripRepository.find(reference.tripID, scope, db).map(ChangeRow.trip), nil)
         case .deleteExpense, .markNotificationRead, .recordLocations, .collectPayment: return (nil, nil)
         }
     }

@@ -43,14 +43,25 @@ enum TripRepository {
             .map(Trip.init(row:))
     }
 
-    /// How many of a trip's vehicles are on the truck and how many wait for pickup.
+    /// How many of a trip's orders are on the truck, wait for pickup, and are delivered.
     static func vehicles(of trip: ID<Trip>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Trip.Vehicles {
         let counts = try await db.first("""
             SELECT COALESCE(SUM(CASE WHEN status = 'picked_up' THEN 1 ELSE 0 END), 0) AS loaded,
-                   COALESCE(SUM(CASE WHEN status IN ('new', 'assigned') THEN 1 ELSE 0 END), 0) AS waiting
+                   COALESCE(SUM(CASE WHEN status IN ('new', 'assigned') THEN 1 ELSE 0 END), 0) AS waiting,
+                   COALESCE(SUM(CASE WHEN status = 'delivered' THEN 1 ELSE 0 END), 0) AS delivered
             FROM orders WHERE tenant_id = \(tenant) AND trip_id = \(trip)
             """)
-        return Trip.Vehicles(loaded: try counts?.int("loaded") ?? 0, waiting: try counts?.int("waiting") ?? 0)
+        return Trip.Vehicles(loaded: try counts?.int("loaded") ?? 0, waiting: try counts?.int("waiting") ?? 0,
+                             delivered: try counts?.int("delivered") ?? 0)
+    }
+
+    /// What a trip's orders earn: their prices, cancelled ones left out (`TripService.revenue(of:)` on rows at hand).
+    static func ordersRevenue(of trip: ID<Trip>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Int {
+        let sum = try await db.first("""
+            SELECT CAST(COALESCE(SUM(CASE WHEN status <> 'cancelled' THEN revenue_cents ELSE 0 END), 0) AS BIGINT) AS earned
+            FROM orders WHERE tenant_id = \(tenant) AND trip_id = \(trip)
+            """)?.int("earned") ?? 0
+        return min(sum, MoneyFormat.largestCents)
     }
 
     /// Writes a new trip (a taken number is `DatabaseConstraintError.unique`) and records the change.
@@ -58,10 +69,10 @@ enum TripRepository {
         let doc = try WireDocument.encode(trip)
         try await tx.execute("""
             INSERT INTO trips (id, tenant_id, number, driver_id, status, start_date, end_date, origin, destination,
-                               revenue_cents, driver_pay_cents, miles, version, created_at, updated_at, doc)
+                               revenue_cents, driver_pay_cents, miles, version, created_at, updated_at, doc, revenue_set_by_hand)
             VALUES (\(trip.id), \(tx.tenant), \(trip.number), \(trip.driverID), \(trip.status), \(trip.startDate),
                     \(trip.endDate), \(trip.origin), \(trip.destination), \(trip.revenueCents), \(trip.driverPayCents),
-                    \(trip.miles), \(trip.version), \(trip.createdAt), \(trip.updatedAt), \(doc))
+                    \(trip.miles), \(trip.version), \(trip.createdAt), \(trip.updatedAt), \(doc), \(trip.revenueSetByHand ? 1 : 0))
             """)
         tx.recordUpsert(.trip, id: trip.id.rawValue, document: doc, visibleTo: trip.driverID)
     }
@@ -73,7 +84,7 @@ enum TripRepository {
         guard try await tx.first("""
             UPDATE trips SET number = \(saved.number), driver_id = \(saved.driverID), status = \(saved.status), start_date = \(saved.startDate),
                 end_date = \(saved.endDate), origin = \(saved.origin), destination = \(saved.destination),
-                revenue_cents = \(saved.revenueCents), driver_pay_cents = \(saved.driverPayCents), miles = \(saved.miles),
+                revenue_cents = \(saved.revenueCents), revenue_set_by_hand = \(saved.revenueSetByHand ? 1 : 0), driver_pay_cents = \(saved.driverPayCents), miles = \(saved.miles),
                 version = \(saved.version), updated_at = \(saved.updatedAt), doc = \(doc)
             WHERE tenant_id = \(tx.tenant) AND id = \(previous.id) AND version = \(previous.version)
             RETURNING id

@@ -33,7 +33,9 @@ public struct TripService: Sendable {
     public func create(_ request: CreateTripRequest, tenant: ID<Tenant>) async throws -> Trip {
         let number = try Validate.name(request.number, FieldLimits.tripNumber)
         try Validate.dateRange(request.startDate, request.endDate, field: "end_date")
-        let revenue = try Validate.cents(request.revenueCents, field: "revenue_cents")
+        // Revenue typed at creation is dispatch's figure; without it the trip earns what its orders' vehicles are priced at.
+        let typedRevenue = try request.revenueCents.map { try Validate.cents($0, field: "revenue_cents") }
+        let revenue = typedRevenue ?? 0
         let miles = try Validate.number(request.miles, FieldLimits.tripMiles)
         let origin = try Validate.text(request.origin, FieldLimits.tripOrigin)
         let destination = try Validate.text(request.destination, FieldLimits.tripDestination)
@@ -44,11 +46,12 @@ public struct TripService: Sendable {
             if let driverID = request.driverID {
                 driver = try await store.people.assignableDriver(driverID, tenant: tenant, tx.db)
             }
-            // A new trip carries no vehicles yet: pay per vehicle follows its orders as they come (`followVehicles`).
+            // A new trip carries no vehicles yet: revenue and pay per vehicle follow its orders as they come (`followOrders`).
             let pay = setPay ?? driver.map { $0.payType.driverPay(rate: $0.payRate, revenueCents: revenue, miles: miles, vehicles: 0) } ?? 0
             let trip = Trip(id: ID(), number: number, driverID: driver?.id, status: .planned, startDate: request.startDate,
                             endDate: request.endDate, origin: origin, destination: destination, revenueCents: revenue,
-                            driverPayCents: pay, miles: miles, version: 1, createdAt: tx.now, updatedAt: tx.now)
+                            driverPayCents: pay, miles: miles, version: 1, createdAt: tx.now, updatedAt: tx.now,
+                            revenueSetByHand: typedRevenue != nil)
             do {
                 try await TripRepository.insert(trip, tx)
             } catch DatabaseConstraintError.unique {
@@ -93,7 +96,19 @@ public struct TripService: Sendable {
             try Validate.dateRange(trip.startDate, trip.endDate, field: "end_date")
             if let origin = request.origin { trip.origin = try Validate.text(origin, FieldLimits.tripOrigin) }
             if let destination = request.destination { trip.destination = try Validate.text(destination, FieldLimits.tripDestination) }
-            if let revenue = request.revenueCents { trip.revenueCents = try Validate.cents(revenue, field: "revenue_cents") }
+            switch (request.revenueCents, request.revenueFollowsOrders) {
+            case (_?, true?):
+                throw AppError.validation("revenue_follows_orders", "Set revenue_cents or let the revenue follow the orders, not both.")
+            case (let revenue?, _):
+                (trip.revenueCents, trip.revenueSetByHand) = (try Validate.cents(revenue, field: "revenue_cents"), true)
+            case (nil, true?):
+                let orders = try await OrderRepository.onTrip(id, tenant: tenant, tx.db)
+                (trip.revenueCents, trip.revenueSetByHand) = (Self.revenue(of: orders), false)
+            case (nil, false?):
+                trip.revenueSetByHand = true  // the figure it has, kept from now on
+            case (nil, nil):
+                break
+            }
             if let pay = request.driverPayCents { trip.driverPayCents = try Validate.cents(pay, field: "driver_pay_cents") }
             if let miles = request.miles { trip.miles = try Validate.number(miles, FieldLimits.tripMiles) }
             // Pay that followed the driver's terms follows new revenue and miles; pay set by hand stays.
@@ -202,33 +217,87 @@ public struct TripService: Sendable {
     /// The vehicles an order puts on its trip: none once cancelled.
     static func carried(_ order: Order) -> Int { order.status == .cancelled ? 0 : order.vehicles.count }
 
+    /// What an order adds to its trip's revenue: its vehicles' prices, nothing once cancelled.
+    static func earned(_ order: Order) -> Int { order.status == .cancelled ? 0 : order.revenueCents }
+
+    /// A trip's revenue by its orders: the sum of what each earns, never past the largest amount a money field holds.
+    static func revenue(of orders: [Order]) -> Int {
+        let total = orders.reduce(0) { sum, order in
+            let (added, overflow) = sum.addingReportingOverflow(earned(order))
+            return overflow ? Int.max : added
+        }
+        return min(total, MoneyFormat.largestCents)
+    }
+
     /// The vehicles a trip carries, its cancelled orders' left out.
     static func vehicleCount(_ trip: ID<Trip>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Int {
         try await OrderRepository.onTrip(trip, tenant: tenant, db).reduce(0) { $0 + carried($1) }
     }
 
-    /// Pay per vehicle follows the vehicles an open trip carries when an
-    /// order comes onto it or leaves it, is cancelled or its vehicles
-    /// change; pay dispatch set by hand (not what the terms gave) stays.
-    func followVehicles(of saved: Order, from original: Order, _ tx: TenantTransaction) async throws {
-        var changes: [ID<Trip>: Int] = [:]
-        if let trip = original.tripID { changes[trip, default: 0] -= Self.carried(original) }
-        if let trip = saved.tripID { changes[trip, default: 0] += Self.carried(saved) }
-        try await followVehicles(changes, tx)
+    /// What an order's write did to the trips it left and joined: the vehicles and revenue each gained or lost.
+    struct OrderShare: Equatable {
+        var vehicles = 0
+        var revenue = 0
+        static func + (a: OrderShare, b: OrderShare) -> OrderShare { OrderShare(vehicles: a.vehicles + b.vehicles, revenue: a.revenue + b.revenue) }
+        static prefix func - (a: OrderShare) -> OrderShare { OrderShare(vehicles: -a.vehicles, revenue: -a.revenue) }
+        init(vehicles: Int = 0, revenue: Int = 0) { (self.vehicles, self.revenue) = (vehicles, revenue) }
+        init(_ order: Order) { self.init(vehicles: TripService.carried(order), revenue: TripService.earned(order)) }
     }
 
-    /// `changes`: how many vehicles each trip gained (or, negative, lost), already written.
-    func followVehicles(_ changes: [ID<Trip>: Int], _ tx: TenantTransaction) async throws {
-        for (id, change) in changes.sorted(by: { $0.key < $1.key }) where change != 0 {
+    /// A trip's revenue that follows its orders follows an order coming
+    /// onto it or leaving it, cancelled or repriced; pay by the driver's
+    /// terms follows revenue and vehicles (pay dispatch set by hand stays).
+    func followOrders(of saved: Order, from original: Order, _ tx: TenantTransaction) async throws {
+        var changes: [ID<Trip>: OrderShare] = [:]
+        if let trip = original.tripID { changes[trip, default: .init()] = changes[trip, default: .init()] + -OrderShare(original) }
+        if let trip = saved.tripID { changes[trip, default: .init()] = changes[trip, default: .init()] + OrderShare(saved) }
+        try await followOrders(changes, tx)
+    }
+
+    /// `changes`: what each trip gained (or, negative, lost) by orders already written.
+    func followOrders(_ changes: [ID<Trip>: OrderShare], _ tx: TenantTransaction) async throws {
+        for (id, change) in changes.sorted(by: { $0.key < $1.key }) where change != OrderShare() {
             // Read, not locked (no lock order to keep with the order rows): the save is optimistic, a trip changed meanwhile runs it again.
-            guard let current = try await TripRepository.find(id, .dispatch(tenant: tx.tenant), tx.db), current.status.isOpen,
-                  let driverID = current.driverID, let driver = try await DriverRepository.find(driverID, tenant: tx.tenant, tx.db),
-                  driver.payType == .perVehicle else { continue }
-            let vehicles = try await Self.vehicleCount(id, tenant: tx.tenant, tx.db)  // the order's row is written already
-            guard current.driverPayCents == Self.termsPay(driver, current, vehicles: vehicles - change) else { continue }
+            guard let current = try await TripRepository.find(id, .dispatch(tenant: tx.tenant), tx.db), current.status.isOpen else { continue }
             var trip = current
-            trip.driverPayCents = Self.termsPay(driver, current, vehicles: vehicles)
+            // Summed by the database: a yard's trip may carry hundreds of orders, each write of one must not read them all.
+            if !trip.revenueSetByHand { trip.revenueCents = try await TripRepository.ordersRevenue(of: id, tenant: tx.tenant, tx.db) }
+            if let driverID = current.driverID, let driver = try await DriverRepository.find(driverID, tenant: tx.tenant, tx.db) {
+                // The order's row is written already: what the trip carried before is the count less the change.
+                let vehicles = driver.payType == .perVehicle ? try await Self.vehicleCount(id, tenant: tx.tenant, tx.db) : 0
+                if current.driverPayCents == Self.termsPay(driver, current, vehicles: vehicles - change.vehicles) {
+                    trip.driverPayCents = Self.termsPay(driver, trip, vehicles: vehicles)
+                }
+            }
             if trip != current { _ = try await save(trip, tx) }
+        }
+    }
+
+    /// A planned trip gets under way when its first vehicle is picked up:
+    /// the driver's phone records the road from then on, and the map shows it.
+    func startOnPickup(of saved: Order, from original: Order, _ tx: TenantTransaction) async throws {
+        guard saved.status == .pickedUp, original.status != .pickedUp, let id = saved.tripID,
+              let current = try await TripRepository.find(id, .dispatch(tenant: tx.tenant), tx.db), current.status == .planned else { return }
+        var trip = current
+        trip.status = .inProgress
+        _ = try await save(trip, tx)
+    }
+
+    /// The driver starts a trip of theirs before the first pickup (to share
+    /// the road to it). Starting one under way is a no-op, so a replayed tap
+    /// succeeds; a finished or cancelled trip cannot start again.
+    public func start(_ id: ID<Trip>, _ scope: Scope) async throws -> Trip {
+        try await store.write(tenant: scope.tenant) { tx in
+            guard let current = try await TripRepository.lock(id, scope, tx.db) else { throw AppError.notFound("Trip") }
+            switch current.status {
+            case .inProgress: return current
+            case .completed, .cancelled:
+                throw AppError(409, .invalidTransition, "Trip \(current.number) is \(current.status.label); it cannot start again.", field: "status")
+            case .planned:
+                var trip = current
+                trip.status = .inProgress
+                return try await save(trip, tx)
+            }
         }
     }
 
