@@ -154,6 +154,9 @@ struct DispatchPeopleTests {
             func told(_ title: String) async throws -> [DriverNotification] {
                 try await api.call(.notifications, token: driver).decode(Items<DriverNotification>.self).items.filter { $0.title == title }
             }
+            // Each edit below comes more than a minute after the last: notices about a trip within a minute gather into one.
+            func later() { server.clock.advance(by: 61) }
+            later()
             let start = try #require(trip.startDate).adding(days: 1)
             let edited = try await api.call(.dispatchUpdateTrip, trip.id.rawValue, json: UpdateTripRequest(
                 startDate: start, endDate: start.adding(days: 2), destination: "Tampa, FL", driverPayCents: 123_456), token: dispatch)
@@ -170,6 +173,7 @@ struct DispatchPeopleTests {
             var delivery = order.delivery
             delivery.address = "1 Bay St, Tampa, FL"
             delivery.contactPhone = "+1 555 0177"
+            later()
             #expect(try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(delivery: delivery), token: dispatch).status == 200)
             let orderNote = try #require(try await told("Order \(order.number) changed").first)
             #expect(orderNote.body.contains("delivery at \([delivery.name, "1 Bay St, Tampa, FL"].filter { !$0.isEmpty }.joined(separator: ", "))"))
@@ -179,12 +183,15 @@ struct DispatchPeopleTests {
             // A colour alone is news (the note names it); a right-to-left override typed in a value does not turn the note around.
             var painted = order.vehicle
             painted.color = "Midnight Blue"
+            later()
             #expect(try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(vehicle: painted), token: dispatch).status == 200)
             #expect(try await told("Order \(order.number) changed").contains { $0.body.contains("Midnight Blue") })
+            later()
             #expect(try await api.call(.dispatchUpdateTrip, trip.id.rawValue, json: UpdateTripRequest(origin: "\u{202E}Macon, GA"), token: dispatch).status == 200)
             #expect(try await told("Trip \(trip.number) changed").contains { $0.body.contains("route Macon, GA → Tampa, FL") })
 
             // The same edit again changes nothing and tells nothing.
+            later()
             #expect(try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(delivery: delivery), token: dispatch).status == 200)
             #expect(try await told("Order \(order.number) changed").count == 2)
 

@@ -56,10 +56,16 @@ struct PushTests {
         let order = setup.carrier.orders[trip.id]![0]
 
         try await setup.server.run { _ in
+            // Past the minute in which notices about a trip gather into one (each change below stands alone).
+            setup.server.clock.advance(by: 61)
             let message = try await Self.message(setup)
             let urgent = try await Self.message(setup, title: "Road closed", body: "I-80 closed at exit 12", type: .urgent)
             _ = try await store.orders.updateStatus(order.id, to: .pickedUp, occurredAt: nil, .dispatch(tenant: tenant))
-            // A new order assigned to the driver.
+            // A new order assigned to the driver, a while later (the clock moves once nothing is in flight:
+            // a push claimed and not yet answered would be claimed again).
+            try await waitUntil("6 pushes") { setup.apns.received.count >= 6 }
+            try await waitUntil("an empty queue") { try await store.pendingPushCount() == 0 }
+            setup.server.clock.advance(by: 61)
             let created = try await store.orders.create(.init(number: "NEW-1", tripID: trip.id, vehicle: Vehicle(year: 2024, make: "Ford", model: "F-150"),
                                                             pickup: Stop(address: "1 Main"), delivery: Stop(address: "2 Elm"),
                                                             revenueCents: 90_000, paymentTerms: "COD"), tenant: tenant)
@@ -79,7 +85,8 @@ struct PushTests {
                 #expect(push.headers["apns-topic"] == setup.apns.topic)
                 #expect(push.headers["apns-push-type"] == "alert")
                 let expiration = try #require(push.headers["apns-expiration"].flatMap(TimeInterval.init))
-                #expect(abs(expiration - setup.server.clock.now.addingTimeInterval(24 * 3600).timeIntervalSince1970) < 5)
+                let dayLater = setup.server.clock.now.addingTimeInterval(24 * 3600).timeIntervalSince1970
+                #expect(expiration <= dayLater + 5 && expiration >= dayLater - 61 - 5, "a day after it was queued")
                 #expect((push.aps["alert"] as? [String: String])?["title"]?.isEmpty == false)
                 #expect(push.aps["sound"] as? String == "default")
                 #expect(push.body.count <= 4096)
@@ -91,12 +98,79 @@ struct PushTests {
             #expect(pushes("urgent").allSatisfy { ($0.aps["alert"] as? [String: String])?["body"] == "I-80 closed at exit 12" })
             #expect(pushes("urgent").allSatisfy { $0.payload["notification_id"] as? String == urgent.id.rawValue })
             #expect(pushes("status_change").allSatisfy {
-                $0.headers["apns-priority"] == "5" && $0.headers["apns-collapse-id"] == "order-\(order.id)"
+                $0.headers["apns-priority"] == "5" && $0.headers["apns-collapse-id"] == "trip-\(trip.id)"
                     && $0.payload["order_id"] as? String == order.id.rawValue && $0.payload["trip_id"] as? String == trip.id.rawValue
             })
             #expect(pushes("trip_assignment").allSatisfy {
                 $0.headers["apns-priority"] == "10" && $0.payload["order_id"] as? String == created.id.rawValue
+                    && $0.headers["apns-collapse-id"] == "trip-\(trip.id)"
             })
+        }
+    }
+
+    @Test("building a 6-vehicle trip within a minute is one notification listing every change, one alert at once and one replacing it when the building stops; a read notice, a minute's quiet and work taken away stand alone", arguments: TestBackend.available)
+    func buildingATripIsOneNotification(_ backend: TestBackend) async throws {
+        let setup = try await Self.setUp(backend)
+        defer { Task { await setup.apns.stop() } }
+        let phone = Self.deviceToken(5)
+        try await Self.register(phone, setup)
+        let store = setup.server.store
+        let tenant = setup.carrier.tenant.id
+        let driver = setup.carrier.driverID(0)
+        let driverScope = Scope.driver(tenant: tenant, driver: driver)
+        try await setup.server.run { api in
+            setup.server.clock.advance(by: 61)  // past the fixture's own gathering
+            let before = try await store.notifications.list(driverScope, limit: 500).count
+            let dispatch = setup.carrier.dispatcher.accessToken
+            // Dispatch builds a trip as one does: the trip for the driver, then its vehicles one order at a time
+            // (a dealer load of three, then three more), then fixes the dates — seconds apart.
+            let trip = try await api.call(.dispatchCreateTrip, json: CreateTripRequest(
+                number: "T-SIX", driverID: driver, origin: "Dallas, TX", destination: "Denver, CO", miles: 800), token: dispatch).decode(Trip.self)
+            var numbers: [String] = []
+            for (index, count) in [3, 1, 1, 1].enumerated() {
+                setup.server.clock.advance(by: 20)
+                let cars = (0..<count).map { Vehicle(year: 2021, make: "Toyota", model: "Camry \(index)-\($0)", priceCents: 80_000) }
+                let answer = try await api.call(.dispatchCreateOrder, json: CreateOrderRequest(
+                    number: "SIX-\(index)", tripID: trip.id, vehicles: cars, pickup: Stop(address: "1 Lot Rd, Dallas, TX"),
+                    delivery: Stop(address: "2 Dealer Way, Denver, CO")), token: dispatch)
+                #expect(answer.status == 201, "\(answer.text)")
+                numbers.append("SIX-\(index)")
+            }
+            setup.server.clock.advance(by: 20)
+            #expect(try await api.call(.dispatchUpdateTrip, trip.id.rawValue, json: UpdateTripRequest(miles: 812), token: dispatch).status == 200)
+
+            let notes = try await store.notifications.list(driverScope, limit: 500)
+            #expect(notes.count == before + 1, "one notification for the whole trip: \(notes.prefix(8).map(\.title))")
+            let note = try #require(notes.first)
+            #expect(note.title == "New trip T-SIX" && note.type == .tripAssignment && note.data.tripID == trip.id && note.data.orderID == nil)
+            for number in numbers { #expect(note.body.contains("New order \(number)"), "\(note.body)") }
+            #expect(note.body.contains("miles"), "the trip's edit is listed: \(note.body)")
+            #expect(note.body.split(separator: "\n").count == 1 + 4 + 1)
+            // The first alert went at once; the gathered one waits for the building to stop, then replaces it.
+            try await waitUntil("the first alert") { setup.apns.received.count == 1 }
+            #expect(try await store.pendingPushCount() == 1)
+            setup.server.clock.advance(by: 61)
+            try await waitUntil("the gathered alert") { setup.apns.received.count == 2 }
+            let alerts = setup.apns.received
+            #expect(alerts.allSatisfy { $0.headers["apns-collapse-id"] == "trip-\(trip.id)" && $0.headers["apns-priority"] == "10" })
+            #expect(((alerts[1].aps["alert"] as? [String: String])?["body"] ?? "").contains("New order SIX-3"))
+
+            // A minute's quiet: the next change is a notification of its own.
+            #expect(try await api.call(.dispatchUpdateTrip, trip.id.rawValue, json: UpdateTripRequest(miles: 820), token: dispatch).status == 200)
+            #expect(try await store.notifications.list(driverScope, limit: 500).count == before + 2)
+            // Read by the driver: what follows does not hide in it.
+            let latest = try #require(try await store.notifications.list(driverScope, limit: 1).first)
+            _ = try await store.notifications.markRead(latest.id, driverScope)
+            #expect(try await api.call(.dispatchUpdateTrip, trip.id.rawValue, json: UpdateTripRequest(miles: 830), token: dispatch).status == 200)
+            #expect(try await store.notifications.list(driverScope, limit: 500).count == before + 3)
+            // Taken away: said on its own, at once, however recent the last notice.
+            #expect(try await api.call(.dispatchAssignTrip, trip.id.rawValue, json: AssignTripRequest(driverID: nil), token: dispatch).status == 200)
+            let last = try await store.notifications.list(driverScope, limit: 500)
+            #expect(last.count == before + 4 && last.contains { $0.title == "Trip T-SIX taken off your list" }, "\(last.prefix(3).map(\.title))")
+            // Dispatch's own messages never gather.
+            _ = try await Self.message(setup, title: "Fuel card")
+            _ = try await Self.message(setup, title: "Fuel card again")
+            #expect(try await store.notifications.list(driverScope, limit: 500).count == before + 6)
         }
     }
 
