@@ -225,6 +225,21 @@ public final class DriverApp {
         try enqueue(.markNotificationRead(.init(notificationID: id, readAt: serverClock.now)))
     }
 
+    /// Writes to dispatch (in general, or about a trip or an order): shown at
+    /// once, sent exactly once when there is a signal.
+    @discardableResult
+    public func sendMessage(_ body: String, trip: ID<Trip>? = nil, order: ID<Order>? = nil) throws -> ID<DriverMessage> {
+        let id = ID<DriverMessage>()
+        try enqueue(.sendMessage(.init(id: id, body: body, tripID: trip, orderID: order, sentAt: serverClock.now)))
+        return id
+    }
+
+    /// "Got it" on an urgent message: dispatch sees when.
+    @discardableResult
+    public func acknowledge(_ id: ID<DriverNotification>) throws -> ID<Mutation>? {
+        try enqueue(.acknowledgeNotification(.init(notificationID: id, readAt: serverClock.now)))
+    }
+
     // MARK: Inspections (seed 000's inspection flow)
 
     /// Starts the pickup or delivery inspection of one of an order's

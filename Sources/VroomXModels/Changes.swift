@@ -10,6 +10,8 @@ public enum ChangeEntity: String, Codable, Sendable, CaseIterable {
     case equipment
     /// A shipper, broker, dealer or auction: dispatch only.
     case customer
+    /// A message a driver wrote to dispatch: that driver and dispatch.
+    case message
 }
 
 public enum ChangeOperation: String, Codable, Sendable, CaseIterable {
@@ -29,6 +31,7 @@ public enum ChangeRow: Sendable, Hashable {
     case inspection(Inspection)
     case equipment(Equipment)
     case customer(Customer)
+    case message(DriverMessage)
 }
 
 /// One entry of the change feed: the row as the client should store it
@@ -107,6 +110,7 @@ extension ChangeRow {
         case .inspection: return .inspection(try container.decode(Inspection.self, forKey: key))
         case .equipment: return .equipment(try container.decode(Equipment.self, forKey: key))
         case .customer: return .customer(try container.decode(Customer.self, forKey: key))
+        case .message: return .message(try container.decode(DriverMessage.self, forKey: key))
         }
     }
 
@@ -120,6 +124,7 @@ extension ChangeRow {
         case .inspection(let value): try container.encode(value, forKey: key)
         case .equipment(let value): try container.encode(value, forKey: key)
         case .customer(let value): try container.encode(value, forKey: key)
+        case .message(let value): try container.encode(value, forKey: key)
         }
     }
 }

@@ -552,9 +552,12 @@ public struct DriverNotification: Codable, Sendable, Hashable, Identifiable {
     /// phone was offline. Nil for receipts stored before it was kept.
     public var readReceivedAt: Date?
     public var createdAt: Date
+    /// An urgent message the driver answered "Got it" (by the phone's corrected clock).
+    public var acknowledgedAt: Date?
 
-    public init(id: ID<DriverNotification>, driverID: ID<Driver>, type: NotificationType, title: String, body: String,
-                data: NotificationData, readAt: Date?, readReceivedAt: Date? = nil, createdAt: Date) {
+    public init(id: VroomXModels.ID<DriverNotification>, driverID: VroomXModels.ID<Driver>, type: NotificationType, title: String, body: String,
+                data: NotificationData, readAt: Date?, readReceivedAt: Date? = nil, createdAt: Date, acknowledgedAt: Date? = nil) {
+        self.acknowledgedAt = acknowledgedAt
         self.id = id
         self.driverID = driverID
         self.type = type
@@ -577,6 +580,7 @@ public struct DriverNotification: Codable, Sendable, Hashable, Identifiable {
         case readAt = "read_at"
         case readReceivedAt = "read_received_at"
         case createdAt = "created_at"
+        case acknowledgedAt = "acknowledged_at"
     }
 }
 

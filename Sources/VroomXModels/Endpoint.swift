@@ -143,6 +143,8 @@ extension Endpoint {
     public static let addCollectionPhoto = Endpoint(.post, "/v1/collections/{id}/photos", .driver, [.contentLength])
     public static let notifications = list("/v1/notifications", .driver, filters: [.unreadOnly])
     public static let markNotificationRead = Endpoint(.post, "/v1/notifications/{id}/read", .driver)
+    public static let acknowledgeNotification = Endpoint(.post, "/v1/notifications/{id}/acknowledge", .driver)
+    public static let sendMessage = Endpoint(.post, "/v1/messages", .driver)
     /// What the phone holds that has not reached dispatch (a report of nothing clears it).
     public static let reportDeviceBacklog = Endpoint(.put, "/v1/device-backlog", .driver)
     /// Every driver's phones' reports, for dispatch.
@@ -185,6 +187,9 @@ extension Endpoint {
     public static let dispatchUpdateOrder = Endpoint(.patch, "/v1/dispatch/orders/{id}", .dispatcher)
     public static let dispatchAssignOrder = Endpoint(.post, "/v1/dispatch/orders/{id}/assign", .dispatcher)
     public static let dispatchSendMessage = Endpoint(.post, "/v1/dispatch/messages", .dispatcher)
+    public static let dispatchConversations = Endpoint(.get, "/v1/dispatch/messages", .dispatcher)
+    public static let dispatchConversation = Endpoint(.get, "/v1/dispatch/drivers/{id}/messages", .dispatcher)
+    public static let dispatchReadConversation = Endpoint(.post, "/v1/dispatch/drivers/{id}/messages/read", .dispatcher)
     public static let dispatchOrderInspections = Endpoint(.get, "/v1/dispatch/orders/{id}/inspections", .dispatcher)
     public static let dispatchImportOrders = Endpoint(.post, "/v1/dispatch/orders/import", .dispatcher)
     public static let dispatchCustomers = list("/v1/dispatch/customers", .dispatcher, filters: [.customerSearch])
@@ -271,13 +276,13 @@ extension Endpoint {
         me, setPIN, verifyPIN, registerDeviceToken, removeDeviceToken,
         trips, trip, startTrip, tripOrders, tripExpenses, orders, order, updateOrderStatus, updateOrderETA,
         createExpense, deleteExpense, addExpenseReceipt, expenseReceipt, deleteExpenseReceipt, collectPayment, addCollectionPhoto,
-        notifications, markNotificationRead, reportDeviceBacklog, dispatchDeviceBacklogs,
+        notifications, markNotificationRead, acknowledgeNotification, sendMessage, reportDeviceBacklog, dispatchDeviceBacklogs,
         saveInspection, inspection, completeInspection, orderInspections, inspectionMedia, putInspectionMedia,
         uploadOptions, createUpload, uploadOffset, appendUpload, terminateUpload,
         sync, mutations, realtime,
         dispatchDrivers, dispatchCreateDriver, dispatchUpdateDriver, dispatchDeactivateDriver, dispatchReactivateDriver, dispatchTrips, dispatchCreateTrip, dispatchTrip, dispatchUpdateTrip,
         dispatchAssignTrip, dispatchTripExpenses, dispatchOrders, dispatchCreateOrder, dispatchOrder,
-        dispatchUpdateOrder, dispatchAssignOrder, dispatchSendMessage, dispatchOrderInspections, dispatchImportOrders,
+        dispatchUpdateOrder, dispatchAssignOrder, dispatchSendMessage, dispatchConversations, dispatchConversation, dispatchReadConversation, dispatchOrderInspections, dispatchImportOrders,
         dispatchCustomers, dispatchCreateCustomer, dispatchCustomer, dispatchUpdateCustomer, dispatchImportCustomers,
         dispatchTrackingLink, dispatchCreateTrackingLink, dispatchRevokeTrackingLink, trackingStatus,
         dispatchCarrierProfile, dispatchUpdateCarrierProfile, dispatchBillOfLading,

@@ -46,6 +46,9 @@ public struct Mutation: Codable, Sendable, Hashable, Identifiable {
         case .recordLocations: payload = .recordLocations(try container.decode(RecordLocationsRequest.self, forKey: .payload))
         case .collectPayment: payload = .collectPayment(try container.decode(CollectPaymentRequest.self, forKey: .payload))
         case .startTrip: payload = .startTrip(try container.decode(TripReference.self, forKey: .payload))
+        case .sendMessage: payload = .sendMessage(try container.decode(SendDriverMessageRequest.self, forKey: .payload))
+        case .acknowledgeNotification:
+            payload = .acknowledgeNotification(try container.decode(NotificationReference.self, forKey: .payload))
         }
     }
 
@@ -67,6 +70,8 @@ public struct Mutation: Codable, Sendable, Hashable, Identifiable {
         case .recordLocations(let value): try container.encode(value, forKey: .payload)
         case .collectPayment(let value): try container.encode(value, forKey: .payload)
         case .startTrip(let value): try container.encode(value, forKey: .payload)
+        case .sendMessage(let value): try container.encode(value, forKey: .payload)
+        case .acknowledgeNotification(let value): try container.encode(value, forKey: .payload)
         }
     }
 }
@@ -83,6 +88,8 @@ public enum MutationKind: String, Codable, Sendable, CaseIterable {
     case recordLocations = "record_locations"
     case collectPayment = "collect_payment"
     case startTrip = "start_trip"
+    case sendMessage = "send_message"
+    case acknowledgeNotification = "acknowledge_notification"
 }
 
 public enum MutationPayload: Sendable, Hashable {
@@ -97,6 +104,9 @@ public enum MutationPayload: Sendable, Hashable {
     case recordLocations(RecordLocationsRequest)
     case collectPayment(CollectPaymentRequest)
     case startTrip(TripReference)
+    case sendMessage(SendDriverMessageRequest)
+    /// "Got it" on an urgent message (`read_at` is when; it also marks it read).
+    case acknowledgeNotification(NotificationReference)
 
     public var kind: MutationKind {
         switch self {
@@ -111,6 +121,8 @@ public enum MutationPayload: Sendable, Hashable {
         case .recordLocations: return .recordLocations
         case .collectPayment: return .collectPayment
         case .startTrip: return .startTrip
+        case .sendMessage: return .sendMessage
+        case .acknowledgeNotification: return .acknowledgeNotification
         }
     }
 }
@@ -345,6 +357,7 @@ extension ChangeRow {
         case .inspection(let value): value.id.rawValue
         case .equipment(let value): value.id.rawValue
         case .customer(let value): value.id.rawValue
+        case .message(let value): value.id.rawValue
         }
     }
 
@@ -358,7 +371,7 @@ extension ChangeRow {
         case .inspection(let value): value.version
         case .equipment(let value): value.version
         case .customer(let value): value.version
-        case .expense, .notification: nil
+        case .expense, .notification, .message: nil
         }
     }
 
@@ -372,6 +385,7 @@ extension ChangeRow {
         case .inspection: return .inspection
         case .equipment: return .equipment
         case .customer: return .customer
+        case .message: return .message
         }
     }
 }

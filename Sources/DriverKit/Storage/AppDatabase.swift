@@ -331,6 +331,10 @@ public struct AppDatabase: Sendable {
             // Statements opened once, to open again with no signal.
             try db.execute(sql: "CREATE TABLE statements (settlement_id TEXT PRIMARY KEY, owner TEXT, pdf BLOB NOT NULL)")
         }
+        migrator.registerMigration("v15-messages") { db in
+            // What the driver wrote to dispatch, as sent (pending) or as the server keeps it.
+            try db.execute(sql: "CREATE TABLE messages (id TEXT PRIMARY KEY, sent_at REAL NOT NULL, doc TEXT NOT NULL)")
+        }
         return migrator
     }
 }

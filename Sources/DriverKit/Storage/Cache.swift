@@ -20,6 +20,8 @@ extension AppDatabase {
     }
     public func notifications() throws -> [DriverNotification] { try reader.read(Self.notifications) }
     public func unreadCount() throws -> Int { try reader.read(Self.unreadCount) }
+    /// The conversation with dispatch: dispatch's messages and the driver's, oldest first.
+    public func conversation() throws -> [ConversationLine] { try reader.read(Self.conversation) }
     /// The truck and trailer assigned to the driver, by unit number.
     public func equipment() throws -> [Equipment] { try reader.read(Self.equipment) }
 
@@ -67,6 +69,15 @@ extension AppDatabase {
         try docs(db, "SELECT doc FROM notifications ORDER BY created_at DESC, id")
     }
 
+    /// What the driver wrote to dispatch, oldest first.
+    static func messages(_ db: Database) throws -> [DriverMessage] {
+        try docs(db, "SELECT doc FROM messages ORDER BY sent_at, id")
+    }
+
+    static func conversation(_ db: Database) throws -> [ConversationLine] {
+        ConversationLine.merged(try notifications(db), try messages(db))
+    }
+
     static func unreadCount(_ db: Database) throws -> Int {
         try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM notifications WHERE unread = 1") ?? 0
     }
@@ -104,6 +115,9 @@ extension AppDatabase {
         case .equipment(let unit):
             try db.cachedStatement(sql: "INSERT OR REPLACE INTO equipment (id, unit_number, doc) VALUES (?, ?, ?)").execute(
                            arguments: [unit.id.rawValue, unit.unitNumber, try doc(unit)])
+        case .message(let message):
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO messages (id, sent_at, doc) VALUES (?, ?, ?)").execute(
+                           arguments: [message.id.rawValue, message.sentAt.timeIntervalSince1970, try doc(message)])
         case .customer:
             break  // dispatch's records: the server never sends them to a driver
         }
@@ -126,7 +140,7 @@ extension AppDatabase {
         case .order: sql = "SELECT json_extract(doc, '$.version') FROM orders WHERE id = ?"
         case .inspection: sql = "SELECT json_extract(doc, '$.version') FROM inspections WHERE id = ?"
         case .equipment: sql = "SELECT json_extract(doc, '$.version') FROM equipment WHERE id = ?"
-        case .expense, .notification, .customer: return nil
+        case .expense, .notification, .customer, .message: return nil
         }
         return try Int.fetchOne(db, sql: sql, arguments: [row.id])
     }
@@ -146,6 +160,7 @@ extension AppDatabase {
             try db.execute(sql: "DELETE FROM orders WHERE id = ?", arguments: [id])
         case .expense: try db.execute(sql: "DELETE FROM expenses WHERE id = ?", arguments: [id])
         case .notification: try db.execute(sql: "DELETE FROM notifications WHERE id = ?", arguments: [id])
+        case .message: try db.execute(sql: "DELETE FROM messages WHERE id = ?", arguments: [id])
         case .equipment: try db.execute(sql: "DELETE FROM equipment WHERE id = ?", arguments: [id])
         case .inspection:
             // Its queued files can no longer land (the order went to another driver): any the phone
@@ -159,7 +174,7 @@ extension AppDatabase {
 
     /// Drops every cached row (a snapshot begins, or logout).
     static func clearRows(_ db: Database) throws {
-        try db.execute(sql: "DELETE FROM trips; DELETE FROM orders; DELETE FROM expenses; DELETE FROM notifications; DELETE FROM inspections; DELETE FROM equipment")
+        try db.execute(sql: "DELETE FROM trips; DELETE FROM orders; DELETE FROM expenses; DELETE FROM notifications; DELETE FROM messages; DELETE FROM inspections; DELETE FROM equipment")
     }
 
     /// Applies one page of the feed in one transaction: rows, the cursor,

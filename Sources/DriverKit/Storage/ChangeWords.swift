@@ -44,6 +44,11 @@ enum ChangeWords {
             return "the \(MoneyFormat.dollars(request.amountCents)) \(request.method.label.lowercased())\(number) collected for \(try orderNumber(request.orderID))"
         case .startTrip(let reference):
             return "starting \(try AppDatabase.trip(reference.tripID, db)?.number ?? "a trip")"
+        case .sendMessage(let request):
+            return "your message “\(request.body.prefix(40))\(request.body.count > 40 ? "…" : "")”"
+        case .acknowledgeNotification(let reference):
+            let found: [DriverNotification] = try AppDatabase.docs(db, "SELECT doc FROM notifications WHERE id = ?", [reference.notificationID.rawValue])
+            return found.first.map { "“Got it” to “\($0.title)”" } ?? "“Got it” to an urgent message"
         }
     }
 
@@ -58,6 +63,10 @@ enum ChangeWords {
         case .createExpense(let request): return try AppDatabase.trip(request.tripID, db)?.number
         case .collectPayment(let request): return try AppDatabase.order(request.orderID, db)?.number
         case .startTrip(let reference): return try AppDatabase.trip(reference.tripID, db)?.number
+        case .sendMessage(let request):
+            if let order = request.orderID { return try AppDatabase.order(order, db)?.number }
+            return try request.tripID.flatMap { try AppDatabase.trip($0, db)?.number }
+        case .acknowledgeNotification: return nil
         case .deleteExpense, .markNotificationRead, .recordOdometer, .recordLocations: return nil
         }
     }
@@ -80,7 +89,7 @@ enum ChangeWords {
     static func isAboutAssignedWork(_ mutation: Mutation) -> Bool {
         switch mutation.payload {
         case .updateOrderStatus, .updateOrderETA, .saveInspection, .completeInspection, .createExpense, .collectPayment, .startTrip: return true
-        case .deleteExpense, .markNotificationRead, .recordOdometer, .recordLocations: return false
+        case .deleteExpense, .markNotificationRead, .recordOdometer, .recordLocations, .sendMessage, .acknowledgeNotification: return false
         }
     }
 }
@@ -160,6 +169,10 @@ extension ChangeWords {
                     request.collectedOn.map { "on \(DayFormat.day($0))" }].compactMap { $0 }.joined(separator: ", ")
         case .startTrip:
             return ""
+        case .sendMessage(let request):
+            return "“\(request.body.prefix(200))”" + (request.sentAt.map { " at \(instant($0))" } ?? "")
+        case .acknowledgeNotification(let reference):
+            return reference.readAt.map { "at \(instant($0))" } ?? ""
         }
     }
 

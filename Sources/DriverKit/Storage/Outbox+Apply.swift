@@ -141,6 +141,30 @@ extension AppDatabase {
             if let reference = request.reference?.lowercased(), !reference.isEmpty, earlier.contains(where: { $0.reference.lowercased() == reference }) {
                 throw LocalRejection(code: .alreadyExists, message: "\(request.method.label) \(request.reference ?? "") is recorded for order \(order.number) already.")
             }
+        case .sendMessage(let request):
+            let body = TextLimit.normalized(request.body)
+            guard FieldLimits.driverMessage.allows(body) else { throw LocalRejection(FieldLimits.driverMessage.refusal(empty: body.isEmpty)) }
+            if let trip = request.tripID, try !exists("trips", trip.rawValue, db) {
+                throw LocalRejection(code: .notFound, message: "This trip is not on your device.")
+            }
+            if let wanted = request.orderID, try order(wanted, db) == nil {
+                throw LocalRejection(code: .notFound, message: "This order is not on your device.")
+            }
+            // Shown at once as sent; the server's copy (with when dispatch read it) replaces it.
+            guard try !exists("messages", request.id.rawValue, db) else { return true }
+            guard let driver = try driverID(db) else { throw LocalRejection(code: .notFound, message: "Sign in again to write to dispatch.") }
+            try store(.message(DriverMessage(id: request.id, driverID: driver, tripID: request.tripID, orderID: request.orderID,
+                                             body: body, sentAt: request.sentAt ?? now, createdAt: now)), db)
+        case .acknowledgeNotification(let reference):
+            let found: [DriverNotification] = try docs(db, "SELECT doc FROM notifications WHERE id = ?", [reference.notificationID.rawValue])
+            guard var notification = found.first else { throw LocalRejection(code: .notFound, message: "This message is not on your device.") }
+            guard notification.type == .urgent else {
+                throw LocalRejection(code: .invalidTransition, message: "Only an urgent message is answered “Got it”.")
+            }
+            if notification.acknowledgedAt != nil { return false }
+            notification.acknowledgedAt = reference.readAt ?? now
+            if notification.readAt == nil { notification.readAt = notification.acknowledgedAt }
+            try store(.notification(notification), db)
         case .startTrip(let reference):
             guard var trip = try trip(reference.tripID, db) else { throw LocalRejection(code: .notFound, message: "This trip is not on your device.") }
             switch trip.status {
@@ -187,7 +211,8 @@ extension AppDatabase {
         case .saveInspection(let save): return save.inspection.orderID
         case .completeInspection(let reference): return try inspection(reference.inspectionID, db)?.orderID
         case .collectPayment(let request): return request.orderID
-        case .createExpense, .deleteExpense, .markNotificationRead, .recordOdometer, .recordLocations, .startTrip: return nil
+        case .createExpense, .deleteExpense, .markNotificationRead, .recordOdometer, .recordLocations, .startTrip, .sendMessage,
+             .acknowledgeNotification: return nil
         }
     }
 

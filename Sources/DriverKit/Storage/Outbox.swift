@@ -308,6 +308,8 @@ extension Mutation {
         case .recordLocations(let batch): return batch.id?.rawValue ?? "positions"
         case .collectPayment(let request): return request.id.rawValue
         case .startTrip(let reference): return reference.tripID.rawValue
+        case .sendMessage(let request): return request.id.rawValue
+        case .acknowledgeNotification(let reference): return reference.notificationID.rawValue
         }
     }
 }

@@ -52,6 +52,12 @@ extension Mutation {
                 save.inspection.position = position
             }
             shifted.payload = .saveInspection(save)
+        case .sendMessage(var request):
+            request.sentAt = move(request.sentAt)
+            shifted.payload = .sendMessage(request)
+        case .acknowledgeNotification(var reference):
+            reference.readAt = move(reference.readAt)
+            shifted.payload = .acknowledgeNotification(reference)
         case .updateOrderETA, .createExpense, .deleteExpense, .collectPayment, .startTrip:
             break
         }

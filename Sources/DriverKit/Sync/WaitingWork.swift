@@ -165,6 +165,7 @@ extension MutationKind {
         case .recordLocations: return "positions"
         case .collectPayment: return "payment"
         case .startTrip: return "trip"
+        case .sendMessage, .acknowledgeNotification: return "message"
         }
     }
 }

@@ -166,12 +166,46 @@ public final class MessagesViewModel {
     public var filter: MessagesState.Filter = .all
     let app: DriverApp
     let notifications: LiveQuery<[DriverNotification]>
+    let lines: LiveQuery<[ConversationLine]>
     let calendar: Calendar
+    /// Why the last message or "Got it" was not taken (empty, too long), for the compose field.
+    public private(set) var lastError: String?
 
     public init(app: DriverApp, calendar: Calendar = .current) {
         self.app = app
         notifications = LiveQuery(app.database, placeholder: [], AppDatabase.notifications)
+        lines = LiveQuery(app.database, placeholder: [], AppDatabase.conversation)
         self.calendar = calendar
+    }
+
+    /// The conversation with dispatch, oldest first: what dispatch wrote and what the driver did.
+    public var conversation: [ConversationLine] { lines.value }
+
+    /// Writes to dispatch; false (with `lastError`) when the text cannot go.
+    @discardableResult
+    public func send(_ text: String, trip: ID<Trip>? = nil, order: ID<Order>? = nil) -> Bool {
+        do {
+            try app.sendMessage(text, trip: trip, order: order)
+            lastError = nil
+            return true
+        } catch {
+            lastError = (error as? LocalRejection)?.message ?? "\(error)"
+            return false
+        }
+    }
+
+    /// "Got it" is offered on an urgent message not yet answered.
+    public func canAcknowledge(_ notification: DriverNotification) -> Bool {
+        notification.type == .urgent && notification.acknowledgedAt == nil
+    }
+
+    public func acknowledge(_ id: ID<DriverNotification>) {
+        do {
+            try app.acknowledge(id)
+            lastError = nil
+        } catch {
+            lastError = (error as? LocalRejection)?.message ?? "\(error)"
+        }
     }
 
     public var state: MessagesState {

@@ -10,6 +10,7 @@ struct MessagesView: View {
     @State var model: MessagesViewModel
     let shell: TabShellViewModel
     @State private var expanded: Set<ID<DriverNotification>> = []
+    @State private var writing = false
 
     var body: some View {
         @Bindable var bindable = model
@@ -26,6 +27,9 @@ struct MessagesView: View {
                                 .swipeActions {
                                     if row.isUnread { Button("Mark read") { _ = model.open(row.id) } }
                                 }
+                            if model.canAcknowledge(row.notification) {
+                                Button("Got it") { model.acknowledge(row.id) }.buttonStyle(.borderedProminent)
+                            }
                         }
                     }
                 }
@@ -37,6 +41,12 @@ struct MessagesView: View {
             }
             .refreshable { await model.refresh() }
             .navigationTitle("Messages")
+            .toolbar {
+                ToolbarItem(placement: .primaryAction) {
+                    Button { writing = true } label: { Label("Write to dispatch", systemImage: "square.and.pencil") }
+                }
+            }
+            .sheet(isPresented: $writing) { ConversationView(model: model) }
         }
     }
 
@@ -46,6 +56,39 @@ struct MessagesView: View {
             if expanded.contains(row.id) { expanded.remove(row.id) } else { expanded.insert(row.id) }
         } else {
             shell.open(destination)
+        }
+    }
+}
+
+/// The conversation with dispatch, both ways, and a field to write.
+struct ConversationView: View {
+    let model: MessagesViewModel
+    @State private var text = ""
+    @Environment(\.dismiss) private var dismiss
+
+    var body: some View {
+        NavigationStack {
+            List(model.conversation) { line in
+                VStack(alignment: line.from == .driver ? .trailing : .leading, spacing: 2) {
+                    if !line.title.isEmpty { Text(line.title).font(.headline) }
+                    Text(line.body)
+                    Text(line.readAt == nil ? "Sent" : "Read").font(.caption).foregroundStyle(.secondary)
+                }
+                .frame(maxWidth: .infinity, alignment: line.from == .driver ? .trailing : .leading)
+            }
+            .safeAreaInset(edge: .bottom) {
+                VStack(alignment: .leading) {
+                    if let error = model.lastError { Text(error).font(.footnote).foregroundStyle(.red) }
+                    HStack {
+                        TextField("Message to dispatch", text: $text, axis: .vertical)
+                        Button("Send") { if model.send(text) { text = "" } }.disabled(text.isEmpty)
+                    }
+                }
+                .padding()
+                .background(.bar)
+            }
+            .navigationTitle("Dispatch")
+            .toolbar { ToolbarItem(placement: .cancellationAction) { Button("Done") { dismiss() } } }
         }
     }
 }

@@ -145,6 +145,8 @@ public enum FieldLimits {
     // Messages to drivers
     public static let messageTitle = TextLimit("title", max: 200, required: true, documentedIn: ["SendMessageRequest"])
     public static let messageBody = TextLimit("body", max: 4000, documentedIn: ["SendMessageRequest"])
+    /// A driver's message to dispatch: a few lines typed on a phone.
+    public static let driverMessage = TextLimit("body", max: 2000, required: true, documentedIn: ["SendDriverMessageRequest"])
 
     // People
     public static let personName = TextLimit("name", max: 200, required: true, documentedIn: ["CreateDriverRequest", "UpdateDriverRequest"])
@@ -232,7 +234,7 @@ public enum FieldLimits {
     /// Every limit the API document carries, for the test that holds it to them.
     public static let texts: [TextLimit] = [
         tripNumber, tripOrigin, tripDestination, orderNumber, paymentTerms, stopName, stopAddress, stopContactName, stopContactPhone,
-        vehicleMake, vehicleModel, vehicleColor, expenseNotes, messageTitle, messageBody, personName, phone, unitNumber, unitMake,
+        vehicleMake, vehicleModel, vehicleColor, expenseNotes, messageTitle, messageBody, driverMessage, personName, phone, unitNumber, unitMake,
         unitModel, plate, unitNotes, documentNumber, documentNotes, inspectionNotes, damageNote, signerName, externalLoadID, customerName,
         billingContact, customerAddress, customerNotes, legalName, carrierAddress, bolTerms, lotNumber, factoringCompany, factoringRemitTo,
         factoringNotice, chargeDescription, invoiceNotes, voidReason, paymentReference, paymentNote, payItemDescription, settlementReference,

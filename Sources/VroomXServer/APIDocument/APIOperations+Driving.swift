@@ -98,6 +98,22 @@ extension APIOperation {
                          404: "not_found (also for rows of another driver or carrier)",
                          422: "validation_failed or idempotency_key_reused"
                      ]),
+        APIOperation(.acknowledgeNotification, .driver, "Answer an urgent message “Got it” (keeps the first time; marks it read)",
+                     details: "Dispatch sees the time beside its message. Also as the mutation acknowledge_notification (read_at: when the driver tapped).",
+                     answer: .ok(DriverNotification.self),
+                     refusals: [
+                         404: "not_found (also for rows of another driver or carrier)",
+                         409: "invalid_transition: the message is not urgent"
+                     ]),
+        APIOperation(.sendMessage, .driver, "Write to dispatch, in general or about one of your trips or orders",
+                     details: "id is yours: sending it again records it once (also as the mutation send_message through POST /v1/mutations). Dispatch sees it in its inbox at once; read_by_dispatch_at is set when dispatch opens the conversation. At most 500 of a driver's messages wait unread by dispatch.",
+                     body: .json(SendDriverMessageRequest.self),
+                     answer: .created(DriverMessage.self),
+                     refusals: [
+                         404: "not_found: trip_id or order_id is not one of yours",
+                         409: "idempotency_key_reused: the id was used for another message",
+                         422: "validation_failed: body empty or over 2,000 characters, or 500 messages unread by dispatch"
+                     ]),
         APIOperation(.reportDeviceBacklog, .driver, "Report what this phone has not sent yet",
                      details: "What the phone holds of the driver's work that has not reached dispatch (waiting, refused, kept), for dispatch to see; a report of nothing clears it. What the phone holds of the driver's work that has not reached dispatch (waiting, refused, kept), for dispatch to see; a report of nothing clears it.",
                      body: .json(DeviceBacklog.self),

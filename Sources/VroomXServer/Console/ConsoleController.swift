@@ -61,6 +61,7 @@ struct ConsoleController {
         ConsoleOrderPages(console: self).register(router)
         ConsoleTripPages(console: self).register(router)
         ConsolePeoplePages(console: self).register(router)
+        ConsoleConversationPages(console: self).register(router)
         ConsoleFleetPages(console: self).register(router)
         ConsoleCustomerPages(console: self).register(router)
         ConsoleInvoicePages(console: self).register(router)

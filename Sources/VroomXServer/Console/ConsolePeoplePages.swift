@@ -203,6 +203,7 @@ struct ConsolePeoplePages {
                           status: HTTPResponse.Status = .ok) async throws -> Response {
         let drivers = try await store.people.drivers(tenant: request.tenant).filter { $0.deactivatedAt == nil }.sorted { $0.name < $1.name }
         let sent = try await store.sentMessages(tenant: request.tenant, limit: 200)
+        let conversations = try await ConsoleConversationPages.inbox(store, tenant: request.tenant)
         let selected = values["driver_id"] ?? ""
         return pages.page("messages", title: "Messages", session: request.session, section: "messages", MessagesView(
             v: values, e: errors.messages, hasErrors: !errors.isEmpty,
@@ -216,7 +217,8 @@ struct ConsolePeoplePages {
                       readAt: ConsoleFormat.time(message.notification.readAt),
                       readLate: Self.lateReceipt(message.notification).flatMap(ConsoleFormat.time))
             },
-            noneSent: sent.isEmpty, sentTo: Int(request.query("sent") ?? "").map { ConsoleFormat.count($0, "driver") } ?? ""),
+            noneSent: sent.isEmpty, sentTo: Int(request.query("sent") ?? "").map { ConsoleFormat.count($0, "driver") } ?? "",
+            conversations: conversations, noConversations: conversations.isEmpty),
                           status: status)
     }
 

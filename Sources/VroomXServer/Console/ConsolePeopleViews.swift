@@ -69,6 +69,16 @@ struct DriverFormView: ConsoleView {
 
 /// Writing to drivers, and what was sent.
 struct MessagesView: ConsoleView {
+    /// A driver's conversation in the inbox.
+    struct Conversation: ConsoleView {
+        let driverID: String
+        let driver: String
+        let last: String
+        let at: TimeView?
+        /// The driver's messages not yet opened ("" for none).
+        let unread: String
+    }
+
     struct Sent: ConsoleView {
         let driver: String
         let title: String
@@ -92,6 +102,8 @@ struct MessagesView: ConsoleView {
     let sent: [Sent]
     let noneSent: Bool
     let sentTo: String
+    let conversations: [Conversation]
+    let noConversations: Bool
 }
 
 /// What each driver earned over a week or a month.

@@ -103,5 +103,15 @@ struct DispatchController {
             let body = try await request.decodeJSON(SendMessageRequest.self)
             return try JSONBody.response(try await store.notifications.send(body, tenant: try context.caller().tenant), status: .created)
         }
+        routes.on(.dispatchConversations) { _, context in
+            try JSONBody.response(Items(try await store.conversations.inbox(tenant: try context.caller().tenant)))
+        }
+        routes.on(.dispatchConversation) { _, context in
+            try JSONBody.response(Items(try await store.conversations.conversation(with: try context.id(), tenant: try context.caller().tenant)))
+        }
+        routes.on(.dispatchReadConversation) { _, context in
+            _ = try await store.conversations.markRead(driver: try context.id(), tenant: try context.caller().tenant)
+            return JSONBody.noContent()
+        }
     }
 }

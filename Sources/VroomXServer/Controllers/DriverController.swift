@@ -55,6 +55,13 @@ struct DriverController {
         routes.on(.markNotificationRead) { _, context in
             try JSONBody.response(try await store.notifications.markRead(try context.id(), try context.caller().scope))
         }
+        routes.on(.acknowledgeNotification) { _, context in
+            try JSONBody.response(try await store.notifications.acknowledge(try context.id(), try context.caller().scope))
+        }
+        routes.on(.sendMessage) { request, context in
+            let body = try await request.decodeJSON(SendDriverMessageRequest.self)
+            return try JSONBody.response(try await store.conversations.send(body, try context.caller().scope), status: .created)
+        }
         routes.on(.reportDeviceBacklog) { request, context in
             try await store.deviceBacklogs.report(try await request.decodeJSON(DeviceBacklog.self), try context.caller().scope)
             return JSONBody.noContent()

@@ -464,5 +464,28 @@ extension Schema {
             ALTER TABLE trips ADD COLUMN revenue_set_by_hand BIGINT NOT NULL DEFAULT 1 CHECK (revenue_set_by_hand IN (0, 1));
             ALTER TABLE driver_notifications ADD COLUMN coalesce_until BIGINT
             """),
+        // Drivers write to dispatch (in general, or about a trip or an order);
+        // dispatch sees when each urgent message was answered "Got it".
+        Migration(version: 28, name: "two-way messages", sql: """
+            CREATE TABLE driver_messages (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                driver_id TEXT NOT NULL,
+                trip_id TEXT,
+                order_id TEXT,
+                body TEXT NOT NULL CHECK (length(body) BETWEEN 1 AND 2000),
+                sent_at BIGINT NOT NULL,
+                created_at BIGINT NOT NULL,
+                read_by_dispatch_at BIGINT,
+                doc TEXT NOT NULL,
+                FOREIGN KEY (tenant_id, driver_id) REFERENCES drivers (tenant_id, id) ON DELETE CASCADE
+            );
+            CREATE INDEX driver_messages_by_driver ON driver_messages (tenant_id, driver_id, sent_at);
+            CREATE INDEX driver_messages_unread ON driver_messages (tenant_id, driver_id) WHERE read_by_dispatch_at IS NULL;
+            ALTER TABLE driver_notifications ADD COLUMN acknowledged_at BIGINT
+            """,
+            // The change log learns the new entity (see version 17).
+            sqlite: ChangeLogEntities.sqlite("v28", customerEntities + ["message"], withMutation: true),
+            postgres: ChangeLogEntities.postgres(customerEntities + ["message"])),
     ]
 }

@@ -45,6 +45,17 @@ enum NotificationRepository {
         tx.recordUpsert(.notification, id: notification.id.rawValue, document: doc, visibleTo: notification.driverID)
     }
 
+    /// Writes an urgent message's "Got it" (and its read time), and records the change.
+    static func acknowledge(_ notification: DriverNotification, _ tx: TenantTransaction) async throws {
+        let doc = try WireDocument.encode(notification)
+        guard try await tx.first("""
+            UPDATE driver_notifications SET read_at = \(notification.readAt), read_received_at = \(notification.readReceivedAt),
+                acknowledged_at = \(notification.acknowledgedAt), doc = \(doc)
+            WHERE tenant_id = \(tx.tenant) AND id = \(notification.id) AND acknowledged_at IS NULL RETURNING id
+            """) != nil else { throw WriteConflict() }
+        tx.recordUpsert(.notification, id: notification.id.rawValue, document: doc, visibleTo: notification.driverID)
+    }
+
     /// Writes a new notification and records the change; `coalesceUntil`:
     /// notices about its trip until then are folded into it.
     static func insert(_ notification: DriverNotification, coalesceUntil: Date? = nil, _ tx: TenantTransaction) async throws {

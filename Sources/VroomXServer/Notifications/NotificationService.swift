@@ -35,6 +35,24 @@ public struct NotificationService: Sendable {
         }
     }
 
+    /// "Got it" on an urgent message, at `acknowledgedAt` when the phone says
+    /// when (an offline tap arrives late): it marks the message read too.
+    /// Answering again keeps the first time; only urgent messages take it.
+    public func acknowledge(_ id: ID<DriverNotification>, at reported: Date? = nil, _ scope: Scope) async throws -> DriverNotification {
+        try await store.write(tenant: scope.tenant) { tx in
+            guard var notification = try await NotificationRepository.find(id, scope, tx.db) else { throw AppError.notFound("Notification") }
+            guard notification.type == .urgent else {
+                throw AppError(409, .invalidTransition, "Only an urgent message is answered “Got it”.", field: "notification_id")
+            }
+            if notification.acknowledgedAt != nil { return notification }
+            let at = WireTime.date(milliseconds: WireTime.milliseconds(min(max(reported ?? tx.now, notification.createdAt), tx.now)))
+            notification.acknowledgedAt = at
+            if notification.readAt == nil { (notification.readAt, notification.readReceivedAt) = (at, tx.now) }
+            try await NotificationRepository.acknowledge(notification, tx)
+            return notification
+        }
+    }
+
     /// A message from dispatch to a driver.
     public func send(_ request: SendMessageRequest, tenant: ID<Tenant>) async throws -> DriverNotification {
         try await send([request], tenant: tenant)[0]

@@ -190,7 +190,7 @@ extension OdometerReading {
 }
 
 extension DriverNotification {
-    static let columns: SQL = "id, driver_id, type, title, body, trip_id, order_id, read_at, read_received_at, created_at"
+    static let columns: SQL = "id, driver_id, type, title, body, trip_id, order_id, read_at, read_received_at, created_at, acknowledged_at"
     static let order = ListOrder(.descending("created_at", .integer), .ascending("id", .text))
 
     init(row: SQLRow) throws {
@@ -198,6 +198,16 @@ extension DriverNotification {
                   title: try row.string("title"), body: try row.string("body"),
                   data: NotificationData(tripID: try row.optionalID("trip_id"), orderID: try row.optionalID("order_id")),
                   readAt: try row.optionalDate("read_at"), readReceivedAt: try row.optionalDate("read_received_at"),
-                  createdAt: try row.date("created_at"))
+                  createdAt: try row.date("created_at"), acknowledgedAt: try row.optionalDate("acknowledged_at"))
+    }
+}
+
+extension DriverMessage {
+    static let columns: SQL = "id, driver_id, trip_id, order_id, body, sent_at, created_at, read_by_dispatch_at"
+
+    init(row: SQLRow) throws {
+        self.init(id: try row.id("id"), driverID: try row.id("driver_id"), tripID: try row.optionalID("trip_id"),
+                  orderID: try row.optionalID("order_id"), body: try row.string("body"), sentAt: try row.date("sent_at"),
+                  createdAt: try row.date("created_at"), readByDispatchAt: try row.optionalDate("read_by_dispatch_at"))
     }
 }

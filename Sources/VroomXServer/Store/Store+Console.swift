@@ -332,7 +332,7 @@ extension Store {
     func sentMessages(tenant: ID<Tenant>, limit: Int) async throws -> [SentMessage] {
         try await read { db in
             try await db.query("""
-                SELECT n.id, n.driver_id, n.type, n.title, n.body, n.trip_id, n.order_id, n.read_at, n.read_received_at, n.created_at,
+                SELECT n.id, n.driver_id, n.type, n.title, n.body, n.trip_id, n.order_id, n.read_at, n.read_received_at, n.created_at, n.acknowledged_at,
                        d.name AS driver_name
                 FROM driver_notifications n JOIN drivers d ON d.id = n.driver_id AND d.tenant_id = n.tenant_id
                 WHERE n.tenant_id = \(tenant) AND n.type IN ('dispatch_message', 'urgent')

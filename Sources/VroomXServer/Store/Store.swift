@@ -345,6 +345,7 @@ extension ChangeRow {
         case .inspection(let value): try WireDocument.encode(value)
         case .equipment(let value): try WireDocument.encode(value)
         case .customer(let value): try WireDocument.encode(value)
+        case .message(let value): try WireDocument.encode(value)
         }
     }
 }

@@ -243,6 +243,10 @@ struct MutationService {
             return Applied()
         case .startTrip(let reference):
             return Applied(row: .trip(try await store.trips.start(reference.tripID, scope)))
+        case .sendMessage(let request):
+            return Applied(row: .message(try await store.conversations.send(request, scope)))
+        case .acknowledgeNotification(let reference):
+            return Applied(row: .notification(try await store.notifications.acknowledge(reference.notificationID, at: reference.readAt, scope)))
         }
     }
 
@@ -262,7 +266,7 @@ struct MutationService {
             return try await ExpenseRepository.lock(expense.id, trip: expense.tripID, scope, db).map(ChangeRow.expense)
         case .equipment(let unit):
             return try await EquipmentRepository.find(unit.id, scope, locking: true, db).map(ChangeRow.equipment)
-        case .notification:
+        case .notification, .message:
             return row  // a driver's own message never changes hands, and read stays read
         case .driver, .trip, .customer:
             return nil
@@ -288,6 +292,9 @@ struct MutationService {
             guard let fuel = request.fuel else { return (nil, nil) }
             return (try await EquipmentRepository.find(fuel.equipmentID, scope, db).map(ChangeRow.equipment), nil)
         case .startTrip(let reference): return (try await TripRepository.find(reference.tripID, scope, db).map(ChangeRow.trip), nil)
+        case .acknowledgeNotification(let reference):
+            return (try await NotificationRepository.find(reference.notificationID, scope, db).map(ChangeRow.notification), nil)
+        case .sendMessage: return (nil, nil)
         case .deleteExpense, .markNotificationRead, .recordLocations, .collectPayment: return (nil, nil)
         }
     }

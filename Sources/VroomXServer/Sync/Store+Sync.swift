@@ -206,10 +206,11 @@ extension ChangeEntity {
         case .inspection: return "inspections"
         case .equipment: return "equipment"
         case .customer: return "customers"
+        case .message: return "driver_messages"
         }
     }
 
-    /// Snapshot order: the driver record, trips, orders, expenses, messages, inspections, units, customers.
+    /// Snapshot order: the driver record, trips, orders, expenses, notifications, inspections, units, customers, the driver's messages.
     var nextInSnapshot: ChangeEntity? {
         switch self {
         case .driver: return .trip
@@ -219,7 +220,8 @@ extension ChangeEntity {
         case .notification: return .inspection
         case .inspection: return .equipment
         case .equipment: return .customer
-        case .customer: return nil
+        case .customer: return .message
+        case .message: return nil
         }
     }
 }

@@ -220,12 +220,46 @@
       setTimeout(() => { listen(); refresh(); }, seconds * 1000);
     });
     source.addEventListener("signed-out", () => { source.close(); window.location = "/sign-in"; });
-    source.addEventListener("change", () => {
-      // Several changes in a burst become one refresh.
-      if (!pending) { pending = setTimeout(refresh, 250); }
+    source.addEventListener("change", (event) => {
+      let entities = [];
+      try { entities = JSON.parse(event.data).entities || []; } catch (error) { entities = ["all"]; }
+      if (entities.includes("message") || entities.includes("all")) { checkMessages(true); }
+      // Several changes in a burst become one refresh (of a page that shows live parts).
+      if (live && !pending) { pending = setTimeout(refresh, 250); }
     });
   }
-  if (body.dataset.liveUrl && window.EventSource && document.querySelector("[data-live]")) { listen(); }
+  const live = document.querySelector("[data-live]") !== null;
+
+  // Drivers' messages: the unread count beside Messages on every page, and a
+  // new one announced once (wherever the dispatcher is) with a link to it.
+  const badge = document.getElementById("unread-messages");
+  const toast = document.getElementById("message-toast");
+  function checkMessages(announce) {
+    if (!badge) { return; }
+    fetch("/messages/unread", { headers: { "Accept": "application/json" }, credentials: "same-origin" })
+      .then((response) => (response.ok && !response.redirected ? response.json() : null))
+      .then((answer) => {
+        if (!answer) { return; }
+        badge.textContent = answer.unread > 0 ? String(answer.unread) : "";
+        badge.hidden = answer.unread === 0;
+        badge.setAttribute("aria-label", `${answer.unread} unread`);
+        const latest = answer.latest;
+        if (!latest || !toast) { return; }
+        let seen = null;
+        try { seen = window.localStorage.getItem("vroomx-announced"); } catch (error) { seen = null; }
+        if (seen === latest.key) { return; }
+        try { window.localStorage.setItem("vroomx-announced", latest.key); } catch (error) { /* private mode: announced again later */ }
+        if (!announce || window.location.pathname === latest.url) { return; }
+        const link = toast.querySelector("a");
+        link.href = latest.url;
+        link.textContent = `New message from ${latest.driver}: ${latest.text}`;
+        toast.hidden = false;
+        setTimeout(() => { toast.hidden = true; }, 15000);
+      })
+      .catch(() => {});
+  }
+  if (body.dataset.liveUrl) { checkMessages(false); }
+  if (body.dataset.liveUrl && window.EventSource) { listen(); }
 
   // Pages whose facts do not all come through the feed (positions) look again on a timer.
   const polled = document.querySelector("[data-poll]");

@@ -1,0 +1,99 @@
+import Foundation
+import VroomXModels
+
+/// A driver's conversation with dispatch: the driver's messages (in
+/// general, or about a trip or an order), dispatch's beside them, dispatch's
+/// inbox and what it has read. Dispatch's side is sent by
+/// `NotificationService.send`; the SQL is `ConversationRepository`'s.
+public struct ConversationService: Sendable {
+    let store: Store
+
+    /// Messages from a driver dispatch has not opened before the driver must
+    /// call instead: the inbox, the feed and the phone's list stay bounded.
+    static let maxUnread = 500
+    /// The lines of a conversation shown at once, newest kept.
+    static let linesShown = 200
+    /// How long a message may have waited on a phone with no signal.
+    static let longestWait: TimeInterval = 7 * 86_400
+
+    /// The driver's message, recorded once: the same id again answers the
+    /// first; an id already used for other words is refused.
+    public func send(_ request: SendDriverMessageRequest, _ scope: Scope) async throws -> DriverMessage {
+        guard let driver = scope.driverID else { throw AppError(403, .forbidden, "Only a driver writes to dispatch here.") }
+        let body = try Validate.text(request.body.trimmingCharacters(in: .whitespacesAndNewlines), FieldLimits.driverMessage)
+        return try await store.write(tenant: scope.tenant) { tx in
+            if let earlier = try await ConversationRepository.find(request.id, tenant: tx.tenant, tx.db) {
+                guard earlier.driverID == driver, earlier.body == body, earlier.tripID == request.tripID, earlier.orderID == request.orderID else {
+                    throw AppError(409, .idempotencyKeyReused, "This message id was used for another message.", field: "id")
+                }
+                return earlier
+            }
+            if let trip = request.tripID, try await TripRepository.find(trip, scope, tx.db) == nil {
+                throw AppError(404, .notFound, "No such trip of yours.", field: "trip_id")
+            }
+            if let order = request.orderID, try await OrderRepository.find(order, scope, tx.db) == nil {
+                throw AppError(404, .notFound, "No such order of yours.", field: "order_id")
+            }
+            guard try await ConversationRepository.unread(driver: driver, tenant: tx.tenant, atMost: Self.maxUnread, tx.db) < Self.maxUnread else {
+                throw AppError(422, .validationFailed, "Dispatch has \(Self.maxUnread) of your messages still unread; call dispatch.", field: "body")
+            }
+            // Sent when the phone says (a message that waited for a signal), never later than now nor before a week ago.
+            let sent = min(max(request.sentAt ?? tx.now, tx.now.addingTimeInterval(-Self.longestWait)), tx.now)
+            let message = DriverMessage(id: request.id, driverID: driver, tripID: request.tripID, orderID: request.orderID, body: body,
+                                        sentAt: WireTime.date(milliseconds: WireTime.milliseconds(sent)), createdAt: tx.now)
+            do {
+                try await ConversationRepository.insert(message, tx)
+            } catch DatabaseConstraintError.unique {
+                throw AppError(409, .idempotencyKeyReused, "This message id was used for another message.", field: "id")
+            }
+            return message
+        }
+    }
+
+    /// Dispatch's inbox: each driver with a conversation, the newest first.
+    public func inbox(tenant: ID<Tenant>) async throws -> [ConversationSummary] {
+        try await store.read { db in
+            let drivers = try await ConversationRepository.driverSides(tenant: tenant, db)
+            let dispatch = try await ConversationRepository.dispatchSides(tenant: tenant, db)
+            let names = Dictionary(uniqueKeysWithValues: try await DriverRepository.all(tenant: tenant, db).map { ($0.id, $0.name) })
+            return Set(drivers.keys).union(dispatch.keys).compactMap { id -> ConversationSummary? in
+                guard let name = names[id] else { return nil }
+                let fromDriver = drivers[id].map { ConversationLine($0.last) }
+                let fromDispatch = dispatch[id].flatMap(ConversationLine.init)
+                guard let last = [fromDriver, fromDispatch].compactMap({ $0 }).max(by: { ($0.at, $0.id) < ($1.at, $1.id) }) else { return nil }
+                return ConversationSummary(driverID: id, driverName: name, lastBody: last.body.isEmpty ? last.title : last.body,
+                                           lastFrom: last.from, lastAt: last.at, unread: drivers[id]?.unread ?? 0)
+            }.sorted { ($0.lastAt, $0.driverID.rawValue) > ($1.lastAt, $1.driverID.rawValue) }
+        }
+    }
+
+    /// How many messages from drivers dispatch has not opened (the console's badge).
+    public func unreadByDispatch(tenant: ID<Tenant>) async throws -> Int {
+        try await inbox(tenant: tenant).reduce(0) { $0 + $1.unread }
+    }
+
+    /// A driver's conversation with dispatch, oldest first (its newest lines).
+    public func conversation(with driver: ID<Driver>, tenant: ID<Tenant>) async throws -> [ConversationLine] {
+        try await store.read { db in
+            guard try await DriverRepository.find(driver, tenant: tenant, db) != nil else { throw AppError.notFound("Driver") }
+            let lines = ConversationLine.merged(
+                try await ConversationRepository.dispatchMessages(to: driver, tenant: tenant, limit: Self.linesShown, db),
+                try await ConversationRepository.latest(of: driver, tenant: tenant, limit: Self.linesShown, db))
+            return Array(lines.suffix(Self.linesShown))
+        }
+    }
+
+    /// Dispatch opened the conversation: the driver's messages are read (their phone shows it).
+    @discardableResult
+    public func markRead(driver: ID<Driver>, tenant: ID<Tenant>) async throws -> Int {
+        try await store.write(tenant: tenant) { tx in
+            guard try await DriverRepository.find(driver, tenant: tenant, tx.db) != nil else { throw AppError.notFound("Driver") }
+            return try await ConversationRepository.markRead(driver: driver, tx)
+        }
+    }
+}
+
+extension Store {
+    /// Drivers' conversations with dispatch.
+    public var conversations: ConversationService { ConversationService(store: self) }
+}
