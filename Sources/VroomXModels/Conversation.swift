@@ -68,7 +68,7 @@ public struct SendDriverMessageRequest: Codable, Sendable, Hashable {
 
 /// One line of a driver's conversation with dispatch, whichever way it went.
 public struct ConversationLine: Codable, Sendable, Hashable, Identifiable {
-    public enum Author: String, Codable, Sendable {
+    public enum Author: String, Codable, Sendable, CaseIterable {
         case dispatch, driver
     }
 

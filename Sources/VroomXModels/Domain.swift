@@ -540,8 +540,8 @@ public struct NotificationData: Codable, Sendable, Hashable {
 }
 
 public struct DriverNotification: Codable, Sendable, Hashable, Identifiable {
-    public var id: ID<DriverNotification>
-    public var driverID: ID<Driver>
+    public var id: VroomXModels.ID<DriverNotification>
+    public var driverID: VroomXModels.ID<Driver>
     public var type: NotificationType
     public var title: String
     public var body: String

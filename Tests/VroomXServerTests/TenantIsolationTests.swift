@@ -54,6 +54,9 @@ struct TenantIsolationTests {
         let ownerOrder = a.orders[ownerTrip.id]![0]
         let ownerExpense = a.expenses[ownerTrip.id]![0]
         let ownerNotification = try await store.notifications.list(.driver(tenant: a.tenant.id, driver: a.driverID(0)))[0]
+        // An urgent message for the owner to answer "Got it".
+        let ownerUrgent = try await store.notifications.send(SendMessageRequest(driverID: a.driverID(0), type: .urgent, title: "Call", body: "Now"),
+                                                             tenant: a.tenant.id)
         let ownerDeviceToken = "owner-device-token-0001"
         _ = try await store.people.registerDeviceToken(.init(token: ownerDeviceToken, platform: .ios), user: a.driver.user.id, tenant: a.tenant.id)
 
@@ -89,6 +92,7 @@ struct TenantIsolationTests {
                                     idleDriver: idle.id) + fleetProbes(fleet, trip: ownerTrip) + customerProbes(customer.id, order: ownerOrder.id)
                 + invoiceProbes(try await Self.invoiceFixture(store, a, customer: customer.id, trip: a.trips[1][0].id))
                 + paperProbes(paper) + settlementProbes(try await Self.settlementFixture(store, a))
+                + conversationProbes(owner: a.driverID(0), trip: ownerTrip.id, urgent: ownerUrgent.id)
             // The matrix covers every endpoint that needs a token.
             let covered = Set(probes.map(\.endpoint))
             for endpoint in Endpoint.all where endpoint.access != .anyone {
@@ -549,9 +553,23 @@ struct TenantIsolationTests {
     }
 
     /// Makes names and tokens in create bodies unique per caller.
+    /// The owner writes to dispatch and answers an urgent message; dispatch reads the inbox and the conversation.
+    func conversationProbes(owner: ID<Driver>, trip: ID<Trip>, urgent: ID<DriverNotification>) -> [Probe] {
+        [
+            Probe(endpoint: .sendMessage, parameters: [], body: SendDriverMessageRequest(body: "Gate is locked", tripID: trip), namesCarrierAData: true),
+            Probe(endpoint: .acknowledgeNotification, parameters: [urgent.rawValue], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .dispatchConversations, parameters: [], body: nil, namesCarrierAData: false),
+            Probe(endpoint: .dispatchConversation, parameters: [owner.rawValue], body: nil, namesCarrierAData: true),
+            Probe(endpoint: .dispatchReadConversation, parameters: [owner.rawValue], body: nil, namesCarrierAData: true),
+        ]
+    }
+
     func personalize(_ body: (any Encodable & Sendable)?, caller: Caller, index: Int) -> (any Encodable & Sendable)? {
         let tag = "\(caller.hashValue & 0xFFFF)x\(index)"
         switch body {
+        case var request as SendDriverMessageRequest:
+            request.id = ID()  // each caller's own message
+            return request
         case var request as RegisterDeviceTokenRequest:
             request.token = request.token.replacingOccurrences(of: "%", with: tag)
             return request
