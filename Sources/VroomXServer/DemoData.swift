@@ -145,6 +145,10 @@ public enum DemoData {
                                               tripID: rolling.id), tenant: t)
         _ = try await store.notifications.send(.init(driverID: sam.id, type: .dispatchMessage, title: "Welcome to VroomX",
                                               body: "Your first trip is ready. Call dispatch with any questions."), tenant: t)
+        // And Sam's answer, which dispatch has read: the Messages page shows the conversation.
+        _ = try await store.conversations.send(.init(body: "Thanks! Picking up in Chicago at 8 tomorrow.", tripID: samTrip.id),
+                                               .driver(tenant: t, driver: sam.id))
+        try await store.conversations.markRead(driver: sam.id, tenant: t)
         logger.info("seeded demo carrier", metadata: ["tenant": "\(t)"])
         return true
     }
@@ -189,10 +193,15 @@ public enum DemoData {
     /// A trip planned for a driver; it is assigned once its orders are on it.
     private static func trip(_ store: Store, _ tenant: ID<Tenant>, _ number: String, _ driver: Driver, _ start: LocalDate,
                              _ end: LocalDate, _ origin: String, _ destination: String, _ revenue: Int, _ miles: Int) async throws -> Trip {
-        try await store.trips.create(.init(number: number, startDate: start, endDate: end, origin: origin,
-                                         destination: destination, revenueCents: revenue,
-                                         driverPayCents: driver.payType.driverPay(rate: driver.payRate, revenueCents: revenue, miles: miles, vehicles: 0),
-                                         miles: miles), tenant: tenant)
+        // Revenue follows the orders; pay is what the driver's terms give for the whole. The trip handed back
+        // carries the revenue its orders will add up to, for `orders` to share out among them.
+        var planned = try await store.trips.create(.init(number: number, startDate: start, endDate: end, origin: origin,
+                                                         destination: destination,
+                                                         driverPayCents: driver.payType.driverPay(rate: driver.payRate, revenueCents: revenue,
+                                                                                                  miles: miles, vehicles: 0),
+                                                         miles: miles), tenant: tenant)
+        planned.revenueCents = revenue
+        return planned
     }
 
     @discardableResult

@@ -203,6 +203,58 @@ def test_message_to_a_driver_shows_when_it_is_read(page, server):
     shot(page, "messages")
 
 
+def test_a_driver_writes_and_dispatch_answers_in_the_conversation(page, server):
+    page.goto(server.base + "/trips")
+    token = server.api_sign_in(DRIVER)
+    status, orders = server.api("GET", "/v1/orders", token=token)
+    assert status == 200
+    order = next(item for item in orders["items"] if item["status"] in ("assigned", "picked_up"))
+    message_id = str(uuid.uuid4())
+    status, sent = server.api("POST", "/v1/messages", {"id": message_id, "body": "Gate is locked, waiting for the yard manager.",
+                                                        "order_id": order["id"]}, token=token)
+    assert status == 201, sent
+    # On whatever page dispatch is: the count beside Messages, and the message announced with a link to it.
+    expect(page.locator("#unread-messages")).to_have_text(re.compile(r"^[1-9]"), timeout=10_000)
+    toast = page.locator("#message-toast")
+    expect(toast).to_be_visible(timeout=10_000)
+    expect(toast).to_contain_text("New message from Alex Rivera: Gate is locked")
+    shot(page, "message-announced")
+    toast.locator("a").click()
+    page.wait_for_url(re.compile(r"/messages/[0-9a-f-]{36}$"))
+    line = page.locator(".line.from-driver", has_text="Gate is locked")
+    expect(line).to_contain_text("Order " + order["number"])
+    # Opened: read, and the count goes.
+    expect(page.locator("#unread-messages")).to_be_hidden(timeout=10_000)
+    status, mine = server.api("GET", "/v1/sync?since=0&limit=1000", token=token)
+    read = [c["row"] for c in mine["changes"] if c["entity"] == "message" and c["row"]["id"] == message_id]
+    assert read and read[-1]["read_by_dispatch_at"], read
+    # The reply stays on the order's thread; an urgent one is answered Got it.
+    expect(page.locator("#about option:checked")).to_have_text("Order " + order["number"])
+    page.fill("#body", "Wait 20 minutes, then call me.")
+    page.click("button:has-text('Send')")
+    expect(page.locator(".line.from-dispatch", has_text="Wait 20 minutes")).to_contain_text("Not read yet")
+    page.fill("#body", "Leave now: the yard closes at 5.")
+    page.check("#urgent")
+    page.click("button:has-text('Send')")
+    urgent = page.locator(".line.from-dispatch", has_text="Leave now")
+    expect(urgent).to_contain_text("Urgent")
+    status, listing = server.api("GET", "/v1/notifications", token=token)
+    pushed = next(item for item in listing["items"] if item["body"] == "Leave now: the yard closes at 5.")
+    assert pushed["data"]["order_id"] is None or pushed["data"]["order_id"] == order["id"]
+    status, _ = server.api("POST", f"/v1/notifications/{pushed['id']}/acknowledge", {}, token=token)
+    assert status == 200
+    expect(page.locator(".line.from-dispatch", has_text="Leave now")).to_contain_text("Got it", timeout=10_000)
+    # The inbox lists the conversation.
+    page.goto(server.base + "/messages")
+    expect(page.locator("#inbox tbody tr", has_text="Alex Rivera")).to_contain_text("You: Leave now")
+    page.goto(server.base + "/messages/" + pushed["driver_id"])
+    shot(page, "conversation")
+    # An empty reply is refused next to the field.
+    page.fill("#body", "   ")
+    page.click("button:has-text('Send')")
+    expect(page.locator("#body + .field-error, .field-error").first).to_be_visible()
+
+
 def test_drivers_invite_and_pay_pages(page, server):
     page.goto(server.base + "/drivers/new")
     page.fill("#name", "Casey Morgan-Villanueva de la Fuente")

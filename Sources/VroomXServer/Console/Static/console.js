@@ -196,6 +196,7 @@
           region.replaceWith(replacement);
           replacement.classList.add("flash");
           localTimes(replacement);
+          latestLines();
           if (focusedHref) {
             const again = replacement.querySelector(`tr[data-href="${CSS.escape(focusedHref)}"]`);
             if (again) { again.focus(); }
@@ -204,13 +205,18 @@
       })
       .catch(() => {});
   }
+  // A conversation opens at its newest lines.
+  function latestLines() { document.querySelectorAll(".conversation .lines").forEach((lines) => { lines.scrollTop = lines.scrollHeight; }); }
+  latestLines();
+
   // Live updates. A cut stream the browser retries by itself; a refused one (a full server answers 429
   // or 503) it gives up on, so the page tries again later, waiting longer each time, and catches up on
   // what it missed meanwhile.
   let failures = 0;
   function listen() {
     const source = new EventSource(body.dataset.liveUrl);
-    source.addEventListener("open", () => { failures = 0; say(""); });
+    // (Re)connected: what came while the stream was down is looked at once.
+    source.addEventListener("open", () => { failures = 0; say(""); checkMessages(); });
     source.addEventListener("error", () => {
       if (source.readyState !== EventSource.CLOSED) { say("Reconnecting live updates…"); return; }
       source.close();
@@ -223,7 +229,7 @@
     source.addEventListener("change", (event) => {
       let entities = [];
       try { entities = JSON.parse(event.data).entities || []; } catch (error) { entities = ["all"]; }
-      if (entities.includes("message") || entities.includes("all")) { checkMessages(true); }
+      if (entities.includes("message") || entities.includes("all")) { checkMessages(); }
       // Several changes in a burst become one refresh (of a page that shows live parts).
       if (live && !pending) { pending = setTimeout(refresh, 250); }
     });
@@ -231,10 +237,11 @@
   const live = document.querySelector("[data-live]") !== null;
 
   // Drivers' messages: the unread count beside Messages on every page, and a
-  // new one announced once (wherever the dispatcher is) with a link to it.
+  // new one announced once in this browser (wherever the dispatcher is, also
+  // one that came while no page was open) with a link to it.
   const badge = document.getElementById("unread-messages");
   const toast = document.getElementById("message-toast");
-  function checkMessages(announce) {
+  function checkMessages() {
     if (!badge) { return; }
     fetch("/messages/unread", { headers: { "Accept": "application/json" }, credentials: "same-origin" })
       .then((response) => (response.ok && !response.redirected ? response.json() : null))
@@ -249,7 +256,7 @@
         try { seen = window.localStorage.getItem("vroomx-announced"); } catch (error) { seen = null; }
         if (seen === latest.key) { return; }
         try { window.localStorage.setItem("vroomx-announced", latest.key); } catch (error) { /* private mode: announced again later */ }
-        if (!announce || window.location.pathname === latest.url) { return; }
+        if (window.location.pathname === latest.url) { return; }
         const link = toast.querySelector("a");
         link.href = latest.url;
         link.textContent = `New message from ${latest.driver}: ${latest.text}`;
@@ -258,7 +265,7 @@
       })
       .catch(() => {});
   }
-  if (body.dataset.liveUrl) { checkMessages(false); }
+  if (body.dataset.liveUrl) { checkMessages(); }
   if (body.dataset.liveUrl && window.EventSource) { listen(); }
 
   // Pages whose facts do not all come through the feed (positions) look again on a timer.
