@@ -50,10 +50,13 @@ struct Render {
         })
     }
 
-    func orders(_ orders: [Order]) {
+    /// Each order with its status, marked when it is late or at risk of it (`Order.timeliness`, UTC days as windows are kept).
+    func orders(_ orders: [Order], today: LocalDate = LocalDate(Date())) {
         guard !orders.isEmpty else { return terminal.line("No orders.") }
         terminal.table(["ORDER", "STATUS", "VEHICLE", "PICKUP", "DELIVERY", "ID"], orders.map { order in
-            [order.number, status(order.status), order.vehiclesSummary, order.pickup.address, order.delivery.address, shortID(order.id.rawValue)]
+            let standing = order.timeliness(today: today).map { " " + terminal.style($0.label, $0.isLate ? .red : .yellow) } ?? ""
+            return [order.number, status(order.status) + standing, order.vehiclesSummary, order.pickup.address, order.delivery.address,
+                    shortID(order.id.rawValue)]
         })
     }
 

@@ -984,14 +984,19 @@ def test_a_cancelled_order_earns_its_trip_nothing(page, server):
     page.fill("#revenue", "2400")
     page.click("button:has-text('Save changes')")
     page.wait_for_url(server.base + f"/trips/{trip}?saved=1")
-    expect(page.locator("dd", has_text="(orders $2,300.00)")).to_be_visible()
+    expect(page.locator("#revenue-source")).to_have_text("set by hand · its orders $2,300.00")
     # $2,400 over 311 miles is $7.717…: rounded, not cut.
     expect(page.locator("dd", has_text="($7.72 per mile)")).to_be_visible()
     page.click("a:has-text('O-CXL-2')")
     page.once("dialog", lambda dialog: dialog.accept())
     page.click("button:has-text('Cancel order')")
     page.goto(server.base + f"/trips/{trip}")
-    expect(page.locator("dd", has_text="(orders $1,150.00)")).to_be_visible()
+    expect(page.locator("#revenue-source")).to_have_text("set by hand · its orders $1,150.00")
+    # Let it follow the orders again: the cancelled one earns nothing, pay on the terms follows.
+    page.click("button:has-text('Follow the orders')")
+    expect(page.locator(".notice")).to_have_text("Revenue follows the orders: $1,150.00.")
+    expect(page.locator("#revenue-source")).to_have_text("from its orders")
+    expect(page.locator("#trip-money")).to_contain_text("$287.50")
     # Under way with a vehicle still to pick up, the page offers no completion that would be refused, and says why.
     page.click("button:has-text('Start trip')")
     expect(page.locator("h1 .badge")).to_have_text("In progress")

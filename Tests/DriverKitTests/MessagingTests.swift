@@ -31,7 +31,9 @@ struct MessagingTests {
         model.acknowledge(urgent.id)
         #expect(model.lastError == nil)
         // On the phone at once (the screen follows the cache): the conversation, the Got it, the urgent message read.
-        try await eventually("the conversation shown") { model.conversation.last?.from == .driver }
+        try await eventually("the conversation shown") {
+            model.conversation.last?.from == .driver && model.conversation.first { $0.id == urgent.id.rawValue }?.acknowledgedAt != nil
+        }
         let lines = model.conversation
         #expect(lines.last?.from == .driver && lines.last?.body == "Gate locked, waiting for the yard manager" && lines.last?.orderID == order.id)
         #expect(lines.first { $0.id == urgent.id.rawValue }?.acknowledgedAt != nil)

@@ -68,6 +68,9 @@ struct TripDetailView: View {
                                     Text(order.number).font(.headline)
                                     Spacer()
                                     Text(order.status.title).font(.caption)
+                                    if let standing = order.timeliness(today: LocalDate(Date())) {
+                                        Text(standing.label).font(.caption).foregroundStyle(standing.isLate ? .red : .orange)
+                                    }
                                 }
                                 Text(order.vehiclesSummary).font(.subheadline)
                                 Text("\(order.pickup.address) → \(order.delivery.address)").font(.caption).foregroundStyle(.secondary)

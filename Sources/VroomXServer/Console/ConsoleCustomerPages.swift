@@ -96,7 +96,7 @@ struct ConsoleCustomerPages {
             notice: notice, openCount: ConsoleFormat.grouped(standing.openOrders), deliveredCount: ConsoleFormat.grouped(standing.deliveredOrders),
             cancelledCount: ConsoleFormat.grouped(standing.cancelledOrders), deliveredRevenue: ConsoleFormat.money(standing.deliveredRevenueCents),
             openRevenue: ConsoleFormat.money(standing.openRevenueCents), lastOrder: ConsoleFormat.time(standing.lastOrderAt),
-            openOrders: open.map { OrderRowView($0, names) }, pastOrders: past.map { OrderRowView($0, names) },
+            openOrders: open.map { OrderRowView($0, names, today: LocalDate(store.now)) }, pastOrders: past.map { OrderRowView($0, names, today: LocalDate(store.now)) },
             hasOpen: !open.isEmpty, hasPast: !past.isEmpty,
             morePast: pastCount > past.count ? "The latest \(past.count) of \(ConsoleFormat.grouped(pastCount))." : "",
             openInvoices: owed.map { InvoiceRowView($0, today: today) }, hasOpenInvoices: !owed.isEmpty,

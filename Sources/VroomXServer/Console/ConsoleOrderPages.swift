@@ -157,7 +157,7 @@ struct ConsoleOrderPages {
         return self.pages.page("board", title: "Load board", session: request.session, section: "board", BoardView(
             tabs: tabs, matching: !search.isEmpty, tooSlow: tooSlow, elsewhere: elsewhere, foundElsewhere: !elsewhere.isEmpty,
             status: status.rawValue, statusLabel: status.title, q: search, imported: Self.importedNotice(request),
-            orders: orders.map { OrderRowView($0, lookup) }, empty: orders.isEmpty,
+            orders: orders.map { OrderRowView($0, lookup, today: LocalDate(store.now)) }, empty: orders.isEmpty,
             pager: pager.view(shown: orders.count, label: "Pages") { link(page: $0) },
             sortAscHref: link(sort: false), sortDescHref: link(sort: true), sortDesc: newestFirst))
     }
@@ -247,7 +247,7 @@ struct ConsoleOrderPages {
         let link = try await console.tracking?.link(of: id, tenant: request.tenant, base: console.tracking?.base(host: request.request.head.authority) ?? "")
         let done = try await store.read { try await TrackingService.expiry(of: order, tenant: request.tenant, $0) }.map { $0 <= store.now } ?? false
         var view = OrderPageView(
-            row: OrderRowView(order, names), order: .init(order), notice: notice,
+            row: OrderRowView(order, names, today: LocalDate(store.now)), order: .init(order), notice: notice,
             timeline: (statuses + arrivals + etas + mails).sorted { $0.0 < $1.0 }.map(\.1),
             pickupETA: ConsoleFormat.time(order.pickupETA), deliveryETA: ConsoleFormat.time(order.deliveryETA),
             computedETA: ConsoleFormat.time(progress.computedETA), computedStop: progress.nextStop?.rawValue ?? "",

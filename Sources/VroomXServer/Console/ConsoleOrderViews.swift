@@ -26,8 +26,14 @@ struct OrderRowView: ConsoleView {
     let loadID: String
     /// The day it was delivered, or cancelled ("Cancelled" then).
     let closed: String
+    /// "Pickup late", "Delivery at risk"… (`Order.timeliness`), or empty.
+    let timeliness: String
+    let late: Bool
 
-    init(_ order: Order, _ names: ConsoleOrderPages.Names) {
+    init(_ order: Order, _ names: ConsoleOrderPages.Names, today: LocalDate) {
+        let standing = order.timeliness(today: today)
+        timeliness = standing?.label ?? ""
+        late = standing?.isLate ?? false
         id = order.id.rawValue
         number = order.number
         vehicle = order.vehiclesSummary.isEmpty ? "—" : order.vehiclesSummary

@@ -217,7 +217,7 @@ struct ConsoleTripPages {
         }
         let view = TripPageView(
             row: TripRowView(trip, driver: driver, orders: orders.count), load: load.text, overCapacity: load.over,
-            orderRows: orders.map { OrderRowView($0, names) }, noOrders: orders.isEmpty,
+            orderRows: orders.map { OrderRowView($0, names, today: LocalDate(store.now)) }, noOrders: orders.isEmpty,
             openOrders: open.map { order in
                 let route = "\(ConsoleFormat.city(order.pickup.address)) → \(ConsoleFormat.city(order.delivery.address))"
                 return .init(id: order.id.rawValue, label: [order.number, order.vehiclesSummary, route].filter { !$0.isEmpty }.joined(separator: " · "))
