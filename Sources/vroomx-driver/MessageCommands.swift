@@ -46,14 +46,14 @@ struct Messages: AsyncParsableCommand {
             if line.urgent { text = terminal.style("URGENT ", .red) + text }
             var state: String
             switch (line.from, line.readAt, line.acknowledgedAt) {
-            case (.dispatch, _, let acknowledged?): state = "got it \(WireTime.string(from: acknowledged).prefix(16))"
-            case (.dispatch, let read?, nil): state = "read \(WireTime.string(from: read).prefix(16))"
+            case (.dispatch, _, let acknowledged?): state = "got it \(Render.timeFormatter.string(from: acknowledged))"
+            case (.dispatch, let read?, nil): state = "read \(Render.timeFormatter.string(from: read))"
             case (.dispatch, nil, nil): state = "unread"
             case (.driver, _, _) where waiting.contains(line.id): state = "not sent yet"
-            case (.driver, let read?, _): state = "read by dispatch \(WireTime.string(from: read).prefix(16))"
+            case (.driver, let read?, _): state = "read by dispatch \(Render.timeFormatter.string(from: read))"
             case (.driver, nil, _): state = "sent"
             }
-            terminal.line("\(who)  \(WireTime.string(from: line.at).prefix(16))\(about.map { "  [\($0)]" } ?? "")  \(text)  " + terminal.style(state, .dim)
+            terminal.line("\(who)  \(Render.timeFormatter.string(from: line.at))\(about.map { "  [\($0)]" } ?? "")  \(text)  " + terminal.style(state, .dim)
                           + (line.from == .dispatch && line.urgent && line.acknowledgedAt == nil ? terminal.style("  (vroomx-driver read \(line.id.prefix(8)) --got-it)", .dim) : ""))
         }
     }
@@ -146,7 +146,7 @@ struct Send: AsyncParsableCommand {
             guard model.send(text, trip: aboutTrip?.id ?? aboutOrder?.tripID, order: aboutOrder?.id) else {
                 throw CLIError(.refused, model.lastError ?? "Not sent.")
             }
-            try await session.finishChange("Sent to dispatch.", since: mark)
+            try await session.finishChange("Sent to dispatch.", waiting: "Your message to dispatch is written.", since: mark)
         }
     }
 }

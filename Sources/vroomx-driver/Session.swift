@@ -78,7 +78,9 @@ struct Session {
     /// After a change: sent, refused (exit 65, with the server's reason),
     /// or saved and waiting (exit 75). Only this command's own changes
     /// count; an older change's refusal is `sync`'s to report.
-    func finishChange(_ done: String, since mark: Int64, files inspection: ID<Inspection>? = nil, uploads: [String] = []) async throws {
+    /// `waiting`: what to say instead of `done` while the change waits for the network.
+    func finishChange(_ done: String, waiting: String? = nil, since mark: Int64, files inspection: ID<Inspection>? = nil,
+                      uploads: [String] = []) async throws {
         await syncIfPossible(quiet: true)
         try requireSessionStillActive()
         let mine = try app.database.outbox().filter { $0.seq > mark }
@@ -103,7 +105,7 @@ struct Session {
             || (try uploads.compactMap { try app.database.upload($0) }.contains { $0.status != .completed })
         if !mine.isEmpty || filesWaiting {
             if !app.network.isOnline { terminal.note(terminal.style("You're offline — showing cached data", .yellow)) }
-            terminal.line("\(done) Saved on this device; it will reach dispatch when the server answers (vroomx-driver sync).")
+            terminal.line("\(waiting ?? done) Saved on this device; it will reach dispatch when the server answers (vroomx-driver sync).")
             throw CLIError(.queuedOffline, "")
         }
         terminal.line(done)

@@ -26,7 +26,7 @@ struct MessagingTests {
 
         await scene.live.stop()
         #expect(!model.send("   "), "nothing to send")
-        #expect(model.lastError?.contains("required") == true, "\(model.lastError ?? "")")
+        #expect(model.lastError == "Write something to send.", "\(model.lastError ?? "")")
         #expect(model.send("Gate locked, waiting for the yard manager", order: order.id))
         model.acknowledge(urgent.id)
         #expect(model.lastError == nil)

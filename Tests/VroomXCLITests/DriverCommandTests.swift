@@ -473,6 +473,48 @@ struct DriverCommandTests {
         #expect(kept.status == 0 && (try? Data(contentsOf: file))?.starts(with: Data("%PDF".utf8)) == true, "\(kept.output)")
     }
 
+    @Test("in the terminal, a driver with a trip under way is told the next one waits, writes to dispatch offline (sent once when back), answers the urgent message Got it and reads the conversation")
+    func conversationAndTripStart() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-cli-\(UUID().uuidString.prefix(8))")
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-driver-\(UUID().uuidString.prefix(8))")
+        let port = try ChildProcess.freePort()
+        var server = try await ServerProcess.start(dataDirectory: data, port: port)
+        try await Self.signIn(DemoData.driverEmails[0], home: home, port: port, server: server)
+        // Alex's T-1002 is under way: the next trip waits (its first pickup would start it).
+        let busy = try await Self.driver(["trip", "T-1003", "start"], home: home, port: port)
+        #expect(busy.status == 65 && busy.output.contains("Trip T-1002 is under way"), "\(busy.output)")
+        let again = try await Self.driver(["trip", "T-1002", "start"], home: home, port: port)
+        #expect(again.status == 0 && again.output.contains("already under way"), "\(again.output)")
+        let shown = try await Self.driver(["trip", "T-1003"], home: home, port: port)
+        #expect(shown.output.contains("Planned") && shown.output.contains("Starts at the first pickup"), "\(shown.output)")
+
+        // The demo's urgent message, by its short id in the conversation.
+        let conversation = try await Self.driver(["messages", "--conversation"], home: home, port: port)
+        #expect(conversation.status == 0 && conversation.output.contains("URGENT") && conversation.output.contains("--got-it"), "\(conversation.output)")
+        let urgentID = try #require(conversation.output.range(of: #"read ([0-9a-f]{8}) --got-it"#, options: .regularExpression)
+            .map { String(conversation.output[$0].dropFirst(5).prefix(8)) })
+
+        await server.stop()
+        let offline = try await Self.driver(["send", "Gate locked at the Savannah lot", "--order", "O-5004"], home: home, port: port)
+        #expect(offline.status == 75, "saved, not yet sent: \(offline.output)")
+        let gotIt = try await Self.driver(["read", urgentID, "--got-it"], home: home, port: port)
+        #expect(gotIt.status == 75, "\(gotIt.output)")
+        let empty = try await Self.driver(["send", "   "], home: home, port: port)
+        #expect(empty.status == 65 && empty.output.contains("Write something to send."), "\(empty.output)")
+        let waiting = try await Self.driver(["messages", "--conversation"], home: home, port: port)
+        #expect(waiting.output.contains("Gate locked at the Savannah lot") && waiting.output.contains("not sent yet"), "\(waiting.output)")
+
+        server = try await ServerProcess.start(dataDirectory: data, port: port)
+        let synced = try await Self.driver(["sync"], home: home, port: port)
+        #expect(synced.status == 0, "\(synced.output)")
+        _ = try await Self.driver(["sync"], home: home, port: port)
+        let after = try await Self.driver(["messages", "--conversation", "--json"], home: home, port: port)
+        let lines = try WireJSON.decoder().decode(Items<ConversationLine>.self, from: Data(after.output.utf8)).items
+        #expect(lines.filter { $0.from == .driver && $0.body == "Gate locked at the Savannah lot" }.count == 1, "\(after.output)")
+        #expect(lines.contains { $0.urgent && $0.acknowledgedAt != nil })
+        await server.stop()
+    }
+
     /// A GPX track from `metres` north of `stop` (every 10 s), as the test describes it.
     static func gpx(_ legs: [(metresNorth: Double, seconds: Int)], around stop: GeoPoint) -> String {
         let start = Date(timeIntervalSince1970: 1_700_000_000)

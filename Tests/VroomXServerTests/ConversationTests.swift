@@ -112,4 +112,36 @@ struct ConversationTests {
             #expect(ms(lines.first { $0.from == .dispatch }?.acknowledgedAt) == ms(tapped))
         }
     }
+
+    @Test("a message names the driver's own work, consistently; a flood stops at 120 an hour; dispatch writes about the recipient's work only", arguments: TestBackend.available)
+    func boundsAndReferences(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 2, tripsPerDriver: 2)
+        try await server.run { api in
+            let driver = alpha.drivers[0].accessToken
+            let (trip, otherTrip) = (alpha.trips[0][0], alpha.trips[0][1])
+            let order = alpha.orders[trip.id]![0]
+            let mismatched = try await api.call(.sendMessage, json: SendDriverMessageRequest(body: "hi", tripID: otherTrip.id, orderID: order.id),
+                                                token: driver)
+            #expect(mismatched.status == 422 && mismatched.error?.field == "order_id", "\(mismatched.text)")
+            // Dispatch about another driver's work: refused, named.
+            for request in [SendMessageRequest(driverID: alpha.driverID(1), type: .dispatchMessage, title: "x", body: "y", tripID: trip.id),
+                            SendMessageRequest(driverID: alpha.driverID(1), type: .dispatchMessage, title: "x", body: "y", orderID: order.id)] {
+                let refused = try await api.call(.dispatchSendMessage, json: request, token: alpha.dispatcher.accessToken)
+                #expect(refused.status == 422 && refused.text.contains("is not Driver 1 of Alpha's"), "\(refused.text)")
+            }
+            // 120 in an hour (all in one batch, as a phone back from a dead zone sends them), then no more until it passes.
+            let batch = MutationBatch((0..<121).map { Mutation(.sendMessage(.init(body: "message \($0)"))) })
+            let results = try await api.call(.mutations, json: batch, token: driver).decode(MutationBatchResult.self).results
+            #expect(results.filter { $0.outcome == .applied }.count == 120, "\(results.last.map { "\($0)" } ?? "")")
+            #expect(results.last?.code == .rateLimited)
+            server.clock.advance(by: 3601)
+            let (later, dispatch) = (try await server.services.signIn(email: alpha.drivers[0].user.email),
+                                     try await server.services.signIn(email: alpha.dispatcher.user.email))
+            #expect(try await api.call(.sendMessage, json: SendDriverMessageRequest(body: "later"), token: later.accessToken).status == 201)
+            // The inbox still reads the newest line of each conversation.
+            let inbox = try await api.call(.dispatchConversations, token: dispatch.accessToken).decode(Items<ConversationSummary>.self).items
+            #expect(inbox.first?.lastBody == "later" && inbox.first?.unread == 121, "\(inbox)")
+        }
+    }
 }

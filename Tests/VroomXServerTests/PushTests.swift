@@ -148,7 +148,7 @@ struct PushTests {
             #expect(note.body.split(separator: "\n").count == 1 + 4 + 1)
             // The first alert went at once; the gathered one waits for the building to stop, then replaces it.
             try await waitUntil("the first alert") { setup.apns.received.count == 1 }
-            #expect(try await store.pendingPushCount() == 1)
+            try await waitUntil("the gathered alert alone waiting") { try await store.pendingPushCount() == 1 }
             setup.server.clock.advance(by: 61)
             try await waitUntil("the gathered alert") { setup.apns.received.count == 2 }
             let alerts = setup.apns.received
@@ -171,6 +171,54 @@ struct PushTests {
             _ = try await Self.message(setup, title: "Fuel card")
             _ = try await Self.message(setup, title: "Fuel card again")
             #expect(try await store.notifications.list(driverScope, limit: 500).count == before + 6)
+        }
+    }
+
+    @Test("work taken away ends the gathering: the gathered alert still waiting is dropped, the removal goes at once at high priority, and a new assignment is a notification of its own; text of many code points gathers within the database's limit", arguments: TestBackend.available)
+    func takenAwayStandsAlone(_ backend: TestBackend) async throws {
+        let setup = try await Self.setUp(backend)
+        defer { Task { await setup.apns.stop() } }
+        try await Self.register(Self.deviceToken(6), setup)
+        let store = setup.server.store
+        let tenant = setup.carrier.tenant.id
+        let driver = setup.carrier.driverID(0)
+        let driverScope = Scope.driver(tenant: tenant, driver: driver)
+        try await setup.server.run { _ in
+            setup.server.clock.advance(by: 61)
+            let trip = try await store.trips.create(.init(number: "P-1", driverID: driver, origin: "A", destination: "B", miles: 100), tenant: tenant)
+            try await waitUntil("the first alert") { setup.apns.received.count == 1 }
+            _ = try await store.trips.update(trip.id, UpdateTripRequest(miles: 250), tenant: tenant)
+            try await waitUntil("the gathered alert alone waiting") { try await store.pendingPushCount() == 1 }
+            _ = try await store.trips.assign(trip.id, to: nil, tenant: tenant)
+            try await waitUntil("the removal") { setup.apns.received.count == 2 }
+            let removal = setup.apns.received[1]
+            let removalTitle = (removal.aps["alert"] as? [String: String])?["title"]
+            #expect(removalTitle == "Trip P-1 taken off your list" && removal.headers["apns-priority"] == "10")
+            // Nothing else waits: the gathered alert would have replaced the removal on the phone.
+            try await waitUntil("an empty queue") { try await store.pendingPushCount() == 0 }
+            setup.server.clock.advance(by: 120)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(setup.apns.received.count == 2)
+            // Back to the same driver within the minute: said on its own, newest.
+            setup.server.clock.advance(by: -110)
+            _ = try await store.trips.assign(trip.id, to: driver, tenant: tenant)
+            let newest = try #require(try await store.notifications.list(driverScope, limit: 1).first)
+            #expect(newest.title == "New trip P-1" && !newest.body.contains("•"), "\(newest.body)")
+
+            // Hindi addresses: each notice is hundreds of code points; every order goes on, each notification stays within 4,000.
+            setup.server.clock.advance(by: 120)
+            let hindi = String(String(repeating: "प्लॉट क्षेत्र १२, अंधेरी पूर्व, मुंबई, महाराष्ट्र ", count: 20).unicodeScalars.prefix(480))
+            let long = try await store.trips.create(.init(number: "P-2", driverID: driver, origin: "A", destination: "B", miles: 100), tenant: tenant)
+            for index in 0..<8 {
+                _ = try await store.orders.create(.init(number: "HI-\(index)", tripID: long.id, vehicle: Vehicle(make: "Tata"),
+                                                        pickup: Stop(address: hindi), delivery: Stop(address: hindi), revenueCents: 1), tenant: tenant)
+            }
+            let notes = try await store.notifications.list(driverScope, limit: 50).filter { $0.data.tripID == long.id }
+            #expect(notes.count > 1 && notes.allSatisfy { $0.body.unicodeScalars.count <= DriverNotification.longestBody })
+            let told = notes.map { (note: DriverNotification) -> Int in
+                note.body.components(separatedBy: "New order HI-").count - 1 + (note.title.hasPrefix("New order HI-") ? 1 : 0)
+            }
+            #expect(told.reduce(0, +) == 8, "every order told: \(told)")
         }
     }
 

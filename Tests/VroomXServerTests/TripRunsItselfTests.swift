@@ -82,20 +82,26 @@ struct TripRunsItselfTests {
             #expect(try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(status: .pickedUp), token: dispatch).status == 200)
             #expect(try await api.call(.dispatchTrip, first.id.rawValue, token: dispatch).decode(Trip.self).status == .inProgress)
 
-            // The driver starts the other one ahead of its first pickup, twice: the same trip back.
+            // One under way at a time from the phone: the driver's other trip waits for its first pickup.
             let driver = alpha.drivers[0].accessToken
-            let started = try await api.call(.startTrip, second.id.rawValue, token: driver)
+            let busy = try await api.call(.startTrip, second.id.rawValue, token: driver)
+            #expect(busy.status == 409 && busy.error?.code == .conflict && busy.text.contains("is under way"), "\(busy.text)")
+            // The other driver starts theirs ahead of its first pickup, twice: the same trip back.
+            let (own, spare) = (alpha.trips[1][0], alpha.trips[1][1])
+            let otherDriver = alpha.drivers[1].accessToken
+            let started = try await api.call(.startTrip, own.id.rawValue, token: otherDriver)
             #expect(started.status == 200, "\(started.text)")
-            let again = try await api.call(.startTrip, second.id.rawValue, token: driver)
+            let again = try await api.call(.startTrip, own.id.rawValue, token: otherDriver)
             #expect(try started.decode(Trip.self) == again.decode(Trip.self) && again.decode(Trip.self).status == .inProgress)
             // Another driver's trip is not found; dispatch uses its own endpoint.
-            #expect(try await api.call(.startTrip, alpha.trips[1][0].id.rawValue, token: driver).status == 404)
-            #expect(try await api.call(.startTrip, alpha.trips[1][0].id.rawValue, token: dispatch).status == 403)
+            #expect(try await api.call(.startTrip, spare.id.rawValue, token: driver).status == 404)
+            #expect(try await api.call(.startTrip, spare.id.rawValue, token: dispatch).status == 403)
             // A cancelled trip does not start again.
-            let cancelled = alpha.trips[1][1]
-            #expect(try await api.call(.dispatchUpdateTrip, cancelled.id.rawValue, json: UpdateTripRequest(status: .cancelled), token: dispatch).status == 200)
-            let refused = try await api.call(.startTrip, cancelled.id.rawValue, token: alpha.drivers[1].accessToken)
+            #expect(try await api.call(.dispatchUpdateTrip, spare.id.rawValue, json: UpdateTripRequest(status: .cancelled), token: dispatch).status == 200)
+            let refused = try await api.call(.startTrip, spare.id.rawValue, token: otherDriver)
             #expect(refused.status == 409 && refused.text.contains("invalid_transition"), "\(refused.text)")
+            // Called off, the running one frees the driver to start another.
+            #expect(try await api.call(.dispatchUpdateTrip, own.id.rawValue, json: UpdateTripRequest(status: .cancelled), token: dispatch).status == 200)
 
             // As an offline mutation, exactly once.
             let planned = try await server.store.trips.create(.init(number: "T-MUT", driverID: alpha.driverID(1), origin: "A", destination: "B",

@@ -143,7 +143,10 @@ extension AppDatabase {
             }
         case .sendMessage(let request):
             let body = TextLimit.normalized(request.body)
-            guard FieldLimits.driverMessage.allows(body) else { throw LocalRejection(FieldLimits.driverMessage.refusal(empty: body.isEmpty)) }
+            guard !body.isEmpty else { throw LocalRejection(code: .validationFailed, message: "Write something to send.") }
+            guard FieldLimits.driverMessage.allows(body) else {
+                throw LocalRejection(code: .validationFailed, message: "A message is at most \(FieldLimits.driverMessage.max) characters.")
+            }
             if let trip = request.tripID, try !exists("trips", trip.rawValue, db) {
                 throw LocalRejection(code: .notFound, message: "This trip is not on your device.")
             }
@@ -172,6 +175,9 @@ extension AppDatabase {
             case .completed, .cancelled:
                 throw LocalRejection(code: .invalidTransition, message: "Trip \(trip.number) is \(trip.status.label); it cannot start again.")
             case .planned:
+                if let running = try trips(db).first(where: { $0.id != trip.id && $0.status == .inProgress }) {
+                    throw LocalRejection(code: .conflict, message: TripRules.oneUnderWay(running: running.number, starting: trip.number))
+                }
                 trip.status = .inProgress
                 try store(.trip(trip), db)
             }

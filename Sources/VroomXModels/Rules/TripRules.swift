@@ -1,3 +1,11 @@
+/// Rules about trips the server and the phone both apply.
+public enum TripRules {
+    /// Why the driver may not start a trip while another of theirs is under way.
+    public static func oneUnderWay(running: String, starting: String) -> String {
+        "Trip \(running) is under way; finish it before starting \(starting) (its first pickup starts it anyway)."
+    }
+}
+
 extension Trip {
     /// The days the trip runs: start to end, or its one date; nil when it has
     /// no dates yet. An end before the start (never saved so) reads as the start.
@@ -52,6 +60,15 @@ extension Trip {
         let loaded = vehicles.loaded
         if status == .cancelled || status == .planned, loaded > 0 {
             return "Trip \(number) has \(loaded) \(loaded == 1 ? "vehicle" : "vehicles") on the truck; deliver \(loaded == 1 ? "it" : "them") first."
+        }
+        // Vehicles delivered: the trip ran and is never planned again; with every one delivered it is completed
+        // (its pay and revenue stand), not cancelled. Cut short, its waiting vehicles go back to the board.
+        let delivered = vehicles.delivered
+        if status == .planned, delivered > 0 {
+            return "Trip \(number) has delivered \(delivered) \(delivered == 1 ? "vehicle" : "vehicles"); it is under way, not planned again."
+        }
+        if status == .cancelled, delivered > 0, vehicles.waiting == 0 {
+            return "Every vehicle of trip \(number) is delivered; mark it completed rather than cancelled."
         }
         return nil
     }

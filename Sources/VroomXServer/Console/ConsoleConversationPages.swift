@@ -47,7 +47,10 @@ struct ConsoleConversationPages {
         guard let driver = try await store.people.drivers(tenant: request.tenant).first(where: { $0.id == driverID }) else {
             throw AppError.notFound("Driver")
         }
-        try await store.conversations.markRead(driver: driverID, tenant: request.tenant)
+        // Opened by dispatch, not by a link on another site (the session cookie rides along on one).
+        if request.request.headers[.init("Sec-Fetch-Site")!] != "cross-site" {
+            try await store.conversations.markRead(driver: driverID, tenant: request.tenant)
+        }
         let lines = try await store.conversations.conversation(with: driverID, tenant: request.tenant)
         let trips = try await store.trips.open(of: driverID, tenant: request.tenant)
         let driverScope = Scope.driver(tenant: request.tenant, driver: driverID)
@@ -94,8 +97,9 @@ struct ConsoleConversationPages {
         let about = form["about"]
         if about.hasPrefix("trip:") { trip = ID(String(about.dropFirst(5))) } else if about.hasPrefix("order:") { order = ID(String(about.dropFirst(6))) }
         if !about.isEmpty, trip == nil, order == nil { errors.add("about", "Choose what the message is about.") }
-        if let id = order, let found = try? await store.orders.order(id, request.scope) { trip = found.tripID }
-        let title = type == .urgent ? "Urgent from dispatch" : "Dispatch replied"
+        var title = "Dispatch"
+        if let id = order, let found = try? await store.orders.order(id, request.scope) { (trip, title) = (found.tripID, "Order \(found.number)") }
+        else if let id = trip, let found = try? await store.trips.trip(id, request.scope) { title = "Trip \(found.number)" }
         var problems = Problems()
         _ = NotificationService.validMessage(type: type, title: title, body: form["body"], &problems)
         errors.add(problems)
@@ -105,8 +109,8 @@ struct ConsoleConversationPages {
             try await store.notifications.send(SendMessageRequest(driverID: driverID, type: type, title: title, body: form["body"],
                                                                   tripID: trip, orderID: order), tenant: request.tenant)
         } catch let error as AppError where error.status < 500 {
-            return try await conversation(request, errors: FieldErrors(error, fallbackField: "body"), values: form.firstValues,
-                                          status: .init(code: error.status))
+            return try await conversation(request, errors: FieldErrors(error, renamed: ["trip_id": "about", "order_id": "about"]),
+                                          values: form.firstValues, status: .init(code: error.status))
         }
         return ConsolePages.redirect("/messages/\(driverID)#latest")
     }

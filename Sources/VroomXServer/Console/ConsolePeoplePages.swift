@@ -214,7 +214,7 @@ struct ConsolePeoplePages {
                       long: message.notification.body.count > 160 || message.notification.body.filter(\.isNewline).count > 1,
                       opening: String(message.notification.body.prefix(while: { !$0.isNewline }).prefix(120)),
                       urgent: message.notification.type == .urgent, sentAt: ConsoleFormat.time(message.notification.createdAt),
-                      readAt: ConsoleFormat.time(message.notification.readAt),
+                      readAt: ConsoleFormat.time(message.notification.readAt), gotIt: ConsoleFormat.time(message.notification.acknowledgedAt),
                       readLate: Self.lateReceipt(message.notification).flatMap(ConsoleFormat.time))
             },
             noneSent: sent.isEmpty, sentTo: Int(request.query("sent") ?? "").map { ConsoleFormat.count($0, "driver") } ?? "",

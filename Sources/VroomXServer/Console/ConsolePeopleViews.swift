@@ -89,6 +89,8 @@ struct MessagesView: ConsoleView {
         let urgent: Bool
         let sentAt: TimeView?
         let readAt: TimeView?
+        /// An urgent message the driver answered "Got it".
+        let gotIt: TimeView?
         /// Read where the phone had no signal: when dispatch learnt it, too.
         let readLate: TimeView?
     }

@@ -182,7 +182,8 @@ struct ConsoleTripPages {
         let ready = trip.readyToComplete(vehicles)
         let statusNote: String? = ready ? "Every vehicle is delivered: mark the trip completed to settle its pay."
             : trip.status != .inProgress || loaded + waiting == 0 ? nil : loaded > 0
-            ? "\(ConsoleFormat.count(loaded, "vehicle")) on the truck: the trip is completed once every vehicle is delivered."
+            ? "\(ConsoleFormat.count(loaded, "vehicle")) on the truck" + (waiting > 0 ? " and \(ConsoleFormat.count(waiting, "vehicle")) still to pick up" : "")
+                + ": the trip is completed once every vehicle is delivered."
             : "\(ConsoleFormat.count(waiting, "vehicle")) still to pick up: deliver, cancel or move \(waiting == 1 ? "it" : "them") to complete the trip."
         let actions = Self.statusActions.filter {
             trip.status.canTransition(to: $0.status) && trip.statusRefusal(to: $0.status, vehicles) == nil

@@ -480,8 +480,11 @@ extension Schema {
                 doc TEXT NOT NULL,
                 FOREIGN KEY (tenant_id, driver_id) REFERENCES drivers (tenant_id, id) ON DELETE CASCADE
             );
-            CREATE INDEX driver_messages_by_driver ON driver_messages (tenant_id, driver_id, sent_at);
+            CREATE INDEX driver_messages_by_driver ON driver_messages (tenant_id, driver_id, sent_at, id);
+            CREATE INDEX driver_messages_arrived ON driver_messages (tenant_id, driver_id, created_at);
             CREATE INDEX driver_messages_unread ON driver_messages (tenant_id, driver_id) WHERE read_by_dispatch_at IS NULL;
+            CREATE INDEX driver_notifications_from_dispatch ON driver_notifications (tenant_id, driver_id, created_at, id)
+                WHERE type IN ('dispatch_message', 'urgent');
             ALTER TABLE driver_notifications ADD COLUMN acknowledged_at BIGINT
             """,
             // The change log learns the new entity (see version 17).

@@ -46,46 +46,45 @@ enum ConversationRepository {
         return unread.count
     }
 
-    /// A driver's newest messages to dispatch, newest first.
+    /// A driver's newest messages to dispatch, newest first (the index read backwards).
     static func latest(of driver: ID<Driver>, tenant: ID<Tenant>, limit: Int, _ db: any SQLExecutor) async throws -> [DriverMessage] {
         try await db.query("""
             SELECT \(DriverMessage.columns) FROM driver_messages WHERE tenant_id = \(tenant) AND driver_id = \(driver)
-            ORDER BY sent_at DESC, id LIMIT \(limit)
+            ORDER BY sent_at DESC, id DESC LIMIT \(limit)
             """).map(DriverMessage.init(row:))
+    }
+
+    /// How many messages a driver sent that reached the server since `since`.
+    static func arrived(from driver: ID<Driver>, tenant: ID<Tenant>, since: Date, _ db: any SQLExecutor) async throws -> Int {
+        try await db.first("""
+            SELECT COUNT(*) AS n FROM driver_messages WHERE tenant_id = \(tenant) AND driver_id = \(driver) AND created_at >= \(since)
+            """)?.int("n") ?? 0
     }
 
     /// Dispatch's newest messages to a driver (not the server's notices about work), newest first.
     static func dispatchMessages(to driver: ID<Driver>, tenant: ID<Tenant>, limit: Int, _ db: any SQLExecutor) async throws -> [DriverNotification] {
         try await db.query("""
             SELECT \(DriverNotification.columns) FROM driver_notifications
-            WHERE tenant_id = \(tenant) AND driver_id = \(driver) AND type IN (\(NotificationType.dispatchMessage), \(NotificationType.urgent))
-            ORDER BY created_at DESC, id LIMIT \(limit)
+            WHERE tenant_id = \(tenant) AND driver_id = \(driver) AND type IN ('dispatch_message', 'urgent')
+            ORDER BY created_at DESC, id DESC LIMIT \(limit)
             """).map(DriverNotification.init(row:))
     }
 
-    /// Every driver's newest message to dispatch, and how many dispatch has not opened.
-    static func driverSides(tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [ID<Driver>: (last: DriverMessage, unread: Int)] {
-        let newest = try await db.query("""
-            SELECT \(DriverMessage.columns) FROM driver_messages m
-            WHERE m.tenant_id = \(tenant) AND m.id = (SELECT x.id FROM driver_messages x WHERE x.tenant_id = \(tenant)
-                                                      AND x.driver_id = m.driver_id ORDER BY x.sent_at DESC, x.id LIMIT 1)
-            """).map(DriverMessage.init(row:))
-        let counts = try await db.query("""
-            SELECT driver_id, COUNT(*) AS n FROM driver_messages WHERE tenant_id = \(tenant) AND read_by_dispatch_at IS NULL GROUP BY driver_id
+    /// The drivers with a conversation: who wrote to dispatch, and whom dispatch wrote to.
+    static func correspondents(tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Set<ID<Driver>> {
+        let writers = try await db.query("SELECT DISTINCT driver_id FROM driver_messages WHERE tenant_id = \(tenant)")
+        let readers = try await db.query("""
+            SELECT DISTINCT driver_id FROM driver_notifications WHERE tenant_id = \(tenant) AND type IN ('dispatch_message', 'urgent')
             """)
-        var unread: [ID<Driver>: Int] = [:]
-        for row in counts { unread[try row.id("driver_id")] = try row.int("n") }
-        return Dictionary(uniqueKeysWithValues: newest.map { ($0.driverID, (last: $0, unread: unread[$0.driverID] ?? 0)) })
+        return Set(try (writers + readers).map { try $0.id("driver_id") })
     }
 
-    /// Dispatch's newest message to each driver it wrote to.
-    static func dispatchSides(tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [ID<Driver>: DriverNotification] {
-        let newest = try await db.query("""
-            SELECT \(DriverNotification.columns) FROM driver_notifications n
-            WHERE n.tenant_id = \(tenant) AND n.type IN (\(NotificationType.dispatchMessage), \(NotificationType.urgent))
-              AND n.id = (SELECT x.id FROM driver_notifications x WHERE x.tenant_id = \(tenant) AND x.driver_id = n.driver_id
-                          AND x.type IN (\(NotificationType.dispatchMessage), \(NotificationType.urgent)) ORDER BY x.created_at DESC, x.id LIMIT 1)
-            """).map(DriverNotification.init(row:))
-        return Dictionary(uniqueKeysWithValues: newest.map { ($0.driverID, $0) })
+    /// How many of each driver's messages dispatch has not opened.
+    static func unreadByDriver(tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [ID<Driver>: Int] {
+        var unread: [ID<Driver>: Int] = [:]
+        for row in try await db.query("""
+            SELECT driver_id, COUNT(*) AS n FROM driver_messages WHERE tenant_id = \(tenant) AND read_by_dispatch_at IS NULL GROUP BY driver_id
+            """) { unread[try row.id("driver_id")] = try row.int("n") }
+        return unread
     }
 }

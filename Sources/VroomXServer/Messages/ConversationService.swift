@@ -15,6 +15,8 @@ public struct ConversationService: Sendable {
     static let linesShown = 200
     /// How long a message may have waited on a phone with no signal.
     static let longestWait: TimeInterval = 7 * 86_400
+    /// Messages a driver may send in an hour: more than anyone types, and a flood stops there.
+    static let perHour = 120
 
     /// The driver's message, recorded once: the same id again answers the
     /// first; an id already used for other words is refused.
@@ -31,8 +33,16 @@ public struct ConversationService: Sendable {
             if let trip = request.tripID, try await TripRepository.find(trip, scope, tx.db) == nil {
                 throw AppError(404, .notFound, "No such trip of yours.", field: "trip_id")
             }
-            if let order = request.orderID, try await OrderRepository.find(order, scope, tx.db) == nil {
-                throw AppError(404, .notFound, "No such order of yours.", field: "order_id")
+            if let order = request.orderID {
+                guard let found = try await OrderRepository.find(order, scope, tx.db) else {
+                    throw AppError(404, .notFound, "No such order of yours.", field: "order_id")
+                }
+                if let trip = request.tripID, found.tripID != trip {
+                    throw AppError.validation("order_id", "Order \(found.number) is not on that trip.")
+                }
+            }
+            guard try await ConversationRepository.arrived(from: driver, tenant: tx.tenant, since: tx.now.addingTimeInterval(-3600), tx.db) < Self.perHour else {
+                throw AppError(429, .rateLimited, "You sent \(Self.perHour) messages in the last hour; call dispatch.", retryAfter: 600)
             }
             guard try await ConversationRepository.unread(driver: driver, tenant: tx.tenant, atMost: Self.maxUnread, tx.db) < Self.maxUnread else {
                 throw AppError(422, .validationFailed, "Dispatch has \(Self.maxUnread) of your messages still unread; call dispatch.", field: "body")
@@ -51,25 +61,24 @@ public struct ConversationService: Sendable {
     }
 
     /// Dispatch's inbox: each driver with a conversation, the newest first.
+    /// Each driver's newest line either way is one step down an index
+    /// (never a sort of their messages), so the inbox costs the same however much was written.
     public func inbox(tenant: ID<Tenant>) async throws -> [ConversationSummary] {
         try await store.read { db in
-            let drivers = try await ConversationRepository.driverSides(tenant: tenant, db)
-            let dispatch = try await ConversationRepository.dispatchSides(tenant: tenant, db)
-            let names = Dictionary(uniqueKeysWithValues: try await DriverRepository.all(tenant: tenant, db).map { ($0.id, $0.name) })
-            return Set(drivers.keys).union(dispatch.keys).compactMap { id -> ConversationSummary? in
-                guard let name = names[id] else { return nil }
-                let fromDriver = drivers[id].map { ConversationLine($0.last) }
-                let fromDispatch = dispatch[id].flatMap(ConversationLine.init)
-                guard let last = [fromDriver, fromDispatch].compactMap({ $0 }).max(by: { ($0.at, $0.id) < ($1.at, $1.id) }) else { return nil }
-                return ConversationSummary(driverID: id, driverName: name, lastBody: last.body.isEmpty ? last.title : last.body,
-                                           lastFrom: last.from, lastAt: last.at, unread: drivers[id]?.unread ?? 0)
-            }.sorted { ($0.lastAt, $0.driverID.rawValue) > ($1.lastAt, $1.driverID.rawValue) }
+            let unread = try await ConversationRepository.unreadByDriver(tenant: tenant, db)
+            let drivers = try await DriverRepository.all(tenant: tenant, db)
+            let correspondents = try await ConversationRepository.correspondents(tenant: tenant, db)
+            var inbox: [ConversationSummary] = []
+            for driver in drivers where correspondents.contains(driver.id) {
+                let lines = ConversationLine.merged(
+                    try await ConversationRepository.dispatchMessages(to: driver.id, tenant: tenant, limit: 1, db),
+                    try await ConversationRepository.latest(of: driver.id, tenant: tenant, limit: 1, db))
+                guard let last = lines.last else { continue }
+                inbox.append(ConversationSummary(driverID: driver.id, driverName: driver.name, lastBody: last.body.isEmpty ? last.title : last.body,
+                                                 lastFrom: last.from, lastAt: last.at, unread: unread[driver.id] ?? 0))
+            }
+            return inbox.sorted { ($0.lastAt, $0.driverID.rawValue) > ($1.lastAt, $1.driverID.rawValue) }
         }
-    }
-
-    /// How many messages from drivers dispatch has not opened (the console's badge).
-    public func unreadByDispatch(tenant: ID<Tenant>) async throws -> Int {
-        try await inbox(tenant: tenant).reduce(0) { $0 + $1.unread }
     }
 
     /// A driver's conversation with dispatch, oldest first (its newest lines).

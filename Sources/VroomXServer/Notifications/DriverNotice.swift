@@ -8,14 +8,16 @@ struct DriverNotice: Sendable {
     let title: String
     let body: String
     let data: NotificationData
+    /// Work taken away or called off (a trip or order off the driver's
+    /// list, cancelled): it stands alone, goes at once at high priority, and
+    /// ends any gathering about its trip (`NotificationService.notify`).
+    let standsAlone: Bool
     /// Folded into the driver's unread notice about the same trip from the
-    /// last minute (`NotificationService.notify`): building a trip is one
-    /// notification. Work taken away and a trip called off always stand alone.
-    let coalesces: Bool
+    /// last minute: building a trip is one notification.
+    var coalesces: Bool { !standsAlone && data.tripID != nil }
 
-    init(type: NotificationType, title: String, body: String, data: NotificationData, coalesces: Bool = true) {
-        (self.type, self.title, self.body, self.data) = (type, title, body, data)
-        self.coalesces = coalesces && data.tripID != nil
+    init(type: NotificationType, title: String, body: String, data: NotificationData, standsAlone: Bool = false) {
+        (self.type, self.title, self.body, self.data, self.standsAlone) = (type, title, body, data, standsAlone)
     }
 
     /// The notice as one line of a notification that gathers several.
@@ -25,7 +27,7 @@ struct DriverNotice: Sendable {
     static func orderStatus(_ order: Order, trip: ID<Trip>?) -> DriverNotice {
         DriverNotice(type: .statusChange, title: "Order \(order.number) \(order.status.label)",
                      body: "Dispatch marked order \(order.number) (\(order.vehiclesSummary)) as \(order.status.label).",
-                     data: NotificationData(tripID: trip, orderID: order.id))
+                     data: NotificationData(tripID: trip, orderID: order.id), standsAlone: order.status == .cancelled)
     }
 
     /// Dispatch edited what the driver needs to know of an order (`DriverChangeNote`).
@@ -41,7 +43,7 @@ struct DriverNotice: Sendable {
         DriverNotice(type: .statusChange, title: "Order \(order.number) taken off your list",
                      body: "Dispatch took order \(order.number) (\(order.vehiclesSummary.isEmpty ? "a vehicle" : order.vehiclesSummary), "
                         + "\(order.pickup.address) → \(order.delivery.address)) off your work. Do not pick it up.",
-                     data: NotificationData(tripID: trip, orderID: order.id), coalesces: false)
+                     data: NotificationData(tripID: trip, orderID: order.id), standsAlone: true)
     }
 
     static func orderAssigned(_ order: Order, trip: Trip?) -> DriverNotice {
@@ -56,7 +58,7 @@ struct DriverNotice: Sendable {
         DriverNotice(type: .statusChange, title: "Trip \(trip.number) is \(trip.status.label)",
                      body: "Dispatch changed trip \(trip.number) (\(trip.origin) → \(trip.destination)) to \(trip.status.label)."
                         + (changes.isEmpty ? "" : " Also: \(DriverChangeNote.list(changes))."),
-                     data: NotificationData(tripID: trip.id), coalesces: trip.status != .cancelled)
+                     data: NotificationData(tripID: trip.id), standsAlone: trip.status == .cancelled)
     }
 
     /// Dispatch edited the driver's trip; `number` is the one the driver knew it by.
@@ -70,7 +72,7 @@ struct DriverNotice: Sendable {
         DriverNotice(type: .statusChange, title: "Trip \(trip.number) taken off your list",
                      body: "Dispatch gave trip \(trip.number) (\(trip.origin) → \(trip.destination)) to \(driver == nil ? "no driver for now" : "another driver"). "
                         + "Do not pick up its vehicles.",
-                     data: NotificationData(tripID: trip.id), coalesces: false)
+                     data: NotificationData(tripID: trip.id), standsAlone: true)
     }
 
     static func tripAssigned(_ trip: Trip) -> DriverNotice {

@@ -82,6 +82,21 @@ enum NotificationRepository {
             """).map(DriverNotification.init(row:))
     }
 
+    /// Ends the gathering of the driver's notices about `trip`: nothing more
+    /// folds into them, and their pushes still waiting for the gathering to
+    /// end are dropped (the phone has the first alert; the notification has every line).
+    static func endGathering(driver: ID<Driver>, trip: ID<Trip>, _ tx: TenantTransaction) async throws {
+        let gathering = try await tx.query("""
+            UPDATE driver_notifications SET coalesce_until = NULL
+            WHERE tenant_id = \(tx.tenant) AND driver_id = \(driver) AND trip_id = \(trip) AND coalesce_until IS NOT NULL
+            RETURNING id
+            """).map { try $0.string("id") }
+        guard !gathering.isEmpty else { return }
+        try await tx.execute("""
+            DELETE FROM push_queue WHERE tenant_id = \(tx.tenant) AND notification_id IN (\(SQL.list(gathering))) AND next_attempt_at > \(tx.now)
+            """)
+    }
+
     /// Writes a notification's gathered body and what it points at while it is still unread; false if it was read meanwhile.
     static func fold(_ notification: DriverNotification, coalesceUntil: Date, _ tx: TenantTransaction) async throws -> Bool {
         let doc = try WireDocument.encode(notification)

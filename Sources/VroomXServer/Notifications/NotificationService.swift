@@ -88,11 +88,22 @@ public struct NotificationService: Sendable {
                                    "\(driver.name) has \(NumberText.grouped(unread)) unread messages and notifications; send more once they have read some.",
                                    field: "driver_id")
                 }
-                if let trip = request.tripID, try await TripRepository.find(trip, scope, tx.db) == nil {
-                    throw AppError(422, .validationFailed, "No such trip in this carrier.", field: "trip_id")
+                // About the driver's own work: a message never hands a driver another's trip or order.
+                if let trip = request.tripID {
+                    guard let found = try await TripRepository.find(trip, scope, tx.db) else {
+                        throw AppError(422, .validationFailed, "No such trip in this carrier.", field: "trip_id")
+                    }
+                    guard found.driverID == driver.id else {
+                        throw AppError(422, .validationFailed, "Trip \(found.number) is not \(driver.name)'s.", field: "trip_id")
+                    }
                 }
-                if let order = request.orderID, try await OrderRepository.find(order, scope, tx.db) == nil {
-                    throw AppError(422, .validationFailed, "No such order in this carrier.", field: "order_id")
+                if let order = request.orderID {
+                    guard let found = try await OrderRepository.find(order, scope, tx.db) else {
+                        throw AppError(422, .validationFailed, "No such order in this carrier.", field: "order_id")
+                    }
+                    guard found.driverID == driver.id else {
+                        throw AppError(422, .validationFailed, "Order \(found.number) is not \(driver.name)'s.", field: "order_id")
+                    }
                 }
                 sent.append(try await insert(driver: request.driverID, type: request.type, title: text.title, body: text.body,
                                              data: NotificationData(tripID: request.tripID, orderID: request.orderID), written: false, tx))
@@ -114,8 +125,14 @@ public struct NotificationService: Sendable {
     /// else a notification of its own.
     @discardableResult
     func notify(_ driver: ID<Driver>, _ notice: DriverNotice, _ tx: TenantTransaction) async throws -> DriverNotification {
+        if notice.standsAlone, let trip = notice.data.tripID {
+            // What was gathered about the trip is over: its late alert must not replace this one on the phone,
+            // and what comes next is told on its own.
+            try await NotificationRepository.endGathering(driver: driver, trip: trip, tx)
+        }
         guard notice.coalesces, let trip = notice.data.tripID else {
-            return try await insert(driver: driver, type: notice.type, title: notice.title, body: notice.body, data: notice.data, tx)
+            return try await insert(driver: driver, type: notice.type, title: notice.title, body: notice.body, data: notice.data,
+                                    urgentDelivery: notice.standsAlone, tx)
         }
         if let gathering = try await NotificationRepository.gathering(driver: driver, trip: trip, tenant: tx.tenant, now: tx.now,
                                                                       since: tx.now.addingTimeInterval(-Self.longestCoalescing), tx.db) {
@@ -125,7 +142,9 @@ public struct NotificationService: Sendable {
             if notice.type == .tripAssignment { folded.type = .tripAssignment }
             if gathering.data.orderID != notice.data.orderID { folded.data.orderID = nil }  // about several orders: it opens the trip
             let until = min(tx.now.addingTimeInterval(Self.coalescingWindow), gathering.createdAt.addingTimeInterval(Self.longestCoalescing))
-            if folded.body.count <= DriverNotification.longestBody, try await NotificationRepository.fold(folded, coalesceUntil: until, tx) {
+            // Counted in code points, as the database counts it.
+            if folded.body.unicodeScalars.count <= DriverNotification.longestBody,
+               try await NotificationRepository.fold(folded, coalesceUntil: until, tx) {
                 // The devices hear of it once more when the gathering ends, the alert replacing the first one's.
                 if store.pushEnabled { try await store.enqueuePushes(for: folded, notBefore: until, replacingQueued: true, tx) }
                 return folded
@@ -139,16 +158,35 @@ public struct NotificationService: Sendable {
     /// server writes (`written`) lose the direction controls typed into
     /// their values; a dispatcher's own message is kept as typed.
     @discardableResult
+    /// `urgentDelivery`: its push goes at high priority whatever its type (work taken away).
     func insert(driver: ID<Driver>, type: NotificationType, title: String, body: String,
-                data: NotificationData, written: Bool = true, coalesceUntil: Date? = nil, _ tx: TenantTransaction) async throws -> DriverNotification {
+                data: NotificationData, written: Bool = true, coalesceUntil: Date? = nil, urgentDelivery: Bool = false,
+                _ tx: TenantTransaction) async throws -> DriverNotification {
         let (title, body) = written ? (DriverChangeNote.withoutDirectionControls(title), DriverChangeNote.withoutDirectionControls(body))
                                     : (title, body)
-        let notification = DriverNotification(id: ID(), driverID: driver, type: type, title: String(title.prefix(200)),
-                                              body: String(body.prefix(DriverNotification.longestBody)), data: data, readAt: nil,
+        let notification = DriverNotification(id: ID(), driverID: driver, type: type, title: Self.clipped(title, to: 200),
+                                              body: Self.clipped(body, to: DriverNotification.longestBody), data: data, readAt: nil,
                                               createdAt: tx.now)
         try await NotificationRepository.insert(notification, coalesceUntil: coalesceUntil, tx)
-        if store.pushEnabled { try await store.enqueuePushes(for: notification, tx) }
+        if store.pushEnabled { try await store.enqueuePushes(for: notification, highPriority: urgentDelivery, tx) }
         return notification
+    }
+}
+
+extension NotificationService {
+    /// The text cut to at most `limit` code points (as the database's
+    /// `length()` counts; a letter with combining marks is several), at a
+    /// whole character.
+    static func clipped(_ text: String, to limit: Int) -> String {
+        guard text.unicodeScalars.count > limit else { return text }
+        var kept = "", count = 0
+        for character in text {
+            let scalars = character.unicodeScalars.count
+            guard count + scalars <= limit else { break }
+            kept.append(character)
+            count += scalars
+        }
+        return kept
     }
 }
 

@@ -10,8 +10,9 @@ extension Store {
     /// transaction (Android tokens are kept for a future FCM sender).
     /// `notBefore`: when they go (now by default). `replacingQueued`: a
     /// notification that gathered more drops its pushes not yet sent first.
+    /// `highPriority`: at once whatever its type (work taken away).
     func enqueuePushes(for notification: DriverNotification, notBefore: Date? = nil, replacingQueued: Bool = false,
-                       _ tx: TenantTransaction) async throws {
+                       highPriority: Bool = false, _ tx: TenantTransaction) async throws {
         if replacingQueued {
             try await tx.execute("DELETE FROM push_queue WHERE tenant_id = \(tx.tenant) AND notification_id = \(notification.id)")
         }
@@ -31,7 +32,7 @@ extension Store {
             tripID: notification.data.tripID, orderID: notification.data.orderID)
         let json = try payload.encodedFitting()
         // Assignments and urgent messages go at once; the rest may wait for power-saving delivery.
-        let priority = notification.type == .urgent || notification.type == .tripAssignment ? 10 : 5
+        let priority = highPriority || notification.type == .urgent || notification.type == .tripAssignment ? 10 : 5
         // The newest notice about a trip (or an order on none) replaces the older one on the device: a notification
         // that gathered more replaces its own first alert.
         let collapse: String? = notification.type == .statusChange || notification.type == .tripAssignment

@@ -294,6 +294,11 @@ public struct TripService: Sendable {
             case .completed, .cancelled:
                 throw AppError(409, .invalidTransition, "Trip \(current.number) is \(current.status.label); it cannot start again.", field: "status")
             case .planned:
+                // One trip under way at a time from the phone (a pickup on another still starts that one: it happened).
+                if let driver = current.driverID, let running = try await TripRepository.open(of: driver, tenant: tx.tenant, tx.db)
+                    .first(where: { $0.id != id && $0.status == .inProgress }) {
+                    throw AppError(409, .conflict, TripRules.oneUnderWay(running: running.number, starting: current.number), field: "status")
+                }
                 var trip = current
                 trip.status = .inProgress
                 return try await save(trip, tx)
