@@ -111,7 +111,13 @@ struct Read: AsyncParsableCommand {
                 if let number = try session.app.database.order(order)?.number { terminal.line("→ vroomx-driver order \(number)") }
             case .trip(let trip)?:
                 if let number = try session.app.database.trip(trip)?.number { terminal.line("→ vroomx-driver trip \(number)") }
-            default: break
+            default:
+                // A message from dispatch opens in place; what it is about is one command away.
+                if let order = found.data.orderID, let number = try session.app.database.order(order)?.number {
+                    terminal.line("About order \(number) → vroomx-driver order \(number)")
+                } else if let trip = found.data.tripID, let number = try session.app.database.trip(trip)?.number {
+                    terminal.line("About trip \(number) → vroomx-driver trip \(number)")
+                }
             }
             // Opening an unread message queues "read": like any change, 75 until dispatch has it.
             if try session.app.database.outbox().contains(where: { $0.seq > mark }) {

@@ -244,6 +244,10 @@ def test_a_driver_writes_and_dispatch_answers_in_the_conversation(page, server):
     status, _ = server.api("POST", f"/v1/notifications/{pushed['id']}/acknowledge", {}, token=token)
     assert status == 200
     expect(page.locator(".line.from-dispatch", has_text="Leave now")).to_contain_text("Got it", timeout=10_000)
+    # The order's page tells its story with the messages about it.
+    page.goto(server.base + "/orders/" + order["id"])
+    expect(page.locator("main")).to_contain_text("Alex Rivera wrote: “Gate is locked, waiting for the yard manager.”")
+    expect(page.locator("main")).to_contain_text("Dispatch wrote to Alex Rivera: “Wait 20 minutes, then call me.”")
     # The inbox lists the conversation.
     page.goto(server.base + "/messages")
     expect(page.locator("#inbox tbody tr", has_text="Alex Rivera")).to_contain_text("You: Leave now")

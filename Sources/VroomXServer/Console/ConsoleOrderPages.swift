@@ -243,12 +243,20 @@ struct ConsoleOrderPages {
         let mails = try await store.read { try await DocumentMailRepository.of(id, tenant: request.tenant, $0) }.map { mail in
             (mail.sentAt ?? mail.createdAt, OrderPageView.Event(time: ConsoleFormat.time(mail.sentAt ?? mail.createdAt), text: Self.mailLine(mail)))
         }
+        // Messages about the order, either way, among the rest of its story.
+        let messages = try await store.conversations.about(order: id, tenant: request.tenant).map { message in
+            let who = names.drivers[message.driver]?.name ?? "A former driver"
+            let words = "“\(message.line.body.prefix(300))\(message.line.body.count > 300 ? "…" : "")”"
+            let text = message.line.from == .driver ? "\(who) wrote: \(words)"
+                : "Dispatch wrote to \(who)\(message.line.urgent ? " (urgent)" : ""): \(words)"
+            return (message.line.at, OrderPageView.Event(time: ConsoleFormat.time(message.line.at), text: text))
+        }
         let progress = try await store.location.progress(of: id, tenant: request.tenant)
         let link = try await console.tracking?.link(of: id, tenant: request.tenant, base: console.tracking?.base(host: request.request.head.authority) ?? "")
         let done = try await store.read { try await TrackingService.expiry(of: order, tenant: request.tenant, $0) }.map { $0 <= store.now } ?? false
         var view = OrderPageView(
             row: OrderRowView(order, names, today: LocalDate(store.now)), order: .init(order), notice: notice,
-            timeline: (statuses + arrivals + etas + mails).sorted { $0.0 < $1.0 }.map(\.1),
+            timeline: (statuses + arrivals + etas + mails + messages).sorted { $0.0 < $1.0 }.map(\.1),
             pickupETA: ConsoleFormat.time(order.pickupETA), deliveryETA: ConsoleFormat.time(order.deliveryETA),
             computedETA: ConsoleFormat.time(progress.computedETA), computedStop: progress.nextStop?.rawValue ?? "",
             distance: progress.distanceMeters.map(LocationRules.distanceText), seen: ConsoleFormat.time(progress.position?.recordedAt),

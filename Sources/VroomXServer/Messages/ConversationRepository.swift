@@ -70,6 +70,20 @@ enum ConversationRepository {
             """).map(DriverNotification.init(row:))
     }
 
+    /// The lines of any conversation about an order, newest first: what its drivers wrote and what dispatch wrote them.
+    static func about(order: ID<Order>, tenant: ID<Tenant>, limit: Int, _ db: any SQLExecutor) async throws -> [ConversationLine] {
+        let written = try await db.query("""
+            SELECT \(DriverMessage.columns) FROM driver_messages WHERE tenant_id = \(tenant) AND order_id = \(order)
+            ORDER BY sent_at DESC, id DESC LIMIT \(limit)
+            """).map(DriverMessage.init(row:))
+        let sent = try await db.query("""
+            SELECT \(DriverNotification.columns) FROM driver_notifications
+            WHERE tenant_id = \(tenant) AND order_id = \(order) AND type IN ('dispatch_message', 'urgent')
+            ORDER BY created_at DESC, id DESC LIMIT \(limit)
+            """).map(DriverNotification.init(row:))
+        return Array(ConversationLine.merged(sent, written).suffix(limit))
+    }
+
     /// The drivers with a conversation: who wrote to dispatch, and whom dispatch wrote to.
     static func correspondents(tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Set<ID<Driver>> {
         let writers = try await db.query("SELECT DISTINCT driver_id FROM driver_messages WHERE tenant_id = \(tenant)")
