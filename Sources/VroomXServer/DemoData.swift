@@ -208,8 +208,8 @@ public enum DemoData {
     private static func orders(_ store: Store, _ tenant: ID<Tenant>, _ trip: Trip, _ specs: [(String, Vehicle, String, String)],
                                driver: Driver, deliver: Bool, customer: Customer) async throws -> [Order] {
         var created: [Order] = []
-        // The trip's revenue shared out, the odd cents to the first orders, so the orders add up to it.
-        let share = trip.revenueCents / max(specs.count, 1), odd = trip.revenueCents - share * specs.count
+        // The trip's revenue shared out in whole dollars, what is left to the first order, so the orders add up to it.
+        let share = trip.revenueCents / max(specs.count, 1) / 100 * 100, odd = trip.revenueCents - share * specs.count
         for (index, (number, vehicle, from, to)) in specs.enumerated() {
             let order = try await store.orders.create(.init(
                 number: number, tripID: trip.id, vehicle: vehicle,
@@ -217,7 +217,7 @@ public enum DemoData {
                              windowStart: trip.startDate, windowEnd: trip.startDate?.adding(days: 1), location: places[from]),
                 delivery: Stop(name: "\(to) customer", address: to, contactName: "Customer", contactPhone: "+1 555 0188",
                                windowStart: trip.endDate, windowEnd: trip.endDate?.adding(days: 1), location: places[to]),
-                revenueCents: share + (index < odd ? 1 : 0), customerID: customer.id,
+                revenueCents: share + (index == 0 ? odd : 0), customerID: customer.id,
                 // A load board's reference, as brokers post them.
                 externalLoadID: customer.kind == .broker ? "CD-" + number.filter(\.isNumber) : nil), tenant: tenant)
             created.append(order)

@@ -100,8 +100,12 @@ struct Read: AsyncParsableCommand {
                 guard model.canAcknowledge(found) || found.acknowledgedAt != nil else {
                     throw CLIError(.refused, "Only an urgent message is answered “Got it”.")
                 }
-                model.acknowledge(found.id)
-                if let error = model.lastError { throw CLIError(.refused, error) }
+                if let answered = found.acknowledgedAt {
+                    session.terminal.line("You answered it “Got it” already (\(Render.timeFormatter.string(from: answered))).")
+                } else {
+                    model.acknowledge(found.id)
+                    if let error = model.lastError { throw CLIError(.refused, error) }
+                }
             }
             let terminal = session.terminal
             terminal.line(terminal.style(found.title, .bold) + (found.type == .urgent ? terminal.style("  URGENT", .red) : ""))

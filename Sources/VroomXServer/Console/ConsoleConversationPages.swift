@@ -12,18 +12,29 @@ struct ConsoleConversationPages {
 
     func register(_ router: Router<AppRequestContext>) {
         console.get(router, "/messages/unread") { request in
-            let inbox = try await store.conversations.inbox(tenant: request.tenant)
+            // Asked by the page's script: a failure answers in the API's JSON shape, not as a page.
+            let inbox: [ConversationSummary]
+            do {
+                inbox = try await store.conversations.inbox(tenant: request.tenant)
+            } catch {
+                let refusal = ErrorMiddleware.appError(for: error)
+                return Self.json(try JSONBody.encoder.encode(APIErrorResponse(refusal.body)), status: .init(code: refusal.status))
+            }
             let newest = inbox.first { $0.unread > 0 && $0.lastFrom == .driver }
             let answer = UnreadAnswer(unread: inbox.reduce(0) { $0 + $1.unread },
                                       latest: newest.map { .init(key: "\($0.driverID):\(WireTime.milliseconds($0.lastAt))", driver: $0.driverName,
                                                                  text: String($0.lastBody.prefix(140)), url: "/messages/\($0.driverID)") })
-            var headers = ConsolePages.securityHeaders
-            headers[.contentType] = "application/json"
-            headers[.cacheControl] = "no-store"
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try JSONBody.encoder.encode(answer))))
+            return Self.json(try JSONBody.encoder.encode(answer))
         }
         console.get(router, "/messages/:driver") { request in try await conversation(request, errors: FieldErrors()) }
         console.post(router, "/messages/:driver", reply)
+    }
+
+    static func json(_ bytes: Data, status: HTTPResponse.Status = .ok) -> Response {
+        var headers = ConsolePages.securityHeaders
+        headers[.contentType] = "application/json"
+        headers[.cacheControl] = "no-store"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     struct UnreadAnswer: Encodable {
