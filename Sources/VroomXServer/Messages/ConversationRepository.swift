@@ -70,8 +70,10 @@ enum ConversationRepository {
             """).map(DriverNotification.init(row:))
     }
 
-    /// The lines of any conversation about an order, newest first: what its drivers wrote and what dispatch wrote them.
-    static func about(order: ID<Order>, tenant: ID<Tenant>, limit: Int, _ db: any SQLExecutor) async throws -> [ConversationLine] {
+    /// The lines of any conversation about an order, oldest first (the newest `limit`), each with its driver:
+    /// what its drivers wrote and what dispatch wrote them.
+    static func about(order: ID<Order>, tenant: ID<Tenant>, limit: Int,
+                      _ db: any SQLExecutor) async throws -> [(line: ConversationLine, driver: ID<Driver>)] {
         let written = try await db.query("""
             SELECT \(DriverMessage.columns) FROM driver_messages WHERE tenant_id = \(tenant) AND order_id = \(order)
             ORDER BY sent_at DESC, id DESC LIMIT \(limit)
@@ -81,7 +83,10 @@ enum ConversationRepository {
             WHERE tenant_id = \(tenant) AND order_id = \(order) AND type IN ('dispatch_message', 'urgent')
             ORDER BY created_at DESC, id DESC LIMIT \(limit)
             """).map(DriverNotification.init(row:))
-        return Array(ConversationLine.merged(sent, written).suffix(limit))
+        var drivers: [String: ID<Driver>] = [:]
+        for message in written { drivers[message.id.rawValue] = message.driverID }
+        for notification in sent { drivers[notification.id.rawValue] = notification.driverID }
+        return ConversationLine.merged(sent, written).suffix(limit).compactMap { line in drivers[line.id].map { (line, $0) } }
     }
 
     /// The drivers with a conversation: who wrote to dispatch, and whom dispatch wrote to.

@@ -94,15 +94,7 @@ public struct ConversationService: Sendable {
 
     /// The messages about an order, either way, oldest first (the newest 50), with who wrote to or from whom.
     public func about(order: ID<Order>, tenant: ID<Tenant>) async throws -> [(line: ConversationLine, driver: ID<Driver>)] {
-        try await store.read { db in
-            let lines = try await ConversationRepository.about(order: order, tenant: tenant, limit: 50, db)
-            var drivers: [String: ID<Driver>] = [:]
-            for row in try await db.query("""
-                SELECT id, driver_id FROM driver_messages WHERE tenant_id = \(tenant) AND order_id = \(order)
-                UNION ALL SELECT id, driver_id FROM driver_notifications WHERE tenant_id = \(tenant) AND order_id = \(order)
-                """) { drivers[try row.string("id")] = try row.id("driver_id") }
-            return lines.compactMap { line in drivers[line.id].map { (line, $0) } }
-        }
+        try await store.read { try await ConversationRepository.about(order: order, tenant: tenant, limit: 50, $0) }
     }
 
     /// Dispatch opened the conversation: the driver's messages are read (their phone shows it).
