@@ -102,8 +102,7 @@ public struct TripService: Sendable {
             case (let revenue?, _):
                 (trip.revenueCents, trip.revenueSetByHand) = (try Validate.cents(revenue, field: "revenue_cents"), true)
             case (nil, true?):
-                let orders = try await OrderRepository.onTrip(id, tenant: tenant, tx.db)
-                (trip.revenueCents, trip.revenueSetByHand) = (Self.revenue(of: orders), false)
+                (trip.revenueCents, trip.revenueSetByHand) = (try await TripRepository.ordersRevenue(of: id, tenant: tenant, tx.db), false)
             case (nil, false?):
                 trip.revenueSetByHand = true  // the figure it has, kept from now on
             case (nil, nil):
