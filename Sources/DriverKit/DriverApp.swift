@@ -234,6 +234,16 @@ public final class DriverApp {
         return id
     }
 
+    /// Reports a problem at one of an order's stops (vehicle not ready, keys
+    /// missing, a dry run, waiting…): on the order at once, sent exactly once
+    /// when there is a signal; dispatch sees it on the order and the board.
+    @discardableResult
+    public func reportProblem(_ kind: StopProblemKind, at stop: StopKind, of order: ID<Order>, note: String = "") throws -> ID<StopProblem> {
+        let id = ID<StopProblem>()
+        try enqueue(.reportStopProblem(.init(id: id, orderID: order, stop: stop, kind: kind, note: note, reportedAt: serverClock.now)))
+        return id
+    }
+
     /// "Got it" on an urgent message: dispatch sees when.
     @discardableResult
     public func acknowledge(_ id: ID<DriverNotification>) throws -> ID<Mutation>? {

@@ -23,12 +23,23 @@ public struct CarrierProfile: Codable, Sendable, Hashable {
     public var factoringRemitTo: String
     /// The notice of assignment printed on every invoice while factoring.
     public var factoringNotice: String
+    /// Minutes at a stop before detention starts.
+    public var detentionFreeMinutes: Int
+    /// Detention's hourly rate in cents (0: shown, not billed).
+    public var detentionCentsPerHour: Int
+    /// The dry-run fee in cents (0: not billed).
+    public var dryRunFeeCents: Int
     public var version: Int
     public var updatedAt: Date?
 
     public init(legalName: String = "", mcNumber: String = "", dotNumber: String = "", address: String = "", phone: String = "",
                 email: String = "", bolTerms: String = "", trackingLinkInEmails: Bool = true, factoringCompany: String = "",
-                factoringRemitTo: String = "", factoringNotice: String = "", version: Int = 0, updatedAt: Date? = nil) {
+                factoringRemitTo: String = "", factoringNotice: String = "", detentionFreeMinutes: Int = StopTimes.defaultFreeMinutes,
+                detentionCentsPerHour: Int = StopTimes.defaultDetentionCentsPerHour, dryRunFeeCents: Int = StopTimes.defaultDryRunCents,
+                version: Int = 0, updatedAt: Date? = nil) {
+        self.detentionFreeMinutes = detentionFreeMinutes
+        self.detentionCentsPerHour = detentionCentsPerHour
+        self.dryRunFeeCents = dryRunFeeCents
         self.legalName = legalName
         self.mcNumber = mcNumber
         self.dotNumber = dotNumber
@@ -54,6 +65,9 @@ public struct CarrierProfile: Codable, Sendable, Hashable {
         case factoringCompany = "factoring_company"
         case factoringRemitTo = "factoring_remit_to"
         case factoringNotice = "factoring_notice"
+        case detentionFreeMinutes = "detention_free_minutes"
+        case detentionCentsPerHour = "detention_cents_per_hour"
+        case dryRunFeeCents = "dry_run_fee_cents"
         case updatedAt = "updated_at"
     }
 }
@@ -71,12 +85,19 @@ public struct UpdateCarrierProfileRequest: Codable, Sendable, Hashable {
     public var factoringCompany: String?
     public var factoringRemitTo: String?
     public var factoringNotice: String?
+    public var detentionFreeMinutes: Int?
+    public var detentionCentsPerHour: Int?
+    public var dryRunFeeCents: Int?
     /// The version the edit was based on (0 before the first save).
     public var baseVersion: Int?
 
     public init(legalName: String? = nil, mcNumber: String? = nil, dotNumber: String? = nil, address: String? = nil, phone: String? = nil,
                 email: String? = nil, bolTerms: String? = nil, trackingLinkInEmails: Bool? = nil, factoringCompany: String? = nil,
-                factoringRemitTo: String? = nil, factoringNotice: String? = nil, baseVersion: Int? = nil) {
+                factoringRemitTo: String? = nil, factoringNotice: String? = nil, detentionFreeMinutes: Int? = nil,
+                detentionCentsPerHour: Int? = nil, dryRunFeeCents: Int? = nil, baseVersion: Int? = nil) {
+        self.detentionFreeMinutes = detentionFreeMinutes
+        self.detentionCentsPerHour = detentionCentsPerHour
+        self.dryRunFeeCents = dryRunFeeCents
         self.legalName = legalName
         self.mcNumber = mcNumber
         self.dotNumber = dotNumber
@@ -101,11 +122,19 @@ public struct UpdateCarrierProfileRequest: Codable, Sendable, Hashable {
         case factoringCompany = "factoring_company"
         case factoringRemitTo = "factoring_remit_to"
         case factoringNotice = "factoring_notice"
+        case detentionFreeMinutes = "detention_free_minutes"
+        case detentionCentsPerHour = "detention_cents_per_hour"
+        case dryRunFeeCents = "dry_run_fee_cents"
         case baseVersion = "base_version"
     }
 }
 
 extension CarrierProfile {
+    /// What it bills for time and dry runs at stops.
+    public var stopChargeTerms: StopChargeTerms {
+        StopChargeTerms(freeMinutes: detentionFreeMinutes, detentionCentsPerHour: detentionCentsPerHour, dryRunCents: dryRunFeeCents)
+    }
+
     /// Whether the carrier's invoices are assigned to a factoring company.
     public var factors: Bool { !factoringCompany.isEmpty }
 

@@ -309,6 +309,12 @@ public struct Order: Codable, Sendable, Hashable, Identifiable {
     /// (see `Geofence.arrival`).
     public var arrivedAtPickup: Date?
     public var arrivedAtDelivery: Date?
+    /// When the truck's fixes left the stop's fence after arriving and stayed
+    /// out (see `Geofence.departure`).
+    public var departedPickupAt: Date?
+    public var departedDeliveryAt: Date?
+    /// What the driver reported going wrong at its stops, oldest first.
+    public var problems: [StopProblem]
     /// Who the load is for (and who is billed), when dispatch said.
     public var customerID: VroomXModels.ID<Customer>?
     /// The load board's or broker's reference for the load, as they write it.
@@ -321,7 +327,11 @@ public struct Order: Codable, Sendable, Hashable, Identifiable {
                 pickup: Stop, delivery: Stop, status: OrderStatus, actualPickupDate: Date?, actualDeliveryDate: Date?,
                 pickupETA: Date?, deliveryETA: Date?, revenueCents: Int, paymentTerms: String, version: Int,
                 createdAt: Date, updatedAt: Date, arrivedAtPickup: Date? = nil, arrivedAtDelivery: Date? = nil,
-                customerID: ID<Customer>? = nil, externalLoadID: String? = nil, vehicles: [Vehicle]? = nil) {
+                customerID: ID<Customer>? = nil, externalLoadID: String? = nil, vehicles: [Vehicle]? = nil,
+                departedPickupAt: Date? = nil, departedDeliveryAt: Date? = nil, problems: [StopProblem] = []) {
+        self.departedPickupAt = departedPickupAt
+        self.departedDeliveryAt = departedDeliveryAt
+        self.problems = problems
         self.customerID = customerID
         self.externalLoadID = externalLoadID
         self.arrivedAtPickup = arrivedAtPickup
@@ -373,6 +383,9 @@ public struct Order: Codable, Sendable, Hashable, Identifiable {
         case paymentTerms = "payment_terms"
         case arrivedAtPickup = "arrived_at_pickup"
         case arrivedAtDelivery = "arrived_at_delivery"
+        case departedPickupAt = "departed_pickup_at"
+        case departedDeliveryAt = "departed_delivery_at"
+        case problems
         case customerID = "customer_id"
         case externalLoadID = "external_load_id"
         case createdAt = "created_at"
@@ -415,7 +428,10 @@ extension Order {
                   arrivedAtPickup: try container.decodeIfPresent(Date.self, forKey: .arrivedAtPickup),
                   arrivedAtDelivery: try container.decodeIfPresent(Date.self, forKey: .arrivedAtDelivery),
                   customerID: try container.decodeIfPresent(VroomXModels.ID<Customer>.self, forKey: .customerID),
-                  externalLoadID: try container.decodeIfPresent(String.self, forKey: .externalLoadID), vehicles: vehicles)
+                  externalLoadID: try container.decodeIfPresent(String.self, forKey: .externalLoadID), vehicles: vehicles,
+                  departedPickupAt: try container.decodeIfPresent(Date.self, forKey: .departedPickupAt),
+                  departedDeliveryAt: try container.decodeIfPresent(Date.self, forKey: .departedDeliveryAt),
+                  problems: try container.decodeIfPresent([StopProblem].self, forKey: .problems) ?? [])
     }
 
     /// Both `vehicles` and, for clients from before, `vehicle` (the first).
@@ -438,6 +454,9 @@ extension Order {
         try container.encode(paymentTerms, forKey: .paymentTerms)
         try container.encodeIfPresent(arrivedAtPickup, forKey: .arrivedAtPickup)
         try container.encodeIfPresent(arrivedAtDelivery, forKey: .arrivedAtDelivery)
+        try container.encodeIfPresent(departedPickupAt, forKey: .departedPickupAt)
+        try container.encodeIfPresent(departedDeliveryAt, forKey: .departedDeliveryAt)
+        try container.encode(problems, forKey: .problems)
         try container.encodeIfPresent(customerID, forKey: .customerID)
         try container.encodeIfPresent(externalLoadID, forKey: .externalLoadID)
         try container.encode(version, forKey: .version)

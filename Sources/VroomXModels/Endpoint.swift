@@ -145,6 +145,7 @@ extension Endpoint {
     public static let markNotificationRead = Endpoint(.post, "/v1/notifications/{id}/read", .driver)
     public static let acknowledgeNotification = Endpoint(.post, "/v1/notifications/{id}/acknowledge", .driver)
     public static let sendMessage = Endpoint(.post, "/v1/messages", .driver)
+    public static let reportStopProblem = Endpoint(.post, "/v1/problems", .driver)
     /// What the phone holds that has not reached dispatch (a report of nothing clears it).
     public static let reportDeviceBacklog = Endpoint(.put, "/v1/device-backlog", .driver)
     /// Every driver's phones' reports, for dispatch.
@@ -276,7 +277,7 @@ extension Endpoint {
         me, setPIN, verifyPIN, registerDeviceToken, removeDeviceToken,
         trips, trip, startTrip, tripOrders, tripExpenses, orders, order, updateOrderStatus, updateOrderETA,
         createExpense, deleteExpense, addExpenseReceipt, expenseReceipt, deleteExpenseReceipt, collectPayment, addCollectionPhoto,
-        notifications, markNotificationRead, acknowledgeNotification, sendMessage, reportDeviceBacklog, dispatchDeviceBacklogs,
+        notifications, markNotificationRead, acknowledgeNotification, sendMessage, reportStopProblem, reportDeviceBacklog, dispatchDeviceBacklogs,
         saveInspection, inspection, completeInspection, orderInspections, inspectionMedia, putInspectionMedia,
         uploadOptions, createUpload, uploadOffset, appendUpload, terminateUpload,
         sync, mutations, realtime,

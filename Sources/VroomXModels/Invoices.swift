@@ -413,8 +413,12 @@ public struct CreateInvoiceRequest: Codable, Sendable, Hashable {
     public var terms: PaymentTerms?
     public var issuedOn: LocalDate?
     public var notes: String?
+    /// Adds the orders' detention and dry-run charges (`Order.stopCharges`) not among `charges`.
+    public var stopCharges: Bool?
 
-    public init(orderIDs: [ID<Order>], charges: [InvoiceCharge]? = nil, terms: PaymentTerms? = nil, issuedOn: LocalDate? = nil, notes: String? = nil) {
+    public init(orderIDs: [ID<Order>], charges: [InvoiceCharge]? = nil, terms: PaymentTerms? = nil, issuedOn: LocalDate? = nil, notes: String? = nil,
+                stopCharges: Bool? = nil) {
+        self.stopCharges = stopCharges
         self.orderIDs = orderIDs
         self.charges = charges
         self.terms = terms
@@ -426,6 +430,7 @@ public struct CreateInvoiceRequest: Codable, Sendable, Hashable {
         case charges, terms, notes
         case orderIDs = "order_ids"
         case issuedOn = "issued_on"
+        case stopCharges = "stop_charges"
     }
 }
 

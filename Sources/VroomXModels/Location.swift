@@ -307,6 +307,30 @@ public struct Geofence: Sendable, Hashable {
         return nil
     }
 
+    /// When the truck left after arriving at `arrivedAt`, judged like an
+    /// arrival in reverse: the first fix beyond the exit radius after which
+    /// every fix stayed beyond it for at least `LocationRules.dwell`. Nil
+    /// while it is there (or a fix outside was only a jump of the GPS).
+    public func departure(after arrivedAt: Date, in fixes: [GeoPosition]) -> Date? {
+        var leftAt: Date?
+        for fix in fixes.sorted(by: { $0.recordedAt < $1.recordedAt }) where fix.recordedAt > arrivedAt {
+            if center.distance(to: fix.point) <= exitRadiusMeters {
+                leftAt = nil
+            } else if let left = leftAt {
+                if fix.recordedAt.timeIntervalSince(left) >= LocationRules.dwell { return left }
+            } else {
+                leftAt = fix.recordedAt
+            }
+        }
+        return nil
+    }
+
+    /// Whether any of these fixes is beyond the exit radius (a batch with
+    /// none cannot make a departure).
+    public func leftBy(_ fixes: [GeoPosition]) -> Bool {
+        fixes.contains { center.distance(to: $0.point) > exitRadiusMeters }
+    }
+
     /// Whether any of these fixes could start or extend a stay (a batch
     /// with none cannot make an arrival).
     public func touches(_ fixes: [GeoPosition]) -> Bool {

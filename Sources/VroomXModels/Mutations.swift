@@ -47,6 +47,7 @@ public struct Mutation: Codable, Sendable, Hashable, Identifiable {
         case .collectPayment: payload = .collectPayment(try container.decode(CollectPaymentRequest.self, forKey: .payload))
         case .startTrip: payload = .startTrip(try container.decode(TripReference.self, forKey: .payload))
         case .sendMessage: payload = .sendMessage(try container.decode(SendDriverMessageRequest.self, forKey: .payload))
+        case .reportStopProblem: payload = .reportStopProblem(try container.decode(ReportStopProblemRequest.self, forKey: .payload))
         case .acknowledgeNotification:
             payload = .acknowledgeNotification(try container.decode(NotificationReference.self, forKey: .payload))
         }
@@ -71,6 +72,7 @@ public struct Mutation: Codable, Sendable, Hashable, Identifiable {
         case .collectPayment(let value): try container.encode(value, forKey: .payload)
         case .startTrip(let value): try container.encode(value, forKey: .payload)
         case .sendMessage(let value): try container.encode(value, forKey: .payload)
+        case .reportStopProblem(let value): try container.encode(value, forKey: .payload)
         case .acknowledgeNotification(let value): try container.encode(value, forKey: .payload)
         }
     }
@@ -90,6 +92,7 @@ public enum MutationKind: String, Codable, Sendable, CaseIterable {
     case startTrip = "start_trip"
     case sendMessage = "send_message"
     case acknowledgeNotification = "acknowledge_notification"
+    case reportStopProblem = "report_stop_problem"
 }
 
 public enum MutationPayload: Sendable, Hashable {
@@ -107,6 +110,7 @@ public enum MutationPayload: Sendable, Hashable {
     case sendMessage(SendDriverMessageRequest)
     /// "Got it" on an urgent message (`read_at` is when; it also marks it read).
     case acknowledgeNotification(NotificationReference)
+    case reportStopProblem(ReportStopProblemRequest)
 
     public var kind: MutationKind {
         switch self {
@@ -123,6 +127,7 @@ public enum MutationPayload: Sendable, Hashable {
         case .startTrip: return .startTrip
         case .sendMessage: return .sendMessage
         case .acknowledgeNotification: return .acknowledgeNotification
+        case .reportStopProblem: return .reportStopProblem
         }
     }
 }

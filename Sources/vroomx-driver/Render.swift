@@ -113,6 +113,16 @@ struct Render {
             if let point = stop.location {
                 terminal.line("          map point \(point.text)" + (arrived.map { "  " + terminal.style("arrived \(time($0))", .green) } ?? ""))
             }
+            let kind: StopKind = label == "Pickup" ? .pickup : .delivery
+            let visit = order.visit(kind)
+            if let left = visit.departedAt, let onSite = visit.onSite {
+                let how = visit.endsAtStatusMark ? "until marked \(kind == .pickup ? "picked up" : "delivered")" : "left \(time(left))"
+                terminal.line("          \(how) · \(StopTimes.duration(onSite)) on site")
+            }
+            for problem in order.problems(at: kind) {
+                terminal.line("          " + terminal.style("problem: \(problem.kind.label)", .yellow)
+                              + (problem.note.isEmpty ? "" : " — \(problem.note)") + "  \(time(problem.reportedAt))")
+            }
         }
         terminal.line("Revenue   \(money(order.revenueCents))\(order.paymentTerms.isEmpty ? "" : " (\(order.paymentTerms))")")
     }

@@ -16,7 +16,7 @@ struct VroomXDriver: AsyncParsableCommand {
             77 sign-in needed or failed.
             """,
         subcommands: [Login.self, Unlock.self, Logout.self, Home.self, Trips.self, TripCommand.self, Orders.self,
-                      OrderCommand.self, Collect.self, ExpenseCommand.self, Messages.self, Read.self, Send.self, Earnings.self, Profile.self,
+                      OrderCommand.self, Collect.self, ExpenseCommand.self, Messages.self, Read.self, Send.self, Problem.self, Earnings.self, Profile.self,
                       Inspect.self, Units.self, Odometer.self, UnitPhoto.self, LocationSharing.self, Drive.self, Sync.self, Discard.self, Evidence.self, Watch.self]
     )
 

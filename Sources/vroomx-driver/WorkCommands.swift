@@ -327,3 +327,36 @@ struct Collect: AsyncParsableCommand {
         }
     }
 }
+
+/// A problem at the stop the driver is at: the pickup until the vehicle is
+/// on the truck, the delivery after.
+struct Problem: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Report a problem at an order's stop (sent once, even from a dead zone).",
+        discussion: """
+            Problems: \(StopProblemKind.allCases.map(\.argument).joined(separator: ", ")).
+            vroomx-driver problem O-5003 keys-missing --note "Dealer closed, keys in the office"
+            vroomx-driver problem O-5003 waiting        detention is counted from now if the truck's position did not say
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Order number or id.") var order: String
+    @Argument(help: "What went wrong.") var kind: String
+    @Option(help: "A few words for dispatch.") var note: String = ""
+
+    func run() async throws {
+        try await withSession(global) { session in
+            try session.requireUnlocked()
+            let app = session.app
+            guard let problem = StopProblemKind(argument: kind) else {
+                throw CLIError(.usage, "No problem “\(kind)”: one of \(StopProblemKind.allCases.map(\.argument).joined(separator: ", ")).")
+            }
+            let found = try Lookup.order(order, in: app)
+            let mark = try session.outboxMark()
+            let model = OrderDetailViewModel(app: app, order: found.id)
+            guard let stop = model.problemStop else { throw CLIError(.refused, "Order \(found.number) has no stop left to report a problem at.") }
+            guard model.reportProblem(problem, note: note) else { throw CLIError(.refused, model.lastError ?? "Not reported.") }
+            try await session.finishChange("Dispatch has it: \(problem.label) at the \(stop.rawValue) of \(found.number).",
+                                           waiting: "Your report of \(problem.label.lowercased()) at \(found.number) is written.", since: mark)
+        }
+    }
+}

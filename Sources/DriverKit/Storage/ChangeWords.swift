@@ -49,6 +49,8 @@ enum ChangeWords {
         case .acknowledgeNotification(let reference):
             let found: [DriverNotification] = try AppDatabase.docs(db, "SELECT doc FROM notifications WHERE id = ?", [reference.notificationID.rawValue])
             return found.first.map { "“Got it” to “\($0.title)”" } ?? "“Got it” to an urgent message"
+        case .reportStopProblem(let request):
+            return "the problem “\(request.kind.label)” at the \(request.stop.rawValue) of \(try orderNumber(request.orderID))"
         }
     }
 
@@ -67,6 +69,7 @@ enum ChangeWords {
             if let order = request.orderID { return try AppDatabase.order(order, db)?.number }
             return try request.tripID.flatMap { try AppDatabase.trip($0, db)?.number }
         case .acknowledgeNotification: return nil
+        case .reportStopProblem(let request): return try AppDatabase.order(request.orderID, db)?.number
         case .deleteExpense, .markNotificationRead, .recordOdometer, .recordLocations: return nil
         }
     }
@@ -88,7 +91,8 @@ enum ChangeWords {
     /// Changes to an order or trip dispatch may take away while they wait.
     static func isAboutAssignedWork(_ mutation: Mutation) -> Bool {
         switch mutation.payload {
-        case .updateOrderStatus, .updateOrderETA, .saveInspection, .completeInspection, .createExpense, .collectPayment, .startTrip: return true
+        case .updateOrderStatus, .updateOrderETA, .saveInspection, .completeInspection, .createExpense, .collectPayment, .startTrip,
+             .reportStopProblem: return true
         case .deleteExpense, .markNotificationRead, .recordOdometer, .recordLocations, .sendMessage, .acknowledgeNotification: return false
         }
     }
@@ -173,6 +177,9 @@ extension ChangeWords {
             return "“\(request.body.prefix(200))”" + (request.sentAt.map { " at \(instant($0))" } ?? "")
         case .acknowledgeNotification(let reference):
             return reference.readAt.map { "at \(instant($0))" } ?? ""
+        case .reportStopProblem(let request):
+            return ([request.note.flatMap { $0.isEmpty ? nil : "“\($0.prefix(200))”" }, request.reportedAt.map { "at \(instant($0))" }]
+                .compactMap { $0 }).joined(separator: " ")
         }
     }
 

@@ -168,6 +168,14 @@ extension AppDatabase {
             notification.acknowledgedAt = reference.readAt ?? now
             if notification.readAt == nil { notification.readAt = notification.acknowledgedAt }
             try store(.notification(notification), db)
+        case .reportStopProblem(let request):
+            guard var order = try order(request.orderID, db) else { throw LocalRejection(code: .notFound, message: "This order is not on your device.") }
+            if order.problems.contains(where: { $0.id == request.id }) { return false }
+            if let refusal = order.problemRefusal(at: request.stop) { throw LocalRejection(refusal) }
+            let note = TextLimit.normalized(request.note ?? "")
+            guard FieldLimits.stopProblemNote.allows(note) else { throw LocalRejection(FieldLimits.stopProblemNote.refusal()) }
+            order.problems.append(StopProblem(id: request.id, stop: request.stop, kind: request.kind, note: note, reportedAt: request.reportedAt ?? now))
+            try store(.order(order), db)
         case .startTrip(let reference):
             guard var trip = try trip(reference.tripID, db) else { throw LocalRejection(code: .notFound, message: "This trip is not on your device.") }
             switch trip.status {
@@ -217,6 +225,7 @@ extension AppDatabase {
         case .saveInspection(let save): return save.inspection.orderID
         case .completeInspection(let reference): return try inspection(reference.inspectionID, db)?.orderID
         case .collectPayment(let request): return request.orderID
+        case .reportStopProblem(let request): return request.orderID
         case .createExpense, .deleteExpense, .markNotificationRead, .recordOdometer, .recordLocations, .startTrip, .sendMessage,
              .acknowledgeNotification: return nil
         }

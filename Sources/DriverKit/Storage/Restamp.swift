@@ -58,6 +58,9 @@ extension Mutation {
         case .acknowledgeNotification(var reference):
             reference.readAt = move(reference.readAt)
             shifted.payload = .acknowledgeNotification(reference)
+        case .reportStopProblem(var request):
+            request.reportedAt = move(request.reportedAt)
+            shifted.payload = .reportStopProblem(request)
         case .updateOrderETA, .createExpense, .deleteExpense, .collectPayment, .startTrip:
             break
         }

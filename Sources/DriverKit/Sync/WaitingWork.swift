@@ -157,7 +157,7 @@ extension MutationKind {
     /// What the change is about, in words.
     public var subject: String {
         switch self {
-        case .updateOrderStatus, .updateOrderETA: return "order"
+        case .updateOrderStatus, .updateOrderETA, .reportStopProblem: return "order"
         case .createExpense, .deleteExpense: return "expense"
         case .markNotificationRead: return "message"
         case .saveInspection, .completeInspection: return "inspection"

@@ -370,6 +370,46 @@ public final class OrderDetailViewModel {
         }
     }
 
+    /// The stop a problem is reported at now: the pickup until the vehicle
+    /// is on the truck, the delivery after; none once done or cancelled.
+    public var problemStop: StopKind? {
+        switch order?.status {
+        case .new?, .assigned?: return .pickup
+        case .pickedUp?: return .delivery
+        default: return nil
+        }
+    }
+
+    /// The problems a driver picks from at that stop (a dry run and damage
+    /// before loading are pickup problems).
+    public var problemChoices: [StopProblemKind] {
+        guard let stop = problemStop else { return [] }
+        return stop == .pickup ? StopProblemKind.allCases : [.waiting, .notReady, .keysMissing, .inoperable]
+    }
+
+    /// Each problem reported on the order, in the driver's words, oldest first.
+    public var reportedProblems: [String] {
+        let labels = TimeLabels(calendar: .current), now = app.serverClock.now
+        return (order?.problems ?? []).map { "\($0.summary) · \(labels.relative($0.reportedAt, now: now))" }
+    }
+
+    /// Reports a problem at the current stop; queued like any change. Returns whether it was recorded.
+    @discardableResult
+    public func reportProblem(_ kind: StopProblemKind, note: String = "") -> Bool {
+        guard let stop = problemStop else {
+            lastError = "This order has no stop left to report a problem at."
+            return false
+        }
+        do {
+            try app.reportProblem(kind, at: stop, of: orderID, note: note)
+            lastError = nil
+            return true
+        } catch {
+            lastError = (error as? LocalRejection)?.message ?? "\(error)"
+            return false
+        }
+    }
+
     /// The inspection screen for the next step (opens or resumes it).
     public func inspection() throws -> InspectionViewModel? {
         guard let kind = nextInspection else { return nil }

@@ -166,6 +166,13 @@ public enum FieldLimits {
     public static let factoringCompany = TextLimit("factoring_company", max: 200, documentedIn: ["UpdateCarrierProfileRequest"])
     public static let factoringRemitTo = TextLimit("factoring_remit_to", max: 500, documentedIn: ["UpdateCarrierProfileRequest"])
     public static let factoringNotice = TextLimit("factoring_notice", max: 2000, documentedIn: ["UpdateCarrierProfileRequest"])
+    public static let detentionFreeMinutes = NumberLimit("detention_free_minutes", StopTimes.freeMinutesRange,
+                                                         documentedIn: ["UpdateCarrierProfileRequest"])
+    public static let detentionCentsPerHour = NumberLimit("detention_cents_per_hour", StopTimes.chargeCentsRange,
+                                                          documentedIn: ["UpdateCarrierProfileRequest"])
+    public static let dryRunFeeCents = NumberLimit("dry_run_fee_cents", StopTimes.chargeCentsRange, documentedIn: ["UpdateCarrierProfileRequest"])
+    // Problems a driver reports at a stop
+    public static let stopProblemNote = TextLimit("note", max: 1000, documentedIn: ["ReportStopProblemRequest"])
 
     // Invoices and payments
     public static let chargeDescription = TextLimit("description", max: 200, documentedIn: ["InvoiceCharge"])

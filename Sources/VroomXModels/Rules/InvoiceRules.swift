@@ -31,6 +31,20 @@ public enum InvoiceRules {
         }
     }
 
+    /// What names a stop charge whatever its amount ("Detention at pickup,
+    /// order O-5004"): the description before its first colon.
+    static func stopChargeKey(_ description: String) -> Substring {
+        description.prefix { $0 != ":" }
+    }
+
+    /// The orders' stop charges (detention, dry runs) an invoice's lines do
+    /// not bill yet, within the charges an invoice may hold.
+    public static func newStopCharges(of orders: [Order], terms: StopChargeTerms, besides lines: [InvoiceLine]) -> [InvoiceLine] {
+        let billed = Set(lines.filter { $0.kind != .vehicle }.map { stopChargeKey($0.description) })
+        let room = max(0, chargesPerInvoice - lines.filter { $0.kind != .vehicle }.count)
+        return Array(orders.flatMap { $0.stopCharges(terms: terms) }.filter { !billed.contains(stopChargeKey($0.description)) }.prefix(room))
+    }
+
     /// Where a sent invoice stands by what was paid against it: paid once
     /// the payments reach the total (more is a credit), partly paid below it.
     public static func status(totalCents: Int, paidCents: Int) -> InvoiceStatus {

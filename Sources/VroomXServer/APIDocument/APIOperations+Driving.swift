@@ -114,6 +114,15 @@ extension APIOperation {
                          409: "idempotency_key_reused: the id was used for another message",
                          422: "validation_failed: body empty or over 2,000 characters, or 500 messages unread by dispatch"
                      ]),
+        APIOperation(.reportStopProblem, .driver, "Report a problem at a stop of one of your orders",
+                     details: "Vehicle not ready, inoperable, keys missing, dry run, damage found before loading, or waiting; a note if you like. id is yours: reporting it again records it once (also as the mutation report_stop_problem through POST /v1/mutations). The order answers with the problem in `problems`; dispatch sees it on the order and the board at once, and as a line of your conversation. A report of waiting starts detention when the truck's position did not; a dry run earns the carrier's dry-run fee on the invoice. At most \(StopProblem.maxPerOrder) an order.",
+                     body: .json(ReportStopProblemRequest.self),
+                     answer: .created(Order.self),
+                     refusals: [
+                         404: "not_found: order_id is not one of yours",
+                         409: "idempotency_key_reused: the id was used for another report; invalid_transition: the order is cancelled, a pickup problem after delivery, a delivery problem before pickup",
+                         422: "validation_failed: the note is over 1,000 characters, or the order has 20 problems already"
+                     ]),
         APIOperation(.reportDeviceBacklog, .driver, "Report what this phone has not sent yet",
                      details: "What the phone holds of the driver's work that has not reached dispatch (waiting, refused, kept), for dispatch to see; a report of nothing clears it. What the phone holds of the driver's work that has not reached dispatch (waiting, refused, kept), for dispatch to see; a report of nothing clears it.",
                      body: .json(DeviceBacklog.self),

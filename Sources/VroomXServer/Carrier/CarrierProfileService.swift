@@ -62,6 +62,15 @@ struct CarrierProfileService: Sendable {
         if let notice = request.factoringNotice {
             edited.factoringNotice = problems.check(notice) { try Validate.text(notice, FieldLimits.factoringNotice) }
         }
+        if let free = request.detentionFreeMinutes {
+            edited.detentionFreeMinutes = problems.check(free) { try Validate.number(free, FieldLimits.detentionFreeMinutes, unit: " minutes") }
+        }
+        if let rate = request.detentionCentsPerHour {
+            edited.detentionCentsPerHour = problems.check(rate) { try Validate.number(rate, FieldLimits.detentionCentsPerHour, unit: " cents") }
+        }
+        if let fee = request.dryRunFeeCents {
+            edited.dryRunFeeCents = problems.check(fee) { try Validate.number(fee, FieldLimits.dryRunFeeCents, unit: " cents") }
+        }
         if !edited.factoringCompany.isEmpty, edited.factoringRemitTo.isEmpty {
             _ = problems.check("") {
                 throw AppError.validation("factoring_remit_to", "Say where customers send payment to \(edited.factoringCompany).")
@@ -94,14 +103,18 @@ enum CarrierProfileRepository {
         let lock: SQL = locking ? Store.lockingRows(db) : ""
         return try await db.first("""
             SELECT legal_name, mc_number, dot_number, address, phone, email, bol_terms, tracking_link_in_emails, factoring_company,
-                   factoring_remit_to, factoring_notice, version, updated_at
+                   factoring_remit_to, factoring_notice, detention_free_minutes, detention_cents_per_hour, dry_run_fee_cents,
+                   version, updated_at
             FROM carrier_profiles WHERE tenant_id = \(tenant)\(lock)
             """).map { row in
             CarrierProfile(legalName: try row.string("legal_name"), mcNumber: try row.string("mc_number"), dotNumber: try row.string("dot_number"),
                            address: try row.string("address"), phone: try row.string("phone"), email: try row.string("email"),
                            bolTerms: try row.string("bol_terms"), trackingLinkInEmails: try row.bool("tracking_link_in_emails"),
                            factoringCompany: try row.string("factoring_company"), factoringRemitTo: try row.string("factoring_remit_to"),
-                           factoringNotice: try row.string("factoring_notice"), version: try row.int("version"), updatedAt: try row.date("updated_at"))
+                           factoringNotice: try row.string("factoring_notice"),
+                           detentionFreeMinutes: try row.int("detention_free_minutes"),
+                           detentionCentsPerHour: try row.int("detention_cents_per_hour"), dryRunFeeCents: try row.int("dry_run_fee_cents"),
+                           version: try row.int("version"), updatedAt: try row.date("updated_at"))
         }
     }
 
@@ -109,17 +122,20 @@ enum CarrierProfileRepository {
         let values: SQL = """
             \(profile.legalName), \(profile.mcNumber), \(profile.dotNumber), \(profile.address), \(profile.phone), \(profile.email),
             \(profile.bolTerms), \(profile.trackingLinkInEmails ? 1 : 0), \(profile.factoringCompany), \(profile.factoringRemitTo),
-            \(profile.factoringNotice), \(profile.version), \(profile.updatedAt)
+            \(profile.factoringNotice), \(profile.detentionFreeMinutes), \(profile.detentionCentsPerHour), \(profile.dryRunFeeCents),
+            \(profile.version), \(profile.updatedAt)
             """
         try await tx.execute("""
             INSERT INTO carrier_profiles (tenant_id, legal_name, mc_number, dot_number, address, phone, email, bol_terms,
-                                          tracking_link_in_emails, factoring_company, factoring_remit_to, factoring_notice, version, updated_at)
+                                          tracking_link_in_emails, factoring_company, factoring_remit_to, factoring_notice,
+                                          detention_free_minutes, detention_cents_per_hour, dry_run_fee_cents, version, updated_at)
             VALUES (\(tx.tenant), \(values))
             ON CONFLICT (tenant_id) DO UPDATE SET legal_name = excluded.legal_name, mc_number = excluded.mc_number,
                 dot_number = excluded.dot_number, address = excluded.address, phone = excluded.phone, email = excluded.email,
                 bol_terms = excluded.bol_terms, tracking_link_in_emails = excluded.tracking_link_in_emails,
                 factoring_company = excluded.factoring_company, factoring_remit_to = excluded.factoring_remit_to,
-                factoring_notice = excluded.factoring_notice,
+                factoring_notice = excluded.factoring_notice, detention_free_minutes = excluded.detention_free_minutes,
+                detention_cents_per_hour = excluded.detention_cents_per_hour, dry_run_fee_cents = excluded.dry_run_fee_cents,
                 version = excluded.version, updated_at = excluded.updated_at
             """)
     }

@@ -22,17 +22,24 @@ struct ConsoleInvoicePages {
             let customer = try await store.customers.customer(id, tenant: request.tenant)
             let ready = try await store.invoices.billable(customer: customer.id, except: nil, tenant: request.tenant)
             let terms = PaymentTerms(text: customer.paymentTerms) ?? .net30
-            return invoiceForm(request, invoice: nil, customer: customer, choices: ready, ticked: Set(ready.filter { !$0.onDraft }.map(\.order.id)), charges: [],
-                        values: ["terms": terms.rawValue, "issued_on": LocalDate(store.now).description], errors: FieldErrors())
+            let ticked = ready.filter { !$0.onDraft }.map(\.order)
+            let stopCharges = InvoiceRules.newStopCharges(of: ticked, terms: try await stopTerms(request), besides: [])
+            return invoiceForm(request, invoice: nil, customer: customer, choices: ready, ticked: Set(ticked.map(\.id)),
+                               charges: stopCharges.map(Self.row), values: ["terms": terms.rawValue, "issued_on": LocalDate(store.now).description],
+                               errors: FieldErrors(), stopChargesFilled: !stopCharges.isEmpty)
         }
         console.post(router, "/invoices", create)
         console.get(router, "/invoices/:id") { request in try await invoicePage(request) }
         console.get(router, "/invoices/:id/edit") { request in
             let invoice = try await store.invoices.invoice(try request.id("id", "Invoice"), tenant: request.tenant)
             guard invoice.status == .draft else { return ConsolePages.redirect("/invoices/\(invoice.id)") }
-            return try await draftForm(request, invoice, values: Self.formValues(invoice), charges: invoice.lines.filter { $0.kind != .vehicle }.map {
-                (kind: $0.kind.rawValue, description: $0.description, amount: Self.amountText($0.amountCents))
-            }, ticked: Set(invoice.orders.map(\.id)), errors: FieldErrors())
+            // Detention and dry runs of its orders learnt since the draft was made are filled in, to keep or clear.
+            var orders: [Order] = []
+            for order in invoice.orders { orders.append(try await store.orders.order(order.id, request.scope)) }
+            let stopCharges = InvoiceRules.newStopCharges(of: orders, terms: try await stopTerms(request), besides: invoice.lines)
+            return try await draftForm(request, invoice, values: Self.formValues(invoice),
+                                       charges: (invoice.lines.filter { $0.kind != .vehicle } + stopCharges).map(Self.row),
+                                       ticked: Set(invoice.orders.map(\.id)), errors: FieldErrors(), stopChargesFilled: !stopCharges.isEmpty)
         }
         console.post(router, "/invoices/:id", update)
         console.post(router, "/invoices/:id/send", page: "/invoices/:id", send)
@@ -269,6 +276,15 @@ struct ConsoleInvoicePages {
 
     // MARK: Drafts
 
+    /// A line as a row of the form's charges.
+    static func row(_ line: InvoiceLine) -> (kind: String, description: String, amount: String) {
+        (kind: line.kind.rawValue, description: line.description, amount: amountText(line.amountCents))
+    }
+
+    private func stopTerms(_ request: ConsoleRequest) async throws -> StopChargeTerms {
+        try await store.carrierProfile.profile(tenant: request.tenant).stopChargeTerms
+    }
+
     static func formValues(_ invoice: Invoice) -> [String: String] {
         ["terms": invoice.terms.rawValue, "issued_on": invoice.issuedOn.description, "notes": invoice.notes, "base_version": String(invoice.version)]
     }
@@ -280,19 +296,19 @@ struct ConsoleInvoicePages {
 
     private func draftForm(_ request: ConsoleRequest, _ invoice: Invoice, values: [String: String],
                            charges: [(kind: String, description: String, amount: String)], ticked: Set<ID<Order>>, errors: FieldErrors,
-                           status: HTTPResponse.Status = .ok) async throws -> Response {
+                           status: HTTPResponse.Status = .ok, stopChargesFilled: Bool = false) async throws -> Response {
         let customer = try await store.customers.customer(invoice.customerID, tenant: request.tenant)
         var choices: [(order: Order, onDraft: Bool)] = []
         for order in invoice.orders { choices.append((try await store.orders.order(order.id, request.scope), false)) }
         choices += try await store.invoices.billable(customer: customer.id, except: invoice.id, tenant: request.tenant)
         return invoiceForm(request, invoice: invoice, customer: customer, choices: choices, ticked: ticked, charges: charges, values: values,
-                    errors: errors, status: status)
+                    errors: errors, status: status, stopChargesFilled: stopChargesFilled)
     }
 
     private func invoiceForm(_ request: ConsoleRequest, invoice: Invoice?, customer: Customer, choices: [(order: Order, onDraft: Bool)],
                              ticked: Set<ID<Order>>,
                       charges: [(kind: String, description: String, amount: String)], values: [String: String], errors: FieldErrors,
-                      status: HTTPResponse.Status = .ok) -> Response {
+                      status: HTTPResponse.Status = .ok, stopChargesFilled: Bool = false) -> Response {
         let rows = (charges + Array(repeating: (kind: ChargeKind.detention.rawValue, description: "", amount: ""), count: Self.blankCharges))
             .prefix(InvoiceRules.chargesPerInvoice)
         let heading = invoice == nil ? "New invoice for \(customer.name)" : "Edit draft invoice for \(customer.name)"
@@ -312,7 +328,7 @@ struct ConsoleInvoicePages {
                               amountError: errors.messages["charges_\(index)_amount_cents"] ?? errors.messages["c\(index)_amount"])
             },
             terms: PaymentTerms.allCases.map { ChoiceView(value: $0.rawValue, label: $0.label, selected: values["terms"] == $0.rawValue) },
-            v: values, e: errors.messages, hasErrors: !errors.isEmpty), status: status)
+            v: values, e: errors.messages, hasErrors: !errors.isEmpty, stopChargesFilled: stopChargesFilled), status: status)
     }
 
     /// The form's charges (rows without an amount are left out), and its typed rows to show again.

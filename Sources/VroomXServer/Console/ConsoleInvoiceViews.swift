@@ -248,6 +248,8 @@ struct InvoiceFormView: ConsoleView {
     let v: [String: String]
     let e: [String: String]
     let hasErrors: Bool
+    /// Detention or dry-run charges of the orders were filled in.
+    var stopChargesFilled = false
 }
 
 struct AgingRowView: ConsoleView {

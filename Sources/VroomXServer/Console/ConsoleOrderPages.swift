@@ -236,7 +236,9 @@ struct ConsoleOrderPages {
         let history = try await store.orderHistory(id, tenant: request.tenant)
         // Arrivals the truck's positions showed take their place among the status changes.
         let arrivals: [(Date, OrderPageView.Event)] = [(order.arrivedAtPickup, "Arrived at the pickup (truck's position)"),
-                                                       (order.arrivedAtDelivery, "Arrived at the delivery (truck's position)")]
+                                                       (order.departedPickupAt, "Left the pickup (truck's position)"),
+                                                       (order.arrivedAtDelivery, "Arrived at the delivery (truck's position)"),
+                                                       (order.departedDeliveryAt, "Left the delivery (truck's position)")]
             .compactMap { when, text in when.map { ($0, OrderPageView.Event(time: ConsoleFormat.time($0), text: text)) } }
         let statuses = history.isEmpty ? Self.timeline(order) : history.map { ($0.occurredAt, Self.historyLine($0)) }
         let etas = try await store.etaHistory(id, tenant: request.tenant).map { ($0.recordedAt, Self.etaLine($0)) }
@@ -252,10 +254,12 @@ struct ConsoleOrderPages {
             return (message.line.at, OrderPageView.Event(time: ConsoleFormat.time(message.line.at), text: text))
         }
         let progress = try await store.location.progress(of: id, tenant: request.tenant)
+        let profile = try await store.carrierProfile.profile(tenant: request.tenant)
         let link = try await console.tracking?.link(of: id, tenant: request.tenant, base: console.tracking?.base(host: request.request.head.authority) ?? "")
         let done = try await store.read { try await TrackingService.expiry(of: order, tenant: request.tenant, $0) }.map { $0 <= store.now } ?? false
         var view = OrderPageView(
-            row: OrderRowView(order, names, today: LocalDate(store.now)), order: .init(order), notice: notice,
+            row: OrderRowView(order, names, today: LocalDate(store.now)), order: .init(order, terms: profile.stopChargeTerms, now: store.now),
+            notice: notice,
             timeline: (statuses + arrivals + etas + mails + messages).sorted { $0.0 < $1.0 }.map(\.1),
             pickupETA: ConsoleFormat.time(order.pickupETA), deliveryETA: ConsoleFormat.time(order.deliveryETA),
             computedETA: ConsoleFormat.time(progress.computedETA), computedStop: progress.nextStop?.rawValue ?? "",
@@ -274,7 +278,6 @@ struct ConsoleOrderPages {
             view.invoice = .init(id: invoiceID.rawValue, label: invoice.number.map { "Invoice \($0) · \(invoice.status.label)" } ?? "Draft invoice")
         }
         if template == "bill-of-lading" {
-            let profile = try await store.carrierProfile.profile(tenant: request.tenant)
             let numbers = [profile.mcNumber.isEmpty ? "" : "MC \(profile.mcNumber)", profile.dotNumber.isEmpty ? "" : "USDOT \(profile.dotNumber)"]
                 .filter { !$0.isEmpty }.joined(separator: " · ")
             view.carrierHeader = .init(name: profile.legalName.isEmpty ? request.session.carrier : profile.legalName,

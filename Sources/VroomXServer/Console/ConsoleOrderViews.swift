@@ -29,8 +29,13 @@ struct OrderRowView: ConsoleView {
     /// "Pickup late", "Delivery at risk"… (`Order.timeliness`), or empty.
     let timeliness: String
     let late: Bool
+    /// The latest problem the driver reported at a stop still ahead or
+    /// under way ("Keys missing at pickup"), or empty.
+    let problem: String
 
     init(_ order: Order, _ names: ConsoleOrderPages.Names, today: LocalDate) {
+        problem = order.status.isOpen ? order.problems.last.map { "\($0.kind.label) at \($0.stop.rawValue)" } ?? "" : ""
+
         let standing = order.timeliness(today: today)
         timeliness = standing?.label ?? ""
         late = standing?.isLate ?? false
@@ -109,16 +114,43 @@ struct OrderPageView: ConsoleView {
         let window: String
         let arrived: TimeView?
         let point: Point?
+        /// "Left 14:32 · 2 h 30 min on site", or "On site since 12:02".
+        let visit: String
+        /// "30 min of detention (2 h free) · $25.00".
+        let detention: String
+        let problems: [ProblemLine]
 
-        init(_ stop: Stop, arrived: Date?) {
+        init(_ order: Order, _ kind: StopKind, terms: StopChargeTerms, now: Date) {
+            let stop = order.stop(kind)
             name = stop.name
             address = stop.address
             contactName = stop.contactName
             contactPhone = stop.contactPhone
             window = ConsoleFormat.window(stop)
-            self.arrived = ConsoleFormat.time(arrived)
+            arrived = ConsoleFormat.time(order.arrived(at: kind))
             point = stop.location.map { Point(text: $0.text, radius: LocationRules.feet(fromMetres: stop.geofenceRadiusMeters ?? LocationRules.defaultRadiusMeters)) }
+            let visit = order.visit(kind)
+            if let onSite = visit.onSite, let end = ConsoleFormat.time(visit.departedAt) {
+                let how = visit.endsAtStatusMark ? "Until marked \(kind == .pickup ? "picked up" : "delivered") \(end.text)" : "Left \(end.text)"
+                self.visit = "\(how) · \(StopTimes.duration(onSite)) on site"
+            } else if let since = ConsoleFormat.time(visit.arrivedAt) {
+                self.visit = "On site since \(since.text) (\(StopTimes.duration(now.timeIntervalSince(visit.arrivedAt ?? now))))"
+            } else {
+                self.visit = ""
+            }
+            let minutes = order.detentionMinutes(at: kind, terms: terms)
+            let cents = StopTimes.detentionCents(minutes: minutes, centsPerHour: terms.detentionCentsPerHour)
+            detention = minutes == 0 ? "" : "\(StopTimes.duration(TimeInterval(minutes * 60))) of detention beyond \(StopTimes.duration(TimeInterval(terms.freeMinutes * 60))) free"
+                + (cents > 0 ? " · \(MoneyFormat.dollars(cents))" : "")
+            problems = order.problems(at: kind).map { ProblemLine(label: $0.kind.label, note: $0.note, time: ConsoleFormat.time($0.reportedAt)) }
         }
+    }
+
+    /// A problem the driver reported at a stop.
+    struct ProblemLine: ConsoleView {
+        let label: String
+        let note: String
+        let time: TimeView?
     }
 
     struct Details: ConsoleView {
@@ -127,9 +159,9 @@ struct OrderPageView: ConsoleView {
         let vehicles: [VehicleLine]
         let vehicleCount: String
 
-        init(_ order: Order) {
-            pickup = StopView(order.pickup, arrived: order.arrivedAtPickup)
-            delivery = StopView(order.delivery, arrived: order.arrivedAtDelivery)
+        init(_ order: Order, terms: StopChargeTerms, now: Date) {
+            pickup = StopView(order, .pickup, terms: terms, now: now)
+            delivery = StopView(order, .delivery, terms: terms, now: now)
             vehicles = order.vehicles.enumerated().map { VehicleLine($1, number: $0 + 1) }
             vehicleCount = order.vehicles.count == 1 ? "Vehicle" : "\(order.vehicles.count) vehicles"
         }

@@ -21,6 +21,8 @@ struct ConsoleSettingsPages {
          "dot_number": profile.dotNumber, "address": profile.address, "phone": profile.phone, "email": profile.email,
          "bol_terms": profile.bolTerms, "tracking_link_in_emails": profile.trackingLinkInEmails ? "yes" : "",
          "factoring_company": profile.factoringCompany, "factoring_remit_to": profile.factoringRemitTo, "factoring_notice": profile.factoringNotice,
+         "detention_free_minutes": String(profile.detentionFreeMinutes),
+         "detention_rate": ConsoleFormat.dollars(profile.detentionCentsPerHour), "dry_run_fee": ConsoleFormat.dollars(profile.dryRunFeeCents),
          "base_version": String(profile.version)]
     }
 
@@ -34,16 +36,20 @@ struct ConsoleSettingsPages {
 
     private func save(_ request: ConsoleRequest) async throws -> Response {
         let form = request.form
+        var errors = FieldErrors()
+        let free = FormValue.integer(form["detention_free_minutes"], field: "detention_free_minutes", range: StopTimes.freeMinutesRange, errors: &errors)
+        let rate = Self.charge(form["detention_rate"], field: "detention_rate", errors: &errors)
+        let fee = Self.charge(form["dry_run_fee"], field: "dry_run_fee", errors: &errors)
         let edit = UpdateCarrierProfileRequest(legalName: form["legal_name"], mcNumber: form["mc_number"], dotNumber: form["dot_number"],
                                                address: form["address"], phone: form["phone"], email: form["email"], bolTerms: form["bol_terms"],
                                                trackingLinkInEmails: form["tracking_link_in_emails"] == "yes",
                                                factoringCompany: form["factoring_company"], factoringRemitTo: form["factoring_remit_to"],
-                                               factoringNotice: form["factoring_notice"],
+                                               factoringNotice: form["factoring_notice"], detentionFreeMinutes: free,
+                                               detentionCentsPerHour: rate, dryRunFeeCents: fee,
                                                baseVersion: Int(form["base_version"]) ?? -1)
         var problems = Problems()
         _ = CarrierProfileService.edited(CarrierProfile(), by: edit, &problems)
-        guard problems.all.isEmpty else {
-            var errors = FieldErrors()
+        guard problems.all.isEmpty, errors.isEmpty else {
             errors.add(problems)
             return page(request, values: form.firstValues, errors: errors, saved: false, status: .unprocessableContent)
         }
@@ -56,6 +62,19 @@ struct ConsoleSettingsPages {
             errors.add("base_version", "Someone else saved the settings while you were editing. This form now shows what they saved; make your change again.")
             return page(request, values: Self.formValues(current), errors: errors, saved: false, status: .conflict)
         }
+    }
+}
+
+extension ConsoleSettingsPages {
+    /// A rate or a fee in dollars: empty is none ($0), at most $10,000.
+    static func charge(_ text: String, field: String, errors: inout FieldErrors) -> Int? {
+        guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { return 0 }
+        guard let cents = FormValue.cents(text, field: field, errors: &errors) else { return nil }
+        guard StopTimes.chargeCentsRange.contains(cents) else {
+            errors.add(field, "At most \(MoneyFormat.dollars(StopTimes.chargeCentsRange.upperBound)).")
+            return nil
+        }
+        return cents
     }
 }
 

@@ -62,6 +62,10 @@ struct DriverController {
             let body = try await request.decodeJSON(SendDriverMessageRequest.self)
             return try JSONBody.response(try await store.conversations.send(body, try context.caller().scope), status: .created)
         }
+        routes.on(.reportStopProblem) { request, context in
+            let body = try await request.decodeJSON(ReportStopProblemRequest.self)
+            return try JSONBody.response(try await store.orders.reportProblem(body, try context.caller().scope), status: .created)
+        }
         routes.on(.reportDeviceBacklog) { request, context in
             try await store.deviceBacklogs.report(try await request.decodeJSON(DeviceBacklog.self), try context.caller().scope)
             return JSONBody.noContent()

@@ -490,5 +490,26 @@ extension Schema {
             // The change log learns the new entity (see version 17).
             sqlite: ChangeLogEntities.sqlite("v28", customerEntities + ["message"], withMutation: true),
             postgres: ChangeLogEntities.postgres(customerEntities + ["message"])),
-    ]
+            // Stop times and problems: when the truck left each stop's fence, what
+        // the driver reported going wrong there, and what the carrier bills
+        // for time beyond its free time and for dry runs.
+        Migration(version: 29, name: "stop times and problems", sql: """
+            ALTER TABLE orders ADD COLUMN departed_at_pickup BIGINT;
+            ALTER TABLE orders ADD COLUMN departed_at_delivery BIGINT;
+            ALTER TABLE orders ADD COLUMN problems TEXT NOT NULL DEFAULT '[]';
+            CREATE INDEX orders_on_site ON orders (tenant_id, driver_id, updated_at) WHERE \(Self.onSite);
+            ALTER TABLE carrier_profiles ADD COLUMN detention_free_minutes BIGINT NOT NULL DEFAULT 120
+                CHECK (detention_free_minutes BETWEEN 0 AND 1440);
+            ALTER TABLE carrier_profiles ADD COLUMN detention_cents_per_hour BIGINT NOT NULL DEFAULT 5000
+                CHECK (detention_cents_per_hour BETWEEN 0 AND 1000000);
+            ALTER TABLE carrier_profiles ADD COLUMN dry_run_fee_cents BIGINT NOT NULL DEFAULT 15000
+                CHECK (dry_run_fee_cents BETWEEN 0 AND 1000000)
+            """),
+]
+}
+
+extension Schema {
+    /// An order whose truck arrived at a stop and has not been seen leaving
+    /// (the partial index `orders_on_site` and the query that uses it say it alike).
+    static let onSite = "(arrived_at_pickup IS NOT NULL AND departed_at_pickup IS NULL) OR (arrived_at_delivery IS NOT NULL AND departed_at_delivery IS NULL)"
 }

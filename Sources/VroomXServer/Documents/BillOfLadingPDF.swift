@@ -68,8 +68,10 @@ struct BillOfLadingPDF: PDFPageLayout {
         let carried = ["Driver: \(bill.driver)", bill.trip.map { "Trip \($0)" } ?? "", order.paymentTerms.isEmpty ? "" : "Terms: \(order.paymentTerms)"]
             .filter { !$0.isEmpty }
         columns(("CUSTOMER", customer), ("CARRIED BY", carried), plain: ["CARRIED BY"])
-        columns(("PICKUP", stopLines(order.pickup, done: order.actualPickupDate.map { "Picked up \(Self.time($0))" })),
-                ("DELIVERY", stopLines(order.delivery, done: order.actualDeliveryDate.map { "Delivered \(Self.time($0))" })))
+        columns(("PICKUP", stopLines(order.pickup, done: order.actualPickupDate.map { "Picked up \(Self.time($0))" })
+                    + visitLines(order, .pickup, terms: bill.profile.stopChargeTerms)),
+                ("DELIVERY", stopLines(order.delivery, done: order.actualDeliveryDate.map { "Delivered \(Self.time($0))" })
+                    + visitLines(order, .delivery, terms: bill.profile.stopChargeTerms)))
 
         // The vehicles, each with what identifies it at the lot.
         heading(order.vehicles.count == 1 ? "VEHICLE" : "VEHICLES (\(order.vehicles.count))")
@@ -173,6 +175,19 @@ struct BillOfLadingPDF: PDFPageLayout {
     private func stopLines(_ stop: Stop, done: String?) -> [String] {
         [stop.name, stop.address, [stop.contactName, stop.contactPhone].filter { !$0.isEmpty }.joined(separator: " · "),
          DayFormat.span(stop.windowStart, stop.windowEnd).map { "Window \($0)" } ?? "", done ?? ""].filter { !$0.isEmpty }
+    }
+
+    /// The truck's time at the stop and its detention, as the fence saw it.
+    private func visitLines(_ order: Order, _ kind: StopKind, terms: StopChargeTerms) -> [String] {
+        let visit = order.visit(kind)
+        var lines: [String] = []
+        if let arrived = visit.arrivedAt { lines.append("Arrived \(Self.time(arrived))") }
+        if let left = visit.departedAt, let onSite = visit.onSite {
+            lines.append((visit.endsAtStatusMark ? "" : "Left \(Self.time(left)) · ") + "\(StopTimes.duration(onSite)) on site")
+        }
+        let minutes = order.detentionMinutes(at: kind, terms: terms)
+        if minutes > 0 { lines.append("Detention \(StopTimes.duration(TimeInterval(minutes * 60))) (\(StopTimes.duration(TimeInterval(terms.freeMinutes * 60))) free)") }
+        return lines
     }
 
     static func time(_ date: Date) -> String {

@@ -87,8 +87,10 @@ public struct InvoiceService: Sendable {
               try await InvoiceRepository.invoices(ofOrders: [order.id], tenant: tx.tenant, tx.db).isEmpty,
               let customer = try await CustomerRepository.find(customerID, tenant: tx.tenant, tx.db) else { return nil }
         let terms = PaymentTerms(text: order.paymentTerms) ?? PaymentTerms(text: customer.paymentTerms) ?? .net30
+        // Detention and a dry run known by now are billed with the vehicles; dispatch reviews the draft before it goes.
+        let stopTerms = (try await CarrierProfileRepository.find(tenant: tx.tenant, tx.db) ?? CarrierProfile()).stopChargeTerms
         let invoice = Invoice(id: ID(), customerID: customer.id, customerName: customer.name, orders: [Self.invoiced(order)],
-                              lines: InvoiceRules.vehicleLines(of: order), terms: terms, issuedOn: LocalDate(tx.now), createdAt: tx.now,
+                              lines: InvoiceRules.vehicleLines(of: order) + order.stopCharges(terms: stopTerms), terms: terms, issuedOn: LocalDate(tx.now), createdAt: tx.now,
                               updatedAt: tx.now)
         try await InvoiceRepository.insert(invoice, sequence: nil, tx)
         return invoice.id
@@ -101,8 +103,13 @@ public struct InvoiceService: Sendable {
             let (customer, orders, carried) = try await billable(request.orderIDs, invoice: nil, tx)
             let issuedOn = try Self.checked(issuedOn: request.issuedOn ?? LocalDate(tx.now), now: tx.now)
             let terms = request.terms ?? PaymentTerms(text: orders[0].paymentTerms) ?? PaymentTerms(text: customer.paymentTerms) ?? .net30
+            var lines = orders.flatMap(InvoiceRules.vehicleLines) + (try Self.joined(charges, carried))
+            if request.stopCharges == true {
+                let stopTerms = (try await CarrierProfileRepository.find(tenant: tx.tenant, tx.db) ?? CarrierProfile()).stopChargeTerms
+                lines += InvoiceRules.newStopCharges(of: orders, terms: stopTerms, besides: lines)
+            }
             let invoice = Invoice(id: ID(), customerID: customer.id, customerName: customer.name, orders: orders.map(Self.invoiced),
-                                  lines: orders.flatMap(InvoiceRules.vehicleLines) + (try Self.joined(charges, carried)), terms: terms,
+                                  lines: lines, terms: terms,
                                   issuedOn: issuedOn, notes: notes, createdAt: tx.now, updatedAt: tx.now)
             try await InvoiceRepository.insert(invoice, sequence: nil, tx)
             return invoice

@@ -55,6 +55,16 @@ enum LocationRepository {
             """).map(Order.init(row:))
     }
 
+    /// The driver's orders whose truck arrived at a stop and was not seen
+    /// leaving, changed since `since` (the partial index `orders_on_site`).
+    static func onSite(driver: ID<Driver>, tenant: ID<Tenant>, since: Date, _ db: any SQLExecutor) async throws -> [Order] {
+        try await db.query("""
+            SELECT \(Order.columns) FROM orders
+            WHERE tenant_id = \(tenant) AND driver_id = \(driver) AND updated_at > \(since) AND (\(unsafeRaw: Schema.onSite))
+            ORDER BY updated_at LIMIT 10000
+            """).map(Order.init(row:))
+    }
+
     /// The box of latitudes and longitudes around some fixes that holds
     /// every fence (its exit radius, at the largest radius a stop may have)
     /// one of them is inside; nil when it would cross a pole or the 180th

@@ -65,10 +65,12 @@ public struct LocationService: Sendable {
             return RecordLocationsResult(stored: 0, duplicates: repeated, dropped: dropped + fixes.count, future: future, arrivals: [])
         }
         let mayArrive = placement.fences.contains { $0.touches(fixes) }
+        let mayDepart = placement.onSite.contains { $0.leftBy(fixes) }
         let result = try await store.write(tenant: scope.tenant) { tx in
             let stored = try await LocationRepository.insertFixes(fixes, driver: driver, trip: trip, tx)
             try await LocationRepository.advancePosition(of: driver, to: newest, trip: trip, tx)
             let arrivals = stored > 0 && mayArrive ? try await markArrivals(driver: driver, batch: fixes, tx) : []
+            if stored > 0, mayDepart || !arrivals.isEmpty { try await markDepartures(driver: driver, batch: fixes, tx) }
             return RecordLocationsResult(stored: stored, duplicates: fixes.count - stored + repeated, dropped: dropped, future: future,
                                          arrivals: arrivals)
         }
@@ -84,6 +86,8 @@ public struct LocationService: Sendable {
         var tripEndedAt: Date?
         /// The fences of stops the driver may still arrive at.
         var fences: [Geofence]
+        /// The fences of stops the truck arrived at and has not left.
+        var onSite: [Geofence] = []
     }
 
     private func placement(of driver: ID<Driver>, tenant: ID<Tenant>, near fixes: [GeoPosition], _ db: any SQLExecutor) async throws -> Placement {
@@ -94,12 +98,44 @@ public struct LocationService: Sendable {
             let fences = try await LocationRepository.arrivalCandidates(driver: driver, tenant: tenant, near: fixes, db).flatMap { order in
                 Self.stopsToArrive(order).compactMap { Geofence(order.stop($0)) }
             }
-            return Placement(active: true, trip: underWay, tripEndedAt: nil, fences: fences)
+            return Placement(active: true, trip: underWay, tripEndedAt: nil, fences: fences, onSite: try await onSite(driver, tenant: tenant, db))
         }
         if let ended = try await LocationRepository.lastCompletedTrip(of: driver, tenant: tenant, db) {
-            return Placement(active: true, trip: ended.trip, tripEndedAt: ended.endedAt, fences: [])
+            return Placement(active: true, trip: ended.trip, tripEndedAt: ended.endedAt, fences: [],
+                             onSite: try await onSite(driver, tenant: tenant, db))
         }
         return Placement(active: true, trip: nil, tripEndedAt: nil, fences: [])
+    }
+
+    /// The fences of the stops the driver's truck is at (arrived, not seen leaving).
+    private func onSite(_ driver: ID<Driver>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [Geofence] {
+        try await LocationRepository.onSite(driver: driver, tenant: tenant, since: store.now.addingTimeInterval(-Self.onSiteFor), db)
+            .flatMap { order in StopKind.allCases.filter { order.arrived(at: $0) != nil && order.departed(from: $0) == nil }
+                .compactMap { Geofence(order.stop($0)) } }
+    }
+
+    /// How long after its last change an order is still looked at for the
+    /// truck leaving a stop (a phone that stopped sending at the stop).
+    static let onSiteFor: TimeInterval = 2 * 86_400
+
+    /// Marks when the truck left the stops it arrived at: the first fix
+    /// beyond the fence after which it stayed out (`Geofence.departure`),
+    /// judged on the stored fixes around the batch.
+    private func markDepartures(driver: ID<Driver>, batch: [GeoPosition], _ tx: TenantTransaction) async throws {
+        guard let first = batch.first, let last = batch.last else { return }
+        let orders = try await LocationRepository.onSite(driver: driver, tenant: tx.tenant, since: tx.now.addingTimeInterval(-Self.onSiteFor), tx.db)
+        guard !orders.isEmpty else { return }
+        let span = first.recordedAt.addingTimeInterval(-Self.arrivalLookback)...last.recordedAt.addingTimeInterval(Self.arrivalLookback)
+        let around = try await LocationRepository.fixes(of: driver, tenant: tx.tenant, in: span, limit: Self.arrivalFixLimit, tx.db)
+        for var order in orders {
+            let original = order
+            for kind in StopKind.allCases where order.departed(from: kind) == nil {
+                guard let arrived = order.arrived(at: kind), let fence = Geofence(order.stop(kind)),
+                      let departed = fence.departure(after: arrived, in: around) else { continue }
+                if kind == .pickup { order.departedPickupAt = departed } else { order.departedDeliveryAt = departed }
+            }
+            if order != original { _ = try await store.orders.save(order, from: original, tx) }
+        }
     }
 
     /// A pickup until the vehicle is delivered, a delivery once it is on the truck.

@@ -281,6 +281,7 @@ public struct OrderService: Sendable {
         var saved = order
         // An arrival belongs to the driver who made it at the place the stop was: a new driver or a moved stop starts over.
         // So does an ETA: it told when that driver's truck would be there (the ETA history keeps it).
+        // A departure goes with its arrival; problems the last driver reported stay (dispatch still needs them).
         if saved.driverID != original.driverID {
             (saved.arrivedAtPickup, saved.arrivedAtDelivery) = (nil, nil)
             (saved.pickupETA, saved.deliveryETA) = (nil, nil)
@@ -292,6 +293,8 @@ public struct OrderService: Sendable {
             || saved.delivery.geofenceRadiusMeters != original.delivery.geofenceRadiusMeters {
             saved.arrivedAtDelivery = nil
         }
+        if saved.arrivedAtPickup == nil { saved.departedPickupAt = nil }
+        if saved.arrivedAtDelivery == nil { saved.departedDeliveryAt = nil }
         saved.version = order.version + 1
         saved.updatedAt = tx.now
         try await OrderRepository.update(saved, from: original, tx)

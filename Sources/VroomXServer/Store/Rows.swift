@@ -66,7 +66,8 @@ extension Order {
         delivery_name, delivery_address, delivery_contact_name, delivery_contact_phone, delivery_window_start, \
         delivery_window_end, status, actual_pickup_at, actual_delivery_at, pickup_eta, delivery_eta, revenue_cents, \
         payment_terms, version, created_at, updated_at, pickup_latitude, pickup_longitude, pickup_radius_m, \
-        delivery_latitude, delivery_longitude, delivery_radius_m, arrived_at_pickup, arrived_at_delivery, customer_id, external_load_id, vehicles
+        delivery_latitude, delivery_longitude, delivery_radius_m, arrived_at_pickup, arrived_at_delivery, customer_id, external_load_id, vehicles, \
+        departed_at_pickup, departed_at_delivery, problems
         """
     static let order = ListOrder(.descending("created_at", .integer), .ascending("id", .text))
 
@@ -97,7 +98,9 @@ extension Order {
             version: try row.int("version"), createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
             arrivedAtPickup: try row.optionalDate("arrived_at_pickup"), arrivedAtDelivery: try row.optionalDate("arrived_at_delivery"),
             customerID: try row.optionalID("customer_id"), externalLoadID: try row.optionalString("external_load_id"),
-            vehicles: vehicles)
+            vehicles: vehicles, departedPickupAt: try row.optionalDate("departed_at_pickup"),
+            departedDeliveryAt: try row.optionalDate("departed_at_delivery"),
+            problems: try WireDocument.decoder.decode([StopProblem].self, from: Data(try row.string("problems").utf8)))
     }
 }
 

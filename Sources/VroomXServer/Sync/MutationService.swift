@@ -247,6 +247,8 @@ struct MutationService {
             return Applied(row: .message(try await store.conversations.send(request, scope)))
         case .acknowledgeNotification(let reference):
             return Applied(row: .notification(try await store.notifications.acknowledge(reference.notificationID, at: reference.readAt, scope)))
+        case .reportStopProblem(let request):
+            return Applied(row: .order(try await store.orders.reportProblem(request, scope)))
         }
     }
 
@@ -295,6 +297,7 @@ struct MutationService {
         case .acknowledgeNotification(let reference):
             return (try await NotificationRepository.find(reference.notificationID, scope, db).map(ChangeRow.notification), nil)
         case .sendMessage: return (nil, nil)
+        case .reportStopProblem(let request): return (try await OrderRepository.find(request.orderID, scope, db).map(ChangeRow.order), nil)
         case .deleteExpense, .markNotificationRead, .recordLocations, .collectPayment: return (nil, nil)
         }
     }

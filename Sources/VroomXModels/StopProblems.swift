@@ -1,0 +1,116 @@
+import Foundation
+
+/// What can go wrong at a stop, as a driver reports it in a tap or two.
+public enum StopProblemKind: String, Codable, Sendable, CaseIterable {
+    case notReady = "not_ready"
+    case inoperable
+    case keysMissing = "keys_missing"
+    case dryRun = "dry_run"
+    case damage
+    case waiting
+
+    public var label: String {
+        switch self {
+        case .notReady: "Vehicle not ready"
+        case .inoperable: "Vehicle inoperable"
+        case .keysMissing: "Keys missing"
+        case .dryRun: "Dry run (nothing to load)"
+        case .damage: "Damage found before loading"
+        case .waiting: "Waiting at the stop"
+        }
+    }
+
+    /// The words a driver types for it in the terminal ("keys-missing").
+    public var argument: String { rawValue.replacingOccurrences(of: "_", with: "-") }
+
+    public init?(argument: String) {
+        self.init(rawValue: argument.lowercased().replacingOccurrences(of: "-", with: "_"))
+    }
+}
+
+/// A problem a driver reported at one of an order's stops. It stays on the
+/// order (dispatch sees it on the order and the board), and some are
+/// billed: a dry run earns the carrier's dry-run fee, and a report of
+/// waiting starts the clock of detention when the truck's position did not.
+public struct StopProblem: Codable, Sendable, Hashable, Identifiable {
+    public var id: ID<StopProblem>
+    public var stop: StopKind
+    public var kind: StopProblemKind
+    public var note: String
+    /// When the driver reported it (the phone's clock corrected to the server's).
+    public var reportedAt: Date
+
+    public init(id: ID<StopProblem>, stop: StopKind, kind: StopProblemKind, note: String = "", reportedAt: Date) {
+        self.id = id
+        self.stop = stop
+        self.kind = kind
+        self.note = note
+        self.reportedAt = reportedAt
+    }
+
+    /// At most this many on one order (a bound on what a phone can grow).
+    public static let maxPerOrder = 20
+
+    /// "Keys missing at pickup: the dealer has them in the office".
+    public var summary: String {
+        "\(kind.label) at \(stop.rawValue)" + (note.isEmpty ? "" : ": \(note)")
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, stop, kind, note
+        case reportedAt = "reported_at"
+    }
+}
+
+/// `POST /v1/orders/{id}/problems` (and the mutation `report_stop_problem`):
+/// the driver reports a problem at one of the order's stops.
+public struct ReportStopProblemRequest: Codable, Sendable, Hashable {
+    /// Chosen by the phone: reporting it again records it once.
+    public var id: ID<StopProblem>
+    public var orderID: ID<Order>
+    public var stop: StopKind
+    public var kind: StopProblemKind
+    public var note: String?
+    /// When the driver reported it, by the phone's corrected clock (now when left out).
+    public var reportedAt: Date?
+
+    public init(id: ID<StopProblem> = ID(), orderID: ID<Order>, stop: StopKind, kind: StopProblemKind, note: String? = nil,
+                reportedAt: Date? = nil) {
+        self.id = id
+        self.orderID = orderID
+        self.stop = stop
+        self.kind = kind
+        self.note = note
+        self.reportedAt = reportedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, stop, kind, note
+        case orderID = "order_id"
+        case reportedAt = "reported_at"
+    }
+}
+
+extension Order {
+    /// Whether the driver can report a problem at this stop now (the server
+    /// and the phone, offline, refuse alike): pickup problems until the
+    /// vehicle is delivered, delivery problems once it is on the truck;
+    /// nothing on a cancelled order; at most `StopProblem.maxPerOrder`.
+    public func problemRefusal(at stop: StopKind) -> Refusal? {
+        if status == .cancelled { return Refusal(.invalidTransition, "Order \(number) is cancelled.", field: "order_id") }
+        if stop == .pickup, status == .delivered {
+            return Refusal(.invalidTransition, "Order \(number) is delivered: report a problem at its delivery.", field: "stop")
+        }
+        if stop == .delivery, status.isWaiting {
+            return Refusal(.invalidTransition, "Order \(number) is not picked up yet: report a problem at its pickup.", field: "stop")
+        }
+        if problems.count >= StopProblem.maxPerOrder {
+            return Refusal(.validationFailed, "Order \(number) has \(StopProblem.maxPerOrder) problems reported already; call dispatch.",
+                           field: "kind")
+        }
+        return nil
+    }
+
+    /// The problems reported at a stop, oldest first.
+    public func problems(at stop: StopKind) -> [StopProblem] { problems.filter { $0.stop == stop } }
+}

@@ -1,0 +1,40 @@
+import Foundation
+import VroomXModels
+
+/// Problems a driver reports at a stop: kept on the order (dispatch sees
+/// them on the order and the board through the feed) and told to dispatch
+/// as a line of the driver's conversation, so every console page announces it.
+extension OrderService {
+    /// How long a report may have waited on a phone with no signal.
+    static let longestProblemWait: TimeInterval = 7 * 86_400
+
+    /// Records the driver's report once: the same id again answers the order
+    /// as it stands; an id already used for another report is refused.
+    public func reportProblem(_ request: ReportStopProblemRequest, _ scope: Scope) async throws -> Order {
+        guard let driver = scope.driverID else { throw AppError(403, .forbidden, "Only the order's driver reports a problem at its stops.") }
+        let note = try Validate.text((request.note ?? "").trimmingCharacters(in: .whitespacesAndNewlines), FieldLimits.stopProblemNote)
+        return try await store.write(tenant: scope.tenant) { tx in
+            guard let order = try await OrderRepository.find(request.orderID, scope, locking: true, tx.db) else {
+                throw AppError.notFound("Order")
+            }
+            if let earlier = order.problems.first(where: { $0.id == request.id }) {
+                guard earlier.stop == request.stop, earlier.kind == request.kind, earlier.note == note else {
+                    throw AppError(409, .idempotencyKeyReused, "This problem id was used for another report.", field: "id")
+                }
+                return order
+            }
+            if let refusal = order.problemRefusal(at: request.stop) { throw AppError(refusal) }
+            // Reported when the phone says (a report that waited for a signal), never later than now nor before a week ago.
+            let reported = min(max(request.reportedAt ?? tx.now, tx.now.addingTimeInterval(-Self.longestProblemWait)), tx.now)
+            let problem = StopProblem(id: request.id, stop: request.stop, kind: request.kind, note: note,
+                                      reportedAt: WireTime.date(milliseconds: WireTime.milliseconds(reported)))
+            var reportedOn = order
+            reportedOn.problems.append(problem)
+            let saved = try await save(reportedOn, from: order, tx)
+            try await ConversationRepository.insert(DriverMessage(id: ID(), driverID: driver, tripID: saved.tripID, orderID: saved.id,
+                                                                  body: "Problem reported: \(problem.summary)", sentAt: problem.reportedAt,
+                                                                  createdAt: tx.now), tx)
+            return saved
+        }
+    }
+}
