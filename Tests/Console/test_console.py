@@ -1443,3 +1443,64 @@ def test_text_typed_without_spaces_wraps_instead_of_widening_pages(page, server)
     # A vehicle with nothing typed reads as missing, not as a blank.
     page.goto(server.base + "/board?status=new&q=" + number)
     expect(page.locator("tbody tr").first.locator("td").nth(1)).to_contain_text("—")
+
+
+def test_a_problem_at_a_stop_reaches_the_board_the_order_and_the_invoice(page, server):
+    # The carrier's terms for time at stops; a wrong one is refused beside its field.
+    page.goto(server.base + "/settings")
+    page.fill("#detention_free_minutes", "2000")
+    page.click("button:has-text('Save settings')")
+    expect(page.locator("#detention_free_minutes + .field-error")).to_contain_text("0 to 1440")
+    page.fill("#detention_free_minutes", "60")
+    page.fill("#detention_rate", "75")
+    page.fill("#dry_run_fee", "250")
+    page.click("button:has-text('Save settings')")
+    expect(page.locator(".notice")).to_contain_text("Saved")
+    expect(page.locator("#detention_rate")).to_have_value("75.00")
+
+    # A load on Alex's trip under way.
+    page.goto(server.base + "/orders/new")
+    page.fill("#number", "PR-1")
+    page.fill("#v0_price", "500")
+    page.fill("#customer", "Lakeshore Auto Auction")
+    page.fill("#pickup_address", "Matteson, IL")
+    page.fill("#delivery_address", "Gary, IN")
+    page.select_option("#trip_id", page.locator("#trip_id option", has_text="T-1002").get_attribute("value"))
+    page.click("button:has-text('Create order')")
+    expect(page.locator("h1")).to_contain_text("Order PR-1")
+    order_id = page.url.split("?")[0].rsplit("/", 1)[-1]
+
+    # Alex has waited at the gate for three hours, then finds nothing to load.
+    token = server.api_sign_in(DRIVER)
+    waited = (datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(hours=3)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    status, answer = server.api("POST", "/v1/problems", {"id": str(uuid.uuid4()), "order_id": order_id, "stop": "pickup", "kind": "waiting",
+                                                         "note": "Gate says two more hours", "reported_at": waited}, token=token)
+    assert status == 201, answer
+    # Announced on the page dispatch has open, and on the order.
+    expect(page.locator("#message-toast")).to_contain_text("Problem reported: Waiting at the stop at pickup", timeout=10_000)
+    page.reload()
+    expect(page.locator("#pickup-visit")).to_contain_text("On site since")
+    expect(page.locator(".stop-problem")).to_contain_text("Waiting at the stop Gate says two more hours")
+    status, answer = server.api("POST", "/v1/problems", {"id": str(uuid.uuid4()), "order_id": order_id, "stop": "pickup", "kind": "dry_run"},
+                                token=token)
+    assert status == 201, answer
+    page.goto(server.base + "/board?status=assigned&q=PR-1")
+    expect(page.locator("tr", has_text="PR-1").locator(".badge.problem")).to_have_text("Dry run (nothing to load) at pickup")
+    shot(page, "board-problem")
+
+    # Dispatch marks it picked up and delivered: 3 h on site, 2 h beyond the free hour.
+    page.goto(server.base + "/orders/" + order_id)
+    for button in ["Mark picked up", "Mark delivered"]:
+        page.once("dialog", lambda dialog: dialog.accept())
+        page.click(f"button:has-text('{button}')")
+        expect(page.locator(".notice")).to_contain_text("Marked")
+    expect(page.locator("#pickup-visit")).to_contain_text("3 h on site")
+    expect(page.locator("#pickup-detention")).to_have_text("2 h of detention beyond 1 h free · $150.00")
+    shot(page, "order-stop-times")
+    # The invoice prepared at delivery bills them beside the vehicle.
+    page.click("#order-invoice")
+    lines = page.locator("#invoice-lines")
+    expect(lines).to_contain_text("Detention at pickup, order PR-1: 2 h beyond 1 h free at $75.00/h")
+    expect(lines).to_contain_text("Dry run at pickup, order PR-1")
+    expect(page.locator("#invoice-total")).to_have_text("$900.00")
+    shot(page, "invoice-stop-charges")

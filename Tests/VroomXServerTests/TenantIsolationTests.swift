@@ -92,7 +92,7 @@ struct TenantIsolationTests {
                                     idleDriver: idle.id) + fleetProbes(fleet, trip: ownerTrip) + customerProbes(customer.id, order: ownerOrder.id)
                 + invoiceProbes(try await Self.invoiceFixture(store, a, customer: customer.id, trip: a.trips[1][0].id))
                 + paperProbes(paper) + settlementProbes(try await Self.settlementFixture(store, a))
-                + conversationProbes(owner: a.driverID(0), trip: ownerTrip.id, urgent: ownerUrgent.id)
+                + conversationProbes(owner: a.driverID(0), trip: ownerTrip.id, order: ownerOrder.id, urgent: ownerUrgent.id)
             // The matrix covers every endpoint that needs a token.
             let covered = Set(probes.map(\.endpoint))
             for endpoint in Endpoint.all where endpoint.access != .anyone {
@@ -555,8 +555,10 @@ struct TenantIsolationTests {
 
     /// Makes names and tokens in create bodies unique per caller.
     /// The owner writes to dispatch and answers an urgent message; dispatch reads the inbox and the conversation.
-    func conversationProbes(owner: ID<Driver>, trip: ID<Trip>, urgent: ID<DriverNotification>) -> [Probe] {
+    func conversationProbes(owner: ID<Driver>, trip: ID<Trip>, order: ID<Order>, urgent: ID<DriverNotification>) -> [Probe] {
         [
+            Probe(endpoint: .reportStopProblem, parameters: [], body: ReportStopProblemRequest(orderID: order, stop: .pickup, kind: .waiting),
+                  namesCarrierAData: true),
             Probe(endpoint: .sendMessage, parameters: [], body: SendDriverMessageRequest(body: "Gate is locked", tripID: trip), namesCarrierAData: true),
             Probe(endpoint: .acknowledgeNotification, parameters: [urgent.rawValue], body: nil, namesCarrierAData: true),
             Probe(endpoint: .dispatchConversations, parameters: [], body: nil, namesCarrierAData: false),
@@ -570,6 +572,9 @@ struct TenantIsolationTests {
         switch body {
         case var request as SendDriverMessageRequest:
             request.id = ID()  // each caller's own message
+            return request
+        case var request as ReportStopProblemRequest:
+            request.id = ID()  // each caller's own report
             return request
         case var request as RegisterDeviceTokenRequest:
             request.token = request.token.replacingOccurrences(of: "%", with: tag)

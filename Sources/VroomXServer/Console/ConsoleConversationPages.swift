@@ -13,17 +13,20 @@ struct ConsoleConversationPages {
     func register(_ router: Router<AppRequestContext>) {
         console.get(router, "/messages/unread") { request in
             // Asked by the page's script: a failure answers in the API's JSON shape, not as a page.
-            let inbox: [ConversationSummary]
+            let unread: Int
+            let newest: (message: DriverMessage, driver: String)?
             do {
-                inbox = try await store.conversations.inbox(tenant: request.tenant)
+                unread = try await store.conversations.inbox(tenant: request.tenant).reduce(0) { $0 + $1.unread }
+                newest = try await store.conversations.newestUnread(tenant: request.tenant)
             } catch {
                 let refusal = ErrorMiddleware.appError(for: error)
                 return Self.json(try JSONBody.encoder.encode(APIErrorResponse(refusal.body)), status: .init(code: refusal.status))
             }
-            let newest = inbox.first { $0.unread > 0 && $0.lastFrom == .driver }
-            let answer = UnreadAnswer(unread: inbox.reduce(0) { $0 + $1.unread },
-                                      latest: newest.map { .init(key: "\($0.driverID):\(WireTime.milliseconds($0.lastAt))", driver: $0.driverName,
-                                                                 text: String($0.lastBody.prefix(140)), url: "/messages/\($0.driverID)") })
+            // The message that arrived last is announced, whenever the driver wrote it.
+            let answer = UnreadAnswer(unread: unread,
+                                      latest: newest.map { .init(key: $0.message.id.rawValue, driver: $0.driver,
+                                                                 text: String($0.message.body.prefix(140)),
+                                                                 url: "/messages/\($0.message.driverID)") })
             return Self.json(try JSONBody.encoder.encode(answer))
         }
         console.get(router, "/messages/:driver") { request in try await conversation(request, errors: FieldErrors()) }

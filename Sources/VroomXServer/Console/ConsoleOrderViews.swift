@@ -114,8 +114,12 @@ struct OrderPageView: ConsoleView {
         let window: String
         let arrived: TimeView?
         let point: Point?
-        /// "Left 14:32 · 2 h 30 min on site", or "On site since 12:02".
-        let visit: String
+        /// How the visit ended ("Left", "Until marked picked up") and when, and the time on site;
+        /// or, while there, since when.
+        let visitHow: String
+        let visitEnd: TimeView?
+        let onSite: String
+        let onSiteSince: TimeView?
         /// "30 min of detention (2 h free) · $25.00".
         let detention: String
         let problems: [ProblemLine]
@@ -130,13 +134,13 @@ struct OrderPageView: ConsoleView {
             arrived = ConsoleFormat.time(order.arrived(at: kind))
             point = stop.location.map { Point(text: $0.text, radius: LocationRules.feet(fromMetres: stop.geofenceRadiusMeters ?? LocationRules.defaultRadiusMeters)) }
             let visit = order.visit(kind)
-            if let onSite = visit.onSite, let end = ConsoleFormat.time(visit.departedAt) {
-                let how = visit.endsAtStatusMark ? "Until marked \(kind == .pickup ? "picked up" : "delivered") \(end.text)" : "Left \(end.text)"
-                self.visit = "\(how) · \(StopTimes.duration(onSite)) on site"
-            } else if let since = ConsoleFormat.time(visit.arrivedAt) {
-                self.visit = "On site since \(since.text) (\(StopTimes.duration(now.timeIntervalSince(visit.arrivedAt ?? now))))"
+            visitHow = visit.endsAtStatusMark ? "Until marked \(kind == .pickup ? "picked up" : "delivered")" : "Left"
+            if let onSite = visit.onSite {
+                (visitEnd, onSiteSince) = (ConsoleFormat.time(visit.departedAt), nil)
+                self.onSite = StopTimes.duration(onSite)
             } else {
-                self.visit = ""
+                (visitEnd, onSiteSince) = (nil, ConsoleFormat.time(visit.arrivedAt))
+                self.onSite = visit.arrivedAt.map { StopTimes.duration(now.timeIntervalSince($0)) } ?? ""
             }
             let minutes = order.detentionMinutes(at: kind, terms: terms)
             let cents = StopTimes.detentionCents(minutes: minutes, centsPerHour: terms.detentionCentsPerHour)

@@ -46,6 +46,15 @@ enum ConversationRepository {
         return unread.count
     }
 
+    /// The unread driver message that reached the server last, of any
+    /// driver (one sent hours ago from a dead zone is news when it arrives).
+    static func newestUnread(tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> DriverMessage? {
+        try await db.first("""
+            SELECT \(DriverMessage.columns) FROM driver_messages WHERE tenant_id = \(tenant) AND read_by_dispatch_at IS NULL
+            ORDER BY created_at DESC, id DESC LIMIT 1
+            """).map(DriverMessage.init(row:))
+    }
+
     /// A driver's newest messages to dispatch, newest first (the index read backwards).
     static func latest(of driver: ID<Driver>, tenant: ID<Tenant>, limit: Int, _ db: any SQLExecutor) async throws -> [DriverMessage] {
         try await db.query("""

@@ -81,6 +81,14 @@ public struct ConversationService: Sendable {
         }
     }
 
+    /// The unread driver message that arrived last, and its driver's name.
+    public func newestUnread(tenant: ID<Tenant>) async throws -> (message: DriverMessage, driver: String)? {
+        try await store.read { db in
+            guard let message = try await ConversationRepository.newestUnread(tenant: tenant, db) else { return nil }
+            return (message, try await DriverRepository.find(message.driverID, tenant: tenant, db)?.name ?? "A driver")
+        }
+    }
+
     /// A driver's conversation with dispatch, oldest first (its newest lines).
     public func conversation(with driver: ID<Driver>, tenant: ID<Tenant>) async throws -> [ConversationLine] {
         try await store.read { db in
