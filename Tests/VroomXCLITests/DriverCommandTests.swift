@@ -501,6 +501,11 @@ struct DriverCommandTests {
         #expect(gotIt.status == 75, "\(gotIt.output)")
         let empty = try await Self.driver(["send", "   "], home: home, port: port)
         #expect(empty.status == 65 && empty.output.contains("Write something to send."), "\(empty.output)")
+        // A problem at the stop, from the dead zone too; a problem the command does not know is a usage error naming them.
+        let problem = try await Self.driver(["problem", "O-5004", "keys-missing", "--note", "Keys locked in the office"], home: home, port: port)
+        #expect(problem.status == 75 && problem.output.contains("Your report of keys missing at O-5004 is written"), "\(problem.output)")
+        let unknown = try await Self.driver(["problem", "O-5004", "teleport"], home: home, port: port)
+        #expect(unknown.status == 64 && unknown.output.contains("keys-missing, dry-run"), "\(unknown.output)")
         let waiting = try await Self.driver(["messages", "--conversation"], home: home, port: port)
         #expect(waiting.output.contains("Gate locked at the Savannah lot") && waiting.output.contains("not sent yet"), "\(waiting.output)")
 
@@ -512,6 +517,9 @@ struct DriverCommandTests {
         let lines = try WireJSON.decoder().decode(Items<ConversationLine>.self, from: Data(after.output.utf8)).items
         #expect(lines.filter { $0.from == .driver && $0.body == "Gate locked at the Savannah lot" }.count == 1, "\(after.output)")
         #expect(lines.contains { $0.urgent && $0.acknowledgedAt != nil })
+        #expect(lines.filter { $0.body.hasPrefix("Problem reported: Keys missing") }.count == 1, "\(after.output)")
+        let order = try await Self.driver(["order", "O-5004"], home: home, port: port)
+        #expect(order.output.contains("problem: Keys missing — Keys locked in the office"), "\(order.output)")
         await server.stop()
     }
 

@@ -387,6 +387,14 @@ public final class OrderDetailViewModel {
         return stop == .pickup ? StopProblemKind.allCases : [.waiting, .notReady, .keysMissing, .inoperable]
     }
 
+    /// The truck's time at a stop, as the fence saw it: "2 h 38 min on site",
+    /// "On site 45 min so far"; nil before arriving.
+    public func timeOnSite(_ kind: StopKind) -> String? {
+        guard let visit = order?.visit(kind), let arrived = visit.arrivedAt else { return nil }
+        if let onSite = visit.onSite { return "\(StopTimes.duration(onSite)) on site" }
+        return "On site \(StopTimes.duration(app.serverClock.now.timeIntervalSince(arrived))) so far"
+    }
+
     /// Each problem reported on the order, in the driver's words, oldest first.
     public var reportedProblems: [String] {
         let labels = TimeLabels(calendar: .current), now = app.serverClock.now

@@ -164,6 +164,7 @@ struct OrderDetailView: View {
     @State private var eta = Date()
     @State private var openError: String?
     @State private var collecting = false
+    @State private var reportingProblem = false
 
     var body: some View {
         List {
@@ -196,10 +197,19 @@ struct OrderDetailView: View {
                         Text("A check or cash the customer handed you (COD, COP): dispatch sees the invoice paid.")
                     }
                 }
+                if model.problemStop != nil || !model.reportedProblems.isEmpty {
+                    Section("Problems") {
+                        ForEach(model.reportedProblems, id: \.self) { Text($0) }
+                        if model.problemStop != nil {
+                            Button("Report a problem", systemImage: "exclamationmark.triangle") { reportingProblem = true }
+                        }
+                    }
+                }
                 if let error = model.lastError ?? openError { ErrorText(error) }
             }
         }
         .navigationTitle(model.order?.number ?? "Order")
+        .sheet(isPresented: $reportingProblem) { ReportProblemForm(model: model) }
         .sheet(item: Binding(get: { inspection.map { InspectionSheet(model: $0, id: $0.inspectionID) } }, set: { inspection = $0?.model })) { sheet in
             NavigationStack { InspectionView(model: sheet.model) }
         }
@@ -232,8 +242,41 @@ struct OrderDetailView: View {
                 LabeledContent("Window", value: window)
             }
             LabeledContent("Your ETA", value: eta?.formatted(date: .abbreviated, time: .shortened) ?? "Not set")
+            if let onSite = model.timeOnSite(kind) { LabeledContent("At the stop", value: onSite) }
             if model.canSetETA(kind) {
                 Button(eta == nil ? "Set ETA" : "Change ETA") { self.eta = eta ?? Date(); editingETA = ETAEdit(kind: kind) }
+            }
+        }
+    }
+}
+
+/// A problem at the stop in a few taps: what, and a few words for dispatch.
+struct ReportProblemForm: View {
+    let model: OrderDetailViewModel
+    @Environment(\.dismiss) private var dismiss
+    @State private var kind: StopProblemKind?
+    @State private var note = ""
+
+    var body: some View {
+        NavigationStack {
+            Form {
+                Section(model.problemStop == .delivery ? "At the delivery" : "At the pickup") {
+                    ForEach(model.problemChoices, id: \.self) { choice in
+                        Button { kind = choice } label: {
+                            Label(choice.label, systemImage: kind == choice ? "checkmark.circle.fill" : "circle")
+                        }
+                    }
+                }
+                Section("For dispatch (optional)") { TextField("What happened", text: $note, axis: .vertical) }
+                if let error = model.lastError { ErrorText(error) }
+            }
+            .navigationTitle("Report a problem")
+            .toolbar {
+                ToolbarItem(placement: .cancellationAction) { Button("Cancel") { dismiss() } }
+                ToolbarItem(placement: .confirmationAction) {
+                    Button("Send") { if let kind, model.reportProblem(kind, note: note) { dismiss() } }
+                        .disabled(kind == nil)
+                }
             }
         }
     }
