@@ -29,6 +29,8 @@ public struct CarrierProfile: Codable, Sendable, Hashable {
     public var detentionCentsPerHour: Int
     /// The dry-run fee in cents (0: not billed).
     public var dryRunFeeCents: Int
+    /// Where dispatch's alerts of late and at-risk orders are emailed (empty: shown in the console only).
+    public var alertEmail: String
     public var version: Int
     public var updatedAt: Date?
 
@@ -36,7 +38,8 @@ public struct CarrierProfile: Codable, Sendable, Hashable {
                 email: String = "", bolTerms: String = "", trackingLinkInEmails: Bool = true, factoringCompany: String = "",
                 factoringRemitTo: String = "", factoringNotice: String = "", detentionFreeMinutes: Int = StopTimes.defaultFreeMinutes,
                 detentionCentsPerHour: Int = StopTimes.defaultDetentionCentsPerHour, dryRunFeeCents: Int = StopTimes.defaultDryRunCents,
-                version: Int = 0, updatedAt: Date? = nil) {
+                alertEmail: String = "", version: Int = 0, updatedAt: Date? = nil) {
+        self.alertEmail = alertEmail
         self.detentionFreeMinutes = detentionFreeMinutes
         self.detentionCentsPerHour = detentionCentsPerHour
         self.dryRunFeeCents = dryRunFeeCents
@@ -68,6 +71,7 @@ public struct CarrierProfile: Codable, Sendable, Hashable {
         case detentionFreeMinutes = "detention_free_minutes"
         case detentionCentsPerHour = "detention_cents_per_hour"
         case dryRunFeeCents = "dry_run_fee_cents"
+        case alertEmail = "alert_email"
         case updatedAt = "updated_at"
     }
 }
@@ -88,13 +92,15 @@ public struct UpdateCarrierProfileRequest: Codable, Sendable, Hashable {
     public var detentionFreeMinutes: Int?
     public var detentionCentsPerHour: Int?
     public var dryRunFeeCents: Int?
+    public var alertEmail: String?
     /// The version the edit was based on (0 before the first save).
     public var baseVersion: Int?
 
     public init(legalName: String? = nil, mcNumber: String? = nil, dotNumber: String? = nil, address: String? = nil, phone: String? = nil,
                 email: String? = nil, bolTerms: String? = nil, trackingLinkInEmails: Bool? = nil, factoringCompany: String? = nil,
                 factoringRemitTo: String? = nil, factoringNotice: String? = nil, detentionFreeMinutes: Int? = nil,
-                detentionCentsPerHour: Int? = nil, dryRunFeeCents: Int? = nil, baseVersion: Int? = nil) {
+                detentionCentsPerHour: Int? = nil, dryRunFeeCents: Int? = nil, alertEmail: String? = nil, baseVersion: Int? = nil) {
+        self.alertEmail = alertEmail
         self.detentionFreeMinutes = detentionFreeMinutes
         self.detentionCentsPerHour = detentionCentsPerHour
         self.dryRunFeeCents = dryRunFeeCents
@@ -125,6 +131,7 @@ public struct UpdateCarrierProfileRequest: Codable, Sendable, Hashable {
         case detentionFreeMinutes = "detention_free_minutes"
         case detentionCentsPerHour = "detention_cents_per_hour"
         case dryRunFeeCents = "dry_run_fee_cents"
+        case alertEmail = "alert_email"
         case baseVersion = "base_version"
     }
 }

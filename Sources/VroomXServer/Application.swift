@@ -47,6 +47,13 @@ public struct ServerServices: Sendable {
                                  logger: logger, message: documents.message(for:))
     }
 
+    /// Mails dispatch's alerts of late and at-risk orders to the carrier's alert address.
+    var orderAlertMail: QueuedMailService {
+        let (alerts, base) = (store.orderAlerts, configuration.publicURL)
+        return QueuedMailService(store: store, queue: .orderAlerts, what: "alert", sendAgainFrom: "the order's page", mailer: mailer,
+                                 logger: logger, message: { try await alerts.message(for: $0, consoleBase: base) })
+    }
+
     var settlementDocuments: SettlementDocuments {
         SettlementDocuments(store: store)
     }
@@ -254,7 +261,7 @@ public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
     )
     app.addServices(MaintenanceService(services: services, upkeep: upkeep))
     if let push = services.push { app.addServices(push) }
-    app.addServices(services.documentMail, services.invoiceMail, services.statementMail)
+    app.addServices(services.documentMail, services.invoiceMail, services.statementMail, services.orderAlertMail)
     if let plan = configuration.scheduledBackups {
         app.addServices(ScheduledBackups(plan: plan, configuration: configuration, logger: services.logger))
     }
@@ -280,7 +287,10 @@ struct MaintenanceService: Service, CustomStringConvertible {
     func run() async throws {
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
-                if upkeep { group.addTask { await every(.seconds(3600), prune) } }
+                if upkeep {
+                    group.addTask { await every(.seconds(3600), prune) }
+                    group.addTask { await every(.seconds(300), alertAtRisk) }
+                }
                 group.addTask { await every(.seconds(30)) { await services.hub.poll() } }
                 group.addTask {
                     await services.hub.beatHearts(every: services.configuration.realtimeHeartbeat) { sessions in
@@ -313,6 +323,16 @@ extension MaintenanceService {
             }
         } catch {
             services.logger.warning("pruning failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Late and at-risk orders no alert told dispatch of.
+    func alertAtRisk() async {
+        do {
+            let alerted = try await services.store.orderAlerts.sweep()
+            if alerted > 0 { services.logger.info("orders late or at risk", metadata: ["alerted": "\(alerted)"]) }
+        } catch {
+            services.logger.warning("alerting late orders failed", metadata: ["error": "\(error)"])
         }
     }
 

@@ -1504,3 +1504,35 @@ def test_a_problem_at_a_stop_reaches_the_board_the_order_and_the_invoice(page, s
     expect(lines).to_contain_text("Dry run at pickup, order PR-1")
     expect(page.locator("#invoice-total")).to_have_text("$900.00")
     shot(page, "invoice-stop-charges")
+
+
+def test_an_order_at_risk_is_announced_once_on_every_page(page, server):
+    today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+    page.goto(server.base + "/orders/new")
+    page.fill("#number", "AR-9")
+    page.fill("#v0_price", "650")
+    page.fill("#pickup_address", "Matteson, IL")
+    page.fill("#pickup_window_start", today)
+    page.fill("#delivery_address", "Gary, IN")
+    page.fill("#delivery_window_start", today)
+    page.select_option("#trip_id", page.locator("#trip_id option", has_text="T-1002").get_attribute("value"))
+    page.click("button:has-text('Create order')")
+    expect(page.locator("h1")).to_contain_text("Order AR-9")
+    order_id = page.url.split("?")[0].rsplit("/", 1)[-1]
+    page.goto(server.base + "/trips")
+
+    # Alex expects to deliver it in two days: dispatch hears of it on whatever page is open.
+    token = server.api_sign_in(DRIVER)
+    later = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=2)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    status, answer = server.api("PATCH", f"/v1/orders/{order_id}/eta", {"delivery_eta": later}, token=token)
+    assert status == 200, answer
+    toast = page.locator("#message-toast")
+    expect(toast).to_contain_text("AR-9: Delivery at risk: the driver's ETA", timeout=15_000)
+    shot(page, "order-at-risk-announced")
+    # Announced once: another page does not say it again.
+    page.goto(server.base + "/customers")
+    page.wait_for_timeout(1500)
+    expect(toast).to_be_hidden()
+    page.goto(server.base + "/orders/" + order_id)
+    expect(page.locator("main")).to_contain_text("Dispatch alerted: Delivery at risk")
+    expect(page.locator("#order-timeliness")).to_have_text("Delivery at risk")

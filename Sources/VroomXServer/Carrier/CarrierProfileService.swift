@@ -71,6 +71,12 @@ struct CarrierProfileService: Sendable {
         if let fee = request.dryRunFeeCents {
             edited.dryRunFeeCents = problems.check(fee) { try Validate.number(fee, FieldLimits.dryRunFeeCents, unit: " cents") }
         }
+        if let email = request.alertEmail {
+            edited.alertEmail = problems.check(email) {
+                let trimmed = email.trimmingCharacters(in: .whitespacesAndNewlines)
+                return trimmed.isEmpty ? "" : try Validate.email(trimmed, field: "alert_email")
+            }
+        }
         if !edited.factoringCompany.isEmpty, edited.factoringRemitTo.isEmpty {
             _ = problems.check("") {
                 throw AppError.validation("factoring_remit_to", "Say where customers send payment to \(edited.factoringCompany).")
@@ -104,7 +110,7 @@ enum CarrierProfileRepository {
         return try await db.first("""
             SELECT legal_name, mc_number, dot_number, address, phone, email, bol_terms, tracking_link_in_emails, factoring_company,
                    factoring_remit_to, factoring_notice, detention_free_minutes, detention_cents_per_hour, dry_run_fee_cents,
-                   version, updated_at
+                   alert_email, version, updated_at
             FROM carrier_profiles WHERE tenant_id = \(tenant)\(lock)
             """).map { row in
             CarrierProfile(legalName: try row.string("legal_name"), mcNumber: try row.string("mc_number"), dotNumber: try row.string("dot_number"),
@@ -114,6 +120,7 @@ enum CarrierProfileRepository {
                            factoringNotice: try row.string("factoring_notice"),
                            detentionFreeMinutes: try row.int("detention_free_minutes"),
                            detentionCentsPerHour: try row.int("detention_cents_per_hour"), dryRunFeeCents: try row.int("dry_run_fee_cents"),
+                           alertEmail: try row.string("alert_email"),
                            version: try row.int("version"), updatedAt: try row.date("updated_at"))
         }
     }
@@ -123,12 +130,12 @@ enum CarrierProfileRepository {
             \(profile.legalName), \(profile.mcNumber), \(profile.dotNumber), \(profile.address), \(profile.phone), \(profile.email),
             \(profile.bolTerms), \(profile.trackingLinkInEmails ? 1 : 0), \(profile.factoringCompany), \(profile.factoringRemitTo),
             \(profile.factoringNotice), \(profile.detentionFreeMinutes), \(profile.detentionCentsPerHour), \(profile.dryRunFeeCents),
-            \(profile.version), \(profile.updatedAt)
+            \(profile.alertEmail), \(profile.version), \(profile.updatedAt)
             """
         try await tx.execute("""
             INSERT INTO carrier_profiles (tenant_id, legal_name, mc_number, dot_number, address, phone, email, bol_terms,
                                           tracking_link_in_emails, factoring_company, factoring_remit_to, factoring_notice,
-                                          detention_free_minutes, detention_cents_per_hour, dry_run_fee_cents, version, updated_at)
+                                          detention_free_minutes, detention_cents_per_hour, dry_run_fee_cents, alert_email, version, updated_at)
             VALUES (\(tx.tenant), \(values))
             ON CONFLICT (tenant_id) DO UPDATE SET legal_name = excluded.legal_name, mc_number = excluded.mc_number,
                 dot_number = excluded.dot_number, address = excluded.address, phone = excluded.phone, email = excluded.email,
@@ -136,6 +143,7 @@ enum CarrierProfileRepository {
                 factoring_company = excluded.factoring_company, factoring_remit_to = excluded.factoring_remit_to,
                 factoring_notice = excluded.factoring_notice, detention_free_minutes = excluded.detention_free_minutes,
                 detention_cents_per_hour = excluded.detention_cents_per_hour, dry_run_fee_cents = excluded.dry_run_fee_cents,
+                alert_email = excluded.alert_email,
                 version = excluded.version, updated_at = excluded.updated_at
             """)
     }

@@ -15,9 +15,11 @@ struct ConsoleConversationPages {
             // Asked by the page's script: a failure answers in the API's JSON shape, not as a page.
             let unread: Int
             let newest: (message: DriverMessage, driver: String)?
+            let alert: (id: ID<Order>, number: String, at: Date, text: String)?
             do {
                 unread = try await store.conversations.inbox(tenant: request.tenant).reduce(0) { $0 + $1.unread }
                 newest = try await store.conversations.newestUnread(tenant: request.tenant)
+                alert = try await store.read { try await OrderRepository.latestAlert(tenant: request.tenant, since: store.now.addingTimeInterval(-86_400), $0) }
             } catch {
                 let refusal = ErrorMiddleware.appError(for: error)
                 return Self.json(try JSONBody.encoder.encode(APIErrorResponse(refusal.body)), status: .init(code: refusal.status))
@@ -26,7 +28,10 @@ struct ConsoleConversationPages {
             let answer = UnreadAnswer(unread: unread,
                                       latest: newest.map { .init(key: $0.message.id.rawValue, driver: $0.driver,
                                                                  text: String($0.message.body.prefix(140)),
-                                                                 url: "/messages/\($0.message.driverID)") })
+                                                                 url: "/messages/\($0.message.driverID)") },
+                                      alert: alert.map { .init(key: "\($0.id):\(WireTime.milliseconds($0.at))", at: WireTime.milliseconds($0.at),
+                                                               text: "\($0.number): \($0.text)", url: "/orders/\($0.id)") },
+                                      now: WireTime.milliseconds(store.now))
             return Self.json(try JSONBody.encoder.encode(answer))
         }
         console.get(router, "/messages/:driver") { request in try await conversation(request, errors: FieldErrors()) }
@@ -42,8 +47,13 @@ struct ConsoleConversationPages {
 
     struct UnreadAnswer: Encodable {
         struct Latest: Encodable { let key: String; let driver: String; let text: String; let url: String }
+        /// The order alerted last (late or at risk) in the last day.
+        struct Alert: Encodable { let key: String; let at: Int64; let text: String; let url: String }
         let unread: Int
         let latest: Latest?
+        let alert: Alert?
+        /// The server's clock: a browser's first page announces only alerts after it.
+        let now: Int64
     }
 
     /// The inbox rows the Messages page lists.

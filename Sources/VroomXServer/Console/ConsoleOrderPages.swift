@@ -240,6 +240,9 @@ struct ConsoleOrderPages {
                                                        (order.arrivedAtDelivery, "Arrived at the delivery (truck's position)"),
                                                        (order.departedDeliveryAt, "Left the delivery (truck's position)")]
             .compactMap { when, text in when.map { ($0, OrderPageView.Event(time: ConsoleFormat.time($0), text: text)) } }
+            + (try await store.read { try await OrderRepository.alert(of: id, tenant: request.tenant, $0) }.map { alert in
+                [(alert.at, OrderPageView.Event(time: ConsoleFormat.time(alert.at), text: "Dispatch alerted: \(alert.text)"))]
+            } ?? [])
         let statuses = history.isEmpty ? Self.timeline(order) : history.map { ($0.occurredAt, Self.historyLine($0)) }
         let etas = try await store.etaHistory(id, tenant: request.tenant).map { ($0.recordedAt, Self.etaLine($0)) }
         let mails = try await store.read { try await DocumentMailRepository.of(id, tenant: request.tenant, $0) }.map { mail in

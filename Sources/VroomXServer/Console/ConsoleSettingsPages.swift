@@ -23,6 +23,7 @@ struct ConsoleSettingsPages {
          "factoring_company": profile.factoringCompany, "factoring_remit_to": profile.factoringRemitTo, "factoring_notice": profile.factoringNotice,
          "detention_free_minutes": String(profile.detentionFreeMinutes),
          "detention_rate": ConsoleFormat.dollars(profile.detentionCentsPerHour), "dry_run_fee": ConsoleFormat.dollars(profile.dryRunFeeCents),
+         "alert_email": profile.alertEmail,
          "base_version": String(profile.version)]
     }
 
@@ -45,7 +46,7 @@ struct ConsoleSettingsPages {
                                                trackingLinkInEmails: form["tracking_link_in_emails"] == "yes",
                                                factoringCompany: form["factoring_company"], factoringRemitTo: form["factoring_remit_to"],
                                                factoringNotice: form["factoring_notice"], detentionFreeMinutes: free,
-                                               detentionCentsPerHour: rate, dryRunFeeCents: fee,
+                                               detentionCentsPerHour: rate, dryRunFeeCents: fee, alertEmail: form["alert_email"],
                                                baseVersion: Int(form["base_version"]) ?? -1)
         var problems = Problems()
         _ = CarrierProfileService.edited(CarrierProfile(), by: edit, &problems)

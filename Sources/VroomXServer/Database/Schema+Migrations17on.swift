@@ -492,7 +492,8 @@ extension Schema {
             postgres: ChangeLogEntities.postgres(customerEntities + ["message"])),
             // Stop times and problems: when the truck left each stop's fence, what
         // the driver reported going wrong there, and what the carrier bills
-        // for time beyond its free time and for dry runs.
+        // for time beyond its free time and for dry runs. Dispatch is alerted
+        // once when an order becomes late or at risk (by email if it chooses).
         Migration(version: 29, name: "stop times and problems", sql: """
             ALTER TABLE orders ADD COLUMN departed_at_pickup BIGINT;
             ALTER TABLE orders ADD COLUMN departed_at_delivery BIGINT;
@@ -503,7 +504,25 @@ extension Schema {
             ALTER TABLE carrier_profiles ADD COLUMN detention_cents_per_hour BIGINT NOT NULL DEFAULT 5000
                 CHECK (detention_cents_per_hour BETWEEN 0 AND 1000000);
             ALTER TABLE carrier_profiles ADD COLUMN dry_run_fee_cents BIGINT NOT NULL DEFAULT 15000
-                CHECK (dry_run_fee_cents BETWEEN 0 AND 1000000)
+                CHECK (dry_run_fee_cents BETWEEN 0 AND 1000000);
+            ALTER TABLE carrier_profiles ADD COLUMN alert_email TEXT NOT NULL DEFAULT '' CHECK (length(alert_email) <= 254);
+            ALTER TABLE orders ADD COLUMN risk_alerted_at BIGINT;
+            ALTER TABLE orders ADD COLUMN risk_alert TEXT NOT NULL DEFAULT '';
+            CREATE TABLE order_alert_mail (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                order_id TEXT NOT NULL,
+                recipient TEXT NOT NULL,
+                state TEXT NOT NULL CHECK (state IN ('queued', 'sending', 'sent', 'failed')),
+                attempts BIGINT NOT NULL DEFAULT 0,
+                next_attempt_at BIGINT NOT NULL,
+                sent_at BIGINT,
+                note TEXT NOT NULL DEFAULT '',
+                created_at BIGINT NOT NULL,
+                FOREIGN KEY (tenant_id, order_id) REFERENCES orders (tenant_id, id) ON DELETE CASCADE
+            );
+            CREATE INDEX order_alert_mail_due ON order_alert_mail (state, next_attempt_at);
+            CREATE INDEX order_alert_mail_by_order ON order_alert_mail (tenant_id, order_id)
             """),
 ]
 }

@@ -237,10 +237,18 @@ public struct LocationService: Sendable {
         progress.position = position
         guard let next, let target = order.stop(next).location else { return progress }
         progress.distanceMeters = position.point.distance(to: target)
-        guard order.arrived(at: next) == nil else { return progress }  // there already: nothing to estimate
-        let lastHalfHour = recent.filter { position.recordedAt.timeIntervalSince($0.recordedAt) <= 1800 }
-        progress.computedETA = ComputedETA.estimate(from: position, to: target, recentSpeed: ComputedETA.recentSpeed(lastHalfHour), now: store.now)
+        progress.computedETA = Self.computedETA(of: order, recent: recent, now: store.now)
         return progress
+    }
+
+    /// When the truck reaches the order's next stop, from its latest fixes
+    /// (newest first) and recent speed: nil without a position of the last
+    /// 6 hours, without the stop's coordinates, or once there.
+    static func computedETA(of order: Order, recent: [GeoPosition], now: Date) -> Date? {
+        guard let next = order.nextStop, order.arrived(at: next) == nil, let target = order.stop(next).location,
+              let position = recent.first, now.timeIntervalSince(position.recordedAt) < 6 * 3600 else { return nil }
+        let lastHalfHour = recent.filter { position.recordedAt.timeIntervalSince($0.recordedAt) <= 1800 }
+        return ComputedETA.estimate(from: position, to: target, recentSpeed: ComputedETA.recentSpeed(lastHalfHour), now: now)
     }
 
     /// Deletes breadcrumbs recorded before the retention (last positions stay).

@@ -13,6 +13,7 @@ struct QueuedMailRepository: Sendable {
 
     static let invoices = QueuedMailRepository(table: SQL(unsafeRaw: "invoice_mail"), subjectColumn: SQL(unsafeRaw: "invoice_id"))
     static let statements = QueuedMailRepository(table: SQL(unsafeRaw: "settlement_mail"), subjectColumn: SQL(unsafeRaw: "settlement_id"))
+    static let orderAlerts = QueuedMailRepository(table: SQL(unsafeRaw: "order_alert_mail"), subjectColumn: SQL(unsafeRaw: "order_id"))
 
     enum State: String, Sendable {
         case queued, sending, sent, failed

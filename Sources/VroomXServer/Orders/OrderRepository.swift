@@ -152,6 +152,54 @@ enum OrderRepository {
         tx.recordUpsert(.order, id: saved.id.rawValue, document: doc, visibleTo: saved.driverID)
     }
 
+    // MARK: Alerts to dispatch
+
+    /// Marks the order alerted, once: false when an alert told of it already.
+    static func markAlerted(_ id: ID<Order>, text: String, _ tx: TenantTransaction) async throws -> Bool {
+        try await tx.first("""
+            UPDATE orders SET risk_alerted_at = \(tx.now), risk_alert = \(String(text.prefix(300)))
+            WHERE tenant_id = \(tx.tenant) AND id = \(id) AND risk_alerted_at IS NULL RETURNING id
+            """) != nil
+    }
+
+    /// Forgets the alert (dispatch moved a window: a new trouble alerts again).
+    static func clearAlert(_ id: ID<Order>, _ tx: TenantTransaction) async throws {
+        try await tx.execute("""
+            UPDATE orders SET risk_alerted_at = NULL, risk_alert = '' WHERE tenant_id = \(tx.tenant) AND id = \(id) AND risk_alerted_at IS NOT NULL
+            """)
+    }
+
+    /// The alert that told dispatch of the order, if one did.
+    static func alert(of id: ID<Order>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> (at: Date, text: String)? {
+        guard let row = try await db.first("""
+            SELECT risk_alerted_at, risk_alert FROM orders WHERE tenant_id = \(tenant) AND id = \(id) AND risk_alerted_at IS NOT NULL
+            """) else { return nil }
+        return (try row.date("risk_alerted_at"), try row.string("risk_alert"))
+    }
+
+    /// The order alerted last since `since`, with its number and the alert.
+    static func latestAlert(tenant: ID<Tenant>, since: Date, _ db: any SQLExecutor) async throws -> (id: ID<Order>, number: String, at: Date, text: String)? {
+        guard let row = try await db.first("""
+            SELECT id, number, risk_alerted_at, risk_alert FROM orders
+            WHERE tenant_id = \(tenant) AND risk_alerted_at > \(since) AND status IN ('new', 'assigned', 'picked_up')
+            ORDER BY risk_alerted_at DESC, id DESC LIMIT 1
+            """) else { return nil }
+        return (try row.id("id"), try row.string("number"), try row.date("risk_alerted_at"), try row.string("risk_alert"))
+    }
+
+    /// Open orders no alert told of whose next window's last day is `dueBy`
+    /// or earlier, after `after` in id order (the sweep's page).
+    static func unalerted(dueBy day: LocalDate, after: ID<Order>?, tenant: ID<Tenant>, limit: Int,
+                          _ db: any SQLExecutor) async throws -> [Order] {
+        try await db.query("""
+            SELECT \(Order.columns) FROM orders
+            WHERE tenant_id = \(tenant) AND risk_alerted_at IS NULL AND id > \(after?.rawValue ?? "")
+              AND ((status IN ('new', 'assigned') AND COALESCE(pickup_window_end, pickup_window_start) <= \(day))
+                OR (status IN ('new', 'assigned', 'picked_up') AND COALESCE(delivery_window_end, delivery_window_start) <= \(day)))
+            ORDER BY id LIMIT \(limit)
+            """).map(Order.init(row:))
+    }
+
     /// What the board's search finds of a load beyond its first vehicle
     /// (whose VIN, make and model have columns of their own): the other
     /// vehicles, and every lot or buyer number.

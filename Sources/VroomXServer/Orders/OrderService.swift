@@ -298,6 +298,12 @@ public struct OrderService: Sendable {
         saved.version = order.version + 1
         saved.updatedAt = tx.now
         try await OrderRepository.update(saved, from: original, tx)
+        // Dispatch moved a window: a new trouble is told again. Then the order's own facts are judged.
+        if saved.pickup.windowStart != original.pickup.windowStart || saved.pickup.windowEnd != original.pickup.windowEnd
+            || saved.delivery.windowStart != original.delivery.windowStart || saved.delivery.windowEnd != original.delivery.windowEnd {
+            try await OrderRepository.clearAlert(saved.id, tx)
+        }
+        try await OrderAlertService.alertIfDue(saved, tx)
         if saved.status != original.status {
             let occurredAt = switch saved.status {
             case .pickedUp: saved.actualPickupDate

@@ -230,6 +230,8 @@
       let entities = [];
       try { entities = JSON.parse(event.data).entities || []; } catch (error) { entities = ["all"]; }
       if (entities.includes("message") || entities.includes("all")) { checkMessages(); }
+      // An order that became late or at risk is announced like a message (at most every 5 s in a burst of changes).
+      else if (entities.includes("order") && !checkingSoon) { checkingSoon = setTimeout(() => { checkingSoon = null; checkMessages(); }, 5000); }
       // Several changes in a burst become one refresh (of a page that shows live parts).
       if (live && !pending) { pending = setTimeout(refresh, 250); }
     });
@@ -241,6 +243,27 @@
   // one that came while no page was open) with a link to it.
   const badge = document.getElementById("unread-messages");
   const toast = document.getElementById("message-toast");
+  let checkingSoon = null;
+  function remembered(key) { try { return window.localStorage.getItem(key); } catch (error) { return null; } }
+  function remember(key, value) { try { window.localStorage.setItem(key, value); } catch (error) { /* private mode */ } }
+  function announce(url, text) {
+    if (window.location.pathname === url) { return; }
+    const link = toast.querySelector("a");
+    link.href = url;
+    link.textContent = text;
+    toast.hidden = false;
+    setTimeout(() => { toast.hidden = true; }, 15000);
+  }
+  // Late and at-risk orders: each alert announced once in this browser, from its first page on (the board marks older ones).
+  function announceAlert(answer) {
+    const alert = answer.alert;
+    const since = Number(remembered("vroomx-alerts-since"));
+    if (!since) { remember("vroomx-alerts-since", String(answer.now)); return false; }
+    if (!alert || !toast || alert.at <= since || remembered("vroomx-alerted") === alert.key) { return false; }
+    remember("vroomx-alerted", alert.key);
+    announce(alert.url, alert.text);
+    return true;
+  }
   function checkMessages() {
     if (!badge) { return; }
     fetch("/messages/unread", { headers: { "Accept": "application/json" }, credentials: "same-origin" })
@@ -251,17 +274,12 @@
         badge.hidden = answer.unread === 0;
         badge.setAttribute("aria-label", `${answer.unread} unread`);
         const latest = answer.latest;
-        if (!latest || !toast) { return; }
-        let seen = null;
-        try { seen = window.localStorage.getItem("vroomx-announced"); } catch (error) { seen = null; }
-        if (seen === latest.key) { return; }
-        try { window.localStorage.setItem("vroomx-announced", latest.key); } catch (error) { /* private mode: announced again later */ }
-        if (window.location.pathname === latest.url) { return; }
-        const link = toast.querySelector("a");
-        link.href = latest.url;
-        link.textContent = `New message from ${latest.driver}: ${latest.text}`;
-        toast.hidden = false;
-        setTimeout(() => { toast.hidden = true; }, 15000);
+        if (latest && toast && remembered("vroomx-announced") !== latest.key) {
+          remember("vroomx-announced", latest.key);
+          announce(latest.url, `New message from ${latest.driver}: ${latest.text}`);
+          return;  // an alert waits for the next look
+        }
+        announceAlert(answer);
       })
       .catch(() => {});
   }

@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+import VroomXModels
+@testable import VroomXServer
+import VroomXTestSupport
+
+/// Dispatch is alerted once per order that becomes late or at risk: at once
+/// when its own facts say so (the driver's ETA), by the sweep when the
+/// calendar or the truck's position does; by email to the carrier's alert
+/// address; a window dispatch moves lets a new trouble alert again.
+@Suite("Late and at-risk alerts")
+struct OrderAlertTests {
+    static func alert(_ server: TestServer, _ order: ID<Order>, tenant: ID<Tenant>) async throws -> String? {
+        try await server.store.read { try await OrderRepository.alert(of: order, tenant: tenant, $0) }?.text
+    }
+
+    @Test("the driver's ETA after the window alerts at once and once, emailed to the alert address; a moved window clears it; the sweep alerts a passed window and a truck too far to make it",
+          arguments: TestBackend.available)
+    func alertsOnce(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let driver = carrier.driver.accessToken, dispatch = carrier.dispatcher.accessToken
+        let tenant = carrier.tenant.id, trip = carrier.trips[0][0].id
+        let today = LocalDate(server.clock.now)
+        try await server.run { api in
+            #expect(try await api.call(.dispatchUpdateCarrierProfile, json: UpdateCarrierProfileRequest(alertEmail: "ops@alpha.example"),
+                                       token: dispatch).status == 200)
+            #expect(try await api.call(.dispatchUpdateCarrierProfile, json: UpdateCarrierProfileRequest(alertEmail: "not an address"),
+                                       token: dispatch).errorCode == "validation_failed")
+            func order(_ number: String, pickupDay: LocalDate, deliveryDay: LocalDate, pickupAt: GeoPoint? = nil) async throws -> Order {
+                let made = try await api.call(.dispatchCreateOrder, json: CreateOrderRequest(
+                    number: number, tripID: trip, vehicle: Vehicle(year: 2022, make: "Kia", model: "Soul", vin: ""),
+                    pickup: Stop(address: "Joliet, IL", windowStart: pickupDay, location: pickupAt),
+                    delivery: Stop(address: "Gary, IN", windowStart: deliveryDay), revenueCents: 50_000), token: dispatch)
+                #expect(made.status == 201, "\(made.text)")
+                return try made.decode(Order.self)
+            }
+            // The driver says the delivery will be two days after its window: alerted at once, by email too.
+            let late = try await order("AR-1", pickupDay: today, deliveryDay: today)
+            let eta = try await api.call(.updateOrderETA, late.id.rawValue, json: UpdateETARequest(deliveryETA: server.clock.now.addingTimeInterval(2 * 86_400)),
+                                         token: driver)
+            #expect(eta.status == 200, "\(eta.text)")
+            let text = try #require(try await Self.alert(server, late.id, tenant: tenant))
+            #expect(text.hasPrefix("Delivery at risk: the driver's ETA") && text.hasSuffix("after the window's last day, \(DayFormat.day(today))"), "\(text)")
+            try await waitUntil("the alert is mailed") { server.mailbox.latest(to: "ops@alpha.example") != nil }
+            let mail = try #require(server.mailbox.latest(to: "ops@alpha.example"))
+            #expect(mail.subject == "Delivery at risk: order AR-1" && mail.body.contains("Order AR-1: Delivery at risk"), "\(mail)")
+            // Later still: no second alert.
+            _ = try await api.call(.updateOrderETA, late.id.rawValue, json: UpdateETARequest(deliveryETA: server.clock.now.addingTimeInterval(3 * 86_400)),
+                                   token: driver)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(server.mailbox.sent.filter { $0.to == "ops@alpha.example" }.count == 1)
+            // Dispatch gives it three more days: the alert goes (a new trouble would alert again), and it is on time.
+            let moved = try await api.call(.dispatchUpdateOrder, late.id.rawValue, json: UpdateOrderRequest(
+                delivery: Stop(address: "Gary, IN", windowStart: today, windowEnd: today.adding(days: 5))), token: dispatch)
+            #expect(moved.status == 200, "\(moved.text)")
+            #expect(try await Self.alert(server, late.id, tenant: tenant) == nil)
+
+            // The calendar: a pickup whose window ended yesterday; the truck: 3,000 km from a pickup due today.
+            let missed = try await order("AR-2", pickupDay: today.adding(days: -1), deliveryDay: today.adding(days: 3))
+            let far = try await order("AR-3", pickupDay: today, deliveryDay: today.adding(days: 3), pickupAt: GeoPoint(latitude: 41.5, longitude: -88.1))
+            let onTime = try await order("AR-4", pickupDay: today.adding(days: 1), deliveryDay: today.adding(days: 4))
+            #expect(try await api.call(.dispatchUpdateTrip, trip.rawValue, json: UpdateTripRequest(status: .inProgress), token: dispatch).status == 200)
+            let fix = GeoPosition(latitude: 41.5 - 27, longitude: -88.1, accuracyMeters: 10, recordedAt: server.clock.now.addingTimeInterval(-60),
+                                  speedMetersPerSecond: nil)
+            #expect(try await api.call(.recordLocations, json: RecordLocationsRequest(fixes: [fix]), token: driver).status == 200)
+            #expect(try await server.store.orderAlerts.sweep() >= 2)
+            #expect(try await Self.alert(server, missed.id, tenant: tenant)?.hasPrefix("Pickup late: the window ended") == true)
+            let position = try #require(try await Self.alert(server, far.id, tenant: tenant))
+            #expect(position.hasPrefix("Pickup at risk: the truck's ETA from its position"), "\(position)")
+            #expect(try await Self.alert(server, onTime.id, tenant: tenant) == nil)
+            // Swept again: nothing new.
+            #expect(try await server.store.orderAlerts.sweep() == 0)
+        }
+    }
+}
