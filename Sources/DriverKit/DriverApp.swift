@@ -238,9 +238,28 @@ public final class DriverApp {
     /// missing, a dry run, waiting…): on the order at once, sent exactly once
     /// when there is a signal; dispatch sees it on the order and the board.
     @discardableResult
-    public func reportProblem(_ kind: StopProblemKind, at stop: StopKind, of order: ID<Order>, note: String = "") throws -> ID<StopProblem> {
+    public func reportProblem(_ kind: StopProblemKind, at stop: StopKind, of order: ID<Order>, note: String = "",
+                              photos: [URL] = []) async throws -> ID<StopProblem> {
+        guard photos.count <= StopProblem.maxPhotos else {
+            throw LocalRejection(code: .validationFailed, message: "At most \(StopProblem.maxPhotos) photos go with one problem.")
+        }
+        for photo in photos { try Self.checkPhoto(photo) }
         let id = ID<StopProblem>()
         try enqueue(.reportStopProblem(.init(id: id, orderID: order, stop: stop, kind: kind, note: note, reportedAt: serverClock.now)))
+        for photo in photos { try await uploads.enqueue(file: photo, photoOfProblem: id) }
+        return id
+    }
+
+    /// Writes to dispatch with photos: the message at once, each photo
+    /// once the message has reached the server.
+    @discardableResult
+    public func sendMessage(_ body: String, trip: ID<Trip>? = nil, order: ID<Order>? = nil, photos: [URL]) async throws -> ID<DriverMessage> {
+        guard photos.count <= DriverMessage.maxPhotos else {
+            throw LocalRejection(code: .validationFailed, message: "At most \(DriverMessage.maxPhotos) photos go with one message.")
+        }
+        for photo in photos { try Self.checkPhoto(photo) }
+        let id = try sendMessage(body, trip: trip, order: order)
+        for photo in photos { try await uploads.enqueue(file: photo, photoWith: id) }
         return id
     }
 

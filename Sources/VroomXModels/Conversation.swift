@@ -16,9 +16,15 @@ public struct DriverMessage: Codable, Sendable, Hashable, Identifiable {
     public var createdAt: Date
     /// When dispatch first opened the conversation after it arrived.
     public var readByDispatchAt: Date?
+    /// Photos sent with it (uploaded after it, with the upload metadata `message_id`), oldest first.
+    public var photos: [ReceiptPhoto]
+
+    /// Photos one message carries at most.
+    public static let maxPhotos = 4
 
     public init(id: ID<DriverMessage>, driverID: ID<Driver>, tripID: ID<Trip>? = nil, orderID: ID<Order>? = nil, body: String,
-                sentAt: Date, createdAt: Date, readByDispatchAt: Date? = nil) {
+                sentAt: Date, createdAt: Date, readByDispatchAt: Date? = nil, photos: [ReceiptPhoto] = []) {
+        self.photos = photos
         self.id = id
         self.driverID = driverID
         self.tripID = tripID
@@ -37,6 +43,17 @@ public struct DriverMessage: Codable, Sendable, Hashable, Identifiable {
         case sentAt = "sent_at"
         case createdAt = "created_at"
         case readByDispatchAt = "read_by_dispatch_at"
+        case photos
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(id: try container.decode(VroomXModels.ID<DriverMessage>.self, forKey: .id), driverID: try container.decode(VroomXModels.ID<Driver>.self, forKey: .driverID),
+                  tripID: try container.decodeIfPresent(VroomXModels.ID<Trip>.self, forKey: .tripID),
+                  orderID: try container.decodeIfPresent(VroomXModels.ID<Order>.self, forKey: .orderID), body: try container.decode(String.self, forKey: .body),
+                  sentAt: try container.decode(Date.self, forKey: .sentAt), createdAt: try container.decode(Date.self, forKey: .createdAt),
+                  readByDispatchAt: try container.decodeIfPresent(Date.self, forKey: .readByDispatchAt),
+                  photos: try container.decodeIfPresent([ReceiptPhoto].self, forKey: .photos) ?? [])
     }
 }
 
@@ -86,16 +103,19 @@ public struct ConversationLine: Codable, Sendable, Hashable, Identifiable {
     public var readAt: Date?
     /// An urgent line the driver answered "Got it".
     public var acknowledgedAt: Date?
+    /// The driver's photos with it.
+    public var photos: [ReceiptPhoto]
 
     public init(id: String, from: Author, title: String, body: String, urgent: Bool, tripID: ID<Trip>?, orderID: ID<Order>?, at: Date,
-                readAt: Date?, acknowledgedAt: Date?) {
+                readAt: Date?, acknowledgedAt: Date?, photos: [ReceiptPhoto] = []) {
+        self.photos = photos
         (self.id, self.from, self.title, self.body, self.urgent) = (id, from, title, body, urgent)
         (self.tripID, self.orderID, self.at, self.readAt, self.acknowledgedAt) = (tripID, orderID, at, readAt, acknowledgedAt)
     }
 
     public init(_ message: DriverMessage) {
         self.init(id: message.id.rawValue, from: .driver, title: "", body: message.body, urgent: false, tripID: message.tripID,
-                  orderID: message.orderID, at: message.sentAt, readAt: message.readByDispatchAt, acknowledgedAt: nil)
+                  orderID: message.orderID, at: message.sentAt, readAt: message.readByDispatchAt, acknowledgedAt: nil, photos: message.photos)
     }
 
     /// Dispatch's messages (not the server's notices about work) are lines of the conversation.
@@ -113,7 +133,7 @@ public struct ConversationLine: Codable, Sendable, Hashable, Identifiable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, from, title, body, urgent, at
+        case id, from, title, body, urgent, at, photos
         case tripID = "trip_id"
         case orderID = "order_id"
         case readAt = "read_at"

@@ -39,8 +39,12 @@ public struct StopProblem: Codable, Sendable, Hashable, Identifiable {
     public var note: String
     /// When the driver reported it (the phone's clock corrected to the server's).
     public var reportedAt: Date
+    /// What the driver photographed (uploaded after the report, with the
+    /// upload metadata `order_id` and `problem_id`), oldest first.
+    public var photos: [ReceiptPhoto]
 
-    public init(id: ID<StopProblem>, stop: StopKind, kind: StopProblemKind, note: String = "", reportedAt: Date) {
+    public init(id: ID<StopProblem>, stop: StopKind, kind: StopProblemKind, note: String = "", reportedAt: Date, photos: [ReceiptPhoto] = []) {
+        self.photos = photos
         self.id = id
         self.stop = stop
         self.kind = kind
@@ -50,6 +54,8 @@ public struct StopProblem: Codable, Sendable, Hashable, Identifiable {
 
     /// At most this many on one order (a bound on what a phone can grow).
     public static let maxPerOrder = 20
+    /// Photos one report keeps at most.
+    public static let maxPhotos = 4
 
     /// "Keys missing at pickup: the dealer has them in the office".
     public var summary: String {
@@ -57,12 +63,20 @@ public struct StopProblem: Codable, Sendable, Hashable, Identifiable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, stop, kind, note
+        case id, stop, kind, note, photos
         case reportedAt = "reported_at"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(id: try container.decode(VroomXModels.ID<StopProblem>.self, forKey: .id), stop: try container.decode(StopKind.self, forKey: .stop),
+                  kind: try container.decode(StopProblemKind.self, forKey: .kind), note: try container.decodeIfPresent(String.self, forKey: .note) ?? "",
+                  reportedAt: try container.decode(Date.self, forKey: .reportedAt),
+                  photos: try container.decodeIfPresent([ReceiptPhoto].self, forKey: .photos) ?? [])
     }
 }
 
-/// `POST /v1/orders/{id}/problems` (and the mutation `report_stop_problem`):
+/// `POST /v1/problems` (and the mutation `report_stop_problem`):
 /// the driver reports a problem at one of the order's stops.
 public struct ReportStopProblemRequest: Codable, Sendable, Hashable {
     /// Chosen by the phone: reporting it again records it once.

@@ -144,6 +144,7 @@ struct Send: AsyncParsableCommand {
     @Argument(help: "What to tell dispatch.") var text: String
     @Option(help: "About this trip (number or id).") var trip: String?
     @Option(help: "About this order (number or id).") var order: String?
+    @Option(help: "A photo to send with it (JPEG or PNG; repeat for up to 4).") var photo: [String] = []
 
     func run() async throws {
         try await withSession(global) { session in
@@ -153,7 +154,8 @@ struct Send: AsyncParsableCommand {
             let aboutTrip = try trip.map { try Lookup.trip($0, in: app) }
             let mark = try session.outboxMark()
             let model = MessagesViewModel(app: app)
-            guard model.send(text, trip: aboutTrip?.id ?? aboutOrder?.tripID, order: aboutOrder?.id) else {
+            guard await model.send(text, trip: aboutTrip?.id ?? aboutOrder?.tripID, order: aboutOrder?.id,
+                                   photos: photo.map { URL(fileURLWithPath: $0) }) else {
                 throw CLIError(.refused, model.lastError ?? "Not sent.")
             }
             try await session.finishChange("Sent to dispatch.", waiting: "Your message to dispatch is written.", since: mark)

@@ -121,7 +121,8 @@ struct Render {
             }
             for problem in order.problems(at: kind) {
                 terminal.line("          " + terminal.style("problem: \(problem.kind.label)", .yellow)
-                              + (problem.note.isEmpty ? "" : " — \(problem.note)") + "  \(time(problem.reportedAt))")
+                              + (problem.note.isEmpty ? "" : " — \(problem.note)") + "  \(time(problem.reportedAt))"
+                              + (problem.photos.isEmpty ? "" : "  \(NumberText.count(problem.photos.count, "photo"))"))
             }
         }
         terminal.line("Revenue   \(money(order.revenueCents))\(order.paymentTerms.isEmpty ? "" : " (\(order.paymentTerms))")")

@@ -342,6 +342,7 @@ struct Problem: AsyncParsableCommand {
     @Argument(help: "Order number or id.") var order: String
     @Argument(help: "What went wrong.") var kind: String
     @Option(help: "A few words for dispatch.") var note: String = ""
+    @Option(help: "A photo of it (JPEG or PNG; repeat for up to 4).") var photo: [String] = []
 
     func run() async throws {
         try await withSession(global) { session in
@@ -354,7 +355,9 @@ struct Problem: AsyncParsableCommand {
             let mark = try session.outboxMark()
             let model = OrderDetailViewModel(app: app, order: found.id)
             guard let stop = model.problemStop else { throw CLIError(.refused, "Order \(found.number) has no stop left to report a problem at.") }
-            guard model.reportProblem(problem, note: note) else { throw CLIError(.refused, model.lastError ?? "Not reported.") }
+            guard await model.reportProblem(problem, note: note, photos: photo.map { URL(fileURLWithPath: $0) }) else {
+                throw CLIError(.refused, model.lastError ?? "Not reported.")
+            }
             try await session.finishChange("Dispatch has it: \(problem.label) at the \(stop.rawValue) of \(found.number).",
                                            waiting: "Your report of \(problem.label.lowercased()) at \(found.number) is written.", since: mark)
         }

@@ -1,8 +1,10 @@
 """The dispatch console in a real browser against the real server."""
+import base64
 import datetime
 import io
 import re
 import subprocess
+import urllib.request
 import uuid
 
 from PIL import Image, ImageDraw
@@ -1473,14 +1475,29 @@ def test_a_problem_at_a_stop_reaches_the_board_the_order_and_the_invoice(page, s
     # Alex has waited at the gate for three hours, then finds nothing to load.
     token = server.api_sign_in(DRIVER)
     waited = (datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(hours=3)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
-    status, answer = server.api("POST", "/v1/problems", {"id": str(uuid.uuid4()), "order_id": order_id, "stop": "pickup", "kind": "waiting",
+    waiting_id = str(uuid.uuid4())
+    status, answer = server.api("POST", "/v1/problems", {"id": waiting_id, "order_id": order_id, "stop": "pickup", "kind": "waiting",
                                                          "note": "Gate says two more hours", "reported_at": waited}, token=token)
     assert status == 201, answer
+    # With a photo of the closed gate, sent resumably (tus) as the phone does.
+    picture = photo("GATE CLOSED")
+    tus = {"Tus-Resumable": "1.0.0", "Authorization": "Bearer " + token}
+    metadata = ",".join(f"{key} {base64.b64encode(value.encode()).decode()}" for key, value in
+                        [("problem_id", waiting_id), ("order_id", order_id)])
+    created = urllib.request.urlopen(urllib.request.Request(server.base + "/v1/uploads", method="POST", data=b"", headers={
+        **tus, "Upload-Length": str(len(picture)), "Upload-Metadata": metadata}))
+    assert created.status == 201
+    sent = urllib.request.urlopen(urllib.request.Request(server.base + created.headers["Location"], method="PATCH", data=picture, headers={
+        **tus, "Upload-Offset": "0", "Content-Type": "application/offset+octet-stream"}))
+    assert sent.status == 204
     # Announced on the page dispatch has open, and on the order.
     expect(page.locator("#message-toast")).to_contain_text("Problem reported: Waiting at the stop at pickup", timeout=10_000)
     page.reload()
     expect(page.locator("#pickup-visit")).to_contain_text("On site since")
     expect(page.locator(".stop-problem")).to_contain_text("Waiting at the stop Gate says two more hours")
+    gate = page.locator(".stop-problem img")
+    expect(gate).to_have_count(1)
+    page.wait_for_function("() => { const image = document.querySelector('.stop-problem img'); return image && image.complete && image.naturalWidth === 320; }")
     status, answer = server.api("POST", "/v1/problems", {"id": str(uuid.uuid4()), "order_id": order_id, "stop": "pickup", "kind": "dry_run"},
                                 token=token)
     assert status == 201, answer

@@ -502,7 +502,10 @@ struct DriverCommandTests {
         let empty = try await Self.driver(["send", "   "], home: home, port: port)
         #expect(empty.status == 65 && empty.output.contains("Write something to send."), "\(empty.output)")
         // A problem at the stop, from the dead zone too; a problem the command does not know is a usage error naming them.
-        let problem = try await Self.driver(["problem", "O-5004", "keys-missing", "--note", "Keys locked in the office"], home: home, port: port)
+        let keys = home.appendingPathComponent("keys.jpg")
+        try Data(MediaSamples.jpeg(size: 3000)).write(to: keys)
+        let problem = try await Self.driver(["problem", "O-5004", "keys-missing", "--note", "Keys locked in the office", "--photo", keys.path],
+                                            home: home, port: port)
         #expect(problem.status == 75 && problem.output.contains("Your report of keys missing at O-5004 is written"), "\(problem.output)")
         let unknown = try await Self.driver(["problem", "O-5004", "teleport"], home: home, port: port)
         #expect(unknown.status == 64 && unknown.output.contains("keys-missing, dry-run"), "\(unknown.output)")
@@ -519,7 +522,7 @@ struct DriverCommandTests {
         #expect(lines.contains { $0.urgent && $0.acknowledgedAt != nil })
         #expect(lines.filter { $0.body.hasPrefix("Problem reported: Keys missing") }.count == 1, "\(after.output)")
         let order = try await Self.driver(["order", "O-5004"], home: home, port: port)
-        #expect(order.output.contains("problem: Keys missing — Keys locked in the office"), "\(order.output)")
+        #expect(order.output.contains("problem: Keys missing — Keys locked in the office") && order.output.contains("1 photo"), "\(order.output)")
         await server.stop()
     }
 

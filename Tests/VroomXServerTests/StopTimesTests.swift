@@ -144,6 +144,69 @@ struct StopTimesTests {
         }
     }
 
+    /// Sends a photo with tus in one piece; the answer to its creation (and, when made, to its bytes).
+    static func upload(_ photo: [UInt8], metadata: [String: String], token: String, api: TestAPI) async throws -> (created: Int, finished: Int?) {
+        let created = try await api.call(.createUpload, token: token, headers: [
+            "Tus-Resumable": Tus.version, "Upload-Length": String(photo.count), "Upload-Metadata": Tus.encodeMetadata(metadata)])
+        guard created.status == 201, let location = created.headers[.location], let upload = location.split(separator: "/").last else {
+            return (created.status, nil)
+        }
+        let patched = try await api.call(.appendUpload, String(upload), bytes: photo, token: token, headers: [
+            "Tus-Resumable": Tus.version, "Upload-Offset": "0", "Content-Type": Tus.patchContentType])
+        return (created.status, patched.status)
+    }
+
+    @Test("a problem's and a message's photos: the driver sends them with tus, dispatch opens them in the console, nobody else can add or see one",
+          arguments: TestBackend.available)
+    func photos(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 2, tripsPerDriver: 1)
+        let beta = try await CarrierFixture.make(server, name: "Beta", drivers: 1, tripsPerDriver: 1)
+        let driver = alpha.driver.accessToken
+        try await server.run { api in
+            let order = alpha.orders[alpha.trips[0][0].id]![0]
+            let report = ReportStopProblemRequest(orderID: order.id, stop: .pickup, kind: .damage, note: "Scratch on the rear bumper")
+            #expect(try await api.call(.reportStopProblem, json: report, token: driver).status == 201)
+            let message = SendDriverMessageRequest(body: "Here is the gate", orderID: order.id)
+            #expect(try await api.call(.sendMessage, json: message, token: driver).status == 201)
+            let (o, p, m) = (order.id.rawValue, report.id.rawValue, message.id.rawValue)
+            let photo = MediaSamples.jpeg(size: 8_000)
+
+            // Another driver of the carrier, another carrier's driver, dispatch, and a problem named on another order: refused.
+            for token in [alpha.drivers[1].accessToken, beta.driver.accessToken] {
+                #expect(try await Self.upload(photo, metadata: ["problem_id": p, "order_id": o], token: token, api: api).created == 404)
+                #expect(try await Self.upload(photo, metadata: ["message_id": m], token: token, api: api).created == 404)
+            }
+            let otherOrder = alpha.orders[alpha.trips[0][0].id]![1].id.rawValue
+            #expect(try await Self.upload(photo, metadata: ["problem_id": p, "order_id": otherOrder], token: driver, api: api).created == 404)
+            #expect(try await Self.upload(photo, metadata: ["problem_id": p], token: driver, api: api).created == 400)
+            #expect(try await Self.upload(photo, metadata: ["message_id": m, "expense_id": p], token: driver, api: api).created == 400)
+
+            // The driver's: kept, on the order's problem and on the message (the feed carries both to the phone).
+            #expect(try await Self.upload(photo, metadata: ["problem_id": p, "order_id": o], token: driver, api: api) == (201, 204))
+            #expect(try await Self.upload(MediaSamples.png(size: 6_000), metadata: ["message_id": m], token: driver, api: api) == (201, 204))
+            let seen = try await api.call(.order, o, token: driver).decode(Order.self)
+            let kept = try #require(seen.problems.first { $0.id == report.id }?.photos.first)
+            #expect(kept.contentType == "image/jpeg" && kept.sizeBytes == 8_000)
+            let lines = try await api.call(.dispatchConversation, alpha.driverID(0).rawValue, token: alpha.dispatcher.accessToken)
+                .decode(Items<ConversationLine>.self).items
+            let sent = try #require(lines.first { $0.id == m }?.photos.first)
+            #expect(sent.contentType == "image/png")
+            // A fifth photo of one problem is refused.
+            for _ in 0..<3 { _ = try await Self.upload(photo, metadata: ["problem_id": p, "order_id": o], token: driver, api: api) }
+            #expect(try await Self.upload(photo, metadata: ["problem_id": p, "order_id": o], token: driver, api: api).created == 422)
+
+            // Dispatch opens them from the console; another carrier's dispatcher cannot.
+            let console = ["Cookie": try await server.services.consoleSignIn(email: alpha.dispatcher.user.email)]
+            let bytes = try await api.raw(.get, "/orders/\(o)/problems/\(p)/photos/\(kept.id)", headers: console)
+            #expect(bytes.status == 200 && Array(bytes.body) == photo, "\(bytes.status)")
+            #expect(try await api.raw(.get, "/messages/\(alpha.driverID(0))/photos/\(m)/\(sent.id)", headers: console).status == 200)
+            let outsider = ["Cookie": try await server.services.consoleSignIn(email: beta.dispatcher.user.email)]
+            #expect(try await api.raw(.get, "/orders/\(o)/problems/\(p)/photos/\(kept.id)", headers: outsider).status == 404)
+            #expect(try await api.raw(.get, "/messages/\(alpha.driverID(0))/photos/\(m)/\(sent.id)", headers: outsider).status == 404)
+        }
+    }
+
     @Test("detention counts whole quarter hours beyond the free time and rounds money once; a departure needs two minutes outside")
     func rules() {
         #expect(StopTimes.detentionMinutes(onSite: 2 * 3600 + 44 * 60, freeMinutes: 120) == 30)

@@ -310,7 +310,7 @@ extension Mutation {
         case .startTrip(let reference): return reference.tripID.rawValue
         case .sendMessage(let request): return request.id.rawValue
         case .acknowledgeNotification(let reference): return reference.notificationID.rawValue
-        case .reportStopProblem(let request): return request.orderID.rawValue
+        case .reportStopProblem(let request): return request.id.rawValue  // its photos wait for it by this id
         }
     }
 }

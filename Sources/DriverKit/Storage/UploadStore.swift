@@ -38,11 +38,18 @@ public struct UploadItem: Sendable, Hashable, Identifiable {
     /// The slots of receipts and of collected payments' photos (the server's names).
     static let receiptSlot = MediaSlot("receipt")
     static let collectionPhotoSlot = MediaSlot("payment_photo")
+    /// The slots of a problem's and a message's photos (the server's names).
+    static let problemPhotoSlot = MediaSlot("problem_photo")
+    static let messagePhotoSlot = MediaSlot("message_photo")
 
     /// The expense a queued receipt is of.
     public var expenseID: VroomXModels.ID<Expense>? { slot == Self.receiptSlot ? paperID.flatMap(VroomXModels.ID.init) : nil }
     /// The payment a queued photo is of.
     public var paymentID: VroomXModels.ID<InvoicePayment>? { slot == Self.collectionPhotoSlot ? paperID.flatMap(VroomXModels.ID.init) : nil }
+    /// The problem at a stop a queued photo is of.
+    public var problemID: VroomXModels.ID<StopProblem>? { slot == Self.problemPhotoSlot ? paperID.flatMap(VroomXModels.ID.init) : nil }
+    /// The message a queued photo goes with.
+    public var messageID: VroomXModels.ID<DriverMessage>? { slot == Self.messagePhotoSlot ? paperID.flatMap(VroomXModels.ID.init) : nil }
 
     public var progress: Double { size > 0 ? Double(sentBytes) / Double(size) : 0 }
 
@@ -51,6 +58,8 @@ public struct UploadItem: Sendable, Hashable, Identifiable {
         if equipmentID != nil { return "unit photo" }
         if expenseID != nil { return "receipt" }
         if paymentID != nil { return "payment photo" }
+        if problemID != nil { return "problem photo" }
+        if messageID != nil { return "message photo" }
         return slot.rawValue
     }
 
@@ -142,7 +151,8 @@ extension AppDatabase {
                 AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.entity_id = u.inspection_id AND o.kind = '\(MutationKind.saveInspection.rawValue)'
                                 AND (o.status = 'pending' OR o.failure = 'transient'))
                 AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.entity_id = u.paper_id
-                                AND o.kind IN ('\(MutationKind.createExpense.rawValue)', '\(MutationKind.collectPayment.rawValue)')
+                                AND o.kind IN ('\(MutationKind.createExpense.rawValue)', '\(MutationKind.collectPayment.rawValue)',
+                                               '\(MutationKind.reportStopProblem.rawValue)', '\(MutationKind.sendMessage.rawValue)')
                                 AND (o.status = 'pending' OR o.failure = 'transient'))
                 ORDER BY u.created_at LIMIT 1
                 """, arguments: [try owner ?? Self.ownerID(db), now.timeIntervalSince1970])

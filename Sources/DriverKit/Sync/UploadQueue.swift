@@ -82,6 +82,19 @@ public actor UploadQueue {
         try enqueuePaper(file, paper: payment.rawValue, slot: UploadItem.collectionPhotoSlot, what: "payment photo")
     }
 
+    /// Queues a photo of a problem the driver reported at a stop; it goes
+    /// once the report has reached the server.
+    @discardableResult
+    public func enqueue(file: URL, photoOfProblem problem: ID<StopProblem>) throws -> UploadItem {
+        try enqueuePaper(file, paper: problem.rawValue, slot: UploadItem.problemPhotoSlot, what: "problem photo")
+    }
+
+    /// Queues a photo sent with a message to dispatch; it goes once the message has.
+    @discardableResult
+    public func enqueue(file: URL, photoWith message: ID<DriverMessage>) throws -> UploadItem {
+        try enqueuePaper(file, paper: message.rawValue, slot: UploadItem.messagePhotoSlot, what: "message photo")
+    }
+
     private func enqueuePaper(_ file: URL, paper: String, slot: MediaSlot, what: String) throws -> UploadItem {
         let id = try keep(file, for: what) { id, copy, size in
             try database.insertPaperPhoto(id: id, paper: paper, slot: slot, path: copy.path, size: size, now: clock())
@@ -309,6 +322,10 @@ public actor UploadQueue {
         }
     }
 
+    static func order(holding problem: ID<StopProblem>, _ database: AppDatabase) throws -> ID<Order>? {
+        try database.orders().first { $0.problems.contains { $0.id == problem } }?.id
+    }
+
     private func create(_ item: UploadItem, via api: APIClient) async throws -> String {
         let metadata = if let unit = item.equipmentID {
             Tus.encodeMetadata(["equipment_id": unit.rawValue])
@@ -316,6 +333,11 @@ public actor UploadQueue {
             Tus.encodeMetadata(["expense_id": expense.rawValue])
         } else if let payment = item.paymentID {
             Tus.encodeMetadata(["payment_id": payment.rawValue])
+        } else if let problem = item.problemID {
+            // The server finds a problem on its order: the one the phone holds it on.
+            Tus.encodeMetadata(["problem_id": problem.rawValue, "order_id": try Self.order(holding: problem, database)?.rawValue ?? ""])
+        } else if let message = item.messageID {
+            Tus.encodeMetadata(["message_id": message.rawValue])
         } else {
             Tus.encodeMetadata(["inspection_id": item.inspectionID?.rawValue ?? "", "slot": item.slot.rawValue])
         }

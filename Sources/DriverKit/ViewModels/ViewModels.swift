@@ -194,6 +194,20 @@ public final class MessagesViewModel {
         }
     }
 
+    /// Writes to dispatch with photos (each goes once the message has); false (with `lastError`) when it cannot go.
+    @discardableResult
+    public func send(_ text: String, trip: ID<Trip>? = nil, order: ID<Order>? = nil, photos: [URL]) async -> Bool {
+        guard !photos.isEmpty else { return send(text, trip: trip, order: order) }
+        do {
+            try await app.sendMessage(text, trip: trip, order: order, photos: photos)
+            lastError = nil
+            return true
+        } catch {
+            lastError = (error as? LocalRejection)?.message ?? "\(error)"
+            return false
+        }
+    }
+
     /// "Got it" is offered on an urgent message not yet answered.
     public func canAcknowledge(_ notification: DriverNotification) -> Bool {
         notification.type == .urgent && notification.acknowledgedAt == nil
@@ -401,15 +415,16 @@ public final class OrderDetailViewModel {
         return (order?.problems ?? []).map { "\($0.summary) · \(labels.relative($0.reportedAt, now: now))" }
     }
 
-    /// Reports a problem at the current stop; queued like any change. Returns whether it was recorded.
+    /// Reports a problem at the current stop, with photos (each goes once
+    /// the report has); queued like any change. Returns whether it was recorded.
     @discardableResult
-    public func reportProblem(_ kind: StopProblemKind, note: String = "") -> Bool {
+    public func reportProblem(_ kind: StopProblemKind, note: String = "", photos: [URL] = []) async -> Bool {
         guard let stop = problemStop else {
             lastError = "This order has no stop left to report a problem at."
             return false
         }
         do {
-            try app.reportProblem(kind, at: stop, of: orderID, note: note)
+            try await app.reportProblem(kind, at: stop, of: orderID, note: note, photos: photos)
             lastError = nil
             return true
         } catch {

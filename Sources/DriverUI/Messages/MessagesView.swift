@@ -64,6 +64,8 @@ struct MessagesView: View {
 struct ConversationView: View {
     let model: MessagesViewModel
     @State private var text = ""
+    @State private var photos: [URL] = []
+    @State private var photographing = false
     @Environment(\.dismiss) private var dismiss
 
     var body: some View {
@@ -72,6 +74,7 @@ struct ConversationView: View {
                 VStack(alignment: line.from == .driver ? .trailing : .leading, spacing: 2) {
                     if !line.title.isEmpty { Text(line.title).font(.headline) }
                     Text(line.body)
+                    if !line.photos.isEmpty { Label(NumberText.count(line.photos.count, "photo"), systemImage: "photo").font(.caption) }
                     Text(line.readAt == nil ? "Sent" : "Read").font(.caption).foregroundStyle(.secondary)
                 }
                 .frame(maxWidth: .infinity, alignment: line.from == .driver ? .trailing : .leading)
@@ -80,8 +83,15 @@ struct ConversationView: View {
                 VStack(alignment: .leading) {
                     if let error = model.lastError { Text(error).font(.footnote).foregroundStyle(.red) }
                     HStack {
+                        Button { photographing = true } label: {
+                            Label(photos.isEmpty ? "Add a photo" : NumberText.count(photos.count, "photo"), systemImage: "camera")
+                        }
+                        .labelStyle(.iconOnly)
+                        .disabled(photos.count >= DriverMessage.maxPhotos)
                         TextField("Message to dispatch", text: $text, axis: .vertical)
-                        Button("Send") { if model.send(text) { text = "" } }.disabled(text.isEmpty)
+                        Button("Send") {
+                            Task { if await model.send(text, photos: photos) { (text, photos) = ("", []) } }
+                        }.disabled(text.isEmpty)
                     }
                 }
                 .padding()
@@ -89,6 +99,12 @@ struct ConversationView: View {
             }
             .navigationTitle("Dispatch")
             .toolbar { ToolbarItem(placement: .cancellationAction) { Button("Done") { dismiss() } } }
+            .sheet(isPresented: $photographing) {
+                CameraCaptureView(slot: MediaSlot("message_photo")) { file in
+                    photographing = false
+                    if let file { photos.append(file) }
+                }
+            }
         }
     }
 }

@@ -256,6 +256,8 @@ struct ReportProblemForm: View {
     @Environment(\.dismiss) private var dismiss
     @State private var kind: StopProblemKind?
     @State private var note = ""
+    @State private var photos: [URL] = []
+    @State private var photographing = false
 
     var body: some View {
         NavigationStack {
@@ -267,15 +269,29 @@ struct ReportProblemForm: View {
                         }
                     }
                 }
-                Section("For dispatch (optional)") { TextField("What happened", text: $note, axis: .vertical) }
+                Section("For dispatch (optional)") {
+                    TextField("What happened", text: $note, axis: .vertical)
+                    Button(photos.isEmpty ? "Take a photo" : "\(NumberText.count(photos.count, "photo")) · add another", systemImage: "camera") {
+                        photographing = true
+                    }
+                    .disabled(photos.count >= StopProblem.maxPhotos)
+                }
                 if let error = model.lastError { ErrorText(error) }
             }
             .navigationTitle("Report a problem")
             .toolbar {
                 ToolbarItem(placement: .cancellationAction) { Button("Cancel") { dismiss() } }
                 ToolbarItem(placement: .confirmationAction) {
-                    Button("Send") { if let kind, model.reportProblem(kind, note: note) { dismiss() } }
-                        .disabled(kind == nil)
+                    Button("Send") {
+                        Task { if let kind, await model.reportProblem(kind, note: note, photos: photos) { dismiss() } }
+                    }
+                    .disabled(kind == nil)
+                }
+            }
+            .sheet(isPresented: $photographing) {
+                CameraCaptureView(slot: MediaSlot("problem_photo")) { file in
+                    photographing = false
+                    if let file { photos.append(file) }
                 }
             }
         }

@@ -148,7 +148,7 @@ struct APIOperation {
 extension APIOperation.Header {
     static let tusResumable = Self(name: "Tus-Resumable", required: true, schema: ["type": "string", "const": "1.0.0"], description: nil)
     static let uploadMetadata = Self(name: "Upload-Metadata", required: true, schema: ["type": "string"],
-                                     description: "inspection_id and slot (base64 values), optionally filename")
+                                     description: "base64 values, optionally filename: inspection_id and slot; equipment_id (a unit's photo); expense_id (a receipt); payment_id (a collected payment's photo); problem_id and order_id (a problem at a stop); or message_id (a photo with a driver's message)")
     static let uploadChecksum = Self(name: "Upload-Checksum", required: false, schema: ["type": "string"],
                                      description: "sha1 or sha256, then the base64 digest of this chunk")
 }

@@ -34,6 +34,12 @@ struct ConsoleConversationPages {
                                       now: WireTime.milliseconds(store.now))
             return Self.json(try JSONBody.encoder.encode(answer))
         }
+        console.get(router, "/messages/:driver/photos/:message/:photo") { request in
+            let (photo, key) = try await store.receipts.attachedPhoto(try request.id("photo", "Photo"), of: .message(try request.id("message", "Message")),
+                                                                      request.scope)
+            return try await InspectionController.serve(request.request, contentType: photo.contentType, sha256: photo.sha256, key: key,
+                                                        media: console.media)
+        }
         console.get(router, "/messages/:driver") { request in try await conversation(request, errors: FieldErrors()) }
         console.post(router, "/messages/:driver", reply)
     }
@@ -102,7 +108,8 @@ struct ConsoleConversationPages {
                 let about = subject(line)
                 return .init(fromDriver: line.from == .driver, title: line.title, body: line.body, urgent: line.urgent,
                              about: about?.label ?? "", aboutURL: about?.url ?? "", at: ConsoleFormat.time(line.at),
-                             read: ConsoleFormat.time(line.readAt), gotIt: ConsoleFormat.time(line.acknowledgedAt))
+                             read: ConsoleFormat.time(line.readAt), gotIt: ConsoleFormat.time(line.acknowledgedAt),
+                             photos: line.photos.map { "/messages/\(driverID)/photos/\(line.id)/\($0.id)" })
             },
             empty: lines.isEmpty,
             subjects: [.init(id: "", name: "In general", selected: about.isEmpty)]
@@ -153,6 +160,8 @@ struct ConversationPageView: ConsoleView {
         /// Dispatch's line: when the driver read it. The driver's: when dispatch did.
         let read: TimeView?
         let gotIt: TimeView?
+        /// Where the driver's photos with it open.
+        let photos: [String]
     }
 
     let driverID: String

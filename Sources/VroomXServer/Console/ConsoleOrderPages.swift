@@ -13,6 +13,12 @@ struct ConsoleOrderPages {
 
     func register(_ router: Router<AppRequestContext>) {
         console.get(router, "/board", board)
+        console.get(router, "/orders/:id/problems/:problem/photos/:photo") { request in
+            let paper = Paper.problem(try request.id("problem", "Problem"), order: try request.id("id", "Order"))
+            let (photo, key) = try await store.receipts.attachedPhoto(try request.id("photo", "Photo"), of: paper, request.scope)
+            return try await InspectionController.serve(request.request, contentType: photo.contentType, sha256: photo.sha256, key: key,
+                                                        media: console.media)
+        }
         console.get(router, "/orders/new") { request in
             var values = ["trip_id": request.query("trip") ?? ""]
             // From a customer's page: the order is theirs, on their terms.

@@ -146,7 +146,10 @@ struct OrderPageView: ConsoleView {
             let cents = StopTimes.detentionCents(minutes: minutes, centsPerHour: terms.detentionCentsPerHour)
             detention = minutes == 0 ? "" : "\(StopTimes.duration(TimeInterval(minutes * 60))) of detention beyond \(StopTimes.duration(TimeInterval(terms.freeMinutes * 60))) free"
                 + (cents > 0 ? " · \(MoneyFormat.dollars(cents))" : "")
-            problems = order.problems(at: kind).map { ProblemLine(label: $0.kind.label, note: $0.note, time: ConsoleFormat.time($0.reportedAt)) }
+            problems = order.problems(at: kind).map { problem in
+                ProblemLine(label: problem.kind.label, note: problem.note, time: ConsoleFormat.time(problem.reportedAt),
+                            photos: problem.photos.map { "/orders/\(order.id)/problems/\(problem.id)/photos/\($0.id)" })
+            }
         }
     }
 
@@ -155,6 +158,8 @@ struct OrderPageView: ConsoleView {
         let label: String
         let note: String
         let time: TimeView?
+        /// Where the driver's photos of it open.
+        let photos: [String]
     }
 
     struct Details: ConsoleView {

@@ -79,6 +79,21 @@ struct UploadController {
     /// `inspection_id` with the `slot` it fills, `equipment_id` for a photo of a unit, `expense_id` for a
     /// receipt, or `payment_id` for the photo of a payment the driver collected.
     static func target(_ metadata: [String: String]) throws -> UploadTarget {
+        if let problem = metadata["problem_id"] {
+            guard metadata["inspection_id"] == nil, metadata["equipment_id"] == nil, metadata["expense_id"] == nil, metadata["payment_id"] == nil,
+                  metadata["message_id"] == nil, let id = ID<StopProblem>(problem), let order = metadata["order_id"].flatMap(ID<Order>.init) else {
+                throw AppError(400, .invalidParameter, "A problem's photo names its problem_id and the order_id it is on, and nothing else.",
+                               field: "Upload-Metadata")
+            }
+            return .problemPhoto(id, order: order)
+        }
+        if let message = metadata["message_id"] {
+            guard metadata["inspection_id"] == nil, metadata["equipment_id"] == nil, metadata["expense_id"] == nil, metadata["payment_id"] == nil,
+                  let id = ID<DriverMessage>(message) else {
+                throw AppError(400, .invalidParameter, "A message's photo names its message_id, and nothing else.", field: "Upload-Metadata")
+            }
+            return .messagePhoto(id)
+        }
         let paper = ["expense_id", "payment_id"].filter { metadata[$0] != nil }
         if let named = paper.first {
             guard paper.count == 1, metadata["inspection_id"] == nil, metadata["equipment_id"] == nil, let value = metadata[named] else {

@@ -522,7 +522,24 @@ extension Schema {
                 FOREIGN KEY (tenant_id, order_id) REFERENCES orders (tenant_id, id) ON DELETE CASCADE
             );
             CREATE INDEX order_alert_mail_due ON order_alert_mail (state, next_attempt_at);
-            CREATE INDEX order_alert_mail_by_order ON order_alert_mail (tenant_id, order_id)
+            CREATE INDEX order_alert_mail_by_order ON order_alert_mail (tenant_id, order_id);
+            CREATE TABLE attachment_photos (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                problem_id TEXT,
+                message_id TEXT,
+                content_type TEXT NOT NULL,
+                size_bytes BIGINT NOT NULL CHECK (size_bytes > 0),
+                sha256 TEXT NOT NULL CHECK (length(sha256) = 64),
+                storage_key TEXT NOT NULL,
+                uploaded_by TEXT NOT NULL,
+                uploaded_at BIGINT NOT NULL,
+                position BIGINT NOT NULL CHECK (position >= 0),
+                CHECK ((problem_id IS NULL) <> (message_id IS NULL))
+            );
+            CREATE INDEX attachment_photos_by_problem ON attachment_photos (tenant_id, problem_id);
+            CREATE INDEX attachment_photos_by_message ON attachment_photos (tenant_id, message_id);
+            ALTER TABLE driver_messages ADD COLUMN photos TEXT NOT NULL DEFAULT '[]'
             """),
 ]
 }

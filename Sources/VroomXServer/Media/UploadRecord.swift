@@ -9,6 +9,10 @@ public enum UploadTarget: Sendable, Hashable {
     case unitPhoto(ID<Equipment>)
     case receipt(ID<Expense>)
     case collectionPhoto(ID<InvoicePayment>)
+    /// A photo of a problem the driver reported at a stop of the order.
+    case problemPhoto(ID<StopProblem>, order: ID<Order>)
+    /// A photo sent with a driver's message to dispatch.
+    case messagePhoto(ID<DriverMessage>)
 
     /// The slot the upload fills (a unit's photos are all `unit_photo`, and so on).
     var slot: MediaSlot {
@@ -17,6 +21,19 @@ public enum UploadTarget: Sendable, Hashable {
         case .unitPhoto: .unitPhoto
         case .receipt: .receipt
         case .collectionPhoto: .collectionPhoto
+        case .problemPhoto: .problemPhoto
+        case .messagePhoto: .messagePhoto
+        }
+    }
+
+    /// What the photo backs, for a target that is one (not an inspection's slot or a unit's photo).
+    var paper: Paper? {
+        switch self {
+        case .inspection, .unitPhoto: nil
+        case .receipt(let expense): .expense(expense)
+        case .collectionPhoto(let payment): .payment(payment)
+        case .problemPhoto(let problem, let order): .problem(problem, order: order)
+        case .messagePhoto(let message): .message(message)
         }
     }
 
@@ -27,6 +44,8 @@ public enum UploadTarget: Sendable, Hashable {
         case .unitPhoto: "A unit photo"
         case .receipt: "A receipt"
         case .collectionPhoto: "A payment's photo"
+        case .problemPhoto: "A problem's photo"
+        case .messagePhoto: "A message's photo"
         }
     }
 }
@@ -38,6 +57,10 @@ extension MediaSlot {
     static let receipt = MediaSlot("receipt")
     /// The photo of a check or cash receipt a driver collected.
     static let collectionPhoto = MediaSlot("payment_photo")
+    /// A photo of a problem at a stop.
+    static let problemPhoto = MediaSlot("problem_photo")
+    /// A photo with a driver's message.
+    static let messagePhoto = MediaSlot("message_photo")
 }
 
 /// An upload in progress (tus): where its bytes go and how many have
@@ -82,6 +105,10 @@ public struct UploadRecord: Sendable, Hashable {
             return "\(tenantID.rawValue)/expenses/\(expense.rawValue)/receipts/\(id)"
         case .collectionPhoto(let payment):
             return "\(tenantID.rawValue)/payments/\(payment.rawValue)/photos/\(id)"
+        case .problemPhoto(let problem, let order):
+            return "\(tenantID.rawValue)/orders/\(order.rawValue)/problems/\(problem.rawValue)/\(id)"
+        case .messagePhoto(let message):
+            return "\(tenantID.rawValue)/messages/\(message.rawValue)/\(id)"
         }
     }
 
@@ -92,8 +119,14 @@ public struct UploadRecord: Sendable, Hashable {
         if let unit = try row.optionalID("equipment_id", as: Equipment.self) {
             target = .unitPhoto(unit)
         } else if let paper = try row.optionalString("paper_id") {
-            if MediaSlot(try row.string("slot")) == .receipt, let expense = ID<Expense>(paper) {
+            let slot = MediaSlot(try row.string("slot"))
+            if slot == .receipt, let expense = ID<Expense>(paper) {
                 target = .receipt(expense)
+            } else if slot == .problemPhoto, let problem = ID<StopProblem>(paper),
+                      let order = Tus.decodeMetadata(try row.string("metadata"))?["order_id"].flatMap(ID<Order>.init) {
+                target = .problemPhoto(problem, order: order)  // the order is named in the metadata the upload began with
+            } else if slot == .messagePhoto, let message = ID<DriverMessage>(paper) {
+                target = .messagePhoto(message)
             } else if let payment = ID<InvoicePayment>(paper) {
                 target = .collectionPhoto(payment)
             } else {

@@ -31,11 +31,8 @@ public struct UploadRecords: Sendable {
             case .unitPhoto(let unit):
                 try await store.fleet.checkRoomForPhoto(of: unit, scope, tx)
                 replaced = []
-            case .receipt(let expense):
-                try await store.receipts.checkRoom(on: .expense(expense), scope, tx)
-                replaced = []
-            case .collectionPhoto(let payment):
-                try await store.receipts.checkRoom(on: .payment(payment), scope, tx)
+            case .receipt, .collectionPhoto, .problemPhoto, .messagePhoto:
+                if let paper = target.paper { try await store.receipts.checkRoom(on: paper, scope, tx) }
                 replaced = []
             }
             try await checkQuotas(length: length, user: user, limits: limits, tx)
@@ -123,11 +120,10 @@ public struct UploadRecords: Sendable {
                                            uploadedBy: user, uploadedAt: tx.now)
                 try await store.fleet.addPhoto(photo, key: file.key, to: unit, scope, tx)
                 return nil
-            case .receipt(let expense):
-                try await store.receipts.attach(Self.receipt(upload, file, now: tx.now), key: file.key, to: .expense(expense), uploadedBy: user, scope, tx)
-                return nil
-            case .collectionPhoto(let payment):
-                try await store.receipts.attach(Self.receipt(upload, file, now: tx.now), key: file.key, to: .payment(payment), uploadedBy: user, scope, tx)
+            case .receipt, .collectionPhoto, .problemPhoto, .messagePhoto:
+                if let paper = upload.target.paper {
+                    try await store.receipts.attach(Self.receipt(upload, file, now: tx.now), key: file.key, to: paper, uploadedBy: user, scope, tx)
+                }
                 return nil
             }
         }

@@ -17,6 +17,8 @@ enum UploadRepository {
         case .unitPhoto(let unit): (nil, unit, nil)
         case .receipt(let expense): (nil, nil, expense.rawValue)
         case .collectionPhoto(let payment): (nil, nil, payment.rawValue)
+        case .problemPhoto(let problem, _): (nil, nil, problem.rawValue)
+        case .messagePhoto(let message): (nil, nil, message.rawValue)
         }
         try await tx.execute("""
             INSERT INTO uploads (id, tenant_id, inspection_id, equipment_id, paper_id, user_id, slot, kind, length, metadata, created_at, expires_at)

@@ -20,6 +20,16 @@ enum ConversationRepository {
         tx.recordUpsert(.message, id: message.id.rawValue, document: doc, visibleTo: message.driverID)
     }
 
+    /// Writes a message's photos (its document too) and records the change for its driver's phone.
+    static func update(_ message: DriverMessage, _ tx: TenantTransaction) async throws {
+        let doc = try WireDocument.encode(message)
+        try await tx.execute("""
+            UPDATE driver_messages SET photos = \(try WireDocument.encode(message.photos)), doc = \(doc)
+            WHERE tenant_id = \(tx.tenant) AND id = \(message.id)
+            """)
+        tx.recordUpsert(.message, id: message.id.rawValue, document: doc, visibleTo: message.driverID)
+    }
+
     /// A driver's messages dispatch has not opened, counting no further than `atMost`.
     static func unread(driver: ID<Driver>, tenant: ID<Tenant>, atMost: Int, _ db: any SQLExecutor) async throws -> Int {
         try await db.first("""

@@ -1,16 +1,29 @@
 import Foundation
 import VroomXModels
 
-/// What a receipt photo backs: an expense, or a payment a driver collected.
+/// What a photo backs: an expense, a payment a driver collected (their
+/// receipts), a problem a driver reported at a stop, or a driver's message.
 enum Paper: Sendable, Hashable {
     case expense(ID<Expense>)
     case payment(ID<InvoicePayment>)
+    case problem(ID<StopProblem>, order: ID<Order>)
+    case message(ID<DriverMessage>)
+
+    /// The table of its photos: receipts, or what drivers attach to what they report.
+    var table: SQL {
+        switch self {
+        case .expense, .payment: "receipt_photos"
+        case .problem, .message: "attachment_photos"
+        }
+    }
 
     /// The photo rows' column naming it, and its id.
     var column: SQL {
         switch self {
         case .expense: "expense_id"
         case .payment: "payment_id"
+        case .problem: "problem_id"
+        case .message: "message_id"
         }
     }
 
@@ -18,6 +31,8 @@ enum Paper: Sendable, Hashable {
         switch self {
         case .expense(let id): id.rawValue
         case .payment(let id): id.rawValue
+        case .problem(let id, _): id.rawValue
+        case .message(let id): id.rawValue
         }
     }
 }
@@ -39,7 +54,7 @@ enum ReceiptRepository {
 
     static func list(of paper: Paper, _ db: any SQLExecutor, tenant: ID<Tenant>) async throws -> [ReceiptPhoto] {
         try await db.query("""
-            SELECT \(columns) FROM receipt_photos WHERE tenant_id = \(tenant) AND \(paper.column) = \(paper.id) ORDER BY position, uploaded_at, id
+            SELECT \(columns) FROM \(paper.table) WHERE tenant_id = \(tenant) AND \(paper.column) = \(paper.id) ORDER BY position, uploaded_at, id
             """).map(photo)
     }
 
@@ -48,26 +63,35 @@ enum ReceiptRepository {
         let table: SQL = switch paper {
         case .expense: "trip_expenses"
         case .payment: "invoice_payments"
+        case .problem: "orders"
+        case .message: "driver_messages"
         }
-        _ = try await tx.first("SELECT id FROM \(table) WHERE tenant_id = \(tx.tenant) AND id = \(paper.id)\(Store.lockingRows(tx.db))")
+        let id = if case .problem(_, let order) = paper { order.rawValue } else { paper.id }
+        _ = try await tx.first("SELECT id FROM \(table) WHERE tenant_id = \(tx.tenant) AND id = \(id)\(Store.lockingRows(tx.db))")
     }
 
     static func count(of paper: Paper, _ tx: TenantTransaction) async throws -> Int {
-        try await tx.first("SELECT COUNT(*) AS n FROM receipt_photos WHERE tenant_id = \(tx.tenant) AND \(paper.column) = \(paper.id)")?
+        try await tx.first("SELECT COUNT(*) AS n FROM \(paper.table) WHERE tenant_id = \(tx.tenant) AND \(paper.column) = \(paper.id)")?
             .int("n") ?? 0
     }
 
     /// Adds a photo after the paper's others (`position`: in the order they were finished, whatever the clock says).
     static func insert(_ photo: ReceiptPhoto, key: String, of paper: Paper, uploadedBy: ID<User>, _ tx: TenantTransaction) async throws {
-        let (expense, payment): (String?, String?) = switch paper {
+        // Both tables name their paper in two columns, one of them set.
+        let (first, second): (String?, String?) = switch paper {
         case .expense(let id): (id.rawValue, nil)
         case .payment(let id): (nil, id.rawValue)
+        case .problem(let id, _): (id.rawValue, nil)
+        case .message(let id): (nil, id.rawValue)
+        }
+        let columns: SQL = switch paper {
+        case .expense, .payment: "expense_id, payment_id"
+        case .problem, .message: "problem_id, message_id"
         }
         try await tx.execute("""
-            INSERT INTO receipt_photos (id, tenant_id, expense_id, payment_id, content_type, size_bytes, sha256, storage_key, uploaded_by,
-                                        uploaded_at, position)
-            VALUES (\(photo.id), \(tx.tenant), \(expense), \(payment), \(photo.contentType), \(photo.sizeBytes), \(photo.sha256), \(key),
-                    \(uploadedBy), \(photo.uploadedAt), (SELECT COALESCE(MAX(position) + 1, 0) FROM receipt_photos
+            INSERT INTO \(paper.table) (id, tenant_id, \(columns), content_type, size_bytes, sha256, storage_key, uploaded_by, uploaded_at, position)
+            VALUES (\(photo.id), \(tx.tenant), \(first), \(second), \(photo.contentType), \(photo.sizeBytes), \(photo.sha256), \(key),
+                    \(uploadedBy), \(photo.uploadedAt), (SELECT COALESCE(MAX(position) + 1, 0) FROM \(paper.table)
                                                         WHERE tenant_id = \(tx.tenant) AND \(paper.column) = \(paper.id)))
             """)
     }
@@ -76,7 +100,7 @@ enum ReceiptRepository {
     static func find(_ id: ID<ReceiptPhoto>, of paper: Paper, tenant: ID<Tenant>,
                      _ db: any SQLExecutor) async throws -> (photo: ReceiptPhoto, key: String)? {
         guard let row = try await db.first("""
-            SELECT \(columns), storage_key FROM receipt_photos WHERE tenant_id = \(tenant) AND id = \(id) AND \(paper.column) = \(paper.id)
+            SELECT \(columns), storage_key FROM \(paper.table) WHERE tenant_id = \(tenant) AND id = \(id) AND \(paper.column) = \(paper.id)
             """) else { return nil }
         return (try photo(row), try row.string("storage_key"))
     }
@@ -84,13 +108,13 @@ enum ReceiptRepository {
     /// Removes a photo's row; where its bytes are, nil when there was no such photo.
     static func delete(_ id: ID<ReceiptPhoto>, of paper: Paper, _ tx: TenantTransaction) async throws -> String? {
         try await tx.first("""
-            DELETE FROM receipt_photos WHERE tenant_id = \(tx.tenant) AND id = \(id) AND \(paper.column) = \(paper.id) RETURNING storage_key
+            DELETE FROM \(paper.table) WHERE tenant_id = \(tx.tenant) AND id = \(id) AND \(paper.column) = \(paper.id) RETURNING storage_key
             """)?.string("storage_key")
     }
 
     /// The keys of a paper's photos, which go to the trash with it.
     static func keys(of paper: Paper, _ tx: TenantTransaction) async throws -> [String] {
-        try await tx.query("SELECT storage_key FROM receipt_photos WHERE tenant_id = \(tx.tenant) AND \(paper.column) = \(paper.id)")
+        try await tx.query("SELECT storage_key FROM \(paper.table) WHERE tenant_id = \(tx.tenant) AND \(paper.column) = \(paper.id)")
             .map { try $0.string("storage_key") }
     }
 

@@ -15,10 +15,17 @@ public struct ReceiptService: Sendable {
         try await checkAccess(to: paper, scope, tx.db)
         // Held until commit (PostgreSQL): uploads finishing at once are counted, and written, one after the other.
         try await ReceiptRepository.lock(paper, tx)
-        guard try await ReceiptRepository.count(of: paper, tx) < ReceiptPhoto.maxPerItem else {
+        let most = switch paper {
+        case .expense, .payment: ReceiptPhoto.maxPerItem
+        case .problem: StopProblem.maxPhotos
+        case .message: DriverMessage.maxPhotos
+        }
+        guard try await ReceiptRepository.count(of: paper, tx) < most else {
             let (message, field) = switch paper {
-            case .expense: ("At most \(ReceiptPhoto.maxPerItem) photos go with one expense; delete one first.", "receipts")
-            case .payment: ("At most \(ReceiptPhoto.maxPerItem) photos go with one payment.", "photos")
+            case .expense: ("At most \(most) photos go with one expense; delete one first.", "receipts")
+            case .payment: ("At most \(most) photos go with one payment.", "photos")
+            case .problem: ("At most \(most) photos go with one problem.", "photos")
+            case .message: ("At most \(most) photos go with one message.", "photos")
             }
             throw AppError(422, .validationFailed, message, field: field)
         }
@@ -38,6 +45,15 @@ public struct ReceiptService: Sendable {
             guard let found = try await ReceiptRepository.find(id, of: .expense(expense), tenant: scope.tenant, db) else {
                 throw AppError.notFound("Receipt")
             }
+            return found
+        }
+    }
+
+    /// A photo of a problem or a message the scope sees, and where its bytes are.
+    func attachedPhoto(_ id: ID<ReceiptPhoto>, of paper: Paper, _ scope: Scope) async throws -> (photo: ReceiptPhoto, key: String) {
+        try await store.read { db in
+            try await checkAccess(to: paper, scope, db)
+            guard let found = try await ReceiptRepository.find(id, of: paper, tenant: scope.tenant, db) else { throw AppError.notFound("Photo") }
             return found
         }
     }
@@ -82,6 +98,14 @@ public struct ReceiptService: Sendable {
         case .payment(let id):
             guard let payment = try await InvoiceRepository.payment(id, tenant: scope.tenant, db),
                   scope.driverID == nil || payment.collectedBy == scope.driverID else { throw AppError.notFound("Payment") }
+        case .problem(let id, let order):
+            // The order's driver (a driver's scope sees only their orders), or dispatch.
+            guard let found = try await OrderRepository.find(order, scope, db), found.problems.contains(where: { $0.id == id }) else {
+                throw AppError.notFound("Problem")
+            }
+        case .message(let id):
+            guard let message = try await ConversationRepository.find(id, tenant: scope.tenant, db),
+                  scope.driverID == nil || message.driverID == scope.driverID else { throw AppError.notFound("Message") }
         }
     }
 
@@ -101,6 +125,17 @@ public struct ReceiptService: Sendable {
                             visibleTo: ExpenseService.audience(of: holders.recordedBy, tripDriver: holders.tripDriver))
         case .payment(let id):
             try await tx.execute("UPDATE invoice_payments SET photos = \(json) WHERE tenant_id = \(tx.tenant) AND id = \(id)")
+        case .problem(let id, let order):
+            // A new version of the order: dispatch and the driver see the photo through the feed.
+            guard let current = try await OrderRepository.find(order, .dispatch(tenant: tx.tenant), tx.db),
+                  let index = current.problems.firstIndex(where: { $0.id == id }) else { throw AppError.notFound("Problem") }
+            var edited = current
+            edited.problems[index].photos = photos
+            _ = try await store.orders.save(edited, from: current, tx)
+        case .message(let id):
+            guard var message = try await ConversationRepository.find(id, tenant: tx.tenant, tx.db) else { throw AppError.notFound("Message") }
+            message.photos = photos
+            try await ConversationRepository.update(message, tx)
         }
     }
 }

@@ -206,11 +206,12 @@ extension DriverNotification {
 }
 
 extension DriverMessage {
-    static let columns: SQL = "id, driver_id, trip_id, order_id, body, sent_at, created_at, read_by_dispatch_at"
+    static let columns: SQL = "id, driver_id, trip_id, order_id, body, sent_at, created_at, read_by_dispatch_at, photos"
 
     init(row: SQLRow) throws {
         self.init(id: try row.id("id"), driverID: try row.id("driver_id"), tripID: try row.optionalID("trip_id"),
                   orderID: try row.optionalID("order_id"), body: try row.string("body"), sentAt: try row.date("sent_at"),
-                  createdAt: try row.date("created_at"), readByDispatchAt: try row.optionalDate("read_by_dispatch_at"))
+                  createdAt: try row.date("created_at"), readByDispatchAt: try row.optionalDate("read_by_dispatch_at"),
+                  photos: try ReceiptRepository.photos(in: row))
     }
 }
