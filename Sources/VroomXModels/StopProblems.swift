@@ -20,6 +20,15 @@ public enum StopProblemKind: String, Codable, Sendable, CaseIterable {
         }
     }
 
+    /// Where it can happen: nothing to load, a vehicle not ready and damage
+    /// found before loading are the pickup's; the rest happen at either stop.
+    public var stops: [StopKind] {
+        switch self {
+        case .dryRun, .notReady, .damage: [.pickup]
+        case .inoperable, .keysMissing, .waiting: [.pickup, .delivery]
+        }
+    }
+
     /// The words a driver types for it in the terminal ("keys-missing").
     public var argument: String { rawValue.replacingOccurrences(of: "_", with: "-") }
 
@@ -107,22 +116,34 @@ public struct ReportStopProblemRequest: Codable, Sendable, Hashable {
 
 extension Order {
     /// Whether the driver can report a problem at this stop now (the server
-    /// and the phone, offline, refuse alike): pickup problems until the
-    /// vehicle is delivered, delivery problems once it is on the truck;
-    /// nothing on a cancelled order; at most `StopProblem.maxPerOrder`.
-    public func problemRefusal(at stop: StopKind) -> Refusal? {
+    /// and the phone, offline, refuse alike): at the pickup until the
+    /// vehicle is picked up, at the delivery until it is delivered (a stop
+    /// that is done is not waited at any more); a kind only where it can
+    /// happen; nothing on a cancelled order; at most `StopProblem.maxPerOrder`.
+    public func problemRefusal(_ kind: StopProblemKind, at stop: StopKind) -> Refusal? {
         if status == .cancelled { return Refusal(.invalidTransition, "Order \(number) is cancelled.", field: "order_id") }
-        if stop == .pickup, status == .delivered {
-            return Refusal(.invalidTransition, "Order \(number) is delivered: report a problem at its delivery.", field: "stop")
+        if stop == .pickup, !status.isWaiting {
+            return Refusal(.invalidTransition, "Order \(number) is \(status.label): its pickup is done.", field: "stop")
         }
-        if stop == .delivery, status.isWaiting {
-            return Refusal(.invalidTransition, "Order \(number) is not picked up yet: report a problem at its pickup.", field: "stop")
+        if stop == .delivery, status != .pickedUp {
+            return Refusal(.invalidTransition, status.isWaiting ? "Order \(number) is not picked up yet: report a problem at its pickup."
+                           : "Order \(number) is \(status.label): its delivery is done.", field: "stop")
+        }
+        if !kind.stops.contains(stop) {
+            return Refusal(.validationFailed, "\(kind.label) is reported at the pickup.", field: "kind")
         }
         if problems.count >= StopProblem.maxPerOrder {
             return Refusal(.validationFailed, "Order \(number) has \(StopProblem.maxPerOrder) problems reported already; call dispatch.",
                            field: "kind")
         }
         return nil
+    }
+
+    /// When a report at a stop can say it happened: not before the order
+    /// existed, a delivery's not before the pickup, never after `now`.
+    public func problemTime(_ reported: Date?, at stop: StopKind, now: Date) -> Date {
+        let earliest = [createdAt, stop == .delivery ? actualPickupDate : nil].compactMap { $0 }.max() ?? createdAt
+        return min(max(reported ?? now, earliest), now)
     }
 
     /// The problems reported at a stop, oldest first.

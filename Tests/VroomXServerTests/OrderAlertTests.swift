@@ -61,10 +61,17 @@ struct OrderAlertTests {
             let far = try await order("AR-3", pickupDay: today, deliveryDay: today.adding(days: 3), pickupAt: GeoPoint(latitude: 41.5, longitude: -88.1))
             let onTime = try await order("AR-4", pickupDay: today.adding(days: 1), deliveryDay: today.adding(days: 4))
             #expect(try await api.call(.dispatchUpdateTrip, trip.rawValue, json: UpdateTripRequest(status: .inProgress), token: dispatch).status == 200)
-            let fix = GeoPosition(latitude: 41.5 - 27, longitude: -88.1, accuracyMeters: 10, recordedAt: server.clock.now.addingTimeInterval(-60),
-                                  speedMetersPerSecond: nil)
-            #expect(try await api.call(.recordLocations, json: RecordLocationsRequest(fixes: [fix]), token: driver).status == 200)
-            #expect(try await server.store.orderAlerts.sweep() >= 2)
+            // One fix that jumps a continent away does not alert; two that agree do.
+            func fix(_ latitude: Double, _ ago: TimeInterval) -> GeoPosition {
+                GeoPosition(latitude: latitude, longitude: -88.1, accuracyMeters: 10, recordedAt: server.clock.now.addingTimeInterval(-ago),
+                            speedMetersPerSecond: nil)
+            }
+            #expect(try await api.call(.recordLocations, json: RecordLocationsRequest(fixes: [fix(41.4, 300), fix(41.5 - 27, 240)]),
+                                       token: driver).status == 200)
+            _ = try await server.store.orderAlerts.sweep()
+            #expect(try await Self.alert(server, far.id, tenant: tenant) == nil, "a single fix far away")
+            #expect(try await api.call(.recordLocations, json: RecordLocationsRequest(fixes: [fix(41.5 - 27.01, 60)]), token: driver).status == 200)
+            #expect(try await server.store.orderAlerts.sweep() >= 1)
             #expect(try await Self.alert(server, missed.id, tenant: tenant)?.hasPrefix("Pickup late: the window ended") == true)
             let position = try #require(try await Self.alert(server, far.id, tenant: tenant))
             #expect(position.hasPrefix("Pickup at risk: the truck's ETA from its position"), "\(position)")

@@ -68,6 +68,18 @@ struct StopTimesTests {
             let detention = try #require(draft.lines.first { $0.kind == .detention })
             #expect(detention.amountCents == 15_00 && detention.orderID == fenced.id, "\(draft.lines)")
             #expect(detention.description == "Detention at pickup, order \(fenced.number): 15 min beyond 15 min free at $60.00/h")
+            // A price corrected on the delivered order follows on the draft; its detention stays.
+            var vehicle = try #require(try await api.call(.dispatchOrder, fenced.id.rawValue, token: dispatch).decode(Order.self).vehicles.first)
+            vehicle.priceCents = 123_400
+            #expect(try await api.call(.dispatchUpdateOrder, fenced.id.rawValue, json: UpdateOrderRequest(vehicles: [vehicle]), token: dispatch).status == 200)
+            let followed = try #require(try await InvoiceTests.drafts(api, token: dispatch).first { $0.orders.map(\.id) == [fenced.id] })
+            #expect(followed.lines.map(\.amountCents) == [123_400, 15_00], "\(followed.lines)")
+            // Billed with another order on one invoice: its detention comes along from the draft it leaves.
+            let other = try await InvoiceTests.delivered("SD-2", prices: [50_000], customer: customer.id, trip: carrier.trips[0][0].id, api: api,
+                                                         token: dispatch)
+            let together = try await api.call(.dispatchCreateInvoice, json: CreateInvoiceRequest(orderIDs: [fenced.id, other.id]), token: dispatch)
+            #expect(together.status == 201, "\(together.text)")
+            #expect(try together.decode(Invoice.self).totalCents == 123_400 + 50_000 + 15_00)
         }
     }
 
@@ -85,6 +97,11 @@ struct StopTimesTests {
             let order = alpha.orders[alpha.trips[0][0].id]![0]
             #expect(try await api.call(.dispatchUpdateOrder, order.id.rawValue, json: UpdateOrderRequest(customerID: customer.id),
                                        token: dispatch).status == 200)
+            // Three hours after dispatch booked it (tokens last an hour: both sign in again).
+            server.clock.advance(by: 3 * 3600)
+            let dispatch = try await api.signIn(alpha.dispatcher.user.email, server: server).accessToken
+            let driver = try await api.signIn(alpha.driver.user.email, server: server).accessToken
+            // A report that says the driver waited before the order existed counts from when it did.
             let waitingSince = server.clock.now.addingTimeInterval(-3 * 3600)
             let waiting = ReportStopProblemRequest(orderID: order.id, stop: .pickup, kind: .waiting, note: "Gate says 2 more hours",
                                                    reportedAt: waitingSince)
@@ -100,8 +117,14 @@ struct StopTimesTests {
             let early = ReportStopProblemRequest(orderID: order.id, stop: .delivery, kind: .waiting)
             #expect(try await api.call(.reportStopProblem, json: early, token: driver).errorCode == "invalid_transition")
             let mine = ReportStopProblemRequest(orderID: order.id, stop: .pickup, kind: .keysMissing)
-            #expect(try await api.call(.reportStopProblem, json: mine, token: alpha.drivers[1].accessToken).status == 404)
-            #expect(try await api.call(.reportStopProblem, json: mine, token: beta.driver.accessToken).status == 404)
+            let sibling = try await api.signIn(alpha.drivers[1].user.email, server: server).accessToken
+            let outsider = try await api.signIn(beta.driver.user.email, server: server).accessToken
+            #expect(try await api.call(.reportStopProblem, json: mine, token: sibling).status == 404)
+            #expect(try await api.call(.reportStopProblem, json: mine, token: outsider).status == 404)
+            // A problem id is the report's wherever it is used: on another order, or by another carrier's driver, it is refused.
+            var elsewhere = waiting
+            elsewhere.orderID = alpha.orders[alpha.trips[0][0].id]![1].id
+            #expect(try await api.call(.reportStopProblem, json: elsewhere, token: driver).errorCode == "idempotency_key_reused")
             #expect(try await api.call(.reportStopProblem, json: mine, token: dispatch).status == 403)
             let long = ReportStopProblemRequest(orderID: order.id, stop: .pickup, kind: .damage, note: String(repeating: "x", count: 1001))
             #expect(try await api.call(.reportStopProblem, json: long, token: driver).status == 422)
@@ -115,7 +138,7 @@ struct StopTimesTests {
             }
             let seen = try await api.call(.dispatchOrder, order.id.rawValue, token: dispatch).decode(Order.self)
             #expect(seen.problems.map(\.kind) == [.waiting, .dryRun])
-            #expect(seen.problems[0].reportedAt == Fixes.wholeSeconds(waitingSince) || abs(seen.problems[0].reportedAt.timeIntervalSince(waitingSince)) < 0.001)
+            #expect(abs(seen.problems[0].reportedAt.timeIntervalSince(order.createdAt)) < 0.001, "clamped to the order's creation")
 
             // Dispatch reads each as a line of the driver's conversation.
             let lines = try await api.call(.dispatchConversation, alpha.driverID(0).rawValue, token: dispatch).decode(Items<ConversationLine>.self).items

@@ -171,10 +171,11 @@ extension AppDatabase {
         case .reportStopProblem(let request):
             guard var order = try order(request.orderID, db) else { throw LocalRejection(code: .notFound, message: "This order is not on your device.") }
             if order.problems.contains(where: { $0.id == request.id }) { return false }
-            if let refusal = order.problemRefusal(at: request.stop) { throw LocalRejection(refusal) }
+            if let refusal = order.problemRefusal(request.kind, at: request.stop) { throw LocalRejection(refusal) }
             let note = TextLimit.normalized(request.note ?? "")
             guard FieldLimits.stopProblemNote.allows(note) else { throw LocalRejection(FieldLimits.stopProblemNote.refusal()) }
-            order.problems.append(StopProblem(id: request.id, stop: request.stop, kind: request.kind, note: note, reportedAt: request.reportedAt ?? now))
+            order.problems.append(StopProblem(id: request.id, stop: request.stop, kind: request.kind, note: note,
+                                              reportedAt: order.problemTime(request.reportedAt, at: request.stop, now: now)))
             try store(.order(order), db)
         case .startTrip(let reference):
             guard var trip = try trip(reference.tripID, db) else { throw LocalRejection(code: .notFound, message: "This trip is not on your device.") }

@@ -398,7 +398,7 @@ public final class OrderDetailViewModel {
     /// before loading are pickup problems).
     public var problemChoices: [StopProblemKind] {
         guard let stop = problemStop else { return [] }
-        return stop == .pickup ? StopProblemKind.allCases : [.waiting, .notReady, .keysMissing, .inoperable]
+        return StopProblemKind.allCases.filter { $0.stops.contains(stop) }
     }
 
     /// The truck's time at a stop, as the fence saw it: "2 h 38 min on site",

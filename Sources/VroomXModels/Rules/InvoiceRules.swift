@@ -38,11 +38,10 @@ public enum InvoiceRules {
     }
 
     /// The orders' stop charges (detention, dry runs) an invoice's lines do
-    /// not bill yet, within the charges an invoice may hold.
+    /// not bill yet (the caller sees whether they fit `chargesPerInvoice`).
     public static func newStopCharges(of orders: [Order], terms: StopChargeTerms, besides lines: [InvoiceLine]) -> [InvoiceLine] {
         let billed = Set(lines.filter { $0.kind != .vehicle }.map { stopChargeKey($0.description) })
-        let room = max(0, chargesPerInvoice - lines.filter { $0.kind != .vehicle }.count)
-        return Array(orders.flatMap { $0.stopCharges(terms: terms) }.filter { !billed.contains(stopChargeKey($0.description)) }.prefix(room))
+        return orders.flatMap { $0.stopCharges(terms: terms) }.filter { !billed.contains(stopChargeKey($0.description)) }
     }
 
     /// Where a sent invoice stands by what was paid against it: paid once

@@ -19,6 +19,17 @@ public enum Timeliness: String, Sendable, Hashable, CaseIterable {
     }
 
     public var isLate: Bool { self == .pickupLate || self == .deliveryLate }
+
+    /// How far along the order's trouble is: dispatch is alerted again only
+    /// when it gets further (the pickup at risk, then late, then the delivery).
+    public var rank: Int {
+        switch self {
+        case .pickupAtRisk: 1
+        case .pickupLate: 2
+        case .deliveryAtRisk: 3
+        case .deliveryLate: 4
+        }
+    }
 }
 
 extension Stop {

@@ -63,13 +63,13 @@ struct CarrierProfileService: Sendable {
             edited.factoringNotice = problems.check(notice) { try Validate.text(notice, FieldLimits.factoringNotice) }
         }
         if let free = request.detentionFreeMinutes {
-            edited.detentionFreeMinutes = problems.check(free) { try Validate.number(free, FieldLimits.detentionFreeMinutes, unit: " minutes") }
+            edited.detentionFreeMinutes = problems.check(free) { try Validate.number(free, FieldLimits.detentionFreeMinutes, unit: "minutes") }
         }
         if let rate = request.detentionCentsPerHour {
-            edited.detentionCentsPerHour = problems.check(rate) { try Validate.number(rate, FieldLimits.detentionCentsPerHour, unit: " cents") }
+            edited.detentionCentsPerHour = problems.check(rate) { try Validate.number(rate, FieldLimits.detentionCentsPerHour, unit: "cents") }
         }
         if let fee = request.dryRunFeeCents {
-            edited.dryRunFeeCents = problems.check(fee) { try Validate.number(fee, FieldLimits.dryRunFeeCents, unit: " cents") }
+            edited.dryRunFeeCents = problems.check(fee) { try Validate.number(fee, FieldLimits.dryRunFeeCents, unit: "cents") }
         }
         if let email = request.alertEmail {
             edited.alertEmail = problems.check(email) {

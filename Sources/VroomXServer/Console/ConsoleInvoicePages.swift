@@ -328,7 +328,10 @@ struct ConsoleInvoicePages {
                               amountError: errors.messages["charges_\(index)_amount_cents"] ?? errors.messages["c\(index)_amount"])
             },
             terms: PaymentTerms.allCases.map { ChoiceView(value: $0.rawValue, label: $0.label, selected: values["terms"] == $0.rawValue) },
-            v: values, e: errors.messages, hasErrors: !errors.isEmpty, stopChargesFilled: stopChargesFilled), status: status)
+            v: values, e: errors.messages, hasErrors: !errors.isEmpty, stopChargesFilled: stopChargesFilled,
+            chargesLeftOut: charges.count > InvoiceRules.chargesPerInvoice
+                ? "\(charges.count - InvoiceRules.chargesPerInvoice) more charges of these orders do not fit: an invoice takes \(InvoiceRules.chargesPerInvoice). Bill some orders on another invoice."
+                : ""), status: status)
     }
 
     /// The form's charges (rows without an amount are left out), and its typed rows to show again.

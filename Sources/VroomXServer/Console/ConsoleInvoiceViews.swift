@@ -250,6 +250,8 @@ struct InvoiceFormView: ConsoleView {
     let hasErrors: Bool
     /// Detention or dry-run charges of the orders were filled in.
     var stopChargesFilled = false
+    /// How many charges did not fit the form, said when some did not.
+    var chargesLeftOut = ""
 }
 
 struct AgingRowView: ConsoleView {

@@ -113,6 +113,8 @@ struct OrderPageView: ConsoleView {
         let contactPhone: String
         let window: String
         let arrived: TimeView?
+        /// Whether the truck's position or the driver's report of waiting says so.
+        let arrivedHow: String
         let point: Point?
         /// How the visit ended ("Left", "Until marked picked up") and when, and the time on site;
         /// or, while there, since when.
@@ -131,9 +133,11 @@ struct OrderPageView: ConsoleView {
             contactName = stop.contactName
             contactPhone = stop.contactPhone
             window = ConsoleFormat.window(stop)
-            arrived = ConsoleFormat.time(order.arrived(at: kind))
             point = stop.location.map { Point(text: $0.text, radius: LocationRules.feet(fromMetres: stop.geofenceRadiusMeters ?? LocationRules.defaultRadiusMeters)) }
             let visit = order.visit(kind)
+            // The arrival time on site counts from, as the bill of lading says it: the fence's, or the driver's report of waiting.
+            arrived = ConsoleFormat.time(visit.arrivedAt)
+            arrivedHow = visit.arrivedAt == nil ? "" : visit.arrivedAt == order.arrived(at: kind) ? "(truck's position)" : "(the driver reported waiting)"
             visitHow = visit.endsAtStatusMark ? "Until marked \(kind == .pickup ? "picked up" : "delivered")" : "Left"
             if let onSite = visit.onSite {
                 (visitEnd, onSiteSince) = (ConsoleFormat.time(visit.departedAt), nil)

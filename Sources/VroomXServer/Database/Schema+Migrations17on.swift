@@ -539,7 +539,13 @@ extension Schema {
             );
             CREATE INDEX attachment_photos_by_problem ON attachment_photos (tenant_id, problem_id);
             CREATE INDEX attachment_photos_by_message ON attachment_photos (tenant_id, message_id);
-            ALTER TABLE driver_messages ADD COLUMN photos TEXT NOT NULL DEFAULT '[]'
+            ALTER TABLE driver_messages ADD COLUMN photos TEXT NOT NULL DEFAULT '[]';
+            CREATE TABLE stop_problem_ids (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                order_id TEXT NOT NULL
+            );
+            ALTER TABLE orders ADD COLUMN risk_rank BIGINT NOT NULL DEFAULT 0
             """),
 ]
 }

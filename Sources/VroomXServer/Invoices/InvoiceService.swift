@@ -106,7 +106,12 @@ public struct InvoiceService: Sendable {
             var lines = orders.flatMap(InvoiceRules.vehicleLines) + (try Self.joined(charges, carried))
             if request.stopCharges == true {
                 let stopTerms = (try await CarrierProfileRepository.find(tenant: tx.tenant, tx.db) ?? CarrierProfile()).stopChargeTerms
-                lines += InvoiceRules.newStopCharges(of: orders, terms: stopTerms, besides: lines)
+                let stops = InvoiceRules.newStopCharges(of: orders, terms: stopTerms, besides: lines)
+                guard lines.filter({ $0.kind != .vehicle }).count + stops.count <= InvoiceRules.chargesPerInvoice else {
+                    throw AppError.validation("stop_charges", "These orders' detention and dry runs come to \(stops.count) charges beside the "
+                                              + "others; an invoice takes at most \(InvoiceRules.chargesPerInvoice): bill some orders on another invoice.")
+                }
+                lines += stops
             }
             let invoice = Invoice(id: ID(), customerID: customer.id, customerName: customer.name, orders: orders.map(Self.invoiced),
                                   lines: lines, terms: terms,
@@ -459,16 +464,18 @@ public struct InvoiceService: Sendable {
     /// no number to keep); its charges are returned, to go with the order.
     private func release(_ order: ID<Order>, from draft: Invoice, _ tx: TenantTransaction) async throws -> [InvoiceLine] {
         var edited = draft
+        // The order's own charges (its detention, a dry run) go with it.
+        let own = draft.lines.filter { $0.orderID == order && $0.kind != .vehicle }
         edited.orders.removeAll { $0.id == order }
         edited.lines.removeAll { $0.orderID == order }
         guard edited.orders.isEmpty else {
             _ = try await save(Self.settled(edited), from: draft, tx)
-            return []
+            return own
         }
         edited.status = .void
         edited.voidReason = "Its orders moved to another invoice."
         _ = try await discard(Self.settled(edited), from: draft, tx)
-        return edited.lines
+        return edited.lines + own
     }
 
     /// Throws a draft away (`void`: it, void). It goes (a draft has no number
@@ -496,8 +503,9 @@ public struct InvoiceService: Sendable {
               let draft = try await InvoiceRepository.find(id, tenant: tx.tenant, locking: true, tx.db), draft.status == .draft else { return }
         var edited = draft
         edited.orders = draft.orders.map { $0.id == order.id ? Self.invoiced(order) : $0 }
-        let position = draft.lines.firstIndex { $0.orderID == order.id } ?? draft.lines.count
-        edited.lines.removeAll { $0.orderID == order.id }
+        // Its vehicles' lines follow it; its detention and dry run stay as dispatch left them.
+        let position = draft.lines.firstIndex { $0.orderID == order.id && $0.kind == .vehicle } ?? draft.lines.count
+        edited.lines.removeAll { $0.orderID == order.id && $0.kind == .vehicle }
         edited.lines.insert(contentsOf: InvoiceRules.vehicleLines(of: order), at: min(position, edited.lines.count))
         _ = try await save(Self.settled(edited), from: draft, tx)
     }

@@ -1,12 +1,13 @@
 import Foundation
 import VroomXModels
 
-/// Dispatch is told once when an order becomes late or at risk
+/// Dispatch is told when an order becomes late or at risk, and again only
+/// as it gets further (the pickup at risk, late, the delivery at risk, late)
 /// (`Order.timeliness`): every console page announces it, and the carrier's
 /// alert address gets it by email when it gave one. An order's own facts
 /// (its windows, the driver's ETA, its status) are judged whenever it is
 /// saved; the calendar and the truck's position by a sweep every few minutes.
-struct OrderAlertService: Sendable {
+public struct OrderAlertService: Sendable {
     let store: Store
     /// Orders read at once by the sweep (it pages through them all).
     static let sweepPage = 500
@@ -16,7 +17,9 @@ struct OrderAlertService: Sendable {
     @discardableResult
     static func alertIfDue(_ order: Order, computedETA: Date? = nil, _ tx: TenantTransaction) async throws -> Bool {
         guard let standing = order.timeliness(today: LocalDate(tx.now), computedETA: computedETA) else { return false }
-        guard try await OrderRepository.markAlerted(order.id, text: order.alertText(standing, computedETA: computedETA), tx) else { return false }
+        guard try await OrderRepository.markAlerted(order.id, rank: standing.rank, text: order.alertText(standing, computedETA: computedETA), tx) else {
+            return false
+        }
         if let profile = try await CarrierProfileRepository.find(tenant: tx.tenant, tx.db), !profile.alertEmail.isEmpty {
             try await QueuedMailRepository.orderAlerts.enqueue(order.id.rawValue, recipient: profile.alertEmail, tx)
         }
@@ -26,7 +29,7 @@ struct OrderAlertService: Sendable {
     /// Every carrier's open orders whose next window ends by tomorrow and
     /// that no alert told of: late by the calendar, or at risk by the
     /// driver's ETA or the truck's position. Returns how many it alerted.
-    func sweep() async throws -> Int {
+    public func sweep() async throws -> Int {
         var alerted = 0
         let tomorrow = LocalDate(store.now).adding(days: 1)
         for tenant in try await store.people.tenants() {
@@ -42,7 +45,12 @@ struct OrderAlertService: Sendable {
                         if positions[driver] == nil {
                             positions[driver] = try await store.read { try await LocationRepository.latestFixes(of: driver, tenant: tenant.id, limit: 60, $0) }
                         }
-                        computed = LocationService.computedETA(of: order, recent: positions[driver] ?? [], now: store.now)
+                        // The truck's position counts when its last two fixes agree: one that jumped a continent away does not alert.
+                        let recent = positions[driver] ?? []
+                        if let latest = LocationService.computedETA(of: order, recent: recent, now: store.now),
+                           let before = LocationService.computedETA(of: order, recent: Array(recent.dropFirst()), now: store.now) {
+                            computed = min(latest, before)
+                        }
                     }
                     guard order.timeliness(today: LocalDate(store.now), computedETA: computed) != nil else { continue }
                     let told = try await store.write(tenant: tenant.id) { tx in
@@ -80,5 +88,5 @@ struct OrderAlertService: Sendable {
 
 extension Store {
     /// Alerts to dispatch of late and at-risk orders.
-    var orderAlerts: OrderAlertService { OrderAlertService(store: self) }
+    public var orderAlerts: OrderAlertService { OrderAlertService(store: self) }
 }

@@ -154,18 +154,20 @@ enum OrderRepository {
 
     // MARK: Alerts to dispatch
 
-    /// Marks the order alerted, once: false when an alert told of it already.
-    static func markAlerted(_ id: ID<Order>, text: String, _ tx: TenantTransaction) async throws -> Bool {
+    /// Marks the order alerted of a trouble this far along (`Timeliness.rank`):
+    /// false when an alert told of it, or of one further along, already.
+    static func markAlerted(_ id: ID<Order>, rank: Int, text: String, _ tx: TenantTransaction) async throws -> Bool {
         try await tx.first("""
-            UPDATE orders SET risk_alerted_at = \(tx.now), risk_alert = \(String(text.prefix(300)))
-            WHERE tenant_id = \(tx.tenant) AND id = \(id) AND risk_alerted_at IS NULL RETURNING id
+            UPDATE orders SET risk_alerted_at = \(tx.now), risk_alert = \(String(text.prefix(300))), risk_rank = \(rank)
+            WHERE tenant_id = \(tx.tenant) AND id = \(id) AND risk_rank < \(rank) RETURNING id
             """) != nil
     }
 
     /// Forgets the alert (dispatch moved a window: a new trouble alerts again).
     static func clearAlert(_ id: ID<Order>, _ tx: TenantTransaction) async throws {
         try await tx.execute("""
-            UPDATE orders SET risk_alerted_at = NULL, risk_alert = '' WHERE tenant_id = \(tx.tenant) AND id = \(id) AND risk_alerted_at IS NOT NULL
+            UPDATE orders SET risk_alerted_at = NULL, risk_alert = '', risk_rank = 0
+            WHERE tenant_id = \(tx.tenant) AND id = \(id) AND risk_alerted_at IS NOT NULL
             """)
     }
 
@@ -187,13 +189,14 @@ enum OrderRepository {
         return (try row.id("id"), try row.string("number"), try row.date("risk_alerted_at"), try row.string("risk_alert"))
     }
 
-    /// Open orders no alert told of whose next window's last day is `dueBy`
-    /// or earlier, after `after` in id order (the sweep's page).
+    /// Open orders whose next window's last day is `dueBy` or earlier and
+    /// whose trouble could still get further than alerts told, after `after`
+    /// in id order (the sweep's page).
     static func unalerted(dueBy day: LocalDate, after: ID<Order>?, tenant: ID<Tenant>, limit: Int,
                           _ db: any SQLExecutor) async throws -> [Order] {
         try await db.query("""
             SELECT \(Order.columns) FROM orders
-            WHERE tenant_id = \(tenant) AND risk_alerted_at IS NULL AND id > \(after?.rawValue ?? "")
+            WHERE tenant_id = \(tenant) AND risk_rank < 4 AND id > \(after?.rawValue ?? "")
               AND ((status IN ('new', 'assigned') AND COALESCE(pickup_window_end, pickup_window_start) <= \(day))
                 OR (status IN ('new', 'assigned', 'picked_up') AND COALESCE(delivery_window_end, delivery_window_start) <= \(day)))
             ORDER BY id LIMIT \(limit)

@@ -23,9 +23,17 @@ extension OrderService {
                 }
                 return order
             }
-            if let refusal = order.problemRefusal(at: request.stop) { throw AppError(refusal) }
-            // Reported when the phone says (a report that waited for a signal), never later than now nor before a week ago.
-            let reported = min(max(request.reportedAt ?? tx.now, tx.now.addingTimeInterval(-Self.longestProblemWait)), tx.now)
+            if let refusal = order.problemRefusal(request.kind, at: request.stop) { throw AppError(refusal) }
+            // The id is the report's wherever it is used: another order's (another carrier's) is refused.
+            do {
+                try await tx.execute("INSERT INTO stop_problem_ids (id, tenant_id, order_id) VALUES (\(request.id), \(tx.tenant), \(order.id))")
+            } catch DatabaseConstraintError.unique {
+                throw AppError(409, .idempotencyKeyReused, "This problem id was used for another report.", field: "id")
+            }
+            // Reported when the phone says (a report that waited for a signal), never later than now nor before a week ago,
+            // nor before the order existed (nor a delivery's before the pickup): the time starts detention.
+            let reported = order.problemTime(max(request.reportedAt ?? tx.now, tx.now.addingTimeInterval(-Self.longestProblemWait)),
+                                             at: request.stop, now: tx.now)
             let problem = StopProblem(id: request.id, stop: request.stop, kind: request.kind, note: note,
                                       reportedAt: WireTime.date(milliseconds: WireTime.milliseconds(reported)))
             var reportedOn = order
