@@ -164,6 +164,17 @@ struct StopTimesTests {
             #expect(detention.amountCents == 165 * 60_00 / 60, "2 h 45 min at $60.00/h: \(invoice.lines)")
             #expect(invoice.lines.filter { $0.kind == .dryRun }.map(\.amountCents) == [200_00])
             #expect(invoice.lines.filter { $0.kind == .fuelSurcharge }.count == 1)
+
+            // Nothing to load, and dispatch cancels the order: its draft bills the dry run, not the vehicle.
+            let second = alpha.orders[alpha.trips[0][0].id]![1]
+            #expect(try await api.call(.dispatchUpdateOrder, second.id.rawValue, json: UpdateOrderRequest(customerID: customer.id),
+                                       token: dispatch).status == 200)
+            #expect(try await api.call(.reportStopProblem, json: ReportStopProblemRequest(orderID: second.id, stop: .pickup, kind: .dryRun),
+                                       token: driver).status == 201)
+            let cancelled = try await api.call(.dispatchUpdateOrder, second.id.rawValue, json: UpdateOrderRequest(status: .cancelled), token: dispatch)
+            #expect(cancelled.status == 200, "\(cancelled.text)")
+            let fee = try #require(try await InvoiceTests.drafts(api, token: dispatch).first { $0.orders.map(\.id) == [second.id] })
+            #expect(fee.lines.map(\.kind) == [.dryRun] && fee.totalCents == 200_00, "\(fee.lines)")
         }
     }
 

@@ -20,9 +20,11 @@ public enum InvoiceRules {
         lines.reduce(0) { $0 + $1.amountCents }
     }
 
-    /// A line per vehicle of a delivered order, at the vehicle's price.
+    /// A line per vehicle of a delivered order, at the vehicle's price (none
+    /// for a cancelled one: its dry run is billed, not its vehicles).
     public static func vehicleLines(of order: Order) -> [InvoiceLine] {
-        order.vehicles.map { vehicle in
+        guard order.status != .cancelled else { return [] }
+        return order.vehicles.map { vehicle in
             let price = vehicle.priceCents ?? (order.vehicles.count == 1 ? order.revenueCents : 0)
             let what = [vehicle.summary, vehicle.vin.isEmpty ? "" : "VIN \(vehicle.vin)"].filter { !$0.isEmpty }.joined(separator: ", ")
             let load = order.externalLoadID.map { " (load \($0))" } ?? ""

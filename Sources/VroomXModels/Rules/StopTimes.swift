@@ -74,6 +74,12 @@ public enum StopTimes {
 extension Order {
     public func departed(from kind: StopKind) -> Date? { kind == .pickup ? departedPickupAt : departedDeliveryAt }
 
+    /// A dry run the driver reported: billed even when dispatch cancels the order after it.
+    public var hadDryRun: Bool { problems.contains { $0.kind == .dryRun } }
+
+    /// Whether an invoice may bill it: delivered, or cancelled after a dry run (the fee, no vehicles).
+    public var isBillable: Bool { status == .delivered || (status == .cancelled && hadDryRun) }
+
     /// The truck's time at a stop (see `StopVisit`).
     public func visit(_ kind: StopKind) -> StopVisit {
         let waiting = problems.filter { $0.stop == kind && $0.kind == .waiting }.map(\.reportedAt).min()

@@ -70,6 +70,13 @@ extension ConsoleSettingsPages {
     /// A rate or a fee in dollars: empty is none ($0), at most $10,000.
     static func charge(_ text: String, field: String, errors: inout FieldErrors) -> Int? {
         guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { return 0 }
+        let most = "At most \(MoneyFormat.dollars(StopTimes.chargeCentsRange.upperBound))."
+        // Whole dollars past the limit say this field's limit, not the largest amount money may be.
+        let whole = text.filter { $0 != "$" && $0 != "," && !$0.isWhitespace }.prefix { $0 != "." }
+        if whole.count > 5, whole.allSatisfy(\.isASCII), whole.allSatisfy(\.isNumber) {
+            errors.add(field, most)
+            return nil
+        }
         guard let cents = FormValue.cents(text, field: field, errors: &errors) else { return nil }
         guard StopTimes.chargeCentsRange.contains(cents) else {
             errors.add(field, "At most \(MoneyFormat.dollars(StopTimes.chargeCentsRange.upperBound)).")

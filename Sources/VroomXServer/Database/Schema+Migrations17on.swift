@@ -545,7 +545,8 @@ extension Schema {
                 tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
                 order_id TEXT NOT NULL
             );
-            ALTER TABLE orders ADD COLUMN risk_rank BIGINT NOT NULL DEFAULT 0
+            ALTER TABLE orders ADD COLUMN risk_rank BIGINT NOT NULL DEFAULT 0;
+            ALTER TABLE orders ADD COLUMN dry_run BIGINT NOT NULL DEFAULT 0 CHECK (dry_run IN (0, 1))
             """),
 ]
 }

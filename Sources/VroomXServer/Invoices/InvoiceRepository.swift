@@ -62,18 +62,18 @@ enum InvoiceRepository {
         return found
     }
 
-    /// A customer's delivered orders no invoice bills yet, latest delivery first.
+    /// A customer's delivered orders (and cancelled ones after a dry run) no invoice bills yet, latest first.
     static func uninvoiced(customer: ID<Customer>?, tenant: ID<Tenant>, limit: Int, _ db: any SQLExecutor) async throws -> [ID<Order>] {
         let customerFilter: SQL = customer.map { " AND o.customer_id = \($0)" } ?? " AND o.customer_id IS NOT NULL"
         return try await db.query("""
             SELECT o.id FROM orders o
-            WHERE o.tenant_id = \(tenant) AND o.status = 'delivered'\(customerFilter)
+            WHERE o.tenant_id = \(tenant) AND (o.status = 'delivered' OR (o.status = 'cancelled' AND o.dry_run = 1))\(customerFilter)
               AND NOT EXISTS (SELECT 1 FROM invoice_orders i WHERE i.tenant_id = o.tenant_id AND i.order_id = o.id)
             ORDER BY o.updated_at DESC, o.id LIMIT \(limit)
             """).map { try $0.id("id") }
     }
 
-    /// A customer's delivered orders on no invoice or on a draft other than `except`, latest first, each saying whether on a draft.
+    /// A customer's billable orders (`Order.isBillable`) on no invoice or on a draft other than `except`, latest first, each saying whether on a draft.
     static func billable(customer: ID<Customer>, except: ID<Invoice>?, tenant: ID<Tenant>, limit: Int = 200,
                          _ db: any SQLExecutor) async throws -> [(ID<Order>, Bool)] {
         let other: SQL = except.map { " AND i.id <> \($0)" } ?? ""
@@ -81,7 +81,7 @@ enum InvoiceRepository {
             SELECT o.id, i.id AS invoice_id FROM orders o
             LEFT JOIN invoice_orders io ON io.tenant_id = o.tenant_id AND io.order_id = o.id
             LEFT JOIN invoices i ON i.tenant_id = io.tenant_id AND i.id = io.invoice_id
-            WHERE o.tenant_id = \(tenant) AND o.status = 'delivered' AND o.customer_id = \(customer)
+            WHERE o.tenant_id = \(tenant) AND (o.status = 'delivered' OR (o.status = 'cancelled' AND o.dry_run = 1)) AND o.customer_id = \(customer)
               AND (io.order_id IS NULL OR (i.status = 'draft'\(other)))
             ORDER BY o.updated_at DESC, o.id LIMIT \(limit)
             """).map { (try $0.id("id"), try $0.optionalString("invoice_id") != nil) }

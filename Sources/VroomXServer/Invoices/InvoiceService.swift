@@ -83,7 +83,7 @@ public struct InvoiceService: Sendable {
     /// pickup (COP) prepares it then (`beforeDelivery`). Returns the draft made.
     @discardableResult
     func prepare(for order: Order, beforeDelivery: Bool = false, _ tx: TenantTransaction) async throws -> ID<Invoice>? {
-        guard order.status == .delivered || beforeDelivery, let customerID = order.customerID,
+        guard order.isBillable || beforeDelivery, let customerID = order.customerID,
               try await InvoiceRepository.invoices(ofOrders: [order.id], tenant: tx.tenant, tx.db).isEmpty,
               let customer = try await CustomerRepository.find(customerID, tenant: tx.tenant, tx.db) else { return nil }
         let terms = PaymentTerms(text: order.paymentTerms) ?? PaymentTerms(text: customer.paymentTerms) ?? .net30
@@ -425,8 +425,9 @@ public struct InvoiceService: Sendable {
             guard let order = try await OrderRepository.find(id, .dispatch(tenant: tx.tenant), locking: true, tx.db) else {
                 throw AppError.validation("order_ids", "An order in order_ids is not one of the carrier's.")
             }
-            guard order.status == .delivered else {
-                throw AppError.validation("order_ids", "Order \(order.number) is \(order.status.label): an invoice bills delivered orders.")
+            guard order.isBillable else {
+                throw AppError.validation("order_ids", "Order \(order.number) is \(order.status.label): an invoice bills delivered orders "
+                                          + "(and cancelled ones after a dry run).")
             }
             orders.append(order)
         }

@@ -140,7 +140,8 @@ enum OrderRepository {
                 delivery_latitude = \(delivery.location?.latitude), delivery_longitude = \(delivery.location?.longitude),
                 delivery_radius_m = \(delivery.geofenceRadiusMeters), arrived_at_pickup = \(saved.arrivedAtPickup),
                 arrived_at_delivery = \(saved.arrivedAtDelivery), departed_at_pickup = \(saved.departedPickupAt),
-                departed_at_delivery = \(saved.departedDeliveryAt), problems = \(try WireDocument.encode(saved.problems)), customer_id = \(saved.customerID),
+                departed_at_delivery = \(saved.departedDeliveryAt), problems = \(try WireDocument.encode(saved.problems)),
+                dry_run = \(saved.hadDryRun ? 1 : 0), customer_id = \(saved.customerID),
                 external_load_id = \(saved.externalLoadID), vehicles = \(try WireDocument.encode(saved.vehicles)),
                 vehicle_search = \(vehicleSearch(saved.vehicles))
             WHERE tenant_id = \(tx.tenant) AND id = \(original.id) AND version = \(original.version)

@@ -311,8 +311,8 @@ public struct OrderService: Sendable {
             default: nil as Date?
             }
             try await OrderRepository.insertStatusEvent(saved, occurredAt: occurredAt ?? tx.now, tx)
-            // A delivery prepares the customer's invoice, for dispatch to check and send.
-            if saved.status == .delivered { try await store.invoices.prepare(for: saved, tx) }
+            // A delivery prepares the customer's invoice, for dispatch to check and send; so does cancelling after a dry run (its fee).
+            if saved.isBillable { try await store.invoices.prepare(for: saved, tx) }
         } else if saved.status == .delivered,
                   saved.vehicles != original.vehicles || saved.number != original.number || saved.externalLoadID != original.externalLoadID {
             try await store.invoices.follow(saved, tx)
