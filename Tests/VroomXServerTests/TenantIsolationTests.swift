@@ -557,7 +557,8 @@ struct TenantIsolationTests {
     /// The owner writes to dispatch and answers an urgent message; dispatch reads the inbox and the conversation.
     func conversationProbes(owner: ID<Driver>, trip: ID<Trip>, order: ID<Order>, urgent: ID<DriverNotification>) -> [Probe] {
         [
-            Probe(endpoint: .reportStopProblem, parameters: [], body: ReportStopProblemRequest(orderID: order, stop: .pickup, kind: .waiting),
+            // By the time the owner calls, their order is picked up (its delivery is where a problem can be).
+            Probe(endpoint: .reportStopProblem, parameters: [], body: ReportStopProblemRequest(orderID: order, stop: .delivery, kind: .waiting),
                   namesCarrierAData: true),
             Probe(endpoint: .sendMessage, parameters: [], body: SendDriverMessageRequest(body: "Gate is locked", tripID: trip), namesCarrierAData: true),
             Probe(endpoint: .acknowledgeNotification, parameters: [urgent.rawValue], body: nil, namesCarrierAData: true),
