@@ -213,6 +213,15 @@ def sign_in(page, server, email=DISPATCHER, expect_board=True):
         page.wait_for_url("**/board")
 
 
+def wait_until(page, expression, timeout=15):
+    """Waits until a script expression is true. Not `page.wait_for_function`: polling compiles the
+    predicate in the page, which the console's Content-Security-Policy (no 'unsafe-eval') refuses."""
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(expression):
+        assert time.monotonic() < deadline, f"not true within {timeout} s: {expression}"
+        time.sleep(0.1)
+
+
 def shot(page, name):
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)

@@ -10,7 +10,7 @@ import uuid
 from PIL import Image, ImageDraw
 from playwright.sync_api import expect
 
-from conftest import BINARY, DRIVER, shot, sign_in
+from conftest import BINARY, DRIVER, shot, sign_in, wait_until
 
 
 def photo(label):
@@ -130,7 +130,7 @@ def test_create_trip_and_order_then_the_driver_picks_up_while_the_board_is_open(
     expect(page.locator(".timeline")).to_contain_text("Assigned · by dispatch@demo-carrier.example")
     expect(page.locator(".timeline")).to_contain_text("Picked up · by Alex Rivera (driver)")
     expect(page.locator(".photos img")).to_have_count(6)
-    page.wait_for_function("Array.from(document.querySelectorAll('.photos img')).every(i => i.complete && i.naturalWidth > 0)")
+    wait_until(page, "Array.from(document.querySelectorAll('.photos img')).every(i => i.complete && i.naturalWidth > 0)")
     expect(page.locator(".damages")).to_contain_text("Rear bumper: scratch, minor")
     shot(page, "order")
     page.goto(server.base + f"/orders/{order}/bill-of-lading")
@@ -613,8 +613,8 @@ def test_the_map_reads_like_a_map_without_a_tile_server(page, server):
     expect(page.locator("figcaption")).to_contain_text("Base map: U.S. Census Bureau, Natural Earth")
     # Water is water and land is land where they are: with the shapes on top hidden, the Atlantic off
     # Georgia is the water colour and inland Georgia the land colour, at the pixels the projection puts them.
-    page.wait_for_function("() => { const i = new Image(); i.src = document.querySelector('image.base-map').getAttribute('href');"
-                           " return i.decode().then(() => true, () => false); }")
+    wait_until(page, "(() => { const i = new Image(); i.src = document.querySelector('image.base-map').getAttribute('href');"
+                     " return i.decode().then(() => true, () => false); })()")
     shot(page, "map-base")
     page.evaluate("document.querySelectorAll('.map .track, .map .fence, .map .driver, .map .city').forEach((e) => { e.style.display = 'none'; })")
     query = dict(urllib.parse.parse_qsl(urllib.parse.urlparse(href).query))
@@ -1497,7 +1497,7 @@ def test_a_problem_at_a_stop_reaches_the_board_the_order_and_the_invoice(page, s
     expect(page.locator(".stop-problem")).to_contain_text("Waiting at the stop Gate says two more hours")
     gate = page.locator(".stop-problem img")
     expect(gate).to_have_count(1)
-    page.wait_for_function("() => { const image = document.querySelector('.stop-problem img'); return image && image.complete && image.naturalWidth === 320; }")
+    wait_until(page, "(() => { const image = document.querySelector('.stop-problem img'); return !!image && image.complete && image.naturalWidth === 320; })()")
     status, answer = server.api("POST", "/v1/problems", {"id": str(uuid.uuid4()), "order_id": order_id, "stop": "pickup", "kind": "dry_run"},
                                 token=token)
     assert status == 201, answer

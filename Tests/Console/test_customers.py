@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 
 import pytest
 
-from conftest import running_server, shot, sign_in
+from conftest import running_server, shot, sign_in, wait_until
 
 
 def test_a_customer_is_added_edited_and_found(page, server, browser, dispatcher_state):
@@ -205,7 +205,7 @@ def test_a_tracking_link_follows_the_order_live_and_other_tokens_show_nothing(br
     expect(page.locator(".timeline")).to_contain_text("Bill of lading (pickup) emailed to billing@midwestauto.example")
     # The open tracking page shows the condition at pickup, with its photos.
     expect(customer.locator(".condition h2")).to_have_text("Condition at pickup", timeout=30_000)
-    customer.wait_for_function("Array.from(document.querySelectorAll('.condition img')).every(i => i.complete && i.naturalWidth > 0)")
+    wait_until(customer, "Array.from(document.querySelectorAll('.condition img')).every(i => i.complete && i.naturalWidth > 0)")
     shot(customer, "tracking-condition")
     # Asked again, it goes again.
     before = len([1 for to, body in server.mailbox.messages if to == "billing@midwestauto.example"])
