@@ -51,8 +51,20 @@ public struct StopProblem: Codable, Sendable, Hashable, Identifiable {
     /// What the driver photographed (uploaded after the report, with the
     /// upload metadata `order_id` and `problem_id`), oldest first.
     public var photos: [ReceiptPhoto]
+    /// How far the truck was from the stop when the driver reported it, by
+    /// its position then (the server's; nil when unknown). A report of
+    /// waiting far from the stop does not start detention.
+    public var truckDistanceMeters: Double?
 
-    public init(id: ID<StopProblem>, stop: StopKind, kind: StopProblemKind, note: String = "", reportedAt: Date, photos: [ReceiptPhoto] = []) {
+    /// A truck this close to the stop may be waiting there (a yard's gate, a queue down the road).
+    public static let nearStopMeters = 1_609.0
+
+    /// Whether the truck's position, when known, puts it at the stop.
+    public var truckWasNear: Bool { truckDistanceMeters.map { $0 <= Self.nearStopMeters } ?? true }
+
+    public init(id: ID<StopProblem>, stop: StopKind, kind: StopProblemKind, note: String = "", reportedAt: Date, photos: [ReceiptPhoto] = [],
+                truckDistanceMeters: Double? = nil) {
+        self.truckDistanceMeters = truckDistanceMeters
         self.photos = photos
         self.id = id
         self.stop = stop
@@ -74,6 +86,7 @@ public struct StopProblem: Codable, Sendable, Hashable, Identifiable {
     enum CodingKeys: String, CodingKey {
         case id, stop, kind, note, photos
         case reportedAt = "reported_at"
+        case truckDistanceMeters = "truck_distance_meters"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -81,7 +94,8 @@ public struct StopProblem: Codable, Sendable, Hashable, Identifiable {
         self.init(id: try container.decode(VroomXModels.ID<StopProblem>.self, forKey: .id), stop: try container.decode(StopKind.self, forKey: .stop),
                   kind: try container.decode(StopProblemKind.self, forKey: .kind), note: try container.decodeIfPresent(String.self, forKey: .note) ?? "",
                   reportedAt: try container.decode(Date.self, forKey: .reportedAt),
-                  photos: try container.decodeIfPresent([ReceiptPhoto].self, forKey: .photos) ?? [])
+                  photos: try container.decodeIfPresent([ReceiptPhoto].self, forKey: .photos) ?? [],
+                  truckDistanceMeters: try container.decodeIfPresent(Double.self, forKey: .truckDistanceMeters))
     }
 }
 
@@ -128,6 +142,9 @@ extension Order {
         if stop == .delivery, status != .pickedUp {
             return Refusal(.invalidTransition, status.isWaiting ? "Order \(number) is not picked up yet: report a problem at its pickup."
                            : "Order \(number) is \(status.label): its delivery is done.", field: "stop")
+        }
+        if kind == .dryRun, problems.contains(where: { $0.kind == .dryRun }) {
+            return Refusal(.alreadyExists, "A dry run is reported for order \(number) already.", field: "kind")
         }
         if !kind.stops.contains(stop) {
             return Refusal(.validationFailed, "\(kind.label) is reported at the pickup.", field: "kind")

@@ -173,7 +173,10 @@ struct OrderCommand: AsyncParsableCommand {
                 let now = app.serverClock.now
                 try app.submitETA(found.id, pickup: try pickup.map { try Input.time($0, now: now) },
                                   delivery: try delivery.map { try Input.time($0, now: now) })
-                try await session.finishChange("ETA for order \(found.number) updated.", since: mark)
+                // An ETA after the window's last day: the driver hears that dispatch is told, as dispatch is.
+                let standing = try app.database.order(found.id).flatMap { $0.timeliness(today: LocalDate(now)) }
+                let atRisk = standing.map { " \($0.label): after the window's last day; dispatch is told." } ?? ""
+                try await session.finishChange("ETA for order \(found.number) updated.\(atRisk)", since: mark)
             case let other?:
                 throw CLIError(.usage, "Unknown action \(other): use eta.")
             }

@@ -1502,7 +1502,7 @@ def test_a_problem_at_a_stop_reaches_the_board_the_order_and_the_invoice(page, s
                                 token=token)
     assert status == 201, answer
     page.goto(server.base + "/board?status=assigned&q=PR-1")
-    expect(page.locator("tr", has_text="PR-1").locator(".badge.problem")).to_have_text("Dry run (nothing to load) at pickup")
+    expect(page.locator("tr", has_text="PR-1").locator(".badge.problem")).to_have_text("Dry run (nothing to load) at pickup +1 more")
     shot(page, "board-problem")
 
     # Dispatch marks it picked up and delivered. The report cannot say the driver waited before the order existed: its time

@@ -50,11 +50,15 @@ struct OrderAlertTests {
                                    token: driver)
             try await Task.sleep(for: .milliseconds(300))
             #expect(server.mailbox.sent.filter { $0.to == "ops@alpha.example" }.count == 1)
-            // Dispatch gives it three more days: the alert goes (a new trouble would alert again), and it is on time.
+            // Dispatch gives it three more days: on time, the last alert stays in its story, and a new trouble alerts again.
             let moved = try await api.call(.dispatchUpdateOrder, late.id.rawValue, json: UpdateOrderRequest(
                 delivery: Stop(address: "Gary, IN", windowStart: today, windowEnd: today.adding(days: 5))), token: dispatch)
             #expect(moved.status == 200, "\(moved.text)")
-            #expect(try await Self.alert(server, late.id, tenant: tenant) == nil)
+            #expect(try await Self.alert(server, late.id, tenant: tenant) == text)
+            _ = try await api.call(.updateOrderETA, late.id.rawValue, json: UpdateETARequest(deliveryETA: server.clock.now.addingTimeInterval(7 * 86_400)),
+                                   token: driver)
+            #expect(try await Self.alert(server, late.id, tenant: tenant) != text)
+            try await waitUntil("the second alert is mailed") { server.mailbox.sent.filter { $0.to == "ops@alpha.example" }.count == 2 }
 
             // The calendar: a pickup whose window ended yesterday; the truck: 3,000 km from a pickup due today.
             let missed = try await order("AR-2", pickupDay: today.adding(days: -1), deliveryDay: today.adding(days: 3))

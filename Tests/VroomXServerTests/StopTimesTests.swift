@@ -50,6 +50,13 @@ struct StopTimesTests {
             #expect(order.detentionMinutes(at: .pickup, terms: terms) == 15)  // 17 min beyond, in whole quarter hours
             // The driver's phone has it too.
             #expect(try await api.call(.order, fenced.id.rawValue, token: driver).decode(Order.self).departedPickupAt == order.departedPickupAt)
+            // "Waiting" reported 3 km down the road (by the truck's position then) does not start the clock.
+            let far = try await api.call(.reportStopProblem, json: ReportStopProblemRequest(orderID: fenced.id, stop: .pickup, kind: .waiting,
+                                                                                            reportedAt: start.addingTimeInterval(2120)), token: driver)
+            #expect(far.status == 201, "\(far.text)")
+            let reported = try #require(try far.decode(Order.self).problems.first)
+            #expect(!reported.truckWasNear && (reported.truckDistanceMeters ?? 0) > 2_000, "\(reported)")
+            #expect(try far.decode(Order.self).visit(.pickup).onSite == 1970)
 
             // The bill of lading says when the truck came and went, and the detention.
             let pdf = try await api.call(.dispatchBillOfLading, fenced.id.rawValue, token: dispatch)

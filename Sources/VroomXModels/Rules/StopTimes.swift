@@ -82,7 +82,8 @@ extension Order {
 
     /// The truck's time at a stop (see `StopVisit`).
     public func visit(_ kind: StopKind) -> StopVisit {
-        let waiting = problems.filter { $0.stop == kind && $0.kind == .waiting }.map(\.reportedAt).min()
+        // A report of waiting made where the truck's position said it was far away does not count.
+        let waiting = problems.filter { $0.stop == kind && $0.kind == .waiting && $0.truckWasNear }.map(\.reportedAt).min()
         let arrived = [arrived(at: kind), waiting].compactMap { $0 }.min()
         if let departed = departed(from: kind) {
             return StopVisit(arrivedAt: arrived, departedAt: departed, endsAtStatusMark: false)

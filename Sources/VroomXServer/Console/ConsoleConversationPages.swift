@@ -16,10 +16,17 @@ struct ConsoleConversationPages {
             let unread: Int
             let newest: (message: DriverMessage, driver: String)?
             let alert: (id: ID<Order>, number: String, at: Date, text: String)?
+            let alerts: Int
             do {
                 unread = try await store.conversations.inbox(tenant: request.tenant).reduce(0) { $0 + $1.unread }
                 newest = try await store.conversations.newestUnread(tenant: request.tenant)
-                alert = try await store.read { try await OrderRepository.latestAlert(tenant: request.tenant, since: store.now.addingTimeInterval(-86_400), $0) }
+                // Alerts after the browser's last one (the last day at most): the newest is announced, with how many came.
+                let dayAgo = store.now.addingTimeInterval(-86_400)
+                let since = request.query("alerts_since").flatMap(Int64.init).map(WireTime.date(milliseconds:)).map { max($0, dayAgo) } ?? dayAgo
+                (alert, alerts) = try await store.read { db in
+                    (try await OrderRepository.latestAlert(tenant: request.tenant, since: since, db),
+                     try await OrderRepository.alertCount(tenant: request.tenant, since: since, db))
+                }
             } catch {
                 let refusal = ErrorMiddleware.appError(for: error)
                 return Self.json(try JSONBody.encoder.encode(APIErrorResponse(refusal.body)), status: .init(code: refusal.status))
@@ -30,7 +37,8 @@ struct ConsoleConversationPages {
                                                                  text: String($0.message.body.prefix(140)),
                                                                  url: "/messages/\($0.message.driverID)") },
                                       alert: alert.map { .init(key: "\($0.id):\(WireTime.milliseconds($0.at))", at: WireTime.milliseconds($0.at),
-                                                               text: "\($0.number): \($0.text)", url: "/orders/\($0.id)") },
+                                                               text: "\($0.number): \($0.text)" + (alerts > 1 ? " (and \(alerts - 1) more orders)" : ""),
+                                                               url: "/orders/\($0.id)") },
                                       now: WireTime.milliseconds(store.now))
             return Self.json(try JSONBody.encoder.encode(answer))
         }

@@ -34,7 +34,9 @@ struct OrderRowView: ConsoleView {
     let problem: String
 
     init(_ order: Order, _ names: ConsoleOrderPages.Names, today: LocalDate) {
-        problem = order.status.isOpen ? order.problems.last.map { "\($0.kind.label) at \($0.stop.rawValue)" } ?? "" : ""
+        // While it is open (and a cancelled one's dry run, which is billed): the latest, and how many more.
+        let shown = order.status.isOpen ? order.problems : order.status == .cancelled ? order.problems.filter { $0.kind == .dryRun } : []
+        problem = shown.last.map { "\($0.kind.label) at \($0.stop.rawValue)" + (shown.count > 1 ? " +\(shown.count - 1) more" : "") } ?? ""
 
         let standing = order.timeliness(today: today)
         timeliness = standing?.label ?? ""
@@ -152,7 +154,9 @@ struct OrderPageView: ConsoleView {
                 + (cents > 0 ? " · \(MoneyFormat.dollars(cents))" : "")
             problems = order.problems(at: kind).map { problem in
                 ProblemLine(label: problem.kind.label, note: problem.note, time: ConsoleFormat.time(problem.reportedAt),
-                            photos: problem.photos.map { "/orders/\(order.id)/problems/\(problem.id)/photos/\($0.id)" })
+                            photos: problem.photos.map { "/orders/\(order.id)/problems/\(problem.id)/photos/\($0.id)" },
+                            far: problem.truckWasNear ? "" : "The truck was \(LocationRules.distanceText(problem.truckDistanceMeters ?? 0)) from the stop"
+                                + (problem.kind == .waiting ? ": not counted as time on site." : "."))
             }
         }
     }
@@ -164,6 +168,8 @@ struct OrderPageView: ConsoleView {
         let time: TimeView?
         /// Where the driver's photos of it open.
         let photos: [String]
+        /// Said when the truck's position put it far from the stop then.
+        let far: String
     }
 
     struct Details: ConsoleView {

@@ -68,10 +68,12 @@ struct BillOfLadingPDF: PDFPageLayout {
         let carried = ["Driver: \(bill.driver)", bill.trip.map { "Trip \($0)" } ?? "", order.paymentTerms.isEmpty ? "" : "Terms: \(order.paymentTerms)"]
             .filter { !$0.isEmpty }
         columns(("CUSTOMER", customer), ("CARRIED BY", carried), plain: ["CARRIED BY"])
-        columns(("PICKUP", stopLines(order.pickup, done: order.actualPickupDate.map { "Picked up \(Self.time($0))" })
-                    + visitLines(order, .pickup, terms: bill.profile.stopChargeTerms)),
-                ("DELIVERY", stopLines(order.delivery, done: order.actualDeliveryDate.map { "Delivered \(Self.time($0))" })
-                    + visitLines(order, .delivery, terms: bill.profile.stopChargeTerms)))
+        // Each stop as it went: the truck arrived, the vehicle was picked up (delivered), the truck left.
+        columns(("PICKUP", stopLines(order.pickup, done: nil) + visitLines(order, .pickup, done: order.actualPickupDate.map { "Picked up \(Self.time($0))" },
+                                                                           terms: bill.profile.stopChargeTerms)),
+                ("DELIVERY", stopLines(order.delivery, done: nil) + visitLines(order, .delivery,
+                                                                              done: order.actualDeliveryDate.map { "Delivered \(Self.time($0))" },
+                                                                              terms: bill.profile.stopChargeTerms)))
 
         // The vehicles, each with what identifies it at the lot.
         heading(order.vehicles.count == 1 ? "VEHICLE" : "VEHICLES (\(order.vehicles.count))")
@@ -178,10 +180,11 @@ struct BillOfLadingPDF: PDFPageLayout {
     }
 
     /// The truck's time at the stop and its detention, as the fence saw it.
-    private func visitLines(_ order: Order, _ kind: StopKind, terms: StopChargeTerms) -> [String] {
+    private func visitLines(_ order: Order, _ kind: StopKind, done: String?, terms: StopChargeTerms) -> [String] {
         let visit = order.visit(kind)
         var lines: [String] = []
         if let arrived = visit.arrivedAt { lines.append("Arrived \(Self.time(arrived))") }
+        if let done { lines.append(done) }
         if let left = visit.departedAt, let onSite = visit.onSite {
             lines.append((visit.endsAtStatusMark ? "" : "Left \(Self.time(left)) · ") + "\(StopTimes.duration(onSite)) on site")
         }

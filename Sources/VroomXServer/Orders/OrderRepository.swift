@@ -164,12 +164,17 @@ enum OrderRepository {
             """) != nil
     }
 
-    /// Forgets the alert (dispatch moved a window: a new trouble alerts again).
+    /// Lets a new trouble alert again (dispatch moved a window); the last
+    /// alert stays in the order's story.
     static func clearAlert(_ id: ID<Order>, _ tx: TenantTransaction) async throws {
-        try await tx.execute("""
-            UPDATE orders SET risk_alerted_at = NULL, risk_alert = '', risk_rank = 0
-            WHERE tenant_id = \(tx.tenant) AND id = \(id) AND risk_alerted_at IS NOT NULL
-            """)
+        try await tx.execute("UPDATE orders SET risk_rank = 0 WHERE tenant_id = \(tx.tenant) AND id = \(id) AND risk_rank > 0")
+    }
+
+    /// How many orders were alerted after `since` (still open).
+    static func alertCount(tenant: ID<Tenant>, since: Date, _ db: any SQLExecutor) async throws -> Int {
+        try await db.first("""
+            SELECT COUNT(*) AS n FROM orders WHERE tenant_id = \(tenant) AND risk_alerted_at > \(since) AND status IN ('new', 'assigned', 'picked_up')
+            """)?.int("n") ?? 0
     }
 
     /// The alert that told dispatch of the order, if one did.

@@ -34,8 +34,16 @@ extension OrderService {
             // nor before the order existed (nor a delivery's before the pickup): the time starts detention.
             let reported = order.problemTime(max(request.reportedAt ?? tx.now, tx.now.addingTimeInterval(-Self.longestProblemWait)),
                                              at: request.stop, now: tx.now)
-            let problem = StopProblem(id: request.id, stop: request.stop, kind: request.kind, note: note,
+            var problem = StopProblem(id: request.id, stop: request.stop, kind: request.kind, note: note,
                                       reportedAt: WireTime.date(milliseconds: WireTime.milliseconds(reported)))
+            // Where the truck was then, by its nearest fix within 30 minutes of the report (none: unknown).
+            if let target = order.stop(request.stop).location {
+                let span = reported.addingTimeInterval(-1800)...reported.addingTimeInterval(1800)
+                let fixes = try await LocationRepository.fixes(of: driver, tenant: tx.tenant, in: span, limit: 3600, tx.db)
+                if let nearest = fixes.min(by: { abs($0.recordedAt.timeIntervalSince(reported)) < abs($1.recordedAt.timeIntervalSince(reported)) }) {
+                    problem.truckDistanceMeters = (nearest.point.distance(to: target)).rounded()
+                }
+            }
             var reportedOn = order
             reportedOn.problems.append(problem)
             let saved = try await save(reportedOn, from: order, tx)

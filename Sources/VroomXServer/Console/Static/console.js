@@ -254,19 +254,21 @@
     toast.hidden = false;
     setTimeout(() => { toast.hidden = true; }, 15000);
   }
-  // Late and at-risk orders: each alert announced once in this browser, from its first page on (the board marks older ones).
+  // Late and at-risk orders: the alerts after the last one this browser announced, from its first page on (the board marks
+  // older ones); the newest is said, with how many more came.
   function announceAlert(answer) {
     const alert = answer.alert;
     const since = Number(remembered("vroomx-alerts-since"));
     if (!since) { remember("vroomx-alerts-since", String(answer.now)); return false; }
-    if (!alert || !toast || alert.at <= since || remembered("vroomx-alerted") === alert.key) { return false; }
-    remember("vroomx-alerted", alert.key);
+    if (!alert || !toast || alert.at <= since) { return false; }
+    remember("vroomx-alerts-since", String(alert.at));
     announce(alert.url, alert.text);
     return true;
   }
   function checkMessages() {
     if (!badge) { return; }
-    fetch("/messages/unread", { headers: { "Accept": "application/json" }, credentials: "same-origin" })
+    const since = Number(remembered("vroomx-alerts-since")) || 0;
+    fetch(`/messages/unread?alerts_since=${since}`, { headers: { "Accept": "application/json" }, credentials: "same-origin" })
       .then((response) => (response.ok && !response.redirected ? response.json() : null))
       .then((answer) => {
         if (!answer) { return; }
