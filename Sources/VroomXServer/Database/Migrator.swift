@@ -12,8 +12,11 @@ enum Migrator {
     /// earlier to check an upgrade of an older schema holding data).
     @discardableResult
     static func migrate(_ database: any SQLDatabase, now: Date, upTo version: Int = .max) async throws -> [Int] {
-        let rebuilds = try await pending(database, upTo: version).contains { $0.rebuildsReferencedTable }
-        return try await SQLiteDatabase.$foreignKeysOff.withValue(rebuilds) { try await apply(database, now: now, upTo: version) }
+        // Under the maintenance deadline whoever calls: a schema change on a busy database may wait for its locks.
+        try await DatabaseDeadline.allowing(DatabaseDeadline.maintenance) {
+            let rebuilds = try await pending(database, upTo: version).contains { $0.rebuildsReferencedTable }
+            return try await SQLiteDatabase.$foreignKeysOff.withValue(rebuilds) { try await apply(database, now: now, upTo: version) }
+        }
     }
 
     /// The migrations not yet applied (as far as a read can tell: another
