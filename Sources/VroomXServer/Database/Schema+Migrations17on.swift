@@ -546,6 +546,7 @@ extension Schema {
                 order_id TEXT NOT NULL
             );
             ALTER TABLE orders ADD COLUMN risk_rank BIGINT NOT NULL DEFAULT 0;
+            CREATE INDEX orders_alerted ON orders (tenant_id, risk_alerted_at);
             ALTER TABLE orders ADD COLUMN dry_run BIGINT NOT NULL DEFAULT 0 CHECK (dry_run IN (0, 1))
             """),
 ]
