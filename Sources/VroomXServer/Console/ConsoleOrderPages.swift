@@ -274,10 +274,10 @@ struct ConsoleOrderPages {
             computedETA: ConsoleFormat.time(progress.computedETA), computedStop: progress.nextStop?.rawValue ?? "",
             distance: progress.distanceMeters.map(LocationRules.distanceText), seen: ConsoleFormat.time(progress.position?.recordedAt),
             inspections: Self.inspections(inspections, of: order),
-            noInspections: inspections.isEmpty, canCancel: [.new, .assigned].contains(order.status), driverTold: order.driverID != nil,
+            noInspections: inspections.isEmpty, inspectionsAwaited: order.status.isOpen, canCancel: [.new, .assigned].contains(order.status), driverTold: order.driverID != nil,
             canEdit: ![.delivered, .cancelled].contains(order.status), paymentTerms: order.paymentTerms,
             canMarkPickedUp: order.status == .assigned, canMarkDelivered: order.status == .pickedUp,
-            tracking: .init(url: link?.url, expires: ConsoleFormat.time(link?.expiresAt), canCreate: console.tracking != nil && !done),
+            tracking: .init(url: link?.url, expires: ConsoleFormat.time(link?.expiresAt), canCreate: console.tracking != nil && !done && order.status != .cancelled),
             // Once per stop, when every vehicle's inspection there is done.
             emailKinds: Inspection.Kind.allCases.filter { kind in
                 inspections.contains { $0.kind == kind } && InspectionRules.remaining(order, kind, completed: inspections).isEmpty

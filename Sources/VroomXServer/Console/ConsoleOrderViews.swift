@@ -126,6 +126,11 @@ struct OrderPageView: ConsoleView {
         let onSiteSince: TimeView?
         /// "30 min of detention (2 h free) · $25.00".
         let detention: String
+        /// The same on the bill of lading, without the money: "Detention 30 min (2 h free)".
+        let detentionTime: String
+        /// When the vehicle was picked up (delivered) there, for the bill of lading.
+        let done: TimeView?
+        let doneLabel: String
         let problems: [ProblemLine]
 
         init(_ order: Order, _ kind: StopKind, terms: StopChargeTerms, now: Date) {
@@ -150,6 +155,10 @@ struct OrderPageView: ConsoleView {
             }
             let minutes = order.detentionMinutes(at: kind, terms: terms)
             let cents = StopTimes.detentionCents(minutes: minutes, centsPerHour: terms.detentionCentsPerHour)
+            detentionTime = minutes == 0 ? "" : "Detention \(StopTimes.duration(TimeInterval(minutes * 60))) "
+                + "(\(StopTimes.duration(TimeInterval(terms.freeMinutes * 60))) free)"
+            done = ConsoleFormat.time(kind == .pickup ? order.actualPickupDate : order.actualDeliveryDate)
+            doneLabel = kind == .pickup ? "Picked up" : "Delivered"
             detention = minutes == 0 ? "" : "\(StopTimes.duration(TimeInterval(minutes * 60))) of detention beyond \(StopTimes.duration(TimeInterval(terms.freeMinutes * 60))) free"
                 + (cents > 0 ? " · \(MoneyFormat.dollars(cents))" : "")
             problems = order.problems(at: kind).map { problem in
@@ -270,6 +279,8 @@ struct OrderPageView: ConsoleView {
     let seen: TimeView?
     let inspections: [InspectionView]
     let noInspections: Bool
+    /// The order is still open: its driver's inspections may yet come.
+    let inspectionsAwaited: Bool
     let canCancel: Bool
     let driverTold: Bool
     let canEdit: Bool
