@@ -9,6 +9,7 @@ extension AppDatabase {
     public func trips() throws -> [Trip] { try reader.read(Self.trips) }
     public func trip(_ id: ID<Trip>) throws -> Trip? { try reader.read { try Self.trip(id, $0) } }
     public func orders() throws -> [Order] { try reader.read(Self.orders) }
+    func order(holding problem: ID<StopProblem>) throws -> Order? { try reader.read { try Self.order(holding: problem, $0) } }
     /// Orders with this status (all when nil), newest first.
     public func orders(status: OrderStatus?) throws -> [Order] { try orders().filter { status == nil || $0.status == status } }
     public func orders(trip: ID<Trip>) throws -> [Order] { try reader.read { try Self.orders(trip: trip, $0) } }
@@ -50,6 +51,11 @@ extension AppDatabase {
 
     static func orders(trip: ID<Trip>, _ db: Database) throws -> [Order] {
         try docs(db, "SELECT doc FROM orders WHERE trip_id = ? ORDER BY created_at DESC, id", [trip.rawValue])
+    }
+
+    /// The order a reported problem is on (a problem's photo names it; the phone finds it here).
+    static func order(holding problem: ID<StopProblem>, _ db: Database) throws -> Order? {
+        try orders(db).first { $0.problems.contains { $0.id == problem } }
     }
 
     static func order(_ id: ID<Order>, _ db: Database) throws -> Order? {

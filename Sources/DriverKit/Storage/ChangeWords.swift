@@ -120,9 +120,7 @@ extension AppDatabase {
             return "the photo of the \(MoneyFormat.dollars(found.amountCents)) \(found.method.label.lowercased()) collected for \(number)"
         }
         if let problem = file.problemID {
-            let orders: [Order] = try docs(db, "SELECT doc FROM orders")
-            let order = orders.first { $0.problems.contains { $0.id == problem } }
-            return "a photo of the problem at \(order?.number ?? "an order")"
+            return "a photo of the problem at \(try order(holding: problem, db)?.number ?? "an order")"
         }
         if file.messageID != nil { return "a photo with your message to dispatch" }
         let what = switch file.kind {

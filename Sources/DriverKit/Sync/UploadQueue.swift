@@ -322,10 +322,6 @@ public actor UploadQueue {
         }
     }
 
-    static func order(holding problem: ID<StopProblem>, _ database: AppDatabase) throws -> ID<Order>? {
-        try database.orders().first { $0.problems.contains { $0.id == problem } }?.id
-    }
-
     private func create(_ item: UploadItem, via api: APIClient) async throws -> String {
         let metadata = if let unit = item.equipmentID {
             Tus.encodeMetadata(["equipment_id": unit.rawValue])
@@ -335,7 +331,7 @@ public actor UploadQueue {
             Tus.encodeMetadata(["payment_id": payment.rawValue])
         } else if let problem = item.problemID {
             // The server finds a problem on its order: the one the phone holds it on.
-            Tus.encodeMetadata(["problem_id": problem.rawValue, "order_id": try Self.order(holding: problem, database)?.rawValue ?? ""])
+            Tus.encodeMetadata(["problem_id": problem.rawValue, "order_id": try database.order(holding: problem)?.id.rawValue ?? ""])
         } else if let message = item.messageID {
             Tus.encodeMetadata(["message_id": message.rawValue])
         } else {
