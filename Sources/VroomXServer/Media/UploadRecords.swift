@@ -99,6 +99,13 @@ public struct UploadRecords: Sendable {
         try await store.writeRows { try await UploadRepository.setReceived(id, tenant: tenant, received: received, lease: lease, until: until, $0) }
     }
 
+    /// Records the offset a request ends at and gives the lease back in one
+    /// statement, so the offset HEAD shows is one a client can resume at
+    /// at once (never a 423 from the request that is still letting go).
+    func settle(_ id: String, tenant: ID<Tenant>, received: Int64, lease: String) async throws -> Bool {
+        try await store.writeRows { try await UploadRepository.settle(id, tenant: tenant, received: received, lease: lease, $0) }
+    }
+
     /// Records where a finished upload's file is about to be put.
     func recordStoredFile(_ file: UploadRecord.StoredFile, of id: String, tenant: ID<Tenant>) async throws {
         try await store.writeRows { try await UploadRepository.recordStoredFile(file, of: id, tenant: tenant, $0) }

@@ -96,6 +96,15 @@ enum UploadRepository {
             """) != nil
     }
 
+    /// Records the bytes received and lets go of the lease, if still held; false when lost.
+    static func settle(_ id: String, tenant: ID<Tenant>, received: Int64, lease: String, _ db: any SQLExecutor) async throws -> Bool {
+        try await db.first("""
+            UPDATE uploads SET received = \(received), lease_token = NULL, lease_until = NULL
+            WHERE tenant_id = \(tenant) AND id = \(id) AND lease_token = \(lease)
+            RETURNING id
+            """) != nil
+    }
+
     static func recordStoredFile(_ file: UploadRecord.StoredFile, of id: String, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws {
         try await db.execute("""
             UPDATE uploads SET storage_key = \(file.key), sha256 = \(file.sha256), content_type = \(file.contentType)

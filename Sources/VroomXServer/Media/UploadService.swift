@@ -225,7 +225,12 @@ struct UploadService: Sendable {
             try? await writer.finish(keeping: recorded)
             throw Self.writeFailure(error)
         }
-        if position != recorded { try await record(position) }
+        if position < upload.length {
+            // This request ends here: the offset and the free lease become visible together.
+            guard try await store.uploads.settle(upload.id, tenant: identity.tenant, received: position, lease: lease) else { throw Self.locked }
+        } else if position != recorded {
+            try await record(position)  // the last byte: the lease stays held while the file is attached
+        }
         if let failure = failure as? AppError { throw failure }
         if failure != nil {
             // The connection dropped mid-chunk: what arrived is kept; the client resumes at the offset.
