@@ -290,6 +290,7 @@ struct MaintenanceService: Service, CustomStringConvertible {
                 if upkeep {
                     group.addTask { await every(.seconds(3600), prune) }
                     group.addTask { await every(.seconds(300), alertAtRisk) }
+                    group.addTask { await every(.seconds(300), gatherOrderCounts) }
                 }
                 group.addTask { await every(.seconds(30)) { await services.hub.poll() } }
                 group.addTask {
@@ -333,6 +334,15 @@ extension MaintenanceService {
             if alerted > 0 { services.logger.info("orders late or at risk", metadata: ["alerted": "\(alerted)"]) }
         } catch {
             services.logger.warning("alerting late orders failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// The board's counts summed into a row a status (each change added one).
+    func gatherOrderCounts() async {
+        do {
+            try await DatabaseDeadline.allowing(DatabaseDeadline.maintenance) { try await services.store.gatherOrderCounts() }
+        } catch {
+            services.logger.warning("gathering the board's counts failed", metadata: ["error": "\(error)"])
         }
     }
 

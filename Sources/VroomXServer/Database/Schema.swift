@@ -15,7 +15,7 @@ import Foundation
 /// between tenant-owned rows are composite `(tenant_id, x_id)` foreign keys:
 /// a row can never point at another carrier's row, whatever the code does.
 enum Schema {
-    static let migrations: [Migration] = core + migrations2to9 + migrations10to16 + migrations17on
+    static let migrations: [Migration] = core + migrations2to9 + migrations10to16 + migrations17on + migrations30on
 }
 
 /// The text of an order that the board's search looks in. Each migration

@@ -4,7 +4,8 @@ extension Store {
     /// How trips and orders must stand together, beyond what one row's
     /// constraints can say: a closed trip carries no vehicle, a completed
     /// trip left nothing undelivered, an order waiting on a trip waits for
-    /// that trip's driver, a delivery comes after its pickup. Empty when all
+    /// that trip's driver, a delivery comes after its pickup, the board's kept counts are the
+    /// orders there are. Empty when all
     /// hold. The race and fault tests check it after every run, on both
     /// databases.
     func integrityProblems() async throws -> [String] {
@@ -33,6 +34,15 @@ extension Store {
                 ORDER BY number
                 """) {
                 problems.append("order \(try row.string("number")) is inconsistent (unassigned with a driver, or delivered before its pickup)")
+            }
+            for row in try await db.query("""
+                SELECT tenant_id, status, CAST(SUM(kept) AS BIGINT) AS kept, CAST(SUM(counted) AS BIGINT) AS counted FROM (
+                    SELECT tenant_id, status, n AS kept, 0 AS counted FROM order_status_counts
+                    UNION ALL SELECT tenant_id, status, 0 AS kept, COUNT(*) AS counted FROM orders GROUP BY tenant_id, status
+                ) AS tally GROUP BY tenant_id, status HAVING SUM(kept) <> SUM(counted)
+                """) {
+                problems.append("carrier \(try row.string("tenant_id")) counts \(try row.int64("kept")) orders \(try row.string("status")) "
+                                + "and has \(try row.int64("counted"))")
             }
             return problems
         }

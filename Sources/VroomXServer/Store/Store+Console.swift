@@ -88,20 +88,32 @@ extension Store {
         var pageSize: Int
     }
 
-    /// One page of the board's orders. (How many there are in all is
+    /// One page of the board's orders: those with a pickup date in its
+    /// order (the index `orders_board` reads them in it, either way), then
+    /// those without one by number. (How many there are in all is
     /// `orderCounts`, which the board reads anyway.)
     func boardOrders(_ query: BoardQuery, tenant: ID<Tenant>) async throws -> [Order] {
         let filter: SQL = "tenant_id = \(tenant) AND status = \(query.status)" + boardSearch(query.search, tenant: tenant)
-        let direction = query.pickupNewestFirst ? "DESC" : "ASC"
-        // Orders without a pickup window come last either way.
-        let order: SQL = """
-            CASE WHEN pickup_window_start IS NULL THEN 1 ELSE 0 END, pickup_window_start \(unsafeRaw: direction), number \(unsafeRaw: direction), id
-            """
+        let direction: SQL = query.pickupNewestFirst ? "DESC" : "ASC"
         let offset = query.page * query.pageSize
         return try await read { db in
-            try await db.query("""
-                SELECT \(Order.columns) FROM orders WHERE \(filter) ORDER BY \(order) LIMIT \(query.pageSize) OFFSET \(offset)
+            let dated = try await db.query("""
+                SELECT \(Order.columns) FROM orders WHERE \(filter) AND pickup_window_start IS NOT NULL
+                ORDER BY pickup_window_start \(direction), number \(direction), id \(direction) LIMIT \(query.pageSize) OFFSET \(offset)
                 """).map(Order.init(row:))
+            guard dated.count < query.pageSize else { return dated }
+            // Orders without a pickup date come last either way: after the dated ones on this page, or from where
+            // the dated ones ended (counted only when this page has none of them).
+            var undatedOffset = 0
+            if dated.isEmpty, offset > 0 {
+                let row = try await db.first("SELECT COUNT(*) AS n FROM orders WHERE \(filter) AND pickup_window_start IS NOT NULL")
+                undatedOffset = max(0, offset - (try row?.int("n") ?? 0))
+            }
+            let undated = try await db.query("""
+                SELECT \(Order.columns) FROM orders WHERE \(filter) AND pickup_window_start IS NULL
+                ORDER BY number \(direction), id \(direction) LIMIT \(query.pageSize - dated.count) OFFSET \(undatedOffset)
+                """).map(Order.init(row:))
+            return dated + undated
         }
     }
 
@@ -165,6 +177,18 @@ extension Store {
     /// many in each match it (so the board's tabs say where matches are).
     func orderCounts(tenant: ID<Tenant>, search: String = "") async throws -> [OrderStatus: Int] {
         let filter = boardSearch(search, tenant: tenant)
+        guard !search.isEmpty else {
+            // Kept by the database as orders come, go and change status (`order_status_counts`): no count over every order.
+            return try await read { db in
+                var counts: [OrderStatus: Int] = [:]
+                for row in try await db.query("""
+                    SELECT status, CAST(SUM(n) AS BIGINT) AS n FROM order_status_counts WHERE tenant_id = \(tenant) GROUP BY status
+                    """) {
+                    if let status = OrderStatus(rawValue: try row.string("status")) { counts[status] = try row.int("n") }
+                }
+                return counts
+            }
+        }
         return try await read { db in
             var counts: [OrderStatus: Int] = [:]
             for row in try await db.query("""
@@ -173,6 +197,20 @@ extension Store {
                 if let status = OrderStatus(rawValue: try row.string("status")) { counts[status] = try row.int("n") }
             }
             return counts
+        }
+    }
+
+    /// Sums each carrier's kept counts into one row a status (PostgreSQL
+    /// adds a row for each change; SQLite keeps one already). Rows added
+    /// meanwhile are not yet visible to it, so they stay, and still count.
+    func gatherOrderCounts() async throws {
+        guard database.dialect == .postgres else { return }
+        try await writeRows { db in
+            try await db.execute("""
+                WITH gone AS (DELETE FROM order_status_counts RETURNING tenant_id, status, n)
+                INSERT INTO order_status_counts (tenant_id, status, n)
+                SELECT tenant_id, status, SUM(n) FROM gone GROUP BY tenant_id, status HAVING SUM(n) <> 0
+                """)
         }
     }
 

@@ -1,0 +1,41 @@
+import Foundation
+
+extension Schema {
+    static let migrations30on: [Migration] = [
+        // The board at any size: its order (pickup date, then number) read
+        // from an index, and each tab's count kept as orders come, go and
+        // change status, not counted over every order of the carrier on
+        // every view. A carrier's count of a status is the sum of its rows
+        // (`Store.orderCounts`).
+        Migration(version: 30, name: "board counts and order", sql: """
+            DROP INDEX orders_board;
+            CREATE INDEX orders_board ON orders (tenant_id, status, pickup_window_start, number, id);
+            CREATE TABLE order_status_counts (
+                tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+                status TEXT NOT NULL,
+                n BIGINT NOT NULL
+            );
+            INSERT INTO order_status_counts (tenant_id, status, n) SELECT tenant_id, status, COUNT(*) FROM orders GROUP BY tenant_id, status
+            """,
+            // One row a status, changed in place (one writer at a time).
+            sqlite: """
+            CREATE UNIQUE INDEX order_status_counts_by_status ON order_status_counts (tenant_id, status);
+            CREATE TRIGGER order_status_counts_insert AFTER INSERT ON orders BEGIN INSERT INTO order_status_counts (tenant_id, status, n) VALUES (NEW.tenant_id, NEW.status, 1) ON CONFLICT (tenant_id, status) DO UPDATE SET n = n + 1; END;
+            CREATE TRIGGER order_status_counts_update AFTER UPDATE OF status ON orders WHEN OLD.status <> NEW.status BEGIN UPDATE order_status_counts SET n = n - 1 WHERE tenant_id = OLD.tenant_id AND status = OLD.status; INSERT INTO order_status_counts (tenant_id, status, n) VALUES (NEW.tenant_id, NEW.status, 1) ON CONFLICT (tenant_id, status) DO UPDATE SET n = n + 1; END;
+            CREATE TRIGGER order_status_counts_delete AFTER DELETE ON orders BEGIN UPDATE order_status_counts SET n = n - 1 WHERE tenant_id = OLD.tenant_id AND status = OLD.status; END
+            """,
+            // Changes added as rows of their own, summed later (`Store.gatherOrderCounts`): writers never wait on one
+            // another for a count, and a transaction changing thousands of orders does not update one row thousands
+            // of times (each update a new version the next must step over). A statement's new or removed orders are
+            // one row a status.
+            postgres: """
+            CREATE INDEX order_status_counts_by_status ON order_status_counts (tenant_id, status);
+            CREATE FUNCTION order_status_counts_insert() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO order_status_counts (tenant_id, status, n) SELECT tenant_id, status, COUNT(*) FROM added GROUP BY tenant_id, status; RETURN NULL; END $$;
+            CREATE TRIGGER order_status_counts_insert AFTER INSERT ON orders REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION order_status_counts_insert();
+            CREATE FUNCTION order_status_counts_delete() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO order_status_counts (tenant_id, status, n) SELECT tenant_id, status, -COUNT(*) FROM removed WHERE EXISTS (SELECT 1 FROM tenants WHERE tenants.id = removed.tenant_id) GROUP BY tenant_id, status; RETURN NULL; END $$;
+            CREATE TRIGGER order_status_counts_delete AFTER DELETE ON orders REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION order_status_counts_delete();
+            CREATE FUNCTION order_status_counts_update() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO order_status_counts (tenant_id, status, n) VALUES (OLD.tenant_id, OLD.status, -1), (NEW.tenant_id, NEW.status, 1); RETURN NULL; END $$;
+            CREATE TRIGGER order_status_counts_update AFTER UPDATE OF status ON orders FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status) EXECUTE FUNCTION order_status_counts_update()
+            """),
+    ]
+}

@@ -1,0 +1,93 @@
+import ArgumentParser
+import Foundation
+import VroomXModels
+import VroomXServer
+
+/// The console's load board for a carrier with many orders: each tab's
+/// first page, the last page of the biggest tabs and the other sort order,
+/// one browser asking after another, so each figure is the whole request
+/// (queries and page) and nothing else competes.
+struct BoardBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "board", abstract: "Board pages of a carrier with many orders.")
+
+    @Option(help: "Orders of the carrier (20 % New, a quarter of them without a pickup date; 10 % Assigned; 5 % Picked up; 60 % Delivered; 5 % Cancelled).")
+    var orders = 100_000
+    @Option(help: "Seconds each page is asked for.") var seconds = 3
+    @Option(help: "PostgreSQL admin URL (default: SQLite).") var postgres: String?
+
+    /// The status of the `index`th order seeded: the shares in `orders`' help.
+    static func status(_ index: Int) -> OrderStatus {
+        switch index % 20 {
+        case 0..<4: return .new
+        case 4..<6: return .assigned
+        case 6: return .pickedUp
+        case 7: return .cancelled
+        default: return .delivered
+        }
+    }
+
+    func run() async throws {
+        let services = try await ServerServices.make(try await BenchScratch.configuration(postgres: postgres))
+        let store = services.store
+        let slug = UUID().uuidString.prefix(8).lowercased()
+        let (tenant, _) = try await store.people.createTenant(name: "Board Bench", dispatcherEmail: "board-\(slug)@bench.example")
+        let today = LocalDate(Date())
+        let seeding = ContinuousClock.now
+        for first in stride(from: 0, to: orders, by: 1_000) {
+            let batch = (first..<min(first + 1_000, orders)).map { index in
+                // Pickups over 200 days; every fourth New order has no date yet (they sort last).
+                let day: LocalDate? = Self.status(index) == .new && index % 80 < 4 ? nil : today.adding(days: index % 200 - 100)
+                return CreateOrderRequest(number: "B-\(index)", vehicle: Vehicle(year: 2022, make: "Kia", model: "Soul", vin: ""),
+                                          pickup: Stop(address: "Joliet, IL", windowStart: day),
+                                          delivery: Stop(address: "Gary, IN", windowStart: day?.adding(days: 2)), revenueCents: 50_000)
+            }
+            _ = try await store.orders.createMany(batch, tenant: tenant.id)
+        }
+        // The statuses are set directly (with a driver and the times they need): the board reads the status column.
+        let driver = try await store.people.createDriver(tenant: tenant.id, .init(email: "driver-\(slug)@bench.example", name: "Bench Driver",
+                                                                              payType: .percentage, payRate: 2500))
+        let now = Date()
+        for status in [OrderStatus.assigned, .pickedUp, .cancelled, .delivered] {
+            let remainders = (0..<20).filter { Self.status($0) == status }
+            try await services.database.write { db in
+                for first in stride(from: 0, to: orders, by: 20_000) {
+                    let numbers = (first..<min(first + 20_000, orders)).filter { remainders.contains($0 % 20) }.map { "B-\($0)" }
+                    try await db.execute("""
+                        UPDATE orders SET status = \(status), driver_id = \(status == .cancelled ? nil : driver.id),
+                        actual_pickup_at = \(status == .pickedUp || status == .delivered ? now : nil), actual_delivery_at = \(status == .delivered ? now : nil)
+                        WHERE tenant_id = \(tenant.id) AND number IN (\(SQL.list(numbers)))
+                        """)
+                }
+            }
+        }
+        let counts = Dictionary(grouping: 0..<orders, by: Self.status).mapValues(\.count)
+        print("\(orders) orders, \(postgres == nil ? "SQLite" : "PostgreSQL"); "
+              + String(format: "seeded in %.0f s", SettlementBench.seconds(ContinuousClock.now - seeding)))
+        let cookie = try await services.consoleSignIn(email: "board-\(slug)@bench.example")
+        let port = try await APIBench().startServer(services)
+        func lastPage(_ status: OrderStatus) -> Int { max(1, ((counts[status] ?? 0) + 49) / 50) }
+        let pages: [(String, String)] = [
+            ("New, first page", "/board?status=new"),
+            ("New, newest pickup first", "/board?status=new&sort=pickup_desc"),
+            ("New, last page (no pickup date)", "/board?status=new&page=\(lastPage(.new))"),
+            ("Assigned, first page", "/board?status=assigned"),
+            ("Picked up, first page", "/board?status=picked_up"),
+            ("Delivered, first page", "/board?status=delivered"),
+            ("Delivered, page 300", "/board?status=delivered&page=300"),
+            ("Delivered, last page", "/board?status=delivered&page=\(lastPage(.delivered))"),
+            ("Delivered, last page, newest first", "/board?status=delivered&sort=pickup_desc&page=\(lastPage(.delivered))"),
+            ("Cancelled, first page", "/board?status=cancelled"),
+        ]
+        print("page                                    requests   p50 ms    p99 ms")
+        for (label, path) in pages {
+            let result = try await LoadGenerator(host: "127.0.0.1", port: port.port, connections: 1)
+                .run(path: path, headers: [("Cookie", cookie), ("Accept", "text/html")], duration: .seconds(seconds))
+            print(label.padding(toLength: 38, withPad: " ", startingAt: 0)
+                  + String(format: "%10d %8.1f %9.1f", result.latencies.count, result.percentile(0.5), result.percentile(0.99))
+                  + (result.errors > 0 ? "  (\(result.errors) answered 4xx/5xx)" : ""))
+        }
+        port.task.cancel()
+        _ = await port.task.result
+        await services.database.close()
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+import VroomXModels
+@testable import VroomXServer
+import VroomXTestSupport
+
+/// The load board's tab counts (kept by the database as orders change,
+/// never counted over every order per view) and its order (pickup date
+/// from an index, orders without one last).
+@Suite("Dispatch: the board's counts and order")
+struct BoardCountTests {
+    /// Each status's orders of a carrier, counted the slow way.
+    static func counted(_ store: Store, _ tenant: ID<Tenant>) async throws -> [OrderStatus: Int] {
+        try await store.database.read { db in
+            var counts: [OrderStatus: Int] = [:]
+            for row in try await db.query("SELECT status, COUNT(*) AS n FROM orders WHERE tenant_id = \(tenant) GROUP BY status") {
+                counts[try #require(OrderStatus(rawValue: try row.string("status")))] = try row.int("n")
+            }
+            return counts
+        }
+    }
+
+    @Test("tab counts stay true through imports, assignments, pickups, deliveries and cancels made at the same moment, and after they are gathered",
+          arguments: TestBackend.available)
+    func countsKeptThroughChanges(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        let beta = try await CarrierFixture.make(server, name: "Beta", drivers: 1, tripsPerDriver: 0)
+        let store = server.store
+        let tenant = alpha.tenant.id
+        let before = try await store.orderCounts(tenant: beta.tenant.id)
+        let created = try await store.orders.createMany((0..<40).map { index in
+            CreateOrderRequest(number: "BC-\(index)", vehicle: Vehicle(make: "Kia"), pickup: Stop(address: "Joliet, IL"),
+                               delivery: Stop(address: "Gary, IN"), revenueCents: 10_000)
+        }, tenant: tenant)
+        #expect(created == 40)
+        let orders = try await store.orders.list(.dispatch(tenant: tenant)).filter { $0.number.hasPrefix("BC-") }.sorted { $0.number < $1.number }
+        let trip = try await store.trips.create(.init(number: "T-BC", driverID: alpha.driverID(0), origin: "Joliet, IL", destination: "Gary, IN",
+                                                      revenueCents: 1, miles: 1), tenant: tenant)
+        _ = try await store.trips.update(trip.id, .init(status: .inProgress), tenant: tenant)
+        // 24 go to the trip at once (racing each other for the trip's lock), and 6 of the rest are cancelled meanwhile.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for order in orders[0..<24] {
+                group.addTask { _ = try await store.orders.assign(order.id, AssignOrderRequest(tripID: trip.id), tenant: tenant) }
+            }
+            for order in orders[34..<40] {
+                group.addTask { _ = try await store.orders.updateStatus(order.id, to: .cancelled, occurredAt: nil, .dispatch(tenant: tenant)) }
+            }
+            try await group.waitForAll()
+        }
+        // 16 picked up at once; then 8 of them delivered while 4 still-assigned orders go back to New.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for order in orders[0..<16] {
+                group.addTask { _ = try await store.orders.updateStatus(order.id, to: .pickedUp, occurredAt: nil, .dispatch(tenant: tenant)) }
+            }
+            try await group.waitForAll()
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for order in orders[0..<8] {
+                group.addTask { _ = try await store.orders.updateStatus(order.id, to: .delivered, occurredAt: nil, .dispatch(tenant: tenant)) }
+            }
+            for order in orders[20..<24] {
+                group.addTask { _ = try await store.orders.assign(order.id, AssignOrderRequest(), tenant: tenant) }
+            }
+            try await group.waitForAll()
+        }
+        let expected: [OrderStatus: Int] = [.new: 10 + 4, .assigned: 4, .pickedUp: 8, .delivered: 8, .cancelled: 6]
+        let kept = try await store.orderCounts(tenant: tenant)
+        #expect(kept.filter { $0.value != 0 } == expected, "kept \(kept)")
+        #expect(try await Self.counted(store, tenant) == expected)
+        #expect(try await store.integrityProblems() == [])
+        // Another carrier's counts did not move.
+        #expect(try await store.orderCounts(tenant: beta.tenant.id) == before)
+
+        // Gathered into a row a status (PostgreSQL adds one per change), the counts are the same.
+        try await store.gatherOrderCounts()
+        #expect(try await store.orderCounts(tenant: tenant).filter { $0.value != 0 } == expected)
+        let rows = try await store.database.read { db in
+            try await db.first("SELECT COUNT(*) AS n FROM order_status_counts WHERE tenant_id = \(tenant)")?.int("n")
+        }
+        #expect(rows == expected.count)
+        // And they keep counting after it.
+        _ = try await store.orders.updateStatus(orders[24].id, to: .cancelled, occurredAt: nil, .dispatch(tenant: tenant))
+        let after = try await store.orderCounts(tenant: tenant)
+        #expect(after[.cancelled] == 7 && after[.new] == 13, "\(after)")
+        #expect(try await store.integrityProblems() == [])
+    }
+
+    @Test("the board lists orders by pickup date either way, those without a date last, page after page", arguments: TestBackend.available)
+    func pagesAcrossUndatedOrders(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        let store = server.store
+        let tenant = carrier.tenant.id
+        let day = try #require(LocalDate(year: 2026, month: 12, day: 1))
+        // Three with a pickup date (two on one day: then by number), four without.
+        let dated: [(String, LocalDate?)] = [("PG-2", day.adding(days: 1)), ("PG-1", day), ("PG-3", day), ("PG-0", day.adding(days: 5))]
+        let undated: [(String, LocalDate?)] = [("PU-3", nil), ("PU-1", nil), ("PU-2", nil)]
+        _ = try await store.orders.createMany((dated + undated).map { number, date in
+            CreateOrderRequest(number: number, vehicle: Vehicle(make: "Kia"), pickup: Stop(address: "Joliet, IL", windowStart: date),
+                               delivery: Stop(address: "Gary, IN"), revenueCents: 10_000)
+        }, tenant: tenant)
+        func board(newestFirst: Bool, page: Int) async throws -> [String] {
+            try await store.boardOrders(.init(status: .new, search: "", pickupNewestFirst: newestFirst, page: page, pageSize: 2), tenant: tenant)
+                .map(\.number).filter { $0.hasPrefix("P") }
+        }
+        var oldestFirst: [[String]] = []
+        var newestFirst: [[String]] = []
+        for page in 0..<5 {
+            oldestFirst.append(try await board(newestFirst: false, page: page))
+            newestFirst.append(try await board(newestFirst: true, page: page))
+        }
+        #expect(oldestFirst == [["PG-1", "PG-3"], ["PG-2", "PG-0"], ["PU-1", "PU-2"], ["PU-3"], []])
+        #expect(newestFirst == [["PG-0", "PG-2"], ["PG-3", "PG-1"], ["PU-3", "PU-2"], ["PU-1"], []])
+    }
+}
