@@ -36,10 +36,27 @@ enum ConsoleKeys {
     /// and the lookup stops here); nil when the view has no such property.
     static func value(of view: Any, key: String) -> Any? {
         let name = propertyName(key)
-        guard let child = Mirror(reflecting: view).children.first(where: { $0.label == name }) else { return nil }
+        let children = Mirror(reflecting: view).children
+        // Reflecting a property costs a look-up of its type; only the one asked for is reflected (its place in
+        // the type is learnt once), not each before it: a board of 50 rows asks for hundreds of keys.
+        guard let offset = offsets(of: type(of: view), children)[name] else { return nil }
+        let child = children[children.index(children.startIndex, offsetBy: offset)]
         let value = Mirror(reflecting: child.value)
         guard value.displayStyle == .optional else { return child.value }
         return value.children.first?.value ?? false
+    }
+
+    private static let layouts = Mutex<[ObjectIdentifier: [String: Int]]>([:])
+
+    /// Where each property of a view's type is among its reflected children.
+    private static func offsets(of type: Any.Type, _ children: Mirror.Children) -> [String: Int] {
+        if let known = layouts.withLock({ $0[ObjectIdentifier(type)] }) { return known }
+        var offsets: [String: Int] = [:]
+        for (offset, child) in children.enumerated() {
+            if let label = child.label { offsets[label] = offset }
+        }
+        layouts.withLock { $0[ObjectIdentifier(type)] = offsets }
+        return offsets
     }
 
     /// Keys templates asked for that nothing on the page answered, once each.
