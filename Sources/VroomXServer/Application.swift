@@ -134,7 +134,8 @@ public struct ServerServices: Sendable {
                               preparedStatements: configuration.databasePreparedStatements), logger: logger)
         }
         try FileManager.default.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true)
-        return try SQLiteDatabase(path: configuration.sqlitePath, timeout: configuration.databaseTimeout)
+        return try SQLiteDatabase(path: configuration.sqlitePath, timeout: configuration.databaseTimeout,
+                                  memoryMapBytes: configuration.sqliteMemoryMapBytes)
     }
 
     static func makeMailer(_ configuration: ServerConfiguration, logger: Logger) throws -> any Mailer {

@@ -76,6 +76,10 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
     /// (`VROOMX_DATABASE_PREPARED_STATEMENTS=false` behind PgBouncer in
     /// transaction mode, which moves a client between sessions).
     public var databasePreparedStatements = true
+    /// How much of the SQLite file each connection reads through a memory
+    /// map (`VROOMX_SQLITE_MMAP_MB`, 256 by default; 0 reads by copying pages):
+    /// see `SQLiteDatabase.init` for why.
+    public var sqliteMemoryMapBytes: Int64 = 256 << 20
     /// Readiness fails below this much free space where the data and media live.
     public var minFreeDiskBytes: Int64 = 1024 << 20
     /// How long the change feed keeps history; older cursors re-snapshot.
@@ -146,6 +150,12 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
             case "false", "no", "0": configuration.databasePreparedStatements = false
             default: throw ConfigurationError("VROOMX_DATABASE_PREPARED_STATEMENTS must be true or false.")
             }
+        }
+        if let text = environment["VROOMX_SQLITE_MMAP_MB"], !text.isEmpty {
+            guard let megabytes = Int64(text), (0...65_536).contains(megabytes) else {
+                throw ConfigurationError("VROOMX_SQLITE_MMAP_MB must be a whole number of megabytes from 0 to 65536.")
+            }
+            configuration.sqliteMemoryMapBytes = megabytes << 20
         }
         if let text = environment["VROOMX_MIN_FREE_DISK_MB"], !text.isEmpty {
             guard let megabytes = Int64(text), (0...(1 << 30)).contains(megabytes) else {

@@ -298,7 +298,7 @@ struct DatabaseFaultTests {
         }
     }
 
-    @Test("the database deadline, the free-disk minimum and their checks come from the environment")
+    @Test("the database deadline, the free-disk minimum, SQLite's memory map and their checks come from the environment")
     func configuration() throws {
         let defaults = try ServerConfiguration.fromEnvironment([:])
         #expect(defaults.databaseTimeout == .seconds(10))
@@ -306,8 +306,11 @@ struct DatabaseFaultTests {
         let set = try ServerConfiguration.fromEnvironment(["VROOMX_DATABASE_TIMEOUT_SECONDS": "2.5", "VROOMX_MIN_FREE_DISK_MB": "0"])
         #expect(set.databaseTimeout == .milliseconds(2500))
         #expect(set.minFreeDiskBytes == 0)
+        #expect(defaults.sqliteMemoryMapBytes == 256 << 20)
+        #expect(try ServerConfiguration.fromEnvironment(["VROOMX_SQLITE_MMAP_MB": "0"]).sqliteMemoryMapBytes == 0)
         for (name, value) in [("VROOMX_DATABASE_TIMEOUT_SECONDS", "0"), ("VROOMX_DATABASE_TIMEOUT_SECONDS", "ten"),
-                              ("VROOMX_DATABASE_TIMEOUT_SECONDS", "nan"), ("VROOMX_MIN_FREE_DISK_MB", "-1")] {
+                              ("VROOMX_DATABASE_TIMEOUT_SECONDS", "nan"), ("VROOMX_MIN_FREE_DISK_MB", "-1"),
+                              ("VROOMX_SQLITE_MMAP_MB", "-1"), ("VROOMX_SQLITE_MMAP_MB", "99999999999999999999")] {
             #expect(throws: ConfigurationError.self) { try ServerConfiguration.fromEnvironment([name: value]) }
         }
     }

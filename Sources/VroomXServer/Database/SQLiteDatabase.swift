@@ -19,14 +19,22 @@ public final class SQLiteDatabase: SQLDatabase {
     private let readPermits: AsyncSemaphore
     private let idleReaders = NIOLockedValueBox<[SQLiteConnection]>([])
     private let timeout: Duration
+    private let memoryMapBytes: Int64
 
     /// - Parameter timeout: how long a call waits for this process's reader
     ///   or writer, and a statement for a lock held by another process (a
     ///   second `vroomx` command), before it fails as `DatabaseUnavailable`.
-    public init(path: String, maxReaders: Int = 8, timeout: Duration = .seconds(10)) throws {
+    /// - Parameter memoryMapBytes: how much of the file each connection
+    ///   reads through a memory map (0: none, pages are copied). A reader
+    ///   drops its whole map when it starts reading after another
+    ///   connection's commit (SQLite's design in WAL mode), so writes cost
+    ///   remaps; measured, the map still ingests locations faster than
+    ///   copies (docs/benchmarks.md, "SQLite's memory map").
+    public init(path: String, maxReaders: Int = 8, timeout: Duration = .seconds(10), memoryMapBytes: Int64 = 256 << 20) throws {
         self.path = path
         self.timeout = timeout
-        writer = try SQLiteConnection(path: path, readOnly: false, busyTimeout: timeout)
+        self.memoryMapBytes = memoryMapBytes
+        writer = try SQLiteConnection(path: path, readOnly: false, busyTimeout: timeout, memoryMapBytes: memoryMapBytes)
         try writer.executeScript("""
             PRAGMA journal_mode = WAL;
             PRAGMA synchronous = NORMAL;
@@ -44,7 +52,7 @@ public final class SQLiteDatabase: SQLDatabase {
                 ServerMetrics.leased(.sqlite, waitingSince: until - allowed)
                 defer { ServerMetrics.returned(.sqlite) }
                 let connection = try idleReaders.withLockedValue { $0.popLast() }
-                    ?? SQLiteConnection(path: path, readOnly: true, busyTimeout: timeout)
+                    ?? SQLiteConnection(path: path, readOnly: true, busyTimeout: timeout, memoryMapBytes: memoryMapBytes)
                 defer {
                     connection.stop(at: nil)
                     idleReaders.withLockedValue { $0.append(connection) }
@@ -165,7 +173,7 @@ final class SQLiteConnection: SQLExecutor, @unchecked Sendable {
     /// deadline stops working, rather than finishing for nobody.
     private let stopAt = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
 
-    init(path: String, readOnly: Bool, busyTimeout: Duration) throws {
+    init(path: String, readOnly: Bool, busyTimeout: Duration, memoryMapBytes: Int64) throws {
         let flags = readOnly
             ? SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
             : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
@@ -181,8 +189,7 @@ final class SQLiteConnection: SQLExecutor, @unchecked Sendable {
         // Another process (a second `vroomx` command) may hold the write lock briefly.
         let (seconds, attoseconds) = busyTimeout.components
         sqlite3_busy_timeout(handle, Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000))
-        // Memory-mapped reads skip a copy per page for a read-mostly workload.
-        try executeScript("PRAGMA foreign_keys = ON; PRAGMA mmap_size = 268435456")
+        try executeScript("PRAGMA foreign_keys = ON; PRAGMA mmap_size = \(max(0, memoryMapBytes))")
         stopAt.initialize(to: 0)
         sqlite3_progress_handler(handle, 4000, { context in
             guard let stop = context?.load(as: UInt64.self), stop != 0 else { return 0 }
