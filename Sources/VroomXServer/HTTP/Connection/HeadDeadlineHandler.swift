@@ -21,7 +21,7 @@ final class HeadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func handlerRemoved(context: ChannelHandlerContext) { disarm() }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if deadline != nil, scanner.scan(unwrapInboundIn(data).readableBytesView) != nil { disarm() }
+        if deadline != nil, scanner.scan(unwrapInboundIn(data)) != nil { disarm() }
         context.fireChannelRead(data)
     }
 

@@ -22,12 +22,12 @@ final class HeadSizeLimitHandler: ChannelDuplexHandler, RemovableChannelHandler 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !exceeded else { return }
         if counting {
-            let bytes = unwrapInboundIn(data).readableBytesView
+            let bytes = unwrapInboundIn(data)
             if let head = scanner.scan(bytes) {
                 received += head
                 counting = false
             } else {
-                received += bytes.count
+                received += bytes.readableBytes
             }
             if received > limit {
                 exceeded = true
