@@ -30,6 +30,9 @@ public final class DriverApp {
         /// must be before the queue deletes it (see `UploadQueue.start`).
         public var leftoverCopyAge: TimeInterval = 3600
         public var logger = Logger(label: "vroomx.driverkit")
+        /// This app's version, stated with every request (the server may
+        /// refuse versions older than it accepts); nil states none.
+        public var appVersion: AppVersion?
 
         public init(serverURL: String, stateDirectory: URL) {
             self.serverURL = serverURL
@@ -60,7 +63,13 @@ public final class DriverApp {
         let baseURL = configuration.serverURL.hasSuffix("/") ? String(configuration.serverURL.dropLast()) : configuration.serverURL
         database = try AppDatabase.open(directory: configuration.stateDirectory)
         let secureStore = try configuration.secureStore ?? FileSecureStore(directory: configuration.stateDirectory)
-        let transport = configuration.transport
+        let status = SyncStatus()
+        self.status = status
+        let transport: any HTTPTransport = configuration.appVersion.map { version in
+            AppVersionTransport(base: configuration.transport, version: version) { minimum in
+                Task { @MainActor in status.requireUpdate(minimum) }
+            }
+        } ?? configuration.transport
         network = configuration.network ?? ProbingNetworkMonitor { await APIClient.probe(baseURL: baseURL, transport: transport) }
         clock = configuration.clock
         let database = self.database
@@ -69,7 +78,6 @@ public final class DriverApp {
         credentials = CredentialStore(secureStore: secureStore, transport: transport, baseURL: baseURL, clock: configuration.clock,
                                       lockFile: configuration.stateDirectory.appendingPathComponent("refresh.lock"))
         api = APIClient(baseURL: baseURL, transport: transport, credentials: credentials, network: network, serverClock: serverClock)
-        status = SyncStatus()
         let realtime = configuration.realtime
             ? RealtimeConnection(baseURL: baseURL, credentials: credentials, logger: configuration.logger) : nil
         sync = SyncEngine(database: database, api: api, network: network, status: status, realtime: realtime,

@@ -49,6 +49,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let idempotencyKeyReused = ErrorCode("idempotency_key_reused")
     public static let cursorExpired = ErrorCode("cursor_expired")
     public static let upgradeRequired = ErrorCode("upgrade_required")
+    /// The driver app is older than the server accepts (`AppVersion`): update it; queued work waits.
+    public static let appUpdateRequired = ErrorCode("app_update_required")
     // Inspections and uploads
     public static let inspectionIncomplete = ErrorCode("inspection_incomplete")
     public static let inspectionCompleted = ErrorCode("inspection_completed")

@@ -221,6 +221,7 @@ public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
     if configuration.metricsToken != nil { router.add(middleware: RequestMetricsMiddleware()) }
     if configuration.tracesRequests { router.add(middleware: RequestTracingMiddleware()) }
     router.add(middleware: ErrorMiddleware(routeMissPage: console.routeMissPage))
+    if let minimum = configuration.minimumAppVersion { router.add(middleware: AppVersionMiddleware(minimum: minimum)) }
     ServerMetrics.route(router, token: configuration.metricsToken)
     let routes = Routes(router: router, authenticator: services.authenticator, store: services.store)
 

@@ -80,6 +80,10 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
     /// map (`VROOMX_SQLITE_MMAP_MB`, 256 by default; 0 reads by copying pages):
     /// see `SQLiteDatabase.init` for why.
     public var sqliteMemoryMapBytes: Int64 = 256 << 20
+    /// The oldest driver app the API serves (`VROOMX_MIN_APP_VERSION`): an
+    /// app that says it is older is answered 426 `app_update_required`.
+    /// None by default.
+    public var minimumAppVersion: AppVersion?
     /// Readiness fails below this much free space where the data and media live.
     public var minFreeDiskBytes: Int64 = 1024 << 20
     /// How long the change feed keeps history; older cursors re-snapshot.
@@ -150,6 +154,12 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
             case "false", "no", "0": configuration.databasePreparedStatements = false
             default: throw ConfigurationError("VROOMX_DATABASE_PREPARED_STATEMENTS must be true or false.")
             }
+        }
+        if let text = environment["VROOMX_MIN_APP_VERSION"], !text.isEmpty {
+            guard let version = AppVersion(text) else {
+                throw ConfigurationError("VROOMX_MIN_APP_VERSION must be a version such as 1.4 or 1.4.2.")
+            }
+            configuration.minimumAppVersion = version
         }
         if let text = environment["VROOMX_SQLITE_MMAP_MB"], !text.isEmpty {
             guard let megabytes = Int64(text), (0...65_536).contains(megabytes) else {

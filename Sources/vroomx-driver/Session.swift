@@ -25,6 +25,7 @@ struct Session {
         configuration.realtime = realtime
         configuration.transport = AsyncHTTPTransport(timeout: .seconds(try options.requestTimeout))
         configuration.logger.logLevel = .critical
+        configuration.appVersion = AppVersion(VroomXDriver.version)
         let app = try DriverApp(configuration)
         let session = Session(app: app, terminal: .standard, stateDirectory: directory, secrets: secrets)
         session.resumeUnlockWindow()

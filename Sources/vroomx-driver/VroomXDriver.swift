@@ -15,10 +15,14 @@ struct VroomXDriver: AsyncParsableCommand {
             Exit codes: 0 done, 1 something failed, 64 usage, 65 refused, 75 saved offline (not yet synced), \
             77 sign-in needed or failed.
             """,
+        version: VroomXDriver.version,
         subcommands: [Login.self, Unlock.self, Logout.self, Home.self, Trips.self, TripCommand.self, Orders.self,
                       OrderCommand.self, Collect.self, ExpenseCommand.self, Messages.self, Read.self, Send.self, Problem.self, Earnings.self, Profile.self,
                       Inspect.self, Units.self, Odometer.self, UnitPhoto.self, LocationSharing.self, Drive.self, Sync.self, Discard.self, Evidence.self, Watch.self]
     )
+
+    /// Stated with every request: a server that accepts only newer apps says to update.
+    static let version = "1.0.0"
 
     static func main() async {
         do {

@@ -14,7 +14,8 @@ struct DriverDevice {
     static func make(server: LiveServer, stateDirectory: URL? = nil, transport: (any HTTPTransport)? = nil,
                      biometrics: any Biometrics = UnavailableBiometrics(), realtime: Bool = false,
                      clock: (@Sendable () -> Date)? = nil, push: (any PushNotificationService)? = nil,
-                     network: (any NetworkMonitor)? = nil, uploadChunkSize: Int? = nil, leftoverCopyAge: TimeInterval? = nil) throws -> DriverDevice {
+                     network: (any NetworkMonitor)? = nil, uploadChunkSize: Int? = nil, leftoverCopyAge: TimeInterval? = nil,
+                     appVersion: AppVersion? = nil) throws -> DriverDevice {
         let directory = stateDirectory ?? FileManager.default.temporaryDirectory.appendingPathComponent("driverkit-\(UUID().uuidString.prefix(8))")
         var configuration = DriverApp.Configuration(serverURL: server.baseURL, stateDirectory: directory)
         if let transport { configuration.transport = transport }
@@ -26,6 +27,7 @@ struct DriverDevice {
         if let network { configuration.network = network }
         if let uploadChunkSize { configuration.uploadChunkSize = uploadChunkSize }
         if let leftoverCopyAge { configuration.leftoverCopyAge = leftoverCopyAge }
+        configuration.appVersion = appVersion
         configuration.logger.logLevel = .critical
         return DriverDevice(app: try DriverApp(configuration), stateDirectory: directory)
     }

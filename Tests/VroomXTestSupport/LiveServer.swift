@@ -9,7 +9,8 @@ import VroomXServer
 /// test can stop (the driver's phone loses the server) and start again on
 /// the same database.
 public final class LiveServer: Sendable {
-    public let configuration: ServerConfiguration
+    private let settings: NIOLockedValueBox<ServerConfiguration>
+    public var configuration: ServerConfiguration { settings.withLockedValue { $0 } }
     public let port: Int
     private struct Running {
         let task: Task<Void, any Error>
@@ -36,7 +37,7 @@ public final class LiveServer: Sendable {
                 if attempt >= 5 { throw error }
             }
         }
-        self.configuration = configuration
+        settings = NIOLockedValueBox(configuration)
         port = configuration.port
     }
 
@@ -48,7 +49,14 @@ public final class LiveServer: Sendable {
 
     /// Starts again on the same port (the phone keeps its server address).
     public func start() async throws {
+        try await start { _ in }
+    }
+
+    /// Starts again on the same port and database with settings changed
+    /// (an operator's restart with a new environment).
+    public func start(changing change: @Sendable (inout ServerConfiguration) -> Void) async throws {
         guard !isRunning else { return }
+        settings.withLockedValue { change(&$0) }
         let started = try await Self.launch(configuration)
         running.withLockedValue { $0 = started }
     }

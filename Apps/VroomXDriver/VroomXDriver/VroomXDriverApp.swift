@@ -41,6 +41,8 @@ final class AppDelegate: NSObject, UIApplicationDelegate, UNUserNotificationCent
         configuration.secureStore = KeychainSecureStore()
         configuration.biometrics = LocalAuthenticationBiometrics()
         configuration.pushNotifications = UserNotificationCenterService()
+        // The server may refuse versions older than it accepts: the app then shows "Update the app".
+        configuration.appVersion = (Bundle.main.object(forInfoDictionaryKey: "CFBundleShortVersionString") as? String).flatMap(AppVersion.init)
         let transport = configuration.transport
         configuration.network = PathNetworkMonitor { await APIClient.probe(baseURL: server, transport: transport) }
         do {

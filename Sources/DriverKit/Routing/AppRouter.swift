@@ -28,6 +28,9 @@ public enum AppRoute: Sendable, Hashable {
     case login
     case locked
     case main
+    /// The server no longer serves this version of the app: update it
+    /// (queued work waits on the phone).
+    case updateRequired
 }
 
 /// Decides the first screen synchronously from what the device already
@@ -74,6 +77,7 @@ public final class AppRouter {
 
     /// The screen to show now.
     public var route: AppRoute {
+        if status.updateRequired { return .updateRequired }
         let returning = auth.deviceUsedBefore || device.onboarded && device.onboardingStep == nil
         switch auth.state {
         case .signedOut:

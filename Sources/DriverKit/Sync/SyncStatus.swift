@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Observation
+import VroomXModels
 
 /// What the app shows about syncing: online or not, what is waiting, what
 /// failed and why, when it last succeeded (seed 000's banners).
@@ -17,6 +18,12 @@ public final class SyncStatus {
     public internal(set) var pendingUploads: [UploadItem] = []
     /// Changes that failed: rejected by the server, or out of attempts.
     public internal(set) var failed: [OutboxEntry] = []
+
+    /// The server no longer serves this version of the app: nothing goes
+    /// through until it is updated, and everything queued waits for that.
+    public internal(set) var updateRequired = false
+    /// The oldest version the server accepts, when it said.
+    public internal(set) var requiredAppVersion: AppVersion?
 
     private var observation: Task<Void, Never>?
 
@@ -44,6 +51,19 @@ public final class SyncStatus {
                 }
             } catch {}
         }
+    }
+
+    /// The server answered that this app is too old (`AppVersionTransport`).
+    func requireUpdate(_ minimum: AppVersion?) {
+        updateRequired = true
+        requiredAppVersion = minimum
+    }
+
+    /// What the "Update the app" screen says.
+    public var updateMessage: String {
+        "This version of VroomX is too old for your carrier's server. Update the app"
+            + (requiredAppVersion.map { " to version \($0) or later" } ?? "")
+            + ": everything waiting on this phone stays here and is sent once the app is updated."
     }
 
     /// The driver closed the error banner; the next failure shows again.

@@ -13,6 +13,8 @@ public struct DriverRootView: View {
     public var body: some View {
         Group {
             switch app.router.route {
+            case .updateRequired:
+                UpdateRequiredView(message: app.status.updateMessage)
             case .loading:
                 LoadingView(message: app.router.loadingMessage)
             case .onboarding(let step):
@@ -56,6 +58,26 @@ struct ErrorText: View {
         Label(text, systemImage: "exclamationmark.circle")
             .foregroundStyle(.red)
             .accessibilityLabel("Error: \(text)")
+    }
+}
+
+/// The server no longer serves this version: the App Store (or TestFlight) has the update.
+struct UpdateRequiredView: View {
+    let message: String
+
+    var body: some View {
+        VStack(spacing: 16) {
+            Image(systemName: "arrow.down.app")
+                .font(.system(size: 48))
+                .accessibilityHidden(true)
+            Text("Update the app")
+                .font(.title2.bold())
+            Text(message)
+                .multilineTextAlignment(.center)
+        }
+        .padding(32)
+        .frame(maxWidth: .infinity, maxHeight: .infinity)
+        .accessibilityElement(children: .combine)
     }
 }
 
