@@ -994,8 +994,12 @@ def test_a_cancelled_order_earns_its_trip_nothing(page, server):
     # $2,400 over 311 miles is $7.717…: rounded, not cut.
     expect(page.locator("dd", has_text="($7.72 per mile)")).to_be_visible()
     page.click("a:has-text('O-CXL-2')")
+    expect(page.locator("#tracking")).to_have_count(1)
     page.once("dialog", lambda dialog: dialog.accept())
     page.click("button:has-text('Cancel order')")
+    # A cancelled order has no tracking link to give or make: no empty heading either.
+    expect(page.locator("h1 .badge")).to_have_text("Cancelled")
+    expect(page.locator("#tracking")).to_have_count(0)
     page.goto(server.base + f"/trips/{trip}")
     expect(page.locator("#revenue-source")).to_have_text("set by hand · its orders $1,150.00")
     # Let it follow the orders again: the cancelled one earns nothing, pay on the terms follows.

@@ -93,13 +93,17 @@ struct BoardCountTests {
         let store = server.store
         let tenant = carrier.tenant.id
         let day = try #require(LocalDate(year: 2026, month: 12, day: 1))
-        // Three with a pickup date (two on one day: then by number), four without.
+        // Four with a pickup date (two on one day: then by number), one with only a last day ("by" it: sorted by it), three without.
         let dated: [(String, LocalDate?)] = [("PG-2", day.adding(days: 1)), ("PG-1", day), ("PG-3", day), ("PG-0", day.adding(days: 5))]
         let undated: [(String, LocalDate?)] = [("PU-3", nil), ("PU-1", nil), ("PU-2", nil)]
-        _ = try await store.orders.createMany((dated + undated).map { number, date in
+        var requests = (dated + undated).map { number, date in
             CreateOrderRequest(number: number, vehicle: Vehicle(make: "Kia"), pickup: Stop(address: "Joliet, IL", windowStart: date),
                                delivery: Stop(address: "Gary, IN"), revenueCents: 10_000)
-        }, tenant: tenant)
+        }
+        requests.append(CreateOrderRequest(number: "PG-4", vehicle: Vehicle(make: "Kia"),
+                                           pickup: Stop(address: "Joliet, IL", windowEnd: day.adding(days: 3)),
+                                           delivery: Stop(address: "Gary, IN"), revenueCents: 10_000))
+        _ = try await store.orders.createMany(requests, tenant: tenant)
         func board(newestFirst: Bool, page: Int) async throws -> [String] {
             try await store.boardOrders(.init(status: .new, search: "", pickupNewestFirst: newestFirst, page: page, pageSize: 2), tenant: tenant)
                 .map(\.number).filter { $0.hasPrefix("P") }
@@ -110,7 +114,7 @@ struct BoardCountTests {
             oldestFirst.append(try await board(newestFirst: false, page: page))
             newestFirst.append(try await board(newestFirst: true, page: page))
         }
-        #expect(oldestFirst == [["PG-1", "PG-3"], ["PG-2", "PG-0"], ["PU-1", "PU-2"], ["PU-3"], []])
-        #expect(newestFirst == [["PG-0", "PG-2"], ["PG-3", "PG-1"], ["PU-3", "PU-2"], ["PU-1"], []])
+        #expect(oldestFirst == [["PG-1", "PG-3"], ["PG-2", "PG-4"], ["PG-0", "PU-1"], ["PU-2", "PU-3"], []])
+        #expect(newestFirst == [["PG-0", "PG-4"], ["PG-2", "PG-3"], ["PG-1", "PU-3"], ["PU-2", "PU-1"], []])
     }
 }

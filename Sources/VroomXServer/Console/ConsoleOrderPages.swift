@@ -103,6 +103,12 @@ struct ConsoleOrderPages {
         }
     }
 
+    /// The order page's tracking link, or what makes one; nothing when neither applies.
+    static func trackingPanel(_ link: TrackingLink?, canCreate: Bool) -> OrderPageView.TrackingPanel? {
+        guard link?.url != nil || canCreate else { return nil }
+        return .init(url: link?.url, expires: ConsoleFormat.time(link?.expiresAt), canCreate: canCreate)
+    }
+
     // MARK: The board
 
     /// "Imported 3 orders. They are on the Assigned tab.", or where each went
@@ -277,7 +283,7 @@ struct ConsoleOrderPages {
             noInspections: inspections.isEmpty, inspectionsAwaited: order.status.isOpen, canCancel: [.new, .assigned].contains(order.status), driverTold: order.driverID != nil,
             canEdit: ![.delivered, .cancelled].contains(order.status), paymentTerms: order.paymentTerms,
             canMarkPickedUp: order.status == .assigned, canMarkDelivered: order.status == .pickedUp,
-            tracking: .init(url: link?.url, expires: ConsoleFormat.time(link?.expiresAt), canCreate: console.tracking != nil && !done && order.status != .cancelled),
+            tracking: Self.trackingPanel(link, canCreate: console.tracking != nil && !done && order.status != .cancelled),
             // Once per stop, when every vehicle's inspection there is done.
             emailKinds: Inspection.Kind.allCases.filter { kind in
                 inspections.contains { $0.kind == kind } && InspectionRules.remaining(order, kind, completed: inspections).isEmpty

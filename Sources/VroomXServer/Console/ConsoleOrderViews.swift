@@ -289,7 +289,8 @@ struct OrderPageView: ConsoleView {
     let canMarkPickedUp: Bool
     let canMarkDelivered: Bool
     /// The customer's tracking link: the live one, or whether one can be made.
-    let tracking: TrackingPanel
+    /// Absent when there is no link and none can be made (a closed order): no empty heading.
+    let tracking: TrackingPanel?
     /// The completed inspections whose bill of lading can be emailed again.
     let emailKinds: [String]
     /// What the printed bill of lading says of the carrier.

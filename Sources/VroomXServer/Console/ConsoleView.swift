@@ -36,11 +36,19 @@ enum ConsoleKeys {
     /// and the lookup stops here); nil when the view has no such property.
     static func value(of view: Any, key: String) -> Any? {
         let name = propertyName(key)
-        let children = Mirror(reflecting: view).children
-        // Reflecting a property costs a look-up of its type; only the one asked for is reflected (its place in
-        // the type is learnt once), not each before it: a board of 50 rows asks for hundreds of keys.
-        guard let offset = offsets(of: type(of: view), children)[name] else { return nil }
-        let child = children[children.index(children.startIndex, offsetBy: offset)]
+        let mirror = Mirror(reflecting: view)
+        let children = mirror.children
+        let child: Mirror.Child
+        if mirror.displayStyle == .struct {
+            // Reflecting a property costs a look-up of its type; only the one asked for is reflected (its place in
+            // the type is learnt once), not each before it: a board of 50 rows asks for hundreds of keys.
+            guard let offset = offsets(of: type(of: view), children)[name] else { return nil }
+            child = children[children.index(children.startIndex, offsetBy: offset)]
+        } else {
+            // An enum's children depend on its case: no fixed places to learn.
+            guard let found = children.first(where: { $0.label == name }) else { return nil }
+            child = found
+        }
         let value = Mirror(reflecting: child.value)
         guard value.displayStyle == .optional else { return child.value }
         return value.children.first?.value ?? false

@@ -2,14 +2,15 @@ import Foundation
 
 extension Schema {
     static let migrations30on: [Migration] = [
-        // The board at any size: its order (pickup date, then number) read
+        // The board at any size: its order (pickup date, the window's first
+        // day or, with only a last day, that one; then number) read
         // from an index, and each tab's count kept as orders come, go and
         // change status, not counted over every order of the carrier on
         // every view. A carrier's count of a status is the sum of its rows
         // (`Store.orderCounts`).
         Migration(version: 30, name: "board counts and order", sql: """
             DROP INDEX orders_board;
-            CREATE INDEX orders_board ON orders (tenant_id, status, pickup_window_start, number, id);
+            CREATE INDEX orders_board ON orders (tenant_id, status, \(Schema.pickupDue), number, id);
             CREATE TABLE order_status_counts (
                 tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
                 status TEXT NOT NULL,
@@ -27,7 +28,7 @@ extension Schema {
             // Changes added as rows of their own, summed later (`Store.gatherOrderCounts`): writers never wait on one
             // another for a count, and a transaction changing thousands of orders does not update one row thousands
             // of times (each update a new version the next must step over). A statement's new or removed orders are
-            // one row a status.
+            // one row a status (an import inserts order by order, so it adds a row an order until the next gathering).
             postgres: """
             CREATE INDEX order_status_counts_by_status ON order_status_counts (tenant_id, status);
             CREATE FUNCTION order_status_counts_insert() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO order_status_counts (tenant_id, status, n) SELECT tenant_id, status, COUNT(*) FROM added GROUP BY tenant_id, status; RETURN NULL; END $$;
@@ -38,4 +39,11 @@ extension Schema {
             CREATE TRIGGER order_status_counts_update AFTER UPDATE OF status ON orders FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status) EXECUTE FUNCTION order_status_counts_update()
             """),
     ]
+}
+
+extension Schema {
+    /// The pickup date the board sorts by and shows: the window's first day,
+    /// or its last when only that is known ("by Dec 1"). One expression for
+    /// the index `orders_board` and the queries it serves.
+    static let pickupDue = "COALESCE(pickup_window_start, pickup_window_end)"
 }

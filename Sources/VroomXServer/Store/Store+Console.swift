@@ -89,8 +89,8 @@ extension Store {
     }
 
     /// One page of the board's orders: those with a pickup date in its
-    /// order (the index `orders_board` reads them in it, either way), then
-    /// those without one by number. (How many there are in all is
+    /// order (`Schema.pickupDue`: the index `orders_board` reads them in it,
+    /// either way), then those without one by number. (How many there are in all is
     /// `orderCounts`, which the board reads anyway.)
     func boardOrders(_ query: BoardQuery, tenant: ID<Tenant>) async throws -> [Order] {
         let filter: SQL = "tenant_id = \(tenant) AND status = \(query.status)" + boardSearch(query.search, tenant: tenant)
@@ -98,19 +98,19 @@ extension Store {
         let offset = query.page * query.pageSize
         return try await read { db in
             let dated = try await db.query("""
-                SELECT \(Order.columns) FROM orders WHERE \(filter) AND pickup_window_start IS NOT NULL
-                ORDER BY pickup_window_start \(direction), number \(direction), id \(direction) LIMIT \(query.pageSize) OFFSET \(offset)
+                SELECT \(Order.columns) FROM orders WHERE \(filter) AND \(unsafeRaw: Schema.pickupDue) IS NOT NULL
+                ORDER BY \(unsafeRaw: Schema.pickupDue) \(direction), number \(direction), id \(direction) LIMIT \(query.pageSize) OFFSET \(offset)
                 """).map(Order.init(row:))
             guard dated.count < query.pageSize else { return dated }
             // Orders without a pickup date come last either way: after the dated ones on this page, or from where
             // the dated ones ended (counted only when this page has none of them).
             var undatedOffset = 0
             if dated.isEmpty, offset > 0 {
-                let row = try await db.first("SELECT COUNT(*) AS n FROM orders WHERE \(filter) AND pickup_window_start IS NOT NULL")
+                let row = try await db.first("SELECT COUNT(*) AS n FROM orders WHERE \(filter) AND \(unsafeRaw: Schema.pickupDue) IS NOT NULL")
                 undatedOffset = max(0, offset - (try row?.int("n") ?? 0))
             }
             let undated = try await db.query("""
-                SELECT \(Order.columns) FROM orders WHERE \(filter) AND pickup_window_start IS NULL
+                SELECT \(Order.columns) FROM orders WHERE \(filter) AND \(unsafeRaw: Schema.pickupDue) IS NULL
                 ORDER BY number \(direction), id \(direction) LIMIT \(query.pageSize - dated.count) OFFSET \(undatedOffset)
                 """).map(Order.init(row:))
             return dated + undated
