@@ -50,5 +50,14 @@ struct AppVersionTests {
         #expect(garbled.status == 400 && garbled.text.contains(AppVersion.header), "\(garbled.text)")
         #expect(try await RawHTTP.request(port: live.port, "GET", "/healthz", headers: [AppVersion.header: "0.1"]).status == 200)
         #expect(try await RawHTTP.request(port: live.port, "GET", "/sign-in", headers: [AppVersion.header: "0.1"]).status == 200)
+        // The API document names the header and the answer on every /v1/ operation.
+        let document = try await RawHTTP.request(port: live.port, "GET", "/openapi.json")
+        let spec = try #require(try JSONSerialization.jsonObject(with: Data(document.body)) as? [String: Any])
+        let paths = try #require(spec["paths"] as? [String: [String: Any]])
+        let listTrips = try #require(paths["/v1/trips"]?["get"] as? [String: Any])
+        let responses = try #require(listTrips["responses"] as? [String: Any])
+        #expect((responses["426"] as? [String: String])?["$ref"] == "#/components/responses/AppUpdateRequired")
+        let names = (listTrips["parameters"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+        #expect(names.contains(AppVersion.header))
     }
 }

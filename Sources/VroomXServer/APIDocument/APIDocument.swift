@@ -68,6 +68,7 @@ enum APIDocument {
             responses["400"] = refusal(Self.joined(responses["400"]?["description"], "invalid_parameter: Idempotency-Key is not a UUID"))
             responses["422"] = refusal(Self.joined(responses["422"]?["description"], "idempotency_key_reused"))
         }
+        if endpoint.path.hasPrefix("/v1/") { responses["426"] = refusal("@AppUpdateRequired") }
         if responses["206"] != nil { responses["206"]?["content"] = ["*/*": ["schema": ["type": "string", "format": "binary"]]] }
         responses[String(operation.answer.status)] = answer(operation, &schemas)
         value["responses"] = .object(responses)
@@ -129,6 +130,12 @@ enum APIDocument {
             if let description = header.description { value["description"] = .string(description) }
             parameters.append(value)
         }
+        if endpoint.path.hasPrefix("/v1/") {
+            parameters.append([
+                "name": .string(AppVersion.header), "in": "header", "required": false, "schema": ["type": "string", "example": "1.4.2"],
+                "description": "The driver app's version (up to four dot-separated numbers). Older than the server's VROOMX_MIN_APP_VERSION is 426 app_update_required; not a version, 400 invalid_parameter. Left out, the request is served.",
+            ])
+        }
         if endpoint.acceptsIdempotencyKey {
             parameters.append([
                 "name": "Idempotency-Key", "in": "header", "required": false, "schema": ["type": "string", "format": "uuid"],
@@ -175,6 +182,10 @@ enum APIDocument {
                             "headers": retryAfter, "content": errorContent],
             "InsufficientStorage": ["description": "insufficient_storage: the server's storage is full; retry after Retry-After",
                                     "headers": retryAfter, "content": errorContent],
+            "AppUpdateRequired": ["description": "app_update_required: the app's X-VroomX-App-Version is older than the server accepts; update the app (queued work waits)",
+                                  "headers": .object([AppVersion.minimumHeader: ["description": "The oldest app version the server accepts.",
+                                                                                       "schema": ["type": "string"]]]),
+                                  "content": errorContent],
             "RequestHeaderFieldsTooLarge": ["description": "request_header_fields_too_large: the request line and headers are over 64 KiB or 100 fields; the connection closes",
                                             "content": errorContent],
         ]
