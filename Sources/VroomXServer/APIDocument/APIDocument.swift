@@ -68,7 +68,7 @@ enum APIDocument {
             responses["400"] = refusal(Self.joined(responses["400"]?["description"], "invalid_parameter: Idempotency-Key is not a UUID"))
             responses["422"] = refusal(Self.joined(responses["422"]?["description"], "idempotency_key_reused"))
         }
-        if endpoint.path.hasPrefix("/v1/") { responses["426"] = refusal("@AppUpdateRequired") }
+        if AppVersionMiddleware.applies(to: endpoint.path) { responses["426"] = refusal("@AppUpdateRequired") }
         if responses["206"] != nil { responses["206"]?["content"] = ["*/*": ["schema": ["type": "string", "format": "binary"]]] }
         responses[String(operation.answer.status)] = answer(operation, &schemas)
         value["responses"] = .object(responses)
@@ -130,7 +130,7 @@ enum APIDocument {
             if let description = header.description { value["description"] = .string(description) }
             parameters.append(value)
         }
-        if endpoint.path.hasPrefix("/v1/") {
+        if AppVersionMiddleware.applies(to: endpoint.path) {
             parameters.append([
                 "name": .string(AppVersion.header), "in": "header", "required": false, "schema": ["type": "string", "example": "1.4.2"],
                 "description": "The driver app's version (up to four dot-separated numbers). Older than the server's VROOMX_MIN_APP_VERSION is 426 app_update_required; not a version, 400 invalid_parameter. Left out, the request is served.",

@@ -12,7 +12,7 @@ struct AppVersionMiddleware: RouterMiddleware {
     private static let header = HTTPField.Name(AppVersion.header)
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard request.uri.path.hasPrefix("/v1/"), let header = Self.header, let stated = request.headers[header] else {
+        guard Self.applies(to: request.uri.path), let header = Self.header, let stated = request.headers[header] else {
             return try await next(request, context)
         }
         guard let version = AppVersion(String(stated.prefix(64))) else {
@@ -21,6 +21,9 @@ struct AppVersionMiddleware: RouterMiddleware {
         guard version >= minimum else { throw Self.tooOld(version, minimum: minimum) }
         return try await next(request, context)
     }
+
+    /// The API's paths: the console's pages and the service endpoints are served whatever a client states.
+    static func applies(to path: String) -> Bool { path.hasPrefix("/v1/") }
 
     static func tooOld(_ version: AppVersion, minimum: AppVersion) -> AppError {
         var error = AppError(426, .appUpdateRequired,

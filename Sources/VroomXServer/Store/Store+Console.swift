@@ -176,24 +176,14 @@ extension Store {
     /// How many orders the carrier has in each status; with a search, how
     /// many in each match it (so the board's tabs say where matches are).
     func orderCounts(tenant: ID<Tenant>, search: String = "") async throws -> [OrderStatus: Int] {
-        let filter = boardSearch(search, tenant: tenant)
-        guard !search.isEmpty else {
-            // Kept by the database as orders come, go and change status (`order_status_counts`): no count over every order.
-            return try await read { db in
-                var counts: [OrderStatus: Int] = [:]
-                for row in try await db.query("""
-                    SELECT status, CAST(SUM(n) AS BIGINT) AS n FROM order_status_counts WHERE tenant_id = \(tenant) GROUP BY status
-                    """) {
-                    if let status = OrderStatus(rawValue: try row.string("status")) { counts[status] = try row.int("n") }
-                }
-                return counts
-            }
-        }
+        // Without a search, the counts the database keeps as orders come, go and change status
+        // (`order_status_counts`): no count over every order.
+        let counting: SQL = search.isEmpty
+            ? "SELECT status, CAST(SUM(n) AS BIGINT) AS n FROM order_status_counts WHERE tenant_id = \(tenant) GROUP BY status"
+            : "SELECT status, COUNT(*) AS n FROM orders WHERE tenant_id = \(tenant)\(boardSearch(search, tenant: tenant)) GROUP BY status"
         return try await read { db in
             var counts: [OrderStatus: Int] = [:]
-            for row in try await db.query("""
-                SELECT status, COUNT(*) AS n FROM orders WHERE tenant_id = \(tenant)\(filter) GROUP BY status
-                """) {
+            for row in try await db.query(counting) {
                 if let status = OrderStatus(rawValue: try row.string("status")) { counts[status] = try row.int("n") }
             }
             return counts
