@@ -191,7 +191,9 @@ public struct ServerServices: Sendable {
 
 /// Builds the HTTP application: one router, every endpoint of the shared
 /// route table, JSON errors everywhere.
-public func buildApplication(_ configuration: ServerConfiguration) async throws -> some ApplicationProtocol {
+/// `onServerRunning` is told the bound port once listening (port 0 lets the system choose).
+public func buildApplication(_ configuration: ServerConfiguration,
+                             onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws -> some ApplicationProtocol {
     var configuration = configuration
     if configuration.demo { configuration.developmentMailbox = true }
     try configuration.checkServable()
@@ -199,7 +201,7 @@ public func buildApplication(_ configuration: ServerConfiguration) async throws 
     if configuration.demo {
         try await DemoData.seedIfNeeded(services.store, logger: services.logger)
     }
-    return buildApplication(services)
+    return buildApplication(services, onServerRunning: onServerRunning)
 }
 
 /// - Parameters:

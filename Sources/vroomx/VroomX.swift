@@ -65,8 +65,10 @@ struct Serve: AsyncParsableCommand {
         configuration.demo = demo
         let tracing = try RequestTracing.start(ProcessInfo.processInfo.environment)
         configuration.tracesRequests = tracing != nil
-        let app = try await buildApplication(configuration)
-        if demo { printDemoAccounts(configuration) }
+        let app = try await buildApplication(configuration) { [demo, configuration] port in
+            // Once listening, with the port bound (the one the system chose for port 0).
+            if demo { Self.printDemoAccounts(configuration, port: port) }
+        }
         // The tracing service first: services stop in reverse order, so it sends the last requests' spans.
         var group = ServiceGroupConfiguration(services: (tracing.map { [$0] } ?? []) + [app], gracefulShutdownSignals: [.sigterm, .sigint],
                                               logger: Logger(label: "vroomx"))
@@ -76,14 +78,14 @@ struct Serve: AsyncParsableCommand {
         try await ServiceGroup(configuration: group).run()
     }
 
-    func printDemoAccounts(_ configuration: ServerConfiguration) {
+    static func printDemoAccounts(_ configuration: ServerConfiguration, port: Int) {
         // Through the log, so the lines keep their order with it (and stay JSON under VROOMX_LOG_FORMAT=json).
         Logger(label: "vroomx").notice("""
 
-            VroomX demo carrier "Demo Auto Transport" is ready on http://\(configuration.host):\(configuration.port)
+            VroomX demo carrier "Demo Auto Transport" is ready on http://\(configuration.host):\(port)
               dispatcher: \(DemoData.dispatcherEmail)
               drivers:    \(DemoData.driverEmails.joined(separator: ", "))
-            Dispatch console: open http://\(configuration.host):\(configuration.port)/ and sign in as the dispatcher.
+            Dispatch console: open http://\(configuration.host):\(port)/ and sign in as the dispatcher.
             Apps and API: POST /v1/auth/otp {"email": "…"}.
             Sign-in codes: \(configuration.smtpURL == nil ? "they appear in this log." : "they are emailed.")
 

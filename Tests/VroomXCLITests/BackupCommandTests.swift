@@ -13,8 +13,7 @@ struct BackupCommandTests {
         let (data, backups, restored) = (scratch.appendingPathComponent("data"), scratch.appendingPathComponent("backups"),
                                          scratch.appendingPathComponent("restored"))
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let port = try ChildProcess.freePort()
-        let server = try await DriverCommandTests.ServerProcess.start(dataDirectory: data, port: port)
+        let (server, port) = try await DriverCommandTests.ServerProcess.start(dataDirectory: data)
         for _ in 0..<2 {
             let backup = try await VroomXBinary.run(["backup", "--to", backups.path, "--keep", "1"], environment: ["VROOMX_DATA_DIR": data.path])
             #expect(backup.status == 0 && backup.output.contains("Backed up to"), "\(backup.output)")
@@ -56,9 +55,8 @@ struct BackupCommandTests {
             ["VROOMX_DATA_DIR": data.path, "VROOMX_BACKUP_TO": target, "VROOMX_BACKUP_SCHEDULE": "61 * * * *"]) { $1 })
         #expect(wrong.status != 0 && wrong.output.contains("VROOMX_BACKUP_SCHEDULE") && wrong.output.contains("minute"), "\(wrong.output)")
 
-        let port = try ChildProcess.freePort()
         let token = "metrics-token-\(UUID().uuidString)"
-        let server = try await DriverCommandTests.ServerProcess.start(dataDirectory: data, port: port, environment: bucket.merging(
+        let (server, port) = try await DriverCommandTests.ServerProcess.start(dataDirectory: data, environment: bucket.merging(
             ["VROOMX_BACKUP_TO": target, "VROOMX_BACKUP_SCHEDULE": "* * * * *", "VROOMX_BACKUP_KEEP": "1", "VROOMX_METRICS_TOKEN": token]) { $1 })
         // Every minute: two backups within about two minutes, the first one pruned by the second.
         try await server.waitFor("backup taken", timeout: .seconds(90))
@@ -87,8 +85,7 @@ struct BackupCommandTests {
         let mode = try FileManager.default.attributesOfItem(atPath: key.path)[.posixPermissions] as? NSNumber
         #expect(mode?.intValue == 0o600, "\(String(mode?.intValue ?? 0, radix: 8))")
         // A server whose bucket is missing says so at start, not at the first backup, and counts it as a failure.
-        let missingPort = try ChildProcess.freePort()
-        let missing = try await DriverCommandTests.ServerProcess.start(dataDirectory: data, port: missingPort, environment: bucket.merging(
+        let (missing, missingPort) = try await DriverCommandTests.ServerProcess.start(dataDirectory: data, environment: bucket.merging(
             ["VROOMX_BACKUP_TO": "s3://no-such-bucket-\(UUID().uuidString.prefix(6).lowercased())/x", "VROOMX_METRICS_TOKEN": token]) { $1 })
         try await missing.waitFor("cannot be read")
         #expect(missing.text.contains("Create the bucket first"), "\(missing.text.suffix(1500))")

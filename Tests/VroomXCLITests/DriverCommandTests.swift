@@ -11,11 +11,18 @@ import VroomXTestSupport
 struct DriverCommandTests {
     /// A `vroomx serve --demo` process on a data directory that outlives it.
     enum ServerProcess {
-        static func start(dataDirectory: URL, port: Int, environment: [String: String] = [:]) async throws -> ChildProcess {
-            let process = try VroomXBinary.start(["serve", "--demo", "--port", String(port)],
-                                                 environment: environment.merging(["VROOMX_DATA_DIR": dataDirectory.path, "VROOMX_LOG_LEVEL": "info"]) { $1 })
-            try await process.waitFor("listening on 127.0.0.1:\(port)")
-            return process
+        /// The first start, on a free port.
+        static func start(dataDirectory: URL, environment: [String: String] = [:]) async throws -> (process: ChildProcess, port: Int) {
+            try await VroomXBinary.serve(["serve", "--demo"], environment: settings(dataDirectory, environment))
+        }
+
+        /// A restart on the port the device knows.
+        static func restart(dataDirectory: URL, port: Int, environment: [String: String] = [:]) async throws -> ChildProcess {
+            try await VroomXBinary.serve(["serve", "--demo"], port: port, environment: settings(dataDirectory, environment)).process
+        }
+
+        private static func settings(_ dataDirectory: URL, _ environment: [String: String]) -> [String: String] {
+            environment.merging(["VROOMX_DATA_DIR": dataDirectory.path, "VROOMX_LOG_LEVEL": "info"]) { $1 }
         }
     }
 
@@ -43,8 +50,7 @@ struct DriverCommandTests {
     func twoCarriers() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-cli-\(UUID().uuidString.prefix(8))")
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-driver-\(UUID().uuidString.prefix(8))")
-        let port = try ChildProcess.freePort()
-        let server = try await ServerProcess.start(dataDirectory: data, port: port)
+        let (server, port) = try await ServerProcess.start(dataDirectory: data)
         let email = DemoData.driverEmails[0]
         // A second carrier adds the demo carrier's driver, as it would an owner-operator who also hauls for it.
         let created = try await VroomXBinary.run(["tenant", "create", "--name", "Second Haul", "--dispatcher-email", "boss@second.example"],
@@ -82,8 +88,8 @@ struct DriverCommandTests {
     func firstFiveMinutes() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-cli-\(UUID().uuidString.prefix(8))")
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-driver-\(UUID().uuidString.prefix(8))")
-        let port = try ChildProcess.freePort()
-        var server = try await ServerProcess.start(dataDirectory: data, port: port)
+        let (first, port) = try await ServerProcess.start(dataDirectory: data)
+        var server = first
         let email = DemoData.driverEmails[0]
 
         // Before signing in: an authentication exit code.
@@ -134,7 +140,7 @@ struct DriverCommandTests {
         #expect(refused.status == 65, "\(refused.output)")
 
         // Back online: sync delivers it, once.
-        server = try await ServerProcess.start(dataDirectory: data, port: port)
+        server = try await ServerProcess.restart(dataDirectory: data, port: port)
         let sync = try await Self.driver(["sync"], home: home, port: port)
         #expect(sync.status == 0, "\(sync.output)")
         #expect(sync.output.contains("Waiting       nothing"))
@@ -162,8 +168,7 @@ struct DriverCommandTests {
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-driver-\(UUID().uuidString.prefix(8))")
         let files = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-media-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
-        let port = try ChildProcess.freePort()
-        let server = try await ServerProcess.start(dataDirectory: data, port: port)
+        let (server, port) = try await ServerProcess.start(dataDirectory: data)
         let email = DemoData.driverEmails[0]
         try await Self.signIn(email, home: home, port: port, server: server)
 
@@ -240,8 +245,8 @@ struct DriverCommandTests {
     func offlineExitCodes() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-cli-\(UUID().uuidString.prefix(8))")
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-driver-\(UUID().uuidString.prefix(8))")
-        let port = try ChildProcess.freePort()
-        var server = try await ServerProcess.start(dataDirectory: data, port: port)
+        let (first, port) = try await ServerProcess.start(dataDirectory: data)
+        var server = first
         let email = DemoData.driverEmails[0]
         try await Self.signIn(email, home: home, port: port, server: server)
         #expect(try await Self.driver(["sync"], home: home, port: port).status == 0)
@@ -259,7 +264,7 @@ struct DriverCommandTests {
         #expect(waiting.output.components(separatedBy: "waiting for the network").count - 1 == 7, "\(waiting.output)")
 
         // The server is back: one sync sends all seven, once each.
-        server = try await ServerProcess.start(dataDirectory: data, port: port)
+        server = try await ServerProcess.restart(dataDirectory: data, port: port)
         let sent = try await Self.driver(["sync"], home: home, port: port)
         #expect(sent.status == 0, "\(sent.output)")
         #expect(sent.output.contains("Waiting       nothing"), "\(sent.output)")
@@ -280,7 +285,7 @@ struct DriverCommandTests {
             try await db.execute("UPDATE sessions SET revoked_at = \(Date()), revoked_reason = 'lost_phone'")
         }
         await services.database.close()
-        server = try await ServerProcess.start(dataDirectory: data, port: port)
+        server = try await ServerProcess.restart(dataDirectory: data, port: port)
         let revoked = try await Self.driver(["sync"], home: home, port: port)
         #expect(revoked.status == 77, "\(revoked.output)")
         #expect(try await Self.driver(["trips"], home: home, port: port).status == 77)
@@ -291,8 +296,8 @@ struct DriverCommandTests {
     func truckOdometerAndFuel() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-cli-\(UUID().uuidString.prefix(8))")
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-driver-\(UUID().uuidString.prefix(8))")
-        let port = try ChildProcess.freePort()
-        var server = try await ServerProcess.start(dataDirectory: data, port: port)
+        let (first, port) = try await ServerProcess.start(dataDirectory: data)
+        var server = first
         try await Self.signIn(DemoData.driverEmails[0], home: home, port: port, server: server)
         let units = try await Self.driver(["units"], home: home, port: port)
         #expect(units.status == 0, "\(units.output)")
@@ -332,7 +337,7 @@ struct DriverCommandTests {
         let waiting = try await Self.driver(["sync"], home: home, port: port)
         #expect(waiting.status == 75, "a photo waiting offline: \(waiting.output)")
 
-        server = try await ServerProcess.start(dataDirectory: data, port: port)
+        server = try await ServerProcess.restart(dataDirectory: data, port: port)
         let sent = try await Self.driver(["sync"], home: home, port: port)
         #expect(sent.status == 0 && sent.output.contains("Waiting       nothing"), "\(sent.output)")
         let withPhoto = try await Self.driver(["units"], home: home, port: port)
@@ -375,8 +380,8 @@ struct DriverCommandTests {
     func collectedAndReceipts() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-cli-\(UUID().uuidString.prefix(8))")
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-driver-\(UUID().uuidString.prefix(8))")
-        let port = try ChildProcess.freePort()
-        var server = try await ServerProcess.start(dataDirectory: data, port: port)
+        let (first, port) = try await ServerProcess.start(dataDirectory: data)
+        var server = first
         try await Self.signIn(DemoData.driverEmails[0], home: home, port: port, server: server)
         #expect(try await Self.driver(["trips"], home: home, port: port).status == 0)
         await server.stop()
@@ -397,7 +402,7 @@ struct DriverCommandTests {
                                              "--note", "Turnpike", "--receipt", toll.path], home: home, port: port)
         #expect(expense.status == 75 && expense.output.contains("with 1 receipt photo"), "\(expense.output)")
 
-        server = try await ServerProcess.start(dataDirectory: data, port: port)
+        server = try await ServerProcess.restart(dataDirectory: data, port: port)
         let sent = try await Self.driver(["sync"], home: home, port: port)
         #expect(sent.status == 0 && sent.output.contains("Waiting       nothing"), "\(sent.output)")
         let listed = try await Self.driver(["expense", "list", "--trip", "T-1002"], home: home, port: port)
@@ -434,8 +439,8 @@ struct DriverCommandTests {
     func settledEarnings() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-cli-\(UUID().uuidString.prefix(8))")
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-driver-\(UUID().uuidString.prefix(8))")
-        let port = try ChildProcess.freePort()
-        var server = try await ServerProcess.start(dataDirectory: data, port: port)
+        let (first, port) = try await ServerProcess.start(dataDirectory: data)
+        var server = first
         try await Self.signIn(DemoData.driverEmails[0], home: home, port: port, server: server)
         await server.stop()
 
@@ -454,7 +459,7 @@ struct DriverCommandTests {
         #expect(paid.lines.contains { $0.description.hasPrefix("T-1001") })
         await services.database.close()
 
-        server = try await ServerProcess.start(dataDirectory: data, port: port)
+        server = try await ServerProcess.restart(dataDirectory: data, port: port)
         let shown = try await Self.driver(["earnings"], home: home, port: port)
         #expect(shown.status == 0 && shown.output.contains("Paid ") && shown.output.contains(MoneyFormat.dollars(paid.netCents)), "\(shown.output)")
         let file = home.appendingPathComponent("statement.pdf")
@@ -477,8 +482,8 @@ struct DriverCommandTests {
     func conversationAndTripStart() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-cli-\(UUID().uuidString.prefix(8))")
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-driver-\(UUID().uuidString.prefix(8))")
-        let port = try ChildProcess.freePort()
-        var server = try await ServerProcess.start(dataDirectory: data, port: port)
+        let (first, port) = try await ServerProcess.start(dataDirectory: data)
+        var server = first
         try await Self.signIn(DemoData.driverEmails[0], home: home, port: port, server: server)
         // Alex's T-1002 is under way: the next trip waits (its first pickup would start it).
         let busy = try await Self.driver(["trip", "T-1003", "start"], home: home, port: port)
@@ -512,7 +517,7 @@ struct DriverCommandTests {
         let waiting = try await Self.driver(["messages", "--conversation"], home: home, port: port)
         #expect(waiting.output.contains("Gate locked at the Savannah lot") && waiting.output.contains("not sent yet"), "\(waiting.output)")
 
-        server = try await ServerProcess.start(dataDirectory: data, port: port)
+        server = try await ServerProcess.restart(dataDirectory: data, port: port)
         let synced = try await Self.driver(["sync"], home: home, port: port)
         #expect(synced.status == 0, "\(synced.output)")
         _ = try await Self.driver(["sync"], home: home, port: port)
@@ -545,8 +550,7 @@ struct DriverCommandTests {
     func driveRoute() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-cli-\(UUID().uuidString.prefix(8))")
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-driver-\(UUID().uuidString.prefix(8))")
-        let port = try ChildProcess.freePort()
-        let server = try await ServerProcess.start(dataDirectory: data, port: port)
+        let (server, port) = try await ServerProcess.start(dataDirectory: data)
         try await Self.signIn(DemoData.driverEmails[0], home: home, port: port, server: server)
         let routes = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-routes-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: routes, withIntermediateDirectories: true)
@@ -596,8 +600,7 @@ struct DriverCommandTests {
     func concurrentCommands() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-cli-\(UUID().uuidString.prefix(8))")
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-driver-\(UUID().uuidString.prefix(8))")
-        let port = try ChildProcess.freePort()
-        let server = try await ServerProcess.start(dataDirectory: data, port: port)
+        let (server, port) = try await ServerProcess.start(dataDirectory: data)
         let email = DemoData.driverEmails[0]
         try await Self.signIn(email, home: home, port: port, server: server)
 
@@ -634,8 +637,7 @@ struct DriverCommandTests {
     func slowClockDatesByServer() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-cli-\(UUID().uuidString.prefix(8))")
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-driver-\(UUID().uuidString.prefix(8))")
-        let port = try ChildProcess.freePort()
-        let server = try await ServerProcess.start(dataDirectory: data, port: port)
+        let (server, port) = try await ServerProcess.start(dataDirectory: data)
         // Every command of this device runs with its clock three days behind.
         func slow(_ arguments: [String]) async throws -> (status: Int32, output: String) {
             let process = try SkewedClock.start(VroomXBinary.path("vroomx-driver"), arguments, offset: "-3d",

@@ -92,10 +92,7 @@ struct ExtremeInputTests {
 
     static func start() async throws -> Target {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-extreme-\(UUID().uuidString.prefix(8))")
-        let port = try ChildProcess.freePort()
-        let server = try VroomXBinary.start(["serve", "--demo", "--port", String(port)],
-                                            environment: ["VROOMX_DATA_DIR": data.path, "VROOMX_LOG_LEVEL": "info"])
-        try await server.waitFor("listening on 127.0.0.1:\(port)")
+        let (server, port) = try await VroomXBinary.serve(["serve", "--demo"], environment: ["VROOMX_DATA_DIR": data.path, "VROOMX_LOG_LEVEL": "info"])
         let client = HTTPTestClient(baseURL: "http://127.0.0.1:\(port)")
         let driver = try await signIn(client, server, DemoData.driverEmails[0])
         let dispatcher = try await signIn(client, server, DemoData.dispatcherEmail)

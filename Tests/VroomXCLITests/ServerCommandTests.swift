@@ -33,9 +33,7 @@ struct ServerCommandTests {
         #expect(refused.status != 0 && refused.output.contains("VROOMX_SMTP_URL"), "\(refused.output)")
         environment["VROOMX_DEV_MAILBOX"] = "true"
 
-        let port = try ChildProcess.freePort()
-        let server = try VroomXBinary.start(["serve", "--port", String(port)], environment: environment)
-        try await server.waitFor("listening on 127.0.0.1:\(port)")
+        let (server, port) = try await VroomXBinary.serve(["serve"], environment: environment)
         #expect(server.text.contains("push notifications are not configured"))
         let client = HTTPTestClient(baseURL: "http://127.0.0.1:\(port)")
         let sent = try await client.send(.sendCode, json: SendCodeRequest(email: "boss@acme.example"))
@@ -65,12 +63,10 @@ struct ServerCommandTests {
         let token = try await services.signIn(email: driver.email).accessToken
         await services.database.close()
 
-        let port = try ChildProcess.freePort()
-        let server = try VroomXBinary.start(["serve", "--port", String(port)], environment: [
+        let (server, port) = try await VroomXBinary.serve(["serve"], environment: [
             "VROOMX_DATA_DIR": configuration.dataDirectory.path, "VROOMX_JWT_SECRET": try #require(configuration.jwtSecret),
             "VROOMX_SHUTDOWN_GRACE_SECONDS": "2", "VROOMX_LOG_LEVEL": "info", "VROOMX_DEV_MAILBOX": "true",
         ])
-        try await server.waitFor("listening on 127.0.0.1:\(port)")
         let socket = RealtimeTestClient(port: port, token: token, since: 0)
         try await socket.waitForReady()
         // An upload at 1,000 B/s: within the minimum rate, and far from done when the grace period ends.

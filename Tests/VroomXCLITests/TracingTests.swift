@@ -45,8 +45,7 @@ struct TracingTests {
         defer { Task { await receiver.stop() } }
         try await receiver.waitFor("ready")
 
-        let port = try ChildProcess.freePort()
-        let server = try await DriverCommandTests.ServerProcess.start(dataDirectory: scratch.appendingPathComponent("data"), port: port, environment: [
+        let (server, port) = try await DriverCommandTests.ServerProcess.start(dataDirectory: scratch.appendingPathComponent("data"), environment: [
             "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:\(receiverPort)", "OTEL_BSP_SCHEDULE_DELAY": "200",
         ])
         let base = "http://127.0.0.1:\(port)"

@@ -34,6 +34,28 @@ public enum VroomXBinary {
         return (process.exitStatus ?? -1, process.text)
     }
 
+    /// Starts `vroomx` with `arguments` plus `--port` and waits until it
+    /// listens. Without a port one is chosen, and should another process
+    /// take it before the server binds it, the next is tried; with a port
+    /// (a restart clients already know the address of) it is retried a few
+    /// times while something else holds it.
+    public static func serve(_ arguments: [String], port: Int? = nil,
+                             environment: [String: String] = [:]) async throws -> (process: ChildProcess, port: Int) {
+        var attempt = 0
+        while true {
+            let chosen = try port ?? ChildProcess.freePort()
+            let process = try start(arguments + ["--port", String(chosen)], environment: environment)
+            do {
+                try await process.waitFor("listening on 127.0.0.1:\(chosen)")
+                return (process, chosen)
+            } catch {
+                attempt += 1
+                guard process.text.contains("Address already in use"), attempt < 8 else { throw error }
+                if port != nil { try await Task.sleep(for: .milliseconds(250)) }
+            }
+        }
+    }
+
     /// Starts a long-running command (a server).
     public static func start(_ arguments: [String], binary: String = "vroomx", environment: [String: String] = [:]) throws -> ChildProcess {
         try ChildProcess(path(binary), arguments, environment: environment)
