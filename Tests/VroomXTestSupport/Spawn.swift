@@ -8,7 +8,7 @@ import Foundation
 /// copying 256 bytes of each directory entry, and when an entry ends the
 /// page glibc read them into, the copy faults — a test run that launched a
 /// few thousand processes crashed there now and then
-/// (swift-corelibs-foundation #5472). Here that list is read by name.
+/// (swift-corelibs-foundation #5472). Here the child closes them itself.
 enum Spawn {
     static func start(_ executable: String, _ arguments: [String], environment: [String: String], output: Int32) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
@@ -17,9 +17,12 @@ enum Spawn {
         try check(posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0), "stdin")
         try check(posix_spawn_file_actions_adddup2(&actions, output, 1), "stdout")
         try check(posix_spawn_file_actions_adddup2(&actions, output, 2), "stderr")
-        for descriptor in openDescriptors() where descriptor > 2 {
-            try check(posix_spawn_file_actions_addclose(&actions, descriptor), "close")
-        }
+        #if canImport(Glibc)
+        // Every other descriptor closed in the child, at once: a list made first would miss one another
+        // thread opens meanwhile (once a port probe's socket, which the child then held bound for its life).
+        guard let closeFrom = closeFrom else { throw ProcessError("posix_spawn: this C library cannot close descriptors (glibc 2.34 or later)") }
+        try check(closeFrom(&actions, 3), "close")
+        #endif
 
         var attributes = posix_spawnattr_t()
         try check(posix_spawnattr_init(&attributes), "attributes")
@@ -47,21 +50,14 @@ enum Spawn {
         return pid
     }
 
-    /// The descriptors open in this process, read from /proc/self/fd: each
-    /// entry's name is read up to its end, never as a fixed-size copy.
-    /// (One opened by another thread meanwhile may still be inherited.)
-    static func openDescriptors() -> [Int32] {
-        guard let directory = opendir("/proc/self/fd") else { return [] }
-        let listing = dirfd(directory)
-        defer { closedir(directory) }
-        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name) ?? 19
-        var descriptors: [Int32] = []
-        while let entry = readdir(directory) {
-            let name = String(cString: (UnsafeRawPointer(entry) + nameOffset).assumingMemoryBound(to: CChar.self))
-            if let descriptor = Int32(name), descriptor != listing { descriptors.append(descriptor) }
-        }
-        return descriptors
-    }
+    #if canImport(Glibc)
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34), which its
+    /// header declares only to GNU sources, so looked up by name.
+    private static let closeFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
+    #endif
 
     private static func check(_ result: Int32, _ what: String) throws {
         guard result == 0 else { throw ProcessError("posix_spawn (\(what)): \(String(cString: strerror(result)))") }
