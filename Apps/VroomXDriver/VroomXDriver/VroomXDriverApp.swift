@@ -56,9 +56,9 @@ final class AppDelegate: NSObject, UIApplicationDelegate, UNUserNotificationCent
 
     func application(_ application: UIApplication, didFinishLaunchingWithOptions options: [UIApplication.LaunchOptionsKey: Any]? = nil) -> Bool {
         UNUserNotificationCenter.current().delegate = self
-        // Positions are recorded only while a trip is under way and sharing is on (LocationRecorder);
-        // the system asks for permission when this first runs.
-        Task { @MainActor in try? await app.location.run(CoreLocationProvider()) }
+        // GPS runs only while a trip is under way and sharing is on (LocationRecorder.follow decides):
+        // the permission prompt comes at the first trip, and it keeps running in the background.
+        Task { @MainActor in await app.location.follow(CoreLocationProvider()) }
         return true
     }
 

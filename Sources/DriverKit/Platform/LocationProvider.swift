@@ -161,8 +161,12 @@ public struct ReplayLocationProvider: LocationProvider {
 import CoreLocation
 
 /// The phone's own positions (Apple platforms; compiled on a Mac, not on
-/// Linux). Asks for "when in use" permission; the app's background location
-/// mode keeps fixes coming while a trip is under way.
+/// Linux). `LocationRecorder.follow` asks for them only once a trip is under
+/// way, so the "when in use" permission prompt comes then, at the first
+/// trip, not at launch. While they flow, a background activity session keeps
+/// them coming with the app in the background (the app declares the
+/// `location` background mode; the status bar shows the location
+/// indicator). Letting go of the stream ends both.
 public struct CoreLocationProvider: LocationProvider {
     public init() {}
 
@@ -170,7 +174,9 @@ public struct CoreLocationProvider: LocationProvider {
         AsyncStream { continuation in
             let task = Task { @MainActor in
                 let manager = CLLocationManager()
-                manager.requestWhenInUseAuthorization()
+                if manager.authorizationStatus == .notDetermined { manager.requestWhenInUseAuthorization() }
+                let background = CLBackgroundActivitySession()
+                defer { background.invalidate() }
                 do {
                     for try await update in CLLocationUpdate.liveUpdates(.automotiveNavigation) {
                         guard let location = update.location else { continue }

@@ -151,8 +151,10 @@ extension AppDatabase {
     }
 
     /// Whether positions are shared while a trip is under way (on unless the driver paused it).
-    public func locationSharing() throws -> Bool {
-        try reader.read { db in try Bool.fetchOne(db, sql: "SELECT location_sharing FROM device") ?? true }
+    public func locationSharing() throws -> Bool { try reader.read(Self.locationSharing) }
+
+    static func locationSharing(_ db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT location_sharing FROM device") ?? true
     }
 
     public func setLocationSharing(_ on: Bool) throws {

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import VroomXModels
 
 /// Turns the phone's positions into breadcrumbs for dispatch: only while
@@ -49,7 +50,12 @@ public final class LocationRecorder {
 
     /// Whether positions are recorded now: sharing on and a trip in progress.
     public var isRecording: Bool {
-        ((try? database.locationSharing()) ?? false) && ((try? database.trips().contains { $0.status == .inProgress }) ?? false)
+        (try? database.reader.read(Self.isRecording)) ?? false
+    }
+
+    /// The rule, read from the cache (signed out, there are no trips).
+    nonisolated static func isRecording(_ db: Database) throws -> Bool {
+        try AppDatabase.locationSharing(db) && AppDatabase.trips(db).contains { $0.status == .inProgress }
     }
 
     /// Takes one fix from the provider.
@@ -86,10 +92,42 @@ public final class LocationRecorder {
         buffer.removeAll()
     }
 
+    /// Asks the provider for positions only while they are recorded: from
+    /// the moment a trip gets under way with sharing on (the first time, the
+    /// system asks the driver's permission then, not at launch) until the
+    /// trip ends, sharing is paused or the driver signs out, when the
+    /// provider is let go and what was buffered is queued. Runs until the
+    /// task is cancelled.
+    public func follow(_ provider: any LocationProvider, observe: @escaping (GeoPosition, Outcome) async throws -> Void = { _, _ in }) async {
+        let wanted = ValueObservation.tracking(Self.isRecording).removeDuplicates().values(in: database.reader)
+        var gathering: Task<Void, Never>?
+        func letGo() async {
+            gathering?.cancel()
+            await gathering?.value
+            gathering = nil
+            try? flush()
+        }
+        do {
+            for try await on in wanted {
+                if on, gathering == nil {
+                    gathering = Task { [weak self] in try? await self?.run(provider, observe: observe) }
+                } else if !on, gathering != nil {
+                    await letGo()
+                }
+            }
+        } catch {}
+        await letGo()
+    }
+
+    /// Whether `follow` holds the provider's positions now.
+    public private(set) var isGathering = false
+
     /// Records every position the provider gives until it ends or the task
     /// is cancelled, then queues the rest. `observe` sees each fix with what
     /// became of it.
     public func run(_ provider: any LocationProvider, observe: (GeoPosition, Outcome) async throws -> Void = { _, _ in }) async throws {
+        isGathering = true
+        defer { isGathering = false }
         for await fix in provider.positions() {
             let outcome = try record(fix)
             try await observe(fix, outcome)
