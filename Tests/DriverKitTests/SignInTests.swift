@@ -1,5 +1,6 @@
 import DriverKit
 import Foundation
+import NIOConcurrencyHelpers
 import Testing
 import VroomXModels
 import VroomXServer
@@ -154,6 +155,72 @@ struct SignInTests {
         #expect(app.auth.state == .codeSent(email: scene.carrier.driver.user.email))
         app.auth.cancelCode()
         #expect(app.auth.state == .locked)
+        await scene.live.stop()
+    }
+
+    /// Face ID as the driver answers it: counts its prompts.
+    final class AnsweringBiometrics: Biometrics, Sendable {
+        private let state = NIOLockedValueBox((answer: true, prompts: 0))
+        var isAvailable: Bool { true }
+        var prompts: Int { state.withLockedValue { $0.prompts } }
+        func answer(_ answer: Bool) { state.withLockedValue { $0.answer = answer } }
+        func authenticate(reason: String) async -> Bool {
+            state.withLockedValue { $0.prompts += 1; return $0.answer }
+        }
+    }
+
+    @Test("a call or a look at Maps within two minutes needs no PIN; longer away, or with the clock turned back, it does")
+    func lockGracePeriod() async throws {
+        let clock = TestClock()
+        let scene = try await DriverScene.make { try DriverDevice.make(server: $0, clock: clock.read) }
+        let auth = scene.app.auth
+        #expect(auth.state == .unlocked && auth.lockGracePeriod == 120)
+        auth.movedToBackground()
+        clock.advance(by: 119)
+        auth.cameToForeground()
+        #expect(auth.state == .unlocked, "back within the grace period")
+        auth.movedToBackground()
+        clock.advance(by: 120)
+        auth.cameToForeground()
+        #expect(auth.state == .locked, "away for the grace period")
+        let lock = LockScreenViewModel(app: scene.app)
+        for digit in [2, 5, 8, 0] { await lock.type(digit) }
+        #expect(auth.state == .unlocked)
+        auth.movedToBackground()
+        clock.advance(by: -3600)
+        auth.cameToForeground()
+        #expect(auth.state == .locked, "the clock turned back does not skip the PIN")
+        // Coming to the front twice after one background (Face ID's own prompt does that) checks once.
+        auth.cameToForeground()
+        #expect(auth.state == .locked)
+        await scene.app.shutdown()
+        await scene.live.stop()
+    }
+
+    @Test("the lock screen offers Face ID by itself once: cancelled, it waits for the button, and asks again after the app was away")
+    func faceIDOfferedOnce() async throws {
+        let biometrics = AnsweringBiometrics()
+        let scene = try await DriverScene.make { try DriverDevice.make(server: $0, biometrics: biometrics) }
+        let app = scene.app
+        #expect(await app.auth.setBiometrics(enabled: true))
+        app.auth.lock()
+        let lock = LockScreenViewModel(app: app)
+        biometrics.answer(false)                                      // the driver cancels
+        let before = biometrics.prompts
+        await lock.inFront()
+        #expect(biometrics.prompts == before + 1 && app.auth.state == .locked)
+        #expect(lock.message == "Face ID didn't work. Enter your PIN.")
+        // The prompt's dismissal brings the app to the front again: no second prompt.
+        await lock.inFront()
+        await lock.inFront()
+        #expect(biometrics.prompts == before + 1)
+        await lock.unlockWithBiometrics()                             // the button still asks
+        #expect(biometrics.prompts == before + 2)
+        lock.wentToBackground()
+        biometrics.answer(true)
+        await lock.inFront()
+        #expect(biometrics.prompts == before + 3 && app.auth.state == .unlocked)
+        await app.shutdown()
         await scene.live.stop()
     }
 

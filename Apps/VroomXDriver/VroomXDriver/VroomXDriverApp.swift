@@ -20,8 +20,10 @@ struct VroomXDriverApp: App {
         }
         .onChange(of: scenePhase) { _, phase in
             switch phase {
-            case .background: delegate.app.auth.lock()
-            case .active: delegate.app.launch()  // the first time too: launching syncs and checks the session
+            case .background: delegate.app.auth.movedToBackground()
+            case .active:
+                delegate.app.auth.cameToForeground()  // locked if it was away past the grace period
+                delegate.app.launch()  // the first time too: launching syncs and checks the session
             default: break
             }
         }

@@ -19,6 +19,12 @@ public final class AuthFlow {
     public private(set) var setAsideWork: [SetAsideWork] = []
     /// Where "Forgot PIN" started, to return to if the driver cancels it.
     private var beforeCode: AuthState?
+    /// When the unlocked app went to the background.
+    private var leftAt: Date?
+    /// How long the app may stay in the background before the PIN is asked
+    /// again: a driver who switches to Maps or takes a call comes straight back.
+    public var lockGracePeriod: TimeInterval = AuthFlow.defaultLockGracePeriod
+    public nonisolated static let defaultLockGracePeriod: TimeInterval = 120
     /// The carriers the email drives for, when the code was right and it
     /// drives for several: the code screen offers them (`chooseCarrier`).
     public private(set) var carrierChoices: [CarrierChoice] = []
@@ -215,7 +221,22 @@ public final class AuthFlow {
         if state == .locked { state = .unlocked }
     }
 
-    /// Locks the app (it went to the background).
+    /// The app went to the background: the grace period starts.
+    public func movedToBackground() {
+        leftAt = state == .unlocked ? clock() : nil
+    }
+
+    /// The app is in front again: locked if it was away for the grace period
+    /// or longer, or if the clock was turned back meanwhile (a PIN is never
+    /// skipped by changing the time).
+    public func cameToForeground() {
+        guard let left = leftAt else { return }
+        leftAt = nil
+        let away = clock().timeIntervalSince(left)
+        if away < 0 || away >= lockGracePeriod { lock() }
+    }
+
+    /// Locks the app now.
     public func lock() {
         if state == .unlocked, (try? database.account())?.pinSet == true { state = .locked }
     }

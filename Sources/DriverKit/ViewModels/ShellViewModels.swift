@@ -155,6 +155,22 @@ public final class LockScreenViewModel {
         if await !app.auth.unlockWithBiometrics() { message = "Face ID didn't work. Enter your PIN." }
     }
 
+    /// Whether Face ID was offered by itself since the app came to the front.
+    private var offeredBiometrics = false
+
+    /// The lock screen is in front: Face ID is offered by itself once. Its
+    /// own prompt takes the app out of the front and back, so offering it at
+    /// every return would ask again each time the driver cancels it; after
+    /// that, the button asks.
+    public func inFront() async {
+        guard !offeredBiometrics, canUseBiometrics else { return }
+        offeredBiometrics = true
+        await unlockWithBiometrics()
+    }
+
+    /// The app went to the background: coming back offers Face ID again.
+    public func wentToBackground() { offeredBiometrics = false }
+
     /// "Forgot PIN? Sign in with email": a code to the account's email.
     public func forgotPIN() async {
         guard let email = (try? app.database.account())?.email else { return }

@@ -7,6 +7,7 @@ import SwiftUI
 /// following the sign-in state after (seed 001).
 public struct DriverRootView: View {
     let app: DriverApp
+    @Environment(\.scenePhase) private var scenePhase
 
     public init(app: DriverApp) { self.app = app }
 
@@ -33,7 +34,23 @@ public struct DriverRootView: View {
             }
         }
         .animation(.easeInOut(duration: 0.25), value: app.router.route)
+        // The app switcher shows a snapshot taken as the app leaves the front: a cover, not a customer's address.
+        .overlay {
+            if scenePhase != .active { PrivacyCover() }
+        }
         .environment(\.driverApp, app)
+    }
+}
+
+/// What the app switcher shows of VroomX: its name on a plain background.
+struct PrivacyCover: View {
+    var body: some View {
+        ZStack {
+            Rectangle().fill(.background)
+            Label("VroomX Driver", systemImage: "truck.box").font(.title2.bold())
+        }
+        .ignoresSafeArea()
+        .accessibilityHidden(true)
     }
 }
 

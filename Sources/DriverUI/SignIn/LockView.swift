@@ -29,9 +29,14 @@ struct LockView: View {
         }
         .padding()
         }
-        // Face ID asks once the app is in front (it cannot while the app is still in the background).
+        // Face ID asks once the app is in front (it cannot while the app is still in the background),
+        // once each time: its own prompt makes the scene inactive and active again.
         .onChange(of: scenePhase, initial: true) {
-            if scenePhase == .active, model.canUseBiometrics { Task { await model.unlockWithBiometrics() } }
+            switch scenePhase {
+            case .active: Task { await model.inFront() }
+            case .background: model.wentToBackground()
+            default: break
+            }
         }
     }
 }
