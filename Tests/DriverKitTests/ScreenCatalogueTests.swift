@@ -31,6 +31,7 @@ struct ScreenCatalogueTests {
             "ProfileViewModel": ProfileViewModel(app: app),
             "UploadsViewModel": UploadsViewModel(app: app),
             "UnitsViewModel": UnitsViewModel(app: app),
+            "NotSentViewModel": NotSentViewModel(app: app),
         ]
     }
 

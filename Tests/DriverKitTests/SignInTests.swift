@@ -202,7 +202,15 @@ struct SignInTests {
         let biometrics = AnsweringBiometrics()
         let scene = try await DriverScene.make { try DriverDevice.make(server: $0, biometrics: biometrics) }
         let app = scene.app
-        #expect(await app.auth.setBiometrics(enabled: true))
+        // Profile's switch: on only once Face ID knows the driver.
+        let profile = ProfileViewModel(app: app)
+        #expect(profile.offersBiometrics && !profile.biometricsEnabled)
+        biometrics.answer(false)
+        await profile.setBiometrics(true)
+        #expect(!profile.biometricsEnabled && profile.biometricsMessage == "Face ID didn't confirm it's you, so it stays off.")
+        biometrics.answer(true)
+        await profile.setBiometrics(true)
+        #expect(profile.biometricsEnabled && profile.biometricsMessage == nil)
         app.auth.lock()
         let lock = LockScreenViewModel(app: app)
         biometrics.answer(false)                                      // the driver cancels
@@ -220,6 +228,8 @@ struct SignInTests {
         biometrics.answer(true)
         await lock.inFront()
         #expect(biometrics.prompts == before + 3 && app.auth.state == .unlocked)
+        await profile.setBiometrics(false)
+        #expect(!profile.biometricsEnabled && !LockScreenViewModel(app: app).canUseBiometrics)
         await app.shutdown()
         await scene.live.stop()
     }

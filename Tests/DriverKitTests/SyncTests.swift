@@ -266,6 +266,10 @@ struct SyncTests {
         #expect(entry.failure == .transient)
         #expect(entry.attempts == SyncEngine.maxAttempts)
         #expect(try app.database.unsyncedCount() == 1)                  // still the driver's work
+        // "Not sent yet" shows it failing, with Retry, and Drop after a warning naming it.
+        let row = try #require(NotSentViewModel(app: app).rows.first)
+        #expect(row.failed && row.why.contains("tried 5 times"), "\(row)")
+        #expect(row.actions == [.retry, .discard(warning: "Drop \(row.title)? It will never reach dispatch.")] && row.title.contains("$450.00"), "\(row)")
         // Nobody pressed retry: once the server answers and the change is due again, it goes by itself.
         transport.mode = .normal
         clock.advance(by: 1000)

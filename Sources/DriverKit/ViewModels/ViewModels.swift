@@ -274,6 +274,25 @@ public final class ProfileViewModel {
         }
     }
     public static let locationSharingNote = "Shared only while a trip is under way, and only with your dispatcher."
+
+    /// The Face ID switch onboarding promised, on a phone that has it.
+    public var offersBiometrics: Bool { app.auth.biometricsAvailable }
+    public var biometricsEnabled: Bool { app.auth.biometricsEnabled }
+    public private(set) var biometricsMessage: String?
+
+    /// Turning it on asks Face ID first (it must know the driver's face);
+    /// turning it off leaves the PIN.
+    public func setBiometrics(_ on: Bool) async {
+        biometricsMessage = await app.auth.setBiometrics(enabled: on) ? nil : "Face ID didn't confirm it's you, so it stays off."
+    }
+
+    /// "Not sent yet": how many things have not reached dispatch, and
+    /// whether one of them failed (the row turns red).
+    public var notSent: (count: Int, failed: Bool) {
+        _ = (app.status.unsyncedCount, app.status.failed, app.status.pendingUploads)
+        guard let work = try? app.waitingWork() else { return (0, false) }
+        return (work.refusals.count + work.changes.count + work.files.count + work.evidence.count, work.hasFailures)
+    }
 }
 
 /// The banners shown over every tab: offline, loading, and an error the

@@ -23,12 +23,28 @@ struct ProfileView: View {
                 }
                 Section {
                     NavigationLink("My truck and trailer", value: ProfileDestination.units)
+                    NavigationLink(value: ProfileDestination.notSent) {
+                        let notSent = model.notSent
+                        LabeledContent("Not sent yet") {
+                            Text(notSent.count == 0 ? "None" : "\(notSent.count)")
+                                .foregroundStyle(notSent.failed ? .red : .secondary)
+                        }
+                    }
                     NavigationLink("Files waiting to upload", value: ProfileDestination.uploads)
                 }
                 Section {
                     Toggle("Share my location on trips", isOn: $bindable.locationSharing)
                 } footer: {
                     Text(ProfileViewModel.locationSharingNote)
+                }
+                if model.offersBiometrics {
+                    Section {
+                        Toggle("Unlock with Face ID", isOn: Binding(get: { model.biometricsEnabled },
+                                                                   set: { on in Task { await model.setBiometrics(on) } }))
+                        if let message = model.biometricsMessage { ErrorText(message) }
+                    } footer: {
+                        Text("Your PIN still unlocks the app.")
+                    }
                 }
                 Section {
                     Button("Sign out", role: .destructive) {
@@ -44,6 +60,7 @@ struct ProfileView: View {
                 switch destination {
                 case .units: UnitsView(model: UnitsViewModel(app: app))
                 case .uploads: UploadsView(model: UploadsViewModel(app: app))
+                case .notSent: NotSentView(model: NotSentViewModel(app: app))
                 }
             }
             .confirmationDialog(model.state.signOutWarning ?? "", isPresented: $confirmingSignOut, titleVisibility: .visible) {
@@ -66,7 +83,7 @@ struct ProfileView: View {
     }
 }
 
-enum ProfileDestination: Hashable { case units, uploads }
+enum ProfileDestination: Hashable { case units, uploads, notSent }
 
 /// Files still on the phone (seed 000): progress, and Retry or Discard for refused ones.
 struct UploadsView: View {
