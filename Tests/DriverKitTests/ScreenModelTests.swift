@@ -32,6 +32,10 @@ struct ScreenModelTests {
         screen.setOdometer("48,210")
         screen.setOdometer("forty")
         #expect(screen.lastError == "The odometer is whole miles, 0 to 9,999,999.")
+        screen.setNotes(String(repeating: "n", count: FieldLimits.inspectionNotes.max + 1))
+        #expect(screen.lastError != nil, "notes past the limit are refused on the device")
+        screen.setNotes("Keys left with the gate guard")
+        #expect(screen.lastError == nil)
         try await eventually("the six photos on the screen") { screen.state?.photos.allSatisfy { $0.status != .missing } == true }
         let damageSlot = try #require(screen.state?.nextDamageSlot)
         screen.addDamage(Damage(location: "rear_bumper", type: .dent, severity: .moderate, note: "fist-sized", photoSlot: damageSlot))
@@ -41,6 +45,7 @@ struct ScreenModelTests {
         #expect(state.photos.count == 7 && state.photos.last?.title == "Damage 1")
         #expect(state.photos.allSatisfy { $0.statusText == "Waiting to upload" })
         #expect(state.inspection.odometer == 48_210 && state.inspection.damages.count == 1)
+        #expect(state.inspection.notes == "Keys left with the gate guard")
         #expect(state.nextDamageSlot == MediaSlot("damage_2") && state.optionalAngles.first == MediaSlot("front_left"))
         #expect(state.blockedReason == "Get the customer's signature, or mark the customer not available.")
         screen.setCustomerUnavailable(true)

@@ -14,6 +14,7 @@ struct InspectionView: View {
     @State private var addingDamage = false
     @State private var odometer = ""
     @State private var signerName = ""
+    @State private var notes = ""
     @State private var closeUpNext: MediaSlot?
     @Environment(\.dismiss) private var dismiss
 
@@ -66,6 +67,16 @@ struct InspectionView: View {
                         Button("Save") { model.setOdometer(odometer) }.disabled(odometer.isEmpty)
                     }
                 }
+                Section("Notes") {
+                    // On the bill of lading: what the photos cannot say ("keys left with the gate", "no spare").
+                    TextField("Anything dispatch and the customer should know", text: $notes, axis: .vertical)
+                        .lineLimit(2...6)
+                        .onAppear { notes = state.inspection.notes }
+                        .onSubmit { model.setNotes(notes) }
+                    if notes != state.inspection.notes {
+                        Button("Save notes") { model.setNotes(notes) }
+                    }
+                }
                 Section("Customer") {
                     slotRow(state.signature)
                     if !state.inspection.customerUnavailable {
@@ -85,12 +96,14 @@ struct InspectionView: View {
                         model.setOdometer(odometer)
                         // A name typed without Return is kept too.
                         if !signerName.isEmpty, signerName != state.inspection.signerName { model.setSignerName(signerName) }
+                        if notes != state.inspection.notes { model.setNotes(notes) }
                         model.complete()
                         guard model.lastError == nil else { return }
                         // A dealer load is inspected in one pass: the stop's next vehicle follows, the signer's name kept.
                         if let next = try? model.nextVehicle() {
                             model = next
                             odometer = ""
+                            notes = ""
                         } else {
                             dismiss()
                         }

@@ -234,9 +234,18 @@ struct OrderDetailView: View {
     private func stopSection(_ title: String, _ stop: Stop, eta: Date?, kind: HomeState.NextStop.Kind) -> some View {
         Section(title) {
             if !stop.name.isEmpty { Text(stop.name).font(.headline) }
-            Text(stop.address)
+            // Tapping the address opens the route in Maps; the contact's number calls them.
+            if let directions = StopLinks.directions(to: stop) {
+                Link(destination: directions) { Label(stop.address, systemImage: "map") }
+                    .accessibilityHint("Opens directions in Maps")
+            } else {
+                Text(stop.address)
+            }
             if !stop.contactName.isEmpty || !stop.contactPhone.isEmpty {
                 LabeledContent("Contact", value: [stop.contactName, stop.contactPhone].filter { !$0.isEmpty }.joined(separator: " · "))
+            }
+            if let call = StopLinks.call(stop.contactPhone) {
+                Link(destination: call) { Label("Call \(stop.contactName.isEmpty ? stop.contactPhone : stop.contactName)", systemImage: "phone") }
             }
             if let window = DayFormat.span(stop.windowStart, stop.windowEnd) {
                 LabeledContent("Window", value: window)
