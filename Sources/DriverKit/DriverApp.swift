@@ -33,6 +33,9 @@ public final class DriverApp {
         /// This app's version, stated with every request (the server may
         /// refuse versions older than it accepts); nil states none.
         public var appVersion: AppVersion?
+        /// Where the phone is now, for a photo taken with no recent fix
+        /// (CoreLocationProvider on iOS); nil stamps such a photo with its time only.
+        public var positionFinder: (any PositionFinder)?
 
         public init(serverURL: String, stateDirectory: URL) {
             self.serverURL = serverURL
@@ -56,12 +59,14 @@ public final class DriverApp {
     private var stopping: Task<Void, Never>?
     let credentials: CredentialStore
     let clock: @Sendable () -> Date
+    let positionFinder: (any PositionFinder)?
     /// The device's clock corrected to the server's: what actions are stamped with.
     public let serverClock: ServerClock
 
     public init(_ configuration: Configuration) throws {
         let baseURL = configuration.serverURL.hasSuffix("/") ? String(configuration.serverURL.dropLast()) : configuration.serverURL
         database = try AppDatabase.open(directory: configuration.stateDirectory)
+        positionFinder = configuration.positionFinder
         let secureStore = try configuration.secureStore ?? FileSecureStore(directory: configuration.stateDirectory)
         let status = SyncStatus()
         self.status = status
@@ -313,14 +318,29 @@ public final class DriverApp {
     /// Queues a photo, the walkthrough video or the signature for a slot.
     /// The file is copied first, so the original may go away.
     @discardableResult
-    public func attach(_ file: URL, to id: ID<Inspection>, slot: MediaSlot) async throws -> UploadItem {
+    /// `captured` says when and where it was taken (`captureNow()` for one
+    /// just taken; nil for a file chosen from the library).
+    public func attach(_ file: URL, to id: ID<Inspection>, slot: MediaSlot, captured: MediaCapture? = nil) async throws -> UploadItem {
         guard let inspection = try database.inspection(id) else {
             throw LocalRejection(code: .notFound, message: "This inspection is not on your device.")
         }
         guard inspection.completedAt == nil else {
             throw LocalRejection(code: .inspectionCompleted, message: "This inspection is completed and can no longer change.")
         }
-        return try await uploads.enqueue(file: file, inspection: id, slot: slot)
+        return try await uploads.enqueue(file: file, inspection: id, slot: slot, captured: captured)
+    }
+
+    /// When and where a photo just taken was taken: now, by the clock
+    /// corrected to the server's, and where the phone is — its last fix when
+    /// recent, else one asked of the phone (a few seconds at most; none if
+    /// the driver does not share the location).
+    public func captureNow() async -> MediaCapture {
+        let takenAt = serverClock.now
+        var fix = location.recentFix(at: takenAt)
+        if fix == nil, let finder = positionFinder, (try? database.locationSharing()) ?? true {
+            fix = await finder.currentPosition(within: .seconds(5)).flatMap { LocationRules.isUsable($0) ? $0 : nil }
+        }
+        return MediaCapture(takenAt: takenAt, position: fix?.point, accuracyMeters: fix?.accuracyMeters)
     }
 
     /// Queues a photo of one of the driver's units (a dent, the tyres); it

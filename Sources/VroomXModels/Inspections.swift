@@ -280,14 +280,19 @@ public struct InspectionMedia: Codable, Sendable, Hashable {
     /// Hex SHA-256 of the stored file.
     public var sha256: String
     public var uploadedAt: Date
+    /// When and where the phone took it, when it said (a photo chosen from
+    /// the library, or sent by an older app, has none).
+    public var captured: MediaCapture?
 
-    public init(slot: MediaSlot, kind: MediaKind, contentType: String, sizeBytes: Int64, sha256: String, uploadedAt: Date) {
+    public init(slot: MediaSlot, kind: MediaKind, contentType: String, sizeBytes: Int64, sha256: String, uploadedAt: Date,
+                captured: MediaCapture? = nil) {
         self.slot = slot
         self.kind = kind
         self.contentType = contentType
         self.sizeBytes = sizeBytes
         self.sha256 = sha256
         self.uploadedAt = uploadedAt
+        self.captured = captured
     }
 
     enum CodingKeys: String, CodingKey {
@@ -295,6 +300,90 @@ public struct InspectionMedia: Codable, Sendable, Hashable {
         case contentType = "content_type"
         case sizeBytes = "size_bytes"
         case uploadedAt = "uploaded_at"
+        case captured
+    }
+}
+
+/// When a photo or video was taken (by the phone's clock corrected to the
+/// server's) and where the phone was then: evidence of the vehicle's
+/// condition at that place and time. The app sends it with the upload, in
+/// `Upload-Metadata` (`taken_at`, and `latitude`, `longitude`,
+/// `accuracy_meters` when it had a position).
+public struct MediaCapture: Codable, Sendable, Hashable {
+    public var takenAt: Date
+    public var position: GeoPoint?
+    /// How far off the position may be, in meters.
+    public var accuracyMeters: Double?
+
+    public init(takenAt: Date, position: GeoPoint? = nil, accuracyMeters: Double? = nil) {
+        self.takenAt = takenAt
+        self.position = position
+        self.accuracyMeters = accuracyMeters
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case position
+        case takenAt = "taken_at"
+        case accuracyMeters = "accuracy_meters"
+    }
+
+    /// "41.50312, -87.74481 ±8 m"; nil without a position.
+    public var placeText: String? {
+        position.map { $0.text + (accuracyMeters.map { " ±\(Int($0.rounded())) m" } ?? "") }
+    }
+
+    /// How far ahead of the server's clock a stamp may be (the phone's
+    /// correction is only as good as its last answer from the server).
+    public static let allowedAhead: TimeInterval = 600
+
+    /// The `Upload-Metadata` pairs that carry it.
+    public var metadata: [String: String] {
+        var values = ["taken_at": WireTime.string(from: takenAt)]
+        if let position {
+            values["latitude"] = String(position.latitude)
+            values["longitude"] = String(position.longitude)
+            if let accuracyMeters { values["accuracy_meters"] = String(accuracyMeters) }
+        }
+        return values
+    }
+
+    /// Read from an upload's metadata: nil when it names no time; an error
+    /// naming the key when a value is no time, no place on the globe, or a
+    /// stamp later than `now` allows.
+    public static func from(metadata: [String: String], now: Date? = nil) throws(FieldProblem) -> MediaCapture? {
+        guard let text = metadata["taken_at"] else {
+            if metadata["latitude"] != nil || metadata["longitude"] != nil {
+                throw FieldProblem("taken_at", "A position is sent with the time it was taken (taken_at).")
+            }
+            return nil
+        }
+        guard let takenAt = WireTime.parse(text), takenAt.timeIntervalSince1970 > 946_684_800 else {
+            throw FieldProblem("taken_at", "taken_at must be a time like 2026-11-30T14:02:00.000Z.")
+        }
+        if let now, takenAt.timeIntervalSince(now) > allowedAhead {
+            throw FieldProblem("taken_at", "taken_at is later than now.")
+        }
+        var capture = MediaCapture(takenAt: takenAt)
+        switch (metadata["latitude"], metadata["longitude"]) {
+        case (nil, nil):
+            guard metadata["accuracy_meters"] == nil else {
+                throw FieldProblem("accuracy_meters", "accuracy_meters goes with a latitude and longitude.")
+            }
+        case (let latitude?, let longitude?):
+            guard let lat = Double(latitude), let lon = Double(longitude), GeoPoint(latitude: lat, longitude: lon).isValid else {
+                throw FieldProblem("latitude", "latitude and longitude must be a place on the globe (-90 to 90, -180 to 180).")
+            }
+            capture.position = GeoPoint(latitude: lat, longitude: lon)
+            if let accuracy = metadata["accuracy_meters"] {
+                guard let meters = Double(accuracy), FieldLimits.fixAccuracy.allows(meters) else {
+                    throw FieldProblem("accuracy_meters", "accuracy_meters must be a number of meters, 0 to 100,000.")
+                }
+                capture.accuracyMeters = meters
+            }
+        default:
+            throw FieldProblem("latitude", "Send both latitude and longitude, or neither.")
+        }
+        return capture
     }
 }
 

@@ -368,4 +368,45 @@ struct InspectionTests {
         await app.shutdown()
         await live.stop()
     }
+
+    /// The phone's position when asked (Core Location's place; it cannot run here).
+    struct FixedPosition: PositionFinder {
+        let fix: GeoPosition?
+        func currentPosition(within limit: Duration) async -> GeoPosition? { fix }
+    }
+
+    @Test("a photo just taken is stamped with the time and the last fix, or a position asked for when none is recent; one from the library is not")
+    func photosStampedWithTimeAndPlace() async throws {
+        let gate = GeoPosition(latitude: 41.50312, longitude: -87.74481, accuracyMeters: 6, recordedAt: Date())
+        let scene = try await DriverScene.make { try DriverDevice.make(server: $0, positionFinder: FixedPosition(fix: gate)) }
+        let (server, carrier, app) = (scene.server, scene.carrier, scene.app)
+        let trip = carrier.trips[0][0]
+        let order = carrier.orders[trip.id]![0]
+        let screen = try InspectionViewModel(app: app, order: order.id, kind: .pickup)
+
+        // Before the trip is under way no fix is recorded: the position is asked for.
+        await screen.attach(try Self.write(MediaSamples.jpeg(), name: "front.jpg"), to: .front)
+        // Under way, the last fix says where.
+        try app.startTrip(trip.id)
+        let road = GeoPosition(latitude: 41.6, longitude: -87.9, accuracyMeters: 9, recordedAt: Date())
+        #expect(try app.location.record(road) == .kept)
+        await screen.attach(try Self.write(MediaSamples.jpeg(), name: "rear.jpg"), to: .rear)
+        await screen.attach(try Self.write(MediaSamples.jpeg(), name: "left.jpg"), to: .leftSide, justTaken: false)
+        #expect(screen.lastError == nil)
+
+        await app.syncNow()
+        let inspection = try #require(screen.state?.inspection.id)
+        try await eventually("three photos on the server") {
+            (try? app.database.uploads().filter { $0.status == .completed }.count) == 3
+        }
+        let stored = try await server.store.inspections.inspection(inspection, .dispatch(tenant: carrier.tenant.id))
+        let media = Dictionary(stored.media.map { ($0.slot, $0.captured) }) { first, _ in first }
+        #expect(media[.front]??.position == gate.point && media[.front]??.accuracyMeters == 6)
+        #expect(media[.rear]??.position == road.point && media[.rear]??.accuracyMeters == 9)
+        #expect(media[.leftSide] != nil && media[.leftSide]! == nil, "a library photo carries no stamp")
+        let taken = try #require(media[.rear]??.takenAt)
+        #expect(abs(taken.timeIntervalSince(server.clock.now)) < 60)
+        await app.shutdown()
+        await scene.live.stop()
+    }
 }

@@ -43,6 +43,8 @@ final class AppDelegate: NSObject, UIApplicationDelegate, UNUserNotificationCent
         configuration.secureStore = KeychainSecureStore()
         configuration.biometrics = LocalAuthenticationBiometrics()
         configuration.pushNotifications = UserNotificationCenterService()
+        // A photo taken before the trip is under way still says where it was taken.
+        configuration.positionFinder = CoreLocationProvider()
         // The server may refuse versions older than it accepts: the app then shows "Update the app".
         configuration.appVersion = (Bundle.main.object(forInfoDictionaryKey: "CFBundleShortVersionString") as? String).flatMap(AppVersion.init)
         let transport = configuration.transport

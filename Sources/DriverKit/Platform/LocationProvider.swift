@@ -9,6 +9,14 @@ public protocol LocationProvider: Sendable {
     func positions() -> AsyncStream<GeoPosition>
 }
 
+/// One position now, to say where a photo was taken when no recent fix is
+/// at hand (before the trip is under way, say): Core Location on a phone.
+public protocol PositionFinder: Sendable {
+    /// The phone's position, or nil if none comes within `limit` (no
+    /// permission, no sky).
+    func currentPosition(within limit: Duration) async -> GeoPosition?
+}
+
 /// A recorded route: points with their offset from the start.
 public struct Track: Sendable, Hashable {
     public struct Point: Sendable, Hashable {
@@ -191,6 +199,19 @@ public struct CoreLocationProvider: LocationProvider {
                 continuation.finish()
             }
             continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}
+
+extension CoreLocationProvider: PositionFinder {
+    /// The first fix of a stream of positions, or nil at `limit`.
+    public func currentPosition(within limit: Duration) async -> GeoPosition? {
+        await withTaskGroup(of: GeoPosition?.self) { group in
+            group.addTask { for await fix in positions() { return fix }; return nil }
+            group.addTask { try? await Task.sleep(for: limit); return nil }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
         }
     }
 }

@@ -335,6 +335,10 @@ public struct AppDatabase: Sendable {
             // What the driver wrote to dispatch, as sent (pending) or as the server keeps it.
             try db.execute(sql: "CREATE TABLE messages (id TEXT PRIMARY KEY, sent_at REAL NOT NULL, doc TEXT NOT NULL)")
         }
+        migrator.registerMigration("v16-capture") { db in
+            // When and where an inspection's photo was taken (MediaCapture as JSON), sent with its upload.
+            try db.execute(sql: "ALTER TABLE upload_queue ADD COLUMN captured TEXT")
+        }
         return migrator
     }
 }

@@ -32,6 +32,8 @@ public struct UploadItem: Sendable, Hashable, Identifiable {
     public let createdAt: Date
     /// The driver whose file it is.
     public let owner: String?
+    /// When and where an inspection's photo was taken, sent with it.
+    public let captured: MediaCapture?
 
     /// The slot unit photos are queued under (the server's name for it).
     static let unitPhotoSlot = MediaSlot("unit_photo")
@@ -80,6 +82,7 @@ public struct UploadItem: Sendable, Hashable, Identifiable {
         nextRetryAt = Date(timeIntervalSince1970: row["next_retry_at"])
         createdAt = Date(timeIntervalSince1970: row["created_at"])
         owner = row["owner"]
+        captured = (row["captured"] as String?).flatMap { try? CacheJSON.decode(MediaCapture.self, $0) }
     }
 }
 
@@ -87,15 +90,17 @@ extension AppDatabase {
     /// Queues a file for a slot, replacing a queued file for the same slot
     /// that has not finished (the driver retook the photo). Returns the
     /// replaced item's file, for the caller to delete.
-    func insertUpload(id: String, inspection: ID<Inspection>, slot: MediaSlot, path: String, size: Int64, now: Date) throws -> String? {
+    func insertUpload(id: String, inspection: ID<Inspection>, slot: MediaSlot, path: String, size: Int64, now: Date,
+                      captured: MediaCapture? = nil) throws -> String? {
         try writer.write { db in
             let replaced = try String.fetchOne(db, sql: "SELECT path FROM upload_queue WHERE inspection_id = ? AND slot = ?",
                                                arguments: [inspection.rawValue, slot.rawValue])
             try db.execute(sql: "DELETE FROM upload_queue WHERE inspection_id = ? AND slot = ?", arguments: [inspection.rawValue, slot.rawValue])
             try db.execute(sql: """
-                INSERT INTO upload_queue (id, inspection_id, slot, kind, path, size, created_at, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO upload_queue (id, inspection_id, slot, kind, path, size, created_at, owner, captured)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, arguments: [id, inspection.rawValue, slot.rawValue, slot.kind.rawValue, path, size, now.timeIntervalSince1970,
-                                 try Self.ownerID(db)])
+                                 try Self.ownerID(db), try captured.map(CacheJSON.encode)])
             return replaced
         }
     }

@@ -34,6 +34,10 @@ public final class LocationRecorder {
     public var batchAge: TimeInterval = 60
 
     public private(set) var counts = Counts()
+    /// The last usable fix the phone gave, recorded or not.
+    public private(set) var lastFix: GeoPosition?
+    /// How old a fix may be to say where a photo was taken.
+    public static let photoFixAge: TimeInterval = 120
     private var buffer: [GeoPosition] = []
     private var lastKept: Date?
     private let database: AppDatabase
@@ -63,6 +67,7 @@ public final class LocationRecorder {
     public func record(_ reported: GeoPosition) throws -> Outcome {
         var fix = reported
         fix.recordedAt = serverClock.corrected(reported.recordedAt)
+        if LocationRules.isUsable(fix) { lastFix = fix }
         guard isRecording else {
             counts.notRecording += 1
             return .notRecording
@@ -78,6 +83,12 @@ public final class LocationRecorder {
             try flush()
         }
         return .kept
+    }
+
+    /// The last fix, if taken within `photoFixAge` of `time` (and not after it by more than that).
+    public func recentFix(at time: Date) -> GeoPosition? {
+        guard let lastFix, abs(time.timeIntervalSince(lastFix.recordedAt)) <= Self.photoFixAge else { return nil }
+        return lastFix
     }
 
     /// Queues what is buffered (at the end of a drive, when the app goes to

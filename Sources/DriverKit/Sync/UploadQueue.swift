@@ -45,10 +45,11 @@ public actor UploadQueue {
     /// Queues a file for a slot of an inspection (replacing a queued file of
     /// the same slot) and returns at once.
     @discardableResult
-    public func enqueue(file: URL, inspection: ID<Inspection>, slot: MediaSlot) throws -> UploadItem {
+    public func enqueue(file: URL, inspection: ID<Inspection>, slot: MediaSlot, captured: MediaCapture? = nil) throws -> UploadItem {
         guard slot.isValid else { throw LocalRejection(code: .validationFailed, message: "\(slot) is not a slot name.") }
         let id = try keep(file, for: slot.rawValue) { id, copy, size in
-            if let replaced = try database.insertUpload(id: id, inspection: inspection, slot: slot, path: copy.path, size: size, now: clock()) {
+            if let replaced = try database.insertUpload(id: id, inspection: inspection, slot: slot, path: copy.path, size: size, now: clock(),
+                                                        captured: captured) {
                 try? FileManager.default.removeItem(atPath: replaced)
             }
         }
@@ -335,7 +336,8 @@ public actor UploadQueue {
         } else if let message = item.messageID {
             Tus.encodeMetadata(["message_id": message.rawValue])
         } else {
-            Tus.encodeMetadata(["inspection_id": item.inspectionID?.rawValue ?? "", "slot": item.slot.rawValue])
+            Tus.encodeMetadata(["inspection_id": item.inspectionID?.rawValue ?? "", "slot": item.slot.rawValue]
+                .merging(item.captured?.metadata ?? [:]) { first, _ in first })
         }
         let response = try await api.callRaw(.createUpload, [], headers: [
             ("Tus-Resumable", Tus.version), ("Upload-Length", String(item.size)), ("Upload-Metadata", metadata),

@@ -140,10 +140,13 @@ public final class InspectionViewModel {
     /// The inspection as stored this instant: what decisions are made on.
     var current: InspectionState? { try? app.database.reader.read(read) }
 
-    /// A photo, the video or the signature image for a slot (from the camera or the signature pad).
-    public func attach(_ file: URL, to slot: MediaSlot) async {
+    /// A photo, the video or the signature image for a slot, just taken
+    /// (with the camera or on the signature pad): stamped with when and
+    /// where; one chosen from the library (`justTaken: false`) is not.
+    public func attach(_ file: URL, to slot: MediaSlot, justTaken: Bool = true) async {
         do {
-            try await app.attach(file, to: inspectionID, slot: slot)
+            let captured = justTaken ? await app.captureNow() : nil
+            try await app.attach(file, to: inspectionID, slot: slot, captured: captured)
             lastError = nil
         } catch {
             lastError = Self.message(error)

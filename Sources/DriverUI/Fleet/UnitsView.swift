@@ -51,7 +51,7 @@ struct UnitsView: View {
         }
         .navigationTitle("My truck and trailer")
         .sheet(item: $photographing) { target in
-            CameraCaptureView(slot: MediaSlot("unit_photo")) { file in
+            CameraCaptureView(slot: MediaSlot("unit_photo")) { file, _ in
                 photographing = nil
                 if let file { Task { await model.addPhoto(file, to: target.id) } }
             }

@@ -10,10 +10,12 @@ import AppKit
 
 /// The camera for one slot, with what to frame written over the viewfinder
 /// (photos, or the walkthrough video). Returns a file in the app's
-/// temporary folder; DriverKit copies it into its upload queue.
+/// temporary folder, and whether the camera took it just now (a phone
+/// without a camera picks from the library); DriverKit copies it into its
+/// upload queue, stamped with when and where if it was just taken.
 struct CameraCaptureView: View {
     let slot: MediaSlot
-    let done: (URL?) -> Void
+    let done: (_ file: URL?, _ justTaken: Bool) -> Void
 
     var body: some View {
         #if canImport(UIKit) && os(iOS)
@@ -23,7 +25,7 @@ struct CameraCaptureView: View {
         VStack(spacing: 16) {
             Text(slot.framing)
             Text("The camera is on the phone; this build cannot take \(slot.title.lowercased()).")
-            Button("Close") { done(nil) }
+            Button("Close") { done(nil, false) }
         }
         .padding()
         #endif
@@ -35,7 +37,7 @@ struct CameraCaptureView: View {
 struct CameraPicker: UIViewControllerRepresentable {
     let video: Bool
     let overlayText: String
-    let done: (URL?) -> Void
+    let done: (_ file: URL?, _ justTaken: Bool) -> Void
 
     func makeUIViewController(context: Context) -> UIImagePickerController {
         let picker = UIImagePickerController()
@@ -64,17 +66,19 @@ struct CameraPicker: UIViewControllerRepresentable {
 
     @MainActor
     final class Coordinator: NSObject, UIImagePickerControllerDelegate, UINavigationControllerDelegate {
-        let done: (URL?) -> Void
-        init(done: @escaping (URL?) -> Void) { self.done = done }
+        let done: (URL?, Bool) -> Void
+        init(done: @escaping (URL?, Bool) -> Void) { self.done = done }
 
         func imagePickerController(_ picker: UIImagePickerController, didFinishPickingMediaWithInfo info: [UIImagePickerController.InfoKey: Any]) {
-            if let movie = info[.mediaURL] as? URL { return done(movie) }
-            guard let image = info[.originalImage] as? UIImage, let data = image.jpegData(compressionQuality: 0.85) else { return done(nil) }
+            // The camera's own time and place are dropped with its EXIF here: DriverKit stamps them (captureNow).
+            let justTaken = picker.sourceType == .camera
+            if let movie = info[.mediaURL] as? URL { return done(movie, justTaken) }
+            guard let image = info[.originalImage] as? UIImage, let data = image.jpegData(compressionQuality: 0.85) else { return done(nil, false) }
             let file = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString + ".jpg")
-            done((try? data.write(to: file)) != nil ? file : nil)
+            done((try? data.write(to: file)) != nil ? file : nil, justTaken)
         }
 
-        func imagePickerControllerDidCancel(_ picker: UIImagePickerController) { done(nil) }
+        func imagePickerControllerDidCancel(_ picker: UIImagePickerController) { done(nil, false) }
     }
 }
 #endif

@@ -117,9 +117,9 @@ struct InspectionView: View {
         .navigationTitle(model.state?.title ?? "Inspection")
         .toolbar { ToolbarItem(placement: .cancellationAction) { Button("Close") { dismiss() } } }
         .sheet(item: Binding(get: { capturing.map(SlotCapture.init) }, set: { capturing = $0?.slot })) { capture in
-            CameraCaptureView(slot: capture.slot) { file in
+            CameraCaptureView(slot: capture.slot) { file, justTaken in
                 capturing = nil
-                if let file { Task { await model.attach(file, to: capture.slot) } }
+                if let file { Task { await model.attach(file, to: capture.slot, justTaken: justTaken) } }
             }
         }
         .sheet(isPresented: $signing) {

@@ -100,7 +100,7 @@ struct ConversationView: View {
             .navigationTitle("Dispatch")
             .toolbar { ToolbarItem(placement: .cancellationAction) { Button("Done") { dismiss() } } }
             .sheet(isPresented: $photographing) {
-                CameraCaptureView(slot: MediaSlot("message_photo")) { file in
+                CameraCaptureView(slot: MediaSlot("message_photo")) { file, _ in
                     photographing = false
                     if let file { photos.append(file) }
                 }

@@ -102,7 +102,7 @@ struct TripDetailView: View {
         .navigationTitle(model.state?.trip.number ?? "Trip")
         .sheet(isPresented: $addingExpense) { ExpenseForm(model: model) }
         .sheet(item: $photographingReceipt) { target in
-            CameraCaptureView(slot: MediaSlot("receipt")) { file in
+            CameraCaptureView(slot: MediaSlot("receipt")) { file, _ in
                 photographingReceipt = nil
                 if let file { Task { await model.addReceipt(file, to: target.id) } }
             }
@@ -298,7 +298,7 @@ struct ReportProblemForm: View {
                 }
             }
             .sheet(isPresented: $photographing) {
-                CameraCaptureView(slot: MediaSlot("problem_photo")) { file in
+                CameraCaptureView(slot: MediaSlot("problem_photo")) { file, _ in
                     photographing = false
                     if let file { photos.append(file) }
                 }
@@ -349,7 +349,7 @@ struct CollectPaymentForm: View {
                 }
             }
             .sheet(isPresented: $photographing) {
-                CameraCaptureView(slot: MediaSlot("payment_photo")) { file in
+                CameraCaptureView(slot: MediaSlot("payment_photo")) { file, _ in
                     photographing = false
                     if let file { photos.append(file) }
                 }

@@ -147,7 +147,12 @@ struct SchemaNotes {
             "location": ["description": "where on the vehicle, e.g. front_bumper"]
         ]),
         "InspectionMedia": SchemaNotes(fields: [
-            "content_type": ["description": "detected from the bytes"]
+            "content_type": ["description": "detected from the bytes"],
+            "captured": ["description": "When and where the phone took it, as the app sent it in Upload-Metadata (taken_at; latitude, longitude, accuracy_meters); absent for a file chosen from the library or sent whole"]
+        ]),
+        "MediaCapture": SchemaNotes(fields: [
+            "taken_at": ["description": "By the phone's clock corrected to the server's; at most 10 minutes after the server's now"],
+            "accuracy_meters": ["description": "How far off the position may be"]
         ]),
         "SaveInspectionRequest": SchemaNotes(fields: [
             "damages": ["maxItems": 30]

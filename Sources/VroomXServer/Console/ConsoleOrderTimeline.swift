@@ -75,7 +75,10 @@ extension ConsoleOrderPages {
             kind: (inspection.kind == .pickup ? "Pickup" : "Delivery") + vehicle, completed: ConsoleFormat.time(inspection.completedAt),
             incomplete: inspection.completedAt == nil, odometer: inspection.odometer.map { "\(ConsoleFormat.grouped($0)) mi" } ?? "—",
             notes: inspection.notes, customerUnavailable: inspection.customerUnavailable,
-            photos: media.filter { $0.kind == .photo }.map { .init(src: base + $0.slot.rawValue, name: $0.slot.title) },
+            photos: media.filter { $0.kind == .photo }.map {
+                .init(src: base + $0.slot.rawValue, name: $0.slot.title, taken: ConsoleFormat.time($0.captured?.takenAt),
+                      place: $0.captured?.placeText ?? "")
+            },
             video: media.first { $0.kind == .video }.map { .init(src: base + $0.slot.rawValue, type: $0.contentType) },
             signature: media.first { $0.kind == .signature }.map { .init(src: base + $0.slot.rawValue) },
             damages: inspection.damages.map { .init(location: $0.locationLabel, type: $0.type.rawValue, severity: $0.severity.rawValue, note: $0.note) },

@@ -239,6 +239,9 @@ struct OrderPageView: ConsoleView {
         let src: String
         var name: String = ""
         var type: String = ""
+        /// When and where the phone took it, when it said.
+        var taken: TimeView? = nil
+        var place: String = ""
     }
 
     struct DamageView: ConsoleView {

@@ -6,8 +6,8 @@ import VroomXModels
 struct BillOfLading: Sendable {
     struct Condition: Sendable {
         let inspection: Inspection
-        /// The photos, in slot order, with what each shows.
-        let photos: [(label: String, image: PDFImage)]
+        /// The photos, in slot order, with what each shows and when and where the phone took it.
+        let photos: [(label: String, image: PDFImage, captured: MediaCapture?)]
         let signature: PDFImage?
         /// Photos the document could not hold (too large, past its budget, or not a JPEG): they stay on the inspection's page.
         var photosLeftOut = 0
@@ -119,7 +119,7 @@ struct BillOfLadingPDF: PDFPageLayout {
         let inspection = condition.inspection
         let isDelivery = inspection.kind == .delivery
         // A vehicle's heading starts a page with at least its first row of photos, never alone at a page's foot.
-        ensure(condition.photos.isEmpty ? 80 : 80 + (width - 24) / 4 * 0.75 + 20)
+        ensure(condition.photos.isEmpty ? 80 : 80 + (width - 24) / 4 * 0.75 + 36)
         heading(vehicle + (isDelivery ? "CONDITION AT DELIVERY" : "CONDITION AT PICKUP"))
         let done = inspection.completedAt.map { "Inspected \(Self.time($0))" } ?? "Inspection not completed"
         text([done, inspection.odometer.map { "odometer \(NumberText.grouped($0)) mi" }].compactMap { $0 }.joined(separator: " · "), x: left, size: 9.5)
@@ -138,15 +138,22 @@ struct BillOfLadingPDF: PDFPageLayout {
         // Photos four to a row.
         let gap = 8.0, cell = (width - gap * 3) / 4, pictureHeight = cell * 0.75
         for row in stride(from: 0, to: condition.photos.count, by: 4) {
-            ensure(pictureHeight + 20)
+            let photos = condition.photos[row..<min(row + 4, condition.photos.count)]
+            // Under each photo: what it shows, then when and where it was taken (two small lines).
+            let captionLines = photos.map { ($0.captured == nil ? 0 : 1) + ($0.captured?.placeText == nil ? 0 : 1) }.max() ?? 0
+            ensure(pictureHeight + 20 + Double(captionLines) * 8)
             y += 4
-            for (column, photo) in condition.photos[row..<min(row + 4, condition.photos.count)].enumerated() {
+            for (column, photo) in photos.enumerated() {
                 let x = left + Double(column) * (cell + gap)
                 pdf.fill(x: x, y: y, width: cell, height: pictureHeight, gray: 0.95)
                 pdf.image(photo.image, x: x, y: y, width: cell, height: pictureHeight)
                 pdf.text(photo.label, x: x, y: y + pictureHeight + 10, size: 7.5, gray: 0.35)
+                let stamp = [photo.captured.map { "Taken \(Self.time($0.takenAt))" }, photo.captured?.placeText].compactMap { $0 }
+                for (line, words) in stamp.enumerated() {
+                    pdf.text(words, x: x, y: y + pictureHeight + 18 + Double(line) * 8, size: 6.5, gray: 0.45)
+                }
             }
-            y += pictureHeight + 14
+            y += pictureHeight + 14 + Double(captionLines) * 8
         }
         if condition.photosLeftOut > 0 {
             text("\(condition.photosLeftOut) more photo\(condition.photosLeftOut == 1 ? " is" : "s are") on the inspection's page (the order's tracking link): "

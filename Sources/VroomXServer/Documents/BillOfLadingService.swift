@@ -39,7 +39,7 @@ struct BillOfLadingService: Sendable {
         var budget = picturesBudget
         var conditions: [BillOfLading.Condition] = []
         for inspection in inspections {
-            var photos: [(label: String, image: PDFImage)] = []
+            var photos: [(label: String, image: PDFImage, captured: MediaCapture?)] = []
             var signature: PDFImage?
             var leftOut = 0
             var signatureLeftOut = false
@@ -51,7 +51,7 @@ struct BillOfLadingService: Sendable {
                     if item.kind == .photo { leftOut += 1 } else if item.kind == MediaKind.signature { signatureLeftOut = true }
                     continue
                 }
-                if item.kind == MediaKind.signature { signature = image } else { photos.append((item.slot.title, image)) }
+                if item.kind == MediaKind.signature { signature = image } else { photos.append((item.slot.title, image, item.captured)) }
             }
             conditions.append(.init(inspection: inspection, photos: photos, signature: signature, photosLeftOut: leftOut,
                                     signatureLeftOut: signatureLeftOut))

@@ -119,8 +119,10 @@ public struct UploadRecords: Sendable {
             try await UploadRepository.markCompleted(upload.id, tx)
             switch upload.target {
             case .inspection(let inspection, let slot):
+                // Checked when the upload began (`UploadService.start`).
+                let captured = try? MediaCapture.from(metadata: Tus.decodeMetadata(upload.metadata) ?? [:])
                 let media = InspectionMedia(slot: slot, kind: upload.kind, contentType: file.contentType,
-                                            sizeBytes: upload.length, sha256: file.sha256, uploadedAt: tx.now)
+                                            sizeBytes: upload.length, sha256: file.sha256, uploadedAt: tx.now, captured: captured ?? nil)
                 return try await store.inspections.attach(media, key: file.key, to: inspection, scope, tx)
             case .unitPhoto(let unit):
                 let photo = EquipmentPhoto(id: ID(), contentType: file.contentType, sizeBytes: upload.length, sha256: file.sha256,

@@ -21,6 +21,12 @@ struct UploadService: Sendable {
     /// Checks the size against the slot's kind and the quotas, and opens the upload.
     func start(_ target: UploadTarget, length: Int64, metadata: String, _ identity: Identity) async throws -> UploadRecord {
         let kind = target.slot.kind
+        // When and where it was taken, checked now: the file is attached later, when no one can be told.
+        do {
+            _ = try MediaCapture.from(metadata: Tus.decodeMetadata(metadata) ?? [:], now: store.now)
+        } catch {
+            throw AppError(400, .invalidParameter, "Upload-Metadata's \(error.field): \(error.message)", field: "Upload-Metadata")
+        }
         let limit = limits.maxBytes(kind)
         guard length <= limit else {
             throw AppError(413, .payloadTooLarge, "A \(kind.rawValue) may be at most \(limit >> 20) MB.", field: "Upload-Length")
