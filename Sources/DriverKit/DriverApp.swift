@@ -26,6 +26,9 @@ public final class DriverApp {
         public var realtime = true
         /// Bytes per upload request; each acknowledged chunk is never sent again.
         public var uploadChunkSize = 1 << 20
+        /// How upload bytes travel: nil sends chunks of `uploadChunkSize` while
+        /// the app runs; the iOS app sets `BackgroundUploadSending`.
+        public var uploadSending: (any UploadSending)?
         /// How old a file in the upload folder that the queue does not list
         /// must be before the queue deletes it (see `UploadQueue.start`).
         public var leftoverCopyAge: TimeInterval = 3600
@@ -95,7 +98,8 @@ public final class DriverApp {
         push = PushController(database: database, sync: sync, service: configuration.pushNotifications, clock: { serverClock.now })
         uploads = UploadQueue(database: database, api: api, network: network,
                               directory: configuration.stateDirectory.appendingPathComponent("uploads"), clock: configuration.clock,
-                              chunkSize: configuration.uploadChunkSize, leftoverAge: configuration.leftoverCopyAge, logger: configuration.logger)
+                              sending: configuration.uploadSending ?? ChunkedUploadSending(chunkSize: configuration.uploadChunkSize),
+                              leftoverAge: configuration.leftoverCopyAge, logger: configuration.logger)
         handOver = HandOver(database: database, secureStore: secureStore, transport: transport, baseURL: baseURL, network: network,
                             serverClock: serverClock, clock: configuration.clock, sync: sync, uploads: uploads, logger: configuration.logger)
         status.follow(database)

@@ -15,7 +15,8 @@ struct DriverDevice {
                      biometrics: any Biometrics = UnavailableBiometrics(), realtime: Bool = false,
                      clock: (@Sendable () -> Date)? = nil, push: (any PushNotificationService)? = nil,
                      network: (any NetworkMonitor)? = nil, uploadChunkSize: Int? = nil, leftoverCopyAge: TimeInterval? = nil,
-                     appVersion: AppVersion? = nil, positionFinder: (any PositionFinder)? = nil) throws -> DriverDevice {
+                     appVersion: AppVersion? = nil, positionFinder: (any PositionFinder)? = nil,
+                     uploadSending: (any UploadSending)? = nil) throws -> DriverDevice {
         let directory = stateDirectory ?? FileManager.default.temporaryDirectory.appendingPathComponent("driverkit-\(UUID().uuidString.prefix(8))")
         var configuration = DriverApp.Configuration(serverURL: server.baseURL, stateDirectory: directory)
         if let transport { configuration.transport = transport }
@@ -29,6 +30,7 @@ struct DriverDevice {
         if let leftoverCopyAge { configuration.leftoverCopyAge = leftoverCopyAge }
         configuration.appVersion = appVersion
         configuration.positionFinder = positionFinder
+        configuration.uploadSending = uploadSending
         configuration.logger.logLevel = .critical
         return DriverDevice(app: try DriverApp(configuration), stateDirectory: directory)
     }

@@ -34,6 +34,8 @@ struct VroomXDriverApp: App {
 @MainActor
 final class AppDelegate: NSObject, UIApplicationDelegate, UNUserNotificationCenterDelegate {
     let app: DriverApp
+    /// Photos and videos go on uploading with the app closed; made at launch so a relaunch finds its session.
+    let backgroundUploads: BackgroundUploadSending
 
     override init() {
         let server = Bundle.main.object(forInfoDictionaryKey: "VroomXServerURL") as? String ?? "http://127.0.0.1:8080"
@@ -45,10 +47,13 @@ final class AppDelegate: NSObject, UIApplicationDelegate, UNUserNotificationCent
         configuration.pushNotifications = UserNotificationCenterService()
         // A photo taken before the trip is under way still says where it was taken.
         configuration.positionFinder = CoreLocationProvider()
+        let backgroundUploads = BackgroundUploadSending()
+        configuration.uploadSending = backgroundUploads
         // The server may refuse versions older than it accepts: the app then shows "Update the app".
         configuration.appVersion = (Bundle.main.object(forInfoDictionaryKey: "CFBundleShortVersionString") as? String).flatMap(AppVersion.init)
         let transport = configuration.transport
         configuration.network = PathNetworkMonitor { await APIClient.probe(baseURL: server, transport: transport) }
+        self.backgroundUploads = backgroundUploads
         do {
             app = try DriverApp(configuration)
         } catch {
@@ -64,6 +69,13 @@ final class AppDelegate: NSObject, UIApplicationDelegate, UNUserNotificationCent
         // the permission prompt comes at the first trip, and it keeps running in the background.
         Task { @MainActor in await app.location.follow(CoreLocationProvider()) }
         return true
+    }
+
+    /// The system relaunched the app to say how background uploads went.
+    func application(_ application: UIApplication, handleEventsForBackgroundURLSession identifier: String,
+                     completionHandler: @escaping () -> Void) {
+        backgroundUploads.deliverEvents(then: completionHandler)
+        app.launch()  // the queue hears each answer and marks finished files done
     }
 
     func application(_ application: UIApplication, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data) {

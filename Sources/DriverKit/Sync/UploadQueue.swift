@@ -17,9 +17,8 @@ public actor UploadQueue {
     let directory: URL
     let clock: @Sendable () -> Date
     let logger: Logger
-    /// Bytes per PATCH; each acknowledged chunk is recorded, so at most one
-    /// chunk is ever sent twice.
-    let chunkSize: Int
+    /// How the bytes travel (chunks while the app runs; on iOS a background session).
+    let sending: any UploadSending
     /// Told when a file has reached the server (the sync engine then sends
     /// a completion that was waiting for it).
     nonisolated let afterUpload = Hook<Void>()
@@ -30,14 +29,14 @@ public actor UploadQueue {
     private var woken = false
 
     init(database: AppDatabase, api: APIClient, network: any NetworkMonitor, directory: URL, clock: @escaping @Sendable () -> Date,
-         chunkSize: Int = 1 << 20, leftoverAge: TimeInterval = 3600, logger: Logger) {
+         sending: any UploadSending = ChunkedUploadSending(), leftoverAge: TimeInterval = 3600, logger: Logger) {
         self.leftoverAge = leftoverAge
         self.database = database
         self.api = api
         self.network = network
         self.directory = directory
         self.clock = clock
-        self.chunkSize = chunkSize
+        self.sending = sending
         self.logger = logger
     }
 
@@ -302,25 +301,15 @@ public actor UploadQueue {
             location = try await create(item, via: api)
             try database.updateUpload(item.id, uploadURL: .some(location))
         }
-        var offset = try await serverOffset(location, via: api)
+        let offset = try await serverOffset(location, via: api)
         try database.updateUpload(item.id, status: .uploading, sentBytes: offset)
-        let file = try FileHandle(forReadingFrom: URL(fileURLWithPath: item.path))
-        defer { try? file.close() }
-        while offset < item.size {
-            try file.seek(toOffset: UInt64(offset))
-            let chunk = try file.read(upToCount: chunkSize) ?? Data()
-            guard !chunk.isEmpty else { throw LocalRejection(code: .validationFailed, message: "The queued file is shorter than recorded.") }
-            let response = try await api.callRaw(.appendUpload, [], location: location, headers: [
-                ("Tus-Resumable", Tus.version), ("Upload-Offset", String(offset)), ("Content-Type", Tus.patchContentType),
-            ], body: chunk)
-            if response.status == 404 || response.status == 410 { throw UploadFailure.restart }
-            try APIClient.check(response)
-            guard let next = response.headers["upload-offset"].flatMap(Int64.init), next > offset else {
-                throw APIError.unreadable("no progress in Upload-Offset")
-            }
-            offset = next
-            try database.updateUpload(item.id, sentBytes: offset)
+        guard offset < item.size else { return }  // every byte arrived (the answer was lost, or sent in the background)
+        let (database, id) = (database, item.id)
+        let reached = try await sending.send(file: URL(fileURLWithPath: item.path), size: item.size, from: offset, to: location, via: api) {
+            try? database.updateUpload(id, sentBytes: $0)
         }
+        // Stopped short (the system ended a background transfer): the next attempt asks the server where it is.
+        guard reached >= item.size else { throw APIError.slow("the upload stopped at \(reached) of \(item.size) bytes") }
     }
 
     private func create(_ item: UploadItem, via api: APIClient) async throws -> String {
