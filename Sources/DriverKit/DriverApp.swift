@@ -20,6 +20,8 @@ public final class DriverApp {
         /// Push notifications (UserNotificationCenterService on iOS).
         public var pushNotifications: any PushNotificationService = UnavailablePushNotifications()
         public var clock: @Sendable () -> Date = { Date() }
+        /// Seconds since the device booted: a clock the driver cannot set.
+        public var uptime: @Sendable () -> TimeInterval = { ProcessInfo.processInfo.systemUptime }
         /// scrypt cost exponent of the local PIN hash.
         public var pinHashCost = PINHasher.defaultCost
         /// Keep a realtime socket open while signed in.
@@ -81,7 +83,7 @@ public final class DriverApp {
         network = configuration.network ?? ProbingNetworkMonitor { await APIClient.probe(baseURL: baseURL, transport: transport) }
         clock = configuration.clock
         let database = self.database
-        serverClock = ServerClock(device: configuration.clock, saved: try? database.savedClockSkew(),
+        serverClock = ServerClock(device: configuration.clock, uptime: configuration.uptime, saved: try? database.savedClockSkew(),
                                   save: { try? database.saveClockSkew($0) })
         credentials = CredentialStore(secureStore: secureStore, transport: transport, baseURL: baseURL, clock: configuration.clock,
                                       lockFile: configuration.stateDirectory.appendingPathComponent("refresh.lock"))
@@ -91,7 +93,8 @@ public final class DriverApp {
         sync = SyncEngine(database: database, api: api, network: network, status: status, realtime: realtime,
                           secureStore: secureStore, clock: configuration.clock, logger: configuration.logger)
         auth = AuthFlow(database: database, api: api, credentials: credentials, secureStore: secureStore,
-                              biometrics: configuration.biometrics, pinHashCost: configuration.pinHashCost, clock: configuration.clock)
+                              biometrics: configuration.biometrics, pinHashCost: configuration.pinHashCost, clock: configuration.clock,
+                              uptime: configuration.uptime)
         router = AppRouter(auth: auth, database: database, status: status)
         // A message opened from a push is read now by the server's clock (the phone's may run fast or slow).
         let serverClock = self.serverClock
@@ -336,13 +339,16 @@ public final class DriverApp {
 
     /// When and where a photo just taken was taken: now, by the clock
     /// corrected to the server's, and where the phone is — its last fix when
-    /// recent, else one asked of the phone (a few seconds at most; none if
-    /// the driver does not share the location).
+    /// recent, else one asked of the phone (3 seconds at most). No position
+    /// while the driver has paused sharing.
     public func captureNow() async -> MediaCapture {
         let takenAt = serverClock.now
+        guard (try? database.locationSharing()) ?? false else { return MediaCapture(takenAt: takenAt) }
         var fix = location.recentFix(at: takenAt)
-        if fix == nil, let finder = positionFinder, (try? database.locationSharing()) ?? true {
-            fix = await finder.currentPosition(within: .seconds(5)).flatMap { LocationRules.isUsable($0) ? $0 : nil }
+        if fix == nil, let finder = positionFinder, var found = await finder.currentPosition(within: .seconds(3)) {
+            // The phone may answer first with a position it cached long ago: only a fresh one says where.
+            found.recordedAt = serverClock.corrected(found.recordedAt)
+            if LocationRules.isUsable(found), abs(found.recordedAt.timeIntervalSince(takenAt)) <= LocationRecorder.photoFixAge { fix = found }
         }
         return MediaCapture(takenAt: takenAt, position: fix?.point, accuracyMeters: fix?.accuracyMeters)
     }

@@ -340,9 +340,10 @@ public struct MediaCapture: Codable, Sendable, Hashable {
     public var metadata: [String: String] {
         var values = ["taken_at": WireTime.string(from: takenAt)]
         if let position {
-            values["latitude"] = String(position.latitude)
-            values["longitude"] = String(position.longitude)
-            if let accuracyMeters { values["accuracy_meters"] = String(accuracyMeters) }
+            // Fixed decimals, never an exponent ("1e-05"), which the server does not read.
+            values["latitude"] = String(format: "%.7f", position.latitude)
+            values["longitude"] = String(format: "%.7f", position.longitude)
+            if let accuracyMeters { values["accuracy_meters"] = String(format: "%.1f", accuracyMeters) }
         }
         return values
     }
@@ -352,7 +353,7 @@ public struct MediaCapture: Codable, Sendable, Hashable {
     /// stamp later than `now` allows.
     public static func from(metadata: [String: String], now: Date? = nil) throws(FieldProblem) -> MediaCapture? {
         guard let text = metadata["taken_at"] else {
-            if metadata["latitude"] != nil || metadata["longitude"] != nil {
+            if metadata["latitude"] != nil || metadata["longitude"] != nil || metadata["accuracy_meters"] != nil {
                 throw FieldProblem("taken_at", "A position is sent with the time it was taken (taken_at).")
             }
             return nil
@@ -370,12 +371,12 @@ public struct MediaCapture: Codable, Sendable, Hashable {
                 throw FieldProblem("accuracy_meters", "accuracy_meters goes with a latitude and longitude.")
             }
         case (let latitude?, let longitude?):
-            guard let lat = Double(latitude), let lon = Double(longitude), GeoPoint(latitude: lat, longitude: lon).isValid else {
+            guard let lat = decimal(latitude), let lon = decimal(longitude), GeoPoint(latitude: lat, longitude: lon).isValid else {
                 throw FieldProblem("latitude", "latitude and longitude must be a place on the globe (-90 to 90, -180 to 180).")
             }
             capture.position = GeoPoint(latitude: lat, longitude: lon)
             if let accuracy = metadata["accuracy_meters"] {
-                guard let meters = Double(accuracy), FieldLimits.fixAccuracy.allows(meters) else {
+                guard let meters = decimal(accuracy), FieldLimits.fixAccuracy.allows(meters) else {
                     throw FieldProblem("accuracy_meters", "accuracy_meters must be a number of meters, 0 to 100,000.")
                 }
                 capture.accuracyMeters = meters
@@ -384,6 +385,13 @@ public struct MediaCapture: Codable, Sendable, Hashable {
             throw FieldProblem("latitude", "Send both latitude and longitude, or neither.")
         }
         return capture
+    }
+
+    /// A number as the app writes it: digits, a point, a leading minus (no
+    /// exponent, hex or plus); -0 reads as 0.
+    private static func decimal(_ text: String) -> Double? {
+        guard text.wholeMatch(of: /-?[0-9]{1,6}(\.[0-9]{1,17})?/) != nil, let value = Double(text) else { return nil }
+        return value + 0.0
     }
 }
 

@@ -59,7 +59,9 @@ struct Inspect: AsyncParsableCommand {
             let which = found.vehicles.count == 1 ? found.number
                 : "\(found.number), vehicle \((found.vehicles.firstIndex(of: target) ?? 0) + 1) of \(found.vehicles.count)"
                     + (target.summary.isEmpty ? "" : " (\(target.summary))")
-            let left = InspectionRules.remaining(found, kind, completed: try app.database.inspections(order: found.id)).count
+            // This vehicle is done even while its completion waits on the phone for its files to upload.
+            let left = InspectionRules.remaining(found, kind, completed: try app.database.inspections(order: found.id))
+                .filter { $0 != target }.count
             let title = pickup ? "Pickup" : "Delivery"
             let done = draft ? "\(title) inspection of \(which) saved."
                 : left > 0 ? "\(title) inspection of \(which) complete: \(left) more \(left == 1 ? "vehicle" : "vehicles") to inspect."

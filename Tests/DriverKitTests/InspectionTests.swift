@@ -450,4 +450,21 @@ struct InspectionTests {
         await app.shutdown()
         await scene.live.stop()
     }
+
+    @Test("a stamp the server refuses (a phone clock far ahead) is dropped and the photo goes without it, not held back")
+    func refusedStampDropped() async throws {
+        let scene = try await DriverScene.make()
+        let (server, carrier, app) = (scene.server, scene.carrier, scene.app)
+        let order = carrier.orders[carrier.trips[0][0].id]![0]
+        let inspection = try app.startInspection(order: order.id, kind: .pickup)
+        await app.syncNow()
+        let ahead = MediaCapture(takenAt: server.clock.now.addingTimeInterval(3600), position: GeoPoint(latitude: 41.5, longitude: -87.7))
+        try await app.attach(try Self.write(MediaSamples.jpeg(), name: "front.jpg"), to: inspection, slot: .front, captured: ahead)
+        try await eventually("the photo on the server") { try app.database.uploads().first?.status == .completed }
+        let stored = try await server.store.inspections.inspection(inspection, carrier.scope)
+        let front = try #require(stored.media.first { $0.slot == .front })
+        #expect(front.captured == nil)
+        await app.shutdown()
+        await scene.live.stop()
+    }
 }

@@ -30,6 +30,8 @@ struct LocationFollowTests {
         }
 
         func send(_ fix: GeoPosition) { _ = state.withLockedValue { $0.current }?.yield(fix) }
+        /// The positions stop on their own (Core Location gave up).
+        func end() { state.withLockedValue { $0.current }?.finish() }
     }
 
     @Test("positions are asked for when a trip gets under way, given up when sharing is paused or the trip ends, and what was kept is queued")
@@ -54,13 +56,17 @@ struct LocationFollowTests {
 
         try app.setLocationSharing(true)
         try await eventually("asked for again") { provider.starts == 2 }
+        // Positions that stop by themselves mid-trip are asked for again.
+        app.location.restartDelay = .milliseconds(100)
+        provider.end()
+        try await eventually("asked for again after stopping") { provider.starts == 3 }
 
         // The dispatcher cancels the trip: the phone hears it and lets GPS go.
         _ = try await scene.server.store.trips.update(trip.id, UpdateTripRequest(status: .cancelled), tenant: scene.carrier.tenant.id)
         await app.syncNow()
-        try await eventually("given up when no trip is under way") { provider.ends == 2 && !app.location.isGathering }
+        try await eventually("given up when no trip is under way") { provider.ends == 3 && !app.location.isGathering }
         try await Task.sleep(for: .milliseconds(300))
-        #expect(provider.starts == 2)
+        #expect(provider.starts == 3)
 
         following.cancel()
         await following.value

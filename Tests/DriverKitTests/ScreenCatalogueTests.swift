@@ -40,8 +40,12 @@ struct ScreenCatalogueTests {
         let section = try String(contentsOf: Self.root.appendingPathComponent("docs/ios.md"), encoding: .utf8)
         let rows = section.split(separator: "\n").filter { $0.hasPrefix("| ") && $0.contains(".swift`") }
         let listed = Set(rows.compactMap { $0.firstMatch(of: /`([A-Za-z]+\/[A-Za-z]+\.swift)`/).map { String($0.1) } })
-        let named = Set(rows.flatMap { row in row.split(separator: "|").dropFirst(3).first.map { cell in
-            cell.matches(of: /`([A-Za-z]+)`/).map { String($0.1) } } ?? [] })
+        // The third column ("| screen | file | model | seed |"): empty pieces kept, so the leading "|" is piece 0.
+        let named = Set(rows.flatMap { row in
+            let cells = row.split(separator: "|", omittingEmptySubsequences: false)
+            return cells.count > 3 ? cells[3].matches(of: /`([A-Za-z]+)`/).map { String($0.1) } : []
+        })
+        #expect(named.contains("InspectionViewModel") && named.contains("NotSentViewModel"), "the model column was not read: \(named.sorted())")
 
         let folder = Self.root.appendingPathComponent("Sources/DriverUI")
         let files = Set(try FileManager.default.subpathsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".swift") })

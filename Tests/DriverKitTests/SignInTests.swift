@@ -171,25 +171,46 @@ struct SignInTests {
 
     @Test("a call or a look at Maps within two minutes needs no PIN; longer away, or with the clock turned back, it does")
     func lockGracePeriod() async throws {
+        // The device's clock (the driver can set it) and the seconds since boot (nobody can).
         let clock = TestClock()
-        let scene = try await DriverScene.make { try DriverDevice.make(server: $0, clock: clock.read) }
+        let boot = NIOLockedValueBox<TimeInterval>(1000)
+        func pass(_ seconds: TimeInterval) {
+            clock.advance(by: seconds)
+            boot.withLockedValue { $0 += seconds }
+        }
+        let scene = try await DriverScene.make {
+            try DriverDevice.make(server: $0, clock: clock.read, uptime: { boot.withLockedValue { $0 } })
+        }
         let auth = scene.app.auth
         #expect(auth.state == .unlocked && auth.lockGracePeriod == 120)
         auth.movedToBackground()
-        clock.advance(by: 119)
+        pass(119)
         auth.cameToForeground()
         #expect(auth.state == .unlocked, "back within the grace period")
         auth.movedToBackground()
-        clock.advance(by: 120)
+        pass(120)
         auth.cameToForeground()
         #expect(auth.state == .locked, "away for the grace period")
         let lock = LockScreenViewModel(app: scene.app)
         for digit in [2, 5, 8, 0] { await lock.type(digit) }
         #expect(auth.state == .unlocked)
+        // Away 200 s with the clock set back 150 s meanwhile: the device's clock says 50 s, the phone's uptime 200.
+        auth.movedToBackground()
+        pass(200)
+        clock.advance(by: -150)
+        auth.cameToForeground()
+        #expect(auth.state == .locked, "turning the clock back does not skip the PIN")
+        for digit in [2, 5, 8, 0] { await lock.type(digit) }
+        // Asleep for an hour: seconds since boot stand still on a sleeping phone, the device's clock does not.
+        auth.movedToBackground()
+        clock.advance(by: 3600)
+        auth.cameToForeground()
+        #expect(auth.state == .locked, "a sleeping phone still locks")
+        for digit in [2, 5, 8, 0] { await lock.type(digit) }
         auth.movedToBackground()
         clock.advance(by: -3600)
         auth.cameToForeground()
-        #expect(auth.state == .locked, "the clock turned back does not skip the PIN")
+        #expect(auth.state == .locked, "a clock that went back locks at once")
         // Coming to the front twice after one background (Face ID's own prompt does that) checks once.
         auth.cameToForeground()
         #expect(auth.state == .locked)

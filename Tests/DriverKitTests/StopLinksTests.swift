@@ -13,6 +13,16 @@ struct StopLinksTests {
         #expect(StopLinks.call("312 555 0142 x12")?.absoluteString == "tel:3125550142,12")
         #expect(StopLinks.call("") == nil && StopLinks.call("ask at gate") == nil && StopLinks.call("555-01") == nil)
         #expect(StopLinks.call(String(repeating: "9", count: 40)) == nil)
+        // Words around it, and a second number, are not dialled.
+        #expect(StopLinks.call("Fax 312-555-0142")?.absoluteString == "tel:3125550142")
+        #expect(StopLinks.call("Alex: 312 555 0142")?.absoluteString == "tel:3125550142")
+        #expect(StopLinks.call("Main 312-555-0100 / fax 312-555-0101")?.absoluteString == "tel:3125550100")
+        #expect(StopLinks.call("+1 312 555 0142 x12 or 555-0199")?.absoluteString == "tel:+13125550142,12")
+        #expect(StopLinks.call("+44 (0) 20 7946 0958")?.absoluteString == "tel:+442079460958")
+        #expect(StopLinks.call("312-555-0142 x1234567890")?.absoluteString == "tel:3125550142")
+        // Only plain digits: a digit with a mark on it, or a keycap, is no digit.
+        #expect(StopLinks.call("1\u{301}2345678") == nil)
+        #expect(StopLinks.call("3\u{FE0F}\u{20E3}125550142")?.absoluteString == nil)
     }
 
     @Test("directions go to the pinned point when dispatch placed one, else to the address, by car")

@@ -16,7 +16,7 @@ struct DriverDevice {
                      clock: (@Sendable () -> Date)? = nil, push: (any PushNotificationService)? = nil,
                      network: (any NetworkMonitor)? = nil, uploadChunkSize: Int? = nil, leftoverCopyAge: TimeInterval? = nil,
                      appVersion: AppVersion? = nil, positionFinder: (any PositionFinder)? = nil,
-                     uploadSending: (any UploadSending)? = nil) throws -> DriverDevice {
+                     uploadSending: (any UploadSending)? = nil, uptime: (@Sendable () -> TimeInterval)? = nil) throws -> DriverDevice {
         let directory = stateDirectory ?? FileManager.default.temporaryDirectory.appendingPathComponent("driverkit-\(UUID().uuidString.prefix(8))")
         var configuration = DriverApp.Configuration(serverURL: server.baseURL, stateDirectory: directory)
         if let transport { configuration.transport = transport }
@@ -31,6 +31,7 @@ struct DriverDevice {
         configuration.appVersion = appVersion
         configuration.positionFinder = positionFinder
         configuration.uploadSending = uploadSending
+        if let uptime { configuration.uptime = uptime }
         configuration.logger.logLevel = .critical
         return DriverDevice(app: try DriverApp(configuration), stateDirectory: directory)
     }

@@ -13,6 +13,10 @@ struct PhotoCaptureTests {
         let server = try await TestServer.make(.sqlite)
         let carrier = try await CarrierFixture.make(server, name: "Alpha")
         let inspection = try await UploadTests.openInspection(server, carrier)
+        // Dispatch placed the pickup yard on the map.
+        var pickup = carrier.orders[carrier.trips[0][0].id]![0].pickup
+        pickup.location = GeoPoint(latitude: 41.5032, longitude: -87.7449)
+        _ = try await server.store.orders.update(inspection.orderID, UpdateOrderRequest(pickup: pickup), tenant: carrier.tenant.id)
         let token = carrier.driver.accessToken
         let photo = Array(try Data(contentsOf: BillOfLadingTests.fixtures.appendingPathComponent("vehicle-photo.jpg")))
         let takenAt = server.clock.now.addingTimeInterval(-90)
@@ -29,12 +33,19 @@ struct PhotoCaptureTests {
                                  (["taken_at": WireTime.string(from: takenAt), "latitude": "91", "longitude": "0"], "latitude"),
                                  (["taken_at": WireTime.string(from: takenAt), "latitude": "41.5"], "latitude"),
                                  (["taken_at": WireTime.string(from: takenAt), "latitude": "41.5", "longitude": "-87.7", "accuracy_meters": "nan"],
-                                  "accuracy_meters")] {
+                                  "accuracy_meters"),
+                                 (["accuracy_meters": "5"], "taken_at"),
+                                 (["taken_at": WireTime.string(from: takenAt), "latitude": "0x1.4p5", "longitude": "0"], "latitude"),
+                                 (["taken_at": WireTime.string(from: takenAt), "latitude": "4e1", "longitude": "0"], "latitude"),
+                                 (["taken_at": WireTime.string(from: takenAt), "latitude": "+41", "longitude": "0"], "latitude")] {
                 let refused = try await create(.front, bad)
                 #expect(refused.status == 400 && refused.errorCode == "invalid_parameter" && refused.text.contains(field), "\(bad): \(refused.text)")
             }
             let capture = MediaCapture(takenAt: takenAt, position: GeoPoint(latitude: 41.503123, longitude: -87.744812), accuracyMeters: 7.6)
-            for (slot, stamp) in [(MediaSlot.front, capture.metadata), (.rear, MediaCapture(takenAt: takenAt).metadata), (.leftSide, [:])] {
+            // 2.0 miles north of the yard (0.029° of latitude).
+            let away = MediaCapture(takenAt: takenAt, position: GeoPoint(latitude: 41.532123, longitude: -87.744812), accuracyMeters: 5)
+            for (slot, stamp) in [(MediaSlot.front, capture.metadata), (.rear, MediaCapture(takenAt: takenAt).metadata), (.leftSide, [:]),
+                                  (.rightSide, away.metadata)] {
                 let created = try await create(slot, stamp)
                 #expect(created.status == 201, "\(created.text)")
                 let upload = String(try #require(created.headers[.location]).split(separator: "/").last ?? "")
@@ -52,7 +63,8 @@ struct PhotoCaptureTests {
         #expect(media[.rear]?.captured?.position == nil && media[.rear]?.captured != nil)
         #expect(media[.leftSide] != nil && media[.leftSide]?.captured == nil, "a photo from the library says nothing")
 
-        // The bill of lading prints it under the photo.
+        // The bill of lading prints when, and where against the stop (the yard dispatch placed), never the coordinates:
+        // the customer receives it.
         let order = carrier.orders[carrier.trips[0][0].id]![0]
         let (_, pdf) = try await BillOfLadingService(store: server.store, media: server.services.media)
             .pdf(of: order.id, tenant: carrier.tenant.id)
@@ -65,7 +77,20 @@ struct PhotoCaptureTests {
         try? Data(pdf).write(to: samples.appendingPathComponent("bill-of-lading-photo-stamps.pdf"))
         let text = try await ChildProcess.run("/usr/bin/pdftotext", ["-layout", file.path, "-"])
         let words = text.text.split(whereSeparator: { $0 == " " }).joined(separator: " ")
-        #expect(words.contains("41.50312, -87.74481 ±8 m"), "\(text.text)")
         #expect(words.contains("Taken \(BillOfLadingPDF.time(takenAt))"), "\(text.text)")
+        #expect(words.contains("At the pickup") && words.contains("2.0 mi from the pickup"), "\(text.text)")
+        #expect(!words.contains("41.50") && !words.contains("-87.74"), "no coordinates for the customer: \(text.text)")
+    }
+
+    @Test("what the app writes the server reads back, however small or signed the numbers")
+    func metadataRoundTrip() throws {
+        let now = Date()
+        for (latitude, longitude, accuracy) in [(0.000012, -0.0, 0.00001), (-89.9999999, 179.9999999, 100_000.0), (41.5, -87.7, 8.0)] {
+            let capture = MediaCapture(takenAt: now, position: GeoPoint(latitude: latitude, longitude: longitude), accuracyMeters: accuracy)
+            let read = try #require(try MediaCapture.from(metadata: capture.metadata, now: now))
+            #expect(abs((read.position?.latitude ?? 99) - latitude) < 1e-7 && abs((read.position?.longitude ?? 99) - longitude) < 1e-7)
+            #expect(read.position?.longitude.sign == .plus || longitude != 0, "-0 reads as 0")
+            #expect(abs((read.accuracyMeters ?? -1) - accuracy) <= 0.05)
+        }
     }
 }

@@ -19,8 +19,9 @@ public final class AuthFlow {
     public private(set) var setAsideWork: [SetAsideWork] = []
     /// Where "Forgot PIN" started, to return to if the driver cancels it.
     private var beforeCode: AuthState?
-    /// When the unlocked app went to the background.
-    private var leftAt: Date?
+    /// When the unlocked app went to the background, by the device's clock
+    /// and by the seconds since boot.
+    private var leftAt: (wall: Date, boot: TimeInterval)?
     /// How long the app may stay in the background before the PIN is asked
     /// again: a driver who switches to Maps or takes a call comes straight back.
     public var lockGracePeriod: TimeInterval = AuthFlow.defaultLockGracePeriod
@@ -48,13 +49,15 @@ public final class AuthFlow {
     let biometrics: any Biometrics
     let pinHashCost: Int
     let clock: @Sendable () -> Date
+    let uptime: @Sendable () -> TimeInterval
     /// Told when a session starts and ends, to start and stop syncing.
     var onSignedIn: @MainActor () -> Void = {}
     /// Stops syncing and uploading; returns once nothing is in flight.
     var onSignedOut: @MainActor () async -> Void = {}
 
     init(database: AppDatabase, api: APIClient, credentials: CredentialStore, secureStore: any SecureStore,
-         biometrics: any Biometrics, pinHashCost: Int, clock: @escaping @Sendable () -> Date) {
+         biometrics: any Biometrics, pinHashCost: Int, clock: @escaping @Sendable () -> Date,
+         uptime: @escaping @Sendable () -> TimeInterval = { ProcessInfo.processInfo.systemUptime }) {
         self.database = database
         self.api = api
         self.credentials = credentials
@@ -62,6 +65,7 @@ public final class AuthFlow {
         self.biometrics = biometrics
         self.pinHashCost = pinHashCost
         self.clock = clock
+        self.uptime = uptime
         biometricsEnabled = (try? secureStore.data(for: Self.biometricsKey)) != nil
         deviceUsedBefore = (try? database.deviceState())?.usedBefore ?? false
         let account = try? database.account()
@@ -223,17 +227,18 @@ public final class AuthFlow {
 
     /// The app went to the background: the grace period starts.
     public func movedToBackground() {
-        leftAt = state == .unlocked ? clock() : nil
+        leftAt = state == .unlocked ? (clock(), uptime()) : nil
     }
 
     /// The app is in front again: locked if it was away for the grace period
-    /// or longer, or if the clock was turned back meanwhile (a PIN is never
-    /// skipped by changing the time).
+    /// or longer by either clock. The device's clock counts time asleep; the
+    /// seconds since boot cannot be set, so turning the clock back never
+    /// skips the PIN (and a clock that went back locks at once).
     public func cameToForeground() {
         guard let left = leftAt else { return }
         leftAt = nil
-        let away = clock().timeIntervalSince(left)
-        if away < 0 || away >= lockGracePeriod { lock() }
+        let (wall, boot) = (clock().timeIntervalSince(left.wall), uptime() - left.boot)
+        if wall < 0 || boot < 0 || max(wall, boot) >= lockGracePeriod { lock() }
     }
 
     /// Locks the app now.

@@ -93,10 +93,11 @@ public actor CredentialStore {
 
     /// An access token good for at least a minute, refreshing if needed.
     /// Offline, an older token is still returned while it is valid.
-    func accessToken() async throws -> String {
+    /// `lasting`: how long it must stay good (a request the system may send later needs longer).
+    func accessToken(lasting seconds: TimeInterval = 60) async throws -> String {
         if unsaved, let credentials { try? save(credentials) }
         guard let credentials else { throw APIError.notSignedIn }
-        if credentials.expiresAt.timeIntervalSince(clock()) > 60 { return credentials.accessToken }
+        if credentials.expiresAt.timeIntervalSince(clock()) > seconds { return credentials.accessToken }
         do {
             return try await refresh().accessToken
         } catch let error as APIError where error.isTransient && credentials.expiresAt > clock() {

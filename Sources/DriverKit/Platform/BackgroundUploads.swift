@@ -25,6 +25,17 @@ public final class BackgroundUploadSending: UploadSending {
         session = URLSession(configuration: configuration, delegate: events, delegateQueue: nil)
         slices = FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask)[0]
             .appendingPathComponent("upload-slices", isDirectory: true)
+        sweepOldSlices()
+    }
+
+    /// Slices left by a transfer the app did not see end (it was closed
+    /// meanwhile): the system is done with any a day old.
+    private func sweepOldSlices() {
+        let old = Date().addingTimeInterval(-86_400)
+        for slice in (try? FileManager.default.contentsOfDirectory(at: slices, includingPropertiesForKeys: [.contentModificationDateKey])) ?? [] {
+            let changed = (try? slice.resourceValues(forKeys: [.contentModificationDateKey]))?.contentModificationDate ?? .distantPast
+            if changed < old { try? FileManager.default.removeItem(at: slice) }
+        }
     }
 
     /// The system relaunched the app for this session's events
@@ -44,11 +55,12 @@ public final class BackgroundUploadSending: UploadSending {
         // A transfer the system still carries for this upload (the app was closed meanwhile): heard, not sent twice.
         if let running = await session.allTasks.first(where: { $0.taskDescription == location && $0.state == .running }) {
             let answer = try await events.answer(to: running)
-            let reached = try Tus.acknowledged(answer, after: offset)
+            let reached = try Self.acknowledged(answer, after: offset)
             await progress(reached)
             return reached
         }
-        let (url, authorization) = try await api.authorized(location: location)
+        // A token that lasts a while: the system may send the request well after it is made.
+        let (url, authorization) = try await api.authorized(location: location, lasting: 900)
         guard let target = URL(string: url) else { throw APIError.unreadable("no upload URL in \(url)") }
         let body = offset == 0 ? file : try slice(file, from: offset)
         defer { if body != file { try? FileManager.default.removeItem(at: body) } }
@@ -58,9 +70,16 @@ public final class BackgroundUploadSending: UploadSending {
         let task = session.uploadTask(with: request, fromFile: body)
         task.taskDescription = location
         let answer = try await events.answer(to: task, start: true)
-        let reached = try Tus.acknowledged(answer, after: offset)
+        let reached = try Self.acknowledged(answer, after: offset)
         await progress(reached)
         return reached
+    }
+
+    /// As `Tus.acknowledged`, but a token that ran out while the system held
+    /// the request is no refusal: the next attempt goes with a fresh one.
+    private static func acknowledged(_ answer: HTTPResponseData, after offset: Int64) throws -> Int64 {
+        if answer.status == 401 { throw APIError.slow("the upload's sign-in ran out while it waited; sending again with a new one") }
+        return try Tus.acknowledged(answer, after: offset)
     }
 
     /// The file from `offset` to its end, copied in 1 MB pieces.
@@ -87,18 +106,37 @@ public final class BackgroundUploadSending: UploadSending {
         private var eventsDelivered: SystemHandler?
 
         func answer(to task: URLSessionTask, start: Bool = false) async throws -> HTTPResponseData {
-            try await withTaskCancellationHandler {
+            let id = task.taskIdentifier
+            return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
-                    lock.withLock { waiting[task.taskIdentifier] = continuation }
+                    lock.withLock { waiting[id] = continuation }
                     if start { task.resume() }
+                    // Nothing calls back for a task that finished before this waited (seen running a moment
+                    // ago) or one cancelled before it began: answered here, unless the delegate already did.
+                    let cancelled = Task.isCancelled
+                    guard task.state == .completed || cancelled, let mine = lock.withLock({ waiting.removeValue(forKey: id) }) else { return }
+                    if cancelled {
+                        task.cancel()
+                        mine.resume(throwing: CancellationError())
+                    } else {
+                        mine.resume(throwing: APIError.slow("the transfer ended before it was heard; asking the server where it is"))
+                    }
                 }
             } onCancel: {
                 task.cancel()  // the queue stopped (signed out): the system stops sending too
             }
         }
 
+        /// Whether the system delivered every event before the app handed over its handler.
+        private var deliveredEarly = false
+
         func whenEventsDelivered(_ done: SystemHandler) {
-            lock.withLock { eventsDelivered = done }
+            let now = lock.withLock { () -> Bool in
+                if deliveredEarly { deliveredEarly = false; return true }
+                eventsDelivered = done
+                return false
+            }
+            if now { DispatchQueue.main.async { done.call() } }
         }
 
         func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
@@ -129,6 +167,7 @@ public final class BackgroundUploadSending: UploadSending {
         func urlSessionDidFinishEvents(forBackgroundURLSession session: URLSession) {
             let done = lock.withLock { () -> SystemHandler? in
                 defer { eventsDelivered = nil }
+                if eventsDelivered == nil { deliveredEarly = true }
                 return eventsDelivered
             }
             // The system's handler is called on the main thread.

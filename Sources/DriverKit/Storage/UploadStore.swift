@@ -174,6 +174,11 @@ extension AppDatabase {
         }
     }
 
+    /// Forgets when and where a queued photo was taken (the server refused the stamp).
+    func dropCapture(of id: String) throws {
+        try writer.write { db in try db.execute(sql: "UPDATE upload_queue SET captured = NULL WHERE id = ?", arguments: [id]) }
+    }
+
     func updateUpload(_ id: String, status: UploadItem.Status? = nil, sentBytes: Int64? = nil, uploadURL: String?? = nil,
                       lastError: String?? = nil, attempts: Int? = nil, nextRetryAt: Date? = nil) throws {
         try writer.write { db in

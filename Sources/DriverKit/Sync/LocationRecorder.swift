@@ -121,7 +121,13 @@ public final class LocationRecorder {
         do {
             for try await on in wanted {
                 if on, gathering == nil {
-                    gathering = Task { [weak self] in try? await self?.run(provider, observe: observe) }
+                    gathering = Task { [weak self] in
+                        // Positions stop on their own (Core Location gave up): asked for again shortly, while the trip lasts.
+                        while !Task.isCancelled {
+                            try? await self?.run(provider, observe: observe)
+                            try? await Task.sleep(for: self?.restartDelay ?? .seconds(30))
+                        }
+                    }
                 } else if !on, gathering != nil {
                     await letGo()
                 }
@@ -129,6 +135,9 @@ public final class LocationRecorder {
         } catch {}
         await letGo()
     }
+
+    /// How long `follow` waits before asking again for positions that stopped.
+    public var restartDelay: Duration = .seconds(30)
 
     /// Whether `follow` holds the provider's positions now.
     public private(set) var isGathering = false

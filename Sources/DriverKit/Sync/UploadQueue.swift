@@ -277,6 +277,12 @@ public actor UploadQueue {
         switch error {
         case UploadFailure.restart:
             try? database.updateUpload(item.id, uploadURL: .some(nil), attempts: attempts, nextRetryAt: clock())
+        case APIError.server(400, let body) where body.field == "Upload-Metadata" && item.captured != nil:
+            // The server would not take when or where the photo was taken (a phone clock far off): the
+            // photo matters more than its stamp, so it goes again at once without one.
+            logger.notice("upload stamp refused; sending without it", metadata: ["reason": "\(body.message)"])
+            try? database.dropCapture(of: item.id)
+            try? database.updateUpload(item.id, uploadURL: .some(nil), attempts: attempts, nextRetryAt: clock())
         case let failure as APIError where failure.isTransient || failure.code == .uploadLocked || failure.code == .uploadOffsetMismatch:
             let delay = Backoff.outbox.delay(afterFailures: attempts)
             try? database.updateUpload(item.id, status: .pending, lastError: .some(failure.description), attempts: attempts,

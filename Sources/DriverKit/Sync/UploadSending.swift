@@ -65,10 +65,10 @@ extension Tus {
 
 extension APIClient {
     /// A request sent outside this client (a background upload the system
-    /// sends) with the access token, refreshed first if it is about to run
-    /// out: its absolute URL and its Authorization header.
-    public func authorized(location: String) async throws -> (url: String, authorization: (String, String)) {
+    /// sends) with an access token good for `seconds` more (refreshed first
+    /// if not): its absolute URL and its Authorization header.
+    public func authorized(location: String, lasting seconds: TimeInterval) async throws -> (url: String, authorization: (String, String)) {
         let url = location.hasPrefix("http") ? location : baseURL + location
-        return (url, ("Authorization", "Bearer \(try await credentials.accessToken())"))
+        return (url, ("Authorization", "Bearer \(try await credentials.accessToken(lasting: seconds))"))
     }
 }

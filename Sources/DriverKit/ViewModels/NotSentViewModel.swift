@@ -20,7 +20,8 @@ public final class NotSentViewModel {
 
         /// What the row is: a change, a file, or an inspection kept on the phone.
         public enum Target: Sendable, Equatable {
-            case change(ID<Mutation>)
+            /// A change, with the later changes refused because of it (dropped with it).
+            case change(ID<Mutation>, followers: [ID<Mutation>] = [])
             case file(String)
             case keptInspection(ID<Inspection>)
         }
@@ -28,7 +29,7 @@ public final class NotSentViewModel {
         public let target: Target
         public var id: String {
             switch target {
-            case .change(let id): return id.rawValue
+            case .change(let id, _): return id.rawValue
             case .file(let id): return id
             case .keptInspection(let id): return id.rawValue
             }
@@ -59,7 +60,7 @@ public final class NotSentViewModel {
     /// The rule for what each thing offers, apart from the screen.
     nonisolated static func rows(_ work: WaitingWork) -> [Row] {
         var rows: [Row] = work.refusals.map { refusal in
-            Row(target: .change(refusal.id), title: refusal.entry.description, why: refusal.text, failed: true,
+            Row(target: .change(refusal.id, followers: refusal.followers.map(\.id)), title: refusal.entry.description, why: refusal.text, failed: true,
                 actions: [.discard(warning: "Dismiss this? Dispatch refused it, so it was never applied.")])
         }
         rows += work.changes.map { change in
@@ -86,7 +87,7 @@ public final class NotSentViewModel {
     public func retry(_ row: Row) {
         attempt {
             switch row.target {
-            case .change(let id): try app.retry(id)
+            case .change(let id, _): try app.retry(id)
             case .file(let id): try app.retryUpload(id)
             case .keptInspection: break
             }
@@ -96,7 +97,8 @@ public final class NotSentViewModel {
     public func discard(_ row: Row) async {
         do {
             switch row.target {
-            case .change(let id): try app.discard(id)
+            case .change(let id, let followers):
+                for id in [id] + followers { try app.discard(id) }
             case .file(let id): try await app.discardUpload(id)
             case .keptInspection(let id): try app.discardEvidence(id)
             }

@@ -9,19 +9,25 @@ import VroomXModels
 @MainActor @Observable
 public final class LiveQuery<Value: Sendable> {
     public private(set) var value: Value
-    @ObservationIgnored private var task: Task<Void, Never>?
+    /// Stops observing when the query goes (an `isolated deinit` would need iOS 18.4).
+    @ObservationIgnored private var observing: CancelledOnRelease?
 
     init(_ database: AppDatabase, placeholder: Value, _ fetch: @escaping @Sendable (Database) throws -> Value) {
         value = (try? database.reader.read(fetch)) ?? placeholder
         let values = ValueObservation.tracking(fetch).values(in: database.reader)
-        task = Task { [weak self] in
+        observing = CancelledOnRelease(Task { [weak self] in
             do {
                 for try await value in values { self?.value = value }
             } catch {}
-        }
+        })
     }
+}
 
-    isolated deinit { task?.cancel() }
+/// Cancels a task when its last owner lets go of it.
+final class CancelledOnRelease: Sendable {
+    private let task: Task<Void, Never>
+    init(_ task: Task<Void, Never>) { self.task = task }
+    deinit { task.cancel() }
 }
 
 /// Home: the current trip and the next stop.
@@ -273,7 +279,7 @@ public final class ProfileViewModel {
             withMutation(keyPath: \.locationSharing) { try? app.setLocationSharing(newValue) }
         }
     }
-    public static let locationSharingNote = "Shared only while a trip is under way, and only with your dispatcher."
+    public static let locationSharingNote = "Shared only with your dispatcher: while a trip is under way, and where you take each inspection photo."
 
     /// The Face ID switch onboarding promised, on a phone that has it.
     public var offersBiometrics: Bool { app.auth.biometricsAvailable }

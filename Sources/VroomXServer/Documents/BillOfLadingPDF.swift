@@ -4,10 +4,12 @@ import VroomXModels
 /// What a bill of lading says: the carrier, the customer, the stops, the
 /// vehicle, and its condition at each end with photos and signatures.
 struct BillOfLading: Sendable {
+    typealias Photo = (label: String, image: PDFImage, captured: MediaCapture?)
+
     struct Condition: Sendable {
         let inspection: Inspection
         /// The photos, in slot order, with what each shows and when and where the phone took it.
-        let photos: [(label: String, image: PDFImage, captured: MediaCapture?)]
+        let photos: [Photo]
         let signature: PDFImage?
         /// Photos the document could not hold (too large, past its budget, or not a JPEG): they stay on the inspection's page.
         var photosLeftOut = 0
@@ -102,7 +104,8 @@ struct BillOfLadingPDF: PDFPageLayout {
             let index = position(condition)
             let vehicle = order.vehicles.count > 1 && order.vehicles.indices.contains(index)
                 ? "VEHICLE \(index + 1)" + (order.vehicles[index].summary.isEmpty ? "" : " (\(order.vehicles[index].summary))") + ": " : ""
-            draw(condition, atPickup: atPickup[index] ?? [], driver: bill.driver, vehicle: vehicle)
+            draw(condition, atPickup: atPickup[index] ?? [], driver: bill.driver, vehicle: vehicle,
+                 stop: condition.inspection.kind == .pickup ? order.pickup : order.delivery)
         }
         if ordered.isEmpty {
             heading("CONDITION")
@@ -115,7 +118,7 @@ struct BillOfLadingPDF: PDFPageLayout {
         }
     }
 
-    private mutating func draw(_ condition: BillOfLading.Condition, atPickup: Set<String>, driver: String, vehicle: String) {
+    private mutating func draw(_ condition: BillOfLading.Condition, atPickup: Set<String>, driver: String, vehicle: String, stop: Stop) {
         let inspection = condition.inspection
         let isDelivery = inspection.kind == .delivery
         // A vehicle's heading starts a page with at least its first row of photos, never alone at a page's foot.
@@ -140,7 +143,8 @@ struct BillOfLadingPDF: PDFPageLayout {
         for row in stride(from: 0, to: condition.photos.count, by: 4) {
             let photos = condition.photos[row..<min(row + 4, condition.photos.count)]
             // Under each photo: what it shows, then when and where it was taken (two small lines).
-            let captionLines = photos.map { ($0.captured == nil ? 0 : 1) + ($0.captured?.placeText == nil ? 0 : 1) }.max() ?? 0
+            let where_ = { (photo: BillOfLading.Photo) in photo.captured.flatMap { Self.place($0, stop: stop, kind: condition.inspection.kind) } }
+            let captionLines = photos.map { ($0.captured == nil ? 0 : 1) + (where_($0) == nil ? 0 : 1) }.max() ?? 0
             ensure(pictureHeight + 20 + Double(captionLines) * 8)
             y += 4
             for (column, photo) in photos.enumerated() {
@@ -148,7 +152,7 @@ struct BillOfLadingPDF: PDFPageLayout {
                 pdf.fill(x: x, y: y, width: cell, height: pictureHeight, gray: 0.95)
                 pdf.image(photo.image, x: x, y: y, width: cell, height: pictureHeight)
                 pdf.text(photo.label, x: x, y: y + pictureHeight + 10, size: 7.5, gray: 0.35)
-                let stamp = [photo.captured.map { "Taken \(Self.time($0.takenAt))" }, photo.captured?.placeText].compactMap { $0 }
+                let stamp = [photo.captured.map { "Taken \(Self.time($0.takenAt))" }, where_(photo)].compactMap { $0 }
                 for (line, words) in stamp.enumerated() {
                     pdf.text(words, x: x, y: y + pictureHeight + 18 + Double(line) * 8, size: 6.5, gray: 0.45)
                 }
@@ -198,6 +202,18 @@ struct BillOfLadingPDF: PDFPageLayout {
         let minutes = order.detentionMinutes(at: kind, terms: terms)
         if minutes > 0 { lines.append("Detention \(StopTimes.duration(TimeInterval(minutes * 60))) (\(StopTimes.duration(TimeInterval(terms.freeMinutes * 60))) free)") }
         return lines
+    }
+
+    /// Where a photo was taken, as the customer may read it: at the stop, or
+    /// how far from it — never the coordinates (the customer sees a city,
+    /// never a driver's position; dispatch sees them on the console).
+    static func place(_ captured: MediaCapture, stop: Stop, kind: Inspection.Kind) -> String? {
+        guard let position = captured.position, let point = stop.location, point.isValid, position.isValid else { return nil }
+        let meters = position.distance(to: point)
+        let radius = Double(stop.geofenceRadiusMeters ?? LocationRules.defaultRadiusMeters) + (captured.accuracyMeters ?? 0)
+        let which = kind == .pickup ? "pickup" : "delivery"
+        guard meters > radius else { return "At the \(which)" }
+        return String(format: "%.1f", meters / 1609.344) + " mi from the \(which)"
     }
 
     static func time(_ date: Date) -> String {

@@ -39,7 +39,7 @@ struct BillOfLadingService: Sendable {
         var budget = picturesBudget
         var conditions: [BillOfLading.Condition] = []
         for inspection in inspections {
-            var photos: [(label: String, image: PDFImage, captured: MediaCapture?)] = []
+            var photos: [BillOfLading.Photo] = []
             var signature: PDFImage?
             var leftOut = 0
             var signatureLeftOut = false
