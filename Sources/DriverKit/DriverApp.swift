@@ -89,7 +89,7 @@ public final class DriverApp {
                                       lockFile: configuration.stateDirectory.appendingPathComponent("refresh.lock"))
         api = APIClient(baseURL: baseURL, transport: transport, credentials: credentials, network: network, serverClock: serverClock)
         let realtime = configuration.realtime
-            ? RealtimeConnection(baseURL: baseURL, credentials: credentials, logger: configuration.logger) : nil
+            ? RealtimeConnection(baseURL: baseURL, credentials: credentials, appVersion: configuration.appVersion, logger: configuration.logger) : nil
         sync = SyncEngine(database: database, api: api, network: network, status: status, realtime: realtime,
                           secureStore: secureStore, clock: configuration.clock, logger: configuration.logger)
         auth = AuthFlow(database: database, api: api, credentials: credentials, secureStore: secureStore,

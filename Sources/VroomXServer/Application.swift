@@ -251,7 +251,7 @@ public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
 
     let upgrades = UpgradeDecisions()
     let webSocketRouter = Realtime.router(hub: services.hub, authenticator: services.authenticator, capacity: services.realtimeCapacity,
-                                          decisions: upgrades, logger: services.logger)
+                                          decisions: upgrades, minimumAppVersion: configuration.minimumAppVersion, logger: services.logger)
     // Behind a trusted proxy every connection comes from the proxy: per-client caps belong there.
     let clients = configuration.trustForwardedFor ? nil
         : ClientConnectionLimiter(maxPerClient: configuration.connectionLimits.maxConnectionsPerClient)

@@ -46,6 +46,21 @@ struct AppVersionTests {
         for fine in ["2.0", "2.0.0", "2.0.1", "10", nil] {
             #expect(try await trips(fine).status == 200, "\(fine ?? "no version")")
         }
+        // The realtime socket's upgrade too: refused with the same answer, upgraded for a current app.
+        func upgrade(_ version: String) async throws -> String {
+            let socket = try await RawSocket.connect(port: live.port)
+            defer { socket.close() }
+            try await socket.send(RawHTTP.head("GET", "/v1/realtime?since=0", headers: [
+                "Authorization": "Bearer \(token)", "Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+                "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", AppVersion.header: version,
+            ], contentLength: 0))
+            return String(decoding: try await socket.receive(timeout: .seconds(10)), as: UTF8.self)
+        }
+        let oldSocket = try await upgrade("1.9")
+        #expect(oldSocket.hasPrefix("HTTP/1.1 426") && oldSocket.contains("app_update_required"), "\(oldSocket)")
+        #expect(oldSocket.lowercased().contains("\(AppVersion.minimumHeader.lowercased()): 2.0"), "\(oldSocket)")
+        let current = try await upgrade("2.0")
+        #expect(current.hasPrefix("HTTP/1.1 101"), "\(current)")
         let garbled = try await trips("two")
         #expect(garbled.status == 400 && garbled.text.contains(AppVersion.header), "\(garbled.text)")
         #expect(try await RawHTTP.request(port: live.port, "GET", "/healthz", headers: [AppVersion.header: "0.1"]).status == 200)

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Logging
 import NIOCore
 import NIOWebSocket
@@ -13,6 +14,8 @@ import WSClient
 struct RealtimeConnection: Sendable {
     let baseURL: String
     let credentials: CredentialStore
+    /// Stated on the upgrade as on every request (a server may refuse older apps).
+    var appVersion: AppVersion? = nil
     let logger: Logger
 
     enum Event: Sendable {
@@ -28,6 +31,7 @@ struct RealtimeConnection: Sendable {
         let token = try await credentials.accessToken()
         var configuration = WebSocketClientConfiguration()
         configuration.additionalHeaders[.authorization] = "Bearer \(token)"
+        if let appVersion, let header = HTTPField.Name(AppVersion.header) { configuration.additionalHeaders[header] = appVersion.description }
         configuration.maxFrameSize = 1 << 22
         let url = baseURL.replacingOccurrences(of: "http://", with: "ws://").replacingOccurrences(of: "https://", with: "wss://")
             + Endpoint.realtime.path() + "?since=\(since)"

@@ -12,14 +12,18 @@ struct AppVersionMiddleware: RouterMiddleware {
     private static let header = HTTPField.Name(AppVersion.header)
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard Self.applies(to: request.uri.path), let header = Self.header, let stated = request.headers[header] else {
-            return try await next(request, context)
-        }
+        if Self.applies(to: request.uri.path) { try Self.check(request.headers, minimum: minimum) }
+        return try await next(request, context)
+    }
+
+    /// The rule, for the API and the realtime socket's upgrade alike: a
+    /// stated version must be readable and no older than `minimum`.
+    static func check(_ headers: HTTPFields, minimum: AppVersion) throws {
+        guard let header, let stated = headers[header] else { return }
         guard let version = AppVersion(String(stated.prefix(64))) else {
             throw AppError(400, .invalidParameter, "\(AppVersion.header) must be a version such as 1.4.2.", field: AppVersion.header)
         }
-        guard version >= minimum else { throw Self.tooOld(version, minimum: minimum) }
-        return try await next(request, context)
+        guard version >= minimum else { throw tooOld(version, minimum: minimum) }
     }
 
     /// The API's paths: the console's pages and the service endpoints are served whatever a client states.

@@ -170,10 +170,12 @@ extension Realtime {
     /// the connection to act on (see `UpgradeDecisions`): the admitted socket
     /// to serve, or the reason for refusing.
     static func router(hub: ChangeHub, authenticator: Authenticator, capacity: RealtimeCapacity, decisions: UpgradeDecisions,
-                       logger: Logger) -> Router<RealtimeRequestContext> {
+                       minimumAppVersion: AppVersion? = nil, logger: Logger) -> Router<RealtimeRequestContext> {
         let router = Router(context: RealtimeRequestContext.self)
         router.ws(RouterPath(Endpoint.realtime.routerPath)) { request, context in
             do {
+                // An app too old for this server is told so here as on every API call (426).
+                if let minimumAppVersion { try AppVersionMiddleware.check(request.headers, minimum: minimumAppVersion) }
                 let identity = try await authenticator.authenticate(request, queryTokenAllowed: true)
                 let since = try since(request)
                 let ticket = RealtimeTicket()
