@@ -23,7 +23,7 @@ public final class BackgroundUploadSending: UploadSending {
         configuration.sessionSendsLaunchEvents = true
         configuration.isDiscretionary = false  // a driver's photos are not for later, when charging
         session = URLSession(configuration: configuration, delegate: events, delegateQueue: nil)
-        slices = FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask)[0]
+        slices = (FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first ?? FileManager.default.temporaryDirectory)
             .appendingPathComponent("upload-slices", isDirectory: true)
         sweepOldSlices()
     }
