@@ -60,8 +60,25 @@ struct BoardBench: AsyncParsableCommand {
                 }
             }
         }
+        // Trips of four orders each, most of them finished (the trips page lists the open ones and pages the rest).
+        let tripCount = orders / 4
+        var trips: [ID<Trip>] = []
+        for index in 0..<tripCount {
+            let start = today.adding(days: index % 200 - 100)
+            trips.append(try await store.trips.create(CreateTripRequest(number: "BT-\(index)", startDate: start, endDate: start.adding(days: 3),
+                                                                        origin: "Joliet, IL", destination: "Gary, IN", miles: 40), tenant: tenant.id).id)
+        }
+        try await services.database.write { db in
+            for (index, trip) in trips.enumerated() {
+                // One trip in 200 stays open (planned or under way), one in 50 was cancelled.
+                let status: TripStatus = index % 200 == 0 ? .planned : index % 200 == 1 ? .inProgress : index % 50 == 2 ? .cancelled : .completed
+                if status != .planned { try await db.execute("UPDATE trips SET status = \(status), driver_id = \(driver.id) WHERE id = \(trip)") }
+                let numbers = (index * 4..<index * 4 + 4).map { "B-\($0)" }
+                try await db.execute("UPDATE orders SET trip_id = \(trip) WHERE tenant_id = \(tenant.id) AND number IN (\(SQL.list(numbers)))")
+            }
+        }
         let counts = Dictionary(grouping: 0..<orders, by: Self.status).mapValues(\.count)
-        print("\(orders) orders, \(postgres == nil ? "SQLite" : "PostgreSQL"); "
+        print("\(orders) orders on \(tripCount) trips, \(postgres == nil ? "SQLite" : "PostgreSQL"); "
               + String(format: "seeded in %.0f s", SettlementBench.seconds(ContinuousClock.now - seeding)))
         let cookie = try await services.consoleSignIn(email: "board-\(slug)@bench.example")
         let port = try await APIBench().startServer(services)
@@ -77,6 +94,9 @@ struct BoardBench: AsyncParsableCommand {
             ("Delivered, last page", "/board?status=delivered&page=\(lastPage(.delivered))"),
             ("Delivered, last page, newest first", "/board?status=delivered&sort=pickup_desc&page=\(lastPage(.delivered))"),
             ("Cancelled, first page", "/board?status=cancelled"),
+            ("Trips, first page", "/trips"),
+            ("Trips, finished page 200", "/trips?page=200"),
+            ("Trips, finished last page", "/trips?page=\(max(1, (tripCount - tripCount / 100 + 49) / 50))"),
         ]
         print("page                                    requests   p50 ms    p99 ms")
         for (label, path) in pages {

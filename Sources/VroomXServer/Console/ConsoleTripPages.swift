@@ -146,17 +146,32 @@ struct ConsoleTripPages {
         }
     }
 
+    /// Finished trips shown a page at a time.
+    static let finishedPerPage = 50
+
     private func list(_ request: ConsoleRequest) async throws -> Response {
-        let trips = try await store.trips.list(.dispatch(tenant: request.tenant))
+        // The page asked for, within reason (kept to the last page once the total is known).
+        let asked = min(max(request.query("page").flatMap { Int($0) } ?? 1, 1), 1_000_000)
+        var listed = try await store.tripsPage(tenant: request.tenant, finishedOffset: (asked - 1) * Self.finishedPerPage,
+                                               finishedLimit: Self.finishedPerPage)
+        let pager = ConsolePager.clamped(asked, pageSize: Self.finishedPerPage, total: listed.finishedTotal)
+        if pager.page != asked {
+            listed = try await store.tripsPage(tenant: request.tenant, finishedOffset: pager.offset, finishedLimit: Self.finishedPerPage)
+        }
         let drivers = Dictionary(uniqueKeysWithValues: try await store.people.drivers(tenant: request.tenant).map { ($0.id, $0) })
-        let counts = try await store.orderCountsByTrip(tenant: request.tenant)
-        let rank: [TripStatus: Int] = [.inProgress: 0, .planned: 1, .completed: 2, .cancelled: 3]
-        let sorted = trips.sorted {
-            (rank[$0.status] ?? 9, $0.startDate ?? .distantFuture, $0.number) < (rank[$1.status] ?? 9, $1.startDate ?? .distantFuture, $1.number)
+        // Under way first, then planned, each by start date.
+        let open = listed.open.sorted {
+            ($0.status == .inProgress ? 0 : 1, $0.startDate ?? .distantFuture, $0.number)
+                < ($1.status == .inProgress ? 0 : 1, $1.startDate ?? .distantFuture, $1.number)
+        }
+        func row(_ trip: Trip) -> TripRowView {
+            TripRowView(trip, driver: trip.driverID.flatMap { drivers[$0] }, orders: listed.orders[trip.id] ?? 0)
         }
         return pages.page("trips", title: "Trips", session: request.session, section: "trips", TripsPageView(
-            trips: sorted.map { TripRowView($0, driver: $0.driverID.flatMap { drivers[$0] }, orders: counts[$0.id] ?? 0) },
-            empty: trips.isEmpty))
+            open: open.map(row), finished: listed.finished.map(row), noOpen: open.isEmpty, noFinished: listed.finished.isEmpty,
+            empty: open.isEmpty && listed.finishedTotal == 0,
+            pager: listed.finishedTotal > Self.finishedPerPage
+                ? pager.view(shown: listed.finished.count, label: "Finished trips pages") { "/trips?page=\($0)" } : nil))
     }
 
     private func tripPage(_ request: ConsoleRequest) async throws -> Response {

@@ -37,8 +37,14 @@ struct TripRowView: ConsoleView {
 }
 
 struct TripsPageView: ConsoleView {
-    let trips: [TripRowView]
+    /// Planned and under way: all of them.
+    let open: [TripRowView]
+    /// Completed and cancelled, newest first: one page.
+    let finished: [TripRowView]
+    let noOpen: Bool
+    let noFinished: Bool
     let empty: Bool
+    let pager: ConsolePagerView?
 }
 
 /// One trip: its head (`row`, whose keys the page answers too), its

@@ -38,10 +38,20 @@ extension Schema {
             CREATE FUNCTION order_status_counts_update() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO order_status_counts (tenant_id, status, n) VALUES (OLD.tenant_id, OLD.status, -1), (NEW.tenant_id, NEW.status, 1); RETURN NULL; END $$;
             CREATE TRIGGER order_status_counts_update AFTER UPDATE OF status ON orders FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status) EXECUTE FUNCTION order_status_counts_update()
             """),
+        // The trips page at any size: finished trips a page at a time, newest first, read in index order.
+        Migration(version: 31, name: "finished trips in order", sql: "",
+                  sqlite: "CREATE INDEX trips_finished ON trips (tenant_id, start_date DESC, created_at DESC, id) WHERE \(Schema.tripFinished)",
+                  postgres: """
+                  CREATE INDEX trips_finished ON trips (tenant_id, start_date DESC NULLS LAST, created_at DESC, id) WHERE \(Schema.tripFinished)
+                  """),
     ]
 }
 
 extension Schema {
+    /// The trips the trips page lists a page at a time (the open ones are
+    /// all shown): one expression for the index `trips_finished` and its query.
+    static let tripFinished = "status IN ('completed', 'cancelled')"
+
     /// The pickup date the board sorts by and shows: the window's first day,
     /// or its last when only that is known ("by Dec 1"). One expression for
     /// the index `orders_board` and the queries it serves.

@@ -205,15 +205,41 @@ extension Store {
     }
 
     /// How many orders each trip carries.
-    func orderCountsByTrip(tenant: ID<Tenant>) async throws -> [ID<Trip>: Int] {
+    /// The trips page: every open trip (planned or under way, as many as the
+    /// carrier runs at once) and one page of finished ones, newest first, in
+    /// the order of the index `trips_finished`; with how many are finished
+    /// and the orders on each trip shown (never counted over every order).
+    struct TripsPage {
+        var open: [Trip]
+        var finished: [Trip]
+        var finishedTotal: Int
+        var orders: [ID<Trip>: Int]
+    }
+
+    func tripsPage(tenant: ID<Tenant>, finishedOffset: Int, finishedLimit: Int) async throws -> TripsPage {
         try await read { db in
-            var counts: [ID<Trip>: Int] = [:]
-            for row in try await db.query("""
-                SELECT trip_id, COUNT(*) AS n FROM orders WHERE tenant_id = \(tenant) AND trip_id IS NOT NULL GROUP BY trip_id
-                """) {
-                counts[try row.id("trip_id")] = try row.int("n")
+            let open = try await db.query("""
+                SELECT \(Trip.columns) FROM trips
+                WHERE tenant_id = \(tenant) AND status IN (\(TripStatus.planned), \(TripStatus.inProgress)) ORDER BY \(Trip.order.sql)
+                """).map(Trip.init(row:))
+            let finished = try await db.query("""
+                SELECT \(Trip.columns) FROM trips WHERE tenant_id = \(tenant) AND \(unsafeRaw: Schema.tripFinished)
+                ORDER BY \(Trip.order.sql) LIMIT \(finishedLimit) OFFSET \(finishedOffset)
+                """).map(Trip.init(row:))
+            let total = try await db.first("""
+                SELECT COUNT(*) AS n FROM trips WHERE tenant_id = \(tenant) AND \(unsafeRaw: Schema.tripFinished)
+                """)?.int("n") ?? 0
+            var orders: [ID<Trip>: Int] = [:]
+            let shown = (open + finished).map(\.id)
+            for start in stride(from: 0, to: shown.count, by: 500) {
+                for row in try await db.query("""
+                    SELECT trip_id, COUNT(*) AS n FROM orders
+                    WHERE tenant_id = \(tenant) AND trip_id IN (\(SQL.list(Array(shown[start..<min(start + 500, shown.count)])))) GROUP BY trip_id
+                    """) {
+                    orders[try row.id("trip_id")] = try row.int("n")
+                }
             }
-            return counts
+            return TripsPage(open: open, finished: finished, finishedTotal: total, orders: orders)
         }
     }
 

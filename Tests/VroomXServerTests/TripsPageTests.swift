@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+import VroomXModels
+@testable import VroomXServer
+import VroomXTestSupport
+
+/// The console's trips page at any size: every open trip, finished ones a
+/// page at a time (newest first), order counts for the trips shown only.
+@Suite("Trips page")
+struct TripsPageTests {
+    /// The trip numbers a page lists, in order, per table.
+    static func listed(_ html: String, table: String) -> [String] {
+        guard let start = html.range(of: "id=\"\(table)\""), let end = html.range(of: "</table>", range: start.upperBound..<html.endIndex) else {
+            return []
+        }
+        return html[start.upperBound..<end.lowerBound].matches(of: /<a class="strong" href="\/trips\/[^"]+">([^<]+)<\/a>/).map { String($0.1) }
+    }
+
+    @Test("open trips all shown, finished ones 50 a page newest first, page numbers kept in range, another carrier's never shown",
+          arguments: TestBackend.available)
+    func pages(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 2)
+        let beta = try await CarrierFixture.make(server, name: "Beta", drivers: 1, tripsPerDriver: 1)
+        let tenant = alpha.tenant.id
+        let first = try #require(LocalDate(year: 2026, month: 1, day: 1))
+        var finished: [ID<Trip>] = []
+        for index in 0..<130 {
+            let start = first.adding(days: index)
+            finished.append(try await server.store.trips.create(CreateTripRequest(
+                number: "F-\(index)", startDate: start, endDate: start.adding(days: 2), origin: "A", destination: "B", miles: 10), tenant: tenant).id)
+        }
+        try await server.services.database.write { db in
+            for (index, trip) in finished.enumerated() {
+                try await db.execute("""
+                    UPDATE trips SET status = \(index % 10 == 3 ? TripStatus.cancelled : .completed), driver_id = \(alpha.driverID(0)) WHERE id = \(trip)
+                    """)
+            }
+        }
+        let open = alpha.trips.flatMap { $0 }.map(\.number).sorted()
+        let newestFirst = (0..<130).reversed().map { "F-\($0)" }
+        try await server.run { api in
+            let cookie = ["Cookie": try await server.services.consoleSignIn(email: alpha.dispatcher.user.email)]
+            let page1 = try await api.raw(.get, "/trips", headers: cookie)
+            #expect(page1.status == 200)
+            #expect(Self.listed(page1.text, table: "open-trips").sorted() == open)
+            #expect(Self.listed(page1.text, table: "finished-trips") == Array(newestFirst[0..<50]))
+            #expect(page1.text.contains("1–50") && page1.text.contains("130"), "the pager says which and how many")
+            let page3 = try await api.raw(.get, "/trips?page=3", headers: cookie)
+            #expect(Self.listed(page3.text, table: "finished-trips") == Array(newestFirst[100..<130]))
+            #expect(Self.listed(page3.text, table: "open-trips").sorted() == open, "open trips on every page")
+            for (asked, expected) in [("999999999999", 100..<130), ("-5", 0..<50), ("two", 0..<50), ("0", 0..<50)] {
+                let answer = try await api.raw(.get, "/trips?page=\(asked)", headers: cookie)
+                #expect(answer.status == 200 && Self.listed(answer.text, table: "finished-trips") == Array(newestFirst[expected]), "page=\(asked)")
+            }
+            // Each open trip counts its own orders.
+            let tripWithOrders = try #require(alpha.trips.first?.first)
+            let orders = alpha.orders[tripWithOrders.id]?.count ?? 0
+            #expect(orders > 0 && page1.text.contains("<td class=\"num\">\(orders)</td>"))
+            // Another carrier sees its own trips only.
+            let other = ["Cookie": try await server.services.consoleSignIn(email: beta.dispatcher.user.email)]
+            let theirs = try await api.raw(.get, "/trips", headers: other)
+            #expect(Self.listed(theirs.text, table: "open-trips").sorted() == beta.trips.flatMap { $0 }.map(\.number).sorted())
+            #expect(Self.listed(theirs.text, table: "finished-trips").isEmpty && theirs.text.contains("No trip is completed or cancelled yet."))
+        }
+        // The finished page is read in the index's order: no sort of every finished trip.
+        if backend == .sqlite {
+            let plan = try await server.services.database.read { db in
+                try await db.query("""
+                    EXPLAIN QUERY PLAN SELECT \(Trip.columns) FROM trips WHERE tenant_id = \(tenant) AND \(unsafeRaw: Schema.tripFinished)
+                    ORDER BY \(Trip.order.sql) LIMIT 50 OFFSET 0
+                    """).map { try $0.string("detail") }
+            }
+            #expect(plan.contains { $0.contains("trips_finished") } && !plan.contains { $0.contains("TEMP B-TREE") }, "\(plan)")
+        }
+    }
+}
