@@ -84,7 +84,7 @@ struct ConsoleCustomerPages {
         let standing = try await store.customers.standing(of: customer.id, tenant: request.tenant)
         let open = try await store.orders.ofCustomer(customer.id, open: true, limit: nil, tenant: request.tenant)
         let past = try await store.orders.ofCustomer(customer.id, open: false, limit: Self.pastShown, tenant: request.tenant)
-        let names = try await ConsoleOrderPages.Names.load(store, tenant: request.tenant, customersOf: [])
+        let names = try await ConsoleOrderPages.Names.load(store, tenant: request.tenant, of: open + past)
         let pastCount = standing.deliveredOrders + standing.cancelledOrders
         let notice = request.query("added") == "1" ? "\(customer.name) added." : request.query("saved") == "1" ? "Saved." : ""
         let owed = try await store.receivables.statement(customer: customer.id, tenant: request.tenant)

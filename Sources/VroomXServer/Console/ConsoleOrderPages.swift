@@ -145,7 +145,7 @@ struct ConsoleOrderPages {
         } catch let error as DatabaseUnavailable where error.cause == .timedOut && !search.isEmpty {
             (orders, tally, tooSlow) = ([], [:], true)
         }
-        let lookup = try await Names.load(store, tenant: request.tenant, customersOf: orders)
+        let lookup = try await Names.load(store, tenant: request.tenant, of: orders)
         let pager = ConsolePager(page: page + 1, pageSize: Self.boardPageSize, total: tally[status] ?? 0)
         func link(status: OrderStatus = status, page: Int = 1, sort: Bool = newestFirst) -> String {
             var parts = ["status=\(status.rawValue)"]
@@ -200,11 +200,12 @@ struct ConsoleOrderPages {
         var trips: [ID<Trip>: Trip] = [:]
         var customers: [ID<Customer>: Customer] = [:]
 
-        static func load(_ store: Store, tenant: ID<Tenant>, customersOf orders: [Order] = []) async throws -> Names {
+        static func load(_ store: Store, tenant: ID<Tenant>, of orders: [Order] = []) async throws -> Names {
             var names = Names()
             for driver in try await store.people.drivers(tenant: tenant) { names.drivers[driver.id] = driver }
-            for trip in try await store.trips.list(.dispatch(tenant: tenant)) { names.trips[trip.id] = trip }
-            // Only the customers the page shows: a carrier may have thousands.
+            // Only the trips and customers the page shows: a carrier may have tens of thousands.
+            let trips = Set(orders.compactMap(\.tripID)).sorted { $0.rawValue < $1.rawValue }
+            for trip in try await store.trips.some(trips, tenant: tenant) { names.trips[trip.id] = trip }
             let customers = Set(orders.compactMap(\.customerID)).sorted { $0.rawValue < $1.rawValue }
             for customer in try await store.customers.some(customers, tenant: tenant) { names.customers[customer.id] = customer }
             return names
@@ -216,7 +217,7 @@ struct ConsoleOrderPages {
     private func orderPage(_ request: ConsoleRequest, template: String = "order") async throws -> Response {
         let id: ID<Order> = try request.id("id", "Order")
         let order = try await store.orders.order(id, request.scope)
-        let names = try await Names.load(store, tenant: request.tenant, customersOf: [order])
+        let names = try await Names.load(store, tenant: request.tenant, of: [order])
         let inspectionList = try await store.inspections.documents(of: id, request.scope).array
         let inspections = (try? WireJSON.decoder().decode([Inspection].self, from: Data(inspectionList.utf8))) ?? []
         var notice = request.query("added") == "1" ? "Order \(order.number) created." : request.query("saved") == "1" ? "Saved." : ""
@@ -349,7 +350,7 @@ struct ConsoleOrderPages {
     /// `originals`: the values the edit form was filled with (see `EditConflict`).
     private func orderForm(_ request: ConsoleRequest, order: Order?, values: [String: String], originals: [String: String] = [:],
                            errors: FieldErrors, status: HTTPResponse.Status = .ok) async throws -> Response {
-        let trips = try await store.trips.list(.dispatch(tenant: request.tenant)).filter(\.status.isOpen)
+        let trips = try await store.trips.open(tenant: request.tenant)
         let selected = values["trip_id"] ?? ""
         let customers = try await store.customers.page(nil, offset: 0, limit: Self.suggestedCustomers, tenant: request.tenant).map {
             OrderFormView.CustomerOption(name: $0.name, terms: $0.paymentTerms)

@@ -181,8 +181,8 @@ struct ConsoleTripPages {
     private func tripPage(_ request: ConsoleRequest, errors: FieldErrors, status: HTTPResponse.Status = .ok) async throws -> Response {
         let id: ID<Trip> = try request.id("id", "Trip")
         let trip = try await store.trips.trip(id, request.scope)
-        let names = try await ConsoleOrderPages.Names.load(store, tenant: request.tenant)
         let orders = try await store.orders.list(request.scope, trip: id)
+        let names = try await ConsoleOrderPages.Names.load(store, tenant: request.tenant, of: orders)
         // Orders on no trip and with no driver, soonest pickup first (a long list stops at 500):
         // an order on another trip is moved from that trip's page, never taken from it unseen.
         let open = try await store.boardOrders(.init(status: .new, search: "", pickupNewestFirst: false, page: 0, pageSize: 500),

@@ -218,10 +218,7 @@ extension Store {
 
     func tripsPage(tenant: ID<Tenant>, finishedOffset: Int, finishedLimit: Int) async throws -> TripsPage {
         try await read { db in
-            let open = try await db.query("""
-                SELECT \(Trip.columns) FROM trips
-                WHERE tenant_id = \(tenant) AND status IN (\(TripStatus.planned), \(TripStatus.inProgress)) ORDER BY \(Trip.order.sql)
-                """).map(Trip.init(row:))
+            let open = try await TripRepository.open(tenant: tenant, db)
             let finished = try await db.query("""
                 SELECT \(Trip.columns) FROM trips WHERE tenant_id = \(tenant) AND \(unsafeRaw: Schema.tripFinished)
                 ORDER BY \(Trip.order.sql) LIMIT \(finishedLimit) OFFSET \(finishedOffset)
@@ -268,7 +265,8 @@ extension Store {
 
     func driverOverview(tenant: ID<Tenant>) async throws -> [DriverOverview] {
         let drivers = try await people.drivers(tenant: tenant)
-        let trips = try await self.trips.list(.dispatch(tenant: tenant))
+        // A driver's current trip is open: the carrier's finished trips are not read.
+        let trips = try await self.trips.open(tenant: tenant)
         let now = self.now
         let (unread, seen) = try await read { db in
             var unread: [ID<Driver>: Int] = [:]
@@ -301,7 +299,7 @@ extension Store {
 
     /// Drivers with a trip in progress, or planned to run today.
     func driversOnTripsToday(tenant: ID<Tenant>, today: LocalDate) async throws -> [ID<Driver>] {
-        let trips = try await self.trips.list(.dispatch(tenant: tenant))
+        let trips = try await self.trips.open(tenant: tenant)
         let driving = trips.filter { trip in
             guard trip.driverID != nil else { return false }
             if trip.status == .inProgress { return true }

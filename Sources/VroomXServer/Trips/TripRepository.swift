@@ -13,6 +13,24 @@ enum TripRepository {
             .map(Trip.init(row:))
     }
 
+    static func some(_ ids: [ID<Trip>], tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [Trip] {
+        var found: [Trip] = []
+        for start in stride(from: 0, to: ids.count, by: 400) {
+            let chunk = Array(ids[start..<min(start + 400, ids.count)])
+            found += try await db.query("SELECT \(Trip.columns) FROM trips WHERE tenant_id = \(tenant) AND id IN (\(SQL.list(chunk)))")
+                .map(Trip.init(row:))
+        }
+        return found
+    }
+
+    /// The carrier's trips planned or under way (as many as it runs at once, not all it ever ran).
+    static func open(tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [Trip] {
+        try await db.query("""
+            SELECT \(Trip.columns) FROM trips WHERE tenant_id = \(tenant) AND status IN (\(TripStatus.planned), \(TripStatus.inProgress))
+            ORDER BY \(Trip.order.sql)
+            """).map(Trip.init(row:))
+    }
+
     /// A driver's trips planned or under way.
     static func open(of driver: ID<Driver>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [Trip] {
         try await db.query("""

@@ -11,6 +11,16 @@ public struct TripService: Sendable {
         try await store.read { try await TripRepository.all(scope, status: status, $0) }
     }
 
+    /// These trips of the carrier (those it has; any order).
+    func some(_ ids: [ID<Trip>], tenant: ID<Tenant>) async throws -> [Trip] {
+        try await store.read { try await TripRepository.some(ids, tenant: tenant, $0) }
+    }
+
+    /// The carrier's trips planned or under way.
+    func open(tenant: ID<Tenant>) async throws -> [Trip] {
+        try await store.read { try await TripRepository.open(tenant: tenant, $0) }
+    }
+
     /// A driver's trips planned or under way.
     public func open(of driver: ID<Driver>, tenant: ID<Tenant>) async throws -> [Trip] {
         try await store.read { try await TripRepository.open(of: driver, tenant: tenant, $0) }
