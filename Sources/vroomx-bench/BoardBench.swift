@@ -68,15 +68,15 @@ struct BoardBench: AsyncParsableCommand {
             trips.append(try await store.trips.create(CreateTripRequest(number: "BT-\(index)", startDate: start, endDate: start.adding(days: 3),
                                                                         origin: "Joliet, IL", destination: "Gary, IN", miles: 40), tenant: tenant.id).id)
         }
-        try await services.database.write { db in
-            for (index, trip) in trips.enumerated() {
+        for first in stride(from: 0, to: trips.count, by: 500) { try await services.database.write { db in
+            for (index, trip) in trips.enumerated().dropFirst(first).prefix(500) {
                 // One trip in 200 stays open (planned or under way), one in 50 was cancelled.
                 let status: TripStatus = index % 200 == 0 ? .planned : index % 200 == 1 ? .inProgress : index % 50 == 2 ? .cancelled : .completed
                 if status != .planned { try await db.execute("UPDATE trips SET status = \(status), driver_id = \(driver.id) WHERE id = \(trip)") }
                 let numbers = (index * 4..<index * 4 + 4).map { "B-\($0)" }
                 try await db.execute("UPDATE orders SET trip_id = \(trip) WHERE tenant_id = \(tenant.id) AND number IN (\(SQL.list(numbers)))")
             }
-        }
+        } }
         let counts = Dictionary(grouping: 0..<orders, by: Self.status).mapValues(\.count)
         print("\(orders) orders on \(tripCount) trips, \(postgres == nil ? "SQLite" : "PostgreSQL"); "
               + String(format: "seeded in %.0f s", SettlementBench.seconds(ContinuousClock.now - seeding)))
