@@ -48,11 +48,14 @@ public final class NotSentViewModel {
 
     public init(app: DriverApp) { self.app = app }
 
-    public var rows: [Row] {
-        // Read through the status so a screen follows the outbox and the upload queue as they change.
+    public var rows: [Row] { Self.rows(of: app) }
+
+    /// The rows as the app's outbox and upload queue stand now, read
+    /// through its status so a screen follows them as they change.
+    static func rows(of app: DriverApp) -> [Row] {
         _ = (app.status.unsyncedCount, app.status.failed, app.status.pendingUploads)
         guard let work = try? app.waitingWork() else { return [] }
-        return Self.rows(work)
+        return rows(work)
     }
 
     public var emptyMessage: String { "Everything has reached dispatch." }

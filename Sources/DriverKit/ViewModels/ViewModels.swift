@@ -295,9 +295,8 @@ public final class ProfileViewModel {
     /// "Not sent yet": how many things have not reached dispatch, and
     /// whether one of them failed (the row turns red).
     public var notSent: (count: Int, failed: Bool) {
-        _ = (app.status.unsyncedCount, app.status.failed, app.status.pendingUploads)
-        guard let work = try? app.waitingWork() else { return (0, false) }
-        return (work.refusals.count + work.changes.count + work.files.count + work.evidence.count, work.hasFailures)
+        let rows = NotSentViewModel.rows(of: app)
+        return (rows.count, rows.contains(where: \.failed))
     }
 }
 

@@ -72,10 +72,8 @@ enum CustomerRepository {
 
     /// The customers of these ids (those that are the carrier's).
     static func some(_ ids: [ID<Customer>], tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [Customer] {
-        guard !ids.isEmpty else { return [] }
         var found: [Customer] = []
-        for start in stride(from: 0, to: ids.count, by: 400) {
-            let chunk = Array(ids[start..<min(start + 400, ids.count)])
+        for chunk in ids.chunks(of: 400) {
             found += try await db.query("SELECT \(Customer.columns) FROM customers WHERE tenant_id = \(tenant) AND id IN (\(SQL.list(chunk)))")
                 .map(Customer.init(row:))
         }

@@ -227,11 +227,9 @@ extension Store {
                 SELECT COUNT(*) AS n FROM trips WHERE tenant_id = \(tenant) AND \(unsafeRaw: Schema.tripFinished)
                 """)?.int("n") ?? 0
             var orders: [ID<Trip>: Int] = [:]
-            let shown = (open + finished).map(\.id)
-            for start in stride(from: 0, to: shown.count, by: 500) {
+            for shown in (open + finished).map(\.id).chunks(of: 400) {
                 for row in try await db.query("""
-                    SELECT trip_id, COUNT(*) AS n FROM orders
-                    WHERE tenant_id = \(tenant) AND trip_id IN (\(SQL.list(Array(shown[start..<min(start + 500, shown.count)])))) GROUP BY trip_id
+                    SELECT trip_id, COUNT(*) AS n FROM orders WHERE tenant_id = \(tenant) AND trip_id IN (\(SQL.list(shown))) GROUP BY trip_id
                     """) {
                     orders[try row.id("trip_id")] = try row.int("n")
                 }

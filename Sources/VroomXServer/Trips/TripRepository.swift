@@ -15,8 +15,7 @@ enum TripRepository {
 
     static func some(_ ids: [ID<Trip>], tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [Trip] {
         var found: [Trip] = []
-        for start in stride(from: 0, to: ids.count, by: 400) {
-            let chunk = Array(ids[start..<min(start + 400, ids.count)])
+        for chunk in ids.chunks(of: 400) {
             found += try await db.query("SELECT \(Trip.columns) FROM trips WHERE tenant_id = \(tenant) AND id IN (\(SQL.list(chunk)))")
                 .map(Trip.init(row:))
         }
