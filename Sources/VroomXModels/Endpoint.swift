@@ -38,6 +38,9 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { "\(method.rawValue) \(path)" }
 
+    /// Whether the endpoint may change carrier data (its answer then names the change number reached).
+    public var writes: Bool { method != .get && method != .head && method != .options }
+
     /// Mutations of carrier data take an `Idempotency-Key` (a client-chosen
     /// UUID): sending the same request again with it has exactly one effect.
     /// (The batch endpoint keys each mutation by its own id; PIN calls are
@@ -121,12 +124,12 @@ extension Endpoint {
     public static let removeDeviceToken = Endpoint(.delete, "/v1/device-tokens/{token}", .signedIn)
 
     // Driver
-    public static let trips = list("/v1/trips", .driver)
+    public static let trips = list("/v1/trips", .driver, filters: [.changeSeen])
     public static let trip = Endpoint(.get, "/v1/trips/{id}", .driver)
-    public static let tripOrders = list("/v1/trips/{id}/orders", .driver)
+    public static let tripOrders = list("/v1/trips/{id}/orders", .driver, filters: [.changeSeen])
     public static let tripExpenses = list("/v1/trips/{id}/expenses", .driver)
     public static let startTrip = Endpoint(.post, "/v1/trips/{id}/start", .driver)
-    public static let orders = list("/v1/orders", .driver, filters: [.orderStatus])
+    public static let orders = list("/v1/orders", .driver, filters: [.orderStatus, .changeSeen])
     public static let order = Endpoint(.get, "/v1/orders/{id}", .driver)
     public static let updateOrderStatus = Endpoint(.patch, "/v1/orders/{id}/status", .driver)
     public static let updateOrderETA = Endpoint(.patch, "/v1/orders/{id}/eta", .driver)

@@ -65,6 +65,10 @@ extension Parameter {
     public static let pageCursor = Parameter("cursor", .token)
 
     public static let since = Parameter("since", .integer(0...DecimalText.maxValue))
+    /// The newest change number of the carrier the client has seen: a write's
+    /// `X-VroomX-Change` answer, or its feed cursor. A read that sends it sees
+    /// at least that change, whichever server instance answers.
+    public static let changeSeen = Parameter(header: ChangeNumber.header, .integer(0...DecimalText.maxValue))
     public static let syncLimit = Parameter("limit", .integer(1...1000))
     public static let snapshotAfter = Parameter("snapshot_after", .token)
     public static let accessToken = Parameter("access_token", .token)

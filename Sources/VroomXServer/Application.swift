@@ -79,7 +79,9 @@ public struct ServerServices: Sendable {
         let commits = CommitSignal()
         let store = Store(database: database, clock: configuration.clock, pushEnabled: configuration.apns != nil,
                           locationRetention: configuration.locationRetention, onCommit: commits.fire)
-        let hub = ChangeHub(store: store, logger: logger, inboxLimit: configuration.realtimeInboxLimit)
+        // One SQLite server commits everything itself; PostgreSQL's LISTEN connection vouches for other instances.
+        let reads = ReadCache(limitBytes: configuration.readCacheBytes, trusted: !(database is PostgresDatabase))
+        let hub = ChangeHub(store: store, logger: logger, inboxLimit: configuration.realtimeInboxLimit, reads: reads)
         let realtimeCapacity = RealtimeCapacity(limits: realtimeLimits(configuration, logger: logger))
         commits.connect(hub.committed)
         var push: PushService?
@@ -229,7 +231,7 @@ public func buildApplication(_ services: ServerServices, upkeep: Bool = true,
 
     ServiceController(database: services.database, readiness: Readiness(configuration, database: services.database)).register(routes)
     AuthController(auth: services.auth, store: services.store, trustedProxyHops: configuration.trustedProxyHops).register(routes)
-    DriverController(store: services.store).register(routes)
+    DriverController(store: services.store, reads: services.hub.reads).register(routes)
     DispatchController(store: services.store, invitations: services.invitations, stops: services.stops).register(routes)
     FleetController(store: services.store).register(routes)
     LocationController(store: services.store).register(routes)

@@ -80,6 +80,10 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
     /// map (`VROOMX_SQLITE_MMAP_MB`, 256 by default; 0 reads by copying pages):
     /// see `SQLiteDatabase.init` for why.
     public var sqliteMemoryMapBytes: Int64 = 256 << 20
+    /// Memory for drivers' first pages answered without the database
+    /// (`VROOMX_READ_CACHE_MB`, 64 by default; 0 reads every page from the
+    /// database): see `ReadCache`.
+    public var readCacheBytes = 64 << 20
     /// The oldest driver app the API serves (`VROOMX_MIN_APP_VERSION`): an
     /// app that says it is older is answered 426 `app_update_required`.
     /// None by default.
@@ -166,6 +170,12 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible, CustomDebu
                 throw ConfigurationError("VROOMX_SQLITE_MMAP_MB must be a whole number of megabytes from 0 to 65536.")
             }
             configuration.sqliteMemoryMapBytes = megabytes << 20
+        }
+        if let text = environment["VROOMX_READ_CACHE_MB"], !text.isEmpty {
+            guard let megabytes = Int(text), (0...65_536).contains(megabytes) else {
+                throw ConfigurationError("VROOMX_READ_CACHE_MB must be a whole number of megabytes from 0 to 65536.")
+            }
+            configuration.readCacheBytes = megabytes << 20
         }
         if let text = environment["VROOMX_MIN_FREE_DISK_MB"], !text.isEmpty {
             guard let megabytes = Int64(text), (0...(1 << 30)).contains(megabytes) else {

@@ -53,32 +53,45 @@ struct APIBench: AsyncParsableCommand {
         var backends: [(String, String?)] = [("sqlite", nil)]
         if let url = postgres ?? ProcessInfo.processInfo.environment["VROOMX_BENCH_POSTGRES_URL"] { backends.append(("postgres", url)) }
         print("GET /v1/trips (driver with 50 trips) vs GET /healthz — \(connections) connections, \(seconds) s × \(runs) runs, median shown")
-        print("backend    endpoint        req/s     p50 ms   p99 ms")
+        print("trips (memory): first pages from the read cache; trips (database): a second server on the same database with VROOMX_READ_CACHE_MB=0")
+        print("backend    endpoint              req/s     p50 ms   p99 ms")
         for (name, url) in backends {
             let (services, token) = try await seed(databaseURL: url)
-            let port = try await startServer(services)
-            let generator = LoadGenerator(host: "127.0.0.1", port: port.port, connections: connections)
-            _ = try await generator.run(path: "/v1/trips", headers: [("Authorization", "Bearer \(token)")], duration: .seconds(1))
-            // Alternating, so both see the same moments of a shared machine; the ratio is the median of each pair's.
-            var healthRuns: [LoadGenerator.Result] = [], tripRuns: [LoadGenerator.Result] = [], ratios: [Double] = []
+            var direct = services.configuration
+            direct.readCacheBytes = 0
+            let servers = [try await startServer(services), try await startServer(try await ServerServices.make(direct))]
+            let (cached, uncached) = (LoadGenerator(host: "127.0.0.1", port: servers[0].port, connections: connections),
+                                      LoadGenerator(host: "127.0.0.1", port: servers[1].port, connections: connections))
+            let authorization = [("Authorization", "Bearer \(token)")]
+            for generator in [cached, uncached] { _ = try await generator.run(path: "/v1/trips", headers: authorization, duration: .seconds(1)) }
+            // Alternating, so all see the same moments of a shared machine; a ratio is the median of each round's.
+            var results: [String: [LoadGenerator.Result]] = [:], ratios: [String: [Double]] = [:]
+            let labels = ["/healthz", "trips (memory)", "trips (database)"]
             for _ in 0..<runs {
-                let health = try await generator.run(path: "/healthz", headers: [], duration: .seconds(seconds))
-                let trips = try await generator.run(path: "/v1/trips", headers: [("Authorization", "Bearer \(token)")], duration: .seconds(seconds))
-                healthRuns.append(health)
-                tripRuns.append(trips)
-                ratios.append(trips.requestsPerSecond / health.requestsPerSecond)
+                let health = try await cached.run(path: "/healthz", headers: [], duration: .seconds(seconds))
+                let memory = try await cached.run(path: "/v1/trips", headers: authorization, duration: .seconds(seconds))
+                let database = try await uncached.run(path: "/v1/trips", headers: authorization, duration: .seconds(seconds))
+                for (label, result) in zip(labels, [health, memory, database]) {
+                    results[label, default: []].append(result)
+                    ratios[label, default: []].append(result.requestsPerSecond / health.requestsPerSecond)
+                }
             }
-            let health = Self.median(healthRuns), trips = Self.median(tripRuns)
-            for (label, result) in [("/healthz", health), ("/v1/trips", trips)] {
-                print(name.padding(toLength: 11, withPad: " ", startingAt: 0) + label.padding(toLength: 12, withPad: " ", startingAt: 0)
+            for label in labels {
+                let result = Self.median(results[label] ?? [])
+                print(name.padding(toLength: 11, withPad: " ", startingAt: 0) + label.padding(toLength: 18, withPad: " ", startingAt: 0)
                       + String(format: "%9.0f %9.2f %8.2f", result.requestsPerSecond, result.percentile(0.5), result.percentile(0.99))
                       + (result.errors > 0 ? " (\(result.errors) errors)" : ""))
             }
-            print(name.padding(toLength: 11, withPad: " ", startingAt: 0)
-                  + String(format: "trips/healthz throughput ratio: %.2f (median of the %d pairs; runs: %@)", ratios.sorted()[ratios.count / 2],
-                           runs, ratios.map { String(format: "%.2f", $0) }.joined(separator: " ")))
-            port.task.cancel()
-            _ = await port.task.result
+            for label in labels.dropFirst() {
+                let pairs = ratios[label] ?? []
+                print(name.padding(toLength: 11, withPad: " ", startingAt: 0)
+                      + String(format: "\(label)/healthz ratio: %.2f (median of %d rounds: %@)", pairs.sorted()[pairs.count / 2], runs,
+                               pairs.map { String(format: "%.2f", $0) }.joined(separator: " ")))
+            }
+            for server in servers {
+                server.task.cancel()
+                _ = await server.task.result
+            }
         }
     }
 

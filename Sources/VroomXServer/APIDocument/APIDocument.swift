@@ -89,8 +89,12 @@ enum APIDocument {
         case .document: value["content"] = ["application/json": ["schema": [:]]]
         case .text(let mediaType): value["content"] = .object([mediaType: ["schema": ["type": "string"]]])
         }
-        if !answer.headers.isEmpty {
-            value["headers"] = .object(answer.headers.mapValues { ["description": .string($0), "schema": ["type": "string"]] })
+        var headers = answer.headers
+        if operation.endpoint.writes {
+            headers[ChangeNumber.header] = "When the request committed changes: the carrier's change number they reached. Send it back on reads (X-VroomX-Change) to read them from any server instance."
+        }
+        if !headers.isEmpty {
+            value["headers"] = .object(headers.mapValues { ["description": .string($0), "schema": ["type": "string"]] })
         }
         return value
     }
@@ -213,6 +217,7 @@ struct ParameterNotes {
         .pageCursor: ParameterNotes(description: "next_cursor of the previous page: the page continues after its last row.", schema: ["maxLength": 1024]),
         .syncLimit: ParameterNotes(schema: ["default": 500]),
         .since: ParameterNotes(description: "The cursor of the last page or message applied (0: start with a snapshot)."),
+        .changeSeen: ParameterNotes(description: "The newest change number the client holds (a write's X-VroomX-Change answer, or its feed cursor): the answer includes every change up to it, whichever server instance answers. Left out, a first page may come from the instance's memory up to the moment its notification of another instance's write arrives."),
         .uploadLength: ParameterNotes(description: "The file size in bytes (decimal digits only); at most the slot's cap."),
         .withinDays: ParameterNotes(description: "Within this many days", schema: ["default": 30]),
         .fromDate: ParameterNotes(description: "First day (default: 29 days before to)"),

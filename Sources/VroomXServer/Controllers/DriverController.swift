@@ -5,10 +5,14 @@ import VroomXModels
 /// token: every query is scoped to the caller's own work.
 struct DriverController {
     let store: Store
+    let reads: ReadCache
 
     func register(_ routes: Routes) {
         routes.on(.trips) { request, context in
-            JSONBody.items(try await store.trips.documents(try context.caller().scope, page: try request.page()))
+            let (scope, page) = (try context.caller().scope, try request.page())
+            return try await listPage("trips", scope, page, request) {
+                JSONBody.items(try await store.trips.documents(scope, page: page))
+            }
         }
         routes.on(.trip) { _, context in
             JSONBody.document(try await store.trips.document(try context.id(), try context.caller().scope))
@@ -17,14 +21,20 @@ struct DriverController {
             try JSONBody.response(try await store.trips.start(try context.id(), try context.caller().scope))
         }
         routes.on(.tripOrders) { request, context in
-            JSONBody.items(try await store.orders.tripDocuments(try context.id(), try context.caller().scope, page: try request.page()))
+            let (trip, scope, page) = (try context.id(as: Trip.self), try context.caller().scope, try request.page())
+            return try await listPage("trip \(trip) orders", scope, page, request) {
+                JSONBody.items(try await store.orders.tripDocuments(trip, scope, page: page))
+            }
         }
         routes.on(.tripExpenses) { request, context in
             JSONBody.items(try await store.expenses.documents(trip: try context.id(), try context.caller().scope, page: try request.page()))
         }
         routes.on(.orders) { request, context in
             let status = try request.value(.orderStatus, as: OrderStatus.self)
-            return JSONBody.items(try await store.orders.documents(try context.caller().scope, status: status, page: try request.page()))
+            let (scope, page) = (try context.caller().scope, try request.page())
+            return try await listPage("orders status=\(status?.rawValue ?? "")", scope, page, request) {
+                JSONBody.items(try await store.orders.documents(scope, status: status, page: page))
+            }
         }
         routes.on(.order) { _, context in
             JSONBody.document(try await store.orders.document(try context.id(), try context.caller().scope))
@@ -70,5 +80,14 @@ struct DriverController {
             try await store.deviceBacklogs.report(try await request.decodeJSON(DeviceBacklog.self), try context.caller().scope)
             return JSONBody.noContent()
         }
+    }
+
+    /// A list's page: a first page (no cursor) from the read cache, which
+    /// asks the database when it holds nothing current enough.
+    private func listPage(_ list: String, _ scope: Scope, _ page: PageRequest, _ request: Request,
+                          read: () async throws -> Reply) async throws -> Reply {
+        let seen = try request.integer(.changeSeen)
+        guard page.cursor == nil, let driver = scope.driverID else { return try await read() }
+        return try await reads.page(.init(tenant: scope.tenant, driver: driver, page: "\(list) limit=\(page.limit)"), seen: seen, read: read)
     }
 }

@@ -45,31 +45,35 @@ struct Routes {
     }
 
     /// Registers a handler that builds its own response (streamed files,
-    /// protocol headers), behind the same access checks.
+    /// protocol headers), behind the same access checks. An answer whose
+    /// request committed changes names the change number reached.
     func onResponse(_ endpoint: Endpoint, _ handler: @escaping @Sendable (Request, AppRequestContext) async throws -> Response) {
         let access = endpoint.access
         let authenticator = self.authenticator
         router.on(RouterPath(endpoint.routerPath), method: HTTPRequest.Method(rawValue: endpoint.method.rawValue)!) { request, context in
-            guard access != .anyone else { return try await handler(request, context) }
-            var context = context
-            let identity = try await authenticator.authenticate(request, queryTokenAllowed: endpoint.acceptsQueryToken)
-            switch access {
-            case .driver:
-                guard identity.role == .driver else {
-                    throw AppError(403, .forbidden, "This endpoint is for drivers.")
+            try await CommitWitness.answering {
+                guard access != .anyone else { return try await handler(request, context) }
+                var context = context
+                let identity = try await authenticator.authenticate(request, queryTokenAllowed: endpoint.acceptsQueryToken)
+                switch access {
+                case .driver:
+                    guard identity.role == .driver else {
+                        throw AppError(403, .forbidden, "This endpoint is for drivers.")
+                    }
+                    guard identity.driver != nil else {
+                        throw AppError(403, .driverNotFound, "Driver account not found. Contact your dispatcher.")
+                    }
+                case .dispatcher:
+                    guard identity.role == .dispatcher else {
+                        throw AppError(403, .forbidden, "This endpoint is for dispatchers.")
+                    }
+                case .signedIn, .anyone:
+                    break
                 }
-                guard identity.driver != nil else {
-                    throw AppError(403, .driverNotFound, "Driver account not found. Contact your dispatcher.")
-                }
-            case .dispatcher:
-                guard identity.role == .dispatcher else {
-                    throw AppError(403, .forbidden, "This endpoint is for dispatchers.")
-                }
-            case .signedIn, .anyone:
-                break
+                context.identity = identity
+                let caller = context
+                return try await ActingUser.$current.withValue(identity.user) { try await handler(request, caller) }
             }
-            context.identity = identity
-            return try await ActingUser.$current.withValue(identity.user) { try await handler(request, context) }
         }
     }
 

@@ -13,9 +13,12 @@ import VroomXModels
 /// cursor. Batches follow each other without gaps, so a subscriber passed
 /// over knows the entries it did not get were not for it; one that sees a
 /// hole before it was listening reads it from the database itself.
+/// The read cache follows the carriers it holds pages of the same way.
 public final class ChangeHub: Sendable {
     let store: Store
     let logger: Logger
+    /// Drivers' first pages, kept while the log says nothing changed them.
+    public let reads: ReadCache
     /// Pending entries a subscriber may hold before it is dropped as too slow.
     let inboxLimit: Int
 
@@ -24,7 +27,9 @@ public final class ChangeHub: Sendable {
         var dispatch: [ObjectIdentifier: Subscriber] = [:]
         /// Drivers' subscribers, who see their own rows only.
         var drivers: [ID<Driver>: [ObjectIdentifier: Subscriber]] = [:]
-        var isEmpty: Bool { dispatch.isEmpty && drivers.isEmpty }
+        /// The read cache holds pages of this carrier (followed while it does).
+        var followedForReads = false
+        var isEmpty: Bool { dispatch.isEmpty && drivers.isEmpty && !followedForReads }
         var count: Int { dispatch.count + drivers.values.reduce(0) { $0 + $1.count } }
         var all: [Subscriber] { Array(dispatch.values) + drivers.values.flatMap(\.values) }
 
@@ -67,10 +72,12 @@ public final class ChangeHub: Sendable {
     /// The slot beaten last.
     private let heartbeatSlot = NIOLockedValueBox(0)
 
-    init(store: Store, logger: Logger, inboxLimit: Int = 5000) {
+    init(store: Store, logger: Logger, inboxLimit: Int = 5000, reads: ReadCache) {
         self.store = store
         self.logger = logger
         self.inboxLimit = inboxLimit
+        self.reads = reads
+        reads.connect { [weak self] tenant in await self?.follow(forReads: tenant) ?? false }
     }
 
     /// A carrier's change log reached `sequence`.
@@ -78,6 +85,7 @@ public final class ChangeHub: Sendable {
         let start = carriers.withLockedValue { carriers -> Bool in
             guard var carrier = carriers[tenant] else { return false }
             carrier.target = max(carrier.target, sequence)
+            if carrier.followedForReads { reads.known(tenant, carrier.target) }
             let start = !carrier.fetching && carrier.target > carrier.delivered
             if start { carrier.fetching = true }
             carriers[tenant] = carrier
@@ -114,6 +122,7 @@ public final class ChangeHub: Sendable {
                 carrier.delivered = last.seq
                 carrier.target = max(carrier.target, last.seq)
                 carriers[tenant] = carrier
+                if carrier.followedForReads { reads.apply(tenant, previous: from, entries) }
                 return carrier.audience(of: entries)
             }
             if !entries.isEmpty {
@@ -159,6 +168,29 @@ public final class ChangeHub: Sendable {
         }
         committed(tenant: tenant, sequence: counter)
         return listeningFrom
+    }
+
+    /// Follows a carrier's log for the read cache, from its counter now (or
+    /// from where the hub is, when it follows the carrier already). False
+    /// when the counter could not be read.
+    func follow(forReads tenant: ID<Tenant>) async -> Bool {
+        if start(forReads: tenant, counter: nil) { return true }
+        guard let (counter, _) = try? await store.changeCounter(tenant) else { return false }
+        _ = start(forReads: tenant, counter: counter)
+        committed(tenant: tenant, sequence: counter)
+        return true
+    }
+
+    /// Marks the carrier followed for reads and tells the cache where the
+    /// log is, under the hub's lock (so in step with what it applies next).
+    private func start(forReads tenant: ID<Tenant>, counter: Int64?) -> Bool {
+        carriers.withLockedValue { carriers -> Bool in
+            guard var carrier = carriers[tenant] ?? counter.map({ Carrier(delivered: $0, target: $0) }) else { return false }
+            carrier.followedForReads = true
+            carriers[tenant] = carrier
+            reads.begin(tenant, heard: carrier.delivered, known: carrier.target)
+            return true
+        }
     }
 
     func unsubscribe(_ subscriber: Subscriber) {

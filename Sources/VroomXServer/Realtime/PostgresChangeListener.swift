@@ -9,6 +9,7 @@ import VroomXModels
 /// `pg_notify('vroomx_changes', 'tenant:seq')`, delivered on commit to every
 /// listener. After each (re)connection the hub re-reads every watched
 /// carrier's counter, so notifications missed while disconnected are not lost.
+/// The read cache answers from memory only while this connection listens.
 /// A transaction that ends sessions also sends `ended:<session>` for each
 /// (`EndedSessions`).
 struct PostgresChangeListener: Service, CustomStringConvertible {
@@ -28,12 +29,16 @@ struct PostgresChangeListener: Service, CustomStringConvertible {
                     do {
                         try await connection.listen(on: Self.channel) { notifications in
                             await hub.poll()
+                            // Every commit from here on is heard: pages read now can be kept.
+                            hub.reads.notificationsArrive()
                             for try await notification in notifications { deliver(notification.payload) }
                         }
                     } catch {
+                        hub.reads.notificationsLost()
                         try? await connection.close()
                         throw error
                     }
+                    hub.reads.notificationsLost()
                     try? await connection.close()
                 } catch {
                     if Task.isCancelled { return }

@@ -64,7 +64,10 @@ public struct Store: Sendable {
                     return (value, try await transaction.appendChanges(), transaction.endedSessions)
                 }
                 endedSessions.insert(ended)
-                if let lastSequence { onCommit(tenant, lastSequence) }
+                if let lastSequence {
+                    onCommit(tenant, lastSequence)
+                    CommitWitness.current?.saw(lastSequence)
+                }
                 return value
             } catch is WriteConflict where attempt < 3 {
                 attempt += 1
