@@ -48,6 +48,28 @@ public final class ReadCache: Sendable {
         /// Raised whenever a driver's pages are dropped: a page read from the
         /// database meanwhile may be older than the change, and is not kept.
         var generations: [ID<Driver>: UInt64] = [:]
+        /// Raised when `generations` is cleared (it holds every driver changed
+        /// since): no read begun before is kept either.
+        var epoch: UInt64 = 0
+
+        func generation(of driver: ID<Driver>) -> Generation { Generation(epoch: epoch, driver: generations[driver] ?? 0) }
+
+        mutating func dropPages(of driver: ID<Driver>) -> [String: Entry]? {
+            generations[driver, default: 0] += 1
+            return pages.removeValue(forKey: driver)
+        }
+
+        /// Keeps the record of changed drivers to about the drivers with pages.
+        mutating func forgetGenerations() {
+            guard generations.count > 2 * pages.count + 256 else { return }
+            generations.removeAll()
+            epoch += 1
+        }
+    }
+
+    struct Generation: Equatable {
+        let epoch: UInt64
+        let driver: UInt64
     }
 
     private struct State {
@@ -95,7 +117,7 @@ public final class ReadCache: Sendable {
     private enum Lookup {
         case hit(Reply)
         /// Read it; keep the answer if the driver's generation is still this.
-        case miss(generation: UInt64)
+        case miss(Generation)
         /// Read it and keep nothing (behind, or the carrier not followed yet).
         case pass(watch: Bool)
     }
@@ -111,7 +133,7 @@ public final class ReadCache: Sendable {
             }
             guard carrier.heard >= carrier.known, carrier.heard >= seen ?? 0 else { return .pass(watch: false) }
             if let entry = carrier.pages[key.driver]?[key.page] { return .hit(entry.reply) }
-            return .miss(generation: carrier.generations[key.driver] ?? 0)
+            return .miss(carrier.generation(of: key.driver))
         }
         switch lookup {
         case .hit(let reply):
@@ -132,11 +154,11 @@ public final class ReadCache: Sendable {
         }
     }
 
-    private func keep(_ reply: Reply, as key: Key, generation: UInt64) {
+    private func keep(_ reply: Reply, as key: Key, generation: Generation) {
         guard reply.status == .ok, let bytes = reply.body?.readableBytes, bytes <= limitBytes / 8 else { return }
         state.withLockedValue { state in
             guard state.trusted, var carrier = state.carriers[key.tenant], carrier.heard >= carrier.known,
-                  (carrier.generations[key.driver] ?? 0) == generation else { return }
+                  carrier.generation(of: key.driver) == generation else { return }
             let stamp = state.nextStamp
             state.nextStamp += 1
             var pages = carrier.pages[key.driver] ?? [:]
@@ -194,12 +216,12 @@ public final class ReadCache: Sendable {
             guard var carrier = state.carriers[tenant], last > carrier.heard else { return }
             let drivers = previous > carrier.heard ? Array(carrier.pages.keys) : Array(Set(entries.compactMap(\.driverID)))
             for driver in drivers {
-                carrier.generations[driver, default: 0] += 1
-                if let dropped = carrier.pages.removeValue(forKey: driver) {
+                if let dropped = carrier.dropPages(of: driver) {
                     state.bytes -= dropped.values.reduce(0) { $0 + $1.bytes }
                     state.pageCount -= dropped.count
                 }
             }
+            carrier.forgetGenerations()
             carrier.heard = last
             carrier.known = max(carrier.known, last)
             state.carriers[tenant] = carrier
