@@ -94,6 +94,33 @@ struct ReadCacheTests {
         }
     }
 
+    @Test("an answer replayed for an Idempotency-Key or a batch sent again names a change number too, at least the first answer's",
+          arguments: TestBackend.available)
+    func replaysNameTheNumber(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let trip = alpha.trips[0][0]
+        try await server.run { api in
+            func number(_ answer: APIResponse) -> Int64? { answer.headers[.init(ChangeNumber.header)!].flatMap { Int64($0) } }
+            let key = ["Idempotency-Key": UUID().uuidString]
+            let first = try await api.call(.dispatchUpdateTrip, trip.id.rawValue, body: #"{"origin":"Reno"}"#,
+                                           token: alpha.dispatcher.accessToken, headers: key)
+            let reached = try #require(number(first))
+            _ = try await server.store.trips.update(trip.id, UpdateTripRequest(destination: "Elko"), tenant: alpha.tenant.id)
+            let again = try await api.call(.dispatchUpdateTrip, trip.id.rawValue, body: #"{"origin":"Reno"}"#,
+                                           token: alpha.dispatcher.accessToken, headers: key)
+            #expect(again.headers[.init("Idempotent-Replayed")!] == "true")
+            #expect(number(again) == reached + 2, "the carrier's number now: the trip's edit and its notice came after")
+
+            let batch = MutationBatch([Mutation(.createExpense(.init(id: ID(), tripID: trip.id, category: .tolls, amountCents: 500,
+                                                                                date: LocalDate(Date()))))])
+            let applied = try await api.call(.mutations, json: batch, token: alpha.driver.accessToken)
+            let sent = try #require(number(applied))
+            let replayed = try await api.call(.mutations, json: batch, token: alpha.driver.accessToken)
+            #expect(replayed.text.contains("\"replayed\":true") && number(replayed) == sent)
+        }
+    }
+
     @Test("the driver's orders and a trip's orders: an order moved between trips or drivers leaves both lists at once",
           arguments: TestBackend.available)
     func ordersLists(_ backend: TestBackend) async throws {

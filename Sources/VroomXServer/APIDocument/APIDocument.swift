@@ -89,13 +89,14 @@ enum APIDocument {
         case .document: value["content"] = ["application/json": ["schema": [:]]]
         case .text(let mediaType): value["content"] = .object([mediaType: ["schema": ["type": "string"]]])
         }
-        var headers = answer.headers
-        if operation.endpoint.writes {
-            headers[ChangeNumber.header] = "When the request committed changes: the carrier's change number they reached. Send it back on reads (X-VroomX-Change) to read them from any server instance."
+        var headers = answer.headers.mapValues { words -> JSONValue in ["description": .string(words), "schema": ["type": "string"]] }
+        if operation.endpoint.writes, !operation.endpoint.path.hasPrefix("/v1/auth/") {
+            headers[ChangeNumber.header] = [
+                "description": "When the request changed carrier data (or replays an answer that did): the carrier's change number reached, in the numbers of the feed's cursor. Send it back on the driver's list reads to read the change from any server instance.",
+                "schema": ["type": "integer", "minimum": 0],
+            ]
         }
-        if !headers.isEmpty {
-            value["headers"] = .object(headers.mapValues { ["description": .string($0), "schema": ["type": "string"]] })
-        }
+        if !headers.isEmpty { value["headers"] = .object(headers) }
         return value
     }
 

@@ -120,7 +120,10 @@ struct APIOperation {
             shared[403] = "forbidden: the endpoint is for another role"
         }
         if endpoint.parameterNames.contains("id") { shared[400] = "invalid_parameter: the id is not a UUID" }
-        if endpoint.parameters.contains(.pageCursor) { shared[400] = "invalid_parameter (a limit outside 1…500, a cursor this server did not give)" }
+        if endpoint.parameters.contains(.pageCursor) {
+            shared[400] = "invalid_parameter (a limit outside 1…500, a cursor this server did not give"
+                + (endpoint.parameters.contains(.changeSeen) ? ", an \(ChangeNumber.header) that is not a whole number from 0)" : ")")
+        }
         if endpoint.parameters.contains(.range) {
             shared[206] = "The requested byte range (Content-Range)"
             shared[416] = "invalid_parameter: the range is outside the file"

@@ -47,16 +47,19 @@ enum ExpenseRepository {
         try await db.first("SELECT COUNT(*) AS n FROM trip_expenses WHERE tenant_id = \(tenant) AND trip_id = \(trip)")?.int("n") ?? 0
     }
 
-    /// Writes a new expense; false when its id is taken already (nothing written).
-    static func insert(_ expense: Expense, _ tx: TenantTransaction) async throws -> Bool {
+    /// Writes a new expense while its trip has fewer than `cap` expenses;
+    /// false when it has that many or the id is taken already (nothing written).
+    static func insert(_ expense: Expense, belowCount cap: Int, _ tx: TenantTransaction) async throws -> Bool {
         let doc = try WireDocument.encode(expense)
+        // SQLite reads ON after a SELECT's WHERE as the conflict clause only because the WHERE is there.
         return try await tx.first("""
             INSERT INTO trip_expenses (id, tenant_id, trip_id, driver_id, category, amount_cents, expense_date, notes,
                                        created_at, doc, fuel_equipment_id, fuel_quantity_milli, fuel_unit, fuel_odometer_miles,
                                        after_reassignment)
-            VALUES (\(expense.id), \(tx.tenant), \(expense.tripID), \(expense.driverID), \(expense.category), \(expense.amountCents),
-                    \(expense.date), \(expense.notes), \(expense.createdAt), \(doc), \(expense.fuel?.equipmentID),
-                    \(expense.fuel?.quantityMilli), \(expense.fuel?.unit), \(expense.fuel?.odometerMiles), \(expense.afterReassignment ? 1 : 0))
+            SELECT \(expense.id), \(tx.tenant), \(expense.tripID), \(expense.driverID), \(expense.category), \(expense.amountCents),
+                   \(expense.date), \(expense.notes), \(expense.createdAt), \(doc), \(expense.fuel?.equipmentID),
+                   \(expense.fuel?.quantityMilli), \(expense.fuel?.unit), \(expense.fuel?.odometerMiles), \(expense.afterReassignment ? 1 : 0)
+            WHERE (SELECT COUNT(*) FROM trip_expenses WHERE tenant_id = \(tx.tenant) AND trip_id = \(expense.tripID)) < \(cap)
             ON CONFLICT (id) DO NOTHING
             RETURNING id
             """) != nil

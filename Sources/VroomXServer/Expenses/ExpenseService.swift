@@ -45,22 +45,14 @@ public struct ExpenseService: Sendable {
         let notes = try Validate.text(request.notes ?? "", FieldLimits.expenseNotes)
         return try await store.write(tenant: scope.tenant) { tx in
             var afterReassignment = false
-            var found = try await TripRepository.find(request.tripID, scope, tx.db)
+            // Held from the first look, so concurrent expenses of one trip cannot all see room under the cap.
+            var found = try await TripRepository.lock(request.tripID, scope, tx.db)
             if found == nil, let driver = scope.driverID,
                try await TripService.heldWhenSpent(request.tripID, driver: driver, day: request.date, tenant: scope.tenant, now: tx.now, tx.db) {
-                found = try await TripRepository.find(request.tripID, .dispatch(tenant: scope.tenant), tx.db)
+                found = try await TripRepository.lock(request.tripID, .dispatch(tenant: scope.tenant), tx.db)
                 afterReassignment = true
             }
             guard let trip = found else { throw AppError.notFound("Trip") }
-            // Held while counting, so concurrent expenses of one trip cannot all see room under the cap.
-            _ = try await TripRepository.lock(trip.id, .dispatch(tenant: scope.tenant), tx.db)
-            let recorded = try await ExpenseRepository.count(onTrip: trip.id, tenant: scope.tenant, tx.db)
-            // At the cap, an expense already stored (sent again) is not a new one; below it, nothing is looked up.
-            if recorded >= Self.maxExpensesPerTrip, try await !isStored(request.id, tenant: scope.tenant, tx.db) {
-                throw AppError(422, .validationFailed,
-                               "Trip \(trip.number) already has \(NumberText.grouped(recorded)) expenses, the most one trip holds. Ask dispatch to merge some.",
-                               field: "trip_id")
-            }
             let expense = Expense(id: request.id ?? ID(), tripID: trip.id, driverID: scope.driverID, category: request.category,
                                   amountCents: request.amountCents, date: request.date, notes: notes, fuel: request.fuel,
                                   afterReassignment: afterReassignment, createdAt: tx.now)
@@ -73,10 +65,17 @@ public struct ExpenseService: Sendable {
                     throw refusal
                 }
             }
-            // An expense sent again (by the offline app, whose answer was lost) finds its row taken: the same content is the same expense.
-            guard try await ExpenseRepository.insert(expense, tx) else {
-                guard let existing = try await sameAsStored(expense, scope, tx) else { throw AppError.idTaken }
-                return existing
+            // The insert counts the trip's expenses itself (after the lock: all of them). Nothing written is either the
+            // same expense sent again (by the offline app, whose answer was lost), a trip at the cap, or an id taken.
+            guard try await ExpenseRepository.insert(expense, belowCount: Self.maxExpensesPerTrip, tx) else {
+                if let existing = try await sameAsStored(expense, scope, tx) { return existing }
+                let recorded = try await ExpenseRepository.count(onTrip: trip.id, tenant: scope.tenant, tx.db)
+                if recorded >= Self.maxExpensesPerTrip {
+                    throw AppError(422, .validationFailed,
+                                   "Trip \(trip.number) already has \(NumberText.grouped(recorded)) expenses, the most one trip holds. Ask dispatch to merge some.",
+                                   field: "trip_id")
+                }
+                throw AppError.idTaken
             }
             tx.recordUpsert(.expense, id: expense.id.rawValue, document: try WireDocument.encode(expense),
                             visibleTo: Self.audience(of: expense.driverID, tripDriver: trip.driverID))
@@ -89,11 +88,6 @@ public struct ExpenseService: Sendable {
             }
             return expense
         }
-    }
-
-    private func isStored(_ id: ID<Expense>?, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Bool {
-        guard let id else { return false }
-        return try await ExpenseRepository.find(id, tenant: tenant, db) != nil
     }
 
     /// The stored expense with this one's id, when it is the same expense

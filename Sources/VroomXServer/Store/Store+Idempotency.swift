@@ -47,6 +47,7 @@ extension Store {
                 throw AppError(422, .idempotencyKeyReused,
                                "This Idempotency-Key was already used for a different request.", field: "Idempotency-Key")
             }
+            try await witnessReplay(in: transaction)
             return (StoredReply(status: try stored.int("status"), body: try stored.string("body")), true)
         }
         let reply = try await TenantTransaction.$ambient.withValue(transaction) { try await run() }
@@ -107,7 +108,17 @@ extension Store {
         }
         // Neither claimed nor found: the claim met a transaction that rolled back in between. Run it again.
         guard seen.count == others.count else { throw WriteConflict() }
+        try await witnessReplay(in: transaction)
         return seen
+    }
+
+    /// A replayed answer names a change number as the first answer did: the
+    /// carrier's now, at least the one its write reached (the client sending
+    /// it again most likely lost the first answer, number and all).
+    private func witnessReplay(in transaction: TenantTransaction) async throws {
+        guard let witness = CommitWitness.current,
+              let row = try await transaction.db.first("SELECT change_seq FROM tenants WHERE id = \(transaction.tenant)") else { return }
+        witness.saw(try row.int64("change_seq"))
     }
 
     /// Stores the answers of keys `transaction` claimed, in one statement.
