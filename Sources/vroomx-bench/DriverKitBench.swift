@@ -158,8 +158,7 @@ struct DriverKitBench: AsyncParsableCommand {
         let device = try DriverApp(settings)
         try await device.auth.sendCode(to: driver.email)
         try await Task.sleep(for: .milliseconds(100))
-        let body = (services.mailer as! DevelopmentMailbox).latest(to: driver.email)!.body
-        let code = String(body[body.range(of: #"\d{6}"#, options: .regularExpression)!])
+        let code = try Self.mailedCode(services, to: driver.email)
         try await device.auth.verify(code: code)
         await device.syncNow()
         await device.sync.stop()
@@ -222,8 +221,7 @@ struct DriverKitBench: AsyncParsableCommand {
         let device = try DriverApp(settings)
         try await device.auth.sendCode(to: driver.email)
         try await Task.sleep(for: .milliseconds(100))
-        let body = (services.mailer as! DevelopmentMailbox).latest(to: driver.email)!.body
-        let code = String(body[body.range(of: #"\d{6}"#, options: .regularExpression)!])
+        let code = try Self.mailedCode(services, to: driver.email)
         try await device.auth.verify(code: code)
         await device.syncNow()
         device.launch()
@@ -250,5 +248,16 @@ struct DriverKitBench: AsyncParsableCommand {
         await device.shutdown()
         serverTask.cancel()
         _ = await serverTask.result
+    }
+}
+
+extension DriverKitBench {
+    /// The sign-in code last mailed to `email` (the bench's server keeps mail in its development mailbox).
+    static func mailedCode(_ services: ServerServices, to email: String) throws -> String {
+        guard let body = services.developmentMailbox?.latest(to: email)?.body,
+              let range = body.range(of: #"\d{6}"#, options: .regularExpression) else {
+            throw ValidationError("no sign-in code was mailed to \(email)")
+        }
+        return String(body[range])
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Testing
 import VroomXModels
 @testable import VroomXServer
@@ -162,6 +163,40 @@ struct ReadCacheTests {
         #expect(cache.usage.pages <= 16 + ReadCache.pagesPerDriver)
         try await page(ID(), "too big", bytes: 2 * 1024)
         #expect(cache.usage.bytes <= 8 * 1024)
+    }
+
+    @Test("a page read while the cache forgot everything (its LISTEN connection lost and back) is not kept, whatever came after")
+    func readAcrossAReconnection() async throws {
+        let cache = ReadCache(limitBytes: 1 << 20, trusted: true)
+        let (tenant, driver) = (ID<Tenant>(), ID<Driver>())
+        cache.connect { _ in true }
+        cache.begin(tenant, heard: 0, known: 0)
+        let key = ReadCache.Key(tenant: tenant, driver: driver, page: "trips")
+        _ = try await cache.page(key, seen: nil) {
+            // Read before a write the instance never hears of; meanwhile the connection drops, comes back, and the carrier is followed anew.
+            cache.notificationsLost()
+            cache.notificationsArrive()
+            cache.begin(tenant, heard: 7, known: 7)
+            return Reply(status: .ok, body: ByteBuffer(string: "before the write"))
+        }
+        #expect(cache.usage.pages == 0)
+        let fresh = try await cache.page(key, seen: 7) { Reply(status: .ok, body: ByteBuffer(string: "after")) }
+        #expect(fresh.body.map { String(buffer: $0) } == "after" && cache.usage.pages == 1)
+    }
+
+    @Test("the LISTEN probe: a connection hearing its own probes is kept; one hearing nothing, or only another instance's, is given up; a probe that cannot be sent is not held against it")
+    func listenProbe() async throws {
+        func watch(_ send: @escaping @Sendable (ListenProbe, String) async throws -> Void) async -> Bool? {
+            let probe = ListenProbe(interval: .milliseconds(20), patience: .milliseconds(200))
+            let watching = Task { await probe.watch { payload in try await send(probe, payload) } }
+            try? await Task.sleep(for: .milliseconds(600))
+            watching.cancel()
+            return await watching.value
+        }
+        #expect(await watch { probe, payload in probe.heard(payload) } == true)
+        #expect(await watch { _, _ in } == false)
+        #expect(await watch { probe, _ in probe.heard("probe:another-instance:1") } == false)
+        #expect(await watch { _, _ in throw DatabaseUnavailable(.connectionLost, "down") } == true)
     }
 
     @Test("with two instances on one PostgreSQL, a write through A is read through B at once by its change number",

@@ -121,3 +121,11 @@ struct AccountMail: Sendable {
         }
     }
 }
+
+extension ServerServices {
+    /// The development mailbox mail goes to when no SMTP server is set (behind
+    /// the mailer that counts what is sent): where a benchmark's device reads its code.
+    public var developmentMailbox: DevelopmentMailbox? {
+        ((mailer as? MeasuredMailer)?.mailer ?? mailer) as? DevelopmentMailbox
+    }
+}

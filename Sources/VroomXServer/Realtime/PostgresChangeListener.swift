@@ -11,13 +11,15 @@ import VroomXModels
 /// carrier's counter, so notifications missed while disconnected are not lost.
 /// The read cache answers from memory only while this connection listens.
 /// A transaction that ends sessions also sends `ended:<session>` for each
-/// (`EndedSessions`).
+/// (`EndedSessions`); each instance also sends itself `probe:…` to prove the
+/// connection still hears (`ListenProbe`).
 struct PostgresChangeListener: Service, CustomStringConvertible {
     static let channel = "vroomx_changes"
     var description: String { "PostgresChangeListener" }
     let database: PostgresDatabase
     let hub: ChangeHub
     let logger: Logger
+    var probe = ListenProbe()
 
     func run() async {
         await cancelWhenGracefulShutdown {
@@ -26,6 +28,17 @@ struct PostgresChangeListener: Service, CustomStringConvertible {
                 do {
                     let connection = try await database.makeListenConnection(id: 1)
                     delay = .milliseconds(250)
+                    // A connection that stops hearing without closing is closed, so the loop reconnects.
+                    let watchdog = Task {
+                        let listening = await probe.watch { payload in
+                            try await database.write { db in try await db.execute("SELECT pg_notify(\(Self.channel), \(payload))") }
+                        }
+                        if !listening {
+                            logger.warning("realtime: the LISTEN connection no longer hears this instance's notifications; reconnecting")
+                            try? await connection.close()
+                        }
+                    }
+                    defer { watchdog.cancel() }
                     do {
                         try await connection.listen(on: Self.channel) { notifications in
                             await hub.poll()
@@ -52,7 +65,10 @@ struct PostgresChangeListener: Service, CustomStringConvertible {
         }
     }
 
-    func deliver(_ payload: String) { Self.deliver(payload, to: hub) }
+    func deliver(_ payload: String) {
+        if payload.hasPrefix(ListenProbe.prefix) { return probe.heard(payload) }
+        Self.deliver(payload, to: hub)
+    }
 
     static func deliver(_ payload: String, to hub: ChangeHub) {
         if payload.hasPrefix(EndedSessions.notificationPrefix) {

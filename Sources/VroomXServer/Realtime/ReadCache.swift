@@ -48,9 +48,10 @@ public final class ReadCache: Sendable {
         /// Raised whenever a driver's pages are dropped: a page read from the
         /// database meanwhile may be older than the change, and is not kept.
         var generations: [ID<Driver>: UInt64] = [:]
-        /// Raised when `generations` is cleared (it holds every driver changed
-        /// since): no read begun before is kept either.
-        var epoch: UInt64 = 0
+        /// Drawn anew from the cache (never reused) when the carrier is begun
+        /// and when `generations` is cleared: a read begun before either, even
+        /// before the cache forgot everything, is never kept.
+        var epoch: UInt64
 
         func generation(of driver: ID<Driver>) -> Generation { Generation(epoch: epoch, driver: generations[driver] ?? 0) }
 
@@ -60,10 +61,10 @@ public final class ReadCache: Sendable {
         }
 
         /// Keeps the record of changed drivers to about the drivers with pages.
-        mutating func forgetGenerations() {
+        mutating func forgetGenerations(newEpoch: () -> UInt64) {
             guard generations.count > 2 * pages.count + 256 else { return }
             generations.removeAll()
-            epoch += 1
+            epoch = newEpoch()
         }
     }
 
@@ -83,6 +84,14 @@ public final class ReadCache: Sendable {
         var trusted: Bool
         /// Carriers asked of the hub and not yet begun.
         var watching: Set<ID<Tenant>> = []
+
+        /// Epochs handed out so far.
+        var epochs: UInt64 = 0
+
+        mutating func newEpoch() -> UInt64 {
+            epochs += 1
+            return epochs
+        }
 
         mutating func forgetPages() {
             carriers.removeAll()
@@ -196,7 +205,7 @@ public final class ReadCache: Sendable {
     func begin(_ tenant: ID<Tenant>, heard: Int64, known: Int64) {
         state.withLockedValue { state in
             state.watching.remove(tenant)
-            if state.carriers[tenant] == nil { state.carriers[tenant] = Carrier(heard: heard, known: known) }
+            if state.carriers[tenant] == nil { state.carriers[tenant] = Carrier(heard: heard, known: known, epoch: state.newEpoch()) }
         }
     }
 
@@ -221,7 +230,7 @@ public final class ReadCache: Sendable {
                     state.pageCount -= dropped.count
                 }
             }
-            carrier.forgetGenerations()
+            carrier.forgetGenerations { state.newEpoch() }
             carrier.heard = last
             carrier.known = max(carrier.known, last)
             state.carriers[tenant] = carrier
