@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import Testing
 import VroomXModels
@@ -186,17 +187,28 @@ struct ReadCacheTests {
 
     @Test("the LISTEN probe: a connection hearing its own probes is kept; one hearing nothing, or only another instance's, is given up; a probe that cannot be sent is not held against it")
     func listenProbe() async throws {
-        func watch(_ send: @escaping @Sendable (ListenProbe, String) async throws -> Void) async -> Bool? {
-            let probe = ListenProbe(interval: .milliseconds(20), patience: .milliseconds(200))
-            let watching = Task { await probe.watch { payload in try await send(probe, payload) } }
-            try? await Task.sleep(for: .milliseconds(600))
+        // Watches until it gives up or four probes were sent (then it is stopped), however slow the machine.
+        func watch(patience: Duration, _ send: @escaping @Sendable (ListenProbe, String) async throws -> Void) async -> Bool {
+            let probe = ListenProbe(interval: .milliseconds(10), patience: patience)
+            let (sent, done) = (NIOLockedValueBox(0), NIOLockedValueBox(false))
+            let watching = Task {
+                let listening = await probe.watch { payload in
+                    sent.withLockedValue { $0 += 1 }
+                    try await send(probe, payload)
+                }
+                done.withLockedValue { $0 = true }
+                return listening
+            }
+            for _ in 0..<6000 where sent.withLockedValue({ $0 }) < 4 && !done.withLockedValue({ $0 }) {
+                try? await Task.sleep(for: .milliseconds(10))
+            }
             watching.cancel()
             return await watching.value
         }
-        #expect(await watch { probe, payload in probe.heard(payload) } == true)
-        #expect(await watch { _, _ in } == false)
-        #expect(await watch { probe, _ in probe.heard("probe:another-instance:1") } == false)
-        #expect(await watch { _, _ in throw DatabaseUnavailable(.connectionLost, "down") } == true)
+        #expect(await watch(patience: .seconds(30)) { probe, payload in probe.heard(payload) } == true)
+        #expect(await watch(patience: .milliseconds(100)) { _, _ in } == false)
+        #expect(await watch(patience: .milliseconds(100)) { probe, _ in probe.heard("probe:another-instance:1") } == false)
+        #expect(await watch(patience: .milliseconds(100)) { _, _ in throw DatabaseUnavailable(.connectionLost, "down") } == true)
     }
 
     @Test("with two instances on one PostgreSQL, a write through A is read through B at once by its change number",
