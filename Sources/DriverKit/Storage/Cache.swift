@@ -45,6 +45,16 @@ extension AppDatabase {
         return trips.first
     }
 
+    /// A cached trip's number, read without decoding the trip (every queued change is described by it).
+    static func tripNumber(_ id: ID<Trip>, _ db: Database) throws -> String? {
+        try String.fetchOne(db, sql: "SELECT json_extract(doc, '$.number') FROM trips WHERE id = ?", arguments: [id.rawValue])
+    }
+
+    /// A cached order's number, read without decoding the order.
+    static func orderNumber(_ id: ID<Order>, _ db: Database) throws -> String? {
+        try String.fetchOne(db, sql: "SELECT json_extract(doc, '$.number') FROM orders WHERE id = ?", arguments: [id.rawValue])
+    }
+
     static func orders(_ db: Database) throws -> [Order] {
         try docs(db, "SELECT doc FROM orders ORDER BY created_at DESC, id")
     }

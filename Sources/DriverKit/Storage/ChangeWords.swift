@@ -9,7 +9,7 @@ import VroomXModels
 /// name it.
 enum ChangeWords {
     static func about(_ mutation: Mutation, _ db: Database) throws -> String {
-        func orderNumber(_ id: ID<Order>) throws -> String { try AppDatabase.order(id, db)?.number ?? "an order" }
+        func orderNumber(_ id: ID<Order>) throws -> String { try AppDatabase.orderNumber(id, db) ?? "an order" }
         switch mutation.payload {
         case .updateOrderStatus(let change):
             return "marking \(try orderNumber(change.orderID)) \(change.status.label)"
@@ -18,12 +18,12 @@ enum ChangeWords {
                 : change.pickupETA != nil ? "pickup ETA" : "delivery ETA"
             return "the \(which) for \(try orderNumber(change.orderID))"
         case .createExpense(let request):
-            let trip = try AppDatabase.trip(request.tripID, db)?.number ?? "a trip"
+            let trip = try AppDatabase.tripNumber(request.tripID, db) ?? "a trip"
             return "the \(MoneyFormat.dollars(request.amountCents)) \(request.category.rawValue) expense on \(trip)"
         case .deleteExpense(let reference):
             let expense: [Expense] = try AppDatabase.docs(db, "SELECT doc FROM expenses WHERE id = ?", [reference.expenseID.rawValue])
             guard let expense = expense.first else { return "deleting an expense" }
-            let trip = try AppDatabase.trip(expense.tripID, db)?.number ?? "a trip"
+            let trip = try AppDatabase.tripNumber(expense.tripID, db) ?? "a trip"
             return "deleting the \(MoneyFormat.dollars(expense.amountCents)) \(expense.category.rawValue) expense on \(trip)"
         case .markNotificationRead(let reference):
             let found: [DriverNotification] = try AppDatabase.docs(db, "SELECT doc FROM notifications WHERE id = ?",
@@ -43,7 +43,7 @@ enum ChangeWords {
             let number = request.reference.flatMap { $0.isEmpty ? nil : " \($0)" } ?? ""
             return "the \(MoneyFormat.dollars(request.amountCents)) \(request.method.label.lowercased())\(number) collected for \(try orderNumber(request.orderID))"
         case .startTrip(let reference):
-            return "starting \(try AppDatabase.trip(reference.tripID, db)?.number ?? "a trip")"
+            return "starting \(try AppDatabase.tripNumber(reference.tripID, db) ?? "a trip")"
         case .sendMessage(let request):
             return "your message “\(request.body.prefix(40))\(request.body.count > 40 ? "…" : "")”"
         case .acknowledgeNotification(let reference):
@@ -57,19 +57,19 @@ enum ChangeWords {
     /// The number of the order or trip a change is about, when the phone has it.
     static func subject(_ mutation: Mutation, _ db: Database) throws -> String? {
         switch mutation.payload {
-        case .updateOrderStatus(let change): return try AppDatabase.order(change.orderID, db)?.number
-        case .updateOrderETA(let change): return try AppDatabase.order(change.orderID, db)?.number
-        case .saveInspection(let save): return try AppDatabase.order(save.inspection.orderID, db)?.number
+        case .updateOrderStatus(let change): return try AppDatabase.orderNumber(change.orderID, db)
+        case .updateOrderETA(let change): return try AppDatabase.orderNumber(change.orderID, db)
+        case .saveInspection(let save): return try AppDatabase.orderNumber(save.inspection.orderID, db)
         case .completeInspection(let reference):
-            return try AppDatabase.inspection(reference.inspectionID, db).flatMap { try AppDatabase.order($0.orderID, db)?.number }
-        case .createExpense(let request): return try AppDatabase.trip(request.tripID, db)?.number
-        case .collectPayment(let request): return try AppDatabase.order(request.orderID, db)?.number
-        case .startTrip(let reference): return try AppDatabase.trip(reference.tripID, db)?.number
+            return try AppDatabase.inspection(reference.inspectionID, db).flatMap { try AppDatabase.orderNumber($0.orderID, db) }
+        case .createExpense(let request): return try AppDatabase.tripNumber(request.tripID, db)
+        case .collectPayment(let request): return try AppDatabase.orderNumber(request.orderID, db)
+        case .startTrip(let reference): return try AppDatabase.tripNumber(reference.tripID, db)
         case .sendMessage(let request):
-            if let order = request.orderID { return try AppDatabase.order(order, db)?.number }
-            return try request.tripID.flatMap { try AppDatabase.trip($0, db)?.number }
+            if let order = request.orderID { return try AppDatabase.orderNumber(order, db) }
+            return try request.tripID.flatMap { try AppDatabase.tripNumber($0, db) }
         case .acknowledgeNotification: return nil
-        case .reportStopProblem(let request): return try AppDatabase.order(request.orderID, db)?.number
+        case .reportStopProblem(let request): return try AppDatabase.orderNumber(request.orderID, db)
         case .deleteExpense, .markNotificationRead, .recordOdometer, .recordLocations: return nil
         }
     }
