@@ -63,6 +63,9 @@ struct Serve: AsyncParsableCommand {
         if let port { configuration.port = port }
         if let host { configuration.host = host }
         configuration.demo = demo
+        // Held for the life of the process: a second server on this SQLite folder is refused.
+        let folderLock = configuration.databaseURL == nil ? try DataFolderLock.acquire(configuration.dataDirectory) : nil
+        defer { withExtendedLifetime(folderLock) {} }
         let tracing = try RequestTracing.start(ProcessInfo.processInfo.environment)
         configuration.tracesRequests = tracing != nil
         let app = try await buildApplication(configuration) { [demo, configuration] port in

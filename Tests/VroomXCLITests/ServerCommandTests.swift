@@ -111,6 +111,21 @@ struct ServerCommandTests {
         await server.stop()
     }
 
+    @Test("a second server on the same SQLite folder is refused, naming the first; once the first has stopped, one starts")
+    func oneServerPerFolder() async throws {
+        let configuration = try await TestBackend.sqlite.freshConfiguration()
+        let environment = ["VROOMX_DATA_DIR": configuration.dataDirectory.path, "VROOMX_DEV_MAILBOX": "true"]
+        let (first, _) = try await VroomXBinary.serve(["serve"], environment: environment)
+        let second = try VroomXBinary.start(["serve", "--port", String(try ChildProcess.freePort())], environment: environment)
+        #expect(await second.waitForExit(timeout: .seconds(30)))
+        #expect(second.exitStatus != 0)
+        #expect(second.text.contains("Another vroomx server (process ") && second.text.contains(configuration.dataDirectory.path),
+                "\(second.text)")
+        await first.stop()
+        let (third, _) = try await VroomXBinary.serve(["serve"], environment: environment)
+        await third.stop()
+    }
+
     func codeFromLog(_ process: ChildProcess, email: String) async throws -> String {
         try await process.waitFor("sign-in code:")
         let lines = process.text.split(separator: "\n").filter { $0.contains(email) && $0.contains("sign-in code:") }
