@@ -264,6 +264,7 @@ struct InvoiceTests {
             #expect(try await api.call(.dispatchInvoice, other.id.rawValue, token: dispatch).decode(InvoiceDetail.self).invoice.number == nil,
                     "a refused send takes no number")
         }
+        await smtp.stop()
     }
 
     /// The words `pdftotext` reads, one space between them; a copy kept under .build/documents.
