@@ -1,4 +1,5 @@
 import ArgumentParser
+import AsyncHTTPClient
 import Foundation
 import VroomXModels
 import VroomXServer
@@ -83,16 +84,33 @@ struct BoardBench: AsyncParsableCommand {
         let cookie = try await services.consoleSignIn(email: "board-\(slug)@bench.example")
         let port = try await APIBench().startServer(services)
         func lastPage(_ status: OrderStatus) -> Int { max(1, ((counts[status] ?? 0) + 49) / 50) }
+        // Deep pages as the console's links reach them (Next after page 299's last order, Last), and by typed page numbers.
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        defer { _ = client.shutdown() }
+        func link(_ rel: String, on path: String) async throws -> String {
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(port.port)\(path)")
+            request.headers.add(name: "Cookie", value: cookie)
+            let html = String(buffer: try await client.execute(request, timeout: .seconds(60)).body.collect(upTo: 16 << 20))
+            guard let end = html.range(of: "\" rel=\"\(rel)\""),
+                  let start = html.range(of: "href=\"", options: .backwards, range: html.startIndex..<end.lowerBound) else {
+                throw ValidationError("no \(rel) link on \(path)")
+            }
+            return html[start.upperBound..<end.lowerBound].replacingOccurrences(of: "&amp;", with: "&")
+        }
         let pages: [(String, String)] = [
             ("New, first page", "/board?status=new"),
             ("New, newest pickup first", "/board?status=new&sort=pickup_desc"),
-            ("New, last page (no pickup date)", "/board?status=new&page=\(lastPage(.new))"),
+            ("New, Last (no pickup date)", try await link("last", on: "/board?status=new")),
+            ("New, page \(lastPage(.new)) typed", "/board?status=new&page=\(lastPage(.new))"),
             ("Assigned, first page", "/board?status=assigned"),
             ("Picked up, first page", "/board?status=picked_up"),
             ("Delivered, first page", "/board?status=delivered"),
-            ("Delivered, page 300", "/board?status=delivered&page=300"),
-            ("Delivered, last page", "/board?status=delivered&page=\(lastPage(.delivered))"),
-            ("Delivered, last page, newest first", "/board?status=delivered&sort=pickup_desc&page=\(lastPage(.delivered))"),
+            ("Delivered, Next to page 300", try await link("next", on: "/board?status=delivered&page=299")),
+            ("Delivered, page 300 typed", "/board?status=delivered&page=300"),
+            ("Delivered, Previous from Last", try await link("prev", on: try await link("last", on: "/board?status=delivered"))),
+            ("Delivered, Last", try await link("last", on: "/board?status=delivered")),
+            ("Delivered, page \(lastPage(.delivered)) typed", "/board?status=delivered&page=\(lastPage(.delivered))"),
+            ("Delivered, newest first, Last", try await link("last", on: "/board?status=delivered&sort=pickup_desc")),
             ("Cancelled, first page", "/board?status=cancelled"),
             ("Trips, first page", "/trips"),
             ("Trips, finished page 200", "/trips?page=200"),

@@ -116,5 +116,91 @@ struct BoardCountTests {
         }
         #expect(oldestFirst == [["PG-1", "PG-3"], ["PG-2", "PG-4"], ["PG-0", "PU-1"], ["PU-2", "PU-3"], []])
         #expect(newestFirst == [["PG-0", "PG-4"], ["PG-2", "PG-3"], ["PG-1", "PU-3"], ["PU-2", "PU-1"], []])
+
+        // The same pages reached by Next (after the page's last order), by Last and then Previous (before the page's
+        // first), across the step from dated to undated orders, in both orders: as the index reads them, never skipping.
+        let ids = Dictionary(uniqueKeysWithValues: try await store.orders.list(.dispatch(tenant: tenant)).map { ($0.number, $0.id) })
+        func board(newestFirst: Bool, at anchor: Store.BoardAnchor, page: Int = 0) async throws -> [String] {
+            try await store.boardOrders(.init(status: .new, search: "", pickupNewestFirst: newestFirst, page: page, pageSize: 2, anchor: anchor),
+                                        tenant: tenant).map(\.number)
+        }
+        for (newest, pages) in [(false, oldestFirst), (true, newestFirst)] {
+            var forward = [try await board(newestFirst: newest, page: 0)]
+            while forward.count < 4, let last = forward.last?.last {
+                forward.append(try await board(newestFirst: newest, at: .after(try #require(ids[last]))))
+            }
+            #expect(forward == Array(pages.prefix(4)), "newest first: \(newest)")
+            var backward = [try await board(newestFirst: newest, at: .last(rows: 2))]
+            while backward.count < 4, let first = backward.first?.first {
+                backward.insert(try await board(newestFirst: newest, at: .before(try #require(ids[first]))), at: 0)
+            }
+            #expect(backward == Array(pages.prefix(4)), "newest first: \(newest)")
+        }
+        // The last page of an odd count is the short one; a search narrows an anchored page as it does a numbered one.
+        #expect(try await board(newestFirst: false, at: .last(rows: 1)) == ["PU-3"])
+        let searched = try await store.boardOrders(.init(status: .new, search: "PU-2", pickupNewestFirst: false, page: 0, pageSize: 2,
+                                                         anchor: .after(try #require(ids["PG-0"]))), tenant: tenant)
+        #expect(searched.map(\.number) == ["PU-2"])
+        // An anchor on another tab, of another carrier or past the end reads by the page number instead.
+        let elsewhere = try await store.orders.createMany([CreateOrderRequest(number: "PX-1", vehicle: Vehicle(make: "Kia"),
+                                                                             pickup: Stop(address: "Joliet, IL"), delivery: Stop(address: "Gary, IN"),
+                                                                             revenueCents: 1)],
+                                                         tenant: try await CarrierFixture.make(server, name: "Beta", drivers: 1, tripsPerDriver: 0).tenant.id)
+        #expect(elsewhere == 1)
+        let stranger = try #require(try await store.database.read { db in
+            try await db.first("SELECT id FROM orders WHERE number = 'PX-1'")?.string("id")
+        }.flatMap { ID<Order>($0) })
+        #expect(try await board(newestFirst: false, at: .after(stranger), page: 1) == oldestFirst[1])
+        _ = try await store.orders.updateStatus(try #require(ids["PU-1"]), to: .cancelled, occurredAt: nil, .dispatch(tenant: tenant))
+        #expect(try await board(newestFirst: false, at: .before(try #require(ids["PU-1"])), page: 2) == ["PG-0", "PU-2"])
+        #expect(try await board(newestFirst: false, at: .after(try #require(ids["PU-3"])), page: 1) == ["PG-2", "PG-4"])
+    }
+
+    @Test("the board's Next, Previous, First and Last links walk a tab of 120 orders from the order beside each page",
+          arguments: TestBackend.available)
+    func linksWalkTheTab(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        let day = try #require(LocalDate(year: 2026, month: 12, day: 1))
+        // 110 dated over 11 days, then 10 undated: the walk crosses from one run into the other.
+        _ = try await server.store.orders.createMany((0..<120).map { index in
+            CreateOrderRequest(number: String(format: "W-%03d", index), vehicle: Vehicle(make: "Kia"),
+                               pickup: Stop(address: "Joliet, IL", windowStart: index < 110 ? day.adding(days: index / 10) : nil),
+                               delivery: Stop(address: "Gary, IN"), revenueCents: 10_000)
+        }, tenant: carrier.tenant.id)
+        let all = (0..<120).map { String(format: "W-%03d", $0) }
+        @Sendable func numbers(_ html: String) -> [String] { html.matches(of: /class="strong">(W-\d+)<\/a>/).map { String($0.1) } }
+        @Sendable func link(_ html: String, _ rel: String) -> String? {
+            guard let end = html.range(of: "\" rel=\"\(rel)\""), let start = html.range(of: "href=\"", options: .backwards, range: html.startIndex..<end.lowerBound)
+            else { return nil }
+            return String(html[start.upperBound..<end.lowerBound]).replacingOccurrences(of: "&amp;", with: "&")
+        }
+        try await server.run { api in
+            let cookie = ["Cookie": try await server.services.consoleSignIn(email: carrier.dispatcher.user.email)]
+            let first = try await api.raw(.get, "/board?status=new", headers: cookie).text
+            #expect(numbers(first) == Array(all[0..<50]))
+            #expect(link(first, "prev") == nil && link(first, "first") == nil)
+            let next = try #require(link(first, "next"))
+            #expect(next.contains("page=2") && next.contains("after="), Comment(rawValue: next))
+            let second = try await api.raw(.get, next, headers: cookie).text
+            #expect(numbers(second) == Array(all[50..<100]) && second.contains("Page 2 of 3"))
+            let third = try await api.raw(.get, try #require(link(second, "next")), headers: cookie).text
+            #expect(numbers(third) == Array(all[100..<120]) && third.contains("Page 3 of 3") && link(third, "next") == nil)
+            // Last, then Previous twice, lands on the same pages.
+            let last = try await api.raw(.get, try #require(link(first, "last")), headers: cookie).text
+            #expect(numbers(last) == Array(all[100..<120]) && last.contains("Page 3 of 3") && last.contains("101–120 of 120"))
+            let back = try await api.raw(.get, try #require(link(last, "prev")), headers: cookie).text
+            #expect(numbers(back) == Array(all[50..<100]) && back.contains("Page 2 of 3"))
+            let start = try await api.raw(.get, try #require(link(back, "prev")), headers: cookie).text
+            #expect(numbers(start) == Array(all[0..<50]) && start.contains("Page 1 of 3"))
+            // Newest first, the last page ends with the undated orders (they sort last either way).
+            let newestLast = try await api.raw(.get, "/board?status=new&sort=pickup_desc&page=3&at=last", headers: cookie).text
+            #expect(numbers(newestLast) == Array(all[0..<10].reversed()) + Array(all[110..<120].reversed()))
+            // Nonsense anchors read by the page number.
+            for junk in ["after=zzz", "before=", "after=00000000-0000-0000-0000-000000000000", "at=first"] {
+                let answer = try await api.raw(.get, "/board?status=new&page=2&\(junk)", headers: cookie)
+                #expect(answer.status == 200 && numbers(answer.text) == Array(all[50..<100]), Comment(rawValue: junk))
+            }
+        }
     }
 }

@@ -127,17 +127,31 @@ struct ConsoleOrderPages {
         let status = request.query("status").flatMap(OrderStatus.init(rawValue:)) ?? .new
         let search = String((request.query("q") ?? "").prefix(100))
         let newestFirst = request.query("sort") == "pickup_desc"
-        let page = min(max((request.query("page").flatMap { Int($0) } ?? 1), 1), 100_000) - 1
-        let query = Store.BoardQuery(status: status, search: search, pickupNewestFirst: newestFirst, page: page, pageSize: Self.boardPageSize)
+        var page = min(max((request.query("page").flatMap { Int($0) } ?? 1), 1), 100_000) - 1
+        // Next and Previous name the order beside the page (`after`, `before`), Last asks for the tab's end: read from
+        // there, however deep. A typed page number still works, by skipping.
+        let wantsLast = request.query("at") == "last"
+        var anchor: Store.BoardAnchor? = request.query("after").flatMap { ID<Order>($0) }.map { .after($0) }
+            ?? request.query("before").flatMap { ID<Order>($0) }.map { .before($0) }
         // A search that runs past its deadline is stopped (the database frees its connection) and says so.
         var tooSlow = false
         let (orders, tally): ([Order], [OrderStatus: Int])
         do {
             (orders, tally) = try await Self.searching(search) { [store] in
-                // One after the other when searching: a search holds one statement thread, not two.
-                guard search.isEmpty else {
-                    return (try await store.boardOrders(query, tenant: request.tenant), try await store.orderCounts(tenant: request.tenant, search: search))
+                // One after the other when searching (a search holds one statement thread, not two), and for the
+                // last page, whose size the count gives.
+                guard search.isEmpty, !wantsLast else {
+                    let counts = try await store.orderCounts(tenant: request.tenant, search: search)
+                    if wantsLast {
+                        let end = ConsolePager.clamped(.max, pageSize: Self.boardPageSize, total: counts[status] ?? 0)
+                        (page, anchor) = (end.page - 1, .last(rows: end.total - end.offset))
+                    }
+                    let query = Store.BoardQuery(status: status, search: search, pickupNewestFirst: newestFirst, page: page,
+                                                 pageSize: Self.boardPageSize, anchor: anchor)
+                    return (try await store.boardOrders(query, tenant: request.tenant), counts)
                 }
+                let query = Store.BoardQuery(status: status, search: search, pickupNewestFirst: newestFirst, page: page,
+                                             pageSize: Self.boardPageSize, anchor: anchor)
                 async let found = store.boardOrders(query, tenant: request.tenant)
                 async let counts = store.orderCounts(tenant: request.tenant, search: search)
                 return (try await found, try await counts)
@@ -147,11 +161,12 @@ struct ConsoleOrderPages {
         }
         let lookup = try await Names.load(store, tenant: request.tenant, of: orders)
         let pager = ConsolePager(page: page + 1, pageSize: Self.boardPageSize, total: tally[status] ?? 0)
-        func link(status: OrderStatus = status, page: Int = 1, sort: Bool = newestFirst) -> String {
+        func link(status: OrderStatus = status, page: Int = 1, sort: Bool = newestFirst, at place: String? = nil) -> String {
             var parts = ["status=\(status.rawValue)"]
             if !search.isEmpty { parts.append("q=" + (search.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")) }
             if sort { parts.append("sort=pickup_desc") }
             if page > 1 { parts.append("page=\(page)") }
+            if let place { parts.append(place) }
             return "/board?" + parts.joined(separator: "&")
         }
         // A page past the last (a list that shrank, an edited address) shows the last page, not an empty board.
@@ -170,7 +185,11 @@ struct ConsoleOrderPages {
             tabs: tabs, matching: !search.isEmpty, tooSlow: tooSlow, elsewhere: elsewhere, foundElsewhere: !elsewhere.isEmpty,
             status: status.rawValue, statusLabel: status.title, q: search, imported: Self.importedNotice(request),
             orders: orders.map { OrderRowView($0, lookup, today: LocalDate(store.now)) }, empty: orders.isEmpty,
-            pager: pager.view(shown: orders.count, label: "Pages") { link(page: $0) },
+            pager: pager.view(shown: orders.count, label: "Pages",
+                              first: pager.page > 2 ? link() : nil,
+                              prev: pager.page == 2 ? link() : pager.page < 2 ? nil : orders.first.map { link(page: pager.page - 1, at: "before=\($0.id)") },
+                              next: pager.page < pager.pages ? orders.last.map { link(page: pager.page + 1, at: "after=\($0.id)") } : nil,
+                              last: pager.page < pager.pages - 1 ? link(page: pager.pages, at: "at=last") : nil),
             sortAscHref: link(sort: false), sortDescHref: link(sort: true), sortDesc: newestFirst))
     }
 

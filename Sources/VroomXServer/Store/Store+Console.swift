@@ -84,8 +84,28 @@ extension Store {
         var status: OrderStatus
         var search: String
         var pickupNewestFirst: Bool
+        /// 0-based; read when there is no anchor, or its order left the tab.
         var page: Int
         var pageSize: Int
+        var anchor: BoardAnchor? = nil
+    }
+
+    /// Where a board page reached from the page beside it starts: just after
+    /// that page's last order, just before the next page's first, or the
+    /// tab's last `rows` orders. It is read from the index at that spot, so
+    /// the thousandth page costs what the first does; a page number alone
+    /// makes the database step over every order before it.
+    enum BoardAnchor: Sendable, Equatable {
+        case after(ID<Order>)
+        case before(ID<Order>)
+        case last(rows: Int)
+    }
+
+    /// An order's place on the board: its pickup date (`Schema.pickupDue`), number and id.
+    private struct BoardKey {
+        let due: String?
+        let number: String
+        let id: String
     }
 
     /// One page of the board's orders: those with a pickup date in its
@@ -94,9 +114,15 @@ extension Store {
     /// `orderCounts`, which the board reads anyway.)
     func boardOrders(_ query: BoardQuery, tenant: ID<Tenant>) async throws -> [Order] {
         let filter: SQL = "tenant_id = \(tenant) AND status = \(query.status)" + boardSearch(query.search, tenant: tenant)
-        let direction: SQL = query.pickupNewestFirst ? "DESC" : "ASC"
-        let offset = query.page * query.pageSize
+        let ascending = !query.pickupNewestFirst
         return try await read { db in
+            if let anchor = query.anchor {
+                let anchored = try await Self.boardOrders(from: anchor, ascending: ascending, limit: query.pageSize, filter: filter,
+                                                          status: query.status, tenant: tenant, db)
+                if let anchored, !anchored.isEmpty { return anchored }
+            }
+            let direction: SQL = ascending ? "ASC" : "DESC"
+            let offset = query.page * query.pageSize
             let dated = try await db.query("""
                 SELECT \(Order.columns) FROM orders WHERE \(filter) AND \(unsafeRaw: Schema.pickupDue) IS NOT NULL
                 ORDER BY \(unsafeRaw: Schema.pickupDue) \(direction), number \(direction), id \(direction) LIMIT \(query.pageSize) OFFSET \(offset)
@@ -115,6 +141,61 @@ extension Store {
                 """).map(Order.init(row:))
             return dated + undated
         }
+    }
+
+    /// The page at an anchor, in the board's order; nil when the anchor's
+    /// order is no longer on this tab (the caller reads by page number).
+    /// The tab is two runs, the dated orders then the undated: reading
+    /// forward goes from the anchor's run into the next, reading backward
+    /// walks them the other way round and turns the rows over.
+    private static func boardOrders(from anchor: BoardAnchor, ascending: Bool, limit: Int, filter: SQL, status: OrderStatus,
+                                    tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [Order]? {
+        func key(_ id: ID<Order>) async throws -> BoardKey? {
+            guard let row = try await db.first("""
+                SELECT \(unsafeRaw: Schema.pickupDue) AS due, number FROM orders WHERE tenant_id = \(tenant) AND status = \(status) AND id = \(id)
+                """) else { return nil }
+            return BoardKey(due: try row.optionalString("due"), number: try row.string("number"), id: id.rawValue)
+        }
+        func walk(_ runs: [Bool], from key: BoardKey?, ascending: Bool, limit: Int) async throws -> [Order] {
+            var orders: [Order] = []
+            for (index, dated) in runs.enumerated() where orders.count < limit {
+                orders += try await boardRun(dated: dated, beyond: index == 0 ? key : nil, ascending: ascending, limit: limit - orders.count,
+                                             filter: filter, db)
+            }
+            return orders
+        }
+        switch anchor {
+        case .after(let id):
+            guard let key = try await key(id) else { return nil }
+            return try await walk(key.due == nil ? [false] : [true, false], from: key, ascending: ascending, limit: limit)
+        case .before(let id):
+            guard let key = try await key(id) else { return nil }
+            return try await walk(key.due == nil ? [false, true] : [true], from: key, ascending: !ascending, limit: limit).reversed()
+        case .last(let rows):
+            return try await walk([false, true], from: nil, ascending: !ascending, limit: min(max(rows, 1), limit)).reversed()
+        }
+    }
+
+    /// Up to `limit` of a tab's dated or undated orders, in their key order
+    /// (`ascending` or not), strictly beyond `key` when there is one. The
+    /// date alone bounds the range too, so SQLite seeks in `orders_board` to
+    /// it (it does not seek on a row value over an expression).
+    private static func boardRun(dated: Bool, beyond key: BoardKey?, ascending: Bool, limit: Int, filter: SQL,
+                                 _ db: any SQLExecutor) async throws -> [Order] {
+        let direction: SQL = ascending ? "ASC" : "DESC"
+        let beyond: SQL = ascending ? ">" : "<"
+        let due = Schema.pickupDue
+        var range: SQL = dated ? " AND \(unsafeRaw: due) IS NOT NULL" : " AND \(unsafeRaw: due) IS NULL"
+        if let key {
+            if dated, let keyDue = key.due {
+                range = range + " AND \(unsafeRaw: due) \(beyond)= \(keyDue) AND (\(unsafeRaw: due), number, id) \(beyond) (\(keyDue), \(key.number), \(key.id))"
+            } else if !dated {
+                range = range + " AND (number, id) \(beyond) (\(key.number), \(key.id))"
+            }
+        }
+        let order: SQL = dated ? "\(unsafeRaw: due) \(direction), number \(direction), id \(direction)" : "number \(direction), id \(direction)"
+        return try await db.query("SELECT \(Order.columns) FROM orders WHERE \(filter)\(range) ORDER BY \(order) LIMIT \(limit)")
+            .map(Order.init(row:))
     }
 
     /// The words a board search looks for: visible text, the first five
