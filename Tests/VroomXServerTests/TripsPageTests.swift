@@ -72,6 +72,11 @@ struct TripsPageTests {
                     """).map { try $0.string("detail") }
             }
             #expect(plan.contains { $0.contains("trips_finished") } && !plan.contains { $0.contains("TEMP B-TREE") }, "\(plan)")
+            // And the open ones from their own index, not by reading every trip the carrier ran.
+            let openPlan = try await server.services.database.read { db in
+                try await db.query("EXPLAIN QUERY PLAN " + TripRepository.openQuery(tenant: tenant)).map { try $0.string("detail") }
+            }
+            #expect(openPlan.contains { $0.contains("trips_open") } && !openPlan.contains { $0.contains("TEMP B-TREE") }, "\(openPlan)")
         }
     }
 }

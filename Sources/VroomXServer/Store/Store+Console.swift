@@ -137,7 +137,7 @@ extension Store {
             }
             let undated = try await db.query("""
                 SELECT \(Order.columns) FROM orders WHERE \(filter) AND \(unsafeRaw: Schema.pickupDue) IS NULL
-                ORDER BY number \(direction), id \(direction) LIMIT \(query.pageSize - dated.count) OFFSET \(undatedOffset)
+                ORDER BY \(Self.undatedOrder(direction, db.dialect)) LIMIT \(query.pageSize - dated.count) OFFSET \(undatedOffset)
                 """).map(Order.init(row:))
             return dated + undated
         }
@@ -176,6 +176,16 @@ extension Store {
         }
     }
 
+    /// The order of the orders without a pickup date: by number. PostgreSQL
+    /// reads them in `orders_board`'s order only when the (null) date is
+    /// named first, as in the index; by number alone it walked all the
+    /// carrier's orders by number looking for them (144 ms at 100,000).
+    /// SQLite would sort again if the date (or any constant) were named.
+    private static func undatedOrder(_ direction: SQL, _ dialect: SQLDialect) -> SQL {
+        let byNumber: SQL = "number \(direction), id \(direction)"
+        return dialect == .postgres ? "\(unsafeRaw: Schema.pickupDue) \(direction), " + byNumber : byNumber
+    }
+
     /// Up to `limit` of a tab's dated or undated orders, in their key order
     /// (`ascending` or not), strictly beyond `key` when there is one. The
     /// date alone bounds the range too, so SQLite seeks in `orders_board` to
@@ -193,7 +203,7 @@ extension Store {
                 range = range + " AND (number, id) \(beyond) (\(key.number), \(key.id))"
             }
         }
-        let order: SQL = dated ? "\(unsafeRaw: due) \(direction), number \(direction), id \(direction)" : "number \(direction), id \(direction)"
+        let order: SQL = dated ? "\(unsafeRaw: due) \(direction), number \(direction), id \(direction)" : undatedOrder(direction, db.dialect)
         return try await db.query("SELECT \(Order.columns) FROM orders WHERE \(filter)\(range) ORDER BY \(order) LIMIT \(limit)")
             .map(Order.init(row:))
     }

@@ -24,10 +24,12 @@ enum TripRepository {
 
     /// The carrier's trips planned or under way (as many as it runs at once, not all it ever ran).
     static func open(tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [Trip] {
-        try await db.query("""
-            SELECT \(Trip.columns) FROM trips WHERE tenant_id = \(tenant) AND status IN (\(TripStatus.planned), \(TripStatus.inProgress))
-            ORDER BY \(Trip.order.sql)
-            """).map(Trip.init(row:))
+        try await db.query(openQuery(tenant: tenant)).map(Trip.init(row:))
+    }
+
+    /// A carrier's open trips in order, read in the order of the index `trips_open`.
+    static func openQuery(tenant: ID<Tenant>) -> SQL {
+        "SELECT \(Trip.columns) FROM trips WHERE tenant_id = \(tenant) AND \(unsafeRaw: Schema.tripOpen) ORDER BY \(Trip.order.sql)"
     }
 
     /// A driver's trips planned or under way.
