@@ -1,12 +1,15 @@
 import Foundation
 import Logging
 import Mustache
+// Each stored property of a view's type with its key path, read once a type (`_forEachFieldWithKeyPath`).
+@_spi(Reflection) import Swift
 import Synchronization
 
 /// A console page, or a part of one, as its template reads it: each stored
 /// property is a key (`statusLabel` is `{{status_label}}`), so a key
 /// misspelt in Swift does not compile, and one misspelt in a template is
-/// reported (`ConsoleFrame`). A nil property is an absent section.
+/// reported (`ConsoleFrame`). A nil property is an absent section. A view
+/// is a struct (its stored properties are its keys).
 protocol ConsoleView: MustacheParent, Sendable {}
 
 extension ConsoleView {
@@ -34,37 +37,53 @@ enum ConsoleKeys {
 
     /// The property's value; `false` for a nil one (so the section is absent
     /// and the lookup stops here); nil when the view has no such property.
-    static func value(of view: Any, key: String) -> Any? {
-        let name = propertyName(key)
-        let mirror = Mirror(reflecting: view)
-        let children = mirror.children
-        let child: Mirror.Child
-        if mirror.displayStyle == .struct {
-            // Reflecting a property costs a look-up of its type; only the one asked for is reflected (its place in
-            // the type is learnt once), not each before it: a board of 50 rows asks for hundreds of keys.
-            guard let offset = offsets(of: type(of: view), children)[name] else { return nil }
-            child = children[children.index(children.startIndex, offsetBy: offset)]
-        } else {
-            // An enum's children depend on its case: no fixed places to learn.
-            guard let found = children.first(where: { $0.label == name }) else { return nil }
-            child = found
+    static func value<View>(of view: View, key: String) -> Any? {
+        switch field(of: View.self, key: key) {
+        case .property(let path, let optional):
+            // The path was made for `View`: reading it needs no cast of the view.
+            let value = view[keyPath: unsafeDowncast(path, to: PartialKeyPath<View>.self)]
+            guard optional else { return value }
+            return (value as? any OptionalProperty)?.wrapped ?? false
+        case .none:
+            return nil
         }
-        let value = Mirror(reflecting: child.value)
-        guard value.displayStyle == .optional else { return child.value }
-        return value.children.first?.value ?? false
     }
 
-    private static let layouts = Mutex<[ObjectIdentifier: [String: Int]]>([:])
+    /// How a key of a view's type is read.
+    private enum Field: @unchecked Sendable {
+        /// A stored property of a struct: by its key path (made once; a
+        /// page of 300 rows asks for thousands of keys, and reflecting the
+        /// view for each took two thirds of the trips page's time).
+        case property(AnyKeyPath, optional: Bool)
+        /// The type has no such stored property.
+        case none
+    }
 
-    /// Where each property of a view's type is among its reflected children.
-    private static func offsets(of type: Any.Type, _ children: Mirror.Children) -> [String: Int] {
-        if let known = layouts.withLock({ $0[ObjectIdentifier(type)] }) { return known }
-        var offsets: [String: Int] = [:]
-        for (offset, child) in children.enumerated() {
-            if let label = child.label { offsets[label] = offset }
+    private struct FieldKey: Hashable {
+        let type: ObjectIdentifier
+        let key: String
+    }
+
+    /// Bounded by the templates' keys: keys come from templates, never from requests.
+    private static let fields = Mutex<[FieldKey: Field]>([:])
+
+    private static func field<View>(of type: View.Type, key: String) -> Field {
+        let fieldKey = FieldKey(type: ObjectIdentifier(type), key: key)
+        if let known = fields.withLock({ $0[fieldKey] }) { return known }
+        let name = propertyName(key)
+        var found = Field.none
+        var optional: [String: Bool] = [:]
+        _forEachField(of: type) { label, _, _, kind in
+            optional[String(cString: label)] = kind == .optional
+            return true
         }
-        layouts.withLock { $0[ObjectIdentifier(type)] = offsets }
-        return offsets
+        _forEachFieldWithKeyPath(of: type) { label, path in
+            guard String(cString: label) == name else { return true }
+            found = .property(path, optional: optional[name] ?? false)
+            return false
+        }
+        fields.withLock { $0[fieldKey] = found }
+        return found
     }
 
     /// Keys templates asked for that nothing on the page answered, once each.
@@ -76,6 +95,15 @@ enum ConsoleKeys {
         guard reported.withLock({ $0.insert(entry).inserted }) else { return }
         logger.error("console template asks for an unknown key", metadata: ["template": .string(template), "key": .string(key)])
     }
+}
+
+/// An optional property's value, whatever it wraps.
+private protocol OptionalProperty {
+    var wrapped: Any? { get }
+}
+
+extension Optional: OptionalProperty {
+    var wrapped: Any? { map { $0 } }
 }
 
 /// The frame every page is rendered in: the layout's keys (title, the
