@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import VroomXModels
 @testable import VroomXServer
+import VroomXTestSupport
 
 /// An order import names its trip by number. New numbers cannot differ from
 /// another trip's by capitals alone, but lookalikes saved before that rule
@@ -47,5 +48,36 @@ struct TripNumbersTests {
         #expect(problems[2].message == "Trip T-GONE is cancelled; orders go on planned trips or trips under way.")
         #expect(problems[3].message == "This is required.")
         #expect(problems[4].message.hasPrefix("Trip T-DONE is completed"))
+    }
+
+    @Test("an import reads only the trips its file names, in any letter case, and never another carrier's", arguments: TestBackend.available)
+    func anImportReadsTheTripsItNames(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        let beta = try await CarrierFixture.make(server, name: "Beta", drivers: 1, tripsPerDriver: 0)
+        let store = server.store
+        for index in 0..<30 {
+            _ = try await store.trips.create(CreateTripRequest(number: "IMP-\(index)", origin: "A", destination: "B", miles: 1), tenant: alpha.tenant.id)
+        }
+        _ = try await store.trips.create(CreateTripRequest(number: "BETA-ONLY", origin: "A", destination: "B", miles: 1), tenant: beta.tenant.id)
+        let found = try await store.trips.numbered(["imp-3", "IMP-12", "beta-only", "IMP-404"], tenant: alpha.tenant.id)
+        #expect(Set(found.map(\.number)) == ["IMP-3", "IMP-12"])
+        let file = """
+            number,pickup_address,delivery_address,revenue,trip
+            O-IMP-1,1 Harbor Rd,9 Main St,900,imp-7
+            O-IMP-2,1 Harbor Rd,9 Main St,900,BETA-ONLY
+            """
+        do {
+            _ = try await OrderImport.run(file, store: store, tenant: alpha.tenant.id)
+            Issue.record("an import naming another carrier's trip was taken")
+        } catch let problems as OrderImport.Problems {
+            #expect(problems.lines.map(\.line) == [3] && problems.lines.first?.message == "No trip numbered BETA-ONLY.")
+        }
+        let outcome = try await OrderImport.run(String(file.split(separator: "\n").prefix(2).joined(separator: "\n")), store: store,
+                                                tenant: alpha.tenant.id)
+        #expect(outcome.count == 1)
+        let order = try #require(try await store.orders.list(.dispatch(tenant: alpha.tenant.id)).first { $0.number == "O-IMP-1" })
+        let trip = try #require(try await store.trips.list(.dispatch(tenant: alpha.tenant.id)).first { $0.number == "IMP-7" })
+        #expect(order.tripID == trip.id)
     }
 }

@@ -60,8 +60,11 @@ enum OrderImport {
     }
 
     static func run(_ text: String, store: Store, tenant: ID<Tenant>) async throws -> Outcome {
-        let carrierTrips = try await store.trips.list(.dispatch(tenant: tenant))
-        var (orders, lines, problems, mentions) = try parse(text, trips: TripNumbers(carrierTrips), now: store.now)
+        let table = try read(text)
+        // Only the trips the file names, not every trip the carrier ever ran.
+        let named = Set(table.lines.compactMap { $0.values["trip"] }.filter { !$0.isEmpty })
+        let trips = try await store.trips.numbered(named.sorted(), tenant: tenant)
+        var (orders, lines, problems, mentions) = parse(table, trips: TripNumbers(trips), now: store.now)
         // Customers by name: the carrier's, or new ones made with the orders.
         var newCustomers = OrderService.NewCustomers()
         var known: [String: ID<Customer>] = [:]
@@ -119,7 +122,7 @@ enum OrderImport {
         do {
             let count = try await store.orders.createMany(orders, tenant: tenant, newCustomers: newCustomers)
             // An order on a trip with a driver is assigned; any other waits on New.
-            let drivers = Dictionary(carrierTrips.map { ($0.id, $0.driverID) }) { first, _ in first }
+            let drivers = Dictionary(trips.map { ($0.id, $0.driverID) }) { first, _ in first }
             return Outcome(count: count, assigned: orders.filter { order in order.tripID.flatMap { drivers[$0] ?? nil } != nil }.count,
                            newCustomers: newCustomers.fields.count)
         } catch let refusal as BatchRefusal {
@@ -161,12 +164,20 @@ enum OrderImport {
     /// wrong (its header, its size) throws.
     static func parse(_ text: String, trips: TripNumbers, now: Date) throws
         -> (orders: [ValidOrder], lines: [Int], problems: [Problem], customers: [CustomerMention?]) {
-        let table: CSV.Table
+        parse(try read(text), trips: trips, now: now)
+    }
+
+    /// The file's lines by column; a file whose shape is wrong (its header, its size) throws.
+    static func read(_ text: String) throws -> CSV.Table {
         do {
-            table = try CSV.Table(text, columns: columns, required: required, maxLines: maxLines, noun: "orders")
+            return try CSV.Table(text, columns: columns, required: required, maxLines: maxLines, noun: "orders")
         } catch {
             throw Problems(lines: error.problems)
         }
+    }
+
+    static func parse(_ table: CSV.Table, trips: TripNumbers, now: Date)
+        -> (orders: [ValidOrder], lines: [Int], problems: [Problem], customers: [CustomerMention?]) {
         var problems = Problems(lines: table.problems)
         // One order per number, in the file's order: its first line, and the line of each vehicle.
         var drafts: [(request: CreateOrderRequest, first: [String: String], lines: [Int], mention: CustomerMention?)] = []
@@ -212,7 +223,7 @@ enum OrderImport {
                 switch trips.trip(number) {
                 case .success(let found):
                     // The store's rule, checked here too so every bad line is listed at once.
-                    do { try OrderService.checkTakesOrders(found); trip = found.id } catch let refusal as AppError { errors.add("trip", refusal.body.message) }
+                    do { try OrderService.checkTakesOrders(found); trip = found.id } catch let refusal { errors.add("trip", refusal.body.message) }
                 case .failure(let refusal): errors.add("trip", refusal.body.message)
                 }
             }

@@ -59,7 +59,7 @@ extension OrderService {
 
     /// Orders go on trips that are still to run or under way, never on a
     /// finished or cancelled one (its pay and revenue are settled).
-    static func checkTakesOrders(_ trip: Trip) throws {
+    static func checkTakesOrders(_ trip: Trip) throws(AppError) {
         guard trip.status.isOpen else {
             throw AppError.validation("trip_id", "Trip \(trip.number) is \(trip.status.label); orders go on planned trips or trips under way.")
         }

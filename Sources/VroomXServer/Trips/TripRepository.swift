@@ -22,6 +22,18 @@ enum TripRepository {
         return found
     }
 
+    /// The carrier's trips whose numbers are these in any letter case (`lower`, as numbers are kept distinct),
+    /// from the index `trips_by_folded_number`.
+    static func numbered(_ numbers: [String], tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [Trip] {
+        var found: [Trip] = []
+        for chunk in numbers.chunks(of: 400) {
+            let lowered = SQL.joined(chunk.map { "lower(\($0))" }, separator: ", ")
+            found += try await db.query("SELECT \(Trip.columns) FROM trips WHERE tenant_id = \(tenant) AND lower(number) IN (\(lowered))")
+                .map(Trip.init(row:))
+        }
+        return found
+    }
+
     /// The carrier's trips planned or under way (as many as it runs at once, not all it ever ran).
     static func open(tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [Trip] {
         try await db.query(openQuery(tenant: tenant)).map(Trip.init(row:))

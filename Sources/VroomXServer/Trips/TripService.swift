@@ -16,6 +16,11 @@ public struct TripService: Sendable {
         try await store.read { try await TripRepository.some(ids, tenant: tenant, $0) }
     }
 
+    /// The carrier's trips numbered so, in any letter case.
+    func numbered(_ numbers: [String], tenant: ID<Tenant>) async throws -> [Trip] {
+        try await store.read { try await TripRepository.numbered(numbers, tenant: tenant, $0) }
+    }
+
     /// The carrier's trips planned or under way.
     func open(tenant: ID<Tenant>) async throws -> [Trip] {
         try await store.read { try await TripRepository.open(tenant: tenant, $0) }
