@@ -27,20 +27,30 @@ struct PushBench: AsyncParsableCommand {
                                                baseURL: apns.baseURL, extraRootCertificatePEM: apns.certificatePEM)
         let setup = try await ServerServices.make(configuration)
         let (tenant, _) = try await setup.store.people.createTenant(name: "Push Bench", dispatcherEmail: "dispatch@push.bench.example")
-        let driver = try await setup.store.people.createDriver(tenant: tenant.id, .init(
-            email: "driver@push.bench.example", name: "Bench Driver", payType: .percentage, payRate: 2500))
-        for device in 0..<devices {
-            let token = (0..<32).map { String(format: "%02x", ($0 + device * 31) & 0xff) }.joined()
-            _ = try await setup.store.people.registerDeviceToken(.init(token: token, platform: .ios), user: driver.userID, tenant: tenant.id)
+        // A driver holds at most 500 unread messages (the store refuses more): each run writes to drivers of its own,
+        // 400 messages each, every driver with `devices` phones.
+        func drivers(run: Int) async throws -> [ID<Driver>] {
+            var made: [ID<Driver>] = []
+            for index in 0..<max(1, (messages + 399) / 400) {
+                let driver = try await setup.store.people.createDriver(tenant: tenant.id, .init(
+                    email: "driver-\(run)-\(index)@push.bench.example", name: "Bench Driver \(run)-\(index)", payType: .percentage, payRate: 2500))
+                for device in 0..<devices {
+                    let token = String(repeating: "ab", count: 20) + String(format: "%024x", run * 1_000_000 + index * 1_000 + device)
+                    _ = try await setup.store.people.registerDeviceToken(.init(token: token, platform: .ios), user: driver.userID, tenant: tenant.id)
+                }
+                made.append(driver.id)
+            }
+            return made
         }
         let pushes = messages * devices
         print("push on \(postgres == nil ? "sqlite" : "postgres"): \(messages) messages × \(devices) devices = \(pushes) pushes per run")
         var rates: [Double] = []
         for run in 1...runs {
             // Fill the queue while no push service runs, as after an outage.
+            let recipients = try await drivers(run: run)
             let queued = ContinuousClock.now
             for index in 0..<messages {
-                _ = try await setup.store.notifications.send(.init(driverID: driver.id, type: .dispatchMessage, title: "Load \(index)",
+                _ = try await setup.store.notifications.send(.init(driverID: recipients[index % recipients.count], type: .dispatchMessage, title: "Load \(index)",
                                                             body: "Pickup moved to 7:30 at dock \(index % 12)"), tenant: tenant.id)
             }
             let enqueueSeconds = seconds(ContinuousClock.now - queued)
