@@ -141,7 +141,7 @@ struct BoardCountTests {
         let searched = try await store.boardOrders(.init(status: .new, search: "PU-2", pickupNewestFirst: false, page: 0, pageSize: 2,
                                                          anchor: .after(try #require(ids["PG-0"]))), tenant: tenant)
         #expect(searched.map(\.number) == ["PU-2"])
-        // An anchor on another tab, of another carrier or past the end reads by the page number instead.
+        // An anchor on another tab or of another carrier reads by the page number instead.
         let elsewhere = try await store.orders.createMany([CreateOrderRequest(number: "PX-1", vehicle: Vehicle(make: "Kia"),
                                                                              pickup: Stop(address: "Joliet, IL"), delivery: Stop(address: "Gary, IN"),
                                                                              revenueCents: 1)],
@@ -153,7 +153,16 @@ struct BoardCountTests {
         #expect(try await board(newestFirst: false, at: .after(stranger), page: 1) == oldestFirst[1])
         _ = try await store.orders.updateStatus(try #require(ids["PU-1"]), to: .cancelled, occurredAt: nil, .dispatch(tenant: tenant))
         #expect(try await board(newestFirst: false, at: .before(try #require(ids["PU-1"])), page: 2) == ["PG-0", "PU-2"])
-        #expect(try await board(newestFirst: false, at: .after(try #require(ids["PU-3"])), page: 1) == ["PG-2", "PG-4"])
+        // Past the tab's end (its last order's successors left) is its last page; before its start, its first.
+        let end = try await store.boardPage(.init(status: .new, search: "", pickupNewestFirst: false, page: 1, pageSize: 2,
+                                                  anchor: .after(try #require(ids["PU-3"]))), tenant: tenant)
+        #expect(end.orders.map(\.number) == ["PU-2", "PU-3"] && end.earlier && !end.later)
+        let start = try await store.boardPage(.init(status: .new, search: "", pickupNewestFirst: false, page: 1, pageSize: 2,
+                                                    anchor: .before(try #require(ids["PG-3"]))), tenant: tenant)
+        #expect(start.orders.map(\.number) == ["PG-1", "PG-3"] && !start.earlier && start.later)
+        let middle = try await store.boardPage(.init(status: .new, search: "", pickupNewestFirst: false, page: 1, pageSize: 2,
+                                                     anchor: .after(try #require(ids["PG-3"]))), tenant: tenant)
+        #expect(middle.orders.map(\.number) == ["PG-2", "PG-4"] && middle.earlier && middle.later)
     }
 
     @Test("the board's Next, Previous, First and Last links walk a tab of 120 orders from the order beside each page",
@@ -201,6 +210,28 @@ struct BoardCountTests {
                 let answer = try await api.raw(.get, "/board?status=new&page=2&\(junk)", headers: cookie)
                 #expect(answer.status == 200 && numbers(answer.text) == Array(all[50..<100]), Comment(rawValue: junk))
             }
+
+            // 30 orders come before the first page meanwhile: Previous from page 2 reads the 50 before its first order
+            // (none skipped), and offers Previous again, to the new first page.
+            _ = try await server.store.orders.createMany((0..<30).map { index in
+                CreateOrderRequest(number: String(format: "E-%02d", index), vehicle: Vehicle(make: "Kia"),
+                                   pickup: Stop(address: "Joliet, IL", windowStart: day.adding(days: -5)),
+                                   delivery: Stop(address: "Gary, IN"), revenueCents: 10_000)
+            }, tenant: carrier.tenant.id)
+            let earlier = (0..<30).map { String(format: "E-%02d", $0) }
+            func numbersE(_ html: String) -> [String] { html.matches(of: /class="strong">([EW]-\d+)<\/a>/).map { String($0.1) } }
+            let before = try await api.raw(.get, try #require(link(second, "prev")), headers: cookie).text
+            #expect(numbersE(before) == Array(all[0..<50]) && before.contains("Page 2 of 3"))
+            let newFirst = try await api.raw(.get, try #require(link(before, "prev")), headers: cookie).text
+            #expect(numbersE(newFirst) == earlier + Array(all[0..<20]) && newFirst.contains("Page 1 of 3") && link(newFirst, "prev") == nil)
+            // 40 of the first orders leave the tab: Next from the old page 2 shows what follows it, and no Next past the end.
+            let orders = try await server.store.orders.list(.dispatch(tenant: carrier.tenant.id))
+            for order in orders where all[0..<40].contains(order.number) {
+                _ = try await server.store.orders.updateStatus(order.id, to: .cancelled, occurredAt: nil, .dispatch(tenant: carrier.tenant.id))
+            }
+            let after = try await api.raw(.get, try #require(link(second, "next")), headers: cookie).text
+            #expect(numbersE(after) == Array(all[100..<120]) && after.contains("Page 3 of 3") && link(after, "next") == nil
+                    && link(after, "prev") != nil)
         }
     }
 }

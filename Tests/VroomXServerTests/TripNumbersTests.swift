@@ -79,5 +79,31 @@ struct TripNumbersTests {
         let order = try #require(try await store.orders.list(.dispatch(tenant: alpha.tenant.id)).first { $0.number == "O-IMP-1" })
         let trip = try #require(try await store.trips.list(.dispatch(tenant: alpha.tenant.id)).first { $0.number == "IMP-7" })
         #expect(order.tripID == trip.id)
+
+        // A file naming one trip in two letter cases, among more names than one look-up takes, finds the one trip.
+        let spread = ["number,pickup_address,delivery_address,revenue,trip", "O-IMP-3,1 Harbor Rd,9 Main St,900,imp-3",
+                      "O-IMP-4,1 Harbor Rd,9 Main St,900,IMP-3"] + (0..<450).map { "O-IMP-X\($0),1 Harbor Rd,9 Main St,900,U-\($0)" }
+        do {
+            _ = try await OrderImport.run(spread.joined(separator: "\n"), store: store, tenant: alpha.tenant.id)
+            Issue.record("450 unknown trips were taken")
+        } catch let problems as OrderImport.Problems {
+            #expect(!problems.lines.contains { $0.line <= 3 }, "\(problems.lines.prefix(3))")
+        }
+        // Letters beyond ASCII fold as Swift folds them, on either database: a lookalike pair is refused, not picked by chance.
+        for number in ["ÉTÉ-1", "ABC-é", "abc-É"] {
+            _ = try await store.trips.create(CreateTripRequest(number: number, origin: "A", destination: "B", miles: 1), tenant: alpha.tenant.id)
+        }
+        let accented = """
+            number,pickup_address,delivery_address,revenue,trip
+            O-ACC-1,1 Harbor Rd,9 Main St,900,été-1
+            O-ACC-2,1 Harbor Rd,9 Main St,900,Abc-é
+            """
+        do {
+            _ = try await OrderImport.run(accented, store: store, tenant: alpha.tenant.id)
+            Issue.record("a lookalike pair was picked from")
+        } catch let problems as OrderImport.Problems {
+            #expect(problems.lines.map(\.line) == [3] && problems.lines.first?.message.contains("2 trips are numbered like Abc-é") == true,
+                    "\(problems.lines)")
+        }
     }
 }

@@ -135,9 +135,9 @@ struct ConsoleOrderPages {
             ?? request.query("before").flatMap { ID<Order>($0) }.map { .before($0) }
         // A search that runs past its deadline is stopped (the database frees its connection) and says so.
         var tooSlow = false
-        let (orders, tally): ([Order], [OrderStatus: Int])
+        let (found, tally): (Store.BoardPage, [OrderStatus: Int])
         do {
-            (orders, tally) = try await Self.searching(search) { [store] in
+            (found, tally) = try await Self.searching(search) { [store] in
                 // One after the other when searching (a search holds one statement thread, not two), and for the
                 // last page, whose size the count gives.
                 guard search.isEmpty, !wantsLast else {
@@ -148,19 +148,20 @@ struct ConsoleOrderPages {
                     }
                     let query = Store.BoardQuery(status: status, search: search, pickupNewestFirst: newestFirst, page: page,
                                                  pageSize: Self.boardPageSize, anchor: anchor)
-                    return (try await store.boardOrders(query, tenant: request.tenant), counts)
+                    return (try await store.boardPage(query, tenant: request.tenant), counts)
                 }
                 let query = Store.BoardQuery(status: status, search: search, pickupNewestFirst: newestFirst, page: page,
                                              pageSize: Self.boardPageSize, anchor: anchor)
-                async let found = store.boardOrders(query, tenant: request.tenant)
+                async let found = store.boardPage(query, tenant: request.tenant)
                 async let counts = store.orderCounts(tenant: request.tenant, search: search)
                 return (try await found, try await counts)
             }
         } catch let error as DatabaseUnavailable where error.cause == .timedOut && !search.isEmpty {
-            (orders, tally, tooSlow) = ([], [:], true)
+            (found, tally, tooSlow) = (Store.BoardPage(orders: [], earlier: false, later: false), [:], true)
         }
+        let orders = found.orders
         let lookup = try await Names.load(store, tenant: request.tenant, of: orders)
-        let pager = ConsolePager(page: page + 1, pageSize: Self.boardPageSize, total: tally[status] ?? 0)
+        let total = tally[status] ?? 0
         func link(status: OrderStatus = status, page: Int = 1, sort: Bool = newestFirst, at place: String? = nil) -> String {
             var parts = ["status=\(status.rawValue)"]
             if !search.isEmpty { parts.append("q=" + (search.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")) }
@@ -170,7 +171,18 @@ struct ConsoleOrderPages {
             return "/board?" + parts.joined(separator: "&")
         }
         // A page past the last (a list that shrank, an edited address) shows the last page, not an empty board.
-        if pager.page > pager.pages, pager.total > 0 { return ConsolePages.redirect(link(page: pager.pages)) }
+        let last = ConsolePager(page: 1, pageSize: Self.boardPageSize, total: total).pages
+        if anchor == nil, page + 1 > last, total > 0 { return ConsolePages.redirect(link(page: last)) }
+        // The page's number is where it was asked for, unless the tab changed meanwhile: nothing before it is the
+        // first page, nothing after it the last. The links follow what is there, so no order is out of reach.
+        let shown = !found.earlier ? 1 : !found.later ? last : min(max(page + 1, 2), last)
+        let pager = ConsolePager(page: shown, pageSize: Self.boardPageSize, total: total)
+        let pagerView = pager.view(
+            shown: orders.count, label: "Pages", ends: true,
+            first: found.earlier ? link() : nil,
+            prev: found.earlier ? orders.first.map { link(page: shown - 1, at: "before=\($0.id)") } : nil,
+            next: found.later ? orders.last.map { link(page: shown + 1, at: "after=\($0.id)") } : nil,
+            last: found.later ? link(page: last, at: "at=last") : nil)
         // A stopped search counted nothing: its tabs say so, not zero.
         let tabs = OrderStatus.allCases.map { tab in
             BoardView.Tab(label: tab.title, count: tooSlow ? "–" : ConsoleFormat.grouped(tally[tab] ?? 0), href: link(status: tab),
@@ -185,11 +197,7 @@ struct ConsoleOrderPages {
             tabs: tabs, matching: !search.isEmpty, tooSlow: tooSlow, elsewhere: elsewhere, foundElsewhere: !elsewhere.isEmpty,
             status: status.rawValue, statusLabel: status.title, q: search, imported: Self.importedNotice(request),
             orders: orders.map { OrderRowView($0, lookup, today: LocalDate(store.now)) }, empty: orders.isEmpty,
-            pager: pager.view(shown: orders.count, label: "Pages",
-                              first: pager.page > 2 ? link() : nil,
-                              prev: pager.page == 2 ? link() : pager.page < 2 ? nil : orders.first.map { link(page: pager.page - 1, at: "before=\($0.id)") },
-                              next: pager.page < pager.pages ? orders.last.map { link(page: pager.page + 1, at: "after=\($0.id)") } : nil,
-                              last: pager.page < pager.pages - 1 ? link(page: pager.pages, at: "at=last") : nil),
+            pager: pagerView,
             sortAscHref: link(sort: false), sortDescHref: link(sort: true), sortDesc: newestFirst))
     }
 

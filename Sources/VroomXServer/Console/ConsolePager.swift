@@ -19,15 +19,17 @@ struct ConsolePager {
 
     /// The pager as its template shows it, for a page showing `shown` rows; `link` gives a page's address.
     func view(shown: Int, label: String, link: (Int) -> String) -> ConsolePagerView {
-        view(shown: shown, label: label, prev: page > 1 ? link(page - 1) : nil, next: page < pages ? link(page + 1) : nil)
+        view(shown: shown, label: label, ends: false, prev: page > 1 ? link(page - 1) : nil, next: page < pages ? link(page + 1) : nil)
     }
 
-    /// The pager with the addresses of its links given (nil: not shown), for
-    /// a list whose pages are found from the rows beside them.
-    func view(shown: Int, label: String, first: String? = nil, prev: String?, next: String?, last: String? = nil) -> ConsolePagerView {
+    /// The pager with the addresses of its links given, for a list whose
+    /// pages are found from the rows beside them. A link that leads nowhere
+    /// is shown disabled, so the pager keeps its shape from page to page;
+    /// `ends` adds First and Last.
+    func view(shown: Int, label: String, ends: Bool, first: String? = nil, prev: String?, next: String?, last: String? = nil) -> ConsolePagerView {
         ConsolePagerView(label: label, first: ConsoleFormat.grouped(total == 0 ? 0 : offset + 1), last: ConsoleFormat.grouped(offset + shown),
                          count: ConsoleFormat.grouped(total), page: ConsoleFormat.grouped(page), pages: ConsoleFormat.grouped(pages),
-                         firstPage: first, prev: prev, next: next, lastPage: last)
+                         ends: ends, firstPage: first, prev: prev, next: next, lastPage: last)
     }
 }
 
@@ -39,6 +41,7 @@ struct ConsolePagerView: ConsoleView {
     let count: String
     let page: String
     let pages: String
+    let ends: Bool
     let firstPage: String?
     let prev: String?
     let next: String?

@@ -61,9 +61,13 @@ enum OrderImport {
 
     static func run(_ text: String, store: Store, tenant: ID<Tenant>) async throws -> Outcome {
         let table = try read(text)
-        // Only the trips the file names, not every trip the carrier ever ran.
+        // Only the trips the file names, not every trip the carrier ever ran: found by the database's `lower`, which
+        // folds ASCII letters only (SQLite), so a file naming a trip with other letters reads them all, for
+        // `TripNumbers` to fold every letter (and refuse lookalikes) as it always did.
         let named = Set(table.lines.compactMap { $0.values["trip"] }.filter { !$0.isEmpty })
-        let trips = try await store.trips.numbered(named.sorted(), tenant: tenant)
+        let trips = named.allSatisfy { $0.unicodeScalars.allSatisfy(\.isASCII) }
+            ? try await store.trips.numbered(named.sorted(), tenant: tenant)
+            : try await store.trips.list(.dispatch(tenant: tenant))
         var (orders, lines, problems, mentions) = parse(table, trips: TripNumbers(trips), now: store.now)
         // Customers by name: the carrier's, or new ones made with the orders.
         var newCustomers = OrderService.NewCustomers()

@@ -108,48 +108,71 @@ extension Store {
         let id: String
     }
 
+    /// One page of the board's orders, and whether the tab has orders
+    /// before and after it (so the pager links where there is something to
+    /// see, whatever changed since the page number was given).
+    struct BoardPage: Sendable {
+        var orders: [Order]
+        var earlier: Bool
+        var later: Bool
+    }
+
     /// One page of the board's orders: those with a pickup date in its
     /// order (`Schema.pickupDue`: the index `orders_board` reads them in it,
     /// either way), then those without one by number. (How many there are in all is
     /// `orderCounts`, which the board reads anyway.)
     func boardOrders(_ query: BoardQuery, tenant: ID<Tenant>) async throws -> [Order] {
+        try await boardPage(query, tenant: tenant).orders
+    }
+
+    func boardPage(_ query: BoardQuery, tenant: ID<Tenant>) async throws -> BoardPage {
         let filter: SQL = "tenant_id = \(tenant) AND status = \(query.status)" + boardSearch(query.search, tenant: tenant)
         let ascending = !query.pickupNewestFirst
         return try await read { db in
-            if let anchor = query.anchor {
-                let anchored = try await Self.boardOrders(from: anchor, ascending: ascending, limit: query.pageSize, filter: filter,
-                                                          status: query.status, tenant: tenant, db)
-                if let anchored, !anchored.isEmpty { return anchored }
+            if let anchor = query.anchor, let page = try await Self.boardPage(at: anchor, ascending: ascending, size: query.pageSize,
+                                                                              filter: filter, status: query.status, tenant: tenant, db) {
+                return page
             }
-            let direction: SQL = ascending ? "ASC" : "DESC"
-            let offset = query.page * query.pageSize
-            let dated = try await db.query("""
-                SELECT \(Order.columns) FROM orders WHERE \(filter) AND \(unsafeRaw: Schema.pickupDue) IS NOT NULL
-                ORDER BY \(unsafeRaw: Schema.pickupDue) \(direction), number \(direction), id \(direction) LIMIT \(query.pageSize) OFFSET \(offset)
-                """).map(Order.init(row:))
-            guard dated.count < query.pageSize else { return dated }
+            return try await Self.boardPage(skipping: query.page * query.pageSize, ascending: ascending, size: query.pageSize, filter: filter, db)
+        }
+    }
+
+    /// The page after `offset` orders, read past them (one more is read, to
+    /// know whether any follow).
+    private static func boardPage(skipping offset: Int, ascending: Bool, size: Int, filter: SQL,
+                                  _ db: any SQLExecutor) async throws -> BoardPage {
+        let direction: SQL = ascending ? "ASC" : "DESC"
+        let limit = size + 1
+        var orders = try await db.query("""
+            SELECT \(Order.columns) FROM orders WHERE \(filter) AND \(unsafeRaw: Schema.pickupDue) IS NOT NULL
+            ORDER BY \(unsafeRaw: Schema.pickupDue) \(direction), number \(direction), id \(direction) LIMIT \(limit) OFFSET \(offset)
+            """).map(Order.init(row:))
+        if orders.count < limit {
             // Orders without a pickup date come last either way: after the dated ones on this page, or from where
             // the dated ones ended (counted only when this page has none of them).
             var undatedOffset = 0
-            if dated.isEmpty, offset > 0 {
+            if orders.isEmpty, offset > 0 {
                 let row = try await db.first("SELECT COUNT(*) AS n FROM orders WHERE \(filter) AND \(unsafeRaw: Schema.pickupDue) IS NOT NULL")
                 undatedOffset = max(0, offset - (try row?.int("n") ?? 0))
             }
-            let undated = try await db.query("""
+            orders += try await db.query("""
                 SELECT \(Order.columns) FROM orders WHERE \(filter) AND \(unsafeRaw: Schema.pickupDue) IS NULL
-                ORDER BY \(Self.undatedOrder(direction, db.dialect)) LIMIT \(query.pageSize - dated.count) OFFSET \(undatedOffset)
+                ORDER BY \(undatedOrder(direction, db.dialect)) LIMIT \(limit - orders.count) OFFSET \(undatedOffset)
                 """).map(Order.init(row:))
-            return dated + undated
         }
+        return BoardPage(orders: Array(orders.prefix(size)), earlier: offset > 0, later: orders.count > size)
     }
 
     /// The page at an anchor, in the board's order; nil when the anchor's
     /// order is no longer on this tab (the caller reads by page number).
     /// The tab is two runs, the dated orders then the undated: reading
     /// forward goes from the anchor's run into the next, reading backward
-    /// walks them the other way round and turns the rows over.
-    private static func boardOrders(from anchor: BoardAnchor, ascending: Bool, limit: Int, filter: SQL, status: OrderStatus,
-                                    tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [Order]? {
+    /// walks them the other way round and turns the rows over. One more
+    /// order than a page is read, to know whether the tab goes on. Past the
+    /// tab's end (its last orders left meanwhile) the last page is shown;
+    /// before its start, the first.
+    private static func boardPage(at anchor: BoardAnchor, ascending: Bool, size: Int, filter: SQL, status: OrderStatus,
+                                  tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> BoardPage? {
         func key(_ id: ID<Order>) async throws -> BoardKey? {
             guard let row = try await db.first("""
                 SELECT \(unsafeRaw: Schema.pickupDue) AS due, number FROM orders WHERE tenant_id = \(tenant) AND status = \(status) AND id = \(id)
@@ -164,15 +187,24 @@ extension Store {
             }
             return orders
         }
+        /// The tab's last `rows` orders.
+        func last(_ rows: Int) async throws -> BoardPage {
+            let orders = try await walk([false, true], from: nil, ascending: !ascending, limit: rows + 1)
+            return BoardPage(orders: orders.prefix(rows).reversed(), earlier: orders.count > rows, later: false)
+        }
         switch anchor {
         case .after(let id):
             guard let key = try await key(id) else { return nil }
-            return try await walk(key.due == nil ? [false] : [true, false], from: key, ascending: ascending, limit: limit)
+            let orders = try await walk(key.due == nil ? [false] : [true, false], from: key, ascending: ascending, limit: size + 1)
+            guard !orders.isEmpty else { return try await last(size) }
+            return BoardPage(orders: Array(orders.prefix(size)), earlier: true, later: orders.count > size)
         case .before(let id):
             guard let key = try await key(id) else { return nil }
-            return try await walk(key.due == nil ? [false, true] : [true], from: key, ascending: !ascending, limit: limit).reversed()
+            let orders = try await walk(key.due == nil ? [false, true] : [true], from: key, ascending: !ascending, limit: size + 1)
+            guard orders.count > size else { return try await boardPage(skipping: 0, ascending: ascending, size: size, filter: filter, db) }
+            return BoardPage(orders: orders.prefix(size).reversed(), earlier: true, later: true)
         case .last(let rows):
-            return try await walk([false, true], from: nil, ascending: !ascending, limit: min(max(rows, 1), limit)).reversed()
+            return try await last(min(max(rows, 1), size))
         }
     }
 
@@ -284,7 +316,7 @@ extension Store {
     /// Sums each carrier's kept counts into one row a status (PostgreSQL
     /// adds a row for each change; SQLite keeps one already). Rows added
     /// meanwhile are not yet visible to it, so they stay, and still count.
-    func gatherOrderCounts() async throws {
+    public func gatherOrderCounts() async throws {
         guard database.dialect == .postgres else { return }
         try await writeRows { db in
             try await db.execute("""

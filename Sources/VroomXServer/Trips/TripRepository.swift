@@ -24,14 +24,17 @@ enum TripRepository {
 
     /// The carrier's trips whose numbers are these in any letter case (`lower`, as numbers are kept distinct),
     /// from the index `trips_by_folded_number`.
+    /// Each trip once, however many of the numbers name it.
     static func numbered(_ numbers: [String], tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [Trip] {
-        var found: [Trip] = []
+        var found: [ID<Trip>: Trip] = [:]
         for chunk in numbers.chunks(of: 400) {
             let lowered = SQL.joined(chunk.map { "lower(\($0))" }, separator: ", ")
-            found += try await db.query("SELECT \(Trip.columns) FROM trips WHERE tenant_id = \(tenant) AND lower(number) IN (\(lowered))")
-                .map(Trip.init(row:))
+            for trip in try await db.query("SELECT \(Trip.columns) FROM trips WHERE tenant_id = \(tenant) AND lower(number) IN (\(lowered))")
+                .map(Trip.init(row:)) {
+                found[trip.id] = trip
+            }
         }
-        return found
+        return Array(found.values)
     }
 
     /// The carrier's trips planned or under way (as many as it runs at once, not all it ever ran).
