@@ -141,7 +141,7 @@ struct BoardCountTests {
         let searched = try await store.boardOrders(.init(status: .new, search: "PU-2", pickupNewestFirst: false, page: 0, pageSize: 2,
                                                          anchor: .after(try #require(ids["PG-0"]))), tenant: tenant)
         #expect(searched.map(\.number) == ["PU-2"])
-        // An anchor on another tab or of another carrier reads by the page number instead.
+        // An anchor of another carrier reads by the page number instead.
         let elsewhere = try await store.orders.createMany([CreateOrderRequest(number: "PX-1", vehicle: Vehicle(make: "Kia"),
                                                                              pickup: Stop(address: "Joliet, IL"), delivery: Stop(address: "Gary, IN"),
                                                                              revenueCents: 1)],
@@ -152,11 +152,13 @@ struct BoardCountTests {
         }.flatMap { ID<Order>($0) })
         #expect(try await board(newestFirst: false, at: .after(stranger), page: 1) == oldestFirst[1])
         _ = try await store.orders.updateStatus(try #require(ids["PU-1"]), to: .cancelled, occurredAt: nil, .dispatch(tenant: tenant))
-        #expect(try await board(newestFirst: false, at: .before(try #require(ids["PU-1"])), page: 2) == ["PG-0", "PU-2"])
-        // Past the tab's end (its last order's successors left) is its last page; before its start, its first.
+        // An order that left the tab still marks its place in it.
+        #expect(try await board(newestFirst: false, at: .before(try #require(ids["PU-1"])), page: 2) == ["PG-4", "PG-0"])
+        #expect(try await board(newestFirst: false, at: .after(try #require(ids["PU-1"])), page: 2) == ["PU-2", "PU-3"])
+        // Past the tab's end is empty (the board shows its last page); before its start is its first page.
         let end = try await store.boardPage(.init(status: .new, search: "", pickupNewestFirst: false, page: 1, pageSize: 2,
                                                   anchor: .after(try #require(ids["PU-3"]))), tenant: tenant)
-        #expect(end.orders.map(\.number) == ["PU-2", "PU-3"] && end.earlier && !end.later)
+        #expect(end.orders.isEmpty && !end.later)
         let start = try await store.boardPage(.init(status: .new, search: "", pickupNewestFirst: false, page: 1, pageSize: 2,
                                                     anchor: .before(try #require(ids["PG-3"]))), tenant: tenant)
         #expect(start.orders.map(\.number) == ["PG-1", "PG-3"] && !start.earlier && start.later)
@@ -232,6 +234,22 @@ struct BoardCountTests {
             let after = try await api.raw(.get, try #require(link(second, "next")), headers: cookie).text
             #expect(numbersE(after) == Array(all[100..<120]) && after.contains("Page 3 of 3") && link(after, "next") == nil
                     && link(after, "prev") != nil)
+            // The order Next names left the tab too (assigned, cancelled): it still marks where the next page starts.
+            func cancel(_ numbers: ArraySlice<String>) async throws {
+                for order in try await server.store.orders.list(.dispatch(tenant: carrier.tenant.id)) where numbers.contains(order.number) {
+                    _ = try await server.store.orders.updateStatus(order.id, to: .cancelled, occurredAt: nil, .dispatch(tenant: carrier.tenant.id))
+                }
+            }
+            try await cancel(all[97..<100])
+            let afterGone = try await api.raw(.get, try #require(link(second, "next")), headers: cookie).text
+            #expect(numbersE(afterGone) == Array(all[100..<120]))
+            // Every order after it left: the tab's last page, its rows as Last shows them, not an empty board.
+            try await cancel(all[100..<120])
+            let pastEnd = try await api.raw(.get, try #require(link(second, "next")), headers: cookie)
+            let location = try #require(pastEnd.headers[.location])
+            #expect(pastEnd.status == 303 && location.contains("at=last"), "\(pastEnd.status) \(location)")
+            let end = try await api.raw(.get, location, headers: cookie).text
+            #expect(numbersE(end) == Array(all[60..<97]) && end.contains("Page 2 of 2") && end.contains("51–87 of 87"))
         }
     }
 }

@@ -170,9 +170,10 @@ struct ConsoleOrderPages {
             if let place { parts.append(place) }
             return "/board?" + parts.joined(separator: "&")
         }
-        // A page past the last (a list that shrank, an edited address) shows the last page, not an empty board.
+        // A page past the last (a list that shrank, an edited address, a Next whose orders all left) shows the last
+        // page, not an empty board.
         let last = ConsolePager(page: 1, pageSize: Self.boardPageSize, total: total).pages
-        if anchor == nil, page + 1 > last, total > 0 { return ConsolePages.redirect(link(page: last)) }
+        if orders.isEmpty, total > 0, !tooSlow, !wantsLast { return ConsolePages.redirect(link(page: last, at: "at=last")) }
         // The page's number is where it was asked for, unless the tab changed meanwhile: nothing before it is the
         // first page, nothing after it the last. The links follow what is there, so no order is out of reach.
         let shown = !found.earlier ? 1 : !found.later ? last : min(max(page + 1, 2), last)

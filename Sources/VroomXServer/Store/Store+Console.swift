@@ -130,7 +130,7 @@ extension Store {
         let ascending = !query.pickupNewestFirst
         return try await read { db in
             if let anchor = query.anchor, let page = try await Self.boardPage(at: anchor, ascending: ascending, size: query.pageSize,
-                                                                              filter: filter, status: query.status, tenant: tenant, db) {
+                                                                              filter: filter, tenant: tenant, db) {
                 return page
             }
             return try await Self.boardPage(skipping: query.page * query.pageSize, ascending: ascending, size: query.pageSize, filter: filter, db)
@@ -163,19 +163,21 @@ extension Store {
         return BoardPage(orders: Array(orders.prefix(size)), earlier: offset > 0, later: orders.count > size)
     }
 
-    /// The page at an anchor, in the board's order; nil when the anchor's
-    /// order is no longer on this tab (the caller reads by page number).
+    /// The page at an anchor, in the board's order; nil when the anchor is
+    /// no order of the carrier (the caller reads by page number). An order
+    /// that left the tab meanwhile (assigned, cancelled) still marks its
+    /// place in the tab's order.
     /// The tab is two runs, the dated orders then the undated: reading
     /// forward goes from the anchor's run into the next, reading backward
     /// walks them the other way round and turns the rows over. One more
     /// order than a page is read, to know whether the tab goes on. Past the
-    /// tab's end (its last orders left meanwhile) the last page is shown;
-    /// before its start, the first.
-    private static func boardPage(at anchor: BoardAnchor, ascending: Bool, size: Int, filter: SQL, status: OrderStatus,
+    /// tab's end (its last orders left meanwhile) the page is empty, for the
+    /// caller to show the last page; before its start is the first page.
+    private static func boardPage(at anchor: BoardAnchor, ascending: Bool, size: Int, filter: SQL,
                                   tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> BoardPage? {
         func key(_ id: ID<Order>) async throws -> BoardKey? {
             guard let row = try await db.first("""
-                SELECT \(unsafeRaw: Schema.pickupDue) AS due, number FROM orders WHERE tenant_id = \(tenant) AND status = \(status) AND id = \(id)
+                SELECT \(unsafeRaw: Schema.pickupDue) AS due, number FROM orders WHERE tenant_id = \(tenant) AND id = \(id)
                 """) else { return nil }
             return BoardKey(due: try row.optionalString("due"), number: try row.string("number"), id: id.rawValue)
         }
@@ -196,7 +198,6 @@ extension Store {
         case .after(let id):
             guard let key = try await key(id) else { return nil }
             let orders = try await walk(key.due == nil ? [false] : [true, false], from: key, ascending: ascending, limit: size + 1)
-            guard !orders.isEmpty else { return try await last(size) }
             return BoardPage(orders: Array(orders.prefix(size)), earlier: true, later: orders.count > size)
         case .before(let id):
             guard let key = try await key(id) else { return nil }
