@@ -133,6 +133,9 @@ struct ConsoleOrderPages {
         let wantsLast = request.query("at") == "last"
         var anchor: Store.BoardAnchor? = request.query("after").flatMap { ID<Order>($0) }.map { .after($0) }
             ?? request.query("before").flatMap { ID<Order>($0) }.map { .before($0) }
+        func query() -> Store.BoardQuery {
+            Store.BoardQuery(status: status, search: search, pickupNewestFirst: newestFirst, page: page, pageSize: Self.boardPageSize, anchor: anchor)
+        }
         // A search that runs past its deadline is stopped (the database frees its connection) and says so.
         var tooSlow = false
         let (found, tally): (Store.BoardPage, [OrderStatus: Int])
@@ -146,12 +149,9 @@ struct ConsoleOrderPages {
                         let end = ConsolePager.clamped(.max, pageSize: Self.boardPageSize, total: counts[status] ?? 0)
                         (page, anchor) = (end.page - 1, .last(rows: end.total - end.offset))
                     }
-                    let query = Store.BoardQuery(status: status, search: search, pickupNewestFirst: newestFirst, page: page,
-                                                 pageSize: Self.boardPageSize, anchor: anchor)
-                    return (try await store.boardPage(query, tenant: request.tenant), counts)
+                    return (try await store.boardPage(query(), tenant: request.tenant), counts)
                 }
-                let query = Store.BoardQuery(status: status, search: search, pickupNewestFirst: newestFirst, page: page,
-                                             pageSize: Self.boardPageSize, anchor: anchor)
+                let query = query()
                 async let found = store.boardPage(query, tenant: request.tenant)
                 async let counts = store.orderCounts(tenant: request.tenant, search: search)
                 return (try await found, try await counts)
@@ -160,7 +160,6 @@ struct ConsoleOrderPages {
             (found, tally, tooSlow) = (Store.BoardPage(orders: [], earlier: false, later: false), [:], true)
         }
         let orders = found.orders
-        let lookup = try await Names.load(store, tenant: request.tenant, of: orders)
         let total = tally[status] ?? 0
         func link(status: OrderStatus = status, page: Int = 1, sort: Bool = newestFirst, at place: String? = nil) -> String {
             var parts = ["status=\(status.rawValue)"]
@@ -174,6 +173,7 @@ struct ConsoleOrderPages {
         // page, not an empty board.
         let last = ConsolePager(page: 1, pageSize: Self.boardPageSize, total: total).pages
         if orders.isEmpty, total > 0, !tooSlow, !wantsLast { return ConsolePages.redirect(link(page: last, at: "at=last")) }
+        let lookup = try await Names.load(store, tenant: request.tenant, of: orders)
         // The page's number is where it was asked for, unless the tab changed meanwhile: nothing before it is the
         // first page, nothing after it the last. The links follow what is there, so no order is out of reach.
         let shown = !found.earlier ? 1 : !found.later ? last : min(max(page + 1, 2), last)

@@ -19,20 +19,15 @@ extension ConsoleView {
 /// Template keys to Swift property names, and the reports of keys that
 /// name nothing.
 enum ConsoleKeys {
-    private static let names = Mutex<[String: String]>([:])
-
     /// Words Swift names write in capitals after the first (`trip_id` → `tripID`).
     private static let acronyms: [Substring: String] = ["id": "ID", "eta": "ETA", "url": "URL", "vin": "VIN", "csv": "CSV"]
 
-    /// `status_label` → `statusLabel`, `trip_id` → `tripID`.
+    /// `status_label` → `statusLabel`, `trip_id` → `tripID` (worked out once a
+    /// type and key: `fields` keeps what it found).
     static func propertyName(_ key: String) -> String {
-        if let known = names.withLock({ $0[key] }) { return known }
-        let words = key.split(separator: "_")
-        let name = words.enumerated().map { index, word in
+        key.split(separator: "_").enumerated().map { index, word in
             index == 0 ? String(word) : acronyms[word] ?? word.prefix(1).uppercased() + word.dropFirst()
         }.joined()
-        names.withLock { $0[key] = name }
-        return name
     }
 
     /// The property's value; `false` for a nil one (so the section is absent
