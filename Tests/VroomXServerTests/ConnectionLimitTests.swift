@@ -197,7 +197,14 @@ struct ConnectionLimitTests {
         #expect(stored == 200)
         let live = try await LiveServer(server)
         let media = server.services.configuration.resolvedMediaDirectory.path
+        // The upload's own descriptors are closed once it is answered; waited for, so one closing late cannot
+        // hide the download's (a full run once saw no rise in 30 s).
+        let settled = ContinuousClock.now + .seconds(10)
+        while UploadTests.openDescriptors(under: media) > 0, ContinuousClock.now < settled {
+            try await Task.sleep(for: .milliseconds(50))
+        }
         let before = UploadTests.openDescriptors(under: media)
+        #expect(before == 0, "\(before) descriptors under the media folder stay open after the upload")
         let request = "GET /v1/inspections/\(inspection.id)/media/front HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n"
 
         let stalled = try await RawSocket.connect(port: live.port, receiveBuffer: 16 << 10)
@@ -211,7 +218,7 @@ struct ConnectionLimitTests {
         }
         if !held {
             let answer = (try? await stalled.receive(timeout: .seconds(1))).map { String(decoding: $0.prefix(300), as: UTF8.self) } ?? "nothing"
-            Issue.record("the download has not begun; the socket got: \(answer)")
+            Issue.record("the download has not begun (\(before) descriptors open before it); the socket got: \(answer)")
         }
         let deadline = ContinuousClock.now + .seconds(20)
         while held, ContinuousClock.now < deadline {
