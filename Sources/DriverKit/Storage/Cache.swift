@@ -47,12 +47,12 @@ extension AppDatabase {
 
     /// A cached trip's number, read without decoding the trip (every queued change is described by it).
     static func tripNumber(_ id: ID<Trip>, _ db: Database) throws -> String? {
-        try String.fetchOne(db, sql: "SELECT json_extract(doc, '$.number') FROM trips WHERE id = ?", arguments: [id.rawValue])
+        try String.fetchOne(db.cachedStatement(sql: "SELECT json_extract(doc, '$.number') FROM trips WHERE id = ?"), arguments: [id.rawValue])
     }
 
     /// A cached order's number, read without decoding the order.
     static func orderNumber(_ id: ID<Order>, _ db: Database) throws -> String? {
-        try String.fetchOne(db, sql: "SELECT json_extract(doc, '$.number') FROM orders WHERE id = ?", arguments: [id.rawValue])
+        try String.fetchOne(db.cachedStatement(sql: "SELECT json_extract(doc, '$.number') FROM orders WHERE id = ?"), arguments: [id.rawValue])
     }
 
     static func orders(_ db: Database) throws -> [Order] {
@@ -158,7 +158,7 @@ extension AppDatabase {
         case .equipment: sql = "SELECT json_extract(doc, '$.version') FROM equipment WHERE id = ?"
         case .expense, .notification, .customer, .message: return nil
         }
-        return try Int.fetchOne(db, sql: sql, arguments: [row.id])
+        return try Int.fetchOne(db.cachedStatement(sql: sql), arguments: [row.id])
     }
 
     static func remove(_ entity: ChangeEntity, id: String, _ db: Database) throws {

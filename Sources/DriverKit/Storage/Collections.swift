@@ -60,9 +60,9 @@ extension AppDatabase {
                 return CollectionRecord(id: id, orderID: order, amountCents: row["amount_cents"], method: method, reference: row["reference"],
                                         collectedOn: (row["collected_on"] as String?).flatMap(LocalDate.init), state: .recorded)
             }
-        let queued = try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE kind = ? AND owner IS ? ORDER BY seq",
-                                      arguments: [MutationKind.collectPayment.rawValue, owner])
-            .map(OutboxEntry.init(row:)).compactMap { entry -> CollectionRecord? in
+        let queued = try Row.decodeAll(db, sql: "SELECT * FROM outbox WHERE kind = ? AND owner IS ? ORDER BY seq",
+                                       arguments: [MutationKind.collectPayment.rawValue, owner], OutboxEntry.init(row:))
+            .compactMap { entry -> CollectionRecord? in
                 guard case .collectPayment(let request) = entry.mutation.payload else { return nil }
                 let state: CollectionRecord.State = entry.failure == .rejected ? .refused(entry.errorMessage ?? "The server refused it.") : .waiting
                 return CollectionRecord(id: request.id, orderID: request.orderID, amountCents: request.amountCents, method: request.method,

@@ -21,14 +21,17 @@ extension AppDatabase {
         try writer.write { db in
             var touched: Set<String> = []
             for result in results {
-                guard let entry = try Row.fetchOne(db, sql: "SELECT * FROM outbox WHERE id = ?", arguments: [result.id.rawValue])
-                    .map(OutboxEntry.init(row:)) else { continue }
+                guard let entry = try Row.decodeFirst(db, sql: "SELECT * FROM outbox WHERE id = ?", arguments: [result.id.rawValue],
+                                                      OutboxEntry.init(row:)) else { continue }
                 // Answered: applied (it leaves) or not applied (refused, or failed on the server and rolled back).
-                try db.execute(sql: "UPDATE outbox SET sending_since = NULL, maybe_applied = 0 WHERE id = ?", arguments: [entry.id.rawValue])
+                if result.outcome != .applied {
+                    try db.cachedStatement(sql: "UPDATE outbox SET sending_since = NULL, maybe_applied = 0 WHERE id = ?")
+                        .execute(arguments: [entry.id.rawValue])
+                }
                 touched.insert(entry.mutation.entityID)
                 switch result.outcome {
                 case .applied:
-                    try db.execute(sql: "DELETE FROM outbox WHERE id = ?", arguments: [result.id.rawValue])
+                    try db.cachedStatement(sql: "DELETE FROM outbox WHERE id = ?").execute(arguments: [result.id.rawValue])
                     if intoCache, let row = result.row { try Self.storeAnswered(row, db) }
                     if case .recordLocations(let batch) = entry.mutation.payload, let positions = result.positions {
                         try Self.storePositionReport(entry.id, sent: batch.fixes.count, positions, now: now, db)

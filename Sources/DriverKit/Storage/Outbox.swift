@@ -160,15 +160,15 @@ extension AppDatabase {
 
     /// The signed-in driver's changes still to reach the server.
     static func pendingEntries(_ db: Database) throws -> [OutboxEntry] {
-        try Row.fetchAll(db, sql: """
+        try Row.decodeAll(db, sql: """
             SELECT * FROM outbox WHERE owner IS ? AND (status = 'pending' OR failure = 'transient') ORDER BY seq
-            """, arguments: [try ownerID(db)]).map(OutboxEntry.init(row:))
+            """, arguments: [try ownerID(db)], OutboxEntry.init(row:))
     }
 
     // MARK: Reading the outbox
 
     public func outbox() throws -> [OutboxEntry] {
-        try reader.read { db in try Row.fetchAll(db, sql: "SELECT * FROM outbox ORDER BY seq").map(OutboxEntry.init(row:)) }
+        try reader.read { db in try Row.decodeAll(db, sql: "SELECT * FROM outbox ORDER BY seq", OutboxEntry.init(row:)) }
     }
 
     /// The signed-in driver's changes that are due now, oldest first.
@@ -184,9 +184,9 @@ extension AppDatabase {
     /// `owner`: another driver whose work this phone hands over (nil: the signed-in driver).
     public func unsentSchedule(now: Date, owner: String? = nil) throws -> [(entry: OutboxEntry, hold: OutboxHold?)] {
         try reader.read { db in
-            let unsent = try Row.fetchAll(db, sql: """
+            let unsent = try Row.decodeAll(db, sql: """
                 SELECT * FROM outbox WHERE owner IS ? AND (status = 'pending' OR failure = 'transient') ORDER BY seq
-                """, arguments: [try owner ?? Self.ownerID(db)]).map(OutboxEntry.init(row:))
+                """, arguments: [try owner ?? Self.ownerID(db)], OutboxEntry.init(row:))
             // Files kept as evidence will not go: a completion (of the inspection taken up again) does not wait for them.
             let waiting = try Set(String.fetchAll(db, sql: """
                 SELECT DISTINCT inspection_id FROM upload_queue WHERE status <> 'completed' AND inspection_id IS NOT NULL
@@ -239,9 +239,8 @@ extension AppDatabase {
     /// answer is settled or the send fails.
     func markSending(_ ids: [ID<Mutation>], at date: Date) throws {
         try writer.write { db in
-            for id in ids {
-                try db.execute(sql: "UPDATE outbox SET sending_since = ? WHERE id = ?", arguments: [date.timeIntervalSince1970, id.rawValue])
-            }
+            let update = try db.cachedStatement(sql: "UPDATE outbox SET sending_since = ? WHERE id = ?")
+            for id in ids { try update.execute(arguments: [date.timeIntervalSince1970, id.rawValue]) }
         }
     }
 

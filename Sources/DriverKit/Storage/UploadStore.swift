@@ -134,10 +134,10 @@ extension AppDatabase {
 
     static func uploads(inspection: ID<Inspection>?, _ db: Database) throws -> [UploadItem] {
         if let inspection {
-            return try Row.fetchAll(db, sql: "SELECT * FROM upload_queue WHERE inspection_id = ? ORDER BY created_at",
-                                    arguments: [inspection.rawValue]).map(UploadItem.init(row:))
+            return try Row.decodeAll(db, sql: "SELECT * FROM upload_queue WHERE inspection_id = ? ORDER BY created_at",
+                                     arguments: [inspection.rawValue], UploadItem.init(row:))
         }
-        return try Row.fetchAll(db, sql: "SELECT * FROM upload_queue ORDER BY created_at").map(UploadItem.init(row:))
+        return try Row.decodeAll(db, sql: "SELECT * FROM upload_queue ORDER BY created_at", UploadItem.init(row:))
     }
 
     /// The signed-in driver's next file to send now: oldest first, not

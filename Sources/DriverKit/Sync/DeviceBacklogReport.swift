@@ -25,10 +25,10 @@ extension AppDatabase {
     func backlog(owner: String, now: Date) throws -> DeviceBacklog {
         let device = try deviceID()
         return try reader.read { db in
-            let entries = try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE owner = ? ORDER BY seq", arguments: [owner]).map(OutboxEntry.init(row:))
+            let entries = try Row.decodeAll(db, sql: "SELECT * FROM outbox WHERE owner = ? ORDER BY seq", arguments: [owner], OutboxEntry.init(row:))
             let kept = Set(try String.fetchAll(db, sql: "SELECT inspection_id FROM evidence WHERE owner = ?", arguments: [owner]))
-            let files = try Row.fetchAll(db, sql: "SELECT * FROM upload_queue WHERE owner = ? AND status <> 'completed' ORDER BY created_at",
-                                         arguments: [owner]).map(UploadItem.init(row:))
+            let files = try Row.decodeAll(db, sql: "SELECT * FROM upload_queue WHERE owner = ? AND status <> 'completed' ORDER BY created_at",
+                                         arguments: [owner], UploadItem.init(row:))
                 .filter { !kept.contains($0.inspectionID?.rawValue ?? "") }
             let waiting = entries.filter(\.isUnsynced)
             var items: [DeviceBacklog.Item] = waiting.map { entry in

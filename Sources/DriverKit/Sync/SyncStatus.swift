@@ -35,11 +35,10 @@ public final class SyncStatus {
         let values = ValueObservation.tracking { db in
             let owner = try AppDatabase.ownerID(db)
             return (try AppDatabase.unsyncedCount(db),
-                    try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE owner IS ? AND status = 'failed' ORDER BY seq", arguments: [owner])
-                        .map(OutboxEntry.init(row:)),
+                    try Row.decodeAll(db, sql: "SELECT * FROM outbox WHERE owner IS ? AND status = 'failed' ORDER BY seq", arguments: [owner], OutboxEntry.init(row:)),
                     try Double.fetchOne(db, sql: "SELECT last_synced_at FROM sync_state"),
-                    try Row.fetchAll(db, sql: "SELECT * FROM upload_queue WHERE owner IS ? AND status <> 'completed' ORDER BY created_at",
-                                     arguments: [owner]).map(UploadItem.init(row:)))
+                    try Row.decodeAll(db, sql: "SELECT * FROM upload_queue WHERE owner IS ? AND status <> 'completed' ORDER BY created_at",
+                                      arguments: [owner], UploadItem.init(row:)))
         }.values(in: database.reader)
         observation = Task { [weak self] in
             do {

@@ -127,8 +127,8 @@ public final class InspectionViewModel {
         inspectionID = id
         read = { db in
             guard let inspection = try AppDatabase.inspection(id, db) else { return nil }
-            let uploads = try Row.fetchAll(db, sql: "SELECT * FROM upload_queue WHERE inspection_id = ? ORDER BY created_at",
-                                           arguments: [id.rawValue]).map(UploadItem.init(row:))
+            let uploads = try Row.decodeAll(db, sql: "SELECT * FROM upload_queue WHERE inspection_id = ? ORDER BY created_at",
+                                            arguments: [id.rawValue], UploadItem.init(row:))
             return InspectionState(inspection: inspection, order: try AppDatabase.order(inspection.orderID, db), uploads: uploads)
         }
         live = LiveQuery(app.database, placeholder: nil, read)
