@@ -79,4 +79,45 @@ struct TripsPageTests {
             #expect(openPlan.contains { $0.contains("trips_open") } && !openPlan.contains { $0.contains("TEMP B-TREE") }, "\(openPlan)")
         }
     }
+
+    @Test("the trips under way and the orders still to move on them (the map's), from the open trips' index: another carrier's never",
+          arguments: TestBackend.available)
+    func underWay(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let alpha = try await CarrierFixture.make(server, name: "Alpha")
+        let beta = try await CarrierFixture.make(server, name: "Beta", drivers: 1, tripsPerDriver: 1)
+        let tenant = alpha.tenant.id
+        let (rolling, planned) = (alpha.trips[0][0], alpha.trips[0][1])
+        let (rollingToo, done) = (alpha.trips[1][0], alpha.trips[1][1])
+        func orders(_ trip: Trip) -> [ID<Order>] { alpha.orders[trip.id, default: []].map(\.id) }
+        try await server.services.database.write { db in
+            for (trip, status) in [(rolling, TripStatus.inProgress), (rollingToo, .inProgress), (done, .completed), (beta.trips[0][0], .inProgress)] {
+                try await db.execute("UPDATE trips SET status = \(status) WHERE id = \(trip.id)")
+            }
+            // On the trips under way: one order waiting, one on the truck; one delivered, one waiting.
+            for (order, status) in [(orders(rolling)[0], OrderStatus.assigned), (orders(rolling)[1], .pickedUp),
+                                    (orders(rollingToo)[0], .delivered), (orders(rollingToo)[1], .assigned)] {
+                let now = Date()
+                try await db.execute("""
+                    UPDATE orders SET status = \(status), actual_pickup_at = \(status == .assigned ? nil : now),
+                    actual_delivery_at = \(status == .delivered ? now : nil) WHERE id = \(order)
+                    """)
+            }
+        }
+        let ahead = try await server.store.orders.ahead(tenant: tenant).map(\.id)
+        #expect(Set(ahead) == [orders(rolling)[0], orders(rolling)[1], orders(rollingToo)[1]] && ahead.count == 3, "\(ahead)")
+        let scope = Scope.dispatch(tenant: tenant)
+        #expect(Set(try await server.store.trips.list(scope, status: .inProgress).map(\.id)) == [rolling.id, rollingToo.id])
+        #expect(try await server.store.trips.list(scope, status: .planned).map(\.id) == [planned.id])
+        #expect(try await server.store.trips.list(scope, status: .completed).map(\.id) == [done.id])
+        if backend == .sqlite {
+            func plan(_ query: SQL) async throws -> [String] {
+                try await server.services.database.read { db in try await db.query("EXPLAIN QUERY PLAN " + query).map { try $0.string("detail") } }
+            }
+            let aheadPlan = try await plan(OrderRepository.aheadQuery(tenant: tenant))
+            #expect(aheadPlan.contains { $0.contains("trips_open") } && aheadPlan.contains { $0.contains("orders_by_trip") }, "\(aheadPlan)")
+            let tripsPlan = try await plan("SELECT id FROM trips WHERE \(TripRepository.filter(scope, status: .inProgress))")
+            #expect(tripsPlan.contains { $0.contains("trips_open") }, "\(tripsPlan)")
+        }
+    }
 }

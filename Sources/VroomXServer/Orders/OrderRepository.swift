@@ -20,10 +20,19 @@ enum OrderRepository {
 
     /// The vehicles still to move on the carrier's trips under way (waiting or on the truck).
     static func ahead(tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [Order] {
-        try await db.query("""
-            SELECT \(Order.columns) FROM orders WHERE tenant_id = \(tenant) AND status IN ('assigned', 'picked_up')
-            AND trip_id IN (SELECT id FROM trips WHERE tenant_id = \(tenant) AND status = 'in_progress') ORDER BY \(Order.order.sql)
-            """).map(Order.init(row:))
+        try await db.query(aheadQuery(tenant: tenant)).map(Order.init(row:))
+    }
+
+    /// From the trips under way (`trips_open`) to their orders (`orders_by_trip`), in that order (SQLite's CROSS JOIN):
+    /// read from the statuses first, as SQLite chose, it went through every assigned and picked-up order of the carrier.
+    static func aheadQuery(tenant: ID<Tenant>) -> SQL {
+        """
+        SELECT \(Order.columns) FROM orders WHERE tenant_id = \(tenant) AND id IN (
+            SELECT o.id FROM trips t CROSS JOIN orders o
+            WHERE t.tenant_id = \(tenant) AND t.\(unsafeRaw: Schema.tripOpen) AND t.status = 'in_progress'
+            AND o.tenant_id = t.tenant_id AND o.trip_id = t.id AND o.status IN ('assigned', 'picked_up'))
+        ORDER BY \(Order.order.sql)
+        """
     }
 
     static func documents(_ scope: Scope, trip: ID<Trip>?, status: OrderStatus?, customer: ID<Customer>?, _ page: PageRequest,

@@ -5,7 +5,11 @@ import VroomXModels
 /// pass the connection or transaction; policy lives in `TripService`.
 enum TripRepository {
     static func filter(_ scope: Scope, status: TripStatus?) -> SQL {
-        scope.filter() + (status.map { " AND status = \($0)" } ?? "")
+        guard let status else { return scope.filter() }
+        // An open status also names the condition of `trips_open`: SQLite reads a partial index only for a query
+        // that repeats its condition (else all the carrier's trips were read for the few under way).
+        let open: SQL = status == .planned || status == .inProgress ? " AND \(unsafeRaw: Schema.tripOpen)" : ""
+        return scope.filter() + " AND status = \(status)" + open
     }
 
     static func all(_ scope: Scope, status: TripStatus?, _ db: any SQLExecutor) async throws -> [Trip] {
