@@ -80,7 +80,7 @@ struct TripsPageTests {
         }
     }
 
-    @Test("the trips under way and the orders still to move on them (the map's), from the open trips' index: another carrier's never",
+    @Test("the trips under way, the orders still to move on them and the trips with a track (the map's), from the open trips' index: another carrier's never",
           arguments: TestBackend.available)
     func underWay(_ backend: TestBackend) async throws {
         let server = try await TestServer.make(backend)
@@ -110,6 +110,16 @@ struct TripsPageTests {
         #expect(Set(try await server.store.trips.list(scope, status: .inProgress).map(\.id)) == [rolling.id, rollingToo.id])
         #expect(try await server.store.trips.list(scope, status: .planned).map(\.id) == [planned.id])
         #expect(try await server.store.trips.list(scope, status: .completed).map(\.id) == [done.id])
+        // The map reads tracks only of the trips a driver shared positions on since the day before.
+        let now = server.clock.now
+        _ = try await server.store.location.record(RecordLocationsRequest(fixes: (0..<3).map { minute in
+            GeoPosition(latitude: 32.40, longitude: -81.60 + Double(minute) * 0.01, accuracyMeters: 8,
+                        recordedAt: now.addingTimeInterval(Double(minute - 3) * 60), speedMetersPerSecond: 20)
+        }), .driver(tenant: tenant, driver: alpha.driverID(0)))
+        let underWay = [rolling.id, rollingToo.id, beta.trips[0][0].id]
+        #expect(try await server.store.location.tripsWithFixes(underWay, since: now.addingTimeInterval(-3600), tenant: tenant) == [rolling.id])
+        #expect(try await server.store.location.tripsWithFixes(underWay, since: now, tenant: tenant).isEmpty, "no fix since now")
+        #expect(try await server.store.location.tripsWithFixes(underWay, since: now.addingTimeInterval(-3600), tenant: beta.tenant.id).isEmpty)
         if backend == .sqlite {
             func plan(_ query: SQL) async throws -> [String] {
                 try await server.services.database.read { db in try await db.query("EXPLAIN QUERY PLAN " + query).map { try $0.string("detail") } }

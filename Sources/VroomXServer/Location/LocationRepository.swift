@@ -176,6 +176,15 @@ enum LocationRepository {
             """).map(GeoPosition.init(row:))
     }
 
+    /// Those of `trips` with a breadcrumb recorded since `since`, in one read of `location_fixes_by_trip`.
+    static func tripsWithFixes(_ trips: [ID<Trip>], since: Date, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Set<ID<Trip>> {
+        guard !trips.isEmpty else { return [] }
+        return Set(try await db.query("""
+            SELECT t.id FROM trips t WHERE t.tenant_id = \(tenant) AND t.id IN (\(SQL.list(trips)))
+            AND EXISTS (SELECT 1 FROM location_fixes f WHERE f.tenant_id = t.tenant_id AND f.trip_id = t.id AND f.recorded_at >= \(since))
+            """).map { try $0.id("id") })
+    }
+
     /// Deletes up to 10,000 breadcrumbs recorded before `cutoff`; how many went.
     static func pruneFixes(before cutoff: Date, _ db: any SQLExecutor) async throws -> Int {
         try await db.query("""

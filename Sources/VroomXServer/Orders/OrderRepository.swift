@@ -23,14 +23,15 @@ enum OrderRepository {
         try await db.query(aheadQuery(tenant: tenant)).map(Order.init(row:))
     }
 
-    /// From the trips under way (`trips_open`) to their orders (`orders_by_trip`), in that order (SQLite's CROSS JOIN):
-    /// read from the statuses first, as SQLite chose, it went through every assigned and picked-up order of the carrier.
+    /// From the trips under way (`trips_open`) to their orders (`orders_by_trip`), in that order (SQLite's CROSS JOIN;
+    /// PostgreSQL chooses the same): read from the statuses first, as SQLite chose, it went through every assigned and
+    /// picked-up order of the carrier.
     static func aheadQuery(tenant: ID<Tenant>) -> SQL {
         """
-        SELECT \(Order.columns) FROM orders WHERE tenant_id = \(tenant) AND id IN (
-            SELECT o.id FROM trips t CROSS JOIN orders o
+        SELECT \(Order.columns) FROM (
+            SELECT o.* FROM trips t CROSS JOIN orders o
             WHERE t.tenant_id = \(tenant) AND t.\(unsafeRaw: Schema.tripOpen) AND t.status = 'in_progress'
-            AND o.tenant_id = t.tenant_id AND o.trip_id = t.id AND o.status IN ('assigned', 'picked_up'))
+            AND o.tenant_id = t.tenant_id AND o.trip_id = t.id AND o.status IN ('assigned', 'picked_up')) AS ahead
         ORDER BY \(Order.order.sql)
         """
     }
