@@ -15,7 +15,7 @@ struct BoardBench: AsyncParsableCommand {
     var orders = 100_000
     @Option(help: "Seconds each page is asked for.") var seconds = 3
     @Option(help: "PostgreSQL admin URL (default: SQLite).") var postgres: String?
-    @Option(help: "Only the pages whose label contains this (\"Trips\", \"Last\").") var only: String?
+    @Option(help: "Only the pages whose label contains this, or one of these separated by commas (\"Trips\", \"Last,typed\").") var only: String?
 
     /// The status of the `index`th order seeded: the shares in `orders`' help.
     static func status(_ index: Int) -> OrderStatus {
@@ -137,7 +137,7 @@ struct BoardBench: AsyncParsableCommand {
             ("New order form", "/orders/new"),
         ]
         print("page                                    requests   p50 ms    p99 ms")
-        for (label, path) in pages where only.map(label.contains) ?? true {
+        for (label, path) in pages where only.map({ $0.split(separator: ",").contains { label.contains($0) } }) ?? true {
             let result = try await LoadGenerator(host: "127.0.0.1", port: port.port, connections: 1)
                 .run(path: path, headers: [("Cookie", cookie), ("Accept", "text/html")], duration: .seconds(seconds))
             print(label.padding(toLength: 38, withPad: " ", startingAt: 0)
