@@ -2,7 +2,7 @@ import GRDB
 
 extension Row {
     /// The rows of a query, each decoded as it is stepped. A row of a cursor
-    /// finds a column by name in a table its statement builds once; a row of
+    /// finds a column by name in a table the cursor builds once; a row of
     /// `fetchAll` is a copy that lowercases every column name at each lookup,
     /// which was a tenth of a sync's CPU with a thousand queued changes.
     /// A cursor's row reads its statement, so it is decoded while the cursor lives.

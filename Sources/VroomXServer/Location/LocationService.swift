@@ -215,12 +215,12 @@ public struct LocationService: Sendable {
         }
     }
 
-    /// A trip's latest fixes since an instant (the map's last day), at most 2,000, in time order.
     /// Those of `trips` a driver shared a position on since `since` (the others have no track to read).
     func tripsWithFixes(_ trips: [ID<Trip>], since: Date, tenant: ID<Tenant>) async throws -> Set<ID<Trip>> {
         try await store.read { try await LocationRepository.tripsWithFixes(trips, since: since, tenant: tenant, $0) }
     }
 
+    /// A trip's latest fixes since an instant (the map's last day), at most 2,000, in time order.
     public func track(of tripID: ID<Trip>, tenant: ID<Tenant>, since: Date) async throws -> [GeoPosition] {
         try await store.read { db in
             try await LocationRepository.trackFixes(tripID, tenant: tenant, since: since, limit: 2_000, newest: true, db).reversed()
