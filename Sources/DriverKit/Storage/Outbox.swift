@@ -160,9 +160,14 @@ extension AppDatabase {
 
     /// The signed-in driver's changes still to reach the server.
     static func pendingEntries(_ db: Database) throws -> [OutboxEntry] {
+        try unsentEntries(owner: ownerID(db), db)
+    }
+
+    /// `owner`'s changes still to reach the server, oldest first.
+    static func unsentEntries(owner: String?, _ db: Database) throws -> [OutboxEntry] {
         try Row.decodeAll(db, sql: """
             SELECT * FROM outbox WHERE owner IS ? AND (status = 'pending' OR failure = 'transient') ORDER BY seq
-            """, arguments: [try ownerID(db)], OutboxEntry.init(row:))
+            """, arguments: [owner], OutboxEntry.init(row:))
     }
 
     // MARK: Reading the outbox
@@ -184,9 +189,7 @@ extension AppDatabase {
     /// `owner`: another driver whose work this phone hands over (nil: the signed-in driver).
     public func unsentSchedule(now: Date, owner: String? = nil) throws -> [(entry: OutboxEntry, hold: OutboxHold?)] {
         try reader.read { db in
-            let unsent = try Row.decodeAll(db, sql: """
-                SELECT * FROM outbox WHERE owner IS ? AND (status = 'pending' OR failure = 'transient') ORDER BY seq
-                """, arguments: [try owner ?? Self.ownerID(db)], OutboxEntry.init(row:))
+            let unsent = try Self.unsentEntries(owner: owner ?? Self.ownerID(db), db)
             // Files kept as evidence will not go: a completion (of the inspection taken up again) does not wait for them.
             let waiting = try Set(String.fetchAll(db, sql: """
                 SELECT DISTINCT inspection_id FROM upload_queue WHERE status <> 'completed' AND inspection_id IS NOT NULL

@@ -39,8 +39,9 @@ struct ConsoleMapPages {
         var tracks: [(Trip, [GeoPosition])] = []
         let since = store.now.addingTimeInterval(-24 * 3600)
         // One read finds the trips with a track (a read a trip cost 50 round trips on PostgreSQL, most of them empty).
-        let tracked = try await store.location.tripsWithFixes(trips.prefix(50).map(\.id), since: since, tenant: tenant)
-        for trip in trips.prefix(50) where tracked.contains(trip.id) {
+        let drawn = trips.prefix(50)
+        let tracked = try await store.location.tripsWithFixes(drawn.map(\.id), since: since, tenant: tenant)
+        for trip in drawn where tracked.contains(trip.id) {
             let track = try await store.location.track(of: trip.id, tenant: tenant, since: since)
             if !track.isEmpty { tracks.append((trip, track)) }
         }
