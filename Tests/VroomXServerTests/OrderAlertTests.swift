@@ -88,4 +88,67 @@ struct OrderAlertTests {
             #expect(try await server.store.orderAlerts.sweep() == 0)
         }
     }
+
+    @Test("the sweep reads the orders due from their indexes: more than a page of them, each carrier's its own, told again only as they get further",
+          arguments: TestBackend.available)
+    func sweepsTheDue(_ backend: TestBackend) async throws {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(secondsFromGMT: 0) ?? .current
+        let server = try await TestServer.make(backend, clock: ManualClock(calendar.startOfDay(for: Date()).addingTimeInterval(12 * 3600)))
+        let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let beta = try await CarrierFixture.make(server, name: "Beta", drivers: 1, tripsPerDriver: 1)
+        let today = LocalDate(server.clock.now)
+        func request(_ number: String, pickup: Int, delivery: Int) -> CreateOrderRequest {
+            CreateOrderRequest(number: number, vehicle: Vehicle(year: 2022, make: "Kia", model: "Soul", vin: ""),
+                               pickup: Stop(address: "Joliet, IL", windowStart: today.adding(days: pickup)),
+                               delivery: Stop(address: "Gary, IN", windowStart: today.adding(days: delivery)), revenueCents: 50_000)
+        }
+        // Alpha: 550 pickups that ended yesterday (more than a page of 500) among 550 not due for days; a picked-up
+        // order whose delivery ended yesterday; a delivered one whose windows passed (done: never alerted).
+        _ = try await server.store.orders.createMany((0..<1_100).map { index in
+            index.isMultiple(of: 2) ? request("L-\(index)", pickup: -1, delivery: 3) : request("F-\(index)", pickup: 5, delivery: 8)
+        } + [request("P-1", pickup: -3, delivery: -1), request("D-1", pickup: -3, delivery: -1)], tenant: alpha.tenant.id)
+        _ = try await server.store.orders.createMany((0..<3).map { request("B-\($0)", pickup: -1, delivery: 3) }, tenant: beta.tenant.id)
+        try await server.services.database.write { db in
+            for (number, status) in [("P-1", OrderStatus.pickedUp), ("D-1", .delivered)] {
+                try await db.execute("""
+                    UPDATE orders SET status = \(status), driver_id = \(alpha.driverID(0)), actual_pickup_at = \(server.clock.now),
+                    actual_delivery_at = \(status == .delivered ? server.clock.now : nil) WHERE tenant_id = \(alpha.tenant.id) AND number = \(number)
+                    """)
+            }
+        }
+        func alert(_ number: String, _ tenant: ID<Tenant>) async throws -> String? {
+            let id = try await server.services.database.read { db in
+                try await db.first("SELECT id FROM orders WHERE tenant_id = \(tenant) AND number = \(number)")?.id("id", as: Order.self)
+            }
+            return try await Self.alert(server, try #require(id), tenant: tenant)
+        }
+        #expect(try await server.store.orderAlerts.sweep() == 550 + 1 + 3)
+        #expect(try await alert("L-998", alpha.tenant.id)?.hasPrefix("Pickup late") == true)
+        #expect(try await alert("P-1", alpha.tenant.id)?.hasPrefix("Delivery late") == true)
+        #expect(try await alert("B-2", beta.tenant.id)?.hasPrefix("Pickup late") == true)
+        #expect(try await alert("F-999", alpha.tenant.id) == nil)
+        #expect(try await alert("D-1", alpha.tenant.id) == nil)
+        #expect(try await server.store.orderAlerts.sweep() == 0, "told already")
+        // Four days on, Alpha's late pickups are picked up and their deliveries have passed: told again, once. Beta's are
+        // still late pickups (told already); the others are due tomorrow, on time.
+        server.clock.advance(by: 4 * 86_400)
+        try await server.services.database.write { db in
+            try await db.execute("""
+                UPDATE orders SET status = \(OrderStatus.pickedUp), driver_id = \(alpha.driverID(0)), actual_pickup_at = \(server.clock.now)
+                WHERE tenant_id = \(alpha.tenant.id) AND number LIKE 'L-%'
+                """)
+        }
+        #expect(try await server.store.orderAlerts.sweep() == 550)
+        #expect(try await alert("L-0", alpha.tenant.id)?.hasPrefix("Delivery late") == true)
+        #expect(try await alert("F-1", alpha.tenant.id) == nil)
+        #expect(try await server.store.orderAlerts.sweep() == 0)
+        if backend == .sqlite {
+            let plan = try await server.services.database.read { db in
+                try await db.query("EXPLAIN QUERY PLAN " + OrderRepository.dueForAlertQuery(by: today, tenant: alpha.tenant.id))
+                    .map { try $0.string("detail") }
+            }
+            #expect(plan.contains { $0.contains("orders_pickup_due") } && plan.contains { $0.contains("orders_delivery_due") }, "\(plan)")
+        }
+    }
 }

@@ -339,13 +339,29 @@ public struct AppDatabase: Sendable {
             // When and where an inspection's photo was taken (MediaCapture as JSON), sent with its upload.
             try db.execute(sql: "ALTER TABLE upload_queue ADD COLUMN captured TEXT")
         }
+        migrator.registerMigration("v17-numbers") { db in
+            // Every queued change is described by its trip's or order's number: read from a column,
+            // not parsed out of the cached document each time.
+            try db.execute(sql: """
+                ALTER TABLE trips ADD COLUMN number TEXT;
+                UPDATE trips SET number = json_extract(doc, '$.number');
+                ALTER TABLE orders ADD COLUMN number TEXT;
+                UPDATE orders SET number = json_extract(doc, '$.number');
+                """)
+        }
         return migrator
     }
 }
 
 /// JSON for cached rows: the shared wire format.
 enum CacheJSON {
-    static let encoder = WireJSON.encoder()
+    /// The wire format with keys in any order: the cache's text and the requests are only ever parsed,
+    /// so each object's keys are not sorted.
+    static let encoder: JSONEncoder = {
+        let encoder = WireJSON.encoder()
+        encoder.outputFormatting.remove(.sortedKeys)
+        return encoder
+    }()
     static let decoder = WireJSON.decoder()
 
     static func encode<T: Encodable>(_ value: T) throws -> String {

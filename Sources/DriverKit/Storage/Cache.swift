@@ -47,12 +47,12 @@ extension AppDatabase {
 
     /// A cached trip's number, read without decoding the trip (every queued change is described by it).
     static func tripNumber(_ id: ID<Trip>, _ db: Database) throws -> String? {
-        try String.fetchOne(db.cachedStatement(sql: "SELECT json_extract(doc, '$.number') FROM trips WHERE id = ?"), arguments: [id.rawValue])
+        try String.fetchOne(db.cachedStatement(sql: "SELECT number FROM trips WHERE id = ?"), arguments: [id.rawValue])
     }
 
     /// A cached order's number, read without decoding the order.
     static func orderNumber(_ id: ID<Order>, _ db: Database) throws -> String? {
-        try String.fetchOne(db.cachedStatement(sql: "SELECT json_extract(doc, '$.number') FROM orders WHERE id = ?"), arguments: [id.rawValue])
+        try String.fetchOne(db.cachedStatement(sql: "SELECT number FROM orders WHERE id = ?"), arguments: [id.rawValue])
     }
 
     static func orders(_ db: Database) throws -> [Order] {
@@ -110,11 +110,13 @@ extension AppDatabase {
         func doc<T: Encodable>(_ value: T) throws -> String { try raw ?? CacheJSON.encode(value) }
         switch row {
         case .trip(let trip):
-            try db.cachedStatement(sql: "INSERT OR REPLACE INTO trips (id, start_date, created_at, doc) VALUES (?, ?, ?, ?)").execute(
-                           arguments: [trip.id.rawValue, trip.startDate?.description, trip.createdAt.timeIntervalSince1970, try doc(trip)])
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO trips (id, number, start_date, created_at, doc) VALUES (?, ?, ?, ?, ?)").execute(
+                           arguments: [trip.id.rawValue, trip.number, trip.startDate?.description, trip.createdAt.timeIntervalSince1970,
+                                       try doc(trip)])
         case .order(let order):
-            try db.cachedStatement(sql: "INSERT OR REPLACE INTO orders (id, trip_id, created_at, doc) VALUES (?, ?, ?, ?)").execute(
-                           arguments: [order.id.rawValue, order.tripID?.rawValue, order.createdAt.timeIntervalSince1970, try doc(order)])
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO orders (id, number, trip_id, created_at, doc) VALUES (?, ?, ?, ?, ?)").execute(
+                           arguments: [order.id.rawValue, order.number, order.tripID?.rawValue, order.createdAt.timeIntervalSince1970,
+                                       try doc(order)])
         case .expense(let expense):
             try db.cachedStatement(sql: "INSERT OR REPLACE INTO expenses (id, trip_id, expense_date, created_at, doc) VALUES (?, ?, ?, ?, ?)").execute(
                            arguments: [expense.id.rawValue, expense.tripID.rawValue, expense.date.description,

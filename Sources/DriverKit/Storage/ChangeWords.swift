@@ -8,18 +8,18 @@ import VroomXModels
 /// refusal that comes back after dispatch took the order away can still
 /// name it.
 enum ChangeWords {
-    static func about(_ mutation: Mutation, _ db: Database) throws -> String {
-        func orderNumber(_ id: ID<Order>) throws -> String { try AppDatabase.orderNumber(id, db) ?? "an order" }
+    /// `subject`: what `subject(_:_:)` found for the change (its order's or trip's number, read once).
+    static func about(_ mutation: Mutation, subject: String?, _ db: Database) throws -> String {
+        let order = subject ?? "an order"
         switch mutation.payload {
         case .updateOrderStatus(let change):
-            return "marking \(try orderNumber(change.orderID)) \(change.status.label)"
+            return "marking \(order) \(change.status.label)"
         case .updateOrderETA(let change):
             let which = change.pickupETA != nil && change.deliveryETA != nil ? "ETAs"
                 : change.pickupETA != nil ? "pickup ETA" : "delivery ETA"
-            return "the \(which) for \(try orderNumber(change.orderID))"
+            return "the \(which) for \(order)"
         case .createExpense(let request):
-            let trip = try AppDatabase.tripNumber(request.tripID, db) ?? "a trip"
-            return "the \(MoneyFormat.dollars(request.amountCents)) \(request.category.rawValue) expense on \(trip)"
+            return "the \(MoneyFormat.dollars(request.amountCents)) \(request.category.rawValue) expense on \(subject ?? "a trip")"
         case .deleteExpense(let reference):
             let expense: [Expense] = try AppDatabase.docs(db, "SELECT doc FROM expenses WHERE id = ?", [reference.expenseID.rawValue])
             guard let expense = expense.first else { return "deleting an expense" }
@@ -30,10 +30,10 @@ enum ChangeWords {
                                                                    [reference.notificationID.rawValue])
             return found.first.map { "reading “\($0.title)”" } ?? "reading a message"
         case .saveInspection(let save):
-            return "the \(save.inspection.kind.rawValue) inspection of \(try orderNumber(save.inspection.orderID))"
+            return "the \(save.inspection.kind.rawValue) inspection of \(order)"
         case .completeInspection(let reference):
             guard let inspection = try AppDatabase.inspection(reference.inspectionID, db) else { return "completing an inspection" }
-            return "the \(inspection.kind == .pickup ? "pickup" : "delivery") of \(try orderNumber(inspection.orderID))"
+            return "the \(inspection.kind == .pickup ? "pickup" : "delivery") of \(order)"
         case .recordOdometer(let reading):
             let unit = try AppDatabase.unit(reading.equipmentID, db)?.unitNumber ?? "your truck"
             return "the odometer reading of \(unit) (\(NumberText.grouped(reading.miles)) mi)"
@@ -41,16 +41,16 @@ enum ChangeWords {
             return "\(batch.fixes.count) position\(batch.fixes.count == 1 ? "" : "s")"
         case .collectPayment(let request):
             let number = request.reference.flatMap { $0.isEmpty ? nil : " \($0)" } ?? ""
-            return "the \(MoneyFormat.dollars(request.amountCents)) \(request.method.label.lowercased())\(number) collected for \(try orderNumber(request.orderID))"
-        case .startTrip(let reference):
-            return "starting \(try AppDatabase.tripNumber(reference.tripID, db) ?? "a trip")"
+            return "the \(MoneyFormat.dollars(request.amountCents)) \(request.method.label.lowercased())\(number) collected for \(order)"
+        case .startTrip:
+            return "starting \(subject ?? "a trip")"
         case .sendMessage(let request):
             return "your message “\(request.body.prefix(40))\(request.body.count > 40 ? "…" : "")”"
         case .acknowledgeNotification(let reference):
             let found: [DriverNotification] = try AppDatabase.docs(db, "SELECT doc FROM notifications WHERE id = ?", [reference.notificationID.rawValue])
             return found.first.map { "“Got it” to “\($0.title)”" } ?? "“Got it” to an urgent message"
         case .reportStopProblem(let request):
-            return "the problem “\(request.kind.label)” at the \(request.stop.rawValue) of \(try orderNumber(request.orderID))"
+            return "the problem “\(request.kind.label)” at the \(request.stop.rawValue) of \(order)"
         }
     }
 

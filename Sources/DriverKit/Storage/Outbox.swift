@@ -114,7 +114,8 @@ extension AppDatabase {
                 throw LocalRejection(code: .missingToken, message: "You are signed out.")
             }
             // Described before it applies: completing an inspection moves its order on.
-            let (about, subject) = (try ChangeWords.about(mutation, db), try ChangeWords.subject(mutation, db))
+            let subject = try ChangeWords.subject(mutation, db)
+            let about = try ChangeWords.about(mutation, subject: subject, db)
             let order = try Self.orderID(of: mutation, db)
             guard try Self.applyLocally(mutation, now: now, db) else { return false }
             // Deleting an expense that never left the device cancels both.

@@ -51,6 +51,11 @@ extension Schema {
                   postgres: """
                   CREATE INDEX trips_open ON trips (tenant_id, start_date DESC NULLS LAST, created_at DESC, id) WHERE \(Schema.tripOpen)
                   """),
+        // The alert sweep (every few minutes) reads the orders due by tomorrow from these, not every order of the carrier.
+        Migration(version: 33, name: "orders due for the alert sweep", sql: """
+            CREATE INDEX orders_pickup_due ON orders (tenant_id, \(Schema.pickupEnds)) WHERE \(Schema.pickupWatched);
+            CREATE INDEX orders_delivery_due ON orders (tenant_id, \(Schema.deliveryEnds)) WHERE \(Schema.deliveryWatched)
+            """),
     ]
 }
 
@@ -68,4 +73,14 @@ extension Schema {
     /// or its last when only that is known ("by Dec 1"). One expression for
     /// the index `orders_board` and the queries it serves.
     static let pickupDue = "COALESCE(pickup_window_start, pickup_window_end)"
+
+    /// The last day of an order's pickup window and of its delivery window
+    /// (`Stop.lastWindowDay`), and the orders the alert sweep watches for each
+    /// (waiting for the pickup, or open; the furthest trouble, the delivery
+    /// late, not yet told): one expression each for the indexes
+    /// `orders_pickup_due` and `orders_delivery_due` and the sweep's query.
+    static let pickupEnds = "COALESCE(pickup_window_end, pickup_window_start)"
+    static let deliveryEnds = "COALESCE(delivery_window_end, delivery_window_start)"
+    static let pickupWatched = "status IN ('new', 'assigned') AND risk_rank < 4"
+    static let deliveryWatched = "status IN ('new', 'assigned', 'picked_up') AND risk_rank < 4"
 }

@@ -9,7 +9,7 @@ import VroomXModels
 /// saved; the calendar and the truck's position by a sweep every few minutes.
 public struct OrderAlertService: Sendable {
     let store: Store
-    /// Orders read at once by the sweep (it pages through them all).
+    /// Orders read at once by the sweep (it pages through those due).
     static let sweepPage = 500
 
     /// Within the write that saved `order`: alerts when it is late or at
@@ -33,13 +33,11 @@ public struct OrderAlertService: Sendable {
         var alerted = 0
         let tomorrow = LocalDate(store.now).adding(days: 1)
         for tenant in try await store.people.tenants() {
-            var after: ID<Order>?
+            let due = try await store.read { try await OrderRepository.dueForAlert(by: tomorrow, tenant: tenant.id, $0) }
             var positions: [ID<Driver>: [GeoPosition]] = [:]
-            while true {
-                let due = try await store.read {
-                    try await OrderRepository.unalerted(dueBy: tomorrow, after: after, tenant: tenant.id, limit: Self.sweepPage, $0)
-                }
-                for order in due {
+            for first in stride(from: 0, to: due.count, by: Self.sweepPage) {
+                let page = Array(due[first..<min(first + Self.sweepPage, due.count)])
+                for (order, alertedRank) in try await store.read({ try await OrderRepository.withAlertRank(page, tenant: tenant.id, $0) }) {
                     var computed: Date?
                     if let driver = order.driverID {
                         if positions[driver] == nil {
@@ -52,7 +50,9 @@ public struct OrderAlertService: Sendable {
                             computed = min(latest, before)
                         }
                     }
-                    guard order.timeliness(today: LocalDate(store.now), computedETA: computed) != nil else { continue }
+                    // Told of already (a pickup still late, sweep after sweep): nothing to write.
+                    guard let standing = order.timeliness(today: LocalDate(store.now), computedETA: computed),
+                          standing.rank > alertedRank else { continue }
                     let told = try await store.write(tenant: tenant.id) { tx in
                         // Changed since it was read: its save judged it, the next sweep looks again.
                         guard let current = try await OrderRepository.find(order.id, .dispatch(tenant: tx.tenant), tx.db),
@@ -63,8 +63,6 @@ public struct OrderAlertService: Sendable {
                     }
                     if told { alerted += 1 }
                 }
-                guard due.count == Self.sweepPage, let last = due.last else { break }
-                after = last.id
             }
         }
         return alerted

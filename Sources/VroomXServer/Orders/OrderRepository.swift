@@ -205,18 +205,31 @@ enum OrderRepository {
         return (try row.id("id"), try row.string("number"), try row.date("risk_alerted_at"), try row.string("risk_alert"))
     }
 
-    /// Open orders whose next window's last day is `dueBy` or earlier and
-    /// whose trouble could still get further than alerts told, after `after`
-    /// in id order (the sweep's page).
-    static func unalerted(dueBy day: LocalDate, after: ID<Order>?, tenant: ID<Tenant>, limit: Int,
-                          _ db: any SQLExecutor) async throws -> [Order] {
-        try await db.query("""
-            SELECT \(Order.columns) FROM orders
-            WHERE tenant_id = \(tenant) AND risk_rank < 4 AND id > \(after?.rawValue ?? "")
-              AND ((status IN ('new', 'assigned') AND COALESCE(pickup_window_end, pickup_window_start) <= \(day))
-                OR (status IN ('new', 'assigned', 'picked_up') AND COALESCE(delivery_window_end, delivery_window_start) <= \(day)))
-            ORDER BY id LIMIT \(limit)
-            """).map(Order.init(row:))
+    /// The ids of the open orders whose next window's last day is `day` or
+    /// earlier and whose trouble could still get further than alerts told,
+    /// in id order: read from the indexes `orders_pickup_due` and
+    /// `orders_delivery_due` (each arm repeats its index's condition), not
+    /// from every order of the carrier.
+    static func dueForAlert(by day: LocalDate, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [ID<Order>] {
+        try await db.query(dueForAlertQuery(by: day, tenant: tenant)).map { try $0.id("id") }
+    }
+
+    static func dueForAlertQuery(by day: LocalDate, tenant: ID<Tenant>) -> SQL {
+        """
+        SELECT id FROM orders WHERE tenant_id = \(tenant) AND \(unsafeRaw: Schema.pickupWatched) AND \(unsafeRaw: Schema.pickupEnds) <= \(day)
+        UNION
+        SELECT id FROM orders WHERE tenant_id = \(tenant) AND \(unsafeRaw: Schema.deliveryWatched) AND \(unsafeRaw: Schema.deliveryEnds) <= \(day)
+        ORDER BY id
+        """
+    }
+
+    /// These orders of the carrier, each with how far along its trouble the
+    /// last alert told (`Timeliness.rank`, 0 when none did).
+    static func withAlertRank(_ ids: [ID<Order>], tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [(order: Order, alerted: Int)] {
+        guard !ids.isEmpty else { return [] }
+        return try await db.query("""
+            SELECT \(Order.columns), risk_rank FROM orders WHERE tenant_id = \(tenant) AND id IN (\(SQL.list(ids))) ORDER BY id
+            """).map { (try Order(row: $0), try $0.int("risk_rank")) }
     }
 
     /// What the board's search finds of a load beyond its first vehicle
