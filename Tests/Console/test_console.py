@@ -426,6 +426,36 @@ def test_sign_in_never_redirects_off_site_and_reads_no_large_bodies(anonymous_pa
     assert response.status == 413
 
 
+def test_a_trip_without_miles_says_so_rather_than_zero(page, server):
+    page.goto(server.base + "/trips/new")
+    page.fill("#number", "T-NOMILES")
+    page.fill("#origin", "Savannah, GA")
+    page.fill("#destination", "Orlando, FL")
+    page.fill("#revenue", "2400")
+    page.click("button:has-text('Create trip')")
+    page.wait_for_url(re.compile(r"/trips/[0-9a-f-]{36}\?added=1$"))
+    miles = page.locator("dt:has-text('Miles') + dd")
+    expect(miles).to_have_text("—")
+    page.goto(server.base + "/trips")
+    row = page.locator("tr", has=page.locator("a", has_text="T-NOMILES"))
+    expect(row.locator("td.num").nth(1)).to_have_text("—")
+
+
+def test_sign_in_returns_to_the_page_asked_for_with_its_query(anonymous_page, server):
+    page = anonymous_page
+    create_carrier(server, "Return Trip Hauling", "back@fifth.example")
+    page.goto(server.base + "/board?status=delivered&q=Kia+Soul")
+    page.wait_for_selector("#email")
+    before = server.mailbox.count("back@fifth.example")
+    page.fill("#email", "back@fifth.example")
+    page.click("button[type=submit]")
+    page.wait_for_selector("#code")
+    page.fill("#code", server.mailbox.code("back@fifth.example", after=before))
+    page.click("button[type=submit]")
+    page.wait_for_url(server.base + "/board?status=delivered&q=Kia+Soul")
+    expect(page.locator("input[name=q]")).to_have_value("Kia Soul")
+
+
 def test_a_decimal_comma_is_refused_not_read_as_a_hundred_times_more(page, server):
     page.goto(server.base + "/orders/new")
     page.fill("#number", "O-9801")

@@ -130,6 +130,18 @@ struct OrderAlertTests {
         #expect(try await alert("F-999", alpha.tenant.id) == nil)
         #expect(try await alert("D-1", alpha.tenant.id) == nil)
         #expect(try await server.store.orderAlerts.sweep() == 0, "told already")
+        // A page of due orders is read again a while after their ids: one no longer due by then is left out.
+        let (late, notDue) = try await server.services.database.read { db in
+            (try await db.first("SELECT id FROM orders WHERE tenant_id = \(alpha.tenant.id) AND number = 'L-0'")?.id("id", as: Order.self),
+             try await db.first("SELECT id FROM orders WHERE tenant_id = \(alpha.tenant.id) AND number = 'F-1'")?.id("id", as: Order.self))
+        }
+        let reread = try await server.store.read {
+            try await OrderRepository.withAlertRank([try #require(late), try #require(notDue)], dueBy: today.adding(days: 1), tenant: alpha.tenant.id, $0)
+        }
+        #expect(reread.map(\.order.number) == ["L-0"] && reread.map(\.alerted) == [2], "\(reread.map(\.order.number))")
+        #expect(try await server.store.read {
+            try await OrderRepository.withAlertRank([try #require(late)], dueBy: today.adding(days: 1), tenant: beta.tenant.id, $0)
+        }.isEmpty, "another carrier's")
         // Four days on, Alpha's late pickups are picked up and their deliveries have passed: told again, once. Beta's are
         // still late pickups (told already); the others are due tomorrow, on time.
         server.clock.advance(by: 4 * 86_400)

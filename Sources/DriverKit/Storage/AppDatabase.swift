@@ -355,13 +355,7 @@ public struct AppDatabase: Sendable {
 
 /// JSON for cached rows: the shared wire format.
 enum CacheJSON {
-    /// The wire format with keys in any order: the cache's text and the requests are only ever parsed,
-    /// so each object's keys are not sorted.
-    static let encoder: JSONEncoder = {
-        let encoder = WireJSON.encoder()
-        encoder.outputFormatting.remove(.sortedKeys)
-        return encoder
-    }()
+    static let encoder = WireJSON.encoder()
     static let decoder = WireJSON.decoder()
 
     static func encode<T: Encodable>(_ value: T) throws -> String {

@@ -78,7 +78,9 @@ struct ConsoleController {
              _ handler: @escaping @Sendable (ConsoleRequest) async throws -> Response) {
         router.get(RouterPath(path)) { request, context in
             guard let session = try await session(request) else {
-                return ConsolePages.redirect("/sign-in?next=" + (request.uri.path.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
+                // Back to the page asked for after signing in, with its query (the board's tab, a search, a page).
+                let asked = request.uri.path + (request.uri.query.map { $0.isEmpty ? "" : "?" + $0 } ?? "")
+                return ConsolePages.redirect("/sign-in?next=" + (asked.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
             }
             return await rendering(session) {
                 try await handler(ConsoleRequest(request: request, context: context, session: session, form: ConsoleForm()))
@@ -331,7 +333,7 @@ struct ConsoleController {
     /// first slash and nothing a browser would strip or reinterpret (tabs,
     /// backslashes, a second slash), so it can never lead elsewhere.
     static func isLocalPath(_ path: String) -> Bool {
-        let allowed = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/-_.?=&%")
+        let allowed = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/-_.?=&%+,")
         let scalars = Array(path.unicodeScalars)
         return path.utf8.count <= 512 && scalars.count >= 2 && scalars[0] == "/" && CharacterSet.lowercaseLetters.contains(scalars[1])
             && scalars.allSatisfy { $0.isASCII && allowed.contains($0) } && !path.contains("//")

@@ -279,7 +279,7 @@ struct ConsoleTripPages {
             "number": trip.number, "origin": trip.origin, "destination": trip.destination,
             "start_date": trip.startDate?.description ?? "", "end_date": trip.endDate?.description ?? "",
             "revenue": ConsoleFormat.dollars(trip.revenueCents), "driver_pay": ConsoleFormat.dollars(trip.driverPayCents),
-            "miles": String(trip.miles), "base_version": String(trip.version),
+            "miles": trip.miles > 0 ? String(trip.miles) : "", "base_version": String(trip.version),
         ]
     }
 

@@ -16,7 +16,9 @@ struct TripRowView: ConsoleView {
     let orders: Int
     let revenue: String
     let pay: String
+    /// "—" when nobody gave the trip's miles (kept as 0).
     let miles: String
+    let hasMiles: Bool
 
     init(_ trip: Trip, driver: Driver?, orders: Int) {
         id = trip.id.rawValue
@@ -32,7 +34,8 @@ struct TripRowView: ConsoleView {
         self.orders = orders
         revenue = ConsoleFormat.money(trip.revenueCents)
         pay = ConsoleFormat.money(trip.driverPayCents)
-        miles = ConsoleFormat.grouped(trip.miles)
+        miles = trip.miles > 0 ? ConsoleFormat.grouped(trip.miles) : "—"
+        hasMiles = trip.miles > 0
     }
 }
 

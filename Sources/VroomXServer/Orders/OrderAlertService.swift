@@ -37,7 +37,7 @@ public struct OrderAlertService: Sendable {
             var positions: [ID<Driver>: [GeoPosition]] = [:]
             for first in stride(from: 0, to: due.count, by: Self.sweepPage) {
                 let page = Array(due[first..<min(first + Self.sweepPage, due.count)])
-                for (order, alertedRank) in try await store.read({ try await OrderRepository.withAlertRank(page, tenant: tenant.id, $0) }) {
+                for (order, alertedRank) in try await store.read({ try await OrderRepository.withAlertRank(page, dueBy: tomorrow, tenant: tenant.id, $0) }) {
                     var computed: Date?
                     if let driver = order.driverID {
                         if positions[driver] == nil {

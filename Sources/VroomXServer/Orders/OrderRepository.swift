@@ -216,19 +216,32 @@ enum OrderRepository {
 
     static func dueForAlertQuery(by day: LocalDate, tenant: ID<Tenant>) -> SQL {
         """
-        SELECT id FROM orders WHERE tenant_id = \(tenant) AND \(unsafeRaw: Schema.pickupWatched) AND \(unsafeRaw: Schema.pickupEnds) <= \(day)
+        SELECT id FROM orders WHERE tenant_id = \(tenant) AND \(pickupDue(by: day))
         UNION
-        SELECT id FROM orders WHERE tenant_id = \(tenant) AND \(unsafeRaw: Schema.deliveryWatched) AND \(unsafeRaw: Schema.deliveryEnds) <= \(day)
+        SELECT id FROM orders WHERE tenant_id = \(tenant) AND \(deliveryDue(by: day))
         ORDER BY id
         """
     }
 
-    /// These orders of the carrier, each with how far along its trouble the
-    /// last alert told (`Timeliness.rank`, 0 when none did).
-    static func withAlertRank(_ ids: [ID<Order>], tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [(order: Order, alerted: Int)] {
+    private static func pickupDue(by day: LocalDate) -> SQL {
+        "\(unsafeRaw: Schema.pickupWatched) AND \(unsafeRaw: Schema.pickupEnds) <= \(day)"
+    }
+
+    private static func deliveryDue(by day: LocalDate) -> SQL {
+        "\(unsafeRaw: Schema.deliveryWatched) AND \(unsafeRaw: Schema.deliveryEnds) <= \(day)"
+    }
+
+    /// Those of these orders of the carrier still due by `day` (a page of
+    /// `dueForAlert`'s, read a while later: dispatch may have moved a window
+    /// since), each with how far along its trouble the last alert told
+    /// (`Timeliness.rank`, 0 when none did).
+    static func withAlertRank(_ ids: [ID<Order>], dueBy day: LocalDate, tenant: ID<Tenant>,
+                              _ db: any SQLExecutor) async throws -> [(order: Order, alerted: Int)] {
         guard !ids.isEmpty else { return [] }
         return try await db.query("""
-            SELECT \(Order.columns), risk_rank FROM orders WHERE tenant_id = \(tenant) AND id IN (\(SQL.list(ids))) ORDER BY id
+            SELECT \(Order.columns), risk_rank FROM orders
+            WHERE tenant_id = \(tenant) AND id IN (\(SQL.list(ids))) AND ((\(pickupDue(by: day))) OR (\(deliveryDue(by: day))))
+            ORDER BY id
             """).map { (try Order(row: $0), try $0.int("risk_rank")) }
     }
 
