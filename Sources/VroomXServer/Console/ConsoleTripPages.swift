@@ -185,8 +185,11 @@ struct ConsoleTripPages {
         let names = try await ConsoleOrderPages.Names.load(store, tenant: request.tenant, of: orders)
         // Orders on no trip and with no driver, soonest pickup first (a long list stops at 500):
         // an order on another trip is moved from that trip's page, never taken from it unseen.
-        let open = try await store.boardOrders(.init(status: .new, search: "", pickupNewestFirst: false, page: 0, pageSize: 500),
-                                               tenant: request.tenant).filter { $0.tripID == nil }
+        // Only an open trip takes orders: a finished one's page does not read them.
+        let open = trip.status.isOpen
+            ? try await store.boardOrders(.init(status: .new, search: "", pickupNewestFirst: false, page: 0, pageSize: 500),
+                                          tenant: request.tenant).filter { $0.tripID == nil }
+            : []
         let expenses = try await store.expenses.list(trip: id, request.scope)
         let driver = trip.driverID.flatMap { names.drivers[$0] }
         // Offered only where the store would allow it (`Trip.statusRefusal`).
