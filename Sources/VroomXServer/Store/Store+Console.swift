@@ -143,24 +143,37 @@ extension Store {
                                   _ db: any SQLExecutor) async throws -> BoardPage {
         let direction: SQL = ascending ? "ASC" : "DESC"
         let limit = size + 1
-        var orders = try await db.query("""
-            SELECT \(Order.columns) FROM orders WHERE \(filter) AND \(unsafeRaw: Schema.pickupDue) IS NOT NULL
-            ORDER BY \(unsafeRaw: Schema.pickupDue) \(direction), number \(direction), id \(direction) LIMIT \(limit) OFFSET \(offset)
-            """).map(Order.init(row:))
+        let dated: SQL = "\(filter) AND \(unsafeRaw: Schema.pickupDue) IS NOT NULL"
+        var orders = try await ordersPast(offset, limit: limit, where: dated,
+                                          "ORDER BY \(unsafeRaw: Schema.pickupDue) \(direction), number \(direction), id \(direction)", db)
         if orders.count < limit {
             // Orders without a pickup date come last either way: after the dated ones on this page, or from where
             // the dated ones ended (counted only when this page has none of them).
             var undatedOffset = 0
             if orders.isEmpty, offset > 0 {
-                let row = try await db.first("SELECT COUNT(*) AS n FROM orders WHERE \(filter) AND \(unsafeRaw: Schema.pickupDue) IS NOT NULL")
+                let row = try await db.first("SELECT COUNT(*) AS n FROM orders WHERE \(dated)")
                 undatedOffset = max(0, offset - (try row?.int("n") ?? 0))
             }
-            orders += try await db.query("""
-                SELECT \(Order.columns) FROM orders WHERE \(filter) AND \(unsafeRaw: Schema.pickupDue) IS NULL
-                ORDER BY \(undatedOrder(direction, db.dialect)) LIMIT \(limit - orders.count) OFFSET \(undatedOffset)
-                """).map(Order.init(row:))
+            orders += try await ordersPast(undatedOffset, limit: limit - orders.count, where: "\(filter) AND \(unsafeRaw: Schema.pickupDue) IS NULL",
+                                           "ORDER BY \(undatedOrder(direction, db.dialect))", db)
         }
         return BoardPage(orders: Array(orders.prefix(size)), earlier: offset > 0, later: orders.count > size)
+    }
+
+    /// Up to `limit` orders after the first `offset` of those matching
+    /// `condition` in `order`. PostgreSQL walks past them in `orders_board`
+    /// alone (it holds the date's columns, migration 34) and then reads only
+    /// the page's rows; asked for the rows as it walks, it sorted the whole tab
+    /// instead (170 ms for Delivered page 1,200 of 100,000 orders, 25 ms now).
+    private static func ordersPast(_ offset: Int, limit: Int, where condition: SQL, _ order: SQL,
+                                   _ db: any SQLExecutor) async throws -> [Order] {
+        try await db.query(db.dialect == .postgres
+            ? """
+              SELECT \(Order.columns) FROM orders
+              WHERE \(condition) AND id IN (SELECT id FROM orders WHERE \(condition) \(order) LIMIT \(limit) OFFSET \(offset)) \(order)
+              """
+            : "SELECT \(Order.columns) FROM orders WHERE \(condition) \(order) LIMIT \(limit) OFFSET \(offset)"
+        ).map(Order.init(row:))
     }
 
     /// The page at an anchor, in the board's order; nil when the anchor is
