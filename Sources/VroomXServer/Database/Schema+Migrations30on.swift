@@ -58,9 +58,12 @@ extension Schema {
             """),
         // PostgreSQL reads an index alone only when it holds every column a query names: with the pickup window's
         // columns beside the board's key, a typed deep page is walked to in the index, not by sorting the whole tab.
+        // Built beside the old one, then swapped: reads of the orders go on while it builds (a dropped index would hold
+        // every reader of the table until the migrations commit).
         Migration(version: 34, name: "board index covers its dates", sql: "", postgres: """
+            CREATE INDEX orders_board_covering ON orders (tenant_id, status, \(Schema.pickupDue), number, id) INCLUDE (pickup_window_start, pickup_window_end);
             DROP INDEX orders_board;
-            CREATE INDEX orders_board ON orders (tenant_id, status, \(Schema.pickupDue), number, id) INCLUDE (pickup_window_start, pickup_window_end)
+            ALTER INDEX orders_board_covering RENAME TO orders_board
             """),
     ]
 }

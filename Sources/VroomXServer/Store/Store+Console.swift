@@ -133,19 +133,20 @@ extension Store {
                                                                               filter: filter, tenant: tenant, db) {
                 return page
             }
-            return try await Self.boardPage(skipping: query.page * query.pageSize, ascending: ascending, size: query.pageSize, filter: filter, db)
+            return try await Self.boardPage(skipping: query.page * query.pageSize, ascending: ascending, size: query.pageSize, filter: filter,
+                                            tenant: tenant, db)
         }
     }
 
     /// The page after `offset` orders, read past them (one more is read, to
     /// know whether any follow).
-    private static func boardPage(skipping offset: Int, ascending: Bool, size: Int, filter: SQL,
+    private static func boardPage(skipping offset: Int, ascending: Bool, size: Int, filter: SQL, tenant: ID<Tenant>,
                                   _ db: any SQLExecutor) async throws -> BoardPage {
         let direction: SQL = ascending ? "ASC" : "DESC"
         let limit = size + 1
         let dated: SQL = "\(filter) AND \(unsafeRaw: Schema.pickupDue) IS NOT NULL"
         var orders = try await ordersPast(offset, limit: limit, where: dated,
-                                          "ORDER BY \(unsafeRaw: Schema.pickupDue) \(direction), number \(direction), id \(direction)", db)
+                                          "ORDER BY \(unsafeRaw: Schema.pickupDue) \(direction), number \(direction), id \(direction)", tenant, db)
         if orders.count < limit {
             // Orders without a pickup date come last either way: after the dated ones on this page, or from where
             // the dated ones ended (counted only when this page has none of them).
@@ -155,7 +156,7 @@ extension Store {
                 undatedOffset = max(0, offset - (try row?.int("n") ?? 0))
             }
             orders += try await ordersPast(undatedOffset, limit: limit - orders.count, where: "\(filter) AND \(unsafeRaw: Schema.pickupDue) IS NULL",
-                                           "ORDER BY \(undatedOrder(direction, db.dialect))", db)
+                                           "ORDER BY \(undatedOrder(direction, db.dialect))", tenant, db)
         }
         return BoardPage(orders: Array(orders.prefix(size)), earlier: offset > 0, later: orders.count > size)
     }
@@ -163,26 +164,32 @@ extension Store {
     /// Up to `limit` orders after the first `offset` of those matching
     /// `condition` in `order` (`orders_board` holds the date's columns for
     /// PostgreSQL, migration 34).
-    private static func ordersPast(_ offset: Int, limit: Int, where condition: SQL, _ order: SQL,
+    private static func ordersPast(_ offset: Int, limit: Int, where condition: SQL, _ order: SQL, _ tenant: ID<Tenant>,
                                    _ db: any SQLExecutor) async throws -> [Order] {
-        try await db.query(pageQuery(Order.columns, from: "orders", where: condition, order, limit: limit, offset: offset, db.dialect))
+        try await db.query(pageQuery(Order.columns, from: .orders, where: condition, order, limit: limit, offset: offset,
+                                     tenant: tenant, db.dialect))
             .map(Order.init(row:))
     }
+
+    /// The tables read a deep page at a time.
+    fileprivate enum PagedTable: String { case orders, trips }
 
     /// `table`'s rows matching `condition` in `order`, after the first
     /// `offset`. PostgreSQL walks past the skipped ones in an index alone
     /// (one holding every column the condition and order name) and reads only
-    /// the page's rows; asked for the rows as it walks, it read every row it
-    /// skipped or sorted them all (Delivered page 1,200 of 100,000 orders: 170
-    /// ms, 25 ms this way). SQLite skips index entries without reading rows.
-    static func pageQuery(_ columns: SQL, from table: String, where condition: SQL, _ order: SQL,
-                          limit: Int, offset: Int, _ dialect: SQLDialect) -> SQL {
-        dialect == .postgres
+    /// the page's rows, found by id within the carrier (the condition is not
+    /// evaluated twice: a search's would be); asked for the rows as it walks,
+    /// it read every row it skipped or sorted them all (Delivered page 1,200
+    /// of 100,000 orders: 170 ms, 25 ms this way). SQLite skips index entries
+    /// without reading rows, and a first page skips nothing.
+    fileprivate static func pageQuery(_ columns: SQL, from table: PagedTable, where condition: SQL, _ order: SQL,
+                                      limit: Int, offset: Int, tenant: ID<Tenant>, _ dialect: SQLDialect) -> SQL {
+        dialect == .postgres && offset > 0
             ? """
-              SELECT \(columns) FROM \(unsafeRaw: table) WHERE \(condition)
-              AND id IN (SELECT id FROM \(unsafeRaw: table) WHERE \(condition) \(order) LIMIT \(limit) OFFSET \(offset)) \(order)
+              SELECT \(columns) FROM \(unsafeRaw: table.rawValue) WHERE tenant_id = \(tenant)
+              AND id IN (SELECT id FROM \(unsafeRaw: table.rawValue) WHERE \(condition) \(order) LIMIT \(limit) OFFSET \(offset)) \(order)
               """
-            : "SELECT \(columns) FROM \(unsafeRaw: table) WHERE \(condition) \(order) LIMIT \(limit) OFFSET \(offset)"
+            : "SELECT \(columns) FROM \(unsafeRaw: table.rawValue) WHERE \(condition) \(order) LIMIT \(limit) OFFSET \(offset)"
     }
 
     /// The page at an anchor, in the board's order; nil when the anchor is
@@ -224,7 +231,9 @@ extension Store {
         case .before(let id):
             guard let key = try await key(id) else { return nil }
             let orders = try await walk(key.due == nil ? [false, true] : [true], from: key, ascending: !ascending, limit: size + 1)
-            guard orders.count > size else { return try await boardPage(skipping: 0, ascending: ascending, size: size, filter: filter, db) }
+            guard orders.count > size else {
+                return try await boardPage(skipping: 0, ascending: ascending, size: size, filter: filter, tenant: tenant, db)
+            }
             return BoardPage(orders: orders.prefix(size).reversed(), earlier: true, later: true)
         case .last(let rows):
             return try await last(min(max(rows, 1), size))
@@ -365,9 +374,10 @@ extension Store {
     func tripsPage(tenant: ID<Tenant>, finishedOffset: Int, finishedLimit: Int) async throws -> TripsPage {
         try await read { db in
             let open = try await TripRepository.open(tenant: tenant, db)
-            let finished = try await db.query(Self.pageQuery(Trip.columns, from: "trips",
+            let finished = try await db.query(Self.pageQuery(Trip.columns, from: .trips,
                                                              where: "tenant_id = \(tenant) AND \(unsafeRaw: Schema.tripFinished)",
-                                                             "ORDER BY \(Trip.order.sql)", limit: finishedLimit, offset: finishedOffset, db.dialect))
+                                                             "ORDER BY \(Trip.order.sql)", limit: finishedLimit, offset: finishedOffset,
+                                                             tenant: tenant, db.dialect))
                 .map(Trip.init(row:))
             let total = try await db.first("""
                 SELECT COUNT(*) AS n FROM trips WHERE tenant_id = \(tenant) AND \(unsafeRaw: Schema.tripFinished)
