@@ -442,6 +442,7 @@ def test_a_trip_without_miles_says_so_rather_than_zero(page, server):
     create_trip(page, server, "T-NOMILES", miles="")
     miles = page.locator("dt:has-text('Miles') + dd")
     expect(miles).to_have_text("—")
+    shot(page, "trip-without-miles")
     page.goto(server.base + "/trips")
     row = page.locator("tr", has=page.locator("a", has_text="T-NOMILES"))
     expect(row.locator("td.num").nth(1)).to_have_text("—")
