@@ -87,6 +87,9 @@ public struct UploadRecord: Sendable, Hashable {
     /// The storage's reference to the bytes in progress (an S3 multipart upload id).
     public var storageHandle: String?
 
+    /// The upload a file key names: every key ends with its upload's id (a lowercased UUID).
+    static func upload(ofFileKey key: String) -> String { String(key.suffix(36)) }
+
     /// Where the finished file goes: `{tenant}/{inspection}/{photos|videos|signatures}/{slot}.{upload}`,
     /// `{tenant}/equipment/{unit}/photos/{upload}`, `{tenant}/expenses/{expense}/receipts/{upload}`
     /// or `{tenant}/payments/{payment}/photos/{upload}`.

@@ -106,10 +106,11 @@ struct S3MediaStorage: MediaStorage {
         let cutoff = client.now().addingTimeInterval(-age)
         var removed = 0
         // A date alone does not make an upload abandoned (a store's clock may be off; moto dates every
-        // multipart upload 2010): what an upload row still describes stays.
+        // multipart upload 2010): what an upload row still describes stays, by its handle or, while an
+        // upload is opening and its handle is not yet on its row, by the upload its key names.
         let old = try await client.listMultipartUploads(prefix: "").filter { ($0.initiated ?? .distantFuture) < cutoff }
-        let live = try await described(old.map(\.uploadID))
-        for upload in old where !live.contains(upload.uploadID) {
+        let live = try await described(old.flatMap { [$0.uploadID, UploadRecord.upload(ofFileKey: $0.key)] })
+        for upload in old where !live.contains(upload.uploadID) && !live.contains(UploadRecord.upload(ofFileKey: upload.key)) {
             try await client.abortMultipartUpload(upload.key, uploadID: upload.uploadID)
             removed += 1
         }
