@@ -315,13 +315,25 @@ struct S3Client: Sendable {
         return parts
     }
 
-    /// Unfinished multipart uploads under a prefix, with when each began.
+    /// Unfinished multipart uploads under a prefix, with when each began: every page (a store answers 1,000 at a
+    /// time, and the rest were never seen).
     func listMultipartUploads(prefix: String) async throws -> [(key: String, uploadID: String, initiated: Date?)] {
-        let xml = try await send("GET", key: "", query: [("uploads", ""), ("prefix", prefix)])
-        return S3XML.elements("Upload", in: xml).compactMap { upload in
-            guard let key = S3XML.value("Key", in: upload), let id = S3XML.value("UploadId", in: upload) else { return nil }
-            return (key, id, S3XML.value("Initiated", in: upload).flatMap(S3XML.date))
-        }
+        var uploads: [(key: String, uploadID: String, initiated: Date?)] = []
+        var marker: (key: String, uploadID: String)?
+        repeat {
+            var query = [("uploads", ""), ("prefix", prefix)]
+            if let marker { query += [("key-marker", marker.key), ("upload-id-marker", marker.uploadID)] }
+            let xml = try await send("GET", key: "", query: query)
+            uploads += S3XML.elements("Upload", in: xml).compactMap { upload in
+                guard let key = S3XML.value("Key", in: upload), let id = S3XML.value("UploadId", in: upload) else { return nil }
+                return (key, id, S3XML.value("Initiated", in: upload).flatMap(S3XML.date))
+            }
+            let next = (key: S3XML.value("NextKeyMarker", in: xml) ?? "", uploadID: S3XML.value("NextUploadIdMarker", in: xml) ?? "")
+            // A truncated page names where the next begins; one that names nothing new ends the listing rather than loop.
+            let moved = next.key != marker?.key || next.uploadID != marker?.uploadID
+            marker = S3XML.value("IsTruncated", in: xml) == "true" && !next.key.isEmpty && moved ? next : nil
+        } while marker != nil
+        return uploads
     }
 
     // MARK: Presigned URLs
