@@ -29,8 +29,6 @@ public struct ID<Entity>: Hashable, Sendable, Comparable, CustomStringConvertibl
 /// hand: ids are on every row a server answers and a phone applies, and
 /// Foundation goes through `snprintf` and `sscanf` on Linux.
 public enum UUIDText {
-    private static let digits = Array("0123456789abcdef".utf8)
-
     /// A random (version 4) UUID from the system's secure generator.
     /// Foundation's `UUID()` on Linux opens, reads and closes /dev/urandom
     /// for each one, three system calls for every row the server creates
@@ -56,13 +54,19 @@ public enum UUIDText {
                         out[position] = UInt8(ascii: "-")
                         position += 1
                     }
-                    out[position] = digits[Int(byte >> 4)]
-                    out[position + 1] = digits[Int(byte & 0x0f)]
+                    out[position] = hexDigit(byte >> 4)
+                    out[position + 1] = hexDigit(byte & 0x0f)
                     position += 2
                 }
                 return position
             }
         }
+    }
+
+    /// 0…15 as `0`…`9`, `a`…`f` (computed: a table lookup went through the table's global accessor each time).
+    @inline(__always)
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? nibble &+ UInt8(ascii: "0") : nibble &+ (UInt8(ascii: "a") - 10)
     }
 
     /// Any letter case; nil for anything else. (Foundation's parser, built on

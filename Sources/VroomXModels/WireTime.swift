@@ -24,12 +24,36 @@ public enum WireTime {
         let minute = (msOfDay / 60_000) % 60
         let second = (msOfDay / 1000) % 60
         let milli = msOfDay % 1000
-        var out = ""
-        out.reserveCapacity(24)
-        out += pad(year, 4); out += "-"; out += pad(month, 2); out += "-"; out += pad(day, 2)
-        out += "T"; out += pad(hour, 2); out += ":"; out += pad(minute, 2); out += ":"; out += pad(second, 2)
-        out += "."; out += pad(milli, 3); out += "Z"
-        return out
+        // A year past 9999 (or before year 0) takes more than four characters: only a clock gone wrong makes one.
+        guard (0...9999).contains(year) else {
+            return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T" + pad(hour, 2) + ":" + pad(minute, 2) + ":"
+                + pad(second, 2) + "." + pad(milli, 3) + "Z"
+        }
+        return String(unsafeUninitializedCapacity: 24) { out in
+            var at = 0
+            put(year, 4, out, &at); put("-", out, &at); put(month, 2, out, &at); put("-", out, &at); put(day, 2, out, &at)
+            put("T", out, &at); put(hour, 2, out, &at); put(":", out, &at); put(minute, 2, out, &at); put(":", out, &at)
+            put(second, 2, out, &at); put(".", out, &at); put(milli, 3, out, &at); put("Z", out, &at)
+            return at
+        }
+    }
+
+    /// Writes `value` (0 ≤ value < 10^width) as `width` digits at `at`, and moves `at` past them. Times and
+    /// dates are written in place: building them from padded strings cost thousands of instructions each.
+    @inline(__always)
+    static func put(_ value: Int64, _ width: Int, _ out: UnsafeMutableBufferPointer<UInt8>, _ at: inout Int) {
+        var rest = value
+        for place in (at..<(at + width)).reversed() {
+            out[place] = UInt8(truncatingIfNeeded: rest % 10) &+ UInt8(ascii: "0")
+            rest /= 10
+        }
+        at += width
+    }
+
+    @inline(__always)
+    static func put(_ character: Unicode.Scalar, _ out: UnsafeMutableBufferPointer<UInt8>, _ at: inout Int) {
+        out[at] = UInt8(ascii: character)
+        at += 1
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`. Returns nil for
@@ -180,7 +204,17 @@ public struct LocalDate: Hashable, Sendable, Comparable, Codable, CustomStringCo
     }
 
     public var description: String {
-        WireTime.pad(Int64(year), 4) + "-" + WireTime.pad(Int64(month), 2) + "-" + WireTime.pad(Int64(day), 2)
+        // Four digits for any year made from text or numbers (1900…2999); one made from an instant far off (a clock
+        // gone wrong) is written with as many as it has.
+        guard (0...9999).contains(year) else {
+            return WireTime.pad(Int64(year), 4) + "-" + WireTime.pad(Int64(month), 2) + "-" + WireTime.pad(Int64(day), 2)
+        }
+        return String(unsafeUninitializedCapacity: 10) { out in
+            var at = 0
+            WireTime.put(Int64(year), 4, out, &at); WireTime.put("-", out, &at); WireTime.put(Int64(month), 2, out, &at)
+            WireTime.put("-", out, &at); WireTime.put(Int64(day), 2, out, &at)
+            return at
+        }
     }
 
     public static func < (lhs: Self, rhs: Self) -> Bool {

@@ -9,6 +9,10 @@ struct WireFormatTests {
         #expect(WireTime.string(fromMilliseconds: 0) == "1970-01-01T00:00:00.000Z")
         #expect(WireTime.string(fromMilliseconds: 951_782_400_123) == "2000-02-29T00:00:00.123Z")
         #expect(WireTime.string(fromMilliseconds: -1) == "1969-12-31T23:59:59.999Z")
+        // Four-digit years at both ends; beyond them, as many digits as the year has.
+        #expect(WireTime.string(fromMilliseconds: -59_011_459_200_000) == "0100-01-01T00:00:00.000Z")
+        #expect(WireTime.string(fromMilliseconds: 253_402_300_799_999) == "9999-12-31T23:59:59.999Z")
+        #expect(WireTime.string(fromMilliseconds: 253_402_300_800_000) == "10000-01-01T00:00:00.000Z")
         // Every millisecond of a range round-trips through text and through Date.
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<10_000 {
@@ -33,6 +37,9 @@ struct WireFormatTests {
     @Test("calendar dates")
     func localDates() {
         #expect(LocalDate("2024-02-29")?.description == "2024-02-29")
+        #expect(LocalDate(year: 1900, month: 1, day: 1)?.description == "1900-01-01")
+        #expect(LocalDate(year: 2999, month: 12, day: 31)?.description == "2999-12-31")
+        #expect(LocalDate(WireTime.date(milliseconds: 253_402_300_800_000)).description == "10000-01-01")
         #expect(LocalDate("2023-02-29") == nil)
         #expect(LocalDate("2024-2-01") == nil)
         #expect(LocalDate("2024-12-31")!.adding(days: 1).description == "2025-01-01")
