@@ -16,6 +16,13 @@ struct BoardBench: AsyncParsableCommand {
     @Option(help: "Seconds each page is asked for.") var seconds = 3
     @Option(help: "PostgreSQL admin URL (default: SQLite).") var postgres: String?
     @Option(help: "Only the pages whose label contains this, or one of these separated by commas (\"Trips\", \"Last,typed\").") var only: String?
+    @Option(help: "Instead of timing each page, count the instructions of this many requests of it (under scripts/callgrind --marks).")
+    var instructions: Int?
+
+    func validate() throws {
+        if let instructions, !(1...1_000).contains(instructions) { throw ValidationError("--instructions takes 1 to 1000 requests") }
+        if instructions != nil, !CallgrindMarks.available { throw ValidationError("--instructions runs under scripts/callgrind --marks") }
+    }
 
     /// The status of the `index`th order seeded: the shares in `orders`' help.
     static func status(_ index: Int) -> OrderStatus {
@@ -138,8 +145,21 @@ struct BoardBench: AsyncParsableCommand {
         ]
         print("page                                    requests   p50 ms    p99 ms")
         for (label, path) in pages where only.map({ $0.split(separator: ",").contains { label.contains($0) } }) ?? true {
-            let result = try await LoadGenerator(host: "127.0.0.1", port: port.port, connections: 1)
-                .run(path: path, headers: [("Cookie", cookie), ("Accept", "text/html")], duration: .seconds(seconds))
+            let browser = LoadGenerator(host: "127.0.0.1", port: port.port, connections: 1)
+            let headers = [("Cookie", cookie), ("Accept", "text/html")]
+            let result: LoadGenerator.Result
+            if let instructions {
+                // Counted after a first request, as a page is asked for again and again: statements prepared, pages cached.
+                _ = try await browser.run(path: path, headers: headers, duration: .seconds(600), requests: 1)
+                result = try await CallgrindMarks.count(label, requests: instructions) {
+                    try await browser.run(path: path, headers: headers, duration: .seconds(3600), requests: instructions)
+                }
+                guard result.latencies.count == instructions else {
+                    throw BenchError("\(label): \(result.latencies.count) of \(instructions) requests answered")
+                }
+            } else {
+                result = try await browser.run(path: path, headers: headers, duration: .seconds(seconds))
+            }
             print(label.padding(toLength: 38, withPad: " ", startingAt: 0)
                   + String(format: "%10d %8.1f %9.1f", result.latencies.count, result.percentile(0.5), result.percentile(0.99))
                   + (result.errors > 0 ? "  (\(result.errors) answered 4xx/5xx)" : ""))

@@ -26,7 +26,8 @@ struct LoadGenerator {
     let port: Int
     let connections: Int
 
-    func run(path: String, headers: [(String, String)], duration: Duration) async throws -> Result {
+    /// Each connection asks until the deadline, or until it has made `requests` requests.
+    func run(path: String, headers: [(String, String)], duration: Duration, requests: Int = .max) async throws -> Result {
         let deadline = NIODeadline.now() + .nanoseconds(Int64(duration.components.seconds) * 1_000_000_000
                                                         + duration.components.attoseconds / 1_000_000_000)
         let started = ContinuousClock.now
@@ -35,7 +36,7 @@ struct LoadGenerator {
             let group = MultiThreadedEventLoopGroup.singleton
             let eventLoop = group.next()
             let promise = eventLoop.makePromise(of: (latencies: [UInt64], errors: Int).self)
-            let handler = ClosedLoopHandler(host: host, path: path, headers: headers, deadline: deadline, done: promise)
+            let handler = ClosedLoopHandler(host: host, path: path, headers: headers, deadline: deadline, requests: requests, done: promise)
             let connected = ClientBootstrap(group: eventLoop)
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
@@ -66,20 +67,22 @@ private final class ClosedLoopHandler: ChannelInboundHandler, @unchecked Sendabl
 
     let head: HTTPRequestHead
     let deadline: NIODeadline
+    let requests: Int
     let done: EventLoopPromise<(latencies: [UInt64], errors: Int)>
     var latencies: [UInt64] = []
     var errors = 0
     var sentAt: UInt64 = 0
 
-    init(host: String, path: String, headers: [(String, String)], deadline: NIODeadline,
+    init(host: String, path: String, headers: [(String, String)], deadline: NIODeadline, requests: Int,
          done: EventLoopPromise<(latencies: [UInt64], errors: Int)>) {
         var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: path)
         head.headers.add(name: "Host", value: host)
         for (name, value) in headers { head.headers.add(name: name, value: value) }
         self.head = head
         self.deadline = deadline
+        self.requests = requests
         self.done = done
-        latencies.reserveCapacity(1 << 16)
+        latencies.reserveCapacity(min(requests, 1 << 16))
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -100,7 +103,7 @@ private final class ClosedLoopHandler: ChannelInboundHandler, @unchecked Sendabl
             break
         case .end:
             latencies.append(DispatchTime.now().uptimeNanoseconds - sentAt)
-            if NIODeadline.now() < deadline {
+            if latencies.count < requests, NIODeadline.now() < deadline {
                 send(context)
             } else {
                 done.succeed((latencies, errors))

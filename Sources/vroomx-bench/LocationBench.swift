@@ -18,6 +18,13 @@ struct LocationBench: AsyncParsableCommand {
     @Option(help: "Fixes per batch.") var fixes = 20
     @Option(help: "Concurrent uploads.") var concurrency = 32
     @Option(help: "PostgreSQL URL (default: SQLite).") var postgres: String?
+    @Flag(help: "Count the instructions of the ingest, server and this bench's client together, a batch (under scripts/callgrind --marks).")
+    var instructions = false
+
+    func validate() throws {
+        guard drivers > 0, batches > 0, fixes > 0, concurrency > 0 else { throw ValidationError("drivers, batches, fixes and concurrency must be above 0") }
+        if instructions, !CallgrindMarks.available { throw ValidationError("--instructions runs under scripts/callgrind --marks") }
+    }
 
     func run() async throws {
         let spacing: TimeInterval = 5
@@ -64,7 +71,7 @@ struct LocationBench: AsyncParsableCommand {
         let sentAt = NIOLockedValueBox<[String: UInt64]>([:])
         let (yardOf, orderOf, fixCount, port) = (yards, orders, fixes, server.port)
         let began = ContinuousClock.now
-        let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
+        let ingest = { try await withThrowingTaskGroup(of: [Double].self) { group in
             for _ in 0..<concurrency {
                 group.addTask {
                     var times: [Double] = []
@@ -89,7 +96,9 @@ struct LocationBench: AsyncParsableCommand {
                 }
             }
             return try await group.reduce(into: [Double]()) { $0 += $1 }.sorted()
-        }
+        } }
+        let latencies = instructions ? try await CallgrindMarks.count("location batch of \(fixes) fixes", requests: work.count, ingest)
+            : try await ingest()
         let seconds = (ContinuousClock.now - began) / .seconds(1)
         func percentile(_ values: [Double], _ p: Double) -> Double { values.isEmpty ? 0 : values[min(values.count - 1, Int(Double(values.count) * p))] }
         print(String(format: "ingest: %.0f fixes/s (%.0f batches/s); batch p50 %.1f ms, p99 %.1f ms",

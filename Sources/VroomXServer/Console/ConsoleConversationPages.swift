@@ -145,7 +145,7 @@ struct ConsoleConversationPages {
         if TextLimit.normalized(form["body"]).isEmpty { errors.add("body", "Write a message.") }
         guard errors.isEmpty else { return try await conversation(request, errors: errors, values: form.firstValues, status: .unprocessableContent) }
         do {
-            try await store.notifications.send(SendMessageRequest(driverID: driverID, type: type, title: title, body: form["body"],
+            _ = try await store.notifications.send(SendMessageRequest(driverID: driverID, type: type, title: title, body: form["body"],
                                                                   tripID: trip, orderID: order), tenant: request.tenant)
         } catch let error as AppError where error.status < 500 {
             return try await conversation(request, errors: FieldErrors(error, renamed: ["trip_id": "about", "order_id": "about"]),
