@@ -18,12 +18,9 @@ struct LocationBench: AsyncParsableCommand {
     @Option(help: "Fixes per batch.") var fixes = 20
     @Option(help: "Concurrent uploads.") var concurrency = 32
     @Option(help: "PostgreSQL URL (default: SQLite).") var postgres: String?
-    @Flag(help: "Count the instructions of the ingest, server and this bench's client together, a batch (under scripts/callgrind --marks).")
-    var instructions = false
 
     func validate() throws {
         guard drivers > 0, batches > 0, fixes > 0, concurrency > 0 else { throw ValidationError("drivers, batches, fixes and concurrency must be above 0") }
-        if instructions, !CallgrindMarks.available { throw ValidationError("--instructions runs under scripts/callgrind --marks") }
     }
 
     func run() async throws {
@@ -66,28 +63,32 @@ struct LocationBench: AsyncParsableCommand {
         try await BenchServer.wait("dispatch socket") { connected.withLockedValue { $0 } >= 1 }
 
         // Round after round, every driver's next batch: 5 km south of the yard at 25 m/s, then parked 30 m from it.
-        let work = (0..<batches).flatMap { round in server.drivers.map { (round, $0) } }
+        // The bodies are written before the clock starts: the figure is the server's, not this client's JSON.
+        let encoder = WireJSON.encoder()
+        let work = try (0..<batches).flatMap { round in try server.drivers.map { driver in
+            let yard = yards[driver.id]!
+            let batch = (0..<fixes).map { step -> GeoPosition in
+                let second = Double(round * fixes + step) * spacing
+                let south = max(5_000 - second * 25, 30)
+                return GeoPosition(latitude: yard.latitude - south / 111_195, longitude: yard.longitude, accuracyMeters: 8,
+                                   recordedAt: start.addingTimeInterval(second))
+            }
+            return (driver: driver, body: ByteBuffer(bytes: try encoder.encode(RecordLocationsRequest(fixes: batch))))
+        } }
         let next = NIOLockedValueBox(0)
         let sentAt = NIOLockedValueBox<[String: UInt64]>([:])
-        let (yardOf, orderOf, fixCount, port) = (yards, orders, fixes, server.port)
+        let (orderOf, port) = (orders, server.port)
         let began = ContinuousClock.now
-        let ingest = { try await withThrowingTaskGroup(of: [Double].self) { group in
+        let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
             for _ in 0..<concurrency {
                 group.addTask {
                     var times: [Double] = []
                     while true {
                         let index = next.withLockedValue { value -> Int in defer { value += 1 }; return value }
                         guard index < work.count else { return times }
-                        let (round, driver) = work[index]
-                        let yard = yardOf[driver.id]!
-                        let batch = (0..<fixCount).map { step -> GeoPosition in
-                            let second = Double(round * fixCount + step) * spacing
-                            let south = max(5_000 - second * 25, 30)
-                            return GeoPosition(latitude: yard.latitude - south / 111_195, longitude: yard.longitude, accuracyMeters: 8,
-                                               recordedAt: start.addingTimeInterval(second))
-                        }
+                        let (driver, body) = work[index]
                         let requestStart = DispatchTime.now().uptimeNanoseconds
-                        let result = try await Self.send(RecordLocationsRequest(fixes: batch), port: port, token: driver.token)
+                        let result = try await Self.send(body, port: port, token: driver.token)
                         times.append(Double(DispatchTime.now().uptimeNanoseconds - requestStart) / 1e6)
                         if !result.arrivals.isEmpty, let order = orderOf[driver.id] {
                             sentAt.withLockedValue { $0[order.rawValue] = requestStart }
@@ -96,9 +97,7 @@ struct LocationBench: AsyncParsableCommand {
                 }
             }
             return try await group.reduce(into: [Double]()) { $0 += $1 }.sorted()
-        } }
-        let latencies = instructions ? try await CallgrindMarks.count("location batch of \(fixes) fixes", requests: work.count, ingest)
-            : try await ingest()
+        }
         let seconds = (ContinuousClock.now - began) / .seconds(1)
         func percentile(_ values: [Double], _ p: Double) -> Double { values.isEmpty ? 0 : values[min(values.count - 1, Int(Double(values.count) * p))] }
         print(String(format: "ingest: %.0f fixes/s (%.0f batches/s); batch p50 %.1f ms, p99 %.1f ms",
@@ -113,12 +112,12 @@ struct LocationBench: AsyncParsableCommand {
         await socket.value
     }
 
-    static func send(_ batch: RecordLocationsRequest, port: Int, token: String) async throws -> RecordLocationsResult {
+    static func send(_ body: ByteBuffer, port: Int, token: String) async throws -> RecordLocationsResult {
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/locations")
         request.method = .POST
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
         request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(ByteBuffer(bytes: try WireJSON.encoder().encode(batch)))
+        request.body = .bytes(body)
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
         let body = try await response.body.collect(upTo: 1 << 20)
         guard response.status == .ok else { throw ValidationError("POST /v1/locations answered \(response.status.code): \(String(buffer: body))") }

@@ -121,6 +121,20 @@ struct LocationTests {
                                                               from: start.addingTimeInterval(300)), token: carrier.driver.accessToken)
             #expect(there.arrivals.count == 1 && there.arrivals.first?.stop == .pickup, "\(there.arrivals)")
         }
+        // Found from the driver's trip under way, not by reading the carrier's orders or the driver's every trip.
+        if backend == .sqlite {
+            let driver = carrier.driverID(0)
+            let queries = [LocationRepository.arrivalCandidatesQuery(driver: driver, tenant: carrier.tenant.id, near: Self.fixes([40], from: server.clock.now)),
+                           LocationRepository.tripUnderWayQuery(of: driver, tenant: carrier.tenant.id)]
+            var plans: [String] = []
+            for query in queries {
+                plans.append(try await server.services.database.read { db in
+                    try await db.query("EXPLAIN QUERY PLAN " + query).map { try $0.string("detail") }.joined(separator: "\n")
+                })
+            }
+            #expect(plans[0].contains("trips_under_way") && plans[0].contains("orders_by_trip"), "\(plans[0])")
+            #expect(plans[1].contains("trips_under_way"), "\(plans[1])")
+        }
     }
 
     @Test("jitter across the fence does not reset the stay; leaving beyond radius + max(10 %, 20 m) does", arguments: TestBackend.available)

@@ -65,6 +65,11 @@ extension Schema {
             DROP INDEX orders_board;
             ALTER INDEX orders_board_covering RENAME TO orders_board
             """),
+        // Every batch of positions (every few seconds from each truck on the road) finds the driver's trip under way
+        // and the orders on it from here, not by going through every trip the driver ever drove.
+        Migration(version: 35, name: "trips under way by driver", sql: """
+            CREATE INDEX trips_under_way ON trips (tenant_id, driver_id, start_date, id) WHERE status = 'in_progress'
+            """),
     ]
 }
 

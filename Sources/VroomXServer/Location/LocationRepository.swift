@@ -16,11 +16,13 @@ extension GeoPosition {
 /// orders a batch of positions is judged against: the SQL and the row
 /// mapping, nothing else.
 enum LocationRepository {
-    /// The driver's trip under way, if any.
+    /// The driver's trip under way, if any (`trips_under_way`).
     static func tripUnderWay(of driver: ID<Driver>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> ID<Trip>? {
-        try await db.first("""
-            SELECT id FROM trips WHERE tenant_id = \(tenant) AND driver_id = \(driver) AND status = 'in_progress' ORDER BY start_date, id LIMIT 1
-            """)?.id("id")
+        try await db.first(tripUnderWayQuery(of: driver, tenant: tenant))?.id("id")
+    }
+
+    static func tripUnderWayQuery(of driver: ID<Driver>, tenant: ID<Tenant>) -> SQL {
+        "SELECT id FROM trips WHERE tenant_id = \(tenant) AND driver_id = \(driver) AND status = 'in_progress' ORDER BY start_date, id LIMIT 1"
     }
 
     /// The driver's last completed trip and when it ended.
@@ -39,20 +41,28 @@ enum LocationRepository {
     /// them all), up to 10,000.
     static func arrivalCandidates(driver: ID<Driver>, tenant: ID<Tenant>, near fixes: [GeoPosition],
                                   _ db: any SQLExecutor) async throws -> [Order] {
+        try await db.query(arrivalCandidatesQuery(driver: driver, tenant: tenant, near: fixes)).map(Order.init(row:))
+    }
+
+    /// From the driver's trips under way (`trips_under_way`) to their orders (`orders_by_trip`), in that order
+    /// (SQLite's CROSS JOIN). Asked for the orders first, SQLite read every order of the carrier, in id order, on
+    /// every batch of positions.
+    static func arrivalCandidatesQuery(driver: ID<Driver>, tenant: ID<Tenant>, near fixes: [GeoPosition]) -> SQL {
         var nearby: SQL = ""
         if let box = ArrivalBox(around: fixes) {
             nearby = """
-                AND ((pickup_latitude BETWEEN \(box.south) AND \(box.north) AND pickup_longitude BETWEEN \(box.west) AND \(box.east))
-                  OR (delivery_latitude BETWEEN \(box.south) AND \(box.north) AND delivery_longitude BETWEEN \(box.west) AND \(box.east)))
+                AND ((o.pickup_latitude BETWEEN \(box.south) AND \(box.north) AND o.pickup_longitude BETWEEN \(box.west) AND \(box.east))
+                  OR (o.delivery_latitude BETWEEN \(box.south) AND \(box.north) AND o.delivery_longitude BETWEEN \(box.west) AND \(box.east)))
                 """
         }
-        return try await db.query("""
-            SELECT \(Order.columns) FROM orders
-            WHERE tenant_id = \(tenant) AND driver_id = \(driver) AND status IN ('assigned', 'picked_up')
-            AND (pickup_latitude IS NOT NULL OR delivery_latitude IS NOT NULL) \(nearby)
-            AND trip_id IN (SELECT id FROM trips WHERE tenant_id = \(tenant) AND driver_id = \(driver) AND status = 'in_progress')
+        return """
+            SELECT \(Order.columns) FROM (
+                SELECT o.* FROM trips t CROSS JOIN orders o
+                WHERE t.tenant_id = \(tenant) AND t.driver_id = \(driver) AND t.status = 'in_progress'
+                AND o.tenant_id = t.tenant_id AND o.trip_id = t.id AND o.driver_id = \(driver) AND o.status IN ('assigned', 'picked_up')
+                AND (o.pickup_latitude IS NOT NULL OR o.delivery_latitude IS NOT NULL) \(nearby)) AS near
             ORDER BY id LIMIT 10000
-            """).map(Order.init(row:))
+            """
     }
 
     /// The driver's orders whose truck arrived at a stop and was not seen
