@@ -8,7 +8,7 @@ struct LocationController {
 
     func register(_ routes: Routes) {
         routes.on(.recordLocations) { request, context in
-            let body = try await request.decodeJSON(RecordLocationsRequest.self)
+            let body = try await JSONBody.decode(RecordLocationsRequest.self, from: request, reading: LocationBatchReader.read)
             return try JSONBody.response(try await store.location.record(body, try context.caller().scope))
         }
         routes.on(.dispatchPositions) { _, context in

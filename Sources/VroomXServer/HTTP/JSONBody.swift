@@ -60,15 +60,19 @@ enum JSONBody {
     /// code: 415 for a non-JSON content type, 413 when too large, 400
     /// `malformed_json` for bytes that are not JSON, 422 `validation_failed`
     /// (naming the field) for JSON of the wrong shape.
-    static func decode<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {
-        guard let value = try await decode(type, from: request, emptyAllowed: false) else {
+    /// `reading`: a reader of the body's usual shape, tried before the
+    /// decoder (nil: not that shape, the decoder reads it).
+    static func decode<T: Decodable>(_ type: T.Type, from request: Request,
+                                     reading: ((UnsafeRawBufferPointer) -> T?)? = nil) async throws -> T {
+        guard let value = try await decode(type, from: request, emptyAllowed: false, reading: reading) else {
             throw AppError(400, .malformedJSON, "The request body is empty; send a JSON object.")
         }
         return value
     }
 
     /// As `decode`, but an empty body is nil (for endpoints whose body is optional).
-    static func decode<T: Decodable>(_ type: T.Type, from request: Request, emptyAllowed: Bool) async throws -> T? {
+    static func decode<T: Decodable>(_ type: T.Type, from request: Request, emptyAllowed: Bool,
+                                     reading: ((UnsafeRawBufferPointer) -> T?)? = nil) async throws -> T? {
         if let contentType = request.headers[.contentType]?.lowercased(),
            !(contentType.hasPrefix("application/json") || contentType.contains("+json")) {
             throw AppError(415, .unsupportedMediaType, "Send the body as application/json.")
@@ -84,6 +88,7 @@ enum JSONBody {
             throw tooLarge
         }
         guard buffer.readableBytes > 0 else { return nil }
+        if let reading, let value = buffer.withUnsafeReadableBytes(reading) { return value }
         let data = Data(buffer.readableBytesView)
         do {
             return try decoder.decode(T.self, from: data)
