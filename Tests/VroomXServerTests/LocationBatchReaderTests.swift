@@ -65,6 +65,10 @@ struct LocationBatchReaderTests {
             "{\"fixes\":[{\"latitude\":1e,\"longitude\":-95,\"recorded_at\":\"2026-11-22T14:05:09Z\"}]}",
             "{\"fixes\":[{\"latitude\":1e999,\"longitude\":-95,\"recorded_at\":\"2026-11-22T14:05:09Z\"}]}",
             "{\"fixes\":[{\"latitude\":NaN,\"longitude\":-95,\"recorded_at\":\"2026-11-22T14:05:09Z\"}]}",
+            // Zeros the decoder may refuse: a number too small for a double, a zero with an exponent.
+            "{\"fixes\":[{\"latitude\":1e-400,\"longitude\":-95,\"recorded_at\":\"2026-11-22T14:05:09Z\"}]}",
+            "{\"fixes\":[{\"latitude\":0e1,\"longitude\":-95,\"recorded_at\":\"2026-11-22T14:05:09Z\"}]}",
+            "{\"fixes\":[{\"latitude\":0.00e2,\"longitude\":-95,\"recorded_at\":\"2026-11-22T14:05:09Z\"}]}",
             "{\"fixes\":[{\"latitude\":\"30\",\"longitude\":-95,\"recorded_at\":\"2026-11-22T14:05:09Z\"}]}",
             "{\"fixes\":[{\"latitude\":null,\"longitude\":-95,\"recorded_at\":\"2026-11-22T14:05:09Z\"}]}",
             "{\"fixes\":[{\(fix),\"heading\":true}]}", "{\"fixes\":[{\(fix),\"heading\":nul}]}",

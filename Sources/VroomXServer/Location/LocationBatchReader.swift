@@ -150,13 +150,19 @@ enum LocationBatchReader {
                 at += 1
                 guard digits() > 0 else { return nil }
             }
+            let mantissa = UnsafeRawBufferPointer(rebasing: bytes[start..<at])
+            var exponent = false
             if at < bytes.count, bytes[at] == UInt8(ascii: "e") || bytes[at] == UInt8(ascii: "E") {
+                exponent = true
                 at += 1
                 if at < bytes.count, bytes[at] == UInt8(ascii: "+") || bytes[at] == UInt8(ascii: "-") { at += 1 }
                 guard digits() > 0 else { return nil }
             }
             guard let value = Double(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<at]), as: UTF8.self)),
                   value.isFinite else { return nil }
+            // A zero is read only when written as one: the decoder refuses a number too small for a double (1e-400)
+            // and some zeros with an exponent (0e1), which a double's parser reads as 0.
+            if value == 0, exponent || mantissa.contains(where: { $0 >= UInt8(ascii: "1") && $0 <= UInt8(ascii: "9") }) { return nil }
             return value
         }
     }

@@ -301,7 +301,10 @@ struct S3Client: Sendable {
     func listParts(_ key: String, uploadID: String) async throws -> [Part] {
         var parts: [Part] = []
         var marker: String?
+        var pages = 0
         repeat {
+            // An upload has at most 10,000 parts, 1,000 a page: a marker that does not move ends the listing.
+            pages += 1
             var query = [("uploadId", uploadID)]
             if let marker { query.append(("part-number-marker", marker)) }
             let xml = try await send("GET", key: key, query: query)
@@ -310,8 +313,9 @@ struct S3Client: Sendable {
                       let etag = S3XML.value("ETag", in: part) else { return nil }
                 return Part(number: number, etag: etag, size: S3XML.value("Size", in: part).flatMap { Int64($0) } ?? 0)
             }
-            marker = S3XML.value("IsTruncated", in: xml) == "true" ? S3XML.value("NextPartNumberMarker", in: xml) : nil
-        } while marker != nil
+            let next = S3XML.value("IsTruncated", in: xml) == "true" ? S3XML.value("NextPartNumberMarker", in: xml) : nil
+            marker = next != marker ? next : nil
+        } while marker != nil && pages < 100
         return parts
     }
 
@@ -320,19 +324,27 @@ struct S3Client: Sendable {
     func listMultipartUploads(prefix: String) async throws -> [(key: String, uploadID: String, initiated: Date?)] {
         var uploads: [(key: String, uploadID: String, initiated: Date?)] = []
         var marker: (key: String, uploadID: String)?
-        repeat {
+        var seen: Set<String> = []
+        // At most 1,000 pages (a million uploads): a store whose markers never end cannot hold the sweep for ever.
+        for _ in 0..<1_000 {
             var query = [("uploads", ""), ("prefix", prefix)]
-            if let marker { query += [("key-marker", marker.key), ("upload-id-marker", marker.uploadID)] }
+            if let marker {
+                query.append(("key-marker", marker.key))
+                if !marker.uploadID.isEmpty { query.append(("upload-id-marker", marker.uploadID)) }
+            }
             let xml = try await send("GET", key: "", query: query)
-            uploads += S3XML.elements("Upload", in: xml).compactMap { upload in
+            let page = S3XML.elements("Upload", in: xml).compactMap { upload -> (key: String, uploadID: String, initiated: Date?)? in
                 guard let key = S3XML.value("Key", in: upload), let id = S3XML.value("UploadId", in: upload) else { return nil }
                 return (key, id, S3XML.value("Initiated", in: upload).flatMap(S3XML.date))
             }
-            let next = (key: S3XML.value("NextKeyMarker", in: xml) ?? "", uploadID: S3XML.value("NextUploadIdMarker", in: xml) ?? "")
-            // A truncated page names where the next begins; one that names nothing new ends the listing rather than loop.
-            let moved = next.key != marker?.key || next.uploadID != marker?.uploadID
-            marker = S3XML.value("IsTruncated", in: xml) == "true" && !next.key.isEmpty && moved ? next : nil
-        } while marker != nil
+            uploads += page
+            guard S3XML.value("IsTruncated", in: xml) == "true" else { break }
+            // The next page begins after the marker the store names, or else after this page's last upload.
+            let named = S3XML.value("NextKeyMarker", in: xml).map { (key: $0, uploadID: S3XML.value("NextUploadIdMarker", in: xml) ?? "") }
+            guard let next = named ?? page.last.map({ (key: $0.key, uploadID: $0.uploadID) }), !next.key.isEmpty,
+                  seen.insert(next.key + "\n" + next.uploadID).inserted else { break }
+            marker = next
+        }
         return uploads
     }
 
