@@ -148,9 +148,10 @@ struct APIBench: AsyncParsableCommand {
         return (services, session.accessToken)
     }
 
-    func startServer(_ services: ServerServices) async throws -> (port: Int, task: Task<Void, any Error>) {
+    /// `upkeep`: whether the server's background upkeep runs (it starts at once: pruning, the alert sweep, the counts).
+    func startServer(_ services: ServerServices, upkeep: Bool = true) async throws -> (port: Int, task: Task<Void, any Error>) {
         let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let app = buildApplication(services) { port in continuation.yield(port) }
+        let app = buildApplication(services, upkeep: upkeep) { port in continuation.yield(port) }
         let task = Task { try await app.runService(gracefulShutdownSignals: []) }
         for await port in ports { return (port, task) }
         throw CancellationError()
