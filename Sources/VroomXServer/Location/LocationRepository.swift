@@ -99,8 +99,7 @@ enum LocationRepository {
     /// Inserts the fixes the table does not have yet; returns how many.
     static func insertFixes(_ fixes: [GeoPosition], driver: ID<Driver>, trip: ID<Trip>?, _ tx: TenantTransaction) async throws -> Int {
         var stored = 0
-        let rows = fixesPerStatement(tx.dialect)
-        for chunk in stride(from: 0, to: fixes.count, by: rows).map({ fixes[$0..<min($0 + rows, fixes.count)] }) {
+        for chunk in fixes.chunks(of: fixesPerStatement(tx.dialect)) {
             let values = SQL.joined(chunk.map { fix in
                 "(\(tx.tenant), \(driver), \(fix.recordedAt), \(trip), \(fix.latitude), \(fix.longitude), \(fix.accuracyMeters), \(fix.speedMetersPerSecond), \(fix.heading), \(tx.now))"
             }, separator: ", ")

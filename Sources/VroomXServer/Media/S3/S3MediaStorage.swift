@@ -109,8 +109,9 @@ struct S3MediaStorage: MediaStorage {
         // multipart upload 2010): what an upload row still describes stays, by its handle or, while an
         // upload is opening and its handle is not yet on its row, by the upload its key names.
         let old = try await client.listMultipartUploads(prefix: "").filter { ($0.initiated ?? .distantFuture) < cutoff }
-        let live = try await described(old.flatMap { [$0.uploadID, UploadRecord.upload(ofFileKey: $0.key)] })
-        for upload in old where !live.contains(upload.uploadID) && !live.contains(UploadRecord.upload(ofFileKey: upload.key)) {
+            .map { (upload: $0, owner: UploadRecord.upload(ofFileKey: $0.key)) }
+        let live = try await described(old.flatMap { [$0.upload.uploadID, $0.owner] })
+        for (upload, owner) in old where !live.contains(upload.uploadID) && !live.contains(owner) {
             try await client.abortMultipartUpload(upload.key, uploadID: upload.uploadID)
             removed += 1
         }
