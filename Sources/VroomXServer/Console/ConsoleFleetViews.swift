@@ -131,7 +131,5 @@ struct UnitView: ConsoleView {
     let notice: String
     let saved: Saved?
 
-    func child(named key: String) -> Any? {
-        ConsoleKeys.value(of: self, key: key) ?? saved?.child(named: key)
-    }
+    var fallback: (any ConsoleView)? { saved }
 }

@@ -319,9 +319,7 @@ struct OrderPageView: ConsoleView {
         let canCreate: Bool
     }
 
-    func child(named key: String) -> Any? {
-        ConsoleKeys.value(of: self, key: key) ?? row.child(named: key)
-    }
+    var fallback: (any ConsoleView)? { row }
 }
 
 /// Creating or editing an order.

@@ -1,29 +1,31 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Mustache
 import NIOCore
 
 /// The console's templates and static files, shipped as package resources
 /// and loaded once at start.
 struct ConsolePages: Sendable {
-    let library: MustacheLibrary
+    let templates: PageTemplates
     /// Static files by name, with their content types.
     let assets: [String: (body: ByteBuffer, type: String)]
 
+    /// Where the templates are shipped.
+    static var templateFolder: URL? { Bundle.module.url(forResource: "Templates", withExtension: nil) }
+
     static func load() async throws -> ConsolePages {
-        guard let templates = Bundle.module.url(forResource: "Templates", withExtension: nil),
+        guard let templateFolder,
               let statics = Bundle.module.url(forResource: "Static", withExtension: nil) else {
             throw ConsoleResourceError(description: "the console's templates are missing from the bundle")
         }
-        let library = try await MustacheLibrary(directory: templates.path)
+        let templates = try PageTemplates.load(directory: templateFolder)
         var assets: [String: (ByteBuffer, String)] = [:]
         for name in try FileManager.default.contentsOfDirectory(atPath: statics.path) {
             let type = name.hasSuffix(".css") ? "text/css; charset=utf-8" : name.hasSuffix(".js") ? "text/javascript; charset=utf-8"
                 : name.hasSuffix(".svg") ? "image/svg+xml" : "application/octet-stream"
             assets[name] = (ByteBuffer(data: try Data(contentsOf: statics.appendingPathComponent(name))), type)
         }
-        return ConsolePages(library: library, assets: assets)
+        return ConsolePages(templates: templates, assets: assets)
     }
 
     /// A page inside the console's frame (navigation, the signed-in
@@ -36,7 +38,7 @@ struct ConsolePages: Sendable {
     private func render(_ template: String, title: String, session: ConsoleSession?, section: String, _ body: some ConsoleView,
                         status: HTTPResponse.Status) -> Response {
         let frame = ConsoleFrame(template: template, title: title, section: section, session: session, body: body)
-        let html = library.render(frame, withTemplate: template) ?? "<!doctype html><title>VroomX</title><p>Page \(template) is missing.</p>"
+        let html = templates.render(frame, template: template) ?? "<!doctype html><title>VroomX</title><p>Page \(template) is missing.</p>"
         return Self.html(html, status: status)
     }
 
@@ -81,12 +83,4 @@ struct ConsoleResourceError: Error, CustomStringConvertible {
 extension HTTPField.Name {
     static let contentSecurityPolicy = HTTPField.Name("Content-Security-Policy")!
     static let xContentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
-}
-
-/// In the console's templates an empty string is an absent value, as in
-/// most Mustache implementations: `{{#color}} · {{color}}{{/color}}` shows
-/// nothing for a vehicle without a colour.
-extension String: @retroactive MustacheCustomRenderable {
-    public var renderText: String { self }
-    public var isNull: Bool { isEmpty }
 }

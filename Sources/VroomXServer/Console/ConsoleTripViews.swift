@@ -121,9 +121,7 @@ struct TripPageView: ConsoleView {
     let headsUp: [String]
     let hasHeadsUp: Bool
 
-    func child(named key: String) -> Any? {
-        ConsoleKeys.value(of: self, key: key) ?? row.child(named: key)
-    }
+    var fallback: (any ConsoleView)? { row }
 }
 
 struct TripFormView: ConsoleView {

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Mustache
 // Each stored property of a view's type with its key path, read once a type (`_forEachFieldWithKeyPath`).
 @_spi(Reflection) import Swift
 import Synchronization
@@ -10,10 +9,17 @@ import Synchronization
 /// misspelt in Swift does not compile, and one misspelt in a template is
 /// reported (`ConsoleFrame`). A nil property is an absent section. A view
 /// is a struct (its stored properties are its keys).
-protocol ConsoleView: MustacheParent, Sendable {}
+protocol ConsoleView: TemplateScope {
+    /// A view whose keys this one also answers (a trip page answers its row's).
+    var fallback: (any ConsoleView)? { get }
+}
 
 extension ConsoleView {
-    func child(named key: String) -> Any? { ConsoleKeys.value(of: self, key: key) }
+    var fallback: (any ConsoleView)? { nil }
+
+    func lookup(_ key: TemplateKey) -> TemplateValue? {
+        ConsoleKeys.value(of: self, key: key) ?? fallback?.lookup(key)
+    }
 }
 
 /// Template keys to Swift property names, and the reports of keys that
@@ -22,8 +28,7 @@ enum ConsoleKeys {
     /// Words Swift names write in capitals after the first (`trip_id` → `tripID`).
     private static let acronyms: [Substring: String] = ["id": "ID", "eta": "ETA", "url": "URL", "vin": "VIN", "csv": "CSV"]
 
-    /// `status_label` → `statusLabel`, `trip_id` → `tripID` (worked out once a
-    /// type and key: `fields` keeps what it found).
+    /// `status_label` → `statusLabel`, `trip_id` → `tripID`.
     static func propertyName(_ key: String) -> String {
         key.split(separator: "_").enumerated().map { index, word in
             index == 0 ? String(word) : acronyms[word] ?? word.prefix(1).uppercased() + word.dropFirst()
@@ -32,53 +37,84 @@ enum ConsoleKeys {
 
     /// The property's value; `false` for a nil one (so the section is absent
     /// and the lookup stops here); nil when the view has no such property.
-    static func value<View>(of view: View, key: String) -> Any? {
-        switch field(of: View.self, key: key) {
-        case .property(let path, let optional):
-            // The path was made for `View`: reading it needs no cast of the view.
-            let value = view[keyPath: unsafeDowncast(path, to: PartialKeyPath<View>.self)]
-            guard optional else { return value }
-            return (value as? any OptionalProperty)?.wrapped ?? false
-        case .none:
-            return nil
+    static func value<View: ConsoleView>(of view: View, key: TemplateKey) -> TemplateValue? {
+        guard let field = fields(of: View.self, covering: key.id).byKey[key.id] else { return nil }
+        // Each path was made for `View`, and its kind checked against its value's type when the table was made.
+        switch field.kind {
+        case .string:
+            return .text(view[keyPath: unsafeDowncast(field.path, to: KeyPath<View, String>.self)])
+        case .optionalString:
+            return view[keyPath: unsafeDowncast(field.path, to: KeyPath<View, String?>.self)].map(TemplateValue.text) ?? .flag(false)
+        case .bool:
+            return .flag(view[keyPath: unsafeDowncast(field.path, to: KeyPath<View, Bool>.self)])
+        case .int:
+            return .text(String(view[keyPath: unsafeDowncast(field.path, to: KeyPath<View, Int>.self)]))
+        case .other(let optional):
+            let value = view[keyPath: unsafeDowncast(field.path, to: PartialKeyPath<View>.self)]
+            guard optional else { return templateValue(value) }
+            return (value as? any OptionalProperty)?.wrapped.map(templateValue) ?? .flag(false)
         }
     }
 
-    /// How a key of a view's type is read.
-    private enum Field: @unchecked Sendable {
-        /// A stored property of a struct: by its key path (made once; a
-        /// page of 300 rows asks for thousands of keys, and reflecting the
-        /// view for each took two thirds of the trips page's time).
-        case property(AnyKeyPath, optional: Bool)
-        /// The type has no such stored property.
-        case none
+    /// Any other property's value, by its type.
+    private static func templateValue(_ value: Any) -> TemplateValue {
+        switch value {
+        case let text as String: .text(text)
+        case let flag as Bool: .flag(flag)
+        case let view as any ConsoleView: .scope(view)
+        case let views as any ViewList: .list(views.templateValues)
+        case let texts as [String]: .list(texts.map(TemplateValue.text))
+        case let values as [String: String]: .dictionary(values)
+        default: .text(String(describing: value))
+        }
     }
 
-    private struct FieldKey: Hashable {
-        let type: ObjectIdentifier
-        let key: String
+    /// How a stored property is read: the common types through a key path
+    /// of their own type, the rest as `Any`.
+    private struct Field: @unchecked Sendable {
+        enum Kind {
+            case string, optionalString, bool, int
+            case other(optional: Bool)
+        }
+        let path: AnyKeyPath
+        let kind: Kind
     }
 
-    /// Bounded by the templates' keys: keys come from templates, never from requests.
-    private static let fields = Mutex<[FieldKey: Field]>([:])
+    /// A view type's properties by template key number (nil: the type has no such property).
+    private final class Fields: Sendable {
+        let byKey: [Field?]
+        init(byKey: [Field?]) { self.byKey = byKey }
+    }
 
-    private static func field<View>(of type: View.Type, key: String) -> Field {
-        let fieldKey = FieldKey(type: ObjectIdentifier(type), key: key)
-        if let known = fields.withLock({ $0[fieldKey] }) { return known }
-        let name = propertyName(key)
-        var found = Field.none
-        var optional: [String: Bool] = [:]
+    /// Bounded by the view types and the templates' keys: keys come from templates, never from requests.
+    private static let tables = Mutex<[ObjectIdentifier: Fields]>([:])
+
+    /// The type's table, made (by reflection, once; a page of 300 rows asks
+    /// for thousands of keys) when first asked for, and again when a key was
+    /// numbered after it was made.
+    private static func fields<View: ConsoleView>(of type: View.Type, covering id: Int) -> Fields {
+        if let known = tables.withLock({ $0[ObjectIdentifier(type)] }), id < known.byKey.count { return known }
+        var optional: Set<String> = []
         _forEachField(of: type) { label, _, _, kind in
-            optional[String(cString: label)] = kind == .optional
+            if kind == .optional { optional.insert(String(cString: label)) }
             return true
         }
+        var properties: [String: Field] = [:]
         _forEachFieldWithKeyPath(of: type) { label, path in
-            guard String(cString: label) == name else { return true }
-            found = .property(path, optional: optional[name] ?? false)
-            return false
+            let name = String(cString: label)
+            let kind: Field.Kind = switch path {
+            case is KeyPath<View, String>: .string
+            case is KeyPath<View, String?>: .optionalString
+            case is KeyPath<View, Bool>: .bool
+            case is KeyPath<View, Int>: .int
+            default: .other(optional: optional.contains(name))
+            }
+            properties[name] = Field(path: path, kind: kind)
+            return true
         }
-        fields.withLock { $0[fieldKey] = found }
-        return found
+        let table = Fields(byKey: TemplateKey.all.map { properties[propertyName($0)] })
+        tables.withLock { $0[ObjectIdentifier(type)] = table }
+        return table
     }
 
     /// Keys templates asked for that nothing on the page answered, once each.
@@ -90,6 +126,15 @@ enum ConsoleKeys {
         guard reported.withLock({ $0.insert(entry).inserted }) else { return }
         logger.error("console template asks for an unknown key", metadata: ["template": .string(template), "key": .string(key)])
     }
+}
+
+/// A list of views a section repeats.
+private protocol ViewList {
+    var templateValues: [TemplateValue] { get }
+}
+
+extension Array: ViewList where Element: ConsoleView {
+    fileprivate var templateValues: [TemplateValue] { map { .scope($0) } }
 }
 
 /// An optional property's value, whatever it wraps.
@@ -104,7 +149,7 @@ extension Optional: OptionalProperty {
 /// The frame every page is rendered in: the layout's keys (title, the
 /// signed-in dispatcher, the CSRF token, which section is current), then the
 /// page's own. A key neither answers is a template's typo, and is reported.
-struct ConsoleFrame: MustacheParent {
+struct ConsoleFrame: TemplateScope {
     let template: String
     let title: String
     let section: String
@@ -117,15 +162,15 @@ struct ConsoleFrame: MustacheParent {
         let csrf: String
     }
 
-    func child(named key: String) -> Any? {
-        switch key {
-        case "title": return title
-        case "session": return session.map { Signed(email: $0.email, carrier: $0.carrier, csrf: $0.csrfToken) } ?? false
-        case "csrf": return session?.csrfToken ?? false
+    func lookup(_ key: TemplateKey) -> TemplateValue? {
+        switch key.name {
+        case "title": return .text(title)
+        case "session": return session.map { .scope(Signed(email: $0.email, carrier: $0.carrier, csrf: $0.csrfToken)) } ?? .flag(false)
+        case "csrf": return session.map { .text($0.csrfToken) } ?? .flag(false)
         default:
-            if key.hasPrefix("section_") { return key == "section_" + section }
-            if let value = body.child(named: key) { return value }
-            ConsoleKeys.reportUnknown(key, template: template)
+            if key.name.hasPrefix("section_") { return .flag(key.name == "section_" + section) }
+            if let value = body.lookup(key) { return value }
+            ConsoleKeys.reportUnknown(key.name, template: template)
             return nil
         }
     }

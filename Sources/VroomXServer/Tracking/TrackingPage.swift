@@ -44,7 +44,7 @@ struct TrackingPage {
         // The link is the key: never sent on to another site.
         headers[.init("Referrer-Policy")!] = "no-referrer"
         headers[.init("X-Robots-Tag")!] = "noindex"
-        let html = pages.library.render(view, withTemplate: "track") ?? "<!doctype html><title>Tracking</title><p>This page is missing.</p>"
+        let html = pages.templates.render(view, template: "track") ?? "<!doctype html><title>Tracking</title><p>This page is missing.</p>"
         var response = ConsolePages.html(html, status: status)
         for field in headers { response.headers[field.name] = field.value }
         return response
