@@ -117,17 +117,24 @@ public enum TrackingRules {
 
     /// The city and state of an address written "street, city, ST 12345" or
     /// "city, ST": the last two parts, when the last is a state (two capital
-    /// letters, with or without a ZIP code) and the city holds no digits.
+    /// letters, with or without a ZIP code, which may also follow as a part
+    /// of its own) and the city holds no digits.
     /// Anything else shows no place at all rather than a street or a phone number.
     public static func city(of address: String) -> String {
-        let parts = address.split(whereSeparator: { $0 == "," || $0 == "\n" || $0 == "\r" })
+        var parts = address.split(whereSeparator: { $0 == "," || $0 == "\n" || $0 == "\r" })
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        if let last = parts.last, isZIP(last) { parts.removeLast() }
         guard parts.count >= 2 else { return "" }
         let (city, state) = (parts[parts.count - 2], parts[parts.count - 1])
         let words = state.split(separator: " ")
         guard let code = words.first, code.count == 2, code.allSatisfy({ $0.isASCII && $0.isUppercase }),
-              words.count == 1 || (words.count == 2 && (words[1].count == 5 || words[1].count == 10) && words[1].allSatisfy { $0.isNumber || $0 == "-" }),
+              words.count == 1 || (words.count == 2 && isZIP(words[1])),
               (1...40).contains(city.count), !city.contains(where: { $0.isNumber }) else { return "" }
         return "\(city), \(code)"
+    }
+
+    /// A US ZIP code, of five digits or ZIP+4.
+    private static func isZIP(_ text: some StringProtocol) -> Bool {
+        (text.count == 5 || text.count == 10) && text.allSatisfy { $0.isASCII && ($0.isNumber || $0 == "-") }
     }
 }

@@ -296,7 +296,7 @@ struct MaintenanceService: Service, CustomStringConvertible {
                 if upkeep {
                     group.addTask { await every(.seconds(3600), prune) }
                     group.addTask { await every(.seconds(300), alertAtRisk) }
-                    group.addTask { await every(.seconds(300), gatherOrderCounts) }
+                    group.addTask { await every(.seconds(300), gatherStatusCounts) }
                 }
                 group.addTask { await every(.seconds(30)) { await services.hub.poll() } }
                 group.addTask {
@@ -343,12 +343,12 @@ extension MaintenanceService {
         }
     }
 
-    /// The board's counts summed into a row a status (each change added one).
-    func gatherOrderCounts() async {
+    /// The board's and the trips page's counts summed into a row a status (each change added one).
+    func gatherStatusCounts() async {
         do {
-            try await DatabaseDeadline.allowing(DatabaseDeadline.maintenance) { try await services.store.gatherOrderCounts() }
+            try await DatabaseDeadline.allowing(DatabaseDeadline.maintenance) { try await services.store.gatherStatusCounts() }
         } catch {
-            services.logger.warning("gathering the board's counts failed", metadata: ["error": "\(error)"])
+            services.logger.warning("gathering the kept counts failed", metadata: ["error": "\(error)"])
         }
     }
 

@@ -94,7 +94,7 @@ struct BoardBench: AsyncParsableCommand {
         } }
         // The server sums PostgreSQL's kept counts every 5 minutes (a row a change until then); the pages are timed as
         // they are after that, not in the minutes right after 100,000 orders changed status.
-        try await store.gatherOrderCounts()
+        try await store.gatherStatusCounts()
         // The server's alert sweep (every few minutes) tells dispatch of the late orders once; run to the end here, it
         // does not write thousands of alerts while the pages are timed, as it did before.
         let sweeping = ContinuousClock.now

@@ -42,6 +42,10 @@ struct WireFormatTests {
         #expect(LocalDate(WireTime.date(milliseconds: 253_402_300_800_000)).description == "10000-01-01")
         #expect(LocalDate("2023-02-29") == nil)
         #expect(LocalDate("2024-2-01") == nil)
+        for text in ["2024-+1-01", "2024-01-1x", "2024/01/01", "+024-01-01", "２０２４-01-01", "2024-01-01 ", "", "2024-00-10", "2024-13-01", "1899-12-31"] {
+            #expect(LocalDate(text) == nil, "\(text)")
+        }
+        #expect(LocalDate("2999-12-31")?.description == "2999-12-31" && LocalDate("1900-01-01") != nil)
         #expect(LocalDate("2024-12-31")!.adding(days: 1).description == "2025-01-01")
         #expect(LocalDate(WireTime.date(milliseconds: 86_400_000 - 1)).description == "1970-01-01")
     }

@@ -73,7 +73,7 @@ struct BoardCountTests {
         #expect(try await store.orderCounts(tenant: beta.tenant.id) == before)
 
         // Gathered into a row a status (PostgreSQL adds one per change), the counts are the same.
-        try await store.gatherOrderCounts()
+        try await store.gatherStatusCounts()
         #expect(try await store.orderCounts(tenant: tenant).filter { $0.value != 0 } == expected)
         let rows = try await store.database.read { db in
             try await db.first("SELECT COUNT(*) AS n FROM order_status_counts WHERE tenant_id = \(tenant)")?.int("n")

@@ -56,6 +56,15 @@ struct PageTemplateTests {
         }
     }
 
+    @Test("a quote or bracket is escaped even where a combining mark follows it (one Character with it), so text cannot leave an attribute")
+    func escapingByBytes() throws {
+        struct Field: ConsoleView { let q: String }
+        let typed = "x\"\u{301} autofocus onfocus=alert(1) x=\"<\u{301}b>"
+        #expect(try Self.render("<input value=\"{{q}}\">", Field(q: typed))
+                == "<input value=\"x&quot;\u{301} autofocus onfocus=alert(1) x=&quot;&lt;\u{301}b&gt;\">")
+        #expect(try Self.render("{{q}}", Field(q: "Zoë & Søren’s “Car” 🚗")) == "Zoë &amp; Søren’s “Car” 🚗")
+    }
+
     @Test("a tag alone on its line takes its line; partials, layouts with blocks, comments")
     func structure() throws {
         #expect(try Self.render("<ul>\n  {{#rows}}\n  <li>{{.}}</li>\n  {{/rows}}\n</ul>\n") == "<ul>\n  <li>a</li>\n  <li>b</li>\n</ul>\n")

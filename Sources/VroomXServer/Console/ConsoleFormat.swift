@@ -37,8 +37,11 @@ enum ConsoleFormat {
     /// "Nov 27, 2026"; "" for none.
     static func day(_ date: LocalDate?) -> String { date.map(DayFormat.day) ?? "" }
 
-    /// "1 Harbor Rd, Savannah, GA 31401" → "Savannah, GA 31401".
+    /// "1 Harbor Rd, Savannah, GA 31401" → "Savannah, GA".
     static func city(_ address: String) -> String {
+        // "Tulsa, OK" without the street or ZIP code, as a customer's tracking page shows it.
+        let place = TrackingRules.city(of: address)
+        if !place.isEmpty { return place }
         let parts = address.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         return parts.count >= 3 ? parts.suffix(2).joined(separator: ", ") : address
     }

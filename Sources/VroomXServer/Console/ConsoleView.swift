@@ -65,8 +65,20 @@ enum ConsoleKeys {
         case let views as any ViewList: .list(views.templateValues)
         case let texts as [String]: .list(texts.map(TemplateValue.text))
         case let values as [String: String]: .dictionary(values)
-        default: .text(String(describing: value))
+        case let number as any Numeric: .text(String(describing: number))
+        default: unsupported(value)
         }
+    }
+
+    /// A property of a type templates cannot read into (a struct that is
+    /// not a view, a set): written as text, and reported once a type, as a
+    /// misspelt key is.
+    private static func unsupported(_ value: Any) -> TemplateValue {
+        let type = String(reflecting: Swift.type(of: value))
+        if reported.withLock({ $0.insert("type " + type).inserted }) {
+            logger.error("a console view has a property of a type templates cannot read", metadata: ["type": .string(type)])
+        }
+        return .text(String(describing: value))
     }
 
     /// How a stored property is read: the common types through a key path

@@ -223,28 +223,32 @@ private struct TemplateRenderer {
 /// Text made safe inside HTML elements and quoted attributes.
 enum HTMLText {
     static func append(_ text: String, to output: inout String) {
-        var start = text.utf8.startIndex
-        var index = start
-        while index != text.utf8.endIndex {
-            let replacement: String? = switch text.utf8[index] {
-            case UInt8(ascii: "&"): "&amp;"
-            case UInt8(ascii: "<"): "&lt;"
-            case UInt8(ascii: ">"): "&gt;"
-            case UInt8(ascii: "\""): "&quot;"
-            case UInt8(ascii: "'"): "&#39;"
-            default: nil
-            }
-            if let replacement {
-                output += text[start..<index]
-                output += replacement
-                start = text.utf8.index(after: index)
-            }
-            index = text.utf8.index(after: index)
-        }
-        if start == text.utf8.startIndex {
+        var text = text
+        let plain = text.withUTF8 { bytes in !bytes.contains { replacement(for: $0) != nil } }
+        if plain {
             output += text
-        } else {
-            output += text[start...]
+            return
+        }
+        text.withUTF8 { bytes in
+            var start = 0
+            for index in bytes.indices {
+                guard let replacement = replacement(for: bytes[index]) else { continue }
+                output += String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+                output += replacement
+                start = index + 1
+            }
+            output += String(decoding: UnsafeBufferPointer(rebasing: bytes[start...]), as: UTF8.self)
+        }
+    }
+
+    private static func replacement(for byte: UInt8) -> String? {
+        switch byte {
+        case UInt8(ascii: "&"): "&amp;"
+        case UInt8(ascii: "<"): "&lt;"
+        case UInt8(ascii: ">"): "&gt;"
+        case UInt8(ascii: "\""): "&quot;"
+        case UInt8(ascii: "'"): "&#39;"
+        default: nil
         }
     }
 }

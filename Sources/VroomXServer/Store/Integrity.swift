@@ -35,14 +35,16 @@ extension Store {
                 """) {
                 problems.append("order \(try row.string("number")) is inconsistent (unassigned with a driver, or delivered before its pickup)")
             }
-            for row in try await db.query("""
-                SELECT tenant_id, status, CAST(SUM(kept) AS BIGINT) AS kept, CAST(SUM(counted) AS BIGINT) AS counted FROM (
-                    SELECT tenant_id, status, n AS kept, 0 AS counted FROM order_status_counts
-                    UNION ALL SELECT tenant_id, status, 0 AS kept, COUNT(*) AS counted FROM orders GROUP BY tenant_id, status
-                ) AS tally GROUP BY tenant_id, status HAVING SUM(kept) <> SUM(counted)
-                """) {
-                problems.append("carrier \(try row.string("tenant_id")) counts \(try row.int64("kept")) orders \(try row.string("status")) "
-                                + "and has \(try row.int64("counted"))")
+            for kept in [StatusCounts.orders, .trips] {
+                for row in try await db.query("""
+                    SELECT tenant_id, status, CAST(SUM(kept) AS BIGINT) AS kept, CAST(SUM(counted) AS BIGINT) AS counted FROM (
+                        SELECT tenant_id, status, n AS kept, 0 AS counted FROM \(unsafeRaw: kept.counts)
+                        UNION ALL SELECT tenant_id, status, 0 AS kept, COUNT(*) AS counted FROM \(unsafeRaw: kept.table) GROUP BY tenant_id, status
+                    ) AS tally GROUP BY tenant_id, status HAVING SUM(kept) <> SUM(counted)
+                    """) {
+                    problems.append("carrier \(try row.string("tenant_id")) counts \(try row.int64("kept")) \(kept.table) \(try row.string("status")) "
+                                    + "and has \(try row.int64("counted"))")
+                }
             }
             return problems
         }

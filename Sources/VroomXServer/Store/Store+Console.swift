@@ -345,17 +345,20 @@ extension Store {
         }
     }
 
-    /// Sums each carrier's kept counts into one row a status (PostgreSQL
-    /// adds a row for each change; SQLite keeps one already). Rows added
-    /// meanwhile are not yet visible to it, so they stay, and still count.
-    public func gatherOrderCounts() async throws {
+    /// Sums each carrier's kept counts of orders and trips into one row a
+    /// status (PostgreSQL adds a row for each change; SQLite keeps one
+    /// already). Rows added meanwhile are not yet visible to it, so they
+    /// stay, and still count.
+    public func gatherStatusCounts() async throws {
         guard database.dialect == .postgres else { return }
-        try await writeRows { db in
-            try await db.execute("""
-                WITH gone AS (DELETE FROM order_status_counts RETURNING tenant_id, status, n)
-                INSERT INTO order_status_counts (tenant_id, status, n)
-                SELECT tenant_id, status, SUM(n) FROM gone GROUP BY tenant_id, status HAVING SUM(n) <> 0
-                """)
+        for kept in [StatusCounts.orders, .trips] {
+            try await writeRows { db in
+                try await db.execute("""
+                    WITH gone AS (DELETE FROM \(unsafeRaw: kept.counts) RETURNING tenant_id, status, n)
+                    INSERT INTO \(unsafeRaw: kept.counts) (tenant_id, status, n)
+                    SELECT tenant_id, status, SUM(n) FROM gone GROUP BY tenant_id, status HAVING SUM(n) <> 0
+                    """)
+            }
         }
     }
 
@@ -379,8 +382,9 @@ extension Store {
                                                              "ORDER BY \(Trip.order.sql)", limit: finishedLimit, offset: finishedOffset,
                                                              tenant: tenant, db.dialect))
                 .map(Trip.init(row:))
+            // The count kept as trips change (`StatusCounts.trips`), not counted over every finished trip.
             let total = try await db.first("""
-                SELECT COUNT(*) AS n FROM trips WHERE tenant_id = \(tenant) AND \(unsafeRaw: Schema.tripFinished)
+                SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) AS n FROM trip_status_counts WHERE tenant_id = \(tenant) AND \(unsafeRaw: Schema.tripFinished)
                 """)?.int("n") ?? 0
             var orders: [ID<Trip>: Int] = [:]
             for shown in (open + finished).map(\.id).chunks(of: 400) {
