@@ -49,7 +49,7 @@ enum ReceiptRepository {
 
     /// The photos an expense's or payment's row carries (a JSON array, kept by `refresh`).
     static func photos(in row: SQLRow, column: String = "photos") throws -> [ReceiptPhoto] {
-        try WireDocument.decoder.decode([ReceiptPhoto].self, from: Data(try row.string(column).utf8))
+        try WireDocument.list(of: ReceiptPhoto.self, from: try row.string(column))
     }
 
     static func list(of paper: Paper, _ db: any SQLExecutor, tenant: ID<Tenant>) async throws -> [ReceiptPhoto] {

@@ -83,7 +83,7 @@ extension Order {
                         windowEnd: try row.optionalLocalDate(prefix + "_window_end"),
                         location: location, geofenceRadiusMeters: try row.optionalInt(prefix + "_radius_m"))
         }
-        let vehicles = try WireDocument.decoder.decode([Vehicle].self, from: Data(try row.string("vehicles").utf8))
+        let vehicles = try WireDocument.list(of: Vehicle.self, from: try row.string("vehicles"))
         self.init(
             id: try row.id("id"), number: try row.string("number"), tripID: try row.optionalID("trip_id"),
             driverID: try row.optionalID("driver_id"),
@@ -100,7 +100,7 @@ extension Order {
             customerID: try row.optionalID("customer_id"), externalLoadID: try row.optionalString("external_load_id"),
             vehicles: vehicles, departedPickupAt: try row.optionalDate("departed_at_pickup"),
             departedDeliveryAt: try row.optionalDate("departed_at_delivery"),
-            problems: try WireDocument.decoder.decode([StopProblem].self, from: Data(try row.string("problems").utf8)))
+            problems: try WireDocument.list(of: StopProblem.self, from: try row.string("problems")))
     }
 }
 
