@@ -4,9 +4,9 @@ extension Store {
     /// How trips and orders must stand together, beyond what one row's
     /// constraints can say: a closed trip carries no vehicle, a completed
     /// trip left nothing undelivered, an order waiting on a trip waits for
-    /// that trip's driver, a delivery comes after its pickup, the board's kept counts are the
-    /// orders there are. Empty when all
-    /// hold. The race and fault tests check it after every run, on both
+    /// that trip's driver, a delivery comes after its pickup, the kept counts
+    /// (`StatusCounts`: the board's of orders, the trips page's of trips) are
+    /// the rows there are. Empty when all hold. The race and fault tests check it after every run, on both
     /// databases.
     func integrityProblems() async throws -> [String] {
         try await database.read { db in

@@ -335,8 +335,8 @@ enum WireDocument {
         String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
-    /// A list stored as a JSON array. Most are empty (an order's extra vehicles and problems), and the decoder
-    /// cost 30,000 instructions to read `[]`: a board page of 50 orders read two each.
+    /// A list stored as a JSON array. Most of some are empty (an order's problems, an expense's receipts), and the
+    /// decoder cost 30,000 instructions to read `[]`: a board page reads one for each of its 50 orders.
     static func list<T: Decodable>(of type: T.Type, from text: String) throws -> [T] {
         text == "[]" ? [] : try decoder.decode([T].self, from: Data(text.utf8))
     }
