@@ -17,6 +17,7 @@ struct TrackingTests {
         #expect(ConsoleFormat.city("1200 Main St, Tulsa, OK 74103") == "Tulsa, OK")
         #expect(ConsoleFormat.city("Dock 4, Gate 12, Savannah") == "Gate 12, Savannah", "the console falls back to the address's last parts")
         #expect(TrackingRules.city(of: "1234 Secret Lane\nSpringfield, IL") == "Springfield, IL")
+        #expect(TrackingRules.city(of: "1234 Secret Lane\r\n  Springfield ,\tIL  60601 \r\n") == "Springfield, IL")
         for address in ["1 Auction Way Matteson IL", "Chicago, IL — call 555-867-5309 first", "1234 Secret Lane", "Unit 4, 12 Dock St",
                         "Dock 4, Gate 12, Savannah", ""] {
             #expect(TrackingRules.city(of: address) == "", "\(address)")
