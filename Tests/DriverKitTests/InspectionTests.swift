@@ -369,10 +369,13 @@ struct InspectionTests {
         await live.stop()
     }
 
-    /// The phone's position when asked (Core Location's place; it cannot run here).
+    /// The phone's position when asked (Core Location's place; it cannot run here), found as it is asked for: a fix
+    /// made when the test began would be stale by the time a loaded machine takes the photo.
     struct FixedPosition: PositionFinder {
         let fix: GeoPosition?
-        func currentPosition(within limit: Duration) async -> GeoPosition? { fix }
+        func currentPosition(within limit: Duration) async -> GeoPosition? {
+            fix.map { var found = $0; found.recordedAt = Date(); return found }
+        }
     }
 
     @Test("a photo just taken is stamped with the time and the last fix, or a position asked for when none is recent; one from the library is not")
