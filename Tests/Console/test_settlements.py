@@ -67,3 +67,13 @@ def test_a_week_is_approved_mailed_and_paid(page, server):
     assert advance[6] == "-150.00", advance
     statement = page.request.get(server.base + page.locator("a:has-text('Statement PDF')").get_attribute("href"))
     assert statement.status == 200 and statement.body().startswith(b"%PDF")
+
+
+def test_the_overview_and_a_drivers_week_name_its_state_alike(page, server):
+    for driver in ["Sam Chen", "Jordan Blake"]:
+        page.goto(server.base + "/pay")
+        row = page.locator("#settlements tbody tr", has_text=driver)
+        state = row.locator(".badge").inner_text()
+        assert state in ("Nothing yet", "Open", "Approved", "Paid"), state
+        row.locator("a").click()
+        expect(page.locator("h1 .badge")).to_have_text(state)

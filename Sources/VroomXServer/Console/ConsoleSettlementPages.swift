@@ -11,6 +11,11 @@ struct ConsoleSettlementPages {
     var store: Store { console.store }
     var pages: ConsolePages { console.pages }
 
+    /// A week's state as both Pay pages name it: an open week with nothing on it yet is "Nothing yet".
+    static func statusLabel(_ settlement: Settlement) -> String {
+        settlement.lines.isEmpty && settlement.status == .open ? "Nothing yet" : settlement.status.label
+    }
+
     func register(_ router: Router<AppRequestContext>) {
         console.get(router, "/pay") { request in try await week(request) }
         console.get(router, "/pay.csv") { request in try await weekCSV(request) }
@@ -111,7 +116,7 @@ struct ConsoleSettlementPages {
             thisWeekHref: "/pay?date=\(LocalDate(store.now))", csvHref: "/pay.csv?date=\(week.start)",
             rows: settlements.map { settlement in
                 PayWeekView.Row(href: "/drivers/\(settlement.driverID)/pay?date=\(week.start)", driver: settlement.driverName,
-                                status: settlement.lines.isEmpty && settlement.status == .open ? "Nothing yet" : settlement.status.label,
+                                status: Self.statusLabel(settlement),
                                 statusKey: settlement.status.rawValue,
                                 earnings: ConsoleFormat.money(settlement.earningsCents),
                                 reimbursements: ConsoleFormat.money(settlement.reimbursementsCents),
@@ -171,7 +176,7 @@ struct ConsoleSettlementPages {
             prevHref: LocalDate(week.start.adding(days: -7).description).map { "\(base)?date=\($0)" },
             nextHref: LocalDate(week.start.adding(days: 7).description).map { "\(base)?date=\($0)" },
             weekHref: "/pay?date=\(week.start)", base: base, pdfHref: "\(base)/statement.pdf?date=\(week.start)",
-            status: settlement.status.label, statusKey: settlement.status.rawValue,
+            status: Self.statusLabel(settlement), statusKey: settlement.status.rawValue,
             isOpen: settlement.status == .open, isApproved: settlement.status == .approved,
             canApprove: settlement.status == .open && week.start <= today && !settlement.lines.isEmpty,
             approveConfirm: "Approve \(driver.name)'s week of \(DayFormat.span(week.start, week.end) ?? "")? Its figures freeze."
