@@ -331,7 +331,7 @@ struct MultiVehicleOrderTests {
         #expect(migrated.vehicles == [expected] && migrated.revenueCents == 123_400)
         // The stored document (what the feed and lists send) reads the same.
         let stored = try #require(try await services.store.read { try await OrderRepository.document(order, .dispatch(tenant: tenant), $0) })
-        #expect(try WireDocument.decoder.decode(Order.self, from: Data(stored.utf8)).vehicles == [expected])
+        #expect(try WireJSON.decoder().decode(Order.self, from: Data(stored.utf8)).vehicles == [expected])
         // As clients read it (not through the decoder, which would make up a missing list).
         let raw = try JSONSerialization.jsonObject(with: Data(stored.utf8)) as? [String: Any] ?? [:]
         let listed = raw["vehicles"] as? [[String: Any]] ?? []

@@ -232,9 +232,9 @@ struct ConsoleOrderPages {
             var names = Names()
             for driver in try await store.people.drivers(tenant: tenant) { names.drivers[driver.id] = driver }
             // Only the trips and customers the page shows: a carrier may have tens of thousands.
-            let trips = Set(orders.compactMap(\.tripID)).sorted { $0.rawValue < $1.rawValue }
+            let trips = Set(orders.compactMap(\.tripID)).sorted()
             for trip in try await store.trips.some(trips, tenant: tenant) { names.trips[trip.id] = trip }
-            let customers = Set(orders.compactMap(\.customerID)).sorted { $0.rawValue < $1.rawValue }
+            let customers = Set(orders.compactMap(\.customerID)).sorted()
             for customer in try await store.customers.some(customers, tenant: tenant) { names.customers[customer.id] = customer }
             return names
         }
@@ -247,7 +247,7 @@ struct ConsoleOrderPages {
         let order = try await store.orders.order(id, request.scope)
         let names = try await Names.load(store, tenant: request.tenant, of: [order])
         let inspectionList = try await store.inspections.documents(of: id, request.scope).array
-        let inspections = (try? WireJSON.decoder().decode([Inspection].self, from: Data(inspectionList.utf8))) ?? []
+        let inspections = (try? WireDocument.list(of: Inspection.self, from: inspectionList)) ?? []
         var notice = request.query("added") == "1" ? "Order \(order.number) created." : request.query("saved") == "1" ? "Saved." : ""
         if request.query("existing_customer") == "1" {
             notice = "Order \(order.number) created for \(names.customers[order.customerID ?? ID()]?.name ?? "the customer"), whom you already have: "

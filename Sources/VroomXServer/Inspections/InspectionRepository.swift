@@ -80,6 +80,6 @@ enum InspectionRepository {
     }
 
     private static func decode(_ row: SQLRow) throws -> Inspection {
-        try WireJSON.decoder().decode(Inspection.self, from: Data(try row.string("doc").utf8))
+        try WireDocument.decode(Inspection.self, from: try row.string("doc"))
     }
 }

@@ -182,7 +182,7 @@ enum InvoiceRepository {
     }
 
     static func invoice(_ row: SQLRow) throws -> Invoice {
-        try WireJSON.decoder().decode(Invoice.self, from: Data(try row.string("doc").utf8))
+        try WireDocument.decode(Invoice.self, from: try row.string("doc"))
     }
 
     // MARK: Payments

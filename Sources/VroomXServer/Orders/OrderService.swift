@@ -92,12 +92,12 @@ public struct OrderService: Sendable {
         // claim, every trip named (by id), then their drivers. Taken as each line came, a later line's trip would be
         // locked after an earlier line's driver, while an edit of that trip holds it and waits for the driver.
         try await store.takeClaimTurn(for: .order, tx)
-        let tripIDs = Set(requests.compactMap(\.tripID)).sorted { $0.rawValue < $1.rawValue }
+        let tripIDs = Set(requests.compactMap(\.tripID)).sorted()
         var drivers: Set<ID<Driver>> = []
         for tripID in tripIDs {
             if let driver = try await TripRepository.lock(tripID, .dispatch(tenant: tenant), tx.db)?.driverID { drivers.insert(driver) }
         }
-        for driver in drivers.sorted(by: { $0.rawValue < $1.rawValue }) { _ = try await DriverRepository.lock(driver, tenant: tenant, tx.db) }
+        for driver in drivers.sorted() { _ = try await DriverRepository.lock(driver, tenant: tenant, tx.db) }
         for (index, order) in requests.enumerated() {
             do {
                 _ = try await insertOrder(order, tenant: tenant, tx)

@@ -149,7 +149,7 @@ public struct PeopleService: Sendable {
             try await AccountRepository.deleteTokens(of: driver.userID, tenant: tenant, tx.db)
             guard driver.deactivatedAt == nil else { return driver }
             // Their truck and trailer go back to the yard.
-            for unitID in try await EquipmentRepository.ids(assignedTo: id, tenant: tenant, tx.db).sorted(by: { $0.rawValue < $1.rawValue }) {
+            for unitID in try await EquipmentRepository.ids(assignedTo: id, tenant: tenant, tx.db).sorted() {
                 if let unit = try await EquipmentRepository.find(unitID, .dispatch(tenant: tenant), locking: true, tx.db) {
                     var released = unit
                     released.driverID = nil

@@ -288,6 +288,6 @@ enum SettlementRepository {
     }
 
     private static func settlement(_ row: SQLRow) throws -> Settlement {
-        try WireDocument.decoder.decode(Settlement.self, from: Data(try row.string("doc").utf8))
+        try WireDocument.decode(Settlement.self, from: try row.string("doc"))
     }
 }

@@ -71,17 +71,37 @@ extension Order {
         """
     static let order = ListOrder(.descending("created_at", .integer), .ascending("id", .text))
 
+    /// A stop's column names, joined once rather than for every row read.
+    private struct StopColumns: Sendable {
+        let name, address, contactName, contactPhone, windowStart, windowEnd, latitude, longitude, radius: String
+
+        init(_ prefix: String) {
+            name = prefix + "_name"
+            address = prefix + "_address"
+            contactName = prefix + "_contact_name"
+            contactPhone = prefix + "_contact_phone"
+            windowStart = prefix + "_window_start"
+            windowEnd = prefix + "_window_end"
+            latitude = prefix + "_latitude"
+            longitude = prefix + "_longitude"
+            radius = prefix + "_radius_m"
+        }
+
+        static let pickup = StopColumns("pickup")
+        static let delivery = StopColumns("delivery")
+    }
+
     init(row: SQLRow) throws {
-        func stop(_ prefix: String) throws -> Stop {
+        func stop(_ columns: StopColumns) throws -> Stop {
             var location: GeoPoint?
-            if let latitude = try row.optionalDouble(prefix + "_latitude"), let longitude = try row.optionalDouble(prefix + "_longitude") {
+            if let latitude = try row.optionalDouble(columns.latitude), let longitude = try row.optionalDouble(columns.longitude) {
                 location = GeoPoint(latitude: latitude, longitude: longitude)
             }
-            return Stop(name: try row.string(prefix + "_name"), address: try row.string(prefix + "_address"),
-                        contactName: try row.string(prefix + "_contact_name"), contactPhone: try row.string(prefix + "_contact_phone"),
-                        windowStart: try row.optionalLocalDate(prefix + "_window_start"),
-                        windowEnd: try row.optionalLocalDate(prefix + "_window_end"),
-                        location: location, geofenceRadiusMeters: try row.optionalInt(prefix + "_radius_m"))
+            return Stop(name: try row.string(columns.name), address: try row.string(columns.address),
+                        contactName: try row.string(columns.contactName), contactPhone: try row.string(columns.contactPhone),
+                        windowStart: try row.optionalLocalDate(columns.windowStart),
+                        windowEnd: try row.optionalLocalDate(columns.windowEnd),
+                        location: location, geofenceRadiusMeters: try row.optionalInt(columns.radius))
         }
         let vehicles = try WireDocument.list(of: Vehicle.self, from: try row.string("vehicles"))
         self.init(
@@ -90,7 +110,7 @@ extension Order {
             vehicle: Vehicle(year: try row.optionalInt("vehicle_year"), make: try row.string("vehicle_make"),
                              model: try row.string("vehicle_model"), vin: try row.string("vehicle_vin"),
                              color: try row.string("vehicle_color")),
-            pickup: try stop("pickup"), delivery: try stop("delivery"), status: try row.enumeration("status"),
+            pickup: try stop(.pickup), delivery: try stop(.delivery), status: try row.enumeration("status"),
             actualPickupDate: try row.optionalDate("actual_pickup_at"),
             actualDeliveryDate: try row.optionalDate("actual_delivery_at"),
             pickupETA: try row.optionalDate("pickup_eta"), deliveryETA: try row.optionalDate("delivery_eta"),

@@ -464,7 +464,7 @@ extension Store {
             guard trip.status == .planned, let start = trip.startDate else { return false }
             return start <= today && (trip.endDate ?? start) >= today
         }
-        return Array(Set(driving.compactMap(\.driverID))).sorted { $0.rawValue < $1.rawValue }
+        return Array(Set(driving.compactMap(\.driverID))).sorted()
     }
 
     /// A line of an order's status history.
