@@ -7,7 +7,13 @@ public enum MoneyFormat {
     public static func dollars(_ cents: Int) -> String {
         // The magnitude, not abs(): abs(Int.min) traps.
         let magnitude = cents.magnitude
-        let fraction = magnitude % 100
-        return (cents < 0 ? "-" : "") + "$" + NumberText.grouped(magnitude / 100) + "." + (fraction < 10 ? "0" : "") + String(fraction)
+        let fraction = UInt8(magnitude % 100)
+        var text: [UInt8] = []
+        text.reserveCapacity(32)
+        if cents < 0 { text.append(UInt8(ascii: "-")) }
+        text.append(UInt8(ascii: "$"))
+        NumberText.appendGrouped(magnitude / 100, to: &text)
+        text.append(contentsOf: [UInt8(ascii: "."), UInt8(ascii: "0") + fraction / 10, UInt8(ascii: "0") + fraction % 10])
+        return String(decoding: text, as: UTF8.self)
     }
 }

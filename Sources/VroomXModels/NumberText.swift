@@ -3,13 +3,21 @@
 public enum NumberText {
     /// 413250 → "413,250".
     public static func grouped<Value: BinaryInteger>(_ value: Value) -> String {
-        var whole = String(value.magnitude)
-        var groups = ""
-        while whole.count > 3 {
-            groups = "," + whole.suffix(3) + groups
-            whole.removeLast(3)
+        var text: [UInt8] = []
+        appendGrouped(value, to: &text)
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// `grouped`'s bytes, for text built in one buffer (a page shows hundreds of figures).
+    static func appendGrouped<Value: BinaryInteger>(_ value: Value, to text: inout [UInt8]) {
+        if value < 0 { text.append(UInt8(ascii: "-")) }
+        let digits = String(value.magnitude).utf8
+        var left = digits.count
+        for digit in digits {
+            text.append(digit)
+            left -= 1
+            if left > 0, left % 3 == 0 { text.append(UInt8(ascii: ",")) }
         }
-        return (value < 0 ? "-" : "") + whole + groups
     }
 
     /// (1, "trip") → "1 trip"; (3, "trip") → "3 trips"; a plural of its own

@@ -128,7 +128,14 @@ public enum DevicePlatform: String, Codable, Sendable, CaseIterable {
 
 extension TripStatus {
     /// At the start of a line or on a badge: "In progress".
-    public var title: String { label.prefix(1).uppercased() + label.dropFirst() }
+    public var title: String {
+        switch self {
+        case .planned: return "Planned"
+        case .inProgress: return "In progress"
+        case .completed: return "Completed"
+        case .cancelled: return "Cancelled"
+        }
+    }
 
     /// How people say it ("picked up", "in progress").
     public var label: String {
@@ -143,7 +150,15 @@ extension TripStatus {
 
 extension OrderStatus {
     /// At the start of a line or on a badge: "Picked up".
-    public var title: String { label.prefix(1).uppercased() + label.dropFirst() }
+    public var title: String {
+        switch self {
+        case .new: return "New"
+        case .assigned: return "Assigned"
+        case .pickedUp: return "Picked up"
+        case .delivered: return "Delivered"
+        case .cancelled: return "Cancelled"
+        }
+    }
 
     /// How people say it ("picked up", "in progress").
     public var label: String {
