@@ -82,6 +82,38 @@ struct TripsPageTests {
         }
     }
 
+    @Test("a trip's page weighs what is left to carry against the trailer while it is open, and says what it delivered once finished")
+    func loadLine() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let trip = try #require(alpha.trips.first?.first)
+        let vehicles = (alpha.orders[trip.id] ?? []).reduce(0) { $0 + $1.vehicles.count }
+        @Sendable func loadLine(_ html: String) -> String {
+            guard let start = html.range(of: "id=\"trip-load\">"), let end = html[start.upperBound...].range(of: "</span>") else { return "" }
+            return String(html[start.upperBound..<end.lowerBound])
+        }
+        try await server.run { api in
+            let cookie = ["Cookie": try await server.services.consoleSignIn(email: alpha.dispatcher.user.email)]
+            let open = try await api.raw(.get, "/trips/\(trip.id)", headers: cookie)
+            #expect(vehicles > 0 && loadLine(open.text).hasPrefix(ConsoleFormat.count(vehicles, "vehicle") + " to carry"), "\(loadLine(open.text))")
+            try await server.services.database.write { db in
+                try await db.execute("""
+                    UPDATE orders SET status = \(OrderStatus.delivered), actual_pickup_at = created_at, actual_delivery_at = created_at
+                    WHERE trip_id = \(trip.id)
+                    """)
+                try await db.execute("UPDATE trips SET status = \(TripStatus.completed) WHERE id = \(trip.id)")
+            }
+            let completed = try await api.raw(.get, "/trips/\(trip.id)", headers: cookie)
+            #expect(loadLine(completed.text) == ConsoleFormat.count(vehicles, "vehicle") + " delivered", "\(loadLine(completed.text))")
+            try await server.services.database.write { db in
+                try await db.execute("UPDATE orders SET status = \(OrderStatus.cancelled) WHERE trip_id = \(trip.id)")
+                try await db.execute("UPDATE trips SET status = \(TripStatus.cancelled) WHERE id = \(trip.id)")
+            }
+            let cancelled = try await api.raw(.get, "/trips/\(trip.id)", headers: cookie)
+            #expect(cancelled.status == 200 && loadLine(cancelled.text).isEmpty, "\(loadLine(cancelled.text))")
+        }
+    }
+
     @Test("the trips under way, the orders still to move on them and the trips with a track (the map's), from the open trips' index: another carrier's never",
           arguments: TestBackend.available)
     func underWay(_ backend: TestBackend) async throws {

@@ -235,7 +235,9 @@ struct ConsoleTripPages {
             if load.over { headsUp.insert("More vehicles than the trailer holds: \(load.text).", at: 0) }
         }
         let view = TripPageView(
-            row: TripRowView(trip, driver: driver, orders: orders.count), load: load.text, overCapacity: load.over,
+            // A finished trip has nothing left to carry: it says what it delivered.
+            row: TripRowView(trip, driver: driver, orders: orders.count),
+            load: trip.status.isOpen ? load.text : TripHeadsUp.delivered(orders), overCapacity: trip.status.isOpen && load.over,
             orderRows: orders.map { OrderRowView($0, names, today: LocalDate(store.now)) }, noOrders: orders.isEmpty,
             openOrders: open.map { order in
                 let route = "\(ConsoleFormat.city(order.pickup.address)) → \(ConsoleFormat.city(order.delivery.address))"

@@ -45,4 +45,10 @@ enum TripHeadsUp {
         guard let trailer else { return (count, false) }
         return (count + " · \(trailer.name) holds \(trailer.capacity)", carried > trailer.capacity)
     }
+
+    /// What a finished trip moved: "7 vehicles delivered"; nothing when it moved none.
+    static func delivered(_ orders: [Order]) -> String {
+        let moved = orders.filter { $0.status == .delivered }.reduce(0) { $0 + $1.vehicles.count }
+        return moved == 0 ? "" : ConsoleFormat.count(moved, "vehicle") + " delivered"
+    }
 }
