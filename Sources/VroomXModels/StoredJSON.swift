@@ -20,18 +20,26 @@ public enum StoredJSON {
 
     /// The value when the quick path reads the text, nil when it leaves it to the decoder.
     static func quickly<T: Decodable>(_ type: T.Type, from text: String) -> T? {
-        guard let tape = Tape(text) else { return nil }
-        return try? tape.decode(T.self, at: 0)
+        guard let tape = Tape(text), let value = try? tape.decode(T.self, at: 0), !tape.bail.happened else { return nil }
+        return value
     }
 }
 
 /// Anything the quick path does not read; `JSONDecoder` then reads the text.
 private struct NotPlain: Error {}
 
+/// Whether the quick path met anything it leaves to `JSONDecoder`, kept
+/// even when the type being decoded catches the error (`try?`) and goes on:
+/// its answer must still be the one `JSONDecoder` leads it to.
+private final class Bail: @unchecked Sendable {
+    var happened = false
+}
+
 /// The text's values in order, each with where it sits and where the value
 /// after it (and after everything inside it) starts: an object's members are
-/// found by stepping from key to key.
-private final class Tape {
+/// found by stepping from key to key. A struct of constants: a class's
+/// mutable arrays would be checked for exclusive access at every read.
+private struct Tape {
     enum Kind: UInt8 { case object, array, string, number, bool, null }
 
     struct Token {
@@ -45,18 +53,34 @@ private final class Tape {
     }
 
     let bytes: [UInt8]
-    private(set) var tokens: [Token] = []
+    let tokens: [Token]
+    let bail = Bail()
+
+    init?(_ text: String) {
+        var reader = TapeReader(bytes: Array(text.utf8))
+        guard let tokens = reader.read() else { return nil }
+        bytes = reader.bytes
+        self.tokens = tokens
+    }
+}
+
+/// Makes a tape, or says the text is not plain JSON.
+private struct TapeReader {
+    typealias Kind = Tape.Kind
+    let bytes: [UInt8]
+    private var tokens: [Tape.Token] = []
     /// Deeper text is left to `JSONDecoder`, which has its own limit.
     private static let maximumDepth = 64
 
-    init?(_ text: String) {
-        bytes = Array(text.utf8)
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
+    mutating func read() -> [Tape.Token]? {
         guard bytes.count < Int(Int32.max) else { return nil }
         tokens.reserveCapacity(bytes.count / 6 + 2)
         var at = 0
         guard value(&at, depth: 0) else { return nil }
         skipSpace(&at)
-        guard at == bytes.count else { return nil }
+        return at == bytes.count ? tokens : nil
     }
 
     // MARK: Reading the text
@@ -72,11 +96,11 @@ private final class Tape {
         return true
     }
 
-    private func append(_ kind: Kind, _ flag: Bool, _ start: Int, _ end: Int) {
-        tokens.append(Token(kind: kind, flag: flag, start: Int32(start), end: Int32(end), next: Int32(tokens.count + 1)))
+    private mutating func append(_ kind: Kind, _ flag: Bool, _ start: Int, _ end: Int) {
+        tokens.append(Tape.Token(kind: kind, flag: flag, start: Int32(start), end: Int32(end), next: Int32(tokens.count + 1)))
     }
 
-    private func value(_ at: inout Int, depth: Int) -> Bool {
+    private mutating func value(_ at: inout Int, depth: Int) -> Bool {
         skipSpace(&at)
         guard at < bytes.count, depth < Self.maximumDepth else { return false }
         switch bytes[at] {
@@ -90,7 +114,7 @@ private final class Tape {
         }
     }
 
-    private func container(_ at: inout Int, depth: Int, kind: Kind, close: UInt8) -> Bool {
+    private mutating func container(_ at: inout Int, depth: Int, kind: Kind, close: UInt8) -> Bool {
         let own = tokens.count
         append(kind, false, at, at)
         at += 1
@@ -110,25 +134,28 @@ private final class Tape {
     }
 
     /// A string without escapes; one with an escape goes to `JSONDecoder`.
-    private func string(_ at: inout Int) -> Bool {
+    private mutating func string(_ at: inout Int) -> Bool {
         let start = at + 1
         var beyondASCII = false
-        at = start
-        while at < bytes.count {
-            let byte = bytes[at]
-            if byte == UInt8(ascii: "\"") {
-                append(.string, beyondASCII, start, at)
-                at += 1
-                return true
+        // Strings are most of the text: scanned without a bounds check a byte.
+        let end: Int? = bytes.withUnsafeBufferPointer { text in
+            var index = start
+            while index < text.count {
+                let byte = text[index]
+                if byte == UInt8(ascii: "\"") { return index }
+                if byte == UInt8(ascii: "\\") || byte < 0x20 { return nil }
+                if byte >= 0x80 { beyondASCII = true }
+                index += 1
             }
-            if byte == UInt8(ascii: "\\") || byte < 0x20 { return false }
-            if byte >= 0x80 { beyondASCII = true }
-            at += 1
+            return nil
         }
-        return false
+        guard let end else { return false }
+        append(.string, beyondASCII, start, end)
+        at = end + 1
+        return true
     }
 
-    private func literal(_ word: StaticString, _ kind: Kind, _ flag: Bool, _ at: inout Int) -> Bool {
+    private mutating func literal(_ word: StaticString, _ kind: Kind, _ flag: Bool, _ at: inout Int) -> Bool {
         let count = word.utf8CodeUnitCount
         guard bytes.count - at >= count else { return false }
         for offset in 0..<count where bytes[at + offset] != word.utf8Start[offset] { return false }
@@ -138,7 +165,7 @@ private final class Tape {
     }
 
     /// JSON's grammar exactly: `-? (0 | [1-9][0-9]*) (.[0-9]+)? ([eE][+-]?[0-9]+)?`.
-    private func number(_ at: inout Int) -> Bool {
+    private mutating func number(_ at: inout Int) -> Bool {
         let start = at
         func digits(_ at: inout Int) -> Int {
             let first = at
@@ -165,19 +192,26 @@ private final class Tape {
         return true
     }
 
-    // MARK: Values
+}
+
+extension Tape {
+    /// Throw this for anything left to `JSONDecoder`.
+    func notPlain() -> some Error {
+        bail.happened = true
+        return NotPlain()
+    }
 
     func isNull(_ index: Int) -> Bool { tokens[index].kind == .null }
 
     func string(at index: Int) throws -> String {
         let token = tokens[index]
-        guard token.kind == .string else { throw NotPlain() }
+        guard token.kind == .string else { throw notPlain() }
         // The bytes came from a Swift string: they are UTF-8 already.
         return String(decoding: bytes[Int(token.start)..<Int(token.end)], as: UTF8.self)
     }
 
     func bool(at index: Int) throws -> Bool {
-        guard tokens[index].kind == .bool else { throw NotPlain() }
+        guard tokens[index].kind == .bool else { throw notPlain() }
         return tokens[index].flag
     }
 
@@ -185,7 +219,7 @@ private final class Tape {
     /// large) is `JSONDecoder`'s to accept or refuse.
     func integer<Integer: FixedWidthInteger>(at index: Int) throws -> Integer {
         let token = tokens[index]
-        guard token.kind == .number, token.flag else { throw NotPlain() }
+        guard token.kind == .number, token.flag else { throw notPlain() }
         var at = Int(token.start)
         let negative = bytes[at] == UInt8(ascii: "-")
         if negative { at += 1 }
@@ -194,7 +228,7 @@ private final class Tape {
             let digit = Integer(truncatingIfNeeded: bytes[at] &- UInt8(ascii: "0"))
             let (shifted, shiftOverflow) = value.multipliedReportingOverflow(by: 10)
             let (next, addOverflow) = negative ? shifted.subtractingReportingOverflow(digit) : shifted.addingReportingOverflow(digit)
-            guard !shiftOverflow, !addOverflow else { throw NotPlain() }
+            guard !shiftOverflow, !addOverflow else { throw notPlain() }
             value = next
             at += 1
         }
@@ -204,7 +238,15 @@ private final class Tape {
     func double(at index: Int) throws -> Double {
         let token = tokens[index]
         guard token.kind == .number, let value = Double(String(decoding: bytes[Int(token.start)..<Int(token.end)], as: UTF8.self)),
-              value.isFinite else { throw NotPlain() }
+              value.isFinite else { throw notPlain() }
+        if value == 0 {
+            // `JSONDecoder` refuses a number that is not zero but rounds to it (1e-400).
+            var at = Int(token.start)
+            while at < Int(token.end), bytes[at] | 0x20 != UInt8(ascii: "e") {
+                if bytes[at] >= UInt8(ascii: "1"), bytes[at] <= UInt8(ascii: "9") { throw notPlain() }
+                at += 1
+            }
+        }
         return value
     }
 
@@ -212,41 +254,43 @@ private final class Tape {
         // The types `JSONDecoder` reads its own way: dates as the wire decoder's
         // strategy says; the rest are left to it.
         if T.self == Date.self {
-            guard let date = WireTime.parse(try string(at: index)), let value = date as? T else { throw NotPlain() }
+            guard let date = WireTime.parse(try string(at: index)), let value = date as? T else { throw notPlain() }
             return value
         }
-        if T.self == URL.self || T.self == Data.self || T.self == Decimal.self || T.self == Float.self { throw NotPlain() }
+        if T.self == URL.self || T.self == Data.self || T.self == Decimal.self || T.self == Float.self { throw notPlain() }
         return try T(from: TapeDecoder(tape: self, index: index))
     }
 
     /// The value of `name` in the object at `object`; nil when it has none.
+    /// Every key is compared: a key given twice is left to `JSONDecoder`.
     func member(_ name: String, of object: Int) throws -> Int? {
-        var found: Int?
-        var key = object + 1
-        let end = Int(tokens[object].next)
-        while key < end {
-            if try keyMatches(key, name) {
-                guard found == nil else { throw NotPlain() }
-                found = key + 1
+        var utf8Name = name
+        return try utf8Name.withUTF8 { wanted in
+            try tokens.withUnsafeBufferPointer { tokens in
+                try bytes.withUnsafeBufferPointer { text in
+                    var found: Int?
+                    var key = object + 1
+                    let end = Int(tokens[object].next)
+                    while key < end {
+                        let token = tokens[key]
+                        let matches: Bool
+                        if token.flag {
+                            // Beyond ASCII, Swift's string equality (which `JSONDecoder` uses) is not byte equality.
+                            matches = try string(at: key) == name
+                        } else if Int(token.end - token.start) == wanted.count, let textStart = text.baseAddress, let wantedStart = wanted.baseAddress {
+                            matches = memcmp(textStart + Int(token.start), wantedStart, wanted.count) == 0
+                        } else {
+                            matches = Int(token.end - token.start) == wanted.count
+                        }
+                        if matches {
+                            guard found == nil else { throw notPlain() }
+                            found = key + 1
+                        }
+                        key = Int(tokens[key + 1].next)
+                    }
+                    return found
+                }
             }
-            key = Int(tokens[key + 1].next)
-        }
-        return found
-    }
-
-    private func keyMatches(_ key: Int, _ name: String) throws -> Bool {
-        let token = tokens[key]
-        // Beyond ASCII, Swift's string equality (which `JSONDecoder` uses) is not byte equality.
-        if token.flag { return try string(at: key) == name }
-        var name = name
-        return name.withUTF8 { utf8 in
-            guard utf8.count == Int(token.end - token.start) else { return false }
-            var at = Int(token.start)
-            for byte in utf8 {
-                guard bytes[at] == byte else { return false }
-                at += 1
-            }
-            return true
         }
     }
 
@@ -266,7 +310,8 @@ private final class Tape {
 private struct TapeDecoder: Decoder {
     let tape: Tape
     let index: Int
-    var codingPath: [any CodingKey] { [] }
+    /// Not kept: a type that reads it is left to `JSONDecoder`.
+    var codingPath: [any CodingKey] { tape.bail.happened = true; return [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
@@ -281,20 +326,25 @@ private struct TapeDecoder: Decoder {
 private struct TapeObject<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let tape: Tape
     let object: Int
-    var codingPath: [any CodingKey] { [] }
+    var codingPath: [any CodingKey] { tape.bail.happened = true; return [] }
 
     init(tape: Tape, object: Int) throws {
-        guard tape.tokens[object].kind == .object else { throw NotPlain() }
+        guard tape.tokens[object].kind == .object else { throw tape.notPlain() }
         self.tape = tape
         self.object = object
     }
 
-    var allKeys: [Key] { ((try? tape.keys(of: object)) ?? []).compactMap { Key(stringValue: $0) } }
+    var allKeys: [Key] {
+        let names = (try? tape.keys(of: object)) ?? []
+        // A key given twice is `JSONDecoder`'s to read.
+        if Set(names).count != names.count { tape.bail.happened = true }
+        return names.compactMap { Key(stringValue: $0) }
+    }
 
     func contains(_ key: Key) -> Bool { (try? tape.member(key.stringValue, of: object)) != .some(nil) }
 
     private func required(_ key: Key) throws -> Int {
-        guard let index = try tape.member(key.stringValue, of: object) else { throw NotPlain() }
+        guard let index = try tape.member(key.stringValue, of: object) else { throw tape.notPlain() }
         return index
     }
 
@@ -307,7 +357,7 @@ private struct TapeObject<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try tape.bool(at: try required(key)) }
     func decode(_ type: String.Type, forKey key: Key) throws -> String { try tape.string(at: try required(key)) }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try tape.double(at: try required(key)) }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { throw NotPlain() }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { throw tape.notPlain() }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try tape.integer(at: try required(key)) }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try tape.integer(at: try required(key)) }
     func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try tape.integer(at: try required(key)) }
@@ -332,8 +382,8 @@ private struct TapeObject<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer { try TapeArray(tape: tape, array: try required(key)) }
-    func superDecoder() throws -> any Decoder { throw NotPlain() }
-    func superDecoder(forKey key: Key) throws -> any Decoder { throw NotPlain() }
+    func superDecoder() throws -> any Decoder { throw tape.notPlain() }
+    func superDecoder(forKey key: Key) throws -> any Decoder { throw tape.notPlain() }
 }
 
 private struct TapeArray: UnkeyedDecodingContainer {
@@ -342,11 +392,11 @@ private struct TapeArray: UnkeyedDecodingContainer {
     var cursor: Int
     let count: Int?
     var currentIndex = 0
-    var codingPath: [any CodingKey] { [] }
+    var codingPath: [any CodingKey] { tape.bail.happened = true; return [] }
     var isAtEnd: Bool { cursor >= end }
 
     init(tape: Tape, array: Int) throws {
-        guard tape.tokens[array].kind == .array else { throw NotPlain() }
+        guard tape.tokens[array].kind == .array else { throw tape.notPlain() }
         self.tape = tape
         end = Int(tape.tokens[array].next)
         cursor = array + 1
@@ -359,55 +409,55 @@ private struct TapeArray: UnkeyedDecodingContainer {
         count = elements
     }
 
-    private mutating func next() throws -> Int {
-        guard cursor < end else { throw NotPlain() }
-        let index = cursor
-        cursor = Int(tape.tokens[index].next)
+    /// The next element, read by `body`; the cursor moves only when it was read, as `JSONDecoder`'s does.
+    private mutating func read<Value>(_ body: (Tape, Int) throws -> Value) throws -> Value {
+        guard cursor < end else { throw tape.notPlain() }
+        let value = try body(tape, cursor)
+        cursor = Int(tape.tokens[cursor].next)
         currentIndex += 1
-        return index
+        return value
     }
 
     mutating func decodeNil() throws -> Bool {
-        guard cursor < end else { throw NotPlain() }
+        guard cursor < end else { throw tape.notPlain() }
         guard tape.isNull(cursor) else { return false }
-        _ = try next()
-        return true
+        return try read { _, _ in true }
     }
 
-    mutating func decode(_ type: Bool.Type) throws -> Bool { try tape.bool(at: try next()) }
-    mutating func decode(_ type: String.Type) throws -> String { try tape.string(at: try next()) }
-    mutating func decode(_ type: Double.Type) throws -> Double { try tape.double(at: try next()) }
-    mutating func decode(_ type: Float.Type) throws -> Float { throw NotPlain() }
-    mutating func decode(_ type: Int.Type) throws -> Int { try tape.integer(at: try next()) }
-    mutating func decode(_ type: Int8.Type) throws -> Int8 { try tape.integer(at: try next()) }
-    mutating func decode(_ type: Int16.Type) throws -> Int16 { try tape.integer(at: try next()) }
-    mutating func decode(_ type: Int32.Type) throws -> Int32 { try tape.integer(at: try next()) }
-    mutating func decode(_ type: Int64.Type) throws -> Int64 { try tape.integer(at: try next()) }
-    mutating func decode(_ type: UInt.Type) throws -> UInt { try tape.integer(at: try next()) }
-    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try tape.integer(at: try next()) }
-    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try tape.integer(at: try next()) }
-    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try tape.integer(at: try next()) }
-    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try tape.integer(at: try next()) }
-    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try tape.decode(type, at: try next()) }
+    mutating func decode(_ type: Bool.Type) throws -> Bool { try read { try $0.bool(at: $1) } }
+    mutating func decode(_ type: String.Type) throws -> String { try read { try $0.string(at: $1) } }
+    mutating func decode(_ type: Double.Type) throws -> Double { try read { try $0.double(at: $1) } }
+    mutating func decode(_ type: Float.Type) throws -> Float { throw tape.notPlain() }
+    mutating func decode(_ type: Int.Type) throws -> Int { try read { try $0.integer(at: $1) } }
+    mutating func decode(_ type: Int8.Type) throws -> Int8 { try read { try $0.integer(at: $1) } }
+    mutating func decode(_ type: Int16.Type) throws -> Int16 { try read { try $0.integer(at: $1) } }
+    mutating func decode(_ type: Int32.Type) throws -> Int32 { try read { try $0.integer(at: $1) } }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 { try read { try $0.integer(at: $1) } }
+    mutating func decode(_ type: UInt.Type) throws -> UInt { try read { try $0.integer(at: $1) } }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try read { try $0.integer(at: $1) } }
+    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try read { try $0.integer(at: $1) } }
+    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try read { try $0.integer(at: $1) } }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try read { try $0.integer(at: $1) } }
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try read { try $0.decode(type, at: $1) } }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
-        KeyedDecodingContainer(try TapeObject<NestedKey>(tape: tape, object: try next()))
+        KeyedDecodingContainer(try read { try TapeObject<NestedKey>(tape: $0, object: $1) })
     }
 
-    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer { try TapeArray(tape: tape, array: try next()) }
-    mutating func superDecoder() throws -> any Decoder { throw NotPlain() }
+    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer { try read { try TapeArray(tape: $0, array: $1) } }
+    mutating func superDecoder() throws -> any Decoder { throw tape.notPlain() }
 }
 
 private struct TapeValue: SingleValueDecodingContainer {
     let tape: Tape
     let index: Int
-    var codingPath: [any CodingKey] { [] }
+    var codingPath: [any CodingKey] { tape.bail.happened = true; return [] }
 
     func decodeNil() -> Bool { tape.isNull(index) }
     func decode(_ type: Bool.Type) throws -> Bool { try tape.bool(at: index) }
     func decode(_ type: String.Type) throws -> String { try tape.string(at: index) }
     func decode(_ type: Double.Type) throws -> Double { try tape.double(at: index) }
-    func decode(_ type: Float.Type) throws -> Float { throw NotPlain() }
+    func decode(_ type: Float.Type) throws -> Float { throw tape.notPlain() }
     func decode(_ type: Int.Type) throws -> Int { try tape.integer(at: index) }
     func decode(_ type: Int8.Type) throws -> Int8 { try tape.integer(at: index) }
     func decode(_ type: Int16.Type) throws -> Int16 { try tape.integer(at: index) }

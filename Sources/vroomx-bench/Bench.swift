@@ -15,7 +15,8 @@ struct Bench: AsyncParsableCommand {
         commandName: "vroomx-bench",
         abstract: "VroomX benchmarks (run in release: swift run -c release vroomx-bench …).",
         subcommands: [APIBench.self, ClusterBench.self, RealtimeBench.self, MutationBench.self, DriverKitBench.self, PushBench.self, UploadBench.self,
-                      SoakBench.self, LocationBench.self, SearchBench.self, DocumentBench.self, SettlementBench.self, BackupBench.self, AlertBench.self, BoardBench.self],
+                      SoakBench.self, LocationBench.self, SearchBench.self, DocumentBench.self, SettlementBench.self, BackupBench.self, AlertBench.self, BoardBench.self,
+                      StoredJSONBench.self],
         defaultSubcommand: APIBench.self
     )
 

@@ -110,6 +110,43 @@ import Testing
         }
     }
 
+    /// A number that is not zero but rounds to it: `JSONDecoder` refuses it, so must this.
+    @Test func aNumberTooSmallForADoubleIsRefused() {
+        for number in ["1e-400", "-1e-400", "2.4703282292062327e-324", "0.\(String(repeating: "0", count: 400))1", "0.0", "-0e-400", "5e-324"] {
+            let text = #"[{"id":"8d1f4a0e-5b7c-4f7e-9c1d-2a3b4c5d6e7f","stop":"pickup","kind":"waiting","note":"","reported_at":"2026-11-22T14:05:09Z","photos":[],"truck_distance_meters":"# + number + "}]"
+            let quick = try? StoredJSON.decode([StopProblem].self, from: text)
+            #expect(quick == Self.authority([StopProblem].self, text), "\(number)")
+        }
+    }
+
+    /// Types that catch errors and go on: what they make must be what `JSONDecoder` leads them to.
+    @Test func typesThatCatchErrorsGetTheWireDecodersAnswer() {
+        struct Lenient: Decodable, Equatable {
+            var number: Int
+            enum CodingKeys: String, CodingKey { case number }
+            init(from decoder: any Decoder) throws {
+                number = (try? decoder.container(keyedBy: CodingKeys.self).decode(Int.self, forKey: .number)) ?? -1
+            }
+        }
+        /// Keeps the elements it can read, skipping the others.
+        struct Lossy: Decodable, Equatable {
+            var numbers: [Int] = []
+            struct Skip: Decodable {}
+            init(from decoder: any Decoder) throws {
+                var elements = try decoder.unkeyedContainer()
+                while !elements.isAtEnd {
+                    if let number = try? elements.decode(Int.self) { numbers.append(number) } else { _ = try? elements.decode(Skip.self) }
+                }
+            }
+        }
+        for text in [#"{"number":1.0}"#, #"{"number":2e3}"#, #"{"number":1,"number":2}"#, #"{"number":7}"#] {
+            #expect((try? StoredJSON.decode(Lenient.self, from: text)) == Self.authority(Lenient.self, text), "\(text)")
+        }
+        for text in [#"["x", 1, 2]"#, #"[1, 2, 3]"#, #"[1, {}, 2]"#] {
+            #expect((try? StoredJSON.decode(Lossy.self, from: text)) == Self.authority(Lossy.self, text), "\(text)")
+        }
+    }
+
     @Test func anOrderAsStoredReadsBackWhole() throws {
         let created = Date(timeIntervalSince1970: 1_790_000_000)
         let order = Order(id: ID(), number: "ORD-1", tripID: ID(), driverID: nil,
