@@ -114,6 +114,42 @@ struct TripsPageTests {
         }
     }
 
+    @Test("an open trip's page offers the 50 soonest pickups on the New tab and finds any other by search; a finished trip's offers none")
+    func addingOrders() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
+        let trip = try #require(alpha.trips.first?.first)
+        let first = try #require(LocalDate(year: 2026, month: 12, day: 1))
+        _ = try await server.store.orders.createMany((0..<70).map { index in
+            CreateOrderRequest(number: "N-\(index)", vehicle: Vehicle(make: "Toyota", model: "Camry"),
+                               pickup: Stop(address: "\(index) Harbor Rd, Savannah, GA", windowStart: first.adding(days: index)),
+                               delivery: Stop(address: index == 69 ? "1 Main St, Zebulon, GA" : "9 Peachtree St, Atlanta, GA"), revenueCents: 100_000)
+        }, tenant: alpha.tenant.id)
+        @Sendable func offered(_ html: String) -> [String] {
+            guard let select = html.range(of: "<select id=\"order_id\""), let end = html[select.upperBound...].range(of: "</select>") else { return [] }
+            return html[select.upperBound..<end.lowerBound].components(separatedBy: "<option value=\"").dropFirst(2).compactMap {
+                $0.split(separator: ">").dropFirst().first.map { String($0.prefix { $0 != " " && $0 != "<" }) }
+            }
+        }
+        try await server.run { api in
+            let cookie = ["Cookie": try await server.services.consoleSignIn(email: alpha.dispatcher.user.email)]
+            let page = try await api.raw(.get, "/trips/\(trip.id)", headers: cookie)
+            #expect(offered(page.text) == (0..<50).map { "N-\($0)" }, "soonest pickup first, 50 of them: \(offered(page.text))")
+            #expect(page.text.contains("The 50 soonest pickups of 70 orders on the New tab: search to find another."))
+            let found = try await api.raw(.get, "/trips/\(trip.id)?add_q=zebulon", headers: cookie)
+            #expect(offered(found.text) == ["N-69"] && found.text.contains("1 order on the New tab matches “zebulon”."), "\(offered(found.text))")
+            #expect(found.text.contains("value=\"zebulon\""), "the search stays in its box")
+            let none = try await api.raw(.get, "/trips/\(trip.id)?add_q=nowhere", headers: cookie)
+            #expect(offered(none.text).isEmpty && none.text.contains("No order on the New tab matches “nowhere”."))
+            try await server.services.database.write { db in
+                try await db.execute("UPDATE orders SET status = \(OrderStatus.cancelled) WHERE trip_id = \(trip.id)")
+                try await db.execute("UPDATE trips SET status = \(TripStatus.cancelled) WHERE id = \(trip.id)")
+            }
+            let finished = try await api.raw(.get, "/trips/\(trip.id)", headers: cookie)
+            #expect(finished.status == 200 && !finished.text.contains("id=\"add_q\"") && offered(finished.text).isEmpty)
+        }
+    }
+
     @Test("the trips under way, the orders still to move on them and the trips with a track (the map's), from the open trips' index: another carrier's never",
           arguments: TestBackend.available)
     func underWay(_ backend: TestBackend) async throws {

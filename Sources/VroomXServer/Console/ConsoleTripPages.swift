@@ -174,6 +174,49 @@ struct ConsoleTripPages {
                 ? pager.view(shown: listed.finished.count, label: "Finished trips pages") { "/trips?page=\($0)" } : nil))
     }
 
+    /// The orders the trip page offers to add: on the New tab and on no trip, soonest pickup first, a few at a time;
+    /// a search (the board's) finds any other. An order on another trip is moved from that trip's page, never taken
+    /// from it unseen.
+    struct AddableOrders {
+        var orders: [Order] = []
+        var search = ""
+        /// On the New tab (matching the search).
+        var total = 0
+        var tooSlow = false
+
+        var note: String {
+            let quoted = "“\(search)”"
+            switch (search.isEmpty, total) {
+            case (_, _) where tooSlow: return ""
+            case (true, let total) where total > orders.count:
+                return "The \(orders.count) soonest pickups of \(ConsoleFormat.count(total, "order")) on the New tab: search to find another."
+            case (true, _): return ""
+            case (false, 0): return "No order on the New tab matches \(quoted)."
+            case (false, let total) where total > orders.count:
+                return "The \(orders.count) soonest pickups of \(ConsoleFormat.count(total, "order")) on the New tab matching \(quoted)."
+            case (false, let total): return "\(ConsoleFormat.count(total, "order")) on the New tab \(total == 1 ? "matches" : "match") \(quoted)."
+            }
+        }
+    }
+
+    static let addableShown = 50
+
+    private func addableOrders(_ request: ConsoleRequest) async throws -> AddableOrders {
+        var adding = AddableOrders(search: String((request.query("add_q") ?? "").trimmingCharacters(in: .whitespaces).prefix(100)))
+        let search = adding.search
+        do {
+            // One after the other: a search holds one statement thread, not two.
+            (adding.orders, adding.total) = try await ConsoleOrderPages.searching(search) { [store] in
+                let orders = try await store.boardOrders(.init(status: .new, search: search, pickupNewestFirst: false, page: 0,
+                                                               pageSize: Self.addableShown), tenant: request.tenant)
+                return (orders.filter { $0.tripID == nil }, try await store.orderCounts(tenant: request.tenant, search: search)[.new] ?? 0)
+            }
+        } catch let error as DatabaseUnavailable where error.cause == .timedOut && !search.isEmpty {
+            adding.tooSlow = true
+        }
+        return adding
+    }
+
     private func tripPage(_ request: ConsoleRequest) async throws -> Response {
         try await tripPage(request, errors: FieldErrors())
     }
@@ -183,13 +226,8 @@ struct ConsoleTripPages {
         let trip = try await store.trips.trip(id, request.scope)
         let orders = try await store.orders.list(request.scope, trip: id)
         let names = try await ConsoleOrderPages.Names.load(store, tenant: request.tenant, of: orders)
-        // Orders on no trip and with no driver, soonest pickup first (a long list stops at 500):
-        // an order on another trip is moved from that trip's page, never taken from it unseen.
-        // Only an open trip takes orders: a finished one's page does not read them.
-        let open = trip.status.isOpen
-            ? try await store.boardOrders(.init(status: .new, search: "", pickupNewestFirst: false, page: 0, pageSize: 500),
-                                          tenant: request.tenant).filter { $0.tripID == nil }
-            : []
+        let adding = trip.status.isOpen ? try await addableOrders(request) : AddableOrders()
+        let open = adding.orders
         let expenses = try await store.expenses.list(trip: id, request.scope)
         let driver = trip.driverID.flatMap { names.drivers[$0] }
         // Offered only where the store would allow it (`Trip.statusRefusal`).
@@ -243,7 +281,8 @@ struct ConsoleTripPages {
                 let route = "\(ConsoleFormat.city(order.pickup.address)) → \(ConsoleFormat.city(order.delivery.address))"
                 return .init(id: order.id.rawValue, label: [order.number, order.vehiclesSummary, route].filter { !$0.isEmpty }.joined(separator: " · "))
             },
-            hasOpenOrders: !open.isEmpty,
+            hasOpenOrders: !open.isEmpty, addSearch: adding.search, addNote: adding.note, addTooSlow: adding.tooSlow,
+            offersAdding: trip.status.isOpen && (adding.total > 0 || !adding.search.isEmpty),
             drivers: names.drivers.values.filter { $0.deactivatedAt == nil || $0.id == trip.driverID }.sorted { $0.name < $1.name }.map {
                 .init(id: $0.id.rawValue, name: $0.name, selected: $0.id == trip.driverID)
             },

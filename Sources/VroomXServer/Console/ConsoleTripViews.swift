@@ -102,6 +102,11 @@ struct TripPageView: ConsoleView {
     let noOrders: Bool
     let openOrders: [OpenOrder]
     let hasOpenOrders: Bool
+    /// What the add-order search looked for, what it found, and whether it ran past its deadline.
+    let addSearch: String
+    let addNote: String
+    let addTooSlow: Bool
+    let offersAdding: Bool
     let drivers: [OptionView]
     let isOpen: Bool
     let statusNote: String?
