@@ -438,6 +438,27 @@ def test_sign_in_never_redirects_off_site_and_reads_no_large_bodies(anonymous_pa
     assert response.status == 413
 
 
+def test_a_trip_finds_an_order_to_add_by_search_and_adds_it(page, server):
+    trip = create_trip(page, server, "T-9811")
+    order = create_order(page, server, "O-9811")
+    page.goto(server.base + f"/trips/{trip}")
+    page.fill("#add_q", "O-9811")
+    page.click("form[role=search] button:has-text('Search')")
+    expect(page.locator("#add-note")).to_have_text("1 order on the New tab matches “O-9811”.")
+    expect(page.locator("#add_q")).to_have_value("O-9811")
+    expect(page.locator("#order_id option")).to_have_count(2)
+    # The one order found is chosen already: Add to trip adds it.
+    expect(page.locator("#order_id")).to_have_value(order)
+    shot(page, "trip-add-search")
+    page.click("button:has-text('Add to trip')")
+    expect(page.locator("#trip-orders table")).to_contain_text("O-9811")
+    # Nothing found says so, and the search can be changed from there.
+    page.fill("#add_q", "no such order anywhere")
+    page.click("form[role=search] button:has-text('Search')")
+    expect(page.locator("#add-note")).to_have_text("No order on the New tab matches “no such order anywhere”.")
+    expect(page.locator("#order_id")).to_have_count(0)
+
+
 def test_a_trip_without_miles_says_so_rather_than_zero(page, server):
     create_trip(page, server, "T-NOMILES", miles="")
     miles = page.locator("dt:has-text('Miles') + dd")

@@ -279,7 +279,8 @@ struct ConsoleTripPages {
             orderRows: orders.map { OrderRowView($0, names, today: LocalDate(store.now)) }, noOrders: orders.isEmpty,
             openOrders: open.map { order in
                 let route = "\(ConsoleFormat.city(order.pickup.address)) → \(ConsoleFormat.city(order.delivery.address))"
-                return .init(id: order.id.rawValue, label: [order.number, order.vehiclesSummary, route].filter { !$0.isEmpty }.joined(separator: " · "))
+                return .init(id: order.id.rawValue, label: [order.number, order.vehiclesSummary, route].filter { !$0.isEmpty }.joined(separator: " · "),
+                             selected: !adding.search.isEmpty && open.count == 1)
             },
             hasOpenOrders: !open.isEmpty, addSearch: adding.search, addNote: adding.note, addTooSlow: adding.tooSlow,
             offersAdding: trip.status.isOpen && (adding.total > 0 || !adding.search.isEmpty),

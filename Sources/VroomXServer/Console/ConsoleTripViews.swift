@@ -56,6 +56,8 @@ struct TripPageView: ConsoleView {
     struct OpenOrder: ConsoleView {
         let id: String
         let label: String
+        /// The one order a search found: chosen already.
+        let selected: Bool
     }
 
     struct StatusAction: ConsoleView {
