@@ -444,7 +444,7 @@ def test_a_trip_finds_an_order_to_add_by_search_and_adds_it(page, server):
     page.goto(server.base + f"/trips/{trip}")
     page.fill("#add_q", "O-9811")
     page.click("form[role=search] button:has-text('Search')")
-    expect(page.locator("#add-note")).to_have_text("1 order on the New tab matches “O-9811”.")
+    expect(page.locator("#add-note")).to_have_text("1 order waiting for a trip matches “O-9811”.")
     expect(page.locator("#add_q")).to_have_value("O-9811")
     expect(page.locator("#order_id option")).to_have_count(2)
     # The one order found is chosen already: Add to trip adds it.
@@ -452,11 +452,43 @@ def test_a_trip_finds_an_order_to_add_by_search_and_adds_it(page, server):
     shot(page, "trip-add-search")
     page.click("button:has-text('Add to trip')")
     expect(page.locator("#trip-orders table")).to_contain_text("O-9811")
-    # Nothing found says so, and the search can be changed from there.
-    page.fill("#add_q", "no such order anywhere")
-    page.click("form[role=search] button:has-text('Search')")
-    expect(page.locator("#add-note")).to_have_text("No order on the New tab matches “no such order anywhere”.")
+    expect(page.locator(".notice")).to_have_text("Order O-9811 added to this trip.")
+    # Back to the same search, which now finds nothing: it says so, and Clear leaves it.
+    expect(page.locator("#add_q")).to_have_value("O-9811")
+    expect(page.locator("#add-note")).to_have_text("No order waiting for a trip matches “O-9811”.")
     expect(page.locator("#order_id")).to_have_count(0)
+    page.click("form[role=search] a:has-text('Clear')")
+    expect(page.locator("#add_q")).to_have_value("")
+
+    # An order another trip took meanwhile stays there: the add is refused and names that trip.
+    other = create_trip(page, server, "T-9812")
+    taken = create_order(page, server, "O-9812")
+    page.goto(server.base + f"/trips/{trip}?add_q=O-9812")
+    expect(page.locator("#order_id")).to_have_value(taken)
+    elsewhere = page.context.new_page()
+    elsewhere.goto(server.base + f"/trips/{other}?add_q=O-9812")
+    elsewhere.click("button:has-text('Add to trip')")
+    expect(elsewhere.locator(".notice")).to_have_text("Order O-9812 added to this trip.")
+    elsewhere.close()
+    page.click("button:has-text('Add to trip')")
+    expect(page.locator("#trip-orders .field-error")).to_have_text(
+        "Order O-9812 is on trip T-9812 now: it moves from that trip's page, or from the order's.")
+    page.goto(server.base + f"/trips/{other}")
+    expect(page.locator("#trip-orders table")).to_contain_text("O-9812")
+
+    # A trip cancelled meanwhile takes no order, and says why.
+    late = create_trip(page, server, "T-9813")
+    create_order(page, server, "O-9813")
+    page.goto(server.base + f"/trips/{late}?add_q=O-9813")
+    elsewhere = page.context.new_page()
+    elsewhere.goto(server.base + f"/trips/{late}")
+    elsewhere.once("dialog", lambda dialog: dialog.accept())
+    elsewhere.click("button:has-text('Cancel trip')")
+    expect(elsewhere.locator("h1 .badge")).to_have_text("Cancelled")
+    elsewhere.close()
+    page.click("button:has-text('Add to trip')")
+    expect(page.locator("#trip-orders .field-error")).to_have_text(
+        "Trip T-9813 is cancelled; orders go on planned trips or trips under way.")
 
 
 def test_a_trip_without_miles_says_so_rather_than_zero(page, server):

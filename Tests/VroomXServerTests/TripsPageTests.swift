@@ -114,7 +114,7 @@ struct TripsPageTests {
         }
     }
 
-    @Test("an open trip's page offers the 50 soonest pickups on the New tab and finds any other by search; a finished trip's offers none")
+    @Test("an open trip's page offers the 50 soonest pickups waiting for a trip and finds any other by search; a finished trip's offers none")
     func addingOrders() async throws {
         let server = try await TestServer.make(.sqlite)
         let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 1)
@@ -125,6 +125,12 @@ struct TripsPageTests {
                                pickup: Stop(address: "\(index) Harbor Rd, Savannah, GA", windowStart: first.adding(days: index)),
                                delivery: Stop(address: index == 69 ? "1 Main St, Zebulon, GA" : "9 Peachtree St, Atlanta, GA"), revenueCents: 100_000)
         }, tenant: alpha.tenant.id)
+        // The soonest is on a trip that has no driver yet: still on the New tab, but not waiting for a trip.
+        let driverless = try await server.store.trips.create(CreateTripRequest(number: "NO-DRIVER", origin: "A", destination: "B", miles: 10),
+                                                             tenant: alpha.tenant.id)
+        let soonest = try #require(try await server.store.boardOrders(.init(status: .new, search: "N-0", pickupNewestFirst: false, page: 0,
+                                                                             pageSize: 1), tenant: alpha.tenant.id).first)
+        _ = try await server.store.orders.assign(soonest.id, AssignOrderRequest(tripID: driverless.id), tenant: alpha.tenant.id)
         @Sendable func offered(_ html: String) -> [String] {
             guard let select = html.range(of: "<select id=\"order_id\""), let end = html[select.upperBound...].range(of: "</select>") else { return [] }
             return html[select.upperBound..<end.lowerBound].components(separatedBy: "<option value=\"").dropFirst(2).compactMap {
@@ -134,13 +140,16 @@ struct TripsPageTests {
         try await server.run { api in
             let cookie = ["Cookie": try await server.services.consoleSignIn(email: alpha.dispatcher.user.email)]
             let page = try await api.raw(.get, "/trips/\(trip.id)", headers: cookie)
-            #expect(offered(page.text) == (0..<50).map { "N-\($0)" }, "soonest pickup first, 50 of them: \(offered(page.text))")
-            #expect(page.text.contains("The 50 soonest pickups of 70 orders on the New tab: search to find another."))
-            let found = try await api.raw(.get, "/trips/\(trip.id)?add_q=zebulon", headers: cookie)
-            #expect(offered(found.text) == ["N-69"] && found.text.contains("1 order on the New tab matches “zebulon”."), "\(offered(found.text))")
-            #expect(found.text.contains("value=\"zebulon\""), "the search stays in its box")
-            let none = try await api.raw(.get, "/trips/\(trip.id)?add_q=nowhere", headers: cookie)
-            #expect(offered(none.text).isEmpty && none.text.contains("No order on the New tab matches “nowhere”."))
+            #expect(offered(page.text) == (1...50).map { "N-\($0)" }, "soonest pickup first, 50 of them: \(offered(page.text))")
+            #expect(page.text.contains("The 50 soonest pickups of the orders waiting for a trip: search to find another."))
+            let found = try await api.raw(.get, "/trips/\(trip.id)?add_q=%20zebulon%0A", headers: cookie)
+            #expect(offered(found.text) == ["N-69"] && found.text.contains("1 order waiting for a trip matches “zebulon”."), "\(offered(found.text))")
+            #expect(found.text.contains("value=\"zebulon\""), "the search stays in its box, trimmed")
+            let onTrip = try await api.raw(.get, "/trips/\(trip.id)?add_q=N-0", headers: cookie)
+            #expect(!offered(onTrip.text).contains("N-0"), "an order on a trip with no driver is not offered: \(offered(onTrip.text))")
+            let many = try await api.raw(.get, "/trips/\(trip.id)?add_q=harbor", headers: cookie)
+            #expect(offered(many.text).count == 50
+                    && many.text.contains("The 50 soonest pickups of the orders waiting for a trip that match “harbor”: add a word to narrow them."))
             try await server.services.database.write { db in
                 try await db.execute("UPDATE orders SET status = \(OrderStatus.cancelled) WHERE trip_id = \(trip.id)")
                 try await db.execute("UPDATE trips SET status = \(TripStatus.cancelled) WHERE id = \(trip.id)")

@@ -51,7 +51,7 @@ struct ConsoleCustomerPages {
     // MARK: The list
 
     private func list(_ request: ConsoleRequest) async throws -> Response {
-        let search = String((request.query("q") ?? "").trimmingCharacters(in: .whitespacesAndNewlines).prefix(FieldLimits.searchText))
+        let search = request.searchText("q")
         let (total, everyone) = try await store.customers.count(search.isEmpty ? nil : search, tenant: request.tenant)
         let pager = ConsolePager.clamped(request.query("page").flatMap { Int($0) }, pageSize: Self.pageSize, total: total)
         let customers = try await store.customers.page(search.isEmpty ? nil : search, offset: pager.offset, limit: pager.pageSize,

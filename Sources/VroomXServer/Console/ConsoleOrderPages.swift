@@ -125,7 +125,7 @@ struct ConsoleOrderPages {
 
     private func board(_ request: ConsoleRequest) async throws -> Response {
         let status = request.query("status").flatMap(OrderStatus.init(rawValue:)) ?? .new
-        let search = String((request.query("q") ?? "").prefix(100))
+        let search = request.searchText("q")
         let newestFirst = request.query("sort") == "pickup_desc"
         var page = min(max((request.query("page").flatMap { Int($0) } ?? 1), 1), 100_000) - 1
         // Next and Previous name the order beside the page (`after`, `before`), Last asks for the tab's end: read from

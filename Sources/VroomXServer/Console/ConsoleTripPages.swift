@@ -78,9 +78,12 @@ struct ConsoleTripPages {
                 errors.add("order_id", "Choose an order to add.")
                 return try await tripPage(request, errors: errors, status: .unprocessableContent)
             }
-            return try await change(request, field: "order_id") { id in
-                _ = try await store.orders.assign(order, AssignOrderRequest(tripID: id), tenant: request.tenant)
-                return "done=order_added&order=\(order)"
+            // Back to the same search: adding several of its orders is one search.
+            let search = request.searchText("add_q")
+            let keep = search.isEmpty ? "" : "&add_q=" + (search.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+            return try await change(request, field: "order_id", fragment: "trip-orders") { id in
+                let (_, added) = try await store.orders.add(order, to: id, tenant: request.tenant)
+                return "done=\(added ? "order_added" : "order_there")&order=\(order)" + keep
             }
         }
         console.post(router, "/trips/:id/orders/:order/remove", page: "/trips/:id") { request in
@@ -94,7 +97,8 @@ struct ConsoleTripPages {
     /// A change made from the trip's page: back to the page, its address
     /// saying what was done (`body` returns that query, see `notice`), or the
     /// page again with the store's refusal next to `field`.
-    private func change(_ request: ConsoleRequest, field: String, _ body: (ID<Trip>) async throws -> String) async throws -> Response {
+    private func change(_ request: ConsoleRequest, field: String, fragment: String? = nil,
+                        _ body: (ID<Trip>) async throws -> String) async throws -> Response {
         let id: ID<Trip> = try request.id("id", "Trip")
         let done: String
         do {
@@ -102,7 +106,7 @@ struct ConsoleTripPages {
         } catch let error as AppError where error.status < 500 {
             return try await tripPage(request, errors: FieldErrors(error, fallbackField: field), status: .init(code: error.status))
         }
-        return ConsolePages.redirect("/trips/\(id)?\(done)")
+        return ConsolePages.redirect("/trips/\(id)?\(done)" + (fragment.map { "#" + $0 } ?? ""))
     }
 
     /// What the dispatcher's last action on the page did, as its address
@@ -129,9 +133,10 @@ struct ConsoleTripPages {
         case "assigned":
             guard let raw = request.query("driver"), !raw.isEmpty else { return "Trip \(trip.number) has no driver now: it waits for one." }
             return ID<Driver>(raw).flatMap { names.drivers[$0] }.map { "Trip \(trip.number) assigned to \($0.name)." } ?? ""
-        case "order_added", "order_removed":
+        case "order_added", "order_removed", "order_there":
             guard let id = request.query("order").flatMap({ ID<Order>($0) }),
                   let order = try? await store.orders.order(id, request.scope) else { return "" }
+            if request.query("done") == "order_there" { return "Order \(order.number) is on this trip already." }
             if request.query("done") == "order_added" {
                 // Said at once when the trip now carries more than its driver's trailer holds.
                 var units: [Equipment] = []
@@ -174,43 +179,39 @@ struct ConsoleTripPages {
                 ? pager.view(shown: listed.finished.count, label: "Finished trips pages") { "/trips?page=\($0)" } : nil))
     }
 
-    /// The orders the trip page offers to add: on the New tab and on no trip, soonest pickup first, a few at a time;
-    /// a search (the board's) finds any other. An order on another trip is moved from that trip's page, never taken
-    /// from it unseen.
+    /// The orders the trip page offers to add: on no trip and not yet picked up (the New tab's, without those on a
+    /// trip that has no driver yet), soonest pickup first, a few at a time; a search (the board's) finds any other.
+    /// An order on another trip is moved from that trip's page, never taken from it unseen.
     struct AddableOrders {
         var orders: [Order] = []
         var search = ""
-        /// On the New tab (matching the search).
-        var total = 0
+        /// More match than are shown.
+        var more = false
         var tooSlow = false
 
         var note: String {
             let quoted = "“\(search)”"
-            switch (search.isEmpty, total) {
-            case (_, _) where tooSlow: return ""
-            case (true, let total) where total > orders.count:
-                return "The \(orders.count) soonest pickups of \(ConsoleFormat.count(total, "order")) on the New tab: search to find another."
-            case (true, _): return ""
-            case (false, 0): return "No order on the New tab matches \(quoted)."
-            case (false, let total) where total > orders.count:
-                return "The \(orders.count) soonest pickups of \(ConsoleFormat.count(total, "order")) on the New tab matching \(quoted)."
-            case (false, let total): return "\(ConsoleFormat.count(total, "order")) on the New tab \(total == 1 ? "matches" : "match") \(quoted)."
+            if tooSlow { return "" }
+            if search.isEmpty {
+                return more ? "The \(orders.count) soonest pickups of the orders waiting for a trip: search to find another." : ""
             }
+            if orders.isEmpty { return "No order waiting for a trip matches \(quoted)." }
+            if more { return "The \(orders.count) soonest pickups of the orders waiting for a trip that match \(quoted): add a word to narrow them." }
+            return "\(ConsoleFormat.count(orders.count, "order")) waiting for a trip \(orders.count == 1 ? "matches" : "match") \(quoted)."
         }
     }
 
     static let addableShown = 50
 
     private func addableOrders(_ request: ConsoleRequest) async throws -> AddableOrders {
-        var adding = AddableOrders(search: String((request.query("add_q") ?? "").trimmingCharacters(in: .whitespaces).prefix(100)))
+        var adding = AddableOrders(search: request.searchText("add_q"))
         let search = adding.search
         do {
-            // One after the other: a search holds one statement thread, not two.
-            (adding.orders, adding.total) = try await ConsoleOrderPages.searching(search) { [store] in
-                let orders = try await store.boardOrders(.init(status: .new, search: search, pickupNewestFirst: false, page: 0,
-                                                               pageSize: Self.addableShown), tenant: request.tenant)
-                return (orders.filter { $0.tripID == nil }, try await store.orderCounts(tenant: request.tenant, search: search)[.new] ?? 0)
+            let page = try await ConsoleOrderPages.searching(search) { [store] in
+                try await store.boardPage(.init(status: .new, search: search, pickupNewestFirst: false, page: 0, pageSize: Self.addableShown,
+                                                onNoTrip: true), tenant: request.tenant)
             }
+            (adding.orders, adding.more) = (page.orders, page.later)
         } catch let error as DatabaseUnavailable where error.cause == .timedOut && !search.isEmpty {
             adding.tooSlow = true
         }
@@ -283,7 +284,7 @@ struct ConsoleTripPages {
                              selected: !adding.search.isEmpty && open.count == 1)
             },
             hasOpenOrders: !open.isEmpty, addSearch: adding.search, addNote: adding.note, addTooSlow: adding.tooSlow,
-            offersAdding: trip.status.isOpen && (adding.total > 0 || !adding.search.isEmpty),
+            offersAdding: trip.status.isOpen && (!open.isEmpty || !adding.search.isEmpty),
             drivers: names.drivers.values.filter { $0.deactivatedAt == nil || $0.id == trip.driverID }.sorted { $0.name < $1.name }.map {
                 .init(id: $0.id.rawValue, name: $0.name, selected: $0.id == trip.driverID)
             },

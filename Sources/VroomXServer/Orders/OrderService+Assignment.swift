@@ -7,20 +7,50 @@ extension OrderService {
     /// driver directly (off any trip), or with neither takes it back to
     /// unassigned. Only orders not yet picked up can move.
     public func assign(_ id: ID<Order>, _ request: AssignOrderRequest, tenant: ID<Tenant>) async throws -> Order {
-        try await assign(id, request, tenant: tenant, onlyFrom: nil)
+        try await assign(id, request, tenant: tenant, expecting: .anywhere).order
     }
 
     /// Takes an order off a trip, if it is still on that trip when the write
     /// happens (someone may have moved it meanwhile: then it stays where they put it).
     public func remove(_ id: ID<Order>, from trip: ID<Trip>, tenant: ID<Tenant>) async throws -> Order {
-        try await assign(id, AssignOrderRequest(), tenant: tenant, onlyFrom: trip)
+        try await assign(id, AssignOrderRequest(), tenant: tenant, expecting: .onTrip(trip)).order
     }
 
-    private func assign(_ id: ID<Order>, _ request: AssignOrderRequest, tenant: ID<Tenant>, onlyFrom trip: ID<Trip>?) async throws -> Order {
+    /// Puts an order that waits on no trip onto `trip` (a trip page's Add).
+    /// One put on another trip meanwhile stays there, and the refusal names
+    /// that trip: an order is moved from its trip's page, never taken from it
+    /// unseen. `added` is false when the order was on `trip` already.
+    public func add(_ id: ID<Order>, to trip: ID<Trip>, tenant: ID<Tenant>) async throws -> (order: Order, added: Bool) {
+        let (order, changed) = try await assign(id, AssignOrderRequest(tripID: trip), tenant: tenant, expecting: .onNoTripBut(trip))
+        return (order, changed)
+    }
+
+    /// Where the order must be when the write happens.
+    private enum Expected {
+        case anywhere
+        case onTrip(ID<Trip>)
+        /// On no trip (or on this one already: then nothing changes).
+        case onNoTripBut(ID<Trip>)
+    }
+
+    /// The order as it is now, and whether this changed it.
+    private func assign(_ id: ID<Order>, _ request: AssignOrderRequest, tenant: ID<Tenant>,
+                        expecting expected: Expected) async throws -> (order: Order, changed: Bool) {
         let scope = Scope.dispatch(tenant: tenant)
         return try await store.write(tenant: tenant) { tx in
             guard let current = try await OrderRepository.find(id, scope, tx.db) else { throw AppError.notFound("Order") }
-            if let trip, current.tripID != trip { throw AppError.notFound("Order on this trip") }
+            switch expected {
+            case .anywhere:
+                break
+            case .onTrip(let trip):
+                if current.tripID != trip { throw AppError.notFound("Order on this trip") }
+            case .onNoTripBut(let trip):
+                if current.tripID == trip { return (current, false) }
+                if let other = current.tripID {
+                    let number = try await TripRepository.find(other, scope, tx.db)?.number ?? "another trip"
+                    throw AppError.conflict("Order \(current.number) is on trip \(number) now: it moves from that trip's page, or from the order's.")
+                }
+            }
             guard current.status.isWaiting else {
                 throw AppError.conflict("Order \(current.number) is \(current.status.label) and cannot be reassigned.")
             }
@@ -45,7 +75,7 @@ extension OrderService {
                 order.driverID = request.driverID
             }
             order.status = order.driverID == nil ? .new : .assigned
-            guard order != current else { return current }
+            guard order != current else { return (current, false) }
             let saved = try await save(order, from: current, tx)
             if let driver = saved.driverID, driver != previousDriver {
                 try await store.notifications.notify(driver, .orderAssigned(saved, trip: trip), tx)
@@ -53,7 +83,7 @@ extension OrderService {
             if let previousDriver, previousDriver != saved.driverID {
                 try await store.notifications.notify(previousDriver, .orderTakenOff(saved, trip: current.tripID), tx)
             }
-            return saved
+            return (saved, true)
         }
     }
 

@@ -88,6 +88,8 @@ extension Store {
         var page: Int
         var pageSize: Int
         var anchor: BoardAnchor? = nil
+        /// Only orders on no trip (the New tab also holds those on a trip that has no driver yet).
+        var onNoTrip = false
     }
 
     /// Where a board page reached from the page beside it starts: just after
@@ -126,7 +128,8 @@ extension Store {
     }
 
     func boardPage(_ query: BoardQuery, tenant: ID<Tenant>) async throws -> BoardPage {
-        let filter: SQL = "tenant_id = \(tenant) AND status = \(query.status)" + boardSearch(query.search, tenant: tenant)
+        let filter: SQL = "tenant_id = \(tenant) AND status = \(query.status)" + (query.onNoTrip ? " AND trip_id IS NULL" : "")
+            + boardSearch(query.search, tenant: tenant)
         let ascending = !query.pickupNewestFirst
         return try await read { db in
             if let anchor = query.anchor, let page = try await Self.boardPage(at: anchor, ascending: ascending, size: query.pageSize,
