@@ -171,10 +171,14 @@ final class SQLColumns: Sendable {
     }
 
     /// FNV-1a over the name's bytes: names are the code's own, not a client's, so no seed is needed.
+    /// Over the contiguous bytes: stepping `String.UTF8View` cost ~30 instructions a byte.
     private static func hash(_ name: String) -> Int {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-        return Int(truncatingIfNeeded: hash ^ (hash >> 29))
+        var name = name
+        return name.withUTF8 { bytes in
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+            return Int(truncatingIfNeeded: hash ^ (hash >> 29))
+        }
     }
 }
 
