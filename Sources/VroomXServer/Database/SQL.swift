@@ -171,7 +171,7 @@ final class SQLColumns: Sendable {
     }
 
     /// FNV-1a over the name's bytes: names are the code's own, not a client's, so no seed is needed.
-    /// Over the contiguous bytes: stepping `String.UTF8View` cost ~30 instructions a byte.
+    /// Over the contiguous bytes: stepping `String.UTF8View` cost about 500 instructions a name.
     private static func hash(_ name: String) -> Int {
         var name = name
         return name.withUTF8 { bytes in
