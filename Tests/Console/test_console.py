@@ -472,7 +472,7 @@ def test_a_trip_finds_an_order_to_add_by_search_and_adds_it(page, server):
     elsewhere.close()
     page.click("button:has-text('Add to trip')")
     expect(page.locator("#trip-orders .field-error")).to_have_text(
-        "Order O-9812 is on trip T-9812 now: it moves from that trip's page, or from the order's.")
+        "Order O-9812 is on trip T-9812 now. To move it here, take it off that trip first.")
     page.goto(server.base + f"/trips/{other}")
     expect(page.locator("#trip-orders table")).to_contain_text("O-9812")
 

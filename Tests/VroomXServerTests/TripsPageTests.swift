@@ -159,6 +159,35 @@ struct TripsPageTests {
         }
     }
 
+    @Test("a trip page's Add takes only an order waiting for a trip: one on another trip or given to a driver meanwhile stays there, and the refusal says where")
+    func addTakesOnlyWaitingOrders() async throws {
+        let server = try await TestServer.make(.sqlite)
+        let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 2)
+        let (here, there) = (try #require(alpha.trips.first?.first), try #require(alpha.trips.first?.last))
+        let tenant = alpha.tenant.id
+        let created = try await server.store.orders.createMany([
+            CreateOrderRequest(number: "W-1", vehicle: Vehicle(make: "Kia", model: "Soul"), pickup: Stop(address: "1 A St, Tulsa, OK"),
+                               delivery: Stop(address: "2 B St, Dallas, TX"), revenueCents: 50_000),
+        ], tenant: tenant)
+        #expect(created == 1)
+        let order = try #require(try await server.store.boardOrders(.init(status: .new, search: "W-1", pickupNewestFirst: false, page: 0,
+                                                                           pageSize: 1), tenant: tenant).first)
+        _ = try await server.store.orders.assign(order.id, AssignOrderRequest(driverID: alpha.driverID(0)), tenant: tenant)
+        await #expect(throws: AppError.self) { _ = try await server.store.orders.add(order.id, to: here.id, tenant: tenant) }
+        #expect(try await server.store.orders.order(order.id, alpha.scope).tripID == nil)
+        _ = try await server.store.orders.assign(order.id, AssignOrderRequest(tripID: there.id), tenant: tenant)
+        do {
+            _ = try await server.store.orders.add(order.id, to: here.id, tenant: tenant)
+            Issue.record("an order on another trip was taken")
+        } catch let error as AppError {
+            #expect(error.status == 409 && error.body.message == "Order W-1 is on trip \(there.number) now. To move it here, take it off that trip first.")
+        }
+        #expect(try await server.store.orders.order(order.id, alpha.scope).tripID == there.id)
+        _ = try await server.store.orders.assign(order.id, AssignOrderRequest(), tenant: tenant)
+        #expect(try await server.store.orders.add(order.id, to: here.id, tenant: tenant).added)
+        #expect(try await !server.store.orders.add(order.id, to: here.id, tenant: tenant).added, "already here: nothing changes")
+    }
+
     @Test("the trips under way, the orders still to move on them and the trips with a track (the map's), from the open trips' index: another carrier's never",
           arguments: TestBackend.available)
     func underWay(_ backend: TestBackend) async throws {

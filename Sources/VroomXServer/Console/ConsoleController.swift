@@ -80,7 +80,7 @@ struct ConsoleController {
             guard let session = try await session(request) else {
                 // Back to the page asked for after signing in, with its query (the board's tab, a search, a page).
                 let asked = request.uri.path + (request.uri.query.map { $0.isEmpty ? "" : "?" + $0 } ?? "")
-                return ConsolePages.redirect("/sign-in?next=" + (asked.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
+                return ConsolePages.redirect("/sign-in?next=" + ConsolePages.queryValue(asked))
             }
             return await rendering(session) {
                 try await handler(ConsoleRequest(request: request, context: context, session: session, form: ConsoleForm()))

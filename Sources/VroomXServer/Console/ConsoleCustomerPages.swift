@@ -59,7 +59,7 @@ struct ConsoleCustomerPages {
         let standings = try await store.customers.standings(of: customers.map(\.id), tenant: request.tenant)
         func link(_ page: Int) -> String {
             var parts: [String] = []
-            if !search.isEmpty { parts.append("q=" + (search.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")) }
+            if !search.isEmpty { parts.append("q=" + ConsolePages.queryValue(search)) }
             if page > 1 { parts.append("page=\(page)") }
             return "/customers" + (parts.isEmpty ? "" : "?" + parts.joined(separator: "&"))
         }

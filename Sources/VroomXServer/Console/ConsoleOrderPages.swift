@@ -64,7 +64,7 @@ struct ConsoleOrderPages {
                 _ = try await store.orders.updateStatus(id, to: status, occurredAt: nil, request.scope)
                 return ConsolePages.redirect("/orders/\(id)?moved=\(status.rawValue)")
             } catch let error as AppError where error.status < 500 {
-                return ConsolePages.redirect("/orders/\(id)?refused=" + (error.body.message.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
+                return ConsolePages.redirect("/orders/\(id)?refused=" + ConsolePages.queryValue(error.body.message))
             }
         }
         console.post(router, "/orders/:id/tracking", page: "/orders/:id") { request in
@@ -163,7 +163,7 @@ struct ConsoleOrderPages {
         let total = tally[status] ?? 0
         func link(status: OrderStatus = status, page: Int = 1, sort: Bool = newestFirst, at place: String? = nil) -> String {
             var parts = ["status=\(status.rawValue)"]
-            if !search.isEmpty { parts.append("q=" + (search.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")) }
+            if !search.isEmpty { parts.append("q=" + ConsolePages.queryValue(search)) }
             if sort { parts.append("sort=pickup_desc") }
             if page > 1 { parts.append("page=\(page)") }
             if let place { parts.append(place) }

@@ -50,6 +50,14 @@ struct ConsolePages: Sendable {
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
     }
 
+    /// Text as a query value in an address the console writes: all but ASCII letters, digits and `-._~` escaped,
+    /// so an address (a `Location` header, a link) stays ASCII whatever the text ("José", "東京", "&", "#").
+    static func queryValue(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+    }
+
+    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
     /// After a form: see the result at `location` (a reload never re-posts).
     static func redirect(_ location: String, headers extra: HTTPFields = [:]) -> Response {
         var headers = securityHeaders

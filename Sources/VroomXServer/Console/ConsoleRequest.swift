@@ -28,13 +28,13 @@ struct ConsoleRequest: Sendable {
         return nil
     }
 
-    /// Search text from the query (or the form that carried it on): spaces, line breaks and control characters
-    /// dropped at its ends and inside, at most `FieldLimits.searchText` characters — counted as Unicode scalars, so
+    /// Search text from the query (or the form that carried it on): control characters (line breaks, NUL) made
+    /// spaces, spaces trimmed, at most `FieldLimits.searchText` characters — counted as Unicode scalars, so
     /// a letter with thousands of combining marks cannot carry kilobytes into the search.
     func searchText(_ name: String) -> String {
         var text = String.UnicodeScalarView()
         for scalar in (query(name) ?? form.values[name]?.first ?? "").unicodeScalars {
-            text.append(CharacterSet.controlCharacters.contains(scalar) ? " " : scalar)
+            text.append(scalar.properties.generalCategory == .control ? " " : scalar)
         }
         let trimmed = String(text).trimmingCharacters(in: .whitespaces)
         return String(String.UnicodeScalarView(trimmed.unicodeScalars.prefix(FieldLimits.searchText))).trimmingCharacters(in: .whitespaces)

@@ -80,7 +80,7 @@ struct ConsoleTripPages {
             }
             // Back to the same search: adding several of its orders is one search.
             let search = request.searchText("add_q")
-            let keep = search.isEmpty ? "" : "&add_q=" + (search.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+            let keep = search.isEmpty ? "" : "&add_q=" + ConsolePages.queryValue(search)
             return try await change(request, field: "order_id", fragment: "trip-orders") { id in
                 let (_, added) = try await store.orders.add(order, to: id, tenant: request.tenant)
                 return "done=\(added ? "order_added" : "order_there")&order=\(order)" + keep

@@ -16,10 +16,10 @@ extension OrderService {
         try await assign(id, AssignOrderRequest(), tenant: tenant, expecting: .onTrip(trip)).order
     }
 
-    /// Puts an order that waits on no trip onto `trip` (a trip page's Add).
-    /// One put on another trip meanwhile stays there, and the refusal names
-    /// that trip: an order is moved from its trip's page, never taken from it
-    /// unseen. `added` is false when the order was on `trip` already.
+    /// Puts an order that waits on no trip and for no driver onto `trip` (a
+    /// trip page's Add). One put on another trip or given to a driver
+    /// meanwhile stays there, and the refusal names where: an order is never
+    /// taken from where it is unseen. `added` is false when the order was on `trip` already.
     public func add(_ id: ID<Order>, to trip: ID<Trip>, tenant: ID<Tenant>) async throws -> (order: Order, added: Bool) {
         let (order, changed) = try await assign(id, AssignOrderRequest(tripID: trip), tenant: tenant, expecting: .onNoTripBut(trip))
         return (order, changed)
@@ -29,7 +29,7 @@ extension OrderService {
     private enum Expected {
         case anywhere
         case onTrip(ID<Trip>)
-        /// On no trip (or on this one already: then nothing changes).
+        /// On no trip and with no driver (or on this trip already: then nothing changes).
         case onNoTripBut(ID<Trip>)
     }
 
@@ -47,8 +47,12 @@ extension OrderService {
             case .onNoTripBut(let trip):
                 if current.tripID == trip { return (current, false) }
                 if let other = current.tripID {
-                    let number = try await TripRepository.find(other, scope, tx.db)?.number ?? "another trip"
-                    throw AppError.conflict("Order \(current.number) is on trip \(number) now: it moves from that trip's page, or from the order's.")
+                    let trip = try await TripRepository.find(other, scope, tx.db).map { "trip \($0.number)" } ?? "another trip"
+                    throw AppError.conflict("Order \(current.number) is on \(trip) now. To move it here, take it off that trip first.")
+                }
+                if let driver = current.driverID {
+                    let name = try await DriverRepository.find(driver, tenant: tenant, tx.db)?.name ?? "a driver"
+                    throw AppError.conflict("Order \(current.number) is assigned to \(name) now. To move it here, take it from them on the order's page first.")
                 }
             }
             guard current.status.isWaiting else {

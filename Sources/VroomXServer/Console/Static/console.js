@@ -192,6 +192,9 @@
         document.querySelectorAll("[data-live]").forEach((region) => {
           const replacement = fresh.getElementById(region.id);
           if (!replacement || replacement.innerHTML === region.innerHTML) { return; }
+          // Not while the dispatcher is typing or choosing in it: the next change brings it up to date.
+          const active = document.activeElement;
+          if (active && region.contains(active) && active.matches("input, select, textarea")) { return; }
           const focusedHref = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.href : null;
           region.replaceWith(replacement);
           replacement.classList.add("flash");
