@@ -167,6 +167,70 @@ struct BoardCountTests {
         #expect(middle.orders.map(\.number) == ["PG-2", "PG-4"] && middle.earlier && middle.later)
     }
 
+    @Test("a typed page number is found from the counts by pickup day: every page as the whole tab sorted, both ways, through moves, edits and cancels",
+          arguments: TestBackend.available)
+    func typedPagesFromDayCounts(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let carrier = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        let beta = try await CarrierFixture.make(server, name: "Beta", drivers: 1, tripsPerDriver: 0)
+        let store = server.store
+        let tenant = carrier.tenant.id
+        let day = try #require(LocalDate(year: 2026, month: 12, day: 1))
+        // 70 dated over 6 days unevenly (day 0 holds 25), some with only a last day; 17 without a date. Numbers out of
+        // date order, so a day's orders sort by number. Beta's orders on the same days must not count.
+        func request(_ index: Int) -> CreateOrderRequest {
+            let date: LocalDate? = index < 70 ? day.adding(days: index < 25 ? 0 : (index * 7) % 6) : nil
+            let pickup = index % 9 == 4 ? Stop(address: "Joliet, IL", windowEnd: date) : Stop(address: "Joliet, IL", windowStart: date)
+            return CreateOrderRequest(number: "TP-\((index * 37) % 101)", vehicle: Vehicle(make: "Kia"), pickup: pickup,
+                                      delivery: Stop(address: "Gary, IN"), revenueCents: 10_000)
+        }
+        #expect(try await store.orders.createMany((0..<87).map(request), tenant: tenant) == 87)
+        #expect(try await store.orders.createMany((0..<30).map(request), tenant: beta.tenant.id) == 30)
+
+        /// The tab sorted in Swift: by pickup date (the window's first day, else its last), number, id; undated last by number.
+        func truth(newestFirst: Bool) async throws -> [String] {
+            let orders = try await store.orders.list(.dispatch(tenant: tenant)).filter { $0.status == .new }
+            func key(_ order: Order) -> (String, String, String) {
+                ((order.pickup.windowStart ?? order.pickup.windowEnd).map { "\($0)" } ?? "", order.number, order.id.rawValue)
+            }
+            let dated = orders.filter { key($0).0 != "" }.sorted { key($0) < key($1) }
+            let undated = orders.filter { key($0).0 == "" }.sorted { (key($0).1, key($0).2) < (key($1).1, key($1).2) }
+            return (newestFirst ? dated.reversed() + undated.reversed() : dated + undated).map(\.number)
+        }
+        func check(_ moment: Comment) async throws {
+            for newestFirst in [false, true] {
+                let all = try await truth(newestFirst: newestFirst)
+                for size in [4, 7, 50] {
+                    for page in 0...(all.count / size + 1) {
+                        let read = try await store.boardPage(.init(status: .new, search: "", pickupNewestFirst: newestFirst, page: page,
+                                                                   pageSize: size), tenant: tenant)
+                        let expected = Array(all.dropFirst(page * size).prefix(size))
+                        #expect(read.orders.map(\.number) == expected, "\(moment) newest first \(newestFirst), size \(size), page \(page)")
+                        #expect(read.later == (all.count > (page + 1) * size) && read.earlier == (page > 0), "\(moment) page \(page)")
+                    }
+                }
+            }
+            #expect(try await store.integrityProblems() == [], moment)
+        }
+        try await check("as created")
+
+        // Dates moved (another day, none, one given), orders cancelled and assigned away: the counts follow each.
+        let orders = try await store.orders.list(.dispatch(tenant: tenant)).sorted { $0.number < $1.number }
+        for (index, order) in orders.prefix(12).enumerated() {
+            let moved: LocalDate? = index % 3 == 0 ? nil : day.adding(days: index)
+            _ = try await store.orders.update(order.id, .init(pickup: Stop(address: "Joliet, IL", windowStart: moved)), tenant: tenant)
+        }
+        for order in orders[12..<20] {
+            _ = try await store.orders.updateStatus(order.id, to: .cancelled, occurredAt: nil, .dispatch(tenant: tenant))
+        }
+        let trip = try await store.trips.create(.init(number: "T-TP", driverID: carrier.driverID(0), origin: "Joliet, IL", destination: "Gary, IN",
+                                                      revenueCents: 1, miles: 1), tenant: tenant)
+        for order in orders[20..<26] { _ = try await store.orders.assign(order.id, AssignOrderRequest(tripID: trip.id), tenant: tenant) }
+        try await check("after moves")
+        try await store.gatherStatusCounts()
+        try await check("gathered")
+    }
+
     @Test("the board's Next, Previous, First and Last links walk a tab of 120 orders from the order beside each page",
           arguments: TestBackend.available)
     func linksWalkTheTab(_ backend: TestBackend) async throws {

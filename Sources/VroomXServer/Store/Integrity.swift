@@ -5,7 +5,7 @@ extension Store {
     /// constraints can say: a closed trip carries no vehicle, a completed
     /// trip left nothing undelivered, an order waiting on a trip waits for
     /// that trip's driver, a delivery comes after its pickup, the kept counts
-    /// (`StatusCounts`: the board's of orders, the trips page's of trips) are
+    /// (`StatusCounts`: the board's of orders, by status and by pickup day, the trips page's of trips) are
     /// the rows there are. Empty when all hold. The race and fault tests check it after every run, on both
     /// databases.
     func integrityProblems() async throws -> [String] {
@@ -35,14 +35,16 @@ extension Store {
                 """) {
                 problems.append("order \(try row.string("number")) is inconsistent (unassigned with a driver, or delivered before its pickup)")
             }
-            for kept in [StatusCounts.orders, .trips] {
+            for kept in StatusCounts.all {
                 for row in try await db.query("""
-                    SELECT tenant_id, status, CAST(SUM(kept) AS BIGINT) AS kept, CAST(SUM(counted) AS BIGINT) AS counted FROM (
-                        SELECT tenant_id, status, n AS kept, 0 AS counted FROM \(unsafeRaw: kept.counts)
-                        UNION ALL SELECT tenant_id, status, 0 AS kept, COUNT(*) AS counted FROM \(unsafeRaw: kept.table) GROUP BY tenant_id, status
-                    ) AS tally GROUP BY tenant_id, status HAVING SUM(kept) <> SUM(counted)
+                    SELECT tenant_id, \(unsafeRaw: kept.keys), CAST(SUM(kept) AS BIGINT) AS kept, CAST(SUM(counted) AS BIGINT) AS counted FROM (
+                        SELECT tenant_id, \(unsafeRaw: kept.keys), n AS kept, 0 AS counted FROM \(unsafeRaw: kept.counts)
+                        UNION ALL SELECT tenant_id, \(unsafeRaw: kept.rowKeys), 0 AS kept, COUNT(*) AS counted FROM \(unsafeRaw: kept.table)
+                        GROUP BY tenant_id, \(unsafeRaw: kept.keys)
+                    ) AS tally GROUP BY tenant_id, \(unsafeRaw: kept.keys) HAVING SUM(kept) <> SUM(counted)
                     """) {
-                    problems.append("carrier \(try row.string("tenant_id")) counts \(try row.int64("kept")) \(kept.table) \(try row.string("status")) "
+                    let day = try kept.day.map { " due \"\(try row.string($0.column))\"" } ?? ""
+                    problems.append("carrier \(try row.string("tenant_id")) counts \(try row.int64("kept")) \(kept.table) \(try row.string("status"))\(day) "
                                     + "and has \(try row.int64("counted"))")
                 }
             }

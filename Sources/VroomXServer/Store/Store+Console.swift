@@ -136,32 +136,92 @@ extension Store {
                                                                               filter: filter, tenant: tenant, db) {
                 return page
             }
+            // The kept counts by pickup day are the whole tab's: a search or the orders on no trip are fewer.
+            let counted = Self.searchWords(query.search).isEmpty && !query.onNoTrip ? query.status : nil
             return try await Self.boardPage(skipping: query.page * query.pageSize, ascending: ascending, size: query.pageSize, filter: filter,
-                                            tenant: tenant, db)
+                                            counted: counted, tenant: tenant, db)
         }
     }
 
-    /// The page after `offset` orders, read past them (one more is read, to
-    /// know whether any follow).
-    private static func boardPage(skipping offset: Int, ascending: Bool, size: Int, filter: SQL, tenant: ID<Tenant>,
-                                  _ db: any SQLExecutor) async throws -> BoardPage {
+    /// The page after `offset` orders (one more is read, to know whether any
+    /// follow). With the tab's counts by pickup day (`counted`: the whole
+    /// tab is shown), the page is read from the day it begins on, stepping
+    /// over that day's orders before it, not every order before it; in the
+    /// orders without a date, from whichever end of them is nearer.
+    private static func boardPage(skipping offset: Int, ascending: Bool, size: Int, filter: SQL, counted status: OrderStatus?,
+                                  tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> BoardPage {
         let direction: SQL = ascending ? "ASC" : "DESC"
         let limit = size + 1
-        let dated: SQL = "\(filter) AND \(unsafeRaw: Schema.pickupDue) IS NOT NULL"
-        var orders = try await ordersPast(offset, limit: limit, where: dated,
-                                          "ORDER BY \(unsafeRaw: Schema.pickupDue) \(direction), number \(direction), id \(direction)", tenant, db)
+        let due = Schema.pickupDue
+        let dated: SQL = "\(filter) AND \(unsafeRaw: due) IS NOT NULL"
+        var days: TabDays?
+        if offset > 0, let status { days = try await TabDays.read(status, at: offset, ascending: ascending, tenant: tenant, db) }
+        var orders: [Order] = []
+        // Unless every dated order comes before the page.
+        if days.map({ $0.start != nil }) ?? true {
+            let from: SQL = days?.start.map { " AND \(unsafeRaw: due) \(unsafeRaw: ascending ? ">=" : "<=") \($0.day)" } ?? ""
+            orders = try await ordersPast(days?.start?.within ?? offset, limit: limit, where: dated + from,
+                                          "ORDER BY \(unsafeRaw: due) \(direction), number \(direction), id \(direction)", tenant, db)
+        }
         if orders.count < limit {
             // Orders without a pickup date come last either way: after the dated ones on this page, or from where
-            // the dated ones ended (counted only when this page has none of them).
+            // the dated ones ended.
             var undatedOffset = 0
             if orders.isEmpty, offset > 0 {
-                let row = try await db.first("SELECT COUNT(*) AS n FROM orders WHERE \(dated)")
-                undatedOffset = max(0, offset - (try row?.int("n") ?? 0))
+                if let days {
+                    undatedOffset = max(0, offset - days.dated)
+                } else {
+                    let row = try await db.first("SELECT COUNT(*) AS n FROM orders WHERE \(dated)")
+                    undatedOffset = max(0, offset - (try row?.int("n") ?? 0))
+                }
             }
-            orders += try await ordersPast(undatedOffset, limit: limit - orders.count, where: "\(filter) AND \(unsafeRaw: Schema.pickupDue) IS NULL",
-                                           "ORDER BY \(undatedOrder(direction, db.dialect))", tenant, db)
+            let undated: SQL = "\(filter) AND \(unsafeRaw: due) IS NULL"
+            let wanted = limit - orders.count
+            if let total = days?.undated, undatedOffset > total / 2 {
+                // Nearer the end: read backward from it, then turned over.
+                let end = min(undatedOffset + wanted, total)
+                if end > undatedOffset {
+                    orders += try await ordersPast(total - end, limit: end - undatedOffset, where: undated,
+                                                   "ORDER BY \(undatedOrder(ascending ? "DESC" : "ASC", db.dialect))", tenant, db).reversed()
+                }
+            } else {
+                orders += try await ordersPast(undatedOffset, limit: wanted, where: undated, "ORDER BY \(undatedOrder(direction, db.dialect))",
+                                               tenant, db)
+            }
         }
         return BoardPage(orders: Array(orders.prefix(size)), earlier: offset > 0, later: orders.count > size)
+    }
+
+    /// Where in a tab the order `offset` orders in stands, from its counts by
+    /// pickup day (`StatusCounts.orderDays`, summed in the database).
+    private struct TabDays {
+        /// The pickup day it falls on, and how many of that day's orders come before it; nil past every dated order.
+        var start: (day: String, within: Int)?
+        /// The tab's orders with a pickup date, and without one.
+        var dated: Int
+        var undated: Int
+
+        static func read(_ status: OrderStatus, at offset: Int, ascending: Bool, tenant: ID<Tenant>,
+                         _ db: any SQLExecutor) async throws -> TabDays {
+            let direction: SQL = ascending ? "ASC" : "DESC"
+            let counts: SQL = "FROM order_day_counts WHERE tenant_id = \(tenant) AND status = \(status)"
+            let totals = try await db.first("""
+                SELECT CAST(COALESCE(SUM(CASE WHEN due <> '' THEN n ELSE 0 END), 0) AS BIGINT) AS dated,
+                       CAST(COALESCE(SUM(CASE WHEN due = '' THEN n ELSE 0 END), 0) AS BIGINT) AS undated \(counts)
+                """)
+            var days = TabDays(dated: try totals?.int("dated") ?? 0, undated: try totals?.int("undated") ?? 0)
+            guard offset < days.dated else { return days }
+            if let row = try await db.first("""
+                SELECT due, CAST(running - n AS BIGINT) AS before FROM (
+                    SELECT due, n, SUM(n) OVER (ORDER BY due \(direction) ROWS UNBOUNDED PRECEDING) AS running FROM (
+                        SELECT due, SUM(n) AS n \(counts) AND due <> '' GROUP BY due
+                    ) AS days
+                ) AS tally WHERE running > \(offset) ORDER BY due \(direction) LIMIT 1
+                """) {
+                days.start = (try row.string("due"), max(0, offset - (try row.int("before"))))
+            }
+            return days
+        }
     }
 
     /// Up to `limit` orders after the first `offset` of those matching
@@ -235,7 +295,7 @@ extension Store {
             guard let key = try await key(id) else { return nil }
             let orders = try await walk(key.due == nil ? [false, true] : [true], from: key, ascending: !ascending, limit: size + 1)
             guard orders.count > size else {
-                return try await boardPage(skipping: 0, ascending: ascending, size: size, filter: filter, tenant: tenant, db)
+                return try await boardPage(skipping: 0, ascending: ascending, size: size, filter: filter, counted: nil, tenant: tenant, db)
             }
             return BoardPage(orders: orders.prefix(size).reversed(), earlier: true, later: true)
         case .last(let rows):
@@ -353,13 +413,17 @@ extension Store {
     /// already). Rows added meanwhile are not yet visible to it, so they
     /// stay, and still count.
     public func gatherStatusCounts() async throws {
-        guard database.dialect == .postgres else { return }
-        for kept in [StatusCounts.orders, .trips] {
+        for kept in StatusCounts.all {
             try await writeRows { db in
+                guard db.dialect == .postgres else {
+                    // Days the orders have all left (yesterday's pickups, now delivered) would stay as rows of none.
+                    if kept.day != nil { try await db.execute("DELETE FROM \(unsafeRaw: kept.counts) WHERE n = 0") }
+                    return
+                }
                 try await db.execute("""
-                    WITH gone AS (DELETE FROM \(unsafeRaw: kept.counts) RETURNING tenant_id, status, n)
-                    INSERT INTO \(unsafeRaw: kept.counts) (tenant_id, status, n)
-                    SELECT tenant_id, status, SUM(n) FROM gone GROUP BY tenant_id, status HAVING SUM(n) <> 0
+                    WITH gone AS (DELETE FROM \(unsafeRaw: kept.counts) RETURNING tenant_id, \(unsafeRaw: kept.keys), n)
+                    INSERT INTO \(unsafeRaw: kept.counts) (tenant_id, \(unsafeRaw: kept.keys), n)
+                    SELECT tenant_id, \(unsafeRaw: kept.keys), SUM(n) FROM gone GROUP BY tenant_id, \(unsafeRaw: kept.keys) HAVING SUM(n) <> 0
                     """)
             }
         }
