@@ -82,6 +82,64 @@ struct TripsPageTests {
         }
     }
 
+    @Test("a finished trips page past the first is found from the counts by start day: each page as the whole list read in order, through date moves",
+          arguments: TestBackend.available)
+    func finishedPagesFromDayCounts(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        let beta = try await CarrierFixture.make(server, name: "Beta", drivers: 1, tripsPerDriver: 0)
+        let store = server.store
+        let tenant = alpha.tenant.id
+        let first = try #require(LocalDate(year: 2026, month: 3, day: 1))
+        // 64 trips: many on one day, the rest over four more, 9 without a start date; beta's on the same days.
+        var trips: [ID<Trip>] = []
+        for index in 0..<64 {
+            let start: LocalDate? = index >= 55 ? nil : first.adding(days: index < 20 ? 2 : index % 5)
+            trips.append(try await store.trips.create(CreateTripRequest(number: "D-\(index)", startDate: start, origin: "A", destination: "B",
+                                                                        miles: 10), tenant: tenant).id)
+            if index < 10 {
+                _ = try await store.trips.create(CreateTripRequest(number: "D-\(index)", startDate: start, origin: "A", destination: "B", miles: 10),
+                                                 tenant: beta.tenant.id)
+            }
+        }
+        func finish(_ ids: ArraySlice<ID<Trip>>) async throws {
+            try await server.services.database.write { db in
+                for (index, trip) in ids.enumerated() {
+                    try await db.execute("""
+                        UPDATE trips SET status = \(index % 7 == 3 ? TripStatus.cancelled : .completed), driver_id = \(alpha.driverID(0)) WHERE id = \(trip)
+                        """)
+                }
+            }
+        }
+        try await finish(trips[0..<60])
+        func check(_ moment: Comment) async throws {
+            let all = try await store.tripsPage(tenant: tenant, finishedOffset: 0, finishedLimit: 1_000)
+            #expect(all.finished.count == all.finishedTotal && all.finishedTotal > 50, moment)
+            for size in [6, 50] {
+                for page in 0...(all.finishedTotal / size + 1) {
+                    let read = try await store.tripsPage(tenant: tenant, finishedOffset: page * size, finishedLimit: size)
+                    #expect(read.finished.map(\.number) == all.finished.dropFirst(page * size).prefix(size).map(\.number),
+                            "\(moment) size \(size) page \(page)")
+                }
+            }
+            #expect(try await store.integrityProblems() == [], moment)
+        }
+        try await check("as finished")
+        // Start dates moved (to another day, to none, one given) on finished trips and on one still planned, which then finishes.
+        _ = try await store.trips.update(trips[62], .init(startDate: first.adding(days: 1)), tenant: tenant)
+        try await server.services.database.write { db in
+            for (index, trip) in trips[20..<30].enumerated() {
+                let moved: LocalDate? = index % 3 == 0 ? nil : first.adding(days: index % 4)
+                try await db.execute("UPDATE trips SET start_date = \(moved) WHERE id = \(trip)")
+            }
+            try await db.execute("UPDATE trips SET start_date = \(first) WHERE id = \(trips[57])")
+        }
+        try await finish(trips[60..<64])
+        try await check("after moves")
+        try await store.gatherStatusCounts()
+        try await check("gathered")
+    }
+
     @Test("a trip's page weighs what is left to carry against the trailer while it is open, and says what it delivered once finished")
     func loadLine() async throws {
         let server = try await TestServer.make(.sqlite)

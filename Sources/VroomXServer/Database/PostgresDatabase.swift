@@ -124,7 +124,9 @@ public final class PostgresDatabase: SQLDatabase {
     private static func runAdministrative(_ statement: String, adminURL: String, logger: Logger) async throws {
         let admin = try await open(url: adminURL, maxConnections: 1, logger: logger)
         do {
-            try await admin.read { try await $0.execute(SQL(unsafeRaw: statement)) }
+            // Outside any transaction (CREATE and DROP DATABASE refuse to run in one): a read under a deadline of its own
+            // (`DatabaseDeadline.allowing`, as the benchmarks seed) is a READ ONLY transaction.
+            try await admin.withConnection { try await $0.execute(SQL(unsafeRaw: statement)) }
         } catch {
             await admin.close()
             throw error

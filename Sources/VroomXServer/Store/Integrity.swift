@@ -5,7 +5,7 @@ extension Store {
     /// constraints can say: a closed trip carries no vehicle, a completed
     /// trip left nothing undelivered, an order waiting on a trip waits for
     /// that trip's driver, a delivery comes after its pickup, the kept counts
-    /// (`StatusCounts`: the board's of orders, by status and by pickup day, the trips page's of trips) are
+    /// (`StatusCounts`: orders and trips by status, and by day) are
     /// the rows there are. Empty when all hold. The race and fault tests check it after every run, on both
     /// databases.
     func integrityProblems() async throws -> [String] {
@@ -43,7 +43,7 @@ extension Store {
                         GROUP BY tenant_id, \(unsafeRaw: kept.keys)
                     ) AS tally GROUP BY tenant_id, \(unsafeRaw: kept.keys) HAVING SUM(kept) <> SUM(counted)
                     """) {
-                    let day = try kept.day.map { " due \"\(try row.string($0.column))\"" } ?? ""
+                    let day = kept.day == nil ? "" : " on day \"\(try row.string("day"))\""
                     problems.append("carrier \(try row.string("tenant_id")) counts \(try row.int64("kept")) \(kept.table) \(try row.string("status"))\(day) "
                                     + "and has \(try row.int64("counted"))")
                 }

@@ -154,8 +154,10 @@ extension Store {
         let limit = size + 1
         let due = Schema.pickupDue
         let dated: SQL = "\(filter) AND \(unsafeRaw: due) IS NOT NULL"
-        var days: TabDays?
-        if offset > 0, let status { days = try await TabDays.read(status, at: offset, ascending: ascending, tenant: tenant, db) }
+        var days: DayCounts?
+        if offset > 0, let status {
+            days = try await DayCounts.position(offset, in: .orderDays, "status = \(status)", ascending: ascending, tenant: tenant, db)
+        }
         var orders: [Order] = []
         // Unless every dated order comes before the page.
         if days.map({ $0.start != nil }) ?? true {
@@ -190,38 +192,6 @@ extension Store {
             }
         }
         return BoardPage(orders: Array(orders.prefix(size)), earlier: offset > 0, later: orders.count > size)
-    }
-
-    /// Where in a tab the order `offset` orders in stands, from its counts by
-    /// pickup day (`StatusCounts.orderDays`, summed in the database).
-    private struct TabDays {
-        /// The pickup day it falls on, and how many of that day's orders come before it; nil past every dated order.
-        var start: (day: String, within: Int)?
-        /// The tab's orders with a pickup date, and without one.
-        var dated: Int
-        var undated: Int
-
-        static func read(_ status: OrderStatus, at offset: Int, ascending: Bool, tenant: ID<Tenant>,
-                         _ db: any SQLExecutor) async throws -> TabDays {
-            let direction: SQL = ascending ? "ASC" : "DESC"
-            let counts: SQL = "FROM order_day_counts WHERE tenant_id = \(tenant) AND status = \(status)"
-            let totals = try await db.first("""
-                SELECT CAST(COALESCE(SUM(CASE WHEN due <> '' THEN n ELSE 0 END), 0) AS BIGINT) AS dated,
-                       CAST(COALESCE(SUM(CASE WHEN due = '' THEN n ELSE 0 END), 0) AS BIGINT) AS undated \(counts)
-                """)
-            var days = TabDays(dated: try totals?.int("dated") ?? 0, undated: try totals?.int("undated") ?? 0)
-            guard offset < days.dated else { return days }
-            if let row = try await db.first("""
-                SELECT due, CAST(running - n AS BIGINT) AS before FROM (
-                    SELECT due, n, SUM(n) OVER (ORDER BY due \(direction) ROWS UNBOUNDED PRECEDING) AS running FROM (
-                        SELECT due, SUM(n) AS n \(counts) AND due <> '' GROUP BY due
-                    ) AS days
-                ) AS tally WHERE running > \(offset) ORDER BY due \(direction) LIMIT 1
-                """) {
-                days.start = (try row.string("due"), max(0, offset - (try row.int("before"))))
-            }
-            return days
-        }
     }
 
     /// Up to `limit` orders after the first `offset` of those matching
@@ -444,11 +414,7 @@ extension Store {
     func tripsPage(tenant: ID<Tenant>, finishedOffset: Int, finishedLimit: Int) async throws -> TripsPage {
         try await read { db in
             let open = try await TripRepository.open(tenant: tenant, db)
-            let finished = try await db.query(Self.pageQuery(Trip.columns, from: .trips,
-                                                             where: "tenant_id = \(tenant) AND \(unsafeRaw: Schema.tripFinished)",
-                                                             "ORDER BY \(Trip.order.sql)", limit: finishedLimit, offset: finishedOffset,
-                                                             tenant: tenant, db.dialect))
-                .map(Trip.init(row:))
+            let finished = try await Self.finishedTrips(skipping: finishedOffset, limit: finishedLimit, tenant: tenant, db)
             // The count kept as trips change (`StatusCounts.trips`), not counted over every finished trip.
             let total = try await db.first("""
                 SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) AS n FROM trip_status_counts WHERE tenant_id = \(tenant) AND \(unsafeRaw: Schema.tripFinished)
@@ -463,6 +429,29 @@ extension Store {
             }
             return TripsPage(open: open, finished: finished, finishedTotal: total, orders: orders)
         }
+    }
+
+    /// Finished trips newest first (`Trip.order`, the index `trips_finished`),
+    /// after the first `offset`: read from the start day the page begins on
+    /// (`DayCounts`), not past every trip before it; those without a start
+    /// date come last.
+    private static func finishedTrips(skipping offset: Int, limit: Int, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [Trip] {
+        let finished: SQL = "tenant_id = \(tenant) AND \(unsafeRaw: Schema.tripFinished)"
+        func read(_ condition: SQL, skipping offset: Int, limit: Int) async throws -> [Trip] {
+            try await db.query(pageQuery(Trip.columns, from: .trips, where: condition, "ORDER BY \(Trip.order.sql)", limit: limit, offset: offset,
+                                         tenant: tenant, db.dialect)).map(Trip.init(row:))
+        }
+        guard offset > 0 else { return try await read(finished, skipping: 0, limit: limit) }
+        let days = try await DayCounts.position(offset, in: .tripDays, "\(unsafeRaw: Schema.tripFinished)", ascending: false, tenant: tenant, db)
+        var trips: [Trip] = []
+        if let start = days.start {
+            trips = try await read(finished + " AND start_date <= \(start.day)", skipping: start.within, limit: limit)
+        }
+        if trips.count < limit {
+            trips += try await read(finished + " AND start_date IS NULL", skipping: trips.isEmpty ? max(0, offset - days.dated) : 0,
+                                    limit: limit - trips.count)
+        }
+        return trips
     }
 
     /// `%`, `_` and the escape character itself match literally.
