@@ -120,7 +120,8 @@ struct StatusCounts: Sendable {
     static let all = [orders, trips, orderDays, tripDays]
 
     /// The counts' columns after the carrier's.
-    var keys: String { day == nil ? "status" : "status, day" }
+    var keyColumns: [String] { day == nil ? ["status"] : ["status", "day"] }
+    var keys: String { keyColumns.joined(separator: ", ") }
     /// Their values from a row of the table.
     private func values(_ row: String) -> String { day.map { "\(row)status, \($0.value(row))" } ?? "\(row)status" }
     /// Their values from the table's rows, named as the counts' columns (for a query grouping the rows).
@@ -141,9 +142,17 @@ struct StatusCounts: Sendable {
             tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
             status TEXT NOT NULL,\(day == nil ? "" : "\n    day TEXT NOT NULL,")
             n BIGINT NOT NULL
-        );
-        INSERT INTO \(counts) (tenant_id, \(keys), n) SELECT tenant_id, \(values("")), COUNT(*) FROM \(table) GROUP BY tenant_id, \(values(""))
+        )
         """
+    }
+
+    /// The rows there are, counted once the triggers count every change. On
+    /// PostgreSQL creating a trigger waits for the table's writes under way
+    /// and holds off new ones until the migration commits, so none is
+    /// missed or counted twice (counted before the triggers, a write in
+    /// flight was neither counted nor triggered).
+    private var counted: String {
+        "INSERT INTO \(counts) (tenant_id, \(keys), n) SELECT tenant_id, \(values("")), COUNT(*) FROM \(table) GROUP BY tenant_id, \(values(""))"
     }
 
     /// One row a key, changed in place (one writer at a time).
@@ -152,7 +161,8 @@ struct StatusCounts: Sendable {
         CREATE UNIQUE INDEX \(counts)_by_status ON \(counts) (tenant_id, \(keys));
         CREATE TRIGGER \(counts)_insert AFTER INSERT ON \(table) BEGIN INSERT INTO \(counts) (tenant_id, \(keys), n) VALUES (NEW.tenant_id, \(values("NEW.")), 1) ON CONFLICT (tenant_id, \(keys)) DO UPDATE SET n = n + 1; END;
         CREATE TRIGGER \(counts)_update AFTER UPDATE OF \(watched) ON \(table) WHEN \(moved("<>")) BEGIN UPDATE \(counts) SET n = n - 1 WHERE \(matching("OLD.")); INSERT INTO \(counts) (tenant_id, \(keys), n) VALUES (NEW.tenant_id, \(values("NEW.")), 1) ON CONFLICT (tenant_id, \(keys)) DO UPDATE SET n = n + 1; END;
-        CREATE TRIGGER \(counts)_delete AFTER DELETE ON \(table) BEGIN UPDATE \(counts) SET n = n - 1 WHERE \(matching("OLD.")); END
+        CREATE TRIGGER \(counts)_delete AFTER DELETE ON \(table) BEGIN UPDATE \(counts) SET n = n - 1 WHERE \(matching("OLD.")); END;
+        \(counted)
         """
     }
 
@@ -167,7 +177,8 @@ struct StatusCounts: Sendable {
         CREATE FUNCTION \(counts)_delete() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO \(counts) (tenant_id, \(keys), n) SELECT tenant_id, \(values("")), -COUNT(*) FROM removed WHERE EXISTS (SELECT 1 FROM tenants WHERE tenants.id = removed.tenant_id) GROUP BY tenant_id, \(values("")); RETURN NULL; END $$;
         CREATE TRIGGER \(counts)_delete AFTER DELETE ON \(table) REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION \(counts)_delete();
         CREATE FUNCTION \(counts)_update() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO \(counts) (tenant_id, \(keys), n) VALUES (OLD.tenant_id, \(values("OLD.")), -1), (NEW.tenant_id, \(values("NEW.")), 1); RETURN NULL; END $$;
-        CREATE TRIGGER \(counts)_update AFTER UPDATE OF \(watched) ON \(table) FOR EACH ROW WHEN (\(moved("IS DISTINCT FROM"))) EXECUTE FUNCTION \(counts)_update()
+        CREATE TRIGGER \(counts)_update AFTER UPDATE OF \(watched) ON \(table) FOR EACH ROW WHEN (\(moved("IS DISTINCT FROM"))) EXECUTE FUNCTION \(counts)_update();
+        \(counted)
         """
     }
 }

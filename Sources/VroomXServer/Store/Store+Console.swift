@@ -131,7 +131,7 @@ extension Store {
         let filter: SQL = "tenant_id = \(tenant) AND status = \(query.status)" + (query.onNoTrip ? " AND trip_id IS NULL" : "")
             + boardSearch(query.search, tenant: tenant)
         let ascending = !query.pickupNewestFirst
-        return try await read { db in
+        return try await readSnapshot { db in
             if let anchor = query.anchor, let page = try await Self.boardPage(at: anchor, ascending: ascending, size: query.pageSize,
                                                                               filter: filter, tenant: tenant, db) {
                 return page
@@ -384,14 +384,20 @@ extension Store {
     /// stay, and still count.
     public func gatherStatusCounts() async throws {
         for kept in StatusCounts.all {
+            guard database.dialect == .postgres else {
+                // Days the rows have all left (yesterday's pickups, now delivered) would stay as rows of none.
+                if kept.day != nil { try await writeRows { try await $0.execute("DELETE FROM \(unsafeRaw: kept.counts) WHERE n = 0") } }
+                continue
+            }
+            // Only the keys with more than one row (changes since the last time) or none counted: the day counts hold a
+            // row for every day of the carrier's history, most of them unchanged.
+            let same = kept.keyColumns.map { "c.\($0) = m.\($0)" }.joined(separator: " AND ")
             try await writeRows { db in
-                guard db.dialect == .postgres else {
-                    // Days the orders have all left (yesterday's pickups, now delivered) would stay as rows of none.
-                    if kept.day != nil { try await db.execute("DELETE FROM \(unsafeRaw: kept.counts) WHERE n = 0") }
-                    return
-                }
                 try await db.execute("""
-                    WITH gone AS (DELETE FROM \(unsafeRaw: kept.counts) RETURNING tenant_id, \(unsafeRaw: kept.keys), n)
+                    WITH moved AS (SELECT tenant_id, \(unsafeRaw: kept.keys) FROM \(unsafeRaw: kept.counts)
+                                   GROUP BY tenant_id, \(unsafeRaw: kept.keys) HAVING COUNT(*) > 1 OR SUM(n) = 0),
+                         gone AS (DELETE FROM \(unsafeRaw: kept.counts) c USING moved m WHERE c.tenant_id = m.tenant_id AND \(unsafeRaw: same)
+                                  RETURNING c.tenant_id, \(unsafeRaw: kept.keyColumns.map { "c." + $0 }.joined(separator: ", ")), c.n)
                     INSERT INTO \(unsafeRaw: kept.counts) (tenant_id, \(unsafeRaw: kept.keys), n)
                     SELECT tenant_id, \(unsafeRaw: kept.keys), SUM(n) FROM gone GROUP BY tenant_id, \(unsafeRaw: kept.keys) HAVING SUM(n) <> 0
                     """)
@@ -412,7 +418,7 @@ extension Store {
     }
 
     func tripsPage(tenant: ID<Tenant>, finishedOffset: Int, finishedLimit: Int) async throws -> TripsPage {
-        try await read { db in
+        try await readSnapshot { db in
             let open = try await TripRepository.open(tenant: tenant, db)
             let finished = try await Self.finishedTrips(skipping: finishedOffset, limit: finishedLimit, tenant: tenant, db)
             // The count kept as trips change (`StatusCounts.trips`), not counted over every finished trip.

@@ -83,6 +83,14 @@ public struct Store: Sendable {
         return try await database.read(body)
     }
 
+    /// `read`, all of it from one snapshot on PostgreSQL too (a read there
+    /// is otherwise a statement's snapshot each): for reads that put kept
+    /// counts and the rows they count together (`DayCounts`).
+    func readSnapshot<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
+        if let ambient = TenantTransaction.ambient { return try await body(ambient.db) }
+        return try await database.snapshot(body)
+    }
+
     /// A write of rows the change log does not carry (sessions, device
     /// tokens, counters). Inside an idempotent request it joins the
     /// request's transaction, so the key and the write commit or fail
