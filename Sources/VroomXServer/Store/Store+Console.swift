@@ -131,16 +131,19 @@ extension Store {
         let filter: SQL = "tenant_id = \(tenant) AND status = \(query.status)" + (query.onNoTrip ? " AND trip_id IS NULL" : "")
             + boardSearch(query.search, tenant: tenant)
         let ascending = !query.pickupNewestFirst
-        return try await readSnapshot { db in
-            if let anchor = query.anchor, let page = try await Self.boardPage(at: anchor, ascending: ascending, size: query.pageSize,
-                                                                              filter: filter, tenant: tenant, db) {
-                return page
-            }
-            // The kept counts by pickup day are the whole tab's: a search or the orders on no trip are fewer.
-            let counted = Self.searchWords(query.search).isEmpty && !query.onNoTrip ? query.status : nil
-            return try await Self.boardPage(skipping: query.page * query.pageSize, ascending: ascending, size: query.pageSize, filter: filter,
-                                            counted: counted, tenant: tenant, db)
+        if let anchor = query.anchor, let page = try await read({ db in
+            try await Self.boardPage(at: anchor, ascending: ascending, size: query.pageSize, filter: filter, tenant: tenant, db)
+        }) {
+            return page
         }
+        // The kept counts by pickup day are the whole tab's: a search or the orders on no trip are fewer.
+        let counted = Self.searchWords(query.search).isEmpty && !query.onNoTrip ? query.status : nil
+        let offset = query.page * query.pageSize
+        @Sendable func page(_ db: any SQLExecutor) async throws -> BoardPage {
+            try await Self.boardPage(skipping: offset, ascending: ascending, size: query.pageSize, filter: filter, counted: counted, tenant: tenant, db)
+        }
+        // Counts and rows from one snapshot when the counts are read (a snapshot costs PostgreSQL two more round trips).
+        return offset > 0 && counted != nil ? try await readSnapshot(page) : try await read(page)
     }
 
     /// The page after `offset` orders (one more is read, to know whether any
@@ -418,7 +421,7 @@ extension Store {
     }
 
     func tripsPage(tenant: ID<Tenant>, finishedOffset: Int, finishedLimit: Int) async throws -> TripsPage {
-        try await readSnapshot { db in
+        @Sendable func page(_ db: any SQLExecutor) async throws -> TripsPage {
             let open = try await TripRepository.open(tenant: tenant, db)
             let finished = try await Self.finishedTrips(skipping: finishedOffset, limit: finishedLimit, tenant: tenant, db)
             // The count kept as trips change (`StatusCounts.trips`), not counted over every finished trip.
@@ -435,6 +438,8 @@ extension Store {
             }
             return TripsPage(open: open, finished: finished, finishedTotal: total, orders: orders)
         }
+        // A page past the first reads the counts by start day: from one snapshot with its rows.
+        return finishedOffset > 0 ? try await readSnapshot(page) : try await read(page)
     }
 
     /// Finished trips newest first (`Trip.order`, the index `trips_finished`),
