@@ -438,6 +438,12 @@ def test_sign_in_never_redirects_off_site_and_reads_no_large_bodies(anonymous_pa
     assert response.status == 413
 
 
+def stale(page):
+    """The page no longer follows live updates (as when its connection is cut): it keeps offering what was true when
+    it was drawn, for a test of what the server says to an action that has gone stale meanwhile."""
+    page.evaluate("document.querySelectorAll('[data-live]').forEach((region) => region.removeAttribute('data-live'))")
+
+
 def test_a_trip_finds_an_order_to_add_by_search_and_adds_it(page, server):
     trip = create_trip(page, server, "T-9811")
     order = create_order(page, server, "O-9811")
@@ -465,6 +471,7 @@ def test_a_trip_finds_an_order_to_add_by_search_and_adds_it(page, server):
     taken = create_order(page, server, "O-9812")
     page.goto(server.base + f"/trips/{trip}?add_q=O-9812")
     expect(page.locator("#order_id")).to_have_value(taken)
+    stale(page)
     elsewhere = page.context.new_page()
     elsewhere.goto(server.base + f"/trips/{other}?add_q=O-9812")
     elsewhere.click("button:has-text('Add to trip')")
@@ -480,6 +487,7 @@ def test_a_trip_finds_an_order_to_add_by_search_and_adds_it(page, server):
     late = create_trip(page, server, "T-9813")
     create_order(page, server, "O-9813")
     page.goto(server.base + f"/trips/{late}?add_q=O-9813")
+    stale(page)
     elsewhere = page.context.new_page()
     elsewhere.goto(server.base + f"/trips/{late}")
     elsewhere.once("dialog", lambda dialog: dialog.accept())
