@@ -4,8 +4,8 @@ import VroomXModels
 @testable import VroomXServer
 import VroomXTestSupport
 
-/// The console's trips page at any size: every open trip, finished ones a
-/// page at a time (newest first), order counts for the trips shown only.
+/// The console's trips page at any size: open trips and finished ones a
+/// page at a time each, order counts for the trips shown only.
 @Suite("Trips page")
 struct TripsPageTests {
     /// The trip numbers a page lists, in order, per table.
@@ -16,7 +16,7 @@ struct TripsPageTests {
         return html[start.upperBound..<end.lowerBound].matches(of: /<a class="strong" href="\/trips\/[^"]+">([^<]+)<\/a>/).map { String($0.1) }
     }
 
-    @Test("open trips all shown, finished ones 50 a page newest first, page numbers kept in range, another carrier's never shown",
+    @Test("open trips shown, finished ones 50 a page newest first, page numbers kept in range, another carrier's never shown",
           arguments: TestBackend.available)
     func pages(_ backend: TestBackend) async throws {
         let server = try await TestServer.make(backend)
@@ -50,7 +50,7 @@ struct TripsPageTests {
             #expect(page1.text.contains("1–50") && page1.text.contains("130"), "the pager says which and how many")
             let page3 = try await api.raw(.get, "/trips?page=3", headers: cookie)
             #expect(Self.listed(page3.text, table: "finished-trips") == Array(newestFirst[100..<130]))
-            #expect(Self.listed(page3.text, table: "open-trips").sorted() == open, "open trips on every page")
+            #expect(Self.listed(page3.text, table: "open-trips").sorted() == open, "the open trips' first page beside every finished page")
             for (asked, expected) in [("999999999999", 100..<130), ("-5", 0..<50), ("two", 0..<50), ("0", 0..<50)] {
                 let answer = try await api.raw(.get, "/trips?page=\(asked)", headers: cookie)
                 #expect(answer.status == 200 && Self.listed(answer.text, table: "finished-trips") == Array(newestFirst[expected]), "page=\(asked)")
@@ -79,6 +79,76 @@ struct TripsPageTests {
                 try await db.query("EXPLAIN QUERY PLAN " + TripRepository.openQuery(tenant: tenant)).map { try $0.string("detail") }
             }
             #expect(openPlan.contains { $0.contains("trips_open") } && !openPlan.contains { $0.contains("TEMP B-TREE") }, "\(openPlan)")
+        }
+    }
+
+    @Test("open trips 50 a page, under way before planned, each by start date (none last) then number; each pager keeps the other list's page",
+          arguments: TestBackend.available)
+    func openPages(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 1, tripsPerDriver: 0)
+        let beta = try await CarrierFixture.make(server, name: "Beta", drivers: 1, tripsPerDriver: 1)
+        let tenant = alpha.tenant.id
+        let first = try #require(LocalDate(year: 2026, month: 6, day: 1))
+        // 130 open trips (one in three under way; dates over 9 days, some on one day, one in eight without), 70 finished.
+        struct Made { let number: String; let underWay: Bool; let start: LocalDate? }
+        var made: [Made] = []
+        var ids: [ID<Trip>] = []
+        for index in 0..<200 {
+            let start: LocalDate? = index % 8 == 5 ? nil : first.adding(days: (index * 7) % 9)
+            let number = String(format: "O-%03d", (index * 37) % 200)
+            ids.append(try await server.store.trips.create(CreateTripRequest(number: number, startDate: start, origin: "A", destination: "B", miles: 10),
+                                                           tenant: tenant).id)
+            if index < 130 { made.append(Made(number: number, underWay: index % 3 == 0, start: start)) }
+        }
+        try await server.services.database.write { db in
+            for (index, trip) in ids.enumerated() where index % 3 == 0 || index >= 130 {
+                let status: TripStatus = index >= 130 ? .completed : .inProgress
+                try await db.execute("UPDATE trips SET status = \(status), driver_id = \(alpha.driverID(0)) WHERE id = \(trip)")
+            }
+        }
+        let expected = made.sorted {
+            ($0.underWay ? 0 : 1, $0.start == nil ? 1 : 0, $0.start ?? first, $0.number) < ($1.underWay ? 0 : 1, $1.start == nil ? 1 : 0, $1.start ?? first, $1.number)
+        }.map(\.number)
+        let newestFinished = try await server.store.tripsPage(tenant: tenant, open: (0, 1), finished: (0, 100)).finished.map(\.number)
+        #expect(newestFinished.count == 70)
+        try await server.run { api in
+            let cookie = ["Cookie": try await server.services.consoleSignIn(email: alpha.dispatcher.user.email)]
+            var listed: [String] = []
+            for page in 1...3 {
+                let answer = try await api.raw(.get, page == 1 ? "/trips" : "/trips?open_page=\(page)&page=2", headers: cookie)
+                #expect(answer.status == 200)
+                listed += Self.listed(answer.text, table: "open-trips")
+                #expect(Self.listed(answer.text, table: "finished-trips") == Array(newestFinished[page == 1 ? 0..<50 : 50..<70]), "open page \(page)")
+                #expect(answer.text.contains("aria-label=\"Open trips pages\"") && answer.text.contains("of 130"))
+                if page == 2 {
+                    // Each pager's links keep the page the other list is on.
+                    #expect(answer.text.contains("href=\"/trips?open_page=3&amp;page=2\" rel=\"next\""))
+                    #expect(answer.text.contains("href=\"/trips?page=2\" rel=\"prev\""), "back to the open trips' first page")
+                    #expect(answer.text.contains("href=\"/trips?open_page=2\" rel=\"prev\""), "back to the finished trips' first page")
+                }
+            }
+            #expect(listed == expected)
+            // Out of range: the last page, or the first.
+            for (asked, range) in [("999999999999", 100..<130), ("-3", 0..<50), ("x", 0..<50)] {
+                let answer = try await api.raw(.get, "/trips?open_page=\(asked)", headers: cookie)
+                #expect(answer.status == 200 && Self.listed(answer.text, table: "open-trips") == Array(expected[range]), "open_page=\(asked)")
+            }
+            // Another carrier's list has its own trips and no pager.
+            let other = ["Cookie": try await server.services.consoleSignIn(email: beta.dispatcher.user.email)]
+            let theirs = try await api.raw(.get, "/trips", headers: other)
+            #expect(Self.listed(theirs.text, table: "open-trips").sorted() == beta.trips.flatMap { $0 }.map(\.number).sorted())
+            #expect(!theirs.text.contains("Open trips pages"))
+        }
+        // Read in the order of the index `trips_open_listed`: no sort of the carrier's open trips.
+        if backend == .sqlite {
+            let plan = try await server.services.database.read { db in
+                try await db.query("""
+                    EXPLAIN QUERY PLAN SELECT \(Trip.columns) FROM trips WHERE tenant_id = \(tenant) AND \(unsafeRaw: Schema.tripOpen)
+                    ORDER BY \(unsafeRaw: Schema.tripOpenListed), id LIMIT 50 OFFSET 50
+                    """).map { try $0.string("detail") }
+            }
+            #expect(plan.contains { $0.contains("trips_open_listed") } && !plan.contains { $0.contains("TEMP B-TREE") }, "\(plan)")
         }
     }
 
@@ -113,11 +183,11 @@ struct TripsPageTests {
         }
         try await finish(trips[0..<60])
         func check(_ moment: Comment) async throws {
-            let all = try await store.tripsPage(tenant: tenant, finishedOffset: 0, finishedLimit: 1_000)
+            let all = try await store.tripsPage(tenant: tenant, open: (0, 1), finished: (0, 1_000))
             #expect(all.finished.count == all.finishedTotal && all.finishedTotal > 50, moment)
             for size in [6, 50] {
                 for page in 0...(all.finishedTotal / size + 1) {
-                    let read = try await store.tripsPage(tenant: tenant, finishedOffset: page * size, finishedLimit: size)
+                    let read = try await store.tripsPage(tenant: tenant, open: (0, 1), finished: (page * size, size))
                     #expect(read.finished.map(\.number) == all.finished.dropFirst(page * size).prefix(size).map(\.number),
                             "\(moment) size \(size) page \(page)")
                 }

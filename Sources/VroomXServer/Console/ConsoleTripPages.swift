@@ -151,32 +151,39 @@ struct ConsoleTripPages {
         }
     }
 
-    /// Finished trips shown a page at a time.
-    static let finishedPerPage = 50
+    /// Open trips, and finished ones, shown a page at a time each.
+    static let perPage = 50
 
     private func list(_ request: ConsoleRequest) async throws -> Response {
-        // The page asked for, within reason (kept to the last page once the total is known).
-        let asked = min(max(request.query("page").flatMap { Int($0) } ?? 1, 1), 1_000_000)
-        var listed = try await store.tripsPage(tenant: request.tenant, finishedOffset: (asked - 1) * Self.finishedPerPage,
-                                               finishedLimit: Self.finishedPerPage)
-        let pager = ConsolePager.clamped(asked, pageSize: Self.finishedPerPage, total: listed.finishedTotal)
-        if pager.page != asked {
-            listed = try await store.tripsPage(tenant: request.tenant, finishedOffset: pager.offset, finishedLimit: Self.finishedPerPage)
+        // The pages asked for, within reason (kept to each list's last page once the totals are known).
+        func asked(_ name: String) -> Int { min(max(request.query(name).flatMap { Int($0) } ?? 1, 1), 1_000_000) }
+        let (askedOpen, askedFinished) = (asked("open_page"), asked("page"))
+        func read(_ open: Int, _ finished: Int) async throws -> Store.TripsPage {
+            try await store.tripsPage(tenant: request.tenant, open: ((open - 1) * Self.perPage, Self.perPage),
+                                      finished: ((finished - 1) * Self.perPage, Self.perPage))
+        }
+        var listed = try await read(askedOpen, askedFinished)
+        let openPager = ConsolePager.clamped(askedOpen, pageSize: Self.perPage, total: listed.openTotal)
+        let finishedPager = ConsolePager.clamped(askedFinished, pageSize: Self.perPage, total: listed.finishedTotal)
+        if openPager.page != askedOpen || finishedPager.page != askedFinished {
+            listed = try await read(openPager.page, finishedPager.page)
         }
         let drivers = Dictionary(uniqueKeysWithValues: try await store.people.drivers(tenant: request.tenant).map { ($0.id, $0) })
-        // Under way first, then planned, each by start date.
-        let open = listed.open.sorted {
-            ($0.status == .inProgress ? 0 : 1, $0.startDate ?? .distantFuture, $0.number)
-                < ($1.status == .inProgress ? 0 : 1, $1.startDate ?? .distantFuture, $1.number)
-        }
         func row(_ trip: Trip) -> TripRowView {
             TripRowView(trip, driver: trip.driverID.flatMap { drivers[$0] }, orders: listed.orders[trip.id] ?? 0)
         }
+        // Each pager keeps the other list's page.
+        func link(open: Int, finished: Int) -> String {
+            let query = [open > 1 ? "open_page=\(open)" : nil, finished > 1 ? "page=\(finished)" : nil].compactMap { $0 }.joined(separator: "&")
+            return query.isEmpty ? "/trips" : "/trips?" + query
+        }
         return pages.page("trips", title: "Trips", session: request.session, section: "trips", TripsPageView(
-            open: open.map(row), finished: listed.finished.map(row), noOpen: open.isEmpty, noFinished: listed.finished.isEmpty,
-            empty: open.isEmpty && listed.finishedTotal == 0,
-            pager: listed.finishedTotal > Self.finishedPerPage
-                ? pager.view(shown: listed.finished.count, label: "Finished trips pages") { "/trips?page=\($0)" } : nil))
+            open: listed.open.map(row), finished: listed.finished.map(row), noOpen: listed.open.isEmpty, noFinished: listed.finished.isEmpty,
+            empty: listed.openTotal == 0 && listed.finishedTotal == 0,
+            openPager: listed.openTotal > Self.perPage
+                ? openPager.view(shown: listed.open.count, label: "Open trips pages") { link(open: $0, finished: finishedPager.page) } : nil,
+            pager: listed.finishedTotal > Self.perPage
+                ? finishedPager.view(shown: listed.finished.count, label: "Finished trips pages") { link(open: openPager.page, finished: $0) } : nil))
     }
 
     /// The orders the trip page offers to add: on no trip and not yet picked up (the New tab's, without those on a

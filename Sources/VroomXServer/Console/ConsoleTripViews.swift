@@ -40,13 +40,15 @@ struct TripRowView: ConsoleView {
 }
 
 struct TripsPageView: ConsoleView {
-    /// Planned and under way: all of them.
+    /// Under way, then planned: one page.
     let open: [TripRowView]
     /// Completed and cancelled, newest first: one page.
     let finished: [TripRowView]
     let noOpen: Bool
     let noFinished: Bool
     let empty: Bool
+    let openPager: ConsolePagerView?
+    /// The finished trips' pager.
     let pager: ConsolePagerView?
 }
 

@@ -207,7 +207,9 @@ public final class PostgresDatabase: SQLDatabase {
             let lease = try await ConnectionLease.acquire(from: pool.client, until: deadline, checkAfter: TimeAmount(options.probeInterval),
                                                           reachability: reachability)
             defer { lease.release() }
-            return try await body(PostgresExecutor(connection: lease.connection, deadline: deadline, logger: logger, statements: statements))
+            let result = try await body(PostgresExecutor(connection: lease.connection, deadline: deadline, logger: logger, statements: statements))
+            reachability.answered()
+            return result
         } catch let error as DatabaseUnavailable {
             if error.cause != .storageFull { reachability.check() }
             throw error

@@ -414,20 +414,31 @@ extension Store {
     /// the order of the index `trips_finished`; with how many are finished
     /// and the orders on each trip shown (never counted over every order).
     struct TripsPage {
+        /// One page of the open trips, as `Schema.tripOpenListed` orders them.
         var open: [Trip]
+        var openTotal: Int
+        /// One page of the finished trips, newest first.
         var finished: [Trip]
         var finishedTotal: Int
         var orders: [ID<Trip>: Int]
     }
 
-    func tripsPage(tenant: ID<Tenant>, finishedOffset: Int, finishedLimit: Int) async throws -> TripsPage {
+    /// A page of each list of the trips page: `open` and `finished` are (offset, limit).
+    func tripsPage(tenant: ID<Tenant>, open openRange: (offset: Int, limit: Int), finished finishedRange: (offset: Int, limit: Int))
+    async throws -> TripsPage {
         @Sendable func page(_ db: any SQLExecutor) async throws -> TripsPage {
-            let open = try await TripRepository.open(tenant: tenant, db)
-            let finished = try await Self.finishedTrips(skipping: finishedOffset, limit: finishedLimit, tenant: tenant, db)
-            // The count kept as trips change (`StatusCounts.trips`), not counted over every finished trip.
-            let total = try await db.first("""
-                SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) AS n FROM trip_status_counts WHERE tenant_id = \(tenant) AND \(unsafeRaw: Schema.tripFinished)
-                """)?.int("n") ?? 0
+            let open = try await db.query(Self.pageQuery(Trip.columns, from: .trips, where: "tenant_id = \(tenant) AND \(unsafeRaw: Schema.tripOpen)",
+                                                         "ORDER BY \(unsafeRaw: Schema.tripOpenListed), id", limit: openRange.limit,
+                                                         offset: openRange.offset, tenant: tenant, db.dialect)).map(Trip.init(row:))
+            let finished = try await Self.finishedTrips(skipping: finishedRange.offset, limit: finishedRange.limit, tenant: tenant, db)
+            // The counts kept as trips change (`StatusCounts.trips`), not counted over the carrier's trips.
+            var openTotal = 0, finishedTotal = 0
+            for row in try await db.query("""
+                SELECT status, CAST(SUM(n) AS BIGINT) AS n FROM trip_status_counts WHERE tenant_id = \(tenant) GROUP BY status
+                """) {
+                let status: TripStatus = try row.enumeration("status")
+                if status.isOpen { openTotal += try row.int("n") } else { finishedTotal += try row.int("n") }
+            }
             var orders: [ID<Trip>: Int] = [:]
             for shown in (open + finished).map(\.id).chunks(of: 400) {
                 for row in try await db.query("""
@@ -436,10 +447,10 @@ extension Store {
                     orders[try row.id("trip_id")] = try row.int("n")
                 }
             }
-            return TripsPage(open: open, finished: finished, finishedTotal: total, orders: orders)
+            return TripsPage(open: open, openTotal: openTotal, finished: finished, finishedTotal: finishedTotal, orders: orders)
         }
-        // A page past the first reads the counts by start day: from one snapshot with its rows.
-        return finishedOffset > 0 ? try await readSnapshot(page) : try await read(page)
+        // A finished page past the first reads the counts by start day: from one snapshot with its rows.
+        return finishedRange.offset > 0 ? try await readSnapshot(page) : try await read(page)
     }
 
     /// Finished trips newest first (`Trip.order`, the index `trips_finished`),
