@@ -170,14 +170,24 @@ final class SQLColumns: Sendable {
         return nil
     }
 
-    /// FNV-1a over the name's bytes: names are the code's own, not a client's, so no seed is needed.
-    /// Over the contiguous bytes: stepping `String.UTF8View` cost about 500 instructions a name.
+    /// The name's length and its first and last eight bytes, mixed: names are the code's own, not a
+    /// client's, so no seed is needed, and the few that share both ends are told apart by comparing.
+    /// A byte loop (FNV-1a) cost about 170 instructions a name, 45 names an order; stepping
+    /// `String.UTF8View` about 500.
     private static func hash(_ name: String) -> Int {
         var name = name
         return name.withUTF8 { bytes in
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-            return Int(truncatingIfNeeded: hash ^ (hash >> 29))
+            let raw = UnsafeRawBufferPointer(bytes)
+            var hash = UInt64(raw.count) &* 0x9e37_79b9_7f4a_7c15
+            if raw.count >= 8 {
+                hash ^= raw.loadUnaligned(as: UInt64.self)
+                hash = (hash ^ (hash >> 31)) &* 0xbf58_476d_1ce4_e5b9
+                hash ^= raw.loadUnaligned(fromByteOffset: raw.count - 8, as: UInt64.self)
+            } else {
+                for byte in raw { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+            }
+            hash = (hash ^ (hash >> 29)) &* 0x94d0_49bb_1331_11eb
+            return Int(truncatingIfNeeded: hash ^ (hash >> 32))
         }
     }
 }
