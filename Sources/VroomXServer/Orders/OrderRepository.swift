@@ -19,8 +19,11 @@ enum OrderRepository {
     }
 
     /// The vehicles still to move on the carrier's trips under way (waiting or on the truck).
+    /// Newest first (`Order.order`), sorted here: SQLite's sorter copied every column of every row, a third of the query.
     static func ahead(tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [Order] {
-        try await db.query(aheadQuery(tenant: tenant)).map(Order.init(row:))
+        try await db.query(aheadQuery(tenant: tenant)).map(Order.init(row:)).sorted {
+            $0.createdAt != $1.createdAt ? $0.createdAt > $1.createdAt : $0.id.rawValue < $1.id.rawValue
+        }
     }
 
     /// From the trips under way (`trips_open`) to their orders (`orders_by_trip`), in that order (SQLite's CROSS JOIN;
@@ -32,7 +35,6 @@ enum OrderRepository {
             SELECT o.* FROM trips t CROSS JOIN orders o
             WHERE t.tenant_id = \(tenant) AND t.\(unsafeRaw: Schema.tripOpen) AND t.status = 'in_progress'
             AND o.tenant_id = t.tenant_id AND o.trip_id = t.id AND o.status IN ('assigned', 'picked_up')) AS ahead
-        ORDER BY \(Order.order.sql)
         """
     }
 
