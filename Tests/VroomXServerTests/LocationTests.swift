@@ -361,4 +361,42 @@ struct LocationTests {
             #expect(try await server.store.location.positions(tenant: alpha.tenant.id).count == 1)
         }
     }
+
+    @Test("breadcrumbs past the retention go for every driver of every carrier, in slices; newer ones stay; found through the key, not by reading every fix",
+          arguments: TestBackend.available)
+    func pruning(_ backend: TestBackend) async throws {
+        let server = try await TestServer.make(backend)
+        let alpha = try await CarrierFixture.make(server, name: "Alpha", drivers: 2, tripsPerDriver: 0)
+        let beta = try await CarrierFixture.make(server, name: "Beta", drivers: 1, tripsPerDriver: 0)
+        let now = server.clock.now
+        let retention: TimeInterval = 90 * 86_400
+        let drivers = [(alpha.tenant.id, alpha.driverID(0)), (alpha.tenant.id, alpha.driverID(1)), (beta.tenant.id, beta.driverID(0))]
+        // 7,000 old fixes a driver (21,000: three slices of 10,000), then 5 within the retention, one right at its edge kept.
+        try await server.services.database.write { db in
+            for (tenant, driver) in drivers {
+                for first in stride(from: 0, to: 7_005, by: 500) {
+                    let rows = SQL.joined((first..<min(first + 500, 7_005)).map { index in
+                        let age = index < 7_000 ? retention + 60 + Double(index) : retention - 1 - Double(index - 7_000) * 60
+                        return "(\(tenant), \(driver), \(now.addingTimeInterval(-age)), 41.5, -88.1, 5, \(now))"
+                    }, separator: ", ")
+                    try await db.execute("""
+                        INSERT INTO location_fixes (tenant_id, driver_id, recorded_at, latitude, longitude, accuracy_m, received_at) VALUES \(rows)
+                        """)
+                }
+            }
+        }
+        try await server.store.location.pruneFixes(olderThan: retention)
+        for (tenant, driver) in drivers {
+            let left = try await server.services.database.read { db in
+                try await db.query("SELECT recorded_at FROM location_fixes WHERE tenant_id = \(tenant) AND driver_id = \(driver)").map { try $0.date("recorded_at") }
+            }
+            #expect(left.count == 5 && left.allSatisfy { now.timeIntervalSince($0) < retention }, "\(driver): \(left.count) left")
+        }
+        if backend == .sqlite {
+            let plan = try await server.services.database.read { db in
+                try await db.query("EXPLAIN QUERY PLAN " + LocationRepository.prunable(before: now)).map { try $0.string("detail") }
+            }
+            #expect(plan.contains { $0.contains("SEARCH f USING") && $0.contains("recorded_at<?") }, "\(plan)")
+        }
+    }
 }

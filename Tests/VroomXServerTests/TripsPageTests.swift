@@ -360,7 +360,7 @@ struct TripsPageTests {
             func plan(_ query: SQL) async throws -> [String] {
                 try await server.services.database.read { db in try await db.query("EXPLAIN QUERY PLAN " + query).map { try $0.string("detail") } }
             }
-            // From an index of open trips: `trips_open`, or `trips_under_way` (those in progress, by driver) for trips under way.
+            // From an index of open trips (`trips_open`, `trips_open_listed`), or `trips_under_way` (those in progress, by driver).
             func readsOpenTrips(_ plan: [String]) -> Bool { plan.contains { $0.contains("trips_open") || $0.contains("trips_under_way") } }
             let aheadPlan = try await plan(OrderRepository.aheadQuery(tenant: tenant))
             #expect(readsOpenTrips(aheadPlan) && aheadPlan.contains { $0.contains("orders_by_trip") }, "\(aheadPlan)")

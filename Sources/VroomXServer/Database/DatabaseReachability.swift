@@ -17,7 +17,7 @@ final class DatabaseReachability: Sendable {
     private struct State {
         var isDown = false
         var checking: Task<Void, Never>?
-        /// When a probe last found the database there.
+        /// When a check last ended with the database there (the probe answered, or calls were answered while it waited).
         var lastAnswered: ContinuousClock.Instant?
         var closed = false
         var watchers: [Int: @Sendable () -> Void] = [:]
@@ -52,8 +52,8 @@ final class DatabaseReachability: Sendable {
         answers.wrappingAdd(1, ordering: .relaxed)
     }
 
-    /// Starts a check, unless one is running or one found the database there
-    /// less than an interval ago (many slow calls at once cost one probe).
+    /// Starts a check, unless one is running or one ended with the database
+    /// there less than an interval ago (many slow calls at once cost one probe).
     func check() {
         state.withLockedValue { state in
             guard state.checking == nil, !state.closed else { return }

@@ -201,12 +201,20 @@ enum LocationRepository {
             """).map { try $0.id("id") })
     }
 
-    /// Deletes up to 10,000 breadcrumbs recorded before `cutoff`; how many went.
+    /// Deletes up to 10,000 breadcrumbs recorded before `cutoff`; how many went. Found driver by driver
+    /// through the table's key (tenant, driver, time): an index by age would cost every fix one more entry.
     static func pruneFixes(before cutoff: Date, _ db: any SQLExecutor) async throws -> Int {
         try await db.query("""
-            DELETE FROM location_fixes WHERE (tenant_id, driver_id, recorded_at) IN (
-                SELECT tenant_id, driver_id, recorded_at FROM location_fixes WHERE recorded_at < \(cutoff) LIMIT 10000)
+            DELETE FROM location_fixes WHERE (tenant_id, driver_id, recorded_at) IN (\(prunable(before: cutoff)))
             RETURNING recorded_at
             """).count
+    }
+
+    /// The keys of up to 10,000 breadcrumbs recorded before `cutoff`.
+    static func prunable(before cutoff: Date) -> SQL {
+        """
+        SELECT f.tenant_id, f.driver_id, f.recorded_at FROM drivers d CROSS JOIN location_fixes f
+        WHERE f.tenant_id = d.tenant_id AND f.driver_id = d.id AND f.recorded_at < \(cutoff) LIMIT 10000
+        """
     }
 }

@@ -409,10 +409,10 @@ extension Store {
     }
 
     /// How many orders each trip carries.
-    /// The trips page: every open trip (planned or under way, as many as the
-    /// carrier runs at once) and one page of finished ones, newest first, in
-    /// the order of the index `trips_finished`; with how many are finished
-    /// and the orders on each trip shown (never counted over every order).
+    /// The trips page: one page of open trips (planned or under way, in the
+    /// order of the index `trips_open_listed`) and one of finished ones
+    /// (newest first, `trips_finished`); how many of each there are (kept
+    /// counts) and the orders on each trip shown (never counted over every order).
     struct TripsPage {
         /// One page of the open trips, as `Schema.tripOpenListed` orders them.
         var open: [Trip]
