@@ -51,6 +51,28 @@ struct SyncFeedTests {
         #expect(database.writerStatementCount == settled)
     }
 
+    @Test("a SQLite connection keeps the statements it uses prepared while statements of varying text come and go, and keeps at most its limit")
+    func statementCacheKeepsWhatIsUsed() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("statements-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let connection = try SQLiteConnection(path: folder.appendingPathComponent("db.sqlite").path, readOnly: false, busyTimeout: .seconds(5),
+                                              memoryMapBytes: 0)
+        defer { connection.close() }
+        _ = try connection.run("CREATE TABLE t (n INTEGER)")
+        let hot: SQL = "SELECT COUNT(*) AS n FROM t WHERE n > \(1)"
+        _ = try connection.run(hot)
+        let before = connection.preparations
+        // 1,000 statements each of a text of its own (as `IN` lists of every length are), the hot one between each.
+        for length in 1...1_000 {
+            _ = try connection.run("SELECT n FROM t WHERE n IN (\(unsafeRaw: (1...length).map(String.init).joined(separator: ", ")))")
+            _ = try connection.run(hot)
+            #expect(connection.cachedStatementCount <= SQLiteConnection.maxCachedStatements)
+        }
+        // Each varying statement prepared once; the hot one never again.
+        #expect(connection.preparations - before == 1_000, "\(connection.preparations - before) preparations")
+    }
+
     @Test("a driver's snapshot holds exactly their own rows, in one page or many", arguments: TestBackend.available)
     func snapshotContents(_ backend: TestBackend) async throws {
         let server = try await TestServer.make(backend)

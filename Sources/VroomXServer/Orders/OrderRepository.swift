@@ -19,11 +19,13 @@ enum OrderRepository {
     }
 
     /// The vehicles still to move on the carrier's trips under way (waiting or on the truck).
-    /// Newest first (`Order.order`), sorted here: SQLite's sorter copied every column of every row, a third of the query.
+    /// Newest first (`Order.order`), sorted here: SQLite's sorter copied every column of every row, a third of the
+    /// query. Their positions are sorted, not the orders (large structs moved at every step).
     static func ahead(tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [Order] {
-        try await db.query(aheadQuery(tenant: tenant)).map(Order.init(row:)).sorted {
-            $0.createdAt != $1.createdAt ? $0.createdAt > $1.createdAt : $0.id.rawValue < $1.id.rawValue
-        }
+        let orders = try await db.query(aheadQuery(tenant: tenant)).map(Order.init(row:))
+        return orders.indices.sorted { a, b in
+            orders[a].createdAt != orders[b].createdAt ? orders[a].createdAt > orders[b].createdAt : orders[a].id < orders[b].id
+        }.map { orders[$0] }
     }
 
     /// From the trips under way (`trips_open`) to their orders (`orders_by_trip`), in that order (SQLite's CROSS JOIN;
