@@ -362,7 +362,7 @@ struct LocationTests {
         }
     }
 
-    @Test("breadcrumbs past the retention go for every driver of every carrier, in slices; newer ones stay; found through the key, not by reading every fix",
+    @Test("breadcrumbs past the retention go for every driver of every carrier, in slices; newer ones stay; found by age, not by reading every fix",
           arguments: TestBackend.available)
     func pruning(_ backend: TestBackend) async throws {
         let server = try await TestServer.make(backend)
@@ -396,7 +396,7 @@ struct LocationTests {
             let plan = try await server.services.database.read { db in
                 try await db.query("EXPLAIN QUERY PLAN " + LocationRepository.prunable(before: now)).map { try $0.string("detail") }
             }
-            #expect(plan.contains { $0.contains("SEARCH f USING") && $0.contains("recorded_at<?") }, "\(plan)")
+            #expect(plan.contains { $0.contains("location_fixes_by_age") && $0.contains("recorded_at<?") }, "\(plan)")
         }
     }
 }

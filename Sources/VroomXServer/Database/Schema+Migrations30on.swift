@@ -63,9 +63,6 @@ extension Schema {
         Migration(version: 39, name: "open trips as the trips page lists them", sql: """
             CREATE INDEX trips_open_listed ON trips (tenant_id, \(Schema.tripOpenListed), id) WHERE \(Schema.tripOpen)
             """),
-        // Every fix a truck sends wrote an entry in an index by age that only the nightly pruning read; the
-        // pruning now goes driver by driver through the key (tenant, driver, time) instead (`pruneFixes`).
-        Migration(version: 40, name: "breadcrumbs without an index by age", sql: "DROP INDEX location_fixes_by_age"),
     ]
 }
 

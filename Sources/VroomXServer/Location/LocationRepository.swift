@@ -201,8 +201,7 @@ enum LocationRepository {
             """).map { try $0.id("id") })
     }
 
-    /// Deletes up to 10,000 breadcrumbs recorded before `cutoff`; how many went. Found driver by driver
-    /// through the table's key (tenant, driver, time): an index by age would cost every fix one more entry.
+    /// Deletes up to 10,000 breadcrumbs recorded before `cutoff`; how many went.
     static func pruneFixes(before cutoff: Date, _ db: any SQLExecutor) async throws -> Int {
         try await db.query("""
             DELETE FROM location_fixes WHERE (tenant_id, driver_id, recorded_at) IN (\(prunable(before: cutoff)))
@@ -210,11 +209,9 @@ enum LocationRepository {
             """).count
     }
 
-    /// The keys of up to 10,000 breadcrumbs recorded before `cutoff`.
+    /// The keys of up to 10,000 breadcrumbs recorded before `cutoff`, from the index by age. (Dropping that index
+    /// and going driver by driver through the key measured no faster ingest: its entries are appended at one end.)
     static func prunable(before cutoff: Date) -> SQL {
-        """
-        SELECT f.tenant_id, f.driver_id, f.recorded_at FROM drivers d CROSS JOIN location_fixes f
-        WHERE f.tenant_id = d.tenant_id AND f.driver_id = d.id AND f.recorded_at < \(cutoff) LIMIT 10000
-        """
+        "SELECT tenant_id, driver_id, recorded_at FROM location_fixes WHERE recorded_at < \(cutoff) LIMIT 10000"
     }
 }
