@@ -8,15 +8,15 @@ import Testing
 /// at once): only when no call was answered while it waited.
 @Suite("Database reachability")
 struct DatabaseReachabilityTests {
-    /// A probe that waits, then fails, as one that timed out does; it counts its tries.
+    /// A probe that waits, then fails, as one that timed out does; it counts its tries and its failures.
     final class SilentProbe: Sendable {
         let tries = Atomic<Int>(0)
-        let started = Atomic<Bool>(false)
+        let failed = Atomic<Int>(0)
 
         func run() async -> Bool {
             tries.wrappingAdd(1, ordering: .relaxed)
-            started.store(true, ordering: .relaxed)
             try? await Task.sleep(for: .milliseconds(300))
+            failed.wrappingAdd(1, ordering: .relaxed)
             return false
         }
     }
@@ -25,14 +25,22 @@ struct DatabaseReachabilityTests {
         DatabaseReachability(interval: .milliseconds(50), logger: Logger(label: "test")) { await probe.run() } onRecovery: {}
     }
 
+    /// Waits (on a loaded machine, up to 20 s) until `condition` holds.
+    static func until(_ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !condition(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+    }
+
     @Test("a probe that fails while calls on pooled connections are answered leaves the database up")
     func slowNotDown() async throws {
         let probe = SilentProbe()
         let reachability = Self.reachability(probe)
         reachability.check()
-        while !probe.started.load(ordering: .relaxed) { try await Task.sleep(for: .milliseconds(5)) }
+        try await Self.until { probe.tries.load(ordering: .relaxed) == 1 }
         reachability.answered()
-        try await Task.sleep(for: .milliseconds(800))
+        try await Self.until { probe.failed.load(ordering: .relaxed) == 1 }
+        // Had the failure counted, the database would be down and probed again within 50 ms.
+        try await Task.sleep(for: .milliseconds(500))
         #expect(!reachability.isDown)
         #expect(probe.tries.load(ordering: .relaxed) == 1, "the check ended with the probe that failed")
         await reachability.close()
@@ -44,10 +52,11 @@ struct DatabaseReachabilityTests {
         let reachability = Self.reachability(probe)
         reachability.answered()
         reachability.check()
-        try await Task.sleep(for: .milliseconds(800))
+        try await Self.until { reachability.isDown }
         #expect(reachability.isDown)
-        #expect(probe.tries.load(ordering: .relaxed) >= 2)
         #expect(throws: DatabaseUnavailable.self) { try reachability.failIfDown() }
+        try await Self.until { probe.tries.load(ordering: .relaxed) >= 2 }
+        #expect(probe.tries.load(ordering: .relaxed) >= 2)
         await reachability.close()
     }
 }
