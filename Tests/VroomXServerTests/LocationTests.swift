@@ -371,12 +371,12 @@ struct LocationTests {
         let now = server.clock.now
         let retention: TimeInterval = 90 * 86_400
         let drivers = [(alpha.tenant.id, alpha.driverID(0)), (alpha.tenant.id, alpha.driverID(1)), (beta.tenant.id, beta.driverID(0))]
-        // 7,000 old fixes a driver (21,000: three slices of 10,000), then 5 within the retention, one right at its edge kept.
+        // 3,400 old fixes a driver (10,200: two slices of up to 10,000), then 5 within the retention, one right at its edge.
         try await server.services.database.write { db in
             for (tenant, driver) in drivers {
-                for first in stride(from: 0, to: 7_005, by: 500) {
-                    let rows = SQL.joined((first..<min(first + 500, 7_005)).map { index in
-                        let age = index < 7_000 ? retention + 60 + Double(index) : retention - 1 - Double(index - 7_000) * 60
+                for first in stride(from: 0, to: 3_405, by: 500) {
+                    let rows = SQL.joined((first..<min(first + 500, 3_405)).map { index in
+                        let age = index < 3_400 ? retention + 60 + Double(index) : retention - 1 - Double(index - 3_400) * 60
                         return "(\(tenant), \(driver), \(now.addingTimeInterval(-age)), 41.5, -88.1, 5, \(now))"
                     }, separator: ", ")
                     try await db.execute("""
