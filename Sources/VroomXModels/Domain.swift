@@ -392,9 +392,6 @@ public struct Order: Codable, Sendable, Hashable, Identifiable {
         case updatedAt = "updated_at"
     }
 
-    public func stop(_ kind: StopKind) -> Stop { kind == .pickup ? pickup : delivery }
-    public func arrived(at kind: StopKind) -> Date? { kind == .pickup ? arrivedAtPickup : arrivedAtDelivery }
-
     /// "2021 Toyota Camry", or "3 vehicles: 2021 Toyota Camry, …" for a load of several.
     public var vehiclesSummary: String {
         guard vehicles.count > 1 else { return vehicle.summary }
@@ -402,6 +399,28 @@ public struct Order: Codable, Sendable, Hashable, Identifiable {
         return "\(vehicles.count) vehicles" + (named.isEmpty ? "" : ": " + named.joined(separator: ", "))
     }
 }
+
+/// An order's two stops and where the truck stands with them: what the rule
+/// for the next stop reads, and all the dispatch map draws of an order. An
+/// `Order` is one; the map reads a slimmer one (no vehicles, no money).
+public protocol OrderStops {
+    var id: ID<Order> { get }
+    var number: String { get }
+    var status: OrderStatus { get }
+    var pickup: Stop { get }
+    var delivery: Stop { get }
+    var pickupETA: Date? { get }
+    var deliveryETA: Date? { get }
+    var arrivedAtPickup: Date? { get }
+    var arrivedAtDelivery: Date? { get }
+}
+
+extension OrderStops {
+    public func stop(_ kind: StopKind) -> Stop { kind == .pickup ? pickup : delivery }
+    public func arrived(at kind: StopKind) -> Date? { kind == .pickup ? arrivedAtPickup : arrivedAtDelivery }
+}
+
+extension Order: OrderStops {}
 
 extension Order {
     public init(from decoder: any Decoder) throws {

@@ -370,7 +370,7 @@ public enum ComputedETA {
     }
 }
 
-extension Order {
+extension OrderStops {
     /// The stop the truck works next: the pickup until the vehicle is on
     /// it, then the delivery; none before assignment or once it is done.
     public var nextStop: StopKind? {
@@ -383,7 +383,9 @@ extension Order {
 
     /// The driver's ETA at one of the stops.
     public func eta(at kind: StopKind) -> Date? { kind == .pickup ? pickupETA : deliveryETA }
+}
 
+extension Order {
     /// Of a trip's orders, the stop its driver works next on the road: the
     /// one due first — on the day of its ETA, else the day its window opens
     /// (today without either); within a day, the one the driver expects
@@ -391,9 +393,9 @@ extension Order {
     /// by number. A delivery due today comes before a pickup due tomorrow, and
     /// a pickup due today before a delivery due next week. One rule for the
     /// driver's app and dispatch's map, so both name the same stop.
-    public static func nextStop(among orders: [Order], today: LocalDate) -> (order: Order, kind: StopKind)? {
+    public static func nextStop<Candidate: OrderStops>(among orders: [Candidate], today: LocalDate) -> (order: Candidate, kind: StopKind)? {
         let candidates = orders.compactMap { order in order.nextStop.map { (order: order, kind: $0) } }
-        func key(_ candidate: (order: Order, kind: StopKind)) -> (LocalDate, Date, Int, String) {
+        func key(_ candidate: (order: Candidate, kind: StopKind)) -> (LocalDate, Date, Int, String) {
             let eta = candidate.order.eta(at: candidate.kind)
             let day = eta.map { LocalDate($0) } ?? candidate.order.stop(candidate.kind).windowStart ?? today
             return (max(day, today), eta ?? .distantFuture, candidate.kind == .delivery ? 0 : 1, candidate.order.number)

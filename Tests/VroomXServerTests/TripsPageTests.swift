@@ -342,6 +342,31 @@ struct TripsPageTests {
         }
         let ahead = try await server.store.orders.ahead(tenant: tenant).map(\.id)
         #expect(Set(ahead) == [orders(rolling)[0], orders(rolling)[1], orders(rollingToo)[1]] && ahead.count == 3, "\(ahead)")
+        // The map's slim read holds what the whole order holds, column for column (each stop's place, fence, window and
+        // contact; ETAs and arrivals set to different times, so that no two columns read crosswise would pass).
+        try await server.services.database.write { db in
+            let start = Date(timeIntervalSince1970: 1_790_000_000)
+            try await db.execute("""
+                UPDATE orders SET pickup_eta = \(start), delivery_eta = \(start.addingTimeInterval(60)),
+                arrived_at_pickup = \(start.addingTimeInterval(120)), arrived_at_delivery = \(start.addingTimeInterval(180)),
+                pickup_latitude = 32.1, pickup_longitude = -81.2, pickup_radius_m = 250, delivery_latitude = 33.3, delivery_longitude = -84.4,
+                pickup_window_start = '2026-12-01', pickup_window_end = '2026-12-02', delivery_window_start = '2026-12-03',
+                delivery_window_end = '2026-12-04', pickup_contact_name = 'Pat', pickup_contact_phone = '555-0101',
+                delivery_contact_name = 'Lee', delivery_contact_phone = '555-0199', pickup_name = 'Yard', delivery_name = 'Dealer'
+                WHERE id = \(orders(rolling)[1])
+                """)
+        }
+        for slim in try await server.store.orders.ahead(tenant: tenant) {
+            let order = try await server.store.orders.order(slim.id, alpha.scope)
+            #expect(slim.number == order.number && slim.tripID == order.tripID && slim.driverID == order.driverID && slim.status == order.status
+                    && slim.pickup == order.pickup && slim.delivery == order.delivery && slim.pickupETA == order.pickupETA
+                    && slim.deliveryETA == order.deliveryETA && slim.arrivedAtPickup == order.arrivedAtPickup
+                    && slim.arrivedAtDelivery == order.arrivedAtDelivery && slim.createdAt == order.createdAt, "\(slim) against \(order)")
+            if slim.id == orders(rolling)[1] {
+                #expect(slim.pickup.location?.latitude == 32.1 && slim.delivery.geofenceRadiusMeters == nil && slim.pickup.geofenceRadiusMeters == 250
+                        && slim.delivery.contactPhone == "555-0199" && slim.arrivedAtDelivery == Date(timeIntervalSince1970: 1_790_000_180))
+            }
+        }
         let scope = Scope.dispatch(tenant: tenant)
         #expect(Set(try await server.store.trips.list(scope, status: .inProgress).map(\.id)) == [rolling.id, rollingToo.id])
         #expect(try await server.store.trips.list(scope, status: .planned).map(\.id) == [planned.id])

@@ -47,7 +47,7 @@ struct ConsoleMapPages {
         }
         // The stops still ahead on trips under way (a planned trip's stops would only crowd the map).
         let open = try await store.orders.ahead(tenant: tenant)
-        var stops: [(Order, StopKind, GeoPoint, Double)] = []
+        var stops: [(OrderAhead, StopKind, GeoPoint, Double)] = []
         for order in open.prefix(500) {
             let ahead: [StopKind] = order.status == .assigned ? [.pickup, .delivery] : [.delivery]
             for kind in ahead {

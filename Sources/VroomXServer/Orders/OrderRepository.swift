@@ -21,8 +21,8 @@ enum OrderRepository {
     /// The vehicles still to move on the carrier's trips under way (waiting or on the truck).
     /// Newest first (`Order.order`), sorted here: SQLite's sorter copied every column of every row, a third of the
     /// query. Their positions are sorted, not the orders (large structs moved at every step).
-    static func ahead(tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [Order] {
-        let orders = try await db.query(aheadQuery(tenant: tenant)).map(Order.init(row:))
+    static func ahead(tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> [OrderAhead] {
+        let orders = try await db.query(aheadQuery(tenant: tenant)).map(OrderAhead.init(row:))
         return orders.indices.sorted { a, b in
             orders[a].createdAt != orders[b].createdAt ? orders[a].createdAt > orders[b].createdAt : orders[a].id < orders[b].id
         }.map { orders[$0] }
@@ -33,7 +33,7 @@ enum OrderRepository {
     /// picked-up order of the carrier.
     static func aheadQuery(tenant: ID<Tenant>) -> SQL {
         """
-        SELECT \(Order.columns) FROM (
+        SELECT \(OrderAhead.columns) FROM (
             SELECT o.* FROM trips t CROSS JOIN orders o
             WHERE t.tenant_id = \(tenant) AND t.\(unsafeRaw: Schema.tripOpen) AND t.status = 'in_progress'
             AND o.tenant_id = t.tenant_id AND o.trip_id = t.id AND o.status IN ('assigned', 'picked_up')) AS ahead

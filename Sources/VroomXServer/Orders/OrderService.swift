@@ -14,7 +14,7 @@ public struct OrderService: Sendable {
 
     /// The vehicles still to move on the carrier's trips under way (waiting
     /// or on the truck): what the map shows, without reading every order.
-    func ahead(tenant: ID<Tenant>) async throws -> [Order] {
+    func ahead(tenant: ID<Tenant>) async throws -> [OrderAhead] {
         try await store.read { try await OrderRepository.ahead(tenant: tenant, $0) }
     }
 

@@ -72,7 +72,7 @@ extension Order {
     static let order = ListOrder(.descending("created_at", .integer), .ascending("id", .text))
 
     /// A stop's column names, joined once rather than for every row read.
-    private struct StopColumns: Sendable {
+    fileprivate struct StopColumns: Sendable {
         let name, address, contactName, contactPhone, windowStart, windowEnd, latitude, longitude, radius: String
 
         init(_ prefix: String) {
@@ -92,17 +92,7 @@ extension Order {
     }
 
     init(row: SQLRow) throws {
-        func stop(_ columns: StopColumns) throws -> Stop {
-            var location: GeoPoint?
-            if let latitude = try row.optionalDouble(columns.latitude), let longitude = try row.optionalDouble(columns.longitude) {
-                location = GeoPoint(latitude: latitude, longitude: longitude)
-            }
-            return Stop(name: try row.string(columns.name), address: try row.string(columns.address),
-                        contactName: try row.string(columns.contactName), contactPhone: try row.string(columns.contactPhone),
-                        windowStart: try row.optionalLocalDate(columns.windowStart),
-                        windowEnd: try row.optionalLocalDate(columns.windowEnd),
-                        location: location, geofenceRadiusMeters: try row.optionalInt(columns.radius))
-        }
+        func stop(_ columns: StopColumns) throws -> Stop { try Stop(row: row, columns) }
         let vehicles = try WireDocument.list(of: Vehicle.self, from: try row.string("vehicles"))
         self.init(
             id: try row.id("id"), number: try row.string("number"), tripID: try row.optionalID("trip_id"),
@@ -121,6 +111,38 @@ extension Order {
             vehicles: vehicles, departedPickupAt: try row.optionalDate("departed_at_pickup"),
             departedDeliveryAt: try row.optionalDate("departed_at_delivery"),
             problems: try WireDocument.list(of: StopProblem.self, from: try row.string("problems")))
+    }
+}
+
+extension Stop {
+    fileprivate init(row: SQLRow, _ columns: Order.StopColumns) throws {
+        var location: GeoPoint?
+        if let latitude = try row.optionalDouble(columns.latitude), let longitude = try row.optionalDouble(columns.longitude) {
+            location = GeoPoint(latitude: latitude, longitude: longitude)
+        }
+        self.init(name: try row.string(columns.name), address: try row.string(columns.address),
+                  contactName: try row.string(columns.contactName), contactPhone: try row.string(columns.contactPhone),
+                  windowStart: try row.optionalLocalDate(columns.windowStart), windowEnd: try row.optionalLocalDate(columns.windowEnd),
+                  location: location, geofenceRadiusMeters: try row.optionalInt(columns.radius))
+    }
+}
+
+extension OrderAhead {
+    static let columns: SQL = """
+        id, number, trip_id, driver_id, status, pickup_eta, delivery_eta, created_at, arrived_at_pickup, arrived_at_delivery, \
+        pickup_name, pickup_address, pickup_contact_name, pickup_contact_phone, pickup_window_start, pickup_window_end, \
+        pickup_latitude, pickup_longitude, pickup_radius_m, \
+        delivery_name, delivery_address, delivery_contact_name, delivery_contact_phone, delivery_window_start, \
+        delivery_window_end, delivery_latitude, delivery_longitude, delivery_radius_m
+        """
+
+    init(row: SQLRow) throws {
+        self.init(id: try row.id("id"), number: try row.string("number"), tripID: try row.optionalID("trip_id"),
+                  driverID: try row.optionalID("driver_id"), status: try row.enumeration("status"),
+                  pickup: try Stop(row: row, .pickup), delivery: try Stop(row: row, .delivery),
+                  pickupETA: try row.optionalDate("pickup_eta"), deliveryETA: try row.optionalDate("delivery_eta"),
+                  arrivedAtPickup: try row.optionalDate("arrived_at_pickup"), arrivedAtDelivery: try row.optionalDate("arrived_at_delivery"),
+                  createdAt: try row.date("created_at"))
     }
 }
 
