@@ -58,7 +58,7 @@ public struct APIClient: Sendable {
                                       url: baseURL + endpoint.path(parameters) + (query.map { "?" + $0 } ?? ""),
                                       headers: headers, body: nil)
         if let body {
-            request.body = try CacheJSON.encoder.encode(body)
+            request.body = Data(try WireJSON.encode(body))
             request.headers.append(("Content-Type", "application/json"))
         }
         return try await authorized(request, access: endpoint.access)

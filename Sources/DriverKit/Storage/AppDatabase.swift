@@ -359,7 +359,7 @@ enum CacheJSON {
     static let decoder = WireJSON.decoder()
 
     static func encode<T: Encodable>(_ value: T) throws -> String {
-        String(decoding: try encoder.encode(value), as: UTF8.self)
+        try WireJSON.string(value)
     }
 
     static func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {

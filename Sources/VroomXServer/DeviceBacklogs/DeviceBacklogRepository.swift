@@ -10,7 +10,7 @@ enum DeviceBacklogRepository {
 
     /// Stores a phone's report in place of its last one.
     static func upsert(_ report: DeviceBacklog, driver: ID<Driver>, _ tx: TenantTransaction) async throws {
-        let items = String(decoding: try JSONBody.encoder.encode(report.items), as: UTF8.self)
+        let items = try WireJSON.string(report.items)
         try await tx.execute("""
             INSERT INTO device_backlogs (tenant_id, driver_id, device_id, changes, files, file_bytes, oldest_at, items, reported_at)
             VALUES (\(tx.tenant), \(driver), \(report.deviceID), \(report.waitingChanges), \(report.waitingFiles), \(report.fileBytes),

@@ -33,7 +33,7 @@ enum JSONBody {
     static let decoder = WireJSON.decoder()
 
     static func response<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Reply {
-        Reply(status: status, body: ByteBuffer(bytes: try encoder.encode(value)))
+        Reply(status: status, body: ByteBuffer(bytes: try WireJSON.encode(value)))
     }
 
     static func noContent() -> Reply { Reply(status: .noContent, body: nil) }

@@ -336,10 +336,8 @@ final class TenantTransaction: @unchecked Sendable {
 /// The JSON a client stores for a row: what the API answers, what the
 /// change feed carries, and what the row's `doc` column keeps.
 enum WireDocument {
-    static let encoder = WireJSON.encoder()
-
     static func encode<T: Encodable>(_ value: T) throws -> String {
-        String(decoding: try encoder.encode(value), as: UTF8.self)
+        try WireJSON.string(value)
     }
 
     /// A stored document, read as the wire decoder reads it (`StoredJSON`).

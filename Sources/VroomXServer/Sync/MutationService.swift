@@ -174,7 +174,7 @@ struct MutationService {
             return applied
         }
         let result = MutationResult(id: mutation.id, outcome: .applied, row: applied.row, order: applied.order, positions: applied.positions)
-        return Store.StoredReply(status: 200, body: String(decoding: try JSONBody.encoder.encode(result), as: UTF8.self))
+        return Store.StoredReply(status: 200, body: try WireJSON.string(result))
     }
 
     /// The answer as the client receives it, the same whether fresh or replayed.
@@ -303,7 +303,7 @@ struct MutationService {
     }
 
     static func hash(_ mutation: Mutation) throws -> String {
-        SHA256.hash(data: try JSONBody.encoder.encode(mutation)).hexString
+        SHA256.hash(data: try WireJSON.encode(mutation)).hexString
     }
 }
 
