@@ -58,11 +58,13 @@ private final class JSONWriter {
         let keyEnd: Int
     }
 
-    var bytes: [UInt8] = []
-    var frames: [Frame] = []
-    var members: [Member] = []
+    // Not checked for exclusive access at run time: every access is synchronous, by one encoding, and the checks were a
+    // third of the writing.
+    @exclusivity(unchecked) var bytes: [UInt8] = []
+    @exclusivity(unchecked) var frames: [Frame] = []
+    @exclusivity(unchecked) var members: [Member] = []
     /// Set where the quick path met something it leaves to `JSONEncoder`, even when the type caught the error and went on.
-    var bailed = false
+    @exclusivity(unchecked) var bailed = false
 
     init() { bytes.reserveCapacity(512) }
 
@@ -85,13 +87,12 @@ private final class JSONWriter {
         frames[frame].count += 1
     }
 
-    /// Before an object's member: its key and colon, noted for sorting. A key beyond plain ASCII (or one that needs an
-    /// escape) is left to `JSONEncoder`, whose order for such keys is its own.
+    /// Before an object's member: its key and colon, noted for sorting. A key beyond ASCII (or one that needs an escape)
+    /// is left to `JSONEncoder`, whose order for such keys is its own.
     func key(_ key: String, in frame: Int) throws {
         guard frames.indices.contains(frame) else { throw fail() }
         let start = bytes.count
-        guard key.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) else { throw fail() }
-        try string(key)
+        try string(key, plainASCII: true)
         members.append(Member(start: start, keyEnd: bytes.count))
         bytes.append(UInt8(ascii: ":"))
         frames[frame].count += 1
@@ -184,12 +185,15 @@ private final class JSONWriter {
         bytes.append(contentsOf: text.utf8)
     }
 
-    func string(_ value: String) throws {
+    /// - Parameter plainASCII: a key, which must need no escape and hold nothing beyond ASCII.
+    func string(_ value: String, plainASCII: Bool = false) throws {
         bytes.append(UInt8(ascii: "\""))
         var value = value
         try value.withUTF8 { utf8 in
             var plainFrom = 0
-            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte >= 0x7F {
+                if plainASCII { throw fail() }
+                if byte >= 0x7F { continue }
                 let escape: UInt8
                 switch byte {
                 case UInt8(ascii: "\""): escape = UInt8(ascii: "\"")
@@ -215,9 +219,9 @@ private final class JSONWriter {
 private final class WriterEncoder: Encoder {
     let writer: JSONWriter
     /// The object or array the value being encoded opened, if any.
-    private var opened: Int?
+    @exclusivity(unchecked) private var opened: Int?
     /// Whether the value being encoded wrote itself through a single value container.
-    private var wroteSingle = false
+    @exclusivity(unchecked) private var wroteSingle = false
 
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
