@@ -43,7 +43,15 @@ private struct NotPlain: Error {}
 private final class JSONWriter {
     enum Kind { case object, array }
 
+    /// An open object or array, as a container names it: where it is among those open, and which it is (a container
+    /// kept past its value's end must not write into whatever opened there since).
+    struct FrameRef {
+        let index: Int
+        let id: Int
+    }
+
     struct Frame {
+        let id: Int
         let kind: Kind
         /// Where the object's `{` or the array's `[` is.
         let start: Int
@@ -65,6 +73,9 @@ private final class JSONWriter {
     @exclusivity(unchecked) var members: [Member] = []
     /// Set where the quick path met something it leaves to `JSONEncoder`, even when the type caught the error and went on.
     @exclusivity(unchecked) var bailed = false
+    @exclusivity(unchecked) private var lastID = 0
+    /// `JSONEncoder` refuses deeper nesting.
+    static let maximumDepth = 512
 
     init() { bytes.reserveCapacity(512) }
 
@@ -75,27 +86,38 @@ private final class JSONWriter {
 
     // MARK: Containers
 
-    func open(_ kind: Kind) -> Int {
-        frames.append(Frame(kind: kind, start: bytes.count, firstMember: members.count))
-        bytes.append(kind == .object ? UInt8(ascii: "{") : UInt8(ascii: "["))
-        return frames.count - 1
+    /// A number no other frame or value of this encoding has.
+    func newID() -> Int {
+        lastID += 1
+        return lastID
     }
 
+    func open(_ kind: Kind) -> FrameRef {
+        if frames.count >= Self.maximumDepth { bailed = true }
+        let frame = Frame(id: newID(), kind: kind, start: bytes.count, firstMember: members.count)
+        frames.append(frame)
+        bytes.append(kind == .object ? UInt8(ascii: "{") : UInt8(ascii: "["))
+        return FrameRef(index: frames.count - 1, id: frame.id)
+    }
+
+    func isOpen(_ frame: FrameRef) -> Bool { frames.indices.contains(frame.index) && frames[frame.index].id == frame.id }
+
     /// Before an array's element: the comma after the one before.
-    func element(of frame: Int) {
-        if frames[frame].count > 0 { bytes.append(UInt8(ascii: ",")) }
-        frames[frame].count += 1
+    func element(of frame: FrameRef) throws {
+        guard isOpen(frame), frames[frame.index].kind == .array else { throw fail() }
+        if frames[frame.index].count > 0 { bytes.append(UInt8(ascii: ",")) }
+        frames[frame.index].count += 1
     }
 
     /// Before an object's member: its key and colon, noted for sorting. A key beyond ASCII (or one that needs an escape)
     /// is left to `JSONEncoder`, whose order for such keys is its own.
-    func key(_ key: String, in frame: Int) throws {
-        guard frames.indices.contains(frame) else { throw fail() }
+    func key(_ key: String, in frame: FrameRef) throws {
+        guard isOpen(frame), frames[frame.index].kind == .object else { throw fail() }
         let start = bytes.count
         try string(key, plainASCII: true)
         members.append(Member(start: start, keyEnd: bytes.count))
         bytes.append(UInt8(ascii: ":"))
-        frames[frame].count += 1
+        frames[frame.index].count += 1
     }
 
     /// Closes the innermost open object or array.
@@ -219,11 +241,18 @@ private final class JSONWriter {
 private final class WriterEncoder: Encoder {
     let writer: JSONWriter
     /// The object or array the value being encoded opened, if any.
-    @exclusivity(unchecked) private var opened: Int?
-    /// Whether the value being encoded wrote itself through a single value container.
+    @exclusivity(unchecked) private var opened: JSONWriter.FrameRef?
+    /// Whether the value being encoded asked for a single value container, and how many values it wrote through it.
     @exclusivity(unchecked) private var wroteSingle = false
+    @exclusivity(unchecked) private var singleWrites = 0
+    /// Which value is being encoded: a single value container kept past its value's end must not write.
+    @exclusivity(unchecked) private var value = 0
 
-    var codingPath: [any CodingKey] { [] }
+    /// Not kept (it cost as much as the writing): a type that reads it is left to `JSONEncoder`.
+    var codingPath: [any CodingKey] {
+        writer.bailed = true
+        return []
+    }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     init(_ writer: JSONWriter) { self.writer = writer }
@@ -234,20 +263,35 @@ private final class WriterEncoder: Encoder {
         // Metatypes compared, not a cast a value: most values are none of these.
         if T.self == Date.self, let date = value as? Date { return try writer.string(WireTime.string(from: date)) }
         if T.self == Data.self || T.self == URL.self || T.self == Decimal.self { throw writer.fail() }
-        let saved = (opened, wroteSingle)
-        (opened, wroteSingle) = (nil, false)
-        defer { (opened, wroteSingle) = saved }
+        // Once anything is left to `JSONEncoder`, nothing more is written (and a value nested past its limit unwinds).
+        guard !writer.bailed else { throw NotPlain() }
+        let saved = (opened, wroteSingle, singleWrites, self.value)
+        (opened, wroteSingle, singleWrites, self.value) = (nil, false, 0, writer.newID())
+        defer { (opened, wroteSingle, singleWrites, self.value) = saved }
         let depth = writer.frames.count
-        try value.encode(to: self)
-        // A value that wrote nothing is an empty object to `JSONEncoder`; such a rare thing is left to it.
-        guard opened != nil || wroteSingle, writer.frames.count == depth + (opened == nil ? 0 : 1) else { throw writer.fail() }
+        do {
+            try value.encode(to: self)
+        } catch {
+            // The key or comma before the value is written already: a type that catches the error and goes on would
+            // leave it behind, where `JSONEncoder` leaves nothing.
+            writer.bailed = true
+            throw error
+        }
+        // A value that wrote nothing is an empty object to `JSONEncoder` (or an error); such a rare thing is left to it.
+        guard opened != nil || singleWrites == 1, writer.frames.count == depth + (opened == nil ? 0 : 1) else { throw writer.fail() }
         if opened != nil { try writer.close() }
     }
 
-    private func open(_ kind: JSONWriter.Kind) -> Int {
+    /// Before a value written through a single value container of `owner`: one value, while its owner is being encoded.
+    func single(of owner: Int) throws {
+        guard owner == value, singleWrites == 0 else { throw writer.fail() }
+        singleWrites += 1
+    }
+
+    private func open(_ kind: JSONWriter.Kind) -> JSONWriter.FrameRef {
         if let opened {
             // The same value asking again for its container gets the one it has; a different kind cannot be.
-            if writer.frames.indices.contains(opened), writer.frames[opened].kind == kind { return opened }
+            if writer.isOpen(opened), writer.frames[opened.index].kind == kind { return opened }
             writer.bailed = true
             return opened
         }
@@ -268,7 +312,7 @@ private final class WriterEncoder: Encoder {
     func singleValueContainer() -> any SingleValueEncodingContainer {
         if opened != nil || wroteSingle { writer.bailed = true }
         wroteSingle = true
-        return SingleWriter(encoder: self)
+        return SingleWriter(encoder: self, owner: value)
     }
 }
 
@@ -285,9 +329,9 @@ private func detachedUnkeyedContainer() -> any UnkeyedEncodingContainer {
 
 private struct KeyedWriter<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let encoder: WriterEncoder
-    let frame: Int
+    let frame: JSONWriter.FrameRef
     var writer: JSONWriter { encoder.writer }
-    var codingPath: [any CodingKey] { [] }
+    var codingPath: [any CodingKey] { encoder.codingPath }
 
     mutating func encodeNil(forKey key: Key) throws { try writer.key(key.stringValue, in: frame); writer.null() }
     mutating func encode(_ value: Bool, forKey key: Key) throws { try writer.key(key.stringValue, in: frame); writer.bool(value) }
@@ -329,15 +373,12 @@ private struct KeyedWriter<Key: CodingKey>: KeyedEncodingContainerProtocol {
 
 private struct UnkeyedWriter: UnkeyedEncodingContainer {
     let encoder: WriterEncoder
-    let frame: Int
+    let frame: JSONWriter.FrameRef
     var writer: JSONWriter { encoder.writer }
-    var codingPath: [any CodingKey] { [] }
-    var count: Int { writer.frames.indices.contains(frame) ? writer.frames[frame].count : 0 }
+    var codingPath: [any CodingKey] { encoder.codingPath }
+    var count: Int { writer.isOpen(frame) ? writer.frames[frame.index].count : 0 }
 
-    private func next() throws {
-        guard writer.frames.indices.contains(frame) else { throw writer.fail() }
-        writer.element(of: frame)
-    }
+    private func next() throws { try writer.element(of: frame) }
 
     mutating func encodeNil() throws { try next(); writer.null() }
     mutating func encode(_ value: Bool) throws { try next(); writer.bool(value) }
@@ -377,23 +418,30 @@ private struct UnkeyedWriter: UnkeyedEncodingContainer {
 
 private struct SingleWriter: SingleValueEncodingContainer {
     let encoder: WriterEncoder
+    /// The value this container writes.
+    let owner: Int
     var writer: JSONWriter { encoder.writer }
-    var codingPath: [any CodingKey] { [] }
+    var codingPath: [any CodingKey] { encoder.codingPath }
 
-    mutating func encodeNil() throws { writer.null() }
-    mutating func encode(_ value: Bool) throws { writer.bool(value) }
-    mutating func encode(_ value: String) throws { try writer.string(value) }
-    mutating func encode(_ value: Double) throws { try writer.floating(value) }
-    mutating func encode(_ value: Float) throws { try writer.floating(value) }
-    mutating func encode(_ value: Int) throws { writer.integer(value) }
-    mutating func encode(_ value: Int8) throws { writer.integer(value) }
-    mutating func encode(_ value: Int16) throws { writer.integer(value) }
-    mutating func encode(_ value: Int32) throws { writer.integer(value) }
-    mutating func encode(_ value: Int64) throws { writer.integer(value) }
-    mutating func encode(_ value: UInt) throws { writer.integer(value) }
-    mutating func encode(_ value: UInt8) throws { writer.integer(value) }
-    mutating func encode(_ value: UInt16) throws { writer.integer(value) }
-    mutating func encode(_ value: UInt32) throws { writer.integer(value) }
-    mutating func encode(_ value: UInt64) throws { writer.integer(value) }
-    mutating func encode<T: Encodable>(_ value: T) throws { try encoder.encodeValue(value) }
+    private func next() throws { try encoder.single(of: owner) }
+
+    mutating func encodeNil() throws { try next(); writer.null() }
+    mutating func encode(_ value: Bool) throws { try next(); writer.bool(value) }
+    mutating func encode(_ value: String) throws { try next(); try writer.string(value) }
+    mutating func encode(_ value: Double) throws { try next(); try writer.floating(value) }
+    mutating func encode(_ value: Float) throws { try next(); try writer.floating(value) }
+    mutating func encode(_ value: Int) throws { try next(); writer.integer(value) }
+    mutating func encode(_ value: Int8) throws { try next(); writer.integer(value) }
+    mutating func encode(_ value: Int16) throws { try next(); writer.integer(value) }
+    mutating func encode(_ value: Int32) throws { try next(); writer.integer(value) }
+    mutating func encode(_ value: Int64) throws { try next(); writer.integer(value) }
+    mutating func encode(_ value: UInt) throws { try next(); writer.integer(value) }
+    mutating func encode(_ value: UInt8) throws { try next(); writer.integer(value) }
+    mutating func encode(_ value: UInt16) throws { try next(); writer.integer(value) }
+    mutating func encode(_ value: UInt32) throws { try next(); writer.integer(value) }
+    mutating func encode(_ value: UInt64) throws { try next(); writer.integer(value) }
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        try next()
+        try encoder.encodeValue(value)
+    }
 }

@@ -124,9 +124,72 @@ import Testing
                 try container.encode(1, forKey: .good)
             }
         }
+        /// Asks for a single value container and writes nothing through it (`{}` nested to `JSONEncoder`, an error on top).
+        struct Blank: Encodable { func encode(to encoder: any Encoder) throws { _ = encoder.singleValueContainer() } }
+        struct Boom: Encodable { func encode(to encoder: any Encoder) throws { throw CancellationError() } }
+        /// Catches a member's error and goes on: the key written before it must not stay.
+        struct Tolerant: Encodable {
+            enum Key: String, CodingKey { case a, b }
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: Key.self)
+                try? container.encode(Boom(), forKey: .a)
+                try container.encode(1, forKey: .b)
+                var list = encoder.container(keyedBy: Key.self)
+                try list.encode([1], forKey: .a)
+            }
+        }
+        struct TolerantList: Encodable {
+            func encode(to encoder: any Encoder) throws {
+                var list = encoder.unkeyedContainer()
+                try list.encode(1)
+                try? list.encode(Boom())
+                try list.encode(2)
+            }
+        }
+        indirect enum Tree: Encodable {
+            case node([Tree])
+            func encode(to encoder: any Encoder) throws {
+                var children = encoder.unkeyedContainer()
+                if case .node(let nodes) = self { for node in nodes { try children.encode(node) } }
+            }
+        }
+        var deep = Tree.node([])
+        for _ in 0..<600 { deep = .node([deep]) }
+        /// A container kept past its value's end, and written to while another value is encoded.
+        final class Stash: @unchecked Sendable { var list: (any UnkeyedEncodingContainer)? }
+        struct Leak: Encodable {
+            let stash: Stash
+            func encode(to encoder: any Encoder) throws { stash.list = encoder.unkeyedContainer() }
+        }
+        struct Later: Encodable {
+            enum Key: String, CodingKey { case a }
+            let stash: Stash
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: Key.self)
+                try stash.list?.encode(5)
+                try container.encode(1, forKey: .a)
+            }
+        }
+        struct Pair: Encodable {
+            enum Key: String, CodingKey { case x, y }
+            let stash = Stash()
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: Key.self)
+                try container.encode(Leak(stash: stash), forKey: .x)
+                try container.encode(Later(stash: stash), forKey: .y)
+            }
+        }
+        /// Writes itself differently at the top: the path is not kept, so reading it leaves the value to the encoder.
+        struct PathAware: Encodable {
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.singleValueContainer()
+                try container.encode(encoder.codingPath.isEmpty ? "top" : "nested")
+            }
+        }
         let stamped = Stamped(data: Data([1, 2, 3]), link: try #require(URL(string: "https://example.com/a b")), amount: Decimal(string: "12.50")!)
         let values: [any Encodable] = [stamped, Nothing(), [Nothing()], Twice(), Nested(), Inherits(), Refuses(), [Refuses()], CatchesAndGoesOn(),
-                                       ["k\u{e9}y": 1, "key": 2], ["a\"b": 1]]
+                                       ["k\u{e9}y": 1, "key": 2], ["a\"b": 1], ["a": Blank()], Blank(), Tolerant(), TolerantList(), deep,
+                                       Pair(), [PathAware()], PathAware()]
         func check<T: Encodable>(_ value: T) {
             let written = try? WireJSON.encode(value)
             #expect(written == Self.authority(value), "\(value): \(Self.text(written))")
