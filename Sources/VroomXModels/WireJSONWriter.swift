@@ -57,6 +57,7 @@ private final class JSONWriter {
         let start: Int
         /// The object's first member in `members`.
         let firstMember: Int
+        /// The array's elements so far.
         var count = 0
     }
 
@@ -117,7 +118,6 @@ private final class JSONWriter {
         try string(key, plainASCII: true)
         members.append(Member(start: start, keyEnd: bytes.count))
         bytes.append(UInt8(ascii: ":"))
-        frames[frame.index].count += 1
     }
 
     /// Closes the innermost open object or array.

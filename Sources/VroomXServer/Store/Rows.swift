@@ -92,7 +92,6 @@ extension Order {
     }
 
     init(row: SQLRow) throws {
-        func stop(_ columns: StopColumns) throws -> Stop { try Stop(row: row, columns) }
         let vehicles = try WireDocument.list(of: Vehicle.self, from: try row.string("vehicles"))
         self.init(
             id: try row.id("id"), number: try row.string("number"), tripID: try row.optionalID("trip_id"),
@@ -100,7 +99,7 @@ extension Order {
             vehicle: Vehicle(year: try row.optionalInt("vehicle_year"), make: try row.string("vehicle_make"),
                              model: try row.string("vehicle_model"), vin: try row.string("vehicle_vin"),
                              color: try row.string("vehicle_color")),
-            pickup: try stop(.pickup), delivery: try stop(.delivery), status: try row.enumeration("status"),
+            pickup: try Stop(row: row, .pickup), delivery: try Stop(row: row, .delivery), status: try row.enumeration("status"),
             actualPickupDate: try row.optionalDate("actual_pickup_at"),
             actualDeliveryDate: try row.optionalDate("actual_delivery_at"),
             pickupETA: try row.optionalDate("pickup_eta"), deliveryETA: try row.optionalDate("delivery_eta"),
