@@ -16,7 +16,7 @@ struct PostgresStatementTests {
         let url = try #require(chosen)
         // Prepared from the first run, so a test need not repeat each call five times.
         // The suite's deadline (`TestBackend`): hundreds of tests share two cores, and these do not test deadlines.
-        let options = PostgresDatabase.Options(timeout: .seconds(60), preparedStatements: preparedStatements, prepareThreshold: 1)
+        let options = PostgresDatabase.Options(timeout: .seconds(120), preparedStatements: preparedStatements, prepareThreshold: 1)
         let database = try await PostgresDatabase.open(url: url, maxConnections: 1, options: options, logger: Logger(label: "test"))
         return (database, url)
     }
@@ -75,7 +75,7 @@ struct PostgresStatementTests {
     @Test("by default a statement is prepared on its fifth run; a connection keeps at most 256", arguments: TestBackend.postgresOnly)
     func thresholdAndLimit(_ backend: TestBackend) async throws {
         let url = try #require(try await TestBackend.postgres.freshConfiguration().databaseURL)
-        let database = try await PostgresDatabase.open(url: url, maxConnections: 1, options: .init(timeout: .seconds(60)), logger: Logger(label: "test"))
+        let database = try await PostgresDatabase.open(url: url, maxConnections: 1, options: .init(timeout: .seconds(120)), logger: Logger(label: "test"))
         let counting: SQL = "SELECT count(*) AS held FROM pg_prepared_statements WHERE statement LIKE \("SELECT 'counted'%")"
         for run in 1...5 {
             let held = try await database.read { try await $0.first("SELECT 'counted' AS label, \(run) AS run") }
