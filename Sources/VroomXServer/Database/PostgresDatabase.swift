@@ -120,19 +120,34 @@ public final class PostgresDatabase: SQLDatabase {
         try await runAdministrative("DROP DATABASE IF EXISTS \(name) WITH (FORCE)", adminURL: adminURL, logger: logger)
     }
 
-    /// One statement on a connection of its own to the server of `adminURL`.
+    /// One statement on a connection of its own to the server of `adminURL`,
+    /// answered within `administrativeTimeout`. A bare connection, not a pool:
+    /// a pool closed while it is still connecting (a statement that timed out
+    /// on a busy machine) has nothing to gain, and a connection has no state
+    /// machine to close under it.
     private static func runAdministrative(_ statement: String, adminURL: String, logger: Logger) async throws {
-        let admin = try await open(url: adminURL, maxConnections: 1, logger: logger)
+        let sslMode = URLComponents(string: adminURL)?.queryItems?.first { $0.name == "sslmode" }?.value ?? "prefer"
+        var configuration = try connectionConfiguration(Self.configuration(from: adminURL, maxConnections: 1), sslMode: sslMode)
+        configuration.options.connectTimeout = TimeAmount(administrativeTimeout)
+        let connection: PostgresConnection
         do {
-            // Outside any transaction (CREATE and DROP DATABASE refuse to run in one): a read under a deadline of its own
-            // (`DatabaseDeadline.allowing`, as the benchmarks seed) is a READ ONLY transaction.
-            try await admin.withConnection { try await $0.execute(SQL(unsafeRaw: statement)) }
+            connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+        } catch let error as PSQLError {
+            throw PostgresExecutor.translate(error)
+        }
+        // Outside any transaction: CREATE and DROP DATABASE refuse to run in one.
+        let executor = PostgresExecutor(connection: connection, deadline: .now() + TimeAmount(administrativeTimeout), logger: logger, statements: nil)
+        do {
+            try await executor.execute(SQL(unsafeRaw: statement))
         } catch {
-            await admin.close()
+            try? await connection.close()
             throw error
         }
-        await admin.close()
+        try? await connection.close()
     }
+
+    /// Copying a template database takes a while on a busy machine.
+    static let administrativeTimeout = Duration.seconds(60)
 
     public func read<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
         guard let limit = statementLimit else { return try await withConnection { executor in try await body(executor) } }
