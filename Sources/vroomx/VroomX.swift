@@ -46,7 +46,7 @@ struct VroomX: AsyncParsableCommand {
             connection limits such as VROOMX_HEADER_TIMEOUT_SECONDS, VROOMX_MAX_CONNECTIONS_PER_CLIENT, VROOMX_MAX_SOCKETS_PER_USER \
             and VROOMX_SHUTDOWN_GRACE_SECONDS are listed in docs/operations.md.
             """,
-        subcommands: [Serve.self, Migrate.self, TenantCommand.self, BackupCommand.self, RestoreCommand.self],
+        subcommands: [Serve.self, Migrate.self, TenantCommand.self, BackupCommand.self, RestoreCommand.self, CheckCommand.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -104,6 +104,34 @@ struct Migrate: AsyncParsableCommand {
         let services = try await ServerServices.make(configuration)
         print("Database is at schema version \(ServerServices.schemaVersion) (\(services.database.dialect.rawValue)).")
         await services.database.close()
+    }
+}
+
+struct CheckCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check", abstract: "Check that trips, orders and the board's kept counts agree; exit 1 if they do not.",
+        discussion: """
+            The counts the board and the trips page show are kept by the database as rows change. Should they ever \
+            differ from the rows (rows edited by hand with triggers off), --repair-counts counts those carriers' rows \
+            again, leaving the other carriers' alone; writes to orders and trips wait meanwhile.
+            """)
+    @Flag(name: .customLong("repair-counts"), help: "Recount the kept counts that differ from their rows, then check.") var repairCounts = false
+
+    func run() async throws {
+        let services = try await ServerServices.make(try ServerConfiguration.fromEnvironment())
+        let result = await Result(catching: { () -> (repaired: [String], problems: [String]) in
+            let repaired = repairCounts ? try await services.store.repairKeptCounts() : []
+            return (repaired, try await services.store.integrityProblems())
+        })
+        await services.database.close()
+        let (repaired, problems) = try result.get()
+        for line in repaired { print("Repaired: \(line)") }
+        for line in problems { print("Problem: \(line)") }
+        guard problems.isEmpty else {
+            if !repairCounts { print("A count that differs from its rows is recounted with --repair-counts; the other problems name the rows to look at.") }
+            throw ExitCode(1)
+        }
+        print("Consistent: trips, orders and the kept counts agree.")
     }
 }
 

@@ -53,6 +53,56 @@ struct ServerCommandTests {
         #expect(server.exitStatus == 0, "\(server.text)")
     }
 
+    @Test("vroomx check finds a carrier's kept counts that differ from its orders and trips; --repair-counts recounts that carrier's alone",
+          arguments: TestBackend.available)
+    func checkAndRepairCounts(_ backend: TestBackend) async throws {
+        let configuration = try await backend.freshConfiguration()
+        var environment = ["VROOMX_DATA_DIR": configuration.dataDirectory.path]
+        if let url = configuration.databaseURL { environment["VROOMX_DATABASE_URL"] = url }
+        var services = try await ServerServices.make(configuration)
+        let days = try (1...3).map { try #require(LocalDate(year: 2026, month: 12, day: $0)) }
+        var tenants: [ID<Tenant>] = []
+        for (name, email) in [("Acme Hauling", "boss@acme.example"), ("Other Carrier", "boss@other.example")] {
+            let (tenant, _) = try await services.store.people.createTenant(name: name, dispatcherEmail: email)
+            _ = try await services.store.orders.createMany((0..<12).map { index in
+                CreateOrderRequest(number: "A-\(index)", vehicle: Vehicle(make: "Kia"),
+                                   pickup: Stop(address: "Joliet, IL", windowStart: days[index % 3]),
+                                   delivery: Stop(address: "Gary, IN"), revenueCents: 10_000)
+            }, tenant: tenant.id)
+            tenants.append(tenant.id)
+        }
+        let (acme, other) = (tenants[0].rawValue, tenants[1].rawValue)
+        let untouched: SQL = "SELECT status, day, n FROM order_day_counts WHERE tenant_id = \(other) ORDER BY status, day, n"
+        let otherBefore = try await services.database.read { try await $0.query(untouched).map { "\(try $0.string("status")) \(try $0.string("day")) \(try $0.int64("n"))" } }
+        // Counts edited behind the triggers' back: one too many, and a carrier's day counts gone.
+        try await services.database.write { db in
+            try await db.execute("UPDATE order_status_counts SET n = n + 3 WHERE tenant_id = \(acme) AND status = 'new'")
+            try await db.execute("DELETE FROM order_day_counts WHERE tenant_id = \(acme)")
+        }
+        await services.database.close()
+
+        let check = try await VroomXBinary.run(["check"], environment: environment)
+        #expect(check.status == 1, "\(check.output)")
+        #expect(check.output.contains("Problem: carrier \(acme) counts") && check.output.contains("orders new on day \"2026-12-02\""), "\(check.output)")
+        #expect(!check.output.contains(other), "the other carrier's counts are right: \(check.output)")
+        #expect(check.output.contains("--repair-counts"))
+
+        let repair = try await VroomXBinary.run(["check", "--repair-counts"], environment: environment)
+        #expect(repair.status == 0, "\(repair.output)")
+        #expect(repair.output.contains("Repaired: carrier \(acme) counts") && repair.output.contains("Consistent:"), "\(repair.output)")
+        #expect(!repair.output.contains(other), "\(repair.output)")
+        #expect(try await VroomXBinary.run(["check"], environment: environment).status == 0)
+
+        services = try await ServerServices.make(configuration)
+        #expect(try await services.store.integrityProblems() == [])
+        #expect(try await services.database.read { try await $0.query(untouched).map { "\(try $0.string("status")) \(try $0.string("day")) \(try $0.int64("n"))" } } == otherBefore, "left as it was")
+        let newOrders = try await services.database.read { db in
+            try await db.query("SELECT CAST(SUM(n) AS BIGINT) AS n FROM order_status_counts WHERE tenant_id = \(acme) AND status = 'new'").first?.int64("n")
+        }
+        #expect(newOrders == 12)
+        await services.database.close()
+    }
+
     @Test("SIGTERM ends the server within the grace period though an upload still trickles in; realtime sockets close with 1001")
     func shutdownDeadline() async throws {
         let configuration = try await TestBackend.sqlite.freshConfiguration()

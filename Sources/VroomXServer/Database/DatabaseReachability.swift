@@ -58,7 +58,9 @@ final class DatabaseReachability: Sendable {
         state.withLockedValue { state in
             guard state.checking == nil, !state.closed else { return }
             if let last = state.lastAnswered, ContinuousClock.now - last < interval { return }
-            state.checking = Task { await self.probeUntilReachable() }
+            // Detached: a check started by a request must not carry its task-locals (deadline, transaction,
+            // the server's graceful shutdown) into the probe and the pool it may renew.
+            state.checking = Task.detached { await self.probeUntilReachable() }
         }
     }
 

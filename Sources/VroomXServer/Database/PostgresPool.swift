@@ -51,7 +51,8 @@ final class PostgresPool: Sendable {
 
     private static func start(_ configuration: PostgresClient.Configuration, logger: Logger) -> Running {
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        return Running(client: client, task: Task { await client.run() })
+        // Detached: the pool outlives whichever task renewed it.
+        return Running(client: client, task: Task.detached { await client.run() })
     }
 }
 

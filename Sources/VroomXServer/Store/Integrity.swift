@@ -8,7 +8,7 @@ extension Store {
     /// (`StatusCounts`: orders and trips by status, and by day) are
     /// the rows there are. Empty when all hold. The race and fault tests check it after every run, on both
     /// databases.
-    func integrityProblems() async throws -> [String] {
+    public func integrityProblems() async throws -> [String] {
         try await database.read { db in
             var problems: [String] = []
             for row in try await db.query("""
@@ -36,17 +36,7 @@ extension Store {
                 problems.append("order \(try row.string("number")) is inconsistent (unassigned with a driver, or delivered before its pickup)")
             }
             for kept in StatusCounts.all {
-                for row in try await db.query("""
-                    SELECT tenant_id, \(unsafeRaw: kept.keys), CAST(SUM(kept) AS BIGINT) AS kept, CAST(SUM(counted) AS BIGINT) AS counted FROM (
-                        SELECT tenant_id, \(unsafeRaw: kept.keys), n AS kept, 0 AS counted FROM \(unsafeRaw: kept.counts)
-                        UNION ALL SELECT tenant_id, \(unsafeRaw: kept.rowKeys), 0 AS kept, COUNT(*) AS counted FROM \(unsafeRaw: kept.table)
-                        GROUP BY tenant_id, \(unsafeRaw: kept.keys)
-                    ) AS tally GROUP BY tenant_id, \(unsafeRaw: kept.keys) HAVING SUM(kept) <> SUM(counted)
-                    """) {
-                    let day = kept.day == nil ? "" : " on day \"\(try row.string("day"))\""
-                    problems.append("carrier \(try row.string("tenant_id")) counts \(try row.int64("kept")) \(kept.table) \(try row.string("status"))\(day) "
-                                    + "and has \(try row.int64("counted"))")
-                }
+                problems += try await Self.countDrift(kept, db).map(\.description)
             }
             return problems
         }
