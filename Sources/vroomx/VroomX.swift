@@ -111,26 +111,30 @@ struct CheckCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check", abstract: "Check that trips, orders and the board's kept counts agree; exit 1 if they do not.",
         discussion: """
-            The counts the board and the trips page show are kept by the database as rows change. Should they ever \
-            differ from the rows (rows edited by hand with triggers off), --repair-counts counts those carriers' rows \
-            again, leaving the other carriers' alone; writes to orders and trips wait meanwhile.
+            Reads the database the server uses (VROOMX_DATA_DIR or VROOMX_DATABASE_URL, as for serve); it never makes or \
+            migrates one. The counts the board and the trips page show are kept by the database as rows change \
+            (order_status_counts, order_day_counts, trip_status_counts, trip_day_counts). Should one ever differ from \
+            the rows (rows edited by hand with triggers off), --repair-counts counts that carrier's rows again, leaving \
+            the other carriers' alone; writes to orders and trips wait meanwhile.
             """)
-    @Flag(name: .customLong("repair-counts"), help: "Recount the kept counts that differ from their rows, then check.") var repairCounts = false
+    @Flag(name: .customLong("repair-counts"), help: "Count again the kept counts that differ from their rows, then check.") var repairCounts = false
 
     func run() async throws {
-        let services = try await ServerServices.make(try ServerConfiguration.fromEnvironment())
-        let result = await Result(catching: { () -> (repaired: [String], problems: [String]) in
-            let repaired = repairCounts ? try await services.store.repairKeptCounts() : []
-            return (repaired, try await services.store.integrityProblems())
-        })
-        await services.database.close()
-        let (repaired, problems) = try result.get()
-        for line in repaired { print("Repaired: \(line)") }
-        for line in problems { print("Problem: \(line)") }
-        guard problems.isEmpty else {
-            if !repairCounts { print("A count that differs from its rows is recounted with --repair-counts; the other problems name the rows to look at.") }
-            throw ExitCode(1)
+        let configuration = try ServerConfiguration.fromEnvironment()
+        var logger = Logger(label: "vroomx")
+        logger.logLevel = .warning
+        let report: ConsistencyCheck.Report
+        do {
+            report = try await ConsistencyCheck.run(configuration, repairCounts: repairCounts, logger: logger)
+        } catch let refusal as ConsistencyCheck.Refusal {
+            throw ValidationError(refusal.description)
         }
+        print("Checked \(report.location): \(report.carriers) carriers, \(report.trips) trips, \(report.orders) orders.")
+        for line in report.repaired { print("Repaired: \(line)") }
+        for line in report.countProblems + report.rowProblems { print("Problem: \(line)") }
+        if !report.countProblems.isEmpty && !repairCounts { print("Counts that differ from their rows are counted again with --repair-counts.") }
+        if !report.rowProblems.isEmpty { print("Trips and orders above need a look: this command changes no trip or order.") }
+        guard report.countProblems.isEmpty && report.rowProblems.isEmpty else { throw ExitCode(1) }
         print("Consistent: trips, orders and the kept counts agree.")
     }
 }

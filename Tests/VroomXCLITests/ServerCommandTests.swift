@@ -76,22 +76,38 @@ struct ServerCommandTests {
         let otherBefore = try await services.database.read { try await $0.query(untouched).map { "\(try $0.string("status")) \(try $0.string("day")) \(try $0.int64("n"))" } }
         // Counts edited behind the triggers' back: one too many, and a carrier's day counts gone.
         try await services.database.write { db in
-            try await db.execute("UPDATE order_status_counts SET n = n + 3 WHERE tenant_id = \(acme) AND status = 'new'")
+            // (PostgreSQL keeps a row a change until they are gathered; SQLite one a key.)
+            try await db.execute(backend == .postgres ? "INSERT INTO order_status_counts (tenant_id, status, n) VALUES (\(acme), 'new', 3)"
+                                                      : "UPDATE order_status_counts SET n = n + 3 WHERE tenant_id = \(acme) AND status = 'new'")
             try await db.execute("DELETE FROM order_day_counts WHERE tenant_id = \(acme)")
         }
         await services.database.close()
 
         let check = try await VroomXBinary.run(["check"], environment: environment)
         #expect(check.status == 1, "\(check.output)")
-        #expect(check.output.contains("Problem: carrier \(acme) counts") && check.output.contains("orders new on day \"2026-12-02\""), "\(check.output)")
+        #expect(check.output.contains("Checked ") && check.output.contains("2 carriers, 0 trips, 24 orders."), "\(check.output)")
+        #expect(check.output.contains("Problem: \"Acme Hauling\" (\(acme)): order_status_counts counts 15 orders new, and there are 12"), "\(check.output)")
+        #expect(check.output.contains("Problem: \"Acme Hauling\" (\(acme)): order_day_counts counts 0 orders new on 2026-12-02, and there are 4"),
+                "\(check.output)")
         #expect(!check.output.contains(other), "the other carrier's counts are right: \(check.output)")
         #expect(check.output.contains("--repair-counts"))
 
         let repair = try await VroomXBinary.run(["check", "--repair-counts"], environment: environment)
         #expect(repair.status == 0, "\(repair.output)")
-        #expect(repair.output.contains("Repaired: carrier \(acme) counts") && repair.output.contains("Consistent:"), "\(repair.output)")
+        #expect(repair.output.contains("Repaired: \"Acme Hauling\" (\(acme)): order_status_counts counts 15 orders new, and there are 12; counted again")
+                && repair.output.contains("Consistent:"), "\(repair.output)")
         #expect(!repair.output.contains(other), "\(repair.output)")
         #expect(try await VroomXBinary.run(["check"], environment: environment).status == 0)
+
+        // A wrong data folder is an error, never an empty database found consistent.
+        let elsewhere = configuration.dataDirectory.appendingPathComponent("typo")
+        let wrong = try await VroomXBinary.run(["check"], environment: ["VROOMX_DATA_DIR": elsewhere.path])
+        #expect(wrong.status != 0 && wrong.output.contains("No database at \(elsewhere.path)"), "\(wrong.output)")
+        #expect(!FileManager.default.fileExists(atPath: elsewhere.path))
+        if backend == .postgres {
+            let empty = try await VroomXBinary.run(["check"], environment: ["VROOMX_DATABASE_URL": try await TestBackend.createDatabase()])
+            #expect(empty.status != 0 && empty.output.contains("holds no VroomX data"), "\(empty.output)")
+        }
 
         services = try await ServerServices.make(configuration)
         #expect(try await services.store.integrityProblems() == [])

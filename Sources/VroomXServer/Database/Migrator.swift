@@ -22,14 +22,19 @@ enum Migrator {
     /// The migrations not yet applied (as far as a read can tell: another
     /// instance may apply them first, which `apply` sees under its lock).
     private static func pending(_ database: any SQLDatabase, upTo version: Int) async throws -> [Migration] {
-        let done = try await database.read { db -> Set<Int> in
+        let done = try await appliedVersions(database)
+        return Schema.migrations.filter { !done.contains($0.version) && $0.version <= version }
+    }
+
+    /// The migrations a database has seen; none for one that holds no schema.
+    static func appliedVersions(_ database: any SQLDatabase) async throws -> Set<Int> {
+        try await database.read { db -> Set<Int> in
             let table = db.dialect == .sqlite
                 ? "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
                 : "SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'schema_migrations'"
             guard try await db.first(SQL(unsafeRaw: table))?.int("n") ?? 0 > 0 else { return [] }
             return Set(try await db.query("SELECT version FROM schema_migrations").map { try $0.int("version") })
         }
-        return Schema.migrations.filter { !done.contains($0.version) && $0.version <= version }
     }
 
     private static func apply(_ database: any SQLDatabase, now: Date, upTo version: Int) async throws -> [Int] {

@@ -6,6 +6,8 @@ extension Store {
     struct CountDrift: Sendable {
         let kept: StatusCounts
         let tenant: String
+        /// The carrier as problems name it (`Store.carrier`).
+        let carrier: String
         let status: String
         /// The pickup or start day, for the counts by day.
         let day: String?
@@ -13,8 +15,8 @@ extension Store {
         let rowCount: Int64
 
         var description: String {
-            let day = day.map { " on day \"\($0)\"" } ?? ""
-            return "carrier \(tenant) counts \(keptCount) \(kept.table) \(status)\(day) and has \(rowCount)"
+            let day = day.map { $0.isEmpty ? " without a day" : " on \($0)" } ?? ""
+            return "\(carrier): \(kept.counts) counts \(keptCount) \(kept.table) \(status)\(day), and there are \(rowCount)"
         }
     }
 
@@ -23,14 +25,16 @@ extension Store {
     /// against the table's rows grouped the same way.
     static func countDrift(_ kept: StatusCounts, _ db: any SQLExecutor) async throws -> [CountDrift] {
         try await db.query("""
-            SELECT tenant_id, \(unsafeRaw: kept.keys), CAST(SUM(kept) AS BIGINT) AS kept, CAST(SUM(counted) AS BIGINT) AS counted FROM (
-                SELECT tenant_id, \(unsafeRaw: kept.keys), n AS kept, 0 AS counted FROM \(unsafeRaw: kept.counts)
-                UNION ALL SELECT tenant_id, \(unsafeRaw: kept.rowKeys), 0 AS kept, COUNT(*) AS counted FROM \(unsafeRaw: kept.table)
-                GROUP BY tenant_id, \(unsafeRaw: kept.keys)
-            ) AS tally GROUP BY tenant_id, \(unsafeRaw: kept.keys) HAVING SUM(kept) <> SUM(counted)
-            ORDER BY tenant_id, \(unsafeRaw: kept.keys)
+            SELECT drift.*, c.id AS carrier_id, c.name AS carrier FROM (
+                SELECT tenant_id, \(unsafeRaw: kept.keys), CAST(SUM(kept) AS BIGINT) AS kept, CAST(SUM(counted) AS BIGINT) AS counted FROM (
+                    SELECT tenant_id, \(unsafeRaw: kept.keys), n AS kept, 0 AS counted FROM \(unsafeRaw: kept.counts)
+                    UNION ALL SELECT tenant_id, \(unsafeRaw: kept.rowKeys), 0 AS kept, COUNT(*) AS counted FROM \(unsafeRaw: kept.table)
+                    GROUP BY tenant_id, \(unsafeRaw: kept.keys)
+                ) AS tally GROUP BY tenant_id, \(unsafeRaw: kept.keys) HAVING SUM(kept) <> SUM(counted)
+            ) AS drift JOIN tenants c ON c.id = drift.tenant_id
+            ORDER BY c.name, c.id, \(unsafeRaw: kept.keyColumns.map { "drift." + $0 }.joined(separator: ", "))
             """).map { row in
-            CountDrift(kept: kept, tenant: try row.string("tenant_id"), status: try row.string("status"),
+            CountDrift(kept: kept, tenant: try row.string("tenant_id"), carrier: try carrier(row), status: try row.string("status"),
                        day: kept.day == nil ? nil : try row.string("day"), keptCount: try row.int64("kept"), rowCount: try row.int64("counted"))
         }
     }
@@ -54,7 +58,7 @@ extension Store {
                         GROUP BY tenant_id, \(unsafeRaw: kept.keys)
                         """)
                 }
-                repaired += drift.map { "\($0.description): recounted" }
+                repaired += drift.map { "\($0.description); counted again" }
             }
             return repaired
         }
