@@ -109,7 +109,7 @@ struct Migrate: AsyncParsableCommand {
 
 struct CheckCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "check", abstract: "Check that trips, orders and the board's kept counts agree; exit 1 if they do not.",
+        commandName: "check", abstract: "Check that trips, orders and the board's kept counts agree (exit 0), or not (1); 2 if it could not check.",
         discussion: """
             Reads the database the server uses (VROOMX_DATA_DIR or VROOMX_DATABASE_URL, as for serve); it never makes or \
             migrates one. The counts the board and the trips page show are kept by the database as rows change \
@@ -120,14 +120,15 @@ struct CheckCommand: AsyncParsableCommand {
     @Flag(name: .customLong("repair-counts"), help: "Count again the kept counts that differ from their rows, then check.") var repairCounts = false
 
     func run() async throws {
-        let configuration = try ServerConfiguration.fromEnvironment()
         var logger = Logger(label: "vroomx")
-        logger.logLevel = .warning
+        logger.logLevel = .error
         let report: ConsistencyCheck.Report
         do {
-            report = try await ConsistencyCheck.run(configuration, repairCounts: repairCounts, logger: logger)
-        } catch let refusal as ConsistencyCheck.Refusal {
-            throw ValidationError(refusal.description)
+            report = try await ConsistencyCheck.run(try ServerConfiguration.fromEnvironment(), repairCounts: repairCounts, logger: logger)
+        } catch {
+            // Exit 2, not 1: a monitor tells "could not check" from "found problems".
+            FileHandle.standardError.write(Data("vroomx check: could not check: \(error)\n".utf8))
+            throw ExitCode(2)
         }
         print("Checked \(report.location): \(report.carriers) carriers, \(report.trips) trips, \(report.orders) orders.")
         for line in report.repaired { print("Repaired: \(line)") }

@@ -50,8 +50,13 @@ public enum ConsistencyCheck {
     private static func check(_ database: any SQLDatabase, location: String, repairCounts: Bool) async throws -> Report {
         let applied = try await Migrator.appliedVersions(database)
         guard !applied.isEmpty else { throw Refusal(description: "\(location) holds no VroomX data (no schema_migrations table).") }
-        guard applied.max() == Migrator.latestVersion else {
-            throw Refusal(description: "\(location) is at schema version \(applied.max() ?? 0); this vroomx checks version \(Migrator.latestVersion). "
+        let version = applied.max() ?? 0
+        guard version <= Migrator.latestVersion else {
+            throw Refusal(description: "\(location) is at schema version \(version), newer than this vroomx (\(Migrator.latestVersion)): "
+                          + "check it with the server's own version.")
+        }
+        guard version == Migrator.latestVersion else {
+            throw Refusal(description: "\(location) is at schema version \(version); this vroomx checks version \(Migrator.latestVersion). "
                           + "Run `vroomx migrate` with this version first.")
         }
         let store = Store(database: database, clock: Clock.system)

@@ -42,6 +42,15 @@ extension Store {
                 """) {
                 problems.append("\(try Self.carrier(row)): order \(try row.string("number")) is inconsistent (unassigned with a driver, or delivered before its pickup)")
             }
+            // Only where foreign keys were off (SQLite's command line): a carrier deleted from under its rows.
+            for row in try await db.query("""
+                SELECT kind, tenant_id, COUNT(*) AS n FROM (
+                    SELECT 'orders' AS kind, tenant_id FROM orders UNION ALL SELECT 'trips' AS kind, tenant_id FROM trips
+                ) AS r WHERE NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = r.tenant_id)
+                GROUP BY kind, tenant_id ORDER BY tenant_id, kind
+                """) {
+                problems.append("\(try row.int64("n")) \(try row.string("kind")) belong to a carrier that does not exist (\(try row.string("tenant_id")))")
+            }
             return problems
         }
     }
