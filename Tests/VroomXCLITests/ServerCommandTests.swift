@@ -117,6 +117,13 @@ struct ServerCommandTests {
         if backend == .postgres {
             let empty = try await VroomXBinary.run(["check"], environment: ["VROOMX_DATABASE_URL": try await TestBackend.createDatabase()])
             #expect(empty.status == 2 && empty.output.contains("holds no VroomX data"), "\(empty.output)")
+            // A database PostgreSQL does not have is named as such at once, not a pool's timeout.
+            let url = try #require(configuration.databaseURL)
+            var missing = try #require(URLComponents(string: url))
+            missing.path = "/vroomx_no_such_database"
+            let refused = try await VroomXBinary.run(["check"], environment: ["VROOMX_DATABASE_URL": try #require(missing.string)])
+            #expect(refused.status == 2 && refused.output.contains("database \"vroomx_no_such_database\" does not exist (SQLSTATE 3D000)"),
+                    "\(refused.output)")
         }
 
         services = try await ServerServices.make(configuration)

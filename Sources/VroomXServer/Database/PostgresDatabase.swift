@@ -42,10 +42,35 @@ public final class PostgresDatabase: SQLDatabase {
     }
 
     /// Connects a pool; returns once its background task is running.
+    /// A database or role PostgreSQL says does not exist, or a password it
+    /// refuses, is a configuration error at once: the pool would only retry
+    /// it until a call's deadline and say no connection was free.
     public static func open(url: String, maxConnections: Int = 20, options: Options = .init(), logger: Logger) async throws -> PostgresDatabase {
         let database = try PostgresDatabase(url: url, maxConnections: maxConnections, options: options, logger: logger)
+        if let refusal = await refusal(database.connectionConfiguration, within: min(options.timeout, .seconds(5)), logger: logger) {
+            await database.close()
+            throw ConfigurationError("PostgreSQL refused VROOMX_DATABASE_URL: \(refusal)")
+        }
         await PostgresPool.started()
         return database
+    }
+
+    /// What PostgreSQL answers a new connection with, if it is a refusal no
+    /// retry can change (no such database, no such role, a wrong password).
+    /// Nil when it connects, or cannot be reached now (that passes).
+    private static func refusal(_ configuration: PostgresConnection.Configuration, within timeout: Duration, logger: Logger) async -> String? {
+        var configuration = configuration
+        configuration.options.connectTimeout = TimeAmount(timeout)
+        do {
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            try? await connection.close()
+            return nil
+        } catch let error as PSQLError {
+            guard let info = error.serverInfo, let state = info[.sqlState], ["3D000", "28000", "28P01"].contains(state) else { return nil }
+            return "\(info[.message] ?? "refused") (SQLSTATE \(state))"
+        } catch {
+            return nil
+        }
     }
 
     init(url: String, maxConnections: Int, options: Options, logger: Logger) throws {
