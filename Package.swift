@@ -91,6 +91,7 @@ let package = Package(
             name: "vroomx",
             dependencies: [
                 "VroomXServer",
+                "VroomXModels",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

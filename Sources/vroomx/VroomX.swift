@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import ServiceLifecycle
+import VroomXModels
 import VroomXServer
 
 @main
@@ -130,14 +131,20 @@ struct CheckCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("vroomx check: could not check: \(error)\n".utf8))
             throw ExitCode(2)
         }
-        print("Checked \(report.location): \(report.carriers) carriers, \(report.trips) trips, \(report.orders) orders.")
-        for line in report.repaired { print("Repaired: \(line)") }
-        for line in report.countProblems + report.rowProblems { print("Problem: \(line)") }
+        print("Checked \(report.location): \(NumberText.count(Int(report.carriers), "carrier")), "
+              + "\(NumberText.count(Int(report.trips), "trip")), \(NumberText.count(Int(report.orders), "order")).")
+        // A screenful of each kind is enough to act on; the rest are counted.
+        for (lines, label) in [(report.repaired, "Repaired"), (report.countProblems, "Problem"), (report.rowProblems, "Problem")] {
+            for line in lines.prefix(Self.shownLines) { print("\(label): \(line)") }
+            if lines.count > Self.shownLines { print("… and \(NumberText.grouped(lines.count - Self.shownLines)) more like these.") }
+        }
         if !report.countProblems.isEmpty && !repairCounts { print("Counts that differ from their rows are counted again with --repair-counts.") }
         if !report.rowProblems.isEmpty { print("Trips and orders above need a look: this command changes no trip or order.") }
         guard report.countProblems.isEmpty && report.rowProblems.isEmpty else { throw ExitCode(1) }
         print("Consistent: trips, orders and the kept counts agree.")
     }
+
+    static let shownLines = 50
 }
 
 struct BackupCommand: AsyncParsableCommand {
