@@ -131,8 +131,8 @@ struct CheckCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("vroomx check: could not check: \(error)\n".utf8))
             throw ExitCode(2)
         }
-        print("Checked \(report.location): \(NumberText.count(Int(report.carriers), "carrier")), "
-              + "\(NumberText.count(Int(report.trips), "trip")), \(NumberText.count(Int(report.orders), "order")).")
+        print("Checked \(report.location): \(NumberText.count(report.carriers, "carrier")), "
+              + "\(NumberText.count(report.trips, "trip")), \(NumberText.count(report.orders, "order")).")
         // A screenful of each kind is enough to act on; the rest are counted.
         for (lines, label) in [(report.repaired, "Repaired"), (report.countProblems, "Problem"), (report.rowProblems, "Problem")] {
             for line in lines.prefix(Self.shownLines) { print("\(label): \(line)") }

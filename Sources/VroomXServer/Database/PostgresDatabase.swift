@@ -78,8 +78,7 @@ public final class PostgresDatabase: SQLDatabase {
         // The server stops a statement at the call's deadline (the client's stopping to wait alone leaves it
         // running, holding a backend and its locks). A call allowed longer or shorter sets its own (`limitStatements`).
         configuration.options.additionalStartupParameters = [("statement_timeout", Self.milliseconds(options.timeout))]
-        let sslMode = URLComponents(string: url)?.queryItems?.first { $0.name == "sslmode" }?.value ?? "prefer"
-        let connectionConfiguration = try Self.connectionConfiguration(configuration, sslMode: sslMode)
+        let connectionConfiguration = try Self.connectionConfiguration(configuration, sslMode: Self.sslMode(of: url))
         let pool = PostgresPool(configuration: configuration, logger: logger)
         // A probe never takes longer than a call may. A stopped database refuses at once; a probe that is only slow
         // (a busy machine: at 1 s, a 2-core machine running the test suites flipped every pool to "unreachable",
@@ -97,6 +96,11 @@ public final class PostgresDatabase: SQLDatabase {
         statements = options.preparedStatements ? PostgresStatementCache(threshold: options.prepareThreshold, logger: logger) : nil
     }
 
+    /// The URL's `sslmode` (`prefer` when it names none).
+    static func sslMode(of url: String) -> String {
+        URLComponents(string: url)?.queryItems?.first { $0.name == "sslmode" }?.value ?? "prefer"
+    }
+
     /// Parses `postgres://user:password@host:port/database?sslmode=disable|prefer|require`.
     static func configuration(from url: String, maxConnections: Int) throws -> PostgresClient.Configuration {
         guard let components = URLComponents(string: url),
@@ -105,9 +109,8 @@ public final class PostgresDatabase: SQLDatabase {
             throw ConfigurationError("VROOMX_DATABASE_URL must look like postgres://user:password@host:5432/database")
         }
         let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
-        let sslMode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "prefer"
         let tls: PostgresClient.Configuration.TLS
-        switch sslMode {
+        switch sslMode(of: url) {
         case "disable": tls = .disable
         case "prefer": tls = .prefer(.makeClientConfiguration())
         case "require", "verify-full": tls = .require(.makeClientConfiguration())
@@ -151,8 +154,7 @@ public final class PostgresDatabase: SQLDatabase {
     /// on a busy machine) has nothing to gain, and a connection has no state
     /// machine to close under it.
     private static func runAdministrative(_ statement: String, adminURL: String, logger: Logger) async throws {
-        let sslMode = URLComponents(string: adminURL)?.queryItems?.first { $0.name == "sslmode" }?.value ?? "prefer"
-        var configuration = try connectionConfiguration(Self.configuration(from: adminURL, maxConnections: 1), sslMode: sslMode)
+        var configuration = try connectionConfiguration(Self.configuration(from: adminURL, maxConnections: 1), sslMode: sslMode(of: adminURL))
         configuration.options.connectTimeout = TimeAmount(administrativeTimeout)
         let connection: PostgresConnection
         do {

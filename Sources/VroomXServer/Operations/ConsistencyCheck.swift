@@ -10,9 +10,9 @@ public enum ConsistencyCheck {
     public struct Report: Sendable {
         /// Which database: the SQLite file, or the PostgreSQL host and database.
         public let location: String
-        public let carriers: Int64
-        public let orders: Int64
-        public let trips: Int64
+        public let carriers: Int
+        public let orders: Int
+        public let trips: Int
         /// Kept counts found drifted and counted again (`repairCounts`).
         public let repaired: [String]
         /// Kept counts that differ from their rows.
@@ -66,8 +66,8 @@ public enum ConsistencyCheck {
                 SELECT (SELECT COUNT(*) FROM tenants) AS carriers, (SELECT COUNT(*) FROM orders) AS orders, (SELECT COUNT(*) FROM trips) AS trips
                 """)
         }
-        return Report(location: location, carriers: try figures?.int64("carriers") ?? 0, orders: try figures?.int64("orders") ?? 0,
-                      trips: try figures?.int64("trips") ?? 0, repaired: repaired,
+        return Report(location: location, carriers: try figures?.int("carriers") ?? 0, orders: try figures?.int("orders") ?? 0,
+                      trips: try figures?.int("trips") ?? 0, repaired: repaired,
                       countProblems: try await store.countProblems(), rowProblems: try await store.rowProblems())
     }
 }
