@@ -6,11 +6,15 @@ public struct Credentials: Codable, Sendable, Hashable {
     public var accessToken: String
     public var refreshToken: String
     public var expiresAt: Date
+    /// Whose session it is (nil in sessions kept before it was recorded):
+    /// what is reported in a driver's name must go with that driver's tokens.
+    public var userID: String?
 
     enum CodingKeys: String, CodingKey {
         case accessToken = "access_token"
         case refreshToken = "refresh_token"
         case expiresAt = "expires_at"
+        case userID = "user_id"
     }
 }
 
@@ -79,7 +83,8 @@ public actor CredentialStore {
         generation += 1
         refreshing?.cancel()
         refreshing = nil
-        try save(Credentials(accessToken: session.accessToken, refreshToken: session.refreshToken, expiresAt: session.expiresAt))
+        try save(Credentials(accessToken: session.accessToken, refreshToken: session.refreshToken, expiresAt: session.expiresAt,
+                             userID: session.user.id.rawValue))
     }
 
     /// Forgets the session (logout, or the server ended it).
@@ -133,7 +138,7 @@ public actor CredentialStore {
             do {
                 let session = try await Self.exchange(refreshToken, transport: transport, baseURL: baseURL)
                 outcome = .success(Credentials(accessToken: session.accessToken, refreshToken: session.refreshToken,
-                                               expiresAt: session.expiresAt))
+                                               expiresAt: session.expiresAt, userID: session.user.id.rawValue))
             } catch {
                 outcome = .failure(error)
             }

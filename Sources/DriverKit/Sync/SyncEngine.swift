@@ -156,7 +156,9 @@ public actor SyncEngine {
             note(error)
         }
         // Dispatch hears what still waits on this phone, and that it arrived (not a sync failure when it cannot).
-        if let owner = try? database.account()?.userID.rawValue {
+        // Only with the owner's own tokens: a driver who signed in on the phone during this run would
+        // otherwise be reported as the one whose work waits (the server names the token's driver).
+        if let owner = try? database.account()?.userID.rawValue, await api.credentials.current?.userID ?? owner == owner {
             do { try await api.reportBacklog(of: owner, database) } catch { logger.debug("backlog report failed", metadata: ["error": "\(error)"]) }
         }
         await afterRun()
