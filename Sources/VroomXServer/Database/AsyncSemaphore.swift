@@ -56,6 +56,9 @@ final class AsyncSemaphore: Sendable {
         }
     }
 
+    /// Whether a task waits for a permit.
+    var hasWaiters: Bool { state.withLockedValue { !$0.waiters.isEmpty } }
+
     func signal() {
         let next = state.withLockedValue { state -> CheckedContinuation<Bool, Never>? in
             while state.head < state.queue.count {

@@ -58,6 +58,9 @@ public enum ServerMetrics {
     static let consoleStreams = meter("vroomx_console_live_streams")
     static let uploadBytes = counter("vroomx_upload_bytes_total")
     static let locationFixes = counter("vroomx_location_fixes_total")
+    /// SQLite's writes, and the commits that made them durable (several writes a commit under load).
+    static let sqliteWrites = counter("vroomx_sqlite_writes_total")
+    static let sqliteCommits = counter("vroomx_sqlite_commits_total")
     static let pushQueueDepth = meter("vroomx_push_queue_depth")
     static func mail(_ outcome: String) -> Counter { mailOutcomes[outcome] ?? counter("vroomx_mail_total", [("outcome", outcome)]) }
     static let backupsSucceeded = counter("vroomx_backups_total", [("outcome", "succeeded")])

@@ -1,0 +1,99 @@
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+@testable import VroomXServer
+
+/// SQLite's writes commit in groups: writes queued behind the writer run in
+/// the transaction open on it, each in a savepoint, and return only once
+/// their group committed.
+@Suite("SQLite group commit")
+struct SQLiteGroupCommitTests {
+    struct Refused: Error {}
+
+    static func database() throws -> (SQLiteDatabase, String) {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-group-\(UUID().uuidString).sqlite").path
+        let database = try SQLiteDatabase(path: path)
+        return (database, path)
+    }
+
+    static func remove(_ path: String) {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
+    static func ids(_ database: SQLiteDatabase) async throws -> Set<Int> {
+        Set(try await database.read { try await $0.query("SELECT id FROM t") }.map { try $0.int("id") })
+    }
+
+    @Test("writes queued behind a slow one commit together; each is visible once it returns; one that fails leaves the others")
+    func queuedWritesCommitTogether() async throws {
+        let (database, path) = try Self.database()
+        defer { Self.remove(path) }
+        try await database.write { try await $0.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, note TEXT NOT NULL)") }
+        let before = database.groupCounts.withLockedValue { $0 }
+        let holding = NIOLockedValueBox(false)
+        let outcomes = try await withThrowingTaskGroup(of: (Int, Bool).self) { tasks in
+            // The first write holds the writer while 40 more queue behind it.
+            tasks.addTask {
+                try await database.write { db in
+                    try await db.execute("INSERT INTO t (id, note) VALUES (0, 'first')")
+                    holding.withLockedValue { $0 = true }
+                    try await Task.sleep(for: .milliseconds(300))
+                }
+                return (0, try await Self.ids(database).contains(0))
+            }
+            while !holding.withLockedValue({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+            for id in 1...40 {
+                tasks.addTask {
+                    do {
+                        try await database.write { db in
+                            try await db.execute("INSERT INTO t (id, note) VALUES (\(id), 'queued')")
+                            // Every fifth write fails after its insert: only its own row goes.
+                            if id % 5 == 0 { throw Refused() }
+                        }
+                    } catch is Refused {
+                        return (id, false)
+                    }
+                    // Committed before it returned: another connection reads it at once.
+                    return (id, try await Self.ids(database).contains(id))
+                }
+            }
+            return try await tasks.reduce(into: [Int: Bool]()) { $0[$1.0] = $1.1 }
+        }
+        let succeeded = Set(outcomes.filter(\.value).keys)
+        #expect(succeeded == Set((0...40).filter { $0 % 5 != 0 || $0 == 0 }), "every write that returned was visible on its return")
+        #expect(try await Self.ids(database) == succeeded, "the failed writes' rows are not there; the others' are")
+        let after = database.groupCounts.withLockedValue { $0 }
+        let (writes, commits) = (after.writes - before.writes, after.commits - before.commits)
+        #expect(writes == 33)
+        #expect(commits >= 1 && commits <= 8, "41 writes, 33 succeeded, in \(commits) commits")
+        await database.close()
+    }
+
+    @Test("when SQLite ends the transaction itself, the writes waiting for its commit fail as unavailable, and the next write goes on")
+    func transactionEndedBySQLite() async throws {
+        let (database, path) = try Self.database()
+        defer { Self.remove(path) }
+        try await database.write { try await $0.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, note TEXT NOT NULL)") }
+        let holding = NIOLockedValueBox(false)
+        // A holds the writer while B and C queue; A's write is done and waits for the commit when B ends the transaction.
+        let first = Task {
+            try await database.write { db in
+                try await db.execute("INSERT INTO t (id, note) VALUES (1, 'A')")
+                holding.withLockedValue { $0 = true }
+                try await Task.sleep(for: .milliseconds(300))
+            }
+        }
+        while !holding.withLockedValue({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+        let second = Task { try await database.write { try await $0.execute("ROLLBACK") } }
+        try await Task.sleep(for: .milliseconds(50))
+        let third = Task { try await database.write { try await $0.execute("INSERT INTO t (id, note) VALUES (3, 'C')") } }
+        await #expect(throws: DatabaseUnavailable.self) { try await first.value }
+        await #expect(throws: (any Error).self) { try await second.value }
+        try await third.value
+        #expect(try await Self.ids(database) == [3])
+        // The writer is whole: a write after them commits.
+        try await database.write { try await $0.execute("INSERT INTO t (id, note) VALUES (4, 'D')") }
+        #expect(try await Self.ids(database) == [3, 4])
+        await database.close()
+    }
+}
