@@ -77,6 +77,12 @@ struct MetricsTests {
             grew("vroomx_upload_bytes_total", by: Double(photo.count))
             grew(mail)
             grew("vroomx_database_pool_wait_seconds_count{backend=\"\(backend == .postgres ? "postgres" : "sqlite")\"}", by: 5)
+            if backend == .sqlite {
+                grew("vroomx_sqlite_writes_total", by: 3)
+                grew("vroomx_sqlite_commits_total")
+            } else {
+                #expect(after.keys.contains("vroomx_sqlite_commits_total"), "at zero on PostgreSQL too")
+            }
             #expect(after.keys.contains { $0.hasPrefix("vroomx_database_pool_in_use{") })
             #expect(after.keys.contains { $0.hasPrefix("vroomx_http_request_duration_seconds_bucket{") })
         }

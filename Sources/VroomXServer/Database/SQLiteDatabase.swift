@@ -15,6 +15,7 @@ public final class SQLiteDatabase: SQLDatabase {
     public let dialect = SQLDialect.sqlite
     public let path: String
     private let writer: SQLiteConnection
+    private let checkpointer: WALCheckpointer
     private let writeLock = AsyncSemaphore(permits: 1)
     private let readPermits: AsyncSemaphore
     private let idleReaders = NIOLockedValueBox<[SQLiteConnection]>([])
@@ -40,6 +41,8 @@ public final class SQLiteDatabase: SQLDatabase {
             PRAGMA synchronous = NORMAL;
             PRAGMA foreign_keys = ON;
             """)
+        checkpointer = try WALCheckpointer(path: path, busyTimeout: timeout)
+        writer.handCheckpoints(to: checkpointer)
         readPermits = AsyncSemaphore(permits: maxReaders)
     }
 
@@ -286,6 +289,7 @@ public final class SQLiteDatabase: SQLDatabase {
     }
 
     public func close() async {
+        await checkpointer.stop()
         await writeLock.withPermit {
             try? commitGroup()
             writer.close()
@@ -363,7 +367,23 @@ final class SQLiteConnection: SQLExecutor, @unchecked Sendable {
         stopAt.pointee = monotonicNanoseconds() &+ UInt64(clamping: nanoseconds) | 1
     }
 
+    /// After each commit SQLite tells the hook how many pages the WAL holds,
+    /// and `checkpointer` says whether this connection copies what is left
+    /// itself (a few pages, or all of them past the backstop). This replaces
+    /// SQLite's automatic checkpoint here; `checkpointer` must outlive it.
+    func handCheckpoints(to checkpointer: WALCheckpointer) {
+        sqlite3_wal_hook(handle, { context, db, name, pages in
+            guard let context else { return SQLITE_OK }
+            let checkpointer = Unmanaged<WALCheckpointer>.fromOpaque(context).takeUnretainedValue()
+            if pages >= WALCheckpointer.backstop || checkpointer.writerFinishes(walPages: pages) {
+                sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+            }
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(checkpointer).toOpaque())
+    }
+
     func close() {
+        if let handle { sqlite3_wal_hook(handle, nil, nil) }
         for entry in statements.values { sqlite3_finalize(entry.statement) }
         for entry in olderStatements.values { sqlite3_finalize(entry.statement) }
         statements.removeAll()

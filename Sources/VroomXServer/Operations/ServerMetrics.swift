@@ -73,7 +73,8 @@ public enum ServerMetrics {
     /// Prometheus's `increase()` (the first outage after a restart).
     static func prepare() {
         _ = registry
-        let counters = [mutationsApplied, mutationsRejected, mutationsReplayed, uploadBytes, locationFixes, backupsSucceeded, backupsFailed]
+        let counters = [mutationsApplied, mutationsRejected, mutationsReplayed, uploadBytes, locationFixes, sqliteWrites, sqliteCommits,
+                        backupsSucceeded, backupsFailed]
             + apnsAnswers.values + mailOutcomes.values + unavailableCauses.values
         for counter in counters { counter.increment(by: 0) }
         for meter in [requestsInFlight, realtimeSockets, consoleStreams, pushQueueDepth] + poolInUse.values { meter.set(0) }

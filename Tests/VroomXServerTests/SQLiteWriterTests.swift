@@ -3,11 +3,11 @@ import NIOConcurrencyHelpers
 import Testing
 @testable import VroomXServer
 
-/// SQLite's writes commit in groups: writes queued behind the writer run in
-/// the transaction open on it, each in a savepoint, and return only once
-/// their group committed.
-@Suite("SQLite group commit")
-struct SQLiteGroupCommitTests {
+/// SQLite's writer: writes queued behind it run in the transaction open on
+/// it, each in a savepoint, and return only once their group committed; the
+/// WAL is copied back into the database file off the writer's path.
+@Suite("SQLite's writer")
+struct SQLiteWriterTests {
     struct Refused: Error {}
 
     static func database() throws -> (SQLiteDatabase, String) {
@@ -94,6 +94,25 @@ struct SQLiteGroupCommitTests {
         // The writer is whole: a write after them commits.
         try await database.write { try await $0.execute("INSERT INTO t (id, note) VALUES (4, 'D')") }
         #expect(try await Self.ids(database) == [3, 4])
+        await database.close()
+    }
+
+    @Test("the WAL is checkpointed beside the writer and starts over: 20 MB written, the WAL stays a few MB")
+    func walStaysShort() async throws {
+        let (database, path) = try Self.database()
+        defer { Self.remove(path) }
+        try await database.write { try await $0.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, note TEXT NOT NULL)") }
+        func size(_ file: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? Int) ?? 0 }
+        var longestWAL = 0
+        let note = String(repeating: "x", count: 100_000)
+        for id in 1...200 {
+            try await database.write { try await $0.execute("INSERT INTO t (id, note) VALUES (\(id), \(note))") }
+            longestWAL = max(longestWAL, size(path + "-wal"))
+        }
+        // Without checkpoints the WAL would hold all 20 MB (up to the writer's backstop of 10,000 pages, 40 MB).
+        #expect(longestWAL < 12_000_000, "the WAL reached \(longestWAL) bytes")
+        #expect(size(path) > 10_000_000, "the pages were copied into the database file")
+        #expect(try await database.read { try await $0.first("SELECT COUNT(*) AS n FROM t")?.int("n") } == 200)
         await database.close()
     }
 }
