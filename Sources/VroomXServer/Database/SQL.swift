@@ -364,6 +364,14 @@ public protocol SQLDatabase: Sendable {
     /// Throws unless the database answers within `timeout`.
     func ping(timeout: Duration) async throws
     func close() async
+    /// Where this database's statements run, if it has threads of its own
+    /// for them (SQLite): a request that reads and writes several times runs
+    /// there from start to end rather than hop there and back on each call.
+    var statementExecutor: (any TaskExecutor)? { get }
+}
+
+extension SQLDatabase {
+    public var statementExecutor: (any TaskExecutor)? { nil }
 }
 
 /// Constraint violations, the same on both backends, so callers can turn a

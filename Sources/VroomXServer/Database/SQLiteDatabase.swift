@@ -90,6 +90,8 @@ public final class SQLiteDatabase: SQLDatabase {
         }
     }
 
+    public var statementExecutor: (any TaskExecutor)? { StatementThreads.shared }
+
     /// How many statements the writer keeps prepared.
     var writerStatementCount: Int { writer.cachedStatementCount }
 
