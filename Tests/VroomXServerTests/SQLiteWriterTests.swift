@@ -10,9 +10,10 @@ import Testing
 struct SQLiteWriterTests {
     struct Refused: Error {}
 
-    static func database() throws -> (SQLiteDatabase, String) {
+    /// A database whose groups may stay open long: the tests' slow first write does not close its group.
+    static func database(timeout: Duration = .seconds(10)) throws -> (SQLiteDatabase, String) {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-group-\(UUID().uuidString).sqlite").path
-        let database = try SQLiteDatabase(path: path)
+        let database = try SQLiteDatabase(path: path, timeout: timeout, maxGroupAge: .seconds(30))
         return (database, path)
     }
 
@@ -69,6 +70,70 @@ struct SQLiteWriterTests {
         await database.close()
     }
 
+    @Test("a write done early does not wait long for slow ones behind it: its group closes at 25 ms")
+    func groupsCloseWhenOld() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-group-\(UUID().uuidString).sqlite").path
+        let database = try SQLiteDatabase(path: path)
+        defer { Self.remove(path) }
+        try await database.write { try await $0.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, note TEXT NOT NULL)") }
+        let holding = NIOLockedValueBox(false)
+        let finished = NIOLockedValueBox<[Int: ContinuousClock.Instant]>([:])
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask {
+                try await database.write { db in
+                    try await db.execute("INSERT INTO t (id, note) VALUES (0, 'first')")
+                    holding.withLockedValue { $0 = true }
+                    try await Task.sleep(for: .milliseconds(300))
+                }
+                finished.withLockedValue { $0[0] = .now }
+            }
+            while !holding.withLockedValue({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+            for id in 1...4 {
+                tasks.addTask {
+                    try await database.write { db in
+                        try await db.execute("INSERT INTO t (id, note) VALUES (\(id), 'slow')")
+                        try await Task.sleep(for: .milliseconds(150))
+                    }
+                    finished.withLockedValue { $0[id] = .now }
+                }
+            }
+            try await tasks.waitForAll()
+        }
+        // In one group the first would have returned with the last, 600 ms after its own work was done.
+        let times = finished.withLockedValue { $0 }
+        let first = try #require(times[0]), last = try #require(times.values.max())
+        #expect(first.duration(to: last) > .milliseconds(300), "the first returned \(first.duration(to: last)) before the last")
+        #expect(try await Self.ids(database) == [0, 1, 2, 3, 4])
+        await database.close()
+    }
+
+    @Test("a write with under a second left runs alone: when its deadline interrupts it, the writes before it are committed")
+    func shortDeadlineRunsAlone() async throws {
+        // Every call is allowed 700 ms.
+        let (database, path) = try Self.database(timeout: .milliseconds(700))
+        defer { Self.remove(path) }
+        try await database.write { try await $0.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, note TEXT NOT NULL)") }
+        let holding = NIOLockedValueBox(false)
+        let first = Task {
+            try await database.write { db in
+                try await db.execute("INSERT INTO t (id, note) VALUES (1, 'first')")
+                holding.withLockedValue { $0 = true }
+                try await Task.sleep(for: .milliseconds(300))
+            }
+        }
+        while !holding.withLockedValue({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+        // It waits about 300 ms for the writer, then inserts rows without end until its deadline stops it.
+        let endless = Task {
+            try await database.write { try await $0.execute("""
+                INSERT INTO t (id, note) WITH RECURSIVE n(x) AS (SELECT 100 UNION ALL SELECT x + 1 FROM n) SELECT x, 'endless' FROM n
+                """) }
+        }
+        try await first.value
+        await #expect(throws: DatabaseUnavailable.self) { try await endless.value }
+        #expect(try await Self.ids(database) == [1], "the first write committed; nothing of the interrupted one")
+        await database.close()
+    }
+
     @Test("when SQLite ends the transaction itself, the writes waiting for its commit fail as unavailable, and the next write goes on")
     func transactionEndedBySQLite() async throws {
         let (database, path) = try Self.database()
@@ -97,22 +162,35 @@ struct SQLiteWriterTests {
         await database.close()
     }
 
-    @Test("the WAL is checkpointed beside the writer and starts over: 20 MB written, the WAL stays a few MB")
-    func walStaysShort() async throws {
+    @Test("the WAL is copied into the file beside the writer, then starts over; a clean close leaves the file alone, whole")
+    func walStartsOver() async throws {
         let (database, path) = try Self.database()
         defer { Self.remove(path) }
         try await database.write { try await $0.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, note TEXT NOT NULL)") }
         func size(_ file: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? Int) ?? 0 }
-        var longestWAL = 0
         let note = String(repeating: "x", count: 100_000)
-        for id in 1...200 {
+        for id in 1...60 {
             try await database.write { try await $0.execute("INSERT INTO t (id, note) VALUES (\(id), \(note))") }
-            longestWAL = max(longestWAL, size(path + "-wal"))
         }
-        // Without checkpoints the WAL would hold all 20 MB (up to the writer's backstop of 10,000 pages, 40 MB).
-        #expect(longestWAL < 12_000_000, "the WAL reached \(longestWAL) bytes")
-        #expect(size(path) > 10_000_000, "the pages were copied into the database file")
-        #expect(try await database.read { try await $0.first("SELECT COUNT(*) AS n FROM t")?.int("n") } == 200)
+        // 6 MB went to the WAL. The checkpointer copies them into the file: the writer copies only the last few pages
+        // once the checkpointer has copied the rest, or all of them past 10,000 pages.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while size(path) < 5_000_000, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(size(path) >= 5_000_000, "the pages were copied into the database file beside the writer")
+        // Once every page is copied (the writer copies the last few at a commit), the next write starts the WAL over.
+        var id = 60
+        while database.walPages >= 100, ContinuousClock.now < deadline {
+            id += 1
+            try await database.write { try await $0.execute("INSERT INTO t (id, note) VALUES (\(id), 'short')") }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(database.walPages < 100, "the WAL started over: \(database.walPages) pages")
+        #expect(try await database.read { try await $0.first("SELECT COUNT(*) AS n FROM t")?.int("n") } == id)
         await database.close()
+        // Closed, the file alone holds everything (the readers close first, the writer last copies the WAL in).
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"), "the WAL is gone at a clean close")
+        let reopened = try SQLiteDatabase(path: path)
+        #expect(try await reopened.read { try await $0.first("SELECT COUNT(*) AS n FROM t")?.int("n") } == id)
+        await reopened.close()
     }
 }

@@ -21,6 +21,9 @@ public final class SQLiteDatabase: SQLDatabase {
     private let idleReaders = NIOLockedValueBox<[SQLiteConnection]>([])
     private let timeout: Duration
     private let memoryMapBytes: Int64
+    /// How long a group of writes stays open at most: a write done early
+    /// waits for the ones behind it, so a group closes once it is this old.
+    private let maxGroupAge: Duration
 
     /// - Parameter timeout: how long a call waits for this process's reader
     ///   or writer, and a statement for a lock held by another process (a
@@ -31,8 +34,10 @@ public final class SQLiteDatabase: SQLDatabase {
     ///   connection's commit (SQLite's design in WAL mode), so writes cost
     ///   remaps; measured, the map still ingests locations faster than
     ///   copies (docs/benchmarks.md, "SQLite's memory map").
-    public init(path: String, maxReaders: Int = 8, timeout: Duration = .seconds(10), memoryMapBytes: Int64 = 256 << 20) throws {
+    public init(path: String, maxReaders: Int = 8, timeout: Duration = .seconds(10), memoryMapBytes: Int64 = 256 << 20,
+                maxGroupAge: Duration = .milliseconds(25)) throws {
         self.path = path
+        self.maxGroupAge = maxGroupAge
         self.timeout = timeout
         self.memoryMapBytes = memoryMapBytes
         writer = try SQLiteConnection(path: path, readOnly: false, busyTimeout: timeout, memoryMapBytes: memoryMapBytes)
@@ -40,7 +45,11 @@ public final class SQLiteDatabase: SQLDatabase {
             PRAGMA journal_mode = WAL;
             PRAGMA synchronous = NORMAL;
             PRAGMA foreign_keys = ON;
+            PRAGMA temp_store = MEMORY;
             """)
+        // The writer's temporary storage (a write's savepoint journal, its sorts) is in memory: in files, each
+        // write transaction opened and wrote a file in /var/tmp, 73 % of the server's writes under location ingest.
+        // Readers keep SQLite's default, so a large sort spills to a file; maintenance writes switch to it too.
         checkpointer = try WALCheckpointer(path: path, busyTimeout: timeout)
         writer.handCheckpoints(to: checkpointer)
         readPermits = AsyncSemaphore(permits: maxReaders)
@@ -92,6 +101,9 @@ public final class SQLiteDatabase: SQLDatabase {
 
     public var statementExecutor: (any TaskExecutor)? { StatementThreads.shared }
 
+    /// Pages in the WAL after the last commit.
+    var walPages: Int { Int(checkpointer.walPages.withLockedValue { $0 }) }
+
     /// How many statements the writer keeps prepared.
     var writerStatementCount: Int { writer.cachedStatementCount }
 
@@ -118,7 +130,11 @@ public final class SQLiteDatabase: SQLDatabase {
     /// wrote is visible to every read that follows. A write that fails rolls
     /// back to its savepoint and leaves the others be; if SQLite rolls back
     /// the whole transaction (an interrupt, a full disk), every write waiting
-    /// for it fails as unavailable (nothing of them was committed).
+    /// for it fails as unavailable (nothing of them was committed). So a
+    /// write that may run long or touch much (maintenance and imports, which
+    /// run under a deadline of their own) or that has under a second left
+    /// (an interrupt at its deadline would end the whole transaction) runs
+    /// alone, after the group before it committed.
     public func write<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
         guard !Self.holdsWriter else { throw SQLiteError(code: SQLITE_MISUSE, message: "nested write transaction") }
         let allowed = deadline
@@ -135,15 +151,16 @@ public final class SQLiteDatabase: SQLDatabase {
                 writeLock.signal()
             }
             defer { release() }
-            if Self.foreignKeysOff {
+            let maintenance = DatabaseDeadline.override != nil
+            if Self.foreignKeysOff || maintenance || ContinuousClock.now.duration(to: until) < .seconds(1) {
                 try commitGroup()
-                return try await writeAlone(body, until: until)
+                return try await writeAlone(body, until: until, foreignKeysOff: Self.foreignKeysOff, temporaryFiles: maintenance)
             }
             let outcome: Result<T, any Error>
             do { outcome = .success(try await runInGroup(body, until: until)) } catch { outcome = .failure(error) }
-            let (waiting, flushQueued) = group.withLockedValue { ($0.waiting.count, $0.flushQueued) }
+            let (waiting, flushQueued, begun) = group.withLockedValue { ($0.waiting.count, $0.flushQueued, $0.begun) }
             switch outcome {
-            case .success(let value) where writeLock.hasWaiters && waiting + 1 < Self.maxGroup:
+            case .success(let value) where writeLock.hasWaiters && waiting + 1 < Self.maxGroup && begun.duration(to: .now) < maxGroupAge:
                 // Hand the writer on; the commit comes with the writes behind.
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                     let queueFlush = group.withLockedValue { group -> Bool in
@@ -156,11 +173,11 @@ public final class SQLiteDatabase: SQLDatabase {
                 }
                 return value
             case .success(let value):
-                try commitGroup()
+                try commitGroup(withOwnWrite: true)
                 return value
             case .failure(let error):
-                // The writes before it still wait: the flush queued for them commits them, or this write does now.
-                if !flushQueued { try? commitGroup() }
+                // The writes before it wait for the flush queued for them; a group of none is rolled back.
+                if !flushQueued { abandonGroup(error) }
                 throw error
             }
         }
@@ -169,6 +186,7 @@ public final class SQLiteDatabase: SQLDatabase {
     /// The group transaction open on the writer, and the writes in it waiting for its commit.
     private struct WriteGroup {
         var open = false
+        var begun = ContinuousClock.now
         var waiting: [CheckedContinuation<Void, any Error>] = []
         /// A flush waits for the writer behind the writes queued.
         var flushQueued = false
@@ -182,7 +200,7 @@ public final class SQLiteDatabase: SQLDatabase {
     private func runInGroup<T: Sendable>(_ body: (any SQLExecutor) async throws -> T, until: ContinuousClock.Instant) async throws -> T {
         if !group.withLockedValue({ $0.open }) {
             _ = try writer.run("BEGIN IMMEDIATE")
-            group.withLockedValue { $0.open = true }
+            group.withLockedValue { ($0.open, $0.begun) = (true, .now) }
             writer.inTransaction = true
         }
         _ = try writer.run("SAVEPOINT write")
@@ -191,8 +209,6 @@ public final class SQLiteDatabase: SQLDatabase {
             let result = try await Self.$holdsWriter.withValue(true) { try await body(writer) }
             writer.stop(at: nil)
             _ = try writer.run("RELEASE write")
-            groupCounts.withLockedValue { $0.writes += 1 }
-            ServerMetrics.sqliteWrites.increment()
             return result
         } catch {
             writer.stop(at: nil)
@@ -211,8 +227,9 @@ public final class SQLiteDatabase: SQLDatabase {
     }
 
     /// Commits the group transaction, if one is open, and tells the writes
-    /// waiting for it. Called holding the writer.
-    private func commitGroup() throws {
+    /// waiting for it. Called holding the writer, by a write of the group
+    /// (`withOwnWrite`) or on behalf of the writes waiting.
+    private func commitGroup(withOwnWrite: Bool = false) throws {
         let (wasOpen, waiting) = group.withLockedValue { group in
             defer { (group.open, group.waiting) = (false, []) }
             return (group.open, group.waiting)
@@ -221,14 +238,20 @@ public final class SQLiteDatabase: SQLDatabase {
         writer.inTransaction = false
         do {
             _ = try writer.run("COMMIT")
-            groupCounts.withLockedValue { $0.commits += 1 }
-            ServerMetrics.sqliteCommits.increment()
+            countCommit(writes: waiting.count + (withOwnWrite ? 1 : 0))
         } catch {
             _ = try? writer.run("ROLLBACK")
             for write in waiting { write.resume(throwing: error) }
             throw error
         }
         for write in waiting { write.resume() }
+    }
+
+    /// Counts a commit and the writes it made durable.
+    private func countCommit(writes: Int) {
+        groupCounts.withLockedValue { $0.writes += writes; $0.commits += 1 }
+        ServerMetrics.sqliteWrites.increment(by: writes)
+        ServerMetrics.sqliteCommits.increment()
     }
 
     /// Rolls back what is left of the group transaction: the writes waiting
@@ -254,24 +277,31 @@ public final class SQLiteDatabase: SQLDatabase {
         }
     }
 
-    /// A write in a transaction of its own, with foreign keys off (the
-    /// migrator's rebuilds). Called holding the writer, no group open.
-    private func writeAlone<T: Sendable>(_ body: (any SQLExecutor) async throws -> T, until: ContinuousClock.Instant) async throws -> T {
+    /// A write in a transaction of its own, without a savepoint. With
+    /// foreign keys off (the migrator's rebuilds), it commits only if every
+    /// reference still finds its row; with `temporaryFiles`, its sorts and
+    /// temporary tables may spill to files (a maintenance write over the
+    /// whole database). Called holding the writer, no group open.
+    private func writeAlone<T: Sendable>(_ body: (any SQLExecutor) async throws -> T, until: ContinuousClock.Instant,
+                                         foreignKeysOff: Bool, temporaryFiles: Bool) async throws -> T {
         writer.stop(at: until)
         defer { writer.stop(at: nil) }
-        _ = try writer.run("PRAGMA foreign_keys = OFF")
-        defer { _ = try? writer.run("PRAGMA foreign_keys = ON") }
+        if foreignKeysOff { _ = try writer.run("PRAGMA foreign_keys = OFF") }
+        defer { if foreignKeysOff { _ = try? writer.run("PRAGMA foreign_keys = ON") } }
+        if temporaryFiles { _ = try writer.run("PRAGMA temp_store = FILE") }
+        defer { if temporaryFiles { _ = try? writer.run("PRAGMA temp_store = MEMORY") } }
         _ = try writer.run("BEGIN IMMEDIATE")
         do {
             writer.inTransaction = true
             let result = try await Self.$holdsWriter.withValue(true) { try await body(writer) }
-            if let broken = try writer.run("PRAGMA foreign_key_check").first {
+            if foreignKeysOff, let broken = try writer.run("PRAGMA foreign_key_check").first {
                 throw SQLiteError(code: SQLITE_CONSTRAINT, message: "after a rebuilt table, a row of \((try? broken.string("table")) ?? "a table") refers to no row of \((try? broken.string("parent")) ?? "its parent")")
             }
             writer.inTransaction = false
             // The work is done: its commit is not cut short.
             writer.stop(at: nil)
             _ = try writer.run("COMMIT")
+            countCommit(writes: 1)
             return result
         } catch {
             writer.inTransaction = false
@@ -290,15 +320,18 @@ public final class SQLiteDatabase: SQLDatabase {
         }
     }
 
+    /// Closes the readers, then the writer: SQLite copies the WAL into the
+    /// file and deletes it only when the last connection to close can write,
+    /// so a stopped server leaves one file whole.
     public func close() async {
         await checkpointer.stop()
         await writeLock.withPermit {
             try? commitGroup()
-            writer.close()
             idleReaders.withLockedValue { readers in
                 readers.forEach { $0.close() }
                 readers.removeAll()
             }
+            writer.close()
         }
     }
 }
@@ -345,9 +378,7 @@ final class SQLiteConnection: SQLExecutor, @unchecked Sendable {
         // Another process (a second `vroomx` command) may hold the write lock briefly.
         let (seconds, attoseconds) = busyTimeout.components
         sqlite3_busy_timeout(handle, Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000))
-        // Temporary tables, sorts and statement journals (a write's savepoint) in memory: in files, each write
-        // transaction opened and wrote a file in /var/tmp, 73 % of the server's writes under location ingest.
-        try executeScript("PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY; PRAGMA mmap_size = \(max(0, memoryMapBytes))")
+        try executeScript("PRAGMA foreign_keys = ON; PRAGMA mmap_size = \(max(0, memoryMapBytes))")
         stopAt.initialize(to: 0)
         sqlite3_progress_handler(handle, 4000, { context in
             guard let stop = context?.load(as: UInt64.self), stop != 0 else { return 0 }

@@ -23,6 +23,8 @@ final class WALCheckpointer: Sendable {
     private let loop: Task<Void, Never>
     /// Set when a checkpoint here left at most `leftForWriter` pages.
     private let nearlyDone: NIOLockedValueBox<Bool>
+    /// Pages in the WAL after the last commit.
+    let walPages = NIOLockedValueBox<Int32>(0)
 
     init(path: String, busyTimeout: Duration) throws {
         let connection = try SQLiteConnection(path: path, readOnly: false, busyTimeout: busyTimeout, memoryMapBytes: 0)
@@ -32,7 +34,8 @@ final class WALCheckpointer: Sendable {
         loop = Task(executorPreference: StatementThreads.shared) {
             for await _ in wakes {
                 // PASSIVE: copies what no reader still needs, never waits for the writer or a reader.
-                guard let result = try? connection.run("PRAGMA wal_checkpoint(PASSIVE)").first,
+                // Busy (another checkpoint under way) says nothing of the pages left (-1 and -1).
+                guard let result = try? connection.run("PRAGMA wal_checkpoint(PASSIVE)").first, (try? result.int("busy")) == 0,
                       let pages = try? result.int("log"), let copied = try? result.int("checkpointed") else { continue }
                 if pages - copied <= Self.leftForWriter { nearlyDone.withLockedValue { $0 = true } }
             }
@@ -47,6 +50,7 @@ final class WALCheckpointer: Sendable {
     /// few pages left itself; otherwise wakes the checkpointer if the WAL
     /// is long enough, without waiting.
     func writerFinishes(walPages pages: Int32) -> Bool {
+        walPages.withLockedValue { $0 = pages }
         guard pages >= Self.threshold else { return false }
         if nearlyDone.withLockedValue({ done in defer { done = false }; return done }) { return true }
         wakeUp.yield()
