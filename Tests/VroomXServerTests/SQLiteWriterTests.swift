@@ -21,6 +21,12 @@ struct SQLiteWriterTests {
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
 
+    /// Waits until `count` writes wait for the writer (they queue in that order).
+    static func waitForQueue(_ database: SQLiteDatabase, _ count: Int) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while database.writesWaiting < count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+    }
+
     static func ids(_ database: SQLiteDatabase) async throws -> Set<Int> {
         Set(try await database.read { try await $0.query("SELECT id FROM t") }.map { try $0.int("id") })
     }
@@ -38,7 +44,7 @@ struct SQLiteWriterTests {
                 try await database.write { db in
                     try await db.execute("INSERT INTO t (id, note) VALUES (0, 'first')")
                     holding.withLockedValue { $0 = true }
-                    try await Task.sleep(for: .milliseconds(300))
+                    try await Self.waitForQueue(database, 40)
                 }
                 return (0, try await Self.ids(database).contains(0))
             }
@@ -83,7 +89,8 @@ struct SQLiteWriterTests {
                 try await database.write { db in
                     try await db.execute("INSERT INTO t (id, note) VALUES (0, 'first')")
                     holding.withLockedValue { $0 = true }
-                    try await Task.sleep(for: .milliseconds(300))
+                    try await Self.waitForQueue(database, 4)
+                    try await Task.sleep(for: .milliseconds(50))
                 }
                 finished.withLockedValue { $0[0] = .now }
             }
@@ -107,10 +114,10 @@ struct SQLiteWriterTests {
         await database.close()
     }
 
-    @Test("a write with under a second left runs alone: when its deadline interrupts it, the writes before it are committed")
+    @Test("a write with little time left (a quarter of its allowance, at most a second) runs alone: when its deadline interrupts it, the writes before it are committed")
     func shortDeadlineRunsAlone() async throws {
-        // Every call is allowed 700 ms.
-        let (database, path) = try Self.database(timeout: .milliseconds(700))
+        // Every call is allowed 2 s: one with under 500 ms left runs alone.
+        let (database, path) = try Self.database(timeout: .seconds(2))
         defer { Self.remove(path) }
         try await database.write { try await $0.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, note TEXT NOT NULL)") }
         let holding = NIOLockedValueBox(false)
@@ -118,11 +125,13 @@ struct SQLiteWriterTests {
             try await database.write { db in
                 try await db.execute("INSERT INTO t (id, note) VALUES (1, 'first')")
                 holding.withLockedValue { $0 = true }
-                try await Task.sleep(for: .milliseconds(300))
+                try await Self.waitForQueue(database, 1)
+                try await Task.sleep(for: .milliseconds(1_700))
             }
         }
         while !holding.withLockedValue({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
-        // It waits about 300 ms for the writer, then inserts rows without end until its deadline stops it.
+        // It waits 1.7 s for the writer, while the first write's group is open; then, alone, it inserts rows without
+        // end until its deadline stops it.
         let endless = Task {
             try await database.write { try await $0.execute("""
                 INSERT INTO t (id, note) WITH RECURSIVE n(x) AS (SELECT 100 UNION ALL SELECT x + 1 FROM n) SELECT x, 'endless' FROM n
@@ -145,12 +154,12 @@ struct SQLiteWriterTests {
             try await database.write { db in
                 try await db.execute("INSERT INTO t (id, note) VALUES (1, 'A')")
                 holding.withLockedValue { $0 = true }
-                try await Task.sleep(for: .milliseconds(300))
+                try await Self.waitForQueue(database, 2)
             }
         }
         while !holding.withLockedValue({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
         let second = Task { try await database.write { try await $0.execute("ROLLBACK") } }
-        try await Task.sleep(for: .milliseconds(50))
+        try await Self.waitForQueue(database, 1)
         let third = Task { try await database.write { try await $0.execute("INSERT INTO t (id, note) VALUES (3, 'C')") } }
         await #expect(throws: DatabaseUnavailable.self) { try await first.value }
         await #expect(throws: (any Error).self) { try await second.value }

@@ -56,8 +56,9 @@ final class AsyncSemaphore: Sendable {
         }
     }
 
-    /// Whether a task waits for a permit.
-    var hasWaiters: Bool { state.withLockedValue { !$0.waiters.isEmpty } }
+    /// How many tasks wait for a permit.
+    var waiting: Int { state.withLockedValue { $0.waiters.count } }
+    var hasWaiters: Bool { waiting > 0 }
 
     func signal() {
         let next = state.withLockedValue { state -> CheckedContinuation<Bool, Never>? in

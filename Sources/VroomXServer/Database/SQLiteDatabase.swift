@@ -101,6 +101,9 @@ public final class SQLiteDatabase: SQLDatabase {
 
     public var statementExecutor: (any TaskExecutor)? { StatementThreads.shared }
 
+    /// Writes waiting for the writer.
+    var writesWaiting: Int { writeLock.waiting }
+
     /// Pages in the WAL after the last commit.
     var walPages: Int { Int(checkpointer.walPages.withLockedValue { $0 }) }
 
@@ -133,8 +136,9 @@ public final class SQLiteDatabase: SQLDatabase {
     /// for it fails as unavailable (nothing of them was committed). So a
     /// write that may run long or touch much (maintenance and imports, which
     /// run under a deadline of their own) or that has under a second left
-    /// (an interrupt at its deadline would end the whole transaction) runs
-    /// alone, after the group before it committed.
+    /// (a quarter of its allowance, if less: an interrupt at its deadline
+    /// would end the whole transaction) runs alone, after the group before
+    /// it committed.
     public func write<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
         guard !Self.holdsWriter else { throw SQLiteError(code: SQLITE_MISUSE, message: "nested write transaction") }
         let allowed = deadline
@@ -152,7 +156,7 @@ public final class SQLiteDatabase: SQLDatabase {
             }
             defer { release() }
             let maintenance = DatabaseDeadline.override != nil
-            if Self.foreignKeysOff || maintenance || ContinuousClock.now.duration(to: until) < .seconds(1) {
+            if Self.foreignKeysOff || maintenance || ContinuousClock.now.duration(to: until) < min(.seconds(1), allowed / 4) {
                 try commitGroup()
                 return try await writeAlone(body, until: until, foreignKeysOff: Self.foreignKeysOff, temporaryFiles: maintenance)
             }
@@ -234,7 +238,10 @@ public final class SQLiteDatabase: SQLDatabase {
             defer { (group.open, group.waiting) = (false, []) }
             return (group.open, group.waiting)
         }
-        guard wasOpen else { return }
+        guard wasOpen else {
+            assert(waiting.isEmpty, "writes wait for a group that is not open")
+            return
+        }
         writer.inTransaction = false
         do {
             _ = try writer.run("COMMIT")
