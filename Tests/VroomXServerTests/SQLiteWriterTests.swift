@@ -178,22 +178,20 @@ struct SQLiteWriterTests {
         try await database.write { try await $0.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, note TEXT NOT NULL)") }
         func size(_ file: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? Int) ?? 0 }
         let note = String(repeating: "x", count: 100_000)
-        for id in 1...60 {
-            try await database.write { try await $0.execute("INSERT INTO t (id, note) VALUES (\(id), \(note))") }
-        }
-        // 6 MB went to the WAL. The checkpointer copies them into the file: the writer copies only the last few pages
-        // once the checkpointer has copied the rest, or all of them past 10,000 pages.
-        let deadline = ContinuousClock.now + .seconds(30)
-        while size(path) < 5_000_000, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(size(path) >= 5_000_000, "the pages were copied into the database file beside the writer")
-        // Once every page is copied (the writer copies the last few at a commit), the next write starts the WAL over.
-        var id = 60
-        while database.walPages >= 100, ContinuousClock.now < deadline {
+        // Rows of 100 KB (25 pages each) until the file holds 4 MB and the WAL has started over, at most 350 of them:
+        // 8,750 pages, under the writer's backstop of 10,000, so only the checkpointer copies them in bulk (the writer
+        // copies the last few pages once the checkpointer has copied the rest, which lets the WAL start over).
+        let deadline = ContinuousClock.now + .seconds(60)
+        var (id, previous, restarted) = (0, 0, false)
+        while id < 350, !(size(path) >= 4_000_000 && restarted), ContinuousClock.now < deadline {
             id += 1
-            try await database.write { try await $0.execute("INSERT INTO t (id, note) VALUES (\(id), 'short')") }
-            try await Task.sleep(for: .milliseconds(10))
+            try await database.write { try await $0.execute("INSERT INTO t (id, note) VALUES (\(id), \(note))") }
+            if database.walPages < previous { restarted = true }
+            previous = database.walPages
+            try await Task.sleep(for: .milliseconds(1))
         }
-        #expect(database.walPages < 100, "the WAL started over: \(database.walPages) pages")
+        #expect(size(path) >= 4_000_000, "the pages were copied into the database file beside the writer (\(id) rows)")
+        #expect(restarted, "the WAL started over (\(id) rows, \(database.walPages) pages in it)")
         #expect(try await database.read { try await $0.first("SELECT COUNT(*) AS n FROM t")?.int("n") } == id)
         await database.close()
         // Closed, the file alone holds everything (the readers close first, the writer last copies the WAL in).
