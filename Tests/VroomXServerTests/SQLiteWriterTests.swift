@@ -10,11 +10,29 @@ import Testing
 struct SQLiteWriterTests {
     struct Refused: Error {}
 
-    /// A database whose groups may stay open long: the tests' slow first write does not close its group.
-    static func database(timeout: Duration = .seconds(10)) throws -> (SQLiteDatabase, String) {
+    /// A database with a table `t`. By default its groups may stay open long: the tests' slow first write does not
+    /// close its group.
+    static func database(timeout: Duration = .seconds(10), maxGroupAge: Duration = .seconds(30)) async throws -> (SQLiteDatabase, String) {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-group-\(UUID().uuidString).sqlite").path
-        let database = try SQLiteDatabase(path: path, timeout: timeout, maxGroupAge: .seconds(30))
+        let database = try SQLiteDatabase(path: path, timeout: timeout, maxGroupAge: maxGroupAge)
+        try await database.write { try await $0.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, note TEXT NOT NULL)") }
         return (database, path)
+    }
+
+    /// Starts a write of row `id` that holds the writer until `queued` writes wait behind it, then `pause` more, and
+    /// returns once it holds the writer.
+    static func holdWriter(_ database: SQLiteDatabase, id: Int, until queued: Int, pause: Duration = .zero) async throws -> Task<Void, any Error> {
+        let holding = NIOLockedValueBox(false)
+        let write = Task {
+            try await database.write { db in
+                try await db.execute("INSERT INTO t (id, note) VALUES (\(id), 'first')")
+                holding.withLockedValue { $0 = true }
+                try await waitForQueue(database, queued)
+                try await Task.sleep(for: pause)
+            }
+        }
+        while !holding.withLockedValue({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+        return write
     }
 
     static func remove(_ path: String) {
@@ -33,22 +51,16 @@ struct SQLiteWriterTests {
 
     @Test("writes queued behind a slow one commit together; each is visible once it returns; one that fails leaves the others")
     func queuedWritesCommitTogether() async throws {
-        let (database, path) = try Self.database()
+        let (database, path) = try await Self.database()
         defer { Self.remove(path) }
-        try await database.write { try await $0.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, note TEXT NOT NULL)") }
         let before = database.groupCounts.withLockedValue { $0 }
-        let holding = NIOLockedValueBox(false)
+        // The first write holds the writer while 40 more queue behind it.
+        let first = try await Self.holdWriter(database, id: 0, until: 40)
         let outcomes = try await withThrowingTaskGroup(of: (Int, Bool).self) { tasks in
-            // The first write holds the writer while 40 more queue behind it.
             tasks.addTask {
-                try await database.write { db in
-                    try await db.execute("INSERT INTO t (id, note) VALUES (0, 'first')")
-                    holding.withLockedValue { $0 = true }
-                    try await Self.waitForQueue(database, 40)
-                }
+                try await first.value
                 return (0, try await Self.ids(database).contains(0))
             }
-            while !holding.withLockedValue({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
             for id in 1...40 {
                 tasks.addTask {
                     do {
@@ -78,23 +90,15 @@ struct SQLiteWriterTests {
 
     @Test("a write done early does not wait long for slow ones behind it: its group closes at 25 ms")
     func groupsCloseWhenOld() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("vroomx-group-\(UUID().uuidString).sqlite").path
-        let database = try SQLiteDatabase(path: path)
+        let (database, path) = try await Self.database(maxGroupAge: .milliseconds(25))
         defer { Self.remove(path) }
-        try await database.write { try await $0.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, note TEXT NOT NULL)") }
-        let holding = NIOLockedValueBox(false)
         let finished = NIOLockedValueBox<[Int: ContinuousClock.Instant]>([:])
+        let first = try await Self.holdWriter(database, id: 0, until: 4, pause: .milliseconds(50))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask {
-                try await database.write { db in
-                    try await db.execute("INSERT INTO t (id, note) VALUES (0, 'first')")
-                    holding.withLockedValue { $0 = true }
-                    try await Self.waitForQueue(database, 4)
-                    try await Task.sleep(for: .milliseconds(50))
-                }
+                try await first.value
                 finished.withLockedValue { $0[0] = .now }
             }
-            while !holding.withLockedValue({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
             for id in 1...4 {
                 tasks.addTask {
                     try await database.write { db in
@@ -108,8 +112,8 @@ struct SQLiteWriterTests {
         }
         // In one group the first would have returned with the last, 600 ms after its own work was done.
         let times = finished.withLockedValue { $0 }
-        let first = try #require(times[0]), last = try #require(times.values.max())
-        #expect(first.duration(to: last) > .milliseconds(300), "the first returned \(first.duration(to: last)) before the last")
+        let firstDone = try #require(times[0]), lastDone = try #require(times.values.max())
+        #expect(firstDone.duration(to: lastDone) > .milliseconds(300), "the first returned \(firstDone.duration(to: lastDone)) before the last")
         #expect(try await Self.ids(database) == [0, 1, 2, 3, 4])
         await database.close()
     }
@@ -117,19 +121,9 @@ struct SQLiteWriterTests {
     @Test("a write with little time left (a quarter of its allowance, at most a second) runs alone: when its deadline interrupts it, the writes before it are committed")
     func shortDeadlineRunsAlone() async throws {
         // Every call is allowed 2 s: one with under 500 ms left runs alone.
-        let (database, path) = try Self.database(timeout: .seconds(2))
+        let (database, path) = try await Self.database(timeout: .seconds(2))
         defer { Self.remove(path) }
-        try await database.write { try await $0.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, note TEXT NOT NULL)") }
-        let holding = NIOLockedValueBox(false)
-        let first = Task {
-            try await database.write { db in
-                try await db.execute("INSERT INTO t (id, note) VALUES (1, 'first')")
-                holding.withLockedValue { $0 = true }
-                try await Self.waitForQueue(database, 1)
-                try await Task.sleep(for: .milliseconds(1_700))
-            }
-        }
-        while !holding.withLockedValue({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+        let first = try await Self.holdWriter(database, id: 1, until: 1, pause: .milliseconds(1_700))
         // It waits 1.7 s for the writer, while the first write's group is open; then, alone, it inserts rows without
         // end until its deadline stops it.
         let endless = Task {
@@ -145,19 +139,10 @@ struct SQLiteWriterTests {
 
     @Test("when SQLite ends the transaction itself, the writes waiting for its commit fail as unavailable, and the next write goes on")
     func transactionEndedBySQLite() async throws {
-        let (database, path) = try Self.database()
+        let (database, path) = try await Self.database()
         defer { Self.remove(path) }
-        try await database.write { try await $0.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, note TEXT NOT NULL)") }
-        let holding = NIOLockedValueBox(false)
         // A holds the writer while B and C queue; A's write is done and waits for the commit when B ends the transaction.
-        let first = Task {
-            try await database.write { db in
-                try await db.execute("INSERT INTO t (id, note) VALUES (1, 'A')")
-                holding.withLockedValue { $0 = true }
-                try await Self.waitForQueue(database, 2)
-            }
-        }
-        while !holding.withLockedValue({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+        let first = try await Self.holdWriter(database, id: 1, until: 2)
         let second = Task { try await database.write { try await $0.execute("ROLLBACK") } }
         try await Self.waitForQueue(database, 1)
         let third = Task { try await database.write { try await $0.execute("INSERT INTO t (id, note) VALUES (3, 'C')") } }
@@ -173,9 +158,8 @@ struct SQLiteWriterTests {
 
     @Test("the WAL is copied into the file beside the writer, then starts over; a clean close leaves the file alone, whole")
     func walStartsOver() async throws {
-        let (database, path) = try Self.database()
+        let (database, path) = try await Self.database()
         defer { Self.remove(path) }
-        try await database.write { try await $0.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, note TEXT NOT NULL)") }
         func size(_ file: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? Int) ?? 0 }
         let note = String(repeating: "x", count: 100_000)
         // Rows of 100 KB (25 pages each) until the file holds 4 MB and the WAL has started over, at most 350 of them:
