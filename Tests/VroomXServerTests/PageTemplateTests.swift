@@ -91,17 +91,15 @@ struct PageTemplateTests {
         let reference = try MustacheLibrary(templates: sources.mapValues { try MustacheTemplate(string: $0) })
         let checked = Mutex<[String: Int]>([:])
         let differences = Mutex<[String]>([])
-        PageTemplates.audit.withLock {
-            $0 = { template, root, html in
-                let expected = reference.render(ReferenceScope.wrap(.scope(root)), withTemplate: template) ?? ""
-                checked.withLock { $0[template, default: 0] += 1 }
-                if Self.normalized(expected) != Self.normalized(html) {
-                    differences.withLock { $0.append("\(template):\n\(Self.firstDifference(Self.normalized(expected), Self.normalized(html)))") }
-                }
+        let audit: @Sendable (String, any TemplateScope, String) -> Void = { template, root, html in
+            let expected = reference.render(ReferenceScope.wrap(.scope(root)), withTemplate: template) ?? ""
+            checked.withLock { $0[template, default: 0] += 1 }
+            if Self.normalized(expected) != Self.normalized(html) {
+                differences.withLock { $0.append("\(template):\n\(Self.firstDifference(Self.normalized(expected), Self.normalized(html)))") }
             }
         }
-        defer { PageTemplates.audit.withLock { $0 = nil } }
-        try await server.run { api in
+        // Only this test's pages: other tests render pages beside it.
+        try await PageTemplates.$audit.withValue(audit) { try await server.run { api in
             let cookie = ["Cookie": try await server.services.consoleSignIn(email: DemoData.dispatcherEmail)]
             // Every page a dispatcher can reach by following the console's links.
             var queue = ["/board", "/trips", "/drivers", "/fleet", "/map", "/pay", "/receivables", "/invoices", "/customers", "/messages",
@@ -124,7 +122,7 @@ struct PageTemplateTests {
             _ = try await api.raw(.post, "/trips/new", body: "_csrf=x&number=&miles=-4", headers: cookie.merging(["Content-Type": "application/x-www-form-urlencoded"]) { $1 })
             // The sign-in page, outside the frame's session.
             _ = try await api.raw(.get, "/sign-in")
-        }
+        } }
         let pages = checked.withLock { $0 }
         #expect(differences.withLock { $0 }.isEmpty, "\(differences.withLock { $0 }.joined(separator: "\n\n"))")
         for template in ["board", "trips", "trip", "order", "drivers", "driver-pay", "fleet", "unit", "map", "pay", "receivables", "invoices",

@@ -46,13 +46,15 @@ struct PageTemplates: Sendable {
         guard let nodes = templates[name] else { return nil }
         var renderer = TemplateRenderer(templates: templates, stack: [.scope(root)])
         renderer.render(nodes)
-        if let audit = Self.audit.withLock({ $0 }) { audit(name, root, renderer.output) }
+        if let audit = Self.audit { audit(name, root, renderer.output) }
         return renderer.output
     }
 
-    /// Called with every page rendered, when set: the tests compare each
-    /// page with a reference Mustache implementation's. Nil in service.
-    static let audit = Mutex<(@Sendable (_ template: String, _ root: any TemplateScope, _ html: String) -> Void)?>(nil)
+    /// Called with every page rendered within the task that set it (and the
+    /// tasks it starts): the tests compare each page with a reference
+    /// Mustache implementation's, and other tests running beside them stay
+    /// out of the comparison. Nil in service.
+    @TaskLocal static var audit: (@Sendable (_ template: String, _ root: any TemplateScope, _ html: String) -> Void)?
 }
 
 /// A part of a parsed template.
