@@ -114,9 +114,10 @@ struct CheckCommand: AsyncParsableCommand {
         discussion: """
             Reads the database the server uses (VROOMX_DATA_DIR or VROOMX_DATABASE_URL, as for serve); it never makes or \
             migrates one. The counts the board and the trips page show are kept by the database as rows change \
-            (order_status_counts, order_day_counts, trip_status_counts, trip_day_counts). Should one ever differ from \
-            the rows (rows edited by hand with triggers off), --repair-counts counts that carrier's rows again, leaving \
-            the other carriers' alone; writes to orders and trips wait meanwhile.
+            (order_status_counts, order_day_counts, trip_status_counts, trip_day_counts), as is each trip's number of \
+            expenses (trip_expense_counts). Should one ever differ from the rows (rows edited by hand with triggers \
+            off), --repair-counts counts that carrier's rows (or that trip's expenses) again, leaving the others alone; \
+            writes to orders, trips and expenses wait meanwhile.
             """)
     @Flag(name: .customLong("repair-counts"), help: "Count again the kept counts that differ from their rows, then check.") var repairCounts = false
 

@@ -63,7 +63,55 @@ extension Schema {
         Migration(version: 39, name: "open trips as the trips page lists them", sql: """
             CREATE INDEX trips_open_listed ON trips (tenant_id, \(Schema.tripOpenListed), id) WHERE \(Schema.tripOpen)
             """),
+        // Each new expense checks its trip's count against the cap (`ExpenseService.maxExpensesPerTrip`): counted,
+        // that read every expense of the trip on every insert (0.3 ms on PostgreSQL at 1,250 fresh rows).
+        Migration(version: 40, name: "expense counts by trip", sql: TripExpenseCounts.sql, sqlite: TripExpenseCounts.sqlite,
+                  postgres: TripExpenseCounts.postgres),
     ]
+}
+
+/// How many expenses each trip holds, kept by triggers as expenses come, go
+/// or move, so the cap on a trip's expenses reads one row. One row a trip,
+/// changed in place on both databases: the writers of one trip's expenses
+/// hold its trip row already (`TripRepository.lock`), so none waits longer
+/// for its count.
+enum TripExpenseCounts {
+    static let sql = """
+        CREATE TABLE trip_expense_counts (
+            tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+            trip_id TEXT NOT NULL,
+            n BIGINT NOT NULL,
+            PRIMARY KEY (tenant_id, trip_id),
+            FOREIGN KEY (tenant_id, trip_id) REFERENCES trips (tenant_id, id) ON DELETE CASCADE
+        )
+        """
+
+    /// The expenses there are, counted once the triggers count every change
+    /// (on PostgreSQL creating them holds off the table's writes until the
+    /// migration commits).
+    private static let counted = """
+        INSERT INTO trip_expense_counts (tenant_id, trip_id, n) SELECT tenant_id, trip_id, COUNT(*) FROM trip_expenses GROUP BY tenant_id, trip_id
+        """
+
+    private static let added = "ON CONFLICT (tenant_id, trip_id) DO UPDATE SET n = trip_expense_counts.n + excluded.n"
+
+    static let sqlite = """
+        CREATE TRIGGER trip_expense_counts_insert AFTER INSERT ON trip_expenses BEGIN INSERT INTO trip_expense_counts (tenant_id, trip_id, n) VALUES (NEW.tenant_id, NEW.trip_id, 1) \(added); END;
+        CREATE TRIGGER trip_expense_counts_delete AFTER DELETE ON trip_expenses BEGIN UPDATE trip_expense_counts SET n = n - 1 WHERE tenant_id = OLD.tenant_id AND trip_id = OLD.trip_id; END;
+        CREATE TRIGGER trip_expense_counts_update AFTER UPDATE OF tenant_id, trip_id ON trip_expenses WHEN OLD.tenant_id <> NEW.tenant_id OR OLD.trip_id <> NEW.trip_id BEGIN UPDATE trip_expense_counts SET n = n - 1 WHERE tenant_id = OLD.tenant_id AND trip_id = OLD.trip_id; INSERT INTO trip_expense_counts (tenant_id, trip_id, n) VALUES (NEW.tenant_id, NEW.trip_id, 1) \(added); END;
+        \(counted)
+        """
+
+    /// A statement's new or removed expenses are one change a trip.
+    static let postgres = """
+        CREATE FUNCTION trip_expense_counts_insert() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO trip_expense_counts (tenant_id, trip_id, n) SELECT tenant_id, trip_id, COUNT(*) FROM added GROUP BY tenant_id, trip_id \(added); RETURN NULL; END $$;
+        CREATE TRIGGER trip_expense_counts_insert AFTER INSERT ON trip_expenses REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION trip_expense_counts_insert();
+        CREATE FUNCTION trip_expense_counts_delete() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN UPDATE trip_expense_counts c SET n = c.n - r.k FROM (SELECT tenant_id, trip_id, COUNT(*) AS k FROM removed GROUP BY tenant_id, trip_id) r WHERE c.tenant_id = r.tenant_id AND c.trip_id = r.trip_id; RETURN NULL; END $$;
+        CREATE TRIGGER trip_expense_counts_delete AFTER DELETE ON trip_expenses REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION trip_expense_counts_delete();
+        CREATE FUNCTION trip_expense_counts_update() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN UPDATE trip_expense_counts SET n = n - 1 WHERE tenant_id = OLD.tenant_id AND trip_id = OLD.trip_id; INSERT INTO trip_expense_counts (tenant_id, trip_id, n) VALUES (NEW.tenant_id, NEW.trip_id, 1) \(added); RETURN NULL; END $$;
+        CREATE TRIGGER trip_expense_counts_update AFTER UPDATE OF tenant_id, trip_id ON trip_expenses FOR EACH ROW WHEN (OLD.tenant_id IS DISTINCT FROM NEW.tenant_id OR OLD.trip_id IS DISTINCT FROM NEW.trip_id) EXECUTE FUNCTION trip_expense_counts_update();
+        \(counted)
+        """
 }
 
 extension Schema {

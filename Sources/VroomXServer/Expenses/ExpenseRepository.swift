@@ -44,7 +44,7 @@ enum ExpenseRepository {
     }
 
     static func count(onTrip trip: ID<Trip>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Int {
-        try await db.first("SELECT COUNT(*) AS n FROM trip_expenses WHERE tenant_id = \(tenant) AND trip_id = \(trip)")?.int("n") ?? 0
+        try await db.first("SELECT n FROM trip_expense_counts WHERE tenant_id = \(tenant) AND trip_id = \(trip)")?.int("n") ?? 0
     }
 
     /// Writes a new expense while its trip has fewer than `cap` expenses;
@@ -59,7 +59,7 @@ enum ExpenseRepository {
             SELECT \(expense.id), \(tx.tenant), \(expense.tripID), \(expense.driverID), \(expense.category), \(expense.amountCents),
                    \(expense.date), \(expense.notes), \(expense.createdAt), \(doc), \(expense.fuel?.equipmentID),
                    \(expense.fuel?.quantityMilli), \(expense.fuel?.unit), \(expense.fuel?.odometerMiles), \(expense.afterReassignment ? 1 : 0)
-            WHERE (SELECT COUNT(*) FROM trip_expenses WHERE tenant_id = \(tx.tenant) AND trip_id = \(expense.tripID)) < \(cap)
+            WHERE COALESCE((SELECT n FROM trip_expense_counts WHERE tenant_id = \(tx.tenant) AND trip_id = \(expense.tripID)), 0) < \(cap)
             ON CONFLICT (id) DO NOTHING
             RETURNING id
             """) != nil

@@ -65,7 +65,7 @@ public struct ExpenseService: Sendable {
                     throw refusal
                 }
             }
-            // The insert counts the trip's expenses itself (after the lock: all of them). Nothing written is either the
+            // The insert reads the trip's kept count itself (after the lock: all of them). Nothing written is either the
             // same expense sent again (by the offline app, whose answer was lost), a trip at the cap, or an id taken.
             guard try await ExpenseRepository.insert(expense, belowCount: Self.maxExpensesPerTrip, tx) else {
                 if let existing = try await sameAsStored(expense, scope, tx) { return existing }

@@ -56,13 +56,15 @@ extension Store {
     }
 
     /// The kept counts (`StatusCounts`: orders and trips by status, and by
-    /// day) that are not the rows there are.
+    /// day; `TripExpenseCounts`: each trip's expenses) that are not the rows
+    /// there are.
     public func countProblems() async throws -> [String] {
         try await database.read { db in
             var problems: [String] = []
             for kept in StatusCounts.all {
                 problems += try await Self.countDrift(kept, db).map(\.description)
             }
+            problems += try await Self.expenseCountDrift(db).map(\.description)
             return problems
         }
     }

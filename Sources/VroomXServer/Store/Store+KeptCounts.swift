@@ -63,12 +63,12 @@ extension Store {
     public func repairKeptCounts() async throws -> [String] {
         try await writeRows { db in
             if db.dialect == .postgres {
-                let tables = (["orders", "trips"] + StatusCounts.all.map(\.counts)).joined(separator: ", ")
+                let tables = (["orders", "trips", "trip_expenses", "trip_expense_counts"] + StatusCounts.all.map(\.counts)).joined(separator: ", ")
                 try await db.execute("SET LOCAL lock_timeout = \(unsafeRaw: String(Int(Self.repairLockWait.components.seconds * 1000)))")
                 do {
                     try await db.execute("LOCK TABLE \(unsafeRaw: tables) IN SHARE ROW EXCLUSIVE MODE")
                 } catch let error as PostgresServerError where error.sqlState == "55P03" {
-                    throw CountRepairBlocked(description: "another transaction held orders, trips or their counts for more than "
+                    throw CountRepairBlocked(description: "another transaction held orders, trips, expenses or their counts for more than "
                                              + "\(Self.repairLockWait.components.seconds) s; nothing was changed. Run it again.")
                 }
             }
@@ -86,7 +86,57 @@ extension Store {
                 }
                 repaired += drift.map { $0.tenantExists ? "\($0.description); counted again" : "\($0.description); dropped" }
             }
+            for drift in try await Self.expenseCountDrift(db) {
+                try await db.execute("DELETE FROM trip_expense_counts WHERE tenant_id = \(drift.tenant) AND trip_id = \(drift.trip)")
+                if drift.tenantExists {
+                    try await db.execute("""
+                        INSERT INTO trip_expense_counts (tenant_id, trip_id, n)
+                        SELECT tenant_id, trip_id, COUNT(*) FROM trip_expenses WHERE tenant_id = \(drift.tenant) AND trip_id = \(drift.trip)
+                        GROUP BY tenant_id, trip_id
+                        """)
+                }
+                repaired.append(drift.tenantExists ? "\(drift.description); counted again" : "\(drift.description); dropped")
+            }
             return repaired
+        }
+    }
+
+    /// A trip whose kept count of expenses (`TripExpenseCounts`) is not the
+    /// number of its expenses.
+    struct ExpenseCountDrift: Sendable {
+        let tenant: String
+        let tenantExists: Bool
+        let carrier: String
+        let trip: String
+        let tripNumber: String?
+        let keptCount: Int64
+        let rowCount: Int64
+
+        var description: String {
+            "\(carrier): trip_expense_counts counts \(keptCount) expenses on trip \(tripNumber ?? trip), and there are \(rowCount)"
+        }
+    }
+
+    /// Every trip whose kept count of expenses differs from its expenses;
+    /// counts kept for a carrier that no longer exists are drift too.
+    static func expenseCountDrift(_ db: any SQLExecutor) async throws -> [ExpenseCountDrift] {
+        try await db.query("""
+            SELECT drift.*, c.id AS carrier_id, c.name AS carrier, t.number AS trip_number FROM (
+                SELECT tenant_id, trip_id, CAST(SUM(kept) AS BIGINT) AS kept, CAST(SUM(counted) AS BIGINT) AS counted FROM (
+                    SELECT tenant_id, trip_id, n AS kept, 0 AS counted FROM trip_expense_counts
+                    UNION ALL SELECT tenant_id, trip_id, 0 AS kept, COUNT(*) AS counted FROM trip_expenses x
+                    WHERE EXISTS (SELECT 1 FROM tenants t WHERE t.id = x.tenant_id)
+                    GROUP BY tenant_id, trip_id
+                ) AS tally GROUP BY tenant_id, trip_id HAVING SUM(kept) <> SUM(counted)
+            ) AS drift LEFT JOIN tenants c ON c.id = drift.tenant_id LEFT JOIN trips t ON t.tenant_id = drift.tenant_id AND t.id = drift.trip_id
+            ORDER BY c.name, drift.tenant_id, t.number, drift.trip_id
+            """).map { row in
+            let tenant = try row.string("tenant_id")
+            let exists = try row.optionalString("carrier_id") != nil
+            return ExpenseCountDrift(tenant: tenant, tenantExists: exists,
+                                     carrier: exists ? try carrier(row) : "a carrier that does not exist (\(tenant))",
+                                     trip: try row.string("trip_id"), tripNumber: try row.optionalString("trip_number"),
+                                     keptCount: try row.int64("kept"), rowCount: try row.int64("counted"))
         }
     }
 
