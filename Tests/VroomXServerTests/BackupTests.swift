@@ -63,8 +63,9 @@ struct BackupTests {
             let copy = try DatabaseQueue(path: restored.sqlitePath)
             let tables = try await copy.read { try String.fetchAll($0, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name") }
             #expect(tables.contains("trip_expenses") && tables.contains("change_log"))
-            // Counters move with every write: the carrier's feed counter is checked against the log below.
-            for table in tables where table != "tenants" {
+            // Counters move with every write: the carrier's feed counter is checked against the log below, each
+            // trip's count of expenses against the expenses.
+            for table in tables where table != "tenants" && table != "trip_expense_counts" {
                 let sql = "SELECT * FROM \(table.quotedDatabaseIdentifier)"
                 let restoredRows = Set(try await copy.read { try Row.fetchAll($0, sql: sql).map(\.description) })
                 let liveRows = Set(try await live.read { try Row.fetchAll($0, sql: sql).map(\.description) })
@@ -81,6 +82,14 @@ struct BackupTests {
             }
             let liveExpenses = try await live.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM trip_expenses") ?? 0 }
             #expect(expenses > 20 && expenses <= liveExpenses, "a moment during the writes: \(expenses) of \(liveExpenses)")
+            let counted = try await copy.read { db in
+                try Int.fetchOne(db, sql: "SELECT SUM(n) FROM trip_expense_counts") == expenses
+                    && Int.fetchOne(db, sql: """
+                        SELECT COUNT(*) FROM trip_expense_counts c
+                        WHERE n <> (SELECT COUNT(*) FROM trip_expenses x WHERE x.tenant_id = c.tenant_id AND x.trip_id = c.trip_id)
+                        """) == 0
+            }
+            #expect(counted, "each trip's kept count of expenses is its expenses at that moment")
             #expect(changes.count == 4 && changes[0] == changes[2] - changes[1] + 1 && changes[3] == changes[2],
                     "the change log of the moment has no hole and ends at the carrier's counter: \(changes)")
             // Every file, byte for byte.
