@@ -72,9 +72,10 @@ extension Schema {
 
 /// How many expenses each trip holds, kept by triggers as expenses come, go
 /// or move, so the cap on a trip's expenses reads one row. One row a trip,
-/// changed in place on both databases: the writers of one trip's expenses
-/// hold its trip row already (`TripRepository.lock`), so none waits longer
-/// for its count.
+/// changed in place on both databases: whoever records or deletes one of a
+/// trip's expenses holds the trip's row first (`TripRepository.lock`,
+/// `ExpenseRepository.holders`), so none waits longer for its count, and
+/// none holds the count while waiting for the trip.
 enum TripExpenseCounts {
     static let sql = """
         CREATE TABLE trip_expense_counts (

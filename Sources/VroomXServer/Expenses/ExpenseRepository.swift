@@ -65,13 +65,15 @@ enum ExpenseRepository {
             """) != nil
     }
 
-    /// Who recorded an expense, and who holds its trip (nil when there is no such expense).
-    static func holders(of id: ID<Expense>, tenant: ID<Tenant>,
+    /// Who recorded an expense, and who holds its trip (nil when there is no such expense). `lockingTrip`, for a
+    /// delete: the trip's row is locked before the expense's, as recording an expense locks it, so a delete
+    /// changes the trip's count (`TripExpenseCounts`) in the same order and neither waits for the other in a cycle.
+    static func holders(of id: ID<Expense>, tenant: ID<Tenant>, lockingTrip: Bool = false,
                         _ db: any SQLExecutor) async throws -> (recordedBy: ID<Driver>?, tripDriver: ID<Driver>?)? {
         guard let row = try await db.first("""
             SELECT e.driver_id, t.driver_id AS trip_driver_id FROM trip_expenses e
             JOIN trips t ON t.tenant_id = e.tenant_id AND t.id = e.trip_id
-            WHERE e.tenant_id = \(tenant) AND e.id = \(id)
+            WHERE e.tenant_id = \(tenant) AND e.id = \(id)\(lockingTrip ? Store.lockingRows(db, of: "t") : "")
             """) else { return nil }
         return (try row.optionalID("driver_id"), try row.optionalID("trip_driver_id"))
     }

@@ -107,7 +107,7 @@ public struct ExpenseService: Sendable {
     /// given away since), dispatch any.
     public func delete(_ id: ID<Expense>, _ scope: Scope) async throws {
         try await store.write(tenant: scope.tenant) { tx in
-            guard let holders = try await ExpenseRepository.holders(of: id, tenant: scope.tenant, tx.db) else {
+            guard let holders = try await ExpenseRepository.holders(of: id, tenant: scope.tenant, lockingTrip: true, tx.db) else {
                 throw AppError.notFound("Expense")
             }
             if let driver = scope.driverID {
