@@ -28,22 +28,37 @@ extension Store {
     /// problem (`rowProblems`), not counted here.
     static func countDrift(_ kept: StatusCounts, _ db: any SQLExecutor) async throws -> [CountDrift] {
         try await db.query("""
-            SELECT drift.*, c.id AS carrier_id, c.name AS carrier FROM (
-                SELECT tenant_id, \(unsafeRaw: kept.keys), CAST(SUM(kept) AS BIGINT) AS kept, CAST(SUM(counted) AS BIGINT) AS counted FROM (
-                    SELECT tenant_id, \(unsafeRaw: kept.keys), n AS kept, 0 AS counted FROM \(unsafeRaw: kept.counts)
-                    UNION ALL SELECT tenant_id, \(unsafeRaw: kept.rowKeys), 0 AS kept, COUNT(*) AS counted FROM \(unsafeRaw: kept.table) r
-                    WHERE EXISTS (SELECT 1 FROM tenants t WHERE t.id = r.tenant_id)
-                    GROUP BY tenant_id, \(unsafeRaw: kept.keys)
-                ) AS tally GROUP BY tenant_id, \(unsafeRaw: kept.keys) HAVING SUM(kept) <> SUM(counted)
+            SELECT drift.*, c.id AS carrier_id, c.name AS carrier FROM (\(driftTally(counts: kept.counts, of: kept.table, keys: kept.keys, rowKeys: kept.rowKeys))
             ) AS drift LEFT JOIN tenants c ON c.id = drift.tenant_id
             ORDER BY c.name, drift.tenant_id, \(unsafeRaw: kept.keyColumns.map { "drift." + $0 }.joined(separator: ", "))
             """).map { row in
-            let tenant = try row.string("tenant_id")
-            let exists = try row.optionalString("carrier_id") != nil
-            return CountDrift(kept: kept, tenant: tenant, tenantExists: exists,
-                              carrier: exists ? try carrier(row) : "a carrier that does not exist (\(tenant))", status: try row.string("status"),
+            let (tenant, exists, carrier) = try driftCarrier(row)
+            return CountDrift(kept: kept, tenant: tenant, tenantExists: exists, carrier: carrier, status: try row.string("status"),
                               day: kept.day == nil ? nil : try row.string("day"), keptCount: try row.int64("kept"), rowCount: try row.int64("counted"))
         }
+    }
+
+    /// A counts table's rows summed by key against its table's rows counted
+    /// the same way (`rowKeys`, the table's values named as the counts'
+    /// `keys`), where they differ: `tenant_id`, the keys, `kept`, `counted`.
+    /// Rows of a carrier that no longer exists are a row problem, not counted.
+    private static func driftTally(counts: String, of table: String, keys: String, rowKeys: String) -> SQL {
+        """
+
+                SELECT tenant_id, \(unsafeRaw: keys), CAST(SUM(kept) AS BIGINT) AS kept, CAST(SUM(counted) AS BIGINT) AS counted FROM (
+                    SELECT tenant_id, \(unsafeRaw: keys), n AS kept, 0 AS counted FROM \(unsafeRaw: counts)
+                    UNION ALL SELECT tenant_id, \(unsafeRaw: rowKeys), 0 AS kept, COUNT(*) AS counted FROM \(unsafeRaw: table) r
+                    WHERE EXISTS (SELECT 1 FROM tenants t WHERE t.id = r.tenant_id)
+                    GROUP BY tenant_id, \(unsafeRaw: keys)
+                ) AS tally GROUP BY tenant_id, \(unsafeRaw: keys) HAVING SUM(kept) <> SUM(counted)
+            """
+    }
+
+    /// A drifted count's carrier: its id, whether it exists, and its name as problems give it.
+    private static func driftCarrier(_ row: SQLRow) throws -> (tenant: String, exists: Bool, carrier: String) {
+        let tenant = try row.string("tenant_id")
+        let exists = try row.optionalString("carrier_id") != nil
+        return (tenant, exists, exists ? try carrier(row) : "a carrier that does not exist (\(tenant))")
     }
 
     /// A repair found the counted tables locked by another transaction for
@@ -121,20 +136,12 @@ extension Store {
     /// counts kept for a carrier that no longer exists are drift too.
     static func expenseCountDrift(_ db: any SQLExecutor) async throws -> [ExpenseCountDrift] {
         try await db.query("""
-            SELECT drift.*, c.id AS carrier_id, c.name AS carrier, t.number AS trip_number FROM (
-                SELECT tenant_id, trip_id, CAST(SUM(kept) AS BIGINT) AS kept, CAST(SUM(counted) AS BIGINT) AS counted FROM (
-                    SELECT tenant_id, trip_id, n AS kept, 0 AS counted FROM trip_expense_counts
-                    UNION ALL SELECT tenant_id, trip_id, 0 AS kept, COUNT(*) AS counted FROM trip_expenses x
-                    WHERE EXISTS (SELECT 1 FROM tenants t WHERE t.id = x.tenant_id)
-                    GROUP BY tenant_id, trip_id
-                ) AS tally GROUP BY tenant_id, trip_id HAVING SUM(kept) <> SUM(counted)
+            SELECT drift.*, c.id AS carrier_id, c.name AS carrier, t.number AS trip_number FROM (\(driftTally(counts: "trip_expense_counts", of: "trip_expenses", keys: "trip_id", rowKeys: "trip_id"))
             ) AS drift LEFT JOIN tenants c ON c.id = drift.tenant_id LEFT JOIN trips t ON t.tenant_id = drift.tenant_id AND t.id = drift.trip_id
             ORDER BY c.name, drift.tenant_id, t.number, drift.trip_id
             """).map { row in
-            let tenant = try row.string("tenant_id")
-            let exists = try row.optionalString("carrier_id") != nil
-            return ExpenseCountDrift(tenant: tenant, tenantExists: exists,
-                                     carrier: exists ? try carrier(row) : "a carrier that does not exist (\(tenant))",
+            let (tenant, exists, carrier) = try driftCarrier(row)
+            return ExpenseCountDrift(tenant: tenant, tenantExists: exists, carrier: carrier,
                                      trip: try row.string("trip_id"), tripNumber: try row.optionalString("trip_number"),
                                      keptCount: try row.int64("kept"), rowCount: try row.int64("counted"))
         }
