@@ -249,7 +249,8 @@ public final class PostgresDatabase: SQLDatabase {
             let lease = try await ConnectionLease.acquire(from: pool.client, until: deadline, checkAfter: TimeAmount(options.probeInterval),
                                                           reachability: reachability)
             defer { lease.release() }
-            let result = try await body(PostgresExecutor(connection: lease.connection, deadline: deadline, logger: logger, statements: statements))
+            let executor = PostgresExecutor(connection: lease.connection, deadline: deadline, logger: logger, statements: statements)
+            let result = try await withTaskExecutorPreference(ConnectionLoopExecutor(loop: lease.connection.eventLoop)) { try await body(executor) }
             reachability.answered()
             return result
         } catch let error as DatabaseUnavailable {

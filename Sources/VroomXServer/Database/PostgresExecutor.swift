@@ -147,13 +147,14 @@ struct PostgresExecutor: SQLExecutor {
         let loop = connection.eventLoop
         let answer = loop.makePromise(of: T.self)
         // Checked and written in one turn of the connection's event loop, so
-        // the connection cannot close in between.
-        loop.execute {
+        // the connection cannot close in between (a call runs there: `ConnectionLoopExecutor`).
+        let write = {
             guard !connection.isClosed else {
                 return answer.fail(DatabaseUnavailable(.connectionLost, "the connection was closed before the query was sent"))
             }
             send(connection).cascade(to: answer)
         }
+        if loop.inEventLoop { write() } else { loop.execute(write) }
         let timeout = loop.scheduleTask(deadline: deadline) {
             answer.fail(DatabaseUnavailable(.timedOut, "no answer from PostgreSQL before the deadline"))
             let _: EventLoopFuture<Void> = connection.close()
