@@ -222,6 +222,7 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 // The reference the console's own template renderer is checked against.
                 .product(name: "Mustache", package: "swift-mustache"),
             ]

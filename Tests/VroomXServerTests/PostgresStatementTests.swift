@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOPosix
 import Testing
 @testable import VroomXServer
 import VroomXTestSupport
@@ -132,6 +133,31 @@ struct PostgresStatementTests {
         let row = try await database.read { try await $0.first(select) }
         #expect(try row?.string("body") == "first")
         #expect(try row?.int("pinned") == 0)
+        await database.close()
+    }
+
+    @Test("a write runs on its connection's event loop, from its first statement to its last; a read and the write's caller do not",
+          arguments: TestBackend.postgresOnly)
+    func writesOnTheirLoop(_ backend: TestBackend) async throws {
+        let (database, _) = try await openDatabase()
+        // Where the code runs before, between and after the statements of a write.
+        let loops = try await database.write { db in
+            var loops = [MultiThreadedEventLoopGroup.currentEventLoop.map(ObjectIdentifier.init)]
+            for _ in 0..<3 {
+                _ = try await db.first("SELECT 1 AS one")
+                loops.append(MultiThreadedEventLoopGroup.currentEventLoop.map(ObjectIdentifier.init))
+            }
+            return loops
+        }
+        #expect(loops.count == 4 && loops.allSatisfy { $0 != nil && $0 == loops[0] }, "\(loops)")
+        // The write's caller goes on on the shared pool: what it does next (a PDF, a page) holds up no socket.
+        #expect(MultiThreadedEventLoopGroup.currentEventLoop == nil)
+        // A read may decode thousands of rows in one stretch: it stays on the pool.
+        let reading = try await database.read { db in
+            _ = try await db.first("SELECT 1 AS one")
+            return MultiThreadedEventLoopGroup.currentEventLoop == nil
+        }
+        #expect(reading)
         await database.close()
     }
 }

@@ -211,7 +211,9 @@ public final class PostgresDatabase: SQLDatabase {
         while true {
             do {
                 let limit = statementLimit
-                return try await withConnection { executor in try await Self.transaction(executor, begin: "BEGIN", limit: limit, body) }
+                return try await withConnection(onItsLoop: true) { executor in
+                    try await Self.transaction(executor, begin: "BEGIN", limit: limit, body)
+                }
             } catch let error as PostgresServerError where error.isRetryable && attempt < 3 {
                 attempt += 1
             }
@@ -241,7 +243,14 @@ public final class PostgresDatabase: SQLDatabase {
 
     /// One call: a pooled connection and the body, both before one deadline.
     /// A failure to reach the database makes `reachability` check it.
-    private func withConnection<T>(timeout: Duration? = nil, _ body: (PostgresExecutor) async throws -> T) async throws -> T {
+    ///
+    /// `onItsLoop`: the body runs on the connection's event loop
+    /// (`ConnectionLoopExecutor`), for a write: its round trips follow one
+    /// another while it holds rows locked. A read runs on the shared pool: it
+    /// may decode thousands of rows in one stretch (an invoice list, an
+    /// export), which on a loop would hold up every socket the loop serves.
+    private func withConnection<T>(timeout: Duration? = nil, onItsLoop: Bool = false,
+                                   _ body: (PostgresExecutor) async throws -> T) async throws -> T {
         try reachability.failIfDown()
         let allowed = DatabaseDeadline.override ?? options.timeout
         let deadline = NIODeadline.now() + TimeAmount(timeout.map { min($0, allowed) } ?? allowed)
@@ -250,7 +259,9 @@ public final class PostgresDatabase: SQLDatabase {
                                                           reachability: reachability)
             defer { lease.release() }
             let executor = PostgresExecutor(connection: lease.connection, deadline: deadline, logger: logger, statements: statements)
-            let result = try await withTaskExecutorPreference(ConnectionLoopExecutor(loop: lease.connection.eventLoop)) { try await body(executor) }
+            let result = try await withTaskExecutorPreference(onItsLoop ? ConnectionLoopExecutor(loop: lease.connection.eventLoop) : nil) {
+                try await body(executor)
+            }
             reachability.answered()
             return result
         } catch let error as DatabaseUnavailable {

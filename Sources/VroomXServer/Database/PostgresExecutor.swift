@@ -147,7 +147,7 @@ struct PostgresExecutor: SQLExecutor {
         let loop = connection.eventLoop
         let answer = loop.makePromise(of: T.self)
         // Checked and written in one turn of the connection's event loop, so
-        // the connection cannot close in between (a call runs there: `ConnectionLoopExecutor`).
+        // the connection cannot close in between (a write runs there: `ConnectionLoopExecutor`).
         let write = {
             guard !connection.isClosed else {
                 return answer.fail(DatabaseUnavailable(.connectionLost, "the connection was closed before the query was sent"))
