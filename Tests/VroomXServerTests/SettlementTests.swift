@@ -209,6 +209,13 @@ struct SettlementTests {
                 }
             }
             #expect(try await pay() == 50_000, "delivering changes nothing of what the trip carried")
+            // Counted by the database as an order at hand counts: 3 + 1, the cancelled 2 left out; a row whose
+            // list of vehicles is empty (written before orders listed them) carries its one vehicle.
+            let carriedNow = try await server.store.read { try await TripService.vehicleCount(trip.id, tenant: alpha.tenant.id, $0) }
+            let atHand = try await server.store.read { try await OrderRepository.onTrip(trip.id, tenant: alpha.tenant.id, $0) }
+            #expect(carriedNow == 4 && carriedNow == atHand.reduce(0) { $0 + TripService.carried($1) }, "\(carriedNow)")
+            try await server.store.writeRows { try await $0.execute("UPDATE orders SET vehicles = '[]' WHERE id = \(first.id)") }
+            #expect(try await server.store.read { try await TripService.vehicleCount(trip.id, tenant: alpha.tenant.id, $0) } == 2)
             for status in [TripStatus.inProgress, .completed] {
                 #expect(try await api.call(.dispatchUpdateTrip, trip.id.rawValue, json: UpdateTripRequest(status: status), token: dispatch).status == 200)
             }

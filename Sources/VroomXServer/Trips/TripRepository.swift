@@ -93,6 +93,16 @@ enum TripRepository {
                              delivered: try counts?.int("delivered") ?? 0)
     }
 
+    /// The vehicles a trip's orders carry, cancelled ones left out (`TripService.carried` on rows at hand: an
+    /// order's list of vehicles, or its one vehicle when the list is empty).
+    static func vehiclesCarried(on trip: ID<Trip>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Int {
+        let listed: SQL = db.dialect == .postgres ? "GREATEST(1, json_array_length(vehicles::json))" : "MAX(1, json_array_length(vehicles))"
+        return try await db.first("""
+            SELECT CAST(COALESCE(SUM(CASE WHEN status <> 'cancelled' THEN \(listed) ELSE 0 END), 0) AS BIGINT) AS carried
+            FROM orders WHERE tenant_id = \(tenant) AND trip_id = \(trip)
+            """)?.int("carried") ?? 0
+    }
+
     /// What a trip's orders earn: their prices, cancelled ones left out (`TripService.revenue(of:)` on rows at hand).
     static func ordersRevenue(of trip: ID<Trip>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Int {
         let sum = try await db.first("""

@@ -243,9 +243,11 @@ public struct TripService: Sendable {
         return min(total, MoneyFormat.largestCents)
     }
 
-    /// The vehicles a trip carries, its cancelled orders' left out.
+    /// The vehicles a trip carries, its cancelled orders' left out: counted by
+    /// the database, as `carried` counts an order at hand (a yard's trip may
+    /// carry hundreds of orders; each write of one must not read them all).
     static func vehicleCount(_ trip: ID<Trip>, tenant: ID<Tenant>, _ db: any SQLExecutor) async throws -> Int {
-        try await OrderRepository.onTrip(trip, tenant: tenant, db).reduce(0) { $0 + carried($1) }
+        try await TripRepository.vehiclesCarried(on: trip, tenant: tenant, db)
     }
 
     /// What an order's write did to the trips it left and joined: the vehicles and revenue each gained or lost.
