@@ -438,6 +438,19 @@ struct FleetTests {
             #expect(try await api.call(.unitPhoto, u, second.id.rawValue, token: driver).status == 404)
             #expect(try await api.call(.deleteUnitPhoto, u, first.id.rawValue, token: dispatch).decode(Equipment.self).photos.isEmpty)
 
+            // Sent with an Idempotency-Key the deletion runs inside the request's transaction: the bytes are not removed
+            // before its commit (a failed commit would leave a photo without them), but by the trash's sweeper after it.
+            let kept = try #require(try await api.call(.addUnitPhoto, u, bytes: MediaSamples.jpeg(size: 600), token: dispatch)
+                .decode(Equipment.self).photos.first)
+            let keptKey = try await server.store.fleet.photo(unit.id, photo: kept.id, carrier.scope).key
+            let keyed = try await api.call(.deleteUnitPhoto, u, kept.id.rawValue, token: dispatch, headers: ["Idempotency-Key": UUID().uuidString])
+            #expect(keyed.status == 200, "\(keyed.text)")
+            #expect(try await server.services.media.open(keptKey) != nil)
+            #expect(try await server.store.read { try await ReceiptRepository.trashed(limit: 10, $0) }.contains(keptKey))
+            _ = try await server.services.pruneExpiredUploads()
+            #expect(try await server.services.media.open(keptKey) == nil)
+            #expect(try await server.store.read { try await ReceiptRepository.trashed(limit: 10, $0) }.isEmpty)
+
             // A unit holds at most 30 photos.
             for _ in 0..<EquipmentPhoto.maxPerUnit {
                 #expect(try await api.call(.addUnitPhoto, u, bytes: MediaSamples.jpeg(size: 600), token: dispatch).status == 201)

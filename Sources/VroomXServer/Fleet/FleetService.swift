@@ -238,6 +238,8 @@ public struct FleetService: Sendable {
             guard let key = try await EquipmentRepository.deletePhoto(photo, of: id, takenBy: scope.driverID == nil ? nil : user, tx) else {
                 throw AppError.notFound("Photo")
             }
+            // Its bytes go once this has committed (`UnitPhotoController`), or with the trash if this request's own commit is still to come.
+            try await ReceiptRepository.trash([key], tx)
             return (try await resave(id, tx), key)
         }
     }

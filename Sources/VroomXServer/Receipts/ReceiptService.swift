@@ -78,6 +78,8 @@ public struct ReceiptService: Sendable {
             try await checkAccess(to: .expense(expense), scope, tx.db)
             try await ReceiptRepository.lock(.expense(expense), tx)
             guard let key = try await ReceiptRepository.delete(id, of: .expense(expense), tx) else { throw AppError.notFound("Receipt") }
+            // Its bytes go once this has committed (`ReceiptController`), or with the trash if this request's own commit is still to come.
+            try await ReceiptRepository.trash([key], tx)
             try await refresh(.expense(expense), tx)
             guard let saved = try await ExpenseRepository.find(expense, tenant: scope.tenant, tx.db) else { throw AppError.notFound("Expense") }
             return (saved, key)
