@@ -1,5 +1,6 @@
 @testable import DriverKit
 import Foundation
+import NIOConcurrencyHelpers
 import Testing
 import VroomXModels
 @testable import VroomXServer
@@ -117,6 +118,25 @@ struct ReconcileTests {
         let text = work.refusals.first?.text ?? ""
         #expect(text == "Not sent: the pickup ETA for \(order.number) — dispatch gave \(order.number) to another driver or took it away.",
                 "\(text)")
+    }
+
+    @Test("a backlog report whose answer was lost is sent again: dispatch is not left told that work waits on a phone that has none")
+    func lostBacklogAnswer() async throws {
+        let transport = LosingBacklogAnswers()
+        let scene = try await DriverScene.make { try DriverDevice.make(server: $0, transport: transport) }
+        let app = scene.app
+        // Refused by the server (a bell in the note): the phone reports it, and the report's answer is lost on the way back.
+        transport.loseAnswers(true)
+        try app.createExpense(trip: scene.carrier.trips[0][0].id, category: .tolls, amountCents: 322, notes: "bell\u{7} esc")
+        await app.syncNow()
+        #expect(try app.waitingWork().refusals.count == 1)
+        #expect(transport.lost > 0)
+        #expect(try await scene.server.store.deviceBacklogs.reports(tenant: scene.carrier.tenant.id).count == 1, "the server has the report")
+        // The driver drops it: nothing waits on the phone, and the phone cannot know the server had heard of it.
+        transport.loseAnswers(false)
+        try app.discard(try #require(app.waitingWork().refused.first).id)
+        await app.syncNow()
+        #expect(try await scene.server.store.deviceBacklogs.reports(tenant: scene.carrier.tenant.id).isEmpty)
     }
 
     @Test("a refused change reaches dispatch's view of the phone with its reason, even when what the driver typed would not pass as it is")
@@ -291,5 +311,25 @@ struct HandOverTests {
         // Sam's device state never held Alex's work, and still does not.
         #expect(try app.database.orders().allSatisfy { $0.driverID == carrier.driverID(1) })
         #expect(app.auth.setAsideWork.isEmpty || { app.auth.refreshSetAsideWork(); return app.auth.setAsideWork.isEmpty }())
+    }
+}
+
+/// Delivers backlog reports to the server and, while told to, loses their
+/// answers on the way back (the phone cannot tell whether the server has them).
+final class LosingBacklogAnswers: HTTPTransport, Sendable {
+    let real = AsyncHTTPTransport()
+    private let state = NIOLockedValueBox<(losing: Bool, lost: Int)>((false, 0))
+
+    var lost: Int { state.withLockedValue { $0.lost } }
+    func loseAnswers(_ losing: Bool) { state.withLockedValue { $0.losing = losing } }
+
+    func send(_ request: HTTPRequestData) async throws -> HTTPResponseData {
+        let answer = try await real.send(request)
+        let losing = request.url.hasSuffix(Endpoint.reportDeviceBacklog.path) && state.withLockedValue { state in
+            if state.losing { state.lost += 1 }
+            return state.losing
+        }
+        if losing { throw TransportError(description: "the answer was lost (test)") }
+        return answer
     }
 }

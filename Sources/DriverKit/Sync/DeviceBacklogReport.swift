@@ -93,6 +93,18 @@ extension AppDatabase {
         return last == encoded ? nil : (backlog, encoded)
     }
 
+    /// A report is on its way: until its answer comes, what the server has is
+    /// unknown (a lost answer may hide a report it stored). Nothing compares
+    /// equal to this, so the next look sends what the phone then holds, a
+    /// report of nothing too.
+    func backlogInDoubt(owner: String) throws {
+        try writer.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO backlog_reports (owner, report) VALUES (?, ?)", arguments: [owner, Self.reportInDoubt])
+        }
+    }
+
+    static let reportInDoubt = "in doubt"
+
     func backlogReported(owner: String, encoded: String, empty: Bool) throws {
         try writer.write { db in
             if empty {
@@ -109,6 +121,7 @@ extension APIClient {
     /// that changed since it was last told.
     func reportBacklog(of owner: String, _ database: AppDatabase) async throws {
         guard let (backlog, encoded) = try database.backlogToReport(owner: owner, now: serverClock.now) else { return }
+        try database.backlogInDoubt(owner: owner)
         try await send(.reportDeviceBacklog, body: backlog)
         try database.backlogReported(owner: owner, encoded: encoded, empty: backlog.isEmpty)
     }
