@@ -28,10 +28,7 @@ struct ReceiptController {
         }
         routes.on(.deleteExpenseReceipt) { _, context in
             let (expense, key) = try await store.receipts.deleteReceipt(try context.id("receipt"), of: try context.id(), try context.caller().scope)
-            // Removed once the row's deletion has committed: a failure here leaves bytes nobody can reach, never a receipt
-            // without them. Sent with an Idempotency-Key, this runs inside the request's transaction, before its commit:
-            // the trash entry the deletion made has the sweeper remove them after it (`UploadService.emptyTrash`).
-            if TenantTransaction.ambient == nil { await media.remove(key) }
+            await media.removeOnceCommitted(key)
             return try JSONBody.response(expense)
         }
         routes.on(.collectPayment) { request, context in

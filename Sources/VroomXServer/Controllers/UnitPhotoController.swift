@@ -27,10 +27,7 @@ struct UnitPhotoController {
             let identity = try context.caller()
             let (unit, key) = try await store.fleet.deletePhoto(try context.id(), photo: try context.id("photo"), user: identity.user,
                                                               identity.scope)
-            // Removed once the row's deletion has committed: a failure here leaves bytes nobody can reach, never a photo
-            // without them. Sent with an Idempotency-Key, this runs inside the request's transaction, before its commit:
-            // the trash entry the deletion made has the sweeper remove them after it (`UploadService.emptyTrash`).
-            if TenantTransaction.ambient == nil { await media.remove(key) }
+            await media.removeOnceCommitted(key)
             return try JSONBody.response(unit)
         }
     }

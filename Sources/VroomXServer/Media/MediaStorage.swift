@@ -291,3 +291,15 @@ final class FileReader: StoredMediaReader, Sendable {
 
     deinit { close() }
 }
+
+extension MediaStorage {
+    /// Removes the bytes of a row whose deletion the caller's write has just
+    /// made and put in the trash (`ReceiptRepository.trash`), once that has
+    /// committed: a failure here leaves bytes nobody can reach, never a row
+    /// without them. Inside a request's own transaction (an Idempotency-Key)
+    /// the commit is still to come: the sweeper removes them after it
+    /// (`UploadService.emptyTrash`).
+    func removeOnceCommitted(_ key: String) async {
+        if TenantTransaction.ambient == nil { await remove(key) }
+    }
+}
